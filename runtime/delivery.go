@@ -1,0 +1,14 @@
+package runtime
+
+import "time"
+
+// Delivery is what a handler learns about the message that carried a fact,
+// besides the fact itself.
+type Delivery struct {
+	MessageID   string    // the producer-made id; stable across retries and redeliveries
+	OccurredAt  time.Time // when the producer said the fact happened
+	RoutingKey  string    // the fact's routing key
+	Attempt     int       // 1 on the first delivery, 2 after the first retry, ...
+	Redelivered bool      // the broker delivered this copy before, without an ack
+	Consumer    string    // the consumer (and work queue) that received it
+}
