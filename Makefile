@@ -1,0 +1,31 @@
+# The README's two commands are `make generate` and `make test`.
+
+GO ?= go
+EXAMPLE := examples/catalogue
+
+.PHONY: generate test golden bench demo vet
+
+## generate: compile the bundled example schemas into Go
+generate:
+	$(GO) run ./cmd/warren generate --out $(EXAMPLE)/catalogueevents $(EXAMPLE)/events
+
+## test: vet, the whole suite, then the tests that disrupt the broker, one at a time
+test: vet
+	$(GO) test ./...
+	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -run 'Disruptive' ./...
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+
+## golden: regenerate the golden files (read the diff before committing)
+golden:
+	$(GO) test ./generator -update
+
+## bench: generator and runtime benchmarks, each beside its baseline
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./runtime/...
+
+## demo: run the catalogue example end to end against the local broker
+demo:
+	$(GO) run ./$(EXAMPLE)
