@@ -1,0 +1,207 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// maxNameLen is the AMQP limit on exchange and queue names (a short string).
+const maxNameLen = 255
+
+// maxConsumerLen keeps "<consumer>.retry.<delay>" within maxNameLen for any
+// delay FormatDelay can write.
+const maxConsumerLen = maxNameLen - len(".retry.") - 24
+
+// Build validates s, applies the defaults documented on [Spec] and
+// [ConsumerSpec], and returns the complete topology. Every problem is
+// reported, each naming the consumer and field it concerns.
+//
+// Order: exchanges (events, retry, dead); then per consumer in spec order
+// its poison queue, work queue and delay queues; then the bindings. Queues
+// come before bindings and a dead-letter target before the queue that
+// dead-letters into it.
+func Build(s Spec) (Topology, error) {
+	ex := s.Exchanges.withDefaults()
+	var errs []error
+	errs = append(errs, checkExchanges(ex)...)
+
+	t := Topology{Exchanges: []Exchange{
+		{Name: ex.Events, Kind: "topic", Durable: true},
+		{Name: ex.Retry, Kind: "topic", Durable: true},
+		{Name: ex.Dead, Kind: "topic", Durable: true},
+	}}
+	owner := map[string]string{} // queue name -> what declared it, to catch collisions
+	for _, e := range []string{ex.Events, ex.Retry, ex.Dead} {
+		owner[e] = "exchange " + e
+	}
+	for i, cs := range s.Consumers {
+		c := cs.withDefaults()
+		if err := checkConsumer(c); err != nil {
+			errs = append(errs, fmt.Errorf("consumer %d (%q): %w", i, cs.Name, err))
+			continue
+		}
+		queues, bindings, consumer := buildConsumer(ex, c)
+		for _, q := range queues {
+			if prev, ok := owner[q.Name]; ok {
+				errs = append(errs, fmt.Errorf("consumer %q: queue %q collides with %s", c.Name, q.Name, prev))
+				continue
+			}
+			owner[q.Name] = fmt.Sprintf("the %s queue of consumer %q", q.Role, c.Name)
+		}
+		t.Queues = append(t.Queues, queues...)
+		t.Bindings = append(t.Bindings, bindings...)
+		t.Consumers = append(t.Consumers, consumer)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Topology{}, fmt.Errorf("topology: %w", err)
+	}
+	return t, nil
+}
+
+func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) {
+	work := WorkQueue(c.Name)
+	poison := PoisonQueue(c.Name)
+	consumer := Consumer{
+		Name: c.Name, Queue: work, PoisonQueue: poison,
+		RetryExchange: ex.Retry, DeadExchange: ex.Dead,
+		MaxAttempts: c.MaxAttempts, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
+	}
+	queues := []Queue{
+		{Name: poison, Consumer: c.Name, Role: RolePoison, Type: c.QueueType},
+		{
+			Name: work, Consumer: c.Name, Role: RoleWork, Type: c.QueueType,
+			DeadLetter: &DeadLetter{
+				Exchange: ex.Dead, RoutingKey: c.Name,
+				// A message over its delivery limit must reach poison, not vanish.
+				AtLeastOnce: c.QueueType == Quorum,
+			},
+			DeliveryLimit: deliveryLimit(c),
+		},
+	}
+	bindings := []Binding{}
+	for _, key := range c.Bindings {
+		bindings = append(bindings, Binding{Exchange: ex.Events, Queue: work, Key: key})
+	}
+	seen := map[string]bool{}
+	for _, d := range c.Backoff {
+		name := RetryQueue(c.Name, d)
+		consumer.Tiers = append(consumer.Tiers, Tier{Delay: d, Queue: name})
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		queues = append(queues, Queue{
+			Name: name, Consumer: c.Name, Role: RoleRetry, Type: Quorum, MessageTTL: d,
+			// Through the default exchange straight to the work queue, so
+			// no other consumer sees the retry.
+			DeadLetter: &DeadLetter{Exchange: "", RoutingKey: work, AtLeastOnce: true},
+		})
+		bindings = append(bindings, Binding{Exchange: ex.Retry, Queue: name, Key: name})
+	}
+	bindings = append(bindings, Binding{Exchange: ex.Dead, Queue: poison, Key: c.Name})
+	return queues, bindings, consumer
+}
+
+func deliveryLimit(c ConsumerSpec) int {
+	if c.QueueType != Quorum {
+		return 0
+	}
+	return c.DeliveryLimit
+}
+
+func checkExchanges(ex Exchanges) []error {
+	var errs []error
+	names := map[string]string{}
+	for _, e := range []struct{ role, name string }{{"events", ex.Events}, {"retry", ex.Retry}, {"dead", ex.Dead}} {
+		if err := checkName(e.name); err != nil {
+			errs = append(errs, fmt.Errorf("%s exchange %q: %w", e.role, e.name, err))
+		}
+		if prev, ok := names[e.name]; ok {
+			errs = append(errs, fmt.Errorf("%s exchange %q: same name as the %s exchange; the three must differ", e.role, e.name, prev))
+		}
+		names[e.name] = e.role
+	}
+	return errs
+}
+
+func checkConsumer(c ConsumerSpec) error {
+	var errs []error
+	if err := checkName(c.Name); err != nil {
+		errs = append(errs, fmt.Errorf("name: %w", err))
+	} else if len(c.Name) > maxConsumerLen {
+		errs = append(errs, fmt.Errorf("name: longer than %d bytes leaves no room for its delay queue names", maxConsumerLen))
+	}
+	if c.QueueType != Quorum && c.QueueType != Classic {
+		errs = append(errs, fmt.Errorf("queueType %q: expected %q or %q", c.QueueType, Quorum, Classic))
+	}
+	if len(c.Bindings) == 0 {
+		errs = append(errs, errors.New("bindings: expected at least one topic pattern"))
+	}
+	seen := map[string]bool{}
+	for _, b := range c.Bindings {
+		if err := checkPattern(b); err != nil {
+			errs = append(errs, fmt.Errorf("binding %q: %w", b, err))
+		}
+		if seen[b] {
+			errs = append(errs, fmt.Errorf("binding %q: listed twice", b))
+		}
+		seen[b] = true
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("concurrency %d: expected at least 1", c.Concurrency))
+	}
+	if c.Prefetch < c.Concurrency {
+		errs = append(errs, fmt.Errorf("prefetch %d: expected at least concurrency (%d), or handlers would sit idle", c.Prefetch, c.Concurrency))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("maxAttempts %d: expected at least 1", c.MaxAttempts))
+	} else if c.MaxAttempts > 1 && len(c.Backoff) == 0 {
+		errs = append(errs, fmt.Errorf("backoff: empty, but maxAttempts %d needs at least one delay", c.MaxAttempts))
+	}
+	for i, d := range c.Backoff {
+		if err := checkDelay(d); err != nil {
+			errs = append(errs, fmt.Errorf("backoff[%d]: %w", i, err))
+		}
+	}
+	if c.DeliveryLimit < 0 {
+		errs = append(errs, fmt.Errorf("deliveryLimit %d: expected 0 (default) or more", c.DeliveryLimit))
+	}
+	return errors.Join(errs...)
+}
+
+// checkName accepts names that are safe both as queue names and as literal
+// routing keys: a consumer name is also the routing key of its poison
+// copies, where '*' or '#' would turn into a wildcard.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("longer than %d bytes", maxNameLen)
+	case strings.HasPrefix(name, "amq."):
+		return errors.New(`the "amq." prefix is reserved by RabbitMQ`)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' || r == ':') {
+			return fmt.Errorf("character %q: expected letters, digits, '.', '-', '_' or ':'", r)
+		}
+	}
+	return nil
+}
+
+func checkPattern(p string) error {
+	if p == "" {
+		return errors.New("empty")
+	}
+	for _, w := range strings.Split(p, ".") {
+		switch {
+		case w == "":
+			return errors.New("empty word: expected dot-separated words")
+		case w == "*" || w == "#":
+		case strings.ContainsAny(w, "*#"):
+			return fmt.Errorf("word %q: '*' and '#' must stand alone between dots", w)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package topology
+
+import "time"
+
+// Spec is the input to [Build]: the exchanges and the consumers of one
+// schema directory, as read from its manifest.
+type Spec struct {
+	Exchanges Exchanges
+	Consumers []ConsumerSpec
+}
+
+// Exchanges names the three exchanges. An empty name takes its default
+// from [DefaultExchanges].
+type Exchanges struct {
+	Events string // facts are published here
+	Retry  string // retry copies wait behind it in delay queues
+	Dead   string // poison copies and over-limit messages go here
+}
+
+// ConsumerSpec describes one consumer. Zero values take the defaults
+// documented on each field.
+type ConsumerSpec struct {
+	Name     string   // the consumer and work-queue name
+	Bindings []string // topic patterns on the events exchange; at least one
+	// QueueType of the work and poison queues: "quorum" (default) or
+	// "classic". Delay queues are always quorum, because only quorum queues
+	// dead-letter at-least-once, and a retry must not vanish on its way back.
+	QueueType   QueueType
+	Prefetch    int // default max(DefaultPrefetch, 2*Concurrency)
+	Concurrency int // default DefaultConcurrency
+	// MaxAttempts counts handler attempts, the first included; the attempt
+	// that fails with MaxAttempts used goes to poison. Default len(Backoff)+1.
+	MaxAttempts int
+	// Backoff is the retry ladder: the delay after the first failed
+	// attempt, after the second, and so on; the last step repeats. Only the
+	// first MaxAttempts-1 steps can be used, so only those get queues.
+	// Default DefaultBackoff (none when MaxAttempts is 1).
+	Backoff []time.Duration
+	// DeliveryLimit is how many times a quorum work queue delivers a message
+	// that is never acked (its consumer crashed or lost its connection)
+	// before dead-lettering it to poison. Default DefaultDeliveryLimit;
+	// ignored for classic queues, which have no such limit.
+	DeliveryLimit int
+}
+
+// Defaults applied by [Build] to zero fields.
+var (
+	DefaultExchanges = Exchanges{Events: "app.events", Retry: "app.retry", Dead: "app.dead"}
+	DefaultBackoff   = []time.Duration{
+		1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		16 * time.Second, 32 * time.Second, 60 * time.Second,
+	}
+)
+
+// Defaults applied by [Build] to zero fields.
+const (
+	DefaultConcurrency = 1
+	DefaultPrefetch    = 10
+	// DefaultDeliveryLimit leaves room for redeliveries after ordinary
+	// restarts and reconnects (each returns unacked messages and counts as a
+	// delivery) while still stopping a message that crashes its consumer.
+	DefaultDeliveryLimit = 10
+	DefaultQueueType     = Quorum
+)
+
+func (e Exchanges) withDefaults() Exchanges {
+	if e.Events == "" {
+		e.Events = DefaultExchanges.Events
+	}
+	if e.Retry == "" {
+		e.Retry = DefaultExchanges.Retry
+	}
+	if e.Dead == "" {
+		e.Dead = DefaultExchanges.Dead
+	}
+	return e
+}
+
+func (c ConsumerSpec) withDefaults() ConsumerSpec {
+	if c.QueueType == "" {
+		c.QueueType = DefaultQueueType
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Prefetch == 0 {
+		c.Prefetch = max(DefaultPrefetch, 2*c.Concurrency)
+	}
+	if c.Backoff == nil && c.MaxAttempts != 1 {
+		c.Backoff = DefaultBackoff
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = len(c.Backoff) + 1
+	}
+	if c.MaxAttempts > 0 && len(c.Backoff) > c.MaxAttempts-1 {
+		c.Backoff = c.Backoff[:c.MaxAttempts-1]
+	}
+	if c.DeliveryLimit == 0 && c.QueueType == Quorum {
+		c.DeliveryLimit = DefaultDeliveryLimit
+	}
+	return c
+}

@@ -1,0 +1,147 @@
+package topology
+
+import "time"
+
+// Topology is the whole broker topology of one spec, as plain data. The
+// generator renders it as a Go literal, so every field is exported and
+// holds only strings, numbers, durations and slices.
+//
+// Declaring a Topology means: every exchange, then every queue, then every
+// binding, in slice order. Build orders the slices so that a queue exists
+// before anything is bound to it or dead-letters into it.
+type Topology struct {
+	Exchanges []Exchange
+	Queues    []Queue
+	Bindings  []Binding
+	Consumers []Consumer
+}
+
+// Exchange is one exchange to declare. warren declares only durable topic
+// exchanges; the fields exist so a declaration reads completely.
+type Exchange struct {
+	Name    string
+	Kind    string // always "topic"
+	Durable bool   // always true
+}
+
+// Role says what a queue is for within its consumer.
+type Role string
+
+// The roles of a consumer's queues.
+const (
+	RoleWork   Role = "work"   // the queue the consumer reads
+	RoleRetry  Role = "retry"  // a delay queue of the retry ladder
+	RolePoison Role = "poison" // where failures wait for a human
+)
+
+// QueueType is the RabbitMQ queue type, sent as x-queue-type.
+type QueueType string
+
+// The queue types warren declares.
+const (
+	Quorum  QueueType = "quorum"  // replicated; supports delivery limits and at-least-once dead-lettering
+	Classic QueueType = "classic" // single-node; no delivery limit
+)
+
+// Queue is one durable queue to declare. Its x-arguments are derived from the
+// typed fields by [Queue.Arguments], so a literal of this struct reads as a
+// description rather than as a bag of broker strings.
+type Queue struct {
+	Name          string
+	Consumer      string        // the consumer the queue belongs to
+	Role          Role          // work, retry or poison
+	Type          QueueType     // quorum or classic
+	MessageTTL    time.Duration // retry queues: how long each message waits (x-message-ttl); 0 means none
+	DeadLetter    *DeadLetter   // where expired, rejected or over-limit messages go; nil means nowhere
+	DeliveryLimit int           // quorum work queues: deliveries without ack before dead-lettering (x-delivery-limit); 0 means none
+}
+
+// DeadLetter names where a queue sends the messages it gives up on.
+type DeadLetter struct {
+	Exchange   string // "" is the default exchange, which routes by queue name
+	RoutingKey string
+	// AtLeastOnce makes the broker keep a message in the source queue until
+	// the target confirms it (x-dead-letter-strategy: at-least-once). Quorum
+	// queues only; it requires x-overflow: reject-publish, which
+	// [Queue.Arguments] adds.
+	AtLeastOnce bool
+}
+
+// Binding binds a queue to an exchange with a topic pattern.
+type Binding struct {
+	Exchange string
+	Queue    string
+	Key      string // a topic pattern: '*' matches one word, '#' zero or more
+}
+
+// Consumer is what the runtime needs to run one consumer: its queues, the
+// exchanges it republishes to, the retry ladder and its limits.
+type Consumer struct {
+	Name          string
+	Queue         string // the work queue
+	PoisonQueue   string
+	RetryExchange string // retry copies are published here, routing key Tier.Queue
+	DeadExchange  string // poison copies are published here, routing key Name
+	// Tiers is the retry ladder, one entry per step in ladder order. After
+	// the n-th failed attempt a copy goes to Tiers[n-1], or to the last tier
+	// once the ladder is used up. Steps with equal delays share a queue.
+	Tiers       []Tier
+	MaxAttempts int // handler attempts before a transient failure goes to poison
+	Prefetch    int // unacknowledged deliveries the broker sends ahead
+	Concurrency int // handlers running at once
+}
+
+// Tier is one step of a retry ladder.
+type Tier struct {
+	Delay time.Duration
+	Queue string // the delay queue; also the routing key on the retry exchange
+}
+
+// TierFor returns the delay tier that a copy goes to after the given failed
+// attempt (1 for the first), and false when the consumer has no tiers.
+func (c Consumer) TierFor(attempt int) (Tier, bool) {
+	if len(c.Tiers) == 0 {
+		return Tier{}, false
+	}
+	i := min(max(attempt, 1), len(c.Tiers)) - 1
+	return c.Tiers[i], true
+}
+
+// Consumer returns the consumer with the given name.
+func (t Topology) Consumer(name string) (Consumer, bool) {
+	for _, c := range t.Consumers {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Consumer{}, false
+}
+
+// Part returns the subset of t that belongs to the named consumers: the
+// exchanges, their queues and their bindings. It lets one service declare
+// only what it uses.
+func (t Topology) Part(consumers ...string) Topology {
+	want := map[string]bool{}
+	for _, c := range consumers {
+		want[c] = true
+	}
+	part := Topology{Exchanges: t.Exchanges}
+	queues := map[string]bool{}
+	for _, q := range t.Queues {
+		if want[q.Consumer] {
+			part.Queues = append(part.Queues, q)
+			queues[q.Name] = true
+		}
+	}
+	for _, b := range t.Bindings {
+		if queues[b.Queue] {
+			part.Bindings = append(part.Bindings, b)
+		}
+	}
+	for _, c := range t.Consumers {
+		if want[c.Name] {
+			part.Consumers = append(part.Consumers, c)
+		}
+	}
+	return part
+}
