@@ -1,0 +1,242 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Document is one parsed JSON file of a schema directory. Value holds the
+// decoded JSON (map[string]any, []any, string, json.Number, bool or nil);
+// numbers stay json.Number so that no integer loses precision. The document
+// remembers where every value and property name starts, so any JSON pointer
+// can be turned into line:column.
+type Document struct {
+	Path  string // slash-separated path relative to the schema directory
+	Src   []byte // the file as read
+	Value any    // the decoded JSON
+
+	spans map[string]span // JSON pointer -> byte offsets
+	lines []int           // byte offset at which each line starts
+}
+
+// span records where the value at a pointer starts, and where its property
+// name starts when the value is an object member (-1 otherwise).
+type span struct{ key, value int }
+
+// Parse decodes src as the document at path. Duplicate property names are an
+// error (JSON Schema leaves their meaning undefined). A syntax error comes
+// back as an *[Error] carrying line and column.
+func Parse(path string, src []byte) (*Document, error) {
+	d := &Document{Path: path, Src: src, spans: make(map[string]span)}
+	d.lines = lineStarts(src)
+	p := parser{doc: d, dec: json.NewDecoder(bytes.NewReader(src))}
+	p.dec.UseNumber()
+	v, err := p.value("", -1)
+	if err != nil {
+		return nil, err
+	}
+	if off := p.next(); off < len(src) {
+		return nil, d.errorAt(off, "", "invalid JSON: unexpected data after the top-level value")
+	}
+	d.Value = v
+	return d, nil
+}
+
+// Lookup returns the value at pointer.
+func (d *Document) Lookup(pointer string) (any, bool) { return Lookup(d.Value, pointer) }
+
+// Position returns the line and column at which the value at pointer starts.
+// For a pointer that does not exist it returns the position of the nearest
+// existing ancestor and ok=false.
+func (d *Document) Position(pointer string) (line, col int, ok bool) {
+	sp, ok := d.nearest(pointer)
+	line, col = d.lineCol(sp.value)
+	return line, col, ok
+}
+
+// KeyPosition is like [Document.Position] but points at the property name
+// when the value is an object member, which is where an editor should put
+// the cursor for "unknown property" errors.
+func (d *Document) KeyPosition(pointer string) (line, col int, ok bool) {
+	sp, ok := d.nearest(pointer)
+	off := sp.value
+	if ok && sp.key >= 0 {
+		off = sp.key
+	}
+	line, col = d.lineCol(off)
+	return line, col, ok
+}
+
+// Errorf returns an error at the value that pointer designates.
+func (d *Document) Errorf(pointer, format string, args ...any) *Error {
+	line, col, _ := d.Position(pointer)
+	return &Error{File: d.Path, Line: line, Col: col, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}
+}
+
+// KeyErrorf returns an error at the property name of the member that pointer
+// designates.
+func (d *Document) KeyErrorf(pointer, format string, args ...any) *Error {
+	line, col, _ := d.KeyPosition(pointer)
+	return &Error{File: d.Path, Line: line, Col: col, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *Document) nearest(pointer string) (span, bool) {
+	if sp, ok := d.spans[pointer]; ok {
+		return sp, true
+	}
+	for p := pointer; p != ""; {
+		i := lastSlash(p)
+		p = p[:i]
+		if sp, ok := d.spans[p]; ok {
+			return sp, false
+		}
+	}
+	return span{key: -1, value: 0}, false
+}
+
+func lastSlash(p string) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return i
+		}
+	}
+	return 0
+}
+
+func (d *Document) errorAt(off int, pointer, format string, args ...any) *Error {
+	line, col := d.lineCol(off)
+	return &Error{File: d.Path, Line: line, Col: col, Pointer: pointer, Msg: fmt.Sprintf(format, args...)}
+}
+
+// lineCol is the one place that turns a byte offset into a 1-based line and
+// byte column.
+func (d *Document) lineCol(off int) (line, col int) {
+	off = max(0, min(off, len(d.Src)))
+	i := sort.Search(len(d.lines), func(i int) bool { return d.lines[i] > off }) - 1
+	return i + 1, off - d.lines[i] + 1
+}
+
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// parser walks encoding/json's token stream, recording the offset of every
+// value. Decoder.InputOffset reports where the previous token ended; the
+// next token starts after any whitespace, ':' and ','.
+type parser struct {
+	doc *Document
+	dec *json.Decoder
+}
+
+func (p *parser) next() int {
+	src := p.doc.Src
+	i := int(p.dec.InputOffset())
+	for i < len(src) {
+		switch src[i] {
+		case ' ', '\t', '\r', '\n', ':', ',':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func (p *parser) value(pointer string, keyOff int) (any, error) {
+	start := p.next()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, p.syntax(err, start)
+	}
+	p.doc.spans[pointer] = span{key: keyOff, value: start}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			obj := make(map[string]any)
+			for p.dec.More() {
+				koff := p.next()
+				ktok, err := p.dec.Token()
+				if err != nil {
+					return nil, p.syntax(err, koff)
+				}
+				key, ok := ktok.(string)
+				if !ok {
+					return nil, p.doc.errorAt(koff, pointer, "invalid JSON: expected a property name")
+				}
+				child := Append(pointer, key)
+				if _, dup := obj[key]; dup {
+					return nil, p.doc.errorAt(koff, child, "duplicate property %s", strconv.Quote(key))
+				}
+				v, err := p.value(child, koff)
+				if err != nil {
+					return nil, err
+				}
+				obj[key] = v
+			}
+			if err := p.closing(); err != nil {
+				return nil, err
+			}
+			return obj, nil
+		case '[':
+			arr := []any{}
+			for i := 0; p.dec.More(); i++ {
+				v, err := p.value(AppendIndex(pointer, i), -1)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if err := p.closing(); err != nil {
+				return nil, err
+			}
+			return arr, nil
+		default:
+			return nil, p.doc.errorAt(start, pointer, "invalid JSON: unexpected %q", rune(t))
+		}
+	default:
+		return tok, nil
+	}
+}
+
+func (p *parser) closing() error {
+	off := p.next()
+	if _, err := p.dec.Token(); err != nil {
+		return p.syntax(err, off)
+	}
+	return nil
+}
+
+func (p *parser) syntax(err error, off int) error {
+	// The streaming decoder reports where the previous token ended, not the
+	// offending byte; a one-shot decode of the whole file knows the byte.
+	var probe any
+	if perr := json.Unmarshal(p.doc.Src, &probe); perr != nil {
+		err = perr
+	}
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end"):
+		return p.doc.errorAt(len(p.doc.Src), "", "invalid JSON: unexpected end of file")
+	case errors.As(err, &se):
+		// Offset counts the offending byte itself.
+		off = max(0, int(se.Offset)-1)
+		return p.doc.errorAt(off, "", "invalid JSON: %s", se.Error())
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return p.doc.errorAt(len(p.doc.Src), "", "invalid JSON: unexpected end of file")
+	default:
+		return p.doc.errorAt(off, "", "invalid JSON: %v", err)
+	}
+}

@@ -1,0 +1,99 @@
+package load
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Error is one problem in the user's input, located as precisely as the
+// input allows. It prints as
+//
+//	catalogue/item-updated.json:12:5: /properties/sku: expected "string", got 3
+//
+// File is relative to the schema directory; Line and Col are 1-based (Col
+// counts bytes) and zero when the place is unknown; Pointer is an RFC 6901
+// JSON pointer into File ("" is the whole document).
+type Error struct {
+	File    string // slash-separated path relative to the schema directory
+	Line    int    // 1-based line, 0 if unknown
+	Col     int    // 1-based byte column, 0 if unknown
+	Pointer string // JSON pointer into File; "" for the document itself
+	Msg     string // what is wrong and what was expected
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Pointer != "" {
+		b.WriteString(e.Pointer)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrorList collects every [Error] of a run, so that a user sees all the
+// problems at once instead of fixing them one build at a time.
+type ErrorList []*Error
+
+// Add appends e.
+func (l *ErrorList) Add(e *Error) { *l = append(*l, e) }
+
+// Addf appends an error without a position, for problems that belong to a
+// file as a whole (or to no file, when file is "").
+func (l *ErrorList) Addf(file, pointer, format string, args ...any) {
+	l.Add(&Error{File: file, Pointer: pointer, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Len reports how many errors were collected.
+func (l ErrorList) Len() int { return len(l) }
+
+// Sort orders the errors by file, line, column, pointer and message, and
+// drops exact duplicates, so that output is stable.
+func (l *ErrorList) Sort() {
+	slices.SortFunc(*l, func(a, b *Error) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Col, b.Col),
+			cmp.Compare(a.Pointer, b.Pointer),
+			cmp.Compare(a.Msg, b.Msg),
+		)
+	})
+	*l = slices.CompactFunc(*l, func(a, b *Error) bool { return *a == *b })
+}
+
+// Err returns the sorted list as an error, or nil when it is empty.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	l.Sort()
+	return l
+}
+
+// Error prints one error per line.
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap exposes each error to errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}

@@ -1,0 +1,204 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+func mapFS(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for name, src := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(src)}
+	}
+	return fsys
+}
+
+const manifest = `{
+  "package": "events",
+  "exchanges": {"events": "shop.events"},
+  "defaults": {"backoff": ["100ms", "1s"], "prefetch": 20},
+  "consumers": {
+    "search-indexer": {"bindings": ["catalogue.#"], "concurrency": 2, "queueType": "classic"},
+    "order-mailer": {"bindings": ["order.placed"], "description": "Mails the customer."}
+  }
+}`
+
+func TestLoad(t *testing.T) {
+	fsys := mapFS(map[string]string{
+		"warren.json": manifest,
+		"order/placed.json": `{
+  "x-routing-key": "order.placed",
+  "title": "OrderPlaced",
+  "description": "A customer placed an order.",
+  "x-version": 2,
+  "type": "object",
+  "properties": {"total": {"$ref": "../common/money.json"}, "lines": {"$ref": "#/$defs/lines"}},
+  "$defs": {"lines": {"type": "array"}}
+}`,
+		"catalogue/item-deleted.json": `{"x-routing-key": "catalogue.item.deleted", "type": "object", "deprecated": true}`,
+		"common/money.json":           `{"type": "object", "properties": {"amount": {"type": "integer"}}}`,
+		"README.md":                   "not json, ignored",
+		".hidden/x.json":              "not even parsed",
+	})
+	s, err := LoadFS(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := docPaths(s.Docs); got != "catalogue/item-deleted.json common/money.json order/placed.json" {
+		t.Errorf("Docs = %s", got)
+	}
+	if len(s.Facts) != 2 {
+		t.Fatalf("got %d facts, want 2", len(s.Facts))
+	}
+	del, placed := s.Facts[0], s.Facts[1]
+	if del.RoutingKey != "catalogue.item.deleted" || !del.Deprecated || del.Version != 1 || del.Title != "" {
+		t.Errorf("item-deleted = %+v", del)
+	}
+	if placed.RoutingKey != "order.placed" || placed.Version != 2 || placed.Title != "OrderPlaced" || placed.Description != "A customer placed an order." {
+		t.Errorf("placed = %+v", placed)
+	}
+
+	m := s.Manifest
+	if m.Package != "events" || m.Exchanges != (Exchanges{Events: "shop.events"}) {
+		t.Errorf("manifest = %+v", m)
+	}
+	if *m.Defaults.Prefetch != 20 || len(m.Defaults.Backoff) != 2 || m.Defaults.Backoff[0] != 100*time.Millisecond || m.Defaults.Concurrency != nil {
+		t.Errorf("defaults = %+v", m.Defaults)
+	}
+	if len(m.Consumers) != 2 || m.Consumers[0].Name != "order-mailer" || m.Consumers[1].Name != "search-indexer" {
+		t.Fatalf("consumers not sorted by name: %+v", m.Consumers)
+	}
+	si := m.Consumers[1]
+	if *si.Settings.Concurrency != 2 || si.Settings.QueueType != "classic" || si.Settings.Prefetch != nil || si.Bindings[0] != "catalogue.#" {
+		t.Errorf("search-indexer = %+v", si.Settings)
+	}
+	if line, col, ok := m.Doc.Position(si.BindingPointer(0)); !ok || line != 6 || col != 37 {
+		t.Errorf("binding position = %d:%d %v, want 6:37", line, col, ok)
+	}
+
+	target, err := s.Resolve(placed.Doc, "../common/money.json")
+	if err != nil || target.String() != "common/money.json" {
+		t.Errorf("Resolve(file) = %v, %v", target, err)
+	}
+	target, err = s.Resolve(placed.Doc, "#/$defs/lines")
+	if err != nil || target.String() != "order/placed.json#/$defs/lines" || target.Value().(map[string]any)["type"] != "array" {
+		t.Errorf("Resolve(local) = %v, %v", target, err)
+	}
+}
+
+func docPaths(docs []*Document) string {
+	var paths []string
+	for _, d := range docs {
+		paths = append(paths, d.Path)
+	}
+	return strings.Join(paths, " ")
+}
+
+// TestLoadErrors checks that each kind of bad input is reported with file,
+// position, pointer and what was expected.
+func TestLoadErrors(t *testing.T) {
+	fact := func(body string) string {
+		return `{"x-routing-key": "a.b", "type": "object"` + body + "}"
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{
+			name:  "invalid JSON",
+			files: map[string]string{"warren.json": `{}`, "a.json": "{\n  \"type\": \"object\",\n  \"title\" \"x\"\n}"},
+			want:  []string{`a.json:3:11: invalid JSON: invalid character '"' after object key`},
+		},
+		{
+			name:  "missing manifest",
+			files: map[string]string{"a.json": fact("")},
+			want:  []string{`warren.json: missing manifest: expected warren.json at the top of the schema directory`},
+		},
+		{
+			name:  "wrong keyword type in manifest",
+			files: map[string]string{"warren.json": `{"defaults": {"prefetch": "ten"}}`},
+			want:  []string{`warren.json:1:27: /defaults/prefetch: expected integer, got "ten"`},
+		},
+		{
+			name:  "unknown keyword in manifest",
+			files: map[string]string{"warren.json": `{"consumers": {"c": {"bindings": ["a.b"], "prefech": 3}}}`},
+			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech" (expected one of "backoff", "bindings", "concurrency", "description", "maxAttempts", "prefetch", "queueType")`},
+		},
+		{
+			name:  "bad backoff duration",
+			files: map[string]string{"warren.json": `{"defaults": {"backoff": ["1s", "1.5ms"]}}`},
+			want:  []string{`warren.json:1:33: /defaults/backoff/1: expected a whole number of milliseconds of at least 1ms, got "1.5ms"`},
+		},
+		{
+			name:  "fact without type object",
+			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "a.b", "type": "array"}`},
+			want:  []string{`a.json:1:34: /type: expected "object" (a fact is a JSON object), got "array"`},
+		},
+		{
+			name:  "fact without type",
+			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "a.b"}`},
+			want:  []string{`a.json:1:1: missing required property "type"`},
+		},
+		{
+			name:  "routing key with wildcard",
+			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "order.*", "type": "object"}`},
+			want:  []string{`a.json:1:19: /x-routing-key: expected a routing key of dotted lower-case words such as "order.placed" (letters, digits, '-' and '_'; no '*' or '#'), got "order.*"`},
+		},
+		{
+			name:  "duplicate routing key",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(""), "b.json": fact("")},
+			want:  []string{`b.json:1:19: /x-routing-key: routing key "a.b" is already used by a.json`},
+		},
+		{
+			name: "unresolved refs",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "properties": {
+  "x": {"$ref": "#/$defs/missing"},
+  "y": {"$ref": "common.json"},
+  "z": {"$ref": "#anchor"},
+  "w": {"$ref": "https://example.com/s.json"}}`)},
+			want: []string{
+				`a.json:2:17: /properties/x/$ref: $ref "#/$defs/missing": a.json has nothing at /$defs/missing`,
+				`a.json:3:17: /properties/y/$ref: $ref "common.json": no schema file "common.json" in the schema directory`,
+				`a.json:4:17: /properties/z/$ref: $ref "#anchor": anchors are not supported; use a JSON pointer such as "#/$defs/anchor"`,
+				`a.json:5:17: /properties/w/$ref: $ref "https://example.com/s.json": only references to files in the schema directory are supported (a relative path such as "../common/money.json")`,
+			},
+		},
+		{
+			name:  "not a JSON Schema",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "properties": {"s": {"type": "strin"}}`)},
+			want:  []string{`a.json:1:73: /properties/s/type: expected one of "array", "boolean", "integer", "null", "number", "object", "string"; got "strin"`},
+		},
+		{
+			name:  "$id",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "$id": "https://x/a.json"`)},
+			want:  []string{`a.json:1:44: /$id: $id is not supported: warren resolves $ref by file path and JSON pointer`},
+		},
+		{
+			name:  "pattern Go cannot compile",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "properties": {"s": {"type": "string", "pattern": "(?=x)"}}`)},
+			want:  []string{"a.json:1:94: /properties/s/pattern: '(?=x)' is not valid regex: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadFS(context.Background(), mapFS(tt.files))
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("error = %v, want an ErrorList", err)
+			}
+			if len(list) != len(tt.want) {
+				t.Fatalf("got %d errors, want %d:\n%v", len(list), len(tt.want), err)
+			}
+			for i, e := range list {
+				if !strings.HasPrefix(e.Error(), tt.want[i]) {
+					t.Errorf("error %d:\n got %s\nwant %s", i, e, tt.want[i])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package load
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Manifest is warren.json as written: values the user left out stay zero
+// (nil for the settings), so that the model can apply defaults and tools can
+// tell "unset" from "set to the default".
+type Manifest struct {
+	Doc         *Document
+	Package     string    // Go package name, "" when absent
+	Description string    // free text, "" when absent
+	Exchanges   Exchanges // exchange names, "" when absent
+	Defaults    Settings  // /defaults
+	Consumers   []*Consumer
+}
+
+// Exchanges are the three exchange names of the manifest's "exchanges".
+type Exchanges struct {
+	Events, Retry, Dead string
+}
+
+// Settings are the per-consumer knobs, either in /defaults or on a consumer.
+// A nil field was not set.
+type Settings struct {
+	Prefetch    *int
+	Concurrency *int
+	MaxAttempts *int
+	Backoff     []time.Duration // nil when not set; never empty when set
+	QueueType   string          // "quorum", "classic" or "" when not set
+}
+
+// Consumer is one entry of the manifest's "consumers", sorted by name.
+type Consumer struct {
+	Name        string   // the key: names the work queue
+	Pointer     string   // JSON pointer to the entry in warren.json
+	Description string   // "" when absent
+	Bindings    []string // topic patterns, as written
+	Settings    Settings // overrides of /defaults
+}
+
+// BindingPointer returns the JSON pointer of the i-th binding, for errors.
+func (c *Consumer) BindingPointer(i int) string {
+	return AppendIndex(Append(c.Pointer, "bindings"), i)
+}
+
+// readManifest turns a manifest that satisfied its meta-schema into a
+// Manifest. Types are guaranteed by then; durations still need parsing.
+func readManifest(doc *Document, errs *ErrorList) *Manifest {
+	root := doc.Value.(map[string]any)
+	m := &Manifest{Doc: doc}
+	m.Package, _ = root["package"].(string)
+	m.Description, _ = root["description"].(string)
+	if ex, ok := root["exchanges"].(map[string]any); ok {
+		m.Exchanges.Events, _ = ex["events"].(string)
+		m.Exchanges.Retry, _ = ex["retry"].(string)
+		m.Exchanges.Dead, _ = ex["dead"].(string)
+	}
+	if d, ok := root["defaults"].(map[string]any); ok {
+		m.Defaults = readSettings(doc, "/defaults", d, errs)
+	}
+	consumers, _ := root["consumers"].(map[string]any)
+	for _, name := range SortedKeys(consumers) {
+		obj := consumers[name].(map[string]any)
+		c := &Consumer{Name: name, Pointer: Pointer("consumers", name)}
+		c.Description, _ = obj["description"].(string)
+		for _, b := range obj["bindings"].([]any) {
+			c.Bindings = append(c.Bindings, b.(string))
+		}
+		c.Settings = readSettings(doc, c.Pointer, obj, errs)
+		m.Consumers = append(m.Consumers, c)
+	}
+	return m
+}
+
+func readSettings(doc *Document, pointer string, obj map[string]any, errs *ErrorList) Settings {
+	var s Settings
+	intAt := func(key string) *int {
+		n, ok := obj[key].(json.Number)
+		if !ok {
+			return nil
+		}
+		i, err := strconv.Atoi(n.String())
+		if err != nil {
+			errs.Add(doc.Errorf(Append(pointer, key), "expected an integer, got %s", n))
+			return nil
+		}
+		return &i
+	}
+	s.Prefetch = intAt("prefetch")
+	s.Concurrency = intAt("concurrency")
+	s.MaxAttempts = intAt("maxAttempts")
+	s.QueueType, _ = obj["queueType"].(string)
+	if ladder, ok := obj["backoff"].([]any); ok {
+		s.Backoff = make([]time.Duration, 0, len(ladder))
+		for i, v := range ladder {
+			p := AppendIndex(Append(pointer, "backoff"), i)
+			d, err := time.ParseDuration(v.(string))
+			switch {
+			case err != nil:
+				errs.Add(doc.Errorf(p, "expected a duration such as \"4s\", got %s", describe(v)))
+			case d < time.Millisecond || d%time.Millisecond != 0:
+				// Delays become queue TTLs, which the broker counts in whole milliseconds.
+				errs.Add(doc.Errorf(p, "expected a whole number of milliseconds of at least 1ms, got %s", describe(v)))
+			default:
+				s.Backoff = append(s.Backoff, d)
+			}
+		}
+	}
+	return s
+}

@@ -1,0 +1,252 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/warrenbus/warren/schemas"
+)
+
+// draft2020 is the meta-schema every schema file must satisfy.
+const draft2020 = "https://json-schema.org/draft/2020-12/schema"
+
+// metaSchemas are the compiled meta-schemas, plus warren's own ones as
+// parsed JSON so that an error can be explained with the "x-expected" text
+// and the list of accepted properties found next to the failing keyword.
+type metaSchemas struct {
+	manifest, fact, draft *jsonschema.Schema
+	docs                  map[string]any // $id -> parsed meta-schema
+}
+
+var metas = sync.OnceValues(func() (*metaSchemas, error) {
+	m := &metaSchemas{docs: make(map[string]any)}
+	c := jsonschema.NewCompiler()
+	// Asserting formats makes the 2020-12 meta-schema reject a "pattern"
+	// that is not a valid regular expression, with its position.
+	c.AssertFormat()
+	for url, src := range map[string][]byte{schemas.ManifestURL: schemas.Manifest, schemas.FactURL: schemas.Fact} {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
+		if err != nil {
+			return nil, fmt.Errorf("meta-schema %s: %w", url, err)
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("meta-schema %s: %w", url, err)
+		}
+		m.docs[url] = doc
+	}
+	var err error
+	if m.manifest, err = c.Compile(schemas.ManifestURL); err != nil {
+		return nil, fmt.Errorf("compile meta-schema: %w", err)
+	}
+	if m.fact, err = c.Compile(schemas.FactURL); err != nil {
+		return nil, fmt.Errorf("compile meta-schema: %w", err)
+	}
+	if m.draft, err = c.Compile(draft2020); err != nil {
+		return nil, fmt.Errorf("compile meta-schema: %w", err)
+	}
+	return m, nil
+})
+
+var printer = message.NewPrinter(language.English)
+
+// check validates v, the value at pointer base in doc, against sch and adds
+// one positioned error per failure to errs. It reports whether v was valid.
+func (m *metaSchemas) check(doc *Document, base string, v any, sch *jsonschema.Schema, errs *ErrorList) bool {
+	err := sch.Validate(v)
+	if err == nil {
+		return true
+	}
+	m.report(doc, base, v, err, errs)
+	return false
+}
+
+// report adds the failures of a validation error to errs.
+func (m *metaSchemas) report(doc *Document, base string, v any, err error, errs *ErrorList) {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		errs.Add(doc.Errorf(base, "%v", err))
+		return
+	}
+	for _, l := range leaves(ve, leaf{}) {
+		m.explain(doc, base, v, l, errs)
+	}
+}
+
+// leaf is one failure; key is set when the failure is about a property name
+// (propertyNames) rather than a value.
+type leaf struct {
+	err *jsonschema.ValidationError
+	key string   // the property name at fault, for propertyNames
+	obj []string // the object holding key
+}
+
+// leaves flattens a validation error to the failures a user can act on. Of
+// the branches of an anyOf/oneOf it keeps those that got past the type
+// check: "expected one of ..., got "strin"" is useful, "got string, want
+// array" from the other branch is not.
+func leaves(e *jsonschema.ValidationError, ctx leaf) []leaf {
+	if len(e.Causes) == 0 {
+		ctx.err = e
+		return []leaf{ctx}
+	}
+	causes := e.Causes
+	switch k := e.ErrorKind.(type) {
+	case *kind.PropertyNames:
+		// The causes come from validating the name on its own, so their
+		// instance locations are relative to nothing.
+		ctx.key, ctx.obj = k.Property, e.InstanceLocation
+	case *kind.AnyOf, *kind.OneOf:
+		var relevant []*jsonschema.ValidationError
+		for _, c := range causes {
+			if _, isType := c.ErrorKind.(*kind.Type); !isType || len(c.Causes) > 0 {
+				relevant = append(relevant, c)
+			}
+		}
+		if len(relevant) == 0 {
+			ctx.err = mergeTypes(e, causes)
+			return []leaf{ctx}
+		}
+		causes = relevant
+	}
+	var out []leaf
+	for _, c := range causes {
+		out = append(out, leaves(c, ctx)...)
+	}
+	return out
+}
+
+// mergeTypes turns "got string, want array" + "got string, want object" into
+// one "got string, want array or object".
+func mergeTypes(parent *jsonschema.ValidationError, causes []*jsonschema.ValidationError) *jsonschema.ValidationError {
+	merged := &kind.Type{}
+	for _, c := range causes {
+		t := c.ErrorKind.(*kind.Type)
+		merged.Got = t.Got
+		for _, w := range t.Want {
+			if !slices.Contains(merged.Want, w) {
+				merged.Want = append(merged.Want, w)
+			}
+		}
+	}
+	return &jsonschema.ValidationError{SchemaURL: parent.SchemaURL, InstanceLocation: parent.InstanceLocation, ErrorKind: merged}
+}
+
+func (m *metaSchemas) explain(doc *Document, base string, root any, l leaf, errs *ErrorList) {
+	e := l.err
+	rel := Pointer(e.InstanceLocation...)
+	pointer := base + rel
+	got, _ := Lookup(root, rel)
+	at := doc.Errorf
+	if l.key != "" {
+		// The failure is about a property name: point at the name.
+		pointer = Append(base+Pointer(l.obj...), l.key)
+		got = l.key
+		at = doc.KeyErrorf
+	}
+	node := m.schemaNode(e.SchemaURL)
+	if exp, ok := node["x-expected"].(string); ok {
+		switch e.ErrorKind.(type) {
+		case *kind.Pattern, *kind.Const, *kind.Enum, *kind.MaxLength, *kind.MinLength:
+			errs.Add(at(pointer, "expected %s, got %s", exp, describe(got)))
+			return
+		}
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Type:
+		errs.Add(doc.Errorf(pointer, "expected %s, got %s", strings.Join(k.Want, " or "), describe(got)))
+	case *kind.Required:
+		for _, name := range k.Missing {
+			errs.Add(doc.Errorf(pointer, "missing required property %s", strconv.Quote(name)))
+		}
+	case *kind.AdditionalProperties:
+		accepted := m.acceptedProperties(node)
+		for _, name := range k.Properties {
+			msg := fmt.Sprintf("unknown property %s", strconv.Quote(name))
+			if len(accepted) > 0 {
+				msg += " (expected one of " + strings.Join(accepted, ", ") + ")"
+			}
+			errs.Add(doc.KeyErrorf(Append(pointer, name), "%s", msg))
+		}
+	case *kind.Const:
+		errs.Add(doc.Errorf(pointer, "expected %s, got %s", describe(k.Want), describe(got)))
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = describe(w)
+		}
+		errs.Add(doc.Errorf(pointer, "expected one of %s; got %s", strings.Join(want, ", "), describe(got)))
+	case *kind.MinItems:
+		errs.Add(doc.Errorf(pointer, "expected at least %d item(s), got %d", k.Want, k.Got))
+	case *kind.MaxItems:
+		errs.Add(doc.Errorf(pointer, "expected at most %d item(s), got %d", k.Want, k.Got))
+	case *kind.MinLength:
+		errs.Add(at(pointer, "expected at least %d character(s), got %s", k.Want, describe(got)))
+	case *kind.MaxLength:
+		errs.Add(at(pointer, "expected at most %d character(s), got %d", k.Want, k.Got))
+	case *kind.Minimum:
+		errs.Add(doc.Errorf(pointer, "expected at least %s, got %s", k.Want.RatString(), describe(got)))
+	case *kind.Maximum:
+		errs.Add(doc.Errorf(pointer, "expected at most %s, got %s", k.Want.RatString(), describe(got)))
+	case *kind.FalseSchema:
+		errs.Add(doc.KeyErrorf(pointer, "property not allowed here"))
+	default:
+		errs.Add(doc.Errorf(pointer, "%s", e.ErrorKind.LocalizedString(printer)))
+	}
+}
+
+// schemaNode returns the object of one of warren's own meta-schemas at
+// schemaURL (an absolute URL with a JSON-pointer fragment), or nil.
+func (m *metaSchemas) schemaNode(schemaURL string) map[string]any {
+	url, frag, _ := strings.Cut(schemaURL, "#")
+	doc, ok := m.docs[url]
+	if !ok {
+		return nil
+	}
+	v, _ := Lookup(doc, frag)
+	node, _ := v.(map[string]any)
+	return node
+}
+
+func (m *metaSchemas) acceptedProperties(node map[string]any) []string {
+	props, _ := node["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for name := range props {
+		if name != "$schema" {
+			names = append(names, strconv.Quote(name))
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// describe renders a JSON value for an error message, short enough to read.
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if len(x) > 60 {
+			x = x[:57] + "..."
+		}
+		return strconv.Quote(x)
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	default:
+		return fmt.Sprint(x)
+	}
+}
