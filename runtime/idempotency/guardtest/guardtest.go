@@ -1,0 +1,173 @@
+// Package guardtest is the conformance suite that every idempotency guard
+// passes: memory, PostgreSQL and SQLite run the same tests, switched on or
+// off by the [Features] a store declares. A new store gets the whole
+// contract checked by calling [Run] from one test function:
+//
+//	func TestMyGuard(t *testing.T) {
+//		guardtest.Run(t, openMyGuard, guardtest.Features{Transactional: true, SharedStore: true})
+//	}
+package guardtest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Guard is the behaviour under test: the runtime's Guard contract plus
+// pruning.
+type Guard interface {
+	Run(ctx context.Context, consumer, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error)
+	Prune(ctx context.Context, olderThan time.Duration) (deleted int64, err error)
+}
+
+// Work is a handler's side effect written through the claim's transaction,
+// which the suite counts to check that it commits and rolls back with the
+// claim.
+type Work interface {
+	// Do writes one unit of work under key through the transaction that the
+	// guard put in ctx, and fails if there is none.
+	Do(ctx context.Context, key string) error
+	// Count returns how many units of work under key are committed.
+	Count(ctx context.Context, key string) (int, error)
+}
+
+// Instance is one store under test, opened fresh for each test of the suite.
+type Instance struct {
+	Guard Guard // the guard under test
+	Peer  Guard // a second guard over the same store sharing nothing else (its own connection pool); required by SharedStore
+	Work  Work  // the handler's side effect; required by Transactional
+}
+
+// Features says what a store supports beyond the common contract.
+type Features struct {
+	// Transactional: fn's writes through the claim's transaction commit and
+	// roll back with the claim; Instance.Work observes them.
+	Transactional bool
+	// SharedStore: Instance.Peer sees the same claims through separate
+	// connections, so concurrent duplicates race two guards and only the
+	// store itself can decide between them.
+	SharedStore bool
+	// ConcurrentRounds is how many times two workers race for one message
+	// id; default 100.
+	ConcurrentRounds int
+}
+
+// Open returns a guard over a new, empty store whose claims are stamped by
+// now; it registers the store's removal with t.Cleanup.
+type Open func(t *testing.T, now func() time.Time) Instance
+
+// Run runs the conformance suite against the stores that open makes.
+func Run(t *testing.T, open Open, f Features) {
+	if f.ConcurrentRounds == 0 {
+		f.ConcurrentRounds = 100
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s *suite)
+	}{
+		{"DuplicateDetection", testDuplicateDetection},
+		{"HandlerErrorRollsBack", testHandlerErrorRollsBack},
+		{"PanicDropsClaim", testPanicDropsClaim},
+		{"ConcurrentDuplicates", testConcurrentDuplicates},
+		{"WaitsForPendingClaim", testWaitsForPendingClaim},
+		{"PruneRemovesOnlyOldClaims", testPruneRemovesOnlyOldClaims},
+		{"PruneDefaultWindow", testPruneDefaultWindow},
+		{"CancelledBeforeClaim", testCancelledBeforeClaim},
+		{"CancelledWhileHandling", testCancelledWhileHandling},
+		{"CancelledWhileWaiting", testCancelledWhileWaiting},
+		{"EmptyKey", testEmptyKey},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+			inst := open(t, clock.Now)
+			if inst.Guard == nil {
+				t.Fatal("Open returned no Guard")
+			}
+			if f.SharedStore && inst.Peer == nil {
+				t.Fatal("Features.SharedStore is set but Open returned no Peer")
+			}
+			if f.Transactional && inst.Work == nil {
+				t.Fatal("Features.Transactional is set but Open returned no Work")
+			}
+			tc.run(t, &suite{Instance: inst, f: f, clock: clock})
+		})
+	}
+}
+
+// suite is one test's view of the store under test.
+type suite struct {
+	Instance
+	f     Features
+	clock *clock
+}
+
+// peer returns the guard a second worker uses: the peer when the store is
+// shared, else the same guard.
+func (s *suite) peer() Guard {
+	if s.f.SharedStore {
+		return s.Peer
+	}
+	return s.Guard
+}
+
+// work does the handler's side effect under key, if the store has one.
+func (s *suite) work(ctx context.Context, key string) error {
+	if !s.f.Transactional {
+		return nil
+	}
+	return s.Work.Do(ctx, key)
+}
+
+// wantWork checks the committed work under key, if the store has it.
+func (s *suite) wantWork(t *testing.T, key string, want int) {
+	t.Helper()
+	if !s.f.Transactional {
+		return
+	}
+	got, err := s.Work.Count(context.Background(), key)
+	if err != nil {
+		t.Fatalf("count work %q: %v", key, err)
+	}
+	if got != want {
+		t.Errorf("work %q committed %d times, want %d", key, got, want)
+	}
+}
+
+// handle runs g.Run for (consumer, id) with a handler that does the work
+// under id and succeeds, and reports whether it was a duplicate.
+func (s *suite) handle(t *testing.T, g Guard, consumer, id string) (duplicate bool) {
+	t.Helper()
+	calls := 0
+	dup, err := g.Run(context.Background(), consumer, id, func(ctx context.Context) error {
+		calls++
+		return s.work(ctx, id)
+	})
+	if err != nil {
+		t.Fatalf("Run(%q, %q): %v", consumer, id, err)
+	}
+	if dup == (calls == 1) || calls > 1 {
+		t.Fatalf("Run(%q, %q) = duplicate %v, but the handler ran %d times", consumer, id, dup, calls)
+	}
+	return dup
+}
+
+// clock is the store's time, moved by the tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}

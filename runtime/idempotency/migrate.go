@@ -1,0 +1,108 @@
+package idempotency
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+// migrations holds the scripts that create the claims table, one directory
+// per dialect, applied in file-name order. Every script is idempotent
+// (IF NOT EXISTS), so applying them again is harmless.
+//
+//go:embed migrations
+var migrations embed.FS
+
+// MigrationSQL returns the script that creates the claims table named table
+// for dialect d, for teams that apply schema changes with their own migration
+// tool. [SQLGuard.Migrate] applies the same script.
+func MigrationSQL(d Dialect, table string) (string, error) {
+	if !d.valid() {
+		return "", fmt.Errorf("idempotency: migration: no dialect (use idempotency.Postgres or idempotency.SQLite)")
+	}
+	t, err := parseTable(d, table)
+	if err != nil {
+		return "", fmt.Errorf("idempotency: migration: %w", err)
+	}
+	scripts, err := renderMigrations(d, t)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(scripts, "\n"), nil
+}
+
+// renderMigrations returns the dialect's scripts in order, with the table
+// and index names filled in.
+func renderMigrations(d Dialect, t tableName) ([]string, error) {
+	entries, err := fs.ReadDir(migrations, d.migrations)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: migrations for %s: %w", d, err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	r := strings.NewReplacer("{{table}}", t.quoted(), "{{index}}", t.index())
+	scripts := make([]string, 0, len(names))
+	for _, name := range names {
+		b, err := migrations.ReadFile(path.Join(d.migrations, name))
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: migration %s: %w", name, err)
+		}
+		scripts = append(scripts, r.Replace(string(b)))
+	}
+	return scripts, nil
+}
+
+// Migrate creates the claims table and its index if they do not exist yet,
+// in one transaction. On PostgreSQL it first takes a transaction-scoped
+// advisory lock on the table name, so services starting at the same moment
+// do not race each other's CREATE TABLE.
+func (g *SQLGuard) Migrate(ctx context.Context) error {
+	scripts, err := renderMigrations(g.dialect, g.table)
+	if err != nil {
+		return err
+	}
+	tx, err := g.begin(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if g.dialect.name == Postgres.name {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "warren.idempotency."+g.table.String()); err != nil {
+			return fmt.Errorf("idempotency: migrate %s: lock: %w", g.table, err)
+		}
+	}
+	for _, script := range scripts {
+		if _, err := tx.ExecContext(ctx, script); err != nil {
+			return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("idempotency: migrate %s: commit: %w", g.table, err)
+	}
+	return nil
+}
+
+// begin opens a transaction and runs the dialect's per-transaction setup.
+func (g *SQLGuard) begin(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
+	tx, err := g.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	for _, stmt := range g.setup {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return tx, nil
+}

@@ -1,0 +1,146 @@
+package idempotency_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/idempotency"
+	"github.com/warrenbus/warren/runtime/idempotency/guardtest"
+)
+
+func TestMemoryGuardConformance(t *testing.T) {
+	guardtest.Run(t, func(t *testing.T, now func() time.Time) guardtest.Instance {
+		return guardtest.Instance{Guard: idempotency.NewMemoryGuard(idempotency.MemoryConfig{Now: now})}
+	}, guardtest.Features{})
+}
+
+func TestPostgresGuardConformance(t *testing.T) {
+	dsn := testenv.PGDSN(t)
+	guardtest.Run(t, sqlStore(idempotency.Postgres, func(t *testing.T) *sql.DB {
+		return openDB(t, "pgx", dsn)
+	}), guardtest.Features{Transactional: true, SharedStore: true})
+}
+
+func TestSQLiteGuardConformance(t *testing.T) {
+	// The busy timeout in the DSN covers opening a connection, whose own
+	// pragmas may meet a handler's write lock; the guard sets it again in
+	// every transaction it opens.
+	for _, c := range []struct{ journal, params string }{
+		{"wal", "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"},
+		{"delete", ""}, // SQLite's default rollback journal, and no pragma at all
+	} {
+		t.Run("journal="+c.journal, func(t *testing.T) {
+			guardtest.Run(t, func(t *testing.T, now func() time.Time) guardtest.Instance {
+				dsn := "file:" + filepath.Join(t.TempDir(), "claims.db") + c.params
+				return sqlStore(idempotency.SQLite, func(t *testing.T) *sql.DB {
+					return openDB(t, "sqlite", dsn)
+				})(t, now)
+			}, guardtest.Features{Transactional: true, SharedStore: true})
+		})
+	}
+}
+
+// sqlStore opens guards over a fresh claims table, created by Migrate, and a
+// work table the handler writes through the claim's transaction. Guard and
+// Peer use separate connection pools (open is called twice).
+func sqlStore(d idempotency.Dialect, open func(t *testing.T) *sql.DB) guardtest.Open {
+	return func(t *testing.T, now func() time.Time) guardtest.Instance {
+		db, peerDB := open(t), open(t)
+		table := tableName("warren_claims")
+		cfg := idempotency.SQLConfig{Dialect: d, Table: table, Now: now}
+		g := newGuard(t, db, cfg)
+		peer, err := idempotency.NewSQLGuard(peerDB, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return guardtest.Instance{Guard: g, Peer: peer, Work: newWorkTable(t, db, d)}
+	}
+}
+
+// openDB opens a pool that is closed when t ends.
+func openDB(t testing.TB, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", driver, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// newGuard makes a guard, creates its table and drops it when t ends.
+func newGuard(t testing.TB, db *sql.DB, cfg idempotency.SQLConfig) *idempotency.SQLGuard {
+	t.Helper()
+	g, err := idempotency.NewSQLGuard(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dropTable(t, db, g.Table())
+	return g
+}
+
+// tableName is a table name of this test alone (testenv.Name, made a safe
+// SQL identifier).
+func tableName(prefix string) string {
+	return strings.ReplaceAll(testenv.Name(prefix), "-", "_")
+}
+
+func dropTable(t testing.TB, db *sql.DB, table string) {
+	t.Cleanup(func() {
+		if _, err := db.Exec(`DROP TABLE IF EXISTS "` + table + `"`); err != nil {
+			t.Errorf("drop table %s: %v", table, err)
+		}
+	})
+}
+
+// workTable is the handler's own table: one row per unit of work, written
+// through the claim's transaction.
+type workTable struct {
+	db            *sql.DB
+	insert, count string
+}
+
+func newWorkTable(t testing.TB, db *sql.DB, d idempotency.Dialect) *workTable {
+	t.Helper()
+	table := tableName("warren_work")
+	if _, err := db.Exec(`CREATE TABLE "` + table + `" (key TEXT NOT NULL)`); err != nil {
+		t.Fatalf("create work table: %v", err)
+	}
+	dropTable(t, db, table)
+	p := "?"
+	if d.String() == idempotency.Postgres.String() {
+		p = "$1"
+	}
+	return &workTable{
+		db:     db,
+		insert: fmt.Sprintf(`INSERT INTO "%s" (key) VALUES (%s)`, table, p),
+		count:  fmt.Sprintf(`SELECT count(*) FROM "%s" WHERE key = %s`, table, p),
+	}
+}
+
+func (w *workTable) Do(ctx context.Context, key string) error {
+	tx, ok := idempotency.Tx(ctx)
+	if !ok {
+		return fmt.Errorf("work %q: no claim transaction in the handler's context", key)
+	}
+	_, err := tx.ExecContext(ctx, w.insert, key)
+	return err
+}
+
+func (w *workTable) Count(ctx context.Context, key string) (int, error) {
+	var n int
+	err := w.db.QueryRowContext(ctx, w.count, key).Scan(&n)
+	return n, err
+}
