@@ -51,6 +51,32 @@ func Parse(path string, src []byte) (*Document, error) {
 // Lookup returns the value at pointer.
 func (d *Document) Lookup(pointer string) (any, bool) { return Lookup(d.Value, pointer) }
 
+// Keys returns the property names of the object at pointer in the order
+// they appear in the file (a decoded map forgets it; generated structs keep
+// the author's field order). It returns nil if pointer is not an object.
+func (d *Document) Keys(pointer string) []string {
+	obj, ok := d.Lookup(pointer)
+	m, isObj := obj.(map[string]any)
+	if !ok || !isObj {
+		return nil
+	}
+	keys := SortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool {
+		return d.spans[Append(pointer, keys[i])].key < d.spans[Append(pointer, keys[j])].key
+	})
+	return keys
+}
+
+// Offset returns the byte offset at which the value at pointer starts, or
+// -1 if there is none. It orders things "as written in the file".
+func (d *Document) Offset(pointer string) int {
+	sp, ok := d.spans[pointer]
+	if !ok {
+		return -1
+	}
+	return sp.value
+}
+
 // Position returns the line and column at which the value at pointer starts.
 // For a pointer that does not exist it returns the position of the nearest
 // existing ancestor and ok=false.

@@ -47,6 +47,12 @@ func TestPositions(t *testing.T) {
 	if line, col, ok := d.Position("/properties/sku/missing"); ok || line != 4 || col != 12 {
 		t.Errorf("Position(missing) = %d:%d %v, want 4:12 false", line, col, ok)
 	}
+	if got := d.Keys("/properties"); len(got) != 2 || got[0] != "sku" || got[1] != "a/b~c" {
+		t.Errorf("Keys = %q, want file order [sku a/b~c]", got)
+	}
+	if d.Offset("/type") != 12 || d.Offset("/missing") != -1 {
+		t.Errorf("Offset = %d, %d", d.Offset("/type"), d.Offset("/missing"))
+	}
 	v, ok := d.Lookup("/properties/a~1b~0c/0")
 	if !ok || v != json.Number("1") {
 		t.Errorf("Lookup = %v %v, want json.Number 1", v, ok)
