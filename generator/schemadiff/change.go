@@ -1,0 +1,121 @@
+package schemadiff
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Verdict says what a change means for the people who run the consumers.
+type Verdict string
+
+const (
+	// Breaking is a breaking change to a fact whose x-version was not raised,
+	// or to a consumer. It fails the diff: nobody announced it.
+	Breaking Verdict = "breaking"
+	// Intentional is a breaking change to a fact whose x-version was raised:
+	// the author saw it coming and told the consumers.
+	Intentional Verdict = "intentional"
+	// Compatible is a change that consumers already running can live with.
+	Compatible Verdict = "compatible"
+)
+
+// rank orders verdicts for reports: the changes that fail a build first.
+func (v Verdict) rank() int {
+	switch v {
+	case Breaking:
+		return 0
+	case Intentional:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// Side says which of the two directories a position points into.
+type Side string
+
+const (
+	Old Side = "old" // the directory before the change
+	New Side = "new" // the directory after the change
+)
+
+// Pos is a place in one of the two schema directories.
+type Pos struct {
+	Side    Side   // which directory File is in
+	File    string // slash-separated path relative to that schema directory
+	Line    int    // 1-based; 0 when unknown
+	Col     int    // 1-based byte column; 0 when unknown
+	Pointer string // JSON pointer into File
+}
+
+// Change is one difference between the two directories, classified by a
+// rule. Rule names are stable: scripts and reviewers may rely on them.
+type Change struct {
+	Rule     string  // stable rule name, e.g. "property-removed"
+	Breaking bool    // whether the rule classifies the change as breaking
+	Verdict  Verdict // Breaking unless announced by x-version, or Compatible
+	Fact     string  // routing key of the fact (the new key when it changed); "" for consumer-only changes
+	Consumer string  // consumer name, for changes to what a consumer receives
+	Path     string  // JSON pointer from the fact's root schema, $refs followed ("" is the fact itself)
+	Pos      Pos     // where to look: in the new directory, or the old one for removals
+	Message  string  // what changed, in a sentence
+}
+
+// FactVersions records the x-version of a fact on both sides.
+type FactVersions struct {
+	Fact string // routing key (new key when it changed)
+	Old  int    // x-version before; 0 when the fact is new
+	New  int    // x-version after; 0 when the fact was removed
+}
+
+// Raised reports whether the author raised x-version to announce a
+// breaking change.
+func (v FactVersions) Raised() bool { return v.Old > 0 && v.New > v.Old }
+
+// Report is the result of comparing two schema directories.
+type Report struct {
+	Changes  []Change       // sorted: breaking, intentional, compatible; then by fact, consumer, path, rule
+	Versions []FactVersions // one per fact present on either side, sorted by routing key
+}
+
+// Unannounced counts breaking changes that no x-version announced. A
+// report with any fails `warren diff`.
+func (r *Report) Unannounced() int { return r.count(Breaking) }
+
+// Intentional counts breaking changes announced by a raised x-version.
+func (r *Report) Intentional() int { return r.count(Intentional) }
+
+// Compatible counts compatible changes.
+func (r *Report) Compatible() int { return r.count(Compatible) }
+
+func (r *Report) count(v Verdict) int {
+	n := 0
+	for _, c := range r.Changes {
+		if c.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// Version returns the versions recorded for fact.
+func (r *Report) Version(fact string) (FactVersions, bool) {
+	i, ok := slices.BinarySearchFunc(r.Versions, fact, func(v FactVersions, key string) int { return cmp.Compare(v.Fact, key) })
+	if !ok {
+		return FactVersions{}, false
+	}
+	return r.Versions[i], true
+}
+
+func sortChanges(cs []Change) {
+	slices.SortStableFunc(cs, func(a, b Change) int {
+		return cmp.Or(
+			cmp.Compare(a.Verdict.rank(), b.Verdict.rank()),
+			cmp.Compare(a.Fact, b.Fact),
+			cmp.Compare(a.Consumer, b.Consumer),
+			cmp.Compare(a.Path, b.Path),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+}

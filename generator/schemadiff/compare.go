@@ -1,0 +1,272 @@
+package schemadiff
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// comparer walks the old and the new schema of one fact side by side and
+// records what changed.
+type comparer struct {
+	old, new *Dir
+	fact     string          // routing key the changes are filed under
+	out      []Change        // changes found so far
+	seen     map[[2]loc]bool // schema pairs already compared (cycles, shared definitions)
+}
+
+// add records a change; rule decides whether it is breaking.
+func (c *comparer) add(rule, path string, p Pos, format string, args ...any) {
+	c.out = append(c.out, Change{
+		Rule:     rule,
+		Breaking: breakingRule[rule],
+		Fact:     c.fact,
+		Path:     path,
+		Pos:      p,
+		Message:  fmt.Sprintf(format, args...),
+	})
+}
+
+// at returns the position of keyword k, preferring the new side, where a
+// reviewer fixes things, and falling back to the old side for removals.
+func (c *comparer) at(ov, nv *view, k string) Pos {
+	if _, ok := nv.kwAt[k]; ok {
+		return c.new.pos(New, nv.keywordAt(k))
+	}
+	if _, ok := ov.kwAt[k]; ok {
+		return c.old.pos(Old, ov.keywordAt(k))
+	}
+	return c.new.pos(New, nv.at)
+}
+
+// compare compares two schemas found at path (a JSON pointer from the
+// fact's root, through $refs).
+func (c *comparer) compare(path string, o, n node) {
+	key := [2]loc{o.at, n.at}
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	ov, nv := c.old.view(o), c.new.view(n)
+	if ov.never != nv.never {
+		if nv.never {
+			c.add(ConstraintTightened, path, c.new.pos(New, nv.at), "the schema is now false: no value is valid")
+		} else {
+			c.add(ConstraintLoosened, path, c.new.pos(New, nv.at), "the schema is no longer false")
+		}
+		return
+	}
+	if !c.types(path, ov, nv) {
+		return // a different kind of value: comparing its keywords says nothing more
+	}
+	c.properties(path, ov, nv)
+	c.required(path, ov, nv)
+	c.additionalProperties(path, ov, nv)
+	c.items(path, ov, nv)
+	c.enum(path, ov, nv)
+	c.constraints(path, ov, nv)
+	c.branches(path, ov, nv, "oneOf")
+	c.branches(path, ov, nv, "anyOf")
+	c.annotations(path, ov, nv)
+	c.unclassified(path, ov, nv)
+}
+
+// types compares the "type" keywords. It returns false when the kind of
+// value changed so much that the rest of the schemas cannot be compared.
+func (c *comparer) types(path string, ov, nv *view) bool {
+	ot, nt := ov.types, nv.types
+	if ot == nil && nt == nil {
+		return true
+	}
+	pos := c.new.pos(New, nv.typeAt)
+	if nt == nil {
+		c.add(TypeChanged, path, c.old.pos(Old, ov.typeAt), "type %s removed: any JSON value is accepted now", fmtTypes(ot))
+		return true
+	}
+	if ot == nil {
+		c.add(TypeNarrowed, path, pos, "type %s added: any JSON value was accepted before", fmtTypes(nt))
+		return true
+	}
+	narrowed, widened := subset(nt, ot), subset(ot, nt)
+	switch {
+	case narrowed && widened:
+		return true
+	case narrowed:
+		c.add(TypeNarrowed, path, pos, "type narrowed from %s to %s", fmtTypes(ot), fmtTypes(nt))
+		return true
+	case widened:
+		c.add(TypeChanged, path, pos, "type widened from %s to %s: the generated Go type changes and consumers may get values they never handled", fmtTypes(ot), fmtTypes(nt))
+		return true
+	}
+	c.add(TypeChanged, path, pos, "type changed from %s to %s", fmtTypes(ot), fmtTypes(nt))
+	return false
+}
+
+// subset reports whether every value of a type in a is accepted by b.
+func subset(a, b map[string]bool) bool {
+	for t := range a {
+		if !admits(b, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func fmtTypes(set map[string]bool) string {
+	ts := slices.Sorted(maps.Keys(set))
+	if len(ts) == 1 {
+		return fmt.Sprintf("%q", ts[0])
+	}
+	quoted := make([]string, len(ts))
+	for i, t := range ts {
+		quoted[i] = fmt.Sprintf("%q", t)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+func (c *comparer) properties(path string, ov, nv *view) {
+	for _, name := range ov.ordered {
+		op := ov.props[name]
+		p := appendPtr(path, "properties", name)
+		np, ok := nv.props[name]
+		if !ok {
+			c.add(PropertyRemoved, p, c.old.pos(Old, op.at), "property %q was removed", name)
+			continue
+		}
+		c.compare(p, op, np)
+	}
+	for _, name := range nv.ordered {
+		if _, ok := ov.props[name]; ok {
+			continue
+		}
+		np := nv.props[name]
+		p := appendPtr(path, "properties", name)
+		if _, req := nv.required[name]; req {
+			c.add(RequiredPropertyAdded, p, c.new.pos(New, np.at), "new property %q is required: payloads published without it fail", name)
+		} else {
+			c.add(PropertyAdded, p, c.new.pos(New, np.at), "new optional property %q", name)
+		}
+	}
+}
+
+func (c *comparer) required(path string, ov, nv *view) {
+	for _, name := range slices.Sorted(maps.Keys(nv.required)) {
+		if _, ok := ov.required[name]; ok {
+			continue
+		}
+		_, inOld := ov.props[name]
+		_, inNew := nv.props[name]
+		pos := c.new.pos(New, nv.required[name])
+		switch {
+		case inOld && inNew:
+			c.add(PropertyMadeRequired, appendPtr(path, "properties", name), pos, "optional property %q is now required: payloads that omit it fail", name)
+		case inNew:
+			// A new property; properties() reported it.
+		default:
+			c.add(ConstraintTightened, path, pos, "%q is now required", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(ov.required)) {
+		if _, ok := nv.required[name]; ok {
+			continue
+		}
+		_, inOld := ov.props[name]
+		np, inNew := nv.props[name]
+		switch {
+		case inNew:
+			c.add(PropertyMadeOptional, appendPtr(path, "properties", name), c.new.pos(New, np.at), "required property %q is now optional: consumers relied on it being present", name)
+		case inOld:
+			// Removed; properties() reported it.
+		default:
+			c.add(ConstraintLoosened, path, c.old.pos(Old, ov.required[name]), "%q is no longer required", name)
+		}
+	}
+}
+
+func (c *comparer) additionalProperties(path string, ov, nv *view) {
+	const k = "additionalProperties"
+	o, oHas := ov.kw[k]
+	n, nHas := nv.kw[k]
+	oClosed, nClosed := o == false, n == false
+	pos := c.at(ov, nv, k)
+	switch {
+	case !oClosed && nClosed:
+		c.add(AdditionalPropertiesClosed, path, pos, "additionalProperties is now false: payloads with properties not listed fail")
+	case oClosed && !nClosed:
+		c.add(AdditionalPropertiesOpened, path, pos, "additionalProperties is no longer false")
+	case oClosed && nClosed:
+	default:
+		c.subschema(appendPtr(path, k), ov, nv, k, o, oHas, n, nHas)
+	}
+}
+
+func (c *comparer) items(path string, ov, nv *view) {
+	const k = "items"
+	o, oHas := ov.kw[k]
+	n, nHas := nv.kw[k]
+	if oHas && !nHas {
+		c.add(TypeChanged, path, c.at(ov, nv, k), "items no longer has a schema: array elements may be any JSON value")
+		return
+	}
+	c.subschema(appendPtr(path, k), ov, nv, k, o, oHas, n, nHas)
+}
+
+// subschema compares a keyword whose value is a schema (items,
+// additionalProperties). An absent keyword or `true` accepts anything.
+func (c *comparer) subschema(path string, ov, nv *view, k string, o any, oHas bool, n any, nHas bool) {
+	oAny := !oHas || o == true
+	nAny := !nHas || n == true
+	switch {
+	case oAny && nAny:
+	case oAny:
+		c.add(ConstraintTightened, path, c.at(ov, nv, k), "%s now has a schema: values must match it", k)
+	case nAny:
+		c.add(ConstraintLoosened, path, c.at(ov, nv, k), "%s no longer has a schema", k)
+	default:
+		oat, nat := ov.keywordAt(k), nv.keywordAt(k)
+		c.compare(path, node{oat, o}, node{nat, n})
+	}
+}
+
+func (c *comparer) enum(path string, ov, nv *view) {
+	const k = "enum"
+	o, oHas := ov.kw[k].([]any)
+	n, nHas := nv.kw[k].([]any)
+	pos := c.at(ov, nv, k)
+	switch {
+	case !oHas && !nHas:
+	case !oHas:
+		c.add(ConstraintTightened, path, pos, "enum added: only %s accepted now", fmtValues(n))
+	case !nHas:
+		c.add(ConstraintLoosened, path, pos, "enum removed: any value of the type is accepted now")
+	default:
+		oSet, nSet := canonSet(o), canonSet(n)
+		for _, v := range o {
+			if !nSet[canon(v)] {
+				c.add(EnumValueRemoved, path, pos, "enum value %s removed: payloads that use it fail", canon(v))
+			}
+		}
+		for _, v := range n {
+			if !oSet[canon(v)] {
+				c.add(EnumValueAdded, path, pos, "enum value %s added", canon(v))
+			}
+		}
+	}
+}
+
+func fmtValues(vs []any) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = canon(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func canonSet(vs []any) map[string]bool {
+	m := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		m[canon(v)] = true
+	}
+	return m
+}

@@ -1,0 +1,358 @@
+package schemadiff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+)
+
+// bounds are the numeric keywords that limit a value from one side. For a
+// lower bound, raising it accepts less; for an upper bound, lowering it.
+var bounds = []struct {
+	kw    string
+	lower bool
+}{
+	{"minimum", true}, {"exclusiveMinimum", true},
+	{"maximum", false}, {"exclusiveMaximum", false},
+	{"minLength", true}, {"maxLength", false},
+	{"minItems", true}, {"maxItems", false},
+	{"minProperties", true}, {"maxProperties", false},
+	{"minContains", true}, {"maxContains", false},
+}
+
+// handled lists the keywords compare looks at by name; any other keyword
+// that changed is reported by unclassified.
+var handled = map[string]bool{
+	"additionalProperties": true, "items": true, "enum": true, "const": true,
+	"multipleOf": true, "pattern": true, "format": true, "uniqueItems": true,
+	"oneOf": true, "anyOf": true, "description": true, "title": true,
+	"deprecated": true, "default": true,
+}
+
+func init() {
+	for _, b := range bounds {
+		handled[b.kw] = true
+	}
+}
+
+func (c *comparer) constraints(path string, ov, nv *view) {
+	for _, b := range bounds {
+		c.bound(path, ov, nv, b.kw, b.lower)
+	}
+	c.multipleOf(path, ov, nv)
+	for _, k := range []string{"pattern", "format"} {
+		o, oHas := ov.kw[k]
+		n, nHas := nv.kw[k]
+		pos := c.at(ov, nv, k)
+		switch {
+		case !oHas && !nHas:
+		case !oHas:
+			c.add(ConstraintTightened, path, pos, "%s %s added", k, canon(n))
+		case !nHas:
+			c.add(ConstraintLoosened, path, pos, "%s %s removed", k, canon(o))
+		case canon(o) != canon(n):
+			c.add(ConstraintTightened, path, pos, "%s changed from %s to %s: warren cannot prove the new one accepts every value the old one did", k, canon(o), canon(n))
+		}
+	}
+	if o, n := ov.kw["uniqueItems"] == true, nv.kw["uniqueItems"] == true; o != n {
+		if n {
+			c.add(ConstraintTightened, path, c.at(ov, nv, "uniqueItems"), "uniqueItems is now true: arrays with repeated elements fail")
+		} else {
+			c.add(ConstraintLoosened, path, c.at(ov, nv, "uniqueItems"), "uniqueItems is no longer true")
+		}
+	}
+	o, oHas := ov.kw["const"]
+	n, nHas := nv.kw["const"]
+	pos := c.at(ov, nv, "const")
+	switch {
+	case !oHas && !nHas:
+	case !oHas:
+		c.add(ConstraintTightened, path, pos, "const %s added", canon(n))
+	case !nHas:
+		c.add(ConstraintLoosened, path, pos, "const %s removed", canon(o))
+	case canon(o) != canon(n):
+		c.add(ConstraintTightened, path, pos, "const changed from %s to %s", canon(o), canon(n))
+	}
+}
+
+func (c *comparer) bound(path string, ov, nv *view, k string, lower bool) {
+	o, oHas := ov.kw[k]
+	n, nHas := nv.kw[k]
+	pos := c.at(ov, nv, k)
+	switch {
+	case !oHas && !nHas:
+	case !oHas:
+		c.add(ConstraintTightened, path, pos, "%s %s added", k, canon(n))
+	case !nHas:
+		c.add(ConstraintLoosened, path, pos, "%s %s removed", k, canon(o))
+	default:
+		or, ok1 := rat(o)
+		nr, ok2 := rat(n)
+		if !ok1 || !ok2 {
+			if canon(o) != canon(n) {
+				c.add(UnclassifiedChange, path, pos, "%s changed from %s to %s, which is not a number", k, canon(o), canon(n))
+			}
+			return
+		}
+		d := nr.Cmp(or)
+		if d == 0 {
+			return
+		}
+		verb := "raised"
+		if d < 0 {
+			verb = "lowered"
+		}
+		if (d > 0) == lower {
+			c.add(ConstraintTightened, path, pos, "%s %s from %s to %s", k, verb, canon(o), canon(n))
+		} else {
+			c.add(ConstraintLoosened, path, pos, "%s %s from %s to %s", k, verb, canon(o), canon(n))
+		}
+	}
+}
+
+// multipleOf: a new divisor that is a multiple of the old one accepts a
+// subset of the old values (multiples of 4 are multiples of 2); the other
+// way round accepts a superset; anything else loses values and counts as
+// tightened.
+func (c *comparer) multipleOf(path string, ov, nv *view) {
+	const k = "multipleOf"
+	o, oHas := ov.kw[k]
+	n, nHas := nv.kw[k]
+	pos := c.at(ov, nv, k)
+	switch {
+	case !oHas && !nHas:
+		return
+	case !oHas:
+		c.add(ConstraintTightened, path, pos, "multipleOf %s added", canon(n))
+		return
+	case !nHas:
+		c.add(ConstraintLoosened, path, pos, "multipleOf %s removed", canon(o))
+		return
+	}
+	or, ok1 := rat(o)
+	nr, ok2 := rat(n)
+	if !ok1 || !ok2 || or.Sign() == 0 || nr.Sign() == 0 {
+		if canon(o) != canon(n) {
+			c.add(UnclassifiedChange, path, pos, "multipleOf changed from %s to %s, which is not a positive number", canon(o), canon(n))
+		}
+		return
+	}
+	if or.Cmp(nr) == 0 {
+		return
+	}
+	if new(big.Rat).Quo(or, nr).IsInt() {
+		c.add(ConstraintLoosened, path, pos, "multipleOf changed from %s to %s, which divides it", canon(o), canon(n))
+		return
+	}
+	c.add(ConstraintTightened, path, pos, "multipleOf changed from %s to %s: values the old one accepted fail", canon(o), canon(n))
+}
+
+// branches compares oneOf or anyOf. Branches equal on both sides are paired
+// first, so inserting a branch does not misalign the rest; the remaining
+// branches pair up in order and are compared as schemas, and whatever is
+// left over was added or removed.
+func (c *comparer) branches(path string, ov, nv *view, k string) {
+	o, oHas := ov.kw[k].([]any)
+	n, nHas := nv.kw[k].([]any)
+	pos := c.at(ov, nv, k)
+	switch {
+	case !oHas && !nHas:
+		return
+	case !oHas:
+		c.add(ConstraintTightened, path, pos, "%s added: values must match its branches", k)
+		return
+	case !nHas:
+		c.add(TypeChanged, path, pos, "%s removed: the generated Go type changes", k)
+		return
+	}
+	oat, nat := ov.keywordAt(k), nv.keywordAt(k)
+	usedNew := make([]bool, len(n))
+	var restOld []int
+	for i, ob := range o {
+		found := false
+		for j, nb := range n {
+			if !usedNew[j] && canon(ob) == canon(nb) {
+				usedNew[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			restOld = append(restOld, i)
+		}
+	}
+	var restNew []int
+	for j := range n {
+		if !usedNew[j] {
+			restNew = append(restNew, j)
+		}
+	}
+	for len(restOld) > 0 && len(restNew) > 0 {
+		i, j := restOld[0], restNew[0]
+		restOld, restNew = restOld[1:], restNew[1:]
+		c.compare(appendPtr(path, k, strconv.Itoa(j)),
+			node{loc{oat.file, appendPtr(oat.ptr, strconv.Itoa(i))}, o[i]},
+			node{loc{nat.file, appendPtr(nat.ptr, strconv.Itoa(j))}, n[j]})
+	}
+	for _, i := range restOld {
+		c.add(BranchRemoved, appendPtr(path, k, strconv.Itoa(i)), c.old.pos(Old, loc{oat.file, appendPtr(oat.ptr, strconv.Itoa(i))}),
+			"%s branch %d removed: payloads that matched only it fail", k, i)
+	}
+	for _, j := range restNew {
+		msg := "%s branch %d added"
+		if k == "oneOf" {
+			msg += " (a payload that also matches another branch now fails oneOf)"
+		}
+		c.add(BranchAdded, appendPtr(path, k, strconv.Itoa(j)), c.new.pos(New, loc{nat.file, appendPtr(nat.ptr, strconv.Itoa(j))}), msg, k, j)
+	}
+}
+
+func (c *comparer) annotations(path string, ov, nv *view) {
+	for _, k := range []string{"description", "title", "deprecated", "default"} {
+		o, oHas := ov.kw[k]
+		n, nHas := nv.kw[k]
+		if oHas == nHas && canon(o) == canon(n) {
+			continue
+		}
+		pos := c.at(ov, nv, k)
+		switch k {
+		case "description":
+			c.add(DescriptionChanged, path, pos, "description changed")
+		case "title":
+			c.add(TitleChanged, path, pos, "title changed from %s to %s: generated Go names follow it", orNone(o, oHas), orNone(n, nHas))
+		case "deprecated":
+			if n == true {
+				c.add(DeprecatedChanged, path, pos, "now deprecated")
+			} else {
+				c.add(DeprecatedChanged, path, pos, "no longer deprecated")
+			}
+		case "default":
+			c.add(DefaultChanged, path, pos, "default changed from %s to %s", orNone(o, oHas), orNone(n, nHas))
+		}
+	}
+}
+
+// unclassified reports changes to keywords compare has no rule for
+// (patternProperties, not, if/then/else, dependentRequired, ...). Whether
+// such a change accepts less cannot be told in general, so it counts as
+// breaking and asks for a human look.
+func (c *comparer) unclassified(path string, ov, nv *view) {
+	keys := map[string]bool{}
+	for k := range ov.kw {
+		keys[k] = true
+	}
+	for k := range nv.kw {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if handled[k] {
+			continue
+		}
+		o, oHas := ov.kw[k]
+		n, nHas := nv.kw[k]
+		if oHas == nHas && canon(o) == canon(n) {
+			continue
+		}
+		c.add(UnclassifiedChange, path, c.at(ov, nv, k), "%s changed from %s to %s: warren cannot tell whether this accepts less, so it counts as breaking", k, orNone(o, oHas), orNone(n, nHas))
+	}
+	refs := map[string]bool{}
+	for r := range ov.unres {
+		refs[r] = true
+	}
+	for r := range nv.unres {
+		refs[r] = true
+	}
+	for _, r := range slices.Sorted(maps.Keys(refs)) {
+		oat, inOld := ov.unres[r]
+		nat, inNew := nv.unres[r]
+		if inOld && inNew {
+			continue
+		}
+		if inNew {
+			c.add(UnclassifiedChange, path, c.new.pos(New, nat), "$ref %q cannot be followed, so warren cannot compare it", r)
+		} else {
+			c.add(UnclassifiedChange, path, c.old.pos(Old, oat), "$ref %q cannot be followed, so warren cannot compare it", r)
+		}
+	}
+}
+
+func orNone(v any, has bool) string {
+	if !has {
+		return "(none)"
+	}
+	return canon(v)
+}
+
+// canon renders a JSON value canonically (object keys sorted, numbers in
+// their shortest form), so that values are compared by meaning, not
+// spelling: 1 and 1.0 are the same number.
+func canon(v any) string {
+	var b bytes.Buffer
+	writeCanon(&b, v)
+	return b.String()
+}
+
+func writeCanon(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanon(b, k)
+			b.WriteByte(':')
+			writeCanon(b, x[k])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanon(b, e)
+		}
+		b.WriteByte(']')
+	default:
+		if r, ok := rat(v); ok {
+			if r.IsInt() {
+				b.WriteString(r.Num().String())
+			} else {
+				f, _ := r.Float64()
+				b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+			}
+			return
+		}
+		enc := json.NewEncoder(b)
+		enc.SetEscapeHTML(false) // patterns keep their '<', '>' and '&'
+		if err := enc.Encode(v); err != nil {
+			fmt.Fprintf(b, "%v", v)
+			return
+		}
+		b.Truncate(b.Len() - 1) // Encode ends with a newline
+
+	}
+}
+
+// rat reads a JSON number however it was decoded.
+func rat(v any) (*big.Rat, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return new(big.Rat).SetString(string(x))
+	case float64:
+		r := new(big.Rat)
+		if r.SetFloat64(x) == nil {
+			return nil, false
+		}
+		return r, true
+	case int:
+		return new(big.Rat).SetInt64(int64(x)), true
+	case int64:
+		return new(big.Rat).SetInt64(x), true
+	}
+	return nil, false
+}

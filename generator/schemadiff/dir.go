@@ -1,0 +1,73 @@
+package schemadiff
+
+import "github.com/warrenbus/warren/generator/load"
+
+// Dir is one side of a comparison: a loaded schema directory and what its
+// consumers receive, as the generator's model decided.
+type Dir struct {
+	Schemas   *load.Schemas // the loaded, validated directory
+	Consumers []Consumer    // every consumer in the manifest
+}
+
+// Consumer is one consumer with the facts its bindings match.
+type Consumer struct {
+	Name  string
+	Facts []string // routing keys of the facts its bindings match
+}
+
+// doc returns the decoded document at file, nil when there is none.
+func (d *Dir) doc(file string) any {
+	if file == load.ManifestFile && d.Schemas.Manifest != nil {
+		return d.Schemas.Manifest.Doc.Value
+	}
+	doc, ok := d.Schemas.Doc(file)
+	if !ok {
+		return nil
+	}
+	return doc.Value
+}
+
+// loc is a schema object inside one of a Dir's files.
+type loc struct{ file, ptr string }
+
+// node is a schema (an object or a boolean) and where it is.
+type node struct {
+	at loc
+	v  any
+}
+
+// resolve follows a $ref written in file. The loader has already checked
+// that every $ref resolves; one that does not (an anchor, a remote URL) is
+// treated by the comparison as an opaque keyword value.
+func (d *Dir) resolve(from string, ref string) (node, bool) {
+	doc, ok := d.Schemas.Doc(from)
+	if !ok {
+		return node{}, false
+	}
+	t, err := d.Schemas.Resolve(doc, ref)
+	if err != nil {
+		return node{}, false
+	}
+	return node{loc{t.Doc.Path, t.Pointer}, t.Value()}, true
+}
+
+// pos turns a location into a position on side s.
+func (d *Dir) pos(s Side, at loc) Pos {
+	p := Pos{Side: s, File: at.file, Pointer: at.ptr}
+	doc, ok := d.Schemas.Doc(at.file)
+	if at.file == load.ManifestFile && d.Schemas.Manifest != nil {
+		doc, ok = d.Schemas.Manifest.Doc, true
+	}
+	if ok {
+		p.Line, p.Col, _ = doc.Position(at.ptr)
+	}
+	return p
+}
+
+// appendPtr extends a JSON pointer by reference tokens.
+func appendPtr(ptr string, tokens ...string) string {
+	for _, t := range tokens {
+		ptr = load.Append(ptr, t)
+	}
+	return ptr
+}

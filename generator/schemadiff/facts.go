@@ -1,0 +1,227 @@
+package schemadiff
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/warrenbus/warren/generator/load"
+)
+
+// Compare compares two schema directories, fact by fact and consumer by
+// consumer, and classifies every change it finds.
+//
+// Facts are paired by routing key; a fact whose routing key changed is
+// recognised by its file, which stays the same. A breaking change to a fact
+// is Intentional when the fact's x-version went up, and Breaking otherwise.
+// Removing a fact is Intentional only when the old fact was already marked
+// deprecated: deprecation is how its consumers were told.
+func Compare(old, new *Dir) *Report {
+	r := &Report{}
+	pairs, removed, added := pairFacts(old, new)
+	// renamed maps an old routing key to the fact it became on the new side.
+	renamed := map[string]string{}
+	for _, p := range pairs {
+		renamed[p.old.RoutingKey] = p.new.RoutingKey
+		r.Versions = append(r.Versions, FactVersions{Fact: p.new.RoutingKey, Old: p.old.Version, New: p.new.Version})
+		r.Changes = append(r.Changes, compareFact(old, new, p.old, p.new)...)
+	}
+	for _, f := range removed {
+		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, Old: f.Version})
+		ch := change(FactRemoved, f.RoutingKey, old.pos(Old, loc{f.Path(), ""}), "fact %q was removed", f.RoutingKey)
+		if f.Deprecated {
+			ch.Verdict = Intentional
+			ch.Message += " after being marked deprecated"
+		}
+		r.Changes = append(r.Changes, ch)
+	}
+	for _, f := range added {
+		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, New: f.Version})
+		r.Changes = append(r.Changes, change(FactAdded, f.RoutingKey, new.pos(New, loc{f.Path(), ""}), "new fact %q", f.RoutingKey))
+	}
+	slices.SortFunc(r.Versions, func(a, b FactVersions) int { return cmp.Compare(a.Fact, b.Fact) })
+	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
+
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.Verdict != "" {
+			continue
+		}
+		switch {
+		case !c.Breaking:
+			c.Verdict = Compatible
+		case c.Rule == VersionLowered:
+			c.Verdict = Breaking
+		default:
+			v, _ := r.Version(c.Fact)
+			if v.Raised() {
+				c.Verdict = Intentional
+			} else {
+				c.Verdict = Breaking
+			}
+		}
+	}
+	r.Changes = dedupe(r.Changes)
+	sortChanges(r.Changes)
+	return r
+}
+
+func change(rule, fact string, p Pos, format string, args ...any) Change {
+	return Change{Rule: rule, Breaking: breakingRule[rule], Fact: fact, Pos: p, Message: fmt.Sprintf(format, args...)}
+}
+
+type factPair struct{ old, new *load.Fact }
+
+// pairFacts pairs facts by routing key, then pairs what is left by file:
+// a fact file whose routing key changed is the same fact, renamed.
+func pairFacts(old, new *Dir) (pairs []factPair, removed, added []*load.Fact) {
+	newByKey := map[string]*load.Fact{}
+	for _, f := range new.Schemas.Facts {
+		newByKey[f.RoutingKey] = f
+	}
+	matched := map[string]bool{} // new routing keys already paired
+	var leftOld []*load.Fact
+	for _, f := range old.Schemas.Facts {
+		if n, ok := newByKey[f.RoutingKey]; ok {
+			pairs = append(pairs, factPair{f, n})
+			matched[n.RoutingKey] = true
+		} else {
+			leftOld = append(leftOld, f)
+		}
+	}
+	newByFile := map[string]*load.Fact{}
+	for _, f := range new.Schemas.Facts {
+		if !matched[f.RoutingKey] {
+			newByFile[f.Path()] = f
+		}
+	}
+	for _, f := range leftOld {
+		if n, ok := newByFile[f.Path()]; ok {
+			pairs = append(pairs, factPair{f, n})
+			matched[n.RoutingKey] = true
+			delete(newByFile, f.Path())
+		} else {
+			removed = append(removed, f)
+		}
+	}
+	for _, f := range new.Schemas.Facts {
+		if !matched[f.RoutingKey] {
+			added = append(added, f)
+		}
+	}
+	return pairs, removed, added
+}
+
+// compareFact compares one fact present on both sides.
+func compareFact(old, new *Dir, o, n *load.Fact) []Change {
+	c := &comparer{old: old, new: new, fact: n.RoutingKey, seen: map[[2]loc]bool{}}
+	oFile, nFile := o.Path(), n.Path()
+	keyPos := new.pos(New, loc{nFile, "/x-routing-key"})
+	if o.RoutingKey != n.RoutingKey {
+		c.add(RoutingKeyChanged, "", keyPos, "routing key changed from %q to %q: bindings and messages already queued use the old key", o.RoutingKey, n.RoutingKey)
+	}
+	if oFile != nFile {
+		c.add(FactMoved, "", new.pos(New, loc{nFile, ""}), "schema moved from %s to %s", oFile, nFile)
+	}
+	c.compare("", node{loc{oFile, ""}, old.doc(oFile)}, node{loc{nFile, ""}, new.doc(nFile)})
+	breaking := 0
+	for _, ch := range c.out {
+		if ch.Breaking {
+			breaking++
+		}
+	}
+	versionPos := new.pos(New, loc{nFile, "/x-version"})
+	switch {
+	case n.Version < o.Version:
+		c.add(VersionLowered, "", versionPos, "x-version lowered from %d to %d", o.Version, n.Version)
+	case n.Version > o.Version && breaking > 0:
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s", o.Version, n.Version, plural(breaking, "breaking change"))
+	case n.Version > o.Version:
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d, though no change to the fact is breaking", o.Version, n.Version)
+	}
+	return c.out
+}
+
+// compareConsumers reports what each consumer receives now compared with
+// before. A consumer that stops receiving a fact that still exists is the
+// dangerous case: its old binding stays on the broker, so the fact keeps
+// arriving at a consumer that no longer handles it and lands in its poison
+// queue.
+func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
+	var out []Change
+	newByName := map[string]Consumer{}
+	for _, c := range new.Consumers {
+		newByName[c.Name] = c
+	}
+	oldNames := map[string]bool{}
+	for _, oc := range old.Consumers {
+		oldNames[oc.Name] = true
+		at := loc{load.ManifestFile, appendPtr("/consumers", oc.Name)}
+		nc, ok := newByName[oc.Name]
+		if !ok {
+			ch := change(ConsumerRemoved, "", old.pos(Old, at), "consumer %q was removed; its queues stay on the broker until deleted", oc.Name)
+			ch.Consumer = oc.Name
+			out = append(out, ch)
+			continue
+		}
+		bindingsAt := new.pos(New, loc{load.ManifestFile, appendPtr(at.ptr, "bindings")})
+		now := map[string]bool{}
+		for _, k := range nc.Facts {
+			now[k] = true
+		}
+		before := map[string]bool{}
+		for _, k := range oc.Facts {
+			nk, stillThere := renamed[k]
+			if !stillThere {
+				continue // the fact is gone; fact-removed says so
+			}
+			before[nk] = true
+			if !now[nk] {
+				ch := change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q; its old binding stays on the broker, so these facts reach a consumer that no longer handles them", oc.Name, nk)
+				ch.Consumer = oc.Name
+				out = append(out, ch)
+			}
+		}
+		for _, k := range nc.Facts {
+			if !before[k] {
+				ch := change(BindingStartedMatching, k, bindingsAt, "consumer %q now receives %q", oc.Name, k)
+				ch.Consumer = oc.Name
+				out = append(out, ch)
+			}
+		}
+	}
+	for _, nc := range new.Consumers {
+		if !oldNames[nc.Name] {
+			ch := change(ConsumerAdded, "", new.pos(New, loc{load.ManifestFile, appendPtr("/consumers", nc.Name)}), "new consumer %q", nc.Name)
+			ch.Consumer = nc.Name
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// dedupe drops repeated changes: a definition shared by two properties of
+// one fact is compared once per property, and reports the same change.
+func dedupe(cs []Change) []Change {
+	type key struct {
+		rule, fact, consumer, file, ptr, msg string
+		side                                 Side
+	}
+	seen := map[key]bool{}
+	out := cs[:0]
+	for _, c := range cs {
+		k := key{c.Rule, c.Fact, c.Consumer, c.Pos.File, c.Pos.Pointer, c.Message, c.Pos.Side}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
