@@ -1,0 +1,259 @@
+package schemadiff
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Labels name the two directories when a report prints positions: a
+// position in the old directory prints as Old + "/" + file. They are what
+// the user typed ("events", "../main/events") or a git revision
+// ("origin/main:events"), so that a printed position can be opened.
+type Labels struct {
+	Old, New string
+}
+
+func (l Labels) file(p Pos) string {
+	root := l.New
+	if p.Side == Old {
+		root = l.Old
+	}
+	if root == "" || root == "." {
+		return p.File
+	}
+	if strings.HasSuffix(root, ":") {
+		return root + p.File // a git revision with the repository root: "HEAD:"
+	}
+	return path.Join(root, p.File)
+}
+
+func (l Labels) position(p Pos) string {
+	if p.Line == 0 {
+		return l.file(p)
+	}
+	return fmt.Sprintf("%s:%d:%d", l.file(p), p.Line, p.Col)
+}
+
+// subject names what a change is about: the fact and the place in its
+// schema, or the consumer.
+func (c Change) subject() string {
+	switch {
+	case c.Consumer != "" && c.Fact != "":
+		return fmt.Sprintf("consumer %s, fact %s", c.Consumer, c.Fact)
+	case c.Consumer != "":
+		return "consumer " + c.Consumer
+	case c.Path != "":
+		return c.Fact + " " + c.Path
+	}
+	return c.Fact
+}
+
+// WriteText prints one line per change,
+//
+//	events/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property "note" was removed
+//
+// breaking changes first, then a summary line.
+func (r *Report) WriteText(w io.Writer, l Labels) error {
+	var b strings.Builder
+	for _, c := range r.Changes {
+		fmt.Fprintf(&b, "%s: %s: %s: %s: %s\n", l.position(c.Pos), c.Verdict, c.Rule, c.subject(), c.Message)
+	}
+	b.WriteString(r.summary())
+	b.WriteString("\n")
+	if hint := r.hint(func(s string) string { return s }); hint != "" {
+		b.WriteString(hint)
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// summary counts the changes in one sentence.
+func (r *Report) summary() string {
+	if len(r.Changes) == 0 {
+		return "no changes to facts or consumers"
+	}
+	var parts []string
+	if n := r.Unannounced(); n > 0 {
+		parts = append(parts, plural(n, "unannounced breaking change"))
+	}
+	if n := r.Intentional(); n > 0 {
+		parts = append(parts, plural(n, "intentional breaking change"))
+	}
+	if n := r.Compatible(); n > 0 {
+		parts = append(parts, plural(n, "compatible change"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hint says how to announce the unannounced breaking changes; code formats
+// a fact name for the output format.
+func (r *Report) hint(code func(string) string) string {
+	var raise, deprecate []string
+	consumers := false
+	for _, c := range r.Changes {
+		if c.Verdict != Breaking {
+			continue
+		}
+		switch {
+		case c.Rule == FactRemoved:
+			deprecate = appendOnce(deprecate, code(c.Fact))
+		case c.Consumer != "":
+			consumers = true
+		case c.Rule != VersionLowered:
+			raise = appendOnce(raise, code(c.Fact))
+		}
+	}
+	var lines []string
+	if len(raise) > 0 {
+		lines = append(lines, fmt.Sprintf("To announce a breaking change, raise %s of %s.", code("x-version"), strings.Join(raise, ", ")))
+	}
+	if len(deprecate) > 0 {
+		lines = append(lines, fmt.Sprintf("To remove a fact, first mark it %s and release that: %s.", code(`"deprecated": true`), strings.Join(deprecate, ", ")))
+	}
+	if consumers {
+		lines = append(lines, "A consumer that stops receiving a fact keeps its old binding on the broker until someone removes it: check with the consumer's owners.")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+var verdictMark = map[Verdict]string{
+	Breaking:    "🔴 breaking",
+	Intentional: "🟠 intentional",
+	Compatible:  "🟢 compatible",
+}
+
+// WriteMarkdown renders the report as a compact pull-request comment: a
+// heading that says whether the change can merge as it is, then one table
+// row per change, breaking changes first.
+func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
+	var b strings.Builder
+	switch {
+	case r.Unannounced() > 0:
+		b.WriteString("### warren diff: " + plural(r.Unannounced(), "unannounced breaking change") + "\n\n")
+	case r.Intentional() > 0:
+		b.WriteString("### warren diff: " + plural(r.Intentional(), "intentional breaking change") + "\n\n")
+	case len(r.Changes) > 0:
+		b.WriteString("### warren diff: compatible\n\n")
+	default:
+		b.WriteString("### warren diff: no changes\n\nNo fact or consumer changed.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString(r.summary() + ".\n\n")
+	b.WriteString("| | Rule | Subject | Change | Where |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, c := range r.Changes {
+		subject := ""
+		switch {
+		case c.Consumer != "" && c.Fact != "":
+			subject = mdCode(c.Consumer) + " ← " + mdCode(c.Fact)
+		case c.Consumer != "":
+			subject = mdCode(c.Consumer)
+		default:
+			subject = mdCode(c.Fact)
+			if c.Path != "" {
+				subject += " " + mdCode(c.Path)
+			}
+		}
+		where := l.file(c.Pos)
+		if c.Pos.Line > 0 {
+			where = fmt.Sprintf("%s:%d", where, c.Pos.Line)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", verdictMark[c.Verdict], mdCode(c.Rule), subject, mdText(c.Message), mdCode(where))
+	}
+	if hint := r.hint(mdCode); hint != "" {
+		b.WriteString("\n" + hint + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCode renders s as inline code inside a table cell. A '|' would end the
+// cell even inside code, so it is escaped; a backtick gets a longer fence.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// mdText escapes text for a table cell: no line breaks, no cell ends, no
+// accidental HTML or emphasis from schema content.
+func mdText(s string) string {
+	r := strings.NewReplacer("\r", "", "\n", " ", "|", `\|`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`)
+	return r.Replace(s)
+}
+
+// jsonReport is the shape of --format json. Field names are part of the
+// CLI's contract.
+type jsonReport struct {
+	Unannounced int            `json:"unannounced"`
+	Intentional int            `json:"intentional"`
+	Compatible  int            `json:"compatible"`
+	Changes     []jsonChange   `json:"changes"`
+	Versions    []jsonVersions `json:"versions"`
+}
+
+type jsonChange struct {
+	Rule     string `json:"rule"`
+	Verdict  string `json:"verdict"`
+	Breaking bool   `json:"breaking"`
+	Fact     string `json:"fact,omitempty"`
+	Consumer string `json:"consumer,omitempty"`
+	Path     string `json:"path"`
+	Side     string `json:"side"`
+	File     string `json:"file"`
+	Line     int    `json:"line,omitempty"`
+	Col      int    `json:"col,omitempty"`
+	Pointer  string `json:"pointer"`
+	Message  string `json:"message"`
+}
+
+type jsonVersions struct {
+	Fact string `json:"fact"`
+	Old  int    `json:"old,omitempty"`
+	New  int    `json:"new,omitempty"`
+}
+
+// WriteJSON writes the report as one JSON document, for scripts.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{
+		Unannounced: r.Unannounced(),
+		Intentional: r.Intentional(),
+		Compatible:  r.Compatible(),
+		Changes:     []jsonChange{},
+		Versions:    []jsonVersions{},
+	}
+	for _, c := range r.Changes {
+		out.Changes = append(out.Changes, jsonChange{
+			Rule: c.Rule, Verdict: string(c.Verdict), Breaking: c.Breaking,
+			Fact: c.Fact, Consumer: c.Consumer, Path: c.Path,
+			Side: string(c.Pos.Side), File: c.Pos.File, Line: c.Pos.Line, Col: c.Pos.Col, Pointer: c.Pos.Pointer,
+			Message: c.Message,
+		})
+	}
+	for _, v := range r.Versions {
+		out.Versions = append(out.Versions, jsonVersions(v))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
