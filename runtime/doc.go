@@ -2,4 +2,28 @@
 // publishes facts with publisher confirms, consumes them with broker-held
 // retry and a poison lane, declares the topology, and survives connection
 // loss. See DESIGN.md in the warren repository for the wire contract.
+//
+// # Pieces
+//
+//   - [Dial] returns a [Conn]: one self-healing connection to a broker or
+//     cluster, which declares the topology on every connect.
+//   - [Publisher] publishes facts in the JSON [Envelope] and waits for the
+//     broker's confirm; an unroutable fact is an error ([ErrUnroutable])
+//     unless [AllowUnroutable] is set.
+//   - [Consumer] runs the handlers of one consumer ([Route], [Handle]) and
+//     settles each delivery: ack on success; on a transient error a copy to
+//     the next delay queue of the ladder (header [HeaderAttempts]); after
+//     the last attempt or on a [Permanent] error a copy to the poison queue
+//     with the failure in headers. Every copy is confirmed before the
+//     original is acked. A [Guard] makes handling idempotent.
+//   - [Metrics] receives counts and latencies; [Conn.Figures] reads the
+//     four dashboard figures.
+//
+// # Failure model
+//
+// Delivery is at least once. A message is acked only after its handler
+// succeeded or a copy of it was confirmed in a delay or poison queue, so a
+// crash, a lost connection or a shutdown at any moment leaves it in a queue,
+// to be delivered again; handlers must therefore be idempotent, which a
+// Guard provides. Nobody sleeps: delays are the TTLs of delay queues.
 package runtime

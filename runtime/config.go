@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Config configures a [Conn]. Zero fields take the defaults documented on
+// each field; [Dial] validates the result.
+type Config struct {
+	// URLs are the broker addresses, amqp:// or amqps://. With several (the
+	// nodes of one cluster) Dial uses the first that answers and, after a
+	// connection loss, fails over starting with the next one.
+	URLs []string
+	// TLS configures amqps:// connections. Nil means the system roots, with
+	// the URL's host as the server name.
+	TLS *tls.Config
+	// Logger receives connection, consumer and publisher events. Default
+	// slog.Default(). URLs in log records and errors have their password
+	// redacted.
+	Logger *slog.Logger
+	// Metrics receives counts and handler latencies. Default: none (the
+	// Conn still keeps the counts that [Conn.Figures] reports).
+	Metrics Metrics
+	// Topology, when set, is declared on connect and again on every
+	// reconnect, before any publisher or consumer resumes.
+	Topology *topology.Topology
+	// ConnectionName is shown by the broker (rabbitmqctl list_connections
+	// client_properties). Default: the program's name.
+	ConnectionName string
+	// Heartbeat is the AMQP heartbeat interval: how fast a dead peer is
+	// noticed. Default 10s.
+	Heartbeat time.Duration
+	// DialTimeout bounds the TCP, TLS and AMQP handshake with one address.
+	// Default 10s.
+	DialTimeout time.Duration
+	// ReconnectMin and ReconnectMax bound the jittered exponential backoff
+	// between rounds of reconnect attempts. Defaults 100ms and 30s.
+	ReconnectMin, ReconnectMax time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = nopMetrics{}
+	}
+	if c.ConnectionName == "" {
+		c.ConnectionName = filepath.Base(os.Args[0])
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = 10 * time.Second
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = 10 * time.Second
+	}
+	if c.ReconnectMin == 0 {
+		c.ReconnectMin = 100 * time.Millisecond
+	}
+	if c.ReconnectMax == 0 {
+		c.ReconnectMax = 30 * time.Second
+	}
+}
+
+// Validate reports what is wrong with c, naming each field. URLs in the
+// error are redacted.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.URLs) == 0 {
+		errs = append(errs, errors.New("URLs: expected at least one amqp:// or amqps:// address"))
+	}
+	for i, raw := range c.URLs {
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("URLs[%d]: not a URL", i))
+		case u.Scheme != "amqp" && u.Scheme != "amqps":
+			errs = append(errs, fmt.Errorf("URLs[%d] %s: scheme %q, expected amqp or amqps", i, redactURL(raw), u.Scheme))
+		}
+	}
+	if c.ReconnectMin < 0 || c.ReconnectMax < c.ReconnectMin {
+		errs = append(errs, fmt.Errorf("ReconnectMin %s, ReconnectMax %s: expected 0 <= min <= max", c.ReconnectMin, c.ReconnectMax))
+	}
+	if c.DialTimeout < 0 || c.Heartbeat < 0 {
+		errs = append(errs, errors.New("DialTimeout and Heartbeat: expected positive durations"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("runtime config: %w", err)
+	}
+	return nil
+}

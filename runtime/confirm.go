@@ -1,0 +1,237 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// errChannelLost is matched by publish errors that say nothing about the
+// message except that its channel (or connection) went away before the
+// broker confirmed it. Whether the broker kept it is unknown; publishing it
+// again, with the same id, is the at-least-once answer.
+var errChannelLost = errors.New("channel closed before the broker confirmed")
+
+// lane is a confirm-mode channel that follows the connection: it opens a
+// fresh channel on each new session. Publishers and consumers each own one,
+// so a consumer's retry copies never queue behind a busy publisher.
+type lane struct {
+	conn *Conn
+	mu   sync.Mutex
+	cur  *confirmChannel
+}
+
+// channel returns the lane's open channel, opening one on the live session
+// (waiting for it up to ctx's deadline) when there is none.
+func (l *lane) channel(ctx context.Context) (*confirmChannel, error) {
+	for {
+		s, err := l.conn.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		if cc := l.cur; cc != nil && cc.sess == s && !cc.isDead() {
+			l.mu.Unlock()
+			return cc, nil
+		}
+		cc, err := openConfirmChannel(s)
+		if err == nil {
+			l.cur = cc
+		}
+		l.mu.Unlock()
+		if err == nil {
+			return cc, nil
+		}
+		// The session is dying or out of channels: wait for it to go (or a
+		// moment), then try again on whatever is live.
+		select {
+		case <-s.lost:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open channel: %w", err)
+		}
+	}
+}
+
+func (l *lane) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur != nil {
+		_ = l.cur.ch.Close()
+		l.cur = nil
+	}
+}
+
+// confirmChannel publishes with confirms, pipelined: any number of
+// publishes are in flight and each caller waits only for its own confirm.
+//
+// Confirms and returns are read by one goroutine. The returns channel is
+// unbuffered, and the broker sends a message's basic.return before its
+// basic.ack, so the reader has recorded the return before it can see the
+// ack: a confirmed publish is always known to be routed or not.
+type confirmChannel struct {
+	sess *session
+	ch   *amqp.Channel
+
+	pubMu sync.Mutex // makes "take the next tag, send the frame" atomic
+
+	mu      sync.Mutex
+	pending map[uint64]*waiter
+	dead    chan struct{}
+	deadErr error
+}
+
+type waiter struct {
+	msgID, exchange, key string
+	returned             *amqp.Return
+	done                 chan error
+}
+
+func openConfirmChannel(s *session) (*confirmChannel, error) {
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return nil, err
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return nil, err
+	}
+	cc := &confirmChannel{sess: s, ch: ch, pending: map[uint64]*waiter{}, dead: make(chan struct{})}
+	returns := ch.NotifyReturn(make(chan amqp.Return))
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 1024))
+	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
+	go cc.listen(returns, confirms, closes)
+	return cc, nil
+}
+
+func (cc *confirmChannel) listen(returns <-chan amqp.Return, confirms <-chan amqp.Confirmation, closes <-chan *amqp.Error) {
+	for {
+		select {
+		case r, ok := <-returns:
+			if !ok {
+				returns = nil
+				continue
+			}
+			cc.markReturned(r)
+		case c, ok := <-confirms:
+			if !ok {
+				var reason error = errors.New("closed")
+				if e := <-closes; e != nil {
+					reason = e
+				}
+				cc.fail(reason)
+				return
+			}
+			cc.resolve(c)
+		}
+	}
+}
+
+// markReturned attaches a return to the earliest unconfirmed publish of
+// the same message to the same place.
+func (cc *confirmChannel) markReturned(r amqp.Return) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	var best uint64
+	for tag, w := range cc.pending {
+		if w.returned == nil && w.msgID == r.MessageId && w.exchange == r.Exchange && w.key == r.RoutingKey && (best == 0 || tag < best) {
+			best = tag
+		}
+	}
+	if best != 0 {
+		cc.pending[best].returned = &r
+	}
+}
+
+func (cc *confirmChannel) resolve(c amqp.Confirmation) {
+	cc.mu.Lock()
+	w, ok := cc.pending[c.DeliveryTag]
+	delete(cc.pending, c.DeliveryTag)
+	cc.mu.Unlock()
+	if !ok {
+		return // its publisher gave up waiting
+	}
+	switch {
+	case !c.Ack:
+		w.done <- fmt.Errorf("exchange %q, routing key %q: %w", w.exchange, w.key, ErrNacked)
+	case w.returned != nil:
+		w.done <- &UnroutableError{Exchange: w.exchange, RoutingKey: w.key, Reason: w.returned.ReplyText}
+	default:
+		w.done <- nil
+	}
+}
+
+func (cc *confirmChannel) fail(reason error) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.deadErr = reason
+	close(cc.dead)
+	for tag, w := range cc.pending {
+		w.done <- cc.lostError()
+		delete(cc.pending, tag)
+	}
+}
+
+func (cc *confirmChannel) isDead() bool {
+	select {
+	case <-cc.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// lostError says why the channel died. A channel-level refusal (an exchange
+// that does not exist, no permission) is the publisher's problem and is
+// returned as such; anything else is errChannelLost, worth a republish.
+// Called with cc.mu held or after dead is closed.
+func (cc *confirmChannel) lostError() error {
+	var ae *amqp.Error
+	if errors.As(cc.deadErr, &ae) && (ae.Code == amqp.NotFound || ae.Code == amqp.AccessRefused || ae.Code == amqp.PreconditionFailed) {
+		return fmt.Errorf("broker closed the channel: %w", ae)
+	}
+	return fmt.Errorf("%w: %v", errChannelLost, cc.deadErr)
+}
+
+// publish sends msg and waits for the broker's confirm. With mandatory set,
+// a message that reaches no queue fails with an [*UnroutableError].
+func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) error {
+	w := &waiter{msgID: msg.MessageId, exchange: exchange, key: key, done: make(chan error, 1)}
+	cc.pubMu.Lock()
+	tag := cc.ch.GetNextPublishSeqNo()
+	cc.mu.Lock()
+	if cc.isDead() {
+		err := cc.lostError()
+		cc.mu.Unlock()
+		cc.pubMu.Unlock()
+		return err
+	}
+	cc.pending[tag] = w
+	cc.mu.Unlock()
+	err := cc.ch.PublishWithContext(ctx, exchange, key, mandatory, false, msg)
+	cc.pubMu.Unlock()
+	if err != nil {
+		cc.forget(tag)
+		if errors.Is(err, amqp.ErrClosed) {
+			return fmt.Errorf("%w: %v", errChannelLost, err)
+		}
+		return err
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		cc.forget(tag)
+		return fmt.Errorf("waiting for the broker's confirm: %w", context.Cause(ctx))
+	}
+}
+
+func (cc *confirmChannel) forget(tag uint64) {
+	cc.mu.Lock()
+	delete(cc.pending, tag)
+	cc.mu.Unlock()
+}

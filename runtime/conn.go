@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Conn is a self-healing connection to a RabbitMQ broker or cluster. It
+// reconnects with jittered backoff after the connection drops, fails over
+// between the configured addresses, declares the configured topology on
+// every connect, and lets [Publisher] and [Consumer] wait for the next
+// connection instead of failing. A Conn is safe for concurrent use.
+type Conn struct {
+	cfg     Config
+	log     *slog.Logger
+	secrets []string
+	stats   *stats
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor has exited
+
+	mu   sync.Mutex
+	sess *session      // the live connection; nil while reconnecting
+	up   chan struct{} // closed when sess is set; replaced when it is lost
+}
+
+// session is one AMQP connection. Channels opened on it die with it.
+type session struct {
+	conn *amqp.Connection
+	url  string // redacted
+	idx  int    // index into Config.URLs
+	lost chan struct{}
+	err  error // why the connection ended; read only after lost is closed
+}
+
+// Dial connects to the first answering address of cfg.URLs, declares
+// cfg.Topology if set, and returns a Conn that stays connected until Close.
+// While no address answers it retries with jittered backoff until ctx is
+// done; refused credentials and a topology that conflicts with existing
+// queues fail at once, since retrying cannot fix them. ctx bounds only the
+// dial: the returned Conn lives until Close.
+func Dial(ctx context.Context, cfg Config) (*Conn, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Conn{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "warren"),
+		secrets: secretsOf(cfg.URLs),
+		stats:   newStats(),
+		done:    make(chan struct{}),
+		up:      make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	s, err := c.connect(ctx, 0, true)
+	if err != nil {
+		c.cancel()
+		return nil, err
+	}
+	c.install(s)
+	go c.supervise(s)
+	return c, nil
+}
+
+// Close closes the connection and stops reconnecting. Publishers and
+// consumers of c fail with [ErrClosed] afterwards. Stop consumers first
+// (cancel their Run) so in-flight work is settled before the connection
+// goes.
+func (c *Conn) Close() error {
+	c.cancel()
+	<-c.done
+	return nil
+}
+
+// session returns the live connection, waiting for a reconnect if there is
+// none, up to ctx's deadline.
+func (c *Conn) session(ctx context.Context) (*session, error) {
+	for {
+		c.mu.Lock()
+		s, up := c.sess, c.up
+		c.mu.Unlock()
+		if s != nil {
+			return s, nil
+		}
+		select {
+		case <-up:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the broker: %w", context.Cause(ctx))
+		case <-c.ctx.Done():
+			return nil, fmt.Errorf("connection: %w", ErrClosed)
+		}
+	}
+}
+
+func (c *Conn) install(s *session) {
+	c.mu.Lock()
+	c.sess = s
+	close(c.up)
+	c.mu.Unlock()
+	c.log.Info("connected to broker", "url", s.url)
+}
+
+// supervise reconnects whenever the live session is lost, until Close.
+func (c *Conn) supervise(s *session) {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.ctx.Done():
+			_ = s.conn.Close()
+			return
+		case <-s.lost:
+		}
+		if c.ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("broker connection lost; reconnecting", "url", s.url, "err", c.redact(s.err))
+		next, err := c.connect(c.ctx, s.idx+1, false)
+		if err != nil {
+			return // closed while reconnecting
+		}
+		c.install(next)
+		s = next
+	}
+}
+
+// connect tries every address once per round, starting at start (so a
+// reconnect tries the other cluster nodes before the one that just failed),
+// with jittered backoff between rounds.
+func (c *Conn) connect(ctx context.Context, start int, failFast bool) (*session, error) {
+	n := len(c.cfg.URLs)
+	var last error
+	for round := 0; ; round++ {
+		for i := range n {
+			idx := (start + i) % n
+			s, err := c.dial(ctx, idx)
+			if err == nil {
+				return s, nil
+			}
+			last = err
+			if failFast && isPermanentDialError(err) {
+				return nil, err
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			c.log.Warn("broker connect failed", "url", redactURL(c.cfg.URLs[idx]), "err", err)
+		}
+		if ctx.Err() != nil || !sleepCtx(ctx.Done(), backoff(round, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
+			return nil, fmt.Errorf("connect to broker: %w (last error: %w)", context.Cause(ctx), last)
+		}
+	}
+}
+
+func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
+	raw := c.cfg.URLs[idx]
+	s := &session{url: redactURL(raw), idx: idx, lost: make(chan struct{})}
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName(c.cfg.ConnectionName)
+	conn, err := amqp.DialConfig(raw, amqp.Config{
+		Heartbeat: c.cfg.Heartbeat,
+		// Cloned per dial: amqp091 writes ServerName into the config, which
+		// would pin every later address to the first one's host name.
+		TLSClientConfig: c.cfg.TLS.Clone(),
+		Properties:      props,
+		Dial: func(network, addr string) (net.Conn, error) {
+			d := net.Dialer{Timeout: c.cfg.DialTimeout}
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			// Bounds the TLS and AMQP handshakes; amqp091 clears it once open.
+			return nc, nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
+		},
+	})
+	if err != nil {
+		return nil, c.redact(fmt.Errorf("dial %s: %w", s.url, err))
+	}
+	s.conn = conn
+	closes := conn.NotifyClose(make(chan *amqp.Error, 1))
+	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 1))
+	go c.watch(s, closes, blocks)
+	if t := c.cfg.Topology; t != nil {
+		if err := declare(conn, *t); err != nil {
+			_ = conn.Close()
+			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
+		}
+	}
+	return s, nil
+}
+
+// watch marks s lost the moment its connection closes, so that nobody is
+// handed a dead session, and logs flow control by the broker.
+func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Blocking) {
+	for {
+		select {
+		case b := <-blocks:
+			if b.Active {
+				c.log.Warn("broker blocked publishing (resource alarm); publishes wait", "url", s.url, "reason", b.Reason)
+			} else {
+				c.log.Info("broker unblocked publishing", "url", s.url)
+			}
+		case e, ok := <-closes:
+			c.mu.Lock()
+			if ok && e != nil {
+				s.err = e
+			} else {
+				s.err = errors.New("connection closed")
+			}
+			if c.sess == s {
+				c.sess = nil
+				c.up = make(chan struct{})
+			}
+			close(s.lost)
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (c *Conn) redact(err error) error { return redactErr(err, c.secrets) }
+
+// isPermanentDialError reports errors that another attempt cannot fix:
+// refused credentials or vhost, and a topology that conflicts with the
+// broker's.
+func isPermanentDialError(err error) bool {
+	var mismatch *MismatchError
+	if errors.As(err, &mismatch) {
+		return true
+	}
+	var ae *amqp.Error
+	return errors.As(err, &ae) && (ae.Code == amqp.AccessRefused || ae.Code == amqp.NotAllowed)
+}

@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Consumer reads one consumer's work queue and settles every delivery by
+// the wire contract: success acks; a transient failure sends a copy to the
+// next delay tier and a permanent one (or the last attempt) a copy to the
+// poison queue, each confirmed by the broker before the original is acked.
+// Nothing is acked that is not done or safely copied, so a crash at any
+// point leaves the message in a queue.
+type Consumer struct {
+	conn     *Conn
+	spec     topology.Consumer
+	routes   map[string]Route
+	opts     consumerOptions
+	log      *slog.Logger
+	metrics  Metrics
+	counters *counters
+	lane     lane
+	running  atomic.Bool
+}
+
+// ConsumerOption configures a [Consumer].
+type ConsumerOption func(*consumerOptions)
+
+type consumerOptions struct {
+	guard           Guard
+	middleware      []Middleware
+	shutdownTimeout time.Duration
+	prefetch        int
+	concurrency     int
+}
+
+// HandlerFunc handles one delivery whose envelope, route and payload have
+// already been checked; the fact itself is decoded by the [Route].
+type HandlerFunc func(ctx context.Context, d Delivery) error
+
+// Middleware wraps the handling of each delivery, for tracing, logging or
+// timeouts. It may return an error marked with [Permanent].
+type Middleware func(next HandlerFunc) HandlerFunc
+
+// WithMiddleware adds middleware around every handler call. The first
+// listed runs outermost. Order, outside in: panic recovery, these
+// middleware, the guard ([WithGuard]), panic recovery, the handler.
+func WithMiddleware(m ...Middleware) ConsumerOption {
+	return func(o *consumerOptions) { o.middleware = append(o.middleware, m...) }
+}
+
+// WithShutdownTimeout bounds how long Run waits, once its ctx is
+// cancelled, for running handlers to finish (default 30s). Handlers still
+// running then see their ctx cancelled and their messages return to the
+// queue unacked, to be delivered again: shutdown never loses a message.
+func WithShutdownTimeout(d time.Duration) ConsumerOption {
+	return func(o *consumerOptions) { o.shutdownTimeout = d }
+}
+
+// WithPrefetch overrides the topology's prefetch: how many unacked
+// deliveries the broker sends ahead.
+func WithPrefetch(n int) ConsumerOption {
+	return func(o *consumerOptions) { o.prefetch = n }
+}
+
+// WithConcurrency overrides the topology's concurrency: how many handlers
+// run at once.
+func WithConcurrency(n int) ConsumerOption {
+	return func(o *consumerOptions) { o.concurrency = n }
+}
+
+// NewConsumer returns a consumer of c's work queue that dispatches each fact
+// by routing key to one of routes. Facts with no route go to poison. Run
+// starts it.
+func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...ConsumerOption) (*Consumer, error) {
+	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: c.Prefetch, concurrency: c.Concurrency}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.concurrency = max(o.concurrency, 1)
+	o.prefetch = max(o.prefetch, o.concurrency)
+	var errs []error
+	if conn == nil {
+		errs = append(errs, errors.New("nil Conn"))
+	}
+	if c.Name == "" || c.Queue == "" || c.PoisonQueue == "" || c.DeadExchange == "" {
+		errs = append(errs, errors.New("incomplete topology.Consumer: use one from topology.Build"))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("MaxAttempts %d: expected at least 1", c.MaxAttempts))
+	} else if c.MaxAttempts > 1 && (len(c.Tiers) == 0 || c.RetryExchange == "") {
+		errs = append(errs, fmt.Errorf("MaxAttempts %d needs retry tiers and a retry exchange", c.MaxAttempts))
+	}
+	if len(routes) == 0 {
+		errs = append(errs, errors.New("no routes"))
+	}
+	byKey := map[string]Route{}
+	for _, r := range routes {
+		switch key := r.fact.RoutingKey; {
+		case r.decode == nil || key == "":
+			errs = append(errs, errors.New("route without a fact: build routes with Handle"))
+		case byKey[key].decode != nil:
+			errs = append(errs, fmt.Errorf("two routes for %q", key))
+		default:
+			byKey[key] = r
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("new consumer %q: %w", c.Name, err)
+	}
+	return &Consumer{
+		conn: conn, spec: c, routes: byKey, opts: o,
+		log:      conn.log.With("consumer", c.Name),
+		metrics:  conn.cfg.Metrics,
+		counters: conn.stats.of(c.Name),
+		lane:     lane{conn: conn},
+	}, nil
+}
+
+// Run consumes until ctx is cancelled, then stops taking deliveries, gives
+// back those not yet started, waits for running handlers (bounded by the
+// shutdown timeout) and returns. Across connection and channel losses it
+// resumes by itself. It returns nil after a clean shutdown, and an error if
+// the work queue does not exist, the Conn was closed, or handlers outlived
+// the shutdown timeout (their messages return to the queue).
+func (c *Consumer) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("consumer %q: Run is already running", c.spec.Name)
+	}
+	defer c.running.Store(false)
+	defer c.lane.close()
+	round := 0
+	for {
+		s, err := c.conn.session(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("consumer %q: %w", c.spec.Name, err)
+		}
+		started := time.Now()
+		err, end := c.consume(ctx, s)
+		if end {
+			return err
+		}
+		c.log.Warn("consumer lost its channel; resuming", "err", c.conn.redact(err))
+		if time.Since(started) > 10*time.Second {
+			round = 0
+		}
+		if !sleepCtx(ctx.Done(), backoff(round, c.conn.cfg.ReconnectMin, c.conn.cfg.ReconnectMax)) {
+			return nil
+		}
+		round++
+	}
+}
+
+// consume runs one channel. end reports that Run should return err (a
+// shutdown or a fatal error) rather than resume.
+func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool) {
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err), false
+	}
+	defer ch.Close()
+	if err := ch.Qos(c.opts.prefetch, 0, false); err != nil {
+		return fmt.Errorf("set prefetch: %w", err), false
+	}
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	tag := consumerTag(c.spec.Name)
+	deliveries, err := ch.Consume(c.spec.Queue, tag, false, false, false, false, nil)
+	if err != nil {
+		var ae *amqp.Error
+		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+			return fmt.Errorf("consumer %q: work queue %q does not exist: declare the topology (Config.Topology)", c.spec.Name, c.spec.Queue), true
+		}
+		return fmt.Errorf("consume %q: %w", c.spec.Queue, err), false
+	}
+	c.log.Debug("consuming", "queue", c.spec.Queue, "url", s.url)
+
+	// Handlers outlive Run's ctx: cancelling Run asks for a graceful stop,
+	// not for the work in hand to be abandoned.
+	hctx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHandlers()
+	var stopping atomic.Bool
+	var wg sync.WaitGroup
+	for range c.opts.concurrency {
+		wg.Go(func() {
+			for d := range deliveries {
+				if stopping.Load() {
+					c.giveBack(d, "shutting down")
+					continue
+				}
+				c.process(hctx, d)
+			}
+		})
+	}
+	idle := make(chan struct{})
+	go func() { wg.Wait(); close(idle) }()
+
+	select {
+	case <-idle:
+		return errors.New("the broker cancelled the consumer (was the queue deleted?)"), false
+	case e := <-closed:
+		cancelHandlers()
+		<-idle
+		if e == nil {
+			return errors.New("channel closed"), false
+		}
+		return fmt.Errorf("channel closed: %w", e), false
+	case <-ctx.Done():
+		return c.shutdown(ch, tag, &stopping, idle, cancelHandlers), true
+	}
+}
+
+func (c *Consumer) shutdown(ch *amqp.Channel, tag string, stopping *atomic.Bool, idle <-chan struct{}, cancelHandlers context.CancelFunc) error {
+	stopping.Store(true)
+	// The broker stops sending; deliveries it already sent drain through
+	// the workers, which give them back.
+	if err := ch.Cancel(tag, false); err != nil {
+		c.log.Debug("cancel consumer", "err", err)
+	}
+	t := time.NewTimer(c.opts.shutdownTimeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+		c.log.Info("consumer stopped")
+		return nil
+	case <-t.C:
+		cancelHandlers()
+		_ = ch.Close() // their unacked messages return to the queue
+		return fmt.Errorf("consumer %q: handlers still running after the %s shutdown timeout were cancelled; their messages return to the queue",
+			c.spec.Name, c.opts.shutdownTimeout)
+	}
+}
+
+func consumerTag(name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return name + "." + hex.EncodeToString(b[:])
+}

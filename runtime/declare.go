@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// MismatchError reports that an exchange or queue already exists on the
+// broker with properties other than the topology declares. RabbitMQ never
+// changes an existing queue's arguments: the queue has to be deleted (after
+// draining it) or the topology changed back.
+type MismatchError struct {
+	Kind     string // "queue" or "exchange"
+	Name     string
+	Argument string // the differing property, e.g. "x-message-ttl", "x-queue-type", "durable"
+	Broker   string // the broker's explanation
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s %q already exists with a different %s: %s", e.Kind, e.Name, e.Argument, e.Broker)
+}
+
+// Declare declares t on the broker: exchanges, then queues, then bindings.
+// Declaring what already exists with the same properties changes nothing,
+// so Declare is safe to repeat. A queue or exchange that exists with other
+// arguments is reported as a [*MismatchError] naming it and the argument.
+func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
+	s, err := c.session(ctx)
+	if err != nil {
+		return fmt.Errorf("declare topology: %w", err)
+	}
+	return c.redact(declare(s.conn, t))
+}
+
+func declare(conn *amqp.Connection, t topology.Topology) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	// A failed declaration closes the channel (the broker answers with a
+	// channel error), so only the first error is ever reported.
+	defer ch.Close()
+	for _, e := range t.Exchanges {
+		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, nil); err != nil {
+			return declareError("exchange", e.Name, err)
+		}
+	}
+	for _, q := range t.Queues {
+		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments())); err != nil {
+			return declareError("queue", q.Name, err)
+		}
+	}
+	for _, b := range t.Bindings {
+		if err := ch.QueueBind(b.Queue, b.Key, b.Exchange, false, nil); err != nil {
+			return fmt.Errorf("bind queue %q to exchange %q with %q: %w", b.Queue, b.Exchange, b.Key, err)
+		}
+	}
+	return nil
+}
+
+// inequivalentArg matches RabbitMQ's PRECONDITION_FAILED reason, e.g.
+// "inequivalent arg 'x-message-ttl' for queue 'q' in vhost '/': received
+// the value '20' of type 'signedint' but current is none".
+var inequivalentArg = regexp.MustCompile(`inequivalent arg '([^']+)'`)
+
+func declareError(kind, name string, err error) error {
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+		arg := "argument"
+		if m := inequivalentArg.FindStringSubmatch(ae.Reason); m != nil {
+			arg = m[1]
+		}
+		return fmt.Errorf("declare %s %q: %w", kind, name, &MismatchError{Kind: kind, Name: name, Argument: arg, Broker: ae.Reason})
+	}
+	return fmt.Errorf("declare %s %q: %w", kind, name, err)
+}

@@ -1,0 +1,119 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// In generated code these come from the schema directory.
+var (
+	factImportCompleted = runtime.Fact{RoutingKey: "catalogue.import.completed", Version: 1}
+	shop, _             = topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}},
+	}})
+)
+
+type importCompleted struct {
+	CatalogueID int `json:"catalogue_id"`
+}
+
+// Dial connects to a cluster of three nodes over TLS, failing over between
+// them, and declares the topology on every connect.
+func ExampleDial() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{
+		URLs: []string{
+			"amqps://app:secret@rabbit-1:5671/",
+			"amqps://app:secret@rabbit-2:5671/",
+			"amqps://app:secret@rabbit-3:5671/",
+		},
+		Topology:       &shop,
+		ConnectionName: "catalogue-api",
+	})
+	if err != nil {
+		log.Fatal(err) // the password never appears in err
+	}
+	defer conn.Close()
+}
+
+// A Publisher waits for the broker's confirm; many goroutines may share one.
+func ExamplePublisher_Publish() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}, Topology: &shop})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Publish waits through a broker outage up to this deadline.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	id, err := pub.Publish(ctx, factImportCompleted, importCompleted{CatalogueID: 42})
+	if errors.Is(err, runtime.ErrUnroutable) {
+		log.Fatal("nothing is bound to catalogue.import.completed: is the topology declared?")
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("published", id)
+}
+
+// A Consumer runs until its context is cancelled, then finishes the work in
+// hand and returns.
+func ExampleConsumer_Run() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}, Topology: &shop})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	spec, _ := shop.Consumer("search-indexer")
+	consumer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
+		runtime.Handle(factImportCompleted, func(ctx context.Context, d runtime.Delivery, f importCompleted) error {
+			if f.CatalogueID <= 0 {
+				// No retry will fix this: straight to search-indexer.poison.
+				return runtime.Permanent(fmt.Errorf("catalogue id %d", f.CatalogueID))
+			}
+			// A plain error is transient: retried after 1s, 2s, 4s, ...
+			return reindex(ctx, f.CatalogueID)
+		}),
+	}, runtime.WithShutdownTimeout(20*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := consumer.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Figures reads what a dashboard shows for one consumer.
+func ExampleConn_Figures() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	spec, _ := shop.Consumer("search-indexer")
+	f, err := conn.Figures(ctx, spec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("depth %d, poison %d, consumers %d, redelivered %.1f%%\n",
+		f.WorkDepth, f.PoisonDepth, f.Consumers, 100*f.RedeliveryRate)
+}
+
+func reindex(context.Context, int) error { return nil }

@@ -1,0 +1,27 @@
+package runtime
+
+import "context"
+
+// Guard makes handling idempotent: it remembers which (consumer, message
+// id) pairs were handled, so a redelivered or republished fact does its
+// work once. runtime/idempotency implements it in memory, PostgreSQL and
+// SQLite; the runtime knows only this interface.
+type Guard interface {
+	// Run claims (consumer, messageID). If the claim is new it calls fn with
+	// a ctx that carries the claim's transaction and keeps the claim only if
+	// fn returns nil; fn's error is returned wrapped so that errors.Is and
+	// errors.As still see it (and [IsPermanent] still holds).
+	// duplicate=true means the message was already handled and fn was not
+	// called. An error from the store itself is treated as transient.
+	Run(ctx context.Context, consumer, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error)
+}
+
+// WithGuard runs every handler call through g. A duplicate is acked
+// without calling the handler and counted as [DuplicateSkipped]; an error
+// from g's store is a transient failure (the message is retried).
+//
+// The guard sits inside the middleware set by [WithMiddleware] and outside
+// the handler's panic recovery, so a panicking handler rolls back its claim.
+func WithGuard(g Guard) ConsumerOption {
+	return func(o *consumerOptions) { o.guard = g }
+}

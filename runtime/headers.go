@@ -1,0 +1,31 @@
+package runtime
+
+// Message headers of the wire contract. They are exported so that tools
+// (replay, status) and consumers written with other AMQP clients read the
+// same names.
+const (
+	// HeaderFactVersion carries the fact's schema version (x-version) on
+	// every published fact, as an integer.
+	HeaderFactVersion = "x-fact-version"
+	// HeaderAttempts counts the handler attempts that failed so far, as an
+	// integer. A retry copy carries it so the count survives the delay queue
+	// and broker restarts; a poison copy carries the final count. Absent
+	// means no attempt has failed yet.
+	HeaderAttempts = "x-attempts"
+	// HeaderOriginalRoutingKey and HeaderOriginalExchange record where a fact
+	// was first published. A retry returns through the default exchange with
+	// the consumer's name as routing key, so the delivery itself no longer
+	// says.
+	HeaderOriginalRoutingKey = "x-original-routing-key"
+	HeaderOriginalExchange   = "x-original-exchange"
+	// HeaderFailure (at most 500 bytes of the last error, cut on a UTF-8
+	// boundary), HeaderFailedAt (RFC 3339, UTC) and HeaderConsumer (the
+	// consumer that gave up) are set on poison copies only.
+	HeaderFailure  = "x-failure"
+	HeaderFailedAt = "x-failed-at"
+	HeaderConsumer = "x-consumer"
+)
+
+// maxFailureLen bounds x-failure: a poison queue is read by people, and a
+// huge error (a response body, a stack) would bloat every message in it.
+const maxFailureLen = 500

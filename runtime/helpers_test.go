@@ -1,0 +1,231 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// The short ladder every test uses: routing is what the tests assert, not
+// the arithmetic of delays.
+var testLadder = []time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond}
+
+// broker is one test's private topology on the real broker, removed again
+// when the test ends.
+type broker struct {
+	t    testing.TB
+	url  string
+	top  topology.Topology
+	raw  *amqp.Connection // a plain connection for setup, inspection and cleanup
+	logs *slog.Logger
+}
+
+// newBroker builds a topology with test-unique exchange and consumer names
+// from specs (whose Names are used as prefixes) and declares it.
+func newBroker(t testing.TB, specs ...topology.ConsumerSpec) *broker {
+	t.Helper()
+	url := testenv.AMQPURL(t)
+	spec := topology.Spec{Exchanges: topology.Exchanges{
+		Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead"),
+	}}
+	for _, s := range specs {
+		s.Name = testenv.Name(s.Name)
+		spec.Consumers = append(spec.Consumers, s)
+	}
+	top, err := topology.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := amqp.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &broker{t: t, url: url, top: top, raw: raw, logs: testLogger(t)}
+	t.Cleanup(b.cleanup)
+	if err := declare(raw, top); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *broker) cleanup() {
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Errorf("cleanup: %v", err)
+		return
+	}
+	for _, q := range b.top.Queues {
+		if _, err := ch.QueueDelete(q.Name, false, false, false); err != nil {
+			b.t.Errorf("cleanup: delete queue %s: %v", q.Name, err)
+			return
+		}
+	}
+	for _, e := range b.top.Exchanges {
+		if err := ch.ExchangeDelete(e.Name, false, false); err != nil {
+			b.t.Errorf("cleanup: delete exchange %s: %v", e.Name, err)
+			return
+		}
+	}
+	_ = b.raw.Close()
+}
+
+// consumer returns the i-th consumer of the topology.
+func (b *broker) consumer(i int) topology.Consumer { return b.top.Consumers[i] }
+
+func (b *broker) events() string { return b.top.Exchanges[0].Name }
+
+// dial opens a Conn to the test broker that declares the test topology.
+func (b *broker) dial(cfg Config) *Conn {
+	b.t.Helper()
+	if cfg.URLs == nil {
+		cfg.URLs = []string{b.url}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = b.logs
+	}
+	if cfg.Topology == nil {
+		cfg.Topology = &b.top
+	}
+	cfg.ReconnectMin = 20 * time.Millisecond
+	cfg.ReconnectMax = 500 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, cfg)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// depth returns the number of ready messages in a queue.
+func (b *broker) depth(queue string) int {
+	b.t.Helper()
+	q, err := inspectQueue(b.raw, queue)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return q.Messages
+}
+
+// get takes one message from a queue (acking it), waiting for it to arrive.
+func (b *broker) get(queue string) amqp.Delivery {
+	b.t.Helper()
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	var d amqp.Delivery
+	eventually(b.t, "a message in "+queue, func() bool {
+		var ok bool
+		d, ok, err = ch.Get(queue, true)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		return ok
+	})
+	return d
+}
+
+// publishRaw publishes body as is, the way any AMQP client could.
+func (b *broker) publishRaw(key string, body []byte) {
+	b.t.Helper()
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		b.t.Fatal(err)
+	}
+	dc, err := ch.PublishWithDeferredConfirm(b.events(), key, true, false, amqp.Publishing{Body: body, DeliveryMode: amqp.Persistent})
+	if err != nil || !dc.Wait() {
+		b.t.Fatalf("raw publish: %v", err)
+	}
+}
+
+// run starts a consumer and returns a function that stops it and returns
+// Run's result.
+func run(t testing.TB, c *Consumer) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				err = errors.New("Run did not return within a minute of cancel")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// eventually waits, with a generous deadline, for cond to hold.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	if os.Getenv("WARREN_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// testFact is a fact with a schema check: "sku" must be a non-empty string.
+type item struct {
+	SKU string `json:"sku"`
+	N   int    `json:"n"`
+}
+
+func itemFact(key string) Fact {
+	return Fact{RoutingKey: key, Version: 2, Validate: func(payload []byte) error {
+		var v map[string]any
+		if err := json.Unmarshal(payload, &v); err != nil {
+			return err
+		}
+		if s, ok := v["sku"].(string); !ok || s == "" {
+			return fmt.Errorf("/sku: expected a non-empty string, got %v", v["sku"])
+		}
+		return nil
+	}}
+}
+
+// mustPublish publishes and fails the test on error.
+func mustPublish(t testing.TB, p *Publisher, f Fact, v any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := p.Publish(ctx, f, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}

@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Event is something that happened to a delivery, counted by [Metrics].
+type Event int
+
+// The events a consumer counts. Every delivery is Delivered once and then
+// ends as exactly one of Acked, Retried, Poisoned, DuplicateSkipped or
+// Returned.
+const (
+	Delivered        Event = iota // a message reached the consumer
+	Redelivered                   // the broker had delivered it before without an ack (counted besides Delivered)
+	Acked                         // the handler succeeded and the message was acked
+	Retried                       // a confirmed copy went to a delay queue, then the original was acked
+	Poisoned                      // a confirmed copy went to the poison queue, then the original was acked
+	DuplicateSkipped              // the guard had seen the message id already; acked without calling the handler
+	Returned                      // handed back to the broker unsettled (shutdown, or a copy that was not confirmed)
+	numEvents
+)
+
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned"}
+
+// String returns the event's snake_case name, suitable as a metric label.
+func (e Event) String() string {
+	if e < 0 || e >= numEvents {
+		return "unknown"
+	}
+	return eventNames[e]
+}
+
+// Metrics receives what consumers count, so that a metrics library
+// (Prometheus, OpenTelemetry, expvar) can export it. Implementations must be
+// safe for concurrent use and fast: they are called on the delivery path.
+type Metrics interface {
+	// Count records one event for a delivery of routingKey to consumer.
+	Count(consumer string, e Event, routingKey string)
+	// ObserveHandler records how long a handler ran and whether it failed.
+	ObserveHandler(consumer, routingKey string, d time.Duration, err error)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Count(string, Event, string)                         {}
+func (nopMetrics) ObserveHandler(string, string, time.Duration, error) {}
+
+// Counts are the events a consumer counted in this process since Dial.
+type Counts [numEvents]uint64
+
+// Get returns the count of e.
+func (c Counts) Get(e Event) uint64 { return c[e] }
+
+// stats keeps per-consumer counters for Conn.Figures, whatever Metrics the
+// user configured.
+type stats struct {
+	mu        sync.Mutex
+	consumers map[string]*counters
+}
+
+type counters [numEvents]atomic.Uint64
+
+func newStats() *stats { return &stats{consumers: map[string]*counters{}} }
+
+func (s *stats) of(consumer string) *counters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.consumers[consumer]
+	if !ok {
+		c = new(counters)
+		s.consumers[consumer] = c
+	}
+	return c
+}
+
+func (c *counters) snapshot() Counts {
+	var out Counts
+	for i := range c {
+		out[i] = c[i].Load()
+	}
+	return out
+}
+
+// Counts returns what the named consumer counted in this process.
+func (c *Conn) Counts(consumer string) Counts { return c.stats.of(consumer).snapshot() }

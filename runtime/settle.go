@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// retry sends a copy of the delivery to the delay queue for its attempt,
+// with the attempt count in a header, and acks the original once the broker
+// confirmed the copy. If the copy is not confirmed the original goes back to
+// the queue: it is delivered again rather than lost.
+func (c *Consumer) retry(ctx context.Context, in inbound, cause error) {
+	tier, _ := c.spec.TierFor(in.attempt)
+	msg := copyOf(in)
+	msg.Headers[HeaderAttempts] = int64(in.attempt)
+	if err := c.publishCopy(ctx, c.spec.RetryExchange, tier.Queue, msg); err != nil {
+		c.log.Error("could not send a retry copy; returning the message to the queue",
+			append(logAttrs(in, cause), "delay_queue", tier.Queue, "copy_err", c.conn.redact(err))...)
+		c.giveBack(in.d, "retry copy not confirmed")
+		return
+	}
+	c.log.Warn("handler failed; retrying", append(logAttrs(in, cause), "delay", tier.Delay.String())...)
+	c.ack(in, Retried)
+}
+
+// poison sends a copy to the poison queue with the failure attached and
+// acks the original once the broker confirmed the copy.
+func (c *Consumer) poison(ctx context.Context, in inbound, cause error) {
+	msg := copyOf(in)
+	msg.Headers[HeaderAttempts] = int64(in.attempt)
+	msg.Headers[HeaderFailure] = failureText(cause)
+	msg.Headers[HeaderFailedAt] = time.Now().UTC().Format(time.RFC3339)
+	msg.Headers[HeaderConsumer] = c.spec.Name
+	if err := c.publishCopy(ctx, c.spec.DeadExchange, c.spec.Name, msg); err != nil {
+		c.log.Error("could not send a poison copy; returning the message to the queue",
+			append(logAttrs(in, cause), "copy_err", c.conn.redact(err))...)
+		c.giveBack(in.d, "poison copy not confirmed")
+		return
+	}
+	c.log.Error("gave up on a message; it is in the poison queue",
+		append(logAttrs(in, cause), "poison_queue", c.spec.PoisonQueue)...)
+	c.ack(in, Poisoned)
+}
+
+// publishCopy publishes with the mandatory flag: a copy that reaches no
+// queue (a topology that was never declared) is a failure, not an ack.
+func (c *Consumer) publishCopy(ctx context.Context, exchange, key string, msg amqp.Publishing) error {
+	cc, err := c.lane.channel(ctx)
+	if err != nil {
+		return err
+	}
+	return cc.publish(ctx, exchange, key, true, msg)
+}
+
+// copyOf copies a delivery for republishing. It keeps the body, the
+// properties and every header (x-death included, which records the delay
+// queues the message passed through), records where the fact was first
+// published, and drops what would make the copy misbehave: a per-message
+// expiration (a poison copy must not expire) and user_id (the broker
+// rejects one that is not the publishing connection's user).
+func copyOf(in inbound) amqp.Publishing {
+	d := in.d
+	h := make(amqp.Table, len(d.Headers)+6)
+	for k, v := range d.Headers {
+		h[k] = v
+	}
+	h[HeaderOriginalRoutingKey] = in.routingKey
+	h[HeaderOriginalExchange] = in.exchange
+	return amqp.Publishing{
+		Headers:         h,
+		ContentType:     d.ContentType,
+		ContentEncoding: d.ContentEncoding,
+		DeliveryMode:    amqp.Persistent,
+		Priority:        d.Priority,
+		CorrelationId:   d.CorrelationId,
+		ReplyTo:         d.ReplyTo,
+		MessageId:       d.MessageId,
+		Timestamp:       d.Timestamp,
+		Type:            d.Type,
+		AppId:           d.AppId,
+		Body:            d.Body,
+	}
+}
+
+// failureText renders err for the x-failure header: at most maxFailureLen
+// bytes, cut on a UTF-8 boundary and marked when cut.
+func failureText(err error) string {
+	s := "unknown error"
+	if err != nil {
+		s = err.Error()
+	}
+	if len(s) <= maxFailureLen {
+		return s
+	}
+	const mark = "..."
+	cut := maxFailureLen - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
