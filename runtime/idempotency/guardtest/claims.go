@@ -44,7 +44,7 @@ func (f *failure) Error() string { return "handler failed: " + f.reason }
 // intact; the retry does the work once.
 func testHandlerErrorRollsBack(t *testing.T, s *suite) {
 	sentinel := errors.New("disk full")
-	dup, err := s.Guard.Run(context.Background(), consumer, "m1", func(ctx context.Context) error {
+	dup, err := s.Guard.Run(s.ctx, consumer, "m1", func(ctx context.Context) error {
 		if err := s.work(ctx, "m1"); err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func testPanicDropsClaim(t *testing.T, s *suite) {
 				t.Errorf("recovered %v, want the handler's panic value %q", r, "boom")
 			}
 		}()
-		_, _ = s.Guard.Run(context.Background(), consumer, "m1", func(ctx context.Context) error {
+		_, _ = s.Guard.Run(s.ctx, consumer, "m1", func(ctx context.Context) error {
 			if err := s.work(ctx, "m1"); err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ func testConcurrentDuplicates(t *testing.T, s *suite) {
 			go func() {
 				defer wg.Done()
 				<-start
-				dups[w], errs[w] = guards[w].Run(context.Background(), consumer, id, func(ctx context.Context) error {
+				dups[w], errs[w] = guards[w].Run(s.ctx, consumer, id, func(ctx context.Context) error {
 					calls.Add(1)
 					if round%2 == 1 {
 						// Hold the claim open on odd rounds, so the other worker
@@ -139,50 +139,40 @@ func testWaitsForPendingClaim(t *testing.T, s *suite) {
 	for _, kept := range []bool{true, false} {
 		t.Run(fmt.Sprintf("kept=%v", kept), func(t *testing.T) {
 			id := fmt.Sprintf("m-%v", kept)
-			started, release := make(chan struct{}), make(chan struct{})
-			var released atomic.Bool
-			first := make(chan error, 1)
-			go func() {
-				_, err := s.Guard.Run(context.Background(), consumer, id, func(ctx context.Context) error {
-					close(started)
-					<-release
-					if !kept {
-						return errors.New("first delivery failed")
-					}
-					return s.work(ctx, id)
-				})
-				first <- err
-			}()
-			<-started
+			first := s.holdClaim(t, s.Guard, id)
 			type result struct {
-				dup, releasedFirst bool
-				calls              int
-				err                error
+				dup, afterFirst bool
+				calls           int
+				err             error
 			}
+			var firstDone atomic.Bool
 			second := make(chan result, 1)
 			go func() {
 				var r result
-				r.dup, r.err = s.peer().Run(context.Background(), consumer, id, func(ctx context.Context) error {
+				r.dup, r.err = s.peer().Run(s.ctx, consumer, id, func(ctx context.Context) error {
 					r.calls++
 					return s.work(ctx, id)
 				})
-				r.releasedFirst = released.Load()
+				r.afterFirst = firstDone.Load()
 				second <- r
 			}()
 			// Give the second delivery time to reach the pending claim. What is
 			// asserted does not depend on it: the second delivery may not
-			// finish before the first is released, however long this is.
+			// return before the first has ended, however long this is.
 			time.Sleep(50 * time.Millisecond)
-			released.Store(true)
-			close(release)
-			if err := <-first; kept && err != nil {
-				t.Fatalf("first delivery: %v", err)
+			var handlerErr error
+			if !kept {
+				handlerErr = errors.New("first delivery failed")
+			}
+			firstDone.Store(true)
+			if err := first.finish(handlerErr); err != handlerErr {
+				t.Fatalf("first delivery returned %v, want %v", err, handlerErr)
 			}
 			r := <-second
 			switch {
 			case r.err != nil:
 				t.Fatalf("second delivery: %v", r.err)
-			case !r.releasedFirst:
+			case !r.afterFirst:
 				t.Fatalf("second delivery returned (duplicate %v) while the first was still pending", r.dup)
 			case kept && (!r.dup || r.calls != 0):
 				t.Fatalf("second delivery after a kept claim: duplicate %v, handler ran %d times; want a duplicate", r.dup, r.calls)

@@ -92,7 +92,11 @@ func Run(t *testing.T, open Open, f Features) {
 			if f.Transactional && inst.Work == nil {
 				t.Fatal("Features.Transactional is set but Open returned no Work")
 			}
-			tc.run(t, &suite{Instance: inst, f: f, clock: clock})
+			// A guard that loses track of a claim makes the next Run wait
+			// for ever; the deadline turns that into a failure.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			tc.run(t, &suite{Instance: inst, f: f, clock: clock, ctx: ctx})
 		})
 	}
 }
@@ -102,6 +106,7 @@ type suite struct {
 	Instance
 	f     Features
 	clock *clock
+	ctx   context.Context // every call's context, with a generous deadline
 }
 
 // peer returns the guard a second worker uses: the peer when the store is
@@ -127,7 +132,7 @@ func (s *suite) wantWork(t *testing.T, key string, want int) {
 	if !s.f.Transactional {
 		return
 	}
-	got, err := s.Work.Count(context.Background(), key)
+	got, err := s.Work.Count(s.ctx, key)
 	if err != nil {
 		t.Fatalf("count work %q: %v", key, err)
 	}
@@ -141,7 +146,7 @@ func (s *suite) wantWork(t *testing.T, key string, want int) {
 func (s *suite) handle(t *testing.T, g Guard, consumer, id string) (duplicate bool) {
 	t.Helper()
 	calls := 0
-	dup, err := g.Run(context.Background(), consumer, id, func(ctx context.Context) error {
+	dup, err := g.Run(s.ctx, consumer, id, func(ctx context.Context) error {
 		calls++
 		return s.work(ctx, id)
 	})
@@ -152,6 +157,42 @@ func (s *suite) handle(t *testing.T, g Guard, consumer, id string) (duplicate bo
 		t.Fatalf("Run(%q, %q) = duplicate %v, but the handler ran %d times", consumer, id, dup, calls)
 	}
 	return dup
+}
+
+// pending is a claim held open by a handler that waits to be released.
+type pending struct {
+	release chan error   // send the handler's result to end it
+	result  <-chan error // Run's error, once it returns
+}
+
+// holdClaim starts handling id on g with a handler that does the work and
+// then waits; it returns once the handler runs, so the claim is pending.
+func (s *suite) holdClaim(t *testing.T, g Guard, id string) *pending {
+	t.Helper()
+	started := make(chan struct{})
+	release, result := make(chan error), make(chan error, 1)
+	go func() {
+		_, err := g.Run(s.ctx, consumer, id, func(ctx context.Context) error {
+			close(started)
+			if err := <-release; err != nil {
+				return err
+			}
+			return s.work(ctx, id)
+		})
+		result <- err
+	}()
+	select {
+	case <-started:
+	case err := <-result:
+		t.Fatalf("Run(%q, %q) returned %v before calling the handler", consumer, id, err)
+	}
+	return &pending{release: release, result: result}
+}
+
+// finish ends the pending handler with handlerErr and returns Run's error.
+func (p *pending) finish(handlerErr error) error {
+	p.release <- handlerErr
+	return <-p.result
 }
 
 // clock is the store's time, moved by the tests.

@@ -2,7 +2,6 @@ package guardtest
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 )
@@ -21,7 +20,7 @@ func testPruneRemovesOnlyOldClaims(t *testing.T, s *suite) {
 	s.clock.Set(now)
 	s.handle(t, s.Guard, consumer, "young")
 
-	n, err := s.Guard.Prune(context.Background(), window)
+	n, err := s.Guard.Prune(s.ctx, window)
 	if err != nil {
 		t.Fatalf("Prune: %v", err)
 	}
@@ -52,7 +51,7 @@ func testPruneDefaultWindow(t *testing.T, s *suite) {
 	s.clock.Set(t0.Add(2 * 24 * time.Hour))
 	s.handle(t, s.Guard, consumer, "six-days")
 	s.clock.Set(t0.Add(8 * 24 * time.Hour))
-	n, err := s.Guard.Prune(context.Background(), 0)
+	n, err := s.Guard.Prune(s.ctx, 0)
 	if err != nil {
 		t.Fatalf("Prune: %v", err)
 	}
@@ -72,7 +71,7 @@ func testPruneDefaultWindow(t *testing.T, s *suite) {
 func testEmptyKey(t *testing.T, s *suite) {
 	for _, k := range [][2]string{{consumer, ""}, {"", "m1"}} {
 		called := false
-		dup, err := s.Guard.Run(context.Background(), k[0], k[1], func(context.Context) error {
+		dup, err := s.Guard.Run(s.ctx, k[0], k[1], func(context.Context) error {
 			called = true
 			return nil
 		})
@@ -80,83 +79,4 @@ func testEmptyKey(t *testing.T, s *suite) {
 			t.Errorf("Run(%q, %q) = %v, %v, handler called %v; want an error and no call", k[0], k[1], dup, err, called)
 		}
 	}
-}
-
-// testCancelledBeforeClaim: a context that is already done claims nothing.
-func testCancelledBeforeClaim(t *testing.T, s *suite) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	called := false
-	dup, err := s.Guard.Run(ctx, consumer, "m1", func(context.Context) error {
-		called = true
-		return nil
-	})
-	if !errors.Is(err, context.Canceled) || dup || called {
-		t.Fatalf("Run with a cancelled context = %v, %v, handler called %v; want context.Canceled and no call", dup, err, called)
-	}
-	if s.handle(t, s.Guard, consumer, "m1") {
-		t.Fatal("a cancelled Run left a claim behind")
-	}
-}
-
-// testCancelledWhileHandling: if the context ends while the handler runs,
-// the claim and the work are dropped even when the handler returns nil, so
-// the message is handled again later.
-func testCancelledWhileHandling(t *testing.T, s *suite) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, err := s.Guard.Run(ctx, consumer, "m1", func(ctx context.Context) error {
-		if err := s.work(ctx, "m1"); err != nil {
-			return err
-		}
-		cancel()
-		return nil
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run whose context was cancelled during the handler returned %v, want context.Canceled", err)
-	}
-	s.wantWork(t, "m1", 0)
-	if s.handle(t, s.Guard, consumer, "m1") {
-		t.Fatal("claim kept although the context was cancelled before it could commit")
-	}
-	s.wantWork(t, "m1", 1)
-}
-
-// testCancelledWhileWaiting: a duplicate waiting for a pending claim gives up
-// when its context ends, without calling the handler.
-func testCancelledWhileWaiting(t *testing.T, s *suite) {
-	started, release := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		_, err := s.Guard.Run(context.Background(), consumer, "m1", func(ctx context.Context) error {
-			close(started)
-			<-release
-			return s.work(ctx, "m1")
-		})
-		first <- err
-	}()
-	<-started
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		// Let the second delivery reach the pending claim before cancelling;
-		// the assertions hold however long this takes.
-		time.Sleep(50 * time.Millisecond)
-		cancel()
-	}()
-	called := false
-	dup, err := s.peer().Run(ctx, consumer, "m1", func(context.Context) error {
-		called = true
-		return nil
-	})
-	close(release)
-	if ferr := <-first; ferr != nil {
-		t.Fatalf("first delivery: %v", ferr)
-	}
-	if !errors.Is(err, context.Canceled) || dup || called {
-		t.Fatalf("waiting Run whose context ended = %v, %v, handler called %v; want context.Canceled and no call", dup, err, called)
-	}
-	if !s.handle(t, s.Guard, consumer, "m1") {
-		t.Fatal("the first delivery's claim was lost")
-	}
-	s.wantWork(t, "m1", 1)
 }
