@@ -1,0 +1,87 @@
+package lint
+
+import (
+	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
+)
+
+// manifestConsumer finds a consumer's entry in warren.json, for positions.
+func (p *pass) manifestConsumer(name string) (*load.Consumer, bool) {
+	for _, c := range p.in.Schemas.Manifest.Consumers {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func checkBindings(p *pass) {
+	doc := p.in.Schemas.Manifest.Doc
+	for _, c := range p.in.Consumers {
+		mc, ok := p.manifestConsumer(c.Name)
+		if !ok {
+			continue
+		}
+		for i, b := range c.Bindings {
+			if len(b.Facts) == 0 {
+				p.report(doc, mc.BindingPointer(i), "binding %q of consumer %q matches no fact%s", b.Pattern, c.Name, p.nearMiss(b.Pattern))
+			}
+		}
+	}
+}
+
+// nearMiss suggests routing keys that share the binding's first word, the
+// usual shape of a typo ("order.plcaed" next to "order.placed").
+func (p *pass) nearMiss(pattern string) string {
+	first, _, _ := strings.Cut(pattern, ".")
+	if first == "*" || first == "#" {
+		return ""
+	}
+	var keys []string
+	for _, f := range p.in.Schemas.Facts {
+		if strings.HasPrefix(f.RoutingKey, first+".") || f.RoutingKey == first {
+			keys = append(keys, f.RoutingKey)
+		}
+	}
+	if len(keys) == 0 || len(keys) > 5 {
+		return ""
+	}
+	return "; facts starting with " + first + ": " + strings.Join(keys, ", ")
+}
+
+func checkConsumers(p *pass) {
+	doc := p.in.Schemas.Manifest.Doc
+	for _, c := range p.in.Consumers {
+		mc, ok := p.manifestConsumer(c.Name)
+		if !ok {
+			continue
+		}
+		handles := false
+		for _, b := range c.Bindings {
+			handles = handles || len(b.Facts) > 0
+		}
+		if !handles {
+			p.reportKey(p.rule, doc, mc.Pointer, "consumer %q handles nothing: none of its bindings matches a fact", c.Name)
+		}
+	}
+}
+
+func checkUnconsumed(p *pass) {
+	if p.in.Consumers == nil {
+		return // without matched bindings nothing can be said
+	}
+	bound := map[string]bool{}
+	for _, c := range p.in.Consumers {
+		for _, b := range c.Bindings {
+			for _, k := range b.Facts {
+				bound[k] = true
+			}
+		}
+	}
+	for _, f := range p.in.Schemas.Facts {
+		if !bound[f.RoutingKey] {
+			p.report(f.Doc, "/x-routing-key", "no consumer binds %q; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable %s here)", f.RoutingKey, FactUnconsumed)
+		}
+	}
+}

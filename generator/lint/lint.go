@@ -1,0 +1,263 @@
+// Package lint finds what is valid in a schema directory but probably
+// wrong: a fact named like a command, a binding that matches nothing, a
+// property that never says its type. It runs on a directory that loaded
+// and modelled without errors; `warren check` runs both and prints every
+// finding as
+//
+//	catalogue/rebuild-index.json:2:20: past-tense: routing key "rebuild.index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "index.rebuilt" (warning)
+//
+// Every rule has a stable name and a severity ([Rules] lists them). Errors
+// fail `warren check`, warnings fail it only with --strict, and info
+// findings never do.
+//
+// # Turning a rule off
+//
+// A schema file turns rules off for the findings located in it with the
+// keyword x-warren-lint at its root:
+//
+//	{
+//	  "x-routing-key": "search.reindex-requested",
+//	  "x-warren-lint": {"disable": ["fact-unconsumed"]},
+//	  ...
+//	}
+//
+// Rules about the manifest (bindings, consumers) cannot be turned off:
+// warren.json has no room for the keyword, and those findings are about
+// mistakes, not taste. A misspelt rule name in "disable" is itself an error
+// (rule lint-keyword), so that a rule is never left on by accident.
+package lint
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/warrenbus/warren/generator/load"
+)
+
+// Severity says how much a finding matters.
+type Severity int
+
+const (
+	Info    Severity = iota // worth knowing; never fails a check
+	Warning                 // probably wrong; fails `warren check --strict`
+	Error                   // wrong; fails `warren check`
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "info"
+}
+
+// Finding is one problem found by a rule, located in a file of the schema
+// directory.
+type Finding struct {
+	Rule     string   // stable rule name, e.g. "past-tense"
+	Severity Severity // of the rule
+	File     string   // slash path relative to the schema directory
+	Line     int      // 1-based; 0 when unknown
+	Col      int      // 1-based byte column; 0 when unknown
+	Pointer  string   // JSON pointer into File
+	Message  string   // what is wrong and what would be right
+}
+
+// String prints the finding as file:line:col: rule: message (severity).
+func (f Finding) String() string {
+	where := f.File
+	if f.Line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Col)
+	}
+	return fmt.Sprintf("%s: %s: %s (%s)", where, f.Rule, f.Message, f.Severity)
+}
+
+// Rule is one check with a stable name.
+type Rule struct {
+	Name     string
+	Severity Severity
+	Doc      string // one line for --help and documentation
+	check    func(*pass)
+}
+
+// Rule names.
+const (
+	PastTense                     = "past-tense"
+	BindingMatchesNothing         = "binding-matches-nothing"
+	ConsumerHandlesNothing        = "consumer-handles-nothing"
+	FactUnconsumed                = "fact-unconsumed"
+	PropertyWithoutType           = "property-without-type"
+	AdditionalPropertiesUndecided = "additional-properties-undecided"
+	RequiredNotInProperties       = "required-not-in-properties"
+	LintKeyword                   = "lint-keyword"
+)
+
+// Rules lists every rule in the order they run.
+var Rules = []Rule{
+	{PastTense, Warning, "a fact's routing key should end in a verb in the past tense: it states what happened", checkPastTense},
+	{BindingMatchesNothing, Error, "a consumer binding that matches no fact is a typo", checkBindings},
+	{ConsumerHandlesNothing, Warning, "a consumer whose bindings match no fact has nothing to do", checkConsumers},
+	{FactUnconsumed, Info, "a fact that no consumer binds reaches nobody (yet)", checkUnconsumed},
+	{PropertyWithoutType, Warning, "a property without \"type\" (or $ref, enum, const, a combinator) accepts any JSON value", checkPropertyTypes},
+	{AdditionalPropertiesUndecided, Info, "an object schema that does not say whether other properties are allowed", checkAdditionalProperties},
+	{RequiredNotInProperties, Error, "a required name that no property declares is a typo", checkRequired},
+	{LintKeyword, Error, "x-warren-lint must be {\"disable\": [rule names]}", nil},
+}
+
+// Input is what the rules read: the loaded directory, and the consumers
+// with the facts each binding matches.
+type Input struct {
+	Schemas   *load.Schemas
+	Consumers []Consumer // in manifest order; nil when the model was not built
+}
+
+// Consumer is one consumer of the manifest with its bindings matched.
+type Consumer struct {
+	Name     string
+	Bindings []Binding
+}
+
+// Binding is one binding pattern and the routing keys of the facts it
+// matches, as the generator's binding matcher decided.
+type Binding struct {
+	Pattern string
+	Facts   []string
+}
+
+// Run applies every rule and returns the findings that no x-warren-lint
+// keyword disabled, sorted by file, position and rule.
+func Run(in Input) []Finding {
+	p := &pass{in: in}
+	disabled := p.readDisable()
+	for _, r := range Rules {
+		if r.check == nil {
+			continue
+		}
+		p.rule = r
+		r.check(p)
+	}
+	out := slices.DeleteFunc(p.out, func(f Finding) bool {
+		return f.Rule != LintKeyword && disabled[f.File][f.Rule]
+	})
+	slices.SortFunc(out, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Col, b.Col),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+	return out
+}
+
+// Count returns how many findings have each severity.
+func Count(fs []Finding) (errors, warnings, infos int) {
+	for _, f := range fs {
+		switch f.Severity {
+		case Error:
+			errors++
+		case Warning:
+			warnings++
+		default:
+			infos++
+		}
+	}
+	return errors, warnings, infos
+}
+
+// pass carries the state of one run.
+type pass struct {
+	in   Input
+	rule Rule // the rule running now
+	out  []Finding
+}
+
+// report adds a finding of the running rule at pointer in doc.
+func (p *pass) report(doc *load.Document, pointer, format string, args ...any) {
+	p.reportAs(p.rule, doc, pointer, format, args...)
+}
+
+func (p *pass) reportAs(r Rule, doc *load.Document, pointer, format string, args ...any) {
+	f := Finding{Rule: r.Name, Severity: r.Severity, File: doc.Path, Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+	f.Line, f.Col, _ = doc.Position(pointer)
+	p.out = append(p.out, f)
+}
+
+// reportKey is reportAs at the member's name rather than its value, where
+// an editor should put the cursor for "rename or remove this".
+func (p *pass) reportKey(r Rule, doc *load.Document, pointer, format string, args ...any) {
+	f := Finding{Rule: r.Name, Severity: r.Severity, File: doc.Path, Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+	f.Line, f.Col, _ = doc.KeyPosition(pointer)
+	p.out = append(p.out, f)
+}
+
+// readDisable reads x-warren-lint from the root of every schema file and
+// returns, per file, the rules it turns off.
+func (p *pass) readDisable() map[string]map[string]bool {
+	known := map[string]bool{}
+	for _, r := range Rules {
+		known[r.Name] = true
+	}
+	keyword := Rules[slices.IndexFunc(Rules, func(r Rule) bool { return r.Name == LintKeyword })]
+	out := map[string]map[string]bool{}
+	for _, doc := range p.in.Schemas.Docs {
+		root, _ := doc.Value.(map[string]any)
+		v, ok := root["x-warren-lint"]
+		if !ok {
+			continue
+		}
+		const at = "/x-warren-lint"
+		obj, ok := v.(map[string]any)
+		if !ok {
+			p.reportAs(keyword, doc, at, `expected an object such as {"disable": ["past-tense"]}`)
+			continue
+		}
+		for _, k := range load.SortedKeys(obj) {
+			if k != "disable" {
+				p.reportKey(keyword, doc, load.Append(at, k), `unknown key %q: the only key is "disable"`, k)
+			}
+		}
+		list, ok := obj["disable"].([]any)
+		if _, has := obj["disable"]; has && !ok {
+			p.reportAs(keyword, doc, load.Append(at, "disable"), "expected an array of rule names")
+			continue
+		}
+		for i, x := range list {
+			name, _ := x.(string)
+			if !known[name] || name == LintKeyword {
+				p.reportAs(keyword, doc, load.AppendIndex(load.Append(at, "disable"), i), "unknown rule %s: expected one of %s", describe(x), ruleNames())
+				continue
+			}
+			if out[doc.Path] == nil {
+				out[doc.Path] = map[string]bool{}
+			}
+			out[doc.Path][name] = true
+		}
+	}
+	return out
+}
+
+func ruleNames() string {
+	var s string
+	for _, r := range Rules {
+		if r.check == nil {
+			continue
+		}
+		if s != "" {
+			s += ", "
+		}
+		s += r.Name
+	}
+	return s
+}
+
+func describe(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%v", v)
+}

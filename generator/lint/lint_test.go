@@ -1,0 +1,94 @@
+package lint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/warrenbus/warren/generator/load"
+)
+
+// input loads a test directory the way `warren check` does.
+func input(t *testing.T, dir string) Input {
+	t.Helper()
+	s, err := load.Load(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("load %s: %v", dir, err)
+	}
+	return Input{Schemas: s}
+}
+
+// TestRules lints each directory under testdata (one per rule, plus a
+// clean one and one where every rule is turned off) and checks the exact
+// findings: severity, rule, position and message. Every directory must
+// have a row here.
+func TestRules(t *testing.T) {
+	tests := map[string][]string{
+		"clean":    nil,
+		"disabled": nil, // x-warren-lint turns off what would be found
+		"past-tense": {
+			`warning past-tense order/cancel.json:2:20: routing key "order.cancel" ends in the verb "cancel", which asks for something to be done; a fact states what happened, e.g. "order.cancelled"`,
+			`warning past-tense order/rebuild-index.json:2:20: routing key "order.rebuild-index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "order.index-rebuilt"`,
+		},
+		"property-without-type": {
+			`warning property-without-type order/placed.json:23:13: property "note" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value`,
+			`warning property-without-type order/placed.json:26:14: property "extra" is true, which accepts any JSON value; say its "type"`,
+		},
+		"additional-properties-undecided": {
+			`info additional-properties-undecided common/money.json:1:1: the schema does not decide "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,
+			`info additional-properties-undecided order/placed.json:41:13: this object schema does not decide "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,
+		},
+		"required-not-in-properties": {
+			`error required-not-in-properties order/placed.json:8:5: "totl" is required but no property declares it; a typo, or a missing entry in "properties"`,
+			`error required-not-in-properties order/placed.json:44:13: "zip" is required but no property declares it; a typo, or a missing entry in "properties"`,
+		},
+		"lint-keyword": {
+			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties`,
+			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
+		},
+	}
+	dirs, err := filepath.Glob("testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, load.ManifestFile)); err != nil {
+			continue
+		}
+		name := filepath.Base(d)
+		want, ok := tests[name]
+		if !ok {
+			t.Errorf("testdata/%s has no expectation in TestRules", name)
+			continue
+		}
+		delete(tests, name)
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, f := range Run(input(t, d)) {
+				got = append(got, fmt.Sprintf("%s %s %s:%d:%d: %s", f.Severity, f.Rule, f.File, f.Line, f.Col, f.Message))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for name := range tests {
+		t.Errorf("TestRules expects testdata/%s, which does not exist", name)
+	}
+}
+
+func TestFindingString(t *testing.T) {
+	f := Finding{Rule: PastTense, Severity: Warning, File: "order/cancel.json", Line: 2, Col: 20, Message: "routing key ..."}
+	if got, want := f.String(), "order/cancel.json:2:20: past-tense: routing key ... (warning)"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	f.Line, f.Col = 0, 0
+	if got, want := f.String(), "order/cancel.json: past-tense: routing key ... (warning)"; got != want {
+		t.Errorf("String() without a position = %q, want %q", got, want)
+	}
+}
