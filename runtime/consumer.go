@@ -219,14 +219,23 @@ func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool
 		}
 		return fmt.Errorf("channel closed: %w", e), false
 	case <-ctx.Done():
-		return c.shutdown(ch, tag, &stopping, idle, cancelHandlers), true
+		stopping.Store(true)
+		// Deliveries not yet started go back at once rather than wait
+		// behind busy handlers; idle workers give back what they pick up.
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			for d := range deliveries {
+				c.giveBack(d, "shutting down")
+			}
+		}()
+		return c.shutdown(ch, tag, idle, drained, cancelHandlers), true
 	}
 }
 
-func (c *Consumer) shutdown(ch *amqp.Channel, tag string, stopping *atomic.Bool, idle <-chan struct{}, cancelHandlers context.CancelFunc) error {
-	stopping.Store(true)
-	// The broker stops sending; deliveries it already sent drain through
-	// the workers, which give them back.
+func (c *Consumer) shutdown(ch *amqp.Channel, tag string, idle, drained <-chan struct{}, cancelHandlers context.CancelFunc) error {
+	// The broker stops sending; after its cancel-ok the deliveries channel
+	// closes once what the broker already sent has drained.
 	if err := ch.Cancel(tag, false); err != nil {
 		c.log.Debug("cancel consumer", "err", err)
 	}
@@ -234,6 +243,7 @@ func (c *Consumer) shutdown(ch *amqp.Channel, tag string, stopping *atomic.Bool,
 	defer t.Stop()
 	select {
 	case <-idle:
+		<-drained
 		c.log.Info("consumer stopped")
 		return nil
 	case <-t.C:

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,3 +231,73 @@ func mustPublish(t testing.TB, p *Publisher, f Fact, v any) string {
 	}
 	return id
 }
+
+// logRecorder is a slog.Handler that keeps every record, so tests can read
+// what the runtime decided.
+type logRecorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec.Clone())
+	return nil
+}
+
+func (r *logRecorder) WithAttrs(as []slog.Attr) slog.Handler {
+	return &logRecorderView{r, as}
+}
+
+func (r *logRecorder) WithGroup(string) slog.Handler { return r }
+
+// values returns the value of attribute key in each record with message msg.
+func (r *logRecorder) values(msg, key string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, rec := range r.records {
+		if rec.Message != msg {
+			continue
+		}
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == key {
+				out = append(out, a.Value.String())
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// text returns every record as text, for failure messages.
+func (r *logRecorder) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var s strings.Builder
+	for _, rec := range r.records {
+		fmt.Fprintf(&s, "%s %s", rec.Level, rec.Message)
+		rec.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&s, " %s=%v", a.Key, a.Value); return true })
+		s.WriteByte('\n')
+	}
+	return s.String()
+}
+
+type logRecorderView struct {
+	r     *logRecorder
+	attrs []slog.Attr
+}
+
+func (v *logRecorderView) Enabled(context.Context, slog.Level) bool { return true }
+func (v *logRecorderView) Handle(ctx context.Context, rec slog.Record) error {
+	rec = rec.Clone()
+	rec.AddAttrs(v.attrs...)
+	return v.r.Handle(ctx, rec)
+}
+func (v *logRecorderView) WithAttrs(as []slog.Attr) slog.Handler {
+	return &logRecorderView{v.r, append(slices.Clone(v.attrs), as...)}
+}
+func (v *logRecorderView) WithGroup(string) slog.Handler { return v }

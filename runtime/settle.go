@@ -22,7 +22,7 @@ func (c *Consumer) retry(ctx context.Context, in inbound, cause error) {
 		c.giveBack(in.d, "retry copy not confirmed")
 		return
 	}
-	c.log.Warn("handler failed; retrying", append(logAttrs(in, cause), "delay", tier.Delay.String())...)
+	c.log.Warn("handler failed; retrying", append(logAttrs(in, cause), "delay_queue", tier.Queue)...)
 	c.ack(in, Retried)
 }
 
