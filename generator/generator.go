@@ -1,0 +1,51 @@
+// Package generator compiles a warren schema directory into the Go files
+// of a package. It is pure: it reads the schema directory, writes nothing
+// and touches no network; the CLI decides where the files go.
+//
+// The pipeline is load (files, positions, meta-schemas) -> model (facts,
+// types, consumers, topology; validated as a whole) -> gogen (jennifer).
+package generator
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/warrenbus/warren/generator/gogen"
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// Options adjust generation.
+type Options struct {
+	// Package overrides the Go package name from warren.json.
+	Package string
+}
+
+// Generate compiles the schema directory dir and returns the generated
+// files, keyed by file name. Errors in the input come back as a
+// load.ErrorList, one entry per problem with file and position (relative to
+// dir); nothing is returned then.
+func Generate(ctx context.Context, dir string, opts Options) (map[string][]byte, error) {
+	s, err := load.Load(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return generate(ctx, s, opts)
+}
+
+// GenerateFS is [Generate] for a schema directory held in a file system.
+func GenerateFS(ctx context.Context, fsys fs.FS, opts Options) (map[string][]byte, error) {
+	s, err := load.LoadFS(ctx, fsys)
+	if err != nil {
+		return nil, err
+	}
+	return generate(ctx, s, opts)
+}
+
+func generate(ctx context.Context, s *load.Schemas, opts Options) (map[string][]byte, error) {
+	m, err := model.Build(ctx, s, model.Options{Package: opts.Package})
+	if err != nil {
+		return nil, err
+	}
+	return gogen.Generate(m)
+}

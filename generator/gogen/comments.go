@@ -1,0 +1,76 @@
+package gogen
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// docComment turns free text from a schema into // comment lines. It is the
+// only way schema text enters generated code outside string literals: line
+// breaks of any kind start a new // line, and characters that Go source
+// cannot hold or that could confuse a reader (control characters, BOM,
+// invalid UTF-8) become spaces or U+FFFD. Nothing can end the comment.
+func docComment(paragraphs ...string) []jen.Code {
+	var lines []string
+	for _, p := range paragraphs {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, commentLines(p)...)
+	}
+	out := make([]jen.Code, len(lines))
+	for i, l := range lines {
+		out[i] = jen.Comment(commentLine(l))
+	}
+	return out
+}
+
+// commentLines splits text into sanitised lines, without leading or
+// trailing blank lines.
+func commentLines(text string) []string {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.NewReplacer("\r", "\n", "\u2028", "\n", "\u2029", "\n", "\u0085", "\n").Replace(text)
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRightFunc(sanitize(l), unicode.IsSpace)
+	}
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// commentLine renders one line as a // comment. jen writes a string that
+// starts with "//" as it is, so the line cannot be reformatted into a
+// /* */ block.
+func commentLine(line string) string {
+	line = sanitize(line)
+	if strings.ContainsAny(line, "\n\r") {
+		panic("gogen: comment line with a line break") // sanitize removes them
+	}
+	if line == "" {
+		return "//"
+	}
+	return "// " + line
+}
+
+func sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return r
+		case r == '\uFEFF', unicode.IsControl(r), r == '\u2028', r == '\u2029':
+			return ' '
+		}
+		return r
+	}, s)
+}

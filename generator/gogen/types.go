@@ -1,0 +1,365 @@
+package gogen
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// genTypes writes the types declared from one schema file, in file order.
+func (e *emitter) genTypes(f *jen.File, types []*model.Type) {
+	for _, t := range types {
+		if t.Fact != nil {
+			e.genFact(f, t.Fact)
+		}
+		for _, c := range typeDoc(t) {
+			f.Add(c)
+		}
+		switch t.Kind {
+		case model.Struct:
+			e.genStruct(f, t)
+		case model.Enum:
+			e.genEnum(f, t)
+		case model.Union:
+			e.genUnion(f, t)
+		case model.Defined:
+			f.Type().Id(t.GoName).Add(typeExpr(t.Base))
+		case model.Alias:
+			f.Type().Id(t.GoName).Op("=").Add(typeExpr(t.Base))
+		}
+		if t.Fact != nil {
+			e.genValidate(f, t.Fact)
+		}
+	}
+}
+
+// typeDoc is a type's doc comment: what it is and where it comes from, then
+// the schema's description, then a deprecation notice.
+func typeDoc(t *model.Type) []jen.Code {
+	var first string
+	if t.Fact != nil {
+		first = fmt.Sprintf("%s is the payload of %s facts (schema %s, version %d).", t.GoName, t.Fact.RoutingKey, t.Source, t.Fact.Version)
+	} else {
+		first = fmt.Sprintf("%s is generated from %s.", t.GoName, t.Location())
+	}
+	switch t.Kind {
+	case model.Union:
+		var branches []string
+		for _, v := range t.Variants {
+			branches = append(branches, v.GoName)
+		}
+		if t.OneOf {
+			first += fmt.Sprintf(" It holds exactly one of %s (oneOf): decoding sets the field of the branch whose schema the JSON matches, encoding writes that branch.", strings.Join(branches, ", "))
+		} else {
+			first += fmt.Sprintf(" It holds at least one of %s (anyOf): decoding sets the field of every branch whose schema the JSON matches, encoding merges them.", strings.Join(branches, ", "))
+		}
+	case model.Struct:
+		if t.Extra != nil {
+			first += " Properties the schema does not declare are kept in " + model.ExtraField + "."
+		}
+	}
+	return docComment(first, t.Doc.Description, deprecated(t.Doc.Deprecated))
+}
+
+func deprecated(d bool) string {
+	if !d {
+		return ""
+	}
+	return "Deprecated: the schema marks this as deprecated."
+}
+
+// genFact writes the routing-key constant and the runtime.Fact descriptor.
+func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
+	for _, c := range docComment(fmt.Sprintf("%s is the routing key of %s facts.", fact.RoutingKeyConst(), fact.GoName)) {
+		f.Add(c)
+	}
+	f.Const().Id(fact.RoutingKeyConst()).Op("=").Lit(fact.RoutingKey)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s describes %s facts to the runtime: routing key, schema version and payload validation.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
+		f.Add(c)
+	}
+	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(jen.Dict{
+		jen.Id("RoutingKey"): jen.Id(fact.RoutingKeyConst()),
+		jen.Id("Version"):    jen.Lit(fact.Version),
+		jen.Id("Validate"):   jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(fact.Source)),
+	})
+	f.Line()
+}
+
+// genValidate writes the Validate method of a fact type.
+func (e *emitter) genValidate(f *jen.File, fact *model.Fact) {
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("Validate checks v against the schema of %s facts (%s), including what Go types cannot express: patterns, ranges, lengths, formats.", fact.GoName, fact.Source)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("v").Id(fact.Type.GoName)).Id("Validate").Params().Error().Block(
+		jen.Return(jen.Id(schemaSetVar).Dot("ValidateValue").Call(jen.Lit(fact.Source), jen.Id("v"))),
+	)
+}
+
+// genStruct writes a struct, its default constants, and, when it keeps
+// additional properties, the JSON methods that merge them.
+func (e *emitter) genStruct(f *jen.File, t *model.Type) {
+	f.Type().Id(t.GoName).StructFunc(func(g *jen.Group) {
+		for i, fl := range t.Fields {
+			if i > 0 && (fl.Doc.Description != "" || fl.Doc.Deprecated || fl.Default != nil) {
+				g.Line()
+			}
+			for _, c := range docComment(fl.Doc.Description, defaultDoc(fl), deprecated(fl.Doc.Deprecated)) {
+				g.Add(c)
+			}
+			g.Id(fl.GoName).Add(fieldType(fl)).Tag(map[string]string{"json": jsonTag(fl)})
+		}
+		if t.Extra != nil {
+			if len(t.Fields) > 0 {
+				g.Line()
+			}
+			for _, c := range docComment(model.ExtraField + " holds the properties the schema does not declare (additionalProperties).") {
+				g.Add(c)
+			}
+			g.Id(model.ExtraField).Map(jen.String()).Add(elemExpr(*t.Extra)).Tag(map[string]string{"json": "-"})
+		}
+	})
+	e.genDefaults(f, t)
+	if t.Extra != nil {
+		e.genExtraMethods(f, t)
+	}
+}
+
+func defaultDoc(fl *model.Field) string {
+	if fl.Default == nil {
+		return ""
+	}
+	b, err := json.Marshal(fl.Default)
+	if err != nil {
+		return ""
+	}
+	s := "Default: " + string(b)
+	if fl.DefaultConst != "" {
+		s += " (" + fl.DefaultConst + "); a decoded value is not filled in when the property is absent."
+	} else {
+		s += "; a decoded value is not filled in when the property is absent."
+	}
+	return s
+}
+
+func (e *emitter) genDefaults(f *jen.File, t *model.Type) {
+	var defs []jen.Code
+	for _, fl := range t.Fields {
+		if fl.DefaultConst == "" {
+			continue
+		}
+		defs = append(defs, jen.Id(fl.DefaultConst).Add(constType(fl.Type)).Op("=").Add(literal(fl.Type, fl.Default)))
+	}
+	if len(defs) == 0 {
+		return
+	}
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("Defaults of %s's properties, from the schema.", t.GoName)) {
+		f.Add(c)
+	}
+	f.Const().Defs(defs...)
+}
+
+// constType is the declared type of a default constant: the field's named
+// type when it has one, else untyped.
+func constType(r model.Ref) jen.Code {
+	if r.Kind == model.Named {
+		return jen.Id(r.Type.GoName)
+	}
+	return jen.Null()
+}
+
+// literal renders a scalar JSON default as a Go literal of the field's type.
+func literal(r model.Ref, v any) jen.Code {
+	for r.Kind == model.Named && r.Type.Kind != model.Enum {
+		r = r.Type.Base
+	}
+	switch x := v.(type) {
+	case string:
+		return jen.Lit(x)
+	case bool:
+		return jen.Lit(x)
+	case json.Number:
+		if r.Kind == model.Float {
+			fl, _ := x.Float64()
+			return jen.Lit(fl)
+		}
+		i, _ := strconv.ParseInt(x.String(), 10, 64)
+		return intLit(i)
+	}
+	panic(fmt.Sprintf("gogen: default %v is not a scalar", v)) // model.defaultFits excludes it
+}
+
+func jsonTag(fl *model.Field) string {
+	name := fl.JSONName
+	if name == "-" {
+		name = "-," // a bare "-" would mean "skip this field"
+	}
+	if fl.Optional() {
+		return strings.TrimSuffix(name, ",") + ",omitzero"
+	}
+	return name
+}
+
+// genExtraMethods writes MarshalJSON/UnmarshalJSON for a struct that keeps
+// additional properties, delegating to runtime/schemaset.
+func (e *emitter) genExtraMethods(f *jen.File, t *model.Type) {
+	known := "propertiesOf" + t.GoName
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s are the property names %s declares; the others are additional.", known, t.GoName)) {
+		f.Add(c)
+	}
+	f.Var().Id(known).Op("=").Index().String().ValuesFunc(func(g *jen.Group) {
+		for _, fl := range t.Fields {
+			g.Lit(fl.JSONName)
+		}
+	})
+	f.Line()
+	for _, c := range docComment("MarshalJSON encodes the declared properties followed by " + model.ExtraField + ".") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Type().Id("plain").Id(t.GoName),
+		jen.List(jen.Id("declared"), jen.Err()).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("plain").Call(jen.Id("v"))),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Qual(schemasetPath, "MarshalObject").Call(jen.Id("declared"), jen.Id("v").Dot(model.ExtraField), jen.Id(known))),
+	)
+	f.Line()
+	for _, c := range docComment("UnmarshalJSON decodes the declared properties into their fields and the others into " + model.ExtraField + ".") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Type().Id("plain").Id(t.GoName),
+		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Parens(jen.Op("*").Id("plain")).Call(jen.Id("v"))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Qual(schemasetPath, "UnmarshalExtra").Call(jen.Id("data"), jen.Op("&").Id("v").Dot(model.ExtraField), jen.Id(known))),
+	)
+}
+
+// genEnum writes a string or integer type with one constant per value.
+func (e *emitter) genEnum(f *jen.File, t *model.Type) {
+	f.Type().Id(t.GoName).Add(typeExpr(t.Base))
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("Values of %s.", t.GoName)) {
+		f.Add(c)
+	}
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, v := range t.Values {
+			g.Id(v.GoName).Id(t.GoName).Op("=").Add(enumLit(v.Value))
+		}
+	})
+}
+
+// genUnion writes a struct with one field per branch and the JSON methods
+// that pick branches by schema when decoding and merge them when encoding.
+func (e *emitter) genUnion(f *jen.File, t *model.Type) {
+	f.Type().Id(t.GoName).StructFunc(func(g *jen.Group) {
+		for _, v := range t.Variants {
+			g.Id(v.GoName).Add(variantType(v))
+		}
+	})
+	f.Line()
+	for _, c := range docComment("MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("u").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).BlockFunc(func(g *jen.Group) {
+		g.Var().Id("set").Index().Any()
+		for _, v := range t.Variants {
+			g.If(jen.Id("u").Dot(v.GoName).Op("!=").Nil()).Block(
+				jen.Id("set").Op("=").Append(jen.Id("set"), jen.Id("u").Dot(v.GoName)),
+			)
+		}
+		g.Return(jen.Qual(schemasetPath, "MarshalUnion").Call(jen.Lit(t.GoName), jen.Lit(t.OneOf), jen.Id("set")))
+	})
+	f.Line()
+	for _, c := range docComment("UnmarshalJSON sets the field of every branch whose schema data satisfies.") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("u").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().BlockFunc(func(g *jen.Group) {
+		g.Op("*").Id("u").Op("=").Id(t.GoName).Values()
+		var oks []jen.Code
+		for i, v := range t.Variants {
+			ok := jen.Id("ok" + strconv.Itoa(i+1))
+			oks = append(oks, ok)
+			decode := func(dst jen.Code) jen.Code {
+				return jen.List(ok, jen.Err()).Op(":=").Id(schemaSetVar).Dot("DecodeBranch").Call(jen.Lit(t.GoName), jen.Lit(v.Location), jen.Id("data"), dst)
+			}
+			if v.Type.HasNil() {
+				g.Add(decode(jen.Op("&").Id("u").Dot(v.GoName)))
+				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+				continue
+			}
+			tmp := "v" + strconv.Itoa(i+1)
+			g.Var().Id(tmp).Add(typeExpr(v.Type))
+			g.Add(decode(jen.Op("&").Id(tmp)))
+			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+			g.If(ok).Block(jen.Id("u").Dot(v.GoName).Op("=").Op("&").Id(tmp))
+		}
+		g.Return(jen.Qual(schemasetPath, "CheckUnion").Call(append([]jen.Code{jen.Lit(t.GoName), jen.Lit(t.OneOf)}, oks...)...))
+	})
+}
+
+func variantType(v *model.Variant) jen.Code {
+	if v.Type.HasNil() {
+		return typeExpr(v.Type)
+	}
+	return jen.Op("*").Add(typeExpr(v.Type))
+}
+
+// fieldType is a struct field's type: a pointer when the value may be null
+// or absent, unless the type has a nil of its own.
+func fieldType(fl *model.Field) jen.Code {
+	if fl.IsPointer() {
+		return jen.Op("*").Add(typeExpr(fl.Type))
+	}
+	return typeExpr(fl.Type)
+}
+
+// elemExpr is the type of a slice element or map value.
+func elemExpr(r model.Ref) jen.Code {
+	if r.Nullable && !r.HasNil() {
+		return jen.Op("*").Add(typeExpr(r))
+	}
+	return typeExpr(r)
+}
+
+// typeExpr renders a type without the pointer that nullability may add.
+func typeExpr(r model.Ref) jen.Code {
+	switch r.Kind {
+	case model.String:
+		return jen.String()
+	case model.Int:
+		return jen.Int64()
+	case model.Float:
+		return jen.Float64()
+	case model.Bool:
+		return jen.Bool()
+	case model.Time:
+		return jen.Qual(timePath, "Time")
+	case model.Raw:
+		return jen.Qual(jsonPath, "RawMessage")
+	case model.Named:
+		return jen.Id(r.Type.GoName)
+	case model.Slice:
+		return jen.Index().Add(elemExpr(*r.Elem))
+	case model.Map:
+		return jen.Map(jen.String()).Add(elemExpr(*r.Elem))
+	}
+	panic(fmt.Sprintf("gogen: unknown kind %d", r.Kind))
+}
+
+// intLit renders an untyped integer constant (jen.Lit(int64(1)) would
+// write int64(1), which does not convert to a named type implicitly).
+func intLit(i int64) jen.Code { return jen.Op(strconv.FormatInt(i, 10)) }
+
+func enumLit(v any) jen.Code {
+	if i, ok := v.(int64); ok {
+		return intLit(i)
+	}
+	return jen.Lit(v)
+}

@@ -1,0 +1,404 @@
+package model
+
+import (
+	"encoding/json"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/names"
+)
+
+// builder holds the state of one Build. Nothing in it outlives the call.
+type builder struct {
+	s         *load.Schemas
+	errs      load.ErrorList
+	err       error // a cancelled context; ends the build
+	factByDoc map[*load.Document]*Fact
+	types     map[string]*Type // declared types by schema location
+	declared  []*Type          // in declaration order
+	resolving map[string]bool  // $ref locations being followed, to catch cycles
+}
+
+func newBuilder(s *load.Schemas) *builder {
+	return &builder{
+		s:         s,
+		factByDoc: map[*load.Document]*Fact{},
+		types:     map[string]*Type{},
+		resolving: map[string]bool{},
+	}
+}
+
+// isDefinition reports whether ptr is where a reusable definition lives: a
+// file's root or an entry of $defs. Each becomes exactly one named Go type.
+func isDefinition(ptr string) bool {
+	if ptr == "" {
+		return true
+	}
+	tokens, _ := load.Tokens(ptr)
+	n := len(tokens)
+	return n >= 2 && (tokens[n-2] == "$defs" || tokens[n-2] == "definitions")
+}
+
+// typeOf returns the Go type of the schema at doc/ptr, declaring the named
+// types it needs. A location is declared once, so a definition reached from
+// many facts is one Go type, and a recursive reference finds the type that
+// is being built.
+func (b *builder) typeOf(doc *load.Document, ptr string) Ref {
+	n := node{doc, ptr}
+	switch v := n.value().(type) {
+	case bool:
+		if !v {
+			b.errs.Add(doc.Errorf(ptr, "schema false admits no value; it cannot be a Go type"))
+		}
+		return Ref{Kind: Raw}
+	case map[string]any:
+		if isPureRef(v) {
+			return b.follow(n, v["$ref"].(string))
+		}
+	default:
+		return Ref{Kind: Raw}
+	}
+	if t, ok := b.types[n.location()]; ok {
+		return Ref{Kind: Named, Type: t, Nullable: t.nullable}
+	}
+	v := b.flatten(n)
+	if !isDefinition(ptr) {
+		return b.shape(v, nil)
+	}
+	// Declare first, so that recursive references find the type.
+	t := b.declare(n, v.nullable)
+	r := b.shape(v, t)
+	if r.Kind == Named && r.Type == t {
+		return r
+	}
+	// A definition of a scalar, slice or map gets a name of its own; one
+	// that is another declared type, time.Time or raw JSON becomes an alias,
+	// which keeps that type's methods (MarshalJSON, Validate).
+	t.Kind = Defined
+	if r.Kind == Named || r.Kind == Time || r.Kind == Raw {
+		t.Kind = Alias
+	}
+	t.nullable = r.Nullable
+	r.Nullable = false
+	t.Base = r
+	return Ref{Kind: Named, Type: t, Nullable: t.nullable}
+}
+
+// follow returns the type of the target of a $ref.
+func (b *builder) follow(n node, ref string) Ref {
+	loc := n.location()
+	if b.resolving[loc] {
+		b.errs.Add(n.doc.Errorf(load.Append(n.ptr, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(ref)))
+		return Ref{Kind: Raw}
+	}
+	target, err := b.s.Resolve(n.doc, ref)
+	if err != nil { // load reports these; keep going
+		return Ref{Kind: Raw}
+	}
+	b.resolving[loc] = true
+	defer delete(b.resolving, loc)
+	return b.typeOf(target.Doc, target.Pointer)
+}
+
+// declare registers a named type for the schema at n.
+func (b *builder) declare(n node, nullable bool) *Type {
+	obj := n.object()
+	t := &Type{
+		GoName:   b.nameFor(n),
+		Source:   n.doc.Path,
+		Pointer:  n.ptr,
+		Doc:      docOf(obj),
+		nullable: nullable,
+	}
+	b.types[n.location()] = t
+	b.declared = append(b.declared, t)
+	return t
+}
+
+func docOf(obj map[string]any) Doc {
+	var d Doc
+	d.Description, _ = obj["description"].(string)
+	d.Deprecated, _ = obj["deprecated"].(bool)
+	return d
+}
+
+// shape decides the Go type of a merged schema. t is the type already
+// declared for a definition, or nil; an object, enum or union needs a named
+// type and declares one if t is nil.
+func (b *builder) shape(v *view, t *Type) Ref {
+	named := func(kind TypeKind) *Type {
+		if t == nil {
+			t = b.declare(v.at, v.nullable)
+		}
+		t.Kind = kind
+		return t
+	}
+	nullable := v.nullable
+	switch {
+	case v.union != nil:
+		if len(v.props) > 0 {
+			b.errs.Add(v.at.doc.Errorf(v.at.ptr, "%s next to properties cannot be one Go type; put the shared properties into each branch (allOf) instead", v.unionKind))
+		}
+		return b.union(v, named)
+	case v.hasEnum:
+		if r, ok := b.enum(v, named); ok {
+			return r
+		}
+	}
+	types := v.types
+	if len(types) == 0 {
+		types = inferTypes(v)
+	}
+	if len(types) == 2 && (types[0] == "integer" && types[1] == "number" || types[0] == "number" && types[1] == "integer") {
+		types = []string{"number"}
+	}
+	if len(types) != 1 {
+		// Several JSON types (or none said): keep the JSON as it is.
+		return Ref{Kind: Raw, Nullable: nullable}
+	}
+	switch types[0] {
+	case "string":
+		if v.format == "date-time" {
+			return Ref{Kind: Time, Nullable: nullable}
+		}
+		return Ref{Kind: String, Nullable: nullable}
+	case "integer":
+		return Ref{Kind: Int, Nullable: nullable}
+	case "number":
+		return Ref{Kind: Float, Nullable: nullable}
+	case "boolean":
+		return Ref{Kind: Bool, Nullable: nullable}
+	case "array":
+		elem := Ref{Kind: Raw}
+		if v.items != nil && !v.prefixItems {
+			elem = b.typeOf(v.items.doc, v.items.ptr)
+		}
+		return Ref{Kind: Slice, Elem: &elem, Nullable: nullable}
+	case "object":
+		if len(v.props) > 0 || v.additionalFalse {
+			st := named(Struct)
+			b.fields(st, v)
+			return Ref{Kind: Named, Type: st, Nullable: nullable}
+		}
+		elem := Ref{Kind: Raw}
+		switch {
+		case v.additional != nil:
+			elem = b.typeOf(v.additional.doc, v.additional.ptr)
+		case len(v.patternProps) == 1:
+			elem = b.typeOf(v.patternProps[0].doc, v.patternProps[0].ptr)
+		}
+		return Ref{Kind: Map, Elem: &elem, Nullable: nullable}
+	}
+	return Ref{Kind: Raw, Nullable: nullable}
+}
+
+// inferTypes guesses the JSON type of a schema that does not say.
+func inferTypes(v *view) []string {
+	switch {
+	case len(v.props) > 0 || v.additional != nil || v.additionalFalse || len(v.patternProps) > 0:
+		return []string{"object"}
+	case v.items != nil || v.prefixItems:
+		return []string{"array"}
+	case v.format == "date-time":
+		return []string{"string"}
+	}
+	return nil
+}
+
+// fields fills a struct type from the merged properties.
+func (b *builder) fields(t *Type, v *view) {
+	for _, p := range v.props {
+		decl := p.decls[0]
+		ref := b.typeOf(decl.doc, decl.ptr)
+		for _, other := range p.decls[1:] {
+			obj := other.object()
+			if obj != nil && !isStructural(obj) {
+				continue // only narrows the values; the embedded schema checks it
+			}
+			if r := b.typeOf(other.doc, other.ptr); !r.Equal(ref) {
+				b.errs.Add(other.doc.Errorf(other.ptr, "property %s has a different type here than in %s", strconv.Quote(p.name), decl.location()))
+			}
+		}
+		obj := decl.object()
+		f := &Field{
+			GoName:   names.Field(p.name),
+			JSONName: p.name,
+			Type:     ref,
+			Required: v.required[p.name],
+			Source:   decl.doc.Path,
+			Pointer:  decl.ptr,
+			Doc:      docOf(obj),
+		}
+		if d, ok := obj["default"]; ok {
+			f.Default = d
+		}
+		if f.GoName == "" {
+			b.errs.Add(decl.doc.KeyErrorf(decl.ptr, "property %s: expected a name with a letter or digit, to name the Go field", strconv.Quote(p.name)))
+		}
+		if why := badTagName(p.name); why != "" {
+			b.errs.Add(decl.doc.KeyErrorf(decl.ptr, "property %s: %s", strconv.Quote(p.name), why))
+		}
+		t.Fields = append(t.Fields, f)
+	}
+	if v.additional != nil && !v.additionalFalse && len(v.props) > 0 {
+		extra := b.typeOf(v.additional.doc, v.additional.ptr)
+		t.Extra = &extra
+	}
+}
+
+// badTagName explains why a property name cannot be written in a Go struct
+// tag, which encoding/json reads: no quotes, backslashes, commas or back
+// quotes, nothing invisible.
+func badTagName(name string) string {
+	if name == "" {
+		return "an empty property name cannot be a Go struct tag"
+	}
+	for _, r := range name {
+		switch {
+		case r == '"' || r == '\\' || r == ',' || r == '`' || r < ' ' || r == 0x7f:
+			return "the name contains " + strconv.QuoteRune(r) + ", which a Go struct tag cannot hold; rename the property"
+		case !strconv.IsPrint(r) && r != ' ':
+			return "the name contains the invisible character " + strconv.QuoteRune(r) + "; rename the property"
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", r):
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r > 0x7f:
+		default:
+			return "the name contains " + strconv.QuoteRune(r) + ", which encoding/json does not accept in a field tag; rename the property"
+		}
+	}
+	return ""
+}
+
+// enum makes a named string or integer type with one constant per value.
+// Other enums (numbers, booleans, mixed) keep their plain type.
+func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
+	if len(v.enum) == 0 {
+		return Ref{}, false
+	}
+	allStrings, allInts := true, true
+	for _, e := range v.enum {
+		switch x := e.(type) {
+		case string:
+			allInts = false
+		case json.Number:
+			allStrings = false
+			if _, err := strconv.ParseInt(x.String(), 10, 64); err != nil {
+				allInts = false
+			}
+		default:
+			allStrings, allInts = false, false
+		}
+	}
+	declared := func(want string) bool { return len(v.types) == 0 || len(v.types) == 1 && v.types[0] == want }
+	var base Ref
+	switch {
+	case allStrings && declared("string") && v.format != "date-time":
+		base = Ref{Kind: String}
+	case allInts && declared("integer"):
+		base = Ref{Kind: Int}
+	default:
+		return Ref{}, false
+	}
+	t := named(Enum)
+	t.Base = base
+	t.Values = nil
+	for _, e := range v.enum {
+		val := e
+		if n, ok := e.(json.Number); ok {
+			val, _ = strconv.ParseInt(n.String(), 10, 64)
+		}
+		t.Values = append(t.Values, &EnumValue{Value: val})
+	}
+	return Ref{Kind: Named, Type: t, Nullable: v.nullable}, true
+}
+
+// union makes a struct with one pointer field per oneOf/anyOf branch. A
+// single branch plus null is just that branch, nullable.
+func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
+	var variants []*Variant
+	for _, br := range v.union {
+		r := b.typeOf(br.doc, br.ptr)
+		r.Nullable = false
+		variants = append(variants, &Variant{GoName: variantName(r), Type: r, Location: br.location()})
+	}
+	if len(variants) == 1 {
+		r := variants[0].Type
+		r.Nullable = v.nullable
+		return r
+	}
+	t := named(Union)
+	t.Variants = variants
+	t.OneOf = v.unionKind == "oneOf"
+	return Ref{Kind: Named, Type: t, Nullable: v.nullable}
+}
+
+func variantName(r Ref) string {
+	switch r.Kind {
+	case Named:
+		return r.Type.GoName
+	case String:
+		return "String"
+	case Int:
+		return "Integer"
+	case Float:
+		return "Number"
+	case Bool:
+		return "Boolean"
+	case Time:
+		return "DateTime"
+	case Slice:
+		return "Array"
+	case Map:
+		return "Object"
+	}
+	return "Value"
+}
+
+// nameFor names the type declared at n: its title, else the name of the
+// definition, file or fact it belongs to, followed by the path to it
+// (OrderPlaced + lines + items -> OrderPlacedLinesItem).
+func (b *builder) nameFor(n node) string {
+	if title, ok := n.object()["title"].(string); ok && names.Type(title) != "" {
+		if f := b.factByDoc[n.doc]; f != nil && n.ptr == "" {
+			return f.GoName
+		}
+		return names.Type(title)
+	}
+	if n.ptr == "" {
+		if f := b.factByDoc[n.doc]; f != nil {
+			return f.GoName
+		}
+		return names.Type(strings.TrimSuffix(path.Base(n.doc.Path), ".json"))
+	}
+	tokens, _ := load.Tokens(n.ptr)
+	k := len(tokens)
+	last := tokens[k-1]
+	parentAt := func(drop int) string {
+		return b.nameFor(node{n.doc, load.Pointer(tokens[:k-drop]...)})
+	}
+	if k >= 2 {
+		switch tokens[k-2] {
+		case "$defs", "definitions":
+			return names.Type(last)
+		case "properties":
+			return parentAt(2) + names.Camel(last)
+		case "patternProperties", "dependentSchemas":
+			return parentAt(2) + "Value"
+		case "allOf":
+			return parentAt(2)
+		case "oneOf", "anyOf":
+			i, _ := strconv.Atoi(last)
+			return parentAt(2) + "Option" + strconv.Itoa(i+1)
+		case "prefixItems":
+			return parentAt(2) + "Item" + last
+		}
+	}
+	switch last {
+	case "items", "contains", "unevaluatedItems":
+		return parentAt(1) + "Item"
+	case "additionalProperties", "unevaluatedProperties", "propertyNames":
+		return parentAt(1) + "Value"
+	}
+	return parentAt(1) + names.Camel(last)
+}

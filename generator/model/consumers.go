@@ -1,0 +1,170 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/names"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// TopicMatch reports whether an AMQP topic pattern matches a routing key:
+// words are separated by '.', '*' matches exactly one word and '#' zero or
+// more words, as a RabbitMQ topic exchange does.
+func TopicMatch(pattern, key string) bool {
+	return matchWords(strings.Split(pattern, "."), strings.Split(key, "."))
+}
+
+func matchWords(p, k []string) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case "#":
+			// '#' swallows zero or more words: try every split.
+			for i := 0; i <= len(k); i++ {
+				if matchWords(p[1:], k[i:]) {
+					return true
+				}
+			}
+			return false
+		case "*":
+			if len(k) == 0 {
+				return false
+			}
+		default:
+			if len(k) == 0 || p[0] != k[0] {
+				return false
+			}
+		}
+		p, k = p[1:], k[1:]
+	}
+	return len(k) == 0
+}
+
+// matchBindings resolves each consumer's bindings against the facts. A
+// binding that matches no fact is an error: it is almost always a typo, and
+// the broker would silently deliver nothing.
+func (b *builder) matchBindings(facts []*Fact) []*Consumer {
+	man := b.s.Manifest
+	var out []*Consumer
+	for _, lc := range man.Consumers {
+		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings}
+		matched := map[*Fact]bool{}
+		for i, pattern := range lc.Bindings {
+			n := 0
+			for _, f := range facts {
+				if TopicMatch(pattern, f.RoutingKey) {
+					matched[f] = true
+					n++
+				}
+			}
+			if n == 0 {
+				b.errs.Add(man.Doc.Errorf(lc.BindingPointer(i), "consumer %s: binding %s matches no fact (routing keys: %s)", strconv.Quote(lc.Name), strconv.Quote(pattern), routingKeys(facts)))
+			}
+		}
+		for _, f := range facts {
+			if matched[f] {
+				c.Facts = append(c.Facts, f)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func routingKeys(facts []*Fact) string {
+	if len(facts) == 0 {
+		return "none: no schema has an x-routing-key"
+	}
+	keys := make([]string, 0, len(facts))
+	for _, f := range facts {
+		keys = append(keys, f.RoutingKey)
+	}
+	if len(keys) > 12 {
+		keys = append(keys[:12], fmt.Sprintf("and %d more", len(keys)-12))
+	}
+	return strings.Join(keys, ", ")
+}
+
+// buildTopology merges the manifest's defaults into each consumer, builds
+// the topology and reads the effective settings back from it, so that
+// defaults are applied in one place (runtime/topology).
+func (b *builder) buildTopology(m *Model) {
+	man := b.s.Manifest
+	spec := topology.Spec{Exchanges: topology.Exchanges{
+		Events: man.Exchanges.Events, Retry: man.Exchanges.Retry, Dead: man.Exchanges.Dead,
+	}}
+	if _, err := topology.Build(topology.Spec{Exchanges: spec.Exchanges}); err != nil {
+		b.errs.Add(man.Doc.Errorf("/exchanges", "%s", strings.TrimPrefix(err.Error(), "topology: ")))
+		return
+	}
+	ok := true
+	for i, lc := range man.Consumers {
+		cs := consumerSpec(lc, man.Defaults)
+		if _, err := topology.Build(topology.Spec{Exchanges: spec.Exchanges, Consumers: []topology.ConsumerSpec{cs}}); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "topology: ")
+			msg = strings.TrimPrefix(msg, fmt.Sprintf("consumer 0 (%q): ", lc.Name))
+			b.errs.Add(man.Doc.KeyErrorf(lc.Pointer, "consumer %s: %s", strconv.Quote(lc.Name), msg))
+			ok = false
+		}
+		m.Consumers[i].Spec = cs
+		spec.Consumers = append(spec.Consumers, cs)
+	}
+	if !ok {
+		return
+	}
+	top, err := topology.Build(spec)
+	if err != nil {
+		b.errs.Add(man.Doc.Errorf("/consumers", "%s", strings.TrimPrefix(err.Error(), "topology: ")))
+		return
+	}
+	m.Spec, m.Topology = spec, top
+	m.Exchanges = topology.Exchanges{Events: top.Exchanges[0].Name, Retry: top.Exchanges[1].Name, Dead: top.Exchanges[2].Name}
+	for _, c := range m.Consumers {
+		tc, _ := top.Consumer(c.Name)
+		c.Topology = tc
+		c.Prefetch, c.Concurrency, c.MaxAttempts = tc.Prefetch, tc.Concurrency, tc.MaxAttempts
+		c.Backoff = nil
+		for _, tier := range tc.Tiers {
+			c.Backoff = append(c.Backoff, tier.Delay)
+		}
+		i := slices.IndexFunc(top.Queues, func(q topology.Queue) bool { return q.Name == tc.Queue })
+		c.QueueType = top.Queues[i].Type
+	}
+}
+
+// consumerSpec applies the manifest's /defaults under a consumer's own
+// settings. What neither sets stays zero for topology.Build to default.
+func consumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpec {
+	pick := func(own, def *int) int {
+		switch {
+		case own != nil:
+			return *own
+		case def != nil:
+			return *def
+		}
+		return 0
+	}
+	cs := topology.ConsumerSpec{
+		Name:        c.Name,
+		Bindings:    slices.Clone(c.Bindings),
+		QueueType:   topology.QueueType(cmpOr(c.Settings.QueueType, defaults.QueueType)),
+		Prefetch:    pick(c.Settings.Prefetch, defaults.Prefetch),
+		Concurrency: pick(c.Settings.Concurrency, defaults.Concurrency),
+		MaxAttempts: pick(c.Settings.MaxAttempts, defaults.MaxAttempts),
+		Backoff:     slices.Clone(defaults.Backoff),
+	}
+	if c.Settings.Backoff != nil {
+		cs.Backoff = slices.Clone(c.Settings.Backoff)
+	}
+	return cs
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

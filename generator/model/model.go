@@ -1,0 +1,261 @@
+// Package model turns a loaded schema directory into what the generated Go
+// package consists of: facts with their Go types, consumers with the facts
+// their bindings match, and the broker topology. It knows nothing of Go
+// syntax; every name an emitter needs is a field or method here, so no
+// emitter works a name out again.
+//
+// [Build] runs named passes, each wrapping its errors with the entity it
+// works on: add every fact, build the Go types (resolving $ref, merging
+// allOf), name enum values and defaults, match bindings, apply consumer
+// defaults and build the topology, then validate the whole model
+// (identifier collisions, file-name collisions, value cycles) before
+// anything is emitted.
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/names"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Model is everything one generated package declares.
+type Model struct {
+	Package   string      // Go package name
+	Facts     []*Fact     // sorted by routing key
+	Types     []*Type     // every declared type, sorted by source file, then position in it
+	Consumers []*Consumer // sorted by name
+	Schemas   []Schema    // the schema files to embed, sorted by path
+
+	// Spec is the topology input: exchanges and consumers as the manifest
+	// says, zero where the manifest is silent (topology.Build applies the
+	// defaults). Topology is the result of topology.Build(Spec).
+	Spec      topology.Spec
+	Topology  topology.Topology
+	Exchanges topology.Exchanges // with defaults applied
+
+	ManifestDescription string // warren.json's description
+}
+
+// Files returns the schema files that declare at least one type, sorted;
+// the emitter writes one Go file per entry.
+func (m *Model) Files() []string {
+	var files []string
+	for _, t := range m.Types {
+		if len(files) == 0 || files[len(files)-1] != t.Source {
+			files = append(files, t.Source)
+		}
+	}
+	return files
+}
+
+// TypesIn returns the types declared from one schema file, in file order.
+func (m *Model) TypesIn(source string) []*Type {
+	var out []*Type
+	for _, t := range m.Types {
+		if t.Source == source {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Schema is one schema file as embedded in the generated code.
+type Schema struct {
+	Path string // relative to the schema directory
+	JSON []byte // the file's JSON, compacted
+}
+
+// Fact is one fact: a routing key and the Go type of its payload.
+type Fact struct {
+	RoutingKey  string
+	GoName      string // the payload type's name: title, or the routing key in camel case
+	Version     int    // x-version
+	Source      string // schema file, relative to the schema directory
+	Description string
+	Deprecated  bool
+	Type        *Type // the payload type; Type.GoName == GoName
+}
+
+// VarName returns the name of the fact's runtime.Fact variable.
+func (f *Fact) VarName() string { return names.FactVar(f.GoName) }
+
+// RoutingKeyConst returns the name of the fact's routing-key constant.
+func (f *Fact) RoutingKeyConst() string { return names.RoutingKeyConst(f.GoName) }
+
+// MethodName returns the name of the handler method for this fact.
+func (f *Fact) MethodName() string { return names.Method(f.GoName) }
+
+// Consumer is one consumer of the manifest with the facts it receives.
+type Consumer struct {
+	Name        string   // as in warren.json; names the work queue
+	GoName      string   // Name in camel case
+	Description string   //
+	Bindings    []string // topic patterns
+	Facts       []*Fact  // the facts the bindings match, sorted by routing key
+
+	// Effective settings, defaults applied.
+	QueueType   topology.QueueType
+	Prefetch    int
+	Concurrency int
+	MaxAttempts int
+	Backoff     []time.Duration // the ladder that is used: at most MaxAttempts-1 steps
+
+	Spec     topology.ConsumerSpec // as written (zero = default)
+	Topology topology.Consumer     // the consumer's part of Model.Topology
+}
+
+// HandlerName returns the name of the consumer's handler interface.
+func (c *Consumer) HandlerName() string { return names.Handler(c.Name) }
+
+// Options adjust how a model is built.
+type Options struct {
+	Package string // overrides the manifest's "package"
+}
+
+// Build turns loaded schemas into a validated model. Its error is a
+// load.ErrorList naming file, position and what was expected.
+func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
+	b := newBuilder(s)
+	m := &Model{ManifestDescription: s.Manifest.Description}
+
+	b.pass(ctx, "package", func() { m.Package = b.packageName(opts) })
+	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
+	b.pass(ctx, "types", func() { b.buildTypes(m.Facts) })
+	b.pass(ctx, "constants", func() { b.nameConstants() })
+	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts) })
+	b.pass(ctx, "topology", func() { b.buildTopology(m) })
+	b.pass(ctx, "validate", func() { b.validate(m) })
+	if b.err != nil {
+		return nil, b.err
+	}
+	if err := b.errs.Err(); err != nil {
+		return nil, err
+	}
+	m.Types = b.sortedTypes()
+	m.Schemas = b.embeddedSchemas()
+	return m, nil
+}
+
+// packageName picks the --package flag, else the manifest's package.
+func (b *builder) packageName(opts Options) string {
+	name, where := opts.Package, "--package"
+	if name == "" {
+		name, where = b.s.Manifest.Package, "package"
+	}
+	if name == "" {
+		b.errs.Add(b.s.Manifest.Doc.Errorf("", "no Go package name: set \"package\" in %s or pass --package", load.ManifestFile))
+		return ""
+	}
+	if why := names.CheckPackage(name); why != "" {
+		if where == "package" {
+			b.errs.Add(b.s.Manifest.Doc.Errorf("/package", "package %s: %s", strconv.Quote(name), why))
+		} else {
+			b.errs.Addf("", "", "--package %s: %s", strconv.Quote(name), why)
+		}
+	}
+	return name
+}
+
+// addFacts creates a Fact per loaded fact, named by title or routing key.
+func (b *builder) addFacts() []*Fact {
+	var facts []*Fact
+	for _, lf := range b.s.Facts {
+		f := &Fact{
+			RoutingKey:  lf.RoutingKey,
+			Version:     lf.Version,
+			Source:      lf.Path(),
+			Description: lf.Description,
+			Deprecated:  lf.Deprecated,
+		}
+		if lf.Title != "" {
+			f.GoName = names.Type(lf.Title)
+		} else {
+			f.GoName = names.Type(lf.RoutingKey)
+		}
+		b.factByDoc[lf.Doc] = f
+		facts = append(facts, f)
+	}
+	slices.SortFunc(facts, func(a, b *Fact) int { return strings.Compare(a.RoutingKey, b.RoutingKey) })
+	return facts
+}
+
+// buildTypes maps each fact's schema, and everything it reaches, to Go types.
+func (b *builder) buildTypes(facts []*Fact) {
+	for _, f := range facts {
+		doc, _ := b.s.Doc(f.Source)
+		ref := b.typeOf(doc, "")
+		if ref.Kind != Named {
+			b.errs.Add(doc.Errorf("", "fact %s: expected an object schema that becomes a Go type", f.RoutingKey))
+			continue
+		}
+		f.Type = ref.Type
+		f.Type.Fact = f
+	}
+}
+
+func (b *builder) embeddedSchemas() []Schema {
+	var out []Schema
+	for _, doc := range b.reachableDocs() {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, doc.Src); err != nil {
+			// Impossible: the file parsed as JSON.
+			b.errs.Add(doc.Errorf("", "compact: %v", err))
+			continue
+		}
+		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes()})
+	}
+	return out
+}
+
+// reachableDocs returns the fact files and every file their $refs reach,
+// sorted by path: what the generated code must embed to validate facts.
+func (b *builder) reachableDocs() []*load.Document {
+	reached := map[*load.Document]bool{}
+	var visit func(doc *load.Document)
+	visit = func(doc *load.Document) {
+		if reached[doc] {
+			return
+		}
+		reached[doc] = true
+		load.WalkSchemas(doc.Value, "", func(_ string, sch map[string]any) bool {
+			if ref, ok := sch["$ref"].(string); ok {
+				if t, err := b.s.Resolve(doc, ref); err == nil {
+					visit(t.Doc)
+				}
+			}
+			return true
+		})
+	}
+	for _, f := range b.s.Facts {
+		visit(f.Doc)
+	}
+	var out []*load.Document
+	for _, doc := range b.s.Docs { // already sorted by path
+		if reached[doc] {
+			out = append(out, doc)
+		}
+	}
+	return out
+}
+
+// pass runs one named pass unless the context is done. A panic is not
+// caught: it is a bug, not bad input.
+func (b *builder) pass(ctx context.Context, name string, fn func()) {
+	if b.err != nil {
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		b.err = fmt.Errorf("model: %s: %w", name, err)
+		return
+	}
+	fn()
+}

@@ -1,0 +1,155 @@
+package model
+
+// Kind says which Go type expression a [Ref] stands for.
+type Kind int
+
+// The kinds of Go type expressions.
+const (
+	String Kind = iota // string
+	Int                // int64
+	Float              // float64
+	Bool               // bool
+	Time               // time.Time (format: date-time)
+	Raw                // json.RawMessage: any JSON value, kept verbatim
+	Named              // a type declared in the generated package (Ref.Type)
+	Slice              // []Elem
+	Map                // map[string]Elem
+)
+
+// Ref is a Go type expression: a scalar, a declared type, or a slice or map
+// of another Ref. Nullable means the JSON value may be null; the emitter
+// renders it as a pointer, except for slices, maps and raw JSON, whose nil
+// already encodes as null.
+type Ref struct {
+	Kind     Kind
+	Type     *Type // Kind == Named
+	Elem     *Ref  // Kind == Slice or Map
+	Nullable bool  // the schema allows null
+}
+
+// Equal reports whether r and o denote the same Go type.
+func (r Ref) Equal(o Ref) bool {
+	if r.Kind != o.Kind || r.Type != o.Type || r.Nullable != o.Nullable {
+		return false
+	}
+	if r.Elem == nil || o.Elem == nil {
+		return r.Elem == o.Elem
+	}
+	return r.Elem.Equal(*o.Elem)
+}
+
+// HasNil reports whether the Go type has a nil value that encodes as JSON
+// null (slices, maps, raw JSON), so that it needs no pointer to be optional
+// or nullable.
+func (r Ref) HasNil() bool {
+	switch r.Kind {
+	case Slice, Map, Raw:
+		return true
+	case Named:
+		return r.Type.Kind == Defined && r.Type.Base.HasNil() || r.Type.Kind == Alias && r.Type.Base.HasNil()
+	}
+	return false
+}
+
+// TypeKind says what a declared type is.
+type TypeKind int
+
+// The kinds of declared types.
+const (
+	Struct  TypeKind = iota // an object with properties
+	Enum                    // a string or integer type with one constant per value
+	Union                   // oneOf/anyOf: one pointer field per variant
+	Defined                 // a named definition of a scalar, slice or map: type SKU string
+	Alias                   // a named definition of time.Time or json.RawMessage: type At = time.Time
+)
+
+func (k TypeKind) String() string {
+	return [...]string{"struct", "enum", "union", "defined type", "alias"}[k]
+}
+
+// Type is a type declared in the generated package. Every JSON Schema
+// definition reached from a fact (a file's root, an entry of $defs) becomes
+// exactly one Type, shared by every fact that uses it; inline objects, enums
+// and unions become Types named after where they sit.
+type Type struct {
+	Kind    TypeKind
+	GoName  string // the declared name, unique in the package
+	Source  string // schema file it comes from, relative to the schema directory
+	Pointer string // JSON pointer of its schema in Source
+	Doc     Doc    // description, deprecation
+
+	Fields []*Field // Struct: properties in file order (allOf members first)
+	// Extra is the type of the values of additionalProperties on a Struct
+	// that also has properties; nil when the object is closed or extra
+	// properties are not typed. The emitter adds a map field for it.
+	Extra *Ref
+
+	Base   Ref          // Enum: String or Int; Defined and Alias: the underlying type
+	Values []*EnumValue // Enum: in schema order
+
+	Variants []*Variant // Union: in schema order
+	OneOf    bool       // Union: exactly one variant must match (oneOf); else at least one (anyOf)
+
+	Fact *Fact // set on the root type of a fact
+
+	nullable bool // the definition itself admits null, so every use is nullable
+}
+
+// Location returns "source#pointer", which identifies the type's schema in
+// the embedded schema set.
+func (t *Type) Location() string { return location(t.Source, t.Pointer) }
+
+func location(source, pointer string) string {
+	if pointer == "" {
+		return source
+	}
+	return source + "#" + pointer
+}
+
+// Doc is what becomes a doc comment.
+type Doc struct {
+	Description string // the schema's description, verbatim
+	Deprecated  bool   // deprecated: true
+}
+
+// Field is one property of a Struct.
+type Field struct {
+	GoName   string // exported field name
+	JSONName string // the property name, as in the schema
+	Type     Ref
+	Required bool   // listed in required: no omitzero, no pointer unless nullable
+	Source   string // schema file declaring the property (an allOf member may live elsewhere)
+	Pointer  string // JSON pointer of the property's schema in Source
+	Doc      Doc
+	// Default is the property's default as decoded JSON, nil when none.
+	// DefaultConst names the constant the emitter declares for a scalar
+	// default ("" when the default is not a scalar of the field's type).
+	Default      any
+	DefaultConst string
+
+	// forcePointer breaks a cycle of structs that contain each other by
+	// value, which Go cannot lay out.
+	forcePointer bool
+}
+
+// Optional reports whether the field may be absent.
+func (f *Field) Optional() bool { return !f.Required }
+
+// IsPointer reports whether the field's Go type is a pointer: when it may be
+// null or absent, unless its type has a nil of its own.
+func (f *Field) IsPointer() bool {
+	return (f.Type.Nullable || !f.Required || f.forcePointer) && !f.Type.HasNil()
+}
+
+// EnumValue is one constant of an Enum.
+type EnumValue struct {
+	GoName string // TypeName + value in camel case
+	Value  any    // string or int64
+}
+
+// Variant is one branch of a Union.
+type Variant struct {
+	GoName   string // the field name in the union struct
+	Type     Ref    // never nullable: null is modelled on the union's uses
+	Location string // "source#pointer" of the branch schema, matched at decode time
+}

@@ -1,0 +1,253 @@
+package model
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/names"
+)
+
+// nameConstants names the constants the emitter declares: one per enum
+// value, one per scalar default.
+func (b *builder) nameConstants() {
+	for _, t := range b.declared {
+		for _, v := range t.Values {
+			v.GoName = names.EnumValue(t.GoName, fmt.Sprint(v.Value))
+		}
+		for _, f := range t.Fields {
+			if f.Default != nil && defaultFits(f.Type, f.Default) {
+				f.DefaultConst = names.DefaultConst(t.GoName, f.GoName)
+			}
+		}
+	}
+}
+
+// defaultFits reports whether a default can be a Go constant of the
+// field's type: a string, integer, number or boolean of the right kind, or
+// a value of an enum.
+func defaultFits(r Ref, d any) bool {
+	for r.Kind == Named && (r.Type.Kind == Defined || r.Type.Kind == Enum) {
+		if r.Type.Kind == Enum {
+			return slices.ContainsFunc(r.Type.Values, func(v *EnumValue) bool { return sameJSON(v.Value, enumJSON(d)) })
+		}
+		r = r.Type.Base
+	}
+	switch x := d.(type) {
+	case string:
+		return r.Kind == String
+	case bool:
+		return r.Kind == Bool
+	case json.Number:
+		if r.Kind == Float {
+			_, err := x.Float64()
+			return err == nil
+		}
+		_, err := strconv.ParseInt(x.String(), 10, 64)
+		return r.Kind == Int && err == nil
+	}
+	return false
+}
+
+// enumJSON turns a decoded JSON scalar into the form EnumValue.Value uses.
+func enumJSON(d any) any {
+	if n, ok := d.(json.Number); ok {
+		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+			return i
+		}
+	}
+	return d
+}
+
+// breakValueCycles turns a required struct field into a pointer when the
+// field's struct contains the outer struct by value (directly or through
+// other structs): Go cannot lay out a type that contains itself.
+func (b *builder) breakValueCycles() {
+	for _, t := range b.sortedTypes() {
+		for _, f := range t.Fields {
+			if inner := valueStruct(f); inner != nil && containsByValue(inner, t, map[*Type]bool{}) {
+				f.forcePointer = true
+			}
+		}
+	}
+}
+
+// valueStruct returns the struct a field holds by value, if any.
+func valueStruct(f *Field) *Type {
+	if f.IsPointer() || f.Type.Kind != Named {
+		return nil
+	}
+	t := f.Type.Type
+	for t.Kind == Alias && t.Base.Kind == Named {
+		t = t.Base.Type
+	}
+	if t.Kind != Struct {
+		return nil
+	}
+	return t
+}
+
+func containsByValue(from, target *Type, seen map[*Type]bool) bool {
+	if from == target {
+		return true
+	}
+	if seen[from] {
+		return false
+	}
+	seen[from] = true
+	for _, f := range from.Fields {
+		if inner := valueStruct(f); inner != nil && containsByValue(inner, target, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// ident is one package-level identifier of the generated code and where
+// it comes from.
+type ident struct {
+	what string         // "type", "enum constant", ...
+	doc  *load.Document // where it comes from
+	ptr  string
+}
+
+func (id ident) String() string {
+	line, col, _ := id.doc.Position(id.ptr)
+	where := fmt.Sprintf("%s:%d:%d", id.doc.Path, line, col)
+	if id.ptr != "" {
+		where += " " + id.ptr
+	}
+	return id.what + " from " + where
+}
+
+// validate checks the whole model before anything is emitted: every
+// package-level name is a usable identifier and is declared once, generated
+// file names do not collide, no alias refers to itself.
+func (b *builder) validate(m *Model) {
+	b.breakValueCycles()
+	seen := map[string]ident{}
+	claim := func(name string, id ident) {
+		if name == "" {
+			return // reported where the name was made
+		}
+		if names.IsReserved(name) || !isExported(name) {
+			b.errs.Add(id.doc.Errorf(id.ptr, "Go name %s of this %s is not a usable identifier", strconv.Quote(name), id.what))
+			return
+		}
+		if prev, ok := seen[name]; ok {
+			b.errs.Add(id.doc.Errorf(id.ptr, "Go name %s of this %s collides with the %s; set a \"title\" to rename one", strconv.Quote(name), id.what, prev))
+			return
+		}
+		seen[name] = id
+	}
+	for _, t := range b.sortedTypes() {
+		doc, _ := b.s.Doc(t.Source)
+		claim(t.GoName, ident{t.Kind.String() + " " + t.GoName, doc, t.Pointer})
+		for i, v := range t.Values {
+			claim(v.GoName, ident{fmt.Sprintf("enum value %s", enumLiteral(v.Value)), doc, load.AppendIndex(load.Append(t.Pointer, "enum"), i)})
+		}
+		b.checkFields(t, doc, claim)
+		b.checkVariants(t, doc)
+		if t.Kind == Alias && aliasLoops(t) {
+			b.errs.Add(doc.Errorf(t.Pointer, "definition %s is only another name for itself (through $ref/oneOf); give it a type", t.GoName))
+		}
+	}
+	for _, f := range m.Facts {
+		doc, _ := b.s.Doc(f.Source)
+		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, "/x-routing-key"})
+		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, "/x-routing-key"})
+	}
+	for _, c := range m.Consumers {
+		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name)})
+	}
+	files := map[string]string{}
+	for _, t := range b.sortedTypes() {
+		name := names.File(t.Source)
+		if prev, ok := files[name]; ok && prev != t.Source {
+			b.errs.Addf(t.Source, "", "generated file name %s is also the one of %s; rename one of the schema files", name, prev)
+		}
+		files[name] = t.Source
+	}
+}
+
+func (b *builder) checkFields(t *Type, doc *load.Document, claim func(string, ident)) {
+	fieldAt := map[string]*Field{}
+	for _, f := range t.Fields {
+		fdoc, _ := b.s.Doc(f.Source)
+		if f.DefaultConst != "" {
+			claim(f.DefaultConst, ident{"default of property " + strconv.Quote(f.JSONName), fdoc, load.Append(f.Pointer, "default")})
+		}
+		if f.GoName == "" {
+			continue
+		}
+		if prev, ok := fieldAt[f.GoName]; ok {
+			b.errs.Add(fdoc.KeyErrorf(f.Pointer, "properties %s and %s both become Go field %s of %s; rename one", strconv.Quote(prev.JSONName), strconv.Quote(f.JSONName), f.GoName, t.GoName))
+			continue
+		}
+		fieldAt[f.GoName] = f
+	}
+	if t.Extra != nil {
+		if f, ok := fieldAt[ExtraField]; ok {
+			fdoc, _ := b.s.Doc(f.Source)
+			b.errs.Add(fdoc.KeyErrorf(f.Pointer, "property %s becomes Go field %s, which holds the additionalProperties of %s; rename the property", strconv.Quote(f.JSONName), ExtraField, t.GoName))
+		}
+	}
+}
+
+// ExtraField is the name of the map field that holds a struct's additional
+// properties when additionalProperties is a schema.
+const ExtraField = "AdditionalProperties"
+
+func (b *builder) checkVariants(t *Type, doc *load.Document) {
+	at := map[string]*Variant{}
+	for _, v := range t.Variants {
+		if prev, ok := at[v.GoName]; ok {
+			b.errs.Add(doc.Errorf(t.Pointer, "branches %s and %s of %s both become Go field %s; give them distinct titles", prev.Location, v.Location, t.GoName, v.GoName))
+			continue
+		}
+		at[v.GoName] = v
+	}
+}
+
+func aliasLoops(t *Type) bool {
+	seen := map[*Type]bool{}
+	for t.Kind == Alias && t.Base.Kind == Named {
+		if seen[t] {
+			return true
+		}
+		seen[t] = true
+		t = t.Base.Type
+	}
+	return false
+}
+
+func isExported(name string) bool {
+	r, _ := utf8.DecodeRuneInString(name)
+	return unicode.IsUpper(r)
+}
+
+func enumLiteral(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// sortedTypes orders the declared types by schema file, then by where their
+// schema starts in the file, so each generated file reads like its schema.
+func (b *builder) sortedTypes() []*Type {
+	out := slices.Clone(b.declared)
+	offset := func(t *Type) int {
+		doc, _ := b.s.Doc(t.Source)
+		return doc.Offset(t.Pointer)
+	}
+	slices.SortStableFunc(out, func(x, y *Type) int {
+		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(offset(x), offset(y)), cmp.Compare(x.GoName, y.GoName))
+	})
+	return out
+}
