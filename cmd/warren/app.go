@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/generator/load"
+)
+
+// commands holds a constructor per subcommand. Each command lives in its
+// own file and adds itself with register from an init function, so adding
+// a command touches no other file.
+var commands []func() *cli.Command
+
+func register(c func() *cli.Command) { commands = append(commands, c) }
+
+// Run runs the CLI with args (args[0] is the program name), writing to
+// stdout and stderr, and returns the process exit code: 0 on success, 1 on
+// any error. Errors go to stderr, one per line. Tests call Run in-process.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var cmds []*cli.Command
+	for _, c := range commands {
+		cmds = append(cmds, c())
+	}
+	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
+	app := &cli.App{
+		Name:        "warren",
+		Usage:       "typed event messaging on RabbitMQ, generated from JSON Schemas",
+		UsageText:   "warren COMMAND [options] [arguments]",
+		Description: "Example:\n   warren generate --out internal/events ./events",
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		HideVersion: true,
+		Commands:    cmds,
+		// The default handler calls os.Exit; Run returns the code instead.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return 0
+	}
+	var exit cli.ExitCoder
+	if errors.As(err, &exit) {
+		if msg := exit.Error(); msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		return exit.ExitCode()
+	}
+	fmt.Fprintf(stderr, "warren: %v\n", err)
+	return 1
+}
+
+// errReported ends a command whose errors are already on stderr.
+var errReported = cli.Exit("", 1)
+
+// reportError prints err to w, one problem per line. Positions in the
+// schema directory are printed with the directory as the user gave it, so
+// that editors and terminals can open them. It returns errReported.
+func reportError(w io.Writer, command, schemaDir string, err error) error {
+	var list load.ErrorList
+	if !errors.As(err, &list) {
+		fmt.Fprintf(w, "warren %s: %v\n", command, err)
+		return errReported
+	}
+	for _, e := range list {
+		shown := *e
+		if shown.File != "" && schemaDir != "" {
+			shown.File = filepath.Join(schemaDir, filepath.FromSlash(e.File))
+		}
+		fmt.Fprintln(w, shown.Error())
+	}
+	return errReported
+}
+
+// oneArg returns the single positional argument of a command.
+func oneArg(c *cli.Context, name string) (string, error) {
+	switch c.NArg() {
+	case 1:
+		return c.Args().First(), nil
+	case 0:
+		return "", cli.Exit(fmt.Sprintf("warren %s: expected %s; see warren %s --help", c.Command.Name, name, c.Command.Name), 1)
+	}
+	return "", cli.Exit(fmt.Sprintf("warren %s: expected one %s, got %q (options go before %s)", c.Command.Name, name, c.Args().Slice(), name), 1)
+}
