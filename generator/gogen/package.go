@@ -54,7 +54,7 @@ func (e *emitter) genConsumers(f *jen.File) {
 
 func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 	for _, l := range docComment(
-		fmt.Sprintf("%s handles the facts that consumer %q receives: one method per fact its bindings match.", c.HandlerName(), c.Name),
+		fmt.Sprintf("%s handles the facts that consumer %q receives: one method per fact its bindings match. A method that returns an error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.", c.HandlerName(), c.Name),
 		c.Description,
 		"Bindings: "+strings.Join(c.Bindings, ", "),
 	) {
@@ -65,7 +65,7 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 			if i > 0 {
 				g.Line()
 			}
-			for _, l := range docComment(fmt.Sprintf("%s handles %s facts (routing key %s). An error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.", fact.MethodName(), fact.GoName, fact.RoutingKey)) {
+			for _, l := range docComment(fmt.Sprintf("%s handles a %s fact (routing key %s).", fact.MethodName(), fact.GoName, fact.RoutingKey)) {
 				g.Add(l)
 			}
 			g.Id(fact.MethodName()).Params(

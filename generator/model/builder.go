@@ -196,6 +196,9 @@ func (b *builder) shape(v *view, t *Type) Ref {
 
 // inferTypes guesses the JSON type of a schema that does not say.
 func inferTypes(v *view) []string {
+	if v.hasEnum && len(v.enum) > 0 {
+		return enumTypes(v.enum)
+	}
 	switch {
 	case len(v.props) > 0 || v.additional != nil || v.additionalFalse || len(v.patternProps) > 0:
 		return []string{"object"}
@@ -205,6 +208,36 @@ func inferTypes(v *view) []string {
 		return []string{"string"}
 	}
 	return nil
+}
+
+// enumTypes returns the one JSON type all values share, if they share one.
+func enumTypes(values []any) []string {
+	var typ string
+	for _, e := range values {
+		var t string
+		switch x := e.(type) {
+		case string:
+			t = "string"
+		case bool:
+			t = "boolean"
+		case json.Number:
+			t = "number"
+			if _, err := strconv.ParseInt(x.String(), 10, 64); err == nil && typ != "number" {
+				t = "integer"
+			}
+		default:
+			return nil
+		}
+		switch {
+		case typ == "" || typ == t:
+			typ = t
+		case typ == "integer" && t == "number", typ == "number" && t == "integer":
+			typ = "number"
+		default:
+			return nil
+		}
+	}
+	return []string{typ}
 }
 
 // fields fills a struct type from the merged properties.
@@ -317,10 +350,16 @@ func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
 // single branch plus null is just that branch, nullable.
 func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
 	var variants []*Variant
-	for _, br := range v.union {
+	for i, br := range v.union {
 		r := b.typeOf(br.doc, br.ptr)
 		r.Nullable = false
-		variants = append(variants, &Variant{GoName: variantName(r), Type: r, Location: br.location()})
+		name := variantName(r)
+		if _, titled := br.object()["title"]; r.Kind == Named && r.Type.Source == br.doc.Path && r.Type.Pointer == br.ptr && !titled {
+			// An inline branch without a title: its type is named after
+			// the union (UnionOption2); the field needs only the number.
+			name = "Option" + strconv.Itoa(i+1)
+		}
+		variants = append(variants, &Variant{GoName: name, Type: r, Location: br.location()})
 	}
 	if len(variants) == 1 {
 		r := variants[0].Type

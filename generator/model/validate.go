@@ -114,6 +114,7 @@ type ident struct {
 	what string         // "type", "enum constant", ...
 	doc  *load.Document // where it comes from
 	ptr  string
+	fix  string // how the user can rename it
 }
 
 func (id ident) String() string {
@@ -140,16 +141,24 @@ func (b *builder) validate(m *Model) {
 			return
 		}
 		if prev, ok := seen[name]; ok {
-			b.errs.Add(id.doc.Errorf(id.ptr, "Go name %s of this %s collides with the %s; set a \"title\" to rename one", strconv.Quote(name), id.what, prev))
+			b.errs.Add(id.doc.Errorf(id.ptr, "Go name %s of this %s is already taken by the %s; %s", strconv.Quote(name), id.what, prev, id.fix))
 			return
 		}
 		seen[name] = id
 	}
 	for _, t := range b.sortedTypes() {
 		doc, _ := b.s.Doc(t.Source)
-		claim(t.GoName, ident{t.Kind.String() + " " + t.GoName, doc, t.Pointer})
+		claim(t.GoName, ident{t.Kind.String(), doc, t.Pointer, titleFix})
 		for i, v := range t.Values {
-			claim(v.GoName, ident{fmt.Sprintf("enum value %s", enumLiteral(v.Value)), doc, load.AppendIndex(load.Append(t.Pointer, "enum"), i)})
+			ptr := load.AppendIndex(load.Append(t.Pointer, "enum"), i)
+			if _, isEnum := doc.Lookup(load.Append(t.Pointer, "enum")); !isEnum {
+				ptr = load.Append(t.Pointer, "const")
+			}
+			if v.GoName == "" {
+				b.errs.Add(doc.Errorf(ptr, "enum value %s has no letter or digit to name its Go constant after", enumLiteral(v.Value)))
+				continue
+			}
+			claim(v.GoName, ident{fmt.Sprintf("enum value %s", enumLiteral(v.Value)), doc, ptr, "enum constants are named after the type and the value: change the type's \"title\" or the values"})
 		}
 		b.checkFields(t, doc, claim)
 		b.checkVariants(t, doc)
@@ -159,11 +168,11 @@ func (b *builder) validate(m *Model) {
 	}
 	for _, f := range m.Facts {
 		doc, _ := b.s.Doc(f.Source)
-		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, "/x-routing-key"})
-		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, "/x-routing-key"})
+		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, "/x-routing-key", titleFix})
+		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, "/x-routing-key", titleFix})
 	}
 	for _, c := range m.Consumers {
-		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name)})
+		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), "rename the consumer or set a \"title\" on the other"})
 	}
 	files := map[string]string{}
 	for _, t := range b.sortedTypes() {
@@ -180,7 +189,7 @@ func (b *builder) checkFields(t *Type, doc *load.Document, claim func(string, id
 	for _, f := range t.Fields {
 		fdoc, _ := b.s.Doc(f.Source)
 		if f.DefaultConst != "" {
-			claim(f.DefaultConst, ident{"default of property " + strconv.Quote(f.JSONName), fdoc, load.Append(f.Pointer, "default")})
+			claim(f.DefaultConst, ident{"default of property " + strconv.Quote(f.JSONName), fdoc, load.Append(f.Pointer, "default"), titleFix})
 		}
 		if f.GoName == "" {
 			continue
@@ -198,6 +207,8 @@ func (b *builder) checkFields(t *Type, doc *load.Document, claim func(string, id
 		}
 	}
 }
+
+const titleFix = "set a \"title\" to rename one"
 
 // ExtraField is the name of the map field that holds a struct's additional
 // properties when additionalProperties is a schema.

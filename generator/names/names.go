@@ -75,7 +75,10 @@ func Camel(s string) string {
 	words := Words(s)
 	shouting := strings.ToUpper(s) == s && strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	for _, w := range words {
-		if up := strings.ToUpper(w); initialisms[up] || !shouting && up == w && len(w) > 1 && len(w) <= 4 && hasLetter(w) {
+		if up := strings.ToUpper(w); !initialisms[up] && len(w) > 2 && w[len(w)-1] == 's' && initialisms[up[:len(up)-1]] {
+			b.WriteString(up[:len(up)-1] + "s") // a plural: urls -> URLs
+			continue
+		} else if initialisms[up] || !shouting && up == w && len(w) > 1 && len(w) <= 4 && hasLetter(w) {
 			b.WriteString(up)
 			continue
 		}
@@ -126,15 +129,20 @@ func RoutingKeyConst(factType string) string { return factType + "RoutingKey" }
 func DefaultConst(typeName, fieldName string) string { return typeName + fieldName + "Default" }
 
 // EnumValue returns the name of the constant for one value of an enum type:
-// the type name followed by the value in camel case. An empty value becomes
-// "Empty"; a negative number gets "Minus" (Priority-1 -> PriorityMinus1).
+// the type name followed by the value in camel case. The empty string
+// becomes "Empty"; a negative number gets "Minus" (Priority-1 ->
+// PriorityMinus1). A value without any letter or digit ("+") has no name:
+// EnumValue returns "".
 func EnumValue(typeName, value string) string {
+	if value == "" {
+		return typeName + "Empty"
+	}
 	if strings.HasPrefix(value, "-") && len(value) > 1 && unicode.IsDigit(rune(value[1])) {
 		value = "Minus " + value[1:]
 	}
 	c := Camel(value)
 	if c == "" {
-		c = "Empty"
+		return ""
 	}
 	return typeName + c
 }
@@ -152,12 +160,12 @@ func CheckPackage(name string) string {
 	switch {
 	case name == "":
 		return "empty"
+	case IsReserved(name):
+		return "a Go keyword or predeclared identifier"
 	case !token.IsIdentifier(name):
 		return "not a Go identifier"
 	case strings.ToLower(name) != name || strings.Contains(name, "_"):
 		return "Go package names are lower-case letters and digits"
-	case IsReserved(name):
-		return "a Go keyword or predeclared identifier"
 	case name == "main":
 		return "a generated package is imported, so it cannot be main"
 	}

@@ -28,7 +28,11 @@ func TestExported(t *testing.T) {
 		{"catalogue_id", "CatalogueID"},
 		{"catalogueId", "CatalogueID"},
 		{"url", "URL"},
-		{"image_urls", "ImageUrls"},
+		{"image_urls", "ImageURLs"},
+		{"user_ids", "UserIDs"},
+		{"https", "HTTPS"},
+		{"dns", "DNS"},
+		{"status", "Status"},
 		{"HTTPServer", "HTTPServer"},
 		{"json", "JSON"},
 		{"order placed", "OrderPlaced"},
@@ -64,6 +68,7 @@ func TestEnumValue(t *testing.T) {
 		{"Size", "XL", "SizeXL"},
 		{"Size", "2XL", "Size2XL"},
 		{"Kind", "api_key", "KindAPIKey"},
+		{"Op", "+", ""},
 	}
 	for _, tt := range tests {
 		if got := EnumValue(tt.typ, tt.value); got != tt.want {

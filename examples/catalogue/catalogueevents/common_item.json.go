@@ -19,7 +19,7 @@ type Item struct {
 	Description *string  `json:"description,omitzero"`
 	Price       Money    `json:"price"`
 	Tags        []string `json:"tags,omitzero"`
-	ImageUrls   []string `json:"image_urls,omitzero"`
+	ImageURLs   []string `json:"image_urls,omitzero"`
 
 	// Free-form supplier attributes such as colour or size.
 	Attributes map[string]string `json:"attributes,omitzero"`

@@ -8,28 +8,28 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// OrderMailerHandler handles the facts that consumer "order-mailer" receives: one method per fact its bindings match.
+// OrderMailerHandler handles the facts that consumer "order-mailer" receives: one method per fact its bindings match. A method that returns an error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
 //
 // Mails the customer a confirmation of each order.
 //
 // Bindings: order.placed
 type OrderMailerHandler interface {
-	// HandleOrderPlaced handles OrderPlaced facts (routing key order.placed). An error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
+	// HandleOrderPlaced handles a OrderPlaced fact (routing key order.placed).
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
-// SearchIndexerHandler handles the facts that consumer "search-indexer" receives: one method per fact its bindings match.
+// SearchIndexerHandler handles the facts that consumer "search-indexer" receives: one method per fact its bindings match. A method that returns an error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
 //
 // Keeps the search index in step with the catalogue.
 //
 // Bindings: catalogue.#
 type SearchIndexerHandler interface {
-	// HandleImportCompleted handles ImportCompleted facts (routing key catalogue.import.completed). An error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
+	// HandleImportCompleted handles a ImportCompleted fact (routing key catalogue.import.completed).
 	HandleImportCompleted(ctx context.Context, d runtime.Delivery, fact ImportCompleted) error
 
-	// HandleItemDeleted handles ItemDeleted facts (routing key catalogue.item.deleted). An error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
+	// HandleItemDeleted handles a ItemDeleted fact (routing key catalogue.item.deleted).
 	HandleItemDeleted(ctx context.Context, d runtime.Delivery, fact ItemDeleted) error
 
-	// HandleItemUpdated handles ItemUpdated facts (routing key catalogue.item.updated). An error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
+	// HandleItemUpdated handles a ItemUpdated fact (routing key catalogue.item.updated).
 	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
 }
