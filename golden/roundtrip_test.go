@@ -1,0 +1,236 @@
+// Package golden_test checks the behaviour of the golden packages: sample
+// documents decode into the generated types and encode back to the same
+// JSON, which still satisfies the fact's schema. Importing every golden
+// package here also keeps them compiling.
+package golden_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	additional "github.com/warrenbus/warren/golden/additional/want"
+	allof "github.com/warrenbus/warren/golden/allof/want"
+	arrays "github.com/warrenbus/warren/golden/arrays/want"
+	consumers "github.com/warrenbus/warren/golden/consumers/want"
+	defaults "github.com/warrenbus/warren/golden/defaults/want"
+	docs "github.com/warrenbus/warren/golden/docs/want"
+	enums "github.com/warrenbus/warren/golden/enums/want"
+	formats "github.com/warrenbus/warren/golden/formats/want"
+	names "github.com/warrenbus/warren/golden/names/want"
+	nested "github.com/warrenbus/warren/golden/nested/want"
+	nullable "github.com/warrenbus/warren/golden/nullable/want"
+	objects "github.com/warrenbus/warren/golden/objects/want"
+	recursion "github.com/warrenbus/warren/golden/recursion/want"
+	refs "github.com/warrenbus/warren/golden/refs/want"
+	unions "github.com/warrenbus/warren/golden/unions/want"
+	"github.com/warrenbus/warren/runtime"
+)
+
+// fact ties a golden fact to its generated type.
+type fact struct {
+	desc runtime.Fact
+	new  func() any // a pointer to a zero value of the generated type
+}
+
+func of[T any](f runtime.Fact) fact { return fact{f, func() any { return new(T) }} }
+
+// facts maps "<case>/<routing key>" to the generated code, for the samples
+// under golden/<case>/samples/<routing key>/.
+var facts = map[string]fact{
+	"additional/config.changed": of[additional.ConfigChanged](additional.FactConfigChanged),
+	"allof/user.registered":     of[allof.UserRegistered](allof.FactUserRegistered),
+	"allof/user.deleted":        of[allof.UserDeleted](allof.FactUserDeleted),
+	"arrays/basket.updated":     of[arrays.BasketUpdated](arrays.FactBasketUpdated),
+	"consumers/order.placed":    of[consumers.OrderPlaced](consumers.FactOrderPlaced),
+	"defaults/job.queued":       of[defaults.JobQueued](defaults.FactJobQueued),
+	"docs/note.added":           of[docs.NoteAdded](docs.FactNoteAdded),
+	"enums/ticket.opened":       of[enums.TicketOpened](enums.FactTicketOpened),
+	"formats/payment.captured":  of[formats.PaymentCaptured](formats.FactPaymentCaptured),
+	"names/user.signed_up":      of[names.UserSignedUp](names.FactUserSignedUp),
+	"nested/shipment.sent":      of[nested.ShipmentSent](nested.FactShipmentSent),
+	"nullable/profile.changed":  of[nullable.ProfileChanged](nullable.FactProfileChanged),
+	"objects/order.placed":      of[objects.OrderPlaced](objects.FactOrderPlaced),
+	"recursion/tree.changed":    of[recursion.TreeChanged](recursion.FactTreeChanged),
+	"refs/order.placed":         of[refs.OrderPlaced](refs.FactOrderPlaced),
+	"refs/order.refunded":       of[refs.OrderRefunded](refs.FactOrderRefunded),
+	"unions/payment.made":       of[unions.PaymentMade](unions.FactPaymentMade),
+}
+
+// TestRoundTrip decodes every sample into its generated type, encodes it
+// again and expects the same JSON (numbers compared by value, key order
+// ignored), still valid against the schema. Samples named invalid-*.json
+// must be rejected by the fact's validation instead.
+func TestRoundTrip(t *testing.T) {
+	samples, err := filepath.Glob("*/samples/*/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) == 0 {
+		t.Fatal("no samples found")
+	}
+	covered := map[string]bool{}
+	for _, path := range samples {
+		parts := strings.Split(filepath.ToSlash(path), "/")
+		key := parts[0] + "/" + parts[2]
+		f, ok := facts[key]
+		if !ok {
+			t.Errorf("%s: no generated type registered for %s in facts", path, key)
+			continue
+		}
+		covered[key] = true
+		t.Run(strings.TrimSuffix(strings.Join([]string{parts[0], parts[2], parts[3]}, "/"), ".json"), func(t *testing.T) {
+			sample, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(parts[3], "invalid-") {
+				if err := f.desc.Validate(sample); err == nil {
+					t.Fatalf("%s validated, but it is meant to break the schema", path)
+				}
+				return
+			}
+			roundTrip(t, f, sample)
+		})
+	}
+	for key := range facts {
+		if !covered[key] {
+			t.Errorf("%s has no sample", key)
+		}
+	}
+}
+
+func roundTrip(t *testing.T, f fact, sample []byte) {
+	t.Helper()
+	if err := f.desc.Validate(sample); err != nil {
+		t.Fatalf("sample is not valid against its own schema: %v", err)
+	}
+	v := f.new()
+	if err := json.Unmarshal(sample, v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	encoded, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	if diff := cmp.Diff(normalize(t, sample), normalize(t, encoded)); diff != "" {
+		t.Errorf("JSON changed in the round trip (-sample +encoded):\n%s\nencoded: %s", diff, encoded)
+	}
+	if err := f.desc.Validate(encoded); err != nil {
+		t.Errorf("encoded value fails its schema: %v", err)
+	}
+	if err := v.(interface{ Validate() error }).Validate(); err != nil {
+		t.Errorf("Validate method: %v", err)
+	}
+}
+
+// normalize decodes JSON with every number as an exact rational, so that
+// 2.50 and 2.5, or 1e3 and 1000, compare equal.
+func normalize(t *testing.T, data []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("normalize %s: %v", data, err)
+	}
+	return exact(v)
+}
+
+func exact(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		r, ok := new(big.Rat).SetString(x.String())
+		if !ok {
+			return x.String()
+		}
+		return r.RatString()
+	case map[string]any:
+		for k, e := range x {
+			x[k] = exact(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = exact(e)
+		}
+	}
+	return v
+}
+
+// TestOptionalNullable pins the one documented loss of the optional-field
+// rule: a property that is both optional and nullable is a pointer whose
+// nil means "absent", so an explicit null decodes to nil and is encoded as
+// an absent property. Both forms satisfy the schema.
+func TestOptionalNullable(t *testing.T) {
+	var v nullable.ProfileChanged
+	in := []byte(`{"nickname":null,"age":null,"score":null,"verified":null,"address":null,"tags":null,"scores":[],"middle_name":null}`)
+	if err := json.Unmarshal(in, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.MiddleName != nil {
+		t.Fatalf("MiddleName = %q, want nil", *v.MiddleName)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("middle_name")) {
+		t.Errorf("encoded %s: an optional nullable nil should be absent", out)
+	}
+	if !bytes.Contains(out, []byte(`"nickname":null`)) {
+		t.Errorf("encoded %s: a required nullable nil should be null", out)
+	}
+	if err := nullable.FactProfileChanged.Validate(out); err != nil {
+		t.Errorf("encoded value fails its schema: %v", err)
+	}
+}
+
+// TestUnionBranches checks that decoding picks branches by schema, not by
+// which struct happens to accept the JSON, and that a oneOf refuses to
+// encode with two branches set.
+func TestUnionBranches(t *testing.T) {
+	var m unions.PaymentMadeMethod
+	if err := json.Unmarshal([]byte(`{"type":"transfer","iban":"DE00"}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Card != nil || m.Transfer == nil || m.Transfer.Iban != "DE00" {
+		t.Fatalf("decoded %+v, want only Transfer", m)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"cash"}`), &m); err == nil {
+		t.Fatal("a value matching no branch decoded without error")
+	}
+	both := unions.PaymentMadeMethod{Card: &unions.Card{Type: unions.CardTypeCard, Last4: "1"}, Transfer: &unions.Transfer{Type: unions.TransferTypeTransfer}}
+	if _, err := json.Marshal(both); err == nil {
+		t.Fatal("a oneOf with two branches set encoded without error")
+	}
+
+	var c unions.PaymentMadeContact
+	if err := json.Unmarshal([]byte(`{"email":"a@example.com","phone":"+49"}`), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Option1 == nil || c.Option2 == nil {
+		t.Fatalf("anyOf decoded %+v, want both branches", c)
+	}
+}
+
+// TestAdditionalProperties checks that undeclared properties survive in
+// AdditionalProperties and cannot shadow a declared one.
+func TestAdditionalProperties(t *testing.T) {
+	var f additional.ConfigChangedFeatures
+	if err := json.Unmarshal([]byte(`{"dark_mode":true,"beta":false}`), &f); err != nil {
+		t.Fatal(err)
+	}
+	if !f.DarkMode || len(f.AdditionalProperties) != 1 || f.AdditionalProperties["beta"] {
+		t.Fatalf("decoded %+v", f)
+	}
+	f.AdditionalProperties["dark_mode"] = false
+	if _, err := json.Marshal(f); err == nil {
+		t.Fatal("an additional property named like a declared one encoded without error")
+	}
+}
