@@ -19,7 +19,7 @@ func input(t *testing.T, dir string) Input {
 	if err != nil {
 		t.Fatalf("load %s: %v", dir, err)
 	}
-	return Input{Schemas: s}
+	return NewInput(s)
 }
 
 // TestRules lints each directory under testdata (one per rule, plus a
@@ -33,6 +33,17 @@ func TestRules(t *testing.T) {
 		"past-tense": {
 			`warning past-tense order/cancel.json:2:20: routing key "order.cancel" ends in the verb "cancel", which asks for something to be done; a fact states what happened, e.g. "order.cancelled"`,
 			`warning past-tense order/rebuild-index.json:2:20: routing key "order.rebuild-index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "order.index-rebuilt"`,
+		},
+		"binding-matches-nothing": {
+			`error binding-matches-nothing warren.json:7:9: binding "order.plcaed" of consumer "ledger" matches no fact; facts starting with order: order.placed`,
+		},
+		"consumer-handles-nothing": {
+			`warning consumer-handles-nothing warren.json:9:5: consumer "archiver" handles nothing: none of its bindings matches a fact`,
+			`error binding-matches-nothing warren.json:11:9: binding "invoice.*" of consumer "archiver" matches no fact`,
+			`error binding-matches-nothing warren.json:12:9: binding "invoice.#" of consumer "archiver" matches no fact`,
+		},
+		"fact-unconsumed": {
+			`info fact-unconsumed order/shipped.json:2:20: no consumer binds "order.shipped"; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable fact-unconsumed here)`,
 		},
 		"property-without-type": {
 			`warning property-without-type order/placed.json:23:13: property "note" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value`,

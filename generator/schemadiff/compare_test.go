@@ -8,18 +8,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/warrenbus/warren/generator/load"
 )
 
 // loadDir loads one side of a test case.
 func loadDir(t *testing.T, dir string) *Dir {
 	t.Helper()
-	s, err := load.Load(context.Background(), dir)
+	d, err := Load(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("load %s: %v", dir, err)
 	}
-	return &Dir{Schemas: s}
+	return d
 }
 
 // brief renders a change on one line for exact comparison:
@@ -104,6 +102,8 @@ func TestCompare(t *testing.T) {
 		},
 		"fact-added": {
 			`compatible fact-added order.shipped "" new:order/shipped.json:1:1`,
+			// order-mailer binds order.*: it receives the new fact too.
+			`compatible binding-started-matching order-mailer->order.shipped "" new:warren.json:5:19`,
 		},
 		"fact-moved": {
 			`compatible fact-moved order.shipped "" new:order/sent.json:1:1`,
@@ -126,6 +126,22 @@ func TestCompare(t *testing.T) {
 		},
 		"branch-added": {
 			`compatible branch-added order.placed "/properties/payment/oneOf/0" new:order/placed.json:37:9`,
+		},
+		"binding-stopped-matching": {
+			`breaking binding-stopped-matching order-mailer->order.shipped "" new:warren.json:5:19`,
+		},
+		"routing-key-changed-unbinds": { // ledger binds order.placed by its exact key
+			`breaking routing-key-changed order.submitted "" new:order/placed.json:2:20`,
+			`breaking binding-stopped-matching ledger->order.submitted "" new:warren.json:10:19`,
+		},
+		"binding-started-matching": {
+			`compatible binding-started-matching ledger->order.shipped "" new:warren.json:10:19`,
+		},
+		"consumer-added": {
+			`compatible consumer-added search-indexer-> "" new:warren.json:14:23`,
+		},
+		"consumer-removed": {
+			`compatible consumer-removed ledger-> "" old:warren.json:9:15`,
 		},
 		"annotations-changed": {
 			`compatible description-changed order.placed "" new:order/placed.json:4:18`,
@@ -162,5 +178,27 @@ func TestCompare(t *testing.T) {
 	}
 	for name := range tests {
 		t.Errorf("TestCompare expects testdata/%s, which does not exist", name)
+	}
+}
+
+// TestBindingStoppedMatchingMessages checks that the message tells the two
+// causes apart: a renamed fact the bindings no longer match, and a binding
+// edited while its old form stays on the broker.
+func TestBindingStoppedMatchingMessages(t *testing.T) {
+	tests := map[string]string{
+		"routing-key-changed-unbinds": `consumer "ledger" no longer receives "order.submitted" (formerly "order.placed"): its bindings do not match the new routing key`,
+		"binding-stopped-matching":    `consumer "order-mailer" no longer receives "order.shipped"; its old binding stays on the broker, so these facts reach a consumer that no longer handles them`,
+	}
+	for name, want := range tests {
+		r := Compare(loadDir(t, filepath.Join("testdata", name, "old")), loadDir(t, filepath.Join("testdata", name, "new")))
+		var got []string
+		for _, c := range r.Changes {
+			if c.Rule == BindingStoppedMatching {
+				got = append(got, c.Message)
+			}
+		}
+		if diff := cmp.Diff([]string{want}, got); diff != "" {
+			t.Errorf("%s: messages (-want +got):\n%s", name, diff)
+		}
 	}
 }

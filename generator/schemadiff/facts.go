@@ -176,15 +176,21 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 				continue // the fact is gone; fact-removed says so
 			}
 			before[nk] = true
-			if !now[nk] {
-				ch := change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q; its old binding stays on the broker, so these facts reach a consumer that no longer handles them", oc.Name, nk)
-				ch.Consumer = oc.Name
-				out = append(out, ch)
+			if now[nk] {
+				continue
 			}
+			var ch Change
+			if nk != k {
+				ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q (formerly %q): its bindings do not match the new routing key", oc.Name, nk, k)
+			} else {
+				ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q; its old binding stays on the broker, so these facts reach a consumer that no longer handles them", oc.Name, nk)
+			}
+			ch.Consumer = oc.Name
+			out = append(out, ch)
 		}
 		for _, k := range nc.Facts {
 			if !before[k] {
-				ch := change(BindingStartedMatching, k, bindingsAt, "consumer %q now receives %q", oc.Name, k)
+				ch := change(BindingStartedMatching, k, bindingsAt, "consumer %q now receives %q; until it runs code that handles it, these facts go to its poison queue", oc.Name, k)
 				ch.Consumer = oc.Name
 				out = append(out, ch)
 			}

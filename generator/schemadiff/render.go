@@ -116,7 +116,7 @@ func (r *Report) hint(code func(string) string) string {
 		lines = append(lines, fmt.Sprintf("To remove a fact, first mark it %s and release that: %s.", code(`"deprecated": true`), strings.Join(deprecate, ", ")))
 	}
 	if consumers {
-		lines = append(lines, "A consumer that stops receiving a fact keeps its old binding on the broker until someone removes it: check with the consumer's owners.")
+		lines = append(lines, "Consumers have no x-version: agree a consumer that stops receiving a fact with its owners, and remove its old binding from the broker when it is deployed.")
 	}
 	return strings.Join(lines, "\n")
 }

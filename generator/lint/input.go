@@ -1,0 +1,30 @@
+package lint
+
+import (
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// NewInput prepares the rules' input from a loaded directory. Each binding
+// is matched against the facts with the generator's own matcher,
+// [model.TopicMatch], so the linter and the generated code never disagree
+// about what a binding receives. It does not need a model that builds: a
+// binding that matches nothing, which fails the model, is exactly what the
+// binding rule reports.
+func NewInput(s *load.Schemas) Input {
+	in := Input{Schemas: s, Consumers: []Consumer{}}
+	for _, mc := range s.Manifest.Consumers {
+		c := Consumer{Name: mc.Name}
+		for _, pattern := range mc.Bindings {
+			b := Binding{Pattern: pattern}
+			for _, f := range s.Facts {
+				if model.TopicMatch(pattern, f.RoutingKey) {
+					b.Facts = append(b.Facts, f.RoutingKey)
+				}
+			}
+			c.Bindings = append(c.Bindings, b)
+		}
+		in.Consumers = append(in.Consumers, c)
+	}
+	return in
+}
