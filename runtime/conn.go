@@ -239,3 +239,10 @@ func isPermanentDialError(err error) bool {
 	var ae *amqp.Error
 	return errors.As(err, &ae) && (ae.Code == amqp.AccessRefused || ae.Code == amqp.NotAllowed)
 }
+
+// connected reports whether a live connection is in place right now.
+func (c *Conn) connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess != nil
+}

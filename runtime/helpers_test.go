@@ -301,3 +301,5 @@ func (v *logRecorderView) WithAttrs(as []slog.Attr) slog.Handler {
 	return &logRecorderView{v.r, append(slices.Clone(v.attrs), as...)}
 }
 func (v *logRecorderView) WithGroup(string) slog.Handler { return v }
+
+func testenvURL(t testing.TB) string { return testenv.AMQPURL(t) }

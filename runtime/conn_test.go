@@ -1,0 +1,165 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// roundTrip publishes one fact through conn and waits for a consumer on the
+// same conn to handle it.
+func roundTrip(t *testing.T, b *broker, conn *Conn) {
+	t.Helper()
+	f := itemFact("item.added")
+	got := make(chan string, 1)
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		got <- d.MessageID
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	defer stop()
+	pub, _ := NewPublisher(conn, b.events())
+	id := mustPublish(t, pub, f, item{SKU: "tls"})
+	if h := <-got; h != id {
+		t.Fatalf("handled %s, want %s", h, id)
+	}
+}
+
+func TestDialTLS(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "tls", Bindings: []string{"item.#"}, MaxAttempts: 1})
+	serverTLS, clientTLS := selfSigned(t)
+	p := newProxy(t, b.url, serverTLS)
+	amqps := p.url(b.url, "amqps")
+
+	conn := b.dial(Config{URLs: []string{amqps}, TLS: clientTLS})
+	roundTrip(t, b, conn)
+
+	// Without the CA the handshake fails, and says why.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := Dial(ctx, Config{URLs: []string{amqps}, Logger: b.logs})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("Dial without trusting the broker's certificate: %v", err)
+	}
+}
+
+func TestURLsAreRedactedInErrorsAndLogs(t *testing.T) {
+	url := testenvURL(t)
+	const secret = "s3cr3t-pw"
+	wrong := strings.Replace(url, "guest:guest@", "guest:"+secret+"@", 1)
+	if wrong == url {
+		t.Skip("the broker URL has no guest:guest credentials to replace")
+	}
+	rec := &logRecorder{}
+	dead := closedPort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Dial(ctx, Config{URLs: []string{"amqp://guest:" + secret + "@" + dead + "/", wrong}, Logger: slog.New(rec)})
+	if err == nil {
+		t.Fatal("Dial with a wrong password succeeded")
+	}
+	if ctx.Err() != nil {
+		t.Errorf("Dial retried refused credentials until its deadline: %v", err)
+	}
+	if strings.Contains(err.Error(), secret) || strings.Contains(rec.text(), secret) {
+		t.Errorf("the password leaked:\nerror: %v\nlog:\n%s", err, rec.text())
+	}
+	if !strings.Contains(err.Error(), "xxxxx") {
+		t.Errorf("error %q does not name the (redacted) URL", err)
+	}
+	if !strings.Contains(rec.text(), dead) {
+		t.Errorf("the log does not name the unreachable address %s:\n%s", dead, rec.text())
+	}
+}
+
+// Dial fails over to the next address; after a network outage the Conn
+// reconnects, publishes made during the outage wait and then succeed, and
+// the consumer resumes by itself.
+func TestOutageIsSurvived(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "outage", Bindings: []string{"item.#"}, Backoff: testLadder, Concurrency: 2})
+	p := newProxy(t, b.url, nil)
+	conn := b.dial(Config{URLs: []string{"amqp://guest:guest@" + closedPort(t) + "/", p.url(b.url, "amqp")}})
+	f := itemFact("item.added")
+	var mu sync.Mutex
+	handled := map[string]bool{}
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		mu.Lock()
+		handled[d.MessageID] = true
+		mu.Unlock()
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	pub, _ := NewPublisher(conn, b.events())
+	first := mustPublish(t, pub, f, item{SKU: "before"})
+
+	p.setDown(true)
+	eventually(t, "the Conn to notice the outage", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return conn.sess == nil
+	})
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err = pub.Publish(short, f, item{SKU: "impatient"})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a publish with a short deadline during the outage: %v, want the deadline", err)
+	}
+	var wg sync.WaitGroup
+	ids := make(chan string, 20)
+	var failed atomic.Int32
+	for i := range 20 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id, err := pub.Publish(ctx, f, item{SKU: "during", N: i})
+			if err != nil {
+				t.Errorf("publish during the outage: %v", err)
+				failed.Add(1)
+			}
+			ids <- id
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // let the publishes start waiting
+	p.setDown(false)
+	wg.Wait()
+	close(ids)
+	want := []string{first}
+	for id := range ids {
+		want = append(want, id)
+	}
+	eventually(t, "every fact handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range want {
+			if !handled[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// closedPort returns an address where nothing listens.
+func closedPort(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}

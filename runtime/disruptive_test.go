@@ -1,0 +1,132 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Issue 3, test 7: the broker force-closes the publishing and the consuming
+// connection, twice, while 5,000 facts are published and consumed.
+// Afterwards every fact was handled at least once and both sides run again
+// without a restart.
+func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
+	testenv.Disruptive(t)
+	const total, publishers = 5000, 10
+	b := newBroker(t, topology.ConsumerSpec{Name: "torrent", Bindings: []string{"item.#"}, Backoff: testLadder, Concurrency: 4, Prefetch: 50})
+	name := testenv.Name("warren-forceclose")
+	rec := &logRecorder{}
+	pubConn := b.dial(Config{ConnectionName: name + "-pub", Logger: slog.New(rec)})
+	subConn := b.dial(Config{ConnectionName: name + "-sub", Logger: slog.New(rec)})
+	f := itemFact("item.added")
+
+	var handledMu sync.Mutex
+	handled := make(map[int]int, total)
+	c, err := NewConsumer(subConn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		handledMu.Lock()
+		handled[v.N]++
+		handledMu.Unlock()
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	pub, _ := NewPublisher(pubConn, b.events())
+
+	var published atomic.Int32
+	var wg sync.WaitGroup
+	for w := range publishers {
+		wg.Go(func() {
+			for i := w; i < total; i += publishers {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				_, err := pub.Publish(ctx, f, item{SKU: "s", N: i})
+				cancel()
+				if err != nil {
+					t.Errorf("publish %d: %v", i, err)
+					return
+				}
+				published.Add(1)
+				time.Sleep(10 * time.Millisecond) // spread the flow so the cuts land inside it
+			}
+		})
+	}
+	for _, at := range []int32{1000, 3000} {
+		pids := connectionPIDs(t, name) // listed ahead: rabbitmqctl is slow
+		if len(pids) != 2 {
+			t.Fatalf("found %d connections named %s*, want 2", len(pids), name)
+		}
+		eventually(t, "the flow to reach the cut", func() bool { return published.Load() >= at })
+		closeConnections(t, pids)
+		if p := published.Load(); p >= total {
+			t.Fatalf("the cut came after all %d facts were published; it proved nothing", p)
+		}
+		eventually(t, "both sides reconnected", func() bool { return pubConn.connected() && subConn.connected() })
+	}
+	wg.Wait()
+
+	eventually(t, "every fact handled", func() bool {
+		handledMu.Lock()
+		defer handledMu.Unlock()
+		return len(handled) == total
+	})
+	if lost := len(rec.values("broker connection lost; reconnecting", "url")); lost < 4 {
+		t.Errorf("%d connection losses logged, want at least 4 (2 cuts x 2 connections)", lost)
+	}
+	handledMu.Lock()
+	dups := 0
+	for _, n := range handled {
+		dups += n - 1
+	}
+	handledMu.Unlock()
+	t.Logf("%d facts handled, %d more than once", total, dups)
+
+	// Both sides are running again: one more fact goes all the way through.
+	mustPublish(t, pub, f, item{SKU: "after", N: total})
+	eventually(t, "a fact published after the cuts handled", func() bool {
+		handledMu.Lock()
+		defer handledMu.Unlock()
+		return handled[total] > 0
+	})
+}
+
+// connectionPIDs returns the broker's ids of the connections whose
+// connection_name starts with prefix.
+func connectionPIDs(t testing.TB, prefix string) []string {
+	t.Helper()
+	out, err := exec.Command("rabbitmqctl", "list_connections", "pid", "client_properties", "--quiet", "--no-table-headers").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rabbitmqctl list_connections: %v\n%s", err, out)
+	}
+	var pids []string
+	for _, line := range strings.Split(string(out), "\n") {
+		pid, props, ok := strings.Cut(line, "\t")
+		if ok && strings.Contains(props, `{"connection_name","`+prefix) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// closeConnections makes the broker close the given connections (with
+// connection.close, CONNECTION_FORCED), all at once.
+func closeConnections(t testing.TB, pids []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, pid := range pids {
+		wg.Go(func() {
+			if out, err := exec.Command("rabbitmqctl", "close_connection", pid, "warren test: forced close").CombinedOutput(); err != nil {
+				t.Errorf("rabbitmqctl close_connection %s: %v\n%s", pid, err, out)
+			}
+		})
+	}
+	wg.Wait()
+}
