@@ -1,0 +1,188 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+func TestTopicMatch(t *testing.T) {
+	tests := []struct {
+		pattern, key string
+		want         bool
+	}{
+		{"order.placed", "order.placed", true},
+		{"order.placed", "order.paid", false},
+		{"order.*", "order.placed", true},
+		{"order.*", "order", false},
+		{"order.*", "order.placed.v2", false},
+		{"*.placed", "order.placed", true},
+		{"order.#", "order", true},
+		{"order.#", "order.placed.v2", true},
+		{"#", "a.b.c", true},
+		{"#.placed", "placed", true},
+		{"#.placed", "a.b.placed", true},
+		{"#.placed", "a.placed.b", false},
+		{"a.#.z", "a.z", true},
+		{"a.#.z", "a.b.c.z", true},
+		{"a.#.#.z", "a.z", true},
+		{"a.*.#", "a", false},
+		{"a.*.#", "a.b", true},
+		{"catalogue.*.price-changed", "catalogue.item.price-changed", true},
+	}
+	for _, tt := range tests {
+		if got := TopicMatch(tt.pattern, tt.key); got != tt.want {
+			t.Errorf("TopicMatch(%q, %q) = %v, want %v", tt.pattern, tt.key, got, tt.want)
+		}
+	}
+}
+
+func build(t *testing.T, files map[string]string) (*Model, error) {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, src := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(src)}
+	}
+	s, err := load.LoadFS(context.Background(), fsys)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return Build(context.Background(), s, Options{})
+}
+
+func TestConsumers(t *testing.T) {
+	m, err := build(t, map[string]string{
+		"warren.json": `{"package": "events",
+  "exchanges": {"events": "shop.events"},
+  "defaults": {"concurrency": 3, "backoff": ["1s", "5s"]},
+  "consumers": {
+    "mailer": {"bindings": ["order.*"], "maxAttempts": 2},
+    "audit": {"bindings": ["#"], "queueType": "classic", "backoff": ["100ms"], "prefetch": 40}
+  }}`,
+		"placed.json": `{"x-routing-key": "order.placed", "type": "object"}`,
+		"paid.json":   `{"x-routing-key": "order.paid", "type": "object"}`,
+		"item.json":   `{"x-routing-key": "catalogue.item.updated", "type": "object"}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Exchanges != (topology.Exchanges{Events: "shop.events", Retry: "app.retry", Dead: "app.dead"}) {
+		t.Errorf("exchanges = %+v", m.Exchanges)
+	}
+	audit, mailer := m.Consumers[0], m.Consumers[1]
+	if audit.Name != "audit" || mailer.Name != "mailer" {
+		t.Fatalf("consumers not sorted: %s, %s", audit.Name, mailer.Name)
+	}
+	if got := factKeys(mailer.Facts); !slices.Equal(got, []string{"order.paid", "order.placed"}) {
+		t.Errorf("mailer facts = %v", got)
+	}
+	if got := factKeys(audit.Facts); len(got) != 3 {
+		t.Errorf("audit facts = %v", got)
+	}
+	// Defaults from warren.json, overridden per consumer, the rest from
+	// runtime/topology.
+	if mailer.Concurrency != 3 || mailer.Prefetch != topology.DefaultPrefetch || mailer.MaxAttempts != 2 ||
+		mailer.QueueType != topology.Quorum || !slices.Equal(mailer.Backoff, []time.Duration{time.Second}) {
+		t.Errorf("mailer settings = %+v", mailer)
+	}
+	if audit.Concurrency != 3 || audit.Prefetch != 40 || audit.MaxAttempts != 2 || audit.QueueType != topology.Classic ||
+		!slices.Equal(audit.Backoff, []time.Duration{100 * time.Millisecond}) {
+		t.Errorf("audit settings = %+v", audit)
+	}
+	if audit.HandlerName() != "AuditHandler" || mailer.Topology.Queue != "mailer" {
+		t.Errorf("names: %s, queue %q", audit.HandlerName(), mailer.Topology.Queue)
+	}
+	if len(m.Topology.Queues) == 0 || len(m.Spec.Consumers) != 2 {
+		t.Errorf("topology not built: %+v", m.Topology)
+	}
+}
+
+func factKeys(facts []*Fact) []string {
+	var keys []string
+	for _, f := range facts {
+		keys = append(keys, f.RoutingKey)
+	}
+	return keys
+}
+
+// TestSharedDefinition checks that a definition used by two facts is one
+// Go type, and that a struct containing itself by value gets a pointer.
+func TestSharedDefinition(t *testing.T) {
+	m, err := build(t, map[string]string{
+		"warren.json": `{"package": "events"}`,
+		"money.json":  `{"type": "object", "required": ["amount"], "properties": {"amount": {"type": "integer"}}}`,
+		"a.json":      `{"x-routing-key": "a.done", "type": "object", "required": ["m"], "properties": {"m": {"$ref": "money.json"}}}`,
+		"b.json":      `{"x-routing-key": "b.done", "type": "object", "required": ["m", "self"], "properties": {"m": {"$ref": "money.json"}, "self": {"$ref": "#"}}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := m.Facts[0].Type, m.Facts[1].Type
+	if a.Fields[0].Type.Type != b.Fields[0].Type.Type || a.Fields[0].Type.Type.GoName != "Money" {
+		t.Errorf("money is not one shared type: %v vs %v", a.Fields[0].Type.Type, b.Fields[0].Type.Type)
+	}
+	self := b.Fields[1]
+	if self.Type.Type != b || !self.IsPointer() {
+		t.Errorf("self field: type %v pointer %v; want a pointer to the fact type", self.Type.Type.GoName, self.IsPointer())
+	}
+	if a.Fields[0].IsPointer() {
+		t.Error("a required, non-recursive struct field became a pointer")
+	}
+	if got := []string{m.Schemas[0].Path, m.Schemas[1].Path, m.Schemas[2].Path}; !slices.Equal(got, []string{"a.json", "b.json", "money.json"}) {
+		t.Errorf("embedded schemas = %v", got)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"no package", map[string]string{"warren.json": `{}`}, `warren.json:1:1: no Go package name: set "package" in warren.json or pass --package`},
+		{"circular ref", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"$ref": "#/$defs/y"}, "y": {"$ref": "#/$defs/x"}}}`,
+		}, `leads back to itself`},
+		{"bad tag", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"a,b": {"type": "string"}}}`,
+		}, `property "a,b": the name contains ','`},
+		{"enum without letters", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"op": {"enum": ["+", "-"]}}}`,
+		}, `enum value "+" has no letter or digit`},
+		{"oneOf next to properties", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "string"}}, "oneOf": [{"type": "object", "properties": {"y": {"type": "string"}}}, {"type": "object", "properties": {"z": {"type": "string"}}}]}`,
+		}, `oneOf next to properties cannot be one Go type`},
+		{"contradicting allOf", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}`,
+		}, `no value can satisfy both`},
+		{"generated file names collide", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a/b.json":    `{"x-routing-key": "a.b", "type": "object", "title": "One"}`,
+			"a_b.json":    `{"x-routing-key": "a.c", "type": "object", "title": "Two"}`,
+		}, `generated file name a_b.json.go is also the one of`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := build(t, tt.files)
+			var list load.ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("error = %v, want a load.ErrorList", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error:\n%v\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
