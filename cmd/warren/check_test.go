@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// lintCase is a directory of generator/lint/testdata.
+func lintCase(name string) string {
+	return filepath.Join("..", "..", "generator", "lint", "testdata", name)
+}
+
+func TestCheckClean(t *testing.T) {
+	code, stdout, stderr := run(t, "check", lintCase("clean"))
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("check clean: exit %d, stdout %q, stderr %q; want 0 and no output", code, stdout, stderr)
+	}
+}
+
+func TestCheckWarningsFailOnlyWhenStrict(t *testing.T) {
+	dir := lintCase("past-tense")
+	want := dir + `/order/cancel.json:2:20: past-tense: routing key "order.cancel" ends in the verb "cancel", which asks for something to be done; a fact states what happened, e.g. "order.cancelled" (warning)
+` + dir + `/order/rebuild-index.json:2:20: past-tense: routing key "order.rebuild-index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "order.index-rebuilt" (warning)
+` + dir + `: 0 errors, 2 warnings, 0 info
+`
+	code, stdout, stderr := run(t, "check", dir)
+	if code != 0 || stdout != want || stderr != "" {
+		t.Errorf("check: exit %d, stderr %q, stdout:\n%s\nwant exit 0, stdout:\n%s", code, stderr, stdout, want)
+	}
+	code, stdout, stderr = run(t, "check", "--strict", dir)
+	if code != 1 || stdout != want || stderr != "warren check: warnings fail with --strict\n" {
+		t.Errorf("check --strict: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+}
+
+func TestCheckInfoNeverFails(t *testing.T) {
+	code, stdout, _ := run(t, "check", "--strict", lintCase("fact-unconsumed"))
+	if code != 0 || !strings.Contains(stdout, ": fact-unconsumed: ") || !strings.HasSuffix(stdout, ": 0 errors, 0 warnings, 1 info\n") {
+		t.Errorf("check --strict with an info finding: exit %d, stdout:\n%s", code, stdout)
+	}
+}
+
+// A binding that matches nothing fails the model as well as the lint; the
+// user sees it once, with its rule name.
+func TestCheckBindingReportedOnce(t *testing.T) {
+	dir := lintCase("binding-matches-nothing")
+	code, stdout, stderr := run(t, "check", dir)
+	want := dir + `/warren.json:7:9: binding-matches-nothing: binding "order.plcaed" of consumer "ledger" matches no fact; facts starting with order: order.placed (error)
+` + dir + `: 1 error, 0 warnings, 0 info
+`
+	if code != 1 || stdout != want || stderr != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1, stdout:\n%s", code, stderr, stdout, want)
+	}
+}
+
+func TestCheckValidatesAsGenerateDoes(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		stderr string // a line that must be on stderr
+	}{
+		{"loader", map[string]string{
+			"warren.json":       `{"package": "events"}`,
+			"order/placed.json": `{"x-routing-key": "order.placed", "type": "string"}`,
+		}, `/order/placed.json:1:43: /type: expected "object" (a fact is a JSON object), got "string"`},
+		{"model", map[string]string{
+			"warren.json":       `{"consumers": {"mailer": {"bindings": ["order.placed"]}}}`,
+			"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "additionalProperties": false}`,
+		}, `/warren.json:1:1: no Go package name: set "package" in warren.json or pass --package`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := schemaDir(t, tt.files)
+			code, _, stderr := run(t, "check", dir)
+			if code != 1 || !strings.Contains(stderr, dir+tt.stderr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and a line containing %q", code, stderr, dir+tt.stderr)
+			}
+		})
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	code, stdout, stderr := run(t, "check", "--format", "json", lintCase("required-not-in-properties"))
+	if code != 1 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 1 and nothing on stderr", code, stderr)
+	}
+	var got checkJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if !got.Valid || len(got.Errors) != 0 || len(got.Findings) != 2 {
+		t.Fatalf("got %+v; want valid with 2 findings", got)
+	}
+	f := got.Findings[0]
+	if f.Rule != "required-not-in-properties" || f.Severity != "error" || f.File != "order/placed.json" || f.Line != 8 || f.Col != 5 || f.Pointer != "/required/1" {
+		t.Errorf("first finding = %+v", f)
+	}
+
+	// An invalid directory is still a JSON answer on stdout.
+	dir := schemaDir(t, map[string]string{"warren.json": `{"package": 1}`})
+	code, stdout, _ = run(t, "check", "--format", "json", dir)
+	got = checkJSON{}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 1 || got.Valid || len(got.Errors) == 0 || got.Errors[0].File != "warren.json" {
+		t.Errorf("invalid directory: exit %d, err %v, got %+v", code, err, got)
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	code, stdout, _ := run(t, "check", "--help")
+	for _, want := range []string{"warren check ./events", `"x-warren-lint": {"disable": ["past-tense", "fact-unconsumed"]}`, "past-tense", "required-not-in-properties"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("check --help: exit %d, missing %q in:\n%s", code, want, stdout)
+		}
+	}
+	tests := [][]string{
+		{"check"},
+		{"check", "a", "b"},
+		{"check", "--format", "xml", lintCase("clean")},
+	}
+	for _, args := range tests {
+		if code, _, stderr := run(t, args...); code != 1 || !strings.HasPrefix(stderr, "warren check: ") {
+			t.Errorf("%q: exit %d, stderr %q; want 1 and a message", args, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// diffCase returns the old and new directory of a case in
+// generator/schemadiff/testdata.
+func diffCase(name string) (string, string) {
+	dir := filepath.Join("..", "..", "generator", "schemadiff", "testdata", name)
+	return filepath.Join(dir, "old"), filepath.Join(dir, "new")
+}
+
+func TestDiffExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		code int
+		out  string // the first line of the text report
+	}{
+		{"no-change", 0, "no changes to facts or consumers"},
+		{"property-added", 0, "/order/placed.json:45:13: compatible: property-added: order.placed /properties/gift: new optional property \"gift\""},
+		{"property-removed-announced", 0, "/order/placed.json:32:13: intentional: property-removed: order.placed /properties/note: property \"note\" was removed"},
+		{"property-removed", 1, "/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property \"note\" was removed"},
+		{"binding-stopped-matching", 1, "/warren.json:5:19: breaking: binding-stopped-matching: consumer order-mailer, fact order.shipped: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, cur := diffCase(tt.name)
+			code, stdout, stderr := run(t, "diff", old, cur)
+			first, _, _ := strings.Cut(stdout, "\n")
+			if code != tt.code || !strings.Contains(first, tt.out) || stderr != "" {
+				t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit %d, first line containing %q", code, stderr, stdout, tt.code, tt.out)
+			}
+		})
+	}
+}
+
+// A position in the old directory is printed under the old directory, so
+// that it can be opened.
+func TestDiffPrintsPositionsUnderTheirDirectory(t *testing.T) {
+	old, cur := diffCase("property-removed")
+	_, stdout, _ := run(t, "diff", old, cur)
+	if want := filepath.ToSlash(old) + "/order/placed.json:32:13: breaking: "; !strings.HasPrefix(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to start with %q", stdout, want)
+	}
+}
+
+func TestDiffFormats(t *testing.T) {
+	old, cur := diffCase("golden/review")
+	code, stdout, _ := run(t, "diff", "--format", "markdown", old, cur)
+	if code != 1 || !strings.HasPrefix(stdout, "### warren diff: 2 unannounced breaking changes\n") ||
+		!strings.Contains(stdout, "| 🔴 breaking | `property-removed` | `order.placed` `/properties/note` | property \"note\" was removed | `"+filepath.ToSlash(old)+"/order/placed.json:32` |\n") {
+		t.Errorf("markdown: exit %d, stdout:\n%s", code, stdout)
+	}
+
+	code, stdout, _ = run(t, "diff", "--format", "json", old, cur)
+	var got struct {
+		Unannounced, Intentional, Compatible int
+		Changes                              []struct{ Rule, Verdict string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("json: %v\n%s", err, stdout)
+	}
+	if code != 1 || got.Unannounced != 2 || got.Intentional != 1 || got.Compatible != 4 || len(got.Changes) != 7 ||
+		got.Changes[0].Rule != "property-removed" || got.Changes[0].Verdict != "breaking" {
+		t.Errorf("json: exit %d, got %+v", code, got)
+	}
+}
+
+// gitRepo commits the old side of a diff case as events/ in a new
+// repository, then puts the new side in the working tree.
+func gitRepo(t *testing.T, name string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null",
+			"GIT_AUTHOR_NAME=CI", "GIT_AUTHOR_EMAIL=ci@example.com", "GIT_COMMITTER_NAME=CI", "GIT_COMMITTER_EMAIL=ci@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	old, cur := diffCase(name)
+	events := filepath.Join(repo, "events")
+	copyTree(t, old, events)
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	if err := os.RemoveAll(events); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, cur, events)
+	return repo
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(to, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDiffBase(t *testing.T) {
+	repo := gitRepo(t, "property-removed")
+	events := filepath.Join(repo, "events")
+	code, stdout, stderr := run(t, "diff", "--base", "main", events)
+	want := `main:events/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property "note" was removed`
+	if code != 1 || !strings.HasPrefix(stdout, want+"\n") || stderr != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and a first line %q", code, stderr, stdout, want)
+	}
+
+	// The base of an unchanged tree is the tree itself.
+	clean := gitRepo(t, "no-change")
+	if code, stdout, stderr := run(t, "diff", "--base", "HEAD", filepath.Join(clean, "events")); code != 0 || stdout != "no changes to facts or consumers\n" {
+		t.Errorf("unchanged: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestDiffCannotCompare(t *testing.T) {
+	repo := gitRepo(t, "no-change")
+	old, cur := diffCase("no-change")
+	invalid := schemaDir(t, map[string]string{"warren.json": `{"package": 1}`})
+	tests := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"diff", "--base", "no-such-rev", filepath.Join(repo, "events")}, `git revision "no-such-rev": no such commit`},
+		{[]string{"diff", invalid, cur}, "warren diff: the old directory " + filepath.ToSlash(invalid) + " is not valid"},
+		{[]string{"diff", old, invalid}, invalid + "/warren.json:1:13: /package: expected string, got 1"},
+		{[]string{"diff", old}, "warren diff: expected OLD_DIR NEW_DIR"},
+		{[]string{"diff", "--base", "main", old, cur}, "warren diff: with --base, expected one NEW_DIR"},
+		{[]string{"diff", "--format", "html", old, cur}, `warren diff: --format "html": expected text, markdown or json`},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := run(t, tt.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %q", tt.args, code, stdout, stderr, tt.stderr)
+		}
+	}
+}
+
+func TestDiffUsage(t *testing.T) {
+	code, stdout, _ := run(t, "diff", "--help")
+	for _, want := range []string{"warren diff --base origin/main --format markdown ./events", "property-removed", "binding-stopped-matching", "Exit status"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("diff --help: exit %d, missing %q in:\n%s", code, want, stdout)
+		}
+	}
+}
