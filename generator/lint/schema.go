@@ -22,11 +22,14 @@ var typeGivers = []string{"type", "$ref", "enum", "const", "allOf", "oneOf", "an
 
 // checkPropertyTypes flags properties that accept any JSON value because
 // nothing says what they hold. The generator maps such a property to `any`,
-// which is rarely what the author meant.
+// which is rarely what the author meant. A property that an allOf member
+// only constrains ({"maxLength": 200}) is fine when another part of the
+// same merged object gives its type.
 func checkPropertyTypes(p *pass) {
 	for _, doc := range p.in.Schemas.Docs {
 		load.WalkSchemas(doc.Value, "", func(ptr string, s map[string]any) bool {
 			props, _ := s["properties"].(map[string]any)
+			var merged map[string][]any // computed when needed
 			for _, name := range load.SortedKeys(props) {
 				at := load.Append(load.Append(ptr, "properties"), name)
 				switch ps := props[name].(type) {
@@ -35,7 +38,13 @@ func checkPropertyTypes(p *pass) {
 						p.report(doc, at, "property %q is true, which accepts any JSON value; say its \"type\"", name)
 					}
 				case map[string]any:
-					if !hasAny(ps, typeGivers) {
+					if hasAny(ps, typeGivers) {
+						continue
+					}
+					if merged == nil {
+						merged = p.mergedProperties(doc, ptr, s)
+					}
+					if !typedSomewhere(merged[name]) {
 						p.report(doc, at, "property %q has no \"type\" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value", name)
 					}
 				}
@@ -104,19 +113,11 @@ func checkRequired(p *pass) {
 			if ap, ok := s["additionalProperties"].(map[string]any); ok && ap != nil {
 				return true
 			}
-			declared := map[string]bool{}
-			p.collectProperties(doc, ptr, s, declared, map[string]bool{})
-			if parent, ok := allOfParent(ptr); ok {
-				if ps, ok := doc.Lookup(parent); ok {
-					if pm, ok := ps.(map[string]any); ok {
-						p.collectProperties(doc, parent, pm, declared, map[string]bool{})
-					}
-				}
-			}
+			declared := p.mergedProperties(doc, ptr, s)
 			patterns := patternsOf(s)
 			for i, x := range req {
 				name, ok := x.(string)
-				if !ok || declared[name] || matchesAny(patterns, name) {
+				if !ok || len(declared[name]) > 0 || matchesAny(patterns, name) {
 					continue
 				}
 				p.report(doc, load.AppendIndex(load.Append(ptr, "required"), i), "%q is required but no property declares it; a typo, or a missing entry in \"properties\"", name)
@@ -126,17 +127,18 @@ func checkRequired(p *pass) {
 	}
 }
 
-// collectProperties adds the property names of schema s (at ptr in doc)
-// and of its allOf members and $ref targets to declared.
-func (p *pass) collectProperties(doc *load.Document, ptr string, s map[string]any, declared, seen map[string]bool) {
+// collectProperties adds the properties of schema s (at ptr in doc) and
+// of its allOf members and $ref targets to declared: name -> every schema
+// given for it, because allOf merges them into one Go field.
+func (p *pass) collectProperties(doc *load.Document, ptr string, s map[string]any, declared map[string][]any, seen map[string]bool) {
 	key := doc.Path + "#" + ptr
 	if seen[key] {
 		return
 	}
 	seen[key] = true
 	props, _ := s["properties"].(map[string]any)
-	for name := range props {
-		declared[name] = true
+	for name, ps := range props {
+		declared[name] = append(declared[name], ps)
 	}
 	if ref, ok := s["$ref"].(string); ok {
 		if t, err := p.in.Schemas.Resolve(doc, ref); err == nil {
@@ -151,6 +153,23 @@ func (p *pass) collectProperties(doc *load.Document, ptr string, s map[string]an
 			p.collectProperties(doc, load.AppendIndex(load.Append(ptr, "allOf"), i), ms, declared, seen)
 		}
 	}
+}
+
+// mergedProperties returns the properties of the object that the schema at
+// ptr is part of: its own, its allOf members', and, for an allOf member,
+// its parent's and its siblings'.
+func (p *pass) mergedProperties(doc *load.Document, ptr string, s map[string]any) map[string][]any {
+	declared := map[string][]any{}
+	seen := map[string]bool{}
+	p.collectProperties(doc, ptr, s, declared, seen)
+	if parent, ok := allOfParent(ptr); ok {
+		if ps, ok := doc.Lookup(parent); ok {
+			if pm, ok := ps.(map[string]any); ok {
+				p.collectProperties(doc, parent, pm, declared, seen)
+			}
+		}
+	}
+	return declared
 }
 
 func patternsOf(s map[string]any) []*regexp.Regexp {
@@ -210,6 +229,17 @@ func allOfParent(ptr string) (string, bool) {
 func isAllOfMember(ptr string) bool {
 	_, ok := allOfParent(ptr)
 	return ok
+}
+
+// typedSomewhere reports whether one of the schemas given for a property
+// decides its type.
+func typedSomewhere(schemas []any) bool {
+	for _, x := range schemas {
+		if m, ok := x.(map[string]any); ok && hasAny(m, typeGivers) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAny(s map[string]any, keys []string) bool {

@@ -20,7 +20,9 @@ import (
 // Irregular verbs whose present and past forms are spelt alike ("set",
 // "reset", "read", "cut", "put") are accepted: "config.reset" may be the
 // fact that a configuration was reset, and a linter that guesses wrong gets
-// switched off. Forms that are mostly nouns in routing keys are left out of
+// switched off. A trailing particle is skipped, so that the verb of
+// "user.signed_up" or "session.timed-out" is what gets judged. Forms that
+// are mostly nouns in routing keys are left out of
 // the table ("cost", "output", "bid", "forecast"): "order.cost" is a value,
 // not an event. A trailing version word ("order.placed.v2") is skipped.
 //
@@ -108,7 +110,7 @@ var verbPast = map[string]string{
 	"reload": "reloaded", "remove": "removed", "rename": "renamed",
 	"renew": "renewed", "reserve": "reserved", "reset": "reset",
 	"resend": "resent", "restart": "restarted", "restore": "restored",
-	"resume": "resumed", "retry": "retried", "return": "returned",
+	"resume": "resumed", "retry": "retried", "return": "returned", "roll": "rolled",
 	"revoke": "revoked", "save": "saved", "schedule": "scheduled",
 	"sell": "sold", "send": "sent", "set": "set", "ship": "shipped",
 	"sign": "signed", "signup": "signed-up", "start": "started", "stop": "stopped",
@@ -119,6 +121,10 @@ var verbPast = map[string]string{
 	"upload": "uploaded", "upsert": "upserted", "validate": "validated",
 	"verify": "verified", "void": "voided", "write": "written",
 }
+
+// particles complete a phrasal verb: "signed up", "logged in", "rolled
+// back". When a key ends in one, the word before it is the verb.
+var particles = setOf("away", "back", "down", "in", "off", "on", "out", "over", "through", "up")
 
 // versionWord matches a trailing version segment such as "v2".
 var versionWord = regexp.MustCompile(`^v[0-9]+$`)
@@ -140,7 +146,7 @@ func isPastTense(word string) bool {
 // "index", "email"). Such a word opening a key names a thing, not an
 // instruction, so only a verb outside this set marks a key as a command.
 var nounToo = setOf(
-	"bill", "block", "book", "charge", "check", "email", "export", "import",
+	"bill", "block", "book", "charge", "check", "deploy", "email", "export", "import",
 	"index", "invoice", "issue", "load", "lock", "login", "logout", "order",
 	"post", "process", "refund", "release", "return", "schedule", "ship",
 	"sign", "signup", "store", "sync", "transfer", "trigger", "update",
@@ -157,19 +163,24 @@ func pastTenseProblem(key string) string {
 		segments = segments[:len(segments)-1]
 	}
 	k := splitKey(segments)
-	last := k.words[len(k.words)-1]
-	if isPastTense(last.text) {
+	// The verb of a phrasal verb comes before its particle: "signed_up".
+	v := len(k.words) - 1
+	if v > 0 && particles[k.words[v].text] {
+		v--
+	}
+	verb := k.words[v].text
+	if isPastTense(verb) {
 		return ""
 	}
-	for i, w := range k.words[:len(k.words)-1] {
+	for i, w := range k.words[:v] {
 		if past, ok := verbPast[w.text]; ok && !nounToo[w.text] {
 			return fmt.Sprintf("routing key %q reads as a command (%q ...); a fact states what happened, e.g. %q", key, w.text, k.moveToEnd(i, past))
 		}
 	}
-	if past, ok := verbPast[last.text]; ok {
-		return fmt.Sprintf("routing key %q ends in the verb %q, which asks for something to be done; a fact states what happened, e.g. %q", key, last.text, k.replace(len(k.words)-1, past))
+	if past, ok := verbPast[verb]; ok {
+		return fmt.Sprintf("routing key %q ends in the verb %q, which asks for something to be done; a fact states what happened, e.g. %q", key, verb, k.replace(v, past))
 	}
-	return fmt.Sprintf("routing key %q should end in a verb in the past tense, and %q is not one; a fact states what happened, e.g. \"order.placed\"", key, last.text)
+	return fmt.Sprintf("routing key %q should end in a verb in the past tense, and %q is not one; a fact states what happened, e.g. \"order.placed\"", key, verb)
 }
 
 // word is one word of a routing key with the separator that follows it

@@ -12,12 +12,17 @@ func TestPastTense(t *testing.T) {
 		{"user.deleted", ""},
 		{"email.sent", ""},
 		{"image.built", ""},
-		{"index.rebuilt", ""},   // prefix + irregular
-		{"invoice.prepaid", ""}, // prefix + irregular
-		{"report.written", ""},  // irregular participle
-		{"payment.failed", ""},  // regular
-		{"config.reset", ""},    // present and past spelt alike: accepted
-		{"order.placed.v2", ""}, // trailing version word skipped
+		{"index.rebuilt", ""},     // prefix + irregular
+		{"invoice.prepaid", ""},   // prefix + irregular
+		{"report.written", ""},    // irregular participle
+		{"payment.failed", ""},    // regular
+		{"config.reset", ""},      // present and past spelt alike: accepted
+		{"order.placed.v2", ""},   // trailing version word skipped
+		{"user.signed_up", ""},    // phrasal verb: the particle is skipped
+		{"session.timed-out", ""}, // phrasal verb
+		{"user.sign_up", `routing key "user.sign_up" ends in the verb "sign", which asks for something to be done; a fact states what happened, e.g. "user.signed_up"`},
+		{"deploy.roll-back", `routing key "deploy.roll-back" ends in the verb "roll", which asks for something to be done; a fact states what happened, e.g. "deploy.rolled-back"`},
+		{"lights.on", `routing key "lights.on" should end in a verb in the past tense, and "lights" is not one; a fact states what happened, e.g. "order.placed"`},
 		{"order.shipped_v2", `routing key "order.shipped_v2" should end in a verb in the past tense, and "v2" is not one; a fact states what happened, e.g. "order.placed"`},
 		{"rebuild.index", `routing key "rebuild.index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "index.rebuilt"`},
 		{"send.email", `routing key "send.email" reads as a command ("send" ...); a fact states what happened, e.g. "email.sent"`},
