@@ -1,0 +1,47 @@
+package schemadiff_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/warrenbus/warren/generator/schemadiff"
+)
+
+// Compare classifies each change; a breaking change to a fact whose
+// x-version was not raised is what fails `warren diff`.
+func ExampleCompare() {
+	ctx := context.Background()
+	old, err := schemadiff.Load(ctx, "testdata/property-removed/old")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cur, err := schemadiff.Load(ctx, "testdata/property-removed/new")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := schemadiff.Compare(old, cur)
+	for _, c := range r.Changes {
+		fmt.Println(c.Verdict, c.Rule, c.Fact, c.Path)
+	}
+	fmt.Println("unannounced:", r.Unannounced())
+	// Output:
+	// breaking property-removed order.placed /properties/note
+	// unannounced: 1
+}
+
+// A report prints positions under the label of the directory they are in,
+// here a git revision for the old side.
+func ExampleReport_WriteText() {
+	ctx := context.Background()
+	old, _ := schemadiff.Load(ctx, "testdata/property-removed-announced/old")
+	cur, _ := schemadiff.Load(ctx, "testdata/property-removed-announced/new")
+	r := schemadiff.Compare(old, cur)
+	_ = r.WriteText(os.Stdout, schemadiff.Labels{Old: "origin/main:events", New: "events"})
+	// Output:
+	// origin/main:events/order/placed.json:32:13: intentional: property-removed: order.placed /properties/note: property "note" was removed
+	// events/order/placed.json:69:16: compatible: version-raised: order.placed: x-version raised from 1 to 2 to announce 1 breaking change
+	// 1 intentional breaking change, 1 compatible change
+}
