@@ -42,7 +42,9 @@ func withTx(ctx context.Context, tx *sql.Tx) context.Context {
 type Pruner interface {
 	// Prune deletes the claims made more than olderThan ago, or more than
 	// DefaultRetention ago when olderThan is zero or negative, and returns
-	// how many it deleted. Claims whose transaction is still open are kept.
+	// how many it deleted. It never deletes a claim from under a handler
+	// that is still running: PostgreSQL does not see the claim yet, SQLite
+	// waits for its transaction, and the memory guard skips it.
 	Prune(ctx context.Context, olderThan time.Duration) (deleted int64, err error)
 }
 
