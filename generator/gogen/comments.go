@@ -30,11 +30,13 @@ func docComment(paragraphs ...string) []jen.Code {
 	return out
 }
 
+// lineBreaks turns every line break Unicode knows into "\n".
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n", "\u0085", "\n", "\v", "\n", "\f", "\n")
+
 // commentLines splits text into sanitised lines, without leading or
 // trailing blank lines.
 func commentLines(text string) []string {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = strings.NewReplacer("\r", "\n", "\u2028", "\n", "\u2029", "\n", "\u0085", "\n").Replace(text)
+	text = lineBreaks.Replace(text)
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRightFunc(sanitize(l), unicode.IsSpace)

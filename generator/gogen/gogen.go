@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/dave/jennifer/jen"
 
@@ -61,16 +63,38 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 			gen:    func(e *emitter, f *jen.File) { e.genTypes(f, types) },
 		})
 	}
-	files := make(map[string][]byte, len(outputs))
+	var todo []output
 	for _, o := range outputs {
-		if !o.when(m) {
-			continue
+		if o.when(m) {
+			todo = append(todo, o)
 		}
-		src, err := render(m.Package, o, e)
-		if err != nil {
-			return nil, fmt.Errorf("generate %s: %w", o.name, err)
+	}
+	// Files are independent and gofmt dominates the cost: render them on
+	// every core. The model is only read.
+	rendered := make([][]byte, len(todo))
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rendered[i], errs[i] = render(m.Package, todo[i], e)
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	files := make(map[string][]byte, len(todo))
+	for i, o := range todo {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("generate %s: %w", o.name, errs[i])
 		}
-		files[o.name] = src
+		files[o.name] = rendered[i]
 	}
 	return files, nil
 }

@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // ManifestFile is the name of the manifest at the top of a schema directory.
@@ -157,12 +156,6 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	if errs.Len() > 0 {
 		return nil, errs.Err()
 	}
-
-	// Pass 4: compile everything as the generated code will, which catches
-	// what meta-schemas cannot (a pattern that is not a valid regexp).
-	if err := s.compile(m); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -193,38 +186,4 @@ func checkRoutingKeys(facts []*Fact, errs *ErrorList) {
 		}
 		seen[f.RoutingKey] = f
 	}
-}
-
-// ResourceURL is the URL under which a schema file is known to the JSON
-// Schema compiler, here and in generated code (see runtime/schemaset).
-func ResourceURL(path string) string { return "warren:///" + path }
-
-func (s *Schemas) compile(m *metaSchemas) error {
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	for _, doc := range s.Docs {
-		if err := c.AddResource(ResourceURL(doc.Path), doc.Value); err != nil {
-			return fmt.Errorf("%s: %w", doc.Path, err)
-		}
-	}
-	var errs ErrorList
-	for _, doc := range s.Docs {
-		_, err := c.Compile(ResourceURL(doc.Path))
-		var sve *jsonschema.SchemaValidationError
-		if errors.As(err, &sve) && sve.URL == ResourceURL(doc.Path)+"#" {
-			m.report(doc, "", doc.Value, sve.Err, &errs)
-		} else if err != nil {
-			msg := strings.ReplaceAll(err.Error(), "warren:///", "")
-			errs.Add(&Error{File: doc.Path, Msg: "invalid schema: " + msg})
-		}
-	}
-	return errs.Err()
-}
-
-// noLoader refuses to fetch anything: every reference was resolved within
-// the directory before compiling.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s is not in the schema directory", url)
 }

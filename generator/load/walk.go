@@ -113,8 +113,14 @@ func (s *Schemas) Resolve(from *Document, ref string) (Target, error) {
 			return Target{}, fmt.Errorf("$ref %s: no schema file %s in the schema directory", strconv.Quote(ref), strconv.Quote(p))
 		}
 	}
-	if _, ok := doc.Lookup(pointer); !ok {
+	v, ok := doc.Lookup(pointer)
+	if !ok {
 		return Target{}, fmt.Errorf("$ref %s: %s has nothing at %s", strconv.Quote(ref), doc.Path, pointer)
+	}
+	switch v.(type) {
+	case map[string]any, bool:
+	default:
+		return Target{}, fmt.Errorf("$ref %s: %s at %s is %s, not a schema", strconv.Quote(ref), doc.Path, pointer, describe(v))
 	}
 	return Target{Doc: doc, Pointer: pointer}, nil
 }

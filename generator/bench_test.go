@@ -1,0 +1,93 @@
+package generator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/warrenbus/warren/generator"
+)
+
+// writeSynthetic writes a schema directory of n facts, each with scalars, an
+// optional field, a nested object, an enum, an array of objects and a $ref
+// to a shared definition, spread over 10 domains with one consumer each.
+func writeSynthetic(tb testing.TB, n int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	must := func(err error) {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	manifest := `{"package": "synthetic", "consumers": {`
+	for d := range 10 {
+		if d > 0 {
+			manifest += ","
+		}
+		manifest += fmt.Sprintf(`"consumer-%d": {"bindings": ["domain%d.#"]}`, d, d)
+	}
+	manifest += "}}"
+	must(os.WriteFile(filepath.Join(dir, "warren.json"), []byte(manifest), 0o644))
+	must(os.MkdirAll(filepath.Join(dir, "common"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "common", "money.json"), []byte(`{"title": "Money", "type": "object", "required": ["amount", "currency"],
+  "properties": {"amount": {"type": "integer"}, "currency": {"type": "string", "enum": ["EUR", "USD"]}}}`), 0o644))
+	for i := range n {
+		domain := fmt.Sprintf("domain%d", i%10)
+		must(os.MkdirAll(filepath.Join(dir, domain), 0o755))
+		src := fmt.Sprintf(`{
+  "x-routing-key": "%s.thing%d.happened",
+  "description": "Synthetic fact %d.",
+  "type": "object",
+  "required": ["id", "at", "amount", "status"],
+  "properties": {
+    "id": {"type": "string", "format": "uuid"},
+    "at": {"type": "string", "format": "date-time"},
+    "note": {"type": ["string", "null"], "maxLength": 100},
+    "amount": {"$ref": "../common/money.json"},
+    "status": {"type": "string", "enum": ["new", "done", "failed"]},
+    "counts": {"type": "object", "properties": {"ok": {"type": "integer"}, "failed": {"type": "integer"}}},
+    "lines": {"type": "array", "items": {"type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "default": 1}}}}
+  }
+}`, domain, i, i)
+		must(os.WriteFile(filepath.Join(dir, domain, fmt.Sprintf("thing%d-happened.json", i)), []byte(src), 0o644))
+	}
+	return dir
+}
+
+// BenchmarkGenerate generates packages of 100, 1,000 and 5,000 facts from
+// disk to formatted Go source. ns/op divided by the fact count should stay
+// flat as the count grows (linear cost); docs/BENCHMARKS.md records it.
+func BenchmarkGenerate(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		dir := writeSynthetic(b, n)
+		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var files int
+			for b.Loop() {
+				out, err := generator.Generate(context.Background(), dir, generator.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				files = len(out)
+			}
+			if files != n+4 { // one per fact, money.json, warren.go, schemas.go, consumers.go
+				b.Fatalf("generated %d files, want %d", files, n+4)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fact")
+		})
+	}
+}
+
+// TestSyntheticGenerates guards the benchmark input: the synthetic directory
+// must generate without errors (checked on a small size).
+func TestSyntheticGenerates(t *testing.T) {
+	files, err := generator.Generate(context.Background(), writeSynthetic(t, 20), generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 24 {
+		t.Errorf("generated %d files, want 24", len(files))
+	}
+}
