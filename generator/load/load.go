@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // ManifestFile is the name of the manifest at the top of a schema directory.
