@@ -92,6 +92,11 @@ func TestRules(t *testing.T) {
 	for name := range tests {
 		t.Errorf("TestRules expects testdata/%s, which does not exist", name)
 	}
+	for _, r := range Rules {
+		if _, err := os.Stat(filepath.Join("testdata", r.Name, load.ManifestFile)); err != nil {
+			t.Errorf("rule %s has no case directory testdata/%s", r.Name, r.Name)
+		}
+	}
 }
 
 func TestFindingString(t *testing.T) {

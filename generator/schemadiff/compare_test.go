@@ -143,10 +143,16 @@ func TestCompare(t *testing.T) {
 		"consumer-removed": {
 			`compatible consumer-removed ledger-> "" old:warren.json:9:15`,
 		},
-		"annotations-changed": {
+		"description-changed": {
 			`compatible description-changed order.placed "" new:order/placed.json:4:18`,
+		},
+		"title-changed": {
 			`compatible title-changed order.placed "" new:order/placed.json:3:12`,
+		},
+		"default-changed": {
 			`compatible default-changed order.placed "/properties/status" new:order/placed.json:30:18`,
+		},
+		"deprecated-changed": {
 			`compatible deprecated-changed order.shipped "" new:order/shipped.json:14:17`,
 		},
 	}
@@ -178,6 +184,11 @@ func TestCompare(t *testing.T) {
 	}
 	for name := range tests {
 		t.Errorf("TestCompare expects testdata/%s, which does not exist", name)
+	}
+	for _, r := range Rules {
+		if _, err := os.Stat(filepath.Join("testdata", r.Name, "old")); err != nil {
+			t.Errorf("rule %s has no case directory testdata/%s", r.Name, r.Name)
+		}
 	}
 }
 
