@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
+	"github.com/warrenbus/warren/runtime/idempotency/guardtest"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -158,7 +159,7 @@ func TestConsumeStoreDownRetries(t *testing.T) {
 // message id, from outside any claim's transaction.
 func claimCounter(db *sql.DB, d idempotency.Dialect, table string) func(ctx context.Context, id string) (int, error) {
 	p := "?"
-	if d.String() == idempotency.Postgres.String() {
+	if d == idempotency.Postgres {
 		p = "$1"
 	}
 	q := fmt.Sprintf(`SELECT count(*) FROM "%s" WHERE message_id = %s`, table, p)
@@ -168,3 +169,11 @@ func claimCounter(db *sql.DB, d idempotency.Dialect, table string) func(ctx cont
 		return n, err
 	}
 }
+
+// Both guards plug into the runtime and into the conformance suite.
+var (
+	_ runtime.Guard   = (*idempotency.SQLGuard)(nil)
+	_ runtime.Guard   = (*idempotency.MemoryGuard)(nil)
+	_ guardtest.Guard = (*idempotency.SQLGuard)(nil)
+	_ guardtest.Guard = (*idempotency.MemoryGuard)(nil)
+)

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -8,12 +9,35 @@ import (
 	"time"
 )
 
-// Dialect is the SQL flavour of a claims store: [Postgres] or [SQLite].
-// It holds what differs between them (placeholders, how a claim's time is
-// stored, which migration applies, how a writer waits for another) so that
-// [SQLGuard] itself is written once.
-type Dialect struct {
-	name string
+// Dialect names the SQL flavour of a claims store: [Postgres] or [SQLite].
+// What differs between them (placeholders, how a claim's time is stored,
+// which migration applies, how a writer waits for another) lives behind it,
+// so that [SQLGuard] itself is written once.
+type Dialect string
+
+// The dialects an [SQLGuard] speaks.
+const (
+	// Postgres is PostgreSQL, used through pgx's database/sql driver
+	// (github.com/jackc/pgx/v5/stdlib). Claims are stamped as timestamptz.
+	Postgres Dialect = "postgres"
+	// SQLite is SQLite, used through the pure-Go driver modernc.org/sqlite.
+	// Claims are stamped in Unix milliseconds (INTEGER), which compare
+	// correctly whatever time format the driver is configured with.
+	//
+	// SQLite has one writer at a time: a claim's transaction holds the
+	// database's write lock while the handler runs, so guarded handlers on
+	// one SQLite file run one after another whatever the consumer's
+	// concurrency. A claim waits up to [SQLConfig.BusyTimeout] for the
+	// writer ahead of it; set in every transaction the guard opens, that
+	// wait makes concurrent duplicate claims safe: the second claim runs
+	// once the first transaction has ended and then sees its outcome. A
+	// wait that runs out is a store error, so the consumer retries the
+	// message later. See the package documentation for the other caveats.
+	SQLite Dialect = "sqlite"
+)
+
+// dialect is what a [Dialect] does differently.
+type dialect struct {
 	// placeholder renders the n-th (1-based) statement parameter.
 	placeholder func(n int) string
 	// stamp converts a claim time into the value stored in claimed_at.
@@ -25,45 +49,43 @@ type Dialect struct {
 	// txSetup returns statements run first in every transaction the guard
 	// opens, given the configuration; nil when there are none.
 	txSetup func(cfg SQLConfig) []string
+	// migrateLock, taking the table name as its parameter, serialises
+	// concurrent migrations; "" when the database does so by itself.
+	migrateLock string
 }
 
-// Postgres is the dialect of PostgreSQL, used through pgx's database/sql
-// driver (github.com/jackc/pgx/v5/stdlib). Claims are stamped as timestamptz.
-var Postgres = Dialect{
-	name:        "postgres",
-	placeholder: func(n int) string { return "$" + strconv.Itoa(n) },
-	stamp:       func(t time.Time) any { return t.UTC() },
-	qualified:   true,
-	migrations:  "migrations/postgres",
-}
-
-// SQLite is the dialect of SQLite, used through the pure-Go driver
-// modernc.org/sqlite. Claims are stamped in Unix milliseconds (INTEGER), which
-// compare correctly whatever time format the driver is configured with.
-//
-// SQLite has one writer at a time: a claim's transaction holds the database's
-// write lock while the handler runs, so guarded handlers on one SQLite file
-// run one after another whatever the consumer's concurrency. A claim waits up
-// to [SQLConfig.BusyTimeout] for the writer ahead of it; set in every
-// transaction the guard opens, that wait makes concurrent duplicate claims
-// safe: the second claim runs once the first transaction has ended and then
-// sees its outcome. A wait that runs out is a store error, so the consumer
-// retries the message later. See the package documentation for the other
-// caveats.
-var SQLite = Dialect{
-	name:        "sqlite",
-	placeholder: func(int) string { return "?" },
-	stamp:       func(t time.Time) any { return t.UnixMilli() },
-	migrations:  "migrations/sqlite",
-	txSetup: func(cfg SQLConfig) []string {
-		return []string{fmt.Sprintf("PRAGMA busy_timeout = %d", cfg.BusyTimeout.Milliseconds())}
+var dialects = map[Dialect]dialect{
+	Postgres: {
+		placeholder: func(n int) string { return "$" + strconv.Itoa(n) },
+		stamp:       func(t time.Time) any { return t.UTC() },
+		qualified:   true,
+		migrations:  "migrations/postgres",
+		migrateLock: "SELECT pg_advisory_xact_lock(hashtext($1))",
+	},
+	SQLite: {
+		placeholder: func(int) string { return "?" },
+		stamp:       func(t time.Time) any { return t.UnixMilli() },
+		migrations:  "migrations/sqlite",
+		txSetup: func(cfg SQLConfig) []string {
+			return []string{fmt.Sprintf("PRAGMA busy_timeout = %d", cfg.BusyTimeout.Milliseconds())}
+		},
 	},
 }
 
 // String returns the dialect's name, "postgres" or "sqlite".
-func (d Dialect) String() string { return d.name }
+func (d Dialect) String() string { return string(d) }
 
-func (d Dialect) valid() bool { return d.name != "" }
+// impl returns what d does, or an error naming the accepted dialects.
+func (d Dialect) impl() (dialect, error) {
+	impl, ok := dialects[d]
+	if !ok {
+		if d == "" {
+			return dialect{}, errors.New("no dialect: expected idempotency.Postgres or idempotency.SQLite")
+		}
+		return dialect{}, fmt.Errorf("dialect %q: expected idempotency.Postgres or idempotency.SQLite", string(d))
+	}
+	return impl, nil
+}
 
 // maxTableName keeps the derived index name ("<table>_claimed_at_idx")
 // within PostgreSQL's 63-byte identifier limit.
@@ -81,11 +103,15 @@ type tableName struct {
 // names are accepted: quoted, they mean exactly what an unquoted name in a
 // hand-written query means, so nobody is surprised by case folding.
 func parseTable(d Dialect, table string) (tableName, error) {
+	impl, err := d.impl()
+	if err != nil {
+		return tableName{}, err
+	}
 	schema, name, qualified := strings.Cut(table, ".")
 	parts := []string{schema, name}
 	if !qualified {
 		schema, name, parts = "", table, []string{table}
-	} else if !d.qualified {
+	} else if !impl.qualified {
 		return tableName{}, fmt.Errorf("table %q: %s does not take a schema-qualified name", table, d)
 	}
 	for _, part := range parts {

@@ -45,10 +45,14 @@
 //		logger.Warn("prune idempotency claims", "err", err)
 //	})
 //
-// or from cron, straight in the database (PostgreSQL shown):
+// or from cron, straight in the database (claimed_at is a timestamptz on
+// PostgreSQL, Unix milliseconds on SQLite):
 //
 //	# m h dom mon dow  command
 //	17 * * * *  psql "$DATABASE_URL" -c "DELETE FROM warren_idempotency WHERE claimed_at < now() - interval '7 days'"
+//	17 * * * *  sqlite3 /var/lib/shop/shop.db "DELETE FROM warren_idempotency WHERE claimed_at < (strftime('\%s','now') - 7*86400) * 1000"
+//
+// (cron treats an unescaped % as a newline, hence the backslash).
 //
 // # SQLite
 //

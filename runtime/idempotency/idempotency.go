@@ -48,9 +48,9 @@ type Pruner interface {
 	Prune(ctx context.Context, olderThan time.Duration) (deleted int64, err error)
 }
 
-// PruneEvery prunes p once at once and then every interval until ctx is
-// done, deleting claims older than olderThan (DefaultRetention when zero).
-// A failed prune is handed to onError (nil ignores it) and the loop carries
+// PruneEvery prunes p at once and then every interval until ctx is done,
+// deleting claims older than olderThan (DefaultRetention when zero). A
+// failed prune is handed to onError (nil ignores it) and the loop carries
 // on: the next tick deletes what this one left. Run it in its own goroutine:
 //
 //	go idempotency.PruneEvery(ctx, guard, time.Hour, 0, func(err error) {

@@ -22,14 +22,12 @@ var migrations embed.FS
 // for dialect d, for teams that apply schema changes with their own migration
 // tool. [SQLGuard.Migrate] applies the same script.
 func MigrationSQL(d Dialect, table string) (string, error) {
-	if !d.valid() {
-		return "", fmt.Errorf("idempotency: migration: no dialect (use idempotency.Postgres or idempotency.SQLite)")
-	}
 	t, err := parseTable(d, table)
 	if err != nil {
 		return "", fmt.Errorf("idempotency: migration: %w", err)
 	}
-	scripts, err := renderMigrations(d, t)
+	impl, _ := d.impl() // checked by parseTable
+	scripts, err := renderMigrations(impl, t)
 	if err != nil {
 		return "", err
 	}
@@ -38,10 +36,10 @@ func MigrationSQL(d Dialect, table string) (string, error) {
 
 // renderMigrations returns the dialect's scripts in order, with the table
 // and index names filled in.
-func renderMigrations(d Dialect, t tableName) ([]string, error) {
+func renderMigrations(d dialect, t tableName) ([]string, error) {
 	entries, err := fs.ReadDir(migrations, d.migrations)
 	if err != nil {
-		return nil, fmt.Errorf("idempotency: migrations for %s: %w", d, err)
+		return nil, fmt.Errorf("idempotency: migrations in %s: %w", d.migrations, err)
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -65,7 +63,8 @@ func renderMigrations(d Dialect, t tableName) ([]string, error) {
 // Migrate creates the claims table and its index if they do not exist yet,
 // in one transaction. On PostgreSQL it first takes a transaction-scoped
 // advisory lock on the table name, so services starting at the same moment
-// do not race each other's CREATE TABLE.
+// do not race each other's CREATE TABLE (IF NOT EXISTS alone can fail with
+// a unique violation in the catalogue); on SQLite the write lock does that.
 func (g *SQLGuard) Migrate(ctx context.Context) error {
 	scripts, err := renderMigrations(g.dialect, g.table)
 	if err != nil {
@@ -76,8 +75,8 @@ func (g *SQLGuard) Migrate(ctx context.Context) error {
 		return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if g.dialect.name == Postgres.name {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "warren.idempotency."+g.table.String()); err != nil {
+	if lock := g.dialect.migrateLock; lock != "" {
+		if _, err := tx.ExecContext(ctx, lock, "warren.idempotency."+g.table.String()); err != nil {
 			return fmt.Errorf("idempotency: migrate %s: lock: %w", g.table, err)
 		}
 	}

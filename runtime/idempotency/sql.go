@@ -40,12 +40,9 @@ func (c *SQLConfig) setDefaults() {
 	}
 }
 
-// Validate reports a configuration that cannot work: no dialect, an unsafe
-// table name, a negative busy timeout.
+// Validate reports a configuration that cannot work: no or an unknown
+// dialect, an unsafe table name, a negative busy timeout.
 func (c SQLConfig) Validate() error {
-	if !c.Dialect.valid() {
-		return errors.New("no dialect: set SQLConfig.Dialect to idempotency.Postgres or idempotency.SQLite")
-	}
 	if _, err := parseTable(c.Dialect, c.Table); err != nil {
 		return err
 	}
@@ -66,7 +63,7 @@ func (c SQLConfig) Validate() error {
 // interface (pass it to runtime.WithGuard) and [Pruner].
 type SQLGuard struct {
 	db      *sql.DB
-	dialect Dialect
+	dialect dialect
 	table   tableName
 	txOpts  *sql.TxOptions
 	now     func() time.Time
@@ -87,14 +84,15 @@ func NewSQLGuard(db *sql.DB, cfg SQLConfig) (*SQLGuard, error) {
 		return nil, fmt.Errorf("idempotency: NewSQLGuard: %w", err)
 	}
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	g := &SQLGuard{db: db, dialect: cfg.Dialect, table: t, now: cfg.Now}
+	d, _ := cfg.Dialect.impl()
+	g := &SQLGuard{db: db, dialect: d, table: t, now: cfg.Now}
 	if cfg.Isolation != sql.LevelDefault {
 		g.txOpts = &sql.TxOptions{Isolation: cfg.Isolation}
 	}
-	if cfg.Dialect.txSetup != nil {
-		g.setup = cfg.Dialect.txSetup(cfg)
+	if d.txSetup != nil {
+		g.setup = d.txSetup(cfg)
 	}
-	p := cfg.Dialect.placeholder
+	p := d.placeholder
 	// ON CONFLICT DO NOTHING (PostgreSQL 9.5+, SQLite 3.24+) turns a
 	// duplicate into "0 rows affected" instead of an error, which would
 	// abort a PostgreSQL transaction.

@@ -71,7 +71,8 @@ func TestNewSQLGuardRejectsBadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"no db", nil, idempotency.SQLConfig{Dialect: idempotency.SQLite}, "nil *sql.DB"},
-		{"no dialect", db, idempotency.SQLConfig{}, "no dialect"},
+		{"no dialect", db, idempotency.SQLConfig{}, "no dialect: expected idempotency.Postgres or idempotency.SQLite"},
+		{"unknown dialect", db, idempotency.SQLConfig{Dialect: "mysql"}, `dialect "mysql": expected idempotency.Postgres or idempotency.SQLite`},
 		{"bad table", db, idempotency.SQLConfig{Dialect: idempotency.SQLite, Table: "x y"}, `table "x y"`},
 		{"negative busy timeout", db, idempotency.SQLConfig{Dialect: idempotency.SQLite, BusyTimeout: -time.Second}, "busy timeout -1s"},
 	} {

@@ -120,7 +120,7 @@ func newWorkTable(t testing.TB, db *sql.DB, d idempotency.Dialect) *workTable {
 	}
 	dropTable(t, db, table)
 	p := "?"
-	if d.String() == idempotency.Postgres.String() {
+	if d == idempotency.Postgres {
 		p = "$1"
 	}
 	return &workTable{
