@@ -54,8 +54,12 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
 		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
 	}
+	bySource := map[string][]*model.Type{}
+	for _, t := range m.Types {
+		bySource[t.Source] = append(bySource[t.Source], t)
+	}
 	for _, src := range m.Files() {
-		types := m.TypesIn(src)
+		types := bySource[src]
 		outputs = append(outputs, output{
 			name:   names.File(src),
 			source: src,

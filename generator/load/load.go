@@ -19,9 +19,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ManifestFile is the name of the manifest at the top of a schema directory.
@@ -82,73 +84,47 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Schemas{byPath: make(map[string]*Document)}
-	var errs ErrorList
-
-	// Pass 1: read and parse every file.
-	var manifestDoc *Document
-	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != "." && strings.HasPrefix(d.Name(), ".") {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if path.Ext(p) != ".json" || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		src, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		doc, err := Parse(p, src)
-		if err != nil {
-			var e *Error
-			if errors.As(err, &e) {
-				errs.Add(e)
-				return nil
-			}
-			return err
-		}
-		if p == ManifestFile {
-			manifestDoc = doc
-		} else {
-			s.Docs = append(s.Docs, doc)
-			s.byPath[p] = doc
-		}
-		return nil
-	})
+	paths, err := jsonFiles(ctx, fsys)
 	if err != nil {
 		return nil, fmt.Errorf("read schema directory: %w", err)
+	}
+
+	// Pass 1, on every core: read, parse and check each file on its own
+	// (the manifest against its meta-schema; a schema against JSON Schema
+	// 2020-12 and, for a fact, the fact keywords).
+	files := make([]fileResult, len(paths))
+	if err := forEach(ctx, len(paths), func(i int) error {
+		return files[i].load(fsys, paths[i], m)
+	}); err != nil {
+		return nil, err
+	}
+
+	// Pass 2: put the directory together; what spans files is checked here:
+	// every $ref resolves, no two facts share a routing key.
+	s := &Schemas{byPath: make(map[string]*Document)}
+	var errs ErrorList
+	var manifestDoc *Document
+	for i, f := range files {
+		errs = append(errs, f.errs...)
+		switch {
+		case f.doc == nil:
+		case paths[i] == ManifestFile:
+			manifestDoc = f.doc
+			s.Manifest = f.manifest
+		default:
+			s.Docs = append(s.Docs, f.doc)
+			s.byPath[f.doc.Path] = f.doc
+		}
 	}
 	if manifestDoc == nil && !hasErrorIn(errs, ManifestFile) {
 		errs.Addf(ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
 	}
-
-	// Pass 2: the manifest against its meta-schema, then read it.
-	if manifestDoc != nil && m.check(manifestDoc, "", manifestDoc.Value, m.manifest, &errs) {
-		s.Manifest = readManifest(manifestDoc, &errs)
-	}
-
-	// Pass 3: every schema against JSON Schema 2020-12, facts against the
-	// fact keywords, every $ref resolved.
-	for _, doc := range s.Docs {
-		valid := m.check(doc, "", doc.Value, m.draft, &errs)
-		if valid {
-			s.checkRefs(doc, &errs)
+	for _, f := range files {
+		if f.valid && f.doc != nil && f.doc.Path != ManifestFile {
+			s.checkRefs(f.doc, &errs)
 		}
-		root, _ := doc.Value.(map[string]any)
-		if _, ok := root["x-routing-key"]; !ok {
-			continue
-		}
-		if m.check(doc, "", root, m.fact, &errs) && valid {
-			s.Facts = append(s.Facts, readFact(doc, root))
+		if f.fact != nil {
+			s.Facts = append(s.Facts, f.fact)
 		}
 	}
 	checkRoutingKeys(s.Facts, &errs)
@@ -156,6 +132,92 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 		return nil, errs.Err()
 	}
 	return s, nil
+}
+
+// jsonFiles lists the *.json files below the root of fsys, sorted, skipping
+// hidden files and directories.
+func jsonFiles(ctx context.Context, fsys fs.FS) ([]string, error) {
+	var paths []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hidden := p != "." && strings.HasPrefix(d.Name(), ".")
+		switch {
+		case d.IsDir() && hidden:
+			return fs.SkipDir
+		case !d.IsDir() && !hidden && path.Ext(p) == ".json":
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	return paths, err
+}
+
+// fileResult is what pass 1 learns about one file.
+type fileResult struct {
+	doc      *Document
+	valid    bool      // the file is a valid JSON Schema (or manifest)
+	manifest *Manifest // set for warren.json when it is valid
+	fact     *Fact     // set for a valid fact
+	errs     ErrorList
+}
+
+func (r *fileResult) load(fsys fs.FS, p string, m *metaSchemas) error {
+	src, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return fmt.Errorf("read schema directory: %w", err)
+	}
+	doc, err := Parse(p, src)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return err
+		}
+		r.errs.Add(e)
+		return nil
+	}
+	r.doc = doc
+	if p == ManifestFile {
+		if r.valid = m.check(doc, "", doc.Value, m.manifest, &r.errs); r.valid {
+			r.manifest = readManifest(doc, &r.errs)
+		}
+		return nil
+	}
+	r.valid = m.check(doc, "", doc.Value, m.draft, &r.errs)
+	root, _ := doc.Value.(map[string]any)
+	if _, ok := root["x-routing-key"]; ok && m.check(doc, "", root, m.fact, &r.errs) && r.valid {
+		r.fact = readFact(doc, root)
+	}
+	return nil
+}
+
+// forEach calls fn(0..n-1) on every core and returns the first error.
+func forEach(ctx context.Context, n int, fn func(i int) error) error {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	errs := make([]error, n)
+	for range min(runtime.GOMAXPROCS(0), max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 func hasErrorIn(errs ErrorList, file string) bool {
