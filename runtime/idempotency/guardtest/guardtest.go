@@ -58,7 +58,24 @@ type Features struct {
 // now; it registers the store's removal with t.Cleanup.
 type Open func(t *testing.T, now func() time.Time) Instance
 
-// Run runs the conformance suite against the stores that open makes.
+// Run runs the conformance suite against the stores that open makes, each
+// test as a subtest on a fresh store:
+//
+//   - DuplicateDetection: a handled (consumer, message) is a duplicate, per
+//     consumer; the work is done once.
+//   - HandlerErrorRollsBack: a failing handler leaves neither claim nor work,
+//     its error survives errors.Is and errors.As, the retry runs.
+//   - PanicDropsClaim: a panicking handler is rolled back and the panic
+//     goes on.
+//   - ConcurrentDuplicates: two workers race for one message id, many times
+//     over; exactly one does the work each time.
+//   - WaitsForPendingClaim: a duplicate meeting an open claim waits for its
+//     outcome.
+//   - PruneRemovesOnlyOldClaims, PruneDefaultWindow: Prune deletes claims
+//     older than the window (7 days when zero), and only those.
+//   - CancelledBeforeClaim, CancelledWhileHandling, CancelledWhileWaiting:
+//     a context that ends claims nothing and keeps nothing.
+//   - EmptyKey: no consumer or no message id is an error.
 func Run(t *testing.T, open Open, f Features) {
 	if f.ConcurrentRounds == 0 {
 		f.ConcurrentRounds = 100
