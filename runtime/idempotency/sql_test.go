@@ -125,9 +125,10 @@ func TestMemoryGuardHasNoTx(t *testing.T) {
 }
 
 // TestStoreUnreachable: with the database down, Run reports an error that
-// is not the handler's, wraps the cause, and never calls the handler.
+// is not the handler's, wraps the cause without the password, and never
+// calls the handler.
 func TestStoreUnreachable(t *testing.T) {
-	unreachable := openDB(t, "pgx", "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=5")
+	unreachable := openDB(t, "pgx", "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5")
 	closed := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
 	closed.Close()
 	for name, c := range map[string]struct {
@@ -155,6 +156,9 @@ func TestStoreUnreachable(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
+			}
+			if strings.Contains(err.Error(), "s3cr3t") {
+				t.Errorf("error %q shows the database password", err)
 			}
 			if _, err := g.Prune(context.Background(), 0); err == nil {
 				t.Error("Prune on an unreachable store returned no error")
