@@ -167,6 +167,10 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}`,
 		}, `no value can satisfy both`},
+		{"field named like a method", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"validate": {"type": "string"}}}`,
+		}, `property "validate" becomes Go field Validate, the name of a method AB has`},
 		{"generated file names collide", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a/b.json":    `{"x-routing-key": "a.b", "type": "object", "title": "One"}`,

@@ -95,6 +95,20 @@ type Type struct {
 	nullable bool // the definition itself admits null, so every use is nullable
 }
 
+// Methods returns the names of the methods generated code declares on the
+// type, which no field may take: Validate on a fact, the JSON methods on a
+// union or on a struct that keeps additional properties.
+func (t *Type) Methods() []string {
+	var m []string
+	if t.Fact != nil {
+		m = append(m, "Validate")
+	}
+	if t.Kind == Union || t.Kind == Struct && t.Extra != nil {
+		m = append(m, "MarshalJSON", "UnmarshalJSON")
+	}
+	return m
+}
+
 // Location returns "source#pointer", which identifies the type's schema in
 // the embedded schema set.
 func (t *Type) Location() string { return location(t.Source, t.Pointer) }

@@ -200,6 +200,12 @@ func (b *builder) checkFields(t *Type, doc *load.Document, claim func(string, id
 		}
 		fieldAt[f.GoName] = f
 	}
+	for _, m := range t.Methods() {
+		if f, ok := fieldAt[m]; ok {
+			fdoc, _ := b.s.Doc(f.Source)
+			b.errs.Add(fdoc.KeyErrorf(f.Pointer, "property %s becomes Go field %s, the name of a method %s has; rename the property", strconv.Quote(f.JSONName), m, t.GoName))
+		}
+	}
 	if t.Extra != nil {
 		if f, ok := fieldAt[ExtraField]; ok {
 			fdoc, _ := b.s.Doc(f.Source)
@@ -217,6 +223,9 @@ const ExtraField = "AdditionalProperties"
 func (b *builder) checkVariants(t *Type, doc *load.Document) {
 	at := map[string]*Variant{}
 	for _, v := range t.Variants {
+		if slices.Contains(t.Methods(), v.GoName) {
+			b.errs.Add(doc.Errorf(t.Pointer, "branch %s of %s becomes Go field %s, the name of a method of the union; give the branch another title", v.Location, t.GoName, v.GoName))
+		}
 		if prev, ok := at[v.GoName]; ok {
 			b.errs.Add(doc.Errorf(t.Pointer, "branches %s and %s of %s both become Go field %s; give them distinct titles", prev.Location, v.Location, t.GoName, v.GoName))
 			continue
