@@ -193,8 +193,10 @@ func (b *builder) buildTypes(facts []*Fact) {
 	for _, f := range facts {
 		doc, _ := b.s.Doc(f.Source)
 		ref := b.typeOf(doc, "")
-		if ref.Kind != Named {
-			b.errs.Add(doc.Errorf("", "fact %s: expected an object schema that becomes a Go type", f.RoutingKey))
+		if ref.Kind != Named || ref.Type.Kind == Alias {
+			// An alias would put the fact's Validate method on a type
+			// that is not the fact's own.
+			b.errs.Add(doc.Errorf("", "fact %s: expected the schema to describe its own object; a fact cannot be only another name for a definition (use allOf with the $ref and add properties, or move the routing key into that definition)", f.RoutingKey))
 			continue
 		}
 		f.Type = ref.Type

@@ -171,6 +171,11 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"validate": {"type": "string"}}}`,
 		}, `property "validate" becomes Go field Validate, the name of a method AB has`},
+		{"fact that is only an alias", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"money.json":  `{"type": "object", "properties": {"amount": {"type": "integer"}}}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "oneOf": [{"$ref": "money.json"}, {"type": "null"}]}`,
+		}, `a fact cannot be only another name for a definition`},
 		{"generated file names collide", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a/b.json":    `{"x-routing-key": "a.b", "type": "object", "title": "One"}`,
