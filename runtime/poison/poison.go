@@ -1,0 +1,308 @@
+// Package poison reads and replays a consumer's poison lane: the messages
+// that the runtime gave up on (attempts exhausted, a permanent error) or
+// that the broker dead-lettered itself (over the delivery limit), waiting in
+// the queue <consumer>.poison for a person.
+//
+// [List] shows them without taking them out. [Replay] moves them back to
+// the consumer's work queue once the cause is fixed: through the default
+// exchange with the work queue's name as routing key, so that the consumer
+// that failed gets them again and no other consumer bound to the same
+// routing key sees them a second time. Each copy has its attempt count
+// reset and records the replay (x-replayed-at, x-replay-count) and the
+// failure it had (x-last-failure, x-last-failed-at); the broker confirms
+// the copy before the poison message is acked. A crash between the two
+// leaves the message in both queues, never in neither: at least once.
+//
+// Both work on any amqp091-go connection, open their own channels and close
+// them before returning. They never see a URL, so their errors hold none.
+//
+// # Reading without removing
+//
+// AMQP has no "peek". Both functions take messages with basic.get and
+// manual acknowledgement, and hold every message they do not remove
+// unacknowledged until they return; closing the channel then hands all of
+// them back to the queue. Consequences:
+//
+//   - A scan covers the messages that were in the queue when it began.
+//     Messages that arrive later, including a replayed message that fails
+//     again, wait for the next run; a replay never loops on its own output.
+//   - While a scan runs, the messages it holds are invisible to other
+//     readers of the queue (another replay, say).
+//   - Returned messages are marked redelivered, and quorum queues count the
+//     return in the x-delivery-count header. Poison queues have no delivery
+//     limit, so nothing is dead-lettered because of it.
+//   - Order: a classic queue puts returned messages back in their places.
+//     A quorum queue (RabbitMQ 3.10) puts them behind the messages the scan
+//     did not reach: a scan that reads the whole queue keeps its order, one
+//     that stops at its limit moves what it read to the end. x-failed-at
+//     keeps the true order of failures.
+package poison
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Filter selects messages of a poison queue. Zero fields select everything.
+type Filter struct {
+	Limit      int    // at most this many messages; 0 means no limit
+	ID         string // only the message with this id
+	RoutingKey string // only messages of this routing key (as first published; exact, not a pattern)
+}
+
+func (f Filter) match(m Message) bool {
+	return (f.ID == "" || m.ID == f.ID) && (f.RoutingKey == "" || m.RoutingKey == f.RoutingKey)
+}
+
+func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
+
+// List returns the messages of c's poison queue that f selects, in queue
+// order, and leaves every one of them in the queue (see the package
+// comment for what reading does to them).
+func List(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Filter) ([]Message, error) {
+	s, err := openScan(conn, c.PoisonQueue)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", c.PoisonQueue, err)
+	}
+	defer s.close()
+	var out []Message
+	for !f.full(len(out)) {
+		d, ok, err := s.next(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", c.PoisonQueue, err)
+		}
+		if !ok {
+			break
+		}
+		if m := read(d, c); f.match(m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Replay moves the messages of c's poison queue that f selects back to c's
+// work queue, and returns them as they were in the poison queue. Each is
+// republished through the default exchange to c.Queue alone, with its
+// attempt count reset, and acked in the poison queue only after the broker
+// confirmed the copy. Messages f does not select stay where they are.
+//
+// On error the messages replayed so far are returned with it; the one being
+// replayed when it happened is either still in the poison queue, or (if
+// only its removal failed) in both queues.
+func Replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Filter) ([]Message, error) {
+	done, err := replay(ctx, conn, c, f)
+	if err != nil {
+		return done, fmt.Errorf("replay %s to %s: %w", c.PoisonQueue, c.Queue, err)
+	}
+	return done, nil
+}
+
+func replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Filter) ([]Message, error) {
+	// A replay into a queue that does not exist would be returned
+	// unroutable anyway; asking first gives the better message.
+	if err := checkQueue(conn, c.Queue); err != nil {
+		return nil, err
+	}
+	pub, err := openPublisher(conn)
+	if err != nil {
+		return nil, err
+	}
+	defer pub.close()
+	s, err := openScan(conn, c.PoisonQueue)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+
+	var done []Message
+	for !f.full(len(done)) {
+		d, ok, err := s.next(ctx)
+		if err != nil {
+			return done, err
+		}
+		if !ok {
+			break
+		}
+		m := read(d, c)
+		if !f.match(m) {
+			continue // held until the scan closes, then back in the queue
+		}
+		if err := pub.publish(ctx, c.Queue, replayCopy(d, m, time.Now())); err != nil {
+			return done, fmt.Errorf("message %s: %w", m.ID, err)
+		}
+		if err := s.ack(d); err != nil {
+			return done, fmt.Errorf("message %s: sent to %s, but removing it from %s failed, so it is in both: %w", m.ID, c.Queue, c.PoisonQueue, err)
+		}
+		done = append(done, m)
+	}
+	return done, nil
+}
+
+// scan takes the messages that were ready in a queue when it began, one at
+// a time, without acking them.
+type scan struct {
+	conn  *amqp.Connection
+	ch    *amqp.Channel
+	queue string
+	left  int // ready when the scan began and not taken yet
+	held  int // taken and neither acked nor returned
+}
+
+func openScan(conn *amqp.Connection, queue string) (*scan, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	if err != nil {
+		_ = ch.Close()
+		return nil, queueError(queue, err)
+	}
+	return &scan{conn: conn, ch: ch, queue: queue, left: q.Messages}, nil
+}
+
+// next returns the next message, or false once every message that was
+// there at the start has been taken (or the queue ran dry early because
+// someone else took some).
+func (s *scan) next(ctx context.Context) (amqp.Delivery, bool, error) {
+	if s.left <= 0 {
+		return amqp.Delivery{}, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return amqp.Delivery{}, false, err
+	}
+	d, ok, err := s.ch.Get(s.queue, false)
+	if err != nil {
+		return amqp.Delivery{}, false, fmt.Errorf("read %s: %w", s.queue, err)
+	}
+	if !ok {
+		s.left = 0
+		return amqp.Delivery{}, false, nil
+	}
+	s.left--
+	s.held++
+	return d, true, nil
+}
+
+// ack removes a message taken by next from the queue.
+func (s *scan) ack(d amqp.Delivery) error {
+	if err := d.Ack(false); err != nil {
+		return err
+	}
+	s.held--
+	return nil
+}
+
+// returnWait bounds how long close waits for returned messages to be ready
+// again. It is only reached if someone else takes them meanwhile.
+const returnWait = 10 * time.Second
+
+// close hands every message taken and not acked back to the queue, and
+// waits until the queue shows them ready again. A quorum queue takes them
+// back a few milliseconds after the channel is gone; without the wait, a
+// List followed at once by a Replay would not see them.
+func (s *scan) close() {
+	var before int
+	if s.held > 0 {
+		if q, err := s.ch.QueueDeclarePassive(s.queue, true, false, false, false, nil); err == nil {
+			before = q.Messages
+		}
+	}
+	if s.held > 0 {
+		// Tag 0 with multiple: every message the channel holds.
+		_ = s.ch.Nack(0, true, true)
+	}
+	_ = s.ch.Close()
+	if s.held == 0 {
+		return
+	}
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return
+	}
+	defer ch.Close()
+	for deadline := time.Now().Add(returnWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		q, err := ch.QueueDeclarePassive(s.queue, true, false, false, false, nil)
+		if err != nil || q.Messages >= before+s.held {
+			return
+		}
+	}
+}
+
+// publisher publishes one message at a time and waits for its confirm.
+type publisher struct {
+	ch      *amqp.Channel
+	returns chan amqp.Return
+}
+
+func openPublisher(conn *amqp.Connection) (*publisher, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return nil, fmt.Errorf("confirm mode: %w", err)
+	}
+	// The broker sends a message's basic.return before its basic.ack, and
+	// amqp091 hands both over from one goroutine in that order, so a return
+	// is in this buffer by the time the confirm is seen.
+	p := &publisher{ch: ch, returns: ch.NotifyReturn(make(chan amqp.Return, 1))}
+	return p, nil
+}
+
+// publish sends msg to queue through the default exchange, mandatory, and
+// waits for the broker to confirm it.
+func (p *publisher) publish(ctx context.Context, queue string, msg amqp.Publishing) error {
+	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, msg)
+	if err != nil {
+		return fmt.Errorf("publish to %s: %w", queue, err)
+	}
+	acked, err := dc.WaitContext(ctx)
+	if err != nil {
+		return fmt.Errorf("publish to %s: waiting for the confirm: %w", queue, err)
+	}
+	if !acked {
+		return fmt.Errorf("publish to %s: the broker did not confirm it (nacked, or the channel closed)", queue)
+	}
+	select {
+	case r := <-p.returns:
+		return fmt.Errorf("publish to %s: returned unroutable: %s", queue, r.ReplyText)
+	default:
+		return nil
+	}
+}
+
+func (p *publisher) close() { _ = p.ch.Close() }
+
+// checkQueue reports whether queue exists, on a channel of its own: a
+// missing queue makes the broker close the channel.
+func checkQueue(conn *amqp.Connection, queue string) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	if _, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil); err != nil {
+		return queueError(queue, err)
+	}
+	return nil
+}
+
+// ErrNoQueue is matched by the error for a queue that does not exist.
+var ErrNoQueue = errors.New("queue does not exist")
+
+func queueError(queue string, err error) error {
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return fmt.Errorf("%w: %q; declare the topology first", ErrNoQueue, queue)
+	}
+	return fmt.Errorf("inspect queue %q: %w", queue, err)
+}
