@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/internal/testenv"
+)
+
+// brokerCase is a schema directory whose exchange and consumer names
+// belong to one test, and a plain connection to inspect the broker with.
+// Everything the topology declares is deleted when the test ends, whoever
+// declared it.
+type brokerCase struct {
+	t     *testing.T
+	url   string
+	dir   string
+	model *model.Model
+	conn  *amqp.Connection
+	names map[string]string // the prefix given to the case -> the unique name
+}
+
+// newBrokerCase writes a schema directory from files, in which every
+// {{name}} becomes a unique name made from name. Placeholders name
+// exchanges and consumers.
+func newBrokerCase(t *testing.T, files map[string]string, placeholders ...string) *brokerCase {
+	t.Helper()
+	url := testenv.AMQPURL(t)
+	names := map[string]string{}
+	var pairs []string
+	for _, p := range placeholders {
+		names[p] = testenv.Name(p)
+		pairs = append(pairs, "{{"+p+"}}", names[p])
+	}
+	r := strings.NewReplacer(pairs...)
+	out := map[string]string{}
+	for name, src := range files {
+		out[name] = r.Replace(src)
+	}
+	dir := schemaDir(t, out)
+	m, _, err := loadModel(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &brokerCase{t: t, url: url, dir: dir, model: m, conn: conn, names: names}
+	t.Cleanup(b.cleanup)
+	return b
+}
+
+func (b *brokerCase) cleanup() {
+	defer b.conn.Close()
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer ch.Close()
+	for _, q := range b.model.Topology.Queues {
+		if _, err := ch.QueueDelete(q.Name, false, false, false); err != nil {
+			b.t.Errorf("cleanup: delete queue %s: %v", q.Name, err)
+			return
+		}
+	}
+	for _, e := range b.model.Topology.Exchanges {
+		if err := ch.ExchangeDelete(e.Name, false, false); err != nil {
+			b.t.Errorf("cleanup: delete exchange %s: %v", e.Name, err)
+			return
+		}
+	}
+}
+
+// name returns the unique name made for a placeholder.
+func (b *brokerCase) name(placeholder string) string { return b.names[placeholder] }
+
+// run runs the CLI with --url pointing at the test broker.
+func (b *brokerCase) run(args ...string) (int, string, string) {
+	b.t.Helper()
+	return run(b.t, append(args, "--url", b.url)...)
+}
+
+// exists reports whether a queue exists, by passive declare.
+func (b *brokerCase) exists(queue string) bool {
+	_, err := b.inspect(queue)
+	return err == nil
+}
+
+func (b *brokerCase) inspect(queue string) (amqp.Queue, error) {
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	return ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+}
+
+// depth returns the ready messages of a queue.
+func (b *brokerCase) depth(queue string) int {
+	b.t.Helper()
+	q, err := b.inspect(queue)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return q.Messages
+}
+
+// publish sends a body to an exchange and waits for the confirm.
+func (b *brokerCase) publish(exchange, key string, msg amqp.Publishing) {
+	b.t.Helper()
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		b.t.Fatal(err)
+	}
+	dc, err := ch.PublishWithDeferredConfirm(exchange, key, true, false, msg)
+	if err != nil || !dc.Wait() {
+		b.t.Fatalf("publish to %s with %s: %v", exchange, key, err)
+	}
+}
+
+// eventually waits, with a generous deadline, for cond to hold.
+// WARREN_TEST_WAIT shortens the deadline, for checking that tests fail
+// when the code under test is broken on purpose.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	wait := 60 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("WARREN_TEST_WAIT")); err == nil {
+		wait = d
+	}
+	for deadline := time.Now().Add(wait); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+	}
+}
+
+// opsSchemas is a small directory for the broker commands: consumer
+// {{mailer}} on quorum queues with a two-step ladder, {{audit}} on classic
+// queues, both bound to order.placed.
+var opsSchemas = map[string]string{
+	"warren.json": `{
+  "package": "events",
+  "exchanges": {"events": "{{events}}", "retry": "{{retry}}", "dead": "{{dead}}"},
+  "consumers": {
+    "{{mailer}}": {"bindings": ["order.placed"], "maxAttempts": 3, "backoff": ["20ms", "40ms"]},
+    "{{audit}}": {"bindings": ["order.*"], "queueType": "classic", "maxAttempts": 1}
+  }
+}`,
+	"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}}}`,
+	"order/paid.json":   `{"x-routing-key": "order.paid", "type": "object", "properties": {"sku": {"type": "string"}}}`,
+}
+
+var opsPlaceholders = []string{"events", "retry", "dead", "mailer", "audit"}
+
+func fact(sku string) []byte { return fmt.Appendf(nil, `{"sku":%q}`, sku) }

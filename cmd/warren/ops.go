@@ -1,0 +1,204 @@
+package main
+
+// Helpers shared by the commands that read a schema directory for its
+// topology (topology, declare, status, replay, docs) and by those that talk
+// to the broker.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// defaultAMQPURL is the broker of a development machine.
+const defaultAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
+
+// placeholderPackage stands in for a Go package name the manifest leaves
+// to `warren generate --package`: the topology and the catalogue do not
+// depend on it.
+const placeholderPackage = "events"
+
+// loadModel loads and validates a schema directory exactly as warren
+// generate does, so every command agrees on what a valid directory is.
+func loadModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
+	s, err := load.Load(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts model.Options
+	if s.Manifest.Package == "" {
+		opts.Package = placeholderPackage
+	}
+	m, err := model.Build(ctx, s, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
+// consumerOf finds a consumer of the model by name, or says which exist.
+func consumerOf(m *model.Model, name string) (topology.Consumer, error) {
+	if c, ok := m.Topology.Consumer(name); ok {
+		return c, nil
+	}
+	var names []string
+	for _, c := range m.Consumers {
+		names = append(names, c.Name)
+	}
+	if len(names) == 0 {
+		return topology.Consumer{}, fmt.Errorf("consumer %q: the manifest declares no consumers", name)
+	}
+	return topology.Consumer{}, fmt.Errorf("consumer %q: not in the manifest; expected one of %s", name, strings.Join(names, ", "))
+}
+
+// brokerFlags are the flags of every command that connects to the broker.
+func brokerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "url", Usage: "broker `URL`, amqp:// or amqps://; repeat for the nodes of a cluster (default: $WARREN_AMQP_URL, else " + defaultAMQPURL + ")"},
+		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "give up connecting to the broker after `DURATION`"},
+	}
+}
+
+// brokerURLs returns the --url values, else WARREN_AMQP_URL, else the
+// development default.
+func brokerURLs(c *cli.Context) []string {
+	if urls := c.StringSlice("url"); len(urls) > 0 {
+		return urls
+	}
+	if u := os.Getenv("WARREN_AMQP_URL"); u != "" {
+		return []string{u}
+	}
+	return []string{defaultAMQPURL}
+}
+
+// redactURL returns raw with its password replaced by "xxxxx". A string
+// that does not parse as a URL is not shown at all: it may be mostly
+// password.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparseable URL>"
+	}
+	return u.Redacted()
+}
+
+// redactedError hides the passwords of urls in err's text; errors.Is and
+// errors.As still see the chain.
+type redactedError struct {
+	err     error
+	secrets []string
+}
+
+func redact(err error, urls []string) error {
+	if err == nil {
+		return nil
+	}
+	var secrets []string
+	for _, raw := range urls {
+		if u, err := url.Parse(raw); err == nil {
+			if p, ok := u.User.Password(); ok && p != "" {
+				secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		return err
+	}
+	return &redactedError{err, secrets}
+}
+
+func (e *redactedError) Error() string {
+	s := e.err.Error()
+	for _, p := range e.secrets {
+		s = strings.ReplaceAll(s, p, "xxxxx")
+	}
+	return s
+}
+
+func (e *redactedError) Unwrap() error { return e.err }
+
+// dialBroker connects to the first of urls that answers, each attempt
+// bounded by --timeout, and returns the connection and its redacted URL.
+func dialBroker(c *cli.Context, urls []string) (*amqp.Connection, string, error) {
+	timeout := c.Duration("timeout")
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName("warren " + c.Command.Name)
+	var errs []error
+	for _, raw := range urls {
+		shown := redactURL(raw)
+		conn, err := amqp.DialConfig(raw, amqp.Config{
+			Properties: props,
+			Dial: func(network, addr string) (net.Conn, error) {
+				d := net.Dialer{Timeout: timeout}
+				nc, err := d.DialContext(c.Context, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				// Bounds the TLS and AMQP handshakes; amqp091 clears it once open.
+				return nc, nc.SetDeadline(time.Now().Add(timeout))
+			},
+		})
+		if err == nil {
+			return conn, shown, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", shown, err))
+	}
+	return nil, "", redact(fmt.Errorf("connect to the broker: %w", errors.Join(errs...)), urls)
+}
+
+// writeOutput writes data to path, or to stdout when path is "" or "-".
+// A file is written whole or not at all: into a temporary file beside it,
+// then renamed over it.
+func writeOutput(c *cli.Context, path string, data []byte) error {
+	if path == "" || path == "-" {
+		_, err := c.App.Writer.Write(data)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// encodeJSON writes v as indented JSON, keys of maps sorted, with <, >
+// and & left as they are.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// fixedSchemas is opsSchemas with fixed names, for exact output.
+func fixedSchemas() map[string]string {
+	r := strings.NewReplacer("{{events}}", "shop.events", "{{retry}}", "shop.retry", "{{dead}}", "shop.dead", "{{mailer}}", "mailer", "{{audit}}", "audit")
+	out := map[string]string{}
+	for k, v := range opsSchemas {
+		out[k] = r.Replace(v)
+	}
+	return out
+}
+
+const wantDefinitions = `{
+  "exchanges": [
+    {"name": "shop.events", "vhost": "/", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}},
+    {"name": "shop.retry", "vhost": "/", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}},
+    {"name": "shop.dead", "vhost": "/", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}}
+  ],
+  "queues": [
+    {"name": "audit.poison", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {"x-queue-type": "classic"}},
+    {"name": "audit", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {
+      "x-dead-letter-exchange": "shop.dead", "x-dead-letter-routing-key": "audit", "x-queue-type": "classic"}},
+    {"name": "mailer.poison", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {"x-queue-type": "quorum"}},
+    {"name": "mailer", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {
+      "x-dead-letter-exchange": "shop.dead", "x-dead-letter-routing-key": "mailer", "x-dead-letter-strategy": "at-least-once",
+      "x-delivery-limit": 10, "x-overflow": "reject-publish", "x-queue-type": "quorum"}},
+    {"name": "mailer.retry.20ms", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {
+      "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "mailer", "x-dead-letter-strategy": "at-least-once",
+      "x-message-ttl": 20, "x-overflow": "reject-publish", "x-queue-type": "quorum"}},
+    {"name": "mailer.retry.40ms", "vhost": "/", "durable": true, "auto_delete": false, "arguments": {
+      "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "mailer", "x-dead-letter-strategy": "at-least-once",
+      "x-message-ttl": 40, "x-overflow": "reject-publish", "x-queue-type": "quorum"}}
+  ],
+  "bindings": [
+    {"source": "shop.events", "vhost": "/", "destination": "audit", "destination_type": "queue", "routing_key": "order.*", "arguments": {}},
+    {"source": "shop.dead", "vhost": "/", "destination": "audit.poison", "destination_type": "queue", "routing_key": "audit", "arguments": {}},
+    {"source": "shop.events", "vhost": "/", "destination": "mailer", "destination_type": "queue", "routing_key": "order.placed", "arguments": {}},
+    {"source": "shop.retry", "vhost": "/", "destination": "mailer.retry.20ms", "destination_type": "queue", "routing_key": "mailer.retry.20ms", "arguments": {}},
+    {"source": "shop.retry", "vhost": "/", "destination": "mailer.retry.40ms", "destination_type": "queue", "routing_key": "mailer.retry.40ms", "arguments": {}},
+    {"source": "shop.dead", "vhost": "/", "destination": "mailer.poison", "destination_type": "queue", "routing_key": "mailer", "arguments": {}}
+  ]
+}`
+
+// The export is the topology exactly: every exchange, queue with its
+// typed arguments (integers stay integers) and binding, byte for byte the
+// same on every run.
+func TestTopologyExportsEveryDefinition(t *testing.T) {
+	dir := schemaDir(t, fixedSchemas())
+	code, stdout, stderr := run(t, "topology", dir)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if diff := cmp.Diff(reindent(t, wantDefinitions), stdout); diff != "" {
+		t.Errorf("definitions (-want +got):\n%s", diff)
+	}
+	_, again, _ := run(t, "topology", dir)
+	if again != stdout {
+		t.Error("a second run wrote different output")
+	}
+
+	out := filepath.Join(t.TempDir(), "defs.json")
+	code, stdout, _ = run(t, "topology", "--out", out, "--vhost", "shop", dir)
+	written, err := os.ReadFile(out)
+	if code != 0 || stdout != "" || err != nil {
+		t.Fatalf("--out: exit %d, stdout %q, %v", code, stdout, err)
+	}
+	if n := strings.Count(string(written), `"vhost": "shop"`); n != 3+6+6 {
+		t.Errorf("--vhost shop: %d definitions name vhost shop, want 15", n)
+	}
+}
+
+// reindent formats a JSON literal the way the command writes JSON.
+func reindent(t *testing.T, src string) string {
+	t.Helper()
+	var defs definitions
+	if err := json.Unmarshal([]byte(src), &defs); err != nil {
+		t.Fatal(err)
+	}
+	data, err := encodeJSON(defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestTopologyErrors(t *testing.T) {
+	dir := schemaDir(t, map[string]string{"warren.json": `{"consumers": {"c": {"bindings": ["nothing.here"]}}}`})
+	code, stdout, stderr := run(t, "topology", dir)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, dir+"/warren.json:1:") || !strings.Contains(stderr, `binding "nothing.here" matches no fact`) {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	// Nothing is written for an invalid directory, not even an empty file.
+	out := filepath.Join(t.TempDir(), "defs.json")
+	if code, _, _ := run(t, "topology", "--out", out, dir); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out file exists after a failure: %v", err)
+	}
+}
+
+// The broker itself accepts the export: rabbitmqctl import_definitions
+// creates the queues, and the bindings route.
+func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
+	rabbitmqctl, err := exec.LookPath("rabbitmqctl")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("rabbitmqctl is not on PATH (CI=true, so this fails rather than skips)")
+		}
+		t.Skip("rabbitmqctl is not on PATH")
+	}
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	out := filepath.Join(t.TempDir(), "defs.json")
+	if code, _, stderr := run(t, "topology", "--out", out, b.dir); code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, q := range b.model.Topology.Queues {
+		if b.exists(q.Name) {
+			t.Fatalf("queue %s exists before the import", q.Name)
+		}
+	}
+	defs, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer defs.Close()
+	// On standard input: rabbitmqctl may run as another user, who cannot
+	// read the test's private temporary directory.
+	cmd := exec.Command(rabbitmqctl, "import_definitions")
+	cmd.Stdin = defs
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rabbitmqctl import_definitions: %v\n%s", err, msg)
+	}
+	// The broker imports in the background.
+	for _, q := range b.model.Topology.Queues {
+		eventually(t, "queue "+q.Name+" to be imported", func() bool { return b.exists(q.Name) })
+	}
+	// Queue arguments as the runtime declares them: an active declare with
+	// the same arguments is accepted, which it would not be on a mismatch.
+	ch, err := b.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	for _, q := range b.model.Topology.Queues {
+		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments())); err != nil {
+			t.Fatalf("declare %s as the runtime does after the import: %v", q.Name, err)
+		}
+	}
+	b.publish(b.name("events"), "order.placed", amqp.Publishing{Body: []byte("{}")})
+	eventually(t, "the imported bindings to route order.placed to both consumers", func() bool {
+		return b.depth(b.name("mailer")) == 1 && b.depth(b.name("audit")) == 1
+	})
+}
+
+func TestTopologyUsage(t *testing.T) {
+	code, stdout, _ := run(t, "topology", "--help")
+	if code != 0 || !strings.Contains(stdout, "rabbitmqctl import_definitions definitions.json") {
+		t.Errorf("topology --help: exit %d, no example in:\n%s", code, stdout)
+	}
+	if code, _, stderr := run(t, "topology"); code != 1 || !strings.HasPrefix(stderr, "warren topology: expected SCHEMA_DIR") {
+		t.Errorf("no argument: exit %d, stderr %q", code, stderr)
+	}
+}
