@@ -31,7 +31,7 @@ func roundTrip(t *testing.T, b *broker, conn *Conn) {
 	defer stop()
 	pub, _ := NewPublisher(conn, b.events())
 	id := mustPublish(t, pub, f, item{SKU: "tls"})
-	if h := <-got; h != id {
+	if h := receive(t, got); h != id {
 		t.Fatalf("handled %s, want %s", h, id)
 	}
 }

@@ -183,15 +183,36 @@ func run(t testing.TB, c *Consumer) (stop func() error) {
 }
 
 // eventually waits, with a generous deadline, for cond to hold.
+// WARREN_TEST_WAIT shortens the deadline, for checking that tests fail
+// when the code under test is broken on purpose.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	wait := 60 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("WARREN_TEST_WAIT")); err == nil {
+		wait = d
+	}
+	deadline := time.Now().Add(wait)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// receive waits, with eventually's deadline, for a value on ch.
+func receive[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	var v T
+	eventually(t, "a value on a channel", func() bool {
+		select {
+		case v = <-ch:
+			return true
+		default:
+			return false
+		}
+	})
+	return v
 }
 
 func testLogger(t testing.TB) *slog.Logger {

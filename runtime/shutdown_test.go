@@ -30,6 +30,9 @@ func TestShutdownDuringABusyHandlerLosesNothing(t *testing.T) {
 		c, err := NewConsumer(conn, spec, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
 			started <- d.MessageID
 			<-release
+			if err := ctx.Err(); err != nil {
+				return err // shutdown must not cancel a handler within the timeout
+			}
 			acked.Add(1)
 			return nil
 		})}, WithShutdownTimeout(time.Minute))
@@ -37,8 +40,8 @@ func TestShutdownDuringABusyHandlerLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := run(t, c)
-		first := <-started
-		stopped := make(chan error)
+		first := receive(t, started)
+		stopped := make(chan error, 1)
 		go func() { stopped <- stop() }()
 		// Run must not return while the handler is busy.
 		eventually(t, "the rest given back", func() bool { return conn.Counts(spec.Name).Get(Returned) == 3 })
@@ -48,7 +51,7 @@ func TestShutdownDuringABusyHandlerLosesNothing(t *testing.T) {
 		default:
 		}
 		close(release)
-		if err := <-stopped; err != nil {
+		if err := receive(t, stopped); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		if acked.Load() != 1 {
@@ -68,7 +71,7 @@ func TestShutdownDuringABusyHandlerLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := run(t, c)
-		<-started
+		receive(t, started)
 		if err := stop(); err == nil {
 			t.Fatal("Run returned nil although a handler outlived the shutdown timeout")
 		}
