@@ -12,6 +12,7 @@ import (
 
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
 )
 
 // brokerCase is a schema directory whose exchange and consumer names
@@ -83,10 +84,11 @@ func (b *brokerCase) cleanup() {
 // name returns the unique name made for a placeholder.
 func (b *brokerCase) name(placeholder string) string { return b.names[placeholder] }
 
-// run runs the CLI with --url pointing at the test broker.
+// run runs a CLI command with --url pointing at the test broker: args[0]
+// is the command, and the flag goes right after it.
 func (b *brokerCase) run(args ...string) (int, string, string) {
 	b.t.Helper()
-	return run(b.t, append(args, "--url", b.url)...)
+	return run(b.t, append([]string{args[0], "--url", b.url}, args[1:]...)...)
 }
 
 // exists reports whether a queue exists, by passive declare.
@@ -165,4 +167,17 @@ var opsSchemas = map[string]string{
 
 var opsPlaceholders = []string{"events", "retry", "dead", "mailer", "audit"}
 
-func fact(sku string) []byte { return fmt.Appendf(nil, `{"sku":%q}`, sku) }
+// amqpPoisonCopy is a message as the runtime puts it in a poison queue.
+func amqpPoisonCopy(id, key, exchange, failure string, attempts int) amqp.Publishing {
+	return amqp.Publishing{
+		MessageId: id, ContentType: "application/json", Type: key, DeliveryMode: amqp.Persistent,
+		Body: fmt.Appendf(nil, `{"id":%q,"payload":{"sku":"x"}}`, id),
+		Headers: amqp.Table{
+			runtime.HeaderAttempts:           int64(attempts),
+			runtime.HeaderFailure:            failure,
+			runtime.HeaderFailedAt:           "2024-05-01T10:00:05Z",
+			runtime.HeaderOriginalRoutingKey: key,
+			runtime.HeaderOriginalExchange:   exchange,
+		},
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDeclareIsIdempotent(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	want := fmt.Sprintf("declared 3 exchanges, 6 queues and 6 bindings on %s\n", redactURL(b.url))
+	for i := range 2 {
+		code, stdout, stderr := b.run("declare", b.dir)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Fatalf("declare #%d: exit %d, stdout %q, stderr %q; want %q", i+1, code, stdout, stderr, want)
+		}
+	}
+	for _, q := range b.model.Topology.Queues {
+		if !b.exists(q.Name) {
+			t.Errorf("queue %s was not declared", q.Name)
+		}
+	}
+}
+
+// A queue that exists with other arguments is reported by name and
+// argument, and the operator is told what to do.
+func TestDeclareReportsMismatch(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	manifest := filepath.Join(b.dir, "warren.json")
+	src, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(src), `"queueType": "classic"`, `"queueType": "quorum"`, 1)
+	if err := os.WriteFile(manifest, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := b.run("declare", b.dir)
+	audit := b.name("audit")
+	wantStart := fmt.Sprintf("warren declare: queue %q exists on the broker with a different x-queue-type: PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue '%s'", audit+".poison", audit+".poison")
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, wantStart) || !strings.Contains(stderr, "\nRabbitMQ never changes the arguments of an existing queue: drain and delete it") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and a message starting %q", code, stdout, stderr, wantStart)
+	}
+}
+
+// Only the named consumers' queues, and the exchanges.
+func TestDeclareConsumer(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	mailer, audit := b.name("mailer"), b.name("audit")
+	code, stdout, stderr := b.run("declare", "--consumer", mailer, b.dir)
+	if want := "declared 3 exchanges, 4 queues and 4 bindings on "; code != 0 || !strings.HasPrefix(stdout, want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %q...", code, stdout, stderr, want)
+	}
+	if !b.exists(mailer) || b.exists(audit) || b.exists(audit+".poison") {
+		t.Errorf("after declare --consumer %s: %s exists %v, %s exists %v", mailer, mailer, b.exists(mailer), audit, b.exists(audit))
+	}
+	code, _, stderr = b.run("declare", "--consumer", "nobody", b.dir)
+	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest`) {
+		t.Errorf("unknown consumer: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Passwords never reach the output, whether the URL comes from --url or
+// from WARREN_AMQP_URL, whether the broker refuses them or cannot be
+// reached.
+func TestDeclareRedactsPasswords(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	wrong := strings.Replace(b.url, "@", "-wrong-pw-8431@", 1) // a password the broker refuses
+	if wrong == b.url {
+		t.Skip("the broker URL has no credentials to get wrong")
+	}
+	code, stdout, stderr := run(t, "declare", "--url", wrong, b.dir)
+	if code != 1 || strings.Contains(stdout+stderr, "wrong-pw-8431") || !strings.Contains(stderr, "xxxxx") || !strings.Contains(stderr, "403") {
+		t.Errorf("--url: exit %d, stdout %q, stderr %q; want exit 1, a refusal, the password redacted", code, stdout, stderr)
+	}
+	// Nothing listens on port 1: each command fails at once (declare after
+	// its --timeout), naming the URL.
+	t.Setenv("WARREN_AMQP_URL", "amqp://svc:s3cret-pw-8431@127.0.0.1:1/")
+	for _, args := range [][]string{
+		{"declare", "--timeout", "300ms"},
+		{"status"},
+		{"replay", "--list", "--consumer", b.name("mailer")},
+	} {
+		code, stdout, stderr := run(t, append(args, b.dir)...)
+		if code != 1 || strings.Contains(stdout+stderr, "s3cret-pw-8431") || !strings.Contains(stderr, "amqp://svc:xxxxx@127.0.0.1:1/") {
+			t.Errorf("%s with WARREN_AMQP_URL: exit %d, stdout %q, stderr %q; want exit 1 and the URL with its password redacted", args[0], code, stdout, stderr)
+		}
+	}
+}
+
+func TestDeclareUsage(t *testing.T) {
+	code, stdout, _ := run(t, "declare", "--help")
+	if code != 0 || !strings.Contains(stdout, "warren declare ./events") || !strings.Contains(stdout, "WARREN_AMQP_URL") {
+		t.Errorf("declare --help: exit %d, missing the example or the environment variable in:\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/runtime/poison"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+func init() { register(replayCommand) }
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "list a consumer's poison queue, or move its messages back to the work queue",
+		UsageText: "warren replay --consumer NAME [--list] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR",
+		Description: `With --list, prints the messages of the consumer's poison queue (id, routing
+key, attempts, when and why it failed) and leaves them there.
+
+Without it, moves them back to the consumer's work queue, once the cause is
+fixed: to that consumer alone (never through the events exchange, which would
+hand them again to every other consumer of the routing key), with the attempt
+count reset, the failure kept in x-last-failure and the replay recorded in
+x-replayed-at and x-replay-count. Each copy is confirmed by the broker before
+the poison message is removed. Only the messages in the queue when the replay
+starts are moved: one that fails again waits for the next replay.
+
+--limit, --id and --routing-key select messages for both.
+
+Examples:
+   warren replay --consumer order-mailer --list ./events
+   warren replay --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
+   warren replay --consumer order-mailer --routing-key order.placed --limit 10 ./events
+   warren replay --consumer order-mailer ./events   # all of them`,
+		Flags: append(brokerFlags(),
+			&cli.StringFlag{Name: "consumer", Required: true, Usage: "the consumer `NAME`, as in warren.json"},
+			&cli.BoolFlag{Name: "list", Usage: "print the poison queue; change nothing"},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (default: all)"},
+			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
+			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
+		),
+		Action: runReplay,
+	}
+}
+
+func runReplay(c *cli.Context) error {
+	dir, err := oneArg(c, "SCHEMA_DIR")
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return cli.Exit(fmt.Sprintf("warren replay: --format %q: expected text or json", format), 1)
+	}
+	if c.Int("limit") < 0 {
+		return cli.Exit(fmt.Sprintf("warren replay: --limit %d: expected a positive number", c.Int("limit")), 1)
+	}
+	stderr := c.App.ErrWriter
+	m, _, err := loadModel(c.Context, dir)
+	if err != nil {
+		return reportError(stderr, "replay", dir, err)
+	}
+	consumer, err := consumerOf(m, c.String("consumer"))
+	if err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
+
+	conn, _, err := dialBroker(c, brokerURLs(c))
+	if err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	defer conn.Close()
+
+	if c.Bool("list") {
+		msgs, err := poison.List(c.Context, conn, consumer, filter)
+		if err != nil {
+			return reportError(stderr, "replay", "", err)
+		}
+		if format == "json" {
+			return writePoisonJSON(c.App.Writer, msgs)
+		}
+		return writePoisonTable(c.App.Writer, consumer, filter, msgs)
+	}
+
+	done, err := poison.Replay(c.Context, conn, consumer, filter)
+	for _, msg := range done {
+		fmt.Fprintf(c.App.Writer, "replayed %s %s\n", msg.ID, msg.RoutingKey)
+	}
+	if err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	if len(done) == 0 {
+		if filter.ID != "" {
+			return cli.Exit(fmt.Sprintf("warren replay: no message with id %q in %s", filter.ID, consumer.PoisonQueue), 1)
+		}
+		fmt.Fprintf(c.App.Writer, "nothing to replay in %s%s\n", consumer.PoisonQueue, selection(filter))
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), consumer.PoisonQueue, consumer.Queue)
+	return nil
+}
+
+// selection describes a filter's conditions for a message that says
+// nothing matched, e.g. " with routing key order.placed".
+func selection(f poison.Filter) string {
+	var parts []string
+	if f.ID != "" {
+		parts = append(parts, "id "+f.ID)
+	}
+	if f.RoutingKey != "" {
+		parts = append(parts, "routing key "+f.RoutingKey)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " with " + strings.Join(parts, " and ")
+}
+
+func writePoisonTable(w io.Writer, c topology.Consumer, f poison.Filter, msgs []poison.Message) error {
+	if len(msgs) == 0 {
+		_, err := fmt.Fprintf(w, "no messages in %s%s\n", c.PoisonQueue, selection(f))
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tROUTING KEY\tATTEMPTS\tFAILED AT\tFAILURE")
+	for _, m := range msgs {
+		attempts := strconv.Itoa(m.Attempts)
+		if m.Replays > 0 {
+			attempts += fmt.Sprintf(" (replayed %d)", m.Replays)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(m.ID), cell(m.RoutingKey), attempts, timeOrDash(m.FailedAt), cell(m.Failure))
+	}
+	return tw.Flush()
+}
+
+// poisonJSON is one message in `warren replay --list --format json`.
+type poisonJSON struct {
+	ID         string          `json:"id"`
+	RoutingKey string          `json:"routing_key"`
+	Exchange   string          `json:"exchange"`
+	Attempts   int             `json:"attempts"`
+	Replays    int             `json:"replays"`
+	FailedAt   *time.Time      `json:"failed_at"`
+	Failure    string          `json:"failure"`
+	Headers    map[string]any  `json:"headers"`
+	Body       json.RawMessage `json:"body"` // the envelope; a JSON string when the body is not JSON
+}
+
+func writePoisonJSON(w io.Writer, msgs []poison.Message) error {
+	out := []poisonJSON{}
+	for _, m := range msgs {
+		p := poisonJSON{
+			ID: m.ID, RoutingKey: m.RoutingKey, Exchange: m.Exchange, Attempts: m.Attempts,
+			Replays: m.Replays, Failure: m.Failure, Headers: m.Headers, Body: m.Body,
+		}
+		if !m.FailedAt.IsZero() {
+			at := m.FailedAt
+			p.FailedAt = &at
+		}
+		if !json.Valid(m.Body) {
+			p.Body, _ = json.Marshal(string(m.Body))
+		}
+		out = append(out, p)
+	}
+	data, err := encodeJSON(out)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// cell puts s on one line of printable text, "-" when empty: a failure
+// text with line breaks or tabs cannot break the table, and one with
+// terminal escape sequences (they come from payloads, which anyone may
+// publish) cannot reach the terminal.
+func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if s = strings.Join(strings.Fields(s), " "); s == "" {
+		return "-"
+	}
+	return s
+}
+
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+func init() { register(statusCommand) }
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show each consumer's queue depths and consumer count",
+		UsageText: "warren status [--url URL ...] [--format text|json] SCHEMA_DIR",
+		Description: `Prints, per consumer of SCHEMA_DIR, the figures to watch:
+   WORK       messages ready in the work queue; one that climbs and does not come down is the earliest honest signal
+   CONSUMERS  consumers attached to the work queue, in every process; 0 with work waiting is a deploy that half-happened
+   RETRYING   messages waiting in the delay queues for another attempt, per delay
+   POISON     messages given up on, waiting for warren replay; alert on anything above 0
+
+The broker is asked by passive declare, so no management plugin is needed.
+Without it the broker does not count redeliveries: RETRYING is what it can
+tell of failing handlers, and the redelivery rate is counted by each consuming
+process (runtime Conn.Figures).
+
+Exit status 1 when a queue does not exist: the topology is not declared
+(warren declare), or the schema directory is not the one the services run.
+
+Examples:
+   warren status ./events
+   watch -n 5 warren status ./events
+   warren status --format json ./events | jq '.consumers[] | select(.poison > 0)'`,
+		Flags: append(brokerFlags(),
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+		),
+		Action: runStatus,
+	}
+}
+
+// consumerStatus is one consumer's row, and its shape in --format json.
+type consumerStatus struct {
+	Consumer  string       `json:"consumer"`
+	Work      int          `json:"work"`      // ready in the work queue
+	Consumers int          `json:"consumers"` // attached to the work queue
+	Retrying  int          `json:"retrying"`  // waiting in delay queues
+	Tiers     []tierStatus `json:"tiers"`     // the delay queues, in ladder order
+	Poison    int          `json:"poison"`    // in the poison queue
+	Missing   []string     `json:"missing"`   // queues that do not exist; the figures are incomplete
+}
+
+type tierStatus struct {
+	Queue    string `json:"queue"`
+	Delay    string `json:"delay"`
+	Messages int    `json:"messages"`
+}
+
+type statusJSON struct {
+	Broker    string           `json:"broker"` // redacted
+	Consumers []consumerStatus `json:"consumers"`
+}
+
+func runStatus(c *cli.Context) error {
+	dir, err := oneArg(c, "SCHEMA_DIR")
+	if err != nil {
+		return err
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return cli.Exit(fmt.Sprintf("warren status: --format %q: expected text or json", format), 1)
+	}
+	stderr := c.App.ErrWriter
+	m, _, err := loadModel(c.Context, dir)
+	if err != nil {
+		return reportError(stderr, "status", dir, err)
+	}
+	conn, shown, err := dialBroker(c, brokerURLs(c))
+	if err != nil {
+		return reportError(stderr, "status", "", err)
+	}
+	defer conn.Close()
+
+	rows, err := readStatus(conn, m)
+	if err != nil {
+		return reportError(stderr, "status", "", err)
+	}
+	if format == "json" {
+		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows})
+		if err != nil {
+			return err
+		}
+		if _, err := c.App.Writer.Write(out); err != nil {
+			return err
+		}
+	} else if err := writeStatusTable(c.App.Writer, rows); err != nil {
+		return err
+	}
+
+	missing := false
+	for _, r := range rows {
+		if len(r.Missing) > 0 {
+			missing = true
+			fmt.Fprintf(stderr, "warren status: consumer %s: missing queues %s on %s\n", r.Consumer, strings.Join(r.Missing, ", "), shown)
+		}
+	}
+	if !missing {
+		return nil
+	}
+	fmt.Fprintf(stderr, "warren status: the topology is not declared; run warren declare %s\n", dir)
+	return errReported
+}
+
+// readStatus inspects every queue of every consumer.
+func readStatus(conn *amqp.Connection, m *model.Model) ([]consumerStatus, error) {
+	rows := []consumerStatus{}
+	for _, mc := range m.Consumers {
+		tc := mc.Topology
+		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}}
+		// inspect records a missing queue and reports whether it exists.
+		inspect := func(name string) (amqp.Queue, bool, error) {
+			q, err := inspectQueue(conn, name)
+			if errors.Is(err, errNoQueue) {
+				row.Missing = append(row.Missing, name)
+				return q, false, nil
+			}
+			return q, err == nil, err
+		}
+		if q, ok, err := inspect(tc.Queue); err != nil {
+			return nil, err
+		} else if ok {
+			row.Work, row.Consumers = q.Messages, q.Consumers
+		}
+		for _, tier := range distinctTiers(tc) {
+			q, ok, err := inspect(tier.Queue)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				row.Tiers = append(row.Tiers, tierStatus{Queue: tier.Queue, Delay: topology.FormatDelay(tier.Delay), Messages: q.Messages})
+				row.Retrying += q.Messages
+			}
+		}
+		if q, ok, err := inspect(tc.PoisonQueue); err != nil {
+			return nil, err
+		} else if ok {
+			row.Poison = q.Messages
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// distinctTiers returns the consumer's delay queues once each: a ladder may
+// repeat a delay, and the repeats share a queue.
+func distinctTiers(c topology.Consumer) []topology.Tier {
+	var out []topology.Tier
+	seen := map[string]bool{}
+	for _, t := range c.Tiers {
+		if !seen[t.Queue] {
+			seen[t.Queue] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+var errNoQueue = errors.New("queue does not exist")
+
+// inspectQueue passively declares a queue on a channel of its own: a
+// missing queue makes the broker close the channel.
+func inspectQueue(conn *amqp.Connection, name string) (amqp.Queue, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return amqp.Queue{}, fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return q, fmt.Errorf("%w: %q", errNoQueue, name)
+	}
+	if err != nil {
+		return q, fmt.Errorf("inspect queue %q: %w", name, err)
+	}
+	return q, nil
+}
+
+func writeStatusTable(w io.Writer, rows []consumerStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONSUMER\tWORK\tCONSUMERS\tRETRYING\tPOISON")
+	for _, r := range rows {
+		if len(r.Missing) > 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t(not declared)\n", r.Consumer)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", r.Consumer, r.Work, r.Consumers, retrying(r), r.Poison)
+	}
+	return tw.Flush()
+}
+
+// retrying renders the delay-queue figure: the total, then the tiers that
+// hold something, e.g. "3 (1s:2 4s:1)".
+func retrying(r consumerStatus) string {
+	var parts []string
+	for _, t := range r.Tiers {
+		if t.Messages > 0 {
+			parts = append(parts, t.Delay+":"+strconv.Itoa(t.Messages))
+		}
+	}
+	if len(parts) == 0 {
+		return strconv.Itoa(r.Retrying)
+	}
+	return fmt.Sprintf("%d (%s)", r.Retrying, strings.Join(parts, " "))
+}

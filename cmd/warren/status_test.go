@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// statusSchemas has a consumer with a long ladder, so that a message put
+// in a delay queue stays there while the test looks, and a second one.
+var statusSchemas = map[string]string{
+	"warren.json": `{
+  "package": "events",
+  "exchanges": {"events": "{{events}}", "retry": "{{retry}}", "dead": "{{dead}}"},
+  "consumers": {
+    "{{svc}}": {"bindings": ["order.placed"], "maxAttempts": 3, "backoff": ["1m", "1h"]},
+    "{{other}}": {"bindings": ["order.placed"], "maxAttempts": 1}
+  }
+}`,
+	"order/placed.json": `{"x-routing-key": "order.placed", "type": "object"}`,
+}
+
+// fields splits the text table into the cells of each line.
+func fields(table string) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(strings.TrimSuffix(table, "\n"), "\n") {
+		out = append(out, strings.Fields(line))
+	}
+	return out
+}
+
+func TestStatus(t *testing.T) {
+	b := newBrokerCase(t, statusSchemas, "events", "retry", "dead", "svc", "other")
+	svc, other := b.name("svc"), b.name("other")
+
+	// Nothing declared: exit 1, and the reason.
+	code, stdout, stderr := b.run("status", b.dir)
+	if code != 1 || !strings.Contains(stderr, fmt.Sprintf("warren status: consumer %s: missing queues %s, %s.retry.1m, %s.retry.1h, %s.poison on ", svc, svc, svc, svc, svc)) ||
+		!strings.HasSuffix(stderr, "warren status: the topology is not declared; run warren declare "+b.dir+"\n") {
+		t.Errorf("undeclared: exit %d, stderr:\n%s", code, stderr)
+	}
+	if want := [][]string{{"CONSUMER", "WORK", "CONSUMERS", "RETRYING", "POISON"}, {other, "-", "-", "-", "-", "(not declared)"}, {svc, "-", "-", "-", "-", "(not declared)"}}; fmt.Sprint(fields(stdout)) != fmt.Sprint(want) {
+		t.Errorf("undeclared: table\n%s\nwant rows %v", stdout, want)
+	}
+
+	if code, _, stderr := b.run("declare", "--consumer", svc, b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	// Two facts, one of them held by a consumer that never acks; a retry
+	// copy waiting an hour; a poison copy.
+	ch, err := b.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Qos(1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume(svc, "", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(b.name("events"), "order.placed", amqp.Publishing{Body: []byte("{}")})
+	b.publish(b.name("events"), "order.placed", amqp.Publishing{Body: []byte("{}")})
+	b.publish(b.name("retry"), svc+".retry.1h", amqp.Publishing{Body: []byte("{}")})
+	b.publish(b.name("dead"), svc, amqp.Publishing{Body: []byte("{}")})
+
+	wantRow := []string{svc, "1", "1", "1", "(1h:1)", "1"}
+	eventually(t, "status to show the messages", func() bool {
+		_, stdout, _ = b.run("status", b.dir)
+		rows := fields(stdout)
+		return len(rows) == 3 && fmt.Sprint(rows[2]) == fmt.Sprint(wantRow)
+	})
+	// The other consumer is still not declared, so the answer is still 1.
+	code, stdout, stderr = b.run("status", b.dir)
+	if code != 1 || !strings.Contains(stdout, other+"  ") || strings.Contains(stderr, "consumer "+svc) {
+		t.Errorf("half declared: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if col := strings.Index(lines[0], "POISON"); col < 0 || len(lines[2]) <= col || lines[2][col] != '1' {
+		t.Errorf("columns are not aligned:\n%s", stdout)
+	}
+
+	code, stdout, _ = b.run("status", "--format", "json", b.dir)
+	var got statusJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("--format json: %v\n%s", err, stdout)
+	}
+	if code != 1 || got.Broker != redactURL(b.url) || len(got.Consumers) != 2 {
+		t.Fatalf("--format json: exit %d, %+v", code, got)
+	}
+	s := got.Consumers[1]
+	if s.Consumer != svc || s.Work != 1 || s.Consumers != 1 || s.Retrying != 1 || s.Poison != 1 || len(s.Missing) != 0 ||
+		fmt.Sprint(s.Tiers) != fmt.Sprintf("[{%s.retry.1m 1m 0} {%s.retry.1h 1h 1}]", svc, svc) {
+		t.Errorf("--format json: %s = %+v", svc, s)
+	}
+	if o := got.Consumers[0]; o.Consumer != other || len(o.Missing) != 2 {
+		t.Errorf("--format json: %s = %+v; want its 2 queues missing", other, o)
+	}
+
+	if code, _, _ := b.run("declare", b.dir); code != 0 {
+		t.Fatal("declare failed")
+	}
+	if code, _, stderr := b.run("status", b.dir); code != 0 || stderr != "" {
+		t.Errorf("declared: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestStatusUsage(t *testing.T) {
+	code, stdout, _ := run(t, "status", "--help")
+	if code != 0 || !strings.Contains(stdout, "warren status ./events") {
+		t.Errorf("status --help: exit %d, no example in:\n%s", code, stdout)
+	}
+	if code, _, stderr := run(t, "status", "--format", "xml", "dir"); code != 1 || stderr != "warren status: --format \"xml\": expected text or json\n" {
+		t.Errorf("--format xml: exit %d, stderr %q", code, stderr)
+	}
+}
