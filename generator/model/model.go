@@ -94,6 +94,9 @@ func (f *Fact) RoutingKeyConst() string { return names.RoutingKeyConst(f.GoName)
 // MethodName returns the name of the handler method for this fact.
 func (f *Fact) MethodName() string { return names.Method(f.GoName) }
 
+// PublishName returns the name of the Publisher method for this fact.
+func (f *Fact) PublishName() string { return names.Publish(f.GoName) }
+
 // Consumer is one consumer of the manifest with the facts it receives.
 type Consumer struct {
 	Name        string   // as in warren.json; names the work queue
@@ -115,6 +118,10 @@ type Consumer struct {
 
 // HandlerName returns the name of the consumer's handler interface.
 func (c *Consumer) HandlerName() string { return names.Handler(c.Name) }
+
+// ConstructorName returns the name of the function that binds a handler of
+// this consumer to the runtime.
+func (c *Consumer) ConstructorName() string { return names.ConsumerConstructor(c.Name) }
 
 // Options adjust how a model is built.
 type Options struct {

@@ -176,6 +176,14 @@ func TestBuildErrors(t *testing.T) {
 			"money.json":  `{"type": "object", "properties": {"amount": {"type": "integer"}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "oneOf": [{"$ref": "money.json"}, {"type": "null"}]}`,
 		}, `a fact cannot be only another name for a definition`},
+		{"fact named like the topology", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "Topology", "properties": {"x": {"type": "string"}}}`,
+		}, `a.json:1:1: Go name "Topology" of this struct is already taken by the topology variable Topology that every generated package declares`},
+		{"fact named like a consumer constructor", map[string]string{
+			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b"]}}}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "NewMailerConsumer", "properties": {"x": {"type": "string"}}}`,
+		}, `Go name "NewMailerConsumer" of this constructor of consumer "mailer" is already taken by the struct from a.json:1:1`},
 		{"generated file names collide", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a/b.json":    `{"x-routing-key": "a.b", "type": "object", "title": "One"}`,

@@ -118,6 +118,9 @@ type ident struct {
 }
 
 func (id ident) String() string {
+	if id.doc == nil {
+		return id.what // a name every generated package declares
+	}
 	line, col, _ := id.doc.Position(id.ptr)
 	where := fmt.Sprintf("%s:%d:%d", id.doc.Path, line, col)
 	if id.ptr != "" {
@@ -146,6 +149,14 @@ func (b *builder) validate(m *Model) {
 		}
 		seen[name] = id
 	}
+	for name, what := range map[string]string{
+		names.TopologyVar:          "topology variable",
+		names.DeclareFunc:          "function that declares the topology",
+		names.PublisherType:        "publisher type",
+		names.PublisherConstructor: "publisher constructor",
+	} {
+		seen[name] = ident{what: what + " " + name + " that every generated package declares"}
+	}
 	for _, t := range b.sortedTypes() {
 		doc, _ := b.s.Doc(t.Source)
 		claim(t.GoName, ident{t.Kind.String(), doc, t.Pointer, titleFix})
@@ -172,7 +183,9 @@ func (b *builder) validate(m *Model) {
 		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, "/x-routing-key", titleFix})
 	}
 	for _, c := range m.Consumers {
-		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), "rename the consumer or set a \"title\" on the other"})
+		fix := "rename the consumer or set a \"title\" on the other"
+		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
+		claim(c.ConstructorName(), ident{"constructor of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
 	}
 	files := map[string]string{}
 	for _, t := range b.sortedTypes() {

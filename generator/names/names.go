@@ -119,6 +119,24 @@ func Method(factType string) string { return "Handle" + factType }
 // Handler returns the name of a consumer's handler interface.
 func Handler(consumer string) string { return Exported(consumer) + "Handler" }
 
+// Publish returns the name of the Publisher method that publishes a fact
+// type.
+func Publish(factType string) string { return "Publish" + factType }
+
+// ConsumerConstructor returns the name of the function that binds a
+// handler of a consumer to the runtime (search-indexer ->
+// NewSearchIndexerConsumer).
+func ConsumerConstructor(consumer string) string { return "New" + Exported(consumer) + "Consumer" }
+
+// Package-level names that every generated package declares, whatever its
+// schemas say.
+const (
+	TopologyVar          = "Topology"     // the topology.Topology literal
+	DeclareFunc          = "Declare"      // declares TopologyVar over a runtime.Conn
+	PublisherType        = "Publisher"    // the typed publisher
+	PublisherConstructor = "NewPublisher" // returns a PublisherType
+)
+
 // FactVar returns the name of the runtime.Fact variable of a fact type.
 func FactVar(factType string) string { return "Fact" + factType }
 
