@@ -22,6 +22,8 @@ import (
 const (
 	runtimePath   = "github.com/warrenbus/warren/runtime"
 	schemasetPath = "github.com/warrenbus/warren/runtime/schemaset"
+	topologyPath  = "github.com/warrenbus/warren/runtime/topology"
+	errorsPath    = "errors"
 	jsonPath      = "encoding/json"
 	timePath      = "time"
 	contextPath   = "context"
@@ -52,6 +54,8 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
 		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
+		{name: "topology.go", source: "warren.json", when: always, gen: (*emitter).genTopology},
+		{name: "publisher.go", when: hasFacts, gen: (*emitter).genPublisher},
 		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
 	}
 	bySource := map[string][]*model.Type{}
@@ -105,6 +109,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 
 func always(*model.Model) bool         { return true }
 func hasConsumers(m *model.Model) bool { return len(m.Consumers) > 0 }
+func hasFacts(m *model.Model) bool     { return len(m.Facts) > 0 }
 
 // render writes one file and formats it. A formatting failure is a bug in
 // the emitter; its error carries the numbered source to find it.
@@ -113,6 +118,7 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 	f.NoFormat = true
 	f.ImportName(runtimePath, "runtime")
 	f.ImportName(schemasetPath, "schemaset")
+	f.ImportName(topologyPath, "topology")
 	f.HeaderComment(GeneratedHeader)
 	if o.source != "" {
 		f.HeaderComment(commentLine("source: " + o.source))

@@ -2,18 +2,21 @@ package gogen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/generator/names"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // genPackage writes the package doc and the compile-time check that the
 // runtime supports this generated code.
 func (e *emitter) genPackage(f *jen.File) {
-	doc := fmt.Sprintf("Package %s holds the facts and consumers declared in a warren schema directory: one Go type per fact, its JSON Schema for validation, and one handler interface per consumer.", e.m.Package)
+	doc := fmt.Sprintf("Package %s holds the facts and consumers declared in a warren schema directory: one Go type per fact with its JSON Schema for validation, a %s with one typed method per fact, one handler interface per consumer with a constructor that binds it to the runtime, and the broker %s.", e.m.Package, names.PublisherType, names.TopologyVar)
 	for _, l := range commentLines(doc) {
 		f.PackageComment(commentLine(l))
 	}
@@ -45,16 +48,23 @@ func (e *emitter) genSchemas(f *jen.File) {
 	})))
 }
 
-// genConsumers writes one handler interface per consumer.
+// genConsumers writes, per consumer, its handler interface and the
+// constructor that binds a handler to the runtime.
 func (e *emitter) genConsumers(f *jen.File) {
-	for _, c := range e.m.Consumers {
+	for i, c := range e.m.Consumers {
+		if i > 0 {
+			f.Line()
+		}
 		e.genConsumerInterface(f, c)
+		f.Line()
+		e.genConsumerConstructor(f, c)
 	}
 }
 
 func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 	for _, l := range docComment(
-		fmt.Sprintf("%s handles the facts that consumer %q receives: one method per fact its bindings match. A method that returns an error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.", c.HandlerName(), c.Name),
+		fmt.Sprintf("%s handles the facts that consumer %q receives: one method per fact its bindings match. %s binds it to the runtime.", c.HandlerName(), c.Name, c.ConstructorName()),
+		"A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.",
 		c.Description,
 		"Bindings: "+strings.Join(c.Bindings, ", "),
 	) {
@@ -65,7 +75,7 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 			if i > 0 {
 				g.Line()
 			}
-			for _, l := range docComment(fmt.Sprintf("%s handles a %s fact (routing key %s).", fact.MethodName(), fact.GoName, fact.RoutingKey)) {
+			for _, l := range docComment(fmt.Sprintf("%s is called with each %s fact (routing key %s) the consumer receives.", fact.MethodName(), fact.GoName, fact.RoutingKey)) {
 				g.Add(l)
 			}
 			g.Id(fact.MethodName()).Params(
@@ -75,6 +85,38 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 			).Error()
 		}
 	})
+}
+
+// genConsumerConstructor writes New<Consumer>Consumer: one runtime.Route
+// per handler method, and the consumer's entry of the topology.
+func (e *emitter) genConsumerConstructor(f *jen.File, c *model.Consumer) {
+	index := slices.IndexFunc(e.m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
+	for _, l := range docComment(fmt.Sprintf("%s returns consumer %q: it reads the work queue %s and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of %s. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.", c.ConstructorName(), c.Name, c.Topology.Queue, names.TopologyVar)) {
+		f.Add(l)
+	}
+	f.Func().Id(c.ConstructorName()).Params(
+		jen.Id("conn").Op("*").Qual(runtimePath, "Conn"),
+		jen.Id("h").Id(c.HandlerName()),
+		jen.Id("opts").Op("...").Qual(runtimePath, "ConsumerOption"),
+	).Params(jen.Op("*").Qual(runtimePath, "Consumer"), jen.Error()).Block(
+		jen.If(jen.Id("h").Op("==").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit(fmt.Sprintf("new consumer %q: nil %s", c.Name, c.HandlerName())))),
+		),
+		jen.Return(jen.Qual(runtimePath, "NewConsumer").CallFunc(func(g *jen.Group) {
+			g.Id("conn")
+			g.Id(names.TopologyVar).Dot("Consumers").Index(jen.Lit(index))
+			g.Index().Qual(runtimePath, "Route").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, routes(c)...)
+			g.Id("opts").Op("...")
+		})),
+	)
+}
+
+func routes(c *model.Consumer) []jen.Code {
+	out := make([]jen.Code, len(c.Facts))
+	for i, fact := range c.Facts {
+		out[i] = jen.Qual(runtimePath, "Handle").Call(jen.Id(fact.VarName()), jen.Id("h").Dot(fact.MethodName()))
+	}
+	return out
 }
 
 // stringLit writes s as a raw string literal when it can (JSON is easier

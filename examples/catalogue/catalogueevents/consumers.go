@@ -5,31 +5,58 @@ package catalogueevents
 
 import (
 	"context"
+	"errors"
 	"github.com/warrenbus/warren/runtime"
 )
 
-// OrderMailerHandler handles the facts that consumer "order-mailer" receives: one method per fact its bindings match. A method that returns an error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
+// OrderMailerHandler handles the facts that consumer "order-mailer" receives: one method per fact its bindings match. NewOrderMailerConsumer binds it to the runtime.
+//
+// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
 //
 // Mails the customer a confirmation of each order.
 //
 // Bindings: order.placed
 type OrderMailerHandler interface {
-	// HandleOrderPlaced handles a OrderPlaced fact (routing key order.placed).
+	// HandleOrderPlaced is called with each OrderPlaced fact (routing key order.placed) the consumer receives.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
-// SearchIndexerHandler handles the facts that consumer "search-indexer" receives: one method per fact its bindings match. A method that returns an error marked with runtime.Permanent sends the message straight to the poison queue; any other error is retried.
+// NewOrderMailerConsumer returns consumer "order-mailer": it reads the work queue order-mailer and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"order-mailer\": nil OrderMailerHandler")
+	}
+	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
+		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+	}, opts...)
+}
+
+// SearchIndexerHandler handles the facts that consumer "search-indexer" receives: one method per fact its bindings match. NewSearchIndexerConsumer binds it to the runtime.
+//
+// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
 //
 // Keeps the search index in step with the catalogue.
 //
 // Bindings: catalogue.#
 type SearchIndexerHandler interface {
-	// HandleImportCompleted handles a ImportCompleted fact (routing key catalogue.import.completed).
+	// HandleImportCompleted is called with each ImportCompleted fact (routing key catalogue.import.completed) the consumer receives.
 	HandleImportCompleted(ctx context.Context, d runtime.Delivery, fact ImportCompleted) error
 
-	// HandleItemDeleted handles a ItemDeleted fact (routing key catalogue.item.deleted).
+	// HandleItemDeleted is called with each ItemDeleted fact (routing key catalogue.item.deleted) the consumer receives.
 	HandleItemDeleted(ctx context.Context, d runtime.Delivery, fact ItemDeleted) error
 
-	// HandleItemUpdated handles a ItemUpdated fact (routing key catalogue.item.updated).
+	// HandleItemUpdated is called with each ItemUpdated fact (routing key catalogue.item.updated) the consumer receives.
 	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
+}
+
+// NewSearchIndexerConsumer returns consumer "search-indexer": it reads the work queue search-indexer and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")
+	}
+	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
+		runtime.Handle(FactImportCompleted, h.HandleImportCompleted),
+		runtime.Handle(FactItemDeleted, h.HandleItemDeleted),
+		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),
+	}, opts...)
 }

@@ -1,0 +1,61 @@
+package gogen
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/generator/names"
+)
+
+// genPublisher writes the typed publisher: one method per fact, each a
+// call of runtime.Publisher.Publish, which validates the payload.
+func (e *emitter) genPublisher(f *jen.File) {
+	events := e.m.Exchanges.Events
+	for _, c := range docComment(fmt.Sprintf("%s publishes the facts of this package to the events exchange %s, one method per fact. Each payload is validated against its fact's schema before anything is sent, and each call returns once the broker has confirmed the message. A %s is safe for concurrent use: calls are pipelined on one channel. While the connection is down, calls wait for it up to their ctx's deadline.", names.PublisherType, strconv.Quote(events), names.PublisherType)) {
+		f.Add(c)
+	}
+	f.Type().Id(names.PublisherType).Struct(
+		jen.Id("p").Op("*").Qual(runtimePath, "Publisher"),
+	)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s returns a %s over conn. Publishing a fact that no queue is bound to is an error matching runtime.ErrUnroutable, unless opts include runtime.AllowUnroutable.", names.PublisherConstructor, names.PublisherType)) {
+		f.Add(c)
+	}
+	f.Func().Id(names.PublisherConstructor).Params(
+		jen.Id("conn").Op("*").Qual(runtimePath, "Conn"),
+		jen.Id("opts").Op("...").Qual(runtimePath, "PublisherOption"),
+	).Params(jen.Op("*").Id(names.PublisherType), jen.Error()).Block(
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Qual(runtimePath, "NewPublisher").Call(jen.Id("conn"), jen.Lit(events), jen.Id("opts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Op("&").Id(names.PublisherType).Values(jen.Dict{jen.Id("p"): jen.Id("p")}), jen.Nil()),
+	)
+	f.Line()
+	for _, c := range docComment("Close releases the publisher's channel. Call it once no publish is in flight.") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id("Close").Params().Error().Block(
+		jen.Return(jen.Id("p").Dot("p").Dot("Close").Call()),
+	)
+	for _, fact := range e.m.Facts {
+		f.Line()
+		e.genPublish(f, fact)
+	}
+}
+
+func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
+	for _, c := range docComment(
+		fmt.Sprintf("%s publishes v with routing key %s and returns its message id once the broker has confirmed it. v is first validated against %s; if it does not match, nothing is sent.", fact.PublishName(), fact.RoutingKey, fact.Source),
+		deprecated(fact.Deprecated),
+	) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id(fact.PublishName()).Params(
+		jen.Id("ctx").Qual(contextPath, "Context"),
+		jen.Id("v").Id(fact.Type.GoName),
+	).Params(jen.Id("messageID").String(), jen.Err().Error()).Block(
+		jen.Return(jen.Id("p").Dot("p").Dot("Publish").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v"))),
+	)
+}
