@@ -1,0 +1,152 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite cmd/warren/testdata/docs/catalogue.md from the current warren docs")
+
+// The catalogue of the example schemas, byte for byte. After a deliberate
+// change, regenerate it with `go test ./cmd/warren -run TestDocsGolden
+// -update` and read the diff.
+func TestDocsGolden(t *testing.T) {
+	golden := filepath.Join("testdata", "docs", "catalogue.md")
+	code, got, stderr := run(t, "docs", filepath.Join("..", "..", "examples", "catalogue", "events"))
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("warren docs (-want +got):\n%s", diff)
+	}
+	checkTables(t, got)
+
+	out := filepath.Join(t.TempDir(), "events.md")
+	if code, stdout, _ := run(t, "docs", "--out", out, filepath.Join("..", "..", "examples", "catalogue", "events")); code != 0 || stdout != "" {
+		t.Fatalf("--out: exit %d, stdout %q", code, stdout)
+	}
+	if written, _ := os.ReadFile(out); string(written) != got {
+		t.Error("--out wrote something else than standard output")
+	}
+}
+
+// unescapedPipe matches a '|' that is not escaped with a backslash.
+var unescapedPipe = regexp.MustCompile(`(^|[^\\])\|`)
+
+// checkTables fails the test unless every row of every Markdown table in
+// page has as many cells as its header: nothing from a schema split a cell
+// or ended a row early.
+func checkTables(t *testing.T, page string) {
+	t.Helper()
+	cells := func(line string) int {
+		// Count twice over overlapping matches: "||" is two pipes.
+		return len(unescapedPipe.FindAllStringIndex(strings.ReplaceAll(line, "||", "| |"), -1))
+	}
+	header := 0
+	for i, line := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			header = 0
+			continue
+		}
+		if header == 0 {
+			header = cells(line)
+			continue
+		}
+		if n := cells(line); n != header {
+			t.Errorf("line %d has %d cell separators, its table's header %d:\n%s", i+1, n, header, line)
+		}
+	}
+}
+
+// Schema text that would break the page if pasted as is: pipes and line
+// breaks in table cells, HTML, a heading and a code fence in a description,
+// quotes and '#' in Mermaid labels, a backtick in a code span.
+var nastySchemas = map[string]string{
+	"warren.json": `{
+  "description": "Line one\n# not a heading\n` + "```" + `\n<script>alert(1)</script>\n---",
+  "consumers": {
+    "svc": {"bindings": ["order.#"], "description": "Reads | all <b>orders</b>", "maxAttempts": 1}
+  }
+}`,
+	"order/placed.json": `{
+  "x-routing-key": "order.placed",
+  "description": "Placed.\n\nSecond paragraph with a | pipe.",
+  "deprecated": true,
+  "type": "object",
+  "properties": {
+    "a|b": {"type": "string", "description": "first | line\nsecond line <i>", "pattern": "^(x|y)$", "default": "p|q"},
+    "tick": {"type": "string", "enum": ["a` + "`" + `b", "c|d"]}
+  }
+}`,
+}
+
+func TestDocsEscapesSchemaText(t *testing.T) {
+	dir := schemaDir(t, nastySchemas)
+	code, page, stderr := run(t, "docs", dir)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	checkTables(t, page)
+	for _, want := range []string{
+		// No Go package in the manifest: the title does without.
+		"# event catalogue\n",
+		"Line one\n\\# not a heading\n\\```\n&lt;script&gt;alert(1)&lt;/script&gt;\n\\---\n",
+		"### `order.placed`\n\n**Deprecated.**\n\nPlaced.\n\nSecond paragraph with a | pipe.\n",
+		"| `a\\|b` | `*string` | no | pattern `^(x\\|y)$`, default `\"p\\|q\"` | first \\| line<br>second line &lt;i&gt; |\n",
+		"| `` \"a`b\" `` | `OrderPlacedTickAB` |\n",
+		"| `\"c\\|d\"` | `OrderPlacedTickCD` |\n",
+		"Reads | all &lt;b&gt;orders&lt;/b&gt;\n",
+		`  events -->|"order.#35;"| q0` + "\n",
+		"[`order.placed`](#fact-order.placed) (deprecated) |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script>") || strings.Contains(page, "<i>") {
+		t.Error("schema HTML reached the page unescaped")
+	}
+}
+
+func TestMermaidLabel(t *testing.T) {
+	for in, want := range map[string]string{
+		"catalogue.#":     "catalogue.#35;",
+		`say "hi" | <b>`:  "say #quot;hi#quot; #124; #lt;b#gt;",
+		"two\nlines\r":    "two lines",
+		"#quot; already": "#35;quot; already",
+		"a`b":             "a#96;b",
+	} {
+		if got := mermaidLabel(in); got != want {
+			t.Errorf("mermaidLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDocsUsage(t *testing.T) {
+	code, stdout, _ := run(t, "docs", "--help")
+	if code != 0 || !strings.Contains(stdout, "warren docs ./events > docs/events.md") {
+		t.Errorf("docs --help: exit %d, no example in:\n%s", code, stdout)
+	}
+	dir := schemaDir(t, map[string]string{"warren.json": `{"package": 3}`})
+	if code, stdout, stderr := run(t, "docs", dir); code != 1 || stdout != "" || !strings.Contains(stderr, dir+"/warren.json:1:") {
+		t.Errorf("invalid directory: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
