@@ -63,7 +63,15 @@ func newBroker(t testing.TB, specs ...topology.ConsumerSpec) *broker {
 }
 
 func (b *broker) cleanup() {
-	ch, err := b.raw.Channel()
+	_ = b.raw.Close()
+	// A connection of its own: the test may have broken the shared one.
+	conn, err := amqp.Dial(b.url)
+	if err != nil {
+		b.t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
 	if err != nil {
 		b.t.Errorf("cleanup: %v", err)
 		return
@@ -80,7 +88,6 @@ func (b *broker) cleanup() {
 			return
 		}
 	}
-	_ = b.raw.Close()
 }
 
 // consumer returns the i-th consumer of the topology.
