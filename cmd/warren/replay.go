@@ -42,9 +42,9 @@ Examples:
    warren replay --consumer order-mailer --routing-key order.placed --limit 10 ./events
    warren replay --consumer order-mailer ./events   # all of them`,
 		Flags: append(brokerFlags(),
-			&cli.StringFlag{Name: "consumer", Required: true, Usage: "the consumer `NAME`, as in warren.json"},
+			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
 			&cli.BoolFlag{Name: "list", Usage: "print the poison queue; change nothing"},
-			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (default: all)"},
+			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages"},
 			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
@@ -57,6 +57,9 @@ func runReplay(c *cli.Context) error {
 	dir, err := oneArg(c, "SCHEMA_DIR")
 	if err != nil {
 		return err
+	}
+	if c.String("consumer") == "" {
+		return cli.Exit("warren replay: expected --consumer NAME; see warren replay --help", 1)
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {

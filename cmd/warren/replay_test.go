@@ -233,8 +233,12 @@ func TestReplayErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of `+b.name("audit")+", "+mailer) {
 		t.Errorf("unknown consumer: exit %d, stderr %q", code, stderr)
 	}
-	if code, _, stderr := run(t, "replay", b.dir); code != 1 || !strings.Contains(stderr, `Required flag "consumer" not set`) {
+	if code, _, stderr := run(t, "replay", b.dir); code != 1 || stderr != "warren replay: expected --consumer NAME; see warren replay --help\n" {
 		t.Errorf("no --consumer: exit %d, stderr %q", code, stderr)
+	}
+	// Options after the directory are not read; the message says so.
+	if code, _, stderr := run(t, "replay", b.dir, "--consumer", mailer); code != 1 || !strings.Contains(stderr, "(options go before SCHEMA_DIR)") {
+		t.Errorf("options after the directory: exit %d, stderr %q", code, stderr)
 	}
 	code, stdout, _ := run(t, "replay", "--help")
 	if code != 0 || !strings.Contains(stdout, "warren replay --consumer order-mailer --list ./events") {
