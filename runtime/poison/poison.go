@@ -70,7 +70,7 @@ func List(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Fil
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", c.PoisonQueue, err)
 	}
-	defer s.close()
+	defer s.close(ctx)
 	var out []Message
 	for !f.full(len(out)) {
 		d, ok, err := s.next(ctx)
@@ -119,7 +119,7 @@ func replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f F
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
+	defer s.close(ctx)
 
 	var done []Message
 	for !f.full(len(done)) {
@@ -205,10 +205,10 @@ func (s *scan) ack(d amqp.Delivery) error {
 const returnWait = 10 * time.Second
 
 // close hands every message taken and not acked back to the queue, and
-// waits until the queue shows them ready again. A quorum queue takes them
-// back a few milliseconds after the channel is gone; without the wait, a
-// List followed at once by a Replay would not see them.
-func (s *scan) close() {
+// waits until the queue shows them ready again (or ctx is done). A quorum
+// queue takes them back a few milliseconds after the channel is gone;
+// without the wait, a List followed at once by a Replay would not see them.
+func (s *scan) close(ctx context.Context) {
 	var before int
 	if s.held > 0 {
 		if q, err := s.ch.QueueDeclarePassive(s.queue, true, false, false, false, nil); err == nil {
@@ -228,7 +228,7 @@ func (s *scan) close() {
 		return
 	}
 	defer ch.Close()
-	for deadline := time.Now().Add(returnWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(returnWait); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
 		q, err := ch.QueueDeclarePassive(s.queue, true, false, false, false, nil)
 		if err != nil || q.Messages >= before+s.held {
 			return
