@@ -20,9 +20,10 @@ var errChannelLost = errors.New("channel closed before the broker confirmed")
 // fresh channel on each new session. Publishers and consumers each own one,
 // so a consumer's retry copies never queue behind a busy publisher.
 type lane struct {
-	conn *Conn
-	mu   sync.Mutex
-	cur  *confirmChannel
+	conn   *Conn
+	mu     sync.Mutex
+	cur    *confirmChannel
+	closed bool
 }
 
 // channel returns the lane's open channel, opening one on the live session
@@ -34,6 +35,10 @@ func (l *lane) channel(ctx context.Context) (*confirmChannel, error) {
 			return nil, err
 		}
 		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return nil, ErrClosed
+		}
 		if cc := l.cur; cc != nil && cc.sess == s && !cc.isDead() {
 			l.mu.Unlock()
 			return cc, nil
@@ -57,9 +62,23 @@ func (l *lane) channel(ctx context.Context) (*confirmChannel, error) {
 	}
 }
 
+// close closes the lane's channel for good: later publishes fail with
+// ErrClosed.
 func (l *lane) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
+	l.releaseLocked()
+}
+
+// release closes the lane's channel; the next publish opens another.
+func (l *lane) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+}
+
+func (l *lane) releaseLocked() {
 	if l.cur != nil {
 		_ = l.cur.ch.Close()
 		l.cur = nil

@@ -152,7 +152,11 @@ func (c *Conn) connect(ctx context.Context, start int, failFast bool) (*session,
 			if ctx.Err() != nil {
 				break
 			}
-			c.log.Warn("broker connect failed", "url", redactURL(c.cfg.URLs[idx]), "err", err)
+			level := slog.LevelWarn
+			if isPermanentDialError(err) {
+				level = slog.LevelError // retrying only helps once someone fixes it
+			}
+			c.log.Log(ctx, level, "broker connect failed", "url", redactURL(c.cfg.URLs[idx]), "err", err)
 		}
 		if ctx.Err() != nil || !sleepCtx(ctx.Done(), backoff(round, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
 			return nil, fmt.Errorf("connect to broker: %w (last error: %w)", context.Cause(ctx), last)

@@ -139,7 +139,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return fmt.Errorf("consumer %q: Run is already running", c.spec.Name)
 	}
 	defer c.running.Store(false)
-	defer c.lane.close()
+	defer c.lane.release()
 	round := 0
 	for {
 		s, err := c.conn.session(ctx)

@@ -127,3 +127,25 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// A publisher whose exchange does not exist gets the broker's refusal at
+// once, not an endless republish; a closed publisher refuses to publish.
+func TestPublishToAMissingExchangeFails(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "noex", Bindings: []string{"item.added"}, MaxAttempts: 1})
+	conn := b.dial(Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pub, _ := NewPublisher(conn, b.events()+"-missing")
+	_, err := pub.Publish(ctx, itemFact("item.added"), item{SKU: "a"})
+	if err == nil || !strings.Contains(err.Error(), "NOT_FOUND") || ctx.Err() != nil {
+		t.Errorf("publish to a missing exchange: %v", err)
+	}
+	good, _ := NewPublisher(conn, b.events())
+	mustPublish(t, good, itemFact("item.added"), item{SKU: "a"})
+	if err := good.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := good.Publish(ctx, itemFact("item.added"), item{SKU: "a"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("publish after Close: %v, want ErrClosed", err)
+	}
+}

@@ -108,10 +108,10 @@ func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) e
 	}
 	mandatory := !p.opts.allowUnroutable
 	for {
-		if p.closed.Load() {
+		cc, err := p.lane.channel(ctx)
+		if errors.Is(err, ErrClosed) && p.closed.Load() {
 			return fmt.Errorf("publisher: %w", ErrClosed)
 		}
-		cc, err := p.lane.channel(ctx)
 		if err != nil {
 			return err
 		}
