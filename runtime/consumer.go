@@ -201,7 +201,7 @@ func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool
 					c.giveBack(d, "shutting down")
 					continue
 				}
-				c.process(hctx, d)
+				c.process(hctx, s, d)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -57,4 +59,47 @@ func TestMessageThatKillsItsConsumerEndsInPoison(t *testing.T) {
 	if n := b.depth(spec.Queue); n != 0 {
 		t.Errorf("work queue still holds %d", n)
 	}
+}
+
+// The same through the runtime: a handler that takes the consumer's
+// connection down with it (as a crashing process would) sees its message
+// DeliveryLimit more times, then never again; the message waits in poison
+// and the consumer goes on with other work.
+func TestHandlerThatKillsTheConnectionEndsInPoison(t *testing.T) {
+	const limit = 2
+	b := newBroker(t, topology.ConsumerSpec{Name: "killer", Bindings: []string{"item.#"}, Backoff: testLadder, DeliveryLimit: limit})
+	p := newProxy(t, b.url, nil)
+	conn := b.dial(Config{URLs: []string{p.url(b.url, "amqp")}})
+	spec := b.consumer(0)
+	f := itemFact("item.added")
+	var fatal, fine atomic.Int32
+	c, err := NewConsumer(conn, spec, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU != "fatal" {
+			fine.Add(1)
+			return nil
+		}
+		fatal.Add(1)
+		p.cut() // the process dies: no ack, no retry copy
+		<-ctx.Done()
+		return ctx.Err()
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	pub, _ := NewPublisher(conn, b.events())
+	id := mustPublish(t, pub, f, item{SKU: "fatal"})
+
+	d := b.get(spec.PoisonQueue)
+	if d.MessageId != id {
+		t.Errorf("poison holds %s, want %s", d.MessageId, id)
+	}
+	if n := fatal.Load(); n != limit+1 {
+		t.Errorf("the fatal message was handled %d times, want %d", n, limit+1)
+	}
+	if n := conn.Counts(spec.Name).Get(Retried); n != 0 {
+		t.Errorf("%d retry copies made by dying handlers, want none", n)
+	}
+	mustPublish(t, pub, f, item{SKU: "fine"})
+	eventually(t, "the consumer handling other facts", func() bool { return fine.Load() == 1 })
 }

@@ -13,13 +13,14 @@ import (
 // inbound is a delivery with what the consumer reads from its headers.
 type inbound struct {
 	d          amqp.Delivery
-	attempt    int    // this attempt, 1 for the first
-	routingKey string // the fact's routing key, as first published
-	exchange   string // the exchange it was first published to
+	sess       *session // the connection the delivery came on
+	attempt    int      // this attempt, 1 for the first
+	routingKey string   // the fact's routing key, as first published
+	exchange   string   // the exchange it was first published to
 }
 
-func inspect(d amqp.Delivery) inbound {
-	in := inbound{d: d, attempt: headerInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange}
+func inspect(s *session, d amqp.Delivery) inbound {
+	in := inbound{d: d, sess: s, attempt: headerInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange}
 	// A retry comes back through the default exchange with the consumer's
 	// name as routing key; the copy recorded where it started.
 	if rk, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
@@ -31,8 +32,8 @@ func inspect(d amqp.Delivery) inbound {
 
 // process handles one delivery and settles it. Every path ends in exactly
 // one ack or nack of d.
-func (c *Consumer) process(ctx context.Context, d amqp.Delivery) {
-	in := inspect(d)
+func (c *Consumer) process(ctx context.Context, s *session, d amqp.Delivery) {
+	in := inspect(s, d)
 	c.count(Delivered, in.routingKey)
 	if d.Redelivered {
 		c.count(Redelivered, in.routingKey)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -16,7 +17,7 @@ func (c *Consumer) retry(ctx context.Context, in inbound, cause error) {
 	tier, _ := c.spec.TierFor(in.attempt)
 	msg := copyOf(in)
 	msg.Headers[HeaderAttempts] = int64(in.attempt)
-	if err := c.publishCopy(ctx, c.spec.RetryExchange, tier.Queue, msg); err != nil {
+	if err := c.publishCopy(ctx, in, c.spec.RetryExchange, tier.Queue, msg); err != nil {
 		c.log.Error("could not send a retry copy; returning the message to the queue",
 			append(logAttrs(in, cause), "delay_queue", tier.Queue, "copy_err", c.conn.redact(err))...)
 		c.giveBack(in.d, "retry copy not confirmed")
@@ -34,7 +35,7 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) {
 	msg.Headers[HeaderFailure] = failureText(cause)
 	msg.Headers[HeaderFailedAt] = time.Now().UTC().Format(time.RFC3339)
 	msg.Headers[HeaderConsumer] = c.spec.Name
-	if err := c.publishCopy(ctx, c.spec.DeadExchange, c.spec.Name, msg); err != nil {
+	if err := c.publishCopy(ctx, in, c.spec.DeadExchange, c.spec.Name, msg); err != nil {
 		c.log.Error("could not send a poison copy; returning the message to the queue",
 			append(logAttrs(in, cause), "copy_err", c.conn.redact(err))...)
 		c.giveBack(in.d, "poison copy not confirmed")
@@ -46,11 +47,16 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) {
 }
 
 // publishCopy publishes with the mandatory flag: a copy that reaches no
-// queue (a topology that was never declared) is a failure, not an ack.
-func (c *Consumer) publishCopy(ctx context.Context, exchange, key string, msg amqp.Publishing) error {
+// queue (a topology that was never declared) is a failure, not an ack. It
+// publishes only on the connection the delivery came on: once that is gone
+// the broker delivers the original again, and a copy would double it.
+func (c *Consumer) publishCopy(ctx context.Context, in inbound, exchange, key string, msg amqp.Publishing) error {
 	cc, err := c.lane.channel(ctx)
 	if err != nil {
 		return err
+	}
+	if cc.sess != in.sess {
+		return fmt.Errorf("%w: the delivery's connection is gone; the broker delivers it again", errChannelLost)
 	}
 	return cc.publish(ctx, exchange, key, true, msg)
 }
