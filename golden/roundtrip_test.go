@@ -30,6 +30,7 @@ import (
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
+	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -61,6 +62,7 @@ var facts = map[string]fact{
 	"refs/order.placed":         of[refs.OrderPlaced](refs.FactOrderPlaced),
 	"refs/order.refunded":       of[refs.OrderRefunded](refs.FactOrderRefunded),
 	"unions/payment.made":       of[unions.PaymentMade](unions.FactPaymentMade),
+	"wiring/stock.item.counted": of[wiring.ItemCounted](wiring.FactItemCounted),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

@@ -22,6 +22,7 @@ import (
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
+	wiring "github.com/warrenbus/warren/golden/wiring/want"
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
@@ -45,6 +46,7 @@ var topologies = map[string]topology.Topology{
 	"recursion":  recursion.Topology,
 	"refs":       refs.Topology,
 	"unions":     unions.Topology,
+	"wiring":     wiring.Topology,
 }
 
 // TestTopologyLiteral compiles nothing new: it compares the Topology
