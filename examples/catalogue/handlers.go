@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	cat "github.com/warrenbus/warren/examples/catalogue/catalogueevents"
+	"github.com/warrenbus/warren/runtime"
+)
+
+// searchIndexer implements cat.SearchIndexerHandler. A real one would
+// write to a search index; this one says what it would do.
+type searchIndexer struct{ j *journal }
+
+func (s *searchIndexer) HandleImportCompleted(_ context.Context, d runtime.Delivery, f cat.ImportCompleted) error {
+	return s.j.handled(d, "reindexed %s after import %s: %d created, %d updated, %d deleted",
+		f.Supplier, f.ImportID, f.Counts.Created, f.Counts.Updated, f.Counts.Deleted)
+}
+
+// errClusterBusy is a transient failure: returned as is (not marked
+// runtime.Permanent), the runtime retries it through the delay queues.
+var errClusterBusy = errors.New("search cluster busy")
+
+func (s *searchIndexer) HandleItemUpdated(_ context.Context, d runtime.Delivery, f cat.ItemUpdated) error {
+	// The first attempt fails, to show the retry: the copy waits out the
+	// first step of the ladder in search-indexer.retry.1s and comes back
+	// with Attempt 2.
+	if d.Attempt == 1 {
+		return s.j.failed(d, errClusterBusy)
+	}
+	return s.j.handled(d, "indexed %s %q at %s", f.Item.Sku, f.Item.Name, money(f.Item.Price))
+}
+
+func (s *searchIndexer) HandleItemDeleted(_ context.Context, d runtime.Delivery, f cat.ItemDeleted) error {
+	return s.j.handled(d, "removed %s from the index", f.Sku)
+}
+
+// orderMailer implements cat.OrderMailerHandler.
+type orderMailer struct{ j *journal }
+
+func (m *orderMailer) HandleOrderPlaced(_ context.Context, d runtime.Delivery, f cat.OrderPlaced) error {
+	return m.j.handled(d, "mailed %s the confirmation of order %s: %d line(s), %s",
+		f.Customer.Email, f.OrderID, len(f.Lines), money(f.Total))
+}
+
+func money(m cat.Money) string {
+	return fmt.Sprintf("%d.%02d %s", m.Amount/100, m.Amount%100, m.Currency)
+}
+
+// entry is one handler call.
+type entry struct {
+	Consumer   string
+	RoutingKey string
+	MessageID  string
+	Attempt    int
+	Err        error // nil when the fact was handled
+	Text       string
+}
+
+// journal prints each handler call and lets run wait for facts to be
+// handled. Handlers run concurrently, so it locks.
+type journal struct {
+	out     io.Writer
+	mu      sync.Mutex
+	log     []entry
+	changed chan struct{} // closed and replaced on every entry
+}
+
+func newJournal(out io.Writer) *journal {
+	return &journal{out: out, changed: make(chan struct{})}
+}
+
+func (j *journal) handled(d runtime.Delivery, format string, args ...any) error {
+	j.add(entry{Consumer: d.Consumer, RoutingKey: d.RoutingKey, MessageID: d.MessageID, Attempt: d.Attempt, Text: fmt.Sprintf(format, args...)})
+	return nil
+}
+
+// failed records err and returns it, for the handler to return.
+func (j *journal) failed(d runtime.Delivery, err error) error {
+	j.add(entry{Consumer: d.Consumer, RoutingKey: d.RoutingKey, MessageID: d.MessageID, Attempt: d.Attempt, Err: err})
+	return err
+}
+
+func (j *journal) add(e entry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.log = append(j.log, e)
+	outcome := e.Text
+	if e.Err != nil {
+		outcome = fmt.Sprintf("failed: %v (the broker retries it)", e.Err)
+	}
+	j.printLocked(e.Consumer, e.RoutingKey, "attempt %d: %s", e.Attempt, outcome)
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+// printf prints one line of the walkthrough: who, which fact, what.
+func (j *journal) printf(who, routingKey, format string, args ...any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.printLocked(who, routingKey, format, args...)
+}
+
+func (j *journal) printLocked(who, routingKey, format string, args ...any) {
+	fmt.Fprintf(j.out, "%-14s  %-26s  %s\n", who, routingKey, fmt.Sprintf(format, args...))
+}
+
+func (j *journal) entries() []entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.log)
+}
+
+// waitFor returns once every message id in ids was handled successfully,
+// or with ctx's error.
+func (j *journal) waitFor(ctx context.Context, ids []string) error {
+	for {
+		j.mu.Lock()
+		done := map[string]bool{}
+		for _, e := range j.log {
+			if e.Err == nil {
+				done[e.MessageID] = true
+			}
+		}
+		changed := j.changed
+		j.mu.Unlock()
+		missing := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return done[id] })
+		if len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d fact(s) to be handled: %w", len(missing), context.Cause(ctx))
+		}
+	}
+}
