@@ -111,7 +111,8 @@ func TestWiring(t *testing.T) {
 	}
 	runConsumer(t, kc)
 	runConsumer(t, ac)
-	keeperTop, auditorTop := wiring.Topology.Consumers[1], wiring.Topology.Consumers[0]
+	keeperTop, _ := wiring.Topology.Consumer("stock-keeper")
+	auditorTop, _ := wiring.Topology.Consumer("stock-auditor")
 
 	t.Run("typed publish reaches the typed handlers", func(t *testing.T) {
 		ana := "ana"
