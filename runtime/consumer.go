@@ -150,7 +150,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			return fmt.Errorf("consumer %q: %w", c.spec.Name, err)
 		}
 		started := time.Now()
-		err, end := c.consume(ctx, s)
+		end, err := c.consume(ctx, s)
 		if end {
 			return err
 		}
@@ -167,14 +167,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 // consume runs one channel. end reports that Run should return err (a
 // shutdown or a fatal error) rather than resume.
-func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool) {
+func (c *Consumer) consume(ctx context.Context, s *session) (end bool, err error) {
 	ch, err := s.conn.Channel()
 	if err != nil {
-		return fmt.Errorf("open channel: %w", err), false
+		return false, fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
 	if err := ch.Qos(c.opts.prefetch, 0, false); err != nil {
-		return fmt.Errorf("set prefetch: %w", err), false
+		return false, fmt.Errorf("set prefetch: %w", err)
 	}
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	tag := consumerTag(c.spec.Name)
@@ -182,9 +182,9 @@ func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool
 	if err != nil {
 		var ae *amqp.Error
 		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-			return fmt.Errorf("consumer %q: work queue %q does not exist: declare the topology (Config.Topology)", c.spec.Name, c.spec.Queue), true
+			return true, fmt.Errorf("consumer %q: work queue %q does not exist: declare the topology (Config.Topology)", c.spec.Name, c.spec.Queue)
 		}
-		return fmt.Errorf("consume %q: %w", c.spec.Queue, err), false
+		return false, fmt.Errorf("consume %q: %w", c.spec.Queue, err)
 	}
 	c.log.Debug("consuming", "queue", c.spec.Queue, "url", s.url)
 
@@ -210,14 +210,23 @@ func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool
 
 	select {
 	case <-idle:
-		return errors.New("the broker cancelled the consumer (was the queue deleted?)"), false
+		return false, errors.New("the broker cancelled the consumer (was the queue deleted?)")
 	case e := <-closed:
+		// The broker redelivers what the handlers hold; tell them to stop.
 		cancelHandlers()
-		<-idle
-		if e == nil {
-			return errors.New("channel closed"), false
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			select {
+			case <-idle:
+			case <-time.After(c.opts.shutdownTimeout):
+				return true, fmt.Errorf("consumer %q: handlers still running %s after the channel closed and Run was cancelled", c.spec.Name, c.opts.shutdownTimeout)
+			}
 		}
-		return fmt.Errorf("channel closed: %w", e), false
+		if e == nil {
+			return false, errors.New("channel closed")
+		}
+		return false, fmt.Errorf("channel closed: %w", e)
 	case <-ctx.Done():
 		stopping.Store(true)
 		// Deliveries not yet started go back at once rather than wait
@@ -229,7 +238,7 @@ func (c *Consumer) consume(ctx context.Context, s *session) (err error, end bool
 				c.giveBack(d, "shutting down")
 			}
 		}()
-		return c.shutdown(ch, tag, idle, drained, cancelHandlers), true
+		return true, c.shutdown(ch, tag, idle, drained, cancelHandlers)
 	}
 }
 
