@@ -163,3 +163,19 @@ func closedPort(t testing.TB) string {
 	_ = ln.Close()
 	return addr
 }
+
+// When the node a Conn is connected to goes away, it reconnects to the next
+// address and carries on there.
+func TestFailoverToTheNextNode(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "failover", Bindings: []string{"item.#"}, MaxAttempts: 1})
+	nodeA, nodeB := newProxy(t, b.url, nil), newProxy(t, b.url, nil)
+	rec := &logRecorder{}
+	conn := b.dial(Config{URLs: []string{nodeA.url(b.url, "amqp"), nodeB.url(b.url, "amqp")}, Logger: slog.New(rec)})
+	roundTrip(t, b, conn)
+	nodeA.setDown(true)
+	eventually(t, "a connection to node B", func() bool {
+		urls := rec.values("connected to broker", "url")
+		return len(urls) == 2 && strings.Contains(urls[1], nodeB.ln.Addr().String())
+	})
+	roundTrip(t, b, conn)
+}
