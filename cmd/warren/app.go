@@ -42,7 +42,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The default handler calls os.Exit; Run returns the code instead.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(cmds, args))
 	if err == nil {
 		return 0
 	}
@@ -87,5 +87,5 @@ func oneArg(c *cli.Context, name string) (string, error) {
 	case 0:
 		return "", cli.Exit(fmt.Sprintf("warren %s: expected %s; see warren %s --help", c.Command.Name, name, c.Command.Name), 1)
 	}
-	return "", cli.Exit(fmt.Sprintf("warren %s: expected one %s, got %q (options go before %s)", c.Command.Name, name, c.Args().Slice(), name), 1)
+	return "", cli.Exit(fmt.Sprintf("warren %s: expected one %s, got %q", c.Command.Name, name, c.Args().Slice()), 1)
 }

@@ -81,7 +81,7 @@ func runDiff(c *cli.Context) error {
 		oldDir, newDir = args[0], args[1]
 		labels = schemadiff.Labels{Old: filepath.ToSlash(oldDir), New: filepath.ToSlash(newDir)}
 	case base != "":
-		return errDiffFailed(fmt.Sprintf("warren diff: with --base, expected one NEW_DIR, got %q (options go before it)", args))
+		return errDiffFailed(fmt.Sprintf("warren diff: with --base, expected one NEW_DIR, got %q", args))
 	default:
 		return errDiffFailed(fmt.Sprintf("warren diff: expected OLD_DIR NEW_DIR, got %q; see warren diff --help", args))
 	}
