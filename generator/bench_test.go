@@ -88,8 +88,8 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 				files = len(out)
 			}
-			if files != n+4 { // one per fact, money.json, warren.go, schemas.go, consumers.go
-				b.Fatalf("generated %d files, want %d", files, n+4)
+			if files != n+6 { // one per fact, money.json, warren.go, schemas.go, topology.go, publisher.go, consumers.go
+				b.Fatalf("generated %d files, want %d", files, n+6)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fact")
 		})
