@@ -235,10 +235,21 @@ func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, man
 	cc.pubMu.Unlock()
 	if err != nil {
 		cc.forget(tag)
-		if errors.Is(err, amqp.ErrClosed) {
-			return fmt.Errorf("%w: %v", errChannelLost, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("publish: %w", context.Cause(ctx))
 		}
-		return err
+		// The frame could not be written: the connection is closed or
+		// failing (a write error makes amqp091 shut the connection down
+		// in the background). Wait until the channel is known dead, so the
+		// caller's republish lands on the next session instead of
+		// spinning on this one.
+		select {
+		case <-cc.dead:
+		case <-cc.sess.lost:
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		return fmt.Errorf("%w: %v", errChannelLost, err)
 	}
 	select {
 	case err := <-w.done:
