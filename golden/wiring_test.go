@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -78,7 +79,7 @@ func (r *recorder) count() int {
 // Topology declared through runtime.Config, the typed Publisher, and both
 // consumers built by their generated constructors.
 func TestWiring(t *testing.T) {
-	url := privateVhost(t)
+	url := testenv.VHost(t, "warren-golden")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn, err := runtime.Dial(ctx, runtime.Config{

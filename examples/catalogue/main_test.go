@@ -14,12 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	cat "github.com/warrenbus/warren/examples/catalogue/catalogueevents"
+	"github.com/warrenbus/warren/internal/testenv"
 )
 
 // TestWalkthrough runs the whole service against the broker, in a vhost of
 // its own so that it cannot meet a `make demo` running beside it.
 func TestWalkthrough(t *testing.T) {
-	url := privateVhost(t)
+	url := testenv.VHost(t, "warren-catalogue")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

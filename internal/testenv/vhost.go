@@ -1,4 +1,4 @@
-package main
+package testenv
 
 import (
 	"errors"
@@ -7,23 +7,20 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-
-	"github.com/warrenbus/warren/internal/testenv"
 )
 
-// privateVhost creates a RabbitMQ virtual host that belongs to one test and
-// returns testenv.AMQPURL pointed at it. The generated package declares
-// fixed exchange and queue names, exactly as a service would use them; a
-// vhost of its own keeps the test apart from every other test and from a
-// `make demo` running at the same time. Deleting the vhost when the test
-// ends deletes everything declared in it.
+// VHost creates a RabbitMQ virtual host that belongs to one test and
+// returns AMQPURL pointed at it. Generated packages declare fixed exchange
+// and queue names, exactly as a service would use them; a vhost of its own
+// keeps such a test apart from every other test and from a `make demo`
+// running at the same time. Deleting the vhost when the test ends deletes
+// everything declared in it.
 //
 // It needs rabbitmqctl on the machine that runs the broker: it skips
-// otherwise, and fails under CI=true, where a skip would hide a broken
-// pipeline.
-func privateVhost(t *testing.T) string {
+// otherwise, and fails under CI=true.
+func VHost(t testing.TB, prefix string) string {
 	t.Helper()
-	base := testenv.AMQPURL(t)
+	base := AMQPURL(t)
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("broker URL: %v", err)
@@ -38,7 +35,7 @@ func privateVhost(t *testing.T) string {
 		}
 		t.Skipf("a private vhost needs rabbitmqctl beside the broker: %v", err)
 	}
-	name := testenv.Name("warren-catalogue")
+	name := Name(prefix)
 	rabbitmqctl(t, ctl, "add_vhost", name)
 	t.Cleanup(func() { rabbitmqctl(t, ctl, "delete_vhost", name) })
 	rabbitmqctl(t, ctl, "set_permissions", "-p", name, u.User.Username(), ".*", ".*", ".*")
@@ -46,7 +43,7 @@ func privateVhost(t *testing.T) string {
 	return u.String()
 }
 
-func rabbitmqctl(t *testing.T, ctl string, args ...string) {
+func rabbitmqctl(t testing.TB, ctl string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(ctl, append([]string{"--quiet"}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("rabbitmqctl %v: %v\n%s", args, err, out)
