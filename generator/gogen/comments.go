@@ -47,7 +47,52 @@ func commentLines(text string) []string {
 	for len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	return lines
+	var wrapped []string
+	for _, l := range lines {
+		wrapped = append(wrapped, wrap(l)...)
+	}
+	return wrapped
+}
+
+// commentWidth is how much text a wrapped comment line holds after "// ".
+// Generated code is read in pull requests, where long lines scroll.
+const commentWidth = 76
+
+// wrap breaks a line of prose at spaces so that it fits commentWidth. It
+// leaves alone what doc-comment syntax gives a meaning to: indented lines
+// (code blocks), list items and headings, and a word longer than the width
+// (a URL) keeps a line of its own.
+func wrap(line string) []string {
+	if len(line) <= commentWidth || !isProse(line) {
+		return []string{line}
+	}
+	var out []string
+	var cur strings.Builder
+	for _, word := range strings.Fields(line) {
+		if cur.Len() > 0 && cur.Len()+1+len(word) > commentWidth {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(word)
+	}
+	return append(out, cur.String())
+}
+
+func isProse(line string) bool {
+	if line == "" || line[0] == ' ' || line[0] == '\t' || line[0] == '#' {
+		return false
+	}
+	first, _, _ := strings.Cut(line, " ")
+	switch {
+	case first == "-" || first == "*" || first == "+":
+		return false
+	case strings.HasSuffix(first, ".") && strings.Trim(first, "0123456789") == ".":
+		return false // a numbered list item
+	}
+	return true
 }
 
 // commentLine renders one line as a // comment. jen writes a string that

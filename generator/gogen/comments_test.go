@@ -62,3 +62,34 @@ func TestCommentLines(t *testing.T) {
 		t.Errorf("commentLines = %q, want %q", got, want)
 	}
 }
+
+func TestWrap(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	tests := []struct {
+		name, line string
+		want       []string
+	}{
+		{"short line", "short line", []string{"short line"}},
+		{"prose wraps at spaces", strings.TrimSpace(long), []string{
+			strings.TrimSpace(strings.Repeat("word ", 15)),
+			strings.TrimSpace(strings.Repeat("word ", 15)),
+		}},
+		{"code block stays", "\t" + long, []string{"\t" + long}},
+		{"list item stays", "- " + long, []string{"- " + long}},
+		{"numbered item stays", "1. " + long, []string{"1. " + long}},
+		{"long word keeps its line", "see " + strings.Repeat("x", 90) + " here", []string{"see", strings.Repeat("x", 90), "here"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := wrap(tt.line)
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("wrap(%q) =\n%q\nwant\n%q", tt.line, got, tt.want)
+			}
+			for _, l := range got {
+				if len(l) > commentWidth && isProse(tt.line) && strings.Contains(l, " ") {
+					t.Errorf("line of %d bytes: %q", len(l), l)
+				}
+			}
+		})
+	}
+}

@@ -11,14 +11,16 @@ import (
 // ImportCompletedRoutingKey is the routing key of ImportCompleted facts.
 const ImportCompletedRoutingKey = "catalogue.import.completed"
 
-// FactImportCompleted describes ImportCompleted facts to the runtime: routing key, schema version and payload validation.
+// FactImportCompleted describes ImportCompleted facts to the runtime: routing
+// key, schema version and payload validation.
 var FactImportCompleted = runtime.Fact{
 	RoutingKey: ImportCompletedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/import-completed.json"),
 	Version:    1,
 }
 
-// ImportCompleted is the payload of catalogue.import.completed facts (schema catalogue/import-completed.json, version 1).
+// ImportCompleted is the payload of catalogue.import.completed facts (schema
+// catalogue/import-completed.json, version 1).
 //
 // A supplier feed was imported into the catalogue.
 type ImportCompleted struct {
@@ -31,12 +33,15 @@ type ImportCompleted struct {
 	Warnings []ImportCompletedWarningsItem `json:"warnings,omitzero"`
 }
 
-// Validate checks v against the schema of ImportCompleted facts (catalogue/import-completed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ImportCompleted facts
+// (catalogue/import-completed.json), including what Go types cannot express:
+// patterns, ranges, lengths, formats.
 func (v ImportCompleted) Validate() error {
 	return schemaSet.ValidateValue("catalogue/import-completed.json", v)
 }
 
-// ImportCompletedCounts is generated from catalogue/import-completed.json#/properties/counts.
+// ImportCompletedCounts is generated from
+// catalogue/import-completed.json#/properties/counts.
 //
 // How many items the import touched.
 type ImportCompletedCounts struct {
@@ -45,7 +50,8 @@ type ImportCompletedCounts struct {
 	Deleted int64 `json:"deleted"`
 }
 
-// ImportCompletedWarningsItem is generated from catalogue/import-completed.json#/properties/warnings/items.
+// ImportCompletedWarningsItem is generated from
+// catalogue/import-completed.json#/properties/warnings/items.
 type ImportCompletedWarningsItem struct {
 	Line    int64  `json:"line"`
 	Message string `json:"message"`

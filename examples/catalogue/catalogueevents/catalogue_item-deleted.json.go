@@ -11,14 +11,16 @@ import (
 // ItemDeletedRoutingKey is the routing key of ItemDeleted facts.
 const ItemDeletedRoutingKey = "catalogue.item.deleted"
 
-// FactItemDeleted describes ItemDeleted facts to the runtime: routing key, schema version and payload validation.
+// FactItemDeleted describes ItemDeleted facts to the runtime: routing key,
+// schema version and payload validation.
 var FactItemDeleted = runtime.Fact{
 	RoutingKey: ItemDeletedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/item-deleted.json"),
 	Version:    1,
 }
 
-// ItemDeleted is the payload of catalogue.item.deleted facts (schema catalogue/item-deleted.json, version 1).
+// ItemDeleted is the payload of catalogue.item.deleted facts (schema
+// catalogue/item-deleted.json, version 1).
 //
 // An item was removed from the catalogue.
 type ItemDeleted struct {
@@ -27,7 +29,9 @@ type ItemDeleted struct {
 	Reason    *string   `json:"reason,omitzero"`
 }
 
-// Validate checks v against the schema of ItemDeleted facts (catalogue/item-deleted.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ItemDeleted facts
+// (catalogue/item-deleted.json), including what Go types cannot express:
+// patterns, ranges, lengths, formats.
 func (v ItemDeleted) Validate() error {
 	return schemaSet.ValidateValue("catalogue/item-deleted.json", v)
 }

@@ -11,14 +11,16 @@ import (
 // ItemUpdatedRoutingKey is the routing key of ItemUpdated facts.
 const ItemUpdatedRoutingKey = "catalogue.item.updated"
 
-// FactItemUpdated describes ItemUpdated facts to the runtime: routing key, schema version and payload validation.
+// FactItemUpdated describes ItemUpdated facts to the runtime: routing key,
+// schema version and payload validation.
 var FactItemUpdated = runtime.Fact{
 	RoutingKey: ItemUpdatedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/item-updated.json"),
 	Version:    2,
 }
 
-// ItemUpdated is the payload of catalogue.item.updated facts (schema catalogue/item-updated.json, version 2).
+// ItemUpdated is the payload of catalogue.item.updated facts (schema
+// catalogue/item-updated.json, version 2).
 //
 // An item was created or changed in the catalogue.
 type ItemUpdated struct {
@@ -28,7 +30,8 @@ type ItemUpdated struct {
 	Changed   []ItemUpdatedChangedItem `json:"changed"`
 	UpdatedAt time.Time                `json:"updated_at"`
 
-	// Default: "editor" (ItemUpdatedSourceDefault); a decoded value is not filled in when the property is absent.
+	// Default: "editor" (ItemUpdatedSourceDefault); a decoded value is not filled
+	// in when the property is absent.
 	Source *ItemUpdatedSource `json:"source,omitzero"`
 }
 
@@ -37,12 +40,15 @@ const (
 	ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 )
 
-// Validate checks v against the schema of ItemUpdated facts (catalogue/item-updated.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ItemUpdated facts
+// (catalogue/item-updated.json), including what Go types cannot express:
+// patterns, ranges, lengths, formats.
 func (v ItemUpdated) Validate() error {
 	return schemaSet.ValidateValue("catalogue/item-updated.json", v)
 }
 
-// ItemUpdatedChangedItem is generated from catalogue/item-updated.json#/properties/changed/items.
+// ItemUpdatedChangedItem is generated from
+// catalogue/item-updated.json#/properties/changed/items.
 type ItemUpdatedChangedItem string
 
 // Values of ItemUpdatedChangedItem.
@@ -55,7 +61,8 @@ const (
 	ItemUpdatedChangedItemAttributes  ItemUpdatedChangedItem = "attributes"
 )
 
-// ItemUpdatedSource is generated from catalogue/item-updated.json#/properties/source.
+// ItemUpdatedSource is generated from
+// catalogue/item-updated.json#/properties/source.
 type ItemUpdatedSource string
 
 // Values of ItemUpdatedSource.

@@ -9,19 +9,30 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// OrderMailerHandler handles the facts that consumer "order-mailer" receives: one method per fact its bindings match. NewOrderMailerConsumer binds it to the runtime.
+// OrderMailerHandler handles the facts that consumer "order-mailer" receives:
+// one method per fact its bindings match. NewOrderMailerConsumer binds it to
+// the runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Mails the customer a confirmation of each order.
 //
 // Bindings: order.placed
 type OrderMailerHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key order.placed) the consumer receives.
+	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
+	// order.placed) the consumer receives.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
-// NewOrderMailerConsumer returns consumer "order-mailer": it reads the work queue order-mailer and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewOrderMailerConsumer returns consumer "order-mailer": it reads the work
+// queue order-mailer and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"order-mailer\": nil OrderMailerHandler")
@@ -31,25 +42,38 @@ func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...ru
 	}, opts...)
 }
 
-// SearchIndexerHandler handles the facts that consumer "search-indexer" receives: one method per fact its bindings match. NewSearchIndexerConsumer binds it to the runtime.
+// SearchIndexerHandler handles the facts that consumer "search-indexer"
+// receives: one method per fact its bindings match. NewSearchIndexerConsumer
+// binds it to the runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Keeps the search index in step with the catalogue.
 //
 // Bindings: catalogue.#
 type SearchIndexerHandler interface {
-	// HandleImportCompleted is called with each ImportCompleted fact (routing key catalogue.import.completed) the consumer receives.
+	// HandleImportCompleted is called with each ImportCompleted fact (routing key
+	// catalogue.import.completed) the consumer receives.
 	HandleImportCompleted(ctx context.Context, d runtime.Delivery, fact ImportCompleted) error
 
-	// HandleItemDeleted is called with each ItemDeleted fact (routing key catalogue.item.deleted) the consumer receives.
+	// HandleItemDeleted is called with each ItemDeleted fact (routing key
+	// catalogue.item.deleted) the consumer receives.
 	HandleItemDeleted(ctx context.Context, d runtime.Delivery, fact ItemDeleted) error
 
-	// HandleItemUpdated is called with each ItemUpdated fact (routing key catalogue.item.updated) the consumer receives.
+	// HandleItemUpdated is called with each ItemUpdated fact (routing key
+	// catalogue.item.updated) the consumer receives.
 	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
 }
 
-// NewSearchIndexerConsumer returns consumer "search-indexer": it reads the work queue search-indexer and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewSearchIndexerConsumer returns consumer "search-indexer": it reads the
+// work queue search-indexer and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")

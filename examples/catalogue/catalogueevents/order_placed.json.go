@@ -12,14 +12,16 @@ import (
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key, schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
+// schema version and payload validation.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.json"),
 	Version:    1,
 }
 
-// OrderPlaced is the payload of order.placed facts (schema order/placed.json, version 1).
+// OrderPlaced is the payload of order.placed facts (schema order/placed.json,
+// version 1).
 //
 // A customer placed an order and paid for it.
 type OrderPlaced struct {
@@ -34,12 +36,15 @@ type OrderPlaced struct {
 	GiftMessage *string            `json:"gift_message,omitzero"`
 }
 
-// Validate checks v against the schema of OrderPlaced facts (order/placed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of OrderPlaced facts
+// (order/placed.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v OrderPlaced) Validate() error {
 	return schemaSet.ValidateValue("order/placed.json", v)
 }
 
-// OrderPlacedCustomer is generated from order/placed.json#/properties/customer.
+// OrderPlacedCustomer is generated from
+// order/placed.json#/properties/customer.
 type OrderPlacedCustomer struct {
 	CustomerID string  `json:"customer_id"`
 	Email      string  `json:"email"`
@@ -50,7 +55,8 @@ type OrderPlacedCustomer struct {
 type OrderLine struct {
 	Sku SKU `json:"sku"`
 
-	// Default: 1 (OrderLineQuantityDefault); a decoded value is not filled in when the property is absent.
+	// Default: 1 (OrderLineQuantityDefault); a decoded value is not filled in when
+	// the property is absent.
 	Quantity  int64 `json:"quantity"`
 	UnitPrice Money `json:"unit_price"`
 }
@@ -60,7 +66,10 @@ const (
 	OrderLineQuantityDefault = 1
 )
 
-// OrderPlacedPayment is generated from order/placed.json#/properties/payment. It holds exactly one of CardPayment, InvoicePayment (oneOf): decoding sets the field of the branch whose schema the JSON matches, encoding writes that branch.
+// OrderPlacedPayment is generated from order/placed.json#/properties/payment.
+// It holds exactly one of CardPayment, InvoicePayment (oneOf): decoding sets
+// the field of the branch whose schema the JSON matches, encoding writes that
+// branch.
 //
 // How the order was paid.
 type OrderPlacedPayment struct {
@@ -68,7 +77,8 @@ type OrderPlacedPayment struct {
 	InvoicePayment *InvoicePayment
 }
 
-// MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.
+// MarshalJSON encodes the branches that are set; see
+// runtime/schemaset.MarshalUnion.
 func (u OrderPlacedPayment) MarshalJSON() ([]byte, error) {
 	var set []any
 	if u.CardPayment != nil {
@@ -108,7 +118,8 @@ type CardPayment struct {
 	Last4  string            `json:"last4"`
 }
 
-// CardPaymentMethod is generated from order/placed.json#/$defs/card/properties/method.
+// CardPaymentMethod is generated from
+// order/placed.json#/$defs/card/properties/method.
 type CardPaymentMethod string
 
 // Values of CardPaymentMethod.
@@ -122,7 +133,8 @@ type InvoicePayment struct {
 	DueDays InvoicePaymentDueDays `json:"due_days"`
 }
 
-// InvoicePaymentMethod is generated from order/placed.json#/$defs/invoice/properties/method.
+// InvoicePaymentMethod is generated from
+// order/placed.json#/$defs/invoice/properties/method.
 type InvoicePaymentMethod string
 
 // Values of InvoicePaymentMethod.
@@ -130,7 +142,8 @@ const (
 	InvoicePaymentMethodInvoice InvoicePaymentMethod = "invoice"
 )
 
-// InvoicePaymentDueDays is generated from order/placed.json#/$defs/invoice/properties/due_days.
+// InvoicePaymentDueDays is generated from
+// order/placed.json#/$defs/invoice/properties/due_days.
 type InvoicePaymentDueDays int64
 
 // Values of InvoicePaymentDueDays.

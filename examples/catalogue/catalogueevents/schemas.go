@@ -4,7 +4,9 @@ package catalogueevents
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{
 	"catalogue/import-completed.json": `{"$schema":"https://json-schema.org/draft/2020-12/schema","x-routing-key":"catalogue.import.completed","title":"ImportCompleted","description":"A supplier feed was imported into the catalogue.","type":"object","required":["import_id","supplier","completed_at","counts"],"properties":{"import_id":{"type":"string","format":"uuid"},"supplier":{"type":"string"},"completed_at":{"type":"string","format":"date-time"},"counts":{"description":"How many items the import touched.","type":"object","required":["created","updated","deleted"],"additionalProperties":false,"properties":{"created":{"type":"integer","minimum":0},"updated":{"type":"integer","minimum":0},"deleted":{"type":"integer","minimum":0}}},"warnings":{"type":"array","items":{"type":"object","required":["line","message"],"properties":{"line":{"type":"integer"},"message":{"type":"string"}}}}}}`,
 	"catalogue/item-deleted.json":     `{"$schema":"https://json-schema.org/draft/2020-12/schema","x-routing-key":"catalogue.item.deleted","title":"ItemDeleted","description":"An item was removed from the catalogue.","type":"object","required":["sku","deleted_at"],"properties":{"sku":{"$ref":"../common/item.json#/$defs/sku"},"deleted_at":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":500}}}`,

@@ -12,14 +12,16 @@ import (
 // ConfigChangedRoutingKey is the routing key of ConfigChanged facts.
 const ConfigChangedRoutingKey = "config.changed"
 
-// FactConfigChanged describes ConfigChanged facts to the runtime: routing key, schema version and payload validation.
+// FactConfigChanged describes ConfigChanged facts to the runtime: routing key,
+// schema version and payload validation.
 var FactConfigChanged = runtime.Fact{
 	RoutingKey: ConfigChangedRoutingKey,
 	Validate:   schemaSet.Validator("config-changed.json"),
 	Version:    1,
 }
 
-// ConfigChanged is the payload of config.changed facts (schema config-changed.json, version 1).
+// ConfigChanged is the payload of config.changed facts (schema
+// config-changed.json, version 1).
 type ConfigChanged struct {
 	Labels    map[string]string          `json:"labels"`
 	Limits    map[string]int64           `json:"limits,omitzero"`
@@ -30,12 +32,15 @@ type ConfigChanged struct {
 	ByPattern map[string]float64         `json:"by_pattern,omitzero"`
 }
 
-// Validate checks v against the schema of ConfigChanged facts (config-changed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ConfigChanged facts
+// (config-changed.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v ConfigChanged) Validate() error {
 	return schemaSet.ValidateValue("config-changed.json", v)
 }
 
-// ConfigChangedClosed is generated from config-changed.json#/properties/closed.
+// ConfigChangedClosed is generated from
+// config-changed.json#/properties/closed.
 type ConfigChangedClosed struct {
 	A *string `json:"a,omitzero"`
 }
@@ -43,18 +48,23 @@ type ConfigChangedClosed struct {
 // ConfigChangedEmpty is generated from config-changed.json#/properties/empty.
 type ConfigChangedEmpty struct{}
 
-// ConfigChangedFeatures is generated from config-changed.json#/properties/features. Properties the schema does not declare are kept in AdditionalProperties.
+// ConfigChangedFeatures is generated from
+// config-changed.json#/properties/features. Properties the schema does not
+// declare are kept in AdditionalProperties.
 type ConfigChangedFeatures struct {
 	DarkMode bool `json:"dark_mode"`
 
-	// AdditionalProperties holds the properties the schema does not declare (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
 	AdditionalProperties map[string]bool `json:"-"`
 }
 
-// propertiesOfConfigChangedFeatures are the property names ConfigChangedFeatures declares; the others are additional.
+// propertiesOfConfigChangedFeatures are the property names
+// ConfigChangedFeatures declares; the others are additional.
 var propertiesOfConfigChangedFeatures = []string{"dark_mode"}
 
-// MarshalJSON encodes the declared properties followed by AdditionalProperties.
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
 func (v ConfigChangedFeatures) MarshalJSON() ([]byte, error) {
 	type plain ConfigChangedFeatures
 	declared, err := json.Marshal(plain(v))
@@ -64,7 +74,8 @@ func (v ConfigChangedFeatures) MarshalJSON() ([]byte, error) {
 	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfConfigChangedFeatures)
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the others into AdditionalProperties.
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
 func (v *ConfigChangedFeatures) UnmarshalJSON(data []byte) error {
 	type plain ConfigChangedFeatures
 	if err := json.Unmarshal(data, (*plain)(v)); err != nil {

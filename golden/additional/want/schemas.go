@@ -4,5 +4,7 @@ package additional
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"config-changed.json": `{"x-routing-key":"config.changed","type":"object","additionalProperties":false,"properties":{"labels":{"type":"object","additionalProperties":{"type":"string"}},"limits":{"type":"object","additionalProperties":{"type":"integer"}},"closed":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}},"empty":{"type":"object","additionalProperties":false},"open":{"type":"object"},"features":{"type":"object","properties":{"dark_mode":{"type":"boolean"}},"required":["dark_mode"],"additionalProperties":{"type":"boolean"}},"by_pattern":{"type":"object","patternProperties":{"^x-":{"type":"number"}}}},"required":["labels","closed"]}`})

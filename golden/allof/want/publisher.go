@@ -7,12 +7,19 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// Publisher publishes the facts of this package to the events exchange "app.events", one method per fact. Each payload is validated against its fact's schema before anything is sent, and each call returns once the broker has confirmed the message. A Publisher is safe for concurrent use: calls are pipelined on one channel. While the connection is down, calls wait for it up to their ctx's deadline.
+// Publisher publishes the facts of this package to the events exchange
+// "app.events", one method per fact. Each payload is validated against its
+// fact's schema before anything is sent, and each call returns once the broker
+// has confirmed the message. A Publisher is safe for concurrent use: calls are
+// pipelined on one channel. While the connection is down, calls wait for it up
+// to their ctx's deadline.
 type Publisher struct {
 	p *runtime.Publisher
 }
 
-// NewPublisher returns a Publisher over conn. Publishing a fact that no queue is bound to is an error matching runtime.ErrUnroutable, unless opts include runtime.AllowUnroutable.
+// NewPublisher returns a Publisher over conn. Publishing a fact that no queue
+// is bound to is an error matching runtime.ErrUnroutable, unless opts include
+// runtime.AllowUnroutable.
 func NewPublisher(conn *runtime.Conn, opts ...runtime.PublisherOption) (*Publisher, error) {
 	p, err := runtime.NewPublisher(conn, "app.events", opts...)
 	if err != nil {
@@ -21,17 +28,23 @@ func NewPublisher(conn *runtime.Conn, opts ...runtime.PublisherOption) (*Publish
 	return &Publisher{p: p}, nil
 }
 
-// Close releases the publisher's channel. Call it once no publish is in flight.
+// Close releases the publisher's channel. Call it once no publish is in
+// flight.
 func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishUserDeleted publishes v with routing key user.deleted and returns its message id once the broker has confirmed it. v is first validated against user-deleted.json; if it does not match, nothing is sent.
+// PublishUserDeleted publishes v with routing key user.deleted and returns its
+// message id once the broker has confirmed it. v is first validated against
+// user-deleted.json; if it does not match, nothing is sent.
 func (p *Publisher) PublishUserDeleted(ctx context.Context, v UserDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserDeleted, v)
 }
 
-// PublishUserRegistered publishes v with routing key user.registered and returns its message id once the broker has confirmed it. v is first validated against user-registered.json; if it does not match, nothing is sent.
+// PublishUserRegistered publishes v with routing key user.registered and
+// returns its message id once the broker has confirmed it. v is first
+// validated against user-registered.json; if it does not match, nothing is
+// sent.
 func (p *Publisher) PublishUserRegistered(ctx context.Context, v UserRegistered) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserRegistered, v)
 }

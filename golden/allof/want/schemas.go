@@ -4,7 +4,9 @@ package allof
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{
 	"base.json":            `{"title":"Audit","type":"object","required":["actor"],"properties":{"actor":{"type":"string"},"at":{"type":"string","format":"date-time"}}}`,
 	"user-deleted.json":    `{"x-routing-key":"user.deleted","type":"object","$ref":"base.json","properties":{"user_id":{"type":"string"}},"required":["user_id"]}`,

@@ -9,9 +9,14 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// Topology is the broker topology of this package, built from warren.json: the events, retry and dead exchanges; per consumer its poison queue, work queue and delay queues with their arguments; the bindings; and each consumer's retry ladder and limits. Queue arguments are derived from these fields by topology.Queue.Arguments.
+// Topology is the broker topology of this package, built from warren.json: the
+// events, retry and dead exchanges; per consumer its poison queue, work queue
+// and delay queues with their arguments; the bindings; and each consumer's
+// retry ladder and limits. Queue arguments are derived from these fields by
+// topology.Queue.Arguments.
 //
-// Pass &Topology as runtime.Config.Topology to have it declared on connect and again on every reconnect, or call Declare.
+// Pass &Topology as runtime.Config.Topology to have it declared on connect and
+// again on every reconnect, or call Declare.
 var Topology = topology.Topology{
 	Exchanges: []topology.Exchange{
 		{Name: "app.events", Kind: "topic", Durable: true},
@@ -20,7 +25,10 @@ var Topology = topology.Topology{
 	},
 }
 
-// Declare declares Topology over conn: exchanges, then queues, then bindings. What already exists as declared is left unchanged, so it is safe to repeat; a queue or exchange that exists with other arguments is reported as a *runtime.MismatchError naming it and the argument.
+// Declare declares Topology over conn: exchanges, then queues, then bindings.
+// What already exists as declared is left unchanged, so it is safe to repeat;
+// a queue or exchange that exists with other arguments is reported as a
+// *runtime.MismatchError naming it and the argument.
 func Declare(ctx context.Context, conn *runtime.Conn) error {
 	return conn.Declare(ctx, Topology)
 }

@@ -11,21 +11,25 @@ import (
 // UserDeletedRoutingKey is the routing key of UserDeleted facts.
 const UserDeletedRoutingKey = "user.deleted"
 
-// FactUserDeleted describes UserDeleted facts to the runtime: routing key, schema version and payload validation.
+// FactUserDeleted describes UserDeleted facts to the runtime: routing key,
+// schema version and payload validation.
 var FactUserDeleted = runtime.Fact{
 	RoutingKey: UserDeletedRoutingKey,
 	Validate:   schemaSet.Validator("user-deleted.json"),
 	Version:    1,
 }
 
-// UserDeleted is the payload of user.deleted facts (schema user-deleted.json, version 1).
+// UserDeleted is the payload of user.deleted facts (schema user-deleted.json,
+// version 1).
 type UserDeleted struct {
 	Actor  string     `json:"actor"`
 	At     *time.Time `json:"at,omitzero"`
 	UserID string     `json:"user_id"`
 }
 
-// Validate checks v against the schema of UserDeleted facts (user-deleted.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of UserDeleted facts
+// (user-deleted.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v UserDeleted) Validate() error {
 	return schemaSet.ValidateValue("user-deleted.json", v)
 }

@@ -11,14 +11,16 @@ import (
 // UserRegisteredRoutingKey is the routing key of UserRegistered facts.
 const UserRegisteredRoutingKey = "user.registered"
 
-// FactUserRegistered describes UserRegistered facts to the runtime: routing key, schema version and payload validation.
+// FactUserRegistered describes UserRegistered facts to the runtime: routing
+// key, schema version and payload validation.
 var FactUserRegistered = runtime.Fact{
 	RoutingKey: UserRegisteredRoutingKey,
 	Validate:   schemaSet.Validator("user-registered.json"),
 	Version:    1,
 }
 
-// UserRegistered is the payload of user.registered facts (schema user-registered.json, version 1).
+// UserRegistered is the payload of user.registered facts (schema
+// user-registered.json, version 1).
 type UserRegistered struct {
 	Actor  string              `json:"actor"`
 	At     *time.Time          `json:"at,omitzero"`
@@ -27,7 +29,9 @@ type UserRegistered struct {
 	Plan   *UserRegisteredPlan `json:"plan,omitzero"`
 }
 
-// Validate checks v against the schema of UserRegistered facts (user-registered.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of UserRegistered facts
+// (user-registered.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v UserRegistered) Validate() error {
 	return schemaSet.ValidateValue("user-registered.json", v)
 }

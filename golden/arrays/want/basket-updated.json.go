@@ -11,14 +11,16 @@ import (
 // BasketUpdatedRoutingKey is the routing key of BasketUpdated facts.
 const BasketUpdatedRoutingKey = "basket.updated"
 
-// FactBasketUpdated describes BasketUpdated facts to the runtime: routing key, schema version and payload validation.
+// FactBasketUpdated describes BasketUpdated facts to the runtime: routing key,
+// schema version and payload validation.
 var FactBasketUpdated = runtime.Fact{
 	RoutingKey: BasketUpdatedRoutingKey,
 	Validate:   schemaSet.Validator("basket-updated.json"),
 	Version:    1,
 }
 
-// BasketUpdated is the payload of basket.updated facts (schema basket-updated.json, version 1).
+// BasketUpdated is the payload of basket.updated facts (schema
+// basket-updated.json, version 1).
 type BasketUpdated struct {
 	Skus       []string                 `json:"skus"`
 	Quantities []int64                  `json:"quantities"`
@@ -28,12 +30,15 @@ type BasketUpdated struct {
 	Coupons    []string                 `json:"coupons,omitzero"`
 }
 
-// Validate checks v against the schema of BasketUpdated facts (basket-updated.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of BasketUpdated facts
+// (basket-updated.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v BasketUpdated) Validate() error {
 	return schemaSet.ValidateValue("basket-updated.json", v)
 }
 
-// BasketUpdatedLinesItem is generated from basket-updated.json#/properties/lines/items.
+// BasketUpdatedLinesItem is generated from
+// basket-updated.json#/properties/lines/items.
 type BasketUpdatedLinesItem struct {
 	Sku string `json:"sku"`
 	Qty *int64 `json:"qty,omitzero"`

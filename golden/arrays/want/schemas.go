@@ -4,5 +4,7 @@ package arrays
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"basket-updated.json": `{"x-routing-key":"basket.updated","type":"object","properties":{"skus":{"type":"array","items":{"type":"string"}},"quantities":{"type":"array","items":{"type":"integer"}},"lines":{"type":"array","items":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer"}}}},"matrix":{"type":"array","items":{"type":"array","items":{"type":"number"}}},"anything":{"type":"array"},"coupons":{"type":"array","items":{"type":"string"}}},"required":["skus","quantities","lines","matrix","anything"]}`})

@@ -5,22 +5,27 @@ package consumers
 
 import "github.com/warrenbus/warren/runtime"
 
-// CatalogueBundlePriceChangedRoutingKey is the routing key of CatalogueBundlePriceChanged facts.
+// CatalogueBundlePriceChangedRoutingKey is the routing key of
+// CatalogueBundlePriceChanged facts.
 const CatalogueBundlePriceChangedRoutingKey = "catalogue.bundle.price-changed"
 
-// FactCatalogueBundlePriceChanged describes CatalogueBundlePriceChanged facts to the runtime: routing key, schema version and payload validation.
+// FactCatalogueBundlePriceChanged describes CatalogueBundlePriceChanged facts
+// to the runtime: routing key, schema version and payload validation.
 var FactCatalogueBundlePriceChanged = runtime.Fact{
 	RoutingKey: CatalogueBundlePriceChangedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/bundle-price-changed.json"),
 	Version:    1,
 }
 
-// CatalogueBundlePriceChanged is the payload of catalogue.bundle.price-changed facts (schema catalogue/bundle-price-changed.json, version 1).
+// CatalogueBundlePriceChanged is the payload of catalogue.bundle.price-changed
+// facts (schema catalogue/bundle-price-changed.json, version 1).
 type CatalogueBundlePriceChanged struct {
 	BundleID *string `json:"bundle_id,omitzero"`
 }
 
-// Validate checks v against the schema of CatalogueBundlePriceChanged facts (catalogue/bundle-price-changed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of CatalogueBundlePriceChanged facts
+// (catalogue/bundle-price-changed.json), including what Go types cannot
+// express: patterns, ranges, lengths, formats.
 func (v CatalogueBundlePriceChanged) Validate() error {
 	return schemaSet.ValidateValue("catalogue/bundle-price-changed.json", v)
 }

@@ -5,22 +5,27 @@ package consumers
 
 import "github.com/warrenbus/warren/runtime"
 
-// CatalogueImportCompletedRoutingKey is the routing key of CatalogueImportCompleted facts.
+// CatalogueImportCompletedRoutingKey is the routing key of
+// CatalogueImportCompleted facts.
 const CatalogueImportCompletedRoutingKey = "catalogue.import.completed"
 
-// FactCatalogueImportCompleted describes CatalogueImportCompleted facts to the runtime: routing key, schema version and payload validation.
+// FactCatalogueImportCompleted describes CatalogueImportCompleted facts to the
+// runtime: routing key, schema version and payload validation.
 var FactCatalogueImportCompleted = runtime.Fact{
 	RoutingKey: CatalogueImportCompletedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/import-completed.json"),
 	Version:    1,
 }
 
-// CatalogueImportCompleted is the payload of catalogue.import.completed facts (schema catalogue/import-completed.json, version 1).
+// CatalogueImportCompleted is the payload of catalogue.import.completed facts
+// (schema catalogue/import-completed.json, version 1).
 type CatalogueImportCompleted struct {
 	Count *int64 `json:"count,omitzero"`
 }
 
-// Validate checks v against the schema of CatalogueImportCompleted facts (catalogue/import-completed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of CatalogueImportCompleted facts
+// (catalogue/import-completed.json), including what Go types cannot express:
+// patterns, ranges, lengths, formats.
 func (v CatalogueImportCompleted) Validate() error {
 	return schemaSet.ValidateValue("catalogue/import-completed.json", v)
 }

@@ -5,22 +5,27 @@ package consumers
 
 import "github.com/warrenbus/warren/runtime"
 
-// CatalogueItemPriceChangedRoutingKey is the routing key of CatalogueItemPriceChanged facts.
+// CatalogueItemPriceChangedRoutingKey is the routing key of
+// CatalogueItemPriceChanged facts.
 const CatalogueItemPriceChangedRoutingKey = "catalogue.item.price-changed"
 
-// FactCatalogueItemPriceChanged describes CatalogueItemPriceChanged facts to the runtime: routing key, schema version and payload validation.
+// FactCatalogueItemPriceChanged describes CatalogueItemPriceChanged facts to
+// the runtime: routing key, schema version and payload validation.
 var FactCatalogueItemPriceChanged = runtime.Fact{
 	RoutingKey: CatalogueItemPriceChangedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/item-price-changed.json"),
 	Version:    1,
 }
 
-// CatalogueItemPriceChanged is the payload of catalogue.item.price-changed facts (schema catalogue/item-price-changed.json, version 1).
+// CatalogueItemPriceChanged is the payload of catalogue.item.price-changed
+// facts (schema catalogue/item-price-changed.json, version 1).
 type CatalogueItemPriceChanged struct {
 	Sku string `json:"sku"`
 }
 
-// Validate checks v against the schema of CatalogueItemPriceChanged facts (catalogue/item-price-changed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of CatalogueItemPriceChanged facts
+// (catalogue/item-price-changed.json), including what Go types cannot express:
+// patterns, ranges, lengths, formats.
 func (v CatalogueItemPriceChanged) Validate() error {
 	return schemaSet.ValidateValue("catalogue/item-price-changed.json", v)
 }

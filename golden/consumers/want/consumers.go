@@ -9,26 +9,41 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// AuditLogHandler handles the facts that consumer "audit_log" receives: one method per fact its bindings match. NewAuditLogConsumer binds it to the runtime.
+// AuditLogHandler handles the facts that consumer "audit_log" receives: one
+// method per fact its bindings match. NewAuditLogConsumer binds it to the
+// runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Bindings: #
 type AuditLogHandler interface {
-	// HandleCatalogueBundlePriceChanged is called with each CatalogueBundlePriceChanged fact (routing key catalogue.bundle.price-changed) the consumer receives.
+	// HandleCatalogueBundlePriceChanged is called with each
+	// CatalogueBundlePriceChanged fact (routing key
+	// catalogue.bundle.price-changed) the consumer receives.
 	HandleCatalogueBundlePriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueBundlePriceChanged) error
 
-	// HandleCatalogueImportCompleted is called with each CatalogueImportCompleted fact (routing key catalogue.import.completed) the consumer receives.
+	// HandleCatalogueImportCompleted is called with each CatalogueImportCompleted
+	// fact (routing key catalogue.import.completed) the consumer receives.
 	HandleCatalogueImportCompleted(ctx context.Context, d runtime.Delivery, fact CatalogueImportCompleted) error
 
-	// HandleCatalogueItemPriceChanged is called with each CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed) the consumer receives.
+	// HandleCatalogueItemPriceChanged is called with each
+	// CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed)
+	// the consumer receives.
 	HandleCatalogueItemPriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueItemPriceChanged) error
 
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key order.placed) the consumer receives.
+	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
+	// order.placed) the consumer receives.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
-// NewAuditLogConsumer returns consumer "audit_log": it reads the work queue audit_log and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewAuditLogConsumer returns consumer "audit_log": it reads the work queue
+// audit_log and calls h for each fact, with the prefetch, concurrency, retry
+// ladder and attempt limit of Topology. Start it with Run. opts adjust it, for
+// example runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewAuditLogConsumer(conn *runtime.Conn, h AuditLogHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"audit_log\": nil AuditLogHandler")
@@ -41,23 +56,38 @@ func NewAuditLogConsumer(conn *runtime.Conn, h AuditLogHandler, opts ...runtime.
 	}, opts...)
 }
 
-// PriceWatcherHandler handles the facts that consumer "price-watcher" receives: one method per fact its bindings match. NewPriceWatcherConsumer binds it to the runtime.
+// PriceWatcherHandler handles the facts that consumer "price-watcher"
+// receives: one method per fact its bindings match. NewPriceWatcherConsumer
+// binds it to the runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Bindings: catalogue.*.price-changed, order.placed
 type PriceWatcherHandler interface {
-	// HandleCatalogueBundlePriceChanged is called with each CatalogueBundlePriceChanged fact (routing key catalogue.bundle.price-changed) the consumer receives.
+	// HandleCatalogueBundlePriceChanged is called with each
+	// CatalogueBundlePriceChanged fact (routing key
+	// catalogue.bundle.price-changed) the consumer receives.
 	HandleCatalogueBundlePriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueBundlePriceChanged) error
 
-	// HandleCatalogueItemPriceChanged is called with each CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed) the consumer receives.
+	// HandleCatalogueItemPriceChanged is called with each
+	// CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed)
+	// the consumer receives.
 	HandleCatalogueItemPriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueItemPriceChanged) error
 
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key order.placed) the consumer receives.
+	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
+	// order.placed) the consumer receives.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
-// NewPriceWatcherConsumer returns consumer "price-watcher": it reads the work queue price-watcher and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewPriceWatcherConsumer returns consumer "price-watcher": it reads the work
+// queue price-watcher and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewPriceWatcherConsumer(conn *runtime.Conn, h PriceWatcherHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"price-watcher\": nil PriceWatcherHandler")
@@ -69,25 +99,40 @@ func NewPriceWatcherConsumer(conn *runtime.Conn, h PriceWatcherHandler, opts ...
 	}, opts...)
 }
 
-// SearchIndexerHandler handles the facts that consumer "search-indexer" receives: one method per fact its bindings match. NewSearchIndexerConsumer binds it to the runtime.
+// SearchIndexerHandler handles the facts that consumer "search-indexer"
+// receives: one method per fact its bindings match. NewSearchIndexerConsumer
+// binds it to the runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Indexes everything in the catalogue.
 //
 // Bindings: catalogue.#
 type SearchIndexerHandler interface {
-	// HandleCatalogueBundlePriceChanged is called with each CatalogueBundlePriceChanged fact (routing key catalogue.bundle.price-changed) the consumer receives.
+	// HandleCatalogueBundlePriceChanged is called with each
+	// CatalogueBundlePriceChanged fact (routing key
+	// catalogue.bundle.price-changed) the consumer receives.
 	HandleCatalogueBundlePriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueBundlePriceChanged) error
 
-	// HandleCatalogueImportCompleted is called with each CatalogueImportCompleted fact (routing key catalogue.import.completed) the consumer receives.
+	// HandleCatalogueImportCompleted is called with each CatalogueImportCompleted
+	// fact (routing key catalogue.import.completed) the consumer receives.
 	HandleCatalogueImportCompleted(ctx context.Context, d runtime.Delivery, fact CatalogueImportCompleted) error
 
-	// HandleCatalogueItemPriceChanged is called with each CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed) the consumer receives.
+	// HandleCatalogueItemPriceChanged is called with each
+	// CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed)
+	// the consumer receives.
 	HandleCatalogueItemPriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueItemPriceChanged) error
 }
 
-// NewSearchIndexerConsumer returns consumer "search-indexer": it reads the work queue search-indexer and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewSearchIndexerConsumer returns consumer "search-indexer": it reads the
+// work queue search-indexer and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")

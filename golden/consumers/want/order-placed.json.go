@@ -8,19 +8,23 @@ import "github.com/warrenbus/warren/runtime"
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key, schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
+// schema version and payload validation.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order-placed.json"),
 	Version:    1,
 }
 
-// OrderPlaced is the payload of order.placed facts (schema order-placed.json, version 1).
+// OrderPlaced is the payload of order.placed facts (schema order-placed.json,
+// version 1).
 type OrderPlaced struct {
 	OrderID *string `json:"order_id,omitzero"`
 }
 
-// Validate checks v against the schema of OrderPlaced facts (order-placed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of OrderPlaced facts
+// (order-placed.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v OrderPlaced) Validate() error {
 	return schemaSet.ValidateValue("order-placed.json", v)
 }

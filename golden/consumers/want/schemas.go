@@ -4,7 +4,9 @@ package consumers
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{
 	"catalogue/bundle-price-changed.json": `{"x-routing-key":"catalogue.bundle.price-changed","type":"object","properties":{"bundle_id":{"type":"string"}}}`,
 	"catalogue/import-completed.json":     `{"x-routing-key":"catalogue.import.completed","type":"object","properties":{"count":{"type":"integer"}}}`,

@@ -8,34 +8,43 @@ import "github.com/warrenbus/warren/runtime"
 // JobQueuedRoutingKey is the routing key of JobQueued facts.
 const JobQueuedRoutingKey = "job.queued"
 
-// FactJobQueued describes JobQueued facts to the runtime: routing key, schema version and payload validation.
+// FactJobQueued describes JobQueued facts to the runtime: routing key, schema
+// version and payload validation.
 var FactJobQueued = runtime.Fact{
 	RoutingKey: JobQueuedRoutingKey,
 	Validate:   schemaSet.Validator("job-queued.json"),
 	Version:    1,
 }
 
-// JobQueued is the payload of job.queued facts (schema job-queued.json, version 1).
+// JobQueued is the payload of job.queued facts (schema job-queued.json,
+// version 1).
 type JobQueued struct {
-	// Default: 5 (JobQueuedPriorityDefault); a decoded value is not filled in when the property is absent.
+	// Default: 5 (JobQueuedPriorityDefault); a decoded value is not filled in when
+	// the property is absent.
 	Priority *int64 `json:"priority,omitzero"`
 
-	// Default: 0.25 (JobQueuedRatioDefault); a decoded value is not filled in when the property is absent.
+	// Default: 0.25 (JobQueuedRatioDefault); a decoded value is not filled in when
+	// the property is absent.
 	Ratio *float64 `json:"ratio,omitzero"`
 
-	// Default: true (JobQueuedRetryDefault); a decoded value is not filled in when the property is absent.
+	// Default: true (JobQueuedRetryDefault); a decoded value is not filled in when
+	// the property is absent.
 	Retry *bool `json:"retry,omitzero"`
 
-	// Default: "default" (JobQueuedQueueDefault); a decoded value is not filled in when the property is absent.
+	// Default: "default" (JobQueuedQueueDefault); a decoded value is not filled in
+	// when the property is absent.
 	Queue *string `json:"queue,omitzero"`
 
-	// Default: "safe" (JobQueuedModeDefault); a decoded value is not filled in when the property is absent.
+	// Default: "safe" (JobQueuedModeDefault); a decoded value is not filled in
+	// when the property is absent.
 	Mode *JobQueuedMode `json:"mode,omitzero"`
 
-	// Default: ["a","b"]; a decoded value is not filled in when the property is absent.
+	// Default: ["a","b"]; a decoded value is not filled in when the property is
+	// absent.
 	Tags []string `json:"tags,omitzero"`
 
-	// Default: {"cpu":2}; a decoded value is not filled in when the property is absent.
+	// Default: {"cpu":2}; a decoded value is not filled in when the property is
+	// absent.
 	Limits *JobQueuedLimits `json:"limits,omitzero"`
 }
 
@@ -48,7 +57,8 @@ const (
 	JobQueuedModeDefault     JobQueuedMode = "safe"
 )
 
-// Validate checks v against the schema of JobQueued facts (job-queued.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of JobQueued facts (job-queued.json),
+// including what Go types cannot express: patterns, ranges, lengths, formats.
 func (v JobQueued) Validate() error {
 	return schemaSet.ValidateValue("job-queued.json", v)
 }
@@ -64,7 +74,8 @@ const (
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 type JobQueuedLimits struct {
-	// Default: 2 (JobQueuedLimitsCPUDefault); a decoded value is not filled in when the property is absent.
+	// Default: 2 (JobQueuedLimitsCPUDefault); a decoded value is not filled in
+	// when the property is absent.
 	CPU *int64 `json:"cpu,omitzero"`
 }
 

@@ -4,5 +4,7 @@ package defaults
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"job-queued.json": `{"x-routing-key":"job.queued","type":"object","properties":{"priority":{"type":"integer","default":5},"ratio":{"type":"number","default":0.25},"retry":{"type":"boolean","default":true},"queue":{"type":"string","default":"default"},"mode":{"type":"string","enum":["fast","safe"],"default":"safe"},"tags":{"type":"array","items":{"type":"string"},"default":["a","b"]},"limits":{"type":"object","properties":{"cpu":{"type":"integer","default":2}},"default":{"cpu":2}}}}`})

@@ -8,7 +8,8 @@ import "github.com/warrenbus/warren/runtime"
 // NoteAddedRoutingKey is the routing key of NoteAdded facts.
 const NoteAddedRoutingKey = "note.added"
 
-// FactNoteAdded describes NoteAdded facts to the runtime: routing key, schema version and payload validation.
+// FactNoteAdded describes NoteAdded facts to the runtime: routing key, schema
+// version and payload validation.
 //
 // Deprecated: the schema marks this as deprecated.
 var FactNoteAdded = runtime.Fact{
@@ -17,7 +18,8 @@ var FactNoteAdded = runtime.Fact{
 	Version:    1,
 }
 
-// NoteAdded is the payload of note.added facts (schema note-added.json, version 1).
+// NoteAdded is the payload of note.added facts (schema note-added.json,
+// version 1).
 //
 // A note was added. Ends the comment? */ no.
 //
@@ -41,7 +43,8 @@ type NoteAdded struct {
 	// Deprecated: the schema marks this as deprecated.
 	Legacy *string `json:"legacy,omitzero"`
 
-	// Default: "`backtick`" (NoteAddedQuoteDefault); a decoded value is not filled in when the property is absent.
+	// Default: "`backtick`" (NoteAddedQuoteDefault); a decoded value is not filled
+	// in when the property is absent.
 	Quote *NoteAddedQuote `json:"quote,omitzero"`
 
 	// // not a directive
@@ -54,7 +57,8 @@ const (
 	NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 )
 
-// Validate checks v against the schema of NoteAdded facts (note-added.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of NoteAdded facts (note-added.json),
+// including what Go types cannot express: patterns, ranges, lengths, formats.
 func (v NoteAdded) Validate() error {
 	return schemaSet.ValidateValue("note-added.json", v)
 }

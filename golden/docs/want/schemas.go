@@ -4,5 +4,7 @@ package docs
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"note-added.json": "{\"x-routing-key\":\"note.added\",\"type\":\"object\",\"title\":\"NoteAdded\",\"description\":\"A note was added. Ends the comment? */ no.\\n\\t\\tIndented line.\",\"deprecated\":true,\"properties\":{\"text\":{\"type\":\"string\",\"description\":\"First line.\\nSecond line */ func init() { panic(1) } /*\\r\\nThird\u2028line after U+2028.\\n\\n\\nAfter blank lines.\ufeff BOM gone.\"},\"old_field\":{\"type\":\"string\",\"deprecated\":true,\"description\":\"Use text.\"},\"legacy\":{\"type\":\"string\",\"deprecated\":true},\"quote\":{\"type\":\"string\",\"enum\":[\"`backtick`\",\"\\\"quoted\\\"\",\"new\\nline\"],\"default\":\"`backtick`\"},\"slashes\":{\"type\":\"string\",\"description\":\"// not a directive\\n//go:build ignore\"}},\"required\":[\"text\"]}"})

@@ -4,5 +4,7 @@ package enums
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"ticket-opened.json": `{"x-routing-key":"ticket.opened","type":"object","properties":{"kind":{"const":"ticket"},"status":{"type":"string","enum":["open","in-progress","waiting_for_customer","closed"]},"priority":{"type":"integer","enum":[1,2,3,-1]},"severity":{"title":"Severity","enum":["low","high",null]},"channels":{"type":"array","items":{"type":"string","enum":["email","sms"]}},"version":{"const":2},"ratio":{"type":"number","enum":[0.5,1.5]},"flag":{"const":true},"region":{"type":"string","enum":["EU","US","APAC"]}},"required":["kind","status","priority"]}`})

@@ -8,14 +8,16 @@ import "github.com/warrenbus/warren/runtime"
 // TicketOpenedRoutingKey is the routing key of TicketOpened facts.
 const TicketOpenedRoutingKey = "ticket.opened"
 
-// FactTicketOpened describes TicketOpened facts to the runtime: routing key, schema version and payload validation.
+// FactTicketOpened describes TicketOpened facts to the runtime: routing key,
+// schema version and payload validation.
 var FactTicketOpened = runtime.Fact{
 	RoutingKey: TicketOpenedRoutingKey,
 	Validate:   schemaSet.Validator("ticket-opened.json"),
 	Version:    1,
 }
 
-// TicketOpened is the payload of ticket.opened facts (schema ticket-opened.json, version 1).
+// TicketOpened is the payload of ticket.opened facts (schema
+// ticket-opened.json, version 1).
 type TicketOpened struct {
 	Kind     TicketOpenedKind           `json:"kind"`
 	Status   TicketOpenedStatus         `json:"status"`
@@ -28,7 +30,9 @@ type TicketOpened struct {
 	Region   *TicketOpenedRegion        `json:"region,omitzero"`
 }
 
-// Validate checks v against the schema of TicketOpened facts (ticket-opened.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of TicketOpened facts
+// (ticket-opened.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v TicketOpened) Validate() error {
 	return schemaSet.ValidateValue("ticket-opened.json", v)
 }
@@ -52,7 +56,8 @@ const (
 	TicketOpenedStatusClosed             TicketOpenedStatus = "closed"
 )
 
-// TicketOpenedPriority is generated from ticket-opened.json#/properties/priority.
+// TicketOpenedPriority is generated from
+// ticket-opened.json#/properties/priority.
 type TicketOpenedPriority int64
 
 // Values of TicketOpenedPriority.
@@ -72,7 +77,8 @@ const (
 	SeverityHigh Severity = "high"
 )
 
-// TicketOpenedChannelsItem is generated from ticket-opened.json#/properties/channels/items.
+// TicketOpenedChannelsItem is generated from
+// ticket-opened.json#/properties/channels/items.
 type TicketOpenedChannelsItem string
 
 // Values of TicketOpenedChannelsItem.
@@ -81,7 +87,8 @@ const (
 	TicketOpenedChannelsItemSms   TicketOpenedChannelsItem = "sms"
 )
 
-// TicketOpenedVersion is generated from ticket-opened.json#/properties/version.
+// TicketOpenedVersion is generated from
+// ticket-opened.json#/properties/version.
 type TicketOpenedVersion int64
 
 // Values of TicketOpenedVersion.

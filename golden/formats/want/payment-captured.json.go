@@ -11,14 +11,16 @@ import (
 // PaymentCapturedRoutingKey is the routing key of PaymentCaptured facts.
 const PaymentCapturedRoutingKey = "payment.captured"
 
-// FactPaymentCaptured describes PaymentCaptured facts to the runtime: routing key, schema version and payload validation.
+// FactPaymentCaptured describes PaymentCaptured facts to the runtime: routing
+// key, schema version and payload validation.
 var FactPaymentCaptured = runtime.Fact{
 	RoutingKey: PaymentCapturedRoutingKey,
 	Validate:   schemaSet.Validator("payment-captured.json"),
 	Version:    1,
 }
 
-// PaymentCaptured is the payload of payment.captured facts (schema payment-captured.json, version 1).
+// PaymentCaptured is the payload of payment.captured facts (schema
+// payment-captured.json, version 1).
 type PaymentCaptured struct {
 	CapturedAt time.Time   `json:"captured_at"`
 	SettledAt  *time.Time  `json:"settled_at,omitzero"`
@@ -30,7 +32,9 @@ type PaymentCaptured struct {
 	History    []time.Time `json:"history,omitzero"`
 }
 
-// Validate checks v against the schema of PaymentCaptured facts (payment-captured.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of PaymentCaptured facts
+// (payment-captured.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v PaymentCaptured) Validate() error {
 	return schemaSet.ValidateValue("payment-captured.json", v)
 }

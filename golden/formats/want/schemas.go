@@ -4,5 +4,7 @@ package formats
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"payment-captured.json": `{"x-routing-key":"payment.captured","type":"object","properties":{"captured_at":{"type":"string","format":"date-time"},"settled_at":{"type":"string","format":"date-time"},"voided_at":{"type":["string","null"],"format":"date-time"},"payment_id":{"type":"string","format":"uuid"},"payer_email":{"type":"string","format":"email"},"value_date":{"type":"string","format":"date"},"receipt_url":{"type":"string","format":"uri"},"history":{"type":"array","items":{"type":"string","format":"date-time"}}},"required":["captured_at","payment_id","payer_email","value_date","voided_at"]}`})

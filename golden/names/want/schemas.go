@@ -4,5 +4,7 @@ package names
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"user-signed-up.json": `{"x-routing-key":"user.signed_up","type":"object","properties":{"catalogue_id":{"type":"string"},"url":{"type":"string"},"image_urls":{"type":"array","items":{"type":"string"}},"type":{"type":"string"},"func":{"type":"string"},"3d_model":{"type":"string"},"HTTPServer":{"type":"string"},"größe":{"type":"integer"},"json":{"type":"string"},"api-key":{"type":"string"},"x-":{"type":"string"}}}`})

@@ -8,14 +8,16 @@ import "github.com/warrenbus/warren/runtime"
 // UserSignedUpRoutingKey is the routing key of UserSignedUp facts.
 const UserSignedUpRoutingKey = "user.signed_up"
 
-// FactUserSignedUp describes UserSignedUp facts to the runtime: routing key, schema version and payload validation.
+// FactUserSignedUp describes UserSignedUp facts to the runtime: routing key,
+// schema version and payload validation.
 var FactUserSignedUp = runtime.Fact{
 	RoutingKey: UserSignedUpRoutingKey,
 	Validate:   schemaSet.Validator("user-signed-up.json"),
 	Version:    1,
 }
 
-// UserSignedUp is the payload of user.signed_up facts (schema user-signed-up.json, version 1).
+// UserSignedUp is the payload of user.signed_up facts (schema
+// user-signed-up.json, version 1).
 type UserSignedUp struct {
 	CatalogueID *string  `json:"catalogue_id,omitzero"`
 	URL         *string  `json:"url,omitzero"`
@@ -30,7 +32,9 @@ type UserSignedUp struct {
 	X           *string  `json:"x-,omitzero"`
 }
 
-// Validate checks v against the schema of UserSignedUp facts (user-signed-up.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of UserSignedUp facts
+// (user-signed-up.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v UserSignedUp) Validate() error {
 	return schemaSet.ValidateValue("user-signed-up.json", v)
 }

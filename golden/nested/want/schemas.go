@@ -4,5 +4,7 @@ package nested
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"shipment-sent.json": `{"x-routing-key":"shipment.sent","type":"object","properties":{"shipment_id":{"type":"string"},"destination":{"type":"object","required":["address"],"properties":{"address":{"type":"object","required":["street","city"],"properties":{"street":{"type":"string"},"city":{"type":"string"},"geo":{"type":"object","properties":{"lat":{"type":"number"},"lon":{"type":"number"}}}}},"contact":{"title":"Contact","type":"object","properties":{"phone":{"type":"string"}}}}}},"required":["shipment_id","destination"]}`})

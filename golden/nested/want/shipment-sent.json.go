@@ -8,44 +8,52 @@ import "github.com/warrenbus/warren/runtime"
 // ShipmentSentRoutingKey is the routing key of ShipmentSent facts.
 const ShipmentSentRoutingKey = "shipment.sent"
 
-// FactShipmentSent describes ShipmentSent facts to the runtime: routing key, schema version and payload validation.
+// FactShipmentSent describes ShipmentSent facts to the runtime: routing key,
+// schema version and payload validation.
 var FactShipmentSent = runtime.Fact{
 	RoutingKey: ShipmentSentRoutingKey,
 	Validate:   schemaSet.Validator("shipment-sent.json"),
 	Version:    1,
 }
 
-// ShipmentSent is the payload of shipment.sent facts (schema shipment-sent.json, version 1).
+// ShipmentSent is the payload of shipment.sent facts (schema
+// shipment-sent.json, version 1).
 type ShipmentSent struct {
 	ShipmentID  string                  `json:"shipment_id"`
 	Destination ShipmentSentDestination `json:"destination"`
 }
 
-// Validate checks v against the schema of ShipmentSent facts (shipment-sent.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ShipmentSent facts
+// (shipment-sent.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v ShipmentSent) Validate() error {
 	return schemaSet.ValidateValue("shipment-sent.json", v)
 }
 
-// ShipmentSentDestination is generated from shipment-sent.json#/properties/destination.
+// ShipmentSentDestination is generated from
+// shipment-sent.json#/properties/destination.
 type ShipmentSentDestination struct {
 	Address ShipmentSentDestinationAddress `json:"address"`
 	Contact *Contact                       `json:"contact,omitzero"`
 }
 
-// ShipmentSentDestinationAddress is generated from shipment-sent.json#/properties/destination/properties/address.
+// ShipmentSentDestinationAddress is generated from
+// shipment-sent.json#/properties/destination/properties/address.
 type ShipmentSentDestinationAddress struct {
 	Street string                             `json:"street"`
 	City   string                             `json:"city"`
 	Geo    *ShipmentSentDestinationAddressGeo `json:"geo,omitzero"`
 }
 
-// ShipmentSentDestinationAddressGeo is generated from shipment-sent.json#/properties/destination/properties/address/properties/geo.
+// ShipmentSentDestinationAddressGeo is generated from
+// shipment-sent.json#/properties/destination/properties/address/properties/geo.
 type ShipmentSentDestinationAddressGeo struct {
 	Lat *float64 `json:"lat,omitzero"`
 	Lon *float64 `json:"lon,omitzero"`
 }
 
-// Contact is generated from shipment-sent.json#/properties/destination/properties/contact.
+// Contact is generated from
+// shipment-sent.json#/properties/destination/properties/contact.
 type Contact struct {
 	Phone *string `json:"phone,omitzero"`
 }

@@ -8,14 +8,16 @@ import "github.com/warrenbus/warren/runtime"
 // ProfileChangedRoutingKey is the routing key of ProfileChanged facts.
 const ProfileChangedRoutingKey = "profile.changed"
 
-// FactProfileChanged describes ProfileChanged facts to the runtime: routing key, schema version and payload validation.
+// FactProfileChanged describes ProfileChanged facts to the runtime: routing
+// key, schema version and payload validation.
 var FactProfileChanged = runtime.Fact{
 	RoutingKey: ProfileChangedRoutingKey,
 	Validate:   schemaSet.Validator("profile-changed.json"),
 	Version:    1,
 }
 
-// ProfileChanged is the payload of profile.changed facts (schema profile-changed.json, version 1).
+// ProfileChanged is the payload of profile.changed facts (schema
+// profile-changed.json, version 1).
 type ProfileChanged struct {
 	Nickname   *string                `json:"nickname"`
 	Age        *int64                 `json:"age"`
@@ -27,12 +29,15 @@ type ProfileChanged struct {
 	Scores     []*int64               `json:"scores"`
 }
 
-// Validate checks v against the schema of ProfileChanged facts (profile-changed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ProfileChanged facts
+// (profile-changed.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v ProfileChanged) Validate() error {
 	return schemaSet.ValidateValue("profile-changed.json", v)
 }
 
-// ProfileChangedAddress is generated from profile-changed.json#/properties/address.
+// ProfileChangedAddress is generated from
+// profile-changed.json#/properties/address.
 type ProfileChangedAddress struct {
 	City string `json:"city"`
 }

@@ -4,5 +4,7 @@ package nullable
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"profile-changed.json": `{"x-routing-key":"profile.changed","type":"object","properties":{"nickname":{"type":["string","null"]},"age":{"type":["integer","null"]},"score":{"type":["number","null"]},"verified":{"type":["boolean","null"]},"address":{"type":["object","null"],"properties":{"city":{"type":"string"}},"required":["city"]},"tags":{"type":["array","null"],"items":{"type":"string"}},"middle_name":{"type":["string","null"]},"scores":{"type":"array","items":{"type":["integer","null"]}}},"required":["nickname","age","score","verified","address","tags","scores"]}`})

@@ -11,16 +11,19 @@ import (
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key, schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
+// schema version and payload validation.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order-placed.json"),
 	Version:    1,
 }
 
-// OrderPlaced is the payload of order.placed facts (schema order-placed.json, version 1).
+// OrderPlaced is the payload of order.placed facts (schema order-placed.json,
+// version 1).
 //
-// Required properties are plain values; optional ones are pointers with omitzero.
+// Required properties are plain values; optional ones are pointers with
+// omitzero.
 type OrderPlaced struct {
 	OrderID   string          `json:"order_id"`
 	Quantity  int64           `json:"quantity"`
@@ -33,7 +36,9 @@ type OrderPlaced struct {
 	Metadata  json.RawMessage `json:"metadata,omitzero"`
 }
 
-// Validate checks v against the schema of OrderPlaced facts (order-placed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of OrderPlaced facts
+// (order-placed.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v OrderPlaced) Validate() error {
 	return schemaSet.ValidateValue("order-placed.json", v)
 }

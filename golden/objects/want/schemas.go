@@ -4,5 +4,7 @@ package objects
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"order-placed.json": `{"x-routing-key":"order.placed","type":"object","title":"OrderPlaced","description":"Required properties are plain values; optional ones are pointers with omitzero.","properties":{"order_id":{"type":"string"},"quantity":{"type":"integer"},"weight_kg":{"type":"number"},"gift":{"type":"boolean"},"note":{"type":"string"},"discount":{"type":"number"},"rush":{"type":"boolean"},"line_count":{"type":"integer"},"metadata":{}},"required":["order_id","quantity","weight_kg","gift"]}`})

@@ -7,12 +7,19 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// Publisher publishes the facts of this package to the events exchange "app.events", one method per fact. Each payload is validated against its fact's schema before anything is sent, and each call returns once the broker has confirmed the message. A Publisher is safe for concurrent use: calls are pipelined on one channel. While the connection is down, calls wait for it up to their ctx's deadline.
+// Publisher publishes the facts of this package to the events exchange
+// "app.events", one method per fact. Each payload is validated against its
+// fact's schema before anything is sent, and each call returns once the broker
+// has confirmed the message. A Publisher is safe for concurrent use: calls are
+// pipelined on one channel. While the connection is down, calls wait for it up
+// to their ctx's deadline.
 type Publisher struct {
 	p *runtime.Publisher
 }
 
-// NewPublisher returns a Publisher over conn. Publishing a fact that no queue is bound to is an error matching runtime.ErrUnroutable, unless opts include runtime.AllowUnroutable.
+// NewPublisher returns a Publisher over conn. Publishing a fact that no queue
+// is bound to is an error matching runtime.ErrUnroutable, unless opts include
+// runtime.AllowUnroutable.
 func NewPublisher(conn *runtime.Conn, opts ...runtime.PublisherOption) (*Publisher, error) {
 	p, err := runtime.NewPublisher(conn, "app.events", opts...)
 	if err != nil {
@@ -21,12 +28,15 @@ func NewPublisher(conn *runtime.Conn, opts ...runtime.PublisherOption) (*Publish
 	return &Publisher{p: p}, nil
 }
 
-// Close releases the publisher's channel. Call it once no publish is in flight.
+// Close releases the publisher's channel. Call it once no publish is in
+// flight.
 func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishTreeChanged publishes v with routing key tree.changed and returns its message id once the broker has confirmed it. v is first validated against tree-changed.json; if it does not match, nothing is sent.
+// PublishTreeChanged publishes v with routing key tree.changed and returns its
+// message id once the broker has confirmed it. v is first validated against
+// tree-changed.json; if it does not match, nothing is sent.
 func (p *Publisher) PublishTreeChanged(ctx context.Context, v TreeChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTreeChanged, v)
 }

@@ -4,5 +4,7 @@ package recursion
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"tree-changed.json": `{"x-routing-key":"tree.changed","type":"object","$defs":{"node":{"title":"Node","type":"object","required":["name","children"],"properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}},"parent":{"$ref":"#/$defs/node"}}},"link":{"title":"Link","type":"object","required":["value"],"properties":{"value":{"type":"integer"},"next":{"$ref":"#/$defs/link"}}},"expr":{"title":"Expr","oneOf":[{"type":"number"},{"$ref":"#/$defs/binary"}]},"binary":{"title":"Binary","type":"object","required":["op","left","right"],"properties":{"op":{"type":"string","enum":["add","sub"]},"left":{"$ref":"#/$defs/expr"},"right":{"$ref":"#/$defs/expr"}}},"forest":{"type":"array","items":{"$ref":"#/$defs/forest"}}},"properties":{"root":{"$ref":"#/$defs/node"},"chain":{"$ref":"#/$defs/link"},"expr":{"$ref":"#/$defs/expr"},"forest":{"$ref":"#/$defs/forest"}},"required":["root"]}`})

@@ -11,14 +11,16 @@ import (
 // TreeChangedRoutingKey is the routing key of TreeChanged facts.
 const TreeChangedRoutingKey = "tree.changed"
 
-// FactTreeChanged describes TreeChanged facts to the runtime: routing key, schema version and payload validation.
+// FactTreeChanged describes TreeChanged facts to the runtime: routing key,
+// schema version and payload validation.
 var FactTreeChanged = runtime.Fact{
 	RoutingKey: TreeChangedRoutingKey,
 	Validate:   schemaSet.Validator("tree-changed.json"),
 	Version:    1,
 }
 
-// TreeChanged is the payload of tree.changed facts (schema tree-changed.json, version 1).
+// TreeChanged is the payload of tree.changed facts (schema tree-changed.json,
+// version 1).
 type TreeChanged struct {
 	Root   Node   `json:"root"`
 	Chain  *Link  `json:"chain,omitzero"`
@@ -26,7 +28,9 @@ type TreeChanged struct {
 	Forest Forest `json:"forest,omitzero"`
 }
 
-// Validate checks v against the schema of TreeChanged facts (tree-changed.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of TreeChanged facts
+// (tree-changed.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v TreeChanged) Validate() error {
 	return schemaSet.ValidateValue("tree-changed.json", v)
 }
@@ -44,13 +48,16 @@ type Link struct {
 	Next  *Link `json:"next,omitzero"`
 }
 
-// Expr is generated from tree-changed.json#/$defs/expr. It holds exactly one of Number, Binary (oneOf): decoding sets the field of the branch whose schema the JSON matches, encoding writes that branch.
+// Expr is generated from tree-changed.json#/$defs/expr. It holds exactly one
+// of Number, Binary (oneOf): decoding sets the field of the branch whose
+// schema the JSON matches, encoding writes that branch.
 type Expr struct {
 	Number *float64
 	Binary *Binary
 }
 
-// MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.
+// MarshalJSON encodes the branches that are set; see
+// runtime/schemaset.MarshalUnion.
 func (u Expr) MarshalJSON() ([]byte, error) {
 	var set []any
 	if u.Number != nil {

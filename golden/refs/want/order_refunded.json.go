@@ -8,20 +8,24 @@ import "github.com/warrenbus/warren/runtime"
 // OrderRefundedRoutingKey is the routing key of OrderRefunded facts.
 const OrderRefundedRoutingKey = "order.refunded"
 
-// FactOrderRefunded describes OrderRefunded facts to the runtime: routing key, schema version and payload validation.
+// FactOrderRefunded describes OrderRefunded facts to the runtime: routing key,
+// schema version and payload validation.
 var FactOrderRefunded = runtime.Fact{
 	RoutingKey: OrderRefundedRoutingKey,
 	Validate:   schemaSet.Validator("order/refunded.json"),
 	Version:    1,
 }
 
-// OrderRefunded is the payload of order.refunded facts (schema order/refunded.json, version 1).
+// OrderRefunded is the payload of order.refunded facts (schema
+// order/refunded.json, version 1).
 type OrderRefunded struct {
 	OrderID OrderID `json:"order_id"`
 	Amount  Money   `json:"amount"`
 }
 
-// Validate checks v against the schema of OrderRefunded facts (order/refunded.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of OrderRefunded facts
+// (order/refunded.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v OrderRefunded) Validate() error {
 	return schemaSet.ValidateValue("order/refunded.json", v)
 }

@@ -4,7 +4,9 @@ package refs
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{
 	"common/ids.json":     `{"$defs":{"order_id":{"type":"string","format":"uuid","description":"Identifies an order everywhere."},"tags":{"type":"array","items":{"type":"string"}},"unused":{"type":"object","properties":{"x":{"type":"string"}}}}}`,
 	"common/money.json":   `{"title":"Money","type":"object","required":["amount","currency"],"properties":{"amount":{"type":"integer"},"currency":{"$ref":"#/$defs/currency"}},"$defs":{"currency":{"type":"string","pattern":"^[A-Z]{3}$"}}}`,

@@ -11,14 +11,16 @@ import (
 // PaymentMadeRoutingKey is the routing key of PaymentMade facts.
 const PaymentMadeRoutingKey = "payment.made"
 
-// FactPaymentMade describes PaymentMade facts to the runtime: routing key, schema version and payload validation.
+// FactPaymentMade describes PaymentMade facts to the runtime: routing key,
+// schema version and payload validation.
 var FactPaymentMade = runtime.Fact{
 	RoutingKey: PaymentMadeRoutingKey,
 	Validate:   schemaSet.Validator("payment-made.json"),
 	Version:    1,
 }
 
-// PaymentMade is the payload of payment.made facts (schema payment-made.json, version 1).
+// PaymentMade is the payload of payment.made facts (schema payment-made.json,
+// version 1).
 type PaymentMade struct {
 	Method       PaymentMadeMethod        `json:"method"`
 	Reference    PaymentMadeReference     `json:"reference"`
@@ -27,7 +29,9 @@ type PaymentMade struct {
 	AmountOrFree *PaymentMadeAmountOrFree `json:"amount_or_free,omitzero"`
 }
 
-// Validate checks v against the schema of PaymentMade facts (payment-made.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of PaymentMade facts
+// (payment-made.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v PaymentMade) Validate() error {
 	return schemaSet.ValidateValue("payment-made.json", v)
 }
@@ -52,7 +56,8 @@ type Transfer struct {
 	Iban string       `json:"iban"`
 }
 
-// TransferType is generated from payment-made.json#/$defs/transfer/properties/type.
+// TransferType is generated from
+// payment-made.json#/$defs/transfer/properties/type.
 type TransferType string
 
 // Values of TransferType.
@@ -65,13 +70,16 @@ type Voucher struct {
 	Code string `json:"code"`
 }
 
-// PaymentMadeMethod is generated from payment-made.json#/properties/method. It holds exactly one of Card, Transfer (oneOf): decoding sets the field of the branch whose schema the JSON matches, encoding writes that branch.
+// PaymentMadeMethod is generated from payment-made.json#/properties/method. It
+// holds exactly one of Card, Transfer (oneOf): decoding sets the field of the
+// branch whose schema the JSON matches, encoding writes that branch.
 type PaymentMadeMethod struct {
 	Card     *Card
 	Transfer *Transfer
 }
 
-// MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.
+// MarshalJSON encodes the branches that are set; see
+// runtime/schemaset.MarshalUnion.
 func (u PaymentMadeMethod) MarshalJSON() ([]byte, error) {
 	var set []any
 	if u.Card != nil {
@@ -105,13 +113,17 @@ func (u *PaymentMadeMethod) UnmarshalJSON(data []byte) error {
 	return schemaset.CheckUnion("PaymentMadeMethod", true, ok1, ok2)
 }
 
-// PaymentMadeReference is generated from payment-made.json#/properties/reference. It holds at least one of String, Integer (anyOf): decoding sets the field of every branch whose schema the JSON matches, encoding merges them.
+// PaymentMadeReference is generated from
+// payment-made.json#/properties/reference. It holds at least one of String,
+// Integer (anyOf): decoding sets the field of every branch whose schema the
+// JSON matches, encoding merges them.
 type PaymentMadeReference struct {
 	String  *string
 	Integer *int64
 }
 
-// MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.
+// MarshalJSON encodes the branches that are set; see
+// runtime/schemaset.MarshalUnion.
 func (u PaymentMadeReference) MarshalJSON() ([]byte, error) {
 	var set []any
 	if u.String != nil {
@@ -145,13 +157,16 @@ func (u *PaymentMadeReference) UnmarshalJSON(data []byte) error {
 	return schemaset.CheckUnion("PaymentMadeReference", false, ok1, ok2)
 }
 
-// PaymentMadeContact is generated from payment-made.json#/properties/contact. It holds at least one of Option1, Option2 (anyOf): decoding sets the field of every branch whose schema the JSON matches, encoding merges them.
+// PaymentMadeContact is generated from payment-made.json#/properties/contact.
+// It holds at least one of Option1, Option2 (anyOf): decoding sets the field
+// of every branch whose schema the JSON matches, encoding merges them.
 type PaymentMadeContact struct {
 	Option1 *PaymentMadeContactOption1
 	Option2 *PaymentMadeContactOption2
 }
 
-// MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.
+// MarshalJSON encodes the branches that are set; see
+// runtime/schemaset.MarshalUnion.
 func (u PaymentMadeContact) MarshalJSON() ([]byte, error) {
 	var set []any
 	if u.Option1 != nil {
@@ -185,23 +200,29 @@ func (u *PaymentMadeContact) UnmarshalJSON(data []byte) error {
 	return schemaset.CheckUnion("PaymentMadeContact", false, ok1, ok2)
 }
 
-// PaymentMadeContactOption1 is generated from payment-made.json#/properties/contact/anyOf/0.
+// PaymentMadeContactOption1 is generated from
+// payment-made.json#/properties/contact/anyOf/0.
 type PaymentMadeContactOption1 struct {
 	Email string `json:"email"`
 }
 
-// PaymentMadeContactOption2 is generated from payment-made.json#/properties/contact/anyOf/1.
+// PaymentMadeContactOption2 is generated from
+// payment-made.json#/properties/contact/anyOf/1.
 type PaymentMadeContactOption2 struct {
 	Phone string `json:"phone"`
 }
 
-// PaymentMadeAmountOrFree is generated from payment-made.json#/properties/amount_or_free. It holds exactly one of Number, Option2 (oneOf): decoding sets the field of the branch whose schema the JSON matches, encoding writes that branch.
+// PaymentMadeAmountOrFree is generated from
+// payment-made.json#/properties/amount_or_free. It holds exactly one of
+// Number, Option2 (oneOf): decoding sets the field of the branch whose schema
+// the JSON matches, encoding writes that branch.
 type PaymentMadeAmountOrFree struct {
 	Number  *float64
 	Option2 *PaymentMadeAmountOrFreeOption2
 }
 
-// MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.
+// MarshalJSON encodes the branches that are set; see
+// runtime/schemaset.MarshalUnion.
 func (u PaymentMadeAmountOrFree) MarshalJSON() ([]byte, error) {
 	var set []any
 	if u.Number != nil {
@@ -235,7 +256,8 @@ func (u *PaymentMadeAmountOrFree) UnmarshalJSON(data []byte) error {
 	return schemaset.CheckUnion("PaymentMadeAmountOrFree", true, ok1, ok2)
 }
 
-// PaymentMadeAmountOrFreeOption2 is generated from payment-made.json#/properties/amount_or_free/oneOf/1.
+// PaymentMadeAmountOrFreeOption2 is generated from
+// payment-made.json#/properties/amount_or_free/oneOf/1.
 type PaymentMadeAmountOrFreeOption2 string
 
 // Values of PaymentMadeAmountOrFreeOption2.

@@ -4,5 +4,7 @@ package unions
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{"payment-made.json": `{"x-routing-key":"payment.made","type":"object","$defs":{"card":{"title":"Card","type":"object","required":["type","last4"],"properties":{"type":{"const":"card"},"last4":{"type":"string"}}},"transfer":{"title":"Transfer","type":"object","required":["type","iban"],"properties":{"type":{"const":"transfer"},"iban":{"type":"string"}}},"voucher":{"type":"object","required":["code"],"properties":{"code":{"type":"string"}}}},"properties":{"method":{"oneOf":[{"$ref":"#/$defs/card"},{"$ref":"#/$defs/transfer"}]},"reference":{"anyOf":[{"type":"string"},{"type":"integer"}]},"voucher":{"oneOf":[{"$ref":"#/$defs/voucher"},{"type":"null"}]},"contact":{"anyOf":[{"type":"object","required":["email"],"properties":{"email":{"type":"string","format":"email"}}},{"type":"object","required":["phone"],"properties":{"phone":{"type":"string"}}}]},"amount_or_free":{"oneOf":[{"type":"number","exclusiveMinimum":0},{"const":"free"}]}},"required":["method","reference"]}`})

@@ -9,19 +9,30 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// StockAuditorHandler handles the facts that consumer "stock-auditor" receives: one method per fact its bindings match. NewStockAuditorConsumer binds it to the runtime.
+// StockAuditorHandler handles the facts that consumer "stock-auditor"
+// receives: one method per fact its bindings match. NewStockAuditorConsumer
+// binds it to the runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Records every count; gives up at once.
 //
 // Bindings: stock.*.counted
 type StockAuditorHandler interface {
-	// HandleItemCounted is called with each ItemCounted fact (routing key stock.item.counted) the consumer receives.
+	// HandleItemCounted is called with each ItemCounted fact (routing key
+	// stock.item.counted) the consumer receives.
 	HandleItemCounted(ctx context.Context, d runtime.Delivery, fact ItemCounted) error
 }
 
-// NewStockAuditorConsumer returns consumer "stock-auditor": it reads the work queue stock-auditor and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewStockAuditorConsumer returns consumer "stock-auditor": it reads the work
+// queue stock-auditor and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewStockAuditorConsumer(conn *runtime.Conn, h StockAuditorHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"stock-auditor\": nil StockAuditorHandler")
@@ -31,22 +42,34 @@ func NewStockAuditorConsumer(conn *runtime.Conn, h StockAuditorHandler, opts ...
 	}, opts...)
 }
 
-// StockKeeperHandler handles the facts that consumer "stock-keeper" receives: one method per fact its bindings match. NewStockKeeperConsumer binds it to the runtime.
+// StockKeeperHandler handles the facts that consumer "stock-keeper" receives:
+// one method per fact its bindings match. NewStockKeeperConsumer binds it to
+// the runtime.
 //
-// A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
 //
 // Keeps the stock levels.
 //
 // Bindings: stock.#
 type StockKeeperHandler interface {
-	// HandleItemCounted is called with each ItemCounted fact (routing key stock.item.counted) the consumer receives.
+	// HandleItemCounted is called with each ItemCounted fact (routing key
+	// stock.item.counted) the consumer receives.
 	HandleItemCounted(ctx context.Context, d runtime.Delivery, fact ItemCounted) error
 
-	// HandleItemReserved is called with each ItemReserved fact (routing key stock.item.reserved) the consumer receives.
+	// HandleItemReserved is called with each ItemReserved fact (routing key
+	// stock.item.reserved) the consumer receives.
 	HandleItemReserved(ctx context.Context, d runtime.Delivery, fact ItemReserved) error
 }
 
-// NewStockKeeperConsumer returns consumer "stock-keeper": it reads the work queue stock-keeper and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of Topology. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewStockKeeperConsumer returns consumer "stock-keeper": it reads the work
+// queue stock-keeper and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewStockKeeperConsumer(conn *runtime.Conn, h StockKeeperHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"stock-keeper\": nil StockKeeperHandler")

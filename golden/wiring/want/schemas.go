@@ -4,7 +4,9 @@ package wiring
 
 import "github.com/warrenbus/warren/runtime/schemaset"
 
-// schemaSet holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.
+// schemaSet holds the JSON Schemas the types of this package were generated
+// from, keyed by their path in the schema directory; values are validated
+// against them.
 var schemaSet = schemaset.New(map[string]string{
 	"stock/counted.json":  `{"x-routing-key":"stock.item.counted","title":"ItemCounted","description":"Somebody counted the items of one SKU on a shelf.","type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"},"quantity":{"type":"integer","minimum":0},"counted_by":{"type":"string"}},"required":["sku","quantity"],"additionalProperties":false}`,
 	"stock/reserved.json": `{"x-routing-key":"stock.item.reserved","title":"ItemReserved","description":"Items of one SKU were set aside for an order.","type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"},"order_id":{"type":"string"},"quantity":{"type":"integer","minimum":1}},"required":["sku","order_id","quantity"],"additionalProperties":false}`,

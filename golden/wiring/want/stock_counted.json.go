@@ -8,14 +8,16 @@ import "github.com/warrenbus/warren/runtime"
 // ItemCountedRoutingKey is the routing key of ItemCounted facts.
 const ItemCountedRoutingKey = "stock.item.counted"
 
-// FactItemCounted describes ItemCounted facts to the runtime: routing key, schema version and payload validation.
+// FactItemCounted describes ItemCounted facts to the runtime: routing key,
+// schema version and payload validation.
 var FactItemCounted = runtime.Fact{
 	RoutingKey: ItemCountedRoutingKey,
 	Validate:   schemaSet.Validator("stock/counted.json"),
 	Version:    1,
 }
 
-// ItemCounted is the payload of stock.item.counted facts (schema stock/counted.json, version 1).
+// ItemCounted is the payload of stock.item.counted facts (schema
+// stock/counted.json, version 1).
 //
 // Somebody counted the items of one SKU on a shelf.
 type ItemCounted struct {
@@ -24,7 +26,9 @@ type ItemCounted struct {
 	CountedBy *string `json:"counted_by,omitzero"`
 }
 
-// Validate checks v against the schema of ItemCounted facts (stock/counted.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ItemCounted facts
+// (stock/counted.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v ItemCounted) Validate() error {
 	return schemaSet.ValidateValue("stock/counted.json", v)
 }

@@ -8,14 +8,16 @@ import "github.com/warrenbus/warren/runtime"
 // ItemReservedRoutingKey is the routing key of ItemReserved facts.
 const ItemReservedRoutingKey = "stock.item.reserved"
 
-// FactItemReserved describes ItemReserved facts to the runtime: routing key, schema version and payload validation.
+// FactItemReserved describes ItemReserved facts to the runtime: routing key,
+// schema version and payload validation.
 var FactItemReserved = runtime.Fact{
 	RoutingKey: ItemReservedRoutingKey,
 	Validate:   schemaSet.Validator("stock/reserved.json"),
 	Version:    1,
 }
 
-// ItemReserved is the payload of stock.item.reserved facts (schema stock/reserved.json, version 1).
+// ItemReserved is the payload of stock.item.reserved facts (schema
+// stock/reserved.json, version 1).
 //
 // Items of one SKU were set aside for an order.
 type ItemReserved struct {
@@ -24,7 +26,9 @@ type ItemReserved struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// Validate checks v against the schema of ItemReserved facts (stock/reserved.json), including what Go types cannot express: patterns, ranges, lengths, formats.
+// Validate checks v against the schema of ItemReserved facts
+// (stock/reserved.json), including what Go types cannot express: patterns,
+// ranges, lengths, formats.
 func (v ItemReserved) Validate() error {
 	return schemaSet.ValidateValue("stock/reserved.json", v)
 }
