@@ -9,10 +9,15 @@ EXAMPLE := examples/catalogue
 generate:
 	$(GO) run ./cmd/warren generate --out $(EXAMPLE)/catalogueevents $(EXAMPLE)/events
 
+# Packages with tests that cut broker connections (named TestDisruptive...):
+# they run after the main suite, one package at a time, so that they cannot
+# disturb other broker tests.
+DISRUPTIVE_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func TestDisruptive' .)))
+
 ## test: vet, the whole suite, then the tests that disrupt the broker, one at a time
 test: vet
 	$(GO) test ./...
-	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -run 'Disruptive' ./...
+	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -v -run '^TestDisruptive' $(DISRUPTIVE_PKGS)
 
 vet:
 	$(GO) vet ./...

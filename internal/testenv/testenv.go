@@ -44,7 +44,8 @@ func PGDSN(t testing.TB) string {
 // Disruptive skips the test unless WARREN_DISRUPTIVE=1. Tests that restart
 // the broker or cut its connections disturb every other broker test running
 // at the same moment, so they run on their own, serially, after the main
-// suite (see the Makefile's test target).
+// suite: the Makefile's test target finds them by their name, which must
+// start with TestDisruptive.
 func Disruptive(t testing.TB) {
 	t.Helper()
 	if os.Getenv("WARREN_DISRUPTIVE") != "1" {
