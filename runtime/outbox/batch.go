@@ -1,0 +1,228 @@
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// errStore is matched by the errors of a round whose database work failed,
+// as opposed to a round in which some publishes failed.
+var errStore = errors.New("outbox store")
+
+// maxErrorText bounds the error text kept in last_error.
+const maxErrorText = 1000
+
+// row is one claimed outbox row.
+type row struct {
+	id, routingKey string
+	version        int
+	envelope       []byte
+	attempts       int // failed publishes before this round
+}
+
+type failure struct {
+	row row
+	err error
+}
+
+// batchResult is what one round did.
+type batchResult struct {
+	claimed, published, unroutable int
+	failures                       []failure
+}
+
+// relay runs one round: claim, publish, settle. See [Relay.RelayOnce].
+func (r *Relay) relay(ctx context.Context) (batchResult, error) {
+	var b batchResult
+	if err := ctx.Err(); err != nil {
+		return b, err
+	}
+	// The transaction does not end with ctx: once publishes are confirmed,
+	// deleting their rows is what keeps a stopping relay from publishing
+	// them again. Its own deadline covers the publishes and the settling.
+	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PublishTimeout+settleTimeout)
+	defer cancel()
+	tx, err := r.db.BeginTx(txCtx, nil)
+	if err != nil {
+		return b, r.storeError(ctx, "begin", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	rows, err := r.claimBatch(ctx, tx)
+	if err != nil {
+		return b, r.storeError(ctx, "claim", err)
+	}
+	b.claimed = len(rows)
+	if len(rows) == 0 {
+		return b, nil
+	}
+
+	outcomes := r.publish(ctx, rows)
+
+	var confirmed []string
+	interrupted := 0
+	now := r.cfg.Now()
+	for i, row := range rows {
+		switch err := outcomes[i]; {
+		case err == nil:
+			confirmed = append(confirmed, row.id)
+		case stoppedBy(ctx, err):
+			// Not a failure of this fact: the relay is stopping. The row
+			// stays as it was, and the next relay publishes it (again, if
+			// the broker kept this publish after all).
+			interrupted++
+		default:
+			b.failures = append(b.failures, failure{row: row, err: fmt.Errorf("outbox: message %s: %w", row.id, err)})
+			if errors.Is(err, runtime.ErrUnroutable) {
+				b.unroutable++
+			}
+		}
+	}
+	r.failed.Add(uint64(len(b.failures)))
+	r.unroutable.Add(uint64(b.unroutable))
+	if err := r.settle(txCtx, tx, confirmed, b.failures, now); err != nil {
+		return batchResult{claimed: b.claimed}, fmt.Errorf("%w (the %d facts the broker confirmed are published again by a later round)", err, len(confirmed))
+	}
+	b.published = len(confirmed)
+	r.published.Add(uint64(b.published))
+
+	errs := make([]error, 0, len(b.failures)+1)
+	for _, f := range b.failures {
+		errs = append(errs, f.err)
+	}
+	if interrupted > 0 {
+		errs = append(errs, fmt.Errorf("outbox: %d facts left for a later round: %w", interrupted, context.Cause(ctx)))
+	}
+	return b, errors.Join(errs...)
+}
+
+// claimBatch opens the claim (the dialect's lock first) and reads the due
+// rows, oldest id first. It runs under ctx, so a relay that is stopped
+// while waiting for a lock gives up without having claimed anything.
+func (r *Relay) claimBatch(ctx context.Context, tx *sql.Tx) ([]row, error) {
+	for _, stmt := range r.setup {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return nil, fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	rs, err := tx.QueryContext(ctx, r.claim, r.d.stamp(r.cfg.Now()))
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var rows []row
+	for rs.Next() {
+		var x row
+		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts); err != nil {
+			return nil, err
+		}
+		rows = append(rows, x)
+	}
+	return rows, rs.Err()
+}
+
+// publish publishes rows, up to Concurrency at once, and returns each
+// row's outcome. With Concurrency 1 a row is published only after the one
+// before it was confirmed, so the broker receives them in id order.
+func (r *Relay) publish(ctx context.Context, rows []row) []error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
+	defer cancel()
+	outcomes := make([]error, len(rows))
+	slots := make(chan struct{}, r.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range rows {
+		if ctx.Err() == nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			outcomes[i] = fmt.Errorf("not published: %w", context.Cause(ctx))
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			outcomes[i] = r.publishRow(ctx, rows[i])
+		})
+	}
+	wg.Wait()
+	return outcomes
+}
+
+func (r *Relay) publishRow(ctx context.Context, x row) error {
+	var env runtime.Envelope
+	if err := json.Unmarshal(x.envelope, &env); err != nil {
+		return fmt.Errorf("decode envelope: %w", err)
+	}
+	if env.ID != x.id {
+		return fmt.Errorf("envelope id %q differs from the row's id", env.ID)
+	}
+	// The payload was validated by Write; the Fact carries no validator.
+	f := runtime.Fact{RoutingKey: x.routingKey, Version: x.version}
+	return r.pub.PublishEnvelope(ctx, f, env)
+}
+
+// settle deletes the confirmed rows, records the failures on theirs and
+// commits.
+func (r *Relay) settle(ctx context.Context, tx *sql.Tx, confirmed []string, failures []failure, now time.Time) error {
+	if len(confirmed) > 0 {
+		marks := make([]string, len(confirmed))
+		args := make([]any, len(confirmed))
+		for i, id := range confirmed {
+			marks[i] = r.d.placeholder(i + 1)
+			args[i] = id
+		}
+		del := fmt.Sprintf("DELETE FROM %s WHERE id IN (%s)", r.table.quoted(), strings.Join(marks, ", "))
+		if _, err := tx.ExecContext(ctx, del, args...); err != nil {
+			return r.storeError(ctx, "delete published rows", err)
+		}
+	}
+	for _, f := range failures {
+		retryAt := now.Add(r.retryDelay(f.row.attempts + 1))
+		if _, err := tx.ExecContext(ctx, r.fail, errorText(f.err), r.d.stamp(now), r.d.stamp(retryAt), f.row.id); err != nil {
+			return r.storeError(ctx, "record failed publish", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return r.storeError(ctx, "commit", err)
+	}
+	return nil
+}
+
+// retryDelay is how long a row waits after its n-th failed publish.
+func (r *Relay) retryDelay(n int) time.Duration {
+	d := r.cfg.RetryMin
+	for i := 1; i < n && d < r.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, r.cfg.RetryMax)
+}
+
+func (r *Relay) storeError(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w: %w", cerr, err)
+	}
+	return fmt.Errorf("%w: %s %s: %s: %w", errStore, r.cfg.Dialect, r.table, op, err)
+}
+
+// stoppedBy reports whether err is ctx ending rather than a failure of the
+// publish itself.
+func stoppedBy(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
+}
+
+func errorText(err error) string {
+	s := err.Error()
+	if len(s) > maxErrorText {
+		s = s[:maxErrorText]
+	}
+	return strings.ToValidUTF8(s, "?")
+}

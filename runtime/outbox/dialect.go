@@ -1,0 +1,152 @@
+package outbox
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dialect names the SQL flavour of an outbox table: [Postgres] or [SQLite].
+// What differs between them (placeholders, how times are stored, which
+// migration applies, how the relay locks the rows it claims) lives behind
+// it, so that [Outbox] and [Relay] are written once.
+type Dialect string
+
+// The dialects an outbox speaks.
+const (
+	// Postgres is PostgreSQL, used through pgx's database/sql driver
+	// (github.com/jackc/pgx/v5/stdlib). The relay claims rows with
+	// FOR UPDATE SKIP LOCKED, so any number of relays, in any number of
+	// processes, share one table without publishing a row twice at once.
+	Postgres Dialect = "postgres"
+	// SQLite is SQLite, used through the pure-Go driver modernc.org/sqlite.
+	// Times are stored in Unix milliseconds (INTEGER). SQLite has one writer
+	// at a time: the relay holds the write lock while it publishes a batch,
+	// so writers wait for it (up to their busy timeout), and a second relay
+	// on the same file only takes turns with the first. Run one relay per
+	// database file.
+	SQLite Dialect = "sqlite"
+)
+
+// dialect is what a [Dialect] does differently.
+type dialect struct {
+	// placeholder renders the n-th (1-based) statement parameter.
+	placeholder func(n int) string
+	// stamp converts a time into the value stored in a time column.
+	stamp func(t time.Time) any
+	// qualified reports whether a table name may carry a schema ("schema.table").
+	qualified bool
+	// migrations is the directory of the dialect's scripts inside [migrations].
+	migrations string
+	// migrateLock, taking the table name as its parameter, serialises
+	// concurrent migrations; "" when the database does so by itself.
+	migrateLock string
+	// txSetup returns the statements that open every relay transaction,
+	// given the relay's configuration; nil when there are none.
+	txSetup func(cfg RelayConfig) []string
+	// lockTable, given the quoted table, takes the lock that makes a claim
+	// exclusive before the claim reads; "" when the claim's own SELECT does.
+	lockTable func(table string) string
+	// claimSuffix ends the claim's SELECT: the row locking clause.
+	claimSuffix string
+}
+
+var dialects = map[Dialect]dialect{
+	Postgres: {
+		placeholder: func(n int) string { return "$" + strconv.Itoa(n) },
+		stamp:       func(t time.Time) any { return t.UTC() },
+		qualified:   true,
+		migrations:  "migrations/postgres",
+		migrateLock: "SELECT pg_advisory_xact_lock(hashtext($1))",
+		// Rows another relay has claimed are skipped, not waited for: each
+		// relay takes the oldest rows nobody holds.
+		claimSuffix: " FOR UPDATE SKIP LOCKED",
+	},
+	SQLite: {
+		placeholder: func(int) string { return "?" },
+		stamp:       func(t time.Time) any { return t.UnixMilli() },
+		migrations:  "migrations/sqlite",
+		txSetup: func(cfg RelayConfig) []string {
+			return []string{fmt.Sprintf("PRAGMA busy_timeout = %d", cfg.BusyTimeout.Milliseconds())}
+		},
+		// A transaction begun by database/sql is DEFERRED: it would read
+		// under a shared lock and try to upgrade when it deletes, which
+		// fails at once (SQLITE_BUSY_SNAPSHOT in WAL mode) if anyone wrote
+		// in between, after the batch was published. A write statement,
+		// even one that touches no row, takes the write lock first.
+		lockTable: func(table string) string { return "UPDATE " + table + " SET attempts = attempts WHERE 0" },
+	},
+}
+
+// String returns the dialect's name, "postgres" or "sqlite".
+func (d Dialect) String() string { return string(d) }
+
+// impl returns what d does, or an error naming the accepted dialects.
+func (d Dialect) impl() (dialect, error) {
+	impl, ok := dialects[d]
+	if !ok {
+		if d == "" {
+			return dialect{}, errors.New("no dialect: expected outbox.Postgres or outbox.SQLite")
+		}
+		return dialect{}, fmt.Errorf("dialect %q: expected outbox.Postgres or outbox.SQLite", string(d))
+	}
+	return impl, nil
+}
+
+// maxTableName is PostgreSQL's identifier limit.
+const maxTableName = 63
+
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// tableName is a validated table name, possibly schema-qualified, that can
+// be spliced into SQL.
+type tableName struct {
+	schema, name string
+}
+
+// parseTable checks that table is a safe identifier for d. Only lower-case
+// names are accepted: quoted, they mean exactly what an unquoted name in a
+// hand-written query means, so nobody is surprised by case folding.
+func parseTable(d Dialect, table string) (tableName, error) {
+	impl, err := d.impl()
+	if err != nil {
+		return tableName{}, err
+	}
+	schema, name, qualified := strings.Cut(table, ".")
+	parts := []string{schema, name}
+	if !qualified {
+		schema, name, parts = "", table, []string{table}
+	} else if !impl.qualified {
+		return tableName{}, fmt.Errorf("table %q: %s does not take a schema-qualified name", table, d)
+	}
+	for _, part := range parts {
+		if !identifier.MatchString(part) {
+			return tableName{}, fmt.Errorf("table %q: expected lower-case letters, digits and underscores, starting with a letter or underscore (optionally schema.table on PostgreSQL)", table)
+		}
+	}
+	if len(name) > maxTableName || len(schema) > maxTableName {
+		return tableName{}, fmt.Errorf("table %q: a name is longer than %d characters", table, maxTableName)
+	}
+	return tableName{schema: schema, name: name}, nil
+}
+
+// quoted renders the table as a quoted SQL identifier.
+func (t tableName) quoted() string {
+	if t.schema == "" {
+		return quote(t.name)
+	}
+	return quote(t.schema) + "." + quote(t.name)
+}
+
+func (t tableName) String() string {
+	if t.schema == "" {
+		return t.name
+	}
+	return t.schema + "." + t.name
+}
+
+// quote is safe because parseTable admits no quote characters.
+func quote(ident string) string { return `"` + ident + `"` }

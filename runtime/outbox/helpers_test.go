@@ -1,0 +1,362 @@
+package outbox_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	amqp "github.com/rabbitmq/amqp091-go"
+	_ "modernc.org/sqlite"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// order is the payload the tests write.
+type order struct {
+	ID    string `json:"id"`
+	Total int    `json:"total"`
+}
+
+// factPlaced is routed to the test consumer's queue (bound to order.*).
+var factPlaced = runtime.Fact{RoutingKey: "order.placed", Version: 2}
+
+// store is one test's outbox table, in SQLite or PostgreSQL.
+type store struct {
+	t       testing.TB
+	db      *sql.DB
+	dialect outbox.Dialect
+	ob      *outbox.Outbox
+	open    func() *sql.DB // another pool on the same database
+}
+
+// forEachDB runs test once on an SQLite file and once on PostgreSQL
+// (skipped locally when the server is down), each with a fresh outbox
+// table that is dropped when the subtest ends.
+func forEachDB(t *testing.T, test func(t *testing.T, s *store)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, newSQLiteStore(t)) })
+	t.Run("postgres", func(t *testing.T) { test(t, newPostgresStore(t)) })
+}
+
+func newSQLiteStore(t testing.TB) *store {
+	dsn := "file:" + filepath.Join(t.TempDir(), "shop.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	return newStore(t, outbox.SQLite, func() *sql.DB { return openDB(t, "sqlite", dsn) })
+}
+
+func newPostgresStore(t testing.TB) *store {
+	dsn := testenv.PGDSN(t)
+	return newStore(t, outbox.Postgres, func() *sql.DB { return openDB(t, "pgx", dsn) })
+}
+
+func newStore(t testing.TB, d outbox.Dialect, open func() *sql.DB) *store {
+	t.Helper()
+	db := open()
+	ob, err := outbox.New(outbox.Config{Dialect: d, Table: tableName("warren_outbox")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	dropTable(t, db, ob.Table())
+	return &store{t: t, db: db, dialect: d, ob: ob, open: open}
+}
+
+// openDB opens a pool that is closed when t ends.
+func openDB(t testing.TB, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", driver, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// tableName is a table name of this test alone (testenv.Name, made a safe
+// SQL identifier).
+func tableName(prefix string) string {
+	return strings.ReplaceAll(testenv.Name(prefix), "-", "_")
+}
+
+func dropTable(t testing.TB, db *sql.DB, table string) {
+	t.Cleanup(func() {
+		if _, err := db.Exec(`DROP TABLE IF EXISTS "` + table + `"`); err != nil {
+			t.Errorf("drop table %s: %v", table, err)
+		}
+	})
+}
+
+// write writes payloads of fact f in one transaction and commits it,
+// returning their message ids.
+func (s *store) write(f runtime.Fact, payloads ...any) []string {
+	s.t.Helper()
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	ids := make([]string, len(payloads))
+	for i, p := range payloads {
+		if ids[i], err = s.ob.Write(ctx, tx, f, p); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		s.t.Fatal(err)
+	}
+	return ids
+}
+
+// outboxRow is a row of the outbox table as the tests see it.
+type outboxRow struct {
+	ID         string
+	RoutingKey string
+	Version    int
+	Envelope   []byte
+	Attempts   int
+	LastError  sql.NullString
+}
+
+// rows returns the outbox table's rows in id order.
+func (s *store) rows() []outboxRow {
+	s.t.Helper()
+	q := fmt.Sprintf(`SELECT id, routing_key, version, envelope, attempts, last_error FROM "%s" ORDER BY id`, s.ob.Table())
+	rs, err := s.db.Query(q)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer rs.Close()
+	var out []outboxRow
+	for rs.Next() {
+		var r outboxRow
+		if err := rs.Scan(&r.ID, &r.RoutingKey, &r.Version, &r.Envelope, &r.Attempts, &r.LastError); err != nil {
+			s.t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// relay returns a relay over the store's table with quiet logs and the
+// given settings.
+func (s *store) relay(db *sql.DB, pub *runtime.Publisher, cfg outbox.RelayConfig) *outbox.Relay {
+	s.t.Helper()
+	cfg.Dialect = s.dialect
+	cfg.Table = s.ob.Table()
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger()
+	}
+	r, err := outbox.NewRelay(db, pub, cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return r
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// broker is one test's topology on the real broker (a consumer bound to
+// order.*), a runtime connection and a publisher on its events exchange,
+// and a plain connection for reading the queue and cleaning up.
+type broker struct {
+	t     testing.TB
+	url   string
+	top   topology.Topology
+	conn  *runtime.Conn
+	pub   *runtime.Publisher
+	raw   *amqp.Connection
+	queue string
+}
+
+// newBroker builds the test topology under unique names. With declared
+// false nothing is declared yet, so publishes fail until the test calls
+// declare.
+func newBroker(t testing.TB, declared bool) *broker {
+	t.Helper()
+	url := testenv.AMQPURL(t)
+	top, err := topology.Build(topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("outbox-sink"), Bindings: []string{"order.*"}, MaxAttempts: 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := amqp.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &broker{t: t, url: url, top: top, raw: raw, queue: top.Consumers[0].Queue}
+	t.Cleanup(b.cleanup)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := runtime.Config{URLs: []string{url}, Logger: quietLogger(), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 500 * time.Millisecond}
+	if declared {
+		cfg.Topology = &b.top
+	}
+	if b.conn, err = runtime.Dial(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.conn.Close() })
+	if b.pub, err = runtime.NewPublisher(b.conn, b.events()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *broker) events() string { return b.top.Exchanges[0].Name }
+
+// declare declares the whole topology.
+func (b *broker) declare() {
+	b.t.Helper()
+	if err := b.conn.Declare(context.Background(), b.top); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// declareExchange declares only the events exchange: facts published to it
+// reach no queue.
+func (b *broker) declareExchange() {
+	b.t.Helper()
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.ExchangeDeclare(b.events(), "topic", true, false, false, false, nil); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *broker) cleanup() {
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer b.raw.Close()
+	for _, q := range b.top.Queues {
+		if _, err := ch.QueueDelete(q.Name, false, false, false); err != nil {
+			b.t.Errorf("cleanup: delete queue %s: %v", q.Name, err)
+			return
+		}
+	}
+	for _, e := range b.top.Exchanges {
+		if err := ch.ExchangeDelete(e.Name, false, false); err != nil {
+			b.t.Errorf("cleanup: delete exchange %s: %v", e.Name, err)
+			return
+		}
+	}
+}
+
+// depth returns how many messages wait in the consumer's queue.
+func (b *broker) depth() int {
+	b.t.Helper()
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(b.queue, true, false, false, false, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return q.Messages
+}
+
+// receiver takes messages off the consumer's queue as they arrive, in the
+// order the broker delivers them.
+type receiver struct {
+	t      testing.TB
+	mu     sync.Mutex
+	got    []amqp.Delivery
+	stop   func()
+	closed chan struct{}
+}
+
+func (b *broker) receive() *receiver {
+	b.t.Helper()
+	ch, err := b.raw.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	deliveries, err := ch.Consume(b.queue, "", true, false, false, false, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	r := &receiver{t: b.t, closed: make(chan struct{})}
+	var once sync.Once
+	r.stop = func() { once.Do(func() { _ = ch.Close(); <-r.closed }) }
+	b.t.Cleanup(r.stop)
+	go func() {
+		defer close(r.closed)
+		for d := range deliveries {
+			r.mu.Lock()
+			r.got = append(r.got, d)
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+func (r *receiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+// wait waits, with a generous deadline, until n messages have arrived, and
+// returns all received so far.
+func (r *receiver) wait(n int) []amqp.Delivery {
+	r.t.Helper()
+	eventually(r.t, fmt.Sprintf("%d messages", n), func() bool { return r.count() >= n })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]amqp.Delivery(nil), r.got...)
+}
+
+// eventually waits, with a generous deadline, until cond holds.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// clock is a settable clock for the relay's retry times.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}

@@ -1,0 +1,107 @@
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// DefaultTable is the outbox table's name when the configured one is empty.
+const DefaultTable = "warren_outbox"
+
+// Config says where an [Outbox] writes.
+type Config struct {
+	Dialect Dialect // Postgres or SQLite; required
+	Table   string  // lower-case, "schema.table" allowed on PostgreSQL; default DefaultTable
+}
+
+func (c *Config) setDefaults() {
+	if c.Table == "" {
+		c.Table = DefaultTable
+	}
+}
+
+// Validate reports a configuration that cannot work: no or an unknown
+// dialect, an unsafe table name.
+func (c Config) Validate() error {
+	_, err := parseTable(c.Dialect, c.Table)
+	return err
+}
+
+// Outbox writes facts into an outbox table inside the caller's database
+// transaction, for a [Relay] to publish once that transaction has
+// committed. An Outbox holds no connection and is safe for concurrent use.
+type Outbox struct {
+	dialect dialect
+	table   tableName
+	insert  string
+}
+
+// New returns an Outbox writing to the table cfg names. It does not create
+// the table: call [Outbox.Migrate] or apply [MigrationSQL] with your own
+// migration tool.
+func New(cfg Config) (*Outbox, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("outbox: New: %w", err)
+	}
+	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
+	d, _ := cfg.Dialect.impl()
+	p := d.placeholder
+	return &Outbox{
+		dialect: d,
+		table:   t,
+		insert: fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at) VALUES (%s, %s, %s, %s, %s)",
+			t.quoted(), p(1), p(2), p(3), p(4), p(5)),
+	}, nil
+}
+
+// Table returns the outbox table's name as configured.
+func (o *Outbox) Table() string { return o.table.String() }
+
+// Write wraps payload in a new [runtime.Envelope], validates it against f's
+// schema and inserts it into the outbox in tx, the caller's transaction. It
+// returns the message id that the relay will publish the fact with.
+//
+// Nothing is published by Write. If tx commits, a [Relay] publishes the
+// fact afterwards, with this id and this envelope; if tx rolls back, the
+// fact is gone with the rest of the transaction. A payload that does not
+// encode or does not match f's schema is an error, and nothing is written:
+// the transaction is left as it was and may still commit.
+func (o *Outbox) Write(ctx context.Context, tx *sql.Tx, f runtime.Fact, payload any) (messageID string, err error) {
+	if tx == nil {
+		return "", fmt.Errorf("outbox: write %s: nil *sql.Tx: a fact is written in the transaction of the change it reports", f.RoutingKey)
+	}
+	if f.RoutingKey == "" {
+		return "", errors.New("outbox: write: fact has no routing key")
+	}
+	env, err := runtime.NewEnvelope(payload)
+	if err != nil {
+		return "", fmt.Errorf("outbox: write %s: %w", f.RoutingKey, err)
+	}
+	if f.Validate != nil {
+		if err := f.Validate(env.Payload); err != nil {
+			return "", fmt.Errorf("outbox: write %s: payload does not match its schema: %w", f.RoutingKey, err)
+		}
+	}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return "", fmt.Errorf("outbox: write %s: encode envelope: %w", f.RoutingKey, err)
+	}
+	if _, err := tx.ExecContext(ctx, o.insert, env.ID, f.RoutingKey, version(f), body, o.dialect.stamp(env.OccurredAt)); err != nil {
+		return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
+	}
+	return env.ID, nil
+}
+
+// version is the fact's schema version as published: 1 when unset.
+func version(f runtime.Fact) int {
+	if f.Version == 0 {
+		return 1
+	}
+	return f.Version
+}

@@ -1,0 +1,264 @@
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// Defaults of [RelayConfig].
+const (
+	DefaultBatchSize      = 100
+	DefaultConcurrency    = 64
+	DefaultPollInterval   = 500 * time.Millisecond
+	DefaultPublishTimeout = 30 * time.Second
+	DefaultRetryMin       = time.Second
+	DefaultRetryMax       = time.Minute
+	DefaultBusyTimeout    = 5 * time.Second
+)
+
+// settleTimeout bounds recording a batch's outcome (deletes, failures,
+// commit) once its publishes are over. It is not tied to the relay's ctx:
+// rows the broker confirmed are deleted even when the relay is stopping,
+// so a clean stop publishes nothing twice.
+const settleTimeout = 30 * time.Second
+
+// RelayConfig configures a [Relay]. Zero fields take the defaults named on
+// each field.
+type RelayConfig struct {
+	Dialect Dialect // Postgres or SQLite; required
+	Table   string  // the outbox table; default DefaultTable
+	// BatchSize is how many rows one round claims, publishes and settles in
+	// one transaction. Default DefaultBatchSize.
+	BatchSize int
+	// Concurrency is how many publishes of a batch are in flight at once,
+	// pipelined on the publisher's channel. 1 publishes a batch one fact
+	// after another, in id order. Default DefaultConcurrency (at most
+	// BatchSize).
+	Concurrency int
+	// PollInterval is how long Run waits after a round that found fewer
+	// rows than BatchSize (or failed) before it looks again. Default
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// PublishTimeout bounds the publishes of one batch, including waiting
+	// for a lost broker connection to come back. A publish still waiting
+	// then counts as failed, and its row stays. It also bounds how long the
+	// claim holds its rows (and on SQLite the write lock). Default
+	// DefaultPublishTimeout.
+	PublishTimeout time.Duration
+	// RetryMin and RetryMax bound how long a row whose publish failed waits
+	// before it is tried again: RetryMin after the first failure, doubling
+	// with each further one, at most RetryMax. Meanwhile newer rows go
+	// ahead of it, so one failing fact never holds up the others. Defaults
+	// DefaultRetryMin and DefaultRetryMax.
+	RetryMin, RetryMax time.Duration
+	// BusyTimeout is, on SQLite, how long the relay waits for another
+	// writer's lock (set with PRAGMA busy_timeout in every transaction it
+	// opens). Default DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Logger receives one record per round in which a fact could not be
+	// published, and failures of the database. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock that dates failures and their retries. Default
+	// time.Now.
+	Now func() time.Time
+}
+
+func (c *RelayConfig) setDefaults() {
+	if c.Table == "" {
+		c.Table = DefaultTable
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = min(DefaultConcurrency, c.BatchSize)
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.PublishTimeout == 0 {
+		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = DefaultRetryMin
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = max(DefaultRetryMax, c.RetryMin)
+	}
+	if c.BusyTimeout == 0 {
+		c.BusyTimeout = DefaultBusyTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate reports what is wrong with c, naming each field.
+func (c RelayConfig) Validate() error {
+	var errs []error
+	if _, err := parseTable(c.Dialect, c.Table); err != nil {
+		errs = append(errs, err)
+	}
+	if c.BatchSize < 0 || c.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("BatchSize %d, Concurrency %d: expected zero (default) or more", c.BatchSize, c.Concurrency))
+	}
+	if c.PollInterval < 0 || c.PublishTimeout < 0 || c.BusyTimeout < 0 {
+		errs = append(errs, errors.New("PollInterval, PublishTimeout and BusyTimeout: expected zero (default) or positive durations"))
+	}
+	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
+		errs = append(errs, fmt.Errorf("RetryMin %s, RetryMax %s: expected 0 <= min <= max", c.RetryMin, c.RetryMax))
+	}
+	return errors.Join(errs...)
+}
+
+// Relay publishes the facts of an outbox table after their transactions
+// commit: it claims a batch of rows, publishes them with a
+// [runtime.Publisher] and deletes each row whose publish the broker
+// confirmed, in the transaction that claimed the batch. A row whose publish
+// failed stays, with its error and attempt count, and is tried again later.
+//
+// Delivery is at least once: if the relay dies, or its database fails,
+// between the broker's confirm and the commit, the rows are published
+// again by the next round, with the same message ids. Consumers deduplicate
+// by id, which an idempotency guard (runtime/idempotency) does.
+//
+// A Relay is safe for concurrent use. On PostgreSQL any number of relays,
+// in one process or many, may run over one table: each claims rows the
+// others do not hold. On SQLite run one.
+type Relay struct {
+	db    *sql.DB
+	pub   *runtime.Publisher
+	cfg   RelayConfig
+	d     dialect
+	table tableName
+	log   *slog.Logger
+	setup []string // statements opening every transaction
+	claim string   // selects and locks the next batch
+	fail  string   // records a failed publish on its row
+
+	published, failed, unroutable atomic.Uint64
+}
+
+// NewRelay returns a relay that publishes the outbox table of db with pub.
+// pub decides what an unroutable fact is: with the default mandatory flag
+// it is a failure, kept and retried until a queue is bound to it; a
+// publisher made with [runtime.AllowUnroutable] lets the broker drop it.
+func NewRelay(db *sql.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, error) {
+	if db == nil {
+		return nil, errors.New("outbox: NewRelay: nil *sql.DB")
+	}
+	if pub == nil {
+		return nil, errors.New("outbox: NewRelay: nil *runtime.Publisher")
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("outbox: NewRelay: %w", err)
+	}
+	cfg.Concurrency = min(cfg.Concurrency, cfg.BatchSize)
+	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
+	d, _ := cfg.Dialect.impl()
+	r := &Relay{db: db, pub: pub, cfg: cfg, d: d, table: t, log: cfg.Logger.With("component", "warren.outbox", "table", t.String())}
+	if d.txSetup != nil {
+		r.setup = d.txSetup(cfg)
+	}
+	if d.lockTable != nil {
+		r.setup = append(r.setup, d.lockTable(t.quoted()))
+	}
+	p := d.placeholder
+	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts FROM %s WHERE retry_at IS NULL OR retry_at <= %s ORDER BY id LIMIT %d%s",
+		t.quoted(), p(1), cfg.BatchSize, d.claimSuffix)
+	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s WHERE id = %s",
+		t.quoted(), p(1), p(2), p(3), p(4))
+	return r, nil
+}
+
+// Stats are what a relay counted since it was made.
+type Stats struct {
+	Published  uint64 // facts published, confirmed and deleted from the outbox
+	Failed     uint64 // publishes that failed, their rows kept for a later round; Unroutable included
+	Unroutable uint64 // failed publishes of facts that reached no queue ([runtime.ErrUnroutable])
+}
+
+// Stats returns what r counted so far.
+func (r *Relay) Stats() Stats {
+	return Stats{Published: r.published.Load(), Failed: r.failed.Load(), Unroutable: r.unroutable.Load()}
+}
+
+// Run relays until ctx is done, then returns nil. It relays a batch with
+// [Relay.RelayOnce] and, when the batch was full, the next one at once;
+// otherwise it waits PollInterval first. Failures are logged and retried,
+// never returned: a fact that could not be published stays in the table,
+// and a database that cannot be reached is tried again after PollInterval.
+//
+// Cancelling ctx stops Run cleanly: publishes still waiting for the broker
+// are abandoned (their rows stay, and may be published again later), the
+// rows already confirmed are deleted, and Run returns.
+func (r *Relay) Run(ctx context.Context) error {
+	for {
+		b, err := r.relay(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		switch {
+		case errors.Is(err, errStore):
+			r.log.Error("outbox relay: database failed; retrying", "err", err, "retry_in", r.cfg.PollInterval)
+		case err != nil:
+			r.logFailures(b)
+		}
+		if !errors.Is(err, errStore) && b.claimed == r.cfg.BatchSize {
+			// A backlog: go on while it lasts. Rows that failed wait for
+			// their retry time, so the next claim takes other rows.
+			continue
+		}
+		t := time.NewTimer(r.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// RelayOnce relays one batch: it claims up to BatchSize rows that are due,
+// oldest id first, publishes them, deletes the ones the broker confirmed
+// and records the failure on the others, all in one transaction. It
+// returns how many facts it published.
+//
+// err joins the failures of the batch, one per fact (each matches what the
+// publisher returned, such as [runtime.ErrUnroutable] or
+// [runtime.ErrNacked]), with ctx's error if ctx ended first; it is a
+// database error, with n zero, when the batch could not be claimed or
+// settled, in which case the batch is claimed again by a later round.
+func (r *Relay) RelayOnce(ctx context.Context) (n int, err error) {
+	b, err := r.relay(ctx)
+	return b.published, err
+}
+
+// logFailures writes one record for a round whose facts were not all
+// published: at error level when one reached no queue, since that needs
+// someone to declare the topology or fix a binding.
+func (r *Relay) logFailures(b batchResult) {
+	if len(b.failures) == 0 {
+		return
+	}
+	level := slog.LevelWarn
+	if b.unroutable > 0 {
+		level = slog.LevelError
+	}
+	first := b.failures[0]
+	r.log.Log(context.Background(), level, "outbox relay: facts not published; kept for a later round",
+		"failed", len(b.failures), "unroutable", b.unroutable, "published", b.published,
+		"first_message_id", first.row.id, "first_routing_key", first.row.routingKey, "first_attempts", first.row.attempts+1,
+		"first_err", first.err)
+}
