@@ -131,9 +131,33 @@ func (r *Relay) claimBatch(ctx context.Context, tx *sql.Tx) ([]row, error) {
 // publish publishes rows, up to Concurrency at once, and returns each
 // row's outcome. With Concurrency 1 a row is published only after the one
 // before it was confirmed, so the broker receives them in id order.
+//
+// Once ctx is done no further publish starts, but those already under way
+// get ShutdownTimeout to be confirmed: a publish abandoned after it was
+// sent may well have reached the broker, and its row, left in the table,
+// would be published a second time.
 func (r *Relay) publish(ctx context.Context, rows []row) []error {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
+	grace, abandon := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer abandon(nil)
+	pubCtx, cancel := context.WithTimeout(grace, r.cfg.PublishTimeout)
 	defer cancel()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-finished:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(r.cfg.ShutdownTimeout)
+		defer t.Stop()
+		select {
+		case <-finished:
+		case <-t.C:
+			abandon(context.Cause(ctx))
+		}
+	}()
+
 	outcomes := make([]error, len(rows))
 	slots := make(chan struct{}, r.cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -144,13 +168,13 @@ func (r *Relay) publish(ctx context.Context, rows []row) []error {
 			case <-ctx.Done():
 			}
 		}
-		if err := ctx.Err(); err != nil {
+		if ctx.Err() != nil {
 			outcomes[i] = fmt.Errorf("not published: %w", context.Cause(ctx))
 			continue
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			outcomes[i] = r.publishRow(ctx, rows[i])
+			outcomes[i] = r.publishRow(pubCtx, rows[i])
 		})
 	}
 	wg.Wait()

@@ -14,13 +14,14 @@ import (
 
 // Defaults of [RelayConfig].
 const (
-	DefaultBatchSize      = 100
-	DefaultConcurrency    = 64
-	DefaultPollInterval   = 500 * time.Millisecond
-	DefaultPublishTimeout = 30 * time.Second
-	DefaultRetryMin       = time.Second
-	DefaultRetryMax       = time.Minute
-	DefaultBusyTimeout    = 5 * time.Second
+	DefaultBatchSize       = 100
+	DefaultConcurrency     = 64
+	DefaultPollInterval    = 500 * time.Millisecond
+	DefaultPublishTimeout  = 30 * time.Second
+	DefaultRetryMin        = time.Second
+	DefaultRetryMax        = time.Minute
+	DefaultBusyTimeout     = 5 * time.Second
+	DefaultShutdownTimeout = 5 * time.Second
 )
 
 // settleTimeout bounds recording a batch's outcome (deletes, failures,
@@ -58,6 +59,12 @@ type RelayConfig struct {
 	// ahead of it, so one failing fact never holds up the others. Defaults
 	// DefaultRetryMin and DefaultRetryMax.
 	RetryMin, RetryMax time.Duration
+	// ShutdownTimeout bounds how long a round whose ctx ends waits for the
+	// confirms of publishes it has already sent. Facts confirmed in time are
+	// deleted as usual; a publish still unconfirmed then is abandoned and
+	// its row stays, so the fact may be published twice. Default
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 	// BusyTimeout is, on SQLite, how long the relay waits for another
 	// writer's lock (set with PRAGMA busy_timeout in every transaction it
 	// opens). Default DefaultBusyTimeout.
@@ -95,6 +102,9 @@ func (c *RelayConfig) setDefaults() {
 	if c.BusyTimeout == 0 {
 		c.BusyTimeout = DefaultBusyTimeout
 	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -112,8 +122,8 @@ func (c RelayConfig) Validate() error {
 	if c.BatchSize < 0 || c.Concurrency < 0 {
 		errs = append(errs, fmt.Errorf("BatchSize %d, Concurrency %d: expected zero (default) or more", c.BatchSize, c.Concurrency))
 	}
-	if c.PollInterval < 0 || c.PublishTimeout < 0 || c.BusyTimeout < 0 {
-		errs = append(errs, errors.New("PollInterval, PublishTimeout and BusyTimeout: expected zero (default) or positive durations"))
+	if c.PollInterval < 0 || c.PublishTimeout < 0 || c.ShutdownTimeout < 0 || c.BusyTimeout < 0 {
+		errs = append(errs, errors.New("PollInterval, PublishTimeout, ShutdownTimeout and BusyTimeout: expected zero (default) or positive durations"))
 	}
 	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
 		errs = append(errs, fmt.Errorf("RetryMin %s, RetryMax %s: expected 0 <= min <= max", c.RetryMin, c.RetryMax))
@@ -200,9 +210,10 @@ func (r *Relay) Stats() Stats {
 // never returned: a fact that could not be published stays in the table,
 // and a database that cannot be reached is tried again after PollInterval.
 //
-// Cancelling ctx stops Run cleanly: publishes still waiting for the broker
-// are abandoned (their rows stay, and may be published again later), the
-// rows already confirmed are deleted, and Run returns.
+// Cancelling ctx stops Run cleanly: no further publish starts, those
+// already sent get ShutdownTimeout to be confirmed, the rows confirmed are
+// deleted, and the others stay as they were (not counted as failures) for
+// the next relay to publish. Run then returns.
 func (r *Relay) Run(ctx context.Context) error {
 	for {
 		b, err := r.relay(ctx)
@@ -237,7 +248,8 @@ func (r *Relay) Run(ctx context.Context) error {
 //
 // err joins the failures of the batch, one per fact (each matches what the
 // publisher returned, such as [runtime.ErrUnroutable] or
-// [runtime.ErrNacked]), with ctx's error if ctx ended first; it is a
+// [runtime.ErrNacked]), with ctx's error if ctx ended before every row was
+// published (see [Relay.Run] for what a round does then); it is a
 // database error, with n zero, when the batch could not be claimed or
 // settled, in which case the batch is claimed again by a later round.
 func (r *Relay) RelayOnce(ctx context.Context) (n int, err error) {
