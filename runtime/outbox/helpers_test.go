@@ -119,6 +119,31 @@ func (s *store) write(f runtime.Fact, payloads ...any) []string {
 	return ids
 }
 
+// moveToEnd deletes the row with id and inserts it again, so that it is
+// stored after the others.
+func (s *store) moveToEnd(id string) {
+	s.t.Helper()
+	p := func(n int) string {
+		if s.dialect == outbox.Postgres {
+			return fmt.Sprintf("$%d", n)
+		}
+		return "?"
+	}
+	q := fmt.Sprintf(`WITH moved AS (DELETE FROM "%[1]s" WHERE id = %[2]s RETURNING *) INSERT INTO "%[1]s" SELECT * FROM moved`, s.ob.Table(), p(1))
+	if s.dialect == outbox.SQLite {
+		// SQLite has no DELETE in a WITH clause: copy, then delete.
+		tmp := tableName("moved")
+		q = fmt.Sprintf(`CREATE TEMP TABLE %[3]s AS SELECT * FROM "%[1]s" WHERE id = %[2]s; DELETE FROM "%[1]s" WHERE id = %[2]s; INSERT INTO "%[1]s" SELECT * FROM %[3]s; DROP TABLE %[3]s`, s.ob.Table(), "'"+id+"'", tmp)
+		if _, err := s.db.Exec(q); err != nil {
+			s.t.Fatal(err)
+		}
+		return
+	}
+	if _, err := s.db.Exec(q, id); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // outboxRow is a row of the outbox table as the tests see it.
 type outboxRow struct {
 	ID         string

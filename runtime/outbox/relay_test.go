@@ -199,23 +199,58 @@ func TestRetryDelayDoubles(t *testing.T) {
 }
 
 // TestConcurrencyOnePublishesInIDOrder: with one publish in flight, a relay
-// publishes a batch in the order the facts were written.
+// publishes a batch oldest id first, whatever order the rows are stored in.
 func TestConcurrencyOnePublishesInIDOrder(t *testing.T) {
-	s := newPostgresStore(t)
+	forEachDB(t, func(t *testing.T, s *store) {
+		b := newBroker(t, true)
+		got := b.receive()
+		var payloads []any
+		for i := range 30 {
+			payloads = append(payloads, order{ID: "o", Total: i})
+		}
+		ids := s.write(factPlaced, payloads...)
+		s.moveToEnd(ids[0]) // stored last now, still the oldest id
+		r := s.relay(s.db, b.pub, outbox.RelayConfig{Concurrency: 1, BatchSize: 100})
+		if n, err := r.RelayOnce(context.Background()); n != len(ids) || err != nil {
+			t.Fatalf("RelayOnce = %d, %v; want %d", n, err, len(ids))
+		}
+		for i, d := range got.wait(len(ids)) {
+			if d.MessageId != ids[i] {
+				t.Fatalf("message %d is %s, want %s: not published oldest id first", i, d.MessageId, ids[i])
+			}
+		}
+	})
+}
+
+// TestSQLiteWriterDuringRelay: a business transaction that writes to the
+// outbox while the relay publishes a batch waits for the relay's commit,
+// and neither fails: the relay took the write lock before it read.
+func TestSQLiteWriterDuringRelay(t *testing.T) {
+	s := newSQLiteStore(t)
 	b := newBroker(t, true)
 	got := b.receive()
-	var payloads []any
-	for i := range 30 {
-		payloads = append(payloads, order{ID: "o", Total: i})
+	payloads := make([]any, 50)
+	for i := range payloads {
+		payloads[i] = order{ID: "o", Total: i}
 	}
 	ids := s.write(factPlaced, payloads...)
-	r := s.relay(s.db, b.pub, outbox.RelayConfig{Concurrency: 1, BatchSize: 100})
-	if n, err := r.RelayOnce(context.Background()); n != len(ids) || err != nil {
-		t.Fatalf("RelayOnce = %d, %v; want %d", n, err, len(ids))
+	r := s.relay(s.db, b.pub, outbox.RelayConfig{Concurrency: 1})
+	type result struct {
+		n   int
+		err error
 	}
-	for i, d := range got.wait(len(ids)) {
-		if d.MessageId != ids[i] {
-			t.Fatalf("message %d is %s, want %s: published out of the order written", i, d.MessageId, ids[i])
-		}
+	done := make(chan result, 1)
+	go func() {
+		n, err := r.RelayOnce(context.Background())
+		done <- result{n, err}
+	}()
+	got.wait(1) // the relay is publishing its batch
+	late := s.write(factPlaced, order{ID: "late"}) // on another connection of the pool
+	res := <-done
+	if res.n != len(ids) || res.err != nil {
+		t.Fatalf("RelayOnce with a writer waiting = %d, %v; want all %d published and deleted", res.n, res.err, len(ids))
+	}
+	if rows := s.rows(); len(rows) != 1 || rows[0].ID != late[0] {
+		t.Errorf("rows = %+v; want only the fact written during the relay", rows)
 	}
 }

@@ -85,9 +85,11 @@ func TestRelaysRacingOnPostgres(t *testing.T) {
 func TestRunStopsWhenCancelled(t *testing.T) {
 	forEachDB(t, func(t *testing.T, s *store) {
 		b := newBroker(t, true)
+		got := b.receive()
+		s.write(factPlaced, order{ID: "o-1"})
 		r := s.relay(s.db, b.pub, outbox.RelayConfig{PollInterval: time.Hour})
 		stop := runRelay(t, r)
-		s.write(factPlaced, order{ID: "o-1"})
+		got.wait(1) // the first round is over: Run is waiting out the interval
 		if err := stop(); err != nil {
 			t.Errorf("Run returned %v after cancel; want nil", err)
 		}
@@ -143,4 +145,23 @@ func TestRunStopsCleanlyMidBatch(t *testing.T) {
 		}
 		t.Logf("%d published before the stop, %d left", len(published), len(left))
 	})
+}
+
+// TestRunDrainsBacklogWithoutWaiting: after a full batch Run claims the
+// next one at once; the poll interval only paces an outbox that is empty.
+func TestRunDrainsBacklogWithoutWaiting(t *testing.T) {
+	s := newSQLiteStore(t)
+	b := newBroker(t, true)
+	got := b.receive()
+	payloads := make([]any, 25)
+	for i := range payloads {
+		payloads[i] = order{ID: "o", Total: i}
+	}
+	ids := s.write(factPlaced, payloads...)
+	r := s.relay(s.db, b.pub, outbox.RelayConfig{BatchSize: 10, PollInterval: time.Hour})
+	stop := runRelay(t, r)
+	got.wait(len(ids)) // three batches, within the first poll interval
+	if err := stop(); err != nil {
+		t.Errorf("Run returned %v; want nil", err)
+	}
 }
