@@ -244,7 +244,7 @@ func TestSQLiteWriterDuringRelay(t *testing.T) {
 		n, err := r.RelayOnce(context.Background())
 		done <- result{n, err}
 	}()
-	got.wait(1) // the relay is publishing its batch
+	got.wait(1)                                    // the relay is publishing its batch
 	late := s.write(factPlaced, order{ID: "late"}) // on another connection of the pool
 	res := <-done
 	if res.n != len(ids) || res.err != nil {
