@@ -244,8 +244,10 @@ func TestSQLiteWriterDuringRelay(t *testing.T) {
 		n, err := r.RelayOnce(context.Background())
 		done <- result{n, err}
 	}()
-	got.wait(1)                                    // the relay is publishing its batch
-	late := s.write(factPlaced, order{ID: "late"}) // on another connection of the pool
+	// The relay is publishing its batch; write on another connection of
+	// the pool.
+	got.wait(1)
+	late := s.write(factPlaced, order{ID: "late"})
 	res := <-done
 	if res.n != len(ids) || res.err != nil {
 		t.Fatalf("RelayOnce with a writer waiting = %d, %v; want all %d published and deleted", res.n, res.err, len(ids))
