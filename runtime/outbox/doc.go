@@ -85,8 +85,10 @@
 // SQLite has one writer at a time, and the relay holds the write lock from
 // its claim to its commit, which includes publishing the batch: business
 // transactions writing to the same file wait for it, up to their own busy
-// timeout (open the database with "?_pragma=busy_timeout(5000)"). Keep
-// BatchSize and PublishTimeout modest, and run one relay per database file:
+// timeout (open the database with "?_pragma=busy_timeout(5000)"). A batch
+// of 500, the default, holds it for some tens of milliseconds against a
+// local broker; lower BatchSize if writers must wait less. Run one relay
+// per database file:
 // a second one only takes turns with the first. Use a database file, never
 // ":memory:", where every pooled connection gets its own empty database.
 //

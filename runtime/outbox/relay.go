@@ -12,10 +12,14 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
-// Defaults of [RelayConfig].
+// Defaults of [RelayConfig]. A batch of 500 with 256 publishes in flight
+// keeps the publisher's pipeline full enough that a relay publishes about
+// as fast as publishing directly (docs/BENCHMARKS.md, "Outbox"); smaller
+// batches pay the claim and the commit more often and drain the pipeline
+// at every batch's end.
 const (
-	DefaultBatchSize       = 100
-	DefaultConcurrency     = 64
+	DefaultBatchSize       = 500
+	DefaultConcurrency     = 256
 	DefaultPollInterval    = 500 * time.Millisecond
 	DefaultPublishTimeout  = 30 * time.Second
 	DefaultRetryMin        = time.Second
