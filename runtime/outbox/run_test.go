@@ -2,6 +2,8 @@ package outbox_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,4 +166,52 @@ func TestRunDrainsBacklogWithoutWaiting(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("Run returned %v; want nil", err)
 	}
+}
+
+// TestRunLogsUnroutableFacts: Run, which returns no per-fact errors, logs a
+// fact that reached no queue at error level, naming it.
+func TestRunLogsUnroutableFacts(t *testing.T) {
+	s := newSQLiteStore(t)
+	b := newBroker(t, false)
+	b.declareExchange()
+	ids := s.write(factPlaced, order{ID: "o-1"})
+	logs := &recorder{}
+	r := s.relay(s.db, b.pub, outbox.RelayConfig{Logger: slog.New(logs), RetryMin: time.Hour})
+	stop := runRelay(t, r)
+	eventually(t, "a failed round", func() bool { return r.Stats().Unroutable == 1 })
+	eventually(t, "its log record", func() bool { return len(logs.records()) > 0 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	rec := logs.records()[0]
+	attrs := map[string]string{}
+	rec.Attrs(func(a slog.Attr) bool {
+		attrs[a.Key] = a.Value.String()
+		return true
+	})
+	if rec.Level != slog.LevelError || attrs["first_message_id"] != ids[0] || attrs["unroutable"] != "1" || !strings.Contains(attrs["first_err"], "fact reached no queue") {
+		t.Errorf("log record %s %q %v; want an error naming message %s as unroutable", rec.Level, rec.Message, attrs, ids[0])
+	}
+}
+
+// recorder keeps the records logged to it.
+type recorder struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec.Clone())
+	return nil
+}
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recorder) WithGroup(string) slog.Handler      { return r }
+
+func (r *recorder) records() []slog.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]slog.Record(nil), r.recs...)
 }
