@@ -187,7 +187,9 @@ func (r *fileResult) load(fsys fs.FS, p string, m *metaSchemas) error {
 		}
 		return nil
 	}
-	r.valid = m.check(doc, "", doc.Value, m.draft, &r.errs)
+	// The quick check settles the common case; the meta-schema decides
+	// (and explains) the rest.
+	r.valid = surelyDraftValid(doc.Value) || m.check(doc, "", doc.Value, m.draft, &r.errs)
 	root, _ := doc.Value.(map[string]any)
 	if _, ok := root["x-routing-key"]; ok && m.check(doc, "", root, m.fact, &r.errs) && r.valid {
 		r.fact = readFact(doc, root)
