@@ -44,7 +44,7 @@ func BenchmarkGuardRun(b *testing.B) {
 
 func benchGuardRun(b *testing.B, db *sql.DB, d idempotency.Dialect) {
 	ctx := context.Background()
-	g := newGuard(b, db, idempotency.SQLConfig{Dialect: d, Table: tableName("warren_claims")})
+	g := newGuard(b, db, idempotency.SQLConfig{Dialect: d, Table: testenv.TableName("warren_claims")})
 	work := newWorkTable(b, db, d)
 	b.Run("plain-tx", func(b *testing.B) {
 		i := 0

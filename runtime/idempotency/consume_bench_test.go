@@ -27,10 +27,10 @@ import (
 //   - sqlite-guard, memory-guard: for comparison.
 func BenchmarkConsume(b *testing.B) {
 	pg := openDB(b, "pgx", testenv.PGDSN(b))
-	pgGuard := newGuard(b, pg, idempotency.SQLConfig{Dialect: idempotency.Postgres, Table: tableName("warren_claims")})
+	pgGuard := newGuard(b, pg, idempotency.SQLConfig{Dialect: idempotency.Postgres, Table: testenv.TableName("warren_claims")})
 	pgWork := newWorkTable(b, pg, idempotency.Postgres)
 	lite := openDB(b, "sqlite", "file:"+filepath.Join(b.TempDir(), "bench.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
-	liteGuard := newGuard(b, lite, idempotency.SQLConfig{Dialect: idempotency.SQLite, Table: tableName("warren_claims")})
+	liteGuard := newGuard(b, lite, idempotency.SQLConfig{Dialect: idempotency.SQLite, Table: testenv.TableName("warren_claims")})
 	liteWork := newWorkTable(b, lite, idempotency.SQLite)
 
 	throughTx := func(w *workTable) func(ctx context.Context, d runtime.Delivery, s shipment) error {

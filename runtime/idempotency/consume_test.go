@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/idempotency/guardtest"
@@ -22,7 +23,7 @@ import (
 // once, so the second delivery may meet the first one's open claim.
 func TestConsumeSameMessageTwiceDoesWorkOnce(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
-		guard := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: tableName("warren_claims")})
+		guard := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: testenv.TableName("warren_claims")})
 		work := newWorkTable(t, db, d)
 		b := newBroker(t, topology.ConsumerSpec{Name: "shipper", Backoff: testLadder, Concurrency: 2})
 		var calls atomic.Int32
@@ -54,7 +55,7 @@ func TestConsumeSameMessageTwiceDoesWorkOnce(t *testing.T) {
 // transaction); the retry succeeds and the row exists once.
 func TestConsumeHandlerFailureRollsBackWorkAndClaim(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
-		guard := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: tableName("warren_claims")})
+		guard := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: testenv.TableName("warren_claims")})
 		work := newWorkTable(t, db, d)
 		claims := claimCounter(db, d, guard.Table())
 		b := newBroker(t, topology.ConsumerSpec{Name: "shipper", Backoff: testLadder})

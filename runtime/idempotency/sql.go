@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/warrenbus/warren/internal/sqltable"
 )
 
 // DefaultTable is the claims table's name when [SQLConfig.Table] is empty.
@@ -64,7 +66,7 @@ func (c SQLConfig) Validate() error {
 type SQLGuard struct {
 	db      *sql.DB
 	dialect dialect
-	table   tableName
+	table   sqltable.Name
 	txOpts  *sql.TxOptions
 	now     func() time.Time
 	setup   []string // statements opening every transaction
@@ -97,9 +99,9 @@ func NewSQLGuard(db *sql.DB, cfg SQLConfig) (*SQLGuard, error) {
 	// duplicate into "0 rows affected" instead of an error, which would
 	// abort a PostgreSQL transaction.
 	g.claim = fmt.Sprintf("INSERT INTO %s (message_id, consumer, claimed_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-		t.quoted(), p(1), p(2), p(3))
+		t.Quoted(), p(1), p(2), p(3))
 	g.prune = fmt.Sprintf("DELETE FROM %[1]s WHERE (message_id, consumer) IN (SELECT message_id, consumer FROM %[1]s WHERE claimed_at < %[2]s LIMIT %[3]d)",
-		t.quoted(), p(1), pruneBatch)
+		t.Quoted(), p(1), pruneBatch)
 	return g, nil
 }
 

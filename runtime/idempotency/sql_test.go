@@ -91,7 +91,7 @@ func TestNewSQLGuardRejectsBadConfig(t *testing.T) {
 // the claims already made.
 func TestMigrateTwice(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
-		g := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: tableName("warren_claims")})
+		g := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: testenv.TableName("warren_claims")})
 		ctx := context.Background()
 		if _, err := g.Run(ctx, "c", "m1", func(context.Context) error { return nil }); err != nil {
 			t.Fatal(err)

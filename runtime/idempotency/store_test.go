@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +54,7 @@ func TestSQLiteGuardConformance(t *testing.T) {
 func sqlStore(d idempotency.Dialect, open func(t *testing.T) *sql.DB) guardtest.Open {
 	return func(t *testing.T, now func() time.Time) guardtest.Instance {
 		db, peerDB := open(t), open(t)
-		table := tableName("warren_claims")
+		table := testenv.TableName("warren_claims")
 		cfg := idempotency.SQLConfig{Dialect: d, Table: table, Now: now}
 		g := newGuard(t, db, cfg)
 		peer, err := idempotency.NewSQLGuard(peerDB, cfg)
@@ -87,22 +86,8 @@ func newGuard(t testing.TB, db *sql.DB, cfg idempotency.SQLConfig) *idempotency.
 	if err := g.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	dropTable(t, db, g.Table())
+	testenv.DropTable(t, db, g.Table())
 	return g
-}
-
-// tableName is a table name of this test alone (testenv.Name, made a safe
-// SQL identifier).
-func tableName(prefix string) string {
-	return strings.ReplaceAll(testenv.Name(prefix), "-", "_")
-}
-
-func dropTable(t testing.TB, db *sql.DB, table string) {
-	t.Cleanup(func() {
-		if _, err := db.Exec(`DROP TABLE IF EXISTS "` + table + `"`); err != nil {
-			t.Errorf("drop table %s: %v", table, err)
-		}
-	})
 }
 
 // workTable is the handler's own table: one row per unit of work, written
@@ -114,11 +99,11 @@ type workTable struct {
 
 func newWorkTable(t testing.TB, db *sql.DB, d idempotency.Dialect) *workTable {
 	t.Helper()
-	table := tableName("warren_work")
+	table := testenv.TableName("warren_work")
 	if _, err := db.Exec(`CREATE TABLE "` + table + `" (key TEXT NOT NULL)`); err != nil {
 		t.Fatalf("create work table: %v", err)
 	}
-	dropTable(t, db, table)
+	testenv.DropTable(t, db, table)
 	p := "?"
 	if d == idempotency.Postgres {
 		p = "$1"

@@ -204,7 +204,7 @@ func (r *Relay) settle(ctx context.Context, tx *sql.Tx, confirmed []string, fail
 			marks[i] = r.d.placeholder(i + 1)
 			args[i] = id
 		}
-		del := fmt.Sprintf("DELETE FROM %s WHERE id IN (%s)", r.table.quoted(), strings.Join(marks, ", "))
+		del := fmt.Sprintf("DELETE FROM %s WHERE id IN (%s)", r.table.Quoted(), strings.Join(marks, ", "))
 		if _, err := tx.ExecContext(ctx, del, args...); err != nil {
 			return r.storeError(ctx, "delete published rows", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/outbox"
 )
 
@@ -96,11 +97,11 @@ func BenchmarkWrite(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := c.open(b)
-			orders := tableName("orders")
+			orders := testenv.TableName("orders")
 			if _, err := s.db.Exec(`CREATE TABLE "` + orders + `" (id TEXT PRIMARY KEY, total INTEGER)`); err != nil {
 				b.Fatal(err)
 			}
-			dropTable(b, s.db, orders)
+			testenv.DropTable(b, s.db, orders)
 			insert := fmt.Sprintf(`INSERT INTO "%s" (id, total) VALUES (%s, %s)`, orders, s.placeholder(1), s.placeholder(2))
 			i := 0
 			place := func(b *testing.B, withFact bool) {

@@ -3,10 +3,10 @@ package outbox
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/warrenbus/warren/internal/sqltable"
 )
 
 // Dialect names the SQL flavour of an outbox table: [Postgres] or [SQLite].
@@ -99,54 +99,11 @@ func (d Dialect) impl() (dialect, error) {
 // maxTableName is PostgreSQL's identifier limit.
 const maxTableName = 63
 
-var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-
-// tableName is a validated table name, possibly schema-qualified, that can
-// be spliced into SQL.
-type tableName struct {
-	schema, name string
-}
-
-// parseTable checks that table is a safe identifier for d. Only lower-case
-// names are accepted: quoted, they mean exactly what an unquoted name in a
-// hand-written query means, so nobody is surprised by case folding.
-func parseTable(d Dialect, table string) (tableName, error) {
+// parseTable checks that table is a safe table name for d.
+func parseTable(d Dialect, table string) (sqltable.Name, error) {
 	impl, err := d.impl()
 	if err != nil {
-		return tableName{}, err
+		return sqltable.Name{}, err
 	}
-	schema, name, qualified := strings.Cut(table, ".")
-	parts := []string{schema, name}
-	if !qualified {
-		schema, name, parts = "", table, []string{table}
-	} else if !impl.qualified {
-		return tableName{}, fmt.Errorf("table %q: %s does not take a schema-qualified name", table, d)
-	}
-	for _, part := range parts {
-		if !identifier.MatchString(part) {
-			return tableName{}, fmt.Errorf("table %q: expected lower-case letters, digits and underscores, starting with a letter or underscore (optionally schema.table on PostgreSQL)", table)
-		}
-	}
-	if len(name) > maxTableName || len(schema) > maxTableName {
-		return tableName{}, fmt.Errorf("table %q: a name is longer than %d characters", table, maxTableName)
-	}
-	return tableName{schema: schema, name: name}, nil
+	return sqltable.Parse(table, d.String(), impl.qualified, maxTableName)
 }
-
-// quoted renders the table as a quoted SQL identifier.
-func (t tableName) quoted() string {
-	if t.schema == "" {
-		return quote(t.name)
-	}
-	return quote(t.schema) + "." + quote(t.name)
-}
-
-func (t tableName) String() string {
-	if t.schema == "" {
-		return t.name
-	}
-	return t.schema + "." + t.name
-}
-
-// quote is safe because parseTable admits no quote characters.
-func quote(ident string) string { return `"` + ident + `"` }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,14 +60,14 @@ func newPostgresStore(t testing.TB) *store {
 func newStore(t testing.TB, d outbox.Dialect, open func() *sql.DB) *store {
 	t.Helper()
 	db := open()
-	ob, err := outbox.New(outbox.Config{Dialect: d, Table: tableName("warren_outbox")})
+	ob, err := outbox.New(outbox.Config{Dialect: d, Table: testenv.TableName("warren_outbox")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ob.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	dropTable(t, db, ob.Table())
+	testenv.DropTable(t, db, ob.Table())
 	return &store{t: t, db: db, dialect: d, ob: ob, open: open}
 }
 
@@ -81,20 +80,6 @@ func openDB(t testing.TB, driver, dsn string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// tableName is a table name of this test alone (testenv.Name, made a safe
-// SQL identifier).
-func tableName(prefix string) string {
-	return strings.ReplaceAll(testenv.Name(prefix), "-", "_")
-}
-
-func dropTable(t testing.TB, db *sql.DB, table string) {
-	t.Cleanup(func() {
-		if _, err := db.Exec(`DROP TABLE IF EXISTS "` + table + `"`); err != nil {
-			t.Errorf("drop table %s: %v", table, err)
-		}
-	})
 }
 
 // write writes payloads of fact f in one transaction and commits it,
@@ -132,7 +117,7 @@ func (s *store) moveToEnd(id string) {
 	q := fmt.Sprintf(`WITH moved AS (DELETE FROM "%[1]s" WHERE id = %[2]s RETURNING *) INSERT INTO "%[1]s" SELECT * FROM moved`, s.ob.Table(), p(1))
 	if s.dialect == outbox.SQLite {
 		// SQLite has no DELETE in a WITH clause: copy, then delete.
-		tmp := tableName("moved")
+		tmp := testenv.TableName("moved")
 		q = fmt.Sprintf(`CREATE TEMP TABLE %[3]s AS SELECT * FROM "%[1]s" WHERE id = %[2]s; DELETE FROM "%[1]s" WHERE id = %[2]s; INSERT INTO "%[1]s" SELECT * FROM %[3]s; DROP TABLE %[3]s`, s.ob.Table(), "'"+id+"'", tmp)
 		if _, err := s.db.Exec(q); err != nil {
 			s.t.Fatal(err)

@@ -5,10 +5,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
 	"strings"
+
+	"github.com/warrenbus/warren/internal/sqltable"
 )
 
 // migrations holds the scripts that create the outbox table, one directory
@@ -36,26 +35,10 @@ func MigrationSQL(d Dialect, table string) (string, error) {
 
 // renderMigrations returns the dialect's scripts in order, with the table
 // name filled in.
-func renderMigrations(d dialect, t tableName) ([]string, error) {
-	entries, err := fs.ReadDir(migrations, d.migrations)
+func renderMigrations(d dialect, t sqltable.Name) ([]string, error) {
+	scripts, err := sqltable.Scripts(migrations, d.migrations, map[string]string{"table": t.Quoted()})
 	if err != nil {
-		return nil, fmt.Errorf("outbox: migrations in %s: %w", d.migrations, err)
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".sql") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	r := strings.NewReplacer("{{table}}", t.quoted())
-	scripts := make([]string, 0, len(names))
-	for _, name := range names {
-		b, err := migrations.ReadFile(path.Join(d.migrations, name))
-		if err != nil {
-			return nil, fmt.Errorf("outbox: migration %s: %w", name, err)
-		}
-		scripts = append(scripts, r.Replace(string(b)))
+		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	return scripts, nil
 }
@@ -75,15 +58,8 @@ func (o *Outbox) Migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("outbox: migrate %s: begin: %w", o.table, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if lock := o.dialect.migrateLock; lock != "" {
-		if _, err := tx.ExecContext(ctx, lock, "warren.outbox."+o.table.String()); err != nil {
-			return fmt.Errorf("outbox: migrate %s: lock: %w", o.table, err)
-		}
-	}
-	for _, script := range scripts {
-		if _, err := tx.ExecContext(ctx, script); err != nil {
-			return fmt.Errorf("outbox: migrate %s: %w", o.table, err)
-		}
+	if err := sqltable.Migrate(ctx, tx, o.dialect.migrateLock, "warren.outbox."+o.table.String(), scripts); err != nil {
+		return fmt.Errorf("outbox: migrate %s: %w", o.table, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("outbox: migrate %s: commit: %w", o.table, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -37,7 +38,7 @@ func (c Config) Validate() error {
 // committed. An Outbox holds no connection and is safe for concurrent use.
 type Outbox struct {
 	dialect dialect
-	table   tableName
+	table   sqltable.Name
 	insert  string
 }
 
@@ -56,7 +57,7 @@ func New(cfg Config) (*Outbox, error) {
 		dialect: d,
 		table:   t,
 		insert: fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at) VALUES (%s, %s, %s, %s, %s)",
-			t.quoted(), p(1), p(2), p(3), p(4), p(5)),
+			t.Quoted(), p(1), p(2), p(3), p(4), p(5)),
 	}, nil
 }
 

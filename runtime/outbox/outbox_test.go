@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/outbox"
 )
@@ -129,11 +130,11 @@ func TestInvalidPayloadWritesNothing(t *testing.T) {
 	}}
 	forEachDB(t, func(t *testing.T, s *store) {
 		ctx := context.Background()
-		work := tableName("orders")
+		work := testenv.TableName("orders")
 		if _, err := s.db.Exec(`CREATE TABLE "` + work + `" (id TEXT)`); err != nil {
 			t.Fatal(err)
 		}
-		dropTable(t, s.db, work)
+		testenv.DropTable(t, s.db, work)
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -154,7 +155,7 @@ type Relay struct {
 	pub   *runtime.Publisher
 	cfg   RelayConfig
 	d     dialect
-	table tableName
+	table sqltable.Name
 	log   *slog.Logger
 	setup []string // statements opening every transaction
 	claim string   // selects and locks the next batch
@@ -186,13 +187,13 @@ func NewRelay(db *sql.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, erro
 		r.setup = d.txSetup(cfg)
 	}
 	if d.lockTable != nil {
-		r.setup = append(r.setup, d.lockTable(t.quoted()))
+		r.setup = append(r.setup, d.lockTable(t.Quoted()))
 	}
 	p := d.placeholder
 	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts FROM %s WHERE retry_at IS NULL OR retry_at <= %s ORDER BY id LIMIT %d%s",
-		t.quoted(), p(1), cfg.BatchSize, d.claimSuffix)
+		t.Quoted(), p(1), cfg.BatchSize, d.claimSuffix)
 	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s WHERE id = %s",
-		t.quoted(), p(1), p(2), p(3), p(4))
+		t.Quoted(), p(1), p(2), p(3), p(4))
 	return r, nil
 }
 

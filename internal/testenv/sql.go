@@ -1,0 +1,22 @@
+package testenv
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+)
+
+// TableName returns a table name of one test alone: Name made a safe SQL
+// identifier.
+func TableName(prefix string) string {
+	return strings.ReplaceAll(Name(prefix), "-", "_")
+}
+
+// DropTable drops table from db when the test ends.
+func DropTable(t testing.TB, db *sql.DB, table string) {
+	t.Cleanup(func() {
+		if _, err := db.Exec(`DROP TABLE IF EXISTS "` + table + `"`); err != nil {
+			t.Errorf("drop table %s: %v", table, err)
+		}
+	})
+}
