@@ -1,14 +1,8 @@
 package load
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
-	"strconv"
-	"strings"
 )
 
 // Document is one parsed JSON file of a schema directory. Value holds the
@@ -35,14 +29,13 @@ type span struct{ key, value int }
 func Parse(path string, src []byte) (*Document, error) {
 	d := &Document{Path: path, Src: src, spans: make(map[string]span)}
 	d.lines = lineStarts(src)
-	p := parser{doc: d, dec: json.NewDecoder(bytes.NewReader(src))}
-	p.dec.UseNumber()
-	v, err := p.value("", -1)
+	p := parser{doc: d, src: src}
+	v, err := p.value("", -1, 0)
 	if err != nil {
 		return nil, err
 	}
-	if off := p.next(); off < len(src) {
-		return nil, d.errorAt(off, "", "invalid JSON: unexpected data after the top-level value")
+	if p.skipSpace(); p.pos < len(src) {
+		return nil, d.errorAt(p.pos, "", "invalid JSON: unexpected data after the top-level value")
 	}
 	d.Value = v
 	return d, nil
@@ -156,113 +149,4 @@ func lineStarts(src []byte) []int {
 		}
 	}
 	return starts
-}
-
-// parser walks encoding/json's token stream, recording the offset of every
-// value. Decoder.InputOffset reports where the previous token ended; the
-// next token starts after any whitespace, ':' and ','.
-type parser struct {
-	doc *Document
-	dec *json.Decoder
-}
-
-func (p *parser) next() int {
-	src := p.doc.Src
-	i := int(p.dec.InputOffset())
-	for i < len(src) {
-		switch src[i] {
-		case ' ', '\t', '\r', '\n', ':', ',':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-func (p *parser) value(pointer string, keyOff int) (any, error) {
-	start := p.next()
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, p.syntax(err, start)
-	}
-	p.doc.spans[pointer] = span{key: keyOff, value: start}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			obj := make(map[string]any)
-			for p.dec.More() {
-				koff := p.next()
-				ktok, err := p.dec.Token()
-				if err != nil {
-					return nil, p.syntax(err, koff)
-				}
-				key, ok := ktok.(string)
-				if !ok {
-					return nil, p.doc.errorAt(koff, pointer, "invalid JSON: expected a property name")
-				}
-				child := Append(pointer, key)
-				if _, dup := obj[key]; dup {
-					return nil, p.doc.errorAt(koff, child, "duplicate property %s", strconv.Quote(key))
-				}
-				v, err := p.value(child, koff)
-				if err != nil {
-					return nil, err
-				}
-				obj[key] = v
-			}
-			if err := p.closing(); err != nil {
-				return nil, err
-			}
-			return obj, nil
-		case '[':
-			arr := []any{}
-			for i := 0; p.dec.More(); i++ {
-				v, err := p.value(AppendIndex(pointer, i), -1)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			if err := p.closing(); err != nil {
-				return nil, err
-			}
-			return arr, nil
-		default:
-			return nil, p.doc.errorAt(start, pointer, "invalid JSON: unexpected %q", rune(t))
-		}
-	default:
-		return tok, nil
-	}
-}
-
-func (p *parser) closing() error {
-	off := p.next()
-	if _, err := p.dec.Token(); err != nil {
-		return p.syntax(err, off)
-	}
-	return nil
-}
-
-func (p *parser) syntax(err error, off int) error {
-	// The streaming decoder reports where the previous token ended, not the
-	// offending byte; a one-shot decode of the whole file knows the byte.
-	var probe any
-	if perr := json.Unmarshal(p.doc.Src, &probe); perr != nil {
-		err = perr
-	}
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end"):
-		return p.doc.errorAt(len(p.doc.Src), "", "invalid JSON: unexpected end of file")
-	case errors.As(err, &se):
-		// Offset counts the offending byte itself.
-		off = max(0, int(se.Offset)-1)
-		return p.doc.errorAt(off, "", "invalid JSON: %s", se.Error())
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return p.doc.errorAt(len(p.doc.Src), "", "invalid JSON: unexpected end of file")
-	default:
-		return p.doc.errorAt(off, "", "invalid JSON: %v", err)
-	}
 }

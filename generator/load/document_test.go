@@ -69,11 +69,19 @@ func TestParseErrors(t *testing.T) {
 		{"{\"a\": 1", "x.json:1:8: invalid JSON: unexpected end of file"},
 		{"{\"a\": 1, \"a\": 2}", "x.json:1:10: /a: duplicate property \"a\""},
 		{"{} {}", "x.json:1:4: invalid JSON: unexpected data after the top-level value"},
+		// Separators after the value are data too; they were once skipped.
+		{"{},", "x.json:1:3: invalid JSON: unexpected data after the top-level value"},
+		{"{}\n:", "x.json:2:1: invalid JSON: unexpected data after the top-level value"},
+		{"", "x.json:1:1: invalid JSON: unexpected end of file"},
+		{"[\"\x01\"]", "x.json:1:3: invalid JSON: invalid character '\\x01' in string literal"},
+		{"[01]", "x.json:1:3: invalid JSON: invalid character '1' after array element"},
+		// Nesting is bounded, so hostile input cannot exhaust the stack.
+		{strings.Repeat("[", maxDepth+1), "x.json:1:10001: invalid JSON: invalid character '[' exceeded max depth"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("x.json", []byte(tt.src))
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("Parse(%q) error = %v, want prefix %q", tt.src, err, tt.want)
+			t.Errorf("Parse(%.40q) error = %v, want prefix %q", tt.src, err, tt.want)
 		}
 	}
 }
