@@ -9,9 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// maxDepth is how deeply arrays and objects may nest, as in encoding/json:
-// deeper input is an error rather than a stack that grows without bound.
-const maxDepth = 10000
+// maxDepth is how deeply arrays and objects may nest. No schema needs more,
+// and the bound keeps hostile input cheap: the positions of a document
+// nested n deep take memory in n squared (each value's pointer names its
+// ancestors), and several passes recurse as deep as the document.
+const maxDepth = 1000
 
 // parser reads JSON byte by byte, recording the offset of every value and
 // property name as it goes. It decodes exactly as encoding/json does
@@ -52,16 +54,13 @@ func (p *parser) value(pointer string, keyOff, depth int) (any, error) {
 	var v any
 	var err error
 	switch c := p.src[start]; {
+	case (c == '{' || c == '[') && depth >= maxDepth:
+		// No pointer: at this depth it would be thousands of characters long.
+		return nil, p.doc.errorAt(start, "", "arrays and objects nested more than %d deep", maxDepth)
 	case c == '{':
-		if depth >= maxDepth {
-			return nil, p.syntax(start)
-		}
 		p.doc.spans[pointer] = span{key: keyOff, value: start}
 		return p.object(pointer, depth+1)
 	case c == '[':
-		if depth >= maxDepth {
-			return nil, p.syntax(start)
-		}
 		p.doc.spans[pointer] = span{key: keyOff, value: start}
 		return p.array(pointer, depth+1)
 	case c == '"':
