@@ -19,6 +19,15 @@ func TestCheckClean(t *testing.T) {
 	}
 }
 
+// The reference example is what teams copy: it must pass the strictest
+// check without a single finding, info included.
+func TestCheckExampleHasNoFindings(t *testing.T) {
+	code, stdout, stderr := run(t, "check", "--strict", filepath.Join("..", "..", "examples", "catalogue", "events"))
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("check --strict examples/catalogue/events: exit %d, stdout %q, stderr %q; want 0 and no output", code, stdout, stderr)
+	}
+}
+
 func TestCheckWarningsFailOnlyWhenStrict(t *testing.T) {
 	dir := lintCase("past-tense")
 	want := dir + `/order/cancel.json:2:20: past-tense: routing key "order.cancel" ends in the verb "cancel", which asks for something to be done; a fact states what happened, e.g. "order.cancelled" (warning)
