@@ -36,7 +36,9 @@ var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "
 // commentLines splits text into sanitised lines, without leading or
 // trailing blank lines.
 func commentLines(text string) []string {
-	text = lineBreaks.Replace(text)
+	if strings.ContainsFunc(text, func(r rune) bool { return r == '\r' || r == '\v' || r == '\f' || r >= 0x80 }) {
+		text = lineBreaks.Replace(text) // the replacer allocates even when it finds nothing
+	}
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRightFunc(sanitize(l), unicode.IsSpace)
@@ -110,6 +112,9 @@ func commentLine(line string) string {
 }
 
 func sanitize(s string) string {
+	if isPlainASCII(s) {
+		return s // nothing to replace: the common case, so skip the rune loop
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -120,4 +125,15 @@ func sanitize(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// isPlainASCII reports whether s holds only printable ASCII and tabs, which
+// sanitize leaves as they are.
+func isPlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x7f || c < ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
