@@ -1,7 +1,9 @@
 package load
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -53,10 +55,21 @@ func (d *Document) Keys(pointer string) []string {
 	if !ok || !isObj {
 		return nil
 	}
-	keys := SortedKeys(m)
-	sort.SliceStable(keys, func(i, j int) bool {
-		return d.spans[Append(pointer, keys[i])].key < d.spans[Append(pointer, keys[j])].key
-	})
+	// Look each name's offset up once, not once per comparison. Names are
+	// distinct, so their offsets are too and the order is total.
+	type keyAt struct {
+		name string
+		off  int
+	}
+	byOffset := make([]keyAt, 0, len(m))
+	for name := range m {
+		byOffset = append(byOffset, keyAt{name, d.spans[Append(pointer, name)].key})
+	}
+	slices.SortFunc(byOffset, func(a, b keyAt) int { return cmp.Compare(a.off, b.off) })
+	keys := make([]string, len(byOffset))
+	for i, k := range byOffset {
+		keys[i] = k.name
+	}
 	return keys
 }
 

@@ -37,6 +37,7 @@ type Schemas struct {
 	Facts    []*Fact     // the schema files with an x-routing-key, sorted by path
 
 	byPath map[string]*Document
+	refs   map[*Document][]*Document // the files each file's $refs point at
 }
 
 // Doc returns the schema file at path (slash-separated, relative to the
@@ -101,7 +102,7 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 
 	// Pass 2: put the directory together; what spans files is checked here:
 	// every $ref resolves, no two facts share a routing key.
-	s := &Schemas{byPath: make(map[string]*Document)}
+	s := &Schemas{byPath: make(map[string]*Document), refs: make(map[*Document][]*Document)}
 	var errs ErrorList
 	var manifestDoc *Document
 	for i, f := range files {
@@ -119,9 +120,21 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	if manifestDoc == nil && !hasErrorIn(errs, ManifestFile) {
 		errs.Addf(ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
 	}
-	for _, f := range files {
-		if f.valid && f.doc != nil && f.doc.Path != ManifestFile {
-			s.checkRefs(f.doc, &errs)
+	// Resolving refs only reads what pass 1 built: on every core again.
+	refErrs := make([]ErrorList, len(files))
+	refs := make([][]*Document, len(files))
+	if err := forEach(ctx, len(files), func(i int) error {
+		if f := files[i]; f.valid && f.doc != nil && f.doc.Path != ManifestFile {
+			refs[i] = s.checkRefs(f.doc, &refErrs[i])
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		errs = append(errs, refErrs[i]...)
+		if refs[i] != nil {
+			s.refs[f.doc] = refs[i]
 		}
 		if f.fact != nil {
 			s.Facts = append(s.Facts, f.fact)

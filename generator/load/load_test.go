@@ -62,6 +62,13 @@ func TestLoad(t *testing.T) {
 		t.Errorf("placed = %+v", placed)
 	}
 
+	if got := docPaths(s.Referenced(placed.Doc)); got != "order/placed.json common/money.json" {
+		t.Errorf("Referenced(order/placed.json) = %s, want itself (#/$defs/lines) and common/money.json", got)
+	}
+	if got := s.Referenced(del.Doc); got != nil {
+		t.Errorf("Referenced(catalogue/item-deleted.json) = %v, want none", docPaths(got))
+	}
+
 	m := s.Manifest
 	if m.Package != "events" || m.Exchanges != (Exchanges{Events: "shop.events"}) {
 		t.Errorf("manifest = %+v", m)

@@ -125,10 +125,17 @@ func (s *Schemas) Resolve(from *Document, ref string) (Target, error) {
 	return Target{Doc: doc, Pointer: pointer}, nil
 }
 
+// Referenced returns the schema files that the $refs in doc point at, each
+// once, in the order the refs appear (doc itself for a "#/..." ref).
+func (s *Schemas) Referenced(doc *Document) []*Document { return s.refs[doc] }
+
 // checkRefs reports every $ref that resolves to nothing and every keyword
 // that would make references mean something other than "this file, this
-// pointer" ($id, $anchor, $dynamicRef, ...).
-func (s *Schemas) checkRefs(doc *Document, errs *ErrorList) {
+// pointer" ($id, $anchor, $dynamicRef, ...). It returns the files the refs
+// that do resolve point at, for [Schemas.Referenced].
+func (s *Schemas) checkRefs(doc *Document, errs *ErrorList) []*Document {
+	var targets []*Document
+	seen := map[*Document]bool{}
 	WalkSchemas(doc.Value, "", func(ptr string, sch map[string]any) bool {
 		for _, kw := range []string{"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor"} {
 			if _, ok := sch[kw]; ok {
@@ -136,8 +143,13 @@ func (s *Schemas) checkRefs(doc *Document, errs *ErrorList) {
 			}
 		}
 		if ref, ok := sch["$ref"].(string); ok {
-			if _, err := s.Resolve(doc, ref); err != nil {
+			t, err := s.Resolve(doc, ref)
+			switch {
+			case err != nil:
 				errs.Add(doc.Errorf(Append(ptr, "$ref"), "%v", err))
+			case !seen[t.Doc]:
+				seen[t.Doc] = true
+				targets = append(targets, t.Doc)
 			}
 		}
 		return true
@@ -147,4 +159,5 @@ func (s *Schemas) checkRefs(doc *Document, errs *ErrorList) {
 			errs.Add(doc.Errorf("/$schema", "expected %s (warren reads JSON Schema 2020-12), got %s", strconv.Quote(draft2020), describe(v)))
 		}
 	}
+	return targets
 }
