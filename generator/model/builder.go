@@ -46,7 +46,7 @@ func isDefinition(ptr string) bool {
 // many facts is one Go type, and a recursive reference finds the type that
 // is being built.
 func (b *builder) typeOf(doc *load.Document, ptr string) Ref {
-	n := node{doc, ptr}
+	n := nodeAt(doc, ptr)
 	switch v := n.value().(type) {
 	case bool:
 		if !v {
@@ -414,7 +414,7 @@ func (b *builder) nameFor(n node) string {
 	k := len(tokens)
 	last := tokens[k-1]
 	parentAt := func(drop int) string {
-		return b.nameFor(node{n.doc, load.Pointer(tokens[:k-drop]...)})
+		return b.nameFor(nodeAt(n.doc, load.Pointer(tokens[:k-drop]...)))
 	}
 	if k >= 2 {
 		switch tokens[k-2] {

@@ -235,14 +235,9 @@ func (b *builder) reachableDocs() []*load.Document {
 			return
 		}
 		reached[doc] = true
-		load.WalkSchemas(doc.Value, "", func(_ string, sch map[string]any) bool {
-			if ref, ok := sch["$ref"].(string); ok {
-				if t, err := b.s.Resolve(doc, ref); err == nil {
-					visit(t.Doc)
-				}
-			}
-			return true
-		})
+		for _, target := range b.s.Referenced(doc) {
+			visit(target)
+		}
 	}
 	for _, f := range b.s.Facts {
 		visit(f.Doc)

@@ -274,13 +274,21 @@ func enumLiteral(v any) string {
 // sortedTypes orders the declared types by schema file, then by where their
 // schema starts in the file, so each generated file reads like its schema.
 func (b *builder) sortedTypes() []*Type {
-	out := slices.Clone(b.declared)
-	offset := func(t *Type) int {
-		doc, _ := b.s.Doc(t.Source)
-		return doc.Offset(t.Pointer)
+	type typeAt struct {
+		t   *Type
+		off int // looked up once, not once per comparison
 	}
-	slices.SortStableFunc(out, func(x, y *Type) int {
-		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(offset(x), offset(y)), cmp.Compare(x.GoName, y.GoName))
+	order := make([]typeAt, len(b.declared))
+	for i, t := range b.declared {
+		doc, _ := b.s.Doc(t.Source)
+		order[i] = typeAt{t, doc.Offset(t.Pointer)}
+	}
+	slices.SortStableFunc(order, func(x, y typeAt) int {
+		return cmp.Or(cmp.Compare(x.t.Source, y.t.Source), cmp.Compare(x.off, y.off), cmp.Compare(x.t.GoName, y.t.GoName))
 	})
+	out := make([]*Type, len(order))
+	for i, x := range order {
+		out[i] = x.t
+	}
 	return out
 }

@@ -7,28 +7,46 @@ import (
 	"github.com/warrenbus/warren/generator/load"
 )
 
-// node is one schema: a document and a JSON pointer into it.
+// node is one schema: a document and a JSON pointer into it, with the
+// value found there. The value is looked up once, when the node is made:
+// the passes ask for it many times, and a lookup splits the pointer.
 type node struct {
 	doc *load.Document
 	ptr string
+	val any // the value at ptr; nil if there is none
 }
 
-func (n node) value() any {
-	v, _ := n.doc.Lookup(n.ptr)
-	return v
+func nodeAt(doc *load.Document, ptr string) node {
+	v, _ := doc.Lookup(ptr)
+	return node{doc, ptr, v}
 }
+
+func (n node) value() any { return n.val }
 
 func (n node) object() map[string]any {
-	obj, _ := n.value().(map[string]any)
+	obj, _ := n.val.(map[string]any)
 	return obj
 }
 
+// at returns the node below n at the given property names or indexes.
 func (n node) at(tokens ...string) node {
-	p := n.ptr
+	p, v := n.ptr, n.val
 	for _, t := range tokens {
 		p = load.Append(p, t)
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[t]
+		case []any:
+			i, err := strconv.Atoi(t)
+			v = nil
+			if err == nil && i >= 0 && i < len(x) {
+				v = x[i]
+			}
+		default:
+			v = nil
+		}
 	}
-	return node{n.doc, p}
+	return node{n.doc, p, v}
 }
 
 func (n node) location() string { return location(n.doc.Path, n.ptr) }
@@ -137,7 +155,7 @@ func (b *builder) merge(v *view, n node, seen map[string]bool) {
 	// A $ref with sibling keywords applies both, like allOf.
 	if ref, ok := obj["$ref"].(string); ok {
 		if t, err := b.s.Resolve(n.doc, ref); err == nil {
-			b.merge(v, node{t.Doc, t.Pointer}, seen)
+			b.merge(v, nodeAt(t.Doc, t.Pointer), seen)
 		}
 	}
 	if members, ok := obj["allOf"].([]any); ok {
