@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,27 +48,42 @@ func matchWords(p, k []string) bool {
 // binding that matches no fact is an error: it is almost always a typo, and
 // the broker would silently deliver nothing.
 func (b *builder) matchBindings(facts []*Fact) []*Consumer {
+	// Split each routing key once, and look a pattern without wildcards up
+	// directly: with many consumers, splitting every key for every binding
+	// dominated the build.
+	words := make([][]string, len(facts))
+	byKey := make(map[string]int, len(facts))
+	for i, f := range facts {
+		words[i] = strings.Split(f.RoutingKey, ".")
+		byKey[f.RoutingKey] = i // unique: load rejects a second fact with the same key
+	}
 	man := b.s.Manifest
 	var out []*Consumer
 	for _, lc := range man.Consumers {
 		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings}
-		matched := map[*Fact]bool{}
+		matched := map[int]bool{} // indexes into facts
 		for i, pattern := range lc.Bindings {
-			n := 0
-			for _, f := range facts {
-				if TopicMatch(pattern, f.RoutingKey) {
-					matched[f] = true
+			n := 0 // facts this binding matches
+			if !strings.ContainsAny(pattern, "*#") {
+				if j, ok := byKey[pattern]; ok {
+					matched[j] = true
 					n++
+				}
+			} else {
+				p := strings.Split(pattern, ".")
+				for j := range facts {
+					if matchWords(p, words[j]) {
+						matched[j] = true
+						n++
+					}
 				}
 			}
 			if n == 0 {
 				b.errs.Add(man.Doc.Errorf(lc.BindingPointer(i), "consumer %s: binding %s matches no fact (routing keys: %s)", strconv.Quote(lc.Name), strconv.Quote(pattern), routingKeys(facts)))
 			}
 		}
-		for _, f := range facts {
-			if matched[f] {
-				c.Facts = append(c.Facts, f)
-			}
+		for _, j := range slices.Sorted(maps.Keys(matched)) {
+			c.Facts = append(c.Facts, facts[j]) // facts are sorted by routing key
 		}
 		out = append(out, c)
 	}
