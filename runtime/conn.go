@@ -206,7 +206,13 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Blocking) {
 	for {
 		select {
-		case b := <-blocks:
+		case b, ok := <-blocks:
+			if !ok {
+				// amqp091 closes it with the connection; the close
+				// notice is on its way in closes.
+				blocks = nil
+				continue
+			}
 			if b.Active {
 				c.log.Warn("broker blocked publishing (resource alarm); publishes wait", "url", s.url, "reason", b.Reason)
 			} else {
