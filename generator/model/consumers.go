@@ -19,29 +19,29 @@ func TopicMatch(pattern, key string) bool {
 	return matchWords(strings.Split(pattern, "."), strings.Split(key, "."))
 }
 
+// matchWords runs over the pattern once, keeping for every prefix of the
+// key whether the pattern so far matches it: time in len(p)·len(k). Trying
+// every split for each '#' instead took time exponential in the number of
+// '#'s, and "#.#.#.#.#.#.#.#.#.#.x" in a manifest hung the generator.
 func matchWords(p, k []string) bool {
-	for len(p) > 0 {
-		switch p[0] {
-		case "#":
-			// '#' swallows zero or more words: try every split.
-			for i := 0; i <= len(k); i++ {
-				if matchWords(p[1:], k[i:]) {
-					return true
-				}
-			}
-			return false
-		case "*":
-			if len(k) == 0 {
-				return false
-			}
-		default:
-			if len(k) == 0 || p[0] != k[0] {
-				return false
+	cur := make([]bool, len(k)+1) // cur[j]: the pattern so far matches k[:j]
+	next := make([]bool, len(k)+1)
+	cur[0] = true
+	for _, w := range p {
+		next[0] = w == "#" && cur[0]
+		for j := 1; j <= len(k); j++ {
+			switch w {
+			case "#": // zero words, or one more word for the same '#'
+				next[j] = cur[j] || next[j-1]
+			case "*":
+				next[j] = cur[j-1]
+			default:
+				next[j] = cur[j-1] && k[j-1] == w
 			}
 		}
-		p, k = p[1:], k[1:]
+		cur, next = next, cur
 	}
-	return len(k) == 0
+	return cur[len(k)]
 }
 
 // matchBindings resolves each consumer's bindings against the facts. A

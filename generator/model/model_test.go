@@ -13,6 +13,42 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
+// FuzzTopicMatch compares TopicMatch with the plain recursive definition
+// of topic matching (which is exponential in the number of '#'s, so the
+// fuzzer keeps patterns short).
+func FuzzTopicMatch(f *testing.F) {
+	f.Add("a.#.z", "a.b.c.z")
+	f.Add("#.*.#", "a")
+	f.Add("*.b.#", "a.b")
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if strings.Count(pattern, "#") > 6 || len(key) > 64 {
+			return
+		}
+		want := recursiveMatch(strings.Split(pattern, "."), strings.Split(key, "."))
+		if got := TopicMatch(pattern, key); got != want {
+			t.Errorf("TopicMatch(%q, %q) = %v, want %v", pattern, key, got, want)
+		}
+	})
+}
+
+func recursiveMatch(p, k []string) bool {
+	if len(p) == 0 {
+		return len(k) == 0
+	}
+	switch p[0] {
+	case "#":
+		for i := 0; i <= len(k); i++ {
+			if recursiveMatch(p[1:], k[i:]) {
+				return true
+			}
+		}
+		return false
+	case "*":
+		return len(k) > 0 && recursiveMatch(p[1:], k[1:])
+	}
+	return len(k) > 0 && p[0] == k[0] && recursiveMatch(p[1:], k[1:])
+}
+
 func TestTopicMatch(t *testing.T) {
 	tests := []struct {
 		pattern, key string
@@ -36,6 +72,13 @@ func TestTopicMatch(t *testing.T) {
 		{"a.*.#", "a", false},
 		{"a.*.#", "a.b", true},
 		{"catalogue.*.price-changed", "catalogue.item.price-changed", true},
+		{"#.#", "", true},
+		{"#.*.#", "a", true},
+		{"#.a.#.b", "x.a.y.b", true},
+		{"#.a.#.b", "x.b.y.a", false},
+		// Many '#'s and no match: once exponential, now as quick as any.
+		{strings.Repeat("#.", 40) + "x", strings.Repeat("a.", 120) + "a", false},
+		{strings.Repeat("#.", 40) + "x", strings.Repeat("a.", 120) + "x", true},
 	}
 	for _, tt := range tests {
 		if got := TopicMatch(tt.pattern, tt.key); got != tt.want {
