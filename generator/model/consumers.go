@@ -44,6 +44,11 @@ func matchWords(p, k []string) bool {
 	return cur[len(k)]
 }
 
+// maxBindingLen is the longest binding key AMQP can carry (a short
+// string). The bound also keeps matching cheap: its cost grows with the
+// pattern's length.
+const maxBindingLen = 255
+
 // matchBindings resolves each consumer's bindings against the facts. A
 // binding that matches no fact is an error: it is almost always a typo, and
 // the broker would silently deliver nothing.
@@ -63,6 +68,10 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings}
 		matched := map[int]bool{} // indexes into facts
 		for i, pattern := range lc.Bindings {
+			if len(pattern) > maxBindingLen {
+				b.errs.Add(man.Doc.Errorf(lc.BindingPointer(i), "consumer %s: binding of %d bytes: expected at most %d, the longest binding key AMQP can carry", strconv.Quote(lc.Name), len(pattern), maxBindingLen))
+				continue
+			}
 			n := 0 // facts this binding matches
 			if !strings.ContainsAny(pattern, "*#") {
 				if j, ok := byKey[pattern]; ok {

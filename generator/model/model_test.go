@@ -227,6 +227,10 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b"]}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "NewMailerConsumer", "properties": {"x": {"type": "string"}}}`,
 		}, `Go name "NewMailerConsumer" of this constructor of consumer "mailer" is already taken by the struct from a.json:1:1`},
+		{"binding longer than AMQP allows", map[string]string{
+			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b", "` + strings.Repeat("#.", 128) + `b"]}}}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "string"}}}`,
+		}, `warren.json:1:63: /consumers/mailer/bindings/1: consumer "mailer": binding of 257 bytes: expected at most 255, the longest binding key AMQP can carry`},
 		{"generated file names collide", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a/b.json":    `{"x-routing-key": "a.b", "type": "object", "title": "One"}`,
