@@ -208,5 +208,10 @@ func File(schemaPath string) string {
 	}
 	name := strings.TrimLeft(b.String(), "_.-")
 	name = strings.TrimSuffix(name, ".json")
+	if name == "" {
+		// Nothing of the path survived (it is written in another script,
+		// say): ".json.go" would be a hidden file the go tool skips.
+		name = "schema"
+	}
 	return name + ".json.go"
 }

@@ -132,6 +132,8 @@ func TestFile(t *testing.T) {
 		{".hidden/x.json", "hidden_x.json.go"},
 		{"x_linux.json", "x_linux.json.go"},
 		{"a b/c$d.json", "a_b_c_d.json.go"},
+		{"订单.json", "json.json.go"},
+		{"ΣΑΣ", "schema.json.go"},
 	}
 	for _, tt := range tests {
 		if got := File(tt.in); got != tt.want {
