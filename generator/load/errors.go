@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem in the user's input, located as precisely as the
@@ -23,7 +25,16 @@ type Error struct {
 	Msg     string // what is wrong and what was expected
 }
 
+// Error prints the error on one line. Characters that are not printable
+// (line breaks, terminal escapes, invalid UTF-8), which schema text and
+// file names can hold, are written as Go escapes such as \n: an
+// [ErrorList] is one error per line, and a terminal must not interpret
+// what a schema says.
 func (e *Error) Error() string {
+	return escapeUnprintable(e.text())
+}
+
+func (e *Error) text() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -96,4 +107,27 @@ func (l ErrorList) Unwrap() []error {
 		errs[i] = e
 	}
 	return errs
+}
+
+// escapeUnprintable writes every rune of s that strconv.IsPrint rejects,
+// and every invalid byte, as a Go escape.
+func escapeUnprintable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case strconv.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
 }
