@@ -107,21 +107,68 @@ func FuzzGenerate(f *testing.F) {
 			checkPositioned(t, err)
 			return
 		}
-		texts := schemaTexts(fact, manifest)
-		for name, src := range files {
-			if _, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ParseComments); err != nil {
-				t.Fatalf("%s does not parse: %v\n%s", name, err, src)
-			}
-			if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
-				t.Fatalf("%s is not gofmt'ed (%v)", name, err)
-			}
-			if !bytes.HasPrefix(src, []byte(gogen.GeneratedHeader+"\n")) {
-				t.Fatalf("%s does not start with the generated-code header", name)
-			}
-			if leak := leakedText(src, texts); leak != "" {
-				t.Fatalf("%s: schema text %q appears as code:\n%s", name, leak, src)
-			}
+		checkGenerated(t, files, schemaTexts(fact, manifest))
+	})
+}
+
+// checkGenerated checks that every generated file parses, is gofmt'ed,
+// starts with the generated-code header, and holds none of texts as code.
+func checkGenerated(t *testing.T, files map[string][]byte, texts []string) {
+	t.Helper()
+	for name, src := range files {
+		if _, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ParseComments); err != nil {
+			t.Fatalf("%s does not parse: %v\n%s", name, err, src)
 		}
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Fatalf("%s is not gofmt'ed (%v)", name, err)
+		}
+		if !bytes.HasPrefix(src, []byte(gogen.GeneratedHeader+"\n")) {
+			t.Fatalf("%s does not start with the generated-code header", name)
+		}
+		if leak := leakedText(src, texts); leak != "" {
+			t.Fatalf("%s: schema text %q appears as code:\n%s", name, leak, src)
+		}
+	}
+}
+
+// FuzzGenerateText generates from valid JSON with arbitrary text where
+// schemas put names and prose: a title, a description, a property and
+// definition name, an enum value (also the default) and a consumer. Random
+// bytes rarely stay valid JSON for long; this reaches naming, comments and
+// literals with any text. The checks are those of FuzzGenerate.
+func FuzzGenerateText(f *testing.F) {
+	f.Add("OrderPlaced", "A customer placed an order.", "line_items", "EUR", "order-mailer")
+	f.Add("A\u2028func Evil() {}", "x\nfunc Evil() {}\n*/", "x\ny", "\" + evil() + \"", "c")
+	f.Add("type", "//go:build ignore", "validate", "", "a.b")
+	f.Add("Évènement", "*/ func Evil() {}\r\n//go:generate rm -rf /\u0085x", "größe", "a`b\"c\\", "mailer")
+	f.Fuzz(func(t *testing.T, title, description, property, value, consumer string) {
+		fact, err := json.Marshal(map[string]any{
+			"x-routing-key": "order.placed",
+			"type":          "object",
+			"title":         title,
+			"description":   description,
+			"required":      []string{property},
+			"properties": map[string]any{
+				property: map[string]any{"description": description, "enum": []string{value, "other"}, "default": value},
+				"ref":    map[string]any{"$ref": "#/$defs/" + strings.ReplaceAll(strings.ReplaceAll(property, "~", "~0"), "/", "~1")},
+				"union":  map[string]any{"oneOf": []any{map[string]any{"type": "string", "title": value}, map[string]any{"type": "integer"}}},
+			},
+			"$defs": map[string]any{property: map[string]any{"type": "object", "title": value, "properties": map[string]any{value: map[string]any{"type": "string"}}}},
+		})
+		if err != nil {
+			t.Fatal(err) // json.Marshal writes invalid UTF-8 as U+FFFD; nothing else fails
+		}
+		manifest, _ := json.Marshal(map[string]any{
+			"package":     "p",
+			"description": description,
+			"consumers":   map[string]any{consumer: map[string]any{"bindings": []string{"order.*"}, "description": description}},
+		})
+		files, err := generator.GenerateFS(context.Background(), fuzzDir(fact, manifest), generator.Options{})
+		if err != nil {
+			checkPositioned(t, err)
+			return
+		}
+		checkGenerated(t, files, schemaTexts(fact, manifest))
 	})
 }
 
