@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -88,8 +89,8 @@ func TestGuardSkipsDuplicatesAndRetriesStoreErrors(t *testing.T) {
 	// panic reaches the guard as an error (so it can roll back).
 	mustPublish(t, pub, f, item{SKU: "bad"})
 	d := b.get(spec.PoisonQueue)
-	if s, _ := d.Headers[HeaderFailure].(string); s != "guarded: bad sku" || headerInt(d.Headers, HeaderAttempts) != 1 {
-		t.Errorf("poison copy: x-failure %q, x-attempts %d", s, headerInt(d.Headers, HeaderAttempts))
+	if s, _ := d.Headers[HeaderFailure].(string); s != "guarded: bad sku" || amqpmsg.HeaderInt(d.Headers, HeaderAttempts) != 1 {
+		t.Errorf("poison copy: x-failure %q, x-attempts %d", s, amqpmsg.HeaderInt(d.Headers, HeaderAttempts))
 	}
 	mustPublish(t, pub, f, item{SKU: "panic"})
 	eventually(t, "the panic retried", func() bool { return conn.Counts(spec.Name).Get(Retried) >= 2 })

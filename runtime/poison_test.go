@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -22,7 +23,7 @@ func checkPoison(t *testing.T, d amqp.Delivery, spec topology.Consumer, exchange
 	if s, _ := d.Headers[HeaderFailure].(string); !strings.Contains(s, failure) || len(s) > maxFailureLen {
 		t.Errorf("x-failure = %q, want at most %d bytes containing %q", s, maxFailureLen, failure)
 	}
-	if n := headerInt(d.Headers, HeaderAttempts); n != attempts {
+	if n := amqpmsg.HeaderInt(d.Headers, HeaderAttempts); n != attempts {
 		t.Errorf("x-attempts = %d, want %d", n, attempts)
 	}
 	if s, _ := d.Headers[HeaderFailedAt].(string); s == "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenbus/warren/internal/amqpmsg"
 )
 
 // inbound is a delivery with what the consumer reads from its headers.
@@ -20,7 +21,7 @@ type inbound struct {
 }
 
 func inspect(s *session, d amqp.Delivery) inbound {
-	in := inbound{d: d, sess: s, attempt: headerInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange}
+	in := inbound{d: d, sess: s, attempt: amqpmsg.HeaderInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange}
 	// A retry comes back through the default exchange with the consumer's
 	// name as routing key; the copy recorded where it started.
 	if rk, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
@@ -139,28 +140,4 @@ func logAttrs(in inbound, err error) []any {
 		attrs = append(attrs, "stack", string(p.Stack))
 	}
 	return attrs
-}
-
-// headerInt reads an integer header whatever integer type the publisher's
-// client chose; anything else counts as absent.
-func headerInt(h amqp.Table, key string) int {
-	switch v := h[key].(type) {
-	case int8:
-		return int(v)
-	case int16:
-		return int(v)
-	case int32:
-		return int(v)
-	case int64:
-		return int(v)
-	case int:
-		return v
-	case uint8:
-		return int(v)
-	case uint16:
-		return int(v)
-	case uint32:
-		return int(v)
-	}
-	return 0
 }

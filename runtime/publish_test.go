@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -88,7 +89,7 @@ func TestPublishedMessageFollowsTheContract(t *testing.T) {
 	if d.MessageId != id || d.ContentType != "application/json" || d.DeliveryMode != amqp.Persistent || d.Type != "item.added" {
 		t.Errorf("properties: message_id %q content_type %q delivery_mode %d type %q", d.MessageId, d.ContentType, d.DeliveryMode, d.Type)
 	}
-	if v := headerInt(d.Headers, HeaderFactVersion); v != 2 {
+	if v := amqpmsg.HeaderInt(d.Headers, HeaderFactVersion); v != 2 {
 		t.Errorf("x-fact-version = %d, want 2", v)
 	}
 	if d.Timestamp.IsZero() || d.Timestamp.Before(before.Truncate(time.Second)) {

@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -97,7 +98,7 @@ func TestAlwaysFailingEndsInPoisonAfterMaxAttempts(t *testing.T) {
 	if d.MessageId != id {
 		t.Errorf("poison message id %q, want %q", d.MessageId, id)
 	}
-	if n := headerInt(d.Headers, HeaderAttempts); n != 4 {
+	if n := amqpmsg.HeaderInt(d.Headers, HeaderAttempts); n != 4 {
 		t.Errorf("x-attempts = %d, want 4", n)
 	}
 	if s, _ := d.Headers[HeaderFailure].(string); s != "still down" {

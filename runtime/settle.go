@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/warrenbus/warren/internal/amqpmsg"
 )
 
 // retry sends a copy of the delivery to the delay queue for its attempt,
@@ -61,34 +62,14 @@ func (c *Consumer) publishCopy(ctx context.Context, in inbound, exchange, key st
 	return cc.publish(ctx, exchange, key, true, msg)
 }
 
-// copyOf copies a delivery for republishing. It keeps the body, the
-// properties and every header (x-death included, which records the delay
-// queues the message passed through), records where the fact was first
-// published, and drops what would make the copy misbehave: a per-message
-// expiration (a poison copy must not expire) and user_id (the broker
-// rejects one that is not the publishing connection's user).
+// copyOf copies a delivery for republishing (see [amqpmsg.Republish]). It
+// keeps every header (x-death included, which records the delay queues the
+// message passed through) and records where the fact was first published.
 func copyOf(in inbound) amqp.Publishing {
-	d := in.d
-	h := make(amqp.Table, len(d.Headers)+6)
-	for k, v := range d.Headers {
-		h[k] = v
-	}
+	h := amqpmsg.CloneHeaders(in.d.Headers, 6)
 	h[HeaderOriginalRoutingKey] = in.routingKey
 	h[HeaderOriginalExchange] = in.exchange
-	return amqp.Publishing{
-		Headers:         h,
-		ContentType:     d.ContentType,
-		ContentEncoding: d.ContentEncoding,
-		DeliveryMode:    amqp.Persistent,
-		Priority:        d.Priority,
-		CorrelationId:   d.CorrelationId,
-		ReplyTo:         d.ReplyTo,
-		MessageId:       d.MessageId,
-		Timestamp:       d.Timestamp,
-		Type:            d.Type,
-		AppId:           d.AppId,
-		Body:            d.Body,
-	}
+	return amqpmsg.Republish(in.d, h)
 }
 
 // failureText renders err for the x-failure header: at most maxFailureLen

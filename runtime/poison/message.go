@@ -7,6 +7,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -49,8 +50,8 @@ func read(d amqp.Delivery, c topology.Consumer) Message {
 		ID:         d.MessageId,
 		RoutingKey: d.RoutingKey,
 		Exchange:   d.Exchange,
-		Attempts:   headerInt(d.Headers, runtime.HeaderAttempts),
-		Replays:    headerInt(d.Headers, HeaderReplayCount),
+		Attempts:   amqpmsg.HeaderInt(d.Headers, runtime.HeaderAttempts),
+		Replays:    amqpmsg.HeaderInt(d.Headers, HeaderReplayCount),
 		Body:       d.Body,
 		Headers:    d.Headers,
 	}
@@ -111,7 +112,7 @@ func deathIn(h amqp.Table, queue string) (death, bool) {
 		if q, _ := t["queue"].(string); q != queue {
 			continue
 		}
-		d := death{queue: queue, count: headerInt(t, "count")}
+		d := death{queue: queue, count: amqpmsg.HeaderInt(t, "count")}
 		d.reason, _ = t["reason"].(string)
 		d.exchange, _ = t["exchange"].(string)
 		d.at, _ = t["time"].(time.Time)
@@ -144,10 +145,7 @@ func (d death) explain() string {
 // it is (a replay arrives through the default exchange, whose routing key
 // is the queue name).
 func replayCopy(d amqp.Delivery, m Message, now time.Time) amqp.Publishing {
-	h := make(amqp.Table, len(d.Headers)+4)
-	for k, v := range d.Headers {
-		h[k] = v
-	}
+	h := amqpmsg.CloneHeaders(d.Headers, 4)
 	for _, k := range []string{
 		runtime.HeaderAttempts, runtime.HeaderFailure, runtime.HeaderFailedAt, runtime.HeaderConsumer,
 		// Set by quorum queues on redelivery; it describes the poison queue's
@@ -166,42 +164,5 @@ func replayCopy(d amqp.Delivery, m Message, now time.Time) amqp.Publishing {
 	if !m.FailedAt.IsZero() {
 		h[HeaderLastFailedAt] = m.FailedAt.UTC().Format(time.RFC3339)
 	}
-	return amqp.Publishing{
-		Headers:         h,
-		ContentType:     d.ContentType,
-		ContentEncoding: d.ContentEncoding,
-		DeliveryMode:    amqp.Persistent,
-		Priority:        d.Priority,
-		CorrelationId:   d.CorrelationId,
-		ReplyTo:         d.ReplyTo,
-		MessageId:       d.MessageId,
-		Timestamp:       d.Timestamp,
-		Type:            d.Type,
-		AppId:           d.AppId,
-		Body:            d.Body,
-	}
-}
-
-// headerInt reads an integer header whatever integer type the writer's
-// client chose; anything else counts as 0.
-func headerInt(h amqp.Table, key string) int {
-	switch v := h[key].(type) {
-	case int8:
-		return int(v)
-	case int16:
-		return int(v)
-	case int32:
-		return int(v)
-	case int64:
-		return int(v)
-	case int:
-		return v
-	case uint8:
-		return int(v)
-	case uint16:
-		return int(v)
-	case uint32:
-		return int(v)
-	}
-	return 0
+	return amqpmsg.Republish(d, h)
 }
