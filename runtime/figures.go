@@ -2,11 +2,9 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -41,34 +39,14 @@ func (c *Conn) Figures(ctx context.Context, consumer topology.Consumer) (Figures
 	if err != nil {
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
-	work, err := inspectQueue(s.conn, consumer.Queue)
+	work, err := amqpmsg.InspectQueue(s.conn, consumer.Queue)
 	if err != nil {
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
-	poison, err := inspectQueue(s.conn, consumer.PoisonQueue)
+	poison, err := amqpmsg.InspectQueue(s.conn, consumer.PoisonQueue)
 	if err != nil {
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
 	f.WorkDepth, f.Consumers, f.PoisonDepth = work.Messages, work.Consumers, poison.Messages
 	return f, nil
-}
-
-// inspectQueue passively declares name on a channel of its own: a missing
-// queue makes the broker close the channel, which must not take a
-// publisher's or consumer's channel with it.
-func inspectQueue(conn *amqp.Connection, name string) (amqp.Queue, error) {
-	ch, err := conn.Channel()
-	if err != nil {
-		return amqp.Queue{}, fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
-	var ae *amqp.Error
-	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-		return q, fmt.Errorf("queue %q does not exist: declare the topology first", name)
-	}
-	if err != nil {
-		return q, fmt.Errorf("inspect queue %q: %w", name, err)
-	}
-	return q, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -122,7 +123,7 @@ func (b *broker) dial(cfg Config) *Conn {
 // depth returns the number of ready messages in a queue.
 func (b *broker) depth(queue string) int {
 	b.t.Helper()
-	q, err := inspectQueue(b.raw, queue)
+	q, err := amqpmsg.InspectQueue(b.raw, queue)
 	if err != nil {
 		b.t.Fatal(err)
 	}

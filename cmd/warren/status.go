@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -127,8 +128,8 @@ func readStatus(conn *amqp.Connection, m *model.Model) ([]consumerStatus, error)
 		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}}
 		// inspect records a missing queue and reports whether it exists.
 		inspect := func(name string) (amqp.Queue, bool, error) {
-			q, err := inspectQueue(conn, name)
-			if errors.Is(err, errNoQueue) {
+			q, err := amqpmsg.InspectQueue(conn, name)
+			if errors.Is(err, amqpmsg.ErrNoQueue) {
 				row.Missing = append(row.Missing, name)
 				return q, false, nil
 			}
@@ -171,27 +172,6 @@ func distinctTiers(c topology.Consumer) []topology.Tier {
 		}
 	}
 	return out
-}
-
-var errNoQueue = errors.New("queue does not exist")
-
-// inspectQueue passively declares a queue on a channel of its own: a
-// missing queue makes the broker close the channel.
-func inspectQueue(conn *amqp.Connection, name string) (amqp.Queue, error) {
-	ch, err := conn.Channel()
-	if err != nil {
-		return amqp.Queue{}, fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
-	var ae *amqp.Error
-	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-		return q, fmt.Errorf("%w: %q", errNoQueue, name)
-	}
-	if err != nil {
-		return q, fmt.Errorf("inspect queue %q: %w", name, err)
-	}
-	return q, nil
 }
 
 func writeStatusTable(w io.Writer, rows []consumerStatus) error {

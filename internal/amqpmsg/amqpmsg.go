@@ -1,9 +1,14 @@
 // Package amqpmsg holds what the runtime and its operations tools both do
-// to AMQP messages: read integer headers written by any client, and copy a
-// delivery for publishing it again.
+// with AMQP: read integer headers written by any client, copy a delivery
+// for publishing it again, and inspect a queue.
 package amqpmsg
 
-import amqp "github.com/rabbitmq/amqp091-go"
+import (
+	"errors"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
 
 // HeaderInt reads an integer header whatever integer type the writer's
 // client chose; anything else counts as 0.
@@ -58,4 +63,28 @@ func Republish(d amqp.Delivery, headers amqp.Table) amqp.Publishing {
 		AppId:           d.AppId,
 		Body:            d.Body,
 	}
+}
+
+// ErrNoQueue is matched by the error of [InspectQueue] for a queue that
+// does not exist.
+var ErrNoQueue = errors.New("queue does not exist")
+
+// InspectQueue passively declares a queue on a channel of its own, for its
+// depth and consumer count: a missing queue makes the broker close the
+// channel, which must not take a publisher's or consumer's channel with it.
+func InspectQueue(conn *amqp.Connection, name string) (amqp.Queue, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return amqp.Queue{}, fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return q, fmt.Errorf("%w: %q; declare the topology first", ErrNoQueue, name)
+	}
+	if err != nil {
+		return q, fmt.Errorf("inspect queue %q: %w", name, err)
+	}
+	return q, nil
 }
