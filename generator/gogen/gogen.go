@@ -128,7 +128,7 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, err
 	}
-	out, err := format.Source(buf.Bytes())
+	out, err := format.Source(groupImports(buf.Bytes()))
 	if err != nil {
 		return nil, fmt.Errorf("gofmt: %w\n%s", err, numbered(buf.String()))
 	}

@@ -4,8 +4,9 @@
 package catalogueevents
 
 import (
-	"github.com/warrenbus/warren/runtime"
 	"time"
+
+	"github.com/warrenbus/warren/runtime"
 )
 
 // ImportCompletedRoutingKey is the routing key of ImportCompleted facts.

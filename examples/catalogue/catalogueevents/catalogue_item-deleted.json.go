@@ -4,8 +4,9 @@
 package catalogueevents
 
 import (
-	"github.com/warrenbus/warren/runtime"
 	"time"
+
+	"github.com/warrenbus/warren/runtime"
 )
 
 // ItemDeletedRoutingKey is the routing key of ItemDeleted facts.

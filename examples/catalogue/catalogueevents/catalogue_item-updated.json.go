@@ -4,8 +4,9 @@
 package catalogueevents
 
 import (
-	"github.com/warrenbus/warren/runtime"
 	"time"
+
+	"github.com/warrenbus/warren/runtime"
 )
 
 // ItemUpdatedRoutingKey is the routing key of ItemUpdated facts.

@@ -6,6 +6,7 @@ package catalogueevents
 import (
 	"context"
 	"errors"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,9 +4,10 @@
 package catalogueevents
 
 import (
+	"time"
+
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/schemaset"
-	"time"
 )
 
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.

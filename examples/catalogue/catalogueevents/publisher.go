@@ -4,6 +4,7 @@ package catalogueevents
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

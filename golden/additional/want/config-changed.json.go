@@ -5,6 +5,7 @@ package additional
 
 import (
 	"encoding/json"
+
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )

@@ -4,6 +4,7 @@ package additional
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package allof
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,8 +4,9 @@
 package allof
 
 import (
-	"github.com/warrenbus/warren/runtime"
 	"time"
+
+	"github.com/warrenbus/warren/runtime"
 )
 
 // UserDeletedRoutingKey is the routing key of UserDeleted facts.

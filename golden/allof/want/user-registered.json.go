@@ -4,8 +4,9 @@
 package allof
 
 import (
-	"github.com/warrenbus/warren/runtime"
 	"time"
+
+	"github.com/warrenbus/warren/runtime"
 )
 
 // UserRegisteredRoutingKey is the routing key of UserRegistered facts.

@@ -5,6 +5,7 @@ package arrays
 
 import (
 	"encoding/json"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

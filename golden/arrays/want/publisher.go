@@ -4,6 +4,7 @@ package arrays
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -6,6 +6,7 @@ package consumers
 import (
 	"context"
 	"errors"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package consumers
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -5,9 +5,10 @@ package consumers
 
 import (
 	"context"
+	"time"
+
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
-	"time"
 )
 
 // Topology is the broker topology of this package, built from warren.json: the

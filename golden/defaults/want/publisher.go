@@ -4,6 +4,7 @@ package defaults
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -5,6 +5,7 @@ package defaults
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )

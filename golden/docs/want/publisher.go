@@ -4,6 +4,7 @@ package docs
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package enums
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,8 +4,9 @@
 package formats
 
 import (
-	"github.com/warrenbus/warren/runtime"
 	"time"
+
+	"github.com/warrenbus/warren/runtime"
 )
 
 // PaymentCapturedRoutingKey is the routing key of PaymentCaptured facts.

@@ -4,6 +4,7 @@ package formats
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

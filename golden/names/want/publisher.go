@@ -4,6 +4,7 @@ package names
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package nested
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

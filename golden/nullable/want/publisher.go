@@ -4,6 +4,7 @@ package nullable
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -5,6 +5,7 @@ package objects
 
 import (
 	"encoding/json"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

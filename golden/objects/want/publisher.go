@@ -4,6 +4,7 @@ package objects
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package recursion
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package refs
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

@@ -4,6 +4,7 @@ package unions
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

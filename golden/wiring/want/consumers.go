@@ -6,6 +6,7 @@ package wiring
 import (
 	"context"
 	"errors"
+
 	"github.com/warrenbus/warren/runtime"
 )
 

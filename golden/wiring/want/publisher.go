@@ -4,6 +4,7 @@ package wiring
 
 import (
 	"context"
+
 	"github.com/warrenbus/warren/runtime"
 )
 
