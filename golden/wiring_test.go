@@ -123,7 +123,7 @@ func TestWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "both consumers to handle the count", func() bool {
+		testenv.Eventually(t, "both consumers to handle the count", func() bool {
 			return len(keeper.of(id)) == 1 && len(auditor.of(id)) == 1
 		})
 		for consumer, r := range map[string]*recorder{keeperTop.Name: keeper, auditorTop.Name: auditor} {
@@ -154,7 +154,7 @@ func TestWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the auditor to handle the valid count", func() bool { return len(auditor.of(id)) == 1 })
+		testenv.Eventually(t, "the auditor to handle the valid count", func() bool { return len(auditor.of(id)) == 1 })
 		if got := auditor.count(); got != n+1 {
 			t.Errorf("the auditor handled %d facts since the invalid publish, want 1", got-n)
 		}
@@ -173,7 +173,7 @@ func TestWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the second attempt", func() bool { return len(keeper.of(id)) == 2 })
+		testenv.Eventually(t, "the second attempt", func() bool { return len(keeper.of(id)) == 2 })
 		var attempts []int
 		for _, c := range keeper.of(id) {
 			attempts = append(attempts, c.d.Attempt)
@@ -188,7 +188,7 @@ func TestWiring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "a copy in "+keeperTop.PoisonQueue, func() bool { return poisonDepth(ctx, t, conn, keeperTop.Name) == 1 })
+		testenv.Eventually(t, "a copy in "+keeperTop.PoisonQueue, func() bool { return poisonDepth(ctx, t, conn, keeperTop.Name) == 1 })
 		msg := getOne(t, url, keeperTop.PoisonQueue)
 		if msg.MessageId != id {
 			t.Errorf("poison message id %q, want %q", msg.MessageId, id)
@@ -261,17 +261,4 @@ func getOne(t *testing.T, url, queue string) amqp.Delivery {
 		t.Fatalf("get from %s: ok %v, err %v", queue, ok, err)
 	}
 	return msg
-}
-
-// eventually waits for cond with a generous deadline; it never asserts how
-// long anything took.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -107,7 +108,7 @@ func TestOutageIsSurvived(t *testing.T) {
 	first := mustPublish(t, pub, f, item{SKU: "before"})
 
 	p.setDown(true)
-	eventually(t, "the Conn to notice the outage", func() bool {
+	testenv.Eventually(t, "the Conn to notice the outage", func() bool {
 		conn.mu.Lock()
 		defer conn.mu.Unlock()
 		return conn.sess == nil
@@ -141,7 +142,7 @@ func TestOutageIsSurvived(t *testing.T) {
 	for id := range ids {
 		want = append(want, id)
 	}
-	eventually(t, "every fact handled", func() bool {
+	testenv.Eventually(t, "every fact handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, id := range want {
@@ -173,7 +174,7 @@ func TestFailoverToTheNextNode(t *testing.T) {
 	conn := b.dial(Config{URLs: []string{nodeA.url(b.url, "amqp"), nodeB.url(b.url, "amqp")}, Logger: slog.New(rec)})
 	roundTrip(t, b, conn)
 	nodeA.setDown(true)
-	eventually(t, "a connection to node B", func() bool {
+	testenv.Eventually(t, "a connection to node B", func() bool {
 		urls := rec.values("connected to broker", "url")
 		return len(urls) == 2 && strings.Contains(urls[1], nodeB.ln.Addr().String())
 	})

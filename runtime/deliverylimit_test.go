@@ -7,14 +7,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// Issue 3, test 9: a message whose handler kills the consumer before it can
-// ack (simulated by closing the channel without an ack) is delivered
-// DeliveryLimit more times and then dead-lettered into the poison queue,
-// instead of looping forever. It uses channels of its own, so it disturbs
-// nobody.
+// A message whose handler kills the consumer before it can ack (simulated
+// by closing the channel without an ack) is delivered DeliveryLimit more
+// times and then dead-lettered into the poison queue, instead of looping
+// forever. It uses channels of its own, so it disturbs nobody.
 func TestMessageThatKillsItsConsumerEndsInPoison(t *testing.T) {
 	const limit = 3
 	b := newBroker(t, topology.ConsumerSpec{Name: "crashy", Bindings: []string{"item.#"}, Backoff: testLadder, DeliveryLimit: limit})
@@ -24,7 +24,7 @@ func TestMessageThatKillsItsConsumerEndsInPoison(t *testing.T) {
 	id := mustPublish(t, pub, itemFact("item.added"), item{SKU: "fatal"})
 
 	deliveries := 0
-	eventually(t, "the message in the poison queue", func() bool {
+	testenv.Eventually(t, "the message in the poison queue", func() bool {
 		if b.depth(spec.PoisonQueue) == 1 {
 			return true
 		}
@@ -101,5 +101,5 @@ func TestHandlerThatKillsTheConnectionEndsInPoison(t *testing.T) {
 		t.Errorf("%d retry copies made by dying handlers, want none", n)
 	}
 	mustPublish(t, pub, f, item{SKU: "fine"})
-	eventually(t, "the consumer handling other facts", func() bool { return fine.Load() == 1 })
+	testenv.Eventually(t, "the consumer handling other facts", func() bool { return fine.Load() == 1 })
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// Issue 3, test 7: the broker force-closes the publishing and the consuming
+// The broker force-closes the publishing and the consuming
 // connection, twice, while 5,000 facts are published and consumed.
 // Afterwards every fact was handled at least once and both sides run again
 // without a restart.
@@ -64,16 +64,16 @@ func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
 		if len(pids) != 2 {
 			t.Fatalf("found %d connections named %s*, want 2", len(pids), name)
 		}
-		eventually(t, "the flow to reach the cut", func() bool { return published.Load() >= at })
+		testenv.Eventually(t, "the flow to reach the cut", func() bool { return published.Load() >= at })
 		closeConnections(t, pids)
 		if p := published.Load(); p >= total {
 			t.Fatalf("the cut came after all %d facts were published; it proved nothing", p)
 		}
-		eventually(t, "both sides reconnected", func() bool { return pubConn.connected() && subConn.connected() })
+		testenv.Eventually(t, "both sides reconnected", func() bool { return pubConn.connected() && subConn.connected() })
 	}
 	wg.Wait()
 
-	eventually(t, "every fact handled", func() bool {
+	testenv.Eventually(t, "every fact handled", func() bool {
 		handledMu.Lock()
 		defer handledMu.Unlock()
 		return len(handled) == total
@@ -91,7 +91,7 @@ func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
 
 	// Both sides are running again: one more fact goes all the way through.
 	mustPublish(t, pub, f, item{SKU: "after", N: total})
-	eventually(t, "a fact published after the cuts handled", func() bool {
+	testenv.Eventually(t, "a fact published after the cuts handled", func() bool {
 		handledMu.Lock()
 		defer handledMu.Unlock()
 		return handled[total] > 0

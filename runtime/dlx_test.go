@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -36,7 +37,7 @@ func TestDelayQueueKeepsWhatItCannotDeadLetter(t *testing.T) {
 	if err != nil || !dc.Wait() {
 		t.Fatalf("publish to the delay queue: %v", err)
 	}
-	eventually(t, "the expired message held for dead-lettering, or dropped", func() bool {
+	testenv.Eventually(t, "the expired message held for dead-lettering, or dropped", func() bool {
 		o := quorumOverview(t, tier)
 		if o["num_messages"] == 0 {
 			t.Fatalf("the delay queue dropped a message it could not dead-letter: %v", o)

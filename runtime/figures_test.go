@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -46,7 +47,7 @@ func TestFiguresAndMetrics(t *testing.T) {
 	for i := range 3 {
 		mustPublish(t, pub, f, item{SKU: "s", N: i})
 	}
-	eventually(t, "three ready messages", func() bool { return b.depth(spec.Queue) == 3 })
+	testenv.Eventually(t, "three ready messages", func() bool { return b.depth(spec.Queue) == 3 })
 	fig, err := conn.Figures(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestFiguresAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, c)
-	eventually(t, "one fact in poison and two acked", func() bool {
+	testenv.Eventually(t, "one fact in poison and two acked", func() bool {
 		n := conn.Counts(spec.Name)
 		return n.Get(Poisoned) == 1 && n.Get(Acked) == 2
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -73,11 +74,11 @@ func TestGuardSkipsDuplicatesAndRetriesStoreErrors(t *testing.T) {
 	if err := pub.PublishEnvelope(ctx, f, env); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the fact handled", func() bool { return conn.Counts(spec.Name).Get(Acked) == 1 })
+	testenv.Eventually(t, "the fact handled", func() bool { return conn.Counts(spec.Name).Get(Acked) == 1 })
 	if err := pub.PublishEnvelope(ctx, f, env); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the duplicate skipped", func() bool { return conn.Counts(spec.Name).Get(DuplicateSkipped) == 1 })
+	testenv.Eventually(t, "the duplicate skipped", func() bool { return conn.Counts(spec.Name).Get(DuplicateSkipped) == 1 })
 	if n := handled.Load(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
 	}
@@ -93,7 +94,7 @@ func TestGuardSkipsDuplicatesAndRetriesStoreErrors(t *testing.T) {
 		t.Errorf("poison copy: x-failure %q, x-attempts %d", s, amqpmsg.HeaderInt(d.Headers, HeaderAttempts))
 	}
 	mustPublish(t, pub, f, item{SKU: "panic"})
-	eventually(t, "the panic retried", func() bool { return conn.Counts(spec.Name).Get(Retried) >= 2 })
+	testenv.Eventually(t, "the panic retried", func() bool { return conn.Counts(spec.Name).Get(Retried) >= 2 })
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var p *PanicError

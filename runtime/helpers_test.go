@@ -139,7 +139,7 @@ func (b *broker) get(queue string) amqp.Delivery {
 	}
 	defer ch.Close()
 	var d amqp.Delivery
-	eventually(b.t, "a message in "+queue, func() bool {
+	testenv.Eventually(b.t, "a message in "+queue, func() bool {
 		var ok bool
 		d, ok, err = ch.Get(queue, true)
 		if err != nil {
@@ -190,29 +190,11 @@ func run(t testing.TB, c *Consumer) (stop func() error) {
 	return stop
 }
 
-// eventually waits, with a generous deadline, for cond to hold.
-// WARREN_TEST_WAIT shortens the deadline, for checking that tests fail
-// when the code under test is broken on purpose.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	wait := 60 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("WARREN_TEST_WAIT")); err == nil {
-		wait = d
-	}
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// receive waits, with eventually's deadline, for a value on ch.
+// receive waits, with testenv.Eventually's deadline, for a value on ch.
 func receive[T any](t testing.TB, ch <-chan T) T {
 	t.Helper()
 	var v T
-	eventually(t, "a value on a channel", func() bool {
+	testenv.Eventually(t, "a value on a channel", func() bool {
 		select {
 		case v = <-ch:
 			return true

@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -38,7 +39,7 @@ func checkPoison(t *testing.T, d amqp.Delivery, spec topology.Consumer, exchange
 	}
 }
 
-// Issue 3, test 2: a permanent failure goes to poison on the first attempt.
+// A permanent failure goes to poison on the first attempt.
 func TestPermanentFailureGoesToPoisonAtOnce(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "strict", Bindings: []string{"item.#"}, Backoff: testLadder})
 	conn := b.dial(Config{})
@@ -69,7 +70,7 @@ func TestPermanentFailureGoesToPoisonAtOnce(t *testing.T) {
 	}
 }
 
-// Issue 3, test 5: a body that is not JSON and a payload that breaks its
+// A body that is not JSON and a payload that breaks its
 // schema both go to poison with a readable x-failure, and the consumer keeps
 // running. So do an incomplete envelope and a fact the consumer has no
 // route for.
@@ -108,7 +109,7 @@ func TestMalformedMessagesGoToPoison(t *testing.T) {
 	// Still running: a good fact is handled.
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "ok"})
-	eventually(t, "a good fact handled after the bad ones", func() bool { return handled.Load() == 1 })
+	testenv.Eventually(t, "a good fact handled after the bad ones", func() bool { return handled.Load() == 1 })
 	if n := conn.Counts(spec.Name).Get(Poisoned); n != uint64(len(cases)) {
 		t.Errorf("poisoned %d, want %d", n, len(cases))
 	}
@@ -135,7 +136,7 @@ func TestPanicIsTransient(t *testing.T) {
 	run(t, c)
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "a"})
-	eventually(t, "the retry acked", func() bool { return conn.Counts(b.consumer(0).Name).Get(Acked) == 1 })
+	testenv.Eventually(t, "the retry acked", func() bool { return conn.Counts(b.consumer(0).Name).Get(Acked) == 1 })
 	if n := conn.Counts(b.consumer(0).Name).Get(Retried); n != 1 {
 		t.Errorf("retried %d, want 1", n)
 	}

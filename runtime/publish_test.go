@@ -13,10 +13,11 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// Issue 3, test 6: publishing to a routing key nothing is bound to returns
+// Publishing to a routing key nothing is bound to returns
 // an error, unless the publisher allows it.
 func TestPublishUnroutableIsAnError(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "bound", Bindings: []string{"item.added"}, MaxAttempts: 1})
@@ -71,7 +72,7 @@ func TestConcurrentPublishesGetTheirOwnConfirms(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	eventually(t, "every routable fact in the queue", func() bool { return b.depth(b.consumer(0).Queue) == workers*each/2 })
+	testenv.Eventually(t, "every routable fact in the queue", func() bool { return b.depth(b.consumer(0).Queue) == workers*each/2 })
 }
 
 // The envelope and properties of the wire contract.

@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -34,7 +35,8 @@ func (a *attempts) list() []int {
 	return slices.Clone(a.got)
 }
 
-// Issue 3, test 1: a transient failure twice, then success.
+// A handler that fails transiently twice is retried through the ladder and
+// succeeds on its third attempt.
 func TestTransientFailureIsRetriedThenSucceeds(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "flaky", Bindings: []string{"item.#"}, Backoff: testLadder})
 	conn := b.dial(Config{})
@@ -53,7 +55,7 @@ func TestTransientFailureIsRetriedThenSucceeds(t *testing.T) {
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "a"})
 
-	eventually(t, "the third attempt acked", func() bool { return conn.Counts(b.consumer(0).Name).Get(Acked) == 1 })
+	testenv.Eventually(t, "the third attempt acked", func() bool { return conn.Counts(b.consumer(0).Name).Get(Acked) == 1 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +73,8 @@ func TestTransientFailureIsRetriedThenSucceeds(t *testing.T) {
 	}
 }
 
-// Issue 3, test 3: always failing, the message walks the ladder in order
-// and lands in poison with x-attempts = maxAttempts.
+// A message whose handler always fails walks the ladder in order and lands
+// in poison with x-attempts = maxAttempts.
 func TestAlwaysFailingEndsInPoisonAfterMaxAttempts(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "doomed", Bindings: []string{"item.#"}, Backoff: testLadder, MaxAttempts: 4})
 	rec := &logRecorder{}
@@ -134,8 +136,8 @@ func TestAlwaysFailingEndsInPoisonAfterMaxAttempts(t *testing.T) {
 	}
 }
 
-// Issue 3, test 4: two consumers bound to the same key; a retry of one
-// never reaches the other.
+// Of two consumers bound to the same key, a retry of one never reaches the
+// other.
 func TestRetryReturnsToTheFailingConsumerOnly(t *testing.T) {
 	b := newBroker(t,
 		topology.ConsumerSpec{Name: "stumbles", Bindings: []string{"item.added"}, Backoff: testLadder},
@@ -167,11 +169,11 @@ func TestRetryReturnsToTheFailingConsumerOnly(t *testing.T) {
 	run(t, other)
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "a"})
-	eventually(t, "the retry handled", func() bool { return len(stumbles.list()) == 2 })
+	testenv.Eventually(t, "the retry handled", func() bool { return len(stumbles.list()) == 2 })
 	// A marker published after the retry was handled queues behind any copy
 	// of the retry that reached the bystander.
 	mustPublish(t, pub, marker, item{SKU: "m"})
-	eventually(t, "the marker handled", func() bool { return markers.Load() == 1 })
+	testenv.Eventually(t, "the marker handled", func() bool { return markers.Load() == 1 })
 	if n := seen.Load(); n != 1 {
 		t.Errorf("the bystander received the fact %d times, want exactly 1", n)
 	}

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// Issue 3, test 8: shutdown in the middle of a busy handler loses nothing.
+// Shutdown in the middle of a busy handler loses nothing.
 // A handler that finishes within the shutdown timeout is acked; messages
 // prefetched but not started go back to the queue; a handler that outlives
 // the timeout has its message delivered again later.
@@ -44,7 +45,7 @@ func TestShutdownDuringABusyHandlerLosesNothing(t *testing.T) {
 		stopped := make(chan error, 1)
 		go func() { stopped <- stop() }()
 		// Run must not return while the handler is busy.
-		eventually(t, "the rest given back", func() bool { return conn.Counts(spec.Name).Get(Returned) == 3 })
+		testenv.Eventually(t, "the rest given back", func() bool { return conn.Counts(spec.Name).Get(Returned) == 3 })
 		select {
 		case err := <-stopped:
 			t.Fatalf("Run returned (%v) before its busy handler finished", err)
@@ -87,7 +88,7 @@ func TestShutdownDuringABusyHandlerLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := run(t, c)
-		eventually(t, "the three unfinished facts handled", func() bool { return len(seen) >= 3 })
+		testenv.Eventually(t, "the three unfinished facts handled", func() bool { return len(seen) >= 3 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -28,7 +29,7 @@ func TestPublishAndConsume(t *testing.T) {
 	}
 	stop := run(t, c)
 	id := mustPublish(t, pub, f, item{SKU: "a", N: 1})
-	eventually(t, "the fact handled", func() bool { return got.Load() == 1 })
+	testenv.Eventually(t, "the fact handled", func() bool { return got.Load() == 1 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

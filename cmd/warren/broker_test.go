@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -130,22 +128,6 @@ func (b *brokerCase) publish(exchange, key string, msg amqp.Publishing) {
 	dc, err := ch.PublishWithDeferredConfirm(exchange, key, true, false, msg)
 	if err != nil || !dc.Wait() {
 		b.t.Fatalf("publish to %s with %s: %v", exchange, key, err)
-	}
-}
-
-// eventually waits, with a generous deadline, for cond to hold.
-// WARREN_TEST_WAIT shortens the deadline, for checking that tests fail
-// when the code under test is broken on purpose.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	wait := 60 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("WARREN_TEST_WAIT")); err == nil {
-		wait = d
-	}
-	for deadline := time.Now().Add(wait); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
 	}
 }
 

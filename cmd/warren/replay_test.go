@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -104,7 +105,7 @@ func TestReplayThroughTheRuntime(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	eventually(t, "three facts in "+mailerPoison+" after three attempts each", func() bool { return b.depth(mailerPoison) == 3 })
+	testenv.Eventually(t, "three facts in "+mailerPoison+" after three attempts each", func() bool { return b.depth(mailerPoison) == 3 })
 	if n := b.depth(audit); n != 3 {
 		t.Fatalf("%s holds %d facts, want the 3 published", audit, n)
 	}
@@ -145,7 +146,7 @@ func TestReplayThroughTheRuntime(t *testing.T) {
 	if want := fmt.Sprintf("replayed %s order.placed\n1 message moved from %s to %s\n", ids[1], mailerPoison, mailer); code != 0 || stdout != want {
 		t.Fatalf("replay --id: exit %d, stderr %s, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
 	}
-	eventually(t, "the consumer to handle the replayed fact", func() bool { return len(svc.handledIDs()) == 1 })
+	testenv.Eventually(t, "the consumer to handle the replayed fact", func() bool { return len(svc.handledIDs()) == 1 })
 	if got := svc.handledIDs(); got[0] != ids[1] {
 		t.Errorf("handled %v, want %s alone", got, ids[1])
 	}
@@ -157,7 +158,7 @@ func TestReplayThroughTheRuntime(t *testing.T) {
 	if code != 0 || !strings.HasSuffix(stdout, "2 messages moved from "+mailerPoison+" to "+mailer+"\n") {
 		t.Fatalf("replay: exit %d, stderr %s, stdout:\n%s", code, stderr, stdout)
 	}
-	eventually(t, "the consumer to handle every replayed fact", func() bool { return len(svc.handledIDs()) >= 3 })
+	testenv.Eventually(t, "the consumer to handle every replayed fact", func() bool { return len(svc.handledIDs()) >= 3 })
 	want := slices.Sorted(slices.Values(ids))
 	if got := svc.handledIDs(); !slices.Equal(got, want) {
 		t.Errorf("handled %v, want each of %v once", got, want)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
 )
 
 // statusSchemas has a consumer with a long ladder, so that a message put
@@ -68,7 +70,7 @@ func TestStatus(t *testing.T) {
 	b.publish(b.name("dead"), svc, amqp.Publishing{Body: []byte("{}")})
 
 	wantRow := []string{svc, "1", "1", "1", "(1h:1)", "1"}
-	eventually(t, "status to show the messages", func() bool {
+	testenv.Eventually(t, "status to show the messages", func() bool {
 		_, stdout, _ = b.run("status", b.dir)
 		rows := fields(stdout)
 		return len(rows) == 3 && fmt.Sprint(rows[2]) == fmt.Sprint(wantRow)

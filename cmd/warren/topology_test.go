@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
 )
 
 // fixedSchemas is opsSchemas with fixed names, for exact output.
@@ -145,7 +147,7 @@ func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
 	}
 	// The broker imports in the background.
 	for _, q := range b.model.Topology.Queues {
-		eventually(t, "queue "+q.Name+" to be imported", func() bool { return b.exists(q.Name) })
+		testenv.Eventually(t, "queue "+q.Name+" to be imported", func() bool { return b.exists(q.Name) })
 	}
 	// Queue arguments as the runtime declares them: an active declare with
 	// the same arguments is accepted, which it would not be on a mismatch.
@@ -160,7 +162,7 @@ func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
 		}
 	}
 	b.publish(b.name("events"), "order.placed", amqp.Publishing{Body: []byte("{}")})
-	eventually(t, "the imported bindings to route order.placed to both consumers", func() bool {
+	testenv.Eventually(t, "the imported bindings to route order.placed to both consumers", func() bool {
 		return b.depth(b.name("mailer")) == 1 && b.depth(b.name("audit")) == 1
 	})
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// Issue 4, test 1: the same message id published twice; the handler's row,
+// The same message id published twice; the handler's row,
 // written through the claim's transaction, exists once. Two handlers run at
 // once, so the second delivery may meet the first one's open claim.
 func TestConsumeSameMessageTwiceDoesWorkOnce(t *testing.T) {
@@ -50,7 +50,7 @@ func TestConsumeSameMessageTwiceDoesWorkOnce(t *testing.T) {
 	})
 }
 
-// Issue 4, test 2: the handler writes its row, then fails. Neither the row
+// The handler writes its row, then fails. Neither the row
 // nor the claim remains (the retry sees neither, from outside its own
 // transaction); the retry succeeds and the row exists once.
 func TestConsumeHandlerFailureRollsBackWorkAndClaim(t *testing.T) {
@@ -108,7 +108,7 @@ func TestConsumeHandlerFailureRollsBackWorkAndClaim(t *testing.T) {
 	})
 }
 
-// Issue 4, test 5: with the database unreachable, every attempt fails
+// With the database unreachable, every attempt fails
 // before the handler runs and the message goes round the retry ladder:
 // never acked, never skipped as a duplicate, never poisoned.
 func TestConsumeStoreDownRetries(t *testing.T) {

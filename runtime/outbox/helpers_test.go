@@ -333,22 +333,10 @@ func (r *receiver) count() int {
 // returns all received so far.
 func (r *receiver) wait(n int) []amqp.Delivery {
 	r.t.Helper()
-	eventually(r.t, fmt.Sprintf("%d messages", n), func() bool { return r.count() >= n })
+	testenv.Eventually(r.t, fmt.Sprintf("%d messages", n), func() bool { return r.count() >= n })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]amqp.Delivery(nil), r.got...)
-}
-
-// eventually waits, with a generous deadline, until cond holds.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // clock is a settable clock for the relay's retry times.

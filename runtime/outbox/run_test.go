@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/outbox"
 )
 
@@ -56,7 +57,7 @@ func TestRelaysRacingOnPostgres(t *testing.T) {
 		stops = append(stops, runRelay(t, r))
 	}
 	got.wait(len(ids))
-	eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
+	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 	for _, stop := range stops {
 		if err := stop(); err != nil {
 			t.Errorf("Run returned %v after cancel; want nil", err)
@@ -127,7 +128,7 @@ func TestRunStopsCleanlyMidBatch(t *testing.T) {
 			}
 		}
 		published := map[string]bool{}
-		eventually(t, "the broker to deliver what was confirmed", func() bool { return got.count() >= int(r.Stats().Published) })
+		testenv.Eventually(t, "the broker to deliver what was confirmed", func() bool { return got.count() >= int(r.Stats().Published) })
 		for _, d := range got.wait(0) {
 			if published[d.MessageId] {
 				t.Errorf("message %s was published twice", d.MessageId)
@@ -178,8 +179,8 @@ func TestRunLogsUnroutableFacts(t *testing.T) {
 	logs := &recorder{}
 	r := s.relay(s.db, b.pub, outbox.RelayConfig{Logger: slog.New(logs), RetryMin: time.Hour})
 	stop := runRelay(t, r)
-	eventually(t, "a failed round", func() bool { return r.Stats().Unroutable == 1 })
-	eventually(t, "its log record", func() bool { return len(logs.records()) > 0 })
+	testenv.Eventually(t, "a failed round", func() bool { return r.Stats().Unroutable == 1 })
+	testenv.Eventually(t, "its log record", func() bool { return len(logs.records()) > 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
