@@ -18,11 +18,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -61,7 +59,8 @@ type Fact struct {
 // Path returns the fact's file, relative to the schema directory.
 func (f *Fact) Path() string { return f.Doc.Path }
 
-// Load reads the schema directory dir. On failure the error is an
+// Load reads the schema directory dir on disk: [LoadFS] over an [os.Root]
+// of dir, so no file outside dir is ever opened. On failure the error is an
 // [ErrorList] when the input is at fault (one entry per problem, each with
 // file and position), or another error when the directory cannot be read.
 func Load(ctx context.Context, dir string) (*Schemas, error) {
@@ -72,22 +71,40 @@ func Load(ctx context.Context, dir string) (*Schemas, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("schema directory %s: not a directory", dir)
 	}
-	s, err := LoadFS(ctx, os.DirFS(dir))
+	// An os.Root refuses, on every open, a path that leaves dir.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("schema directory: %w", err)
+	}
+	defer root.Close()
+	s, err := LoadFS(ctx, root.FS())
 	if s != nil {
 		s.Dir = dir
 	}
 	return s, err
 }
 
-// LoadFS is [Load] for a file system (use os.DirFS, fstest.MapFS, embed.FS).
+// LoadFS is [Load] for a schema directory held in a file system: a git
+// revision's tree, an embed.FS, an fstest.MapFS. Paths in errors and in
+// the result are relative to the root of fsys.
+//
+// A symbolic link below the root that leads outside it, or to a directory,
+// is an error naming the link (if fsys implements [fs.ReadLinkFS], as
+// os.DirFS and fstest.MapFS do; other file systems resolve links
+// themselves). For a directory on disk, prefer [Load], or pass an
+// [os.Root]'s FS: os.DirFS follows a link that changes after the check.
 func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	m, err := metas()
 	if err != nil {
 		return nil, err
 	}
-	paths, err := jsonFiles(ctx, fsys)
+	paths, bad, err := jsonFiles(ctx, fsys)
 	if err != nil {
 		return nil, fmt.Errorf("read schema directory: %w", err)
+	}
+	if bad.Len() > 0 {
+		// Nothing is read until every link is known to stay inside.
+		return nil, bad.Err()
 	}
 
 	// Pass 1, on every core: read, parse and check each file on its own
@@ -145,29 +162,6 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 		return nil, errs.Err()
 	}
 	return s, nil
-}
-
-// jsonFiles lists the *.json files below the root of fsys, sorted, skipping
-// hidden files and directories.
-func jsonFiles(ctx context.Context, fsys fs.FS) ([]string, error) {
-	var paths []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hidden := p != "." && strings.HasPrefix(d.Name(), ".")
-		switch {
-		case d.IsDir() && hidden:
-			return fs.SkipDir
-		case !d.IsDir() && !hidden && path.Ext(p) == ".json":
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	return paths, err
 }
 
 // fileResult is what pass 1 learns about one file.
