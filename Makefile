@@ -14,13 +14,19 @@ generate:
 # disturb other broker tests.
 DISRUPTIVE_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func TestDisruptive' .)))
 
+# Optional integrations are modules of their own (so the core does not
+# depend on their libraries); the root ./... does not enter them.
+CONTRIB_MODS := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
+
 ## test: vet, the whole suite, then the tests that disrupt the broker, one at a time
 test: vet
 	$(GO) test ./...
+	@for m in $(CONTRIB_MODS); do echo "== $$m"; (cd $$m && $(GO) test ./...) || exit 1; done
 	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -v -run '^TestDisruptive' $(DISRUPTIVE_PKGS)
 
 vet:
 	$(GO) vet ./...
+	@for m in $(CONTRIB_MODS); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 
 ## golden: regenerate the golden files (read the diff before committing)

@@ -1,0 +1,134 @@
+// Package prometheus exports what warren's consumers count as Prometheus
+// metrics, by implementing [runtime.Metrics] with the official client
+// library.
+//
+// It is a module of its own (github.com/warrenbus/warren/contrib/prometheus)
+// so that services which do not run Prometheus never download or build
+// client_golang and its dependencies: the core module's dependency list
+// stays as it is.
+//
+//	m := prometheus.New(prometheus.Options{})
+//	prometheusclient.MustRegister(m) // or any Registerer
+//	conn, err := runtime.Dial(ctx, runtime.Config{URLs: urls, Metrics: m})
+//
+// Metrics, each labelled consumer and routing_key (the fact's routing key
+// as first published):
+//
+//	warren_consumer_delivered_total            messages that reached the consumer
+//	warren_consumer_redelivered_total          of those, redelivered by the broker after a lost ack
+//	warren_consumer_acked_total                handled and acked
+//	warren_consumer_retried_total              sent to a delay queue for another attempt
+//	warren_consumer_poisoned_total             sent to the poison queue
+//	warren_consumer_duplicate_skipped_total    skipped by the idempotency guard
+//	warren_consumer_returned_total             handed back to the broker unsettled
+//	warren_consumer_handler_duration_seconds   handler latency, with outcome "ok" or "error"
+//
+// Any event a newer runtime adds (pauses, say) is exported the same way,
+// as warren_consumer_<event>_total, without a change here. The redelivery
+// rate of a dashboard is rate(redelivered) / rate(delivered).
+package prometheus
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// Namespace and subsystem of every metric: warren_consumer_...
+const (
+	Namespace = "warren"
+	Subsystem = "consumer"
+)
+
+// Options configures [New]. The zero value is ready to use.
+type Options struct {
+	// Buckets are the handler-duration histogram's upper bounds in seconds.
+	// Default prometheus.DefBuckets (5ms to 10s).
+	Buckets []float64
+	// ConstLabels are added to every metric, e.g. {"service": "mailer"}.
+	ConstLabels prometheus.Labels
+}
+
+// Metrics is a [runtime.Metrics] and a [prometheus.Collector]: pass it as
+// runtime.Config.Metrics and register it once. It is safe for concurrent
+// use.
+type Metrics struct {
+	events   []*prometheus.CounterVec // indexed by runtime.Event
+	duration *prometheus.HistogramVec
+}
+
+var _ runtime.Metrics = (*Metrics)(nil)
+
+// help explains each event's counter; an event missing here gets a
+// generic text.
+var help = map[runtime.Event]string{
+	runtime.Delivered:        "Messages that reached the consumer, redeliveries included.",
+	runtime.Redelivered:      "Messages the broker delivered again because an earlier delivery was never acked (also counted as delivered).",
+	runtime.Acked:            "Messages whose handler succeeded, acked.",
+	runtime.Retried:          "Messages whose handler failed and whose confirmed copy went to a delay queue for another attempt.",
+	runtime.Poisoned:         "Messages given up on (attempts exhausted or a permanent error), copied to the poison queue.",
+	runtime.DuplicateSkipped: "Messages the idempotency guard had seen already, acked without calling the handler.",
+	runtime.Returned:         "Messages handed back to the broker unsettled (shutdown, or a copy the broker did not confirm).",
+}
+
+var labels = []string{"consumer", "routing_key"}
+
+// New returns Metrics with one counter per runtime event and the handler
+// latency histogram.
+func New(o Options) *Metrics {
+	if o.Buckets == nil {
+		o.Buckets = prometheus.DefBuckets
+	}
+	m := &Metrics{}
+	for e := runtime.Event(0); e.String() != "unknown"; e++ {
+		h, ok := help[e]
+		if !ok {
+			h = "Messages counted as " + e.String() + " by the consumer."
+		}
+		m.events = append(m.events, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Subsystem: Subsystem, Name: e.String() + "_total",
+			Help: h, ConstLabels: o.ConstLabels,
+		}, labels))
+	}
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: Subsystem, Name: "handler_duration_seconds",
+		Help:        "How long handlers ran, by outcome (ok or error).",
+		ConstLabels: o.ConstLabels, Buckets: o.Buckets,
+	}, append(labels[:len(labels):len(labels)], "outcome"))
+	return m
+}
+
+// Count implements [runtime.Metrics].
+func (m *Metrics) Count(consumer string, e runtime.Event, routingKey string) {
+	if e < 0 || int(e) >= len(m.events) {
+		return
+	}
+	m.events[e].WithLabelValues(consumer, routingKey).Inc()
+}
+
+// ObserveHandler implements [runtime.Metrics].
+func (m *Metrics) ObserveHandler(consumer, routingKey string, d time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.duration.WithLabelValues(consumer, routingKey, outcome).Observe(d.Seconds())
+}
+
+// Describe implements [prometheus.Collector].
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.events {
+		c.Describe(ch)
+	}
+	m.duration.Describe(ch)
+}
+
+// Collect implements [prometheus.Collector].
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.events {
+		c.Collect(ch)
+	}
+	m.duration.Collect(ch)
+}
