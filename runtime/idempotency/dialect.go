@@ -1,25 +1,29 @@
 package idempotency
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/warrenbus/warren/internal/sqltable"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // Dialect names the SQL flavour of a claims store: [Postgres] or [SQLite].
-// What differs between them (placeholders, how a claim's time is stored,
-// which migration applies, how a writer waits for another) lives behind it,
-// so that [SQLGuard] itself is written once.
-type Dialect string
+// It is [sqldb.Dialect], shared with runtime/outbox so that one value
+// configures both tables of a service; the alias keeps
+// idempotency.Postgres working. What differs between the dialects
+// (placeholders, how a claim's time is stored, which migration applies, how
+// a writer waits for another) lives behind it, so that [SQLGuard] itself is
+// written once.
+type Dialect = sqldb.Dialect
 
 // The dialects an [SQLGuard] speaks.
 const (
 	// Postgres is PostgreSQL, used through pgx's database/sql driver
-	// (github.com/jackc/pgx/v5/stdlib). Claims are stamped as timestamptz.
-	Postgres Dialect = "postgres"
+	// (github.com/jackc/pgx/v5/stdlib) or natively (runtime/sqldb/pgxdb).
+	// Claims are stamped as timestamptz.
+	Postgres = sqldb.Postgres
 	// SQLite is SQLite, used through the pure-Go driver modernc.org/sqlite.
 	// Claims are stamped in Unix milliseconds (INTEGER), which compare
 	// correctly whatever time format the driver is configured with.
@@ -33,7 +37,7 @@ const (
 	// once the first transaction has ended and then sees its outcome. A
 	// wait that runs out is a store error, so the consumer retries the
 	// message later. See the package documentation for the other caveats.
-	SQLite Dialect = "sqlite"
+	SQLite = sqldb.SQLite
 )
 
 // dialect is what a [Dialect] does differently.
@@ -72,19 +76,12 @@ var dialects = map[Dialect]dialect{
 	},
 }
 
-// String returns the dialect's name, "postgres" or "sqlite".
-func (d Dialect) String() string { return string(d) }
-
-// impl returns what d does, or an error naming the accepted dialects.
-func (d Dialect) impl() (dialect, error) {
-	impl, ok := dialects[d]
-	if !ok {
-		if d == "" {
-			return dialect{}, errors.New("no dialect: expected idempotency.Postgres or idempotency.SQLite")
-		}
-		return dialect{}, fmt.Errorf("dialect %q: expected idempotency.Postgres or idempotency.SQLite", string(d))
+// lookup returns what d does, or an error naming the accepted dialects.
+func lookup(d Dialect) (dialect, error) {
+	if err := d.Check("idempotency"); err != nil {
+		return dialect{}, err
 	}
-	return impl, nil
+	return dialects[d], nil
 }
 
 // maxTableName keeps the derived index name ("<table>_claimed_at_idx")
@@ -93,7 +90,7 @@ const maxTableName = 48
 
 // parseTable checks that table is a safe table name for d.
 func parseTable(d Dialect, table string) (sqltable.Name, error) {
-	impl, err := d.impl()
+	impl, err := lookup(d)
 	if err != nil {
 		return sqltable.Name{}, err
 	}

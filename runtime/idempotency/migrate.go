@@ -25,7 +25,7 @@ func MigrationSQL(d Dialect, table string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("idempotency: migration: %w", err)
 	}
-	impl, _ := d.impl() // checked by parseTable
+	impl, _ := lookup(d) // checked by parseTable
 	scripts, err := renderMigrations(impl, t)
 	if err != nil {
 		return "", err

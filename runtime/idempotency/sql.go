@@ -86,7 +86,7 @@ func NewSQLGuard(db *sql.DB, cfg SQLConfig) (*SQLGuard, error) {
 		return nil, fmt.Errorf("idempotency: NewSQLGuard: %w", err)
 	}
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	d, _ := cfg.Dialect.impl()
+	d, _ := lookup(cfg.Dialect)
 	g := &SQLGuard{db: db, dialect: d, table: t, now: cfg.Now}
 	if cfg.Isolation != sql.LevelDefault {
 		g.txOpts = &sql.TxOptions{Isolation: cfg.Isolation}

@@ -1,34 +1,37 @@
 package outbox
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/warrenbus/warren/internal/sqltable"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // Dialect names the SQL flavour of an outbox table: [Postgres] or [SQLite].
-// What differs between them (placeholders, how times are stored, which
-// migration applies, how the relay locks the rows it claims) lives behind
-// it, so that [Outbox] and [Relay] are written once.
-type Dialect string
+// It is [sqldb.Dialect], shared with runtime/idempotency so that one value
+// configures both tables of a service; the alias keeps outbox.Postgres
+// working. What differs between the dialects (placeholders, how times are
+// stored, which migration applies, how the relay locks the rows it claims)
+// lives behind it, so that [Outbox] and [Relay] are written once.
+type Dialect = sqldb.Dialect
 
 // The dialects an outbox speaks.
 const (
 	// Postgres is PostgreSQL, used through pgx's database/sql driver
-	// (github.com/jackc/pgx/v5/stdlib). The relay claims rows with
-	// FOR UPDATE SKIP LOCKED, so any number of relays, in any number of
-	// processes, share one table without publishing a row twice at once.
-	Postgres Dialect = "postgres"
+	// (github.com/jackc/pgx/v5/stdlib) or natively (runtime/sqldb/pgxdb).
+	// The relay claims rows with FOR UPDATE SKIP LOCKED, so any number of
+	// relays, in any number of processes, share one table without
+	// publishing a row twice at once.
+	Postgres = sqldb.Postgres
 	// SQLite is SQLite, used through the pure-Go driver modernc.org/sqlite.
 	// Times are stored in Unix milliseconds (INTEGER). SQLite has one writer
 	// at a time: the relay holds the write lock while it publishes a batch,
 	// so writers wait for it (up to their busy timeout), and a second relay
 	// on the same file only takes turns with the first. Run one relay per
 	// database file.
-	SQLite Dialect = "sqlite"
+	SQLite = sqldb.SQLite
 )
 
 // dialect is what a [Dialect] does differently.
@@ -81,19 +84,12 @@ var dialects = map[Dialect]dialect{
 	},
 }
 
-// String returns the dialect's name, "postgres" or "sqlite".
-func (d Dialect) String() string { return string(d) }
-
-// impl returns what d does, or an error naming the accepted dialects.
-func (d Dialect) impl() (dialect, error) {
-	impl, ok := dialects[d]
-	if !ok {
-		if d == "" {
-			return dialect{}, errors.New("no dialect: expected outbox.Postgres or outbox.SQLite")
-		}
-		return dialect{}, fmt.Errorf("dialect %q: expected outbox.Postgres or outbox.SQLite", string(d))
+// lookup returns what d does, or an error naming the accepted dialects.
+func lookup(d Dialect) (dialect, error) {
+	if err := d.Check("outbox"); err != nil {
+		return dialect{}, err
 	}
-	return impl, nil
+	return dialects[d], nil
 }
 
 // maxTableName is PostgreSQL's identifier limit.
@@ -101,7 +97,7 @@ const maxTableName = 63
 
 // parseTable checks that table is a safe table name for d.
 func parseTable(d Dialect, table string) (sqltable.Name, error) {
-	impl, err := d.impl()
+	impl, err := lookup(d)
 	if err != nil {
 		return sqltable.Name{}, err
 	}

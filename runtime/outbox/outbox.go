@@ -51,7 +51,7 @@ func New(cfg Config) (*Outbox, error) {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	d, _ := cfg.Dialect.impl()
+	d, _ := lookup(cfg.Dialect)
 	p := d.placeholder
 	return &Outbox{
 		dialect: d,

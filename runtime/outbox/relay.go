@@ -181,7 +181,7 @@ func NewRelay(db *sql.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, erro
 	}
 	cfg.Concurrency = min(cfg.Concurrency, cfg.BatchSize)
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	d, _ := cfg.Dialect.impl()
+	d, _ := lookup(cfg.Dialect)
 	r := &Relay{db: db, pub: pub, cfg: cfg, d: d, table: t, log: cfg.Logger.With("component", "warren.outbox", "table", t.String())}
 	if d.txSetup != nil {
 		r.setup = d.txSetup(cfg)
