@@ -12,7 +12,8 @@ import _ "embed"
 var Manifest []byte
 
 // Fact is the JSON Schema of the warren keywords at the top of a fact schema
-// (x-routing-key, type, title, description, x-version, deprecated). A fact is
+// (x-routing-key, type, title, description, x-version, deprecated,
+// x-compatibility). A fact is
 // also checked against the JSON Schema 2020-12 meta-schema.
 //
 //go:embed fact.schema.json

@@ -54,6 +54,10 @@ type Fact struct {
 	Description string // description, "" when absent
 	Version     int    // x-version, 1 when absent
 	Deprecated  bool   // deprecated
+	// Compatibility is x-compatibility, the fact's own mode for warren
+	// diff ("FULL", "BACKWARD_TRANSITIVE", ...); "" when absent, which
+	// means the manifest's.
+	Compatibility string
 }
 
 // Path returns the fact's file, relative to the schema directory.
@@ -238,6 +242,7 @@ func readFact(doc *Document, root map[string]any) *Fact {
 	f.Title, _ = root["title"].(string)
 	f.Description, _ = root["description"].(string)
 	f.Deprecated, _ = root["deprecated"].(bool)
+	f.Compatibility, _ = root["x-compatibility"].(string)
 	if v, ok := root["x-version"].(json.Number); ok {
 		n, _ := strconv.Atoi(v.String())
 		f.Version = n

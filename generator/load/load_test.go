@@ -18,7 +18,7 @@ func mapFS(files map[string]string) fstest.MapFS {
 }
 
 const manifest = `{
-  "package": "events",
+  "package": "events", "compatibility": "BACKWARD_TRANSITIVE",
   "exchanges": {"events": "shop.events"},
   "defaults": {"backoff": ["100ms", "1s"], "prefetch": 20},
   "consumers": {
@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
   "properties": {"total": {"$ref": "../common/money.json"}, "lines": {"$ref": "#/$defs/lines"}},
   "$defs": {"lines": {"type": "array"}}
 }`,
-		"catalogue/item-deleted.json": `{"x-routing-key": "catalogue.item.deleted", "type": "object", "deprecated": true}`,
+		"catalogue/item-deleted.json": `{"x-routing-key": "catalogue.item.deleted", "type": "object", "deprecated": true, "x-compatibility": "NONE"}`,
 		"common/money.json":           `{"type": "object", "properties": {"amount": {"type": "integer"}}}`,
 		"README.md":                   "not json, ignored",
 		".hidden/x.json":              "not even parsed",
@@ -55,10 +55,10 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("got %d facts, want 2", len(s.Facts))
 	}
 	del, placed := s.Facts[0], s.Facts[1]
-	if del.RoutingKey != "catalogue.item.deleted" || !del.Deprecated || del.Version != 1 || del.Title != "" {
+	if del.RoutingKey != "catalogue.item.deleted" || !del.Deprecated || del.Version != 1 || del.Title != "" || del.Compatibility != "NONE" {
 		t.Errorf("item-deleted = %+v", del)
 	}
-	if placed.RoutingKey != "order.placed" || placed.Version != 2 || placed.Title != "OrderPlaced" || placed.Description != "A customer placed an order." {
+	if placed.RoutingKey != "order.placed" || placed.Version != 2 || placed.Title != "OrderPlaced" || placed.Description != "A customer placed an order." || placed.Compatibility != "" {
 		t.Errorf("placed = %+v", placed)
 	}
 
@@ -70,7 +70,7 @@ func TestLoad(t *testing.T) {
 	}
 
 	m := s.Manifest
-	if m.Package != "events" || m.Exchanges != (Exchanges{Events: "shop.events"}) {
+	if m.Package != "events" || m.Exchanges != (Exchanges{Events: "shop.events"}) || m.Compatibility != "BACKWARD_TRANSITIVE" {
 		t.Errorf("manifest = %+v", m)
 	}
 	if *m.Defaults.Prefetch != 20 || len(m.Defaults.Backoff) != 2 || m.Defaults.Backoff[0] != 100*time.Millisecond || m.Defaults.Concurrency != nil {
@@ -135,6 +135,14 @@ func TestLoadErrors(t *testing.T) {
 			name:  "unknown keyword in manifest",
 			files: map[string]string{"warren.json": `{"consumers": {"c": {"bindings": ["a.b"], "prefech": 3}}}`},
 			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech" (expected one of "backoff", "bindings", "concurrency", "description", "maxAttempts", "prefetch", "queueType")`},
+		},
+		{
+			name:  "unknown compatibility mode",
+			files: map[string]string{"warren.json": `{"compatibility": "BACKWARDS"}`, "a.json": fact(`, "x-compatibility": "full"`)},
+			want: []string{
+				`a.json:1:63: /x-compatibility: expected a compatibility mode: BACKWARD, FORWARD, FULL (each also _TRANSITIVE) or NONE; it overrides the manifest's compatibility for this fact, got "full"`,
+				`warren.json:1:19: /compatibility: expected a compatibility mode: BACKWARD, FORWARD, FULL (each also _TRANSITIVE) or NONE, got "BACKWARDS"`,
+			},
 		},
 		{
 			name:  "bad backoff duration",

@@ -11,11 +11,14 @@ import (
 // tell "unset" from "set to the default".
 type Manifest struct {
 	Doc         *Document
-	Package     string    // Go package name, "" when absent
-	Description string    // free text, "" when absent
-	Exchanges   Exchanges // exchange names, "" when absent
-	Defaults    Settings  // /defaults
-	Consumers   []*Consumer
+	Package     string // Go package name, "" when absent
+	Description string // free text, "" when absent
+	// Compatibility is the mode warren diff judges changes to facts in
+	// ("FULL", "BACKWARD_TRANSITIVE", ...); "" when absent, which means FULL.
+	Compatibility string
+	Exchanges     Exchanges // exchange names, "" when absent
+	Defaults      Settings  // /defaults
+	Consumers     []*Consumer
 }
 
 // Exchanges are the three exchange names of the manifest's "exchanges".
@@ -54,6 +57,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 	m := &Manifest{Doc: doc}
 	m.Package, _ = root["package"].(string)
 	m.Description, _ = root["description"].(string)
+	m.Compatibility, _ = root["compatibility"].(string)
 	if ex, ok := root["exchanges"].(map[string]any); ok {
 		m.Exchanges.Events, _ = ex["events"].(string)
 		m.Exchanges.Retry, _ = ex["retry"].(string)
