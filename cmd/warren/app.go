@@ -23,22 +23,30 @@ func register(c func() *cli.Command) { commands = append(commands, c) }
 
 // Run runs the CLI with args (args[0] is the program name), writing to
 // stdout and stderr, and returns the process exit code: 0 on success, 1 on
-// any error. Errors go to stderr, one per line. Tests call Run in-process.
+// findings or failure, 2 on a wrong command line (see usage.go). Errors go
+// to stderr, one per line. Tests call Run in-process.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cmds []*cli.Command
 	for _, c := range commands {
-		cmds = append(cmds, c())
+		cmd := c()
+		cmd.OnUsageError = onUsageError
+		cmds = append(cmds, cmd)
 	}
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
+	if unknownCommand(cmds, args, stderr) {
+		return exitUsage
+	}
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "warren %s\n", c.App.Version) }
 	app := &cli.App{
-		Name:        "warren",
-		Usage:       "typed event messaging on RabbitMQ, generated from JSON Schemas",
-		UsageText:   "warren COMMAND [options] [arguments]",
-		Description: "Example:\n   warren generate --out internal/events ./events",
-		Writer:      stdout,
-		ErrWriter:   stderr,
-		HideVersion: true,
-		Commands:    cmds,
+		Name:         "warren",
+		Usage:        "typed event messaging on RabbitMQ, generated from JSON Schemas",
+		UsageText:    "warren COMMAND [options] [arguments]",
+		Description:  "Example:\n   warren generate --out internal/events ./events",
+		Writer:       stdout,
+		ErrWriter:    stderr,
+		Version:      version(),
+		Commands:     cmds,
+		OnUsageError: onUsageError,
 		// The default handler calls os.Exit; Run returns the code instead.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -85,7 +93,7 @@ func oneArg(c *cli.Context, name string) (string, error) {
 	case 1:
 		return c.Args().First(), nil
 	case 0:
-		return "", cli.Exit(fmt.Sprintf("warren %s: expected %s; see warren %s --help", c.Command.Name, name, c.Command.Name), 1)
+		return "", usageError(c, "expected %s", name)
 	}
-	return "", cli.Exit(fmt.Sprintf("warren %s: expected one %s, got %q", c.Command.Name, name, c.Args().Slice()), 1)
+	return "", usageError(c, "expected one %s, got %q", name, c.Args().Slice())
 }

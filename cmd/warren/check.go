@@ -55,7 +55,7 @@ func runCheck(c *cli.Context) error {
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
-		return cli.Exit(fmt.Sprintf("warren check: --format %q: expected text or json", format), 1)
+		return usageError(c, "--format %q: expected text or json", format)
 	}
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	s, err := load.Load(c.Context, dir)

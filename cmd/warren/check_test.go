@@ -129,8 +129,8 @@ func TestCheckUsage(t *testing.T) {
 		{"check", "--format", "xml", lintCase("clean")},
 	}
 	for _, args := range tests {
-		if code, _, stderr := run(t, args...); code != 1 || !strings.HasPrefix(stderr, "warren check: ") {
-			t.Errorf("%q: exit %d, stderr %q; want 1 and a message", args, code, stderr)
+		if code, _, stderr := run(t, args...); code != 2 || !strings.HasPrefix(stderr, "warren check: ") || !strings.Contains(stderr, "\nusage: warren check [--strict]") {
+			t.Errorf("%q: exit %d, stderr %q; want 2, a message and the usage line", args, code, stderr)
 		}
 	}
 }

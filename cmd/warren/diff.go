@@ -61,7 +61,7 @@ Examples:
 func runDiff(c *cli.Context) error {
 	format := c.String("format")
 	if format != "text" && format != "markdown" && format != "json" {
-		return errDiffFailed(fmt.Sprintf("warren diff: --format %q: expected text, markdown or json", format))
+		return usageError(c, "--format %q: expected text, markdown or json", format)
 	}
 	base := c.String("base")
 	args := c.Args().Slice()
@@ -81,9 +81,9 @@ func runDiff(c *cli.Context) error {
 		oldDir, newDir = args[0], args[1]
 		labels = schemadiff.Labels{Old: filepath.ToSlash(oldDir), New: filepath.ToSlash(newDir)}
 	case base != "":
-		return errDiffFailed(fmt.Sprintf("warren diff: with --base, expected one NEW_DIR, got %q", args))
+		return usageError(c, "with --base, expected one NEW_DIR, got %q", args)
 	default:
-		return errDiffFailed(fmt.Sprintf("warren diff: expected OLD_DIR NEW_DIR, got %q; see warren diff --help", args))
+		return usageError(c, "expected OLD_DIR NEW_DIR, got %q", args)
 	}
 
 	stderr := c.App.ErrWriter

@@ -200,11 +200,11 @@ func TestGenerateUsage(t *testing.T) {
 		t.Errorf("--help: exit %d, no example in:\n%s", code, stdout)
 	}
 	code, _, stderr := run(t, "generate")
-	if code != 1 || !strings.Contains(stderr, "expected SCHEMA_DIR") {
+	if code != 2 || !strings.Contains(stderr, "expected SCHEMA_DIR") {
 		t.Errorf("no argument: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = run(t, "generate", "a", "b")
-	if code != 1 || !strings.Contains(stderr, "expected one SCHEMA_DIR") {
+	if code != 2 || !strings.Contains(stderr, "expected one SCHEMA_DIR") {
 		t.Errorf("two arguments: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = run(t, "generate", filepath.Join(t.TempDir(), "missing"))

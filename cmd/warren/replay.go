@@ -59,14 +59,14 @@ func runReplay(c *cli.Context) error {
 		return err
 	}
 	if c.String("consumer") == "" {
-		return cli.Exit("warren replay: expected --consumer NAME; see warren replay --help", 1)
+		return usageError(c, "expected --consumer NAME")
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
-		return cli.Exit(fmt.Sprintf("warren replay: --format %q: expected text or json", format), 1)
+		return usageError(c, "--format %q: expected text or json", format)
 	}
 	if c.Int("limit") < 0 {
-		return cli.Exit(fmt.Sprintf("warren replay: --limit %d: expected a positive number", c.Int("limit")), 1)
+		return usageError(c, "--limit %d: expected a positive number", c.Int("limit"))
 	}
 	stderr := c.App.ErrWriter
 	m, _, err := loadModel(c.Context, dir)

@@ -234,7 +234,7 @@ func TestReplayErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of `+b.name("audit")+", "+mailer) {
 		t.Errorf("unknown consumer: exit %d, stderr %q", code, stderr)
 	}
-	if code, _, stderr := run(t, "replay", b.dir); code != 1 || stderr != "warren replay: expected --consumer NAME; see warren replay --help\n" {
+	if code, _, stderr := run(t, "replay", b.dir); code != 2 || !strings.HasPrefix(stderr, "warren replay: expected --consumer NAME\nusage: warren replay --consumer NAME") {
 		t.Errorf("no --consumer: exit %d, stderr %q", code, stderr)
 	}
 	// Options after the directory are read as well.

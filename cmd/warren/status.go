@@ -77,7 +77,7 @@ func runStatus(c *cli.Context) error {
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
-		return cli.Exit(fmt.Sprintf("warren status: --format %q: expected text or json", format), 1)
+		return usageError(c, "--format %q: expected text or json", format)
 	}
 	stderr := c.App.ErrWriter
 	m, _, err := loadModel(c.Context, dir)

@@ -115,7 +115,7 @@ func TestStatusUsage(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "warren status ./events") {
 		t.Errorf("status --help: exit %d, no example in:\n%s", code, stdout)
 	}
-	if code, _, stderr := run(t, "status", "--format", "xml", "dir"); code != 1 || stderr != "warren status: --format \"xml\": expected text or json\n" {
+	if code, _, stderr := run(t, "status", "--format", "xml", "dir"); code != 2 || !strings.HasPrefix(stderr, "warren status: --format \"xml\": expected text or json\nusage: warren status ") {
 		t.Errorf("--format xml: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -172,7 +172,7 @@ func TestTopologyUsage(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "rabbitmqctl import_definitions definitions.json") {
 		t.Errorf("topology --help: exit %d, no example in:\n%s", code, stdout)
 	}
-	if code, _, stderr := run(t, "topology"); code != 1 || !strings.HasPrefix(stderr, "warren topology: expected SCHEMA_DIR") {
+	if code, _, stderr := run(t, "topology"); code != 2 || !strings.HasPrefix(stderr, "warren topology: expected SCHEMA_DIR") {
 		t.Errorf("no argument: exit %d, stderr %q", code, stderr)
 	}
 }
