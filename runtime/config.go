@@ -8,7 +8,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -79,12 +82,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("URLs: expected at least one amqp:// or amqps:// address"))
 	}
 	for i, raw := range c.URLs {
-		u, err := url.Parse(raw)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("URLs[%d]: not a URL", i))
-		case u.Scheme != "amqp" && u.Scheme != "amqps":
-			errs = append(errs, fmt.Errorf("URLs[%d] %s: scheme %q, expected amqp or amqps", i, redactURL(raw), u.Scheme))
+		if err := checkURL(raw); err != nil {
+			errs = append(errs, fmt.Errorf("URLs[%d] %s: %w", i, redactURL(raw), err))
 		}
 	}
 	if c.ReconnectMin < 0 || c.ReconnectMax < c.ReconnectMin {
@@ -95,6 +94,27 @@ func (c *Config) Validate() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("runtime config: %w", err)
+	}
+	return nil
+}
+
+// checkURL reports why raw is not an AMQP URL the client library can dial.
+// The library's and net/url's own errors quote parts of the URL (net/url's
+// "invalid port" error shows what follows the first colon, which is the
+// password when it holds an unescaped "/"), so none of their text is
+// passed on: the message says what to fix instead.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case strings.ContainsAny(raw, " \t\r\n"):
+		return errors.New("white space in the URL: percent-encode it (%20)")
+	case err != nil:
+		return errors.New("not a valid URL: percent-encode the characters / ? # @ % : in the user name and password (RFC 3986 section 3.2.1, url.UserPassword)")
+	case u.Scheme != "amqp" && u.Scheme != "amqps":
+		return fmt.Errorf("scheme %q, expected amqp or amqps", u.Scheme)
+	}
+	if _, err := amqp.ParseURI(raw); err != nil {
+		return errors.New("not a valid AMQP URL: the port must be a number, and heartbeat, connection_timeout and channel_max must be integers")
 	}
 	return nil
 }

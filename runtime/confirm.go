@@ -213,7 +213,7 @@ func (cc *confirmChannel) lostError() error {
 	if errors.As(cc.deadErr, &ae) && (ae.Code == amqp.NotFound || ae.Code == amqp.AccessRefused || ae.Code == amqp.PreconditionFailed) {
 		return fmt.Errorf("broker closed the channel: %w", ae)
 	}
-	return fmt.Errorf("%w: %v", errChannelLost, cc.deadErr)
+	return fmt.Errorf("%w: %w", errChannelLost, cc.deadErr)
 }
 
 // publish sends msg and waits for the broker's confirm. With mandatory set,
@@ -249,7 +249,7 @@ func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, man
 		case <-time.After(time.Second):
 		case <-ctx.Done():
 		}
-		return fmt.Errorf("%w: %v", errChannelLost, err)
+		return fmt.Errorf("%w: %w", errChannelLost, err)
 	}
 	select {
 	case err := <-w.done:

@@ -18,10 +18,9 @@ import (
 // every connect, and lets [Publisher] and [Consumer] wait for the next
 // connection instead of failing. A Conn is safe for concurrent use.
 type Conn struct {
-	cfg     Config
-	log     *slog.Logger
-	secrets []string
-	stats   *stats
+	cfg   Config
+	log   *slog.Logger
+	stats *stats
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -53,12 +52,11 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		return nil, err
 	}
 	c := &Conn{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "warren"),
-		secrets: secretsOf(cfg.URLs),
-		stats:   newStats(),
-		done:    make(chan struct{}),
-		up:      make(chan struct{}),
+		cfg:   cfg,
+		log:   cfg.Logger.With("component", "warren"),
+		stats: newStats(),
+		done:  make(chan struct{}),
+		up:    make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	s, err := c.connect(ctx, 0, true)
@@ -156,7 +154,7 @@ func (c *Conn) connect(ctx context.Context, start int, failFast bool) (*session,
 			if isPermanentDialError(err) {
 				level = slog.LevelError // retrying only helps once someone fixes it
 			}
-			c.log.Log(ctx, level, "broker connect failed", "url", redactURL(c.cfg.URLs[idx]), "err", err)
+			c.log.Log(ctx, level, "broker connect failed", "url", redactURL(c.cfg.URLs[idx]), "err", c.redact(err))
 		}
 		if ctx.Err() != nil || !sleepCtx(ctx.Done(), backoff(round, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
 			return nil, fmt.Errorf("connect to broker: %w (last error: %w)", context.Cause(ctx), last)
@@ -235,8 +233,6 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 		}
 	}
 }
-
-func (c *Conn) redact(err error) error { return redactErr(err, c.secrets) }
 
 // isPermanentDialError reports errors that another attempt cannot fix:
 // refused credentials or vhost, and a topology that conflicts with the

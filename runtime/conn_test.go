@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,31 +57,41 @@ func TestDialTLS(t *testing.T) {
 }
 
 func TestURLsAreRedactedInErrorsAndLogs(t *testing.T) {
-	url := testenvURL(t)
-	const secret = "s3cr3t-pw"
-	wrong := strings.Replace(url, "guest:guest@", "guest:"+secret+"@", 1)
-	if wrong == url {
-		t.Skip("the broker URL has no guest:guest credentials to replace")
+	u, err := url.Parse(testenvURL(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	rec := &logRecorder{}
-	dead := closedPort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := Dial(ctx, Config{URLs: []string{"amqp://guest:" + secret + "@" + dead + "/", wrong}, Logger: slog.New(rec)})
-	if err == nil {
-		t.Fatal("Dial with a wrong password succeeded")
-	}
-	if ctx.Err() != nil {
-		t.Errorf("Dial retried refused credentials until its deadline: %v", err)
-	}
-	if strings.Contains(err.Error(), secret) || strings.Contains(rec.text(), secret) {
-		t.Errorf("the password leaked:\nerror: %v\nlog:\n%s", err, rec.text())
-	}
-	if !strings.Contains(err.Error(), "xxxxx") {
-		t.Errorf("error %q does not name the (redacted) URL", err)
-	}
-	if !strings.Contains(rec.text(), dead) {
-		t.Errorf("the log does not name the unreachable address %s:\n%s", dead, rec.text())
+	host, dead := u.Host, closedPort(t)
+	for _, tc := range []struct {
+		name string
+		urls []string
+		want string // in the error
+	}{
+		{"unescaped slash", []string{"amqp://probe:Xy7/Kq9z@" + host + "/"}, "probe:xxxxx@" + host},
+		{"unescaped ? #", []string{"amqp://probe:Xy7?Kq9z#@" + host + "/"}, "probe:xxxxx@" + host},
+		{"bad percent escape", []string{"amqp://probe:Xy7%Kq9z@" + host + "/"}, "probe:xxxxx@" + host},
+		{"unescaped @", []string{"amqp://guest:Xy7@Kq9z@" + host + "/"}, "guest:xxxxx@" + host},
+		{"refused password", []string{"amqp://guest:Xy7Kq9z@" + host + "/"}, "403"},
+		{"unreachable, then refused", []string{"amqp://guest:Xy7Kq9z@" + dead + "/", "amqp://guest:Kq9zXy7@" + host + "/"}, "guest:xxxxx@" + host},
+		{"IPv6, unreachable", []string{"amqp://guest:Xy7Kq9z@[::1]:1/"}, "guest:xxxxx@[::1]:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &logRecorder{}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := Dial(ctx, Config{URLs: tc.urls, Logger: slog.New(rec), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 50 * time.Millisecond})
+			if err == nil {
+				t.Fatal("Dial succeeded")
+			}
+			for _, secret := range []string{"Xy7", "Kq9z"} {
+				if strings.Contains(err.Error(), secret) || strings.Contains(rec.text(), secret) {
+					t.Fatalf("the password leaked:\nerror: %v\nlog:\n%s", err, rec.text())
+				}
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -35,15 +35,11 @@ func (c *Conn) Figures(ctx context.Context, consumer topology.Consumer) (Figures
 	if d := f.Counts[Delivered]; d > 0 {
 		f.RedeliveryRate = float64(f.Counts[Redelivered]) / float64(d)
 	}
-	s, err := c.session(ctx)
+	work, err := amqpmsg.InspectQueue(ctx, c, consumer.Queue)
 	if err != nil {
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
-	work, err := amqpmsg.InspectQueue(s.conn, consumer.Queue)
-	if err != nil {
-		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
-	}
-	poison, err := amqpmsg.InspectQueue(s.conn, consumer.PoisonQueue)
+	poison, err := amqpmsg.InspectQueue(ctx, c, consumer.PoisonQueue)
 	if err != nil {
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}

@@ -123,12 +123,17 @@ func (b *broker) dial(cfg Config) *Conn {
 // depth returns the number of ready messages in a queue.
 func (b *broker) depth(queue string) int {
 	b.t.Helper()
-	q, err := amqpmsg.InspectQueue(b.raw, queue)
+	q, err := amqpmsg.InspectQueue(context.Background(), rawChannels{b.raw}, queue)
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	return q.Messages
 }
+
+// rawChannels lets the tests' plain setup connection inspect queues.
+type rawChannels struct{ *amqp.Connection }
+
+func (r rawChannels) OpenChannel(context.Context) (*amqp.Channel, error) { return r.Channel() }
 
 // get takes one message from a queue (acking it), waiting for it to arrive.
 func (b *broker) get(queue string) amqp.Delivery {

@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/secret"
 )
 
 // inbound is a delivery with what the consumer reads from its headers.
@@ -134,7 +135,7 @@ func (c *Consumer) count(e Event, routingKey string) {
 }
 
 func logAttrs(in inbound, err error) []any {
-	attrs := []any{"message_id", in.d.MessageId, "routing_key", in.routingKey, "attempt", in.attempt, "err", err}
+	attrs := []any{"message_id", in.d.MessageId, "routing_key", in.routingKey, "attempt", in.attempt, "err", secret.Error(err)}
 	var p *PanicError
 	if errors.As(err, &p) {
 		attrs = append(attrs, "stack", string(p.Stack))

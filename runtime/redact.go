@@ -1,55 +1,47 @@
 package runtime
 
 import (
-	"net/url"
-	"strings"
+	"context"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/secret"
 )
 
-// redactURL returns raw with its password replaced by "xxxxx". A string
-// that does not parse as a URL is not shown at all, since it may be mostly
-// password.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+// redactURL returns raw with its password replaced by "xxxxx", by the URL's
+// structure, so that URLs net/url refuses are redacted too.
+func redactURL(raw string) string { return secret.URL(raw) }
+
+// redact hides the password of every URL in err's text while keeping the
+// chain intact for errors.Is and errors.As. It is applied to every error
+// the runtime returns or logs that a dependency built, since such text may
+// quote a URL.
+func (c *Conn) redact(err error) error { return secret.Error(err) }
+
+// OpenChannel opens a channel on the live connection, waiting for a
+// reconnect up to ctx's deadline. The caller owns the channel and closes
+// it. Operations tools (package poison, warren status) work through it, so
+// a service and the CLI reach the broker the same way.
+func (c *Conn) OpenChannel(ctx context.Context) (*amqp.Channel, error) {
+	s, err := c.session(ctx)
 	if err != nil {
-		return "<unparseable URL>"
+		return nil, err
 	}
-	return u.Redacted()
-}
-
-// secretsOf returns the passwords in urls, for scrubbing error text that a
-// dependency might have built from a URL.
-func secretsOf(urls []string) []string {
-	var secrets []string
-	for _, raw := range urls {
-		if u, err := url.Parse(raw); err == nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
-			}
-		}
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return nil, c.redact(fmt.Errorf("open channel on %s: %w", s.url, err))
 	}
-	return secrets
+	return ch, nil
 }
 
-// redactedError hides secrets in the text of an error while keeping the
-// chain intact for errors.Is and errors.As.
-type redactedError struct {
-	err     error
-	secrets []string
-}
-
-func redactErr(err error, secrets []string) error {
-	if err == nil || len(secrets) == 0 {
-		return err
+// URL returns the address of the live connection with its password
+// redacted, or "" while the Conn is reconnecting.
+func (c *Conn) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil {
+		return ""
 	}
-	return &redactedError{err: err, secrets: secrets}
+	return c.sess.url
 }
-
-func (e *redactedError) Error() string {
-	s := e.err.Error()
-	for _, p := range e.secrets {
-		s = strings.ReplaceAll(s, p, "xxxxx")
-	}
-	return s
-}
-
-func (e *redactedError) Unwrap() error { return e.err }

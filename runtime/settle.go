@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/secret"
 )
 
 // retry sends a copy of the delivery to the delay queue for its attempt,
@@ -72,12 +73,13 @@ func copyOf(in inbound) amqp.Publishing {
 	return amqpmsg.Republish(in.d, h)
 }
 
-// failureText renders err for the x-failure header: at most maxFailureLen
-// bytes, cut on a UTF-8 boundary and marked when cut.
+// failureText renders err for the x-failure header: URL passwords
+// redacted (a handler's error may quote a database DSN), at most
+// maxFailureLen bytes, cut on a UTF-8 boundary and marked when cut.
 func failureText(err error) string {
 	s := "unknown error"
 	if err != nil {
-		s = err.Error()
+		s = secret.Text(err.Error())
 	}
 	if len(s) <= maxFailureLen {
 		return s

@@ -6,21 +6,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"amqp://app:hunter2@rabbit-1:5672/vh": "amqp://app:xxxxx@rabbit-1:5672/vh",
-		"amqps://rabbit-1/":                   "amqps://rabbit-1/",
-		"amqp://app:hunter2@[::1:5672":        "<unparseable URL>",
+func TestConfigValidateKeepsPasswordsOut(t *testing.T) {
+	for _, raw := range []string{
+		"amqp://probe:Xy7/Kq9z@127.0.0.1:5672/", // net/url: invalid port ":Xy7" after host
+		"amqp://probe:a?b#c@127.0.0.1:5672/",
+		"amqp://probe:100%zz@127.0.0.1:5672/",
+		"amqp://probe:[Xy7@::1:5672/",
+		"amqp://probe:Xy7 Kq9z@127.0.0.1/",
+		"amqp://probe:Xy7Kq9z@127.0.0.1:xyz/",
 	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		err := (&Config{URLs: []string{raw}}).Validate()
+		if err == nil {
+			t.Errorf("Validate(%q) accepted it", raw)
+			continue
 		}
-	}
-	err := redactErr(fmt.Errorf("dial: %w", errors.New("bad URL amqp://app:p%40ss@host")), secretsOf([]string{"amqp://app:p%40ss@host/"}))
-	if strings.Contains(err.Error(), "p%40ss") || strings.Contains(err.Error(), "p@ss") {
-		t.Errorf("secret left in %q", err)
+		if strings.Contains(err.Error(), "Xy7") || strings.Contains(err.Error(), "a?b") || strings.Contains(err.Error(), "zz") {
+			t.Errorf("Validate(%q): the password leaked: %v", raw, err)
+		}
+		if !strings.Contains(err.Error(), "probe:xxxxx@") {
+			t.Errorf("Validate(%q): %v does not name the (redacted) URL", raw, err)
+		}
 	}
 }
 
@@ -65,5 +74,21 @@ func TestPermanent(t *testing.T) {
 	p := &PanicError{Value: base}
 	if !errors.Is(p, base) || IsPermanent(p) {
 		t.Error("a panic with an error value must unwrap to it and stay transient")
+	}
+}
+
+func TestFailureTextHidesPasswords(t *testing.T) {
+	got := failureText(errors.New(`connect postgres://app:Kq9z@db:5432/x: refused; amqp://u:Xy7/Kq9z@h/`))
+	if strings.Contains(got, "Kq9z") || strings.Contains(got, "Xy7") || !strings.Contains(got, "postgres://app:xxxxx@db:5432/x") {
+		t.Errorf("x-failure %q", got)
+	}
+}
+
+func TestChannelLossKeepsTheBrokersError(t *testing.T) {
+	cc := &confirmChannel{deadErr: &amqp.Error{Code: amqp.ConnectionForced, Reason: "shutdown"}}
+	err := cc.lostError()
+	var ae *amqp.Error
+	if !errors.Is(err, errChannelLost) || !errors.As(err, &ae) || ae.Code != amqp.ConnectionForced {
+		t.Errorf("lostError() = %v: want errChannelLost and the *amqp.Error both reachable", err)
 	}
 }

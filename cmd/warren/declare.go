@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,7 +63,7 @@ func runDeclare(c *cli.Context) error {
 			fmt.Fprintf(stderr, "RabbitMQ never changes the arguments of an existing %s: drain and delete it (it is declared again the next time), or change the schema back.\n", mismatch.Kind)
 			return errReported
 		}
-		return reportError(stderr, "declare", "", redact(err, urls))
+		return reportError(stderr, "declare", "", err)
 	}
 	fmt.Fprintf(c.App.Writer, "declared %s, %s and %s on %s\n",
 		count(len(top.Exchanges), "exchange"), count(len(top.Queues), "queue"), count(len(top.Bindings), "binding"), shownURLs(urls))
@@ -76,26 +73,10 @@ func runDeclare(c *cli.Context) error {
 // declareOn connects through the runtime, so that the declaration is the
 // one every service makes on connect, and declares t.
 func declareOn(ctx context.Context, c *cli.Context, urls []string, t topology.Topology) error {
-	dialCtx, cancel := context.WithTimeout(ctx, c.Duration("timeout"))
-	defer cancel()
-	conn, err := runtime.Dial(dialCtx, runtime.Config{
-		URLs:           urls,
-		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		ConnectionName: "warren declare",
-		DialTimeout:    c.Duration("timeout"),
-	})
+	conn, err := dialBroker(c, urls)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	return conn.Declare(ctx, t)
-}
-
-// shownURLs lists urls with their passwords redacted.
-func shownURLs(urls []string) string {
-	shown := make([]string, len(urls))
-	for i, u := range urls {
-		shown[i] = redactURL(u)
-	}
-	return strings.Join(shown, ", ")
 }

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/warrenbus/warren/internal/secret"
 )
 
 func TestDeclareIsIdempotent(t *testing.T) {
 	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
-	want := fmt.Sprintf("declared 3 exchanges, 6 queues and 6 bindings on %s\n", redactURL(b.url))
+	want := fmt.Sprintf("declared 3 exchanges, 6 queues and 6 bindings on %s\n", secret.URL(b.url))
 	for i := range 2 {
 		code, stdout, stderr := b.run("declare", b.dir)
 		if code != 0 || stdout != want || stderr != "" {
@@ -83,8 +85,8 @@ func TestDeclareRedactsPasswords(t *testing.T) {
 	t.Setenv("WARREN_AMQP_URL", "amqp://svc:s3cret-pw-8431@127.0.0.1:1/")
 	for _, args := range [][]string{
 		{"declare", "--timeout", "300ms"},
-		{"status"},
-		{"replay", "--list", "--consumer", b.name("mailer")},
+		{"status", "--timeout", "300ms"},
+		{"replay", "--timeout", "300ms", "--list", "--consumer", b.name("mailer")},
 	} {
 		code, stdout, stderr := run(t, append(args, b.dir)...)
 		if code != 1 || strings.Contains(stdout+stderr, "s3cret-pw-8431") || !strings.Contains(stderr, "amqp://svc:xxxxx@127.0.0.1:1/") {

@@ -10,18 +10,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -86,79 +86,32 @@ func brokerURLs(c *cli.Context) []string {
 	return []string{defaultAMQPURL}
 }
 
-// redactURL returns raw with its password replaced by "xxxxx". A string
-// that does not parse as a URL is not shown at all: it may be mostly
-// password.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+// dialBroker connects through the runtime, as every service does, to the
+// first of urls that answers, giving up after --timeout. The runtime
+// checks the URLs and redacts their passwords in every error; the CLI has
+// no dialler of its own.
+func dialBroker(c *cli.Context, urls []string) (*runtime.Conn, error) {
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{
+		URLs:           urls,
+		Logger:         slog.New(slog.DiscardHandler),
+		ConnectionName: "warren " + c.Command.Name,
+		DialTimeout:    c.Duration("timeout"),
+	})
 	if err != nil {
-		return "<unparseable URL>"
+		return nil, fmt.Errorf("connect to the broker: %w", err)
 	}
-	return u.Redacted()
+	return conn, nil
 }
 
-// redactedError hides the passwords of urls in err's text; errors.Is and
-// errors.As still see the chain.
-type redactedError struct {
-	err     error
-	secrets []string
-}
-
-func redact(err error, urls []string) error {
-	if err == nil {
-		return nil
+// shownURLs lists urls with their passwords redacted.
+func shownURLs(urls []string) string {
+	shown := make([]string, len(urls))
+	for i, u := range urls {
+		shown[i] = secret.URL(u)
 	}
-	var secrets []string
-	for _, raw := range urls {
-		if u, err := url.Parse(raw); err == nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
-			}
-		}
-	}
-	if len(secrets) == 0 {
-		return err
-	}
-	return &redactedError{err, secrets}
-}
-
-func (e *redactedError) Error() string {
-	s := e.err.Error()
-	for _, p := range e.secrets {
-		s = strings.ReplaceAll(s, p, "xxxxx")
-	}
-	return s
-}
-
-func (e *redactedError) Unwrap() error { return e.err }
-
-// dialBroker connects to the first of urls that answers, each attempt
-// bounded by --timeout, and returns the connection and its redacted URL.
-func dialBroker(c *cli.Context, urls []string) (*amqp.Connection, string, error) {
-	timeout := c.Duration("timeout")
-	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName("warren " + c.Command.Name)
-	var errs []error
-	for _, raw := range urls {
-		shown := redactURL(raw)
-		conn, err := amqp.DialConfig(raw, amqp.Config{
-			Properties: props,
-			Dial: func(network, addr string) (net.Conn, error) {
-				d := net.Dialer{Timeout: timeout}
-				nc, err := d.DialContext(c.Context, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				// Bounds the TLS and AMQP handshakes; amqp091 clears it once open.
-				return nc, nc.SetDeadline(time.Now().Add(timeout))
-			},
-		})
-		if err == nil {
-			return conn, shown, nil
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", shown, err))
-	}
-	return nil, "", redact(fmt.Errorf("connect to the broker: %w", errors.Join(errs...)), urls)
+	return strings.Join(shown, ", ")
 }
 
 // writeOutput writes data to path, or to stdout when path is "" or "-".

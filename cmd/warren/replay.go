@@ -79,7 +79,7 @@ func runReplay(c *cli.Context) error {
 	}
 	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
 
-	conn, _, err := dialBroker(c, brokerURLs(c))
+	conn, err := dialBroker(c, brokerURLs(c))
 	if err != nil {
 		return reportError(stderr, "replay", "", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -84,13 +86,14 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "status", dir, err)
 	}
-	conn, shown, err := dialBroker(c, brokerURLs(c))
+	conn, err := dialBroker(c, brokerURLs(c))
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
 	defer conn.Close()
+	shown := conn.URL()
 
-	rows, err := readStatus(conn, m)
+	rows, err := readStatus(c.Context, conn, m)
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
@@ -121,14 +124,14 @@ func runStatus(c *cli.Context) error {
 }
 
 // readStatus inspects every queue of every consumer.
-func readStatus(conn *amqp.Connection, m *model.Model) ([]consumerStatus, error) {
+func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]consumerStatus, error) {
 	rows := []consumerStatus{}
 	for _, mc := range m.Consumers {
 		tc := mc.Topology
 		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}}
 		// inspect records a missing queue and reports whether it exists.
 		inspect := func(name string) (amqp.Queue, bool, error) {
-			q, err := amqpmsg.InspectQueue(conn, name)
+			q, err := amqpmsg.InspectQueue(ctx, conn, name)
 			if errors.Is(err, amqpmsg.ErrNoQueue) {
 				row.Missing = append(row.Missing, name)
 				return q, false, nil

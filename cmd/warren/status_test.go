@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/internal/testenv"
 )
 
@@ -90,7 +91,7 @@ func TestStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("--format json: %v\n%s", err, stdout)
 	}
-	if code != 1 || got.Broker != redactURL(b.url) || len(got.Consumers) != 2 {
+	if code != 1 || got.Broker != secret.URL(b.url) || len(got.Consumers) != 2 {
 		t.Fatalf("--format json: exit %d, %+v", code, got)
 	}
 	s := got.Consumers[1]

@@ -4,6 +4,7 @@
 package amqpmsg
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -69,11 +70,17 @@ func Republish(d amqp.Delivery, headers amqp.Table) amqp.Publishing {
 // does not exist.
 var ErrNoQueue = errors.New("queue does not exist")
 
+// Channels opens channels on a live broker connection. *runtime.Conn is
+// one, so the runtime and the CLI reach the broker the same way.
+type Channels interface {
+	OpenChannel(ctx context.Context) (*amqp.Channel, error)
+}
+
 // InspectQueue passively declares a queue on a channel of its own, for its
 // depth and consumer count: a missing queue makes the broker close the
 // channel, which must not take a publisher's or consumer's channel with it.
-func InspectQueue(conn *amqp.Connection, name string) (amqp.Queue, error) {
-	ch, err := conn.Channel()
+func InspectQueue(ctx context.Context, conn Channels, name string) (amqp.Queue, error) {
+	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return amqp.Queue{}, fmt.Errorf("open channel: %w", err)
 	}

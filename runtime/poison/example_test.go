@@ -6,8 +6,7 @@ import (
 	"log"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -18,7 +17,7 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := amqp.Dial("amqp://guest:guest@127.0.0.1:5672/")
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,8 +13,10 @@
 // the copy before the poison message is acked. A crash between the two
 // leaves the message in both queues, never in neither: at least once.
 //
-// Both work on any amqp091-go connection, open their own channels and close
-// them before returning. They never see a URL, so their errors hold none.
+// Both work over a [Broker], which *runtime.Conn is: a service uses the
+// connection it already has, and warren replay dials the same way. They
+// open their own channels and close them before returning. They never see
+// a URL, so their errors hold none.
 //
 // # Reading without removing
 //
@@ -49,6 +51,12 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
+// Broker opens channels on a live connection. *runtime.Conn satisfies it;
+// OpenChannel waits for a reconnect up to ctx's deadline.
+type Broker interface {
+	OpenChannel(ctx context.Context) (*amqp.Channel, error)
+}
+
 // Filter selects messages of a poison queue. Zero fields select everything.
 type Filter struct {
 	Limit      int    // at most this many messages; 0 means no limit
@@ -65,8 +73,8 @@ func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
 // List returns the messages of c's poison queue that f selects, in queue
 // order, and leaves every one of them in the queue (see the package
 // comment for what reading does to them).
-func List(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Filter) ([]Message, error) {
-	s, err := openScan(conn, c.PoisonQueue)
+func List(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Message, error) {
+	s, err := openScan(ctx, conn, c.PoisonQueue)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", c.PoisonQueue, err)
 	}
@@ -96,7 +104,7 @@ func List(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Fil
 // On error the messages replayed so far are returned with it; the one being
 // replayed when it happened is either still in the poison queue, or (if
 // only its removal failed) in both queues.
-func Replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Filter) ([]Message, error) {
+func Replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Message, error) {
 	done, err := replay(ctx, conn, c, f)
 	if err != nil {
 		return done, fmt.Errorf("replay %s to %s: %w", c.PoisonQueue, c.Queue, err)
@@ -104,18 +112,18 @@ func Replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f F
 	return done, nil
 }
 
-func replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f Filter) ([]Message, error) {
+func replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Message, error) {
 	// A replay into a queue that does not exist would be returned
 	// unroutable anyway; asking first gives the better message.
-	if err := checkQueue(conn, c.Queue); err != nil {
+	if err := checkQueue(ctx, conn, c.Queue); err != nil {
 		return nil, err
 	}
-	pub, err := openPublisher(conn)
+	pub, err := openPublisher(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
 	defer pub.close()
-	s, err := openScan(conn, c.PoisonQueue)
+	s, err := openScan(ctx, conn, c.PoisonQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -148,15 +156,15 @@ func replay(ctx context.Context, conn *amqp.Connection, c topology.Consumer, f F
 // scan takes the messages that were ready in a queue when it began, one at
 // a time, without acking them.
 type scan struct {
-	conn  *amqp.Connection
+	conn  Broker
 	ch    *amqp.Channel
 	queue string
 	left  int // ready when the scan began and not taken yet
 	held  int // taken and neither acked nor returned
 }
 
-func openScan(conn *amqp.Connection, queue string) (*scan, error) {
-	ch, err := conn.Channel()
+func openScan(ctx context.Context, conn Broker, queue string) (*scan, error) {
+	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
@@ -223,7 +231,7 @@ func (s *scan) close(ctx context.Context) {
 	if s.held == 0 {
 		return
 	}
-	ch, err := s.conn.Channel()
+	ch, err := s.conn.OpenChannel(ctx)
 	if err != nil {
 		return
 	}
@@ -242,8 +250,8 @@ type publisher struct {
 	returns chan amqp.Return
 }
 
-func openPublisher(conn *amqp.Connection) (*publisher, error) {
-	ch, err := conn.Channel()
+func openPublisher(ctx context.Context, conn Broker) (*publisher, error) {
+	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
@@ -284,8 +292,8 @@ func (p *publisher) close() { _ = p.ch.Close() }
 
 // checkQueue reports whether queue exists, on a channel of its own: a
 // missing queue makes the broker close the channel.
-func checkQueue(conn *amqp.Connection, queue string) error {
-	ch, err := conn.Channel()
+func checkQueue(ctx context.Context, conn Broker, queue string) error {
+	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return fmt.Errorf("open channel: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -20,18 +21,28 @@ import (
 // both bound to item.*, removed again when the test ends.
 type lane struct {
 	t    *testing.T
-	conn *amqp.Connection
+	conn *runtime.Conn
 	top  topology.Topology
 	a, b topology.Consumer
 }
 
-func newLane(t *testing.T) *lane {
+// dial connects the way a service does: List and Replay work over the
+// service's own *runtime.Conn.
+func dial(t *testing.T) *runtime.Conn {
 	t.Helper()
-	conn, err := amqp.Dial(testenv.AMQPURL(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{testenv.AMQPURL(t)}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func newLane(t *testing.T) *lane {
+	t.Helper()
+	conn := dial(t)
 	top, err := topology.Build(topology.Spec{
 		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
 		Consumers: []topology.ConsumerSpec{
@@ -64,7 +75,7 @@ func newLane(t *testing.T) *lane {
 }
 
 func (l *lane) cleanup() {
-	ch, err := l.conn.Channel()
+	ch, err := l.conn.OpenChannel(context.Background())
 	if err != nil {
 		l.t.Errorf("cleanup: %v", err)
 		return
@@ -83,7 +94,7 @@ func (l *lane) cleanup() {
 
 func (l *lane) channel() *amqp.Channel {
 	l.t.Helper()
-	ch, err := l.conn.Channel()
+	ch, err := l.conn.OpenChannel(context.Background())
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -125,7 +136,7 @@ func (l *lane) poisonCopy(c topology.Consumer, id, key, failure string, attempts
 
 func (l *lane) depth(queue string) int {
 	l.t.Helper()
-	ch, err := l.conn.Channel()
+	ch, err := l.conn.OpenChannel(context.Background())
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -366,11 +377,7 @@ func TestReplayOfBrokerDeadLetteredMessage(t *testing.T) {
 }
 
 func TestMissingQueues(t *testing.T) {
-	conn, err := amqp.Dial(testenv.AMQPURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dial(t)
 	name := testenv.Name("never-declared")
 	c := topology.Consumer{Name: name, Queue: name, PoisonQueue: name + ".poison"}
 	ctx := context.Background()
