@@ -11,4 +11,8 @@ type Delivery struct {
 	Attempt     int       // 1 on the first delivery, 2 after the first retry, ...
 	Redelivered bool      // the broker delivered this copy before, without an ack
 	Consumer    string    // the consumer (and work queue) that received it
+	// Headers are the message's AMQP headers as delivered: the wire
+	// contract's x- headers and whatever publish middleware added (trace
+	// context, say). Retry and replay copies keep them. Read them only.
+	Headers map[string]any
 }

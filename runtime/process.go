@@ -78,6 +78,7 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	d := Delivery{
 		MessageID: env.ID, OccurredAt: env.OccurredAt, RoutingKey: in.routingKey,
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
+		Headers: in.d.Headers,
 	}
 	h := func(ctx context.Context, d Delivery) error { return safeCall(ctx, d, call) }
 	if g := c.opts.guard; g != nil {

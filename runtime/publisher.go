@@ -28,6 +28,7 @@ type PublisherOption func(*publisherOptions)
 
 type publisherOptions struct {
 	allowUnroutable bool
+	middleware      []PublishMiddleware
 }
 
 // AllowUnroutable makes Publish accept facts that no queue is bound to yet,
@@ -97,15 +98,31 @@ func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) e
 	if version == 0 {
 		version = 1
 	}
-	msg := amqp.Publishing{
-		ContentType:  "application/json",
-		DeliveryMode: amqp.Persistent,
-		MessageId:    env.ID,
-		Timestamp:    env.OccurredAt,
-		Type:         f.RoutingKey,
-		Headers:      amqp.Table{HeaderFactVersion: int64(version)},
-		Body:         body,
+	out := &Outgoing{
+		Exchange: p.exchange, RoutingKey: f.RoutingKey, MessageID: env.ID,
+		Headers: map[string]any{HeaderFactVersion: int64(version)},
 	}
+	send := func(ctx context.Context, out *Outgoing) error {
+		return p.send(ctx, amqp.Publishing{
+			ContentType:  "application/json",
+			DeliveryMode: amqp.Persistent,
+			MessageId:    env.ID,
+			Timestamp:    env.OccurredAt,
+			Type:         f.RoutingKey,
+			Headers:      amqp.Table(out.Headers),
+			Body:         body,
+		}, f.RoutingKey)
+	}
+	for i := len(p.opts.middleware) - 1; i >= 0; i-- {
+		send = p.opts.middleware[i](send)
+	}
+	return send(ctx, out)
+}
+
+// send publishes msg with the mandatory flag (unless unroutable facts are
+// allowed) and waits for its confirm, publishing it again after a channel
+// loss.
+func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, routingKey string) error {
 	mandatory := !p.opts.allowUnroutable
 	for {
 		cc, err := p.lane.channel(ctx)
@@ -115,11 +132,11 @@ func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) e
 		if err != nil {
 			return err
 		}
-		err = cc.publish(ctx, p.exchange, f.RoutingKey, mandatory, msg)
+		err = cc.publish(ctx, p.exchange, routingKey, mandatory, msg)
 		if !errors.Is(err, errChannelLost) {
 			return err
 		}
-		p.conn.log.Debug("republishing after channel loss", "message_id", env.ID, "routing_key", f.RoutingKey, "err", err)
+		p.conn.log.Debug("republishing after channel loss", "message_id", msg.MessageId, "routing_key", routingKey, "err", err)
 	}
 }
 
