@@ -79,9 +79,7 @@ func reportError(w io.Writer, command, schemaDir string, err error) error {
 	}
 	for _, e := range list {
 		shown := *e
-		if shown.File != "" && schemaDir != "" {
-			shown.File = filepath.Join(schemaDir, filepath.FromSlash(e.File))
-		}
+		shown.File = shownFile(schemaDir, e.File)
 		fmt.Fprintln(w, shown.Error())
 	}
 	return errReported
@@ -96,4 +94,15 @@ func oneArg(c *cli.Context, name string) (string, error) {
 		return "", usageError(c, "expected %s", name)
 	}
 	return "", usageError(c, "expected one %s, got %q", name, c.Args().Slice())
+}
+
+// shownFile is how every command names file (slash-separated, relative to
+// the schema directory) to the user: joined with the directory as given on
+// the command line, so that editors and terminals can open it. A problem
+// with no file, or outside the schema directory, stays as it is.
+func shownFile(schemaDir, file string) string {
+	if file == "" || schemaDir == "" {
+		return file
+	}
+	return filepath.Join(schemaDir, filepath.FromSlash(file))
 }

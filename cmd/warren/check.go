@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -62,7 +61,7 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		var list load.ErrorList
 		if format == "json" && errors.As(err, &list) {
-			if err := writeCheckJSON(stdout, list, nil); err != nil {
+			if err := writeCheckJSON(stdout, dir, list, nil); err != nil {
 				return err
 			}
 			return errReported
@@ -84,7 +83,7 @@ func runCheck(c *cli.Context) error {
 
 	errs, warnings, infos := lint.Count(findings)
 	if format == "json" {
-		if err := writeCheckJSON(stdout, invalid, findings); err != nil {
+		if err := writeCheckJSON(stdout, dir, invalid, findings); err != nil {
 			return err
 		}
 	} else {
@@ -92,7 +91,7 @@ func runCheck(c *cli.Context) error {
 			reportError(stderr, "check", dir, invalid)
 		}
 		for _, f := range findings {
-			f.File = filepath.Join(dir, filepath.FromSlash(f.File))
+			f.File = shownFile(dir, f.File)
 			fmt.Fprintln(stdout, f)
 		}
 		if len(findings) > 0 || len(invalid) > 0 {
@@ -167,13 +166,16 @@ type checkFinding struct {
 	Message  string `json:"message"`
 }
 
-func writeCheckJSON(w io.Writer, invalid load.ErrorList, findings []lint.Finding) error {
+// writeCheckJSON writes the report for tools. Files are named as the text
+// report names them (the schema directory as given, joined with the file),
+// so a tool can open them from where warren ran.
+func writeCheckJSON(w io.Writer, dir string, invalid load.ErrorList, findings []lint.Finding) error {
 	out := checkJSON{Valid: len(invalid) == 0, Errors: []checkError{}, Findings: []checkFinding{}}
 	for _, e := range invalid {
-		out.Errors = append(out.Errors, checkError{e.File, e.Line, e.Col, e.Pointer, e.Msg})
+		out.Errors = append(out.Errors, checkError{shownFile(dir, e.File), e.Line, e.Col, e.Pointer, e.Msg})
 	}
 	for _, f := range findings {
-		out.Findings = append(out.Findings, checkFinding{f.Rule, f.Severity.String(), f.File, f.Line, f.Col, f.Pointer, f.Message})
+		out.Findings = append(out.Findings, checkFinding{f.Rule, f.Severity.String(), shownFile(dir, f.File), f.Line, f.Col, f.Pointer, f.Message})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,7 +104,7 @@ func TestCheckJSON(t *testing.T) {
 		t.Fatalf("got %+v; want valid with 2 findings", got)
 	}
 	f := got.Findings[0]
-	if f.Rule != "required-not-in-properties" || f.Severity != "error" || f.File != "order/placed.json" || f.Line != 8 || f.Col != 5 || f.Pointer != "/required/1" {
+	if f.Rule != "required-not-in-properties" || f.Severity != "error" || f.File != filepath.Join(lintCase("required-not-in-properties"), "order", "placed.json") || f.Line != 8 || f.Col != 5 || f.Pointer != "/required/1" {
 		t.Errorf("first finding = %+v", f)
 	}
 
@@ -111,7 +112,7 @@ func TestCheckJSON(t *testing.T) {
 	dir := schemaDir(t, map[string]string{"warren.json": `{"package": 1}`})
 	code, stdout, _ = run(t, "check", "--format", "json", dir)
 	got = checkJSON{}
-	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 1 || got.Valid || len(got.Errors) == 0 || got.Errors[0].File != "warren.json" {
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 1 || got.Valid || len(got.Errors) == 0 || got.Errors[0].File != filepath.Join(dir, "warren.json") {
 		t.Errorf("invalid directory: exit %d, err %v, got %+v", code, err, got)
 	}
 }
@@ -131,6 +132,37 @@ func TestCheckUsage(t *testing.T) {
 	for _, args := range tests {
 		if code, _, stderr := run(t, args...); code != 2 || !strings.HasPrefix(stderr, "warren check: ") || !strings.Contains(stderr, "\nusage: warren check [--strict]") {
 			t.Errorf("%q: exit %d, stderr %q; want 2, a message and the usage line", args, code, stderr)
+		}
+	}
+}
+
+// Text and JSON name every file and position the same way, so a tool and a
+// person reading the two reports point at the same place.
+func TestCheckFormatsNameFilesAlike(t *testing.T) {
+	for _, dir := range []string{
+		lintCase("required-not-in-properties"),
+		schemaDir(t, map[string]string{"warren.json": `{"package": 1}`}),
+	} {
+		_, text, textErr := run(t, "check", dir)
+		_, out, _ := run(t, "check", "--format", "json", dir)
+		var got checkJSON
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		var places []string
+		for _, e := range got.Errors {
+			places = append(places, fmt.Sprintf("%s:%d:%d: ", e.File, e.Line, e.Col))
+		}
+		for _, f := range got.Findings {
+			places = append(places, fmt.Sprintf("%s:%d:%d: %s: ", f.File, f.Line, f.Col, f.Rule))
+		}
+		if len(places) == 0 {
+			t.Fatalf("%s: nothing reported", dir)
+		}
+		for _, p := range places {
+			if !strings.Contains(textErr+text, "\n"+p) && !strings.HasPrefix(textErr+text, p) {
+				t.Errorf("%s: the JSON names %q, the text report does not:\n%s%s", dir, p, textErr, text)
+			}
 		}
 	}
 }

@@ -20,7 +20,7 @@ func docsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "docs",
 		Usage:     "write a Markdown catalogue of the facts, consumers and topology",
-		UsageText: "warren docs [--out FILE] SCHEMA_DIR",
+		UsageText: "warren docs [--out FILE] [--check] SCHEMA_DIR",
 		Description: `Renders SCHEMA_DIR as one Markdown page for people: every fact (routing key,
 Go type, version, description, deprecation, a table of its properties), every
 type the facts share, every consumer (bindings, the facts it handles, its
@@ -30,9 +30,11 @@ directory, so it can be committed and kept fresh in CI.
 
 Examples:
    warren docs ./events > docs/events.md
-   warren docs --out docs/events.md ./events`,
+   warren docs --out docs/events.md ./events
+   warren docs --check --out docs/events.md ./events   # in CI: exit 1 when the page is missing or stale`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of standard output"},
+			checkFlag(),
 		},
 		Action: runDocs,
 	}
@@ -51,7 +53,11 @@ func runDocs(c *cli.Context) error {
 	if err != nil {
 		return reportError(c.App.ErrWriter, "docs", "", err)
 	}
-	if err := writeOutput(c, c.String("out"), page); err != nil {
+	fix := fmt.Sprintf("warren docs --out %s %s", c.String("out"), dir)
+	if err := writeOrCheck(c, page, fix); err != nil {
+		if _, reported := err.(cli.ExitCoder); reported {
+			return err
+		}
 		return reportError(c.App.ErrWriter, "docs", "", err)
 	}
 	return nil

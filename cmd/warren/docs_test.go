@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -148,5 +149,41 @@ func TestDocsUsage(t *testing.T) {
 	dir := schemaDir(t, map[string]string{"warren.json": `{"package": 3}`})
 	if code, stdout, stderr := run(t, "docs", dir); code != 1 || stdout != "" || !strings.Contains(stderr, dir+"/warren.json:1:") {
 		t.Errorf("invalid directory: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestDocsCheck(t *testing.T) {
+	in := schemaDir(t, validSchemas)
+	page := filepath.Join(t.TempDir(), "events.md")
+	fix := "run warren docs --out " + page + " " + in + "\n"
+
+	code, _, stderr := run(t, "docs", "--check", "--out", page, in)
+	if code != 1 || stderr != page+": missing; "+fix {
+		t.Errorf("no page yet: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(page); err == nil {
+		t.Fatal("--check wrote the page")
+	}
+	if code, _, stderr := run(t, "docs", "--out", page, in); code != 0 {
+		t.Fatalf("docs --out: exit %d, stderr %q", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "docs", "--check", "--out", page, in); code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("fresh page: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// A schema changes: the page is stale and stays as it was.
+	before, _ := os.ReadFile(page)
+	if err := os.WriteFile(filepath.Join(in, "order/paid.json"), []byte(`{"x-routing-key": "order.paid", "type": "object", "description": "Paid in full."}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(t, "docs", "--check", "--out", page, in)
+	if code != 1 || stderr != page+": stale, differs from what would be generated; "+fix {
+		t.Errorf("changed schema: exit %d, stderr %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(page); !bytes.Equal(before, after) {
+		t.Error("--check changed the page")
+	}
+	// Without a file there is nothing to compare with.
+	if code, _, stderr := run(t, "docs", "--check", in); code != 2 || !strings.Contains(stderr, "expected --out FILE\nusage: warren docs") {
+		t.Errorf("--check without --out: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -32,7 +33,7 @@ In a Go file of the output package:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "write the package into `DIR`"},
 			&cli.StringFlag{Name: "package", Usage: "Go package `NAME` (default: \"package\" in warren.json)"},
-			&cli.BoolFlag{Name: "check", Usage: "write nothing; exit 1 and name the stale files if DIR is not up to date"},
+			&cli.BoolFlag{Name: "check", Usage: "write nothing; exit 1 and name the missing and stale files if DIR is not up to date"},
 		},
 		Action: runGenerate,
 	}
@@ -54,17 +55,41 @@ func runGenerate(c *cli.Context) error {
 		return reportError(stderr, "generate", "", err)
 	}
 	if c.Bool("check") {
-		stale := plan.Stale()
-		if len(stale) == 0 {
+		if len(plan.Stale()) == 0 {
 			return nil
 		}
-		for _, name := range stale {
-			fmt.Fprintf(stderr, "%s: stale; run warren generate\n", filepath.Join(out, name))
-		}
+		reportStale(stderr, plan, "warren generate")
 		return errReported
 	}
 	if err := plan.Apply(); err != nil {
 		return reportError(stderr, "generate", "", err)
 	}
 	return nil
+}
+
+// reportStale names, one per line, each file --check found wanting: one
+// that does not exist yet (a new schema, or a package never generated),
+// one whose content differs (a schema changed since the last run), and a
+// generated file no schema produces any more. fix is the command that
+// brings the directory up to date.
+func reportStale(w io.Writer, plan *outdir.Plan, fix string) {
+	missing := map[string]bool{}
+	for _, name := range plan.Missing {
+		missing[name] = true
+	}
+	removed := map[string]bool{}
+	for _, name := range plan.Remove {
+		removed[name] = true
+	}
+	for _, name := range plan.Stale() {
+		path := filepath.Join(plan.Dir, name)
+		switch {
+		case missing[name]:
+			fmt.Fprintf(w, "%s: missing; run %s\n", path, fix)
+		case removed[name]:
+			fmt.Fprintf(w, "%s: stale, no longer generated; run %s to remove it\n", path, fix)
+		default:
+			fmt.Fprintf(w, "%s: stale, differs from what would be generated; run %s\n", path, fix)
+		}
+	}
 }

@@ -97,10 +97,17 @@ func TestGenerateCheckNamesStaleFiles(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("--check on stale output: exit %d, want 1", code)
 	}
-	for _, name := range []string{"order_paid.json.go", "order_placed.json.go", "schemas.go"} {
-		if !strings.Contains(stderr, filepath.Join(out, name)+": stale") {
-			t.Errorf("stderr does not name %s as stale:\n%s", name, stderr)
+	for _, want := range []string{
+		filepath.Join(out, "order_paid.json.go") + ": stale, no longer generated; run warren generate to remove it\n",
+		filepath.Join(out, "order_placed.json.go") + ": stale, differs from what would be generated; run warren generate\n",
+		filepath.Join(out, "schemas.go") + ": stale, differs from what would be generated; run warren generate\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+	if strings.Contains(stderr, "missing") {
+		t.Errorf("no file is missing, stderr:\n%s", stderr)
 	}
 	if !maps.Equal(before, snapshot(t, out)) {
 		t.Error("--check changed the output directory")
@@ -115,6 +122,32 @@ func TestGenerateCheckNamesStaleFiles(t *testing.T) {
 	}
 	if code, _, _ := run(t, "generate", "--check", "--out", out, in); code != 0 {
 		t.Error("--check after regenerating: not up to date")
+	}
+}
+
+func TestGenerateCheckTellsMissingFromStale(t *testing.T) {
+	in := schemaDir(t, validSchemas)
+	out := t.TempDir()
+	if code, _, stderr := run(t, "generate", "--out", out, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// A new fact: its file is missing; the files listing facts are stale.
+	if err := os.WriteFile(filepath.Join(in, "order/shipped.json"), []byte(`{"x-routing-key": "order.shipped", "type": "object"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "generate", "--check", "--out", out, in)
+	want := filepath.Join(out, "order_shipped.json.go") + ": missing; run warren generate\n"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, stderr)
+	}
+	if !strings.Contains(stderr, filepath.Join(out, "publisher.go")+": stale, differs") {
+		t.Errorf("publisher.go gained a method and is not reported stale:\n%s", stderr)
+	}
+	// Never generated: every file is missing, none is stale.
+	empty := filepath.Join(t.TempDir(), "never")
+	code, _, stderr = run(t, "generate", "--check", "--out", empty, in)
+	if code != 1 || strings.Contains(stderr, "stale") || !strings.Contains(stderr, filepath.Join(empty, "warren.go")+": missing") {
+		t.Errorf("never generated: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

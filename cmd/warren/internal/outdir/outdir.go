@@ -22,6 +22,7 @@ import (
 type Plan struct {
 	Dir       string
 	Write     []string // files that are missing or differ, sorted
+	Missing   []string // the files of Write that do not exist yet, sorted
 	Remove    []string // generated files this run no longer produces, sorted
 	Unchanged []string // files already up to date, sorted
 
@@ -78,10 +79,13 @@ func NewPlan(dir, header string, files map[string][]byte) (*Plan, error) {
 				p.Unchanged = append(p.Unchanged, name)
 				continue
 			}
+		} else {
+			p.Missing = append(p.Missing, name)
 		}
 		p.Write = append(p.Write, name)
 	}
 	slices.Sort(p.Write)
+	slices.Sort(p.Missing)
 	slices.Sort(p.Remove)
 	slices.Sort(p.Unchanged)
 	return p, nil
