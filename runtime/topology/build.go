@@ -15,7 +15,8 @@ const maxConsumerLen = maxNameLen - len(".retry.") - 24
 
 // Build validates s, applies the defaults documented on [Spec] and
 // [ConsumerSpec], and returns the complete topology. Every problem is
-// reported, each naming the consumer and field it concerns.
+// reported: the error is a [*SpecError] whose problems each name the
+// consumer (or exchange) and the field they concern.
 //
 // Order: exchanges (events, retry, dead); then per consumer in spec order
 // its poison queue, work queue and delay queues; then the bindings. Queues
@@ -23,8 +24,8 @@ const maxConsumerLen = maxNameLen - len(".retry.") - 24
 // dead-letters into it.
 func Build(s Spec) (Topology, error) {
 	ex := s.Exchanges.withDefaults()
-	var errs []error
-	errs = append(errs, checkExchanges(ex)...)
+	var all []Problem
+	all = append(all, checkExchanges(ex)...)
 
 	t := Topology{Exchanges: []Exchange{
 		{Name: ex.Events, Kind: "topic", Durable: true},
@@ -37,24 +38,27 @@ func Build(s Spec) (Topology, error) {
 	}
 	for i, cs := range s.Consumers {
 		c := cs.withDefaults()
-		if err := checkConsumer(c); err != nil {
-			errs = append(errs, fmt.Errorf("consumer %d (%q): %w", i, cs.Name, err))
+		ps := problems{consumer: i, name: cs.Name}
+		checkConsumer(&ps, c)
+		if len(ps.list) > 0 {
+			all = append(all, ps.list...)
 			continue
 		}
 		queues, bindings, consumer := buildConsumer(ex, c)
 		for _, q := range queues {
 			if prev, ok := owner[q.Name]; ok {
-				errs = append(errs, fmt.Errorf("consumer %q: queue %q collides with %s", c.Name, q.Name, prev))
+				ps.add("", -1, "queue %q: collides with %s", q.Name, prev)
 				continue
 			}
 			owner[q.Name] = fmt.Sprintf("the %s queue of consumer %q", q.Role, c.Name)
 		}
+		all = append(all, ps.list...)
 		t.Queues = append(t.Queues, queues...)
 		t.Bindings = append(t.Bindings, bindings...)
 		t.Consumers = append(t.Consumers, consumer)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Topology{}, fmt.Errorf("topology: %w", err)
+	if len(all) > 0 {
+		return Topology{}, &SpecError{Problems: all}
 	}
 	return t, nil
 }
@@ -110,64 +114,64 @@ func deliveryLimit(c ConsumerSpec) int {
 	return c.DeliveryLimit
 }
 
-func checkExchanges(ex Exchanges) []error {
-	var errs []error
+func checkExchanges(ex Exchanges) []Problem {
+	ps := problems{consumer: -1}
 	names := map[string]string{}
 	for _, e := range []struct{ role, name string }{{"events", ex.Events}, {"retry", ex.Retry}, {"dead", ex.Dead}} {
+		ps.name = e.role
 		if err := checkName(e.name); err != nil {
-			errs = append(errs, fmt.Errorf("%s exchange %q: %w", e.role, e.name, err))
+			ps.add(e.role, -1, "%s exchange %q: %v", e.role, e.name, err)
 		}
 		if prev, ok := names[e.name]; ok {
-			errs = append(errs, fmt.Errorf("%s exchange %q: same name as the %s exchange; the three must differ", e.role, e.name, prev))
+			ps.add(e.role, -1, "%s exchange %q: same name as the %s exchange; the three must differ", e.role, e.name, prev)
 		}
 		names[e.name] = e.role
 	}
-	return errs
+	return ps.list
 }
 
-func checkConsumer(c ConsumerSpec) error {
-	var errs []error
+// checkConsumer adds to ps what is wrong with c, defaults applied.
+func checkConsumer(ps *problems, c ConsumerSpec) {
 	if err := checkName(c.Name); err != nil {
-		errs = append(errs, fmt.Errorf("name: %w", err))
+		ps.add("name", -1, "name: %v", err)
 	} else if len(c.Name) > maxConsumerLen {
-		errs = append(errs, fmt.Errorf("name: longer than %d bytes leaves no room for its delay queue names", maxConsumerLen))
+		ps.add("name", -1, "name: longer than %d bytes leaves no room for its delay queue names", maxConsumerLen)
 	}
 	if c.QueueType != Quorum && c.QueueType != Classic {
-		errs = append(errs, fmt.Errorf("queueType %q: expected %q or %q", c.QueueType, Quorum, Classic))
+		ps.add("queueType", -1, "queueType %q: expected %q or %q", c.QueueType, Quorum, Classic)
 	}
 	if len(c.Bindings) == 0 {
-		errs = append(errs, errors.New("bindings: expected at least one topic pattern"))
+		ps.add("bindings", -1, "bindings: expected at least one topic pattern")
 	}
 	seen := map[string]bool{}
-	for _, b := range c.Bindings {
+	for i, b := range c.Bindings {
 		if err := checkPattern(b); err != nil {
-			errs = append(errs, fmt.Errorf("binding %q: %w", b, err))
+			ps.add("bindings", i, "binding %q: %v", b, err)
 		}
 		if seen[b] {
-			errs = append(errs, fmt.Errorf("binding %q: listed twice", b))
+			ps.add("bindings", i, "binding %q: listed twice", b)
 		}
 		seen[b] = true
 	}
 	if c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("concurrency %d: expected at least 1", c.Concurrency))
+		ps.add("concurrency", -1, "concurrency %d: expected at least 1", c.Concurrency)
 	}
 	if c.Prefetch < c.Concurrency {
-		errs = append(errs, fmt.Errorf("prefetch %d: expected at least concurrency (%d), or handlers would sit idle", c.Prefetch, c.Concurrency))
+		ps.add("prefetch", -1, "prefetch %d: expected at least concurrency (%d), or handlers would sit idle", c.Prefetch, c.Concurrency)
 	}
 	if c.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("maxAttempts %d: expected at least 1", c.MaxAttempts))
+		ps.add("maxAttempts", -1, "maxAttempts %d: expected at least 1", c.MaxAttempts)
 	} else if c.MaxAttempts > 1 && len(c.Backoff) == 0 {
-		errs = append(errs, fmt.Errorf("backoff: empty, but maxAttempts %d needs at least one delay", c.MaxAttempts))
+		ps.add("backoff", -1, "backoff: empty, but maxAttempts %d needs at least one delay", c.MaxAttempts)
 	}
 	for i, d := range c.Backoff {
 		if err := checkDelay(d); err != nil {
-			errs = append(errs, fmt.Errorf("backoff[%d]: %w", i, err))
+			ps.add("backoff", i, "backoff[%d]: %v", i, err)
 		}
 	}
 	if c.DeliveryLimit < 0 {
-		errs = append(errs, fmt.Errorf("deliveryLimit %d: expected 0 (default) or more", c.DeliveryLimit))
+		ps.add("deliveryLimit", -1, "deliveryLimit %d: expected 0 (default) or more", c.DeliveryLimit)
 	}
-	return errors.Join(errs...)
 }
 
 // checkName accepts names that are safe both as queue names and as literal

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -161,8 +162,8 @@ func TestBuildRejects(t *testing.T) {
 		{"negative delay", Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a"}, Backoff: []time.Duration{-ms}}}}, []string{"backoff[0]: delay -1ms: must be positive"}},
 		{"empty ladder", Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a"}, Backoff: []time.Duration{}, MaxAttempts: 3}}}, []string{"backoff: empty, but maxAttempts 3"}},
 		{"prefetch", Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a"}, Prefetch: 2, Concurrency: 4}}}, []string{"prefetch 2: expected at least concurrency (4)"}},
-		{"duplicate consumer", Spec{Consumers: []ConsumerSpec{ok, ok}}, []string{`queue "c" collides with the work queue of consumer "c"`}},
-		{"collision", Spec{Consumers: []ConsumerSpec{ok, {Name: "c.poison", Bindings: []string{"a"}}}}, []string{`consumer "c.poison": queue "c.poison" collides with the poison queue of consumer "c"`}},
+		{"duplicate consumer", Spec{Consumers: []ConsumerSpec{ok, ok}}, []string{`queue "c": collides with the work queue of consumer "c"`}},
+		{"collision", Spec{Consumers: []ConsumerSpec{ok, {Name: "c.poison", Bindings: []string{"a"}}}}, []string{`consumer 1 ("c.poison"): queue "c.poison": collides with the poison queue of consumer "c"`}},
 		{"long name", Spec{Consumers: []ConsumerSpec{{Name: strings.Repeat("n", 230), Bindings: []string{"a"}}}}, []string{"leaves no room for its delay queue names"}},
 	}
 	for _, tc := range cases {
@@ -195,5 +196,49 @@ func TestPart(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"b.poison", "b"}, names); diff != "" || len(p.Exchanges) != 3 || len(p.Bindings) != 2 || len(p.Consumers) != 1 {
 		t.Errorf("Part(b): queues diff %s, %d exchanges, %d bindings, %d consumers", diff, len(p.Exchanges), len(p.Bindings), len(p.Consumers))
+	}
+}
+
+// Each problem names the consumer (by index and name) or the exchange, the
+// field as warren.json spells it and, for a list, the element at fault, so
+// that a caller can point at the place the value was written.
+func TestBuildProblemsNameConsumerAndField(t *testing.T) {
+	_, err := Build(Spec{
+		Exchanges: Exchanges{Retry: "app.events"},
+		Consumers: []ConsumerSpec{
+			{Name: "fine", Bindings: []string{"a"}},
+			{Name: "bad", Bindings: []string{"a", "a..b"}, Prefetch: 2, Concurrency: 4, Backoff: []time.Duration{ms, -ms}},
+			{Name: "fine.poison", Bindings: []string{"a"}},
+		},
+	})
+	var se *SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("Build returned %v, want a *SpecError", err)
+	}
+	type where struct {
+		Consumer    int
+		Name, Field string
+		Index       int
+	}
+	var got []where
+	for _, p := range se.Problems {
+		got = append(got, where{p.Consumer, p.Name, p.Field, p.Index})
+	}
+	want := []where{
+		{-1, "retry", "retry", -1},
+		{1, "bad", "bindings", 1},
+		{1, "bad", "prefetch", -1},
+		{1, "bad", "backoff", 1},
+		{2, "fine.poison", "", -1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s\nerror:\n%v", diff, err)
+	}
+	var p Problem
+	if !errors.As(err, &p) || p != se.Problems[0] {
+		t.Errorf("errors.As found %+v, want the first problem %+v", p, se.Problems[0])
+	}
+	if first := strings.SplitN(err.Error(), "\n", 2)[0]; first != `topology: retry exchange "app.events": same name as the events exchange; the three must differ` {
+		t.Errorf("first line of the error: %s", first)
 	}
 }

@@ -117,6 +117,16 @@ func (t Topology) Consumer(name string) (Consumer, bool) {
 	return Consumer{}, false
 }
 
+// Queue returns the queue with the given name.
+func (t Topology) Queue(name string) (Queue, bool) {
+	for _, q := range t.Queues {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return Queue{}, false
+}
+
 // Part returns the subset of t that belongs to the named consumers: the
 // exchanges, their queues and their bindings. It lets one service declare
 // only what it uses.
