@@ -238,20 +238,17 @@ func newPropertyView(f *model.Field, s *load.Schemas) propertyView {
 
 func newConsumerView(mc *model.Consumer, top topology.Topology) consumerView {
 	tc := mc.Topology
+	work, _ := top.Queue(tc.Queue)
 	v := consumerView{
 		Name: mc.Name, Anchor: consumerAnchor(mc.Name), Description: mc.Description, Handler: mc.HandlerName(),
-		Bindings: mc.Bindings, QueueType: string(mc.QueueType), Queue: tc.Queue, PoisonQueue: tc.PoisonQueue,
-		Prefetch: mc.Prefetch, Concurrency: mc.Concurrency, MaxAttempts: mc.MaxAttempts,
-	}
-	for _, q := range top.Queues {
-		if q.Name == tc.Queue {
-			v.DeliveryLimit = q.DeliveryLimit
-		}
+		Bindings: mc.Bindings, QueueType: string(work.Type), Queue: tc.Queue, PoisonQueue: tc.PoisonQueue,
+		Prefetch: tc.Prefetch, Concurrency: tc.Concurrency, MaxAttempts: tc.MaxAttempts,
+		DeliveryLimit: work.DeliveryLimit,
 	}
 	for _, f := range mc.Facts {
 		v.Facts = append(v.Facts, handledFact{f.RoutingKey, factAnchor(f), f.MethodName()})
 	}
-	for attempt := 1; attempt < mc.MaxAttempts; attempt++ {
+	for attempt := 1; attempt < tc.MaxAttempts; attempt++ {
 		tier, ok := tc.TierFor(attempt)
 		if !ok {
 			break

@@ -189,7 +189,7 @@ func mermaidTopology(m *model.Model) string {
 			line(`events -->|"%s"| %s`, mermaidLabel(pattern), work)
 		}
 		line(`%s --> %s`, work, cons)
-		if tiers := distinctTiers(tc); len(tiers) > 0 {
+		if tiers := distinctTiers(*tc); len(tiers) > 0 {
 			var delays []string
 			for _, t := range tiers {
 				delays = append(delays, topology.FormatDelay(t.Delay))

@@ -143,7 +143,7 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 		} else if ok {
 			row.Work, row.Consumers = q.Messages, q.Consumers
 		}
-		for _, tier := range distinctTiers(tc) {
+		for _, tier := range distinctTiers(*tc) {
 			q, ok, err := inspect(tier.Queue)
 			if err != nil {
 				return nil, err

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -113,51 +114,69 @@ func routingKeys(facts []*Fact) string {
 	return strings.Join(keys, ", ")
 }
 
-// buildTopology merges the manifest's defaults into each consumer, builds
-// the topology and reads the effective settings back from it, so that
-// defaults are applied in one place (runtime/topology).
+// buildTopology merges the manifest's defaults into each consumer and builds
+// the topology once, so that defaults are applied and settings checked in one
+// place (runtime/topology). Each problem it reports is put at the place in
+// warren.json that wrote the value at fault.
 func (b *builder) buildTopology(m *Model) {
 	man := b.s.Manifest
 	spec := topology.Spec{Exchanges: topology.Exchanges{
 		Events: man.Exchanges.Events, Retry: man.Exchanges.Retry, Dead: man.Exchanges.Dead,
 	}}
-	if _, err := topology.Build(topology.Spec{Exchanges: spec.Exchanges}); err != nil {
-		b.errs.Add(man.Doc.Errorf("/exchanges", "%s", strings.TrimPrefix(err.Error(), "topology: ")))
-		return
-	}
-	ok := true
-	for i, lc := range man.Consumers {
-		cs := consumerSpec(lc, man.Defaults)
-		if _, err := topology.Build(topology.Spec{Exchanges: spec.Exchanges, Consumers: []topology.ConsumerSpec{cs}}); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "topology: ")
-			msg = strings.TrimPrefix(msg, fmt.Sprintf("consumer 0 (%q): ", lc.Name))
-			b.errs.Add(man.Doc.KeyErrorf(lc.Pointer, "consumer %s: %s", strconv.Quote(lc.Name), msg))
-			ok = false
-		}
-		m.Consumers[i].Spec = cs
-		spec.Consumers = append(spec.Consumers, cs)
-	}
-	if !ok {
-		return
+	for _, lc := range man.Consumers {
+		spec.Consumers = append(spec.Consumers, consumerSpec(lc, man.Defaults))
 	}
 	top, err := topology.Build(spec)
 	if err != nil {
-		b.errs.Add(man.Doc.Errorf("/consumers", "%s", strings.TrimPrefix(err.Error(), "topology: ")))
+		var se *topology.SpecError
+		if !errors.As(err, &se) {
+			b.errs.Add(man.Doc.Errorf("", "%v", err))
+			return
+		}
+		for _, p := range se.Problems {
+			b.errs.Add(b.topologyError(p))
+		}
 		return
 	}
-	m.Spec, m.Topology = spec, top
+	m.Topology = top
 	m.Exchanges = topology.Exchanges{Events: top.Exchanges[0].Name, Retry: top.Exchanges[1].Name, Dead: top.Exchanges[2].Name}
 	for _, c := range m.Consumers {
-		tc, _ := top.Consumer(c.Name)
-		c.Topology = tc
-		c.Prefetch, c.Concurrency, c.MaxAttempts = tc.Prefetch, tc.Concurrency, tc.MaxAttempts
-		c.Backoff = nil
-		for _, tier := range tc.Tiers {
-			c.Backoff = append(c.Backoff, tier.Delay)
-		}
-		i := slices.IndexFunc(top.Queues, func(q topology.Queue) bool { return q.Name == tc.Queue })
-		c.QueueType = top.Queues[i].Type
+		i := slices.IndexFunc(m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
+		c.Topology = &m.Topology.Consumers[i]
 	}
+}
+
+// topologyError places a problem of topology.Build in warren.json: at the
+// value it concerns where the consumer sets it, else where /defaults does,
+// else at the consumer's entry (or the exchanges) as a whole.
+func (b *builder) topologyError(p topology.Problem) *load.Error {
+	doc := b.s.Manifest.Doc
+	if p.Consumer < 0 {
+		return doc.Errorf(firstWritten(doc, load.Pointer("exchanges", p.Field), "/exchanges"), "%s", p.Detail)
+	}
+	lc := b.s.Manifest.Consumers[p.Consumer]
+	msg := fmt.Sprintf("consumer %s: %s", strconv.Quote(lc.Name), p.Detail)
+	if p.Field == "" || p.Field == "name" {
+		return doc.KeyErrorf(lc.Pointer, "%s", msg)
+	}
+	own, def := load.Append(lc.Pointer, p.Field), load.Append("/defaults", p.Field)
+	if p.Index >= 0 {
+		own, def = load.AppendIndex(own, p.Index), load.AppendIndex(def, p.Index)
+	}
+	if ptr := firstWritten(doc, own, def); ptr != "" {
+		return doc.Errorf(ptr, "%s", msg)
+	}
+	return doc.KeyErrorf(lc.Pointer, "%s", msg)
+}
+
+// firstWritten returns the first of pointers that has a value in doc, or "".
+func firstWritten(doc *load.Document, pointers ...string) string {
+	for _, p := range pointers {
+		if doc.Offset(p) >= 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 // consumerSpec applies the manifest's /defaults under a consumer's own

@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/names"
@@ -35,12 +34,11 @@ type Model struct {
 	Consumers []*Consumer // sorted by name
 	Schemas   []Schema    // the schema files to embed, sorted by path
 
-	// Spec is the topology input: exchanges and consumers as the manifest
-	// says, zero where the manifest is silent (topology.Build applies the
-	// defaults). Topology is the result of topology.Build(Spec).
-	Spec      topology.Spec
+	// Topology is what the manifest's exchanges and consumers declare on the
+	// broker, built by topology.Build with its defaults applied: the one
+	// place the effective settings of each consumer live.
 	Topology  topology.Topology
-	Exchanges topology.Exchanges // with defaults applied
+	Exchanges topology.Exchanges // the exchange names, defaults applied
 
 	ManifestDescription string // warren.json's description
 }
@@ -105,15 +103,9 @@ type Consumer struct {
 	Bindings    []string // topic patterns
 	Facts       []*Fact  // the facts the bindings match, sorted by routing key
 
-	// Effective settings, defaults applied.
-	QueueType   topology.QueueType
-	Prefetch    int
-	Concurrency int
-	MaxAttempts int
-	Backoff     []time.Duration // the ladder that is used: at most MaxAttempts-1 steps
-
-	Spec     topology.ConsumerSpec // as written (zero = default)
-	Topology topology.Consumer     // the consumer's part of Model.Topology
+	// Topology is the consumer's entry in Model.Topology: its queues, retry
+	// ladder and limits, defaults applied.
+	Topology *topology.Consumer
 }
 
 // HandlerName returns the name of the consumer's handler interface.

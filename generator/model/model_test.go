@@ -131,19 +131,37 @@ func TestConsumers(t *testing.T) {
 	}
 	// Defaults from warren.json, overridden per consumer, the rest from
 	// runtime/topology.
-	if mailer.Concurrency != 3 || mailer.Prefetch != topology.DefaultPrefetch || mailer.MaxAttempts != 2 ||
-		mailer.QueueType != topology.Quorum || !slices.Equal(mailer.Backoff, []time.Duration{time.Second}) {
-		t.Errorf("mailer settings = %+v", mailer)
-	}
-	if audit.Concurrency != 3 || audit.Prefetch != 40 || audit.MaxAttempts != 2 || audit.QueueType != topology.Classic ||
-		!slices.Equal(audit.Backoff, []time.Duration{100 * time.Millisecond}) {
-		t.Errorf("audit settings = %+v", audit)
+	for _, tc := range []struct {
+		c                                  *Consumer
+		queueType                          topology.QueueType
+		prefetch, concurrency, maxAttempts int
+		ladder                             []time.Duration
+	}{
+		{mailer, topology.Quorum, topology.DefaultPrefetch, 3, 2, []time.Duration{time.Second}},
+		{audit, topology.Classic, 40, 3, 2, []time.Duration{100 * time.Millisecond}},
+	} {
+		top := tc.c.Topology
+		if top == nil {
+			t.Fatalf("consumer %s has no topology", tc.c.Name)
+		}
+		var ladder []time.Duration
+		for _, tier := range top.Tiers {
+			ladder = append(ladder, tier.Delay)
+		}
+		q, _ := m.Topology.Queue(top.Queue)
+		if q.Type != tc.queueType || top.Prefetch != tc.prefetch || top.Concurrency != tc.concurrency ||
+			top.MaxAttempts != tc.maxAttempts || !slices.Equal(ladder, tc.ladder) {
+			t.Errorf("%s: queue type %s, prefetch %d, concurrency %d, maxAttempts %d, ladder %v; want %s, %d, %d, %d, %v",
+				tc.c.Name, q.Type, top.Prefetch, top.Concurrency, top.MaxAttempts, ladder,
+				tc.queueType, tc.prefetch, tc.concurrency, tc.maxAttempts, tc.ladder)
+		}
+		i := slices.IndexFunc(m.Topology.Consumers, func(c topology.Consumer) bool { return c.Name == tc.c.Name })
+		if i < 0 || top != &m.Topology.Consumers[i] {
+			t.Errorf("%s: Consumer.Topology is not the model topology's own entry", tc.c.Name)
+		}
 	}
 	if audit.HandlerName() != "AuditHandler" || mailer.Topology.Queue != "mailer" {
 		t.Errorf("names: %s, queue %q", audit.HandlerName(), mailer.Topology.Queue)
-	}
-	if len(m.Topology.Queues) == 0 || len(m.Spec.Consumers) != 2 {
-		t.Errorf("topology not built: %+v", m.Topology)
 	}
 }
 
@@ -231,6 +249,17 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b", "` + strings.Repeat("#.", 128) + `b"]}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "string"}}}`,
 		}, `warren.json:1:63: /consumers/mailer/bindings/1: consumer "mailer": binding of 257 bytes: expected at most 255, the longest binding key AMQP can carry`},
+		{"setting from the defaults", map[string]string{
+			"warren.json": `{"package": "p", "defaults": {"prefetch": 2}, "consumers": {"mailer": {"bindings": ["a.b"], "concurrency": 4}}}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object"}`,
+		}, `warren.json:1:43: /defaults/prefetch: consumer "mailer": prefetch 2: expected at least concurrency (4), or handlers would sit idle`},
+		{"exchanges with one name", map[string]string{
+			"warren.json": `{"package": "p", "exchanges": {"events": "x", "dead": "x"}}`,
+		}, `warren.json:1:55: /exchanges/dead: dead exchange "x": same name as the events exchange; the three must differ`},
+		{"queue names collide", map[string]string{
+			"warren.json": `{"package": "p", "consumers": {"c": {"bindings": ["a.b"]}, "c.poison": {"bindings": ["a.b"]}}}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object"}`,
+		}, `warren.json:1:60: /consumers/c.poison: consumer "c.poison": queue "c.poison": collides with the poison queue of consumer "c"`},
 		{"generated file names collide", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a/b.json":    `{"x-routing-key": "a.b", "type": "object", "title": "One"}`,
