@@ -15,6 +15,13 @@ import (
 	"strings"
 )
 
+// Execer runs a statement: a transaction of database/sql or pgx
+// (sqldb.Execer, repeated here so that this package imports no runtime
+// package).
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // Name is a validated table name, possibly schema-qualified.
 type Name struct {
 	Schema string // "" when unqualified
@@ -102,7 +109,7 @@ func Scripts(fsys fs.FS, dir string, vars map[string]string) ([]string, error) {
 // transaction-scoped advisory lock, so that services starting at the same
 // moment do not race each other's CREATE TABLE (IF NOT EXISTS alone can
 // fail with a unique violation in the catalogue).
-func Migrate(ctx context.Context, tx *sql.Tx, lock, lockKey string, scripts []string) error {
+func Migrate(ctx context.Context, tx Execer, lock, lockKey string, scripts []string) error {
 	if lock != "" {
 		if _, err := tx.ExecContext(ctx, lock, lockKey); err != nil {
 			return fmt.Errorf("lock: %w", err)

@@ -34,6 +34,17 @@
 // HTTP request) are not undone when the handler fails, and may happen again
 // if the message is retried.
 //
+// # pgx
+//
+// Services that use pgx directly hand the guard a pool through
+// runtime/sqldb/pgxdb; the claim is then a pgx transaction, and the handler
+// gets it back as one:
+//
+//	guard, err := idempotency.NewSQLGuardDB(pgxdb.FromPool(pool), idempotency.SQLConfig{Dialect: idempotency.Postgres})
+//	// in the handler:
+//	tx, ok := idempotency.TxAs[pgx.Tx](ctx)
+//	_, err := tx.Exec(ctx, `INSERT INTO imports (id, rows) VALUES ($1, $2)`, f.ImportID, f.Rows)
+//
 // # Pruning old claims
 //
 // Claims are kept until pruned. Keep them longer than a message can come

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // DefaultRetention is how long claims are kept when Prune is given no
@@ -28,12 +30,27 @@ type txKey struct{}
 // The transaction belongs to the guard: the handler must not commit or roll
 // it back (return an error to roll back), and must not keep it after it
 // returns.
-func Tx(ctx context.Context) (tx *sql.Tx, ok bool) {
-	tx, ok = ctx.Value(txKey{}).(*sql.Tx)
-	return tx, ok && tx != nil
+//
+// Tx finds the *sql.Tx of a guard made by [NewSQLGuard]; for a guard over
+// another [sqldb.DB] use [TxAs].
+func Tx(ctx context.Context) (tx *sql.Tx, ok bool) { return TxAs[*sql.Tx](ctx) }
+
+// TxAs returns the claim's transaction as the driver's own type T, the
+// kind the guard's DB hands out: *sql.Tx for a *sql.DB, pgx.Tx for
+// pgxdb.FromPool. ok is false when ctx carries no claim, or one of another
+// kind. The same rules as for [Tx] apply.
+//
+//	tx, ok := idempotency.TxAs[pgx.Tx](ctx)
+func TxAs[T any](ctx context.Context) (tx T, ok bool) {
+	claim, _ := ctx.Value(txKey{}).(sqldb.Tx)
+	if claim == nil {
+		return tx, false
+	}
+	tx, ok = claim.Native().(T)
+	return tx, ok
 }
 
-func withTx(ctx context.Context, tx *sql.Tx) context.Context {
+func withTx(ctx context.Context, tx sqldb.Tx) context.Context {
 	return context.WithValue(ctx, txKey{}, tx)
 }
 

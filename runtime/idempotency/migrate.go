@@ -2,12 +2,12 @@ package idempotency
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"fmt"
 	"strings"
 
 	"github.com/warrenbus/warren/internal/sqltable"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // migrations holds the scripts that create the claims table, one directory
@@ -53,29 +53,29 @@ func (g *SQLGuard) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tx, err := g.begin(ctx, nil)
+	tx, err := g.begin(ctx, sqldb.TxOptions{})
 	if err != nil {
 		return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	if err := sqltable.Migrate(ctx, tx, g.dialect.migrateLock, "warren.idempotency."+g.table.String(), scripts); err != nil {
 		return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("idempotency: migrate %s: commit: %w", g.table, err)
 	}
 	return nil
 }
 
 // begin opens a transaction and runs the dialect's per-transaction setup.
-func (g *SQLGuard) begin(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
+func (g *SQLGuard) begin(ctx context.Context, opts sqldb.TxOptions) (sqldb.Tx, error) {
 	tx, err := g.db.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	for _, stmt := range g.setup {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			_ = tx.Rollback()
+			_ = tx.Rollback(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}

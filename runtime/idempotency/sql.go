@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/internal/sqltable"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // DefaultTable is the claims table's name when [SQLConfig.Table] is empty.
@@ -64,10 +65,10 @@ func (c SQLConfig) Validate() error {
 // An SQLGuard is safe for concurrent use. It implements the runtime's Guard
 // interface (pass it to runtime.WithGuard) and [Pruner].
 type SQLGuard struct {
-	db      *sql.DB
+	db      sqldb.DB
 	dialect dialect
 	table   sqltable.Name
-	txOpts  *sql.TxOptions
+	txOpts  sqldb.TxOptions
 	now     func() time.Time
 	setup   []string // statements opening every transaction
 	claim   string   // inserts a claim; affects no row when it exists
@@ -75,11 +76,22 @@ type SQLGuard struct {
 }
 
 // NewSQLGuard returns a guard over db, which must be opened with the driver
-// of cfg.Dialect. It does not create the table: call [SQLGuard.Migrate] or
-// apply [MigrationSQL] with your own migration tool.
+// of cfg.Dialect; handlers find the claim's *sql.Tx with [Tx]. It does not
+// create the table: call [SQLGuard.Migrate] or apply [MigrationSQL] with
+// your own migration tool.
 func NewSQLGuard(db *sql.DB, cfg SQLConfig) (*SQLGuard, error) {
 	if db == nil {
 		return nil, errors.New("idempotency: NewSQLGuard: nil *sql.DB")
+	}
+	return NewSQLGuardDB(sqldb.FromSQL(db), cfg)
+}
+
+// NewSQLGuardDB is [NewSQLGuard] over any [sqldb.DB]: with
+// pgxdb.FromPool(pool) the claims run in pgx transactions, which handlers
+// find with TxAs[pgx.Tx].
+func NewSQLGuardDB(db sqldb.DB, cfg SQLConfig) (*SQLGuard, error) {
+	if db == nil {
+		return nil, errors.New("idempotency: NewSQLGuardDB: nil sqldb.DB")
 	}
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -88,9 +100,7 @@ func NewSQLGuard(db *sql.DB, cfg SQLConfig) (*SQLGuard, error) {
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
 	d, _ := lookup(cfg.Dialect)
 	g := &SQLGuard{db: db, dialect: d, table: t, now: cfg.Now}
-	if cfg.Isolation != sql.LevelDefault {
-		g.txOpts = &sql.TxOptions{Isolation: cfg.Isolation}
-	}
+	g.txOpts = sqldb.TxOptions{Isolation: cfg.Isolation}
 	if d.txSetup != nil {
 		g.setup = d.txSetup(cfg)
 	}
@@ -136,7 +146,7 @@ func (g *SQLGuard) Run(ctx context.Context, consumer, messageID string, fn func(
 			// fn failed or panicked: discard the claim with fn's writes. A
 			// failed rollback leaves nothing behind either: an uncommitted
 			// transaction never becomes visible.
-			_ = tx.Rollback()
+			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
 	res, err := tx.ExecContext(ctx, g.claim, messageID, consumer, g.dialect.stamp(g.now()))
@@ -154,12 +164,13 @@ func (g *SQLGuard) Run(ctx context.Context, consumer, messageID string, fn func(
 		return false, err
 	}
 	// database/sql rolls back a transaction whose context ends; check first,
-	// so a cancelled claim reports ctx's error rather than ErrTxDone.
+	// so a cancelled claim reports ctx's error rather than ErrTxDone (and
+	// pgx, which would still commit, behaves the same).
 	if err := ctx.Err(); err != nil {
 		return false, claimError(ctx, "commit claim", consumer, messageID, err)
 	}
 	settled = true
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return false, claimError(ctx, "commit claim", consumer, messageID, err)
 	}
 	return false, nil
@@ -185,11 +196,11 @@ func (g *SQLGuard) Prune(ctx context.Context, olderThan time.Duration) (int64, e
 }
 
 func (g *SQLGuard) pruneBatch(ctx context.Context, cutoff any) (int64, error) {
-	tx, err := g.begin(ctx, nil)
+	tx, err := g.begin(ctx, sqldb.TxOptions{})
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	res, err := tx.ExecContext(ctx, g.prune, cutoff)
 	if err != nil {
 		return 0, err
@@ -198,7 +209,7 @@ func (g *SQLGuard) pruneBatch(ctx context.Context, cutoff any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	return n, nil

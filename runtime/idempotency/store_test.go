@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/idempotency/guardtest"
+	"github.com/warrenbus/warren/runtime/sqldb/pgxdb"
 )
 
 func TestMemoryGuardConformance(t *testing.T) {
@@ -27,6 +30,57 @@ func TestPostgresGuardConformance(t *testing.T) {
 	guardtest.Run(t, sqlStore(idempotency.Postgres, func(t *testing.T) *sql.DB {
 		return openDB(t, "pgx", dsn)
 	}), guardtest.Features{Transactional: true, SharedStore: true})
+}
+
+// TestPgxGuardConformance: the guard over a pgx pool passes the same
+// suite, its handlers writing through the pgx.Tx that TxAs hands back.
+func TestPgxGuardConformance(t *testing.T) {
+	dsn := testenv.PGDSN(t)
+	guardtest.Run(t, func(t *testing.T, now func() time.Time) guardtest.Instance {
+		db := openDB(t, "pgx", dsn) // the tests' own reads and the tables' cleanup
+		table := testenv.TableName("warren_claims")
+		cfg := idempotency.SQLConfig{Dialect: idempotency.Postgres, Table: table, Now: now}
+		g, err := idempotency.NewSQLGuardDB(pgxdb.FromPool(openPool(t, dsn)), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		testenv.DropTable(t, db, g.Table())
+		peer, err := idempotency.NewSQLGuardDB(pgxdb.FromPool(openPool(t, dsn)), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := newWorkTable(t, db, idempotency.Postgres)
+		return guardtest.Instance{Guard: g, Peer: peer, Work: pgxWork{w}}
+	}, guardtest.Features{Transactional: true, SharedStore: true})
+}
+
+// pgxWork writes the work through the claim's pgx.Tx.
+type pgxWork struct{ *workTable }
+
+func (w pgxWork) Do(ctx context.Context, key string) error {
+	if _, ok := idempotency.Tx(ctx); ok {
+		return fmt.Errorf("work %q: Tx found a *sql.Tx in a pgx guard's context", key)
+	}
+	tx, ok := idempotency.TxAs[pgx.Tx](ctx)
+	if !ok {
+		return fmt.Errorf("work %q: no pgx.Tx in the handler's context", key)
+	}
+	_, err := tx.Exec(ctx, w.insert, key)
+	return err
+}
+
+// openPool opens a pgx pool that is closed when t ends.
+func openPool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("open pgx pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 func TestSQLiteGuardConformance(t *testing.T) {
@@ -119,6 +173,9 @@ func (w *workTable) Do(ctx context.Context, key string) error {
 	tx, ok := idempotency.Tx(ctx)
 	if !ok {
 		return fmt.Errorf("work %q: no claim transaction in the handler's context", key)
+	}
+	if _, ok := idempotency.TxAs[pgx.Tx](ctx); ok {
+		return fmt.Errorf("work %q: TxAs found a pgx.Tx in a database/sql guard's context", key)
 	}
 	_, err := tx.ExecContext(ctx, w.insert, key)
 	return err

@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // errStore is matched by the errors of a round whose database work failed,
@@ -50,11 +50,11 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 	// them again. Its own deadline covers the publishes and the settling.
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PublishTimeout+settleTimeout)
 	defer cancel()
-	tx, err := r.db.BeginTx(txCtx, nil)
+	tx, err := r.db.BeginTx(txCtx, sqldb.TxOptions{})
 	if err != nil {
 		return b, r.storeError(ctx, "begin", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	defer tx.Rollback(txCtx) //nolint:errcheck // a no-op after Commit
 	rows, err := r.claimBatch(ctx, tx)
 	if err != nil {
 		return b, r.storeError(ctx, "claim", err)
@@ -106,7 +106,7 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 // claimBatch opens the claim (the dialect's lock first) and reads the due
 // rows, oldest id first. It runs under ctx, so a relay that is stopped
 // while waiting for a lock gives up without having claimed anything.
-func (r *Relay) claimBatch(ctx context.Context, tx *sql.Tx) ([]row, error) {
+func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx) ([]row, error) {
 	for _, stmt := range r.setup {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("%s: %w", stmt, err)
@@ -196,7 +196,7 @@ func (r *Relay) publishRow(ctx context.Context, x row) error {
 
 // settle deletes the confirmed rows, records the failures on theirs and
 // commits.
-func (r *Relay) settle(ctx context.Context, tx *sql.Tx, confirmed []string, failures []failure, now time.Time) error {
+func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, failures []failure, now time.Time) error {
 	if len(confirmed) > 0 {
 		marks := make([]string, len(confirmed))
 		args := make([]any, len(confirmed))
@@ -215,7 +215,7 @@ func (r *Relay) settle(ctx context.Context, tx *sql.Tx, confirmed []string, fail
 			return r.storeError(ctx, "record failed publish", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return r.storeError(ctx, "commit", err)
 	}
 	return nil

@@ -70,7 +70,7 @@ func BenchmarkRelay(b *testing.B) {
 			b.Run(c.name+"/"+v.name, func(b *testing.B) {
 				s := c.open(b)
 				s.writeN(b.N)
-				r := s.relay(s.db, br.pub, v.cfg)
+				r := s.relay(br.pub, v.cfg)
 				b.ResetTimer()
 				for done := 0; done < b.N; {
 					n, err := r.RelayOnce(context.Background())
@@ -107,21 +107,18 @@ func BenchmarkWrite(b *testing.B) {
 			place := func(b *testing.B, withFact bool) {
 				i++
 				ctx := context.Background()
-				tx, err := s.db.BeginTx(ctx, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer tx.Rollback() //nolint:errcheck
+				tx := s.begin(ctx)
+				defer tx.Rollback(ctx) //nolint:errcheck
 				id := fmt.Sprint("o-", i)
 				if _, err := tx.ExecContext(ctx, insert, id, i); err != nil {
 					b.Fatal(err)
 				}
 				if withFact {
-					if _, err := s.ob.Write(ctx, tx, factPlaced, order{ID: id, Total: i}); err != nil {
+					if _, err := s.ob.Write(ctx, execer(tx), factPlaced, order{ID: id, Total: i}); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if err := tx.Commit(); err != nil {
+				if err := tx.Commit(ctx); err != nil {
 					b.Fatal(err)
 				}
 			}

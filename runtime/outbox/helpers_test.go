@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	amqp "github.com/rabbitmq/amqp091-go"
 	_ "modernc.org/sqlite"
@@ -18,6 +20,8 @@ import (
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/sqldb"
+	"github.com/warrenbus/warren/runtime/sqldb/pgxdb"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -30,45 +34,92 @@ type order struct {
 // factPlaced is routed to the test consumer's queue (bound to order.*).
 var factPlaced = runtime.Fact{RoutingKey: "order.placed", Version: 2}
 
-// store is one test's outbox table, in SQLite or PostgreSQL.
+// store is one test's outbox table, in SQLite or PostgreSQL, written and
+// relayed through database/sql or through pgx.
 type store struct {
 	t       testing.TB
-	db      *sql.DB
+	db      *sql.DB // for the tests' own reads and writes
 	dialect outbox.Dialect
 	ob      *outbox.Outbox
-	open    func() *sql.DB // another pool on the same database
+	// txDB is what business transactions and the relay use: db itself
+	// (as sqldb.FromSQL, or pgxdb.FromSQL on PostgreSQL, which listens), or
+	// a pgx pool on the same database.
+	txDB sqldb.DB
+	// open opens another such DB on the same database, with its own pool.
+	open func() sqldb.DB
 }
 
-// forEachDB runs test once on an SQLite file and once on PostgreSQL
-// (skipped locally when the server is down), each with a fresh outbox
-// table that is dropped when the subtest ends.
+// forEachDB runs test on an SQLite file, on PostgreSQL through
+// database/sql and on PostgreSQL through a pgx pool, each with a fresh
+// outbox table that is dropped when the subtest ends. PostgreSQL is
+// skipped locally when the server is down (never in CI).
 func forEachDB(t *testing.T, test func(t *testing.T, s *store)) {
 	t.Run("sqlite", func(t *testing.T) { test(t, newSQLiteStore(t)) })
 	t.Run("postgres", func(t *testing.T) { test(t, newPostgresStore(t)) })
+	t.Run("pgx", func(t *testing.T) { test(t, newPgxStore(t)) })
 }
 
 func newSQLiteStore(t testing.TB) *store {
 	dsn := "file:" + filepath.Join(t.TempDir(), "shop.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	return newStore(t, outbox.SQLite, func() *sql.DB { return openDB(t, "sqlite", dsn) })
+	db := openDB(t, "sqlite", dsn)
+	return newStore(t, outbox.SQLite, db, sqldb.FromSQL(db), func() sqldb.DB { return sqldb.FromSQL(openDB(t, "sqlite", dsn)) })
 }
 
 func newPostgresStore(t testing.TB) *store {
 	dsn := testenv.PGDSN(t)
-	return newStore(t, outbox.Postgres, func() *sql.DB { return openDB(t, "pgx", dsn) })
+	db := openDB(t, "pgx", dsn)
+	return newStore(t, outbox.Postgres, db, pgxdb.FromSQL(db), func() sqldb.DB { return pgxdb.FromSQL(openDB(t, "pgx", dsn)) })
 }
 
-func newStore(t testing.TB, d outbox.Dialect, open func() *sql.DB) *store {
+func newPgxStore(t testing.TB) *store {
+	dsn := testenv.PGDSN(t)
+	return newStore(t, outbox.Postgres, openDB(t, "pgx", dsn), pgxdb.FromPool(openPool(t, dsn)), func() sqldb.DB { return pgxdb.FromPool(openPool(t, dsn)) })
+}
+
+func newStore(t testing.TB, d outbox.Dialect, db *sql.DB, txDB sqldb.DB, open func() sqldb.DB) *store {
 	t.Helper()
-	db := open()
 	ob, err := outbox.New(outbox.Config{Dialect: d, Table: testenv.TableName("warren_outbox")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ob.Migrate(context.Background(), db); err != nil {
+	if err := ob.MigrateDB(context.Background(), txDB); err != nil {
 		t.Fatal(err)
 	}
 	testenv.DropTable(t, db, ob.Table())
-	return &store{t: t, db: db, dialect: d, ob: ob, open: open}
+	return &store{t: t, db: db, dialect: d, ob: ob, txDB: txDB, open: open}
+}
+
+// openPool opens a pgx pool that is closed when t ends.
+func openPool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("open pgx pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// begin opens a business transaction on the store's txDB.
+func (s *store) begin(ctx context.Context) sqldb.Tx {
+	s.t.Helper()
+	tx, err := s.txDB.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tx
+}
+
+// execer is what a user hands to Write for tx: the *sql.Tx itself, or the
+// pgx.Tx wrapped by pgxdb.Tx.
+func execer(tx sqldb.Tx) sqldb.Execer {
+	switch native := tx.Native().(type) {
+	case *sql.Tx:
+		return native
+	case pgx.Tx:
+		return pgxdb.Tx(native)
+	}
+	panic(fmt.Sprintf("transaction of unknown kind %T", tx.Native()))
 }
 
 // openDB opens a pool that is closed when t ends.
@@ -87,18 +138,16 @@ func openDB(t testing.TB, driver, dsn string) *sql.DB {
 func (s *store) write(f runtime.Fact, payloads ...any) []string {
 	s.t.Helper()
 	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	tx := s.begin(ctx)
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	ids := make([]string, len(payloads))
 	for i, p := range payloads {
-		if ids[i], err = s.ob.Write(ctx, tx, f, p); err != nil {
+		var err error
+		if ids[i], err = s.ob.Write(ctx, execer(tx), f, p); err != nil {
 			s.t.Fatal(err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		s.t.Fatal(err)
 	}
 	return ids
@@ -162,16 +211,22 @@ func (s *store) rows() []outboxRow {
 	return out
 }
 
-// relay returns a relay over the store's table with quiet logs and the
-// given settings.
-func (s *store) relay(db *sql.DB, pub *runtime.Publisher, cfg outbox.RelayConfig) *outbox.Relay {
+// relay returns a relay over the store's table, on its txDB, with quiet
+// logs and the given settings.
+func (s *store) relay(pub *runtime.Publisher, cfg outbox.RelayConfig) *outbox.Relay {
+	s.t.Helper()
+	return s.relayOn(s.txDB, pub, cfg)
+}
+
+// relayOn is relay on db.
+func (s *store) relayOn(db sqldb.DB, pub *runtime.Publisher, cfg outbox.RelayConfig) *outbox.Relay {
 	s.t.Helper()
 	cfg.Dialect = s.dialect
 	cfg.Table = s.ob.Table()
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()
 	}
-	r, err := outbox.NewRelay(db, pub, cfg)
+	r, err := outbox.NewRelayDB(db, pub, cfg)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/warrenbus/warren/internal/sqltable"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // migrations holds the scripts that create the outbox table, one directory
@@ -49,19 +50,25 @@ func renderMigrations(d dialect, t sqltable.Name) ([]string, error) {
 // race each other's CREATE TABLE (IF NOT EXISTS alone can fail with a
 // unique violation in the catalogue); on SQLite the write lock does that.
 func (o *Outbox) Migrate(ctx context.Context, db *sql.DB) error {
+	return o.MigrateDB(ctx, sqldb.FromSQL(db))
+}
+
+// MigrateDB is [Outbox.Migrate] over any [sqldb.DB], such as
+// pgxdb.FromPool(pool).
+func (o *Outbox) MigrateDB(ctx context.Context, db sqldb.DB) error {
 	scripts, err := renderMigrations(o.dialect, o.table)
 	if err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, sqldb.TxOptions{})
 	if err != nil {
 		return fmt.Errorf("outbox: migrate %s: begin: %w", o.table, err)
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	if err := sqltable.Migrate(ctx, tx, o.dialect.migrateLock, "warren.outbox."+o.table.String(), scripts); err != nil {
 		return fmt.Errorf("outbox: migrate %s: %w", o.table, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("outbox: migrate %s: commit: %w", o.table, err)
 	}
 	return nil

@@ -2,13 +2,14 @@ package outbox
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // DefaultTable is the outbox table's name when the configured one is empty.
@@ -73,9 +74,11 @@ func (o *Outbox) Table() string { return o.table.String() }
 // fact is gone with the rest of the transaction. A payload that does not
 // encode or does not match f's schema is an error, and nothing is written:
 // the transaction is left as it was and may still commit.
-func (o *Outbox) Write(ctx context.Context, tx *sql.Tx, f runtime.Fact, payload any) (messageID string, err error) {
-	if tx == nil {
-		return "", fmt.Errorf("outbox: write %s: nil *sql.Tx: a fact is written in the transaction of the change it reports", f.RoutingKey)
+//
+// tx is a *sql.Tx as it is, or a pgx.Tx wrapped by pgxdb.Tx.
+func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, payload any) (messageID string, err error) {
+	if isNil(tx) {
+		return "", fmt.Errorf("outbox: write %s: nil transaction: a fact is written in the transaction of the change it reports", f.RoutingKey)
 	}
 	if f.RoutingKey == "" {
 		return "", errors.New("outbox: write: fact has no routing key")
@@ -97,6 +100,15 @@ func (o *Outbox) Write(ctx context.Context, tx *sql.Tx, f runtime.Fact, payload 
 		return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
 	}
 	return env.ID, nil
+}
+
+// isNil reports whether tx is nil, or a nil pointer in the interface.
+func isNil(tx sqldb.Execer) bool {
+	if tx == nil {
+		return true
+	}
+	v := reflect.ValueOf(tx)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // version is the fact's schema version as published: 1 when unset.

@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -135,11 +136,8 @@ func TestInvalidPayloadWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		testenv.DropTable(t, s.db, work)
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback() //nolint:errcheck
+		tx := s.begin(ctx)
+		defer tx.Rollback(ctx) //nolint:errcheck
 		for _, c := range []struct {
 			name    string
 			f       runtime.Fact
@@ -150,21 +148,25 @@ func TestInvalidPayloadWritesNothing(t *testing.T) {
 			{"not JSON", strict, func() {}, "encode payload"},
 			{"no routing key", runtime.Fact{}, order{ID: "o-1"}, "no routing key"},
 		} {
-			id, err := s.ob.Write(ctx, tx, c.f, c.payload)
+			id, err := s.ob.Write(ctx, execer(tx), c.f, c.payload)
 			if err == nil || id != "" || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s: Write = %q, %v; want an error saying %q", c.name, id, err, c.want)
 			}
 		}
-		if _, err := s.ob.Write(ctx, tx, strict, order{ID: "o-1", Total: -5}); !errors.Is(err, errTotal) {
+		if _, err := s.ob.Write(ctx, execer(tx), strict, order{ID: "o-1", Total: -5}); !errors.Is(err, errTotal) {
 			t.Errorf("Write error %v does not wrap the validator's error", err)
 		}
-		if _, err := s.ob.Write(ctx, nil, strict, order{ID: "o-1"}); err == nil || !strings.Contains(err.Error(), "nil *sql.Tx") {
+		if _, err := s.ob.Write(ctx, nil, strict, order{ID: "o-1"}); err == nil || !strings.Contains(err.Error(), "nil transaction") {
 			t.Errorf("Write without a transaction: error = %v", err)
+		}
+		var noTx *sql.Tx
+		if _, err := s.ob.Write(ctx, noTx, strict, order{ID: "o-1"}); err == nil || !strings.Contains(err.Error(), "nil transaction") {
+			t.Errorf("Write with a nil *sql.Tx: error = %v", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO "`+work+`" (id) VALUES ('o-1')`); err != nil {
 			t.Fatalf("the transaction is unusable after a refused Write: %v", err)
 		}
-		if err := tx.Commit(); err != nil {
+		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if rows := s.rows(); len(rows) != 0 {
@@ -177,7 +179,7 @@ func TestInvalidPayloadWritesNothing(t *testing.T) {
 func TestMigrateTwice(t *testing.T) {
 	forEachDB(t, func(t *testing.T, s *store) {
 		s.write(factPlaced, order{ID: "o-1"})
-		if err := s.ob.Migrate(context.Background(), s.db); err != nil {
+		if err := s.ob.MigrateDB(context.Background(), s.txDB); err != nil {
 			t.Fatalf("second Migrate: %v", err)
 		}
 		if n := len(s.rows()); n != 1 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 // Defaults of [RelayConfig]. Batches of 500 with 256 publishes in flight
@@ -151,7 +152,7 @@ func (c RelayConfig) Validate() error {
 // in one process or many, may run over one table: each claims rows the
 // others do not hold. On SQLite run one.
 type Relay struct {
-	db    *sql.DB
+	db    sqldb.DB
 	pub   *runtime.Publisher
 	cfg   RelayConfig
 	d     dialect
@@ -171,6 +172,16 @@ type Relay struct {
 func NewRelay(db *sql.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, error) {
 	if db == nil {
 		return nil, errors.New("outbox: NewRelay: nil *sql.DB")
+	}
+	return NewRelayDB(sqldb.FromSQL(db), pub, cfg)
+}
+
+// NewRelayDB is [NewRelay] over any [sqldb.DB]: pgxdb.FromPool(pool) for
+// pgx, or pgxdb.FromSQL(db) for a *sql.DB on pgx's driver, both of which
+// LISTEN for new rows instead of waiting for the poll interval.
+func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, error) {
+	if db == nil {
+		return nil, errors.New("outbox: NewRelayDB: nil sqldb.DB")
 	}
 	if pub == nil {
 		return nil, errors.New("outbox: NewRelay: nil *runtime.Publisher")

@@ -21,7 +21,7 @@ func TestCommittedFactIsPublished(t *testing.T) {
 		got := b.receive()
 		ids := s.write(factPlaced, order{ID: "o-1", Total: 1250})
 		stored := s.rows()[0].Envelope
-		r := s.relay(s.db, b.pub, outbox.RelayConfig{})
+		r := s.relay(b.pub, outbox.RelayConfig{})
 		n, err := r.RelayOnce(context.Background())
 		if n != 1 || err != nil {
 			t.Fatalf("RelayOnce = %d, %v; want 1 published", n, err)
@@ -61,18 +61,15 @@ func TestRolledBackFactIsNeverPublished(t *testing.T) {
 		b := newBroker(t, true)
 		got := b.receive()
 		ctx := context.Background()
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
+		tx := s.begin(ctx)
+		if _, err := s.ob.Write(ctx, execer(tx), factPlaced, order{ID: "rolled-back"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.ob.Write(ctx, tx, factPlaced, order{ID: "rolled-back"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Rollback(); err != nil {
+		if err := tx.Rollback(ctx); err != nil {
 			t.Fatal(err)
 		}
 		kept := s.write(factPlaced, order{ID: "committed"})
-		r := s.relay(s.db, b.pub, outbox.RelayConfig{})
+		r := s.relay(b.pub, outbox.RelayConfig{})
 		if n, err := r.RelayOnce(ctx); n != 1 || err != nil {
 			t.Fatalf("RelayOnce = %d, %v; want only the committed fact published", n, err)
 		}
@@ -106,7 +103,7 @@ func TestUnroutableFactStaysUntilTopologyAppears(t *testing.T) {
 					b.declareExchange()
 				}
 				clock := newClock()
-				r := s.relay(s.db, b.pub, outbox.RelayConfig{Now: clock.Now, RetryMin: time.Second, RetryMax: time.Minute})
+				r := s.relay(b.pub, outbox.RelayConfig{Now: clock.Now, RetryMin: time.Second, RetryMax: time.Minute})
 				ids := s.write(factPlaced, order{ID: "o-1"})
 				ctx := context.Background()
 
@@ -153,7 +150,7 @@ func TestFailedFactDoesNotHoldUpOthers(t *testing.T) {
 	got := b.receive()
 	stuck := s.write(runtime.Fact{RoutingKey: "nobody.listens"}, order{ID: "o-1"})
 	ok := s.write(factPlaced, order{ID: "o-2"})
-	r := s.relay(s.db, b.pub, outbox.RelayConfig{BatchSize: 1, Now: newClock().Now})
+	r := s.relay(b.pub, outbox.RelayConfig{BatchSize: 1, Now: newClock().Now})
 	ctx := context.Background()
 	if n, err := r.RelayOnce(ctx); n != 0 || !errors.Is(err, runtime.ErrUnroutable) {
 		t.Fatalf("first round = %d, %v; want the oldest fact, which is unroutable, to fail", n, err)
@@ -176,7 +173,7 @@ func TestRetryDelayDoubles(t *testing.T) {
 	b := newBroker(t, false)
 	b.declareExchange() // every publish is unroutable
 	clock := newClock()
-	r := s.relay(s.db, b.pub, outbox.RelayConfig{Now: clock.Now, RetryMin: time.Second, RetryMax: 4 * time.Second})
+	r := s.relay(b.pub, outbox.RelayConfig{Now: clock.Now, RetryMin: time.Second, RetryMax: 4 * time.Second})
 	s.write(factPlaced, order{ID: "o-1"})
 	ctx := context.Background()
 	// Waits after failures 1..4: 1s, 2s, 4s, 4s (capped).
@@ -210,7 +207,7 @@ func TestConcurrencyOnePublishesInIDOrder(t *testing.T) {
 		}
 		ids := s.write(factPlaced, payloads...)
 		s.moveToEnd(ids[0]) // stored last now, still the oldest id
-		r := s.relay(s.db, b.pub, outbox.RelayConfig{Concurrency: 1, BatchSize: 100})
+		r := s.relay(b.pub, outbox.RelayConfig{Concurrency: 1, BatchSize: 100})
 		if n, err := r.RelayOnce(context.Background()); n != len(ids) || err != nil {
 			t.Fatalf("RelayOnce = %d, %v; want %d", n, err, len(ids))
 		}
@@ -234,7 +231,7 @@ func TestSQLiteWriterDuringRelay(t *testing.T) {
 		payloads[i] = order{ID: "o", Total: i}
 	}
 	ids := s.write(factPlaced, payloads...)
-	r := s.relay(s.db, b.pub, outbox.RelayConfig{Concurrency: 1})
+	r := s.relay(b.pub, outbox.RelayConfig{Concurrency: 1})
 	type result struct {
 		n   int
 		err error

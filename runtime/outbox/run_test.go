@@ -51,7 +51,7 @@ func TestRelaysRacingOnPostgres(t *testing.T) {
 		ids = append(ids, s.write(factPlaced, payloads...)...)
 	}
 	cfg := outbox.RelayConfig{BatchSize: 10, Concurrency: 10, PollInterval: 10 * time.Millisecond}
-	relays := []*outbox.Relay{s.relay(s.open(), b.pub, cfg), s.relay(s.open(), b.pub, cfg)}
+	relays := []*outbox.Relay{s.relayOn(s.open(), b.pub, cfg), s.relayOn(s.open(), b.pub, cfg)}
 	var stops []func() error
 	for _, r := range relays {
 		stops = append(stops, runRelay(t, r))
@@ -90,7 +90,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 		b := newBroker(t, true)
 		got := b.receive()
 		s.write(factPlaced, order{ID: "o-1"})
-		r := s.relay(s.db, b.pub, outbox.RelayConfig{PollInterval: time.Hour})
+		r := s.relay(b.pub, outbox.RelayConfig{PollInterval: time.Hour})
 		stop := runRelay(t, r)
 		got.wait(1) // the first round is over: Run is waiting out the interval
 		if err := stop(); err != nil {
@@ -113,7 +113,7 @@ func TestRunStopsCleanlyMidBatch(t *testing.T) {
 		ids := s.write(factPlaced, payloads...)
 		// One publish at a time: the first batch of 60 takes 60 confirms,
 		// so a cancel after the 20th message lands in its middle.
-		r := s.relay(s.db, b.pub, outbox.RelayConfig{BatchSize: 60, Concurrency: 1})
+		r := s.relay(b.pub, outbox.RelayConfig{BatchSize: 60, Concurrency: 1})
 		stop := runRelay(t, r)
 		got.wait(20)
 		if err := stop(); err != nil {
@@ -161,7 +161,7 @@ func TestRunDrainsBacklogWithoutWaiting(t *testing.T) {
 		payloads[i] = order{ID: "o", Total: i}
 	}
 	ids := s.write(factPlaced, payloads...)
-	r := s.relay(s.db, b.pub, outbox.RelayConfig{BatchSize: 10, PollInterval: time.Hour})
+	r := s.relay(b.pub, outbox.RelayConfig{BatchSize: 10, PollInterval: time.Hour})
 	stop := runRelay(t, r)
 	got.wait(len(ids)) // three batches, within the first poll interval
 	if err := stop(); err != nil {
@@ -177,7 +177,7 @@ func TestRunLogsUnroutableFacts(t *testing.T) {
 	b.declareExchange()
 	ids := s.write(factPlaced, order{ID: "o-1"})
 	logs := &recorder{}
-	r := s.relay(s.db, b.pub, outbox.RelayConfig{Logger: slog.New(logs), RetryMin: time.Hour})
+	r := s.relay(b.pub, outbox.RelayConfig{Logger: slog.New(logs), RetryMin: time.Hour})
 	stop := runRelay(t, r)
 	testenv.Eventually(t, "a failed round", func() bool { return r.Stats().Unroutable == 1 })
 	testenv.Eventually(t, "its log record", func() bool { return len(logs.records()) > 0 })
