@@ -24,7 +24,7 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show each consumer's queue depths and consumer count",
-		UsageText: "warren status [--url URL ...] [--format text|json] SCHEMA_DIR",
+		UsageText: "warren status [--url URL ...] [--format text|json] [--fail-on CONDITIONS] SCHEMA_DIR",
 		Description: `Prints, per consumer of SCHEMA_DIR, the figures to watch:
    WORK       messages ready in the work queue; one that climbs and does not come down is the earliest honest signal
    CONSUMERS  consumers attached to the work queue, in every process; 0 with work waiting is a deploy that half-happened
@@ -36,15 +36,21 @@ Without it the broker does not count redeliveries: RETRYING is what it can
 tell of failing handlers, and the redelivery rate is counted by each consuming
 process (runtime Conn.Figures).
 
-Exit status 1 when a queue does not exist: the topology is not declared
-(warren declare), or the schema directory is not the one the services run.
+Exit status 1 when a condition of --fail-on holds, each named on stderr:
+   missing    a queue does not exist: the topology is not declared (warren
+              declare), or the schema directory is not the one the services run
+   poison     a poison queue holds a message
+   idle       a work queue holds messages and no consumer is attached
+The default is --fail-on missing; --fail-on missing,poison,idle drives an alert.
 
 Examples:
    warren status ./events
    watch -n 5 warren status ./events
+   warren status --fail-on missing,poison,idle ./events   # as a monitoring check
    warren status --format json ./events | jq '.consumers[] | select(.poison > 0)'`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+			failOnFlag(),
 		),
 		Action: runStatus,
 	}
@@ -81,6 +87,10 @@ func runStatus(c *cli.Context) error {
 	if format != "text" && format != "json" {
 		return usageError(c, "--format %q: expected text or json", format)
 	}
+	failOn, err := parseFailOn(c)
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	m, _, err := loadModel(c.Context, dir)
 	if err != nil {
@@ -109,18 +119,10 @@ func runStatus(c *cli.Context) error {
 		return err
 	}
 
-	missing := false
-	for _, r := range rows {
-		if len(r.Missing) > 0 {
-			missing = true
-			fmt.Fprintf(stderr, "warren status: consumer %s: missing queues %s on %s\n", r.Consumer, strings.Join(r.Missing, ", "), shown)
-		}
+	if alerts(stderr, rows, failOn, dir, shown) {
+		return errReported
 	}
-	if !missing {
-		return nil
-	}
-	fmt.Fprintf(stderr, "warren status: the topology is not declared; run warren declare %s\n", dir)
-	return errReported
+	return nil
 }
 
 // readStatus inspects every queue of every consumer.

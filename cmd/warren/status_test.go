@@ -120,3 +120,69 @@ func TestStatusUsage(t *testing.T) {
 		t.Errorf("--format xml: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// --fail-on turns what the table shows into an exit status an alert can
+// use: a poison message, and work that no consumer is taking.
+func TestStatusFailOn(t *testing.T) {
+	b := newBrokerCase(t, statusSchemas, "events", "retry", "dead", "svc", "other")
+	svc, other := b.name("svc"), b.name("other")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	all := "missing,poison,idle"
+	if code, _, stderr := b.run("status", "--fail-on", all, b.dir); code != 0 || stderr != "" {
+		t.Fatalf("empty queues: exit %d, stderr %q", code, stderr)
+	}
+
+	// A poison message for svc; a fact in both work queues, and a consumer
+	// on other's only.
+	ch, err := b.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Qos(1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume(other, "", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(b.name("dead"), svc, amqp.Publishing{Body: []byte("{}")})
+	b.publish(b.name("events"), "order.placed", amqp.Publishing{Body: []byte("{}")})
+	b.publish(b.name("events"), "order.placed", amqp.Publishing{Body: []byte("{}")})
+	testenv.Eventually(t, "the messages to arrive", func() bool {
+		return b.depth(svc+".poison") == 1 && b.depth(svc) == 2 && b.depth(other) == 1
+	})
+
+	poisonLine := fmt.Sprintf("warren status: consumer %s: 1 message in its poison queue; see warren replay --consumer %s --list %s\n", svc, svc, b.dir)
+	idleLine := fmt.Sprintf("warren status: consumer %s: 2 messages waiting and no consumer attached\n", svc)
+	cases := []struct {
+		failOn     string
+		code       int
+		wantStderr string
+	}{
+		{"missing", 0, ""}, // the default: everything is declared
+		{"poison", 1, poisonLine},
+		{"idle", 1, idleLine},
+		{all, 1, poisonLine + idleLine},
+		{"none", 0, ""},
+	}
+	for _, c := range cases {
+		code, _, stderr := b.run("status", "--fail-on", c.failOn, b.dir)
+		if code != c.code || stderr != c.wantStderr {
+			t.Errorf("--fail-on %s: exit %d, stderr %q; want %d, %q", c.failOn, code, stderr, c.code, c.wantStderr)
+		}
+	}
+	// Without the option, the default (missing) holds.
+	if code, _, stderr := b.run("status", b.dir); code != 0 || stderr != "" {
+		t.Errorf("default: exit %d, stderr %q", code, stderr)
+	}
+	// other has a consumer holding its one message: not idle.
+	code, stdout, _ := b.run("status", "--fail-on", "idle", "--format", "json", b.dir)
+	if code != 1 || !strings.Contains(stdout, `"consumer": "`+other+`"`) {
+		t.Errorf("--format json --fail-on idle: exit %d, stdout:\n%s", code, stdout)
+	}
+	if code, _, stderr := run(t, "status", "--fail-on", "poison,lag", b.dir); code != 2 || !strings.HasPrefix(stderr, `warren status: --fail-on "poison,lag": expected a comma-separated list of missing, poison, idle, or none`) {
+		t.Errorf("unknown condition: exit %d, stderr %q", code, stderr)
+	}
+}

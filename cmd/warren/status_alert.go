@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The conditions warren status --fail-on can exit 1 on.
+const (
+	failMissing = "missing" // a queue of the topology does not exist
+	failPoison  = "poison"  // a poison queue holds a message
+	failIdle    = "idle"    // a work queue holds messages and no consumer is attached
+)
+
+var failConditions = []string{failMissing, failPoison, failIdle}
+
+// defaultFailOn keeps warren status quiet about what a healthy system may
+// show for a moment (a poison message waiting for a human, a consumer
+// restarting) and loud about a topology that is not there.
+const defaultFailOn = failMissing
+
+func failOnFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:  "fail-on",
+		Value: defaultFailOn,
+		Usage: "exit 1 when any of `CONDITIONS` holds: comma-separated missing, poison, idle; none for never",
+	}
+}
+
+// parseFailOn reads --fail-on: a comma-separated subset of failConditions,
+// or "none".
+func parseFailOn(c *cli.Context) (map[string]bool, error) {
+	on := map[string]bool{}
+	value := c.String("fail-on")
+	if value == "none" {
+		return on, nil
+	}
+	for _, cond := range strings.Split(value, ",") {
+		cond = strings.TrimSpace(cond)
+		if !slices.Contains(failConditions, cond) {
+			return nil, usageError(c, "--fail-on %q: expected a comma-separated list of %s, or none", value, strings.Join(failConditions, ", "))
+		}
+		on[cond] = true
+	}
+	return on, nil
+}
+
+// alerts writes one line to w per condition of failOn that holds, and
+// reports whether any did. A missing queue is always reported, since the
+// figures of its consumer are incomplete, but fails only if failOn says so.
+func alerts(w io.Writer, rows []consumerStatus, failOn map[string]bool, dir, broker string) bool {
+	failed, missing := false, false
+	for _, r := range rows {
+		if len(r.Missing) > 0 {
+			missing = true
+			failed = failed || failOn[failMissing]
+			fmt.Fprintf(w, "warren status: consumer %s: missing queues %s on %s\n", r.Consumer, strings.Join(r.Missing, ", "), broker)
+			continue
+		}
+		if failOn[failPoison] && r.Poison > 0 {
+			failed = true
+			fmt.Fprintf(w, "warren status: consumer %s: %s in its poison queue; see warren replay --consumer %s --list %s\n", r.Consumer, count(r.Poison, "message"), r.Consumer, dir)
+		}
+		if failOn[failIdle] && r.Work > 0 && r.Consumers == 0 {
+			failed = true
+			fmt.Fprintf(w, "warren status: consumer %s: %s waiting and no consumer attached\n", r.Consumer, count(r.Work, "message"))
+		}
+	}
+	if missing {
+		fmt.Fprintf(w, "warren status: the topology is not declared; run warren declare %s\n", dir)
+	}
+	return failed
+}
