@@ -44,6 +44,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -62,10 +63,14 @@ type Filter struct {
 	Limit      int    // at most this many messages; 0 means no limit
 	ID         string // only the message with this id
 	RoutingKey string // only messages of this routing key (as first published; exact, not a pattern)
+	// IDs selects only the messages with one of these ids, for a person
+	// who picked several; nil selects every id.
+	IDs []string
 }
 
 func (f Filter) match(m Message) bool {
-	return (f.ID == "" || m.ID == f.ID) && (f.RoutingKey == "" || m.RoutingKey == f.RoutingKey)
+	return (f.ID == "" || m.ID == f.ID) && (f.RoutingKey == "" || m.RoutingKey == f.RoutingKey) &&
+		(f.IDs == nil || slices.Contains(f.IDs, m.ID))
 }
 
 func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
@@ -129,6 +134,16 @@ func replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]
 	}
 	defer s.close(ctx)
 
+	return move(ctx, s, pub, c, f, c.Queue, func(d amqp.Delivery, m Message) amqp.Publishing {
+		return replayCopy(d, m, time.Now())
+	})
+}
+
+// move sends a copy of each message of the scan that f selects to queue,
+// waits for the broker's confirm, then removes the message from the scan's
+// queue.
+func move(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, f Filter, queue string,
+	copyOf func(amqp.Delivery, Message) amqp.Publishing) ([]Message, error) {
 	var done []Message
 	for !f.full(len(done)) {
 		d, ok, err := s.next(ctx)
@@ -142,11 +157,11 @@ func replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]
 		if !f.match(m) {
 			continue // held until the scan closes, then back in the queue
 		}
-		if err := pub.publish(ctx, c.Queue, replayCopy(d, m, time.Now())); err != nil {
+		if err := pub.publish(ctx, queue, copyOf(d, m)); err != nil {
 			return done, fmt.Errorf("message %s: %w", m.ID, err)
 		}
 		if err := s.ack(d); err != nil {
-			return done, fmt.Errorf("message %s: sent to %s, but removing it from %s failed, so it is in both: %w", m.ID, c.Queue, c.PoisonQueue, err)
+			return done, fmt.Errorf("message %s: sent to %s, but removing it from %s failed, so it is in both: %w", m.ID, queue, s.queue, err)
 		}
 		done = append(done, m)
 	}
