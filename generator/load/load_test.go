@@ -22,7 +22,7 @@ const manifest = `{
   "exchanges": {"events": "shop.events"},
   "defaults": {"backoff": ["100ms", "1s"], "prefetch": 20},
   "consumers": {
-    "search-indexer": {"bindings": ["catalogue.#"], "concurrency": 2, "queueType": "classic"},
+    "search-indexer": {"bindings": ["catalogue.#"], "concurrency": 2, "queueType": "classic", "deliveryLimit": 5},
     "order-mailer": {"bindings": ["order.placed"], "description": "Mails the customer."}
   }
 }`
@@ -80,7 +80,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("consumers not sorted by name: %+v", m.Consumers)
 	}
 	si := m.Consumers[1]
-	if *si.Settings.Concurrency != 2 || si.Settings.QueueType != "classic" || si.Settings.Prefetch != nil || si.Bindings[0] != "catalogue.#" {
+	if *si.Settings.Concurrency != 2 || si.Settings.QueueType != "classic" || si.Settings.Prefetch != nil || si.Bindings[0] != "catalogue.#" || *si.Settings.DeliveryLimit != 5 {
 		t.Errorf("search-indexer = %+v", si.Settings)
 	}
 	if line, col, ok := m.Doc.Position(si.BindingPointer(0)); !ok || line != 6 || col != 37 {
@@ -134,7 +134,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "unknown keyword in manifest",
 			files: map[string]string{"warren.json": `{"consumers": {"c": {"bindings": ["a.b"], "prefech": 3}}}`},
-			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech" (expected one of "backoff", "bindings", "concurrency", "description", "maxAttempts", "prefetch", "queueType")`},
+			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech" (expected one of "backoff", "bindings", "concurrency", "deliveryLimit", "description", "maxAttempts", "prefetch", "queueType")`},
 		},
 		{
 			name:  "unknown compatibility mode",

@@ -34,6 +34,9 @@ type Settings struct {
 	MaxAttempts *int
 	Backoff     []time.Duration // nil when not set; never empty when set
 	QueueType   string          // "quorum", "classic" or "" when not set
+	// DeliveryLimit is deliveryLimit: quorum work queues dead-letter a
+	// message delivered this often without an ack.
+	DeliveryLimit *int
 }
 
 // Consumer is one entry of the manifest's "consumers", sorted by name.
@@ -97,6 +100,7 @@ func readSettings(doc *Document, pointer string, obj map[string]any, errs *Error
 	s.Prefetch = intAt("prefetch")
 	s.Concurrency = intAt("concurrency")
 	s.MaxAttempts = intAt("maxAttempts")
+	s.DeliveryLimit = intAt("deliveryLimit")
 	s.QueueType, _ = obj["queueType"].(string)
 	if ladder, ok := obj["backoff"].([]any); ok {
 		s.Backoff = make([]time.Duration, 0, len(ladder))

@@ -199,6 +199,8 @@ func consumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		Concurrency: pick(c.Settings.Concurrency, defaults.Concurrency),
 		MaxAttempts: pick(c.Settings.MaxAttempts, defaults.MaxAttempts),
 		Backoff:     slices.Clone(defaults.Backoff),
+		// A classic queue has no delivery limit; Build ignores it there.
+		DeliveryLimit: pick(c.Settings.DeliveryLimit, defaults.DeliveryLimit),
 	}
 	if c.Settings.Backoff != nil {
 		cs.Backoff = slices.Clone(c.Settings.Backoff)

@@ -106,7 +106,7 @@ func TestConsumers(t *testing.T) {
   "exchanges": {"events": "shop.events"},
   "defaults": {"concurrency": 3, "backoff": ["1s", "5s"]},
   "consumers": {
-    "mailer": {"bindings": ["order.*"], "maxAttempts": 2},
+    "mailer": {"bindings": ["order.*"], "maxAttempts": 2, "deliveryLimit": 4},
     "audit": {"bindings": ["#"], "queueType": "classic", "backoff": ["100ms"], "prefetch": 40}
   }}`,
 		"placed.json": `{"x-routing-key": "order.placed", "type": "object"}`,
@@ -136,9 +136,10 @@ func TestConsumers(t *testing.T) {
 		queueType                          topology.QueueType
 		prefetch, concurrency, maxAttempts int
 		ladder                             []time.Duration
+		deliveryLimit                      int
 	}{
-		{mailer, topology.Quorum, topology.DefaultPrefetch, 3, 2, []time.Duration{time.Second}},
-		{audit, topology.Classic, 40, 3, 2, []time.Duration{100 * time.Millisecond}},
+		{mailer, topology.Quorum, topology.DefaultPrefetch, 3, 2, []time.Duration{time.Second}, 4},
+		{audit, topology.Classic, 40, 3, 2, []time.Duration{100 * time.Millisecond}, 0}, // classic queues have none
 	} {
 		top := tc.c.Topology
 		if top == nil {
@@ -154,6 +155,9 @@ func TestConsumers(t *testing.T) {
 			t.Errorf("%s: queue type %s, prefetch %d, concurrency %d, maxAttempts %d, ladder %v; want %s, %d, %d, %d, %v",
 				tc.c.Name, q.Type, top.Prefetch, top.Concurrency, top.MaxAttempts, ladder,
 				tc.queueType, tc.prefetch, tc.concurrency, tc.maxAttempts, tc.ladder)
+		}
+		if q.DeliveryLimit != tc.deliveryLimit {
+			t.Errorf("%s: delivery limit %d, want %d", tc.c.Name, q.DeliveryLimit, tc.deliveryLimit)
 		}
 		i := slices.IndexFunc(m.Topology.Consumers, func(c topology.Consumer) bool { return c.Name == tc.c.Name })
 		if i < 0 || top != &m.Topology.Consumers[i] {
