@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/warrenbus/warren/runtime/topology"
+	"github.com/warrenbus/warren/generator"
 )
 
 func init() { register(topologyCommand) }
@@ -35,11 +35,12 @@ func runTopology(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := loadModel(c.Context, dir)
+	m, err := generator.Model(c.Context, dir)
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", dir, err)
 	}
-	data, err := definitionsJSON(m.Topology, c.String("vhost"))
+	// Maps are written with sorted keys, so the output is deterministic.
+	data, err := encodeJSON(m.Topology.Definitions(c.String("vhost")))
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", "", err)
 	}
@@ -47,59 +48,4 @@ func runTopology(c *cli.Context) error {
 		return reportError(c.App.ErrWriter, "topology", "", err)
 	}
 	return nil
-}
-
-// definitions is the subset of RabbitMQ's definitions format that a
-// topology fills. Field names are the broker's.
-type definitions struct {
-	Exchanges []definedExchange `json:"exchanges"`
-	Queues    []definedQueue    `json:"queues"`
-	Bindings  []definedBinding  `json:"bindings"`
-}
-
-type definedExchange struct {
-	Name       string         `json:"name"`
-	Vhost      string         `json:"vhost"`
-	Type       string         `json:"type"`
-	Durable    bool           `json:"durable"`
-	AutoDelete bool           `json:"auto_delete"`
-	Internal   bool           `json:"internal"`
-	Arguments  map[string]any `json:"arguments"`
-}
-
-type definedQueue struct {
-	Name       string         `json:"name"`
-	Vhost      string         `json:"vhost"`
-	Durable    bool           `json:"durable"`
-	AutoDelete bool           `json:"auto_delete"`
-	Arguments  map[string]any `json:"arguments"`
-}
-
-type definedBinding struct {
-	Source          string         `json:"source"`
-	Vhost           string         `json:"vhost"`
-	Destination     string         `json:"destination"`
-	DestinationType string         `json:"destination_type"`
-	RoutingKey      string         `json:"routing_key"`
-	Arguments       map[string]any `json:"arguments"`
-}
-
-// definitionsJSON renders t in topology order (a queue before what is
-// bound to it), with the queue arguments runtime.Declare sends; maps are
-// written with sorted keys, so the output is deterministic.
-func definitionsJSON(t topology.Topology, vhost string) ([]byte, error) {
-	defs := definitions{Exchanges: []definedExchange{}, Queues: []definedQueue{}, Bindings: []definedBinding{}}
-	for _, e := range t.Exchanges {
-		defs.Exchanges = append(defs.Exchanges, definedExchange{Name: e.Name, Vhost: vhost, Type: e.Kind, Durable: e.Durable, Arguments: map[string]any{}})
-	}
-	for _, q := range t.Queues {
-		defs.Queues = append(defs.Queues, definedQueue{Name: q.Name, Vhost: vhost, Durable: true, Arguments: q.Arguments()})
-	}
-	for _, b := range t.Bindings {
-		defs.Bindings = append(defs.Bindings, definedBinding{
-			Source: b.Exchange, Vhost: vhost, Destination: b.Queue, DestinationType: "queue",
-			RoutingKey: b.Key, Arguments: map[string]any{},
-		})
-	}
-	return encodeJSON(defs)
 }

@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // fixedSchemas is opsSchemas with fixed names, for exact output.
@@ -86,7 +87,7 @@ func TestTopologyExportsEveryDefinition(t *testing.T) {
 // reindent formats a JSON literal the way the command writes JSON.
 func reindent(t *testing.T, src string) string {
 	t.Helper()
-	var defs definitions
+	var defs topology.Definitions
 	if err := json.Unmarshal([]byte(src), &defs); err != nil {
 		t.Fatal(err)
 	}
