@@ -3,13 +3,15 @@
 // and touches no network; the CLI decides where the files go.
 //
 // The pipeline is load (files, positions, meta-schemas) -> model (facts,
-// types, consumers, topology; validated as a whole) -> gogen (jennifer).
+// types, consumers, topology; validated as a whole) -> a renderer: gogen
+// (Go, with jennifer) or docgen (the Markdown catalogue).
 package generator
 
 import (
 	"context"
 	"io/fs"
 
+	"github.com/warrenbus/warren/generator/docgen"
 	"github.com/warrenbus/warren/generator/gogen"
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
@@ -40,6 +42,41 @@ func GenerateFS(ctx context.Context, fsys fs.FS, opts Options) (map[string][]byt
 		return nil, err
 	}
 	return generate(ctx, s, opts)
+}
+
+// Model loads and validates the schema directory dir exactly as [Generate]
+// does and returns its model: the facts, types, consumers and broker
+// topology, for the commands that work on a directory's broker. Unlike
+// Generate it needs no Go package name: Model.Package is "" when warren.json
+// has none. Errors in the input come back as a load.ErrorList.
+func Model(ctx context.Context, dir string) (*model.Model, error) {
+	m, _, err := buildModel(ctx, dir)
+	return m, err
+}
+
+// Docs renders the documentation of the schema directory dir, keyed by file
+// name (docgen.CatalogueFile: the Markdown catalogue). It validates as
+// [Model] does and, like Generate, writes nothing.
+func Docs(ctx context.Context, dir string) (map[string][]byte, error) {
+	m, s, err := buildModel(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return docgen.Generate(m, s)
+}
+
+// buildModel loads dir and builds the model of its facts and topology for
+// the outputs that are not Go.
+func buildModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
+	s, err := load.Load(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.Build(ctx, s, model.Options{PackageOptional: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, s, nil
 }
 
 func generate(ctx context.Context, s *load.Schemas, opts Options) (map[string][]byte, error) {

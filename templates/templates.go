@@ -1,7 +1,8 @@
 // Package templates holds the text/template files of warren's outputs
 // that are not Go code, embedded so that the warren binary needs no files
-// beside it. The CLI parses them with its own functions (escaping for
-// Markdown tables, Mermaid labels); this package only carries the text.
+// beside it. Package generator/docgen parses them with its own functions
+// (escaping for Markdown tables, Mermaid labels); this package only carries
+// the text.
 package templates
 
 import "embed"

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
@@ -44,7 +45,7 @@ func newBrokerCase(t *testing.T, files map[string]string, placeholders ...string
 		out[name] = r.Replace(src)
 	}
 	dir := schemaDir(t, out)
-	m, _, err := loadModel(context.Background(), dir)
+	m, err := generator.Model(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

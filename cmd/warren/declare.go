@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -41,7 +42,7 @@ func runDeclare(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, _, err := loadModel(c.Context, dir)
+	m, err := generator.Model(c.Context, dir)
 	if err != nil {
 		return reportError(stderr, "declare", dir, err)
 	}

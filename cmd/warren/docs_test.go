@@ -127,20 +127,6 @@ func TestDocsEscapesSchemaText(t *testing.T) {
 	}
 }
 
-func TestMermaidLabel(t *testing.T) {
-	for in, want := range map[string]string{
-		"catalogue.#":    "catalogue.#35;",
-		`say "hi" | <b>`: "say #quot;hi#quot; #124; #lt;b#gt;",
-		"two\nlines\r":   "two lines",
-		"#quot; already": "#35;quot; already",
-		"a`b":            "a#96;b",
-	} {
-		if got := mermaidLabel(in); got != want {
-			t.Errorf("mermaidLabel(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestDocsUsage(t *testing.T) {
 	code, stdout, _ := run(t, "docs", "--help")
 	if code != 0 || !strings.Contains(stdout, "warren docs ./events > docs/events.md") {

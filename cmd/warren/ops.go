@@ -1,7 +1,7 @@
 package main
 
 // Helpers shared by the commands that read a schema directory for its
-// topology (topology, declare, status, replay, docs) and by those that talk
+// topology (topology, declare, status, replay) and by those that talk
 // to the broker.
 
 import (
@@ -18,7 +18,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime"
@@ -27,29 +26,6 @@ import (
 
 // defaultAMQPURL is the broker of a development machine.
 const defaultAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
-
-// placeholderPackage stands in for a Go package name the manifest leaves
-// to `warren generate --package`: the topology and the catalogue do not
-// depend on it.
-const placeholderPackage = "events"
-
-// loadModel loads and validates a schema directory exactly as warren
-// generate does, so every command agrees on what a valid directory is.
-func loadModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
-	s, err := load.Load(ctx, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	var opts model.Options
-	if s.Manifest.Package == "" {
-		opts.Package = placeholderPackage
-	}
-	m, err := model.Build(ctx, s, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, s, nil
-}
 
 // consumerOf finds a consumer of the model by name, or says which exist.
 func consumerOf(m *model.Model, name string) (topology.Consumer, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -69,7 +70,7 @@ func runReplay(c *cli.Context) error {
 		return usageError(c, "--limit %d: expected a positive number", c.Int("limit"))
 	}
 	stderr := c.App.ErrWriter
-	m, _, err := loadModel(c.Context, dir)
+	m, err := generator.Model(c.Context, dir)
 	if err != nil {
 		return reportError(stderr, "replay", dir, err)
 	}

@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime"
@@ -92,7 +93,7 @@ func runStatus(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, _, err := loadModel(c.Context, dir)
+	m, err := generator.Model(c.Context, dir)
 	if err != nil {
 		return reportError(stderr, "status", dir, err)
 	}
@@ -145,7 +146,7 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 		} else if ok {
 			row.Work, row.Consumers = q.Messages, q.Consumers
 		}
-		for _, tier := range distinctTiers(*tc) {
+		for _, tier := range tc.DistinctTiers() {
 			q, ok, err := inspect(tier.Queue)
 			if err != nil {
 				return nil, err
@@ -163,20 +164,6 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 		rows = append(rows, row)
 	}
 	return rows, nil
-}
-
-// distinctTiers returns the consumer's delay queues once each: a ladder may
-// repeat a delay, and the repeats share a queue.
-func distinctTiers(c topology.Consumer) []topology.Tier {
-	var out []topology.Tier
-	seen := map[string]bool{}
-	for _, t := range c.Tiers {
-		if !seen[t.Queue] {
-			seen[t.Queue] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 func writeStatusTable(w io.Writer, rows []consumerStatus) error {

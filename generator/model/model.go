@@ -118,6 +118,11 @@ func (c *Consumer) ConstructorName() string { return names.ConsumerConstructor(c
 // Options adjust how a model is built.
 type Options struct {
 	Package string // overrides the manifest's "package"
+	// PackageOptional builds a model for readers that emit no Go (the
+	// catalogue, the broker commands): a manifest without "package" is then
+	// no error and Model.Package stays "". A name that is given is still
+	// checked, so every command agrees on what a valid directory is.
+	PackageOptional bool
 }
 
 // Build turns loaded schemas into a validated model. Its error is a
@@ -149,6 +154,9 @@ func (b *builder) packageName(opts Options) string {
 	name, where := opts.Package, "--package"
 	if name == "" {
 		name, where = b.s.Manifest.Package, "package"
+	}
+	if name == "" && opts.PackageOptional {
+		return ""
 	}
 	if name == "" {
 		b.errs.Add(b.s.Manifest.Doc.Errorf("", "no Go package name: set \"package\" in %s or pass --package", load.ManifestFile))

@@ -107,6 +107,21 @@ func (c Consumer) TierFor(attempt int) (Tier, bool) {
 	return c.Tiers[i], true
 }
 
+// DistinctTiers returns the tiers of the ladder with a queue of their own,
+// in ladder order: one per delay queue, as the broker has them. Steps with
+// equal delays share a tier's queue and appear once.
+func (c Consumer) DistinctTiers() []Tier {
+	var out []Tier
+	seen := map[string]bool{}
+	for _, t := range c.Tiers {
+		if !seen[t.Queue] {
+			seen[t.Queue] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Consumer returns the consumer with the given name.
 func (t Topology) Consumer(name string) (Consumer, bool) {
 	for _, c := range t.Consumers {
