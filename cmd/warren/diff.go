@@ -20,7 +20,7 @@ func errDiffFailed(msg string) error { return cli.Exit(msg, 2) }
 func diffCommand() *cli.Command {
 	var breaking, compatible []string
 	for _, r := range schemadiff.Rules {
-		if r.Breaking {
+		if r.Breaking() {
 			breaking = append(breaking, r.Name)
 		} else {
 			compatible = append(compatible, r.Name)
@@ -28,23 +28,36 @@ func diffCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "diff",
-		Usage: "classify the changes between two schema directories as breaking or compatible",
+		Usage: "judge the changes between two schema directories in both deploy directions",
 		UsageText: "warren diff [--format text|markdown|json] OLD_DIR NEW_DIR\n" +
 			"warren diff [--format text|markdown|json] --base REV NEW_DIR",
-		Description: `Compares every fact (following $refs) and every consumer's bindings, and
-classifies each change. A breaking change to a fact whose x-version went up is
-intentional; otherwise it is an unannounced break. Removing a fact is
-intentional once the old fact was marked "deprecated": true.
+		Description: `Compares every fact (following $refs) and every consumer's bindings and
+queues, and judges each change in both directions: forward (a consumer built
+from the old schema receiving facts written under the new one) and backward (a
+consumer built from the new schema receiving facts written under the old one:
+still queued, poisoned, in an outbox, replayed). Consumers validate every
+delivery against the schema compiled into them and poison what fails, or what
+they have no handler for.
+
+The compatibility mode says which directions must keep working: the manifest's
+"compatibility" (default FULL), or a fact's "x-compatibility". Modes are
+BACKWARD, FORWARD, FULL, each also _TRANSITIVE, and NONE. A change that breaks a
+direction its mode requires is an unannounced break, or intentional when the
+fact's x-version went up (removing a fact: once it was marked "deprecated":
+true). One that breaks only a direction the mode allows is "ordered": the
+report says which side must deploy first.
 
 With --base, the old directory is read from git at revision REV: the same path
-as NEW_DIR, relative to the root of its repository.
+as NEW_DIR, relative to the root of its repository. Facts in a _TRANSITIVE mode
+are also compared with every version of them in git history since their
+x-version was last raised.
 
 Exit status: 0 when nothing breaks unannounced, 1 when something does, 2 when
 the directories could not be compared (invalid schemas, unknown revision).
 
-Breaking rules:
+Rules that can break:
 ` + wrapList(breaking) + `
-Compatible rules:
+Rules that never break:
 ` + wrapList(compatible) + `
 
 Examples:

@@ -23,10 +23,13 @@ func TestDiffExitCodes(t *testing.T) {
 		out  string // the first line of the text report
 	}{
 		{"no-change", 0, "no changes to facts or consumers"},
-		{"property-added", 0, "/order/placed.json:45:13: compatible: property-added: order.placed /properties/gift: new optional property \"gift\""},
-		{"property-removed-announced", 0, "/order/placed.json:32:13: intentional: property-removed: order.placed /properties/note: property \"note\" was removed"},
+		{"property-added-open", 0, "/order/placed.json:44:13: compatible: property-added: order.placed /properties/gift: new optional property \"gift\""},
+		{"property-added", 1, "/order/placed.json:45:13: breaking: property-added: order.placed /properties/gift: new optional property \"gift\" on a closed object: consumers built from the old schema reject facts that carry it; breaks forward (old consumers, new facts) in FULL"},
+		{"property-removed-announced", 0, "/order/placed.json:32:13: intentional: property-removed: order.placed /properties/note: property \"note\" was removed: facts written under the old schema carry it and the object is closed; breaks backward (new consumers, old facts) in FULL"},
 		{"property-removed", 1, "/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property \"note\" was removed"},
 		{"binding-stopped-matching", 1, "/warren.json:5:19: breaking: binding-stopped-matching: consumer order-mailer, fact order.shipped: "},
+		{"golden/deploy-order", 0, "/warren.json:6:19: ordered: binding-started-matching: consumer search-indexer, fact catalogue.import.failed: "},
+		{"queue-type-changed", 1, "/warren.json:9:15: breaking: queue-type-changed: consumer ledger: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,8 +56,8 @@ func TestDiffPrintsPositionsUnderTheirDirectory(t *testing.T) {
 func TestDiffFormats(t *testing.T) {
 	old, cur := diffCase("golden/review")
 	code, stdout, _ := run(t, "diff", "--format", "markdown", old, cur)
-	if code != 1 || !strings.HasPrefix(stdout, "### warren diff: 2 unannounced breaking changes\n") ||
-		!strings.Contains(stdout, "| 🔴 breaking | `property-removed` | `order.placed` `/properties/note` | property \"note\" was removed | `"+filepath.ToSlash(old)+"/order/placed.json:32` |\n") {
+	if code != 1 || !strings.HasPrefix(stdout, "### warren diff: 4 unannounced breaking changes\n") ||
+		!strings.Contains(stdout, "| 🔴 breaking | `property-removed` | `order.placed` `/properties/note` | property \"note\" was removed: facts written under the old schema carry it and the object is closed | breaks backward (new consumers, old facts) in `FULL` | `"+filepath.ToSlash(old)+"/order/placed.json:32` |\n") {
 		t.Errorf("markdown: exit %d, stdout:\n%s", code, stdout)
 	}
 
@@ -66,7 +69,7 @@ func TestDiffFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("json: %v\n%s", err, stdout)
 	}
-	if code != 1 || got.Unannounced != 2 || got.Intentional != 1 || got.Compatible != 4 || len(got.Changes) != 7 ||
+	if code != 1 || got.Unannounced != 4 || got.Intentional != 1 || got.Compatible != 2 || len(got.Changes) != 7 ||
 		got.Changes[0].Rule != "property-removed" || got.Changes[0].Verdict != "breaking" {
 		t.Errorf("json: exit %d, got %+v", code, got)
 	}
@@ -128,7 +131,7 @@ func TestDiffBase(t *testing.T) {
 	repo := gitRepo(t, "property-removed")
 	events := filepath.Join(repo, "events")
 	code, stdout, stderr := run(t, "diff", "--base", "main", events)
-	want := `main:events/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property "note" was removed`
+	want := `main:events/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property "note" was removed: facts written under the old schema carry it and the object is closed; breaks backward (new consumers, old facts) in FULL`
 	if code != 1 || !strings.HasPrefix(stdout, want+"\n") || stderr != "" {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and a first line %q", code, stderr, stdout, want)
 	}
@@ -168,6 +171,23 @@ func TestDiffUsage(t *testing.T) {
 	for _, want := range []string{"warren diff --base origin/main --format markdown ./events", "property-removed", "binding-stopped-matching", "Exit status"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("diff --help: exit %d, missing %q in:\n%s", code, want, stdout)
+		}
+	}
+}
+
+// warren diff --format json prints exactly the golden report of each
+// golden case (JSON positions are relative to each directory), with the
+// exit status its verdicts call for.
+func TestDiffGoldenJSON(t *testing.T) {
+	for name, code := range map[string]int{"golden/review": 1, "golden/deploy-order": 0} {
+		old, cur := diffCase(name)
+		want, err := os.ReadFile(filepath.Join(filepath.Dir(old), "want.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, stdout, stderr := run(t, "diff", "--format", "json", old, cur)
+		if got != code || stdout != string(want) || stderr != "" {
+			t.Errorf("%s: exit %d (want %d), stderr %q, stdout:\n%s\nwant:\n%s", name, got, code, stderr, stdout, want)
 		}
 	}
 }

@@ -9,13 +9,19 @@ import (
 type Verdict string
 
 const (
-	// Breaking is a breaking change to a fact whose x-version was not raised,
-	// or to a consumer. It fails the diff: nobody announced it.
+	// Breaking is a change that breaks a direction its mode requires, to
+	// a fact whose x-version was not raised, or that fails in every mode
+	// (Rule.Always). It fails the diff: nobody announced it.
 	Breaking Verdict = "breaking"
-	// Intentional is a breaking change to a fact whose x-version was raised:
-	// the author saw it coming and told the consumers.
+	// Intentional is a change that breaks a direction its mode requires,
+	// to a fact whose x-version was raised (or a fact removed after being
+	// deprecated): the author saw it coming and told the consumers.
 	Intentional Verdict = "intentional"
-	// Compatible is a change that consumers already running can live with.
+	// Ordered is a change that breaks only a direction its mode does not
+	// require: it is safe when producers and consumers deploy in the order
+	// the report gives.
+	Ordered Verdict = "ordered"
+	// Compatible is a change that breaks no consumer in either direction.
 	Compatible Verdict = "compatible"
 )
 
@@ -26,8 +32,10 @@ func (v Verdict) rank() int {
 		return 0
 	case Intentional:
 		return 1
-	default:
+	case Ordered:
 		return 2
+	default:
+		return 3
 	}
 }
 
@@ -51,14 +59,22 @@ type Pos struct {
 // Change is one difference between the two directories, classified by a
 // rule. Rule names are stable: scripts and reviewers may rely on them.
 type Change struct {
-	Rule     string  // stable rule name, e.g. "property-removed"
-	Breaking bool    // whether the rule classifies the change as breaking
-	Verdict  Verdict // Breaking unless announced by x-version, or Compatible
+	Rule   string    // stable rule name, e.g. "property-removed"
+	Breaks Direction // the directions in which consumers fail because of it
+	Mode   Mode      // the compatibility mode it is judged in: its fact's, or the manifest's
+	// Breaking reports that the change breaks a direction its mode
+	// requires (or fails in every mode); its Verdict says whether that was
+	// announced.
+	Breaking bool
+	Verdict  Verdict // see [Verdict]
 	Fact     string  // routing key of the fact (the new key when it changed); "" for consumer-only changes
 	Consumer string  // consumer name, for changes to what a consumer receives
 	Path     string  // JSON pointer from the fact's root schema, $refs followed ("" is the fact itself)
 	Pos      Pos     // where to look: in the new directory, or the old one for removals
 	Message  string  // what changed, in a sentence
+	// Against names the older version the change was found against, for
+	// a _TRANSITIVE mode; "" is the directory the report compares with.
+	Against string
 }
 
 // FactVersions records the x-version of a fact on both sides.
@@ -74,8 +90,11 @@ func (v FactVersions) Raised() bool { return v.Old > 0 && v.New > v.Old }
 
 // Report is the result of comparing two schema directories.
 type Report struct {
-	Changes  []Change       // sorted: breaking, intentional, compatible; then by fact, consumer, path, rule
+	Changes  []Change       // sorted: breaking, intentional, ordered, compatible; then by fact, consumer, path, rule
 	Versions []FactVersions // one per fact present on either side, sorted by routing key
+	// Deploys says, for each fact with a change that breaks in some
+	// direction, which side must deploy first; sorted by fact.
+	Deploys []Deploy
 }
 
 // Unannounced counts breaking changes that no x-version announced. A
@@ -84,6 +103,9 @@ func (r *Report) Unannounced() int { return r.count(Breaking) }
 
 // Intentional counts breaking changes announced by a raised x-version.
 func (r *Report) Intentional() int { return r.count(Intentional) }
+
+// Ordered counts changes that are safe only in the deploy order given.
+func (r *Report) Ordered() int { return r.count(Ordered) }
 
 // Compatible counts compatible changes.
 func (r *Report) Compatible() int { return r.count(Compatible) }
@@ -115,6 +137,7 @@ func sortChanges(cs []Change) {
 			cmp.Compare(a.Consumer, b.Consumer),
 			cmp.Compare(a.Path, b.Path),
 			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Against, b.Against),
 			cmp.Compare(a.Message, b.Message),
 		)
 	})

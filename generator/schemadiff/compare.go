@@ -16,15 +16,21 @@ type comparer struct {
 	seen     map[[2]loc]bool // schema pairs already compared (cycles, shared definitions)
 }
 
-// add records a change; rule decides whether it is breaking.
+// add records a change that breaks what its rule says.
 func (c *comparer) add(rule, path string, p Pos, format string, args ...any) {
+	c.addBreaks(rule, ruleOf[rule].Breaks, path, p, format, args...)
+}
+
+// addBreaks records a change of a rule whose directions depend on the
+// schema around it.
+func (c *comparer) addBreaks(rule string, breaks Direction, path string, p Pos, format string, args ...any) {
 	c.out = append(c.out, Change{
-		Rule:     rule,
-		Breaking: breakingRule[rule],
-		Fact:     c.fact,
-		Path:     path,
-		Pos:      p,
-		Message:  fmt.Sprintf(format, args...),
+		Rule:    rule,
+		Breaks:  breaks,
+		Fact:    c.fact,
+		Path:    path,
+		Pos:     p,
+		Message: fmt.Sprintf(format, args...),
 	})
 }
 
@@ -81,7 +87,7 @@ func (c *comparer) types(path string, ov, nv *view) bool {
 	}
 	pos := c.new.pos(New, nv.typeAt)
 	if nt == nil {
-		c.add(TypeChanged, path, c.old.pos(Old, ov.typeAt), "type %s removed: any JSON value is accepted now", fmtTypes(ot))
+		c.add(TypeWidened, path, c.old.pos(Old, ov.typeAt), "type %s removed: any JSON value is accepted now", fmtTypes(ot))
 		return true
 	}
 	if ot == nil {
@@ -96,7 +102,7 @@ func (c *comparer) types(path string, ov, nv *view) bool {
 		c.add(TypeNarrowed, path, pos, "type narrowed from %s to %s", fmtTypes(ot), fmtTypes(nt))
 		return true
 	case widened:
-		c.add(TypeChanged, path, pos, "type widened from %s to %s: the generated Go type changes and consumers may get values they never handled", fmtTypes(ot), fmtTypes(nt))
+		c.add(TypeWidened, path, pos, "type widened from %s to %s: consumers built from the old schema reject the new values", fmtTypes(ot), fmtTypes(nt))
 		return true
 	}
 	c.add(TypeChanged, path, pos, "type changed from %s to %s", fmtTypes(ot), fmtTypes(nt))
@@ -131,7 +137,7 @@ func (c *comparer) properties(path string, ov, nv *view) {
 		p := appendPtr(path, "properties", name)
 		np, ok := nv.props[name]
 		if !ok {
-			c.add(PropertyRemoved, p, c.old.pos(Old, op.at), "property %q was removed", name)
+			c.propertyRemoved(p, name, ov, nv, op)
 			continue
 		}
 		c.compare(p, op, np)
@@ -142,12 +148,43 @@ func (c *comparer) properties(path string, ov, nv *view) {
 		}
 		np := nv.props[name]
 		p := appendPtr(path, "properties", name)
-		if _, req := nv.required[name]; req {
-			c.add(RequiredPropertyAdded, p, c.new.pos(New, np.at), "new property %q is required: payloads published without it fail", name)
-		} else {
-			c.add(PropertyAdded, p, c.new.pos(New, np.at), "new optional property %q", name)
+		_, req := nv.required[name]
+		switch {
+		case req && ov.closed():
+			c.addBreaks(RequiredPropertyAdded, Both, p, c.new.pos(New, np.at), "new property %q is required: facts written without it fail new consumers, and old consumers reject it on their closed object", name)
+		case req:
+			c.addBreaks(RequiredPropertyAdded, Backward, p, c.new.pos(New, np.at), "new property %q is required: facts written without it fail new consumers", name)
+		case ov.closed():
+			c.addBreaks(PropertyAdded, Forward, p, c.new.pos(New, np.at), "new optional property %q on a closed object: consumers built from the old schema reject facts that carry it", name)
+		default:
+			c.addBreaks(PropertyAdded, Neither, p, c.new.pos(New, np.at), "new optional property %q", name)
 		}
 	}
+}
+
+// propertyRemoved judges a property that is gone by what each side's
+// consumers check: an old consumer rejects new facts without it only if it
+// was required; a new consumer rejects old facts that carry it only if its
+// object is closed.
+func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op node) {
+	_, wasRequired := ov.required[name]
+	var breaks Direction
+	var why []string
+	if wasRequired {
+		breaks |= Forward
+		why = append(why, "consumers built from the old schema require it")
+	}
+	if nv.closed() {
+		breaks |= Backward
+		why = append(why, "facts written under the old schema carry it and the object is closed")
+	}
+	msg := fmt.Sprintf("property %q was removed", name)
+	if len(why) > 0 {
+		msg += ": " + strings.Join(why, "; ")
+	} else {
+		msg += " from an open object where it was optional"
+	}
+	c.addBreaks(PropertyRemoved, breaks, p, c.old.pos(Old, op.at), "%s", msg)
 }
 
 func (c *comparer) required(path string, ov, nv *view) {
@@ -160,7 +197,7 @@ func (c *comparer) required(path string, ov, nv *view) {
 		pos := c.new.pos(New, nv.required[name])
 		switch {
 		case inOld && inNew:
-			c.add(PropertyMadeRequired, appendPtr(path, "properties", name), pos, "optional property %q is now required: payloads that omit it fail", name)
+			c.add(PropertyMadeRequired, appendPtr(path, "properties", name), pos, "optional property %q is now required: facts written without it fail new consumers", name)
 		case inNew:
 			// A new property; properties() reported it.
 		default:
@@ -175,7 +212,7 @@ func (c *comparer) required(path string, ov, nv *view) {
 		np, inNew := nv.props[name]
 		switch {
 		case inNew:
-			c.add(PropertyMadeOptional, appendPtr(path, "properties", name), c.new.pos(New, np.at), "required property %q is now optional: consumers relied on it being present", name)
+			c.add(PropertyMadeOptional, appendPtr(path, "properties", name), c.new.pos(New, np.at), "required property %q is now optional: consumers built from the old schema reject facts that omit it", name)
 		case inOld:
 			// Removed; properties() reported it.
 		default:
@@ -192,9 +229,9 @@ func (c *comparer) additionalProperties(path string, ov, nv *view) {
 	pos := c.at(ov, nv, k)
 	switch {
 	case !oClosed && nClosed:
-		c.add(AdditionalPropertiesClosed, path, pos, "additionalProperties is now false: payloads with properties not listed fail")
+		c.add(AdditionalPropertiesClosed, path, pos, "additionalProperties is now false: facts written with properties not listed fail new consumers")
 	case oClosed && !nClosed:
-		c.add(AdditionalPropertiesOpened, path, pos, "additionalProperties is no longer false")
+		c.add(AdditionalPropertiesOpened, path, pos, "additionalProperties is no longer false: consumers built from the old schema reject facts with properties not listed")
 	case oClosed && nClosed:
 	default:
 		c.subschema(appendPtr(path, k), ov, nv, k, o, oHas, n, nHas)
@@ -206,7 +243,7 @@ func (c *comparer) items(path string, ov, nv *view) {
 	o, oHas := ov.kw[k]
 	n, nHas := nv.kw[k]
 	if oHas && !nHas {
-		c.add(TypeChanged, path, c.at(ov, nv, k), "items no longer has a schema: array elements may be any JSON value")
+		c.add(TypeWidened, path, c.at(ov, nv, k), "items no longer has a schema: array elements may be any JSON value")
 		return
 	}
 	c.subschema(appendPtr(path, k), ov, nv, k, o, oHas, n, nHas)
@@ -244,12 +281,12 @@ func (c *comparer) enum(path string, ov, nv *view) {
 		oSet, nSet := canonSet(o), canonSet(n)
 		for _, v := range o {
 			if !nSet[canon(v)] {
-				c.add(EnumValueRemoved, path, pos, "enum value %s removed: payloads that use it fail", canon(v))
+				c.add(EnumValueRemoved, path, pos, "enum value %s removed: facts written with it fail new consumers", canon(v))
 			}
 		}
 		for _, v := range n {
 			if !oSet[canon(v)] {
-				c.add(EnumValueAdded, path, pos, "enum value %s added", canon(v))
+				c.add(EnumValueAdded, path, pos, "enum value %s added: consumers built from the old schema reject facts that use it", canon(v))
 			}
 		}
 	}

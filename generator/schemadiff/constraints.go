@@ -55,7 +55,7 @@ func (c *comparer) constraints(path string, ov, nv *view) {
 		case !nHas:
 			c.add(ConstraintLoosened, path, pos, "%s %s removed", k, canon(o))
 		case canon(o) != canon(n):
-			c.add(ConstraintTightened, path, pos, "%s changed from %s to %s: warren cannot prove the new one accepts every value the old one did", k, canon(o), canon(n))
+			c.add(ConstraintChanged, path, pos, "%s changed from %s to %s: warren cannot prove that either accepts every value the other does", k, canon(o), canon(n))
 		}
 	}
 	if o, n := ov.kw["uniqueItems"] == true, nv.kw["uniqueItems"] == true; o != n {
@@ -75,7 +75,7 @@ func (c *comparer) constraints(path string, ov, nv *view) {
 	case !nHas:
 		c.add(ConstraintLoosened, path, pos, "const %s removed", canon(o))
 	case canon(o) != canon(n):
-		c.add(ConstraintTightened, path, pos, "const changed from %s to %s", canon(o), canon(n))
+		c.add(ConstraintChanged, path, pos, "const changed from %s to %s", canon(o), canon(n))
 	}
 }
 
@@ -116,8 +116,7 @@ func (c *comparer) bound(path string, ov, nv *view, k string, lower bool) {
 
 // multipleOf: a new divisor that is a multiple of the old one accepts a
 // subset of the old values (multiples of 4 are multiples of 2); the other
-// way round accepts a superset; anything else loses values and counts as
-// tightened.
+// way round accepts a superset; anything else loses values each way.
 func (c *comparer) multipleOf(path string, ov, nv *view) {
 	const k = "multipleOf"
 	o, oHas := ov.kw[k]
@@ -148,7 +147,11 @@ func (c *comparer) multipleOf(path string, ov, nv *view) {
 		c.add(ConstraintLoosened, path, pos, "multipleOf changed from %s to %s, which divides it", canon(o), canon(n))
 		return
 	}
-	c.add(ConstraintTightened, path, pos, "multipleOf changed from %s to %s: values the old one accepted fail", canon(o), canon(n))
+	if new(big.Rat).Quo(nr, or).IsInt() {
+		c.add(ConstraintTightened, path, pos, "multipleOf changed from %s to %s, a multiple of it", canon(o), canon(n))
+		return
+	}
+	c.add(ConstraintChanged, path, pos, "multipleOf changed from %s to %s: each accepts values the other rejects", canon(o), canon(n))
 }
 
 // branches compares oneOf or anyOf. Branches equal on both sides are paired
@@ -166,7 +169,7 @@ func (c *comparer) branches(path string, ov, nv *view, k string) {
 		c.add(ConstraintTightened, path, pos, "%s added: values must match its branches", k)
 		return
 	case !nHas:
-		c.add(TypeChanged, path, pos, "%s removed: the generated Go type changes", k)
+		c.add(TypeWidened, path, pos, "%s removed: values need not match its branches any more", k)
 		return
 	}
 	oat, nat := ov.keywordAt(k), nv.keywordAt(k)
@@ -199,14 +202,14 @@ func (c *comparer) branches(path string, ov, nv *view, k string) {
 	}
 	for _, i := range restOld {
 		c.add(BranchRemoved, appendPtr(path, k, strconv.Itoa(i)), c.old.pos(Old, loc{oat.file, appendPtr(oat.ptr, strconv.Itoa(i))}),
-			"%s branch %d removed: payloads that matched only it fail", k, i)
+			"%s branch %d removed: facts written to match only it fail new consumers", k, i)
 	}
 	for _, j := range restNew {
-		msg := "%s branch %d added"
+		msg, breaks := "%s branch %d added: consumers built from the old schema reject facts that match only it", Forward
 		if k == "oneOf" {
-			msg += " (a payload that also matches another branch now fails oneOf)"
+			msg, breaks = msg+"; an old fact that also matches another branch now fails oneOf", Both
 		}
-		c.add(BranchAdded, appendPtr(path, k, strconv.Itoa(j)), c.new.pos(New, loc{nat.file, appendPtr(nat.ptr, strconv.Itoa(j))}), msg, k, j)
+		c.addBreaks(BranchAdded, breaks, appendPtr(path, k, strconv.Itoa(j)), c.new.pos(New, loc{nat.file, appendPtr(nat.ptr, strconv.Itoa(j))}), msg, k, j)
 	}
 }
 
@@ -256,7 +259,7 @@ func (c *comparer) unclassified(path string, ov, nv *view) {
 		if oHas == nHas && canon(o) == canon(n) {
 			continue
 		}
-		c.add(UnclassifiedChange, path, c.at(ov, nv, k), "%s changed from %s to %s: warren cannot tell whether this accepts less, so it counts as breaking", k, orNone(o, oHas), orNone(n, nHas))
+		c.add(UnclassifiedChange, path, c.at(ov, nv, k), "%s changed from %s to %s: warren cannot tell whether this accepts more or less, so it counts as breaking both ways", k, orNone(o, oHas), orNone(n, nHas))
 	}
 	refs := map[string]bool{}
 	for r := range ov.unres {

@@ -33,61 +33,92 @@ func propertyDir(t *testing.T, p string) *Dir {
 func TestSchemaRules(t *testing.T) {
 	tests := []struct {
 		old, new string
-		want     []string // "rule: message"
+		want     []string // "rule (directions it breaks): message"
 	}{
 		{`{"type": "number", "exclusiveMaximum": 10}`, `{"type": "number", "exclusiveMaximum": 5}`,
-			[]string{"constraint-tightened: exclusiveMaximum lowered from 10 to 5"}},
+			[]string{`constraint-tightened (backward): exclusiveMaximum lowered from 10 to 5`}},
 		{`{"type": "number", "exclusiveMinimum": 1.5}`, `{"type": "number", "exclusiveMinimum": 1.25}`,
-			[]string{"constraint-loosened: exclusiveMinimum lowered from 1.5 to 1.25"}},
-		{`{"type": "number", "minimum": 1}`, `{"type": "number", "minimum": 1.0}`, nil}, // the same number
+			[]string{`constraint-loosened (forward): exclusiveMinimum lowered from 1.5 to 1.25`}},
+		{`{"type": "number", "minimum": 1}`, `{"type": "number", "minimum": 1.0}`,
+			nil}, // the same number
 		{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 4}`,
-			[]string{"constraint-tightened: multipleOf changed from 2 to 4: values the old one accepted fail"}},
+			[]string{`constraint-tightened (backward): multipleOf changed from 2 to 4, a multiple of it`}},
 		{`{"type": "integer", "multipleOf": 4}`, `{"type": "integer", "multipleOf": 2}`,
-			[]string{"constraint-loosened: multipleOf changed from 4 to 2, which divides it"}},
+			[]string{`constraint-loosened (forward): multipleOf changed from 4 to 2, which divides it`}},
 		{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 3}`,
-			[]string{"constraint-tightened: multipleOf changed from 2 to 3: values the old one accepted fail"}},
+			[]string{`constraint-changed (both): multipleOf changed from 2 to 3: each accepts values the other rejects`}},
 		{`{"type": "string", "pattern": "^a"}`, `{"type": "string", "pattern": "^a|b"}`,
-			[]string{`constraint-tightened: pattern changed from "^a" to "^a|b": warren cannot prove the new one accepts every value the old one did`}},
+			[]string{`constraint-changed (both): pattern changed from "^a" to "^a|b": warren cannot prove that either accepts every value the other does`}},
 		{`{"type": "string", "format": "email"}`, `{"type": "string"}`,
-			[]string{`constraint-loosened: format "email" removed`}},
+			[]string{`constraint-loosened (forward): format "email" removed`}},
 		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3}`,
-			[]string{"constraint-tightened: maxItems 3 added", "constraint-tightened: uniqueItems is now true: arrays with repeated elements fail"}},
+			[]string{`constraint-tightened (backward): maxItems 3 added`, `constraint-tightened (backward): uniqueItems is now true: arrays with repeated elements fail`}},
 		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "integer"}}`,
-			[]string{`type-changed: type changed from "string" to "integer"`}},
+			[]string{`type-changed (both): type changed from "string" to "integer"`}},
 		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array"}`,
-			[]string{"type-changed: items no longer has a schema: array elements may be any JSON value"}},
+			[]string{`type-widened (forward): items no longer has a schema: array elements may be any JSON value`}},
 		{`{"type": "array"}`, `{"type": "array", "items": {"type": "string"}}`,
-			[]string{"constraint-tightened: items now has a schema: values must match it"}},
-		{`{"const": "a"}`, `{"const": "b"}`, []string{`constraint-tightened: const changed from "a" to "b"`}},
-		{`{"type": "string"}`, `{"type": "string", "enum": ["a", "b"]}`, []string{`constraint-tightened: enum added: only "a", "b" accepted now`}},
-		{`{"type": "string", "enum": ["a", "b"]}`, `{"type": "string"}`, []string{"constraint-loosened: enum removed: any value of the type is accepted now"}},
+			[]string{`constraint-tightened (backward): items now has a schema: values must match it`}},
+		{`{"const": "a"}`, `{"const": "b"}`,
+			[]string{`constraint-changed (both): const changed from "a" to "b"`}},
+		{`{"type": "string"}`, `{"type": "string", "enum": ["a", "b"]}`,
+			[]string{`constraint-tightened (backward): enum added: only "a", "b" accepted now`}},
+		{`{"type": "string", "enum": ["a", "b"]}`, `{"type": "string"}`,
+			[]string{`constraint-loosened (forward): enum removed: any value of the type is accepted now`}},
 		{`{"type": "string", "enum": ["a", "b"]}`, `{"type": "string", "enum": ["b", "c"]}`,
-			[]string{`enum-value-removed: enum value "a" removed: payloads that use it fail`, `enum-value-added: enum value "c" added`}},
-		{`{"type": ["integer", "null"]}`, `{"type": "integer"}`, []string{`type-narrowed: type narrowed from ["integer", "null"] to "integer"`}},
+			[]string{`enum-value-added (forward): enum value "c" added: consumers built from the old schema reject facts that use it`, `enum-value-removed (backward): enum value "a" removed: facts written with it fail new consumers`}},
+		{`{"type": ["integer", "null"]}`, `{"type": "integer"}`,
+			[]string{`type-narrowed (backward): type narrowed from ["integer", "null"] to "integer"`}},
 		{`{"type": "integer"}`, `{"type": "number"}`,
-			[]string{`type-changed: type widened from "integer" to "number": the generated Go type changes and consumers may get values they never handled`}},
-		{`{"type": ["number", "integer"]}`, `{"type": "number"}`, nil}, // an integer is a number
-		{`{"type": "string"}`, `{}`, []string{`type-changed: type "string" removed: any JSON value is accepted now`}},
-		{`{"allOf": [{"type": "number"}, {"type": "integer"}]}`, `{"type": "integer"}`, nil}, // allOf intersects types
+			[]string{`type-widened (forward): type widened from "integer" to "number": consumers built from the old schema reject the new values`}},
+		{`{"type": ["number", "integer"]}`, `{"type": "number"}`,
+			nil}, // an integer is a number
+		{`{"type": "string"}`, `{}`,
+			[]string{`type-widened (forward): type "string" removed: any JSON value is accepted now`}},
+		{`{"allOf": [{"type": "number"}, {"type": "integer"}]}`, `{"type": "integer"}`,
+			nil}, // allOf intersects types
 		{`{"type": "object", "additionalProperties": {"type": "string"}}`, `{"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}`,
-			[]string{"constraint-tightened: minLength 1 added"}},
+			[]string{`constraint-tightened (backward): minLength 1 added`}},
 		{`{"type": "object"}`, `{"type": "object", "additionalProperties": {"type": "string"}}`,
-			[]string{"constraint-tightened: additionalProperties now has a schema: values must match it"}},
-		{`{"$ref": "defs.json#/$defs/name"}`, `{"$ref": "defs.json#/$defs/code"}`, // a different definition, compared by content
-			[]string{"constraint-tightened: maxLength lowered from 10 to 5"}},
-		{`{"$ref": "defs.json#/$defs/name"}`, `{"type": "string", "maxLength": 10}`, nil}, // inlined: the same schema
+			[]string{`constraint-tightened (backward): additionalProperties now has a schema: values must match it`}},
+		{`{"$ref": "defs.json#/$defs/name"}`, `{"$ref": "defs.json#/$defs/code"}`,
+			[]string{`constraint-tightened (backward): maxLength lowered from 10 to 5`}},
+		{`{"$ref": "defs.json#/$defs/name"}`, `{"type": "string", "maxLength": 10}`,
+			nil}, // inlined: the same schema
 		{`{"oneOf": [{"type": "string"}, {"type": "integer"}]}`, `{"type": "string"}`,
-			[]string{"type-changed: oneOf removed: the generated Go type changes", `type-narrowed: type "string" added: any JSON value was accepted before`}},
-		{`{"type": "string"}`, `false`, []string{"constraint-tightened: the schema is now false: no value is valid"}},
+			[]string{`type-narrowed (backward): type "string" added: any JSON value was accepted before`, `type-widened (forward): oneOf removed: values need not match its branches any more`}},
+		{`{"type": "string"}`, `false`,
+			[]string{`constraint-tightened (backward): the schema is now false: no value is valid`}},
 		{`{"type": "object", "properties": {"a": {"type": "string"}}, "dependentRequired": {"a": ["b"]}}`, `{"type": "object", "properties": {"a": {"type": "string"}}}`,
-			[]string{`unclassified-change: dependentRequired changed from {"a":["b"]} to (none): warren cannot tell whether this accepts less, so it counts as breaking`}},
+			[]string{`unclassified-change (both): dependentRequired changed from {"a":["b"]} to (none): warren cannot tell whether this accepts more or less, so it counts as breaking both ways`}},
+		// Properties are judged by what each side's consumers check: the
+		// old side's additionalProperties for a property added, the new
+		// side's for one removed, and required on both.
+		{`{"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}}}`, `{"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`,
+			[]string{`property-added (forward): new optional property "b" on a closed object: consumers built from the old schema reject facts that carry it`}},
+		{`{"type": "object", "properties": {"a": {"type": "string"}}}`, `{"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`,
+			[]string{`property-added (none): new optional property "b"`}},
+		{`{"type": "object", "additionalProperties": {"type": "string"}}`, `{"type": "object", "additionalProperties": {"type": "string"}, "properties": {"b": {"type": "integer"}}}`,
+			[]string{`property-added (forward): new optional property "b" on a closed object: consumers built from the old schema reject facts that carry it`}},
+		{`{"type": "object", "properties": {"a": {"type": "string"}}}`, `{"type": "object", "required": ["b"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`,
+			[]string{`required-property-added (backward): new property "b" is required: facts written without it fail new consumers`}},
+		{`{"type": "object", "unevaluatedProperties": false, "properties": {"a": {"type": "string"}}}`, `{"type": "object", "unevaluatedProperties": false, "required": ["b"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`,
+			[]string{`required-property-added (both): new property "b" is required: facts written without it fail new consumers, and old consumers reject it on their closed object`}},
+		{`{"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`, `{"type": "object", "additionalProperties": false, "properties": {"a": {"type": "string"}}}`,
+			[]string{`property-removed (backward): property "b" was removed: facts written under the old schema carry it and the object is closed`}},
+		{`{"type": "object", "required": ["b"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`, `{"type": "object", "properties": {"a": {"type": "string"}}}`,
+			[]string{`property-removed (forward): property "b" was removed: consumers built from the old schema require it`}},
+		{`{"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}`, `{"type": "object", "properties": {"a": {"type": "string"}}}`,
+			[]string{`property-removed (none): property "b" was removed from an open object where it was optional`}},
+		{`{"anyOf": [{"type": "string"}]}`, `{"anyOf": [{"type": "string"}, {"type": "integer"}]}`,
+			[]string{`branch-added (forward): anyOf branch 1 added: consumers built from the old schema reject facts that match only it`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.old+" -> "+tt.new, func(t *testing.T) {
 			r := Compare(propertyDir(t, tt.old), propertyDir(t, tt.new))
 			var got []string
 			for _, c := range r.Changes {
-				got = append(got, fmt.Sprintf("%s: %s", c.Rule, c.Message))
+				got = append(got, fmt.Sprintf("%s (%s): %s", c.Rule, c.Breaks, c.Message))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

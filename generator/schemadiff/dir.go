@@ -1,6 +1,9 @@
 package schemadiff
 
-import "github.com/warrenbus/warren/generator/load"
+import (
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/runtime/topology"
+)
 
 // Dir is one side of a comparison: a loaded schema directory and what its
 // consumers receive, as the generator's model decided.
@@ -11,8 +14,35 @@ type Dir struct {
 
 // Consumer is one consumer with the facts its bindings match.
 type Consumer struct {
-	Name  string
-	Facts []string // routing keys of the facts its bindings match
+	Name   string
+	Facts  []string         // routing keys of the facts its bindings match
+	Queues []topology.Queue // its poison, work and delay queues; nil when its settings do not build
+}
+
+// mode returns the compatibility mode of fact f: its x-compatibility, else
+// the manifest's, else [DefaultMode]. A nil f asks for the manifest's.
+func (d *Dir) mode(f *load.Fact) Mode {
+	if f != nil && f.Compatibility != "" {
+		if m, err := ParseMode(f.Compatibility); err == nil {
+			return m
+		}
+	}
+	if d.Schemas.Manifest != nil {
+		if m, err := ParseMode(d.Schemas.Manifest.Compatibility); err == nil {
+			return m
+		}
+	}
+	return DefaultMode
+}
+
+// fact returns the fact with the given routing key, nil when there is none.
+func (d *Dir) fact(key string) *load.Fact {
+	for _, f := range d.Schemas.Facts {
+		if f.RoutingKey == key {
+			return f
+		}
+	}
+	return nil
 }
 
 // doc returns the decoded document at file, nil when there is none.

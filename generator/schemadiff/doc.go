@@ -2,33 +2,50 @@
 // can break a consumer. `warren diff` prints its [Report] as text, as a
 // Markdown pull-request comment or as JSON.
 //
-// # What counts as breaking
+// # Both directions
 //
-// Warren assumes consumers are deployed before the producers of a new
-// schema, as with "backward" compatibility in schema registries. Facts
-// published under the old schema keep arriving long after a change: from
-// producers not yet redeployed, from retry tiers, from a poison queue being
-// replayed. A change is therefore breaking when
+// Producers and consumers deploy on their own schedules, and facts outlive
+// deploys in queues, poison queues and outboxes. Every change is therefore
+// judged in two directions:
 //
-//   - some payload valid under the old schema fails the new one: a new
-//     consumer validates it and sends it to its poison queue (a constraint
-//     tightened, a property made required, an enum value removed,
-//     additionalProperties closed); or
-//   - the shape consumers read changes: a property removed, made optional,
-//     or given a different type. Such a change alters the generated Go type
-//     and the data a handler relies on, even where it accepts more
-//     ("integer" widened to "number").
+//   - forward: a consumer built from the old schema receives facts written
+//     under the new one (the producer deployed first);
+//   - backward: a consumer built from the new schema receives facts written
+//     under the old one (still queued, replayed from poison, relayed from an
+//     outbox, or from a producer not yet deployed).
 //
-// Values inside the same shape follow the first rule only: adding an enum
-// value or loosening a bound is compatible.
+// The rules follow from what a warren consumer does with a delivery: it
+// looks up the handler for the routing key (none: poisoned as not
+// handled), validates the payload against the schema compiled into it
+// (invalid: poisoned), and decodes it into the generated type, which
+// matches that schema. So a change breaks forward when the new schema
+// accepts a payload the old one rejects (a property added to a closed
+// object, an enum value added, a type widened, a constraint loosened, a
+// required property made optional) or when an old consumer's bindings
+// newly route a fact it has no handler for (a new fact under an existing
+// binding). It breaks backward when the new schema rejects a payload the
+// old one accepted (a property removed from a closed object, a new
+// required property, a type narrowed, a constraint tightened) or when a
+// consumer stops handling a fact that is still queued for it. A new
+// optional property on an open object breaks neither. Where a keyword
+// changed so that neither side provably contains the other (a pattern, a
+// const), both directions count as broken.
 //
-// A breaking change to a fact is reported as [Intentional] when the fact's
-// x-version went up, and as [Breaking] (the diff fails) otherwise. Removing a
-// fact is intentional when the old fact was marked "deprecated": true, the
-// announcement consumers had. Consumers have no version: a consumer that
-// stops receiving a fact is breaking unless the fact's own change was
-// announced, because its old binding stays on the broker and the fact then
-// reaches a consumer that no longer handles it.
+// # Modes and verdicts
+//
+// A compatibility mode, as Confluent Schema Registry names them, says which
+// directions must keep working: BACKWARD, FORWARD, FULL (both; the
+// default), each also _TRANSITIVE, and NONE. The manifest's
+// "compatibility" sets it for every fact and a fact's "x-compatibility"
+// for itself; consumer settings are judged in the manifest's mode. A
+// change that breaks a direction its mode requires is [Breaking] (the diff
+// fails), or [Intentional] when the fact's x-version went up, the
+// announcement consumers get. Removing a fact is intentional when the old
+// fact was marked "deprecated": true. A change that breaks only a
+// direction the mode does not require is [Ordered]: Report.Deploys says
+// which side deploys first. A lowered x-version, and a queue type or
+// delivery limit the broker will refuse to redeclare, are breaking in
+// every mode.
 //
 // # How schemas are compared
 //

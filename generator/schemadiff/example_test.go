@@ -41,7 +41,8 @@ func ExampleReport_WriteText() {
 	r := schemadiff.Compare(old, cur)
 	_ = r.WriteText(os.Stdout, schemadiff.Labels{Old: "origin/main:events", New: "events"})
 	// Output:
-	// origin/main:events/order/placed.json:32:13: intentional: property-removed: order.placed /properties/note: property "note" was removed
-	// events/order/placed.json:69:16: compatible: version-raised: order.placed: x-version raised from 1 to 2 to announce 1 breaking change
+	// origin/main:events/order/placed.json:32:13: intentional: property-removed: order.placed /properties/note: property "note" was removed: facts written under the old schema carry it and the object is closed; breaks backward (new consumers, old facts) in FULL
+	// events/order/placed.json:69:16: compatible: version-raised: order.placed: x-version raised from 1 to 2 to announce 1 change that breaks consumers
 	// 1 intentional breaking change, 1 compatible change
+	// deploy order: deploy the producer of order.placed before its consumers, and those only once no fact written under the old schema is left to read (queues, poison queues, outboxes)
 }

@@ -9,14 +9,25 @@ import (
 )
 
 // Compare compares two schema directories, fact by fact and consumer by
-// consumer, and classifies every change it finds.
+// consumer, and judges every change it finds in its fact's compatibility
+// mode ([Dir] reads it from x-compatibility or the manifest).
 //
 // Facts are paired by routing key; a fact whose routing key changed is
-// recognised by its file, which stays the same. A breaking change to a fact
-// is Intentional when the fact's x-version went up, and Breaking otherwise.
-// Removing a fact is Intentional only when the old fact was already marked
-// deprecated: deprecation is how its consumers were told.
+// recognised by its file, which stays the same. A change that breaks a
+// direction its mode requires is Intentional when the fact's x-version went
+// up, and Breaking otherwise; one that breaks only a direction the mode
+// does not require is Ordered, and Report.Deploys says which side deploys
+// first. Removing a fact is Intentional only when the old fact was already
+// marked deprecated: deprecation is how its consumers were told.
 func Compare(old, new *Dir) *Report {
+	r := compare(old, new)
+	r.judge(old, new)
+	return r.finish()
+}
+
+// compare finds the changes between old and new, with what each breaks,
+// and records the versions; judge decides what they mean.
+func compare(old, new *Dir) *Report {
 	r := &Report{}
 	pairs, removed, added := pairFacts(old, new)
 	// renamed maps an old routing key to the fact it became on the new side.
@@ -28,12 +39,11 @@ func Compare(old, new *Dir) *Report {
 	}
 	for _, f := range removed {
 		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, Old: f.Version})
-		ch := change(FactRemoved, f.RoutingKey, old.pos(Old, loc{f.Path(), ""}), "fact %q was removed", f.RoutingKey)
+		msg := "fact %q was removed: its facts still queued reach consumers that no longer handle it"
 		if f.Deprecated {
-			ch.Verdict = Intentional
-			ch.Message += " after being marked deprecated"
+			msg = "fact %q was removed after being marked deprecated"
 		}
-		r.Changes = append(r.Changes, ch)
+		r.Changes = append(r.Changes, change(FactRemoved, f.RoutingKey, old.pos(Old, loc{f.Path(), ""}), msg, f.RoutingKey))
 	}
 	for _, f := range added {
 		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, New: f.Version})
@@ -41,33 +51,55 @@ func Compare(old, new *Dir) *Report {
 	}
 	slices.SortFunc(r.Versions, func(a, b FactVersions) int { return cmp.Compare(a.Fact, b.Fact) })
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
+	return r
+}
 
+// judge sets the mode, Breaking and Verdict of every change.
+func (r *Report) judge(old, new *Dir) {
 	for i := range r.Changes {
 		c := &r.Changes[i]
-		if c.Verdict != "" {
-			continue
+		c.Mode = new.mode(nil)
+		if c.Fact != "" {
+			if f := new.fact(c.Fact); f != nil {
+				c.Mode = new.mode(f)
+			} else if f := old.fact(c.Fact); f != nil {
+				c.Mode = old.mode(f)
+			}
 		}
+		rule := ruleOf[c.Rule]
+		c.Breaking = rule.Always && c.Breaks != Neither || c.Breaks&c.Mode.Requires() != 0
 		switch {
-		case !c.Breaking:
+		case c.Breaks == Neither:
 			c.Verdict = Compatible
-		case c.Rule == VersionLowered:
+		case rule.Always:
 			c.Verdict = Breaking
-		default:
-			v, _ := r.Version(c.Fact)
-			if v.Raised() {
+		case !c.Breaking:
+			c.Verdict = Ordered
+		case c.Rule == FactRemoved:
+			c.Verdict = Breaking
+			if f := old.fact(c.Fact); f != nil && f.Deprecated {
 				c.Verdict = Intentional
-			} else {
-				c.Verdict = Breaking
+			}
+		default:
+			c.Verdict = Breaking
+			if v, _ := r.Version(c.Fact); v.Raised() {
+				c.Verdict = Intentional
 			}
 		}
 	}
+}
+
+// finish puts a judged report in its final order and derives the deploy
+// orders from it.
+func (r *Report) finish() *Report {
 	r.Changes = dedupe(r.Changes)
 	sortChanges(r.Changes)
+	r.Deploys = deploys(r.Changes)
 	return r
 }
 
 func change(rule, fact string, p Pos, format string, args ...any) Change {
-	return Change{Rule: rule, Breaking: breakingRule[rule], Fact: fact, Pos: p, Message: fmt.Sprintf(format, args...)}
+	return Change{Rule: rule, Breaks: ruleOf[rule].Breaks, Fact: fact, Pos: p, Message: fmt.Sprintf(format, args...)}
 }
 
 type factPair struct{ old, new *load.Fact }
@@ -126,7 +158,7 @@ func compareFact(old, new *Dir, o, n *load.Fact) []Change {
 	c.compare("", node{loc{oFile, ""}, old.doc(oFile)}, node{loc{nFile, ""}, new.doc(nFile)})
 	breaking := 0
 	for _, ch := range c.out {
-		if ch.Breaking {
+		if ch.Breaks != Neither {
 			breaking++
 		}
 	}
@@ -135,23 +167,28 @@ func compareFact(old, new *Dir, o, n *load.Fact) []Change {
 	case n.Version < o.Version:
 		c.add(VersionLowered, "", versionPos, "x-version lowered from %d to %d", o.Version, n.Version)
 	case n.Version > o.Version && breaking > 0:
-		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s", o.Version, n.Version, plural(breaking, "breaking change"))
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s", o.Version, n.Version, plural(breaking, "change that breaks consumers"))
 	case n.Version > o.Version:
-		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d, though no change to the fact is breaking", o.Version, n.Version)
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d, though no change to the fact breaks consumers", o.Version, n.Version)
 	}
 	return c.out
 }
 
 // compareConsumers reports what each consumer receives now compared with
-// before. A consumer that stops receiving a fact that still exists is the
-// dangerous case: its old binding stays on the broker, so the fact keeps
-// arriving at a consumer that no longer handles it and lands in its poison
-// queue.
+// before, and what its queues become on the broker. A consumer that stops
+// receiving a fact that still exists is the dangerous case: its old binding
+// stays on the broker, so the fact keeps arriving at a consumer that no
+// longer handles it and lands in its poison queue. One that starts
+// receiving a fact poisons it wherever code built before runs.
 func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 	var out []Change
 	newByName := map[string]Consumer{}
 	for _, c := range new.Consumers {
 		newByName[c.Name] = c
+	}
+	oldFacts := map[string]bool{}
+	for _, f := range old.Schemas.Facts {
+		oldFacts[renamed[f.RoutingKey]] = true
 	}
 	oldNames := map[string]bool{}
 	for _, oc := range old.Consumers {
@@ -164,37 +201,8 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 			out = append(out, ch)
 			continue
 		}
-		bindingsAt := new.pos(New, loc{load.ManifestFile, appendPtr(at.ptr, "bindings")})
-		now := map[string]bool{}
-		for _, k := range nc.Facts {
-			now[k] = true
-		}
-		before := map[string]bool{}
-		for _, k := range oc.Facts {
-			nk, stillThere := renamed[k]
-			if !stillThere {
-				continue // the fact is gone; fact-removed says so
-			}
-			before[nk] = true
-			if now[nk] {
-				continue
-			}
-			var ch Change
-			if nk != k {
-				ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q (formerly %q): its bindings do not match the new routing key", oc.Name, nk, k)
-			} else {
-				ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q; its old binding stays on the broker, so these facts reach a consumer that no longer handles them", oc.Name, nk)
-			}
-			ch.Consumer = oc.Name
-			out = append(out, ch)
-		}
-		for _, k := range nc.Facts {
-			if !before[k] {
-				ch := change(BindingStartedMatching, k, bindingsAt, "consumer %q now receives %q; until it runs code that handles it, these facts go to its poison queue", oc.Name, k)
-				ch.Consumer = oc.Name
-				out = append(out, ch)
-			}
-		}
+		out = append(out, compareBindings(new, oc, nc, renamed, oldFacts)...)
+		out = append(out, compareQueues(new, oc, nc)...)
 	}
 	for _, nc := range new.Consumers {
 		if !oldNames[nc.Name] {
@@ -202,6 +210,51 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 			ch.Consumer = nc.Name
 			out = append(out, ch)
 		}
+	}
+	return out
+}
+
+// compareBindings reports the facts a consumer stopped or started
+// receiving. oldFacts holds the new routing keys of the facts that existed
+// before.
+func compareBindings(new *Dir, oc, nc Consumer, renamed map[string]string, oldFacts map[string]bool) []Change {
+	var out []Change
+	bindingsAt := new.pos(New, loc{load.ManifestFile, appendPtr("/consumers", nc.Name, "bindings")})
+	now := map[string]bool{}
+	for _, k := range nc.Facts {
+		now[k] = true
+	}
+	before := map[string]bool{}
+	for _, k := range oc.Facts {
+		nk, stillThere := renamed[k]
+		if !stillThere {
+			continue // the fact is gone; fact-removed says so
+		}
+		before[nk] = true
+		if now[nk] {
+			continue
+		}
+		var ch Change
+		if nk != k {
+			ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q (formerly %q): its bindings do not match the new routing key, and the facts queued for it under the old key are poisoned as not handled", oc.Name, nk, k)
+		} else {
+			ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q: the facts already queued for it are poisoned as not handled, and so is every later one while its old binding stays on the broker (remove it once the consumer is deployed)", oc.Name, nk)
+		}
+		ch.Consumer = oc.Name
+		out = append(out, ch)
+	}
+	for _, k := range nc.Facts {
+		if before[k] {
+			continue
+		}
+		var ch Change
+		if !oldFacts[k] {
+			ch = change(BindingStartedMatching, k, bindingsAt, "new fact %q matches the bindings of consumer %q: built from the old schema, it has no handler and poisons it as not handled, so deploy %q before the fact's producer", k, nc.Name, nc.Name)
+		} else {
+			ch = change(BindingStartedMatching, k, bindingsAt, "consumer %q now receives %q: instances still running code built before poison it as not handled until every instance handles it", nc.Name, k)
+		}
+		ch.Consumer = nc.Name
+		out = append(out, ch)
 	}
 	return out
 }

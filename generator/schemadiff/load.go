@@ -2,9 +2,11 @@ package schemadiff
 
 import (
 	"context"
+	"slices"
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // Load reads a schema directory for comparison. It needs only what the
@@ -19,9 +21,11 @@ func Load(ctx context.Context, dir string) (*Dir, error) {
 }
 
 // NewDir prepares a loaded directory for comparison, matching each
-// consumer's bindings with the generator's own matcher, [model.TopicMatch].
+// consumer's bindings with the generator's own matcher, [model.TopicMatch],
+// and building each consumer's queues as the generator would.
 func NewDir(s *load.Schemas) *Dir {
 	d := &Dir{Schemas: s}
+	ex := topology.Exchanges{Events: s.Manifest.Exchanges.Events, Retry: s.Manifest.Exchanges.Retry, Dead: s.Manifest.Exchanges.Dead}
 	for _, mc := range s.Manifest.Consumers {
 		c := Consumer{Name: mc.Name}
 		for _, f := range s.Facts {
@@ -32,7 +36,21 @@ func NewDir(s *load.Schemas) *Dir {
 				}
 			}
 		}
+		spec := model.ConsumerSpec(mc, s.Manifest.Defaults)
+		if top, err := topology.Build(topology.Spec{Exchanges: ex, Consumers: []topology.ConsumerSpec{spec}}); err == nil {
+			c.Queues = top.Queues
+		}
 		d.Consumers = append(d.Consumers, c)
 	}
 	return d
+}
+
+// queue returns the consumer's queue of the given role (the first one for
+// retry), and false when its topology did not build.
+func (c Consumer) queue(role topology.Role) (topology.Queue, bool) {
+	i := slices.IndexFunc(c.Queues, func(q topology.Queue) bool { return q.Role == role })
+	if i < 0 {
+		return topology.Queue{}, false
+	}
+	return c.Queues[i], true
 }

@@ -52,18 +52,45 @@ func (c Change) subject() string {
 	return c.Fact
 }
 
+// breaksNote says which directions a change breaks, for the text and
+// Markdown reports: "" when none, else "breaks forward" and so on, with the
+// revision a _TRANSITIVE mode found it against.
+func (c Change) breaksNote() string {
+	note := ""
+	switch c.Breaks {
+	case Forward:
+		note = "breaks forward (old consumers, new facts)"
+	case Backward:
+		note = "breaks backward (new consumers, old facts)"
+	case Both:
+		note = "breaks both ways"
+	}
+	if c.Against != "" {
+		note += ", against " + c.Against
+	}
+	return note
+}
+
 // WriteText prints one line per change,
 //
-//	events/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property "note" was removed
+//	events/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property "note" was removed: ...; breaks backward (new consumers, old facts) in FULL
 //
-// breaking changes first, then a summary line.
+// breaking changes first, then a summary line and the deploy order of
+// every fact whose changes break in one direction only.
 func (r *Report) WriteText(w io.Writer, l Labels) error {
 	var b strings.Builder
 	for _, c := range r.Changes {
-		fmt.Fprintf(&b, "%s: %s: %s: %s: %s\n", l.position(c.Pos), c.Verdict, c.Rule, c.subject(), c.Message)
+		fmt.Fprintf(&b, "%s: %s: %s: %s: %s", l.position(c.Pos), c.Verdict, c.Rule, c.subject(), c.Message)
+		if note := c.breaksNote(); note != "" {
+			fmt.Fprintf(&b, "; %s in %s", note, c.Mode)
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString(r.summary())
 	b.WriteString("\n")
+	for _, d := range r.Deploys {
+		b.WriteString("deploy order: " + d.Message + "\n")
+	}
 	if hint := r.hint(func(s string) string { return s }); hint != "" {
 		b.WriteString(hint)
 		b.WriteString("\n")
@@ -84,6 +111,9 @@ func (r *Report) summary() string {
 	if n := r.Intentional(); n > 0 {
 		parts = append(parts, plural(n, "intentional breaking change"))
 	}
+	if n := r.Ordered(); n > 0 {
+		parts = append(parts, plural(n, "change")+" safe only in deploy order")
+	}
 	if n := r.Compatible(); n > 0 {
 		parts = append(parts, plural(n, "compatible change"))
 	}
@@ -102,6 +132,8 @@ func (r *Report) hint(code func(string) string) string {
 		switch {
 		case c.Rule == FactRemoved:
 			deprecate = appendOnce(deprecate, code(c.Fact))
+		case c.Consumer != "" && c.Fact == "":
+			// Queue settings: the message says what the operator does.
 		case c.Consumer != "":
 			consumers = true
 		case c.Rule != VersionLowered:
@@ -110,13 +142,14 @@ func (r *Report) hint(code func(string) string) string {
 	}
 	var lines []string
 	if len(raise) > 0 {
-		lines = append(lines, fmt.Sprintf("To announce a breaking change, raise %s of %s.", code("x-version"), strings.Join(raise, ", ")))
+		lines = append(lines, fmt.Sprintf("To announce a breaking change, raise %s of %s; to allow it in one deploy order, choose a mode that does not require the direction it breaks (%s on the fact, or %s in the manifest).",
+			code("x-version"), strings.Join(raise, ", "), code("x-compatibility"), code("compatibility")))
 	}
 	if len(deprecate) > 0 {
 		lines = append(lines, fmt.Sprintf("To remove a fact, first mark it %s and release that: %s.", code(`"deprecated": true`), strings.Join(deprecate, ", ")))
 	}
 	if consumers {
-		lines = append(lines, "Consumers have no x-version: agree a consumer that stops receiving a fact with its owners, and remove its old binding from the broker when it is deployed.")
+		lines = append(lines, "Consumers have no x-version: a consumer that starts or stops receiving a fact is announced by the fact's x-version, or allowed by its mode.")
 	}
 	return strings.Join(lines, "\n")
 }
@@ -131,6 +164,7 @@ func appendOnce(list []string, s string) []string {
 var verdictMark = map[Verdict]string{
 	Breaking:    "🔴 breaking",
 	Intentional: "🟠 intentional",
+	Ordered:     "🟡 ordered",
 	Compatible:  "🟢 compatible",
 }
 
@@ -144,6 +178,8 @@ func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 		b.WriteString("### warren diff: " + plural(r.Unannounced(), "unannounced breaking change") + "\n\n")
 	case r.Intentional() > 0:
 		b.WriteString("### warren diff: " + plural(r.Intentional(), "intentional breaking change") + "\n\n")
+	case r.Ordered() > 0:
+		b.WriteString("### warren diff: compatible in deploy order\n\n")
 	case len(r.Changes) > 0:
 		b.WriteString("### warren diff: compatible\n\n")
 	default:
@@ -152,8 +188,8 @@ func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 		return err
 	}
 	b.WriteString(r.summary() + ".\n\n")
-	b.WriteString("| | Rule | Subject | Change | Where |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	b.WriteString("| | Rule | Subject | Change | Breaks | Where |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, c := range r.Changes {
 		subject := ""
 		switch {
@@ -171,7 +207,17 @@ func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 		if c.Pos.Line > 0 {
 			where = fmt.Sprintf("%s:%d", where, c.Pos.Line)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", verdictMark[c.Verdict], mdCode(c.Rule), subject, mdText(c.Message), mdCode(where))
+		breaks := "–"
+		if note := c.breaksNote(); note != "" {
+			breaks = mdText(note) + " in " + mdCode(string(c.Mode))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", verdictMark[c.Verdict], mdCode(c.Rule), subject, mdText(c.Message), breaks, mdCode(where))
+	}
+	if len(r.Deploys) > 0 {
+		b.WriteString("\n**Deploy order**\n\n")
+		for _, d := range r.Deploys {
+			b.WriteString("- " + mdText(d.Message) + "\n")
+		}
 	}
 	if hint := r.hint(mdCode); hint != "" {
 		b.WriteString("\n" + hint + "\n")
@@ -206,15 +252,28 @@ func mdText(s string) string {
 type jsonReport struct {
 	Unannounced int            `json:"unannounced"`
 	Intentional int            `json:"intentional"`
+	Ordered     int            `json:"ordered"`
 	Compatible  int            `json:"compatible"`
 	Changes     []jsonChange   `json:"changes"`
 	Versions    []jsonVersions `json:"versions"`
+	Deploy      []jsonDeploy   `json:"deploy"`
+}
+
+type jsonDeploy struct {
+	Fact      string   `json:"fact"`
+	Breaks    string   `json:"breaks"`
+	First     string   `json:"first,omitempty"`
+	Consumers []string `json:"consumers,omitempty"`
+	Message   string   `json:"message"`
 }
 
 type jsonChange struct {
 	Rule     string `json:"rule"`
 	Verdict  string `json:"verdict"`
 	Breaking bool   `json:"breaking"`
+	Breaks   string `json:"breaks"`
+	Mode     string `json:"mode"`
+	Against  string `json:"against,omitempty"`
 	Fact     string `json:"fact,omitempty"`
 	Consumer string `json:"consumer,omitempty"`
 	Path     string `json:"path"`
@@ -237,13 +296,16 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{
 		Unannounced: r.Unannounced(),
 		Intentional: r.Intentional(),
+		Ordered:     r.Ordered(),
 		Compatible:  r.Compatible(),
 		Changes:     []jsonChange{},
 		Versions:    []jsonVersions{},
+		Deploy:      []jsonDeploy{},
 	}
 	for _, c := range r.Changes {
 		out.Changes = append(out.Changes, jsonChange{
 			Rule: c.Rule, Verdict: string(c.Verdict), Breaking: c.Breaking,
+			Breaks: c.Breaks.String(), Mode: string(c.Mode), Against: c.Against,
 			Fact: c.Fact, Consumer: c.Consumer, Path: c.Path,
 			Side: string(c.Pos.Side), File: c.Pos.File, Line: c.Pos.Line, Col: c.Pos.Col, Pointer: c.Pos.Pointer,
 			Message: c.Message,
@@ -251,6 +313,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	for _, v := range r.Versions {
 		out.Versions = append(out.Versions, jsonVersions(v))
+	}
+	for _, d := range r.Deploys {
+		out.Deploy = append(out.Deploy, jsonDeploy{Fact: d.Fact, Breaks: d.Breaks.String(), First: d.First, Consumers: d.Consumers, Message: d.Message})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

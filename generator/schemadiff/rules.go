@@ -3,10 +3,21 @@ package schemadiff
 // Rule names one kind of change. Names are stable: CI scripts, reviewers
 // and the JSON output rely on them.
 type Rule struct {
-	Name     string // kebab-case, stable
-	Breaking bool   // whether a change of this kind can break a consumer
-	Doc      string // one line for --help and documentation
+	Name string // kebab-case, stable
+	// Breaks is the directions a change of this kind can break. A few
+	// rules depend on the object around the change (a property added to a
+	// closed object breaks forward, to an open one nothing); their Doc
+	// says when, and each Change carries what it does break.
+	Breaks Direction
+	// Always marks changes that fail whatever the mode and cannot be
+	// announced with x-version: a lowered version, a queue the broker will
+	// refuse to redeclare.
+	Always bool
+	Doc    string // one line for --help and documentation
 }
+
+// Breaking reports whether the rule can break a consumer in some direction.
+func (r Rule) Breaking() bool { return r.Breaks != Neither }
 
 // Rule names.
 const (
@@ -18,70 +29,81 @@ const (
 	PropertyMadeRequired       = "property-made-required"
 	PropertyMadeOptional       = "property-made-optional"
 	TypeNarrowed               = "type-narrowed"
+	TypeWidened                = "type-widened"
 	TypeChanged                = "type-changed"
 	EnumValueRemoved           = "enum-value-removed"
+	EnumValueAdded             = "enum-value-added"
 	ConstraintTightened        = "constraint-tightened"
+	ConstraintLoosened         = "constraint-loosened"
+	ConstraintChanged          = "constraint-changed"
 	AdditionalPropertiesClosed = "additional-properties-closed"
+	AdditionalPropertiesOpened = "additional-properties-opened"
 	BranchRemoved              = "branch-removed"
+	BranchAdded                = "branch-added"
 	UnclassifiedChange         = "unclassified-change"
 	BindingStoppedMatching     = "binding-stopped-matching"
-
-	FactAdded                  = "fact-added"
-	FactMoved                  = "fact-moved"
-	VersionRaised              = "version-raised"
-	PropertyAdded              = "property-added"
-	EnumValueAdded             = "enum-value-added"
-	ConstraintLoosened         = "constraint-loosened"
-	AdditionalPropertiesOpened = "additional-properties-opened"
-	BranchAdded                = "branch-added"
-	DescriptionChanged         = "description-changed"
-	TitleChanged               = "title-changed"
-	DeprecatedChanged          = "deprecated-changed"
-	DefaultChanged             = "default-changed"
-	ConsumerAdded              = "consumer-added"
-	ConsumerRemoved            = "consumer-removed"
 	BindingStartedMatching     = "binding-started-matching"
+	QueueTypeChanged           = "queue-type-changed"
+	DeliveryLimitChanged       = "delivery-limit-changed"
+
+	PropertyAdded      = "property-added"
+	FactAdded          = "fact-added"
+	FactMoved          = "fact-moved"
+	VersionRaised      = "version-raised"
+	DescriptionChanged = "description-changed"
+	TitleChanged       = "title-changed"
+	DeprecatedChanged  = "deprecated-changed"
+	DefaultChanged     = "default-changed"
+	ConsumerAdded      = "consumer-added"
+	ConsumerRemoved    = "consumer-removed"
+	RetryLadderChanged = "retry-ladder-changed"
 )
 
-// Rules lists every rule, breaking ones first. The package documentation
-// explains the reasoning behind each classification.
+// Rules lists every rule, those that can break first. The package
+// documentation explains how each classification follows from the way a
+// consumer handles a delivery.
 var Rules = []Rule{
-	{FactRemoved, true, "a fact is gone; announce it by marking the fact deprecated first"},
-	{RoutingKeyChanged, true, "a fact's routing key changed; bindings and queued messages use the old key"},
-	{VersionLowered, true, "a fact's x-version went down"},
-	{PropertyRemoved, true, "a property consumers may read is gone"},
-	{RequiredPropertyAdded, true, "a new property is required; payloads already published lack it"},
-	{PropertyMadeRequired, true, "an optional property is now required; payloads that omit it fail"},
-	{PropertyMadeOptional, true, "a required property is now optional; consumers relied on it being there"},
-	{TypeNarrowed, true, "a type accepts fewer kinds of value (\"number\" -> \"integer\")"},
-	{TypeChanged, true, "a type changed or was widened; the generated Go type changes with it"},
-	{EnumValueRemoved, true, "an enum value is gone; payloads that use it fail"},
-	{ConstraintTightened, true, "a validation keyword accepts less (minimum raised, maxLength lowered, pattern added, ...)"},
-	{AdditionalPropertiesClosed, true, "additionalProperties became false; payloads with extra properties fail"},
-	{BranchRemoved, true, "a oneOf/anyOf branch is gone; payloads that matched only it fail"},
-	{UnclassifiedChange, true, "a keyword changed in a way warren cannot classify; counted as breaking"},
-	{BindingStoppedMatching, true, "a consumer's bindings no longer match a fact they matched"},
-	{FactAdded, false, "a new fact"},
-	{FactMoved, false, "a fact's schema moved to another file, same routing key"},
-	{VersionRaised, false, "a fact's x-version went up"},
-	{PropertyAdded, false, "a new optional property"},
-	{EnumValueAdded, false, "an enum accepts a new value"},
-	{ConstraintLoosened, false, "a validation keyword accepts more"},
-	{AdditionalPropertiesOpened, false, "additionalProperties is no longer false"},
-	{BranchAdded, false, "a oneOf/anyOf branch was added"},
-	{DescriptionChanged, false, "a description changed"},
-	{TitleChanged, false, "a title changed (the generated Go name changes with it)"},
-	{DeprecatedChanged, false, "deprecated was set or cleared"},
-	{DefaultChanged, false, "a default value changed"},
-	{ConsumerAdded, false, "a new consumer"},
-	{ConsumerRemoved, false, "a consumer is gone (its queues stay on the broker until deleted)"},
-	{BindingStartedMatching, false, "a consumer's bindings match a fact they did not match"},
+	{FactRemoved, Backward, false, "a fact is gone; its facts still queued reach consumers that no longer handle them (announce it by marking the fact deprecated first)"},
+	{RoutingKeyChanged, Both, false, "a fact's routing key changed; bindings and queued messages use the old key"},
+	{VersionLowered, Both, true, "a fact's x-version went down"},
+	{PropertyRemoved, Both, false, "a property is gone: forward when it was required (old consumers require it), backward when the object is closed (old facts carry it)"},
+	{RequiredPropertyAdded, Both, false, "a new property is required; old facts lack it (and, on a closed object, old consumers reject it)"},
+	{PropertyMadeRequired, Backward, false, "an optional property is now required; old facts that omit it fail"},
+	{PropertyMadeOptional, Forward, false, "a required property is now optional; old consumers reject new facts that omit it"},
+	{TypeNarrowed, Backward, false, "a type accepts fewer kinds of value (\"number\" -> \"integer\"); old facts may not fit"},
+	{TypeWidened, Forward, false, "a type accepts more kinds of value (\"integer\" -> \"number\"); old consumers reject the new ones"},
+	{TypeChanged, Both, false, "a type changed to another kind of value"},
+	{EnumValueRemoved, Backward, false, "an enum value is gone; old facts that use it fail"},
+	{EnumValueAdded, Forward, false, "an enum accepts a new value; old consumers reject facts that use it"},
+	{ConstraintTightened, Backward, false, "a validation keyword accepts less (minimum raised, maxLength lowered, format added, ...); old facts may fail"},
+	{ConstraintLoosened, Forward, false, "a validation keyword accepts more; old consumers reject the facts it newly allows"},
+	{ConstraintChanged, Both, false, "a validation keyword changed so that each side accepts values the other rejects (pattern, format, const, multipleOf)"},
+	{AdditionalPropertiesClosed, Backward, false, "additionalProperties became false; old facts with other properties fail"},
+	{AdditionalPropertiesOpened, Forward, false, "additionalProperties is no longer false; old consumers reject facts with other properties"},
+	{BranchRemoved, Backward, false, "a oneOf/anyOf branch is gone; old facts that matched only it fail"},
+	{BranchAdded, Both, false, "a oneOf/anyOf branch was added; old consumers reject facts that match only it (and under oneOf, an old fact that also matches it fails)"},
+	{UnclassifiedChange, Both, false, "a keyword changed in a way warren cannot classify; counted as breaking both ways"},
+	{BindingStoppedMatching, Backward, false, "a consumer's bindings no longer match a fact: the facts already queued for it, and those its old binding still routes, are poisoned as not handled"},
+	{BindingStartedMatching, Forward, false, "a consumer's bindings match a fact they did not (a new fact, or a new binding): running old consumers poison it as not handled"},
+	{QueueTypeChanged, Both, true, "a consumer's queue type changed; the broker refuses to redeclare the existing queues"},
+	{DeliveryLimitChanged, Both, true, "a consumer's delivery limit changed; the broker refuses to redeclare the existing work queue"},
+	{PropertyAdded, Forward, false, "a new optional property: breaks forward on a closed object, nothing on an open one"},
+	{FactAdded, Neither, false, "a new fact (consumers whose bindings match it are reported as binding-started-matching)"},
+	{FactMoved, Neither, false, "a fact's schema moved to another file, same routing key"},
+	{VersionRaised, Neither, false, "a fact's x-version went up"},
+	{DescriptionChanged, Neither, false, "a description changed"},
+	{TitleChanged, Neither, false, "a title changed (the generated Go name changes with it)"},
+	{DeprecatedChanged, Neither, false, "deprecated was set or cleared"},
+	{DefaultChanged, Neither, false, "a default value changed"},
+	{ConsumerAdded, Neither, false, "a new consumer"},
+	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues stay on the broker until deleted)"},
+	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
 }
 
-var breakingRule = func() map[string]bool {
-	m := make(map[string]bool, len(Rules))
+var ruleOf = func() map[string]Rule {
+	m := make(map[string]Rule, len(Rules))
 	for _, r := range Rules {
-		m[r.Name] = r.Breaking
+		m[r.Name] = r
 	}
 	return m
 }()

@@ -163,6 +163,18 @@ func (v *view) isObject() bool {
 	return len(v.props) > 0
 }
 
+// closed reports whether the object rejects, or checks against a schema,
+// properties it does not list: a property one side adds or keeps is then
+// judged by the other side's additionalProperties.
+func (v *view) closed() bool {
+	for _, k := range []string{"additionalProperties", "unevaluatedProperties"} {
+		if ap, ok := v.kw[k]; ok && ap != true {
+			return true
+		}
+	}
+	return false
+}
+
 // keywordAt is the position of keyword k in the view, for reports.
 func (v *view) keywordAt(k string) loc {
 	at, ok := v.kwAt[k]

@@ -1,0 +1,90 @@
+package schemadiff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Deploy says in which order the producer and the consumers of one fact
+// must deploy so that no consumer fails, given what the report's changes
+// to it break.
+type Deploy struct {
+	Fact   string
+	Breaks Direction // what the fact's changes break, together
+	// First is "consumers" when only forward breaks (consumers built from
+	// the old schema fail on new facts), "producer" when only backward
+	// breaks (consumers built from the new schema fail on old facts), and
+	// "" when both do and no order is safe.
+	First string
+	// Consumers names the consumers that must deploy first when only
+	// particular ones break (a fact their bindings newly match); nil means
+	// every consumer of the fact.
+	Consumers []string
+	Message   string // the order, in a sentence
+}
+
+// deploys derives one Deploy per fact from changes that break something.
+// Consumer settings without a fact (a changed queue type) have no order to
+// give: their message says what the operator must do.
+func deploys(changes []Change) []Deploy {
+	type acc struct {
+		breaks    Direction
+		schema    bool // a change to the fact's schema breaks forward
+		consumers []string
+	}
+	byFact := map[string]*acc{}
+	var facts []string
+	for _, c := range changes {
+		if c.Fact == "" || c.Breaks == Neither || c.Rule == VersionLowered {
+			continue
+		}
+		a := byFact[c.Fact]
+		if a == nil {
+			a = &acc{}
+			byFact[c.Fact] = a
+			facts = append(facts, c.Fact)
+		}
+		a.breaks |= c.Breaks
+		if c.Breaks&Forward != 0 {
+			if c.Rule == BindingStartedMatching {
+				if !slices.Contains(a.consumers, c.Consumer) {
+					a.consumers = append(a.consumers, c.Consumer)
+				}
+			} else {
+				a.schema = true
+			}
+		}
+	}
+	slices.Sort(facts)
+	out := make([]Deploy, 0, len(facts))
+	for _, f := range facts {
+		a := byFact[f]
+		d := Deploy{Fact: f, Breaks: a.breaks}
+		switch a.breaks {
+		case Forward:
+			d.First = "consumers"
+			if a.schema {
+				d.Message = fmt.Sprintf("deploy consumers of %s before its producer", f)
+			} else {
+				slices.Sort(a.consumers)
+				d.Consumers = a.consumers
+				d.Message = fmt.Sprintf("deploy %s before the producer of %s", consumerList(a.consumers), f)
+			}
+		case Backward:
+			d.First = "producer"
+			d.Message = fmt.Sprintf("deploy the producer of %s before its consumers, and those only once no fact written under the old schema is left to read (queues, poison queues, outboxes)", f)
+		default:
+			d.Message = fmt.Sprintf("no order is safe for %s: consumers built from either schema fail on facts written under the other", f)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func consumerList(names []string) string {
+	if len(names) == 1 {
+		return "consumer " + names[0]
+	}
+	return "consumers " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
