@@ -57,7 +57,7 @@ func TestCheckInfoNeverFails(t *testing.T) {
 func TestCheckBindingReportedOnce(t *testing.T) {
 	dir := lintCase("binding-matches-nothing")
 	code, stdout, stderr := run(t, "check", dir)
-	want := dir + `/warren.json:7:9: binding-matches-nothing: binding "order.plcaed" of consumer "ledger" matches no fact; facts starting with order: order.placed (error)
+	want := dir + `/warren.json:7:9: binding-matches-nothing: binding "order.plcaed" of consumer "ledger" matches no fact; did you mean "order.placed"? (error)
 ` + dir + `: 1 error, 0 warnings, 0 info
 `
 	if code != 1 || stdout != want || stderr != "" {

@@ -1,9 +1,12 @@
 package lint
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 )
 
 // manifestConsumer finds a consumer's entry in warren.json, for positions.
@@ -25,7 +28,7 @@ func checkBindings(p *pass) {
 		}
 		for i, b := range c.Bindings {
 			if len(b.Facts) == 0 {
-				p.report(doc, mc.BindingPointer(i), "binding %q of consumer %q matches no fact%s", b.Pattern, c.Name, p.nearMiss(b.Pattern))
+				p.report(doc, mc.BindingPointer(i), "binding %q of consumer %q matches no fact%s", b.Pattern, c.Name, p.didYouMean(b.Pattern))
 			}
 		}
 	}
@@ -33,6 +36,20 @@ func checkBindings(p *pass) {
 
 // nearMiss suggests routing keys that share the binding's first word, the
 // usual shape of a typo ("order.plcaed" next to "order.placed").
+// didYouMean suggests the binding that was probably meant, else lists the
+// facts that start with the pattern's first word.
+func (p *pass) didYouMean(pattern string) string {
+	var keys []string
+	for _, f := range p.in.Schemas.Facts {
+		keys = append(keys, f.RoutingKey)
+	}
+	slices.Sort(keys)
+	if s, ok := model.ClosestBinding(pattern, keys); ok {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return p.nearMiss(pattern)
+}
+
 func (p *pass) nearMiss(pattern string) string {
 	first, _, _ := strings.Cut(pattern, ".")
 	if first == "*" || first == "#" {

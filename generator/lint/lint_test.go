@@ -35,7 +35,7 @@ func TestRules(t *testing.T) {
 			`warning past-tense order/rebuild-index.json:2:20: routing key "order.rebuild-index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "order.index-rebuilt"`,
 		},
 		"binding-matches-nothing": {
-			`error binding-matches-nothing warren.json:7:9: binding "order.plcaed" of consumer "ledger" matches no fact; facts starting with order: order.placed`,
+			`error binding-matches-nothing warren.json:7:9: binding "order.plcaed" of consumer "ledger" matches no fact; did you mean "order.placed"?`,
 		},
 		"consumer-handles-nothing": {
 			`warning consumer-handles-nothing warren.json:9:5: consumer "archiver" handles nothing: none of its bindings matches a fact`,

@@ -65,7 +65,10 @@ func TestParseErrors(t *testing.T) {
 		want string
 	}{
 		{"{\n  \"a\": 1,\n  \"b\": tru\n}", "x.json:3:11: invalid JSON: invalid character"},
-		{"{\n  \"a\": 1,\n}", "x.json:3:1: invalid JSON"},
+		{"{\n  \"a\": 1,\n}", "x.json:2:9: invalid JSON: trailing comma before '}' (JSON allows no comma after the last element)"},
+		{"[1, 2 ,\t]", "x.json:1:7: invalid JSON: trailing comma before ']' (JSON allows no comma after the last element)"},
+		{"{\"a\": [1,], \"b\": 2}", "x.json:1:9: invalid JSON: trailing comma before ']'"},
+		{"{\"a\": }", "x.json:1:7: invalid JSON: invalid character '}' looking for beginning of value"},
 		{"{\"a\": 1", "x.json:1:8: invalid JSON: unexpected end of file"},
 		{"{\"a\": 1, \"a\": 2}", "x.json:1:10: /a: duplicate property \"a\""},
 		{"{} {}", "x.json:1:4: invalid JSON: unexpected data after the top-level value"},

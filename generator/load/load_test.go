@@ -134,7 +134,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "unknown keyword in manifest",
 			files: map[string]string{"warren.json": `{"consumers": {"c": {"bindings": ["a.b"], "prefech": 3}}}`},
-			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech" (expected one of "backoff", "bindings", "concurrency", "deliveryLimit", "description", "maxAttempts", "prefetch", "queueType")`},
+			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech"; did you mean "prefetch"? (expected one of "backoff", "bindings", "concurrency", "deliveryLimit", "description", "maxAttempts", "prefetch", "queueType")`},
 		},
 		{
 			name:  "unknown compatibility mode",
@@ -168,6 +168,16 @@ func TestLoadErrors(t *testing.T) {
 			name:  "duplicate routing key",
 			files: map[string]string{"warren.json": `{}`, "a.json": fact(""), "b.json": fact("")},
 			want:  []string{`b.json:1:19: /x-routing-key: routing key "a.b" is already used by a.json`},
+		},
+		{
+			name: "ref to a misspelt file",
+			files: map[string]string{
+				"warren.json":       `{}`,
+				"common/money.json": `{"type": "object"}`,
+				"common/item.json":  `{"type": "object"}`,
+				"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "properties": {"total": {"$ref": "../common/mony.json"}}}`,
+			},
+			want: []string{`order/placed.json:1:86: /properties/total/$ref: $ref "../common/mony.json": no schema file "common/mony.json" in the schema directory; did you mean "../common/money.json"?`},
 		},
 		{
 			name: "unresolved refs",

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/warrenbus/warren/internal/suggest"
 	"github.com/warrenbus/warren/schemas"
 )
 
@@ -171,8 +172,15 @@ func (m *metaSchemas) explain(doc *Document, base string, root any, l leaf, errs
 		accepted := m.acceptedProperties(node)
 		for _, name := range k.Properties {
 			msg := fmt.Sprintf("unknown property %s", strconv.Quote(name))
+			if s, ok := suggest.Closest(name, accepted); ok {
+				msg += fmt.Sprintf("; did you mean %s?", strconv.Quote(s))
+			}
 			if len(accepted) > 0 {
-				msg += " (expected one of " + strings.Join(accepted, ", ") + ")"
+				quoted := make([]string, len(accepted))
+				for i, a := range accepted {
+					quoted[i] = strconv.Quote(a)
+				}
+				msg += " (expected one of " + strings.Join(quoted, ", ") + ")"
 			}
 			errs.Add(doc.KeyErrorf(Append(pointer, name), "%s", msg))
 		}
@@ -221,7 +229,7 @@ func (m *metaSchemas) acceptedProperties(node map[string]any) []string {
 	names := make([]string, 0, len(props))
 	for name := range props {
 		if name != "$schema" {
-			names = append(names, strconv.Quote(name))
+			names = append(names, name)
 		}
 	}
 	slices.Sort(names)

@@ -252,8 +252,27 @@ func (p *parser) syntax(off int) error {
 		return p.doc.errorAt(len(p.doc.Src), "", "invalid JSON: unexpected end of file")
 	case errors.As(err, &se):
 		// Offset counts the offending byte itself.
-		return p.doc.errorAt(max(0, int(se.Offset)-1), "", "invalid JSON: %s", se.Error())
+		at := max(0, int(se.Offset)-1)
+		if comma, ok := trailingComma(p.doc.Src, at); ok {
+			return p.doc.errorAt(comma, "", "invalid JSON: trailing comma before %q (JSON allows no comma after the last element)", p.doc.Src[at])
+		}
+		return p.doc.errorAt(at, "", "invalid JSON: %s", se.Error())
 	default:
 		return p.doc.errorAt(off, "", "invalid JSON: %v", err)
 	}
+}
+
+// trailingComma reports whether the offending byte at off closes an object
+// or array right after a comma, the most common slip in hand-written JSON
+// (and one JavaScript allows), and returns where the comma is.
+// encoding/json only says it was looking for a key or a value.
+func trailingComma(src []byte, off int) (int, bool) {
+	if off >= len(src) || src[off] != '}' && src[off] != ']' {
+		return 0, false
+	}
+	i := off - 1
+	for i >= 0 && (src[i] == ' ' || src[i] == '\t' || src[i] == '\r' || src[i] == '\n') {
+		i--
+	}
+	return i, i >= 0 && src[i] == ','
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/warrenbus/warren/internal/suggest"
 )
 
 // Keywords whose value is one subschema, a map of subschemas, or an array of
@@ -110,7 +112,7 @@ func (s *Schemas) Resolve(from *Document, ref string) (Target, error) {
 		}
 		var ok bool
 		if doc, ok = s.byPath[p]; !ok {
-			return Target{}, fmt.Errorf("$ref %s: no schema file %s in the schema directory", strconv.Quote(ref), strconv.Quote(p))
+			return Target{}, fmt.Errorf("$ref %s: no schema file %s in the schema directory%s", strconv.Quote(ref), strconv.Quote(p), s.closestFile(from.Path, file))
 		}
 	}
 	v, ok := doc.Lookup(pointer)
@@ -160,4 +162,33 @@ func (s *Schemas) checkRefs(doc *Document, errs *ErrorList) []*Document {
 		}
 	}
 	return targets
+}
+
+// closestFile suggests, for a $ref to a file that does not exist, the
+// reference to an existing file that was probably meant, written as the
+// author wrote theirs: relative to the referring file.
+func (s *Schemas) closestFile(from, ref string) string {
+	dir := path.Dir(from)
+	var refs []string
+	for p := range s.byPath {
+		refs = append(refs, relativeRef(dir, p))
+	}
+	slices.Sort(refs)
+	if c, ok := suggest.Closest(path.Clean(ref), refs); ok {
+		return fmt.Sprintf("; did you mean %s?", strconv.Quote(c))
+	}
+	return ""
+}
+
+// relativeRef writes target (a path in the schema directory) relative to
+// dir, with ../ where needed, as a $ref in a file of dir would.
+func relativeRef(dir, target string) string {
+	up := ""
+	for d := dir; d != "."; d = path.Dir(d) {
+		if rest, ok := strings.CutPrefix(target, d+"/"); ok {
+			return up + rest
+		}
+		up += "../"
+	}
+	return up + target
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/names"
+	"github.com/warrenbus/warren/internal/suggest"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -59,7 +60,9 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 	// dominated the build.
 	words := make([][]string, len(facts))
 	byKey := make(map[string]int, len(facts))
+	keys := make([]string, len(facts)) // sorted, as facts are
 	for i, f := range facts {
+		keys[i] = f.RoutingKey
 		words[i] = strings.Split(f.RoutingKey, ".")
 		byKey[f.RoutingKey] = i // unique: load rejects a second fact with the same key
 	}
@@ -89,7 +92,11 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 				}
 			}
 			if n == 0 {
-				b.errs.Add(man.Doc.Errorf(lc.BindingPointer(i), "consumer %s: binding %s matches no fact (routing keys: %s)", strconv.Quote(lc.Name), strconv.Quote(pattern), routingKeys(facts)))
+				msg := fmt.Sprintf("consumer %s: binding %s matches no fact", strconv.Quote(lc.Name), strconv.Quote(pattern))
+				if s, ok := ClosestBinding(pattern, keys); ok {
+					msg += fmt.Sprintf("; did you mean %s?", strconv.Quote(s))
+				}
+				b.errs.Add(man.Doc.Errorf(lc.BindingPointer(i), "%s (routing keys: %s)", msg, routingKeys(facts)))
 			}
 		}
 		for _, j := range slices.Sorted(maps.Keys(matched)) {
@@ -213,4 +220,38 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// ClosestBinding returns the binding pattern the author of pattern most
+// likely meant, given the routing keys of the facts, for a binding that
+// matches none of them. A literal pattern is compared with the keys
+// ("order.shiped" -> "order.shipped"). A pattern with wildcards keeps
+// them and has its literal words corrected from a key it then matches
+// ("ordr.#" -> "order.#"). It reports false when nothing is close.
+func ClosestBinding(pattern string, keys []string) (string, bool) {
+	if !strings.ContainsAny(pattern, "*#") {
+		return suggest.Closest(pattern, keys)
+	}
+	p := strings.Split(pattern, ".")
+	var candidates []string
+	seen := map[string]bool{}
+	for _, key := range keys {
+		k := strings.Split(key, ".")
+		// Literal words before the first '#' sit at the key's positions.
+		fixed := slices.Clone(p)
+		for i, w := range fixed {
+			if w == "#" || i >= len(k) {
+				break
+			}
+			if w != "*" {
+				fixed[i] = k[i]
+			}
+		}
+		c := strings.Join(fixed, ".")
+		if !seen[c] && matchWords(fixed, k) {
+			seen[c] = true
+			candidates = append(candidates, c)
+		}
+	}
+	return suggest.Closest(pattern, candidates)
 }

@@ -283,3 +283,28 @@ func TestBuildErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestClosestBinding(t *testing.T) {
+	keys := []string{"catalogue.item.deleted", "catalogue.item.updated", "order.placed", "order.shipped"}
+	cases := []struct {
+		pattern, want string
+		ok            bool
+	}{
+		{"order.shiped", "order.shipped", true},
+		{"ordr.placed", "order.placed", true},
+		{"ordr.#", "order.#", true},
+		{"catalgue.*.updated", "catalogue.*.updated", true},
+		{"catalogue.iten.*", "catalogue.item.*", true},
+		{"billing.#", "", false},
+		{"invoice.sent", "", false},
+	}
+	for _, c := range cases {
+		got, ok := ClosestBinding(c.pattern, keys)
+		if got != c.want || ok != c.ok {
+			t.Errorf("ClosestBinding(%q) = %q, %v; want %q, %v", c.pattern, got, ok, c.want, c.ok)
+		}
+		if ok && !slices.ContainsFunc(keys, func(k string) bool { return TopicMatch(got, k) }) {
+			t.Errorf("suggestion %q for %q matches no key", got, c.pattern)
+		}
+	}
+}
