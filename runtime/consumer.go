@@ -32,6 +32,9 @@ type Consumer struct {
 	counters *counters
 	lane     lane
 	running  atomic.Bool
+	// newerSeen remembers the (routing key, version) pairs newer than the
+	// consumer's that were logged already (versionKey -> true).
+	newerSeen sync.Map
 }
 
 // ConsumerOption configures a [Consumer].

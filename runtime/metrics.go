@@ -11,7 +11,7 @@ type Event int
 
 // The events a consumer counts. Every delivery is Delivered once and then
 // ends as exactly one of Acked, Retried, Poisoned, DuplicateSkipped or
-// Returned.
+// Returned; Redelivered and NewerVersion are counted besides.
 const (
 	Delivered        Event = iota // a message reached the consumer
 	Redelivered                   // the broker had delivered it before without an ack (counted besides Delivered)
@@ -20,10 +20,11 @@ const (
 	Poisoned                      // a confirmed copy went to the poison queue, then the original was acked
 	DuplicateSkipped              // the guard had seen the message id already; acked without calling the handler
 	Returned                      // handed back to the broker unsettled (shutdown, or a copy that was not confirmed)
+	NewerVersion                  // its x-fact-version is newer than the fact the consumer was generated from (counted besides Delivered; handled as usual)
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {

@@ -66,6 +66,7 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	if !ok {
 		return false, Permanent(fmt.Errorf("fact %q is not handled by consumer %q", in.routingKey, c.spec.Name))
 	}
+	c.checkVersion(in, route.fact)
 	if validate := route.fact.Validate; validate != nil {
 		if err := validate(env.Payload); err != nil {
 			return false, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, err))
