@@ -31,6 +31,12 @@
 // changed so that neither side provably contains the other (a pattern, a
 // const), both directions count as broken.
 //
+// The fact's x-fact-version header does not change this: a consumer that
+// receives a newer version than it was generated from logs and counts it
+// (runtime.NewerVersion) and then validates the payload against its own
+// schema exactly as above, so a raised x-version announces a break but
+// does not soften it.
+//
 // # Modes and verdicts
 //
 // A compatibility mode, as Confluent Schema Registry names them, says which
