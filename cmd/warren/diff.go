@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
 	"github.com/warrenbus/warren/generator/schemadiff"
-	"github.com/warrenbus/warren/generator/schemadiff/gitbase"
 )
 
 func init() { register(diffCommand) }
@@ -78,20 +78,22 @@ func runDiff(c *cli.Context) error {
 	}
 	base := c.String("base")
 	args := c.Args().Slice()
-	var oldDir, newDir string
+	var newDir string
+	var loadOld func() (*schemadiff.Dir, error)
 	var labels schemadiff.Labels
 	switch {
 	case base != "" && len(args) == 1:
 		newDir = args[0]
-		tree, err := gitbase.Export(c.Context, newDir, base)
+		tree, err := gitbase.Read(c.Context, newDir, base)
 		if err != nil {
 			return errDiffFailed(fmt.Sprintf("warren diff: %v", err))
 		}
-		defer tree.Remove()
-		oldDir = tree.Dir
+		loadOld = func() (*schemadiff.Dir, error) { return schemadiff.LoadFS(c.Context, tree.FS) }
 		labels = schemadiff.Labels{Old: tree.Label, New: filepath.ToSlash(newDir)}
 	case base == "" && len(args) == 2:
-		oldDir, newDir = args[0], args[1]
+		oldDir := args[0]
+		newDir = args[1]
+		loadOld = func() (*schemadiff.Dir, error) { return schemadiff.Load(c.Context, oldDir) }
 		labels = schemadiff.Labels{Old: filepath.ToSlash(oldDir), New: filepath.ToSlash(newDir)}
 	case base != "":
 		return usageError(c, "with --base, expected one NEW_DIR, got %q", args)
@@ -100,7 +102,7 @@ func runDiff(c *cli.Context) error {
 	}
 
 	stderr := c.App.ErrWriter
-	old, err := schemadiff.Load(c.Context, oldDir)
+	old, err := loadOld()
 	if err != nil {
 		reportError(stderr, "diff", labels.Old, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the old directory %s is not valid", labels.Old))

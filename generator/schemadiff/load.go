@@ -2,6 +2,7 @@ package schemadiff
 
 import (
 	"context"
+	"io/fs"
 	"slices"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -14,6 +15,16 @@ import (
 // warren would reject can still be compared.
 func Load(ctx context.Context, dir string) (*Dir, error) {
 	s, err := load.Load(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return NewDir(s), nil
+}
+
+// LoadFS is [Load] for a schema directory held in a file system, such as
+// the tree of a git revision.
+func LoadFS(ctx context.Context, fsys fs.FS) (*Dir, error) {
+	s, err := load.LoadFS(ctx, fsys)
 	if err != nil {
 		return nil, err
 	}

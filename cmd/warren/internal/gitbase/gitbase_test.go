@@ -2,6 +2,7 @@ package gitbase
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,24 +49,25 @@ func repo(t *testing.T) string {
 	return dir
 }
 
-func TestExport(t *testing.T) {
+// Read returns the schema files of the directory at the revision, by path
+// below the directory: not the working tree's changes, not other
+// directories, not files that are not schemas, whatever .gitattributes says.
+func TestRead(t *testing.T) {
 	dir := repo(t)
-	tree, err := Export(context.Background(), filepath.Join(dir, "events"), "base")
+	tree, err := Read(context.Background(), filepath.Join(dir, "events"), "base")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tree.Remove()
 	if tree.Label != "base:events" {
 		t.Errorf("Label = %q, want %q", tree.Label, "base:events")
 	}
 	var got []string
-	err = filepath.WalkDir(tree.Dir, func(p string, d os.DirEntry, err error) error {
+	err = fs.WalkDir(tree.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel(tree.Dir, p)
-		b, err := os.ReadFile(p)
-		got = append(got, filepath.ToSlash(rel)+" "+strings.TrimSpace(string(b)))
+		b, err := fs.ReadFile(tree.FS, p)
+		got = append(got, p+" "+strings.TrimSpace(string(b)))
 		return err
 	})
 	if err != nil {
@@ -76,18 +78,23 @@ func TestExport(t *testing.T) {
 		`warren.json {"package": "shop"}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("exported files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	root := filepath.Dir(tree.Dir) // tree.Dir is <tmp>/events
-	if err := tree.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); !os.IsNotExist(err) {
-		t.Errorf("Remove left %s behind", root)
+		t.Errorf("files read:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
-func TestExportErrors(t *testing.T) {
+// At the repository's root the tree is the whole repository's schema files.
+func TestReadAtTheRoot(t *testing.T) {
+	dir := repo(t)
+	tree, err := Read(context.Background(), dir, "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Stat(tree.FS, "other/x.json"); err != nil || tree.Label != "base:" {
+		t.Errorf("label %q, other/x.json: %v", tree.Label, err)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
 	dir := repo(t)
 	tests := []struct {
 		dir, rev, want string
@@ -98,17 +105,17 @@ func TestExportErrors(t *testing.T) {
 		{t.TempDir(), "HEAD", "find the git repository of"},
 	}
 	for _, tt := range tests {
-		_, err := Export(context.Background(), tt.dir, tt.rev)
+		_, err := Read(context.Background(), tt.dir, tt.rev)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Export(%s, %s) = %v, want an error containing %q", tt.dir, tt.rev, err, tt.want)
+			t.Errorf("Read(%s, %s) = %v, want an error containing %q", tt.dir, tt.rev, err, tt.want)
 		}
 	}
 	// A directory that is new in the working tree has no schemas at the base.
 	if err := os.MkdirAll(filepath.Join(dir, "fresh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Export(context.Background(), filepath.Join(dir, "fresh"), "base")
+	_, err := Read(context.Background(), filepath.Join(dir, "fresh"), "base")
 	if err == nil || !strings.Contains(err.Error(), "base:fresh: no schema files in fresh at base") {
-		t.Errorf("Export(fresh) = %v", err)
+		t.Errorf("Read(fresh) = %v", err)
 	}
 }

@@ -4,7 +4,9 @@
 //
 // It asks git itself (ls-tree and cat-file, not a git library), reading
 // blobs straight from the object store: .gitattributes export-ignore rules
-// and the state of the working tree do not change what is read.
+// and the state of the working tree do not change what is read. The files
+// are held in memory as an [fs.FS], so the generator and the differ that read
+// them never see a process or a temporary directory; only the CLI does.
 package gitbase
 
 import (
@@ -14,31 +16,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"os/exec"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"testing/fstest"
 )
 
-// Tree is a schema directory exported from a revision into a temporary
-// directory. Remove it when done.
+// Tree is a schema directory as it was at a revision.
 type Tree struct {
-	Dir   string // the exported schema directory, inside a temporary directory
+	FS    fs.FS  // the *.json files, by path relative to the schema directory
 	Label string // how positions in it are shown: "origin/main:events"
-	root  string // the temporary directory
 }
 
-// Remove deletes the temporary directory.
-func (t *Tree) Remove() error { return os.RemoveAll(t.root) }
-
-// Export writes the *.json files below dir, as they were at revision rev of
-// the git repository that contains dir, into a new temporary directory.
-// dir is a path in the working tree (it must exist there); the same path
-// relative to the repository root is read at rev. Symbolic links and
-// submodules at rev are not followed.
-func Export(ctx context.Context, dir, rev string) (*Tree, error) {
+// Read reads the *.json files below dir as they were at revision rev of the
+// git repository that contains dir. dir is a path in the working tree (it
+// must exist there); the same path relative to the repository root is read
+// at rev. Symbolic links and submodules at rev are not followed.
+func Read(ctx context.Context, dir, rev string) (*Tree, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("git revision %q: expected a revision such as origin/main", rev)
 	}
@@ -67,16 +63,11 @@ func Export(ctx context.Context, dir, rev string) (*Tree, error) {
 		}
 		return nil, fmt.Errorf("%s: no schema files in %s at %s", label, where, rev)
 	}
-	tmp, err := os.MkdirTemp("", "warren-base-*")
+	fsys, err := readBlobs(ctx, root, sub, files)
 	if err != nil {
-		return nil, err
-	}
-	t := &Tree{Dir: filepath.Join(tmp, filepath.FromSlash(sub)), Label: label, root: tmp}
-	if err := writeBlobs(ctx, root, tmp, files); err != nil {
-		_ = t.Remove()
 		return nil, fmt.Errorf("read %s: %w", label, err)
 	}
-	return t, nil
+	return &Tree{FS: fsys, Label: label}, nil
 }
 
 // blob is one file of the tree at the revision.
@@ -115,47 +106,50 @@ func listJSON(ctx context.Context, root, rev, sub string) ([]blob, error) {
 	return files, nil
 }
 
-// writeBlobs reads every blob through one `git cat-file --batch` and writes
-// it below dest.
-func writeBlobs(ctx context.Context, root, dest string, files []blob) error {
+// readBlobs reads every blob through one `git cat-file --batch` into a file
+// system rooted at sub.
+//
+// The file system is testing/fstest's MapFS: the standard library's
+// in-memory fs.FS, complete (directories, ReadDir, Stat) and without any
+// testing machinery; a hand-written one would only repeat it.
+func readBlobs(ctx context.Context, root, sub string, files []blob) (fs.FS, error) {
 	var in bytes.Buffer
 	for _, f := range files {
 		in.WriteString(f.oid + "\n")
 	}
 	out, err := git(ctx, root, &in, "cat-file", "--batch")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	fsys := fstest.MapFS{}
 	r := bufio.NewReader(bytes.NewReader(out))
 	for _, f := range files {
 		header, err := r.ReadString('\n')
 		if err != nil {
-			return fmt.Errorf("cat-file: %w", err)
+			return nil, fmt.Errorf("cat-file: %w", err)
 		}
 		fields := strings.Fields(header)
 		if len(fields) != 3 || fields[0] != f.oid || fields[1] != "blob" {
-			return fmt.Errorf("cat-file: unexpected header %q for %s", strings.TrimSpace(header), f.path)
+			return nil, fmt.Errorf("cat-file: unexpected header %q for %s", strings.TrimSpace(header), f.path)
 		}
 		size, err := strconv.Atoi(fields[2])
 		if err != nil {
-			return fmt.Errorf("cat-file: bad size in %q", strings.TrimSpace(header))
+			return nil, fmt.Errorf("cat-file: bad size in %q", strings.TrimSpace(header))
 		}
 		content := make([]byte, size+1) // the content and a newline
 		if _, err := io.ReadFull(r, content); err != nil {
-			return fmt.Errorf("cat-file: %s: %w", f.path, err)
+			return nil, fmt.Errorf("cat-file: %s: %w", f.path, err)
 		}
-		if !filepath.IsLocal(filepath.FromSlash(f.path)) {
-			return fmt.Errorf("refusing path %q outside the repository", f.path)
+		rel, ok := f.path, true
+		if sub != "" {
+			rel, ok = strings.CutPrefix(f.path, sub+"/")
 		}
-		target := filepath.Join(dest, filepath.FromSlash(f.path))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
+		if !ok || !fs.ValidPath(rel) {
+			return nil, fmt.Errorf("refusing path %q outside %s", f.path, sub)
 		}
-		if err := os.WriteFile(target, content[:size], 0o644); err != nil {
-			return err
-		}
+		fsys[rel] = &fstest.MapFile{Data: content[:size], Mode: 0o644}
 	}
-	return nil
+	return fsys, nil
 }
 
 // git runs git in dir and returns its standard output; a failure carries
