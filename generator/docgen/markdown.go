@@ -72,6 +72,12 @@ var mermaidLabel = strings.NewReplacer(
 	"\r", "", "\n", " ",
 ).Replace
 
+// scalarGo names the Go types of the kinds that have no parts.
+var scalarGo = map[model.Kind]string{
+	model.String: "string", model.Int: "int64", model.Float: "float64",
+	model.Bool: "bool", model.Time: "time.Time", model.Raw: "json.RawMessage",
+}
+
 // goTypeMD renders a Go type as Markdown: code spans, with the declared
 // types linked to their section of the page.
 func goTypeMD(r model.Ref, pointer bool) string {
@@ -88,19 +94,11 @@ func goTypeMD(r model.Ref, pointer bool) string {
 		if pointer {
 			plain += "*"
 		}
+		if name, ok := scalarGo[r.Kind]; ok {
+			plain += name
+			return
+		}
 		switch r.Kind {
-		case model.String:
-			plain += "string"
-		case model.Int:
-			plain += "int64"
-		case model.Float:
-			plain += "float64"
-		case model.Bool:
-			plain += "bool"
-		case model.Time:
-			plain += "time.Time"
-		case model.Raw:
-			plain += "json.RawMessage"
 		case model.Named:
 			flush()
 			anchor := typeAnchor(r.Type)
