@@ -132,21 +132,20 @@ func (b *broker) run(handle func(ctx context.Context, d runtime.Delivery, s ship
 // counts returns what the consumer counted so far.
 func (b *broker) counts() runtime.Counts { return b.conn.Counts(b.consumer.Name) }
 
-// waitFor waits, with a generous deadline, until the consumer's counts
-// satisfy cond.
+// waitFor waits, as testenv.Eventually does, until the consumer's counts
+// satisfy cond. When it gives up it logs the last counts it saw.
 func (b *broker) waitFor(what string, cond func(runtime.Counts) bool) runtime.Counts {
 	b.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c := b.counts()
-		if cond(c) {
-			return c
+	var c runtime.Counts
+	met := false
+	defer func() {
+		if !met {
+			b.t.Logf("counts when giving up: %s", formatCounts(c))
 		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("gave up waiting for %s; counts %s", what, formatCounts(c))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	}()
+	testenv.Eventually(b.t, what, func() bool { c = b.counts(); return cond(c) })
+	met = true
+	return c
 }
 
 func formatCounts(c runtime.Counts) string {

@@ -333,33 +333,26 @@ func TestReplayOfBrokerDeadLetteredMessage(t *testing.T) {
 	l.publish(l.top.Exchanges[0].Name, "item.added", amqp.Publishing{MessageId: "m1", Body: []byte(`{"id":"m1"}`)})
 	ch := l.channel()
 	var d amqp.Delivery
-	for deadline := time.Now().Add(time.Minute); ; {
+	testenv.Eventually(t, "the message in the work queue", func() bool {
 		var ok bool
 		var err error
 		if d, ok, err = ch.Get(l.a.Queue, false); err != nil {
 			t.Fatal(err)
-		} else if ok {
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("gave up waiting for the message in the work queue")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ok
+	})
 	if err := d.Reject(false); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	var got []poison.Message
-	for deadline := time.Now().Add(time.Minute); len(got) == 0; {
+	testenv.Eventually(t, "the dead-lettered message in the poison queue", func() bool {
 		var err error
 		if got, err = poison.List(ctx, l.conn, l.a, poison.Filter{}); err != nil {
 			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("gave up waiting for the dead-lettered message in the poison queue")
-		}
-	}
+		return len(got) > 0
+	})
 	m := got[0]
 	if m.ID != "m1" || m.RoutingKey != "item.added" || m.Exchange != l.top.Exchanges[0].Name || m.Attempts != 0 || m.FailedAt.IsZero() {
 		t.Errorf("listed %+v", m)
