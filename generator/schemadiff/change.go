@@ -54,6 +54,9 @@ type Pos struct {
 	Line    int    // 1-based; 0 when unknown
 	Col     int    // 1-based byte column; 0 when unknown
 	Pointer string // JSON pointer into File
+	// Label names the older version File is in, for a change a _TRANSITIVE
+	// mode found against it; "" for the two directories compared.
+	Label string
 }
 
 // Change is one difference between the two directories, classified by a

@@ -19,7 +19,10 @@ type Labels struct {
 
 func (l Labels) file(p Pos) string {
 	root := l.New
-	if p.Side == Old {
+	switch {
+	case p.Side == Old && p.Label != "":
+		root = p.Label
+	case p.Side == Old:
 		root = l.Old
 	}
 	if root == "" || root == "." {
