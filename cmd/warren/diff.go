@@ -112,7 +112,13 @@ func runDiff(c *cli.Context) error {
 		reportError(stderr, "diff", newDir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the new directory %s is not valid", newDir))
 	}
-	r := schemadiff.Compare(old, cur)
+	var older []schemadiff.Version
+	if base != "" {
+		if older, err = olderVersions(c, newDir, base, old, cur); err != nil {
+			return errDiffFailed(fmt.Sprintf("warren diff: %v", err))
+		}
+	}
+	r := schemadiff.CompareHistory(old, older, cur)
 	switch format {
 	case "markdown":
 		err = r.WriteMarkdown(c.App.Writer, labels)
@@ -128,6 +134,49 @@ func runDiff(c *cli.Context) error {
 		return errReported
 	}
 	return nil
+}
+
+// olderVersions reads, from the git history before base, the older
+// versions of the schema directory that a _TRANSITIVE fact must still be
+// compatible with: newest first, for as long as some such fact has the
+// x-version it has at base. An older state that no longer loads ends the
+// walk, with a warning: nothing before it can be compared.
+func olderVersions(c *cli.Context, newDir, base string, old, cur *schemadiff.Dir) ([]schemadiff.Version, error) {
+	pending := map[string]int{} // routing key -> x-version at base
+	for _, f := range cur.Schemas.Facts {
+		if b := old.Fact(f.RoutingKey); b != nil && cur.Mode(f).Transitive() && b.Version == f.Version {
+			pending[f.RoutingKey] = b.Version
+		}
+	}
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	commits, err := gitbase.History(c.Context, newDir, base)
+	if err != nil {
+		return nil, err
+	}
+	var older []schemadiff.Version
+	for _, commit := range commits {
+		if len(pending) == 0 {
+			break
+		}
+		tree, err := gitbase.Read(c.Context, newDir, commit)
+		if err != nil {
+			return older, nil // the directory did not exist yet
+		}
+		d, err := schemadiff.LoadFS(c.Context, tree.FS)
+		if err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "warren diff: %s does not load, so versions before it are not compared: %v\n", tree.Label, err)
+			return older, nil
+		}
+		older = append(older, schemadiff.Version{Label: tree.Label, Dir: d})
+		for key, v := range pending {
+			if f := d.Fact(key); f == nil || f.Version != v {
+				delete(pending, key)
+			}
+		}
+	}
+	return older, nil
 }
 
 // wrapList prints names indented, several to a line.

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -190,4 +192,95 @@ func TestDiffGoldenJSON(t *testing.T) {
 			t.Errorf("%s: exit %d (want %d), stderr %q, stdout:\n%s\nwant:\n%s", name, got, code, stderr, stdout, want)
 		}
 	}
+}
+
+// gitCommits commits each state of a schema directory, in order, as
+// events/ of a new repository, and returns the path of events/.
+func gitCommits(t *testing.T, states ...map[string]string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null",
+			"GIT_AUTHOR_NAME=CI", "GIT_AUTHOR_EMAIL=ci@example.com", "GIT_COMMITTER_NAME=CI", "GIT_COMMITTER_EMAIL=ci@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	events := filepath.Join(repo, "events")
+	for i, files := range states {
+		if err := os.RemoveAll(events); err != nil {
+			t.Fatal(err)
+		}
+		for name, body := range files {
+			p := filepath.Join(events, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		git("add", "-A")
+		git("commit", "-q", "-m", fmt.Sprintf("state %d", i+1))
+	}
+	return events
+}
+
+// Three commits: v1 with an optional "note" string on an open object; v2
+// without it (compatible both ways); v3 with "note" back as an integer
+// (compatible with v2, not with v1, whose consumers may still run and
+// whose facts may still be queued). FULL compares v3 with v2 only;
+// FULL_TRANSITIVE also with v1, until the x-version is raised.
+func TestDiffTransitiveReadsGitHistory(t *testing.T) {
+	state := func(mode string, version int, props string) map[string]string {
+		return map[string]string{
+			"warren.json": `{"package": "shop", "compatibility": "` + mode + `"}`,
+			"order/placed.json": fmt.Sprintf(`{"x-routing-key": "order.placed", "x-version": %d, "type": "object",
+  "properties": {"id": {"type": "string"}%s}}`, version, props),
+		}
+	}
+	const note, none, number = `, "note": {"type": "string"}`, ``, `, "note": {"type": "integer"}`
+	tests := []struct {
+		name   string
+		mode   string
+		first  int // x-version of v1; v2 and v3 have 2
+		code   int
+		report string
+	}{
+		{"transitive", "FULL_TRANSITIVE", 2, 1, "" +
+			"events/order/placed.json:2:61: breaking: type-changed: order.placed /properties/note: type changed from \"string\" to \"integer\"; breaks both ways in FULL_TRANSITIVE, against ",
+		},
+		{"previous only", "FULL", 2, 0, "events/order/placed.json:2:52: compatible: property-added: order.placed /properties/note: new optional property \"note\"\n1 compatible change\n"},
+		{"raised since v1", "FULL_TRANSITIVE", 1, 0, "events/order/placed.json:2:52: compatible: property-added: order.placed /properties/note: new optional property \"note\"\n1 compatible change\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events := gitCommits(t, state(tt.mode, tt.first, note), state(tt.mode, 2, none), state(tt.mode, 2, number))
+			code, stdout, stderr := run(t, "diff", "--base", "HEAD~1", events)
+			stdout = strings.ReplaceAll(stdout, filepath.ToSlash(events), "events")
+			if code != tt.code || !strings.HasPrefix(stdout, tt.report) || stderr != "" {
+				t.Errorf("exit %d (want %d), stderr %q, stdout:\n%s\nwant it to start with:\n%s", code, tt.code, stderr, stdout, tt.report)
+			}
+			// The break is against the first commit, named as a revision.
+			if against := regexp.MustCompile(`against ([0-9a-f]{12}):events\n`).FindStringSubmatch(stdout); tt.code == 1 && (against == nil || !strings.HasPrefix(firstCommit(t, events), against[1])) {
+				t.Errorf("the break does not name the first commit:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// firstCommit returns the hash of the repository's root commit.
+func firstCommit(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "rev-list", "--max-parents=0", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }

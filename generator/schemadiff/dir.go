@@ -19,9 +19,9 @@ type Consumer struct {
 	Queues []topology.Queue // its poison, work and delay queues; nil when its settings do not build
 }
 
-// mode returns the compatibility mode of fact f: its x-compatibility, else
+// Mode returns the compatibility mode of fact f: its x-compatibility, else
 // the manifest's, else [DefaultMode]. A nil f asks for the manifest's.
-func (d *Dir) mode(f *load.Fact) Mode {
+func (d *Dir) Mode(f *load.Fact) Mode {
 	if f != nil && f.Compatibility != "" {
 		if m, err := ParseMode(f.Compatibility); err == nil {
 			return m
@@ -35,8 +35,8 @@ func (d *Dir) mode(f *load.Fact) Mode {
 	return DefaultMode
 }
 
-// fact returns the fact with the given routing key, nil when there is none.
-func (d *Dir) fact(key string) *load.Fact {
+// Fact returns the fact with the given routing key, nil when there is none.
+func (d *Dir) Fact(key string) *load.Fact {
 	for _, f := range d.Schemas.Facts {
 		if f.RoutingKey == key {
 			return f

@@ -51,7 +51,9 @@
 // direction the mode does not require is [Ordered]: Report.Deploys says
 // which side deploys first. A lowered x-version, and a queue type or
 // delivery limit the broker will refuse to redeclare, are breaking in
-// every mode.
+// every mode. With a _TRANSITIVE mode the new schema is also compared with
+// every version of the fact since its x-version was last raised
+// ([CompareHistory]; `warren diff --base` reads them from git history).
 //
 // # How schemas are compared
 //

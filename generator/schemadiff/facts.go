@@ -58,12 +58,12 @@ func compare(old, new *Dir) *Report {
 func (r *Report) judge(old, new *Dir) {
 	for i := range r.Changes {
 		c := &r.Changes[i]
-		c.Mode = new.mode(nil)
+		c.Mode = new.Mode(nil)
 		if c.Fact != "" {
-			if f := new.fact(c.Fact); f != nil {
-				c.Mode = new.mode(f)
-			} else if f := old.fact(c.Fact); f != nil {
-				c.Mode = old.mode(f)
+			if f := new.Fact(c.Fact); f != nil {
+				c.Mode = new.Mode(f)
+			} else if f := old.Fact(c.Fact); f != nil {
+				c.Mode = old.Mode(f)
 			}
 		}
 		rule := ruleOf[c.Rule]
@@ -77,7 +77,7 @@ func (r *Report) judge(old, new *Dir) {
 			c.Verdict = Ordered
 		case c.Rule == FactRemoved:
 			c.Verdict = Breaking
-			if f := old.fact(c.Fact); f != nil && f.Deprecated {
+			if f := old.Fact(c.Fact); f != nil && f.Deprecated {
 				c.Verdict = Intentional
 			}
 		default:

@@ -27,15 +27,15 @@ func CompareHistory(base *Dir, older []Version, new *Dir) *Report {
 	}
 	reports := make([]*Report, len(older)) // compared lazily, at most once each
 	for _, f := range new.Schemas.Facts {
-		if !new.mode(f).Transitive() {
+		if !new.Mode(f).Transitive() {
 			continue
 		}
-		b := base.fact(f.RoutingKey)
+		b := base.Fact(f.RoutingKey)
 		if b == nil || f.Version != b.Version {
 			continue // new, or its version raised now
 		}
 		for i, v := range older {
-			o := v.Dir.fact(f.RoutingKey)
+			o := v.Dir.Fact(f.RoutingKey)
 			if o == nil || o.Version != b.Version {
 				break
 			}

@@ -55,11 +55,11 @@ func (c Change) subject() string {
 	return c.Fact
 }
 
-// breaksNote says which directions a change breaks, for the text and
-// Markdown reports: "" when none, else "breaks forward" and so on, with the
-// revision a _TRANSITIVE mode found it against.
-func (c Change) breaksNote() string {
-	note := ""
+// breaksNote says which directions a change breaks and in which mode, for
+// the text and Markdown reports ("" when none), with the version a
+// _TRANSITIVE mode found it against; code formats names for the format.
+func (c Change) breaksNote(text, code func(string) string) string {
+	var note string
 	switch c.Breaks {
 	case Forward:
 		note = "breaks forward (old consumers, new facts)"
@@ -67,12 +67,17 @@ func (c Change) breaksNote() string {
 		note = "breaks backward (new consumers, old facts)"
 	case Both:
 		note = "breaks both ways"
+	default:
+		return ""
 	}
+	note = text(note) + " in " + code(string(c.Mode))
 	if c.Against != "" {
-		note += ", against " + c.Against
+		note += ", against " + code(c.Against)
 	}
 	return note
 }
+
+func plain(s string) string { return s }
 
 // WriteText prints one line per change,
 //
@@ -84,8 +89,8 @@ func (r *Report) WriteText(w io.Writer, l Labels) error {
 	var b strings.Builder
 	for _, c := range r.Changes {
 		fmt.Fprintf(&b, "%s: %s: %s: %s: %s", l.position(c.Pos), c.Verdict, c.Rule, c.subject(), c.Message)
-		if note := c.breaksNote(); note != "" {
-			fmt.Fprintf(&b, "; %s in %s", note, c.Mode)
+		if note := c.breaksNote(plain, plain); note != "" {
+			b.WriteString("; " + note)
 		}
 		b.WriteString("\n")
 	}
@@ -94,7 +99,7 @@ func (r *Report) WriteText(w io.Writer, l Labels) error {
 	for _, d := range r.Deploys {
 		b.WriteString("deploy order: " + d.Message + "\n")
 	}
-	if hint := r.hint(func(s string) string { return s }); hint != "" {
+	if hint := r.hint(plain); hint != "" {
 		b.WriteString(hint)
 		b.WriteString("\n")
 	}
@@ -211,8 +216,8 @@ func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 			where = fmt.Sprintf("%s:%d", where, c.Pos.Line)
 		}
 		breaks := "–"
-		if note := c.breaksNote(); note != "" {
-			breaks = mdText(note) + " in " + mdCode(string(c.Mode))
+		if note := c.breaksNote(mdText, mdCode); note != "" {
+			breaks = note
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", verdictMark[c.Verdict], mdCode(c.Rule), subject, mdText(c.Message), breaks, mdCode(where))
 	}
