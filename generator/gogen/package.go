@@ -41,11 +41,31 @@ func (e *emitter) genSchemas(f *jen.File) {
 	for _, c := range docComment(schemaSetVar + " holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.") {
 		f.Add(c)
 	}
-	f.Var().Id(schemaSetVar).Op("=").Qual(schemasetPath, "New").Call(jen.Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
+	files := jen.Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
 		for _, s := range e.m.Schemas {
 			d[jen.Lit(s.Path)] = stringLit(string(s.JSON))
 		}
-	})))
+	}))
+	if len(e.m.SchemaIDs) == 0 && len(e.m.AssertFormats) == 0 {
+		f.Var().Id(schemaSetVar).Op("=").Qual(schemasetPath, "New").Call(files)
+		return
+	}
+	opts := jen.Dict{}
+	if len(e.m.SchemaIDs) > 0 {
+		opts[jen.Id("IDs")] = jen.Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
+			for id, loc := range e.m.SchemaIDs {
+				d[jen.Lit(id)] = jen.Lit(loc)
+			}
+		}))
+	}
+	if len(e.m.AssertFormats) > 0 {
+		var formats []jen.Code
+		for _, name := range e.m.AssertFormats {
+			formats = append(formats, jen.Lit(name))
+		}
+		opts[jen.Id("AssertFormats")] = jen.Index().String().Values(formats...)
+	}
+	f.Var().Id(schemaSetVar).Op("=").Qual(schemasetPath, "NewWith").Call(files, jen.Qual(schemasetPath, "Options").Values(opts))
 }
 
 // genConsumers writes, per consumer, its handler interface and the

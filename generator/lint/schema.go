@@ -2,6 +2,7 @@ package lint
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -20,38 +21,51 @@ func checkPastTense(p *pass) {
 // schemas that say it themselves.
 var typeGivers = []string{"type", "$ref", "enum", "const", "allOf", "oneOf", "anyOf"}
 
+// walk calls fn for every schema of every file, read under its draft.
+func (p *pass) walk(fn func(s *load.Schema)) {
+	for _, doc := range p.in.Schemas.Docs {
+		if doc.Root == nil {
+			continue
+		}
+		doc.Root.Walk(func(s *load.Schema) bool {
+			if s.Keywords != nil {
+				fn(s)
+			}
+			return true
+		})
+	}
+}
+
 // checkPropertyTypes flags properties that accept any JSON value because
 // nothing says what they hold. The generator maps such a property to `any`,
 // which is rarely what the author meant. A property that an allOf member
 // only constrains ({"maxLength": 200}) is fine when another part of the
 // same merged object gives its type.
 func checkPropertyTypes(p *pass) {
-	for _, doc := range p.in.Schemas.Docs {
-		load.WalkSchemas(doc.Value, "", func(ptr string, s map[string]any) bool {
-			props, _ := s["properties"].(map[string]any)
-			var merged map[string][]any // computed when needed
-			for _, name := range load.SortedKeys(props) {
-				at := load.Append(load.Append(ptr, "properties"), name)
-				switch ps := props[name].(type) {
-				case bool:
-					if ps {
-						p.report(doc, at, "property %q is true, which accepts any JSON value; say its \"type\"", name)
-					}
-				case map[string]any:
-					if hasAny(ps, typeGivers) {
-						continue
-					}
-					if merged == nil {
-						merged = p.mergedProperties(doc, ptr, s)
-					}
-					if !typedSomewhere(merged[name]) {
-						p.report(doc, at, "property %q has no \"type\" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value", name)
-					}
+	p.walk(func(s *load.Schema) {
+		var merged map[string][]*load.Schema // computed when needed
+		props := slices.Clone(s.Properties)
+		slices.SortFunc(props, func(a, b *load.Named) int { return strings.Compare(a.Name, b.Name) })
+		for _, prop := range props {
+			ps, name := prop.Schema, prop.Name
+			switch {
+			case ps.Bool != nil:
+				if *ps.Bool {
+					p.report(ps.Doc, ps.Pointer, "property %q is true, which accepts any JSON value; say its \"type\"", name)
+				}
+			case ps.Keywords != nil:
+				if hasAny(ps, typeGivers) {
+					continue
+				}
+				if merged == nil {
+					merged = p.mergedProperties(s)
+				}
+				if !typedSomewhere(merged[name]) {
+					p.report(ps.Doc, ps.Pointer, "property %q has no \"type\" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value", name)
 				}
 			}
-			return true
-		})
-	}
+		}
+	})
 }
 
 // checkAdditionalProperties flags object schemas that leave
@@ -63,38 +77,30 @@ func checkPropertyTypes(p *pass) {
 // member reaches by $ref (a shared base object).
 func checkAdditionalProperties(p *pass) {
 	members := p.allOfTargets()
-	for _, doc := range p.in.Schemas.Docs {
-		load.WalkSchemas(doc.Value, "", func(ptr string, s map[string]any) bool {
-			if !isObjectSchema(s) || isAllOfMember(ptr) || members[doc.Path+"#"+ptr] || hasAny(s, []string{"additionalProperties", "unevaluatedProperties"}) {
-				return true
+	p.walk(func(s *load.Schema) {
+		if !isObjectSchema(s) || isAllOfMember(s.Pointer) || members[s] || hasAny(s, []string{"additionalProperties", "unevaluatedProperties"}) {
+			return
+		}
+		what := "this object schema"
+		if s.Pointer == "" {
+			what = "the schema"
+			if key, ok := s.Keywords["x-routing-key"].(string); ok {
+				what = "fact " + key
 			}
-			what := "this object schema"
-			if ptr == "" {
-				what = "the schema"
-				if key, ok := s["x-routing-key"].(string); ok {
-					what = "fact " + key
-				}
-			}
-			p.report(doc, ptr, "%s does not decide \"additionalProperties\": false closes it, a schema makes it a map, true keeps it open", what)
-			return true
-		})
-	}
+		}
+		p.report(s.Doc, s.Pointer, "%s does not decide \"additionalProperties\": false closes it, a schema makes it a map, true keeps it open", what)
+	})
 }
 
-// allOfTargets returns the schemas that an allOf member reaches by $ref,
-// as "file#pointer": they are members too, wherever they are written.
-func (p *pass) allOfTargets() map[string]bool {
-	out := map[string]bool{}
-	for _, doc := range p.in.Schemas.Docs {
-		load.WalkSchemas(doc.Value, "", func(ptr string, s map[string]any) bool {
-			if ref, ok := s["$ref"].(string); ok && isAllOfMember(ptr) {
-				if t, err := p.in.Schemas.Resolve(doc, ref); err == nil {
-					out[t.Doc.Path+"#"+t.Pointer] = true
-				}
-			}
-			return true
-		})
-	}
+// allOfTargets returns the schemas that an allOf member reaches by $ref:
+// they are members too, wherever they are written.
+func (p *pass) allOfTargets() map[*load.Schema]bool {
+	out := map[*load.Schema]bool{}
+	p.walk(func(s *load.Schema) {
+		if s.Ref != nil && isAllOfMember(s.Pointer) {
+			out[s.Ref] = true
+		}
+	})
 	return out
 }
 
@@ -104,81 +110,64 @@ func (p *pass) allOfTargets() map[string]bool {
 // into one Go type. A name matched by patternProperties, or required of an
 // object whose additionalProperties is a schema (a map), is legitimate.
 func checkRequired(p *pass) {
-	for _, doc := range p.in.Schemas.Docs {
-		load.WalkSchemas(doc.Value, "", func(ptr string, s map[string]any) bool {
-			req, _ := s["required"].([]any)
-			if len(req) == 0 {
-				return true
+	p.walk(func(s *load.Schema) {
+		if len(s.Required) == 0 {
+			return
+		}
+		if ap := s.AdditionalProperties; ap != nil && ap.Keywords != nil {
+			return
+		}
+		declared := p.mergedProperties(s)
+		patterns := patternsOf(s)
+		for i, name := range s.Required {
+			if len(declared[name]) > 0 || matchesAny(patterns, name) {
+				continue
 			}
-			if ap, ok := s["additionalProperties"].(map[string]any); ok && ap != nil {
-				return true
-			}
-			declared := p.mergedProperties(doc, ptr, s)
-			patterns := patternsOf(s)
-			for i, x := range req {
-				name, ok := x.(string)
-				if !ok || len(declared[name]) > 0 || matchesAny(patterns, name) {
-					continue
-				}
-				p.report(doc, load.AppendIndex(load.Append(ptr, "required"), i), "%q is required but no property declares it; a typo, or a missing entry in \"properties\"", name)
-			}
-			return true
-		})
-	}
+			p.report(s.Doc, load.AppendIndex(load.Append(s.Pointer, "required"), i), "%q is required but no property declares it; a typo, or a missing entry in \"properties\"", name)
+		}
+	})
 }
 
-// collectProperties adds the properties of schema s (at ptr in doc) and
-// of its allOf members and $ref targets to declared: name -> every schema
-// given for it, because allOf merges them into one Go field.
-func (p *pass) collectProperties(doc *load.Document, ptr string, s map[string]any, declared map[string][]any, seen map[string]bool) {
-	key := doc.Path + "#" + ptr
-	if seen[key] {
+// collectProperties adds the properties of schema s and of its allOf
+// members and $ref targets to declared: name -> every schema given for it,
+// because allOf merges them into one Go field.
+func collectProperties(s *load.Schema, declared map[string][]*load.Schema, seen map[*load.Schema]bool) {
+	if seen[s] || s.Keywords == nil {
 		return
 	}
-	seen[key] = true
-	props, _ := s["properties"].(map[string]any)
-	for name, ps := range props {
-		declared[name] = append(declared[name], ps)
+	seen[s] = true
+	for _, prop := range s.Properties {
+		declared[prop.Name] = append(declared[prop.Name], prop.Schema)
 	}
-	if ref, ok := s["$ref"].(string); ok {
-		if t, err := p.in.Schemas.Resolve(doc, ref); err == nil {
-			if ts, ok := t.Value().(map[string]any); ok {
-				p.collectProperties(t.Doc, t.Pointer, ts, declared, seen)
-			}
-		}
+	if s.Ref != nil {
+		collectProperties(s.Ref, declared, seen)
 	}
-	members, _ := s["allOf"].([]any)
-	for i, m := range members {
-		if ms, ok := m.(map[string]any); ok {
-			p.collectProperties(doc, load.AppendIndex(load.Append(ptr, "allOf"), i), ms, declared, seen)
-		}
+	for _, m := range s.AllOf {
+		collectProperties(m, declared, seen)
 	}
 }
 
-// mergedProperties returns the properties of the object that the schema at
-// ptr is part of: its own, its allOf members', and, for an allOf member,
-// its parent's and its siblings'.
-func (p *pass) mergedProperties(doc *load.Document, ptr string, s map[string]any) map[string][]any {
-	declared := map[string][]any{}
-	seen := map[string]bool{}
-	p.collectProperties(doc, ptr, s, declared, seen)
-	if parent, ok := allOfParent(ptr); ok {
-		if ps, ok := doc.Lookup(parent); ok {
-			if pm, ok := ps.(map[string]any); ok {
-				p.collectProperties(doc, parent, pm, declared, seen)
-			}
+// mergedProperties returns the properties of the object that schema s is
+// part of: its own, its allOf members', and, for an allOf member, its
+// parent's and its siblings'.
+func (p *pass) mergedProperties(s *load.Schema) map[string][]*load.Schema {
+	declared := map[string][]*load.Schema{}
+	seen := map[*load.Schema]bool{}
+	collectProperties(s, declared, seen)
+	if parent, ok := allOfParent(s.Pointer); ok {
+		if ps := s.Doc.SchemaAt(parent); ps != nil {
+			collectProperties(ps, declared, seen)
 		}
 	}
 	return declared
 }
 
-func patternsOf(s map[string]any) []*regexp.Regexp {
-	pp, _ := s["patternProperties"].(map[string]any)
+func patternsOf(s *load.Schema) []*regexp.Regexp {
 	var out []*regexp.Regexp
-	for _, pat := range load.SortedKeys(pp) {
+	for _, pp := range s.PatternProperties {
 		// The loader compiled every pattern already; one Go cannot compile
 		// (ECMA-only syntax) simply matches nothing here.
-		if re, err := regexp.Compile(pat); err == nil {
+		if re, err := regexp.Compile(pp.Name); err == nil {
 			out = append(out, re)
 		}
 	}
@@ -196,20 +185,11 @@ func matchesAny(res []*regexp.Regexp, s string) bool {
 
 // isObjectSchema reports whether s describes JSON objects: its type says
 // object, or it declares properties without a type.
-func isObjectSchema(s map[string]any) bool {
-	switch t := s["type"].(type) {
-	case string:
-		return t == "object"
-	case []any:
-		for _, x := range t {
-			if x == "object" {
-				return true
-			}
-		}
-		return false
+func isObjectSchema(s *load.Schema) bool {
+	if s.Types != nil {
+		return slices.Contains(s.Types, "object")
 	}
-	_, hasProps := s["properties"]
-	return hasProps
+	return s.Has("properties")
 }
 
 // allOfParent returns the pointer of the schema whose allOf holds the
@@ -233,20 +213,15 @@ func isAllOfMember(ptr string) bool {
 
 // typedSomewhere reports whether one of the schemas given for a property
 // decides its type.
-func typedSomewhere(schemas []any) bool {
-	for _, x := range schemas {
-		if m, ok := x.(map[string]any); ok && hasAny(m, typeGivers) {
+func typedSomewhere(schemas []*load.Schema) bool {
+	for _, s := range schemas {
+		if s.Keywords != nil && hasAny(s, typeGivers) {
 			return true
 		}
 	}
 	return false
 }
 
-func hasAny(s map[string]any, keys []string) bool {
-	for _, k := range keys {
-		if _, ok := s[k]; ok {
-			return true
-		}
-	}
-	return false
+func hasAny(s *load.Schema, keys []string) bool {
+	return slices.ContainsFunc(keys, s.Has)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Document is one parsed JSON file of a schema directory. Value holds the
@@ -16,6 +17,14 @@ type Document struct {
 	Path  string // slash-separated path relative to the schema directory
 	Src   []byte // the file as read
 	Value any    // the decoded JSON
+
+	// For a schema file (not warren.json): the draft its $schema names,
+	// and its root schema with every subschema read under that draft.
+	Draft *Draft
+	Root  *Schema
+
+	mu    sync.Mutex         // guards nodes, which resolving a $ref may extend
+	nodes map[string]*Schema // JSON pointer -> schema, for every subschema
 
 	spans map[string]span // JSON pointer -> byte offsets
 	lines []int           // byte offset at which each line starts

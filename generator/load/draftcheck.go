@@ -42,107 +42,135 @@ func surelyDraftValid(v any) bool {
 // earlier drafts) requires of its value. Keywords it does not define are
 // allowed.
 func draftKeywordValid(kw string, v any) bool {
-	switch kw {
+	check, ok := keywordChecks[kw]
+	return !ok || check(v)
+}
+
+// keywordChecks holds, per keyword of 2020-12, what its value must be.
+var keywordChecks map[string]func(any) bool
+
+func init() {
+	keywordChecks = map[string]func(any) bool{
+		// Core.
+		"$schema": func(v any) bool {
+			s, ok := v.(string)
+			u, sure := parsesAsURL(s)
+			return ok && sure && u.IsAbs()
+		},
+		"$ref": func(v any) bool {
+			s, ok := v.(string)
+			_, sure := parsesAsURL(s)
+			return ok && sure && !strings.Contains(s, `\`)
+		},
+		"$comment": isString,
+		// Validation.
+		"type":       isTypeKeyword,
+		"const":      func(any) bool { return true },
+		"default":    func(any) bool { return true },
+		"enum":       isArray,
+		"examples":   isArray,
+		"multipleOf": isPositiveNumber,
+		"pattern": func(v any) bool {
+			s, ok := v.(string)
+			if !ok {
+				return false
+			}
+			_, err := regexp.Compile(s) // the validator's "regex" format
+			return err == nil
+		},
+		"required":          isStringSet,
+		"dependentRequired": func(v any) bool { return allValues(v, isStringSet) },
+		"patternProperties": isPatternProperties,
+		"dependencies": func(v any) bool {
+			return allValues(v, func(v any) bool { return surelyDraftValid(v) || isStringSet(v) })
+		},
+	}
 	// Subschemas.
-	case "items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not",
-		"unevaluatedItems", "unevaluatedProperties", "contentSchema":
-		return surelyDraftValid(v)
-	case "prefixItems", "allOf", "anyOf", "oneOf":
-		arr, ok := v.([]any)
-		if !ok || len(arr) == 0 {
-			return false
-		}
-		for _, sub := range arr {
-			if !surelyDraftValid(sub) {
-				return false
-			}
-		}
-		return true
-	case "$defs", "definitions", "properties", "dependentSchemas":
-		return allValues(v, surelyDraftValid)
-	case "patternProperties":
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		for name, sub := range obj {
-			if _, err := regexp.Compile(name); err != nil || !surelyDraftValid(sub) {
-				return false
-			}
-		}
-		return true
-	case "dependencies":
-		return allValues(v, func(v any) bool { return surelyDraftValid(v) || isStringSet(v) })
-
-	// Core.
-	case "$schema":
-		s, ok := v.(string)
-		u, sure := parsesAsURL(s)
-		return ok && sure && u.IsAbs()
-	case "$ref":
-		s, ok := v.(string)
-		_, sure := parsesAsURL(s)
-		return ok && sure && !strings.Contains(s, `\`)
-	case "$comment":
-		return isString(v)
-	case "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$recursiveRef", "$recursiveAnchor":
-		// Rare, and rejected by warren anyway: leave them to the meta-schema.
-		return false
-
-	// Validation.
-	case "type":
-		if s, ok := v.(string); ok {
-			return isSimpleType(s)
-		}
-		arr, ok := v.([]any)
-		if !ok || len(arr) == 0 || !isStringSet(v) {
-			return false
-		}
-		for _, t := range arr {
-			if !isSimpleType(t.(string)) {
-				return false
-			}
-		}
-		return true
-	case "const", "default":
-		return true
-	case "enum", "examples":
-		_, ok := v.([]any)
-		return ok
-	case "multipleOf":
-		// exclusiveMinimum 0. A float that parses as positive is a
-		// positive number; anything odder goes to the meta-schema.
-		s, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		f, err := strconv.ParseFloat(s.String(), 64)
-		return err == nil && f > 0
-	case "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum":
-		_, ok := v.(json.Number)
-		return ok
-	case "maxLength", "minLength", "maxItems", "minItems", "maxContains", "minContains", "maxProperties", "minProperties":
-		return isNonNegativeInteger(v)
-	case "pattern":
-		s, ok := v.(string)
-		if !ok {
-			return false
-		}
-		_, err := regexp.Compile(s) // the validator's "regex" format
-		return err == nil
-	case "required":
-		return isStringSet(v)
-	case "dependentRequired":
-		return allValues(v, isStringSet)
-	case "uniqueItems", "deprecated", "readOnly", "writeOnly":
-		_, ok := v.(bool)
-		return ok
-
+	for _, kw := range []string{"items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not", "unevaluatedItems", "unevaluatedProperties", "contentSchema"} {
+		keywordChecks[kw] = surelyDraftValid
+	}
+	for _, kw := range []string{"prefixItems", "allOf", "anyOf", "oneOf"} {
+		keywordChecks[kw] = isSchemaArray
+	}
+	for _, kw := range []string{"$defs", "definitions", "properties", "dependentSchemas"} {
+		keywordChecks[kw] = func(v any) bool { return allValues(v, surelyDraftValid) }
+	}
+	// Rare: leave them to the meta-schema.
+	for _, kw := range []string{"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$recursiveRef", "$recursiveAnchor"} {
+		keywordChecks[kw] = func(any) bool { return false }
+	}
+	for _, kw := range []string{"maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"} {
+		keywordChecks[kw] = func(v any) bool { _, ok := v.(json.Number); return ok }
+	}
+	for _, kw := range []string{"maxLength", "minLength", "maxItems", "minItems", "maxContains", "minContains", "maxProperties", "minProperties"} {
+		keywordChecks[kw] = isNonNegativeInteger
+	}
+	for _, kw := range []string{"uniqueItems", "deprecated", "readOnly", "writeOnly"} {
+		keywordChecks[kw] = func(v any) bool { _, ok := v.(bool); return ok }
+	}
 	// Meta-data, format and content.
-	case "title", "description", "format", "contentEncoding", "contentMediaType":
-		return isString(v)
+	for _, kw := range []string{"title", "description", "format", "contentEncoding", "contentMediaType"} {
+		keywordChecks[kw] = isString
+	}
+}
+
+func isArray(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
+// isSchemaArray: a non-empty array of schemas.
+func isSchemaArray(v any) bool {
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return false
+	}
+	for _, sub := range arr {
+		if !surelyDraftValid(sub) {
+			return false
+		}
 	}
 	return true
+}
+
+func isPatternProperties(v any) bool {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for name, sub := range obj {
+		if _, err := regexp.Compile(name); err != nil || !surelyDraftValid(sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func isTypeKeyword(v any) bool {
+	if s, ok := v.(string); ok {
+		return isSimpleType(s)
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 || !isStringSet(v) {
+		return false
+	}
+	for _, t := range arr {
+		if !isSimpleType(t.(string)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPositiveNumber: exclusiveMinimum 0. A float that parses as positive is
+// a positive number; anything odder goes to the meta-schema.
+func isPositiveNumber(v any) bool {
+	s, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(s.String(), 64)
+	return err == nil && f > 0
 }
 
 func isString(v any) bool {

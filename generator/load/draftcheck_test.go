@@ -65,7 +65,7 @@ func TestSurelyDraftValid(t *testing.T) {
 			t.Errorf("surelyDraftValid(%s) = %v, want %v", c.src, got, c.sure)
 		}
 		if c.sure {
-			if err := m.draft.Validate(d.Value); err != nil {
+			if err := m.drafts[Draft2020].Validate(d.Value); err != nil {
 				t.Errorf("%s: the meta-schema rejects what the quick check accepts: %v", c.src, err)
 			}
 		}
@@ -90,7 +90,7 @@ func TestSurelyDraftValidAgrees(t *testing.T) {
 			continue
 		}
 		accepted++
-		if err := m.draft.Validate(d.Value); err != nil {
+		if err := m.drafts[Draft2020].Validate(d.Value); err != nil {
 			t.Errorf("the meta-schema rejects what the quick check accepts:\n%s\n%v", src, err)
 		}
 	}
@@ -138,7 +138,7 @@ func FuzzSurelyDraftValid(f *testing.F) {
 		if err != nil || !surelyDraftValid(d.Value) {
 			return
 		}
-		if err := m.draft.Validate(d.Value); err != nil {
+		if err := m.drafts[Draft2020].Validate(d.Value); err != nil {
 			t.Errorf("the meta-schema rejects what the quick check accepts:\n%s\n%v", src, err)
 		}
 	})

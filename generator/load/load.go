@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -36,6 +37,7 @@ type Schemas struct {
 
 	byPath map[string]*Document
 	refs   map[*Document][]*Document // the files each file's $refs point at
+	ids    map[string]*Schema        // every file's URI, $id and anchor -> its schema
 }
 
 // Doc returns the schema file at path (slash-separated, relative to the
@@ -123,7 +125,7 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 
 	// Pass 2: put the directory together; what spans files is checked here:
 	// every $ref resolves, no two facts share a routing key.
-	s := &Schemas{byPath: make(map[string]*Document), refs: make(map[*Document][]*Document)}
+	s := &Schemas{byPath: make(map[string]*Document), refs: make(map[*Document][]*Document), ids: make(map[string]*Schema)}
 	var errs ErrorList
 	var manifestDoc *Document
 	for i, f := range files {
@@ -138,6 +140,7 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 			s.byPath[f.doc.Path] = f.doc
 		}
 	}
+	s.indexIDs(files, &errs)
 	if manifestDoc == nil && !hasErrorIn(errs, ManifestFile) {
 		errs.Addf(ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
 	}
@@ -145,8 +148,8 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	refErrs := make([]ErrorList, len(files))
 	refs := make([][]*Document, len(files))
 	if err := forEach(ctx, len(files), func(i int) error {
-		if f := files[i]; f.valid && f.doc != nil && f.doc.Path != ManifestFile {
-			refs[i] = s.checkRefs(f.doc, &refErrs[i])
+		if f := files[i]; f.valid && f.doc != nil && f.doc.Root != nil {
+			refs[i] = s.resolveRefs(f.doc, &refErrs[i])
 		}
 		return nil
 	}); err != nil {
@@ -171,9 +174,10 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 // fileResult is what pass 1 learns about one file.
 type fileResult struct {
 	doc      *Document
-	valid    bool      // the file is a valid JSON Schema (or manifest)
-	manifest *Manifest // set for warren.json when it is valid
-	fact     *Fact     // set for a valid fact
+	valid    bool               // the file is a valid JSON Schema (or manifest)
+	ids      map[string]*Schema // the URIs and anchors the file declares
+	manifest *Manifest          // set for warren.json when it is valid
+	fact     *Fact              // set for a valid fact
 	errs     ErrorList
 }
 
@@ -198,10 +202,26 @@ func (r *fileResult) load(fsys fs.FS, p string, m *metaSchemas) error {
 		}
 		return nil
 	}
-	// The quick check settles the common case; the meta-schema decides
-	// (and explains) the rest.
-	r.valid = surelyDraftValid(doc.Value) || m.check(doc, "", doc.Value, m.draft, &r.errs)
 	root, _ := doc.Value.(map[string]any)
+	doc.Draft = DefaultDraft
+	if v, ok := root["$schema"]; ok {
+		d, known := draftOf(fmt.Sprint(v))
+		if _, isString := v.(string); !isString || !known {
+			r.errs.Add(doc.Errorf("/$schema", "expected one of %s (the JSON Schema drafts warren reads), got %s", knownDrafts(), describe(v)))
+			return nil
+		}
+		doc.Draft = d
+	}
+	// Each file is checked against its own draft's meta-schema. For
+	// 2020-12 a quick check settles the common case; the meta-schema
+	// decides (and explains) the rest.
+	r.valid = doc.Draft == Draft2020 && surelyDraftValid(doc.Value) || m.check(doc, "", doc.Value, m.drafts[doc.Draft], &r.errs)
+	if r.valid {
+		r.ids = map[string]*Schema{}
+		doc.Root = readSchema(doc, doc.Draft, "", doc.Value, FileURI(p), r.ids)
+		r.ids[FileURI(p)] = doc.Root
+		doc.index(doc.Root)
+	}
 	if _, ok := root["x-routing-key"]; ok && m.check(doc, "", root, m.fact, &r.errs) && r.valid {
 		r.fact = readFact(doc, root)
 	}
@@ -231,6 +251,31 @@ func forEach(ctx context.Context, n int, fn func(i int) error) error {
 		return err
 	}
 	return errors.Join(errs...)
+}
+
+// indexIDs gathers the URIs every file declares. One URI declared twice
+// would make a $ref to it ambiguous.
+func (s *Schemas) indexIDs(files []fileResult, errs *ErrorList) {
+	for _, f := range files {
+		for _, id := range SortedKeys(f.ids) {
+			n := f.ids[id]
+			if prev, ok := s.ids[id]; ok && prev != n {
+				what, kw := "$id", n.Draft.idKeyword()
+				if strings.Contains(id, "#") {
+					what, kw = "anchor", "$anchor"
+					if n.Draft.anchorKeyword() == "" {
+						kw = n.Draft.idKeyword()
+					}
+				}
+				if !n.Has(kw) && n.Draft.Version >= 2020 {
+					kw = "$dynamicAnchor"
+				}
+				errs.Add(n.Doc.Errorf(Append(n.Pointer, kw), "%s %s is already declared by %s", what, strconv.Quote(id), prev.Location()))
+				continue
+			}
+			s.ids[id] = n
+		}
+	}
 }
 
 func hasErrorIn(errs ErrorList, file string) bool {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -18,6 +19,9 @@ type Manifest struct {
 	Compatibility string
 	Exchanges     Exchanges // exchange names, "" when absent
 	Defaults      Settings  // /defaults
+	// AssertFormats are the formats payloads are checked against; every
+	// other "format" is an annotation.
+	AssertFormats []string
 	Consumers     []*Consumer
 }
 
@@ -65,6 +69,12 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		m.Exchanges.Events, _ = ex["events"].(string)
 		m.Exchanges.Retry, _ = ex["retry"].(string)
 		m.Exchanges.Dead, _ = ex["dead"].(string)
+	}
+	if formats, ok := root["assertFormats"].([]any); ok {
+		for _, f := range formats {
+			m.AssertFormats = append(m.AssertFormats, f.(string))
+		}
+		slices.Sort(m.AssertFormats)
 	}
 	if d, ok := root["defaults"].(map[string]any); ok {
 		m.Defaults = readSettings(doc, "/defaults", d, errs)

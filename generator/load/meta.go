@@ -17,19 +17,17 @@ import (
 	"github.com/warrenbus/warren/schemas"
 )
 
-// draft2020 is the meta-schema every schema file must satisfy.
-const draft2020 = "https://json-schema.org/draft/2020-12/schema"
-
 // metaSchemas are the compiled meta-schemas, plus warren's own ones as
 // parsed JSON so that an error can be explained with the "x-expected" text
 // and the list of accepted properties found next to the failing keyword.
 type metaSchemas struct {
-	manifest, fact, draft *jsonschema.Schema
-	docs                  map[string]any // $id -> parsed meta-schema
+	manifest, fact *jsonschema.Schema
+	drafts         map[*Draft]*jsonschema.Schema // each draft's own meta-schema
+	docs           map[string]any                // $id -> parsed meta-schema
 }
 
 var metas = sync.OnceValues(func() (*metaSchemas, error) {
-	m := &metaSchemas{docs: make(map[string]any)}
+	m := &metaSchemas{docs: make(map[string]any), drafts: make(map[*Draft]*jsonschema.Schema)}
 	c := jsonschema.NewCompiler()
 	// Asserting formats makes the 2020-12 meta-schema reject a "pattern"
 	// that is not a valid regular expression, with its position.
@@ -51,8 +49,11 @@ var metas = sync.OnceValues(func() (*metaSchemas, error) {
 	if m.fact, err = c.Compile(schemas.FactURL); err != nil {
 		return nil, fmt.Errorf("compile meta-schema: %w", err)
 	}
-	if m.draft, err = c.Compile(draft2020); err != nil {
-		return nil, fmt.Errorf("compile meta-schema: %w", err)
+	// The validator ships the meta-schema of every draft.
+	for _, d := range drafts {
+		if m.drafts[d], err = c.Compile(d.URL); err != nil {
+			return nil, fmt.Errorf("compile meta-schema of %s: %w", d, err)
+		}
 	}
 	return m, nil
 })
@@ -78,8 +79,31 @@ func (m *metaSchemas) report(doc *Document, base string, v any, err error, errs 
 		return
 	}
 	for _, l := range leaves(ve, leaf{}) {
+		start := errs.Len()
 		m.explain(doc, base, v, l, errs)
+		for _, e := range (*errs)[start:] {
+			if why := draftMeaning(doc.Draft, e.Pointer); why != "" {
+				e.Msg += " (" + why + ")"
+			}
+		}
 	}
+}
+
+// draftMeaning says what the keyword at pointer means in draft d, when
+// drafts disagree on it: "expected number, got true" alone would not tell a
+// draft-04 author why their exclusiveMinimum is wrong.
+func draftMeaning(d *Draft, pointer string) string {
+	tokens, _ := Tokens(pointer)
+	if d == nil || len(tokens) == 0 {
+		return ""
+	}
+	if len(tokens) >= 2 {
+		switch tokens[len(tokens)-2] {
+		case "properties", "patternProperties", "$defs", "definitions", "dependencies", "dependentSchemas":
+			return "" // a name, not a keyword
+		}
+	}
+	return d.meaning(tokens[len(tokens)-1])
 }
 
 // leaf is one failure; key is set when the failure is about a property name

@@ -41,30 +41,36 @@ func isDefinition(ptr string) bool {
 	return n >= 2 && (tokens[n-2] == "$defs" || tokens[n-2] == "definitions")
 }
 
-// typeOf returns the Go type of the schema at doc/ptr, declaring the named
-// types it needs. A location is declared once, so a definition reached from
-// many facts is one Go type, and a recursive reference finds the type that
-// is being built.
-func (b *builder) typeOf(doc *load.Document, ptr string) Ref {
-	n := nodeAt(doc, ptr)
-	switch v := n.value().(type) {
-	case bool:
-		if !v {
-			b.errs.Add(doc.Errorf(ptr, "schema false admits no value; it cannot be a Go type"))
-		}
-		return Ref{Kind: Raw}
-	case map[string]any:
-		if isPureRef(v) {
-			return b.follow(n, v["$ref"].(string))
-		}
-	default:
+// typeAt returns the Go type of the schema at doc/ptr.
+func (b *builder) typeAt(doc *load.Document, ptr string) Ref {
+	n := doc.SchemaAt(ptr)
+	if n == nil {
 		return Ref{Kind: Raw}
 	}
-	if t, ok := b.types[n.location()]; ok {
+	return b.typeOf(n)
+}
+
+// typeOf returns the Go type of schema n, declaring the named types it
+// needs. A location is declared once, so a definition reached from many
+// facts is one Go type, and a recursive reference finds the type that is
+// being built.
+func (b *builder) typeOf(n *load.Schema) Ref {
+	switch {
+	case n.Bool != nil:
+		if !*n.Bool {
+			b.errs.Add(n.Doc.Errorf(n.Pointer, "schema false admits no value; it cannot be a Go type"))
+		}
+		return Ref{Kind: Raw}
+	case n.Keywords == nil:
+		return Ref{Kind: Raw}
+	case isPureRef(n):
+		return b.follow(n)
+	}
+	if t, ok := b.types[n.Location()]; ok {
 		return Ref{Kind: Named, Type: t, Nullable: t.nullable}
 	}
 	v := b.flatten(n)
-	if !isDefinition(ptr) {
+	if !isDefinition(n.Pointer) {
 		return b.shape(v, nil)
 	}
 	// Declare first, so that recursive references find the type.
@@ -86,42 +92,37 @@ func (b *builder) typeOf(doc *load.Document, ptr string) Ref {
 	return Ref{Kind: Named, Type: t, Nullable: t.nullable}
 }
 
-// follow returns the type of the target of a $ref.
-func (b *builder) follow(n node, ref string) Ref {
-	loc := n.location()
+// follow returns the type of the target of n's $ref.
+func (b *builder) follow(n *load.Schema) Ref {
+	loc := n.Location()
 	if b.resolving[loc] {
-		b.errs.Add(n.doc.Errorf(load.Append(n.ptr, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(ref)))
+		b.errs.Add(n.Doc.Errorf(load.Append(n.Pointer, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(n.RefText)))
 		return Ref{Kind: Raw}
 	}
-	target, err := b.s.Resolve(n.doc, ref)
-	if err != nil { // load reports these; keep going
+	if n.Ref == nil { // load reports these; keep going
 		return Ref{Kind: Raw}
 	}
 	b.resolving[loc] = true
 	defer delete(b.resolving, loc)
-	return b.typeOf(target.Doc, target.Pointer)
+	return b.typeOf(n.Ref)
 }
 
-// declare registers a named type for the schema at n.
-func (b *builder) declare(n node, nullable bool) *Type {
-	obj := n.object()
+// declare registers a named type for schema n.
+func (b *builder) declare(n *load.Schema, nullable bool) *Type {
 	t := &Type{
 		GoName:   b.nameFor(n),
-		Source:   n.doc.Path,
-		Pointer:  n.ptr,
-		Doc:      docOf(obj),
+		Source:   n.Doc.Path,
+		Pointer:  n.Pointer,
+		Doc:      docOf(n),
 		nullable: nullable,
 	}
-	b.types[n.location()] = t
+	b.types[n.Location()] = t
 	b.declared = append(b.declared, t)
 	return t
 }
 
-func docOf(obj map[string]any) Doc {
-	var d Doc
-	d.Description, _ = obj["description"].(string)
-	d.Deprecated, _ = obj["deprecated"].(bool)
-	return d
+func docOf(n *load.Schema) Doc {
+	return Doc{Description: n.Description, Deprecated: n.Deprecated}
 }
 
 // shape decides the Go type of a merged schema. t is the type already
@@ -139,7 +140,7 @@ func (b *builder) shape(v *view, t *Type) Ref {
 	switch {
 	case v.union != nil:
 		if len(v.props) > 0 {
-			b.errs.Add(v.at.doc.Errorf(v.at.ptr, "%s next to properties cannot be one Go type; put the shared properties into each branch (allOf) instead", v.unionKind))
+			b.errs.Add(v.at.Doc.Errorf(v.at.Pointer, "%s next to properties cannot be one Go type; put the shared properties into each branch (allOf) instead", v.unionKind))
 		}
 		return b.union(v, named)
 	case v.hasEnum:
@@ -173,7 +174,7 @@ func (b *builder) shape(v *view, t *Type) Ref {
 	case "array":
 		elem := Ref{Kind: Raw}
 		if v.items != nil && !v.prefixItems {
-			elem = b.typeOf(v.items.doc, v.items.ptr)
+			elem = b.typeOf(v.items)
 		}
 		return Ref{Kind: Slice, Elem: &elem, Nullable: nullable}
 	case "object":
@@ -185,9 +186,9 @@ func (b *builder) shape(v *view, t *Type) Ref {
 		elem := Ref{Kind: Raw}
 		switch {
 		case v.additional != nil:
-			elem = b.typeOf(v.additional.doc, v.additional.ptr)
+			elem = b.typeOf(v.additional)
 		case len(v.patternProps) == 1:
-			elem = b.typeOf(v.patternProps[0].doc, v.patternProps[0].ptr)
+			elem = b.typeOf(v.patternProps[0])
 		}
 		return Ref{Kind: Map, Elem: &elem, Nullable: nullable}
 	}
@@ -244,39 +245,37 @@ func enumTypes(values []any) []string {
 func (b *builder) fields(t *Type, v *view) {
 	for _, p := range v.props {
 		decl := p.decls[0]
-		ref := b.typeOf(decl.doc, decl.ptr)
+		ref := b.typeOf(decl)
 		for _, other := range p.decls[1:] {
-			obj := other.object()
-			if obj != nil && !isStructural(obj) {
+			if other.Keywords != nil && !isStructural(other) {
 				continue // only narrows the values; the embedded schema checks it
 			}
-			if r := b.typeOf(other.doc, other.ptr); !r.Equal(ref) {
-				b.errs.Add(other.doc.Errorf(other.ptr, "property %s has a different type here than in %s", strconv.Quote(p.name), decl.location()))
+			if r := b.typeOf(other); !r.Equal(ref) {
+				b.errs.Add(other.Doc.Errorf(other.Pointer, "property %s has a different type here than in %s", strconv.Quote(p.name), decl.Location()))
 			}
 		}
-		obj := decl.object()
 		f := &Field{
 			GoName:   names.Field(p.name),
 			JSONName: p.name,
 			Type:     ref,
 			Required: v.required[p.name],
-			Source:   decl.doc.Path,
-			Pointer:  decl.ptr,
-			Doc:      docOf(obj),
+			Source:   decl.Doc.Path,
+			Pointer:  decl.Pointer,
+			Doc:      docOf(decl),
 		}
-		if d, ok := obj["default"]; ok {
-			f.Default = d
+		if decl.HasDefault {
+			f.Default = decl.Default
 		}
 		if f.GoName == "" {
-			b.errs.Add(decl.doc.KeyErrorf(decl.ptr, "property %s: expected a name with a letter or digit, to name the Go field", strconv.Quote(p.name)))
+			b.errs.Add(decl.Doc.KeyErrorf(decl.Pointer, "property %s: expected a name with a letter or digit, to name the Go field", strconv.Quote(p.name)))
 		}
 		if why := badTagName(p.name); why != "" {
-			b.errs.Add(decl.doc.KeyErrorf(decl.ptr, "property %s: %s", strconv.Quote(p.name), why))
+			b.errs.Add(decl.Doc.KeyErrorf(decl.Pointer, "property %s: %s", strconv.Quote(p.name), why))
 		}
 		t.Fields = append(t.Fields, f)
 	}
 	if v.additional != nil && !v.additionalFalse && len(v.props) > 0 {
-		extra := b.typeOf(v.additional.doc, v.additional.ptr)
+		extra := b.typeOf(v.additional)
 		t.Extra = &extra
 	}
 }
@@ -351,15 +350,15 @@ func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
 func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
 	var variants []*Variant
 	for i, br := range v.union {
-		r := b.typeOf(br.doc, br.ptr)
+		r := b.typeOf(br)
 		r.Nullable = false
 		name := variantName(r)
-		if _, titled := br.object()["title"]; r.Kind == Named && r.Type.Source == br.doc.Path && r.Type.Pointer == br.ptr && !titled {
+		if titled := br.Has("title"); r.Kind == Named && r.Type.Source == br.Doc.Path && r.Type.Pointer == br.Pointer && !titled {
 			// An inline branch without a title: its type is named after
 			// the union (UnionOption2); the field needs only the number.
 			name = "Option" + strconv.Itoa(i+1)
 		}
-		variants = append(variants, &Variant{GoName: name, Type: r, Location: br.location()})
+		variants = append(variants, &Variant{GoName: name, Type: r, Location: br.Location()})
 	}
 	if len(variants) == 1 {
 		r := variants[0].Type
@@ -397,24 +396,28 @@ func variantName(r Ref) string {
 // nameFor names the type declared at n: its title, else the name of the
 // definition, file or fact it belongs to, followed by the path to it
 // (OrderPlaced + lines + items -> OrderPlacedLinesItem).
-func (b *builder) nameFor(n node) string {
-	if title, ok := n.object()["title"].(string); ok && names.Type(title) != "" {
-		if f := b.factByDoc[n.doc]; f != nil && n.ptr == "" {
+func (b *builder) nameFor(n *load.Schema) string {
+	if title := n.Title; title != "" && names.Type(title) != "" {
+		if f := b.factByDoc[n.Doc]; f != nil && n.Pointer == "" {
 			return f.GoName
 		}
 		return names.Type(title)
 	}
-	if n.ptr == "" {
-		if f := b.factByDoc[n.doc]; f != nil {
+	if n.Pointer == "" {
+		if f := b.factByDoc[n.Doc]; f != nil {
 			return f.GoName
 		}
-		return names.Type(strings.TrimSuffix(path.Base(n.doc.Path), ".json"))
+		return names.Type(strings.TrimSuffix(path.Base(n.Doc.Path), ".json"))
 	}
-	tokens, _ := load.Tokens(n.ptr)
+	tokens, _ := load.Tokens(n.Pointer)
 	k := len(tokens)
 	last := tokens[k-1]
 	parentAt := func(drop int) string {
-		return b.nameFor(nodeAt(n.doc, load.Pointer(tokens[:k-drop]...)))
+		parent := n.Doc.SchemaAt(load.Pointer(tokens[:k-drop]...))
+		if parent == nil {
+			return names.Type(strings.TrimSuffix(path.Base(n.Doc.Path), ".json"))
+		}
+		return b.nameFor(parent)
 	}
 	if k >= 2 {
 		switch tokens[k-2] {
@@ -429,12 +432,12 @@ func (b *builder) nameFor(n node) string {
 		case "oneOf", "anyOf":
 			i, _ := strconv.Atoi(last)
 			return parentAt(2) + "Option" + strconv.Itoa(i+1)
-		case "prefixItems":
+		case "prefixItems", "items":
 			return parentAt(2) + "Item" + last
 		}
 	}
 	switch last {
-	case "items", "contains", "unevaluatedItems":
+	case "items", "additionalItems", "contains", "unevaluatedItems":
 		return parentAt(1) + "Item"
 	case "additionalProperties", "unevaluatedProperties", "propertyNames":
 		return parentAt(1) + "Value"

@@ -33,6 +33,12 @@ type Model struct {
 	Types     []*Type     // every declared type, sorted by source file, then position in it
 	Consumers []*Consumer // sorted by name
 	Schemas   []Schema    // the schema files to embed, sorted by path
+	// SchemaIDs maps each $id (or draft-04 id) URI declared in an embedded
+	// file to "file" or "file#pointer", for references by URI.
+	SchemaIDs map[string]string
+	// AssertFormats are the formats validation checks (the manifest's
+	// assertFormats); every other format is an annotation.
+	AssertFormats []string
 
 	// Topology is what the manifest's exchanges and consumers declare on the
 	// broker, built by topology.Build with its defaults applied: the one
@@ -146,6 +152,8 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	}
 	m.Types = b.sortedTypes()
 	m.Schemas = b.embeddedSchemas()
+	m.SchemaIDs = b.embeddedIDs(m.Schemas)
+	m.AssertFormats = s.Manifest.AssertFormats
 	return m, nil
 }
 
@@ -199,7 +207,7 @@ func (b *builder) addFacts() []*Fact {
 func (b *builder) buildTypes(facts []*Fact) {
 	for _, f := range facts {
 		doc, _ := b.s.Doc(f.Source)
-		ref := b.typeOf(doc, "")
+		ref := b.typeAt(doc, "")
 		if ref.Kind != Named || ref.Type.Kind == Alias {
 			// An alias would put the fact's Validate method on a type
 			// that is not the fact's own.
@@ -221,6 +229,18 @@ func (b *builder) embeddedSchemas() []Schema {
 			continue
 		}
 		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes()})
+	}
+	return out
+}
+
+// embeddedIDs keeps the URIs declared in the embedded files.
+func (b *builder) embeddedIDs(embedded []Schema) map[string]string {
+	out := map[string]string{}
+	for id, loc := range b.s.IDs() {
+		file, _, _ := strings.Cut(loc, "#")
+		if slices.ContainsFunc(embedded, func(s Schema) bool { return s.Path == file }) {
+			out[id] = loc
+		}
 	}
 	return out
 }

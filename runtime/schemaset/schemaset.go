@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,6 +42,8 @@ type EnforceVersion uint
 // relative to the schema directory. A Set is safe for concurrent use.
 type Set struct {
 	files map[string]string
+	opts  Options
+	roots map[string]string // path -> the URI its file is compiled under
 
 	compiled sync.Map // loc -> *jsonschema.Schema; the fast path takes no lock
 
@@ -49,14 +52,55 @@ type Set struct {
 	err      error // a failure to add the files; reported by every call
 }
 
-// New returns a Set of the given files: path -> JSON text.
+// New returns a Set of the given files: path -> JSON text. No format is
+// asserted and no file declares an $id; see [NewWith].
 func New(files map[string]string) *Set {
-	return &Set{files: files}
+	return NewWith(files, Options{})
 }
 
-// URL is the address under which a schema file is known to the compiler;
-// relative $refs between files resolve against it.
+// Options say what the generator learned about the files of a Set.
+type Options struct {
+	// IDs maps each absolute URI that a schema declares ($id, or id in
+	// draft-04) to where that schema is: "path" for a file's root,
+	// "path#/json/pointer" for a schema inside one. References by URI
+	// resolve through it; nothing is ever fetched.
+	IDs map[string]string
+	// AssertFormats are the formats that are checked; every other
+	// "format" is an annotation, as JSON Schema 2019-09 and 2020-12
+	// define it (and, here, for older drafts too).
+	AssertFormats []string
+}
+
+// NewWith returns a Set of the given files with opts.
+func NewWith(files map[string]string, opts Options) *Set {
+	s := &Set{files: files, opts: opts, roots: make(map[string]string, len(files))}
+	for path := range files {
+		s.roots[path] = URL(path)
+	}
+	for id, loc := range opts.IDs {
+		if _, ok := files[loc]; ok {
+			s.roots[loc] = id
+		}
+	}
+	return s
+}
+
+// URL is the address under which a schema file without a root $id is known
+// to the compiler; relative $refs between files resolve against it.
 func URL(path string) string { return "warren:///" + path }
+
+// uriOf returns the compiler's URI for loc ("path" or "path#pointer").
+func (s *Set) uriOf(loc string) string {
+	path, frag, hasFrag := strings.Cut(loc, "#")
+	u, ok := s.roots[path]
+	if !ok {
+		u = URL(path)
+	}
+	if hasFrag {
+		u += "#" + frag
+	}
+	return u
+}
 
 // schema compiles (once) and returns the schema at loc: "path" or
 // "path#/json/pointer".
@@ -75,7 +119,7 @@ func (s *Set) schema(loc string) (*jsonschema.Schema, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	sch, err := s.compiler.Compile(URL(loc))
+	sch, err := s.compiler.Compile(s.uriOf(loc))
 	if err != nil {
 		return nil, fmt.Errorf("compile schema %s: %w", loc, err)
 	}
@@ -86,24 +130,62 @@ func (s *Set) schema(loc string) (*jsonschema.Schema, error) {
 func (s *Set) newCompiler() (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuse{})
+	assertFormats(c, s.opts.AssertFormats)
+	docs := make(map[string]any, len(s.files))
 	for path, src := range s.files {
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
 		if err != nil {
 			return nil, fmt.Errorf("embedded schema %s: %w", path, err)
 		}
-		if err := c.AddResource(URL(path), doc); err != nil {
+		docs[path] = doc
+		if err := c.AddResource(s.roots[path], doc); err != nil {
 			return nil, fmt.Errorf("embedded schema %s: %w", path, err)
 		}
 	}
+	c.UseLoader(embedded{docs: docs, ids: s.opts.IDs})
 	return c, nil
 }
 
-type refuse struct{}
+// embedded answers the compiler's requests for a URI it has not seen as a
+// file: an $id declared inside a file, which the compiler only learns of
+// once it has compiled that file. Everything else is refused: nothing is
+// fetched.
+type embedded struct {
+	docs map[string]any
+	ids  map[string]string
+}
 
-func (refuse) Load(url string) (any, error) {
+func (e embedded) Load(url string) (any, error) {
+	if loc, ok := e.ids[url]; ok {
+		path, frag, _ := strings.Cut(loc, "#")
+		if v, ok := lookup(e.docs[path], frag); ok {
+			return v, nil
+		}
+	}
 	return nil, fmt.Errorf("%s is not among the embedded schemas", url)
+}
+
+// lookup finds the value at a JSON pointer.
+func lookup(v any, ptr string) (any, bool) {
+	if ptr == "" {
+		return v, v != nil
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, v != nil
 }
 
 // Validate checks a JSON document against the schema at loc ("path" or

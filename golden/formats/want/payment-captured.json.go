@@ -30,6 +30,8 @@ type PaymentCaptured struct {
 	PayerEmail string      `json:"payer_email"`
 	ValueDate  string      `json:"value_date"`
 	ReceiptURL *string     `json:"receipt_url,omitzero"`
+	IssuesURL  *string     `json:"issues_url,omitzero"`
+	Reference  *string     `json:"reference,omitzero"`
 	History    []time.Time `json:"history,omitzero"`
 }
 
