@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/generator/docgen"
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/internal/console"
+)
+
+func init() { register(consoleCommand) }
+
+// consoleTokenEnv names the environment variable that sets the console's
+// token, for a team that shares one; otherwise each start makes its own.
+const consoleTokenEnv = "WARREN_CONSOLE_TOKEN"
+
+func consoleCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "console",
+		Usage:     "serve a web page for operators: live figures, poison review, topology, catalogue",
+		UsageText: "warren console [--listen ADDR] [--management-url URL] [--read-only] [--url URL ...] SCHEMA_DIR",
+		Description: `Serves, for the consumers of SCHEMA_DIR on the broker:
+   - every consumer's work depth, poison depth, consumer count and redelivery
+     rate, refreshing live, with the last hour drawn; a consumer with poison,
+     or with work and no consumer, stands out;
+   - each poison lane: the messages with their failure, headers and payload,
+     filtered by routing key and text; replay the ones you pick to the work
+     queue, or discard them with a reason (they are kept in
+     <consumer>.discarded); each copy is confirmed by the broker first;
+   - the topology drawn, and the catalogue and schema of every fact.
+
+Depths and consumer counts come over AMQP. The broker counts redeliveries
+only in its management API: give --management-url (credentials from the
+URL, else from the broker URL) to show the redelivery rate.
+
+Safe by default: it listens on 127.0.0.1 unless --listen says otherwise;
+replay and discard need the token printed at start (or set in
+$WARREN_CONSOLE_TOKEN) and refuse requests from other sites; --read-only
+shows everything and changes nothing. Nothing is loaded from the internet,
+and no password is shown.
+
+Examples:
+   warren console ./events
+   warren console --management-url http://127.0.0.1:15672/ ./events
+   warren console --read-only --listen 0.0.0.0:7878 ./events`,
+		Flags: append(brokerFlags(),
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7878", Usage: "serve on `ADDR` (host:port; port 0 picks a free one)"},
+			&cli.StringFlag{Name: "management-url", EnvVars: []string{"WARREN_MANAGEMENT_URL"}, Usage: "RabbitMQ management API `URL`, for rates (http://HOST:15672/)"},
+			&cli.BoolFlag{Name: "read-only", Usage: "show everything, change nothing"},
+			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "read the figures every `DURATION`"},
+		),
+		Action: runConsole,
+	}
+}
+
+func runConsole(c *cli.Context) error {
+	dir, err := oneArg(c, "SCHEMA_DIR")
+	if err != nil {
+		return err
+	}
+	if c.Duration("interval") <= 0 {
+		return usageError(c, "--interval %s: expected a positive duration", c.Duration("interval"))
+	}
+	stderr := c.App.ErrWriter
+	m, s, err := consoleModel(c.Context, dir)
+	if err != nil {
+		return reportError(stderr, "console", dir, err)
+	}
+	docs, err := docgen.Generate(m, s)
+	if err != nil {
+		return reportError(stderr, "console", "", err)
+	}
+	catalogue := docs[docgen.CatalogueFile]
+	urls := brokerURLs(c)
+	cfg := console.Config{
+		Topology: m.Topology, Catalogue: catalogue, Schemas: factSchemas(m, s),
+		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"),
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if raw := c.String("management-url"); raw != "" {
+		if cfg.Management, err = console.NewManagement(raw, urls[0]); err != nil {
+			return reportError(stderr, "console", "", err)
+		}
+	}
+	if !cfg.ReadOnly {
+		if cfg.Token = os.Getenv(consoleTokenEnv); cfg.Token == "" {
+			if cfg.Token, err = console.NewToken(); err != nil {
+				return reportError(stderr, "console", "", err)
+			}
+		}
+	}
+	conn, err := dialBroker(c, urls)
+	if err != nil {
+		return reportError(stderr, "console", "", err)
+	}
+	defer conn.Close()
+	cfg.Broker, cfg.BrokerURL = conn, conn.URL()
+
+	l, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return reportError(stderr, "console", "", fmt.Errorf("--listen: %w", err))
+	}
+	cfg.AllowedHosts = console.LoopbackHosts(l.Addr())
+	srv, err := console.New(cfg)
+	if err != nil {
+		_ = l.Close()
+		return reportError(stderr, "console", "", err)
+	}
+	announce(c, l.Addr(), cfg)
+	return serveConsole(c.Context, srv, l)
+}
+
+// announce prints where the console is; the token goes in the address's
+// fragment, which the browser keeps to itself.
+func announce(c *cli.Context, addr net.Addr, cfg console.Config) {
+	w := c.App.Writer
+	page := "http://" + addr.String() + "/"
+	switch {
+	case cfg.ReadOnly:
+		fmt.Fprintf(w, "warren console: %s (read-only)\n", page)
+	case os.Getenv(consoleTokenEnv) != "":
+		fmt.Fprintf(w, "warren console: %s (actions need the token in $%s)\n", page, consoleTokenEnv)
+	default:
+		fmt.Fprintf(w, "warren console: %s#token=%s\n", page, cfg.Token)
+		fmt.Fprintf(w, "replay and discard need this token; it changes on every start (set $%s to keep one)\n", consoleTokenEnv)
+	}
+	if cfg.Management == nil {
+		fmt.Fprintln(w, "no --management-url: the redelivery rate is not shown")
+	}
+}
+
+// serveConsole serves until ctx ends, then shuts the server down.
+func serveConsole(ctx context.Context, srv *console.Server, l net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Sample(ctx)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(l) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// consoleModel loads dir once for the model, the catalogue and the
+// schema files, validated as generator.Model and generator.Docs do.
+func consoleModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
+	s, err := load.Load(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.Build(ctx, s, model.Options{PackageOptional: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
+// factSchemas returns each fact's schema as written: the whole file, or
+// (for a fact declared by pointing into a file) the part it points at.
+func factSchemas(m *model.Model, s *load.Schemas) []console.Schema {
+	var out []console.Schema
+	for _, f := range m.Facts {
+		cs := console.Schema{RoutingKey: f.RoutingKey, Title: f.GoName, Version: f.Version, Source: f.Source, Description: f.Description}
+		if doc, ok := s.Doc(f.Type.Source); ok {
+			if f.Type.Pointer == "" {
+				cs.JSON = string(doc.Src)
+			} else if v, ok := doc.Lookup(f.Type.Pointer); ok {
+				b, _ := json.MarshalIndent(v, "", "  ")
+				cs.JSON = string(b)
+				cs.Source += "#" + f.Type.Pointer
+			}
+		}
+		out = append(out, cs)
+	}
+	return out
+}

@@ -1,0 +1,265 @@
+// warren console. Everything from the broker (names, ids, headers,
+// payloads, failures) is put on the page with textContent, never as
+// markup; the one HTML fragment inserted is the catalogue, rendered by the
+// server from the schema directory with every text escaped.
+"use strict";
+
+const state = { view: "overview", lane: null, messages: [], readOnly: true, timer: null };
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+// The token comes in the address's fragment (never sent to a server),
+// once, and is kept for this tab only.
+function takeToken() {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (m) {
+    sessionStorage.setItem("warren-token", decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  $("token").value = sessionStorage.getItem("warren-token") || "";
+  $("token").addEventListener("change", () => sessionStorage.setItem("warren-token", $("token").value.trim()));
+}
+
+async function api(path, options) {
+  const resp = await fetch(path, options);
+  let body = {};
+  try { body = await resp.json(); } catch (e) { body = { error: resp.status + " " + resp.statusText }; }
+  if (!resp.ok && !body.error) body.error = resp.status + " " + resp.statusText;
+  body.status = resp.status;
+  return body;
+}
+
+function show(view) {
+  state.view = view;
+  for (const s of document.querySelectorAll(".view")) s.hidden = s.id !== view;
+  for (const b of document.querySelectorAll("nav button")) b.classList.toggle("current", b.dataset.view === view);
+  if (view === "catalogue") loadCatalogue();
+  if (view === "schemas") loadSchemas();
+}
+
+// ---- overview ----
+
+async function refresh() {
+  const o = await api("api/overview");
+  if (o.error && !o.consumers) {
+    $("broker-error").hidden = false;
+    $("broker-error").textContent = "The console cannot be read: " + o.error;
+    return;
+  }
+  state.readOnly = o.read_only;
+  $("broker").textContent = o.broker + (o.management ? " · management API " + o.management : "");
+  $("mode").textContent = o.read_only ? "read-only" : "";
+  $("token-row").hidden = o.read_only;
+  $("broker-error").hidden = !o.error;
+  $("broker-error").textContent = o.error ? "The last reading failed; showing the one before: " + o.error : "";
+  const tbody = $("figures").tBodies[0];
+  tbody.replaceChildren(...o.consumers.map((c) => row(c, o.history_ms)));
+  $("unshown").replaceChildren(...o.unshown.map((u) => el("li", {}, "Not shown: " + u)));
+  $("updated").textContent = "Read " + (o.consumers[0] && o.consumers[0].read_at ? new Date(o.consumers[0].read_at).toLocaleTimeString() : "-") +
+    ", every " + o.interval_ms / 1000 + "s.";
+}
+
+function row(c, historyMs) {
+  const alert = c.alerts.length > 0;
+  const rate = c.rates
+    ? c.rates.redelivered.toFixed(2) + "/s" + (c.rates.delivered > 0 ? " (" + (100 * c.rates.redelivered / c.rates.delivered).toFixed(1) + "%)" : "")
+    : "n/a";
+  const tiers = c.tiers.filter((t) => t.messages > 0).map((t) => t.delay + ":" + t.messages).join(" ");
+  const name = el("td", {}, el("a", { href: "#", class: "consumer", onclick: (e) => { e.preventDefault(); openLane(c.consumer); } }, c.consumer));
+  if (alert) name.append(el("div", { class: "alert-text" }, c.alerts.join("; ")));
+  const tr = el("tr", { class: alert ? "alert" : "", "data-consumer": c.consumer },
+    name,
+    el("td", { class: "num work" }, c.missing.length ? "-" : c.work),
+    el("td", { class: "num poison" + (c.poison > 0 ? " hot" : "") }, c.missing.length ? "-" : c.poison),
+    el("td", { class: "num consumers" + (c.work > 0 && c.consumers === 0 ? " hot" : "") }, c.missing.length ? "-" : c.consumers),
+    el("td", { class: "num" }, c.retrying + (tiers ? " (" + tiers + ")" : "")),
+    el("td", { class: "num rate" }, rate),
+    el("td", {}, chart(c.history, historyMs)));
+  return tr;
+}
+
+// chart draws the last hour as an inline SVG: work depth, poison depth and
+// the consumer count, each scaled to its own maximum.
+function chart(points, historyMs) {
+  const w = 260, h = 44;
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("width", w);
+  svg.setAttribute("height", h);
+  svg.setAttribute("class", "chart");
+  const now = Date.now();
+  const x = (t) => Math.max(0, w - ((now - t) / historyMs) * w);
+  const series = [[1, "k-work"], [2, "k-poison"], [3, "k-consumers"]];
+  for (const [i, cls] of series) {
+    const top = Math.max(1, ...points.map((p) => p[i]));
+    const line = document.createElementNS(SVG, "polyline");
+    line.setAttribute("class", cls);
+    line.setAttribute("points", points.map((p) => x(p[0]).toFixed(1) + "," + (h - 2 - (p[i] / top) * (h - 6)).toFixed(1)).join(" "));
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = cls.slice(2) + " max " + top;
+    line.append(title);
+    svg.append(line);
+  }
+  return svg;
+}
+
+// ---- poison lane ----
+
+async function openLane(name) {
+  state.lane = name;
+  show("lane");
+  $("lane-name").textContent = name;
+  $("result").textContent = "";
+  await loadLane();
+}
+
+async function loadLane() {
+  $("lane-info").textContent = "Reading…";
+  const p = await api("api/consumers/" + encodeURIComponent(state.lane) + "/poison");
+  if (p.error) {
+    $("lane-info").textContent = p.error;
+    state.messages = [];
+  } else {
+    state.messages = p.messages;
+    $("lane-info").textContent = p.poison_queue + ": " + p.messages.length + " message" + (p.messages.length === 1 ? "" : "s") +
+      (p.messages.length >= p.limit ? " (the first " + p.limit + ")" : "");
+  }
+  const keys = [...new Set(state.messages.map((m) => m.routing_key))].sort();
+  const sel = $("filter-key"), was = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "all"), ...keys.map((k) => el("option", { value: k }, k)));
+  sel.value = keys.includes(was) ? was : "";
+  $("replay").hidden = $("discard").hidden = state.readOnly;
+  renderMessages();
+}
+
+function visible() {
+  const key = $("filter-key").value, q = $("filter-text").value.trim().toLowerCase();
+  return state.messages.filter((m) => (!key || m.routing_key === key) &&
+    (!q || [m.id, m.routing_key, m.failure, m.payload, ...m.headers.map((h) => h.name + " " + h.value)].join("\n").toLowerCase().includes(q)));
+}
+
+function renderMessages() {
+  const tbody = $("messages").tBodies[0];
+  const rows = [];
+  for (const m of visible()) {
+    const box = el("input", { type: "checkbox", class: "pick", "data-id": m.id, onchange: updateButtons });
+    if (!m.id) box.disabled = true;
+    rows.push(el("tr", { class: "message", "data-id": m.id },
+      el("td", {}, box),
+      el("td", { class: "mono" }, m.id || "(no id)"),
+      el("td", { class: "mono" }, m.routing_key),
+      el("td", { class: "num" }, m.attempts + (m.replays ? " (replayed " + m.replays + ")" : "")),
+      el("td", {}, m.failed_at || "-"),
+      el("td", { class: "failure" }, m.failure)));
+    const headers = el("dl", { class: "headers" });
+    for (const h of m.headers) headers.append(el("dt", {}, h.name), el("dd", {}, el("pre", {}, h.value)));
+    rows.push(el("tr", { class: "detail" }, el("td", {}, ""), el("td", { colspan: 5 },
+      el("details", {},
+        el("summary", {}, "payload, x-failure and headers"),
+        el("h4", {}, "x-failure"), el("pre", { class: "x-failure" }, m.failure || "-"),
+        el("h4", {}, "Payload" + (m.occurred_at ? " (occurred at " + m.occurred_at + ")" : "") + (m.payload_json ? "" : " (not JSON)")),
+        el("pre", { class: "payload" }, m.payload),
+        el("h4", {}, "Headers"), headers))));
+  }
+  if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No messages.")));
+  tbody.replaceChildren(...rows);
+  $("select-all").checked = false;
+  updateButtons();
+}
+
+function picked() {
+  return [...document.querySelectorAll("input.pick:checked")].map((b) => b.dataset.id);
+}
+
+function updateButtons() {
+  const n = picked().length;
+  $("replay").disabled = $("discard").disabled = n === 0;
+  $("replay").textContent = "Replay selected" + (n ? " (" + n + ")" : "");
+  $("discard").textContent = "Discard selected" + (n ? " (" + n + ")" : "");
+}
+
+function ask(action) {
+  const ids = picked();
+  state.pending = { action, ids };
+  $("confirm").hidden = false;
+  $("reason-row").hidden = action !== "discard";
+  $("reason").value = "";
+  $("confirm-text").textContent = action === "replay"
+    ? "Replay " + ids.length + " message" + (ids.length === 1 ? "" : "s") + " to the work queue of " + state.lane + "? Each copy is confirmed by the broker before the poison message is removed."
+    : "Discard " + ids.length + " message" + (ids.length === 1 ? "" : "s") + " from the poison lane of " + state.lane + "? They are kept in " + state.lane + ".discarded with your reason.";
+}
+
+async function act() {
+  const { action, ids } = state.pending;
+  const body = { ids };
+  if (action === "discard") {
+    body.reason = $("reason").value.trim();
+    if (!body.reason) { $("result").textContent = "Give a reason for discarding."; return; }
+  }
+  $("confirm").hidden = true;
+  $("result").textContent = (action === "replay" ? "Replaying" : "Discarding") + "…";
+  const r = await api("api/consumers/" + encodeURIComponent(state.lane) + "/" + action, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Warren-Token": sessionStorage.getItem("warren-token") || "" },
+    body: JSON.stringify(body),
+  });
+  $("result").className = r.error ? "error" : "done";
+  $("result").textContent = r.summary
+    ? r.summary + (r.done.length ? ": " + r.done.map((d) => d.id + " (" + d.routing_key + ")").join(", ") : "") + (r.error ? ". Stopped: " + r.error : ".")
+    : "Refused: " + r.error;
+  if (!r.error || r.done) await loadLane();
+}
+
+// ---- catalogue and schemas ----
+
+async function loadCatalogue() {
+  if ($("catalogue").dataset.loaded) return;
+  const resp = await fetch("api/catalogue");
+  // Rendered by the server from the schema directory: text escaped, raw
+  // HTML dropped but for the catalogue's own anchors.
+  $("catalogue").innerHTML = await resp.text();
+  $("catalogue").dataset.loaded = "1";
+}
+
+async function loadSchemas() {
+  if ($("schemas").dataset.loaded) return;
+  const r = await api("api/schemas");
+  $("schemas").replaceChildren(...(r.schemas || []).map((s) => el("article", { class: "schema" },
+    el("h3", { class: "mono" }, s.routing_key),
+    el("p", {}, s.title + " · version " + s.version + " · " + s.source),
+    el("p", {}, s.description || ""),
+    el("pre", {}, s.schema))));
+  $("schemas").dataset.loaded = "1";
+}
+
+// ---- wiring ----
+
+document.addEventListener("DOMContentLoaded", async () => {
+  takeToken();
+  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.view));
+  $("back").addEventListener("click", () => show("overview"));
+  $("reload").addEventListener("click", loadLane);
+  $("filter-key").addEventListener("change", renderMessages);
+  $("filter-text").addEventListener("input", renderMessages);
+  $("select-all").addEventListener("change", () => {
+    for (const b of document.querySelectorAll("input.pick:not(:disabled)")) b.checked = $("select-all").checked;
+    updateButtons();
+  });
+  $("replay").addEventListener("click", () => ask("replay"));
+  $("discard").addEventListener("click", () => ask("discard"));
+  $("confirm-yes").addEventListener("click", act);
+  $("confirm-no").addEventListener("click", () => { $("confirm").hidden = true; });
+  await refresh();
+  const o = await api("api/overview");
+  setInterval(() => { if (state.view === "overview") refresh(); }, Math.max(1000, Math.min(o.interval_ms || 5000, 5000)));
+});

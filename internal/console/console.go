@@ -1,0 +1,134 @@
+// Package console serves warren's operations console: a web page that
+// shows every consumer's dashboard figures live, with an hour of history,
+// lets a person review, replay and discard poison messages, and draws the
+// topology and the catalogue of facts.
+//
+// Everything the page needs (HTML, CSS, script) is embedded in the binary;
+// it loads nothing from elsewhere. The server is safe by default: every
+// change needs the token (sent as the X-Warren-Token header, which a page
+// of another origin cannot send) and passes cross-origin protection; a
+// read-only server changes nothing; message bodies and headers travel as
+// JSON strings and the page shows them as text; no password is ever sent.
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Broker opens channels on a live broker connection; *runtime.Conn is one.
+type Broker interface {
+	OpenChannel(ctx context.Context) (*amqp.Channel, error)
+}
+
+// Config configures a [Server].
+type Config struct {
+	Broker   Broker            // required
+	Topology topology.Topology // the schema directory's topology
+	// Catalogue is the Markdown page `warren docs` renders for the same
+	// schema directory; the console shows it, and draws the topology in
+	// place of its Mermaid diagram.
+	Catalogue []byte
+	Schemas   []Schema // each fact's schema, for the schema view
+	// BrokerURL is shown on the page; its password is redacted here too.
+	BrokerURL string
+	// Management reads rates (redeliveries) from RabbitMQ's management
+	// API. Nil: the page says which figures it cannot show.
+	Management *Management
+	// Token authorises changes. Required unless ReadOnly.
+	Token    string
+	ReadOnly bool // show everything, change nothing
+	// Interval between two readings of the figures. Default 5s.
+	Interval time.Duration
+	// History is how much of the figures' past the charts show. Default 1h.
+	History time.Duration
+	// PoisonLimit bounds how many messages of one poison queue a page
+	// lists. Default 500.
+	PoisonLimit int
+	// AllowedHosts, when not empty, are the only Host headers served:
+	// with a loopback listener, a page on another name that resolves to
+	// 127.0.0.1 (DNS rebinding) cannot read the console.
+	AllowedHosts []string
+	Logger       *slog.Logger // default slog.Default()
+}
+
+// Schema is one fact's schema document.
+type Schema struct {
+	RoutingKey  string `json:"routing_key"`
+	Title       string `json:"title"`
+	Version     int    `json:"version"`
+	Source      string `json:"source"` // the file, relative to the schema directory
+	Description string `json:"description"`
+	JSON        string `json:"schema"` // pretty-printed
+}
+
+// Server is the console. Create it with [New]; run [Server.Sample] and
+// serve [Server.Handler].
+type Server struct {
+	cfg       Config
+	figures   *sampler
+	catalogue []byte // rendered HTML fragment
+	svg       []byte // the topology drawing
+	handler   http.Handler
+}
+
+// NewToken returns a random token for authorising changes.
+func NewToken() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make a token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// New checks cfg and returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Broker == nil {
+		return nil, errors.New("console: Broker is required")
+	}
+	if !cfg.ReadOnly && len(cfg.Token) < 16 {
+		return nil, errors.New("console: a token of at least 16 characters is required unless the console is read-only")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 5 * time.Second
+	}
+	if cfg.History <= 0 {
+		cfg.History = time.Hour
+	}
+	if cfg.PoisonLimit <= 0 {
+		cfg.PoisonLimit = 500
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	html, err := renderCatalogue(cfg.Catalogue)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	s := &Server{
+		cfg:       cfg,
+		figures:   newSampler(cfg),
+		catalogue: html,
+		svg:       drawTopology(cfg.Topology),
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler serves the page and its API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Sample reads the figures now and then every Interval until ctx ends.
+func (s *Server) Sample(ctx context.Context) {
+	s.figures.run(ctx)
+}
