@@ -26,9 +26,12 @@ type Conn struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the supervisor has exited
 
-	mu   sync.Mutex
-	sess *session      // the live connection; nil while reconnecting
-	up   chan struct{} // closed when sess is set; replaced when it is lost
+	mu            sync.Mutex
+	sess          *session      // the live connection; nil while reconnecting
+	up            chan struct{} // closed when sess is set; replaced when it is lost
+	blocked       bool          // the broker blocked publishing (connection.blocked)
+	blockedReason string
+	last          lastError // the last connection loss or failed dial, for Health
 }
 
 // session is one AMQP connection. Channels opened on it die with it.
@@ -144,6 +147,9 @@ func (c *Conn) connect(ctx context.Context, start int, failFast bool) (*session,
 				return s, nil
 			}
 			last = err
+			c.mu.Lock()
+			c.last.set(err)
+			c.mu.Unlock()
 			if failFast && isPermanentDialError(err) {
 				return nil, err
 			}
@@ -211,6 +217,11 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 				blocks = nil
 				continue
 			}
+			c.mu.Lock()
+			if c.sess == s || c.sess == nil {
+				c.blocked, c.blockedReason = b.Active, b.Reason
+			}
+			c.mu.Unlock()
 			if b.Active {
 				c.log.Warn("broker blocked publishing (resource alarm); publishes wait", "url", s.url, "reason", b.Reason)
 			} else {
@@ -226,6 +237,8 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 			if c.sess == s {
 				c.sess = nil
 				c.up = make(chan struct{})
+				c.blocked, c.blockedReason = false, ""
+				c.last.set(s.err)
 			}
 			close(s.lost)
 			c.mu.Unlock()

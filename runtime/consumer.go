@@ -31,10 +31,15 @@ type Consumer struct {
 	metrics  Metrics
 	counters *counters
 	lane     lane
+	chain    HandlerFunc // the middleware, the guard and the handler call, built once
+	outage   *outage
 	running  atomic.Bool
 	// newerSeen remembers the (routing key, version) pairs newer than the
 	// consumer's that were logged already (versionKey -> true).
 	newerSeen sync.Map
+
+	mu   sync.Mutex
+	last lastError // the last channel loss, for Health
 }
 
 // ConsumerOption configures a [Consumer].
@@ -46,6 +51,8 @@ type consumerOptions struct {
 	shutdownTimeout time.Duration
 	prefetch        int
 	concurrency     int
+	maxBodySize     int
+	outage          OutagePolicy
 }
 
 // HandlerFunc handles one delivery whose envelope, route and payload have
@@ -87,7 +94,7 @@ func WithConcurrency(n int) ConsumerOption {
 // by routing key to one of routes. Facts with no route go to poison. Run
 // starts it.
 func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...ConsumerOption) (*Consumer, error) {
-	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: c.Prefetch, concurrency: c.Concurrency}
+	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: c.Prefetch, concurrency: c.Concurrency, maxBodySize: DefaultMaxBodySize}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -107,6 +114,9 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 	}
 	if len(routes) == 0 {
 		errs = append(errs, errors.New("no routes"))
+	}
+	if o.maxBodySize < 1 || o.maxBodySize > MaxBodySizeCeiling {
+		errs = append(errs, fmt.Errorf("WithMaxBodySize(%d): expected 1 to %d bytes (RabbitMQ's default max_message_size)", o.maxBodySize, MaxBodySizeCeiling))
 	}
 	byKey := map[string]Route{}
 	for _, r := range routes {
@@ -128,6 +138,8 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 		metrics:  conn.cfg.Metrics,
 		counters: conn.stats.of(c.Name),
 		lane:     lane{conn: conn},
+		chain:    buildChain(c.Name, o.guard, o.middleware),
+		outage:   newOutage(o.outage),
 	}, nil
 }
 
@@ -158,6 +170,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 			return err
 		}
 		c.log.Warn("consumer lost its channel; resuming", "err", c.conn.redact(err))
+		c.mu.Lock()
+		c.last.set(err)
+		c.mu.Unlock()
 		if time.Since(started) > 10*time.Second {
 			round = 0
 		}
@@ -179,32 +194,63 @@ func (c *Consumer) consume(ctx context.Context, s *session) (end bool, err error
 	if err := ch.Qos(c.opts.prefetch, 0, false); err != nil {
 		return false, fmt.Errorf("set prefetch: %w", err)
 	}
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	r := &channelRun{s: s, ch: ch, closed: ch.NotifyClose(make(chan *amqp.Error, 1))}
+	// Handlers outlive Run's ctx: cancelling Run asks for a graceful stop,
+	// not for the work in hand to be abandoned.
+	r.hctx, r.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))
+	defer r.cancelHandlers()
+	for {
+		// A pause outlives a lost channel: the new one probes first.
+		if paused, _ := c.outage.state(); paused {
+			if end, err := c.probe(ctx, r); end || err != nil {
+				return end, err
+			}
+		}
+		paused, end, err := c.stream(ctx, r)
+		if !paused {
+			return end, err
+		}
+	}
+}
+
+// channelRun is one channel of a consumer and what its handlers run under.
+type channelRun struct {
+	s              *session
+	ch             *amqp.Channel
+	closed         chan *amqp.Error
+	hctx           context.Context
+	cancelHandlers context.CancelFunc
+}
+
+// stream takes deliveries until the channel ends, Run's ctx is cancelled
+// or an outage pauses the consumer (paused).
+func (c *Consumer) stream(ctx context.Context, r *channelRun) (paused, end bool, err error) {
 	tag := consumerTag(c.spec.Name)
-	deliveries, err := ch.Consume(c.spec.Queue, tag, false, false, false, false, nil)
+	deliveries, err := r.ch.Consume(c.spec.Queue, tag, false, false, false, false, nil)
 	if err != nil {
 		var ae *amqp.Error
 		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-			return true, fmt.Errorf("consumer %q: work queue %q does not exist: declare the topology (Config.Topology)", c.spec.Name, c.spec.Queue)
+			return false, true, fmt.Errorf("consumer %q: work queue %q does not exist: declare the topology (Config.Topology)", c.spec.Name, c.spec.Queue)
 		}
-		return false, fmt.Errorf("consume %q: %w", c.spec.Queue, err)
+		return false, false, fmt.Errorf("consume %q: %w", c.spec.Queue, err)
 	}
-	c.log.Debug("consuming", "queue", c.spec.Queue, "url", s.url)
+	c.log.Debug("consuming", "queue", c.spec.Queue, "url", r.s.url)
 
-	// Handlers outlive Run's ctx: cancelling Run asks for a graceful stop,
-	// not for the work in hand to be abandoned.
-	hctx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelHandlers()
-	var stopping atomic.Bool
+	var stopping, pausing atomic.Bool
 	var wg sync.WaitGroup
 	for range c.opts.concurrency {
 		wg.Go(func() {
 			for d := range deliveries {
-				if stopping.Load() {
+				switch {
+				case stopping.Load():
 					c.giveBack(d, "shutting down")
-					continue
+				case pausing.Load():
+					// Sent before the pause took effect: kept for later
+					// without calling the handler.
+					c.hold(r.hctx, inspect(r.s, d), errPaused)
+				default:
+					c.process(r.hctx, r.s, d)
 				}
-				c.process(hctx, s, d)
 			}
 		})
 	}
@@ -213,23 +259,22 @@ func (c *Consumer) consume(ctx context.Context, s *session) (end bool, err error
 
 	select {
 	case <-idle:
-		return false, errors.New("the broker cancelled the consumer (was the queue deleted?)")
-	case e := <-closed:
-		// The broker redelivers what the handlers hold; tell them to stop.
-		cancelHandlers()
+		return false, false, errors.New("the broker cancelled the consumer (was the queue deleted?)")
+	case e := <-r.closed:
+		end, err := c.channelClosed(ctx, r, idle, e)
+		return false, end, err
+	case <-c.outage.pause:
+		pausing.Store(true)
+		if err := r.ch.Cancel(tag, false); err != nil {
+			c.log.Debug("cancel consumer", "err", c.conn.redact(err))
+		}
 		select {
 		case <-idle:
-		case <-ctx.Done():
-			select {
-			case <-idle:
-			case <-time.After(c.opts.shutdownTimeout):
-				return true, fmt.Errorf("consumer %q: handlers still running %s after the channel closed and Run was cancelled", c.spec.Name, c.opts.shutdownTimeout)
-			}
+			return true, false, nil
+		case e := <-r.closed:
+			end, err := c.channelClosed(ctx, r, idle, e)
+			return false, end, err
 		}
-		if e == nil {
-			return false, errors.New("channel closed")
-		}
-		return false, fmt.Errorf("channel closed: %w", e)
 	case <-ctx.Done():
 		stopping.Store(true)
 		// Deliveries not yet started go back at once rather than wait
@@ -241,8 +286,27 @@ func (c *Consumer) consume(ctx context.Context, s *session) (end bool, err error
 				c.giveBack(d, "shutting down")
 			}
 		}()
-		return true, c.shutdown(ch, tag, idle, drained, cancelHandlers)
+		return false, true, c.shutdown(r.ch, tag, idle, drained, r.cancelHandlers)
 	}
+}
+
+// channelClosed waits for the handlers after the broker closed the
+// channel; the broker redelivers what they hold.
+func (c *Consumer) channelClosed(ctx context.Context, r *channelRun, idle <-chan struct{}, e *amqp.Error) (end bool, err error) {
+	r.cancelHandlers()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		select {
+		case <-idle:
+		case <-time.After(c.opts.shutdownTimeout):
+			return true, fmt.Errorf("consumer %q: handlers still running %s after the channel closed and Run was cancelled", c.spec.Name, c.opts.shutdownTimeout)
+		}
+	}
+	if e == nil {
+		return false, errors.New("channel closed")
+	}
+	return false, fmt.Errorf("channel closed: %w", e)
 }
 
 func (c *Consumer) shutdown(ch *amqp.Channel, tag string, idle, drained <-chan struct{}, cancelHandlers context.CancelFunc) error {

@@ -16,6 +16,14 @@
 //     the last attempt or on a [Permanent] error a copy to the poison queue
 //     with the failure in headers. Every copy is confirmed before the
 //     original is acked. A [Guard] makes handling idempotent.
+//   - A consumer decodes only what it can trust: a body within
+//     [WithMaxBodySize], no content_encoding but identity, a content_type
+//     that is absent or JSON, valid UTF-8. Anything else is poisoned on its
+//     first attempt, undecoded.
+//   - An error marked [Unavailable] (and any error of the guard's store)
+//     is an outage, not a bad message: the delivery waits in a delay queue
+//     without spending an attempt, and after several in a row the consumer
+//     pauses and probes until the dependency is back ([OutagePolicy]).
 //   - [Metrics] receives counts and latencies; [Conn.Figures] reads the
 //     four dashboard figures.
 //

@@ -60,6 +60,33 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
+// Unavailable marks err as an outage of something the handler depends on
+// (a database, an API), not a fault of the message: "my dependency is
+// down, this message is fine". Such a failure spends no attempt: the
+// message waits in a delay queue with its attempt count unchanged, and
+// after several in a row the consumer pauses and probes until the
+// dependency is back (see [WithOutagePolicy]). Errors of the idempotency
+// store ([WithGuard]) are marked so by the consumer. Unavailable(nil) is
+// nil; the mark survives wrapping with %w.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unavailableError{err: err}
+}
+
+// IsUnavailable reports whether err, or any error it wraps, was marked by
+// [Unavailable].
+func IsUnavailable(err error) bool {
+	var u *unavailableError
+	return errors.As(err, &u)
+}
+
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
 // PanicError is the error a consumer records when a handler panics. The
 // panic is a transient failure (the message is retried), never a crash; the
 // stack goes to the log, not into the x-failure header.

@@ -17,6 +17,20 @@ type countingMetrics struct {
 	counts   map[Event]int
 	observed int
 	failed   int
+	paused   int
+	resumed  int
+}
+
+func (m *countingMetrics) Paused(string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.paused++
+}
+
+func (m *countingMetrics) Resumed(string, time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.resumed++
 }
 
 func (m *countingMetrics) Count(consumer string, e Event, routingKey string) {

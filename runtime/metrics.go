@@ -21,10 +21,11 @@ const (
 	DuplicateSkipped              // the guard had seen the message id already; acked without calling the handler
 	Returned                      // handed back to the broker unsettled (shutdown, or a copy that was not confirmed)
 	NewerVersion                  // its x-fact-version is newer than the fact the consumer was generated from (counted besides Delivered; handled as usual)
+	Held                          // a dependency was unavailable: a confirmed copy went to a delay queue with its attempt count unchanged, then the original was acked
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {
@@ -42,12 +43,19 @@ type Metrics interface {
 	Count(consumer string, e Event, routingKey string)
 	// ObserveHandler records how long a handler ran and whether it failed.
 	ObserveHandler(consumer, routingKey string, d time.Duration, err error)
+	// Paused records that consumer stopped taking deliveries because a
+	// dependency is unavailable (see [OutagePolicy]); Resumed that it took
+	// them again, after being paused for d.
+	Paused(consumer string)
+	Resumed(consumer string, d time.Duration)
 }
 
 type nopMetrics struct{}
 
 func (nopMetrics) Count(string, Event, string)                         {}
 func (nopMetrics) ObserveHandler(string, string, time.Duration, error) {}
+func (nopMetrics) Paused(string)                                       {}
+func (nopMetrics) Resumed(string, time.Duration)                       {}
 
 // Counts are the events a consumer counted in this process since Dial.
 type Counts [numEvents]uint64

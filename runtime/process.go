@@ -8,6 +8,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/secret"
 )
@@ -32,32 +33,27 @@ func inspect(s *session, d amqp.Delivery) inbound {
 	return in
 }
 
-// process handles one delivery and settles it. Every path ends in exactly
-// one ack or nack of d.
-func (c *Consumer) process(ctx context.Context, s *session, d amqp.Delivery) {
+// process handles one delivery and settles it (see settle.go), and returns
+// the handling's error. Every path ends in exactly one ack or nack of d.
+func (c *Consumer) process(ctx context.Context, s *session, d amqp.Delivery) error {
 	in := inspect(s, d)
 	c.count(Delivered, in.routingKey)
 	if d.Redelivered {
 		c.count(Redelivered, in.routingKey)
 	}
 	dup, err := c.handle(ctx, in)
-	switch {
-	case dup:
-		c.ack(in, DuplicateSkipped)
-	case err == nil:
-		c.ack(in, Acked)
-	case IsPermanent(err) || in.attempt >= c.spec.MaxAttempts:
-		c.poison(ctx, in, err)
-	default:
-		c.retry(ctx, in, err)
-	}
+	c.settle(ctx, in, dup, err)
+	return err
 }
 
-// handle checks the envelope, finds the route, validates and decodes the
-// payload, and calls the handler through the guard and middleware. Every
-// error before the handler call is permanent: it would fail the same way on
-// every attempt.
+// handle checks the bytes and the envelope, finds the route, validates and
+// decodes the payload, and calls the handler through the consumer's chain.
+// Every error before the handler call is permanent: it would fail the same
+// way on every attempt.
 func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err error) {
+	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
+		return false, err
+	}
 	env, err := decodeEnvelope(in.d.Body)
 	if err != nil {
 		return false, err
@@ -81,22 +77,62 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
 		Headers: in.d.Headers,
 	}
-	h := func(ctx context.Context, d Delivery) error { return safeCall(ctx, d, call) }
-	if g := c.opts.guard; g != nil {
+	h := &handling{call: call}
+	start := time.Now()
+	err = safeCall(context.WithValue(ctx, handlingKey{}, h), d, c.chain)
+	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
+	return h.duplicate, err
+}
+
+// handling is what the chain, built once per consumer, needs to know and
+// to tell about one delivery. It travels in the ctx, which every
+// middleware passes on (derived or as is).
+type handling struct {
+	call      func(ctx context.Context, d Delivery) error // the decoded handler call
+	ran       bool                                        // the handler was called
+	failed    bool                                        // and returned an error
+	duplicate bool                                        // the guard had seen the message
+}
+
+type handlingKey struct{}
+
+var errLostHandling = errors.New("middleware dropped the ctx it was given: pass ctx (or one derived from it) to next")
+
+// buildChain composes the handler call of every delivery, outside in:
+// panic recovery (in handle), the middleware, the guard, panic recovery,
+// the handler.
+func buildChain(name string, guard Guard, middleware []Middleware) HandlerFunc {
+	h := func(ctx context.Context, d Delivery) error {
+		hd, ok := ctx.Value(handlingKey{}).(*handling)
+		if !ok {
+			return errLostHandling
+		}
+		hd.ran = true
+		err := safeCall(ctx, d, hd.call)
+		hd.failed = err != nil
+		return err
+	}
+	if guard != nil {
 		inner := h
 		h = func(ctx context.Context, d Delivery) error {
-			var err error
-			duplicate, err = g.Run(ctx, c.spec.Name, d.MessageID, func(ctx context.Context) error { return inner(ctx, d) })
+			hd, ok := ctx.Value(handlingKey{}).(*handling)
+			if !ok {
+				return errLostHandling
+			}
+			dup, err := guard.Run(ctx, name, d.MessageID, func(ctx context.Context) error { return inner(ctx, d) })
+			hd.duplicate = dup
+			if err != nil && !hd.failed {
+				// The handler was not reached or succeeded: the store
+				// failed to claim or to commit. The message is fine.
+				return Unavailable(fmt.Errorf("idempotency store: %w", err))
+			}
 			return err
 		}
 	}
-	for i := len(c.opts.middleware) - 1; i >= 0; i-- {
-		h = c.opts.middleware[i](h)
+	for i := len(middleware) - 1; i >= 0; i-- {
+		h = middleware[i](h)
 	}
-	start := time.Now()
-	err = safeCall(ctx, d, h)
-	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
-	return duplicate, err
+	return h
 }
 
 // safeCall turns a panic into a *PanicError, a transient failure.
@@ -107,28 +143,6 @@ func safeCall(ctx context.Context, d Delivery, h func(context.Context, Delivery)
 		}
 	}()
 	return h(ctx, d)
-}
-
-func (c *Consumer) ack(in inbound, e Event) {
-	if err := in.d.Ack(false); err != nil {
-		// The channel is gone; the broker redelivers the message.
-		c.log.Debug("ack failed; the message will be redelivered", "message_id", in.d.MessageId, "err", err)
-		return
-	}
-	c.count(e, in.routingKey)
-}
-
-// giveBack returns d to its queue unsettled, to be delivered again.
-func (c *Consumer) giveBack(d amqp.Delivery, why string) {
-	if err := d.Nack(false, true); err != nil {
-		c.log.Debug("nack failed; the message will be redelivered", "message_id", d.MessageId, "err", err)
-	}
-	rk := d.RoutingKey
-	if orig, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
-		rk = orig
-	}
-	c.count(Returned, rk)
-	c.log.Debug("gave a delivery back to the queue", "message_id", d.MessageId, "why", why)
 }
 
 func (c *Consumer) count(e Event, routingKey string) {

@@ -11,6 +11,81 @@ import (
 	"github.com/warrenbus/warren/internal/secret"
 )
 
+// settle ends a delivery by the outcome of its handling. Acking, giving
+// back, retrying, holding and poisoning live in this file alone, so that
+// every way a delivery can end is in one place.
+func (c *Consumer) settle(ctx context.Context, in inbound, duplicate bool, err error) {
+	switch {
+	case duplicate:
+		c.outage.succeeded()
+		c.ack(in, DuplicateSkipped)
+	case err == nil:
+		c.outage.succeeded()
+		c.ack(in, Acked)
+	case IsPermanent(err):
+		c.outage.succeeded()
+		c.poison(ctx, in, err)
+	case IsUnavailable(err):
+		c.hold(ctx, in, err)
+		c.outage.failed(err)
+	case in.attempt >= c.spec.MaxAttempts:
+		c.outage.succeeded()
+		c.poison(ctx, in, err)
+	default:
+		c.outage.succeeded()
+		c.retry(ctx, in, err)
+	}
+}
+
+func (c *Consumer) ack(in inbound, e Event) {
+	if err := in.d.Ack(false); err != nil {
+		// The channel is gone; the broker redelivers the message.
+		c.log.Debug("ack failed; the message will be redelivered", "message_id", in.d.MessageId, "err", c.conn.redact(err))
+		return
+	}
+	c.count(e, in.routingKey)
+}
+
+// giveBack returns d to its queue unsettled, to be delivered again.
+func (c *Consumer) giveBack(d amqp.Delivery, why string) {
+	if err := d.Nack(false, true); err != nil {
+		c.log.Debug("nack failed; the message will be redelivered", "message_id", d.MessageId, "err", c.conn.redact(err))
+	}
+	rk := d.RoutingKey
+	if orig, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
+		rk = orig
+	}
+	c.count(Returned, rk)
+	c.log.Debug("gave a delivery back to the queue", "message_id", d.MessageId, "why", why)
+}
+
+// hold keeps a delivery whose handling failed for a reason outside the
+// message (a dependency is down, see [Unavailable]) without spending an
+// attempt: a copy with the attempt count unchanged goes to the delay queue
+// of the current attempt, and the original is acked once the copy is
+// confirmed. A copy, not a give-back, because a quorum queue counts every
+// give-back against its delivery limit and would dead-letter a good
+// message after a long outage. Without delay queues the message is given
+// back.
+func (c *Consumer) hold(ctx context.Context, in inbound, cause error) {
+	tier, ok := c.spec.TierFor(in.attempt)
+	if !ok {
+		c.log.Warn("dependency unavailable; returning the message to the queue", logAttrs(in, cause)...)
+		c.giveBack(in.d, "dependency unavailable")
+		return
+	}
+	msg := copyOf(in)
+	msg.Headers[HeaderAttempts] = int64(in.attempt - 1)
+	if err := c.publishCopy(ctx, in, c.spec.RetryExchange, tier.Queue, msg); err != nil {
+		c.log.Error("could not send a delay copy; returning the message to the queue",
+			append(logAttrs(in, cause), "delay_queue", tier.Queue, "copy_err", c.conn.redact(err))...)
+		c.giveBack(in.d, "delay copy not confirmed")
+		return
+	}
+	c.log.Warn("dependency unavailable; message delayed without spending an attempt", append(logAttrs(in, cause), "delay_queue", tier.Queue)...)
+	c.ack(in, Held)
+}
+
 // retry sends a copy of the delivery to the delay queue for its attempt,
 // with the attempt count in a header, and acks the original once the broker
 // confirmed the copy. If the copy is not confirmed the original goes back to

@@ -152,6 +152,7 @@ func formatCounts(c runtime.Counts) string {
 	b, _ := json.Marshal(map[string]uint64{
 		"delivered": c.Get(runtime.Delivered), "acked": c.Get(runtime.Acked), "retried": c.Get(runtime.Retried),
 		"poisoned": c.Get(runtime.Poisoned), "duplicate_skipped": c.Get(runtime.DuplicateSkipped), "returned": c.Get(runtime.Returned),
+		"held": c.Get(runtime.Held),
 	})
 	return string(b)
 }

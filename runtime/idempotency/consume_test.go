@@ -108,10 +108,11 @@ func TestConsumeHandlerFailureRollsBackWorkAndClaim(t *testing.T) {
 	})
 }
 
-// With the database unreachable, every attempt fails
-// before the handler runs and the message goes round the retry ladder:
-// never acked, never skipped as a duplicate, never poisoned.
-func TestConsumeStoreDownRetries(t *testing.T) {
+// With the database unreachable, every attempt fails before the handler
+// runs; a store error is an outage, not a fault of the message, so the
+// message waits in the delay queue without spending an attempt: never
+// acked, retried, skipped as a duplicate or poisoned.
+func TestConsumeStoreDownHoldsTheMessage(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		open func(t *testing.T) (*sql.DB, idempotency.Dialect)
@@ -132,19 +133,19 @@ func TestConsumeStoreDownRetries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Attempts enough that the ladder never runs out during the test.
-			b := newBroker(t, topology.ConsumerSpec{Name: "shipper", Backoff: []time.Duration{20 * time.Millisecond}, MaxAttempts: 1000})
+			// Two attempts: spending them would poison the message at once.
+			b := newBroker(t, topology.ConsumerSpec{Name: "shipper", Backoff: []time.Duration{20 * time.Millisecond}, MaxAttempts: 2})
 			var calls atomic.Int32
 			b.run(func(context.Context, runtime.Delivery, shipment) error {
 				calls.Add(1)
 				return nil
 			}, runtime.WithGuard(guard))
 			b.publish(newEnvelope(t, "o-3"))
-			counts := b.waitFor("three retries", func(c runtime.Counts) bool {
-				return c.Get(runtime.Retried) >= 3 || c.Get(runtime.Acked)+c.Get(runtime.Poisoned)+c.Get(runtime.DuplicateSkipped) > 0
+			counts := b.waitFor("held three times", func(c runtime.Counts) bool {
+				return c.Get(runtime.Held) >= 3 || c.Get(runtime.Acked)+c.Get(runtime.Retried)+c.Get(runtime.Poisoned)+c.Get(runtime.DuplicateSkipped) > 0
 			})
-			if counts.Get(runtime.Acked) != 0 || counts.Get(runtime.Poisoned) != 0 || counts.Get(runtime.DuplicateSkipped) != 0 {
-				t.Errorf("counts %s; want retries only", formatCounts(counts))
+			if counts.Get(runtime.Acked) != 0 || counts.Get(runtime.Retried) != 0 || counts.Get(runtime.Poisoned) != 0 || counts.Get(runtime.DuplicateSkipped) != 0 {
+				t.Errorf("counts %s; want the message held only", formatCounts(counts))
 			}
 			if n := calls.Load(); n != 0 {
 				t.Errorf("handler called %d times with the store down, want 0", n)
