@@ -57,6 +57,8 @@ type Options struct {
 type Metrics struct {
 	events   []*prometheus.CounterVec // indexed by runtime.Event
 	duration *prometheus.HistogramVec
+	pauses   *prometheus.CounterVec // consumers paused for an outage of a dependency
+	resumes  *prometheus.CounterVec
 }
 
 var _ runtime.Metrics = (*Metrics)(nil)
@@ -71,6 +73,7 @@ var help = map[runtime.Event]string{
 	runtime.Poisoned:         "Messages given up on (attempts exhausted or a permanent error), copied to the poison queue.",
 	runtime.DuplicateSkipped: "Messages the idempotency guard had seen already, acked without calling the handler.",
 	runtime.Returned:         "Messages handed back to the broker unsettled (shutdown, or a copy the broker did not confirm).",
+	runtime.Held:             "Messages whose handling met an unavailable dependency, delayed in a delay queue without spending an attempt.",
 }
 
 var labels = []string{"consumer", "routing_key"}
@@ -97,7 +100,25 @@ func New(o Options) *Metrics {
 		Help:        "How long handlers ran, by outcome (ok or error).",
 		ConstLabels: o.ConstLabels, Buckets: o.Buckets,
 	}, append(labels[:len(labels):len(labels)], "outcome"))
+	m.pauses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: Subsystem, Name: "pauses_total",
+		Help:        "Times the consumer stopped taking deliveries because a dependency was unavailable.",
+		ConstLabels: o.ConstLabels,
+	}, []string{"consumer"})
+	m.resumes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: Subsystem, Name: "resumes_total",
+		Help:        "Times the consumer took deliveries again after a probe succeeded.",
+		ConstLabels: o.ConstLabels,
+	}, []string{"consumer"})
 	return m
+}
+
+// Paused implements [runtime.Metrics].
+func (m *Metrics) Paused(consumer string) { m.pauses.WithLabelValues(consumer).Inc() }
+
+// Resumed implements [runtime.Metrics].
+func (m *Metrics) Resumed(consumer string, _ time.Duration) {
+	m.resumes.WithLabelValues(consumer).Inc()
 }
 
 // Count implements [runtime.Metrics].
@@ -123,6 +144,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 		c.Describe(ch)
 	}
 	m.duration.Describe(ch)
+	m.pauses.Describe(ch)
+	m.resumes.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -131,4 +154,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	m.duration.Collect(ch)
+	m.pauses.Collect(ch)
+	m.resumes.Collect(ch)
 }
