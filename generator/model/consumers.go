@@ -131,7 +131,7 @@ func (b *builder) buildTopology(m *Model) {
 		Events: man.Exchanges.Events, Retry: man.Exchanges.Retry, Dead: man.Exchanges.Dead,
 	}}
 	for _, lc := range man.Consumers {
-		spec.Consumers = append(spec.Consumers, consumerSpec(lc, man.Defaults))
+		spec.Consumers = append(spec.Consumers, ConsumerSpec(lc, man.Defaults))
 	}
 	top, err := topology.Build(spec)
 	if err != nil {
@@ -186,9 +186,11 @@ func firstWritten(doc *load.Document, pointers ...string) string {
 	return ""
 }
 
-// consumerSpec applies the manifest's /defaults under a consumer's own
-// settings. What neither sets stays zero for topology.Build to default.
-func consumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpec {
+// ConsumerSpec returns the topology spec of one manifest consumer: its own
+// settings over the manifest's /defaults, as [Build] gives it to
+// topology.Build. What neither sets stays zero for topology.Build to
+// default. Comparing two directories needs it without building either model.
+func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpec {
 	pick := func(own, def *int) int {
 		switch {
 		case own != nil:
