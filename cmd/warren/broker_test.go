@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/declared"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/testenv"
@@ -71,6 +72,11 @@ func (b *brokerCase) cleanup() {
 			b.t.Errorf("cleanup: delete queue %s: %v", q.Name, err)
 			return
 		}
+	}
+	// warren declare's record of what it declared.
+	if _, err := ch.QueueDelete(declared.QueueName(b.model.Topology.Exchanges[0].Name), false, false, false); err != nil {
+		b.t.Errorf("cleanup: delete the declare record: %v", err)
+		return
 	}
 	for _, e := range b.model.Topology.Exchanges {
 		if err := ch.ExchangeDelete(e.Name, false, false); err != nil {
@@ -162,5 +168,31 @@ func amqpPoisonCopy(id, key, exchange, failure string, attempts int) amqp.Publis
 			runtime.HeaderOriginalRoutingKey: key,
 			runtime.HeaderOriginalExchange:   exchange,
 		},
+	}
+}
+
+// deleteQueue deletes a queue the test made besides its topology.
+func (b *brokerCase) deleteQueue(queue string) {
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Errorf("delete %s: %v", queue, err)
+		return
+	}
+	defer ch.Close()
+	if _, err := ch.QueueDelete(queue, false, false, false); err != nil {
+		b.t.Errorf("delete %s: %v", queue, err)
+	}
+}
+
+// deleteQueueMessages purges a queue.
+func (b *brokerCase) deleteQueueMessages(queue string) {
+	b.t.Helper()
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	if _, err := ch.QueuePurge(queue, false); err != nil {
+		b.t.Fatal(err)
 	}
 }

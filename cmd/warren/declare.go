@@ -18,19 +18,29 @@ func declareCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "declare",
 		Usage:     "declare the topology of a schema directory on the broker",
-		UsageText: "warren declare [--url URL ...] [--consumer NAME ...] SCHEMA_DIR",
+		UsageText: "warren declare [--url URL ...] [--consumer NAME ...] [--prune] SCHEMA_DIR",
 		Description: `Declares every exchange, queue and binding of SCHEMA_DIR, exactly as the
 runtime does when it connects. Declaring is idempotent: what exists with the
 same arguments is left alone. A queue that exists with other arguments is an
 error naming the queue and the argument; RabbitMQ never changes the arguments
 of an existing queue.
 
+Declare keeps a record of what it declared on the broker, in the queue
+warren.declared.<events exchange>, and reports the warren-owned queues and
+bindings SCHEMA_DIR no longer has: the delay queues of an old retry ladder, the
+queues of a removed consumer, a binding removed from the manifest (what it
+routes is poisoned as not handled). With --prune it deletes the orphaned queues
+that are empty and unused, removes the orphaned bindings, and lists the queues
+it kept; they are reported again until they are gone.
+
 Examples:
    warren declare ./events
    warren declare --url amqps://svc:$PASSWORD@rabbit-1:5671/ --url amqps://svc:$PASSWORD@rabbit-2:5671/ ./events
-   warren declare --consumer search-indexer ./events   # only its queues (and the exchanges)`,
+   warren declare --consumer search-indexer ./events   # only its queues (and the exchanges)
+   warren declare --prune ./events   # and delete what an old version left behind, once empty`,
 		Flags: append(brokerFlags(),
 			&cli.StringSliceFlag{Name: "consumer", Usage: "declare only the queues of consumer `NAME` (repeatable); the exchanges always"},
+			&cli.BoolFlag{Name: "prune", Usage: "delete orphaned warren-owned queues that are empty and unused, and remove orphaned bindings"},
 		),
 		Action: runDeclare,
 	}
@@ -47,7 +57,9 @@ func runDeclare(c *cli.Context) error {
 		return reportError(stderr, "declare", dir, err)
 	}
 	top := m.Topology
+	var scope []string // nil: every consumer
 	if names := c.StringSlice("consumer"); len(names) > 0 {
+		scope = names
 		for _, n := range names {
 			if _, err := consumerOf(m, n); err != nil {
 				return reportError(stderr, "declare", "", err)
@@ -57,7 +69,12 @@ func runDeclare(c *cli.Context) error {
 	}
 
 	urls := brokerURLs(c)
-	if err := declareOn(c.Context, c, urls, top); err != nil {
+	prune := c.Bool("prune")
+	if err := declareOn(c.Context, c, urls, top, func(conn *runtime.Conn) error {
+		fmt.Fprintf(c.App.Writer, "declared %s, %s and %s on %s\n",
+			count(len(top.Exchanges), "exchange"), count(len(top.Queues), "queue"), count(len(top.Bindings), "binding"), shownURLs(urls))
+		return reconcile(c.Context, conn, c.App.Writer, top, scope, prune)
+	}); err != nil {
 		var mismatch *runtime.MismatchError
 		if errors.As(err, &mismatch) {
 			fmt.Fprintf(stderr, "warren declare: %s %q exists on the broker with a different %s: %s\n", mismatch.Kind, mismatch.Name, mismatch.Argument, mismatch.Broker)
@@ -66,18 +83,20 @@ func runDeclare(c *cli.Context) error {
 		}
 		return reportError(stderr, "declare", "", err)
 	}
-	fmt.Fprintf(c.App.Writer, "declared %s, %s and %s on %s\n",
-		count(len(top.Exchanges), "exchange"), count(len(top.Queues), "queue"), count(len(top.Bindings), "binding"), shownURLs(urls))
 	return nil
 }
 
 // declareOn connects through the runtime, so that the declaration is the
-// one every service makes on connect, and declares t.
-func declareOn(ctx context.Context, c *cli.Context, urls []string, t topology.Topology) error {
+// one every service makes on connect, declares t, then runs after on the
+// same connection.
+func declareOn(ctx context.Context, c *cli.Context, urls []string, t topology.Topology, after func(*runtime.Conn) error) error {
 	conn, err := dialBroker(c, urls)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	return conn.Declare(ctx, t)
+	if err := conn.Declare(ctx, t); err != nil {
+		return err
+	}
+	return after(conn)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/secret"
 )
 
@@ -99,5 +101,98 @@ func TestDeclareUsage(t *testing.T) {
 	code, stdout, _ := run(t, "declare", "--help")
 	if code != 0 || !strings.Contains(stdout, "warren declare ./events") || !strings.Contains(stdout, "WARREN_AMQP_URL") {
 		t.Errorf("declare --help: exit %d, missing the example or the environment variable in:\n%s", code, stdout)
+	}
+}
+
+// After the manifest changes, declare reports the warren-owned queues and
+// bindings it declared before and the schema directory no longer has;
+// --prune deletes the empty orphaned queues, removes the orphaned bindings
+// and lists the queues it kept, which later declares report again.
+func TestDeclarePrunesOrphans(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	mailer, audit := b.name("mailer"), b.name("audit")
+	events := b.name("events")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	// The new version: mailer gets another ladder and binds order.paid
+	// instead of order.placed; audit is gone, with a message in its poison
+	// queue.
+	manifest := filepath.Join(b.dir, "warren.json")
+	src, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.NewReplacer(
+		`"bindings": ["order.placed"], "maxAttempts": 3, "backoff": ["20ms", "40ms"]`, `"bindings": ["order.paid"], "maxAttempts": 2, "backoff": ["30ms"]`,
+		`,
+    "`+audit+`": {"bindings": ["order.*"], "queueType": "classic", "maxAttempts": 1}`, ``,
+	).Replace(string(src))
+	if changed == string(src) || strings.Contains(changed, audit) {
+		t.Fatalf("the manifest did not change as intended:\n%s", changed)
+	}
+	if err := os.WriteFile(manifest, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.deleteQueue(mailer + ".retry.30ms") })
+	b.publish("", audit+".poison", amqpPoisonCopy("m-1", "order.paid", events, "boom", 1))
+
+	orphans := []string{
+		fmt.Sprintf("orphaned queue %q (consumer %q) is empty: warren declare --prune deletes it\n", audit, audit),
+		fmt.Sprintf("orphaned queue %q (consumer %q) holds 1 message and has 0 consumers: kept; once it is drained and unused, warren declare --prune deletes it\n", audit+".poison", audit),
+		fmt.Sprintf("orphaned queue %q (consumer %q) is empty: warren declare --prune deletes it\n", mailer+".retry.20ms", mailer),
+		fmt.Sprintf("orphaned queue %q (consumer %q) is empty: warren declare --prune deletes it\n", mailer+".retry.40ms", mailer),
+		fmt.Sprintf("orphaned binding %q from %q to queue %q (consumer %q): what it routes is poisoned as not handled; warren declare --prune removes it\n", "order.placed", events, mailer, mailer),
+	}
+	declaredLine := fmt.Sprintf("declared 3 exchanges, 3 queues and 3 bindings on %s\n", secret.URL(b.url))
+	for range 2 { // reporting changes nothing
+		code, stdout, stderr := b.run("declare", b.dir)
+		if want := declaredLine + strings.Join(orphans, ""); code != 0 || stdout != want || stderr != "" {
+			t.Fatalf("declare: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+		}
+	}
+	for _, q := range []string{audit, audit + ".poison", mailer + ".retry.20ms", mailer + ".retry.40ms"} {
+		if !b.exists(q) {
+			t.Errorf("declare without --prune deleted %s", q)
+		}
+	}
+
+	code, stdout, stderr := b.run("declare", "--prune", b.dir)
+	want := declaredLine +
+		fmt.Sprintf("deleted orphaned queue %q (consumer %q): it was empty\n", audit, audit) +
+		orphans[1] +
+		fmt.Sprintf("deleted orphaned queue %q (consumer %q): it was empty\n", mailer+".retry.20ms", mailer) +
+		fmt.Sprintf("deleted orphaned queue %q (consumer %q): it was empty\n", mailer+".retry.40ms", mailer) +
+		fmt.Sprintf("removed orphaned binding %q from %q to queue %q (consumer %q)\n", "order.placed", events, mailer, mailer)
+	if code != 0 || stdout != want || stderr != "" {
+		t.Fatalf("declare --prune: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	for q, want := range map[string]bool{audit: false, audit + ".poison": true, mailer + ".retry.20ms": false, mailer + ".retry.40ms": false, mailer + ".retry.30ms": true, mailer: true} {
+		if b.exists(q) != want {
+			t.Errorf("after --prune: %s exists %v, want %v", q, !want, want)
+		}
+	}
+	if n := b.depth(audit + ".poison"); n != 1 {
+		t.Errorf("the kept poison queue holds %d messages, want 1", n)
+	}
+	// The binding is gone: order.placed no longer reaches mailer.
+	b.publish(events, "order.paid", amqp.Publishing{Body: []byte(`{}`)})
+	b.publish(events, "order.placed", amqp.Publishing{Body: []byte(`{}`)})
+	if n := b.depth(mailer); n != 1 {
+		t.Errorf("mailer's work queue holds %d messages after one order.paid and one order.placed, want 1", n)
+	}
+
+	// What was kept is still reported, and pruned once drained.
+	code, stdout, _ = b.run("declare", b.dir)
+	if code != 0 || stdout != declaredLine+orphans[1] {
+		t.Errorf("declare after --prune: exit %d, stdout:\n%s\nwant:\n%s", code, stdout, declaredLine+orphans[1])
+	}
+	b.deleteQueueMessages(audit + ".poison")
+	code, stdout, _ = b.run("declare", "--prune", b.dir)
+	if want := declaredLine + fmt.Sprintf("deleted orphaned queue %q (consumer %q): it was empty\n", audit+".poison", audit); code != 0 || stdout != want {
+		t.Errorf("declare --prune once drained: exit %d, stdout:\n%s\nwant:\n%s", code, stdout, want)
+	}
+	if code, stdout, _ = b.run("declare", b.dir); stdout != declaredLine {
+		t.Errorf("declare with nothing orphaned: exit %d, stdout:\n%s", code, stdout)
 	}
 }
