@@ -219,6 +219,28 @@ func (cc *confirmChannel) lostError() error {
 // publish sends msg and waits for the broker's confirm. With mandatory set,
 // a message that reaches no queue fails with an [*UnroutableError].
 func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) error {
+	c, err := cc.send(ctx, exchange, key, mandatory, msg)
+	if err != nil {
+		return err
+	}
+	return c.wait(ctx)
+}
+
+// inFlight is a message sent on a confirm channel, its confirm pending.
+type inFlight struct {
+	cc  *confirmChannel
+	tag uint64
+	w   *waiter
+}
+
+// send writes msg to the channel and returns without waiting for the
+// confirm. While the broker blocks the connection (a resource alarm) it
+// waits, bounded by ctx, before writing: a frame written then would sit in
+// the socket and a later write could block where no ctx reaches it.
+func (cc *confirmChannel) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (inFlight, error) {
+	if err := cc.sess.waitUnblocked(ctx); err != nil {
+		return inFlight{}, err
+	}
 	w := &waiter{msgID: msg.MessageId, exchange: exchange, key: key, done: make(chan error, 1)}
 	cc.pubMu.Lock()
 	tag := cc.ch.GetNextPublishSeqNo()
@@ -227,7 +249,7 @@ func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, man
 		err := cc.lostError()
 		cc.mu.Unlock()
 		cc.pubMu.Unlock()
-		return err
+		return inFlight{}, err
 	}
 	cc.pending[tag] = w
 	cc.mu.Unlock()
@@ -236,7 +258,7 @@ func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, man
 	if err != nil {
 		cc.forget(tag)
 		if ctx.Err() != nil {
-			return fmt.Errorf("publish: %w", context.Cause(ctx))
+			return inFlight{}, fmt.Errorf("publish: %w", context.Cause(ctx))
 		}
 		// The frame could not be written: the connection is closed or
 		// failing (a write error makes amqp091 shut the connection down
@@ -249,13 +271,18 @@ func (cc *confirmChannel) publish(ctx context.Context, exchange, key string, man
 		case <-time.After(time.Second):
 		case <-ctx.Done():
 		}
-		return fmt.Errorf("%w: %w", errChannelLost, err)
+		return inFlight{}, fmt.Errorf("%w: %w", errChannelLost, err)
 	}
+	return inFlight{cc: cc, tag: tag, w: w}, nil
+}
+
+// wait waits for the broker's confirm of a sent message.
+func (f inFlight) wait(ctx context.Context) error {
 	select {
-	case err := <-w.done:
+	case err := <-f.w.done:
 		return err
 	case <-ctx.Done():
-		cc.forget(tag)
+		f.cc.forget(f.tag)
 		return fmt.Errorf("waiting for the broker's confirm: %w", context.Cause(ctx))
 	}
 }

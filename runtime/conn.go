@@ -41,6 +41,51 @@ type session struct {
 	idx  int    // index into Config.URLs
 	lost chan struct{}
 	err  error // why the connection ended; read only after lost is closed
+
+	blockMu   sync.Mutex
+	unblocked chan struct{} // closed while the broker lets the connection publish
+}
+
+// setBlocked records connection.blocked (true) and connection.unblocked.
+func (s *session) setBlocked(blocked bool) {
+	s.blockMu.Lock()
+	defer s.blockMu.Unlock()
+	open := s.unblocked != nil && !isClosed(s.unblocked)
+	switch {
+	case blocked && !open:
+		s.unblocked = make(chan struct{})
+	case !blocked && open:
+		close(s.unblocked)
+	}
+}
+
+// waitUnblocked waits while the broker blocks publishing on s, until it
+// unblocks, s is lost (the publish then fails as a channel loss and is
+// republished on the next connection) or ctx ends.
+func (s *session) waitUnblocked(ctx context.Context) error {
+	s.blockMu.Lock()
+	ch := s.unblocked
+	s.blockMu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-s.lost:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the broker to lift its resource alarm (connection blocked): %w", context.Cause(ctx))
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // Dial connects to the first answering address of cfg.URLs, declares
@@ -217,6 +262,7 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 				blocks = nil
 				continue
 			}
+			s.setBlocked(b.Active)
 			c.mu.Lock()
 			if c.sess == s || c.sess == nil {
 				c.blocked, c.blockedReason = b.Active, b.Reason

@@ -82,6 +82,14 @@ func (p *Publisher) PublishEnvelope(ctx context.Context, f Fact, env Envelope) e
 }
 
 func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) error {
+	return p.through(ctx, f, env, func(ctx context.Context, msg amqp.Publishing) error {
+		return p.send(ctx, msg, f.RoutingKey)
+	})
+}
+
+// through validates env against f, builds its message and hands it to
+// terminal through the publish middleware.
+func (p *Publisher) through(ctx context.Context, f Fact, env Envelope, terminal func(context.Context, amqp.Publishing) error) error {
 	if f.RoutingKey == "" {
 		return errNoRoutingKey
 	}
@@ -103,7 +111,7 @@ func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) e
 		Headers: map[string]any{HeaderFactVersion: int64(version)},
 	}
 	send := func(ctx context.Context, out *Outgoing) error {
-		return p.send(ctx, amqp.Publishing{
+		return terminal(ctx, amqp.Publishing{
 			ContentType:  "application/json",
 			DeliveryMode: amqp.Persistent,
 			MessageId:    env.ID,
@@ -111,7 +119,7 @@ func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) e
 			Type:         f.RoutingKey,
 			Headers:      amqp.Table(out.Headers),
 			Body:         body,
-		}, f.RoutingKey)
+		})
 	}
 	for i := len(p.opts.middleware) - 1; i >= 0; i-- {
 		send = p.opts.middleware[i](send)
@@ -120,24 +128,32 @@ func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) e
 }
 
 // send publishes msg with the mandatory flag (unless unroutable facts are
-// allowed) and waits for its confirm, publishing it again after a channel
-// loss.
+// allowed) and waits for its confirm, publishing it again (same id) on the
+// next channel after a channel loss.
 func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, routingKey string) error {
-	mandatory := !p.opts.allowUnroutable
 	for {
-		cc, err := p.lane.channel(ctx)
-		if errors.Is(err, ErrClosed) && p.closed.Load() {
-			return fmt.Errorf("publisher: %w", ErrClosed)
+		sent, err := p.sendOnce(ctx, msg, routingKey)
+		if err == nil {
+			err = sent.wait(ctx)
 		}
-		if err != nil {
-			return err
-		}
-		err = cc.publish(ctx, p.exchange, routingKey, mandatory, msg)
 		if !errors.Is(err, errChannelLost) {
 			return err
 		}
-		p.conn.log.Debug("republishing after channel loss", "message_id", msg.MessageId, "routing_key", routingKey, "err", err)
+		p.conn.log.Debug("republishing after channel loss", "message_id", msg.MessageId, "routing_key", routingKey, "err", p.conn.redact(err))
 	}
+}
+
+// sendOnce writes msg on the lane's current channel without waiting for
+// its confirm.
+func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, routingKey string) (inFlight, error) {
+	cc, err := p.lane.channel(ctx)
+	if errors.Is(err, ErrClosed) && p.closed.Load() {
+		return inFlight{}, fmt.Errorf("publisher: %w", ErrClosed)
+	}
+	if err != nil {
+		return inFlight{}, err
+	}
+	return cc.send(ctx, p.exchange, routingKey, !p.opts.allowUnroutable, msg)
 }
 
 // Close releases the publisher's channel. Publishes still waiting fail or

@@ -1,0 +1,90 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Pending is a fact published by [Publisher.PublishAsync] whose confirm
+// has not been waited for. Wait for it exactly once.
+type Pending struct {
+	p    *Publisher
+	key  string
+	msg  amqp.Publishing
+	sent inFlight
+	err  error // the first send failed as a channel loss: Wait republishes
+}
+
+// ID returns the message id of the pending fact.
+func (h *Pending) ID() string { return h.msg.MessageId }
+
+// Wait waits for the broker's confirm, bounded by ctx, and returns what
+// [Publisher.Publish] would have: nil once the broker took the fact,
+// [ErrUnroutable], [ErrNacked], or ctx's error (the fact may or may not
+// have been published). If the channel was lost before the confirm, Wait
+// publishes the same envelope (same id) again on the next connection, as
+// Publish does.
+func (h *Pending) Wait(ctx context.Context) error {
+	var err error
+	if h.err == nil {
+		err = h.sent.wait(ctx)
+	}
+	if h.err != nil || errors.Is(err, errChannelLost) {
+		err = h.p.send(ctx, h.msg, h.key)
+	}
+	if err != nil {
+		return h.p.conn.redact(fmt.Errorf("publish %s: %w", h.key, err))
+	}
+	return nil
+}
+
+// PublishAsync is [Publisher.Publish] without the wait: it validates
+// payload, sends it and returns a [Pending] to wait on for the broker's
+// confirm. One goroutine can so keep hundreds of publishes in flight:
+//
+//	var pending []*runtime.Pending
+//	for _, v := range batch {
+//		h, err := pub.PublishAsync(ctx, fact, v)
+//		if err != nil {
+//			return err
+//		}
+//		pending = append(pending, h)
+//	}
+//	for _, h := range pending {
+//		if err := h.Wait(ctx); err != nil {
+//			return err
+//		}
+//	}
+//
+// ctx bounds the send (waiting for a connection, or for a resource alarm
+// to be lifted); Wait's ctx bounds the confirm. An error here means
+// nothing was sent. Publish middleware ([WithPublishMiddleware]) runs
+// around the send and sees its outcome, not the confirm's.
+func (p *Publisher) PublishAsync(ctx context.Context, f Fact, payload any) (*Pending, error) {
+	env, err := NewEnvelope(payload)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", f.RoutingKey, err)
+	}
+	return p.PublishEnvelopeAsync(ctx, f, env)
+}
+
+// PublishEnvelopeAsync is [Publisher.PublishEnvelope] without the wait;
+// see [Publisher.PublishAsync].
+func (p *Publisher) PublishEnvelopeAsync(ctx context.Context, f Fact, env Envelope) (*Pending, error) {
+	h := &Pending{p: p, key: f.RoutingKey}
+	err := p.through(ctx, f, env, func(ctx context.Context, msg amqp.Publishing) error {
+		h.msg = msg
+		h.sent, h.err = p.sendOnce(ctx, msg, f.RoutingKey)
+		if errors.Is(h.err, errChannelLost) {
+			return nil // Wait publishes it again
+		}
+		return h.err
+	})
+	if err != nil {
+		return nil, p.conn.redact(fmt.Errorf("publish %s: %w", f.RoutingKey, err))
+	}
+	return h, nil
+}

@@ -1,0 +1,45 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// RunAll runs consumers together: it starts each one's Run, and returns
+// when ctx ends or when one of them stops for good (an error such as a
+// work queue that does not exist, or a closed Conn). Either way it then
+// cancels the others, waits until every one has shut down gracefully (see
+// [Consumer.Run]) and returns the errors of those that failed, joined; nil
+// after a clean shutdown on ctx.
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//	defer stop()
+//	if err := runtime.RunAll(ctx, indexer, mailer); err != nil {
+//		log.Fatal(err)
+//	}
+func RunAll(ctx context.Context, consumers ...*Consumer) error {
+	if len(consumers) == 0 {
+		return errors.New("run all: no consumers")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(consumers))
+	var wg sync.WaitGroup
+	for i, c := range consumers {
+		if c == nil {
+			errs[i] = fmt.Errorf("run all: consumer %d is nil", i)
+			cancel()
+			continue
+		}
+		wg.Go(func() {
+			if err := c.Run(ctx); err != nil {
+				errs[i] = err
+				cancel() // one stopped for good: stop the others
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
