@@ -42,7 +42,27 @@ func (e *emitter) genPublisher(f *jen.File) {
 	for _, fact := range e.m.Facts {
 		f.Line()
 		e.genPublish(f, fact)
+		f.Line()
+		e.genPublishAsync(f, fact)
 	}
+}
+
+// genPublishAsync writes the pipelined form of a fact's publish method, so
+// that one goroutine can keep many confirms in flight.
+func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
+	name := fact.PublishName() + "Async"
+	for _, c := range docComment(
+		fmt.Sprintf("%s is %s without waiting for the broker's confirm: it validates and sends v and returns a handle whose Wait reports the confirm (see runtime.Publisher.PublishAsync).", name, fact.PublishName()),
+		deprecated(fact.Deprecated),
+	) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id(name).Params(
+		jen.Id("ctx").Qual(contextPath, "Context"),
+		jen.Id("v").Id(fact.Type.GoName),
+	).Params(jen.Op("*").Qual(runtimePath, "Pending"), jen.Error()).Block(
+		jen.Return(jen.Id("p").Dot("p").Dot("PublishAsync").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v"))),
+	)
 }
 
 func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {

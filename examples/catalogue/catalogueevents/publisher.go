@@ -43,12 +43,26 @@ func (p *Publisher) PublishImportCompleted(ctx context.Context, v ImportComplete
 	return p.p.Publish(ctx, FactImportCompleted, v)
 }
 
+// PublishImportCompletedAsync is PublishImportCompleted without waiting for
+// the broker's confirm: it validates and sends v and returns a handle whose
+// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishImportCompletedAsync(ctx context.Context, v ImportCompleted) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactImportCompleted, v)
+}
+
 // PublishItemDeleted publishes v with routing key catalogue.item.deleted and
 // returns its message id once the broker has confirmed it. v is first
 // validated against catalogue/item-deleted.json; if it does not match, nothing
 // is sent.
 func (p *Publisher) PublishItemDeleted(ctx context.Context, v ItemDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemDeleted, v)
+}
+
+// PublishItemDeletedAsync is PublishItemDeleted without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishItemDeletedAsync(ctx context.Context, v ItemDeleted) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactItemDeleted, v)
 }
 
 // PublishItemUpdated publishes v with routing key catalogue.item.updated and
@@ -59,9 +73,23 @@ func (p *Publisher) PublishItemUpdated(ctx context.Context, v ItemUpdated) (mess
 	return p.p.Publish(ctx, FactItemUpdated, v)
 }
 
+// PublishItemUpdatedAsync is PublishItemUpdated without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishItemUpdatedAsync(ctx context.Context, v ItemUpdated) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactItemUpdated, v)
+}
+
 // PublishOrderPlaced publishes v with routing key order.placed and returns its
 // message id once the broker has confirmed it. v is first validated against
 // order/placed.json; if it does not match, nothing is sent.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
+}
+
+// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

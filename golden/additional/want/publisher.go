@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishConfigChanged(ctx context.Context, v ConfigChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactConfigChanged, v)
 }
+
+// PublishConfigChangedAsync is PublishConfigChanged without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishConfigChangedAsync(ctx context.Context, v ConfigChanged) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactConfigChanged, v)
+}

@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishBasketUpdated(ctx context.Context, v BasketUpdated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactBasketUpdated, v)
 }
+
+// PublishBasketUpdatedAsync is PublishBasketUpdated without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishBasketUpdatedAsync(ctx context.Context, v BasketUpdated) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactBasketUpdated, v)
+}

@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishJobQueued(ctx context.Context, v JobQueued) (messageID string, err error) {
 	return p.p.Publish(ctx, FactJobQueued, v)
 }
+
+// PublishJobQueuedAsync is PublishJobQueued without waiting for the broker's
+// confirm: it validates and sends v and returns a handle whose Wait reports
+// the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishJobQueuedAsync(ctx context.Context, v JobQueued) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactJobQueued, v)
+}

@@ -43,3 +43,12 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishNoteAdded(ctx context.Context, v NoteAdded) (messageID string, err error) {
 	return p.p.Publish(ctx, FactNoteAdded, v)
 }
+
+// PublishNoteAddedAsync is PublishNoteAdded without waiting for the broker's
+// confirm: it validates and sends v and returns a handle whose Wait reports
+// the confirm (see runtime.Publisher.PublishAsync).
+//
+// Deprecated: the schema marks this as deprecated.
+func (p *Publisher) PublishNoteAddedAsync(ctx context.Context, v NoteAdded) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactNoteAdded, v)
+}

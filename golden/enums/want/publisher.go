@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishTicketOpened(ctx context.Context, v TicketOpened) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTicketOpened, v)
 }
+
+// PublishTicketOpenedAsync is PublishTicketOpened without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishTicketOpenedAsync(ctx context.Context, v TicketOpened) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactTicketOpened, v)
+}

@@ -42,3 +42,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishPaymentCaptured(ctx context.Context, v PaymentCaptured) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentCaptured, v)
 }
+
+// PublishPaymentCapturedAsync is PublishPaymentCaptured without waiting for
+// the broker's confirm: it validates and sends v and returns a handle whose
+// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishPaymentCapturedAsync(ctx context.Context, v PaymentCaptured) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactPaymentCaptured, v)
+}

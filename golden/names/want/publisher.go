@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishUserSignedUp(ctx context.Context, v UserSignedUp) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserSignedUp, v)
 }
+
+// PublishUserSignedUpAsync is PublishUserSignedUp without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishUserSignedUpAsync(ctx context.Context, v UserSignedUp) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactUserSignedUp, v)
+}

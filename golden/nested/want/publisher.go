@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishShipmentSent(ctx context.Context, v ShipmentSent) (messageID string, err error) {
 	return p.p.Publish(ctx, FactShipmentSent, v)
 }
+
+// PublishShipmentSentAsync is PublishShipmentSent without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishShipmentSentAsync(ctx context.Context, v ShipmentSent) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactShipmentSent, v)
+}

@@ -42,3 +42,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishProfileChanged(ctx context.Context, v ProfileChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactProfileChanged, v)
 }
+
+// PublishProfileChangedAsync is PublishProfileChanged without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishProfileChangedAsync(ctx context.Context, v ProfileChanged) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactProfileChanged, v)
+}

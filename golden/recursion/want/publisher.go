@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishTreeChanged(ctx context.Context, v TreeChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTreeChanged, v)
 }
+
+// PublishTreeChangedAsync is PublishTreeChanged without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishTreeChangedAsync(ctx context.Context, v TreeChanged) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactTreeChanged, v)
+}

@@ -41,3 +41,10 @@ func (p *Publisher) Close() error {
 func (p *Publisher) PublishPaymentMade(ctx context.Context, v PaymentMade) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentMade, v)
 }
+
+// PublishPaymentMadeAsync is PublishPaymentMade without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishPaymentMadeAsync(ctx context.Context, v PaymentMade) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactPaymentMade, v)
+}

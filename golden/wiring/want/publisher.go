@@ -42,10 +42,24 @@ func (p *Publisher) PublishItemCounted(ctx context.Context, v ItemCounted) (mess
 	return p.p.Publish(ctx, FactItemCounted, v)
 }
 
+// PublishItemCountedAsync is PublishItemCounted without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishItemCountedAsync(ctx context.Context, v ItemCounted) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactItemCounted, v)
+}
+
 // PublishItemReserved publishes v with routing key stock.item.reserved and
 // returns its message id once the broker has confirmed it. v is first
 // validated against stock/reserved.json; if it does not match, nothing is
 // sent.
 func (p *Publisher) PublishItemReserved(ctx context.Context, v ItemReserved) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemReserved, v)
+}
+
+// PublishItemReservedAsync is PublishItemReserved without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishItemReservedAsync(ctx context.Context, v ItemReserved) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactItemReserved, v)
 }
