@@ -41,7 +41,7 @@ func TestUsageErrorPrintsTheUsageLineOnly(t *testing.T) {
 
 func TestNoArgumentsPrintsHelp(t *testing.T) {
 	code, stdout, _ := run(t)
-	for _, want := range []string{"USAGE:", "generate", "status", "--version"} {
+	for _, want := range []string{"USAGE:", "generate", "asyncapi", "status", "--version"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("warren alone: exit %d, %q missing from:\n%s", code, want, stdout)
 		}

@@ -1,0 +1,213 @@
+// Package asyncapi renders the model of a schema directory as an AsyncAPI
+// 3.0.0 document, so that the event-driven ecosystem's tools (catalogues,
+// visualisers, code generators for other languages) can read what warren
+// compiles into Go. It is pure: it returns bytes and writes nothing.
+//
+// The document describes the wire contract as built:
+//
+//   - One channel per fact, addressed by its routing key, with an AMQP
+//     0-9-1 channel binding naming the events exchange (durable, topic).
+//   - One message per fact. Its payload is the envelope every message
+//     carries ({"id", "occurred_at", "payload"}), whose payload is the
+//     fact's JSON Schema; the header x-fact-version holds the schema
+//     version. The schema files are carried under components.schemas, one
+//     entry per file, with each $ref rewritten to point into the document,
+//     so shared definitions stay shared.
+//   - A send operation per fact, for the service that publishes it
+//     (persistent, mandatory, with publisher confirms), and a receive
+//     operation per consumer and fact it handles, on the fact's channel,
+//     so that tools connect producer and consumers; the operation names the
+//     consumer's work queue in x-warren-queue, since AMQP consumers read
+//     queues and the AMQP operation binding has no field for one.
+//
+// Output is deterministic: the same model gives the same bytes.
+package asyncapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/generator/names"
+)
+
+// amqpBindingVersion is the version of the AMQP 0-9-1 bindings used.
+const amqpBindingVersion = "0.3.0"
+
+// Options are what the model does not say.
+type Options struct {
+	// Version is info.version, the version of the described API. Default
+	// "0.0.0": a schema directory has no version of its own.
+	Version string
+}
+
+// Generate returns the AsyncAPI document of m as indented JSON.
+func Generate(m *model.Model, opts Options) ([]byte, error) {
+	if opts.Version == "" {
+		opts.Version = "0.0.0"
+	}
+	schemas, keys, err := componentSchemas(m)
+	if err != nil {
+		return nil, err
+	}
+	doc := document{
+		AsyncAPI:           "3.0.0",
+		Info:               info(m, opts),
+		DefaultContentType: "application/json",
+		Channels:           map[string]channel{},
+		Operations:         map[string]operation{},
+		Components:         components{Schemas: schemas, Messages: map[string]message{}},
+	}
+	for _, f := range m.Facts {
+		doc.Channels[f.GoName] = factChannel(m, f)
+		doc.Components.Messages[f.GoName] = factMessage(f, keys[f.Source])
+		doc.Operations[sendID(f)] = sendOperation(f)
+	}
+	for _, c := range m.Consumers {
+		for _, f := range c.Facts {
+			doc.Operations[receiveID(c, f)] = receiveOperation(c, f)
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("encode the AsyncAPI document: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func info(m *model.Model, opts Options) infoObject {
+	desc := "The facts of Go package " + m.Package + ", as warren generates it from its schema directory: " +
+		"each fact is published to the events exchange " + m.Exchanges.Events + " with its routing key, " +
+		"in a JSON envelope, and consumed from the work queue of each consumer whose bindings match it."
+	if m.ManifestDescription != "" {
+		desc = m.ManifestDescription + "\n\n" + desc
+	}
+	return infoObject{Title: m.Package, Version: opts.Version, Description: desc}
+}
+
+func factChannel(m *model.Model, f *model.Fact) channel {
+	return channel{
+		Address:     f.RoutingKey,
+		Title:       f.GoName,
+		Description: factDescription(f),
+		Messages:    map[string]ref{f.GoName: {Ref: "#/components/messages/" + f.GoName}},
+		Bindings: &channelBindings{AMQP: amqpChannel{
+			Is: "routingKey",
+			Exchange: &amqpExchange{
+				Name:       m.Exchanges.Events,
+				Type:       "topic",
+				Durable:    true,
+				AutoDelete: false,
+			},
+			BindingVersion: amqpBindingVersion,
+		}},
+	}
+}
+
+func factMessage(f *model.Fact, schemaKey string) message {
+	return message{
+		Name:        f.GoName,
+		Title:       f.GoName,
+		Summary:     fmt.Sprintf("A %s fact, schema version %d.", f.RoutingKey, f.Version),
+		Description: factDescription(f),
+		ContentType: "application/json",
+		Headers: map[string]any{
+			"type":     "object",
+			"required": []string{"x-fact-version"},
+			"properties": map[string]any{
+				"x-fact-version": map[string]any{
+					"type":        "integer",
+					"const":       f.Version,
+					"description": "The version of the payload's schema (x-version). A consumer built for another version refuses the message.",
+				},
+			},
+		},
+		Payload: map[string]any{
+			"type":                 "object",
+			"description":          "The envelope of every message.",
+			"required":             []string{"id", "occurred_at", "payload"},
+			"additionalProperties": false,
+			"properties": map[string]any{
+				"id": map[string]any{
+					"type":        "string",
+					"description": "Made once by the producer (a UUIDv7) and sent as the AMQP message-id; the same on every retry, redelivery and replay. Consumers deduplicate by it.",
+				},
+				"occurred_at": map[string]any{
+					"type":        "string",
+					"format":      "date-time",
+					"description": "When the fact happened; also the AMQP timestamp.",
+				},
+				"payload": map[string]any{"$ref": "#/components/schemas/" + schemaKey},
+			},
+		},
+		Bindings: &messageBindings{AMQP: amqpMessage{MessageType: f.RoutingKey, BindingVersion: amqpBindingVersion}},
+	}
+}
+
+func factDescription(f *model.Fact) string {
+	d := f.Description
+	if f.Deprecated {
+		d = strings.TrimSpace("Deprecated. " + d)
+	}
+	return d
+}
+
+// Operation ids: ids allow letters, digits, '_' and '-'; Go names are
+// unique among facts and among consumers and are made of letters and
+// digits, so these cannot collide.
+func sendID(f *model.Fact) string { return "publish" + f.GoName }
+
+func receiveID(c *model.Consumer, f *model.Fact) string {
+	return c.GoName + "_" + names.Method(f.GoName)
+}
+
+func sendOperation(f *model.Fact) operation {
+	return operation{
+		Action:      "send",
+		Channel:     ref{Ref: "#/channels/" + f.GoName},
+		Title:       "Publish " + f.GoName,
+		Summary:     fmt.Sprintf("The producing service publishes %s with publisher confirms; the broker's confirm ends the publish.", f.RoutingKey),
+		Description: "The payload is validated against its schema before anything is sent. A fact that no queue is bound to is returned by the broker (mandatory) and is an error.",
+		Messages:    []ref{{Ref: "#/channels/" + f.GoName + "/messages/" + f.GoName}},
+		Bindings: &operationBindings{AMQP: amqpOperation{
+			DeliveryMode:   2,
+			Mandatory:      boolPtr(true),
+			Timestamp:      boolPtr(true),
+			BindingVersion: amqpBindingVersion,
+		}},
+	}
+}
+
+func receiveOperation(c *model.Consumer, f *model.Fact) operation {
+	desc := fmt.Sprintf("Consumer %s reads its work queue %s, bound to the events exchange with %s. "+
+		"A failed attempt goes to a delay queue and back; after the last attempt, or on a permanent error, to %s.",
+		c.Name, c.Topology.Queue, strings.Join(quoteAll(c.Bindings), ", "), c.Topology.PoisonQueue)
+	if c.Description != "" {
+		desc = c.Description + "\n\n" + desc
+	}
+	return operation{
+		Action:      "receive",
+		Channel:     ref{Ref: "#/channels/" + f.GoName},
+		Title:       c.GoName + " handles " + f.GoName,
+		Summary:     fmt.Sprintf("%s handles %s.", c.Name, f.RoutingKey),
+		Description: desc,
+		Messages:    []ref{{Ref: "#/channels/" + f.GoName + "/messages/" + f.GoName}},
+		Bindings:    &operationBindings{AMQP: amqpOperation{Ack: boolPtr(true), BindingVersion: amqpBindingVersion}},
+		Queue:       c.Topology.Queue,
+	}
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = fmt.Sprintf("%q", v)
+	}
+	return out
+}
+
+func boolPtr(b bool) *bool { return &b }

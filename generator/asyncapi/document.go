@@ -1,0 +1,96 @@
+package asyncapi
+
+// The parts of an AsyncAPI 3.0.0 document that warren writes. Maps are
+// encoded with sorted keys, which keeps the output deterministic.
+
+type document struct {
+	AsyncAPI           string               `json:"asyncapi"`
+	Info               infoObject           `json:"info"`
+	DefaultContentType string               `json:"defaultContentType"`
+	Channels           map[string]channel   `json:"channels"`
+	Operations         map[string]operation `json:"operations"`
+	Components         components           `json:"components"`
+}
+
+type infoObject struct {
+	Title       string `json:"title"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
+}
+
+type ref struct {
+	Ref string `json:"$ref"`
+}
+
+type channel struct {
+	Address     string           `json:"address"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Messages    map[string]ref   `json:"messages"`
+	Bindings    *channelBindings `json:"bindings,omitempty"`
+}
+
+type channelBindings struct {
+	AMQP amqpChannel `json:"amqp"`
+}
+
+type amqpChannel struct {
+	Is             string        `json:"is"`
+	Exchange       *amqpExchange `json:"exchange,omitempty"`
+	BindingVersion string        `json:"bindingVersion"`
+}
+
+type amqpExchange struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Durable    bool   `json:"durable"`
+	AutoDelete bool   `json:"autoDelete"`
+}
+
+type operation struct {
+	Action      string             `json:"action"`
+	Channel     ref                `json:"channel"`
+	Title       string             `json:"title,omitempty"`
+	Summary     string             `json:"summary,omitempty"`
+	Description string             `json:"description,omitempty"`
+	Messages    []ref              `json:"messages"`
+	Bindings    *operationBindings `json:"bindings,omitempty"`
+	Queue       string             `json:"x-warren-queue,omitempty"` // the consumer's work queue
+}
+
+type operationBindings struct {
+	AMQP amqpOperation `json:"amqp"`
+}
+
+type amqpOperation struct {
+	DeliveryMode   int    `json:"deliveryMode,omitempty"`
+	Mandatory      *bool  `json:"mandatory,omitempty"`
+	Timestamp      *bool  `json:"timestamp,omitempty"`
+	Ack            *bool  `json:"ack,omitempty"`
+	BindingVersion string `json:"bindingVersion"`
+}
+
+type components struct {
+	Schemas  map[string]any     `json:"schemas"`
+	Messages map[string]message `json:"messages"`
+}
+
+type message struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Summary     string           `json:"summary,omitempty"`
+	Description string           `json:"description,omitempty"`
+	ContentType string           `json:"contentType"`
+	Headers     map[string]any   `json:"headers"`
+	Payload     map[string]any   `json:"payload"`
+	Bindings    *messageBindings `json:"bindings,omitempty"`
+}
+
+type messageBindings struct {
+	AMQP amqpMessage `json:"amqp"`
+}
+
+type amqpMessage struct {
+	MessageType    string `json:"messageType"`
+	BindingVersion string `json:"bindingVersion"`
+}
