@@ -22,6 +22,7 @@ import (
 	defaults "github.com/warrenbus/warren/golden/defaults/want"
 	docs "github.com/warrenbus/warren/golden/docs/want"
 	enums "github.com/warrenbus/warren/golden/enums/want"
+	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
 	names "github.com/warrenbus/warren/golden/names/want"
 	nested "github.com/warrenbus/warren/golden/nested/want"
@@ -54,15 +55,23 @@ var facts = map[string]fact{
 	"docs/note.added":           of[docs.NoteAdded](docs.FactNoteAdded),
 	"enums/ticket.opened":       of[enums.TicketOpened](enums.FactTicketOpened),
 	"formats/payment.captured":  of[formats.PaymentCaptured](formats.FactPaymentCaptured),
-	"names/user.signed_up":      of[names.UserSignedUp](names.FactUserSignedUp),
-	"nested/shipment.sent":      of[nested.ShipmentSent](nested.FactShipmentSent),
-	"nullable/profile.changed":  of[nullable.ProfileChanged](nullable.FactProfileChanged),
-	"objects/order.placed":      of[objects.OrderPlaced](objects.FactOrderPlaced),
-	"recursion/tree.changed":    of[recursion.TreeChanged](recursion.FactTreeChanged),
-	"refs/order.placed":         of[refs.OrderPlaced](refs.FactOrderPlaced),
-	"refs/order.refunded":       of[refs.OrderRefunded](refs.FactOrderRefunded),
-	"unions/payment.made":       of[unions.PaymentMade](unions.FactPaymentMade),
-	"wiring/stock.item.counted": of[wiring.ItemCounted](wiring.FactItemCounted),
+
+	"fact-roots/github.push.received":     of[factroots.PushReceived](factroots.FactPushReceived),
+	"fact-roots/storage.object.finalized": of[factroots.ObjectFinalized](factroots.FactObjectFinalized),
+	"fact-roots/audit.logged":             of[factroots.AuditLogged](factroots.FactAuditLogged),
+	"fact-roots/order.placed":             of[factroots.OrderLines](factroots.FactOrderLines),
+	"fact-roots/counter.ticked":           of[factroots.CounterTicked](factroots.FactCounterTicked),
+	"fact-roots/user.merged":              of[factroots.UserMerged](factroots.FactUserMerged),
+	"fact-roots/payment.settled":          of[factroots.PaymentSettled](factroots.FactPaymentSettled),
+	"names/user.signed_up":                of[names.UserSignedUp](names.FactUserSignedUp),
+	"nested/shipment.sent":                of[nested.ShipmentSent](nested.FactShipmentSent),
+	"nullable/profile.changed":            of[nullable.ProfileChanged](nullable.FactProfileChanged),
+	"objects/order.placed":                of[objects.OrderPlaced](objects.FactOrderPlaced),
+	"recursion/tree.changed":              of[recursion.TreeChanged](recursion.FactTreeChanged),
+	"refs/order.placed":                   of[refs.OrderPlaced](refs.FactOrderPlaced),
+	"refs/order.refunded":                 of[refs.OrderRefunded](refs.FactOrderRefunded),
+	"unions/payment.made":                 of[unions.PaymentMade](unions.FactPaymentMade),
+	"wiring/stock.item.counted":           of[wiring.ItemCounted](wiring.FactItemCounted),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

@@ -14,6 +14,7 @@ import (
 	defaults "github.com/warrenbus/warren/golden/defaults/want"
 	docs "github.com/warrenbus/warren/golden/docs/want"
 	enums "github.com/warrenbus/warren/golden/enums/want"
+	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
 	names "github.com/warrenbus/warren/golden/names/want"
 	nested "github.com/warrenbus/warren/golden/nested/want"
@@ -38,6 +39,7 @@ var topologies = map[string]topology.Topology{
 	"defaults":   defaults.Topology,
 	"docs":       docs.Topology,
 	"enums":      enums.Topology,
+	"fact-roots": factroots.Topology,
 	"formats":    formats.Topology,
 	"names":      names.Topology,
 	"nested":     nested.Topology,

@@ -14,7 +14,7 @@ var Manifest []byte
 // Fact is the JSON Schema of the warren keywords at the top of a fact schema
 // (x-routing-key, type, title, description, x-version, deprecated,
 // x-compatibility). A fact is
-// also checked against the JSON Schema 2020-12 meta-schema.
+// also checked against the meta-schema of its file's JSON Schema draft.
 //
 //go:embed fact.schema.json
 var Fact []byte

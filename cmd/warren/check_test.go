@@ -73,8 +73,8 @@ func TestCheckValidatesAsGenerateDoes(t *testing.T) {
 	}{
 		{"loader", map[string]string{
 			"warren.json":       `{"package": "events"}`,
-			"order/placed.json": `{"x-routing-key": "order.placed", "type": "string"}`,
-		}, `/order/placed.json:1:43: /type: expected "object" (a fact is a JSON object), got "string"`},
+			"order/placed.json": `{"x-routing-key": "order.placed", "type": "strin"}`,
+		}, `/order/placed.json:1:43: /type: expected one of "array", "boolean", "integer", "null", "number", "object", "string"; got "strin"`},
 		{"model", map[string]string{
 			"warren.json":       `{"consumers": {"mailer": {"bindings": ["order.placed"]}}}`,
 			"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "additionalProperties": false}`,

@@ -67,7 +67,7 @@ func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 
 func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
 	for _, c := range docComment(
-		fmt.Sprintf("%s publishes v with routing key %s and returns its message id once the broker has confirmed it. v is first validated against %s; if it does not match, nothing is sent.", fact.PublishName(), fact.RoutingKey, fact.Source),
+		fmt.Sprintf("%s publishes v with routing key %s and returns its message id once the broker has confirmed it. v is first validated against %s; if it does not match, nothing is sent.", fact.PublishName(), fact.RoutingKey, fact.Location()),
 		deprecated(fact.Deprecated),
 	) {
 		f.Add(c)

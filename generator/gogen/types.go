@@ -43,7 +43,7 @@ func (e *emitter) genTypes(f *jen.File, types []*model.Type) {
 func typeDoc(t *model.Type) []jen.Code {
 	var first string
 	if t.Fact != nil {
-		first = fmt.Sprintf("%s is the payload of %s facts (schema %s, version %d).", t.GoName, t.Fact.RoutingKey, t.Source, t.Fact.Version)
+		first = fmt.Sprintf("%s is the payload of %s facts (schema %s, version %d).", t.GoName, t.Fact.RoutingKey, t.Fact.Location(), t.Fact.Version)
 	} else {
 		first = fmt.Sprintf("%s is generated from %s.", t.GoName, t.Location())
 	}
@@ -86,7 +86,7 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(jen.Dict{
 		jen.Id("RoutingKey"): jen.Id(fact.RoutingKeyConst()),
 		jen.Id("Version"):    jen.Lit(fact.Version),
-		jen.Id("Validate"):   jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(fact.Source)),
+		jen.Id("Validate"):   jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(fact.Location())),
 	})
 	f.Line()
 }
@@ -94,11 +94,11 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 // genValidate writes the Validate method of a fact type.
 func (e *emitter) genValidate(f *jen.File, fact *model.Fact) {
 	f.Line()
-	for _, c := range docComment(fmt.Sprintf("Validate checks v against the schema of %s facts (%s), including what Go types cannot express: patterns, ranges, lengths, formats.", fact.GoName, fact.Source)) {
+	for _, c := range docComment(fmt.Sprintf("Validate checks v against the schema of %s facts (%s), including what Go types cannot express: patterns, ranges, lengths, formats.", fact.GoName, fact.Location())) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("v").Id(fact.Type.GoName)).Id("Validate").Params().Error().Block(
-		jen.Return(jen.Id(schemaSetVar).Dot("ValidateValue").Call(jen.Lit(fact.Source), jen.Id("v"))),
+		jen.Return(jen.Id(schemaSetVar).Dot("ValidateValue").Call(jen.Lit(fact.Location()), jen.Id("v"))),
 	)
 }
 

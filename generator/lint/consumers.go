@@ -98,7 +98,7 @@ func checkUnconsumed(p *pass) {
 	}
 	for _, f := range p.in.Schemas.Facts {
 		if !bound[f.RoutingKey] {
-			p.report(f.Doc, "/x-routing-key", "no consumer binds %q; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable %s here)", f.RoutingKey, FactUnconsumed)
+			p.report(f.KeyDoc, f.KeyPointer, "no consumer binds %q; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable %s here)", f.RoutingKey, FactUnconsumed)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 func checkPastTense(p *pass) {
 	for _, f := range p.in.Schemas.Facts {
 		if msg := pastTenseProblem(f.RoutingKey); msg != "" {
-			p.report(f.Doc, "/x-routing-key", "%s", msg)
+			p.report(f.KeyDoc, f.KeyPointer, "%s", msg)
 		}
 	}
 }

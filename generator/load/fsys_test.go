@@ -47,7 +47,7 @@ func TestLoadFSSymlinks(t *testing.T) {
 					// Both links read a.json: its routing key is taken twice.
 					t.Fatalf("loaded %d docs without the duplicate routing key error", len(s.Docs))
 				}
-				if !strings.Contains(err.Error(), "c/link.json:1:19: /x-routing-key: routing key \"a.b\" is already used by a.json") {
+				if !strings.Contains(err.Error(), "c/link.json:1:19: /x-routing-key: routing key \"a.b\" is already declared by a.json:1:19") {
 					t.Fatalf("link inside not followed: %v", err)
 				}
 				return

@@ -13,7 +13,6 @@ package load
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,7 +32,7 @@ type Schemas struct {
 	Dir      string      // the directory as given to Load ("" for LoadFS)
 	Manifest *Manifest   // warren.json
 	Docs     []*Document // every schema file (not warren.json), sorted by path
-	Facts    []*Fact     // the schema files with an x-routing-key, sorted by path
+	Facts    []*Fact     // x-routing-key files, then the manifest's facts, each sorted
 
 	byPath map[string]*Document
 	refs   map[*Document][]*Document // the files each file's $refs point at
@@ -46,24 +45,6 @@ func (s *Schemas) Doc(path string) (*Document, bool) {
 	d, ok := s.byPath[path]
 	return d, ok
 }
-
-// Fact is a schema file with a top-level x-routing-key, with its warren
-// keywords read and checked.
-type Fact struct {
-	Doc         *Document
-	RoutingKey  string // x-routing-key: dotted lower-case words, no wildcards
-	Title       string // title, "" when absent; names the Go type
-	Description string // description, "" when absent
-	Version     int    // x-version, 1 when absent
-	Deprecated  bool   // deprecated
-	// Compatibility is x-compatibility, the fact's own mode for warren
-	// diff ("FULL", "BACKWARD_TRANSITIVE", ...); "" when absent, which
-	// means the manifest's.
-	Compatibility string
-}
-
-// Path returns the fact's file, relative to the schema directory.
-func (f *Fact) Path() string { return f.Doc.Path }
 
 // Load reads the schema directory dir on disk: [LoadFS] over an [os.Root]
 // of dir, so no file outside dir is ever opened. On failure the error is an
@@ -161,8 +142,12 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 			s.refs[f.doc] = refs[i]
 		}
 		if f.fact != nil {
+			f.fact.Schema = f.doc.Root
 			s.Facts = append(s.Facts, f.fact)
 		}
+	}
+	if s.Manifest != nil {
+		s.Facts = append(s.Facts, s.manifestFacts(&errs)...)
 	}
 	checkRoutingKeys(s.Facts, &errs)
 	if errs.Len() > 0 {
@@ -280,30 +265,4 @@ func (s *Schemas) indexIDs(files []fileResult, errs *ErrorList) {
 
 func hasErrorIn(errs ErrorList, file string) bool {
 	return slices.ContainsFunc(errs, func(e *Error) bool { return e.File == file })
-}
-
-func readFact(doc *Document, root map[string]any) *Fact {
-	f := &Fact{Doc: doc, RoutingKey: root["x-routing-key"].(string), Version: 1}
-	f.Title, _ = root["title"].(string)
-	f.Description, _ = root["description"].(string)
-	f.Deprecated, _ = root["deprecated"].(bool)
-	f.Compatibility, _ = root["x-compatibility"].(string)
-	if v, ok := root["x-version"].(json.Number); ok {
-		n, _ := strconv.Atoi(v.String())
-		f.Version = n
-	}
-	return f
-}
-
-// checkRoutingKeys reports two facts that claim one routing key: a consumer
-// could not tell them apart.
-func checkRoutingKeys(facts []*Fact, errs *ErrorList) {
-	seen := make(map[string]*Fact)
-	for _, f := range facts {
-		if prev, ok := seen[f.RoutingKey]; ok {
-			errs.Add(f.Doc.Errorf("/x-routing-key", "routing key %s is already used by %s", strconv.Quote(f.RoutingKey), prev.Doc.Path))
-			continue
-		}
-		seen[f.RoutingKey] = f
-	}
 }

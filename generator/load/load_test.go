@@ -150,16 +150,6 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{`warren.json:1:33: /defaults/backoff/1: expected a whole number of milliseconds of at least 1ms, got "1.5ms"`},
 		},
 		{
-			name:  "fact without type object",
-			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "a.b", "type": "array"}`},
-			want:  []string{`a.json:1:34: /type: expected "object" (a fact is a JSON object), got "array"`},
-		},
-		{
-			name:  "fact without type",
-			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "a.b"}`},
-			want:  []string{`a.json:1:1: missing required property "type"`},
-		},
-		{
 			name:  "routing key with wildcard",
 			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "order.*", "type": "object"}`},
 			want:  []string{`a.json:1:19: /x-routing-key: expected a routing key of dotted lower-case words such as "order.placed" (letters, digits, '-' and '_'; no '*' or '#'), got "order.*"`},
@@ -167,7 +157,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "duplicate routing key",
 			files: map[string]string{"warren.json": `{}`, "a.json": fact(""), "b.json": fact("")},
-			want:  []string{`b.json:1:19: /x-routing-key: routing key "a.b" is already used by a.json`},
+			want:  []string{`b.json:1:19: /x-routing-key: routing key "a.b" is already declared by a.json:1:19`},
 		},
 		{
 			name: "ref to a misspelt file",

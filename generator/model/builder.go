@@ -12,21 +12,21 @@ import (
 
 // builder holds the state of one Build. Nothing in it outlives the call.
 type builder struct {
-	s         *load.Schemas
-	errs      load.ErrorList
-	err       error // a cancelled context; ends the build
-	factByDoc map[*load.Document]*Fact
-	types     map[string]*Type // declared types by schema location
-	declared  []*Type          // in declaration order
-	resolving map[string]bool  // $ref locations being followed, to catch cycles
+	s          *load.Schemas
+	errs       load.ErrorList
+	err        error                  // a cancelled context; ends the build
+	factByNode map[*load.Schema]*Fact // the schema each fact's type is declared at
+	types      map[string]*Type       // declared types by schema location
+	declared   []*Type                // in declaration order
+	resolving  map[string]bool        // $ref locations being followed, to catch cycles
 }
 
 func newBuilder(s *load.Schemas) *builder {
 	return &builder{
-		s:         s,
-		factByDoc: map[*load.Document]*Fact{},
-		types:     map[string]*Type{},
-		resolving: map[string]bool{},
+		s:          s,
+		factByNode: map[*load.Schema]*Fact{},
+		types:      map[string]*Type{},
+		resolving:  map[string]bool{},
 	}
 }
 
@@ -70,7 +70,7 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 		return Ref{Kind: Named, Type: t, Nullable: t.nullable}
 	}
 	v := b.flatten(n)
-	if !isDefinition(n.Pointer) {
+	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
 		return b.shape(v, nil)
 	}
 	// Declare first, so that recursive references find the type.
@@ -397,16 +397,13 @@ func variantName(r Ref) string {
 // definition, file or fact it belongs to, followed by the path to it
 // (OrderPlaced + lines + items -> OrderPlacedLinesItem).
 func (b *builder) nameFor(n *load.Schema) string {
+	if f := b.factByNode[n]; f != nil {
+		return f.GoName
+	}
 	if title := n.Title; title != "" && names.Type(title) != "" {
-		if f := b.factByDoc[n.Doc]; f != nil && n.Pointer == "" {
-			return f.GoName
-		}
 		return names.Type(title)
 	}
 	if n.Pointer == "" {
-		if f := b.factByDoc[n.Doc]; f != nil {
-			return f.GoName
-		}
 		return names.Type(strings.TrimSuffix(path.Base(n.Doc.Path), ".json"))
 	}
 	tokens, _ := load.Tokens(n.Pointer)

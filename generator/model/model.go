@@ -83,11 +83,18 @@ type Fact struct {
 	RoutingKey  string
 	GoName      string // the payload type's name: title, or the routing key in camel case
 	Version     int    // x-version
-	Source      string // schema file, relative to the schema directory
+	Source      string // schema file of the payload, relative to the schema directory
+	Pointer     string // JSON pointer of the payload schema in Source ("" for the file)
 	Description string
 	Deprecated  bool
 	Type        *Type // the payload type; Type.GoName == GoName
+
+	decl *load.Fact
 }
+
+// Location returns the payload schema as "file" or "file#pointer": what
+// payloads are validated against.
+func (f *Fact) Location() string { return location(f.Source, f.Pointer) }
 
 // VarName returns the name of the fact's runtime.Fact variable.
 func (f *Fact) VarName() string { return names.FactVar(f.GoName) }
@@ -188,15 +195,22 @@ func (b *builder) addFacts() []*Fact {
 			RoutingKey:  lf.RoutingKey,
 			Version:     lf.Version,
 			Source:      lf.Path(),
+			Pointer:     lf.Schema.Pointer,
 			Description: lf.Description,
 			Deprecated:  lf.Deprecated,
+			decl:        lf,
 		}
 		if lf.Title != "" {
 			f.GoName = names.Type(lf.Title)
 		} else {
 			f.GoName = names.Type(lf.RoutingKey)
 		}
-		b.factByDoc[lf.Doc] = f
+		node := payloadNode(lf.Schema)
+		if prev, ok := b.factByNode[node]; ok {
+			b.errs.Add(lf.KeyDoc.Errorf(lf.KeyPointer, "fact %s: its payload schema %s is already the payload of fact %s; give each fact a schema of its own (an allOf of the shared one)", lf.RoutingKey, node.Location(), prev.RoutingKey))
+			continue
+		}
+		b.factByNode[node] = f
 		facts = append(facts, f)
 	}
 	slices.SortFunc(facts, func(a, b *Fact) int { return strings.Compare(a.RoutingKey, b.RoutingKey) })
@@ -206,12 +220,12 @@ func (b *builder) addFacts() []*Fact {
 // buildTypes maps each fact's schema, and everything it reaches, to Go types.
 func (b *builder) buildTypes(facts []*Fact) {
 	for _, f := range facts {
-		doc, _ := b.s.Doc(f.Source)
-		ref := b.typeAt(doc, "")
+		node := payloadNode(f.decl.Schema)
+		ref := b.typeOf(node)
 		if ref.Kind != Named || ref.Type.Kind == Alias {
 			// An alias would put the fact's Validate method on a type
-			// that is not the fact's own.
-			b.errs.Add(doc.Errorf("", "fact %s: expected the schema to describe its own object; a fact cannot be only another name for a definition (use allOf with the $ref and add properties, or move the routing key into that definition)", f.RoutingKey))
+			// that is not the fact's own, or on time.Time or raw JSON.
+			b.errs.Add(node.Doc.Errorf(node.Pointer, "fact %s: expected the payload schema to say what it holds (an object, a union, a scalar or an array type); a payload that is a date-time, any JSON value, or only another name for another type (such as a nullable $ref) cannot carry the fact's Validate method", f.RoutingKey))
 			continue
 		}
 		f.Type = ref.Type
@@ -231,6 +245,18 @@ func (b *builder) embeddedSchemas() []Schema {
 		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes()})
 	}
 	return out
+}
+
+// payloadNode returns the schema a fact's Go type is declared at: its
+// payload schema or, when that is only a $ref (a draft-04 root often is),
+// the schema the $refs lead to.
+func payloadNode(n *load.Schema) *load.Schema {
+	seen := map[*load.Schema]bool{}
+	for isPureRef(n) && n.Ref != nil && !seen[n] {
+		seen[n] = true
+		n = n.Ref
+	}
+	return n
 }
 
 // embeddedIDs keeps the URIs declared in the embedded files.

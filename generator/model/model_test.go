@@ -240,7 +240,7 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p"}`,
 			"money.json":  `{"type": "object", "properties": {"amount": {"type": "integer"}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "oneOf": [{"$ref": "money.json"}, {"type": "null"}]}`,
-		}, `a fact cannot be only another name for a definition`},
+		}, `only another name for another type (such as a nullable $ref) cannot carry the fact's Validate method`},
 		{"fact named like the topology", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "Topology", "properties": {"x": {"type": "string"}}}`,

@@ -178,9 +178,9 @@ func (b *builder) validate(m *Model) {
 		}
 	}
 	for _, f := range m.Facts {
-		doc, _ := b.s.Doc(f.Source)
-		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, "/x-routing-key", titleFix})
-		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, "/x-routing-key", titleFix})
+		doc, ptr := f.decl.KeyDoc, f.decl.KeyPointer
+		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, ptr, titleFix})
+		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, ptr, titleFix})
 	}
 	for _, c := range m.Consumers {
 		fix := "rename the consumer or set a \"title\" on the other"
