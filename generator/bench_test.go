@@ -127,8 +127,8 @@ func TestSyntheticGenerates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 20 fact files, a shared definition, warren.go, schemas.go,
-	// topology.go, publisher.go and consumers.go.
-	if len(files) != 26 {
-		t.Errorf("generated %d files, want 26", len(files))
+	// topology.go, publisher.go, outbox.go and consumers.go.
+	if len(files) != 27 {
+		t.Errorf("generated %d files, want 27", len(files))
 	}
 }

@@ -64,7 +64,7 @@ func TestGenerateWritesPackage(t *testing.T) {
 	if stdout != "" || stderr != "" {
 		t.Errorf("a successful run prints nothing; got stdout %q stderr %q", stdout, stderr)
 	}
-	want := []string{"consumers.go", "order_paid.json.go", "order_placed.json.go", "publisher.go", "schemas.go", "topology.go", "warren.go"}
+	want := []string{"consumers.go", "order_paid.json.go", "order_placed.json.go", "outbox.go", "publisher.go", "schemas.go", "topology.go", "warren.go"}
 	if got := listDir(t, out); !slices.Equal(got, want) {
 		t.Errorf("files = %v, want %v", got, want)
 	}

@@ -56,6 +56,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
 		{name: "topology.go", source: "warren.json", when: always, gen: (*emitter).genTopology},
 		{name: "publisher.go", when: hasFacts, gen: (*emitter).genPublisher},
+		{name: "outbox.go", when: hasFacts, gen: (*emitter).genOutbox},
 		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
 	}
 	bySource := map[string][]*model.Type{}

@@ -189,8 +189,10 @@ func (r *Relay) publishRow(ctx context.Context, x row) error {
 	if env.ID != x.id {
 		return fmt.Errorf("envelope id %q differs from the row's id", env.ID)
 	}
-	// The payload was validated by Write; the Fact carries no validator.
-	f := runtime.Fact{RoutingKey: x.routingKey, Version: x.version}
+	// The payload was validated by Write; it is validated again only
+	// against the facts the relay was given.
+	f := r.facts[x.routingKey]
+	f.RoutingKey, f.Version = x.routingKey, x.version
 	return r.pub.PublishEnvelope(ctx, f, env)
 }
 

@@ -12,25 +12,30 @@
 //
 // # Writing
 //
-//	ob, err := outbox.New(outbox.Config{Dialect: outbox.Postgres})
-//	err = ob.Migrate(ctx, db) // or apply outbox.MigrationSQL with your migration tool
+// A generated package has a typed writer, one method per fact, and a relay
+// constructor bound to its events exchange:
+//
+//	w, err := catalogueevents.NewOutboxWriter(outbox.Config{Dialect: outbox.Postgres})
+//	err = w.Outbox().Migrate(ctx, db) // or apply outbox.MigrationSQL with your migration tool
 //
 //	tx, err := db.BeginTx(ctx, nil)
 //	_, err = tx.ExecContext(ctx, `UPDATE orders SET state = 'placed' WHERE id = $1`, orderID)
-//	id, err := ob.Write(ctx, tx, catalogueevents.FactOrderPlaced, catalogueevents.OrderPlaced{OrderID: orderID})
+//	id, err := w.WriteOrderPlaced(ctx, tx, catalogueevents.OrderPlaced{OrderID: orderID})
 //	err = tx.Commit() // the fact is published after this, or never
 //
-// Write validates the payload against the fact's schema first: an invalid
-// payload is an error and writes nothing.
+// Each Write method validates the payload against the fact's schema first:
+// an invalid payload is an error and writes nothing. [Outbox.Write] is the
+// untyped form they call. The transaction is a *sql.Tx, or a pgx.Tx wrapped
+// by pgxdb.Tx (runtime/sqldb/pgxdb).
 //
 // # Relaying
 //
-// A relay runs beside the service (or in a process of its own), with a
-// publisher on the events exchange:
+// A relay runs beside the service (or in a process of its own):
 //
-//	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events)
-//	relay, err := outbox.NewRelay(db, pub, outbox.RelayConfig{Dialect: outbox.Postgres})
+//	relay, err := catalogueevents.NewOutboxRelay(pgxdb.FromSQL(db), conn, outbox.RelayConfig{Dialect: outbox.Postgres})
 //	go relay.Run(ctx)
+//
+// [NewRelay] and [NewRelayDB] make one over any publisher.
 //
 // Each round claims up to BatchSize due rows in id order, publishes them
 // with publisher confirms (Concurrency of them in flight at once), deletes

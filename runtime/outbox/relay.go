@@ -81,6 +81,14 @@ type RelayConfig struct {
 	// Now is the clock that dates failures and their retries. Default
 	// time.Now.
 	Now func() time.Time
+	// Facts, when set, are the facts whose rows are validated against
+	// their schema again before they are sent, like a publisher does: a row
+	// written by an older build, or by hand, that does not match is
+	// refused (and retried, then marked failed) instead of reaching
+	// consumers that would poison it. Rows of other routing keys are
+	// published as they are. The generated NewOutboxRelay sets it to every
+	// fact of its package.
+	Facts []runtime.Fact
 }
 
 func (c *RelayConfig) setDefaults() {
@@ -158,9 +166,10 @@ type Relay struct {
 	d     dialect
 	table sqltable.Name
 	log   *slog.Logger
-	setup []string // statements opening every transaction
-	claim string   // selects and locks the next batch
-	fail  string   // records a failed publish on its row
+	setup []string                // statements opening every transaction
+	facts map[string]runtime.Fact // by routing key, from RelayConfig.Facts
+	claim string                  // selects and locks the next batch
+	fail  string                  // records a failed publish on its row
 
 	published, failed, unroutable atomic.Uint64
 }
@@ -194,6 +203,10 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
 	d, _ := lookup(cfg.Dialect)
 	r := &Relay{db: db, pub: pub, cfg: cfg, d: d, table: t, log: cfg.Logger.With("component", "warren.outbox", "table", t.String())}
+	r.facts = make(map[string]runtime.Fact, len(cfg.Facts))
+	for _, f := range cfg.Facts {
+		r.facts[f.RoutingKey] = f
+	}
 	if d.txSetup != nil {
 		r.setup = d.txSetup(cfg)
 	}

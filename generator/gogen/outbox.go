@@ -1,0 +1,102 @@
+package gogen
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// Import paths and names of the generated outbox writer. They are the
+// outbox's own, kept beside its emitter.
+const (
+	outboxPath = "github.com/warrenbus/warren/runtime/outbox"
+	sqldbPath  = "github.com/warrenbus/warren/runtime/sqldb"
+
+	outboxWriterType   = "OutboxWriter"    // the typed outbox writer
+	outboxWriterNew    = "NewOutboxWriter" // returns an outboxWriterType
+	outboxRelayNew     = "NewOutboxRelay"  // a relay bound to the events exchange
+	outboxWriterPrefix = "Write"           // + the fact's Go name: one method per fact
+)
+
+// genOutbox writes the typed outbox writer, one method per fact, each a
+// call of outbox.Outbox.Write, which validates the payload; and a relay
+// constructor bound to the package's events exchange, so that neither an
+// exchange name nor a Fact value is typed by hand.
+func (e *emitter) genOutbox(f *jen.File) {
+	f.ImportName(outboxPath, "outbox")
+	f.ImportName(sqldbPath, "sqldb")
+	events := e.m.Exchanges.Events
+	for _, c := range docComment(fmt.Sprintf("%s writes the facts of this package into a transactional outbox table, in the caller's database transaction, one method per fact. A relay made by %s publishes each fact once that transaction has committed, with the message id the method returned; if it rolls back, the fact is never published. Each payload is validated against its fact's schema first; an invalid one is an error and writes nothing. An %s holds no connection and is safe for concurrent use.", outboxWriterType, outboxRelayNew, outboxWriterType)) {
+		f.Add(c)
+	}
+	f.Type().Id(outboxWriterType).Struct(
+		jen.Id("o").Op("*").Qual(outboxPath, "Outbox"),
+	)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s returns an %s writing to the table cfg names (see outbox.New). Create the table with the Migrate method of %s.Outbox, or apply outbox.MigrationSQL with your own migration tool.", outboxWriterNew, outboxWriterType, outboxWriterType)) {
+		f.Add(c)
+	}
+	f.Func().Id(outboxWriterNew).Params(
+		jen.Id("cfg").Qual(outboxPath, "Config"),
+	).Params(jen.Op("*").Id(outboxWriterType), jen.Error()).Block(
+		jen.List(jen.Id("o"), jen.Err()).Op(":=").Qual(outboxPath, "New").Call(jen.Id("cfg")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Op("&").Id(outboxWriterType).Values(jen.Dict{jen.Id("o"): jen.Id("o")}), jen.Nil()),
+	)
+	f.Line()
+	for _, c := range docComment("Outbox returns the untyped outbox the writer writes with, for Migrate and Table.") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("w").Op("*").Id(outboxWriterType)).Id("Outbox").Params().Op("*").Qual(outboxPath, "Outbox").Block(
+		jen.Return(jen.Id("w").Dot("o")),
+	)
+	for _, fact := range e.m.Facts {
+		f.Line()
+		e.genOutboxWrite(f, fact)
+	}
+	f.Line()
+	e.genOutboxRelay(f, events)
+}
+
+func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {
+	name := outboxWriterPrefix + fact.GoName
+	for _, c := range docComment(
+		fmt.Sprintf("%s writes v with routing key %s into the outbox in tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published with. v is first validated against %s; if it does not match, nothing is written and tx may still commit.", name, fact.RoutingKey, fact.Source),
+		deprecated(fact.Deprecated),
+	) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("w").Op("*").Id(outboxWriterType)).Id(name).Params(
+		jen.Id("ctx").Qual(contextPath, "Context"),
+		jen.Id("tx").Qual(sqldbPath, "Execer"),
+		jen.Id("v").Id(fact.Type.GoName),
+	).Params(jen.Id("messageID").String(), jen.Err().Error()).Block(
+		jen.Return(jen.Id("w").Dot("o").Dot("Write").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id(fact.VarName()), jen.Id("v"))),
+	)
+}
+
+func (e *emitter) genOutboxRelay(f *jen.File, events string) {
+	for _, c := range docComment(fmt.Sprintf("%s returns a relay that publishes the outbox table of db to the events exchange %s over conn, validating every row against its fact's schema before it is sent (unless cfg.Facts is set). db is sqldb.FromSQL(db), or pgxdb.FromSQL(db) or pgxdb.FromPool(pool) on PostgreSQL, which wake the relay as soon as a row commits. opts configure its publisher as they do NewPublisher's.", outboxRelayNew, strconv.Quote(events))) {
+		f.Add(c)
+	}
+	facts := make([]jen.Code, len(e.m.Facts))
+	for i, fact := range e.m.Facts {
+		facts[i] = jen.Id(fact.VarName())
+	}
+	f.Func().Id(outboxRelayNew).Params(
+		jen.Id("db").Qual(sqldbPath, "DB"),
+		jen.Id("conn").Op("*").Qual(runtimePath, "Conn"),
+		jen.Id("cfg").Qual(outboxPath, "RelayConfig"),
+		jen.Id("opts").Op("...").Qual(runtimePath, "PublisherOption"),
+	).Params(jen.Op("*").Qual(outboxPath, "Relay"), jen.Error()).Block(
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Qual(runtimePath, "NewPublisher").Call(jen.Id("conn"), jen.Lit(events), jen.Id("opts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Id("cfg").Dot("Facts").Op("==").Nil()).Block(
+			jen.Id("cfg").Dot("Facts").Op("=").Index().Qual(runtimePath, "Fact").Values(facts...),
+		),
+		jen.Return(jen.Qual(outboxPath, "NewRelayDB").Call(jen.Id("db"), jen.Id("p"), jen.Id("cfg"))),
+	)
+}
