@@ -42,11 +42,25 @@ func (p *Publisher) PublishAuditLogged(ctx context.Context, v AuditLogged) (mess
 	return p.p.Publish(ctx, FactAuditLogged, v)
 }
 
+// PublishAuditLoggedAsync is PublishAuditLogged without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishAuditLoggedAsync(ctx context.Context, v AuditLogged) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactAuditLogged, v)
+}
+
 // PublishCounterTicked publishes v with routing key counter.ticked and returns
 // its message id once the broker has confirmed it. v is first validated
 // against counter-ticked.json; if it does not match, nothing is sent.
 func (p *Publisher) PublishCounterTicked(ctx context.Context, v CounterTicked) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCounterTicked, v)
+}
+
+// PublishCounterTickedAsync is PublishCounterTicked without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishCounterTickedAsync(ctx context.Context, v CounterTicked) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactCounterTicked, v)
 }
 
 // PublishPushReceived publishes v with routing key github.push.received and
@@ -57,11 +71,25 @@ func (p *Publisher) PublishPushReceived(ctx context.Context, v PushReceived) (me
 	return p.p.Publish(ctx, FactPushReceived, v)
 }
 
+// PublishPushReceivedAsync is PublishPushReceived without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishPushReceivedAsync(ctx context.Context, v PushReceived) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactPushReceived, v)
+}
+
 // PublishOrderLines publishes v with routing key order.placed and returns its
 // message id once the broker has confirmed it. v is first validated against
 // order-placed.json; if it does not match, nothing is sent.
 func (p *Publisher) PublishOrderLines(ctx context.Context, v OrderLines) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderLines, v)
+}
+
+// PublishOrderLinesAsync is PublishOrderLines without waiting for the broker's
+// confirm: it validates and sends v and returns a handle whose Wait reports
+// the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishOrderLinesAsync(ctx context.Context, v OrderLines) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactOrderLines, v)
 }
 
 // PublishPaymentSettled publishes v with routing key payment.settled and
@@ -72,6 +100,13 @@ func (p *Publisher) PublishPaymentSettled(ctx context.Context, v PaymentSettled)
 	return p.p.Publish(ctx, FactPaymentSettled, v)
 }
 
+// PublishPaymentSettledAsync is PublishPaymentSettled without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishPaymentSettledAsync(ctx context.Context, v PaymentSettled) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactPaymentSettled, v)
+}
+
 // PublishObjectFinalized publishes v with routing key storage.object.finalized
 // and returns its message id once the broker has confirmed it. v is first
 // validated against vendor/gcp/storage.json#/definitions/StorageObjectData; if
@@ -80,9 +115,23 @@ func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalize
 	return p.p.Publish(ctx, FactObjectFinalized, v)
 }
 
+// PublishObjectFinalizedAsync is PublishObjectFinalized without waiting for
+// the broker's confirm: it validates and sends v and returns a handle whose
+// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
+}
+
 // PublishUserMerged publishes v with routing key user.merged and returns its
 // message id once the broker has confirmed it. v is first validated against
 // user-merged.json; if it does not match, nothing is sent.
 func (p *Publisher) PublishUserMerged(ctx context.Context, v UserMerged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserMerged, v)
+}
+
+// PublishUserMergedAsync is PublishUserMerged without waiting for the broker's
+// confirm: it validates and sends v and returns a handle whose Wait reports
+// the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishUserMergedAsync(ctx context.Context, v UserMerged) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactUserMerged, v)
 }
