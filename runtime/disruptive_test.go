@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"log/slog"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 // without a restart.
 func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
 	testenv.Disruptive(t)
+	admin := testenv.BrokerAdmin(t)
 	const total, publishers = 5000, 10
 	b := newBroker(t, topology.ConsumerSpec{Name: "torrent", Bindings: []string{"item.#"}, Backoff: testLadder, Concurrency: 4, Prefetch: 50})
 	name := testenv.Name("warren-forceclose")
@@ -60,12 +60,12 @@ func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
 		})
 	}
 	for _, at := range []int32{1000, 3000} {
-		pids := connectionPIDs(t, name) // listed ahead: rabbitmqctl is slow
+		pids := connectionPIDs(t, admin, name) // listed ahead: rabbitmqctl is slow
 		if len(pids) != 2 {
 			t.Fatalf("found %d connections named %s*, want 2", len(pids), name)
 		}
 		testenv.Eventually(t, "the flow to reach the cut", func() bool { return published.Load() >= at })
-		closeConnections(t, pids)
+		closeConnections(t, admin, pids)
 		if p := published.Load(); p >= total {
 			t.Fatalf("the cut came after all %d facts were published; it proved nothing", p)
 		}
@@ -100,14 +100,11 @@ func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
 
 // connectionPIDs returns the broker's ids of the connections whose
 // connection_name starts with prefix.
-func connectionPIDs(t testing.TB, prefix string) []string {
+func connectionPIDs(t testing.TB, admin *testenv.Admin, prefix string) []string {
 	t.Helper()
-	out, err := exec.Command("rabbitmqctl", "list_connections", "pid", "client_properties", "--quiet", "--no-table-headers").CombinedOutput()
-	if err != nil {
-		t.Fatalf("rabbitmqctl list_connections: %v\n%s", err, out)
-	}
+	out := admin.Run(t, "list_connections", "pid", "client_properties", "--quiet", "--no-table-headers")
 	var pids []string
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		pid, props, ok := strings.Cut(line, "\t")
 		if ok && strings.Contains(props, `{"connection_name","`+prefix) {
 			pids = append(pids, pid)
@@ -118,13 +115,13 @@ func connectionPIDs(t testing.TB, prefix string) []string {
 
 // closeConnections makes the broker close the given connections (with
 // connection.close, CONNECTION_FORCED), all at once.
-func closeConnections(t testing.TB, pids []string) {
+func closeConnections(t testing.TB, admin *testenv.Admin, pids []string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, pid := range pids {
 		wg.Go(func() {
-			if out, err := exec.Command("rabbitmqctl", "close_connection", pid, "warren test: forced close").CombinedOutput(); err != nil {
-				t.Errorf("rabbitmqctl close_connection %s: %v\n%s", pid, err, out)
+			if _, err := admin.Try(nil, "close_connection", pid, "warren test: forced close"); err != nil {
+				t.Errorf("close connection %s: %v", pid, err)
 			}
 		})
 	}

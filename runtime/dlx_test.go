@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,9 +23,7 @@ func TestDelayQueueKeepsWhatItCannotDeadLetter(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "keeper", Bindings: []string{"item.#"}, Backoff: testLadder[:1], MaxAttempts: 2})
 	spec := b.consumer(0)
 	tier := spec.Tiers[0].Queue
-	if _, err := exec.LookPath("rabbitmqctl"); err != nil {
-		t.Skip("rabbitmqctl is needed to read the delay queue's state")
-	}
+	admin := testenv.BrokerAdmin(t)
 	ch := b.confirmChannel(t)
 	defer ch.Close()
 	if _, err := ch.QueueDelete(spec.Queue, false, false, false); err != nil {
@@ -38,7 +35,7 @@ func TestDelayQueueKeepsWhatItCannotDeadLetter(t *testing.T) {
 		t.Fatalf("publish to the delay queue: %v", err)
 	}
 	testenv.Eventually(t, "the expired message held for dead-lettering, or dropped", func() bool {
-		o := quorumOverview(t, tier)
+		o := quorumOverview(t, admin, tier)
 		if o["num_messages"] == 0 {
 			t.Fatalf("the delay queue dropped a message it could not dead-letter: %v", o)
 		}
@@ -50,21 +47,21 @@ var overviewField = regexp.MustCompile(`(num_\w+) => (\d+)`)
 
 // quorumOverview reads the numeric fields of a quorum queue's internal
 // state (rabbit_fifo:overview/1) through rabbitmqctl eval.
-func quorumOverview(t testing.TB, queue string) map[string]int {
+func quorumOverview(t testing.TB, admin *testenv.Admin, queue string) map[string]int {
 	t.Helper()
 	expr := `{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"` + queue + `">>)),
 		{Name, _} = amqqueue:get_pid(Q),
 		ra:local_query({Name, node()}, fun rabbit_fifo:overview/1).`
-	out, err := exec.Command("rabbitmqctl", "eval", expr).CombinedOutput()
-	if err != nil || strings.Contains(string(out), ":undef,") {
-		t.Skipf("cannot read the quorum queue's state on this broker version: %v\n%s", err, out)
+	out := admin.Run(t, "eval", expr)
+	if strings.Contains(out, ":undef,") {
+		t.Fatalf("cannot read the quorum queue's state on this broker version:\n%s", out)
 	}
 	fields := map[string]int{}
-	for _, m := range overviewField.FindAllStringSubmatch(string(out), -1) {
+	for _, m := range overviewField.FindAllStringSubmatch(out, -1) {
 		fields[m[1]], _ = strconv.Atoi(m[2])
 	}
 	if _, ok := fields["num_messages"]; !ok {
-		t.Skipf("unexpected quorum queue state:\n%s", out)
+		t.Fatalf("unexpected quorum queue state:\n%s", out)
 	}
 	return fields
 }

@@ -1,0 +1,98 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Admin administers the broker at [AMQPURL] through rabbitmqctl: the
+// command that WARREN_RABBITMQCTL names, split on spaces, node included,
+// for example
+//
+//	WARREN_RABBITMQCTL="scripts/rabbitmq4 rabbitmqctl -n rmq4@localhost"
+//
+// for the RabbitMQ 4 node that scripts/rabbitmq4 runs inside its Debian
+// root (`scripts/rabbitmq4 env` prints it). Unset, it is plain
+// "rabbitmqctl", the machine's default node, and only then: a test given
+// another broker through WARREN_AMQP_URL but no way to administer it would
+// otherwise administer the wrong broker.
+type Admin struct {
+	cmd []string
+}
+
+// BrokerAdmin returns the [Admin] of the test's broker. It skips the test
+// when the command is missing, and fails it under CI=true.
+func BrokerAdmin(t testing.TB) *Admin {
+	t.Helper()
+	broker := AMQPURL(t)
+	ctl := os.Getenv("WARREN_RABBITMQCTL")
+	if ctl == "" {
+		if broker != DefaultAMQPURL {
+			unavailable(t, "administering the broker at "+Redact(broker)+" needs WARREN_RABBITMQCTL, the rabbitmqctl command of that broker")
+		}
+		ctl = "rabbitmqctl"
+	}
+	a := &Admin{cmd: strings.Fields(ctl)}
+	if _, err := exec.LookPath(a.cmd[0]); err != nil {
+		unavailable(t, fmt.Sprintf("administering the broker needs %s: %v", a.cmd[0], err))
+	}
+	return a
+}
+
+// Run runs rabbitmqctl with args and returns its standard output; it fails
+// the test, with everything the command printed, if the command fails.
+func (a *Admin) Run(t testing.TB, args ...string) string {
+	t.Helper()
+	return a.RunInput(t, nil, args...)
+}
+
+// RunInput is [Admin.Run] with stdin as the command's standard input.
+func (a *Admin) RunInput(t testing.TB, stdin io.Reader, args ...string) string {
+	t.Helper()
+	out, err := a.Try(stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Try runs rabbitmqctl with args and stdin (nil for none) and returns its
+// standard output, or an error carrying what it printed.
+func (a *Admin) Try(stdin io.Reader, args ...string) (string, error) {
+	return run(a.cmd, stdin, args...)
+}
+
+func run(cmd []string, stdin io.Reader, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	c := exec.Command(cmd[0], append(cmd[1:len(cmd):len(cmd)], args...)...)
+	c.Stdin, c.Stdout, c.Stderr = stdin, &stdout, &stderr
+	if err := c.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s%s", strings.Join(cmd, " "), strings.Join(args, " "), err, stdout.Bytes(), stderr.Bytes())
+	}
+	return stdout.String(), nil
+}
+
+// unavailable skips the test, or fails it under CI=true, where a skipped
+// broker test would hide a broken pipeline.
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true, so this fails rather than skips)", why)
+	}
+	t.Skip(why)
+}
+
+// Redact returns rawURL with its password, if any, replaced by "xxxxx".
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
