@@ -26,8 +26,10 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("%s %q already exists with a different %s: %s", e.Kind, e.Name, e.Argument, e.Broker)
 }
 
-// Declare declares t on the broker: exchanges, then queues, then bindings.
-// Declaring what already exists with the same properties changes nothing,
+// Declare declares t on the broker: exchanges, then queues, then bindings,
+// with the queue arguments the broker's release line needs
+// ([topology.Queue.ArgumentsFor]), known from the version the broker
+// announced when the connection opened. Declaring what already exists with the same properties changes nothing,
 // so Declare is safe to repeat. A queue or exchange that exists with other
 // arguments is reported as a [*MismatchError] naming it and the argument.
 func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
@@ -46,13 +48,14 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 	// A failed declaration closes the channel (the broker answers with a
 	// channel error), so only the first error is ever reported.
 	defer ch.Close()
+	broker := brokerOf(conn)
 	for _, e := range t.Exchanges {
 		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, nil); err != nil {
 			return declareError("exchange", e.Name, err)
 		}
 	}
 	for _, q := range t.Queues {
-		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments())); err != nil {
+		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.ArgumentsFor(broker))); err != nil {
 			return declareError("queue", q.Name, err)
 		}
 	}
@@ -62,6 +65,13 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 		}
 	}
 	return nil
+}
+
+// brokerOf returns the release line of the broker conn is connected to, from
+// the version it announced in the connection handshake.
+func brokerOf(conn *amqp.Connection) topology.Broker {
+	version, _ := conn.Properties["version"].(string)
+	return topology.BrokerOf(version)
 }
 
 // inequivalentArg matches RabbitMQ's PRECONDITION_FAILED reason, e.g.

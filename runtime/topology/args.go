@@ -1,13 +1,61 @@
 package topology
 
-// Arguments returns the queue's x-arguments, typed as the broker expects
-// them (strings and int64), ready to pass to a queue declaration.
+import (
+	"strconv"
+	"strings"
+)
+
+// Broker is the RabbitMQ release line a topology is declared on. Quorum
+// queues changed between them, so a few x-arguments differ: see
+// [Queue.ArgumentsFor].
+type Broker int
+
+// The release lines warren declares for.
+const (
+	RabbitMQ3 Broker = 3 // RabbitMQ 3.x (3.10 and later)
+	RabbitMQ4 Broker = 4 // RabbitMQ 4.x and later
+)
+
+// BrokerOf returns the release line of a broker that announces version (the
+// AMQP server property "version", e.g. "4.0.5"). A version it cannot read
+// counts as RabbitMQ 3: its arguments are the ones every release accepts.
+func BrokerOf(version string) Broker {
+	major, _, _ := strings.Cut(version, ".")
+	if n, err := strconv.Atoi(major); err == nil && n >= 4 {
+		return RabbitMQ4
+	}
+	return RabbitMQ3
+}
+
+func (b Broker) String() string {
+	if b >= RabbitMQ4 {
+		return "RabbitMQ 4.x"
+	}
+	return "RabbitMQ 3.x"
+}
+
+// Arguments returns the queue's x-arguments for RabbitMQ 3
+// ([Queue.ArgumentsFor] with [RabbitMQ3]).
+func (q Queue) Arguments() map[string]any {
+	return q.ArgumentsFor(RabbitMQ3)
+}
+
+// ArgumentsFor returns the queue's x-arguments as broker b needs them,
+// typed as the broker expects them (strings and int64), ready to pass to a
+// queue declaration.
 //
 // x-overflow: reject-publish accompanies at-least-once dead-lettering
 // because RabbitMQ ignores the strategy without it: with drop-head overflow
 // a full queue would discard messages that are still waiting to be
 // dead-lettered.
-func (q Queue) Arguments() map[string]any {
+//
+// On RabbitMQ 4 a quorum queue without a delivery limit of its own (poison
+// and delay queues) gets x-delivery-limit -1, which 4.x reads as
+// "unlimited": otherwise 4.x applies a default of 20 and then drops the
+// message, so a poison message peeked at and returned 20 times would be
+// gone. RabbitMQ 3 has no default limit and reads -1 as "none allowed", so
+// it gets no such argument.
+func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	args := map[string]any{"x-queue-type": string(q.Type)}
 	if q.MessageTTL > 0 {
 		args["x-message-ttl"] = q.MessageTTL.Milliseconds()
@@ -20,8 +68,11 @@ func (q Queue) Arguments() map[string]any {
 			args["x-overflow"] = "reject-publish"
 		}
 	}
-	if q.DeliveryLimit > 0 {
+	switch {
+	case q.DeliveryLimit > 0:
 		args["x-delivery-limit"] = int64(q.DeliveryLimit)
+	case q.Type == Quorum && b >= RabbitMQ4:
+		args["x-delivery-limit"] = int64(-1)
 	}
 	return args
 }

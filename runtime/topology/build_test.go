@@ -242,3 +242,39 @@ func TestBuildProblemsNameConsumerAndField(t *testing.T) {
 		t.Errorf("first line of the error: %s", first)
 	}
 }
+
+// On RabbitMQ 4 the quorum queues without a limit of their own are
+// declared unlimited (-1), so that 4.x's default of 20 never decides;
+// classic queues and the work queue's own limit are as on RabbitMQ 3.
+func TestQueueArgumentsForRabbitMQ4(t *testing.T) {
+	top, err := Build(Spec{Consumers: []ConsumerSpec{
+		{Name: "q", Bindings: []string{"a.b"}, Backoff: []time.Duration{4 * time.Second}, DeliveryLimit: 3},
+		{Name: "c", Bindings: []string{"a.b"}, QueueType: Classic, MaxAttempts: 1},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"q.poison": int64(-1), "q": int64(3), "q.retry.4s": int64(-1), "c.poison": nil, "c": nil}
+	for _, q := range top.Queues {
+		three, four := q.ArgumentsFor(RabbitMQ3), q.ArgumentsFor(RabbitMQ4)
+		if four["x-delivery-limit"] != want[q.Name] {
+			t.Errorf("%s: x-delivery-limit %v on RabbitMQ 4, want %v", q.Name, four["x-delivery-limit"], want[q.Name])
+		}
+		delete(four, "x-delivery-limit")
+		delete(three, "x-delivery-limit")
+		if diff := cmp.Diff(three, four); diff != "" {
+			t.Errorf("%s: other arguments differ between RabbitMQ 3 and 4 (-3 +4):\n%s", q.Name, diff)
+		}
+	}
+}
+
+func TestBrokerOf(t *testing.T) {
+	for version, want := range map[string]Broker{
+		"3.10.8": RabbitMQ3, "3.13.7": RabbitMQ3, "4.0.5": RabbitMQ4, "4.1.0-rc.1": RabbitMQ4, "5.0.0": RabbitMQ4,
+		"": RabbitMQ3, "unknown": RabbitMQ3,
+	} {
+		if got := BrokerOf(version); got != want {
+			t.Errorf("BrokerOf(%q) = %v, want %v", version, got, want)
+		}
+	}
+}
