@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +25,9 @@ func fixedSchemas() map[string]string {
 	return out
 }
 
+// wantDefinitions is the export for RabbitMQ 3.
 const wantDefinitions = `{
+  "rabbitmq_version": "3.x",
   "exchanges": [
     {"name": "shop.events", "vhost": "/", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}},
     {"name": "shop.retry", "vhost": "/", "type": "topic", "durable": true, "auto_delete": false, "internal": false, "arguments": {}},
@@ -61,14 +63,14 @@ const wantDefinitions = `{
 // same on every run.
 func TestTopologyExportsEveryDefinition(t *testing.T) {
 	dir := schemaDir(t, fixedSchemas())
-	code, stdout, stderr := run(t, "topology", dir)
+	code, stdout, stderr := run(t, "topology", "--rabbitmq", "3", dir)
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	if diff := cmp.Diff(reindent(t, wantDefinitions), stdout); diff != "" {
 		t.Errorf("definitions (-want +got):\n%s", diff)
 	}
-	_, again, _ := run(t, "topology", dir)
+	_, again, _ := run(t, "topology", "--rabbitmq", "3", dir)
 	if again != stdout {
 		t.Error("a second run wrote different output")
 	}
@@ -81,6 +83,36 @@ func TestTopologyExportsEveryDefinition(t *testing.T) {
 	}
 	if n := strings.Count(string(written), `"vhost": "shop"`); n != 3+6+6 {
 		t.Errorf("--vhost shop: %d definitions name vhost shop, want 15", n)
+	}
+}
+
+// For RabbitMQ 4, the default, the export says so, and the quorum queues
+// without a delivery limit of their own (poison, delay) are unlimited
+// (-1) rather than left to 4.x's default of 20; nothing else differs.
+func TestTopologyExportsForRabbitMQ4(t *testing.T) {
+	dir := schemaDir(t, fixedSchemas())
+	code, stdout, stderr := run(t, "topology", dir)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	var got, want topology.Definitions
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(wantDefinitions), &want); err != nil {
+		t.Fatal(err)
+	}
+	want.RabbitMQVersion = "4.x"
+	for _, q := range want.Queues {
+		if q.Name == "mailer.poison" || strings.HasPrefix(q.Name, "mailer.retry.") {
+			q.Arguments["x-delivery-limit"] = float64(-1)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("definitions for RabbitMQ 4 (-want +got):\n%s", diff)
+	}
+	if code, _, stderr := run(t, "topology", "--rabbitmq", "5", dir); code != 1 || !strings.Contains(stderr, `--rabbitmq "5": expected 3 or 4`) {
+		t.Errorf("--rabbitmq 5: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -117,16 +149,12 @@ func TestTopologyErrors(t *testing.T) {
 // The broker itself accepts the export: rabbitmqctl import_definitions
 // creates the queues, and the bindings route.
 func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
-	rabbitmqctl, err := exec.LookPath("rabbitmqctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("rabbitmqctl is not on PATH (CI=true, so this fails rather than skips)")
-		}
-		t.Skip("rabbitmqctl is not on PATH")
-	}
+	admin := testenv.BrokerAdmin(t)
 	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	version, _ := b.conn.Properties["version"].(string)
+	broker := topology.BrokerOf(version)
 	out := filepath.Join(t.TempDir(), "defs.json")
-	if code, _, stderr := run(t, "topology", "--out", out, b.dir); code != 0 {
+	if code, _, stderr := run(t, "topology", "--rabbitmq", fmt.Sprint(int(broker)), "--out", out, b.dir); code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	for _, q := range b.model.Topology.Queues {
@@ -141,11 +169,7 @@ func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
 	defer defs.Close()
 	// On standard input: rabbitmqctl may run as another user, who cannot
 	// read the test's private temporary directory.
-	cmd := exec.Command(rabbitmqctl, "import_definitions")
-	cmd.Stdin = defs
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("rabbitmqctl import_definitions: %v\n%s", err, msg)
-	}
+	admin.RunInput(t, defs, "import_definitions")
 	// The broker imports in the background.
 	for _, q := range b.model.Topology.Queues {
 		testenv.Eventually(t, "queue "+q.Name+" to be imported", func() bool { return b.exists(q.Name) })
@@ -158,7 +182,7 @@ func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
 	}
 	defer ch.Close()
 	for _, q := range b.model.Topology.Queues {
-		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments())); err != nil {
+		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.ArgumentsFor(broker))); err != nil {
 			t.Fatalf("declare %s as the runtime does after the import: %v", q.Name, err)
 		}
 	}

@@ -1,13 +1,18 @@
 package topology
 
+import "fmt"
+
 // Definitions is a topology in RabbitMQ's definitions format, the JSON that
 // "rabbitmqctl import_definitions" and the management UI's "Import
 // definitions" read. It holds only what a topology fills (no users,
 // permissions or policies); field names and JSON keys are the broker's.
+// The broker does not read rabbitmq_version on import: it tells people
+// which release line ("3.x" or "4.x") the queue arguments are for.
 type Definitions struct {
-	Exchanges []DefinedExchange `json:"exchanges"`
-	Queues    []DefinedQueue    `json:"queues"`
-	Bindings  []DefinedBinding  `json:"bindings"`
+	RabbitMQVersion string            `json:"rabbitmq_version"`
+	Exchanges       []DefinedExchange `json:"exchanges"`
+	Queues          []DefinedQueue    `json:"queues"`
+	Bindings        []DefinedBinding  `json:"bindings"`
 }
 
 // DefinedExchange is one exchange of [Definitions].
@@ -42,16 +47,19 @@ type DefinedBinding struct {
 
 // Definitions returns t as RabbitMQ definitions for the virtual host vhost,
 // in declaration order (a queue before what is bound to it), each queue with
-// the arguments [Queue.Arguments] gives it, which are what the runtime
-// declares. Empty lists and argument maps are empty, never nil, so that the
+// the arguments [Queue.ArgumentsFor] gives it on release line b, which are
+// what the runtime declares on a broker of that line. Empty lists and argument maps are empty, never nil, so that the
 // JSON has [] and {} where the broker expects them.
-func (t Topology) Definitions(vhost string) Definitions {
-	defs := Definitions{Exchanges: []DefinedExchange{}, Queues: []DefinedQueue{}, Bindings: []DefinedBinding{}}
+func (t Topology) Definitions(vhost string, b Broker) Definitions {
+	defs := Definitions{
+		RabbitMQVersion: fmt.Sprintf("%d.x", b),
+		Exchanges:       []DefinedExchange{}, Queues: []DefinedQueue{}, Bindings: []DefinedBinding{},
+	}
 	for _, e := range t.Exchanges {
 		defs.Exchanges = append(defs.Exchanges, DefinedExchange{Name: e.Name, Vhost: vhost, Type: e.Kind, Durable: e.Durable, Arguments: map[string]any{}})
 	}
 	for _, q := range t.Queues {
-		defs.Queues = append(defs.Queues, DefinedQueue{Name: q.Name, Vhost: vhost, Durable: true, Arguments: q.Arguments()})
+		defs.Queues = append(defs.Queues, DefinedQueue{Name: q.Name, Vhost: vhost, Durable: true, Arguments: q.ArgumentsFor(b)})
 	}
 	for _, b := range t.Bindings {
 		defs.Bindings = append(defs.Bindings, DefinedBinding{

@@ -8,11 +8,11 @@ import (
 // An empty topology still has the three lists, as the broker's import
 // expects them.
 func TestDefinitionsOfNothingHaveEmptyLists(t *testing.T) {
-	data, err := json.Marshal(Topology{}.Definitions("/"))
+	data, err := json.Marshal(Topology{}.Definitions("/", RabbitMQ4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(data), `{"exchanges":[],"queues":[],"bindings":[]}`; got != want {
+	if got, want := string(data), `{"rabbitmq_version":"4.x","exchanges":[],"queues":[],"bindings":[]}`; got != want {
 		t.Errorf("definitions %s, want %s", got, want)
 	}
 }
@@ -24,7 +24,7 @@ func TestDefinitionsCarryQueueArgumentsAndVhost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := top.Definitions("shop")
+	defs := top.Definitions("shop", RabbitMQ3)
 	if len(defs.Exchanges) != 3 || len(defs.Queues) != len(top.Queues) || len(defs.Bindings) != len(top.Bindings) {
 		t.Fatalf("%d exchanges, %d queues, %d bindings; want 3, %d, %d", len(defs.Exchanges), len(defs.Queues), len(defs.Bindings), len(top.Queues), len(top.Bindings))
 	}
