@@ -59,6 +59,7 @@ Examples:
 			&cli.StringFlag{Name: "management-url", EnvVars: []string{"WARREN_MANAGEMENT_URL"}, Usage: "RabbitMQ management API `URL`, for rates (http://HOST:15672/)"},
 			&cli.BoolFlag{Name: "read-only", Usage: "show everything, change nothing"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "read the figures every `DURATION`"},
+			&cli.DurationFlag{Name: "history", Value: time.Hour, Usage: "draw the last `DURATION` of the figures"},
 		),
 		Action: runConsole,
 	}
@@ -69,8 +70,8 @@ func runConsole(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Duration("interval") <= 0 {
-		return usageError(c, "--interval %s: expected a positive duration", c.Duration("interval"))
+	if c.Duration("interval") <= 0 || c.Duration("history") < c.Duration("interval") {
+		return usageError(c, "--interval %s, --history %s: expected positive durations, the history at least one interval", c.Duration("interval"), c.Duration("history"))
 	}
 	stderr := c.App.ErrWriter
 	m, s, err := consoleModel(c.Context, dir)
@@ -85,7 +86,7 @@ func runConsole(c *cli.Context) error {
 	urls := brokerURLs(c)
 	cfg := console.Config{
 		Topology: m.Topology, Catalogue: catalogue, Schemas: factSchemas(m, s),
-		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"),
+		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if raw := c.String("management-url"); raw != "" {

@@ -63,6 +63,7 @@ async function refresh() {
   $("token-row").hidden = o.read_only;
   $("broker-error").hidden = !o.error;
   $("broker-error").textContent = o.error ? "The last reading failed; showing the one before: " + o.error : "";
+  $("history-span").textContent = span(o.history_ms);
   const tbody = $("figures").tBodies[0];
   tbody.replaceChildren(...o.consumers.map((c) => row(c, o.history_ms)));
   $("unshown").replaceChildren(...o.unshown.map((u) => el("li", {}, "Not shown: " + u)));
@@ -89,8 +90,8 @@ function row(c, historyMs) {
   return tr;
 }
 
-// chart draws the last hour as an inline SVG: work depth, poison depth and
-// the consumer count, each scaled to its own maximum.
+// chart draws the history as an inline SVG: work and poison depth on one
+// scale (its top is labelled), the consumer count dashed on its own.
 function chart(points, historyMs) {
   const w = 260, h = 44;
   const svg = document.createElementNS(SVG, "svg");
@@ -99,18 +100,26 @@ function chart(points, historyMs) {
   svg.setAttribute("class", "chart");
   const now = Date.now();
   const x = (t) => Math.max(0, w - ((now - t) / historyMs) * w);
-  const series = [[1, "k-work"], [2, "k-poison"], [3, "k-consumers"]];
-  for (const [i, cls] of series) {
-    const top = Math.max(1, ...points.map((p) => p[i]));
+  const depthTop = Math.max(1, ...points.map((p) => Math.max(p[1], p[2])));
+  const consumersTop = Math.max(1, ...points.map((p) => p[3]));
+  const series = [[3, "k-consumers", consumersTop], [1, "k-work", depthTop], [2, "k-poison", depthTop]];
+  for (const [i, cls, top] of series) {
     const line = document.createElementNS(SVG, "polyline");
     line.setAttribute("class", cls);
-    line.setAttribute("points", points.map((p) => x(p[0]).toFixed(1) + "," + (h - 2 - (p[i] / top) * (h - 6)).toFixed(1)).join(" "));
-    const title = document.createElementNS(SVG, "title");
-    title.textContent = cls.slice(2) + " max " + top;
-    line.append(title);
+    line.setAttribute("points", points.map((p) => x(p[0]).toFixed(1) + "," + (h - 3 - (p[i] / top) * (h - 14)).toFixed(1)).join(" "));
     svg.append(line);
   }
+  const label = document.createElementNS(SVG, "text");
+  label.setAttribute("x", 3);
+  label.setAttribute("y", 10);
+  label.setAttribute("class", "scale");
+  label.textContent = "max " + depthTop;
+  svg.append(label);
   return svg;
+}
+
+function span(ms) {
+  return ms >= 3600000 ? (ms / 3600000) + " h" : ms >= 60000 ? Math.round(ms / 60000) + " min" : Math.round(ms / 1000) + " s";
 }
 
 // ---- poison lane ----

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/generator"
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/poison"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// browserDir holds the Node script and its package.json (playwright-core).
+const browserDir = "testdata/browser"
+
+// requireBrowser returns the Chromium and Node to drive the console with,
+// skipping the test when they are missing (failing it under CI=true).
+// .ci/run installs both: apt-get install chromium, npm ci in browserDir.
+func requireBrowser(t *testing.T) (chromium, node string) {
+	t.Helper()
+	missing := func(what string, err error) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s (CI=true, so this fails rather than skips): %v", what, err)
+		}
+		t.Skipf("%s: %v", what, err)
+	}
+	chromium = os.Getenv("WARREN_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("Chromium is not installed (apt-get install chromium, or set WARREN_CHROMIUM)", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("Node.js is not installed", err)
+	}
+	if _, err := os.Stat(filepath.Join(browserDir, "node_modules", "playwright-core")); err != nil {
+		missing("playwright-core is not installed (npm ci in cmd/warren/"+browserDir+")", err)
+	}
+	return chromium, node
+}
+
+// An operator's session in a real browser against warren console on the
+// real broker: the overview shows the poison lane of order-mailer, the lane
+// lists its messages with markup shown as text, an action without the
+// token is refused, a replayed message reaches the running consumer, and a
+// discarded one is kept with its reason in order-mailer.discarded.
+//
+// WARREN_CONSOLE_SCREENSHOT=path writes a screenshot of the overview.
+func TestConsoleInTheBrowser(t *testing.T) {
+	chromium, node := requireBrowser(t)
+	url := testenv.VHost(t, "console-browser")
+	dir := "../../examples/catalogue/events"
+	if code := Run(context.Background(), []string{"warren", "declare", "--url", url, dir}, io.Discard, os.Stderr); code != 0 {
+		t.Fatalf("declare exited %d", code)
+	}
+	m, err := generator.Model(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mailer, _ := m.Topology.Consumer("order-mailer")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	seed := seeder{t: t, conn: conn}
+	seed.poison(mailer, "m-replay", `{"order_id":"o-1"}`, "mail server said 451")
+	seed.poison(mailer, "m-discard", `{"order_id":"o-2"}`, "mail server said 451")
+	seed.poison(mailer, "m-xss", `{"note":"<script>window.__xss=1</script>","html":"\"><img src=x onerror=window.__xss=2>"}`,
+		`template failed near "><img src=x onerror=window.__xss=2>`)
+	seed.poison(mailer, "m-keep", `{"order_id":"o-4"}`, "address rejected")
+	seed.publish(mailer.DeadExchange, mailer.Name, amqp.Publishing{MessageId: "m-raw", Body: []byte("<script>window.__xss=3</script>")})
+	for range 3 { // work for a consumer that is not running: it stands out too
+		seed.publish(m.Topology.Exchanges[0].Name, "catalogue.item.deleted", amqp.Publishing{Body: []byte(`{}`)})
+	}
+
+	handled := make(chan string, 10)
+	c, err := runtime.NewConsumer(conn, mailer, []runtime.Route{
+		runtime.Handle(runtime.Fact{RoutingKey: "order.placed"}, func(ctx context.Context, d runtime.Delivery, _ map[string]any) error {
+			handled <- d.MessageID
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() {
+		if err := c.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+
+	console := startConsole(t, url, dir, "--interval", "200ms", "--history", "1m")
+	script := exec.Command(node, "console.spec.mjs")
+	script.Dir = browserDir
+	script.Env = append(os.Environ(),
+		"CHROMIUM="+chromium,
+		"CONSOLE_URL="+console.page+"#token="+console.token,
+		"CONSUMER="+mailer.Name, "REPLAY_ID=m-replay", "DISCARD_ID=m-discard", "XSS_ID=m-xss", "POISON_COUNT=5",
+	)
+	if shot := os.Getenv("WARREN_CONSOLE_SCREENSHOT"); shot != "" {
+		abs, err := filepath.Abs(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script.Env = append(script.Env, "SCREENSHOT="+abs, "SCREENSHOT_WAIT=8000")
+		// A backlog that grows while the page watches, for the chart.
+		wg.Go(func() {
+			for range 16 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(500 * time.Millisecond):
+				}
+				seed.publish(m.Topology.Exchanges[0].Name, "catalogue.item.deleted", amqp.Publishing{Body: []byte(`{}`)})
+			}
+		})
+	}
+	out, err := script.CombinedOutput()
+	t.Logf("browser:\n%s", out)
+	if err != nil {
+		t.Fatalf("the browser script failed: %v", err)
+	}
+
+	// The broker's side of what the page did.
+	select {
+	case id := <-handled:
+		if id != "m-replay" {
+			t.Errorf("the consumer handled %s, want the replayed m-replay", id)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the consumer never handled the replayed message")
+	}
+	kept, err := poison.List(ctx, conn, topology.Consumer{Name: mailer.Name, Queue: mailer.Queue, PoisonQueue: poison.DiscardQueue(mailer)}, poison.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0].ID != "m-discard" || kept[0].Headers[poison.HeaderDiscardReason] != "a test order, placed twice" {
+		t.Errorf("order-mailer.discarded holds %+v", kept)
+	}
+	left, err := poison.List(ctx, conn, mailer, poison.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 3 {
+		t.Errorf("the poison lane keeps %d messages, want 3 (m-xss, m-keep, m-raw)", len(left))
+	}
+}
+
+// seeder puts messages on the broker the way the runtime would.
+type seeder struct {
+	t    *testing.T
+	conn *runtime.Conn
+}
+
+func (s seeder) publish(exchange, key string, msg amqp.Publishing) {
+	s.t.Helper()
+	ch, err := s.conn.OpenChannel(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		s.t.Fatal(err)
+	}
+	msg.DeliveryMode = amqp.Persistent
+	dc, err := ch.PublishWithDeferredConfirm(exchange, key, true, false, msg)
+	if err != nil || !dc.Wait() {
+		s.t.Fatalf("publish to %s/%s: %v", exchange, key, err)
+	}
+}
+
+// poison puts a fact in c's poison queue as the runtime leaves it there.
+func (s seeder) poison(c topology.Consumer, id, payload, failure string) {
+	s.publish(c.DeadExchange, c.Name, amqp.Publishing{
+		MessageId: id, ContentType: "application/json", Type: "order.placed",
+		Body: fmt.Appendf(nil, `{"id":%q,"occurred_at":"2026-12-01T09:00:00Z","payload":%s}`, id, payload),
+		Headers: amqp.Table{
+			runtime.HeaderAttempts: int64(5), runtime.HeaderFailure: failure,
+			runtime.HeaderFailedAt: time.Now().UTC().Format(time.RFC3339), runtime.HeaderConsumer: c.Name,
+			runtime.HeaderOriginalRoutingKey: "order.placed", runtime.HeaderOriginalExchange: "catalogue.events",
+			runtime.HeaderFactVersion: int64(1), "x-note": `"><img src=x onerror=window.__xss=2>`,
+		},
+	})
+}

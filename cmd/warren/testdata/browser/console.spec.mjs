@@ -1,0 +1,145 @@
+// Drives warren console in headless Chromium through what an operator
+// does: see the poison lane on the overview, read it, try an action
+// without the token, replay one message, discard one with a reason, and
+// check that markup in messages shows as text. Run by
+// console_browser_test.go, which seeds the broker and checks the broker's
+// side; this script checks the page. It exits non-zero on the first
+// failed expectation.
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const env = (k) => {
+  if (!process.env[k]) throw new Error("missing environment variable " + k);
+  return process.env[k];
+};
+const url = env("CONSOLE_URL"), consumer = env("CONSUMER");
+const replayID = env("REPLAY_ID"), discardID = env("DISCARD_ID"), xssID = env("XSS_ID");
+const poisonCount = Number(env("POISON_COUNT"));
+
+function expect(ok, what) {
+  if (!ok) throw new Error("expected " + what);
+  console.log("ok: " + what);
+}
+
+const profile = mkdtempSync(join(tmpdir(), "warren-console-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1400, height: 900 },
+});
+let failed = false;
+try {
+  const page = context.pages()[0] || await context.newPage();
+  const dialogs = [];
+  page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+  const offsite = [];
+  page.on("request", (r) => { if (!r.url().startsWith(new URL(url).origin)) offsite.push(r.url()); });
+
+  // Overview: the lane stands out with its poison depth.
+  await page.goto(url);
+  const row = page.locator(`#figures tr[data-consumer="${consumer}"]`);
+  await row.locator("td.poison", { hasText: String(poisonCount) }).waitFor();
+  expect(await row.evaluate((r) => r.classList.contains("alert")), `the row of ${consumer} stands out with poison ${poisonCount}`);
+  expect((await row.locator(".alert-text").textContent()).includes("poison waiting"), "the row says why");
+  expect(await page.evaluate(() => location.hash === ""), "the token is taken out of the address bar");
+  expect((await page.locator("#unshown").textContent()).includes("redelivery rate"), "the page says which figure it cannot show");
+  await page.waitForFunction(() => document.querySelectorAll("#figures svg.chart polyline")[0]?.getAttribute("points").split(" ").length >= 2);
+  expect(true, "the history chart has points");
+  if (process.env.SCREENSHOT) {
+    await page.waitForTimeout(Number(process.env.SCREENSHOT_WAIT || 0));
+    await page.locator("body").screenshot({ path: process.env.SCREENSHOT });
+    console.log("screenshot: " + process.env.SCREENSHOT);
+  }
+
+  // The poison lane.
+  await row.locator("a.consumer").click();
+  const messages = page.locator("#messages tr.message");
+  await page.waitForFunction((n) => document.querySelectorAll("#messages tr.message").length === n, poisonCount);
+  expect(true, `the lane lists ${poisonCount} messages`);
+
+  // Markup in a payload, a failure or a header is text.
+  for (const d of await page.locator("#messages details").all()) await d.evaluate((e) => { e.open = true; });
+  const xss = page.locator(`#messages tr.message[data-id="${xssID}"]`);
+  const xssDetail = xss.locator("xpath=following-sibling::tr[1]");
+  expect((await xssDetail.locator("pre.payload").textContent()).includes("<script>window.__xss=1</script>"), "a <script> payload is shown as text");
+  expect((await xss.locator("td.failure").textContent()).includes(`"><img src=x onerror=window.__xss=2>`), "an onerror failure is shown as text");
+  expect((await xssDetail.locator("dl.headers").textContent()).includes(`"><img src=x onerror=window.__xss=2>`), "a header is shown as text");
+  expect(await page.locator("#lane img, #overview img, script:not([src])").count() === 0, "no image or inline script element came from a message");
+  await page.waitForTimeout(300);
+  expect(await page.evaluate(() => window.__xss === undefined), "no payload ran");
+  expect(dialogs.length === 0, "no dialog opened");
+
+  // Filters.
+  await page.fill("#filter-text", xssID);
+  expect(await messages.count() === 1, "the text filter keeps only the matching message");
+  await page.fill("#filter-text", "");
+  await page.selectOption("#filter-key", "order.placed");
+  expect(await messages.count() === poisonCount - 1, "the routing-key filter leaves out the one of another key");
+  await page.selectOption("#filter-key", "");
+
+  // Without the token the action is refused, and the page says so.
+  const token = await page.evaluate(() => sessionStorage.getItem("warren-token"));
+  await page.evaluate(() => sessionStorage.removeItem("warren-token"));
+  await page.check(`#messages tr.message[data-id="${replayID}"] input.pick`);
+  await page.click("#replay");
+  await page.click("#confirm-yes");
+  await page.locator("#result", { hasText: "Refused" }).waitFor();
+  expect((await page.locator("#result").textContent()).includes("token"), "an action without the token is refused: " + await page.locator("#result").textContent());
+  const direct = await page.evaluate(async (c) => (await fetch(`api/consumers/${c}/discard`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ids: ["x"], reason: "r" }),
+  })).status, consumer);
+  expect(direct === 401, "a request without the token gets 401, got " + direct);
+  expect(await messages.count() === poisonCount, "nothing was replayed");
+
+  // Replay one message, after confirming.
+  await page.fill("#token", token);
+  await page.dispatchEvent("#token", "change");
+  await page.click("#replay");
+  expect((await page.locator("#confirm-text").textContent()).startsWith("Replay 1 message"), "replay asks for confirmation");
+  await page.click("#confirm-yes");
+  await page.locator("#result.done").waitFor();
+  const replayed = await page.locator("#result").textContent();
+  expect(replayed.includes(`replayed 1 message from ${consumer}.poison to ${consumer}`) && replayed.includes(replayID), "the page says what the replay did: " + replayed);
+  await page.waitForFunction((n) => document.querySelectorAll("#messages tr.message").length === n, poisonCount - 1);
+  expect(await page.locator(`#messages tr.message[data-id="${replayID}"]`).count() === 0, "the replayed message left the lane");
+
+  // Discard one with a reason.
+  await page.check(`#messages tr.message[data-id="${discardID}"] input.pick`);
+  await page.click("#discard");
+  await page.click("#confirm-yes");
+  expect((await page.locator("#result").textContent()).includes("reason"), "a discard without a reason is not sent");
+  await page.fill("#reason", "a test order, placed twice");
+  await page.click("#confirm-yes");
+  await page.locator("#result.done", { hasText: "discarded" }).waitFor();
+  const discarded = await page.locator("#result").textContent();
+  expect(discarded.includes(`discarded 1 message from ${consumer}.poison to ${consumer}.discarded`), "the page says what the discard did: " + discarded);
+  await page.waitForFunction((n) => document.querySelectorAll("#messages tr.message").length === n, poisonCount - 2);
+  expect(true, "the discarded message left the lane");
+
+  // Back on the overview, the figures follow.
+  await page.click("#back");
+  await row.locator("td.poison", { hasText: String(poisonCount - 2) }).waitFor();
+  expect(true, "the overview shows the poison depth after the actions");
+
+  // The other views render.
+  await page.click('nav button[data-view="topology"]');
+  expect(await page.locator("#topology img").evaluate((i) => i.complete && i.naturalWidth > 0), "the topology is drawn");
+  await page.click('nav button[data-view="catalogue"]');
+  await page.locator("#catalogue h3").first().waitFor();
+  expect((await page.locator("#catalogue").textContent()).includes("order.placed"), "the catalogue shows the facts");
+  await page.click('nav button[data-view="schemas"]');
+  await page.locator("#schemas pre").first().waitFor();
+  expect((await page.locator("#schemas").textContent()).includes('"x-routing-key"'), "the schemas are shown");
+  expect(offsite.length === 0, "nothing was requested from another site: " + offsite.join(", "));
+} catch (e) {
+  failed = true;
+  console.error("FAIL: " + (e && e.message ? e.message : e));
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
