@@ -21,10 +21,17 @@
 //	warren_consumer_poisoned_total             sent to the poison queue
 //	warren_consumer_duplicate_skipped_total    skipped by the idempotency guard
 //	warren_consumer_returned_total             handed back to the broker unsettled
+//	warren_consumer_held_total                 kept in a delay queue while a dependency was unavailable
 //	warren_consumer_handler_duration_seconds   handler latency, with outcome "ok" or "error"
 //
-// Any event a newer runtime adds (pauses, say) is exported the same way,
-// as warren_consumer_<event>_total, without a change here. The redelivery
+// and, labelled consumer only:
+//
+//	warren_consumer_pauses_total               the consumer stopped taking deliveries (a dependency was down)
+//	warren_consumer_resumes_total              it took them again
+//	warren_consumer_pause_duration_seconds     how long each pause lasted
+//
+// Any delivery event a newer runtime adds is exported the same way, as
+// warren_consumer_<event>_total, without a change here. The redelivery
 // rate of a dashboard is rate(redelivered) / rate(delivered).
 package prometheus
 
@@ -59,6 +66,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	pauses   *prometheus.CounterVec // consumers paused for an outage of a dependency
 	resumes  *prometheus.CounterVec
+	paused   *prometheus.HistogramVec // how long pauses lasted
 }
 
 var _ runtime.Metrics = (*Metrics)(nil)
@@ -110,6 +118,12 @@ func New(o Options) *Metrics {
 		Help:        "Times the consumer took deliveries again after a probe succeeded.",
 		ConstLabels: o.ConstLabels,
 	}, []string{"consumer"})
+	m.paused = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: Subsystem, Name: "pause_duration_seconds",
+		Help:        "How long the consumer stayed paused, from the pause to the probe that succeeded.",
+		ConstLabels: o.ConstLabels,
+		Buckets:     []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600},
+	}, []string{"consumer"})
 	return m
 }
 
@@ -117,8 +131,9 @@ func New(o Options) *Metrics {
 func (m *Metrics) Paused(consumer string) { m.pauses.WithLabelValues(consumer).Inc() }
 
 // Resumed implements [runtime.Metrics].
-func (m *Metrics) Resumed(consumer string, _ time.Duration) {
+func (m *Metrics) Resumed(consumer string, d time.Duration) {
 	m.resumes.WithLabelValues(consumer).Inc()
+	m.paused.WithLabelValues(consumer).Observe(d.Seconds())
 }
 
 // Count implements [runtime.Metrics].
@@ -146,6 +161,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.duration.Describe(ch)
 	m.pauses.Describe(ch)
 	m.resumes.Describe(ch)
+	m.paused.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -156,4 +172,5 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.duration.Collect(ch)
 	m.pauses.Collect(ch)
 	m.resumes.Collect(ch)
+	m.paused.Collect(ch)
 }

@@ -132,3 +132,70 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	return sum
 }
+
+// A handler whose database is down pauses its consumer on the real broker;
+// once the database answers, a probe resumes it. Both count, the pause's
+// length is observed, and the message waited as held rather than retried.
+func TestPauseAndResumeOnTheBroker(t *testing.T) {
+	url := testenv.VHost(t, "prom-pause")
+	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{
+		Name: "mailer", Bindings: []string{"order.*"}, Backoff: []time.Duration{20 * time.Millisecond},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := warrenprom.New(warrenprom.Options{})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	placed := runtime.Fact{RoutingKey: "order.placed", Version: 1}
+	var mu sync.Mutex
+	calls := 0
+	spec, _ := top.Consumer("mailer")
+	consumer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
+		runtime.Handle(placed, func(ctx context.Context, d runtime.Delivery, o order) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls <= 3 {
+				return runtime.Unavailable(errors.New("database is restarting"))
+			}
+			return nil
+		}),
+	}, runtime.WithOutagePolicy(runtime.OutagePolicy{PauseAfter: 2, ProbeMin: 20 * time.Millisecond, ProbeMax: 40 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(ctx) }()
+	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Publish(ctx, placed, order{N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the consumer resumed", func() bool { return counterValue(t, reg, "warren_consumer_resumes_total") == 1 })
+	testenv.Eventually(t, "the message acked", func() bool { return conn.Counts("mailer").Get(runtime.Acked) == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := counterValue(t, reg, "warren_consumer_pauses_total"); got != 1 {
+		t.Errorf("pauses_total = %v, want 1", got)
+	}
+	if got := counterValue(t, reg, "warren_consumer_held_total"); got < 2 {
+		t.Errorf("held_total = %v, want the unavailable attempts", got)
+	}
+	if got := counterValue(t, reg, "warren_consumer_retried_total") + counterValue(t, reg, "warren_consumer_poisoned_total"); got != 0 {
+		t.Errorf("retried+poisoned = %v, want 0: an outage spends no attempt", got)
+	}
+	if n := testutil.CollectAndCount(m, "warren_consumer_pause_duration_seconds"); n != 1 {
+		t.Errorf("pause_duration_seconds has %d series, want 1", n)
+	}
+}
