@@ -24,6 +24,7 @@ import (
 	enums "github.com/warrenbus/warren/golden/enums/want"
 	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
+	mixeddrafts "github.com/warrenbus/warren/golden/mixed-drafts/want"
 	names "github.com/warrenbus/warren/golden/names/want"
 	nested "github.com/warrenbus/warren/golden/nested/want"
 	nullable "github.com/warrenbus/warren/golden/nullable/want"
@@ -55,6 +56,10 @@ var facts = map[string]fact{
 	"docs/note.added":           of[docs.NoteAdded](docs.FactNoteAdded),
 	"enums/ticket.opened":       of[enums.TicketOpened](enums.FactTicketOpened),
 	"formats/payment.captured":  of[formats.PaymentCaptured](formats.FactPaymentCaptured),
+
+	"mixed-drafts/gcp.storage.object.finalized": of[mixeddrafts.ObjectFinalized](mixeddrafts.FactObjectFinalized),
+	"mixed-drafts/github.issue.closed":          of[mixeddrafts.IssueClosed](mixeddrafts.FactIssueClosed),
+	"mixed-drafts/std.shipment.dispatched":      of[mixeddrafts.ShipmentDispatched](mixeddrafts.FactShipmentDispatched),
 
 	"fact-roots/github.push.received":     of[factroots.PushReceived](factroots.FactPushReceived),
 	"fact-roots/storage.object.finalized": of[factroots.ObjectFinalized](factroots.FactObjectFinalized),

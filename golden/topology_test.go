@@ -16,6 +16,7 @@ import (
 	enums "github.com/warrenbus/warren/golden/enums/want"
 	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
+	mixeddrafts "github.com/warrenbus/warren/golden/mixed-drafts/want"
 	names "github.com/warrenbus/warren/golden/names/want"
 	nested "github.com/warrenbus/warren/golden/nested/want"
 	nullable "github.com/warrenbus/warren/golden/nullable/want"
@@ -32,23 +33,24 @@ import (
 
 // topologies maps each golden case to the Topology its package declares.
 var topologies = map[string]topology.Topology{
-	"additional": additional.Topology,
-	"allof":      allof.Topology,
-	"arrays":     arrays.Topology,
-	"consumers":  consumers.Topology,
-	"defaults":   defaults.Topology,
-	"docs":       docs.Topology,
-	"enums":      enums.Topology,
-	"fact-roots": factroots.Topology,
-	"formats":    formats.Topology,
-	"names":      names.Topology,
-	"nested":     nested.Topology,
-	"nullable":   nullable.Topology,
-	"objects":    objects.Topology,
-	"recursion":  recursion.Topology,
-	"refs":       refs.Topology,
-	"unions":     unions.Topology,
-	"wiring":     wiring.Topology,
+	"additional":   additional.Topology,
+	"allof":        allof.Topology,
+	"arrays":       arrays.Topology,
+	"consumers":    consumers.Topology,
+	"defaults":     defaults.Topology,
+	"docs":         docs.Topology,
+	"enums":        enums.Topology,
+	"fact-roots":   factroots.Topology,
+	"formats":      formats.Topology,
+	"mixed-drafts": mixeddrafts.Topology,
+	"names":        names.Topology,
+	"nested":       nested.Topology,
+	"nullable":     nullable.Topology,
+	"objects":      objects.Topology,
+	"recursion":    recursion.Topology,
+	"refs":         refs.Topology,
+	"unions":       unions.Topology,
+	"wiring":       wiring.Topology,
 }
 
 // TestTopologyLiteral compiles nothing new: it compares the Topology

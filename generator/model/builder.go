@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,6 +69,9 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	}
 	if t, ok := b.types[n.Location()]; ok {
 		return Ref{Kind: Named, Type: t, Nullable: t.nullable}
+	}
+	if base := b.narrowedRef(n); base != nil && b.factByNode[n] == nil {
+		return b.follow(base)
 	}
 	v := b.flatten(n)
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
@@ -247,7 +251,7 @@ func (b *builder) fields(t *Type, v *view) {
 		decl := p.decls[0]
 		ref := b.typeOf(decl)
 		for _, other := range p.decls[1:] {
-			if other.Keywords != nil && !isStructural(other) {
+			if other.Keywords != nil && (!isStructural(other) || narrows(other, ref)) {
 				continue // only narrows the values; the embedded schema checks it
 			}
 			if r := b.typeOf(other); !r.Equal(ref) {
@@ -278,6 +282,89 @@ func (b *builder) fields(t *Type, v *view) {
 		extra := b.typeOf(v.additional)
 		t.Extra = &extra
 	}
+}
+
+// narrowedRef returns the $ref member of an allOf that only narrows the
+// schema it refers to ({"allOf": [{"$ref": "common.json#/definitions/issue"},
+// {"properties": {"state": {"enum": ["closed"]}}}]}), or nil. Such a schema
+// keeps the shared Go type: validation enforces the narrowing.
+func (b *builder) narrowedRef(n *load.Schema) *load.Schema {
+	var base *load.Schema
+	for _, m := range n.AllOf {
+		if isPureRef(m) && m.Ref != nil {
+			if base != nil {
+				return nil
+			}
+			base = m
+		}
+	}
+	if base == nil || n.RefText != "" || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "allOf" && n.Has(kw) }) {
+		return nil
+	}
+	shared := b.flatten(base.Ref)
+	for _, m := range n.AllOf {
+		if m == base {
+			continue
+		}
+		if m.Keywords == nil || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "properties" && m.Has(kw) }) {
+			return nil
+		}
+		for _, p := range m.Properties {
+			decl := shared.byName[p.Name]
+			if decl == nil || p.Schema.Keywords == nil || isStructural(p.Schema) && !narrows(p.Schema, b.typeOf(decl.decls[0])) {
+				return nil
+			}
+		}
+	}
+	return base
+}
+
+// narrowing keywords are those an allOf member may use on a property of a
+// shared ($ref'd) object without changing its Go type: it only restricts
+// the values (a "state" narrowed to "closed"), which validation enforces.
+var reshaping = []string{"$ref", "properties", "items", "prefixItems", "additionalItems", "additionalProperties", "patternProperties", "oneOf", "anyOf", "allOf"}
+
+// narrows reports whether schema s, another declaration of a property
+// whose Go type is ref, only restricts its values: it reshapes nothing and
+// every JSON type it names is one ref holds.
+func narrows(s *load.Schema, ref Ref) bool {
+	if slices.ContainsFunc(reshaping, s.Has) {
+		return false
+	}
+	holds := jsonTypes(ref)
+	for _, t := range s.Types {
+		if t != "null" && holds != nil && !slices.Contains(holds, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonTypes lists the JSON types a Go type holds (besides null); nil means
+// any.
+func jsonTypes(r Ref) []string {
+	switch r.Kind {
+	case String, Time:
+		return []string{"string"}
+	case Int:
+		return []string{"integer"}
+	case Float:
+		return []string{"number", "integer"}
+	case Bool:
+		return []string{"boolean"}
+	case Slice:
+		return []string{"array"}
+	case Map:
+		return []string{"object"}
+	case Named:
+		switch r.Type.Kind {
+		case Struct:
+			return []string{"object"}
+		case Enum, Defined:
+			return jsonTypes(r.Type.Base)
+		}
+	}
+	return nil
 }
 
 // badTagName explains why a property name cannot be written in a Go struct
