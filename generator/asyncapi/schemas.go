@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"path"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/model"
@@ -13,13 +11,13 @@ import (
 )
 
 // Keywords whose value is a schema, a map of schemas, or an array of
-// schemas (JSON Schema 2020-12, plus "definitions" of older drafts): the
+// schemas (JSON Schema 2020-12, plus what older drafts spell otherwise): the
 // places a $ref can be. Anything else (enum, const, default, examples,
 // x-...) is data and is copied untouched, even if it holds a "$ref" key.
 var (
-	schemaKeywords    = []string{"additionalProperties", "contains", "contentSchema", "else", "if", "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
-	schemaMapKeywords = []string{"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"}
-	schemaArrKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems"}
+	schemaKeywords    = []string{"additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if", "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
+	schemaMapKeywords = []string{"$defs", "definitions", "dependencies", "dependentSchemas", "patternProperties", "properties"}
+	schemaArrKeywords = []string{"allOf", "anyOf", "items", "oneOf", "prefixItems"} // items: a tuple before 2020-12
 )
 
 // componentSchemas returns the schema files the facts need as entries of
@@ -50,8 +48,8 @@ func componentSchemas(m *model.Model) (map[string]any, map[string]string, error)
 		if root, ok := v.(map[string]any); ok {
 			delete(root, "$schema")
 		}
-		r := rewriter{file: s.Path, keys: keys}
-		if err := r.schema(v); err != nil {
+		r := rewriter{file: s.Path, keys: keys, refs: s.Refs}
+		if err := r.schema(v, ""); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", s.Path, err)
 		}
 		out[keys[s.Path]] = v
@@ -63,29 +61,37 @@ func componentSchemas(m *model.Model) (map[string]any, map[string]string, error)
 type rewriter struct {
 	file string            // the file's path in the schema directory
 	keys map[string]string // file path -> components.schemas key
+	refs map[string]string // pointer of a schema with $ref -> its target, as load resolved it
 }
 
-func (r rewriter) schema(v any) error {
+// schema rewrites the schema v at pointer ptr of the file. $id and id are
+// dropped with $schema: inside the document they would change what the
+// rewritten references resolve against.
+func (r rewriter) schema(v any, ptr string) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil // true, false
 	}
+	delete(obj, "$id")
+	if _, isURI := obj["id"].(string); isURI {
+		delete(obj, "id")
+	}
 	if s, ok := obj["$ref"].(string); ok {
-		to, err := r.ref(s)
+		to, err := r.ref(s, ptr)
 		if err != nil {
 			return err
 		}
 		obj["$ref"] = to
 	}
 	for _, k := range schemaKeywords {
-		if err := r.schema(obj[k]); err != nil {
+		if err := r.schema(obj[k], ptr+"/"+k); err != nil {
 			return err
 		}
 	}
 	for _, k := range schemaMapKeywords {
 		if sub, ok := obj[k].(map[string]any); ok {
-			for _, s := range sub {
-				if err := r.schema(s); err != nil {
+			for name, s := range sub {
+				if err := r.schema(s, ptr+"/"+k+"/"+escapeToken(name)); err != nil {
 					return err
 				}
 			}
@@ -93,8 +99,8 @@ func (r rewriter) schema(v any) error {
 	}
 	for _, k := range schemaArrKeywords {
 		if sub, ok := obj[k].([]any); ok {
-			for _, s := range sub {
-				if err := r.schema(s); err != nil {
+			for i, s := range sub {
+				if err := r.schema(s, fmt.Sprintf("%s/%s/%d", ptr, k, i)); err != nil {
 					return err
 				}
 			}
@@ -103,21 +109,24 @@ func (r rewriter) schema(v any) error {
 	return nil
 }
 
-// ref rewrites one reference, which load has already resolved: a relative
-// file path, a JSON pointer fragment, or both.
-func (r rewriter) ref(s string) (string, error) {
-	file, frag, _ := strings.Cut(s, "#")
-	target := r.file
-	if file != "" {
-		unescaped, err := url.PathUnescape(file)
-		if err != nil {
-			return "", fmt.Errorf("$ref %q: %w", s, err)
-		}
-		target = path.Join(path.Dir(r.file), unescaped)
+func escapeToken(t string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+}
+
+// ref rewrites one reference, which load has already resolved (by path,
+// pointer, $id URL or anchor) to a file and a JSON pointer.
+func (r rewriter) ref(s, ptr string) (string, error) {
+	resolved, ok := r.refs[ptr]
+	if !ok {
+		return "", fmt.Errorf("$ref %q: not resolved by the loader", s)
+	}
+	target, frag, _ := strings.Cut(resolved, "#")
+	if frag != "" {
+		frag = "#" + frag
 	}
 	key, ok := r.keys[target]
 	if !ok {
 		return "", fmt.Errorf("$ref %q: %s is not among the schema files", s, target)
 	}
-	return "#/components/schemas/" + key + frag, nil
+	return "#/components/schemas/" + key + strings.TrimPrefix(frag, "#"), nil
 }

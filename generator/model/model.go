@@ -76,6 +76,11 @@ func (m *Model) TypesIn(source string) []*Type {
 type Schema struct {
 	Path string // relative to the schema directory
 	JSON []byte // the file's JSON, compacted
+	// Refs maps the JSON pointer of each schema in the file that has a
+	// $ref to what it resolves to, "file" or "file#pointer": a tool that
+	// moves schemas elsewhere (an AsyncAPI document) rewrites $refs by it,
+	// whatever form ($id URL, anchor, relative path) they were written in.
+	Refs map[string]string
 }
 
 // Fact is one fact: a routing key and the Go type of its payload.
@@ -242,7 +247,14 @@ func (b *builder) embeddedSchemas() []Schema {
 			b.errs.Add(doc.Errorf("", "compact: %v", err))
 			continue
 		}
-		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes()})
+		refs := map[string]string{}
+		doc.Root.Walk(func(n *load.Schema) bool {
+			if n.Ref != nil {
+				refs[n.Pointer] = n.Ref.Location()
+			}
+			return true
+		})
+		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes(), Refs: refs})
 	}
 	return out
 }
