@@ -4,16 +4,19 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
 )
 
 // comparer walks the old and the new schema of one fact side by side and
 // records what changed.
 type comparer struct {
 	old, new *Dir
-	fact     string          // routing key the changes are filed under
-	out      []Change        // changes found so far
-	seen     map[[2]loc]bool // schema pairs already compared (cycles, shared definitions)
+	fact     string                   // routing key the changes are filed under
+	out      []Change                 // changes found so far
+	seen     map[[2]*load.Schema]bool // schema pairs already compared (cycles, shared definitions)
 }
 
 // add records a change that breaks what its rule says.
@@ -48,8 +51,8 @@ func (c *comparer) at(ov, nv *view, k string) Pos {
 
 // compare compares two schemas found at path (a JSON pointer from the
 // fact's root, through $refs).
-func (c *comparer) compare(path string, o, n node) {
-	key := [2]loc{o.at, n.at}
+func (c *comparer) compare(path string, o, n *load.Schema) {
+	key := [2]*load.Schema{o, n}
 	if c.seen[key] {
 		return
 	}
@@ -151,13 +154,13 @@ func (c *comparer) properties(path string, ov, nv *view) {
 		_, req := nv.required[name]
 		switch {
 		case req && ov.closed():
-			c.addBreaks(RequiredPropertyAdded, Both, p, c.new.pos(New, np.at), "new property %q is required: facts written without it fail new consumers, and old consumers reject it on their closed object", name)
+			c.addBreaks(RequiredPropertyAdded, Both, p, c.new.pos(New, locOf(np)), "new property %q is required: facts written without it fail new consumers, and old consumers reject it on their closed object", name)
 		case req:
-			c.addBreaks(RequiredPropertyAdded, Backward, p, c.new.pos(New, np.at), "new property %q is required: facts written without it fail new consumers", name)
+			c.addBreaks(RequiredPropertyAdded, Backward, p, c.new.pos(New, locOf(np)), "new property %q is required: facts written without it fail new consumers", name)
 		case ov.closed():
-			c.addBreaks(PropertyAdded, Forward, p, c.new.pos(New, np.at), "new optional property %q on a closed object: consumers built from the old schema reject facts that carry it", name)
+			c.addBreaks(PropertyAdded, Forward, p, c.new.pos(New, locOf(np)), "new optional property %q on a closed object: consumers built from the old schema reject facts that carry it", name)
 		default:
-			c.addBreaks(PropertyAdded, Neither, p, c.new.pos(New, np.at), "new optional property %q", name)
+			c.addBreaks(PropertyAdded, Neither, p, c.new.pos(New, locOf(np)), "new optional property %q", name)
 		}
 	}
 }
@@ -166,7 +169,7 @@ func (c *comparer) properties(path string, ov, nv *view) {
 // consumers check: an old consumer rejects new facts without it only if it
 // was required; a new consumer rejects old facts that carry it only if its
 // object is closed.
-func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op node) {
+func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op *load.Schema) {
 	_, wasRequired := ov.required[name]
 	var breaks Direction
 	var why []string
@@ -184,7 +187,7 @@ func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op node) {
 	} else {
 		msg += " from an open object where it was optional"
 	}
-	c.addBreaks(PropertyRemoved, breaks, p, c.old.pos(Old, op.at), "%s", msg)
+	c.addBreaks(PropertyRemoved, breaks, p, c.old.pos(Old, locOf(op)), "%s", msg)
 }
 
 func (c *comparer) required(path string, ov, nv *view) {
@@ -212,7 +215,7 @@ func (c *comparer) required(path string, ov, nv *view) {
 		np, inNew := nv.props[name]
 		switch {
 		case inNew:
-			c.add(PropertyMadeOptional, appendPtr(path, "properties", name), c.new.pos(New, np.at), "required property %q is now optional: consumers built from the old schema reject facts that omit it", name)
+			c.add(PropertyMadeOptional, appendPtr(path, "properties", name), c.new.pos(New, locOf(np)), "required property %q is now optional: consumers built from the old schema reject facts that omit it", name)
 		case inOld:
 			// Removed; properties() reported it.
 		default:
@@ -223,9 +226,8 @@ func (c *comparer) required(path string, ov, nv *view) {
 
 func (c *comparer) additionalProperties(path string, ov, nv *view) {
 	const k = "additionalProperties"
-	o, oHas := ov.kw[k]
-	n, nHas := nv.kw[k]
-	oClosed, nClosed := o == false, n == false
+	o, n := ov.addl, nv.addl
+	oClosed, nClosed := o != nil && o.IsFalse(), n != nil && n.IsFalse()
 	pos := c.at(ov, nv, k)
 	switch {
 	case !oClosed && nClosed:
@@ -234,49 +236,66 @@ func (c *comparer) additionalProperties(path string, ov, nv *view) {
 		c.add(AdditionalPropertiesOpened, path, pos, "additionalProperties is no longer false: consumers built from the old schema reject facts with properties not listed")
 	case oClosed && nClosed:
 	default:
-		c.subschema(appendPtr(path, k), ov, nv, k, o, oHas, n, nHas)
+		c.subschema(appendPtr(path, k), ov, nv, k, o, n)
 	}
 }
 
 func (c *comparer) items(path string, ov, nv *view) {
 	const k = "items"
-	o, oHas := ov.kw[k]
-	n, nHas := nv.kw[k]
-	if oHas && !nHas {
+	if len(ov.prefix) != len(nv.prefix) {
+		c.add(UnclassifiedChange, path, c.at(ov, nv, k), "the array's tuple changed from %d to %d positions: warren cannot tell whether this accepts more or less, so it counts as breaking both ways", len(ov.prefix), len(nv.prefix))
+		return
+	}
+	for i := range ov.prefix {
+		c.compare(appendPtr(path, "prefixItems", strconv.Itoa(i)), ov.prefix[i], nv.prefix[i])
+	}
+	if ov.items != nil && !isAny(ov.items) && (nv.items == nil || isAny(nv.items)) {
 		c.add(TypeWidened, path, c.at(ov, nv, k), "items no longer has a schema: array elements may be any JSON value")
 		return
 	}
-	c.subschema(appendPtr(path, k), ov, nv, k, o, oHas, n, nHas)
+	c.subschema(appendPtr(path, k), ov, nv, k, ov.items, nv.items)
 }
+
+// isAny reports whether a schema accepts anything: absent or true.
+func isAny(s *load.Schema) bool { return s == nil || s.Bool != nil && *s.Bool }
 
 // subschema compares a keyword whose value is a schema (items,
 // additionalProperties). An absent keyword or `true` accepts anything.
-func (c *comparer) subschema(path string, ov, nv *view, k string, o any, oHas bool, n any, nHas bool) {
-	oAny := !oHas || o == true
-	nAny := !nHas || n == true
-	switch {
+func (c *comparer) subschema(path string, ov, nv *view, k string, o, n *load.Schema) {
+	switch oAny, nAny := isAny(o), isAny(n); {
 	case oAny && nAny:
 	case oAny:
 		c.add(ConstraintTightened, path, c.at(ov, nv, k), "%s now has a schema: values must match it", k)
 	case nAny:
 		c.add(ConstraintLoosened, path, c.at(ov, nv, k), "%s no longer has a schema", k)
 	default:
-		oat, nat := ov.keywordAt(k), nv.keywordAt(k)
-		c.compare(path, node{oat, o}, node{nat, n})
+		c.compare(path, o, n)
 	}
 }
 
+// enum compares enum and const, which the loader reads as one list of
+// values (a const is an enum of one).
 func (c *comparer) enum(path string, ov, nv *view) {
-	const k = "enum"
-	o, oHas := ov.kw[k].([]any)
-	n, nHas := nv.kw[k].([]any)
+	k := "enum"
+	if nv.isConst || !nv.hasEnum && ov.isConst {
+		k = "const"
+	}
+	o, n := ov.enum, nv.enum
 	pos := c.at(ov, nv, k)
 	switch {
-	case !oHas && !nHas:
-	case !oHas:
+	case !ov.hasEnum && !nv.hasEnum:
+	case !ov.hasEnum && nv.isConst:
+		c.add(ConstraintTightened, path, pos, "const %s added", fmtValues(n))
+	case !ov.hasEnum:
 		c.add(ConstraintTightened, path, pos, "enum added: only %s accepted now", fmtValues(n))
-	case !nHas:
+	case !nv.hasEnum && ov.isConst:
+		c.add(ConstraintLoosened, path, pos, "const %s removed", fmtValues(o))
+	case !nv.hasEnum:
 		c.add(ConstraintLoosened, path, pos, "enum removed: any value of the type is accepted now")
+	case ov.isConst && nv.isConst:
+		if canon(o[0]) != canon(n[0]) {
+			c.add(ConstraintChanged, path, pos, "const changed from %s to %s", canon(o[0]), canon(n[0]))
+		}
 	default:
 		oSet, nSet := canonSet(o), canonSet(n)
 		for _, v := range o {

@@ -110,6 +110,9 @@ func TestCompare(t *testing.T) {
 		"fact-removed-deprecated": {
 			`intentional fact-removed order.shipped "" backward old:order/shipped.json:1:1`,
 		},
+		"format-annotation-changed": { // no manifest lists the format in assertFormats
+			`compatible format-annotation-changed order.placed "/properties/note" none new:order/placed.json:34:17`,
+		},
 		"no-change": nil,
 		"property-added": {
 			`breaking property-added order.placed "/properties/gift" forward new:order/placed.json:45:13`,

@@ -8,6 +8,9 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
 )
 
 // bounds are the numeric keywords that limit a value from one side. For a
@@ -16,22 +19,15 @@ var bounds = []struct {
 	kw    string
 	lower bool
 }{
-	{"minimum", true}, {"exclusiveMinimum", true},
-	{"maximum", false}, {"exclusiveMaximum", false},
 	{"minLength", true}, {"maxLength", false},
 	{"minItems", true}, {"maxItems", false},
 	{"minProperties", true}, {"maxProperties", false},
 	{"minContains", true}, {"maxContains", false},
 }
 
-// handled lists the keywords compare looks at by name; any other keyword
-// that changed is reported by unclassified.
-var handled = map[string]bool{
-	"additionalProperties": true, "items": true, "enum": true, "const": true,
-	"multipleOf": true, "pattern": true, "format": true, "uniqueItems": true,
-	"oneOf": true, "anyOf": true, "description": true, "title": true,
-	"deprecated": true, "default": true,
-}
+// handled lists the untyped keywords compare looks at by name; any other
+// keyword that changed is reported by unclassified.
+var handled = map[string]bool{"multipleOf": true, "pattern": true, "uniqueItems": true}
 
 func init() {
 	for _, b := range bounds {
@@ -40,11 +36,14 @@ func init() {
 }
 
 func (c *comparer) constraints(path string, ov, nv *view) {
+	c.limit(path, ov, nv, "minimum", ov.min, nv.min, true)
+	c.limit(path, ov, nv, "maximum", ov.max, nv.max, false)
 	for _, b := range bounds {
 		c.bound(path, ov, nv, b.kw, b.lower)
 	}
 	c.multipleOf(path, ov, nv)
-	for _, k := range []string{"pattern", "format"} {
+	{
+		const k = "pattern"
 		o, oHas := ov.kw[k]
 		n, nHas := nv.kw[k]
 		pos := c.at(ov, nv, k)
@@ -58,6 +57,7 @@ func (c *comparer) constraints(path string, ov, nv *view) {
 			c.add(ConstraintChanged, path, pos, "%s changed from %s to %s: warren cannot prove that either accepts every value the other does", k, canon(o), canon(n))
 		}
 	}
+	c.format(path, ov, nv)
 	if o, n := ov.kw["uniqueItems"] == true, nv.kw["uniqueItems"] == true; o != n {
 		if n {
 			c.add(ConstraintTightened, path, c.at(ov, nv, "uniqueItems"), "uniqueItems is now true: arrays with repeated elements fail")
@@ -65,17 +65,93 @@ func (c *comparer) constraints(path string, ov, nv *view) {
 			c.add(ConstraintLoosened, path, c.at(ov, nv, "uniqueItems"), "uniqueItems is no longer true")
 		}
 	}
-	o, oHas := ov.kw["const"]
-	n, nHas := nv.kw["const"]
-	pos := c.at(ov, nv, "const")
+}
+
+// format compares format, which consumers check only when their
+// manifest's assertFormats lists it; otherwise it is an annotation, and
+// changing it breaks nobody.
+func (c *comparer) format(path string, ov, nv *view) {
+	o, n := ov.format, nv.format
+	if o == n {
+		return
+	}
+	oAsserted, nAsserted := o != "" && c.old.asserts(o), n != "" && c.new.asserts(n)
+	var breaks Direction
+	if oAsserted {
+		breaks |= Forward // old consumers check o; new facts need not satisfy it
+	}
+	if nAsserted {
+		breaks |= Backward // new consumers check n; old facts need not satisfy it
+	}
+	rule := map[Direction]string{Neither: FormatAnnotation, Forward: ConstraintLoosened, Backward: ConstraintTightened, Both: ConstraintChanged}[breaks]
+	what := fmt.Sprintf("format changed from %q to %q", o, n)
 	switch {
-	case !oHas && !nHas:
-	case !oHas:
-		c.add(ConstraintTightened, path, pos, "const %s added", canon(n))
-	case !nHas:
-		c.add(ConstraintLoosened, path, pos, "const %s removed", canon(o))
-	case canon(o) != canon(n):
-		c.add(ConstraintChanged, path, pos, "const changed from %s to %s", canon(o), canon(n))
+	case o == "":
+		what = fmt.Sprintf("format %q added", n)
+	case n == "":
+		what = fmt.Sprintf("format %q removed", o)
+	}
+	why := "an annotation on both sides: neither manifest lists it in assertFormats"
+	switch breaks {
+	case Forward:
+		why = "consumers built from the old schema assert it"
+	case Backward:
+		why = "consumers built from the new schema assert it (assertFormats)"
+	case Both:
+		why = "consumers on both sides assert their format"
+	}
+	c.addBreaks(rule, breaks, path, c.at(ov, nv, "format"), "%s: %s", what, why)
+}
+
+// limit compares a minimum or a maximum, exclusive or not as the loader
+// settled it: a raised minimum, or one made exclusive, accepts less.
+func (c *comparer) limit(path string, ov, nv *view, k string, o, n *load.Bound, lower bool) {
+	name := func(b *load.Bound) string {
+		if b.Exclusive {
+			return "exclusive" + strings.ToUpper(k[:1]) + k[1:]
+		}
+		return k
+	}
+	pos := c.at(ov, nv, k)
+	switch {
+	case o == nil && n == nil:
+		return
+	case o == nil:
+		c.add(ConstraintTightened, path, pos, "%s %s added", name(n), canon(n.Value))
+		return
+	case n == nil:
+		c.add(ConstraintLoosened, path, pos, "%s %s removed", name(o), canon(o.Value))
+		return
+	}
+	or, ok1 := rat(o.Value)
+	nr, ok2 := rat(n.Value)
+	if !ok1 || !ok2 {
+		return
+	}
+	d := nr.Cmp(or)
+	if d == 0 {
+		switch {
+		case n.Exclusive && !o.Exclusive:
+			c.add(ConstraintTightened, path, pos, "%s %s is now exclusive", k, canon(n.Value))
+		case o.Exclusive && !n.Exclusive:
+			c.add(ConstraintLoosened, path, pos, "%s %s is no longer exclusive", k, canon(n.Value))
+		}
+		return
+	}
+	verb := "raised"
+	if d < 0 {
+		verb = "lowered"
+	}
+	msg := fmt.Sprintf("%s %s from %s to %s", name(n), verb, canon(o.Value), canon(n.Value))
+	if name(o) != name(n) {
+		msg = fmt.Sprintf("%s %s changed to %s %s", name(o), canon(o.Value), name(n), canon(n.Value))
+	}
+	// Equal values aside, the exclusive side of one value is between it
+	// and the next: (d > 0) == lower tells tighter whatever exclusiveness.
+	if (d > 0) == lower {
+		c.add(ConstraintTightened, path, pos, "%s", msg)
+	} else {
+		c.add(ConstraintLoosened, path, pos, "%s", msg)
 	}
 }
 
@@ -159,26 +235,27 @@ func (c *comparer) multipleOf(path string, ov, nv *view) {
 // branches pair up in order and are compared as schemas, and whatever is
 // left over was added or removed.
 func (c *comparer) branches(path string, ov, nv *view, k string) {
-	o, oHas := ov.kw[k].([]any)
-	n, nHas := nv.kw[k].([]any)
+	o, n := ov.oneOf, nv.oneOf
+	if k == "anyOf" {
+		o, n = ov.anyOf, nv.anyOf
+	}
 	pos := c.at(ov, nv, k)
 	switch {
-	case !oHas && !nHas:
+	case len(o) == 0 && len(n) == 0:
 		return
-	case !oHas:
+	case len(o) == 0:
 		c.add(ConstraintTightened, path, pos, "%s added: values must match its branches", k)
 		return
-	case !nHas:
+	case len(n) == 0:
 		c.add(TypeWidened, path, pos, "%s removed: values need not match its branches any more", k)
 		return
 	}
-	oat, nat := ov.keywordAt(k), nv.keywordAt(k)
 	usedNew := make([]bool, len(n))
 	var restOld []int
 	for i, ob := range o {
 		found := false
 		for j, nb := range n {
-			if !usedNew[j] && canon(ob) == canon(nb) {
+			if !usedNew[j] && canon(raw(ob)) == canon(raw(nb)) {
 				usedNew[j], found = true, true
 				break
 			}
@@ -196,12 +273,10 @@ func (c *comparer) branches(path string, ov, nv *view, k string) {
 	for len(restOld) > 0 && len(restNew) > 0 {
 		i, j := restOld[0], restNew[0]
 		restOld, restNew = restOld[1:], restNew[1:]
-		c.compare(appendPtr(path, k, strconv.Itoa(j)),
-			node{loc{oat.file, appendPtr(oat.ptr, strconv.Itoa(i))}, o[i]},
-			node{loc{nat.file, appendPtr(nat.ptr, strconv.Itoa(j))}, n[j]})
+		c.compare(appendPtr(path, k, strconv.Itoa(j)), o[i], n[j])
 	}
 	for _, i := range restOld {
-		c.add(BranchRemoved, appendPtr(path, k, strconv.Itoa(i)), c.old.pos(Old, loc{oat.file, appendPtr(oat.ptr, strconv.Itoa(i))}),
+		c.add(BranchRemoved, appendPtr(path, k, strconv.Itoa(i)), c.old.pos(Old, ov.branchLoc(k, i)),
 			"%s branch %d removed: facts written to match only it fail new consumers", k, i)
 	}
 	for _, j := range restNew {
@@ -209,14 +284,14 @@ func (c *comparer) branches(path string, ov, nv *view, k string) {
 		if k == "oneOf" {
 			msg, breaks = msg+"; an old fact that also matches another branch now fails oneOf", Both
 		}
-		c.addBreaks(BranchAdded, breaks, appendPtr(path, k, strconv.Itoa(j)), c.new.pos(New, loc{nat.file, appendPtr(nat.ptr, strconv.Itoa(j))}), msg, k, j)
+		c.addBreaks(BranchAdded, breaks, appendPtr(path, k, strconv.Itoa(j)), c.new.pos(New, nv.branchLoc(k, j)), msg, k, j)
 	}
 }
 
 func (c *comparer) annotations(path string, ov, nv *view) {
 	for _, k := range []string{"description", "title", "deprecated", "default"} {
-		o, oHas := ov.kw[k]
-		n, nHas := nv.kw[k]
+		o, oHas := ov.annot[k]
+		n, nHas := nv.annot[k]
 		if oHas == nHas && canon(o) == canon(n) {
 			continue
 		}

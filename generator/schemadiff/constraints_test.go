@@ -15,8 +15,19 @@ import (
 // with the given schema, and a shared definition file for $refs.
 func propertyDir(t *testing.T, p string) *Dir {
 	t.Helper()
+	return propertyDirAsserting(t, p, "")
+}
+
+// propertyDirAsserting is propertyDir whose manifest asserts the format
+// asserted ("" for none).
+func propertyDirAsserting(t *testing.T, p, asserted string) *Dir {
+	t.Helper()
+	manifest := `{"package": "shop"}`
+	if asserted != "" {
+		manifest = `{"package": "shop", "assertFormats": ["` + asserted + `"]}`
+	}
 	fsys := fstest.MapFS{
-		"warren.json": {Data: []byte(`{"package": "shop"}`)},
+		"warren.json": {Data: []byte(manifest)},
 		"fact.json":   {Data: []byte(`{"x-routing-key": "thing.happened", "type": "object", "properties": {"p": ` + p + `}}`)},
 		"defs.json":   {Data: []byte(`{"$defs": {"name": {"type": "string", "maxLength": 10}, "code": {"type": "string", "maxLength": 5}}}`)},
 	}
@@ -50,7 +61,7 @@ func TestSchemaRules(t *testing.T) {
 		{`{"type": "string", "pattern": "^a"}`, `{"type": "string", "pattern": "^a|b"}`,
 			[]string{`constraint-changed (both): pattern changed from "^a" to "^a|b": warren cannot prove that either accepts every value the other does`}},
 		{`{"type": "string", "format": "email"}`, `{"type": "string"}`,
-			[]string{`constraint-loosened (forward): format "email" removed`}},
+			[]string{`format-annotation-changed (none): format "email" removed: an annotation on both sides: neither manifest lists it in assertFormats`}},
 		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3}`,
 			[]string{`constraint-tightened (backward): maxItems 3 added`, `constraint-tightened (backward): uniqueItems is now true: arrays with repeated elements fail`}},
 		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "integer"}}`,
@@ -116,6 +127,95 @@ func TestSchemaRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.old+" -> "+tt.new, func(t *testing.T) {
 			r := Compare(propertyDir(t, tt.old), propertyDir(t, tt.new))
+			var got []string
+			for _, c := range r.Changes {
+				got = append(got, fmt.Sprintf("%s (%s): %s", c.Rule, c.Breaks, c.Message))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A format breaks only where a consumer asserts it: the old side's
+// assertFormats for a format removed or changed (forward), the new side's
+// for one added or changed (backward).
+func TestFormatsBreakWhereAsserted(t *testing.T) {
+	tests := []struct {
+		old, new               string
+		oldAsserts, newAsserts string
+		want                   string
+	}{
+		{`{"type": "string"}`, `{"type": "string", "format": "email"}`, "", "email",
+			`constraint-tightened (backward): format "email" added: consumers built from the new schema assert it (assertFormats)`},
+		{`{"type": "string"}`, `{"type": "string", "format": "email"}`, "email", "",
+			`format-annotation-changed (none): format "email" added: an annotation on both sides: neither manifest lists it in assertFormats`},
+		{`{"type": "string", "format": "email"}`, `{"type": "string"}`, "email", "email",
+			`constraint-loosened (forward): format "email" removed: consumers built from the old schema assert it`},
+		{`{"type": "string", "format": "email"}`, `{"type": "string", "format": "uuid"}`, "email", "uuid",
+			`constraint-changed (both): format changed from "email" to "uuid": consumers on both sides assert their format`},
+	}
+	for _, tt := range tests {
+		r := Compare(propertyDirAsserting(t, tt.old, tt.oldAsserts), propertyDirAsserting(t, tt.new, tt.newAsserts))
+		var got []string
+		for _, c := range r.Changes {
+			got = append(got, fmt.Sprintf("%s (%s): %s", c.Rule, c.Breaks, c.Message))
+		}
+		if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
+			t.Errorf("%s (asserting %q) -> %s (asserting %q): (-want +got):\n%s", tt.old, tt.oldAsserts, tt.new, tt.newAsserts, diff)
+		}
+	}
+}
+
+// factDir is a directory whose one fact is the given schema file.
+func factDir(t *testing.T, fact string) *Dir {
+	t.Helper()
+	s, err := load.LoadFS(context.Background(), fstest.MapFS{
+		"warren.json": {Data: []byte(`{"package": "shop"}`)},
+		"fact.json":   {Data: []byte(fact)},
+		"defs.json":   {Data: []byte(`{"$defs": {"name": {"type": "string", "maxLength": 10}}}`)},
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", fact, err)
+	}
+	return NewDir(s)
+}
+
+// Files of different drafts compare by what their keywords mean, as the
+// loader settles it: moving a fact from draft-04 to 2020-12 changes
+// nothing by itself, and what a draft ignores counts for nothing.
+func TestDraftsCompareByMeaning(t *testing.T) {
+	const (
+		draft4 = `"$schema": "http://json-schema.org/draft-04/schema#", `
+		draft7 = `"$schema": "http://json-schema.org/draft-07/schema#", `
+	)
+	fact := func(draft, props string) string {
+		return `{` + draft + `"x-routing-key": "thing.happened", "type": "object", "properties": {"p": ` + props + `}}`
+	}
+	tests := []struct {
+		name     string
+		old, new string
+		want     []string
+	}{
+		{"exclusive bound spelt per draft",
+			fact(draft4, `{"type": "integer", "minimum": 0, "exclusiveMinimum": true}`),
+			fact("", `{"type": "integer", "exclusiveMinimum": 0}`), nil},
+		{"an inclusive bound made exclusive",
+			fact(draft4, `{"type": "integer", "minimum": 0}`),
+			fact("", `{"type": "integer", "exclusiveMinimum": 0}`),
+			[]string{"constraint-tightened (backward): minimum 0 is now exclusive"}},
+		{"a keyword beside $ref that draft-07 ignores starts to count",
+			fact(draft7, `{"$ref": "defs.json#/$defs/name", "maxLength": 3}`),
+			fact("", `{"$ref": "defs.json#/$defs/name", "maxLength": 3}`),
+			[]string{"constraint-tightened (backward): maxLength lowered from 10 to 3"}},
+		{"const is an enum of one",
+			fact("", `{"enum": ["a"]}`),
+			fact("", `{"const": "a"}`), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Compare(factDir(t, tt.old), factDir(t, tt.new))
 			var got []string
 			for _, c := range r.Changes {
 				got = append(got, fmt.Sprintf("%s (%s): %s", c.Rule, c.Breaks, c.Message))

@@ -1,6 +1,8 @@
 package schemadiff
 
 import (
+	"slices"
+
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -45,40 +47,13 @@ func (d *Dir) Fact(key string) *load.Fact {
 	return nil
 }
 
-// doc returns the decoded document at file, nil when there is none.
-func (d *Dir) doc(file string) any {
-	if file == load.ManifestFile && d.Schemas.Manifest != nil {
-		return d.Schemas.Manifest.Doc.Value
-	}
-	doc, ok := d.Schemas.Doc(file)
-	if !ok {
-		return nil
-	}
-	return doc.Value
-}
-
-// loc is a schema object inside one of a Dir's files.
+// loc is a place inside one of a Dir's files.
 type loc struct{ file, ptr string }
 
-// node is a schema (an object or a boolean) and where it is.
-type node struct {
-	at loc
-	v  any
-}
-
-// resolve follows a $ref written in file. The loader has already checked
-// that every $ref resolves; one that does not (an anchor, a remote URL) is
-// treated by the comparison as an opaque keyword value.
-func (d *Dir) resolve(from string, ref string) (node, bool) {
-	doc, ok := d.Schemas.Doc(from)
-	if !ok {
-		return node{}, false
-	}
-	t, err := d.Schemas.Resolve(doc, ref)
-	if err != nil {
-		return node{}, false
-	}
-	return node{loc{t.Doc.Path, t.Pointer}, t.Value()}, true
+// asserts reports whether the side's consumers check format f (the
+// manifest's assertFormats); any other format is an annotation.
+func (d *Dir) asserts(f string) bool {
+	return d.Schemas.Manifest != nil && slices.Contains(d.Schemas.Manifest.AssertFormats, f)
 }
 
 // pos turns a location into a position on side s.

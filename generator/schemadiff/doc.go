@@ -58,21 +58,27 @@
 // # How schemas are compared
 //
 // Facts pair up by routing key; a fact whose key changed is recognised by
-// its file. Each pair is walked from the root with $refs followed and allOf
+// its file. Each pair is walked from the payload schema (the file's root,
+// or where the manifest's "facts" points) with $refs followed and allOf
 // members merged into one effective schema, the way the generator merges
-// them, so refactoring a schema into shared definitions is not a change. A
-// change inside a shared file is reported once for every fact that reaches
-// it, with the path from that fact's root, because each fact is versioned
-// on its own. Every change names its rule ([Rules]), the path in the fact
-// and the position in the file on the side where it can be seen: the new
-// directory, or the old one for something removed.
+// them, so refactoring a schema into shared definitions is not a change.
+// The walk reads the loader's typed schema nodes, on which the differences
+// between drafts are settled: a draft-04 file and a 2020-12 file compare by
+// what their keywords mean (an exclusive bound however it is spelt, a
+// const as an enum of one, the keywords draft-07 ignores beside $ref). A
+// format is a constraint only where the side's manifest lists it in
+// assertFormats; elsewhere it is an annotation and breaks nobody.
+//
+// A change inside a shared file is reported once for every fact that
+// reaches it, with the path from that fact's root, because each fact is
+// versioned on its own. Every change names its rule ([Rules]), the path in
+// the fact and the position in the file on the side where it can be seen:
+// the new directory, or the old one for something removed.
 //
 // Some changes cannot be judged in general: a new pattern may or may not
 // accept every string the old one did, and keywords such as not,
 // if/then/else or patternProperties can narrow in ways that need a proof.
-// The first kind is reported as a tightened constraint, the second as
-// unclassified-change; both count as breaking, and the message says why.
-// Bounds are compared keyword by keyword (minimum against minimum), so
-// swapping minimum for an equivalent exclusiveMinimum shows as one
-// tightened and one loosened constraint.
+// The first kind is reported as constraint-changed, the second as
+// unclassified-change; both count as breaking both ways, and the message
+// says why.
 package schemadiff

@@ -47,7 +47,7 @@ func compare(old, new *Dir) *Report {
 	}
 	for _, f := range added {
 		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, New: f.Version})
-		r.Changes = append(r.Changes, change(FactAdded, f.RoutingKey, new.pos(New, loc{f.Path(), ""}), "new fact %q", f.RoutingKey))
+		r.Changes = append(r.Changes, change(FactAdded, f.RoutingKey, new.pos(New, locOf(f.Schema)), "new fact %q", f.RoutingKey))
 	}
 	slices.SortFunc(r.Versions, func(a, b FactVersions) int { return cmp.Compare(a.Fact, b.Fact) })
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
@@ -146,23 +146,25 @@ func pairFacts(old, new *Dir) (pairs []factPair, removed, added []*load.Fact) {
 
 // compareFact compares one fact present on both sides.
 func compareFact(old, new *Dir, o, n *load.Fact) []Change {
-	c := &comparer{old: old, new: new, fact: n.RoutingKey, seen: map[[2]loc]bool{}}
-	oFile, nFile := o.Path(), n.Path()
-	keyPos := new.pos(New, loc{nFile, "/x-routing-key"})
+	c := &comparer{old: old, new: new, fact: n.RoutingKey, seen: map[[2]*load.Schema]bool{}}
+	keyPos := new.pos(New, loc{n.KeyDoc.Path, n.KeyPointer})
 	if o.RoutingKey != n.RoutingKey {
 		c.add(RoutingKeyChanged, "", keyPos, "routing key changed from %q to %q: bindings and messages already queued use the old key", o.RoutingKey, n.RoutingKey)
 	}
-	if oFile != nFile {
-		c.add(FactMoved, "", new.pos(New, loc{nFile, ""}), "schema moved from %s to %s", oFile, nFile)
+	if o.Location() != n.Location() {
+		c.add(FactMoved, "", new.pos(New, locOf(n.Schema)), "schema moved from %s to %s", o.Location(), n.Location())
 	}
-	c.compare("", node{loc{oFile, ""}, old.doc(oFile)}, node{loc{nFile, ""}, new.doc(nFile)})
+	c.compare("", o.Schema, n.Schema)
 	breaking := 0
 	for _, ch := range c.out {
 		if ch.Breaks != Neither {
 			breaking++
 		}
 	}
-	versionPos := new.pos(New, loc{nFile, "/x-version"})
+	versionPos := new.pos(New, loc{n.Path(), "/x-version"})
+	if n.InManifest() {
+		versionPos = new.pos(New, loc{n.KeyDoc.Path, load.Append(n.KeyPointer, "version")})
+	}
 	switch {
 	case n.Version < o.Version:
 		c.add(VersionLowered, "", versionPos, "x-version lowered from %d to %d", o.Version, n.Version)

@@ -57,6 +57,7 @@ const (
 	ConsumerAdded      = "consumer-added"
 	ConsumerRemoved    = "consumer-removed"
 	RetryLadderChanged = "retry-ladder-changed"
+	FormatAnnotation   = "format-annotation-changed"
 )
 
 // Rules lists every rule, those that can break first. The package
@@ -97,6 +98,7 @@ var Rules = []Rule{
 	{DefaultChanged, Neither, false, "a default value changed"},
 	{ConsumerAdded, Neither, false, "a new consumer"},
 	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues stay on the broker until deleted)"},
+	{FormatAnnotation, Neither, false, "a format changed that neither side's manifest asserts (assertFormats): an annotation"},
 	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
 }
 

@@ -5,116 +5,196 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
 )
 
 // view is the effective schema at one place: the schema's own keywords,
 // then those of its $ref target, then those of its allOf members, merged
 // the way the generator merges them (properties and required united, own
-// keywords winning otherwise). Comparing views rather than raw JSON means
-// that moving properties into a shared definition, or splitting a schema
-// into allOf parts, is not reported as a change.
+// keywords winning otherwise). It reads the loader's typed schema nodes,
+// on which every difference between drafts is settled (draft-04 boolean
+// exclusive bounds, tuple items, $ref siblings ignored up to draft-07), so
+// two files of different drafts compare by meaning. Comparing views rather
+// than raw JSON means that moving properties into a shared definition, or
+// splitting a schema into allOf parts, is not reported as a change.
 type view struct {
 	at       loc
-	never    bool            // the schema is false: nothing is valid
-	kw       map[string]any  // keyword -> value, first definition wins
-	kwAt     map[string]loc  // keyword -> schema object that defines it
-	props    map[string]node // property name -> its schema
-	required map[string]loc  // required name -> schema object that requires it
-	types    map[string]bool // nil when no schema on the way says "type"
-	typeAt   loc             // where the (first) type keyword is
-	unres    map[string]loc  // $refs that could not be followed -> where
-	seen     map[loc]bool    // schema objects merged, to stop at cycles
-	dir      *Dir            // the side the view belongs to
-	ordered  []string        // property names in a stable order
+	never    bool                    // the schema is false: nothing is valid
+	kw       map[string]any          // keywords without a typed field -> value, first definition wins
+	kwAt     map[string]*load.Schema // keyword -> schema object that defines it (typed ones too)
+	props    map[string]*load.Schema // property name -> its schema
+	required map[string]loc          // required name -> where it is required
+	types    map[string]bool         // nil when no schema on the way says "type"
+	typeAt   loc                     // where the (first) type keyword is
+	enum     []any                   // enum, or the const value; see hasEnum
+	hasEnum  bool
+	isConst  bool
+	format   string
+	min, max *load.Bound
+	addl     *load.Schema // additionalProperties; nil when absent
+	items    *load.Schema // the schema of array elements after prefix; nil when absent
+	prefix   []*load.Schema
+	oneOf    []*load.Schema
+	anyOf    []*load.Schema
+	annot    map[string]any        // title, description, deprecated, default
+	unres    map[string]loc        // $refs that could not be followed -> where
+	seen     map[*load.Schema]bool // schema objects merged, to stop at cycles
+	dir      *Dir                  // the side the view belongs to
+	ordered  []string              // property names in a stable order
 }
 
-// notCompared are keywords that do not describe payloads (identifiers,
+// typed are the keywords the view reads from the loader's typed fields;
+// notCompared are those that do not describe payloads (identifiers,
 // containers of definitions reached through $ref, comments) or that the
 // fact comparison handles itself (x-routing-key, x-version).
-var notCompared = map[string]bool{
-	"$schema": true, "$id": true, "$anchor": true, "$dynamicAnchor": true,
-	"$defs": true, "definitions": true, "$comment": true, "examples": true,
-	"readOnly": true, "writeOnly": true, "$vocabulary": true,
-}
+var (
+	typed = map[string]bool{
+		"type": true, "enum": true, "const": true, "format": true,
+		"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+		"properties": true, "required": true, "additionalProperties": true,
+		"items": true, "prefixItems": true, "additionalItems": true,
+		"allOf": true, "anyOf": true, "oneOf": true, "$ref": true,
+		"title": true, "description": true, "deprecated": true, "default": true,
+	}
+	notCompared = map[string]bool{
+		"$schema": true, "$id": true, "id": true, "$anchor": true, "$dynamicAnchor": true,
+		"$defs": true, "definitions": true, "$comment": true, "examples": true,
+		"readOnly": true, "writeOnly": true, "$vocabulary": true,
+	}
+)
 
-func (d *Dir) view(n node) *view {
+func (d *Dir) view(s *load.Schema) *view {
 	v := &view{
-		at:       n.at,
+		at:       locOf(s),
 		kw:       map[string]any{},
-		kwAt:     map[string]loc{},
-		props:    map[string]node{},
+		kwAt:     map[string]*load.Schema{},
+		props:    map[string]*load.Schema{},
 		required: map[string]loc{},
+		annot:    map[string]any{},
 		unres:    map[string]loc{},
-		seen:     map[loc]bool{},
+		seen:     map[*load.Schema]bool{},
 		dir:      d,
 	}
-	v.merge(n)
+	v.merge(s)
 	v.ordered = slices.Sorted(maps.Keys(v.props))
 	return v
 }
 
-func (v *view) merge(n node) {
-	if v.seen[n.at] {
+// locOf is where a schema node is written.
+func locOf(s *load.Schema) loc {
+	if s == nil || s.Doc == nil {
+		return loc{}
+	}
+	return loc{s.Doc.Path, s.Pointer}
+}
+
+// once records that keyword k is defined by s, unless an earlier schema
+// on the way defined it; it reports whether s's value wins.
+func (v *view) once(k string, s *load.Schema) bool {
+	if _, ok := v.kwAt[k]; ok {
+		return false
+	}
+	v.kwAt[k] = s
+	return true
+}
+
+func (v *view) merge(s *load.Schema) {
+	if s == nil || v.seen[s] {
 		return
 	}
-	v.seen[n.at] = true
-	switch s := n.v.(type) {
-	case bool:
-		if !s {
+	v.seen[s] = true
+	if s.Bool != nil {
+		if !*s.Bool {
 			v.never = true
 		}
 		return
-	case map[string]any:
-		// Own keywords first so that they win over referenced ones.
-		for _, k := range slices.Sorted(maps.Keys(s)) {
-			val := s[k]
-			switch {
-			case k == "$ref" || k == "allOf":
-			case k == "properties":
-				props, _ := val.(map[string]any)
-				for _, name := range slices.Sorted(maps.Keys(props)) {
-					if _, ok := v.props[name]; !ok {
-						v.props[name] = node{loc{n.at.file, appendPtr(n.at.ptr, "properties", name)}, props[name]}
-					}
-				}
-			case k == "required":
-				names, _ := val.([]any)
-				for i, x := range names {
-					if name, ok := x.(string); ok {
-						if _, dup := v.required[name]; !dup {
-							v.required[name] = loc{n.at.file, appendPtr(n.at.ptr, "required", strconv.Itoa(i))}
-						}
-					}
-				}
-			case k == "type":
-				v.mergeTypes(val, loc{n.at.file, appendPtr(n.at.ptr, "type")})
-			case notCompared[k] || strings.HasPrefix(k, "x-"):
-			default:
-				if _, ok := v.kw[k]; !ok {
-					v.kw[k] = val
-					v.kwAt[k] = n.at
-				}
-			}
+	}
+	if s.Keywords == nil {
+		return
+	}
+	if s.RefText != "" && s.Ref == nil {
+		v.unres[s.RefText] = locOf(s)
+	}
+	if s.RefAlone && s.Ref != nil {
+		v.merge(s.Ref) // up to draft-07 the keywords beside $ref are ignored
+		return
+	}
+	// Own keywords first so that they win over referenced ones.
+	for _, p := range s.Properties {
+		if _, ok := v.props[p.Name]; !ok {
+			v.props[p.Name] = p.Schema
 		}
-		if ref, ok := s["$ref"].(string); ok {
-			if target, ok := v.dir.resolve(n.at.file, ref); ok {
-				v.merge(target)
-			} else {
-				v.unres[ref] = n.at
-			}
+	}
+	for i, name := range s.Required {
+		if _, dup := v.required[name]; !dup {
+			v.required[name] = loc{s.Doc.Path, load.AppendIndex(load.Append(s.Pointer, "required"), i)}
 		}
-		if members, ok := s["allOf"].([]any); ok {
-			for i, m := range members {
-				v.merge(node{loc{n.at.file, appendPtr(n.at.ptr, "allOf", strconv.Itoa(i))}, m})
-			}
+	}
+	if s.Types != nil {
+		v.mergeTypes(s.Types, loc{s.Doc.Path, load.Append(s.Pointer, "type")})
+	}
+	v.mergeTyped(s)
+	for _, k := range slices.Sorted(maps.Keys(s.Keywords)) {
+		if typed[k] || notCompared[k] || strings.HasPrefix(k, "x-") {
+			continue
+		}
+		if v.once(k, s) {
+			v.kw[k] = s.Keywords[k]
+		}
+	}
+	v.merge(s.Ref)
+	for _, m := range s.AllOf {
+		v.merge(m)
+	}
+}
+
+// mergeTyped takes the typed keywords of s that no earlier schema set.
+func (v *view) mergeTyped(s *load.Schema) {
+	if s.HasEnum {
+		k := "enum"
+		if s.IsConst {
+			k = "const"
+		}
+		if !v.hasEnum && v.once(k, s) {
+			v.enum, v.hasEnum, v.isConst = s.Enum, true, s.IsConst
+		}
+	}
+	if s.Format != "" && v.once("format", s) {
+		v.format = s.Format
+	}
+	if s.Minimum != nil && v.once("minimum", s) {
+		v.min = s.Minimum
+	}
+	if s.Maximum != nil && v.once("maximum", s) {
+		v.max = s.Maximum
+	}
+	if s.Has("additionalProperties") && v.once("additionalProperties", s) {
+		v.addl = s.AdditionalProperties
+	}
+	if (s.Items != nil || len(s.PrefixItems) > 0) && v.once("items", s) {
+		v.items, v.prefix = s.Items, s.PrefixItems
+	}
+	if len(s.OneOf) > 0 && v.once("oneOf", s) {
+		v.oneOf = s.OneOf
+	}
+	if len(s.AnyOf) > 0 && v.once("anyOf", s) {
+		v.anyOf = s.AnyOf
+	}
+	for _, k := range []string{"title", "description", "deprecated", "default"} {
+		if s.Has(k) && v.once(k, s) {
+			v.annot[k] = s.Keywords[k]
 		}
 	}
 }
 
 // mergeTypes intersects type sets: every allOf member must hold, and an
 // "integer" meets a "number" as "integer".
-func (v *view) mergeTypes(val any, at loc) {
-	set := typeSet(val)
+func (v *view) mergeTypes(types []string, at loc) {
+	set := map[string]bool{}
+	for _, t := range types {
+		set[t] = true
+	}
 	if v.types == nil {
 		v.types, v.typeAt = set, at
 		return
@@ -133,53 +213,52 @@ func (v *view) mergeTypes(val any, at loc) {
 	v.types = both
 }
 
-// typeSet reads the value of a "type" keyword.
-func typeSet(val any) map[string]bool {
-	set := map[string]bool{}
-	switch t := val.(type) {
-	case string:
-		set[t] = true
-	case []any:
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				set[s] = true
-			}
-		}
-	}
-	return set
-}
-
 // admits reports whether a type set accepts every value of type t.
 func admits(set map[string]bool, t string) bool {
 	return set[t] || (t == "integer" && set["number"])
-}
-
-// isObject reports whether the view describes JSON objects: it says so, or
-// it has properties without saying anything about type.
-func (v *view) isObject() bool {
-	if v.types != nil {
-		return v.types["object"]
-	}
-	return len(v.props) > 0
 }
 
 // closed reports whether the object rejects, or checks against a schema,
 // properties it does not list: a property one side adds or keeps is then
 // judged by the other side's additionalProperties.
 func (v *view) closed() bool {
-	for _, k := range []string{"additionalProperties", "unevaluatedProperties"} {
-		if ap, ok := v.kw[k]; ok && ap != true {
-			return true
-		}
+	if v.addl != nil && !(v.addl.Bool != nil && *v.addl.Bool) {
+		return true
+	}
+	if u, ok := v.kw["unevaluatedProperties"]; ok && u != true {
+		return true
 	}
 	return false
 }
 
 // keywordAt is the position of keyword k in the view, for reports.
 func (v *view) keywordAt(k string) loc {
-	at, ok := v.kwAt[k]
+	s, ok := v.kwAt[k]
 	if !ok {
 		return v.at
 	}
-	return loc{at.file, appendPtr(at.ptr, k)}
+	if (k == "minimum" || k == "maximum") && !s.Has(k) {
+		k = "exclusive" + strings.ToUpper(k[:1]) + k[1:] // 2019-09 and later write the exclusive bound alone
+	}
+	if k == "items" && !s.Has("items") {
+		k = "prefixItems"
+	}
+	return loc{s.Doc.Path, load.Append(s.Pointer, k)}
+}
+
+// raw is a schema as written, for comparing branches and keyword values.
+func raw(s *load.Schema) any {
+	switch {
+	case s == nil:
+		return nil
+	case s.Bool != nil:
+		return *s.Bool
+	}
+	return s.Keywords
+}
+
+// branchLoc is the place of the i-th branch of keyword k in the view.
+func (v *view) branchLoc(k string, i int) loc {
+	at := v.keywordAt(k)
+	return loc{at.file, load.Append(at.ptr, strconv.Itoa(i))}
 }
