@@ -20,7 +20,10 @@ var errChannelLost = errors.New("channel closed before the broker confirmed")
 // fresh channel on each new session. Publishers and consumers each own one,
 // so a consumer's retry copies never queue behind a busy publisher.
 type lane struct {
-	conn   *Conn
+	conn *Conn
+	// onOpen, when set, prepares each new channel before its first use
+	// (a requester consumes its replies on it); an error discards it.
+	onOpen func(*confirmChannel) error
 	mu     sync.Mutex
 	cur    *confirmChannel
 	closed bool
@@ -44,6 +47,11 @@ func (l *lane) channel(ctx context.Context) (*confirmChannel, error) {
 			return cc, nil
 		}
 		cc, err := openConfirmChannel(s)
+		if err == nil && l.onOpen != nil {
+			if err = l.onOpen(cc); err != nil {
+				_ = cc.ch.Close()
+			}
+		}
 		if err == nil {
 			l.cur = cc
 		}

@@ -57,6 +57,7 @@ func Build(s Spec) (Topology, error) {
 		t.Bindings = append(t.Bindings, bindings...)
 		t.Consumers = append(t.Consumers, consumer)
 	}
+	all = append(all, buildResponders(&t, ex.Requests, s.Responders, owner)...)
 	if len(all) > 0 {
 		return Topology{}, &SpecError{Problems: all}
 	}

@@ -7,6 +7,9 @@ import "time"
 type Spec struct {
 	Exchanges Exchanges
 	Consumers []ConsumerSpec
+	// Responders answer requests (see responders.go); none means no
+	// requests exchange is declared.
+	Responders []ResponderSpec
 }
 
 // Exchanges names the three exchanges. An empty name takes its default
@@ -15,6 +18,9 @@ type Exchanges struct {
 	Events string // facts are published here
 	Retry  string // retry copies wait behind it in delay queues
 	Dead   string // poison copies and over-limit messages go here
+	// Requests is the durable direct exchange requests go through, declared
+	// only when there are responders. Default [DefaultRequestsExchange].
+	Requests string
 }
 
 // ConsumerSpec describes one consumer. Zero values take the defaults

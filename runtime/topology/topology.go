@@ -14,13 +14,16 @@ type Topology struct {
 	Queues    []Queue
 	Bindings  []Binding
 	Consumers []Consumer
+	// Responders are the services that answer requests, each reading its
+	// "<name>.requests" queue bound to the requests exchange.
+	Responders []Responder
 }
 
 // Exchange is one exchange to declare. warren declares only durable topic
 // exchanges; the fields exist so a declaration reads completely.
 type Exchange struct {
 	Name    string
-	Kind    string // always "topic"
+	Kind    string // "topic"; "direct" for the requests exchange
 	Durable bool   // always true
 }
 
@@ -142,7 +145,8 @@ func (t Topology) Queue(name string) (Queue, bool) {
 	return Queue{}, false
 }
 
-// Part returns the subset of t that belongs to the named consumers: the
+// Part returns the subset of t that belongs to the named consumers (and
+// responders): the
 // exchanges, their queues and their bindings. It lets one service declare
 // only what it uses.
 func (t Topology) Part(consumers ...string) Topology {
@@ -166,6 +170,11 @@ func (t Topology) Part(consumers ...string) Topology {
 	for _, c := range t.Consumers {
 		if want[c.Name] {
 			part.Consumers = append(part.Consumers, c)
+		}
+	}
+	for _, r := range t.Responders {
+		if want[r.Name] {
+			part.Responders = append(part.Responders, r)
 		}
 	}
 	return part

@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Request describes one kind of request to the runtime, as [Fact] does a
+// fact. Generated code declares one Request value per request schema.
+type Request struct {
+	Key           string                     // the request's routing key on the requests exchange
+	Validate      func(payload []byte) error // checks a request payload against the request's schema
+	ValidateReply func(payload []byte) error // checks a reply payload against the reply's schema
+}
+
+// DirectReplyTo is RabbitMQ's pseudo-queue for direct reply-to: a requester
+// consumes it (no-ack, on the channel it publishes on) and names it in
+// reply_to; the broker routes each reply straight to that channel.
+const DirectReplyTo = "amq.rabbitmq.reply-to"
+
+// ErrNoResponder is matched (errors.Is) by the error a call returns at once
+// when no responder queue is bound to its request key: the requests
+// exchange returned the request (mandatory flag) instead of queueing it.
+var ErrNoResponder = errors.New("no responder queue receives this request")
+
+// ReplyError is the error a call returns when the responder answered with
+// an error: its handler failed, panicked, or refused the request (invalid,
+// unknown, already answered). Permanent says the responder marked it so
+// ([Permanent]): asking again will fail again. [IsPermanent] holds for a
+// permanent ReplyError too.
+type ReplyError struct {
+	Request   string // the request key
+	Message   string // the responder's error text, passwords redacted, at most 500 bytes
+	Permanent bool
+}
+
+func (e *ReplyError) Error() string {
+	kind := "error"
+	if e.Permanent {
+		kind = "permanent error"
+	}
+	return fmt.Sprintf("responder of %s replied with a %s: %s", e.Request, kind, e.Message)
+}
+
+// replyBody is the body of a reply: the request's envelope id, when the
+// reply was made, and either the payload or the error. Exactly one of
+// Payload and Error is set.
+type replyBody struct {
+	ID         string          `json:"id"`
+	OccurredAt time.Time       `json:"occurred_at"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	Error      *replyFailure   `json:"error,omitempty"`
+}
+
+type replyFailure struct {
+	Message   string `json:"message"`
+	Permanent bool   `json:"permanent"`
+}
+
+// decodeReply reads a reply body: the payload, or the responder's error as
+// a [*ReplyError].
+func decodeReply(key string, body []byte) (json.RawMessage, error) {
+	var r replyBody
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("reply is not a JSON reply envelope: %w", err)
+	}
+	switch {
+	case r.Error != nil:
+		re := &ReplyError{Request: key, Message: r.Error.Message, Permanent: r.Error.Permanent}
+		if re.Permanent {
+			return nil, Permanent(re)
+		}
+		return nil, re
+	case len(r.Payload) == 0 || string(r.Payload) == "null":
+		return nil, errors.New(`reply has neither "payload" nor "error"`)
+	}
+	return r.Payload, nil
+}
+
+// expiration renders the time left until deadline as an AMQP expiration
+// (whole milliseconds, rounded up so that a request never expires before
+// its caller gives up).
+func expiration(left time.Duration) string {
+	ms := (left + time.Millisecond - 1) / time.Millisecond
+	return strconv.FormatInt(int64(max(ms, 1)), 10)
+}
+
+// requestDeadline is when a request stops being worth working on: its
+// envelope's occurred_at plus its expiration. ok is false for a request
+// without an expiration.
+func requestDeadline(occurredAt time.Time, exp string) (deadline time.Time, ok bool) {
+	if exp == "" {
+		return time.Time{}, false
+	}
+	ms, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || ms < 0 {
+		return time.Time{}, false
+	}
+	return occurredAt.Add(time.Duration(ms) * time.Millisecond), true
+}
