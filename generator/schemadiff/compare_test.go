@@ -222,7 +222,7 @@ func TestCompare(t *testing.T) {
 func TestBindingStoppedMatchingMessages(t *testing.T) {
 	tests := map[string]string{
 		"routing-key-changed-unbinds": `consumer "ledger" no longer receives "order.submitted" (formerly "order.placed"): its bindings do not match the new routing key, and the facts queued for it under the old key are poisoned as not handled`,
-		"binding-stopped-matching":    `consumer "order-mailer" no longer receives "order.shipped": the facts already queued for it are poisoned as not handled, and so is every later one while its old binding stays on the broker (remove it once the consumer is deployed)`,
+		"binding-stopped-matching":    `consumer "order-mailer" no longer receives "order.shipped": the facts already queued for it are poisoned as not handled, and so is every later one while its old binding stays on the broker (warren declare --prune removes it)`,
 	}
 	for name, want := range tests {
 		r := Compare(loadDir(t, filepath.Join("testdata", name, "old")), loadDir(t, filepath.Join("testdata", name, "new")))
@@ -234,6 +234,31 @@ func TestBindingStoppedMatchingMessages(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{want}, got); diff != "" {
 			t.Errorf("%s: messages (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestDeploys checks the deploy order given for each direction a fact's
+// changes break.
+func TestDeploys(t *testing.T) {
+	tests := map[string][]Deploy{
+		"property-added": {{Fact: "order.placed", Breaks: Forward, First: "consumers",
+			Message: "deploy consumers of order.placed before its producer"}},
+		"property-removed": {{Fact: "order.placed", Breaks: Backward, First: "producer",
+			Message: "deploy the producer of order.placed before its consumers, and those only once no fact written under the old schema is left to read (queues, poison queues, outboxes)"}},
+		"type-changed": {{Fact: "order.placed", Breaks: Both,
+			Message: "no order is safe for order.placed: consumers built from either schema fail on facts written under the other"}},
+		"fact-added": {{Fact: "order.shipped", Breaks: Forward, First: "consumers", Consumers: []string{"order-mailer"},
+			Message: "deploy consumer order-mailer before the producer of order.shipped"}},
+		"binding-stopped-matching": {{Fact: "order.shipped", Breaks: Backward, First: "drain", Consumers: []string{"order-mailer"},
+			Message: "deploy consumer order-mailer only once no order.shipped is left in its queue, then remove its old binding (warren declare --prune)"}},
+		"property-added-open": {},
+		"queue-type-changed":  {}, // no fact: the change's message says what the operator does
+	}
+	for name, want := range tests {
+		r := Compare(loadDir(t, filepath.Join("testdata", name, "old")), loadDir(t, filepath.Join("testdata", name, "new")))
+		if diff := cmp.Diff(want, r.Deploys); diff != "" {
+			t.Errorf("%s: deploys (-want +got):\n%s", name, diff)
 		}
 	}
 }

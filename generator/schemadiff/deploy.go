@@ -14,12 +14,14 @@ type Deploy struct {
 	Breaks Direction // what the fact's changes break, together
 	// First is "consumers" when only forward breaks (consumers built from
 	// the old schema fail on new facts), "producer" when only backward
-	// breaks (consumers built from the new schema fail on old facts), and
-	// "" when both do and no order is safe.
+	// breaks (consumers built from the new schema fail on old facts),
+	// "drain" when only the consumers that stop receiving the fact break
+	// (they must not deploy before what is queued for them is handled),
+	// and "" when both directions break and no order is safe.
 	First string
-	// Consumers names the consumers that must deploy first when only
-	// particular ones break (a fact their bindings newly match); nil means
-	// every consumer of the fact.
+	// Consumers names the consumers concerned when only particular ones
+	// break (a fact their bindings newly match, or no longer match); nil
+	// means every consumer of the fact.
 	Consumers []string
 	Message   string // the order, in a sentence
 }
@@ -32,6 +34,8 @@ func deploys(changes []Change) []Deploy {
 		breaks    Direction
 		schema    bool // a change to the fact's schema breaks forward
 		consumers []string
+		backward  bool     // a change to the fact itself breaks backward
+		unbound   []string // consumers that stop receiving it
 	}
 	byFact := map[string]*acc{}
 	var facts []string
@@ -46,6 +50,15 @@ func deploys(changes []Change) []Deploy {
 			facts = append(facts, c.Fact)
 		}
 		a.breaks |= c.Breaks
+		if c.Breaks&Backward != 0 {
+			if c.Rule == BindingStoppedMatching {
+				if !slices.Contains(a.unbound, c.Consumer) {
+					a.unbound = append(a.unbound, c.Consumer)
+				}
+			} else {
+				a.backward = true
+			}
+		}
 		if c.Breaks&Forward != 0 {
 			if c.Rule == BindingStartedMatching {
 				if !slices.Contains(a.consumers, c.Consumer) {
@@ -72,6 +85,12 @@ func deploys(changes []Change) []Deploy {
 				d.Message = fmt.Sprintf("deploy %s before the producer of %s", consumerList(a.consumers), f)
 			}
 		case Backward:
+			if !a.backward {
+				slices.Sort(a.unbound)
+				d.First, d.Consumers = "drain", a.unbound
+				d.Message = fmt.Sprintf("deploy %s only once no %s is left in its queue, then remove its old binding (warren declare --prune)", consumerList(a.unbound), f)
+				break
+			}
 			d.First = "producer"
 			d.Message = fmt.Sprintf("deploy the producer of %s before its consumers, and those only once no fact written under the old schema is left to read (queues, poison queues, outboxes)", f)
 		default:

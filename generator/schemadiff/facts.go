@@ -240,7 +240,7 @@ func compareBindings(new *Dir, oc, nc Consumer, renamed map[string]string, oldFa
 		if nk != k {
 			ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q (formerly %q): its bindings do not match the new routing key, and the facts queued for it under the old key are poisoned as not handled", oc.Name, nk, k)
 		} else {
-			ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q: the facts already queued for it are poisoned as not handled, and so is every later one while its old binding stays on the broker (remove it once the consumer is deployed)", oc.Name, nk)
+			ch = change(BindingStoppedMatching, nk, bindingsAt, "consumer %q no longer receives %q: the facts already queued for it are poisoned as not handled, and so is every later one while its old binding stays on the broker (warren declare --prune removes it)", oc.Name, nk)
 		}
 		ch.Consumer = oc.Name
 		out = append(out, ch)

@@ -131,17 +131,20 @@ func (r *Report) summary() string {
 // hint says how to announce the unannounced breaking changes; code formats
 // a fact name for the output format.
 func (r *Report) hint(code func(string) string) string {
-	var raise, deprecate []string
+	var raise, deprecate, added []string
 	consumers := false
 	for _, c := range r.Changes {
 		if c.Verdict != Breaking {
 			continue
 		}
+		v, _ := r.Version(c.Fact)
 		switch {
 		case c.Rule == FactRemoved:
 			deprecate = appendOnce(deprecate, code(c.Fact))
 		case c.Consumer != "" && c.Fact == "":
 			// Queue settings: the message says what the operator does.
+		case c.Rule == BindingStartedMatching && v.Old == 0:
+			added = appendOnce(added, code(c.Fact))
 		case c.Consumer != "":
 			consumers = true
 		case c.Rule != VersionLowered:
@@ -155,6 +158,10 @@ func (r *Report) hint(code func(string) string) string {
 	}
 	if len(deprecate) > 0 {
 		lines = append(lines, fmt.Sprintf("To remove a fact, first mark it %s and release that: %s.", code(`"deprecated": true`), strings.Join(deprecate, ", ")))
+	}
+	if len(added) > 0 {
+		lines = append(lines, fmt.Sprintf("A new fact that existing bindings match is poisoned by the consumers built before it: deploy them first and allow that order with %s on %s, or narrow their bindings.",
+			code(`"x-compatibility": "BACKWARD"`), strings.Join(added, ", ")))
 	}
 	if consumers {
 		lines = append(lines, "Consumers have no x-version: a consumer that starts or stops receiving a fact is announced by the fact's x-version, or allowed by its mode.")
