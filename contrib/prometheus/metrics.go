@@ -82,6 +82,7 @@ var help = map[runtime.Event]string{
 	runtime.DuplicateSkipped: "Messages the idempotency guard had seen already, acked without calling the handler.",
 	runtime.Returned:         "Messages handed back to the broker unsettled (shutdown, or a copy the broker did not confirm).",
 	runtime.Held:             "Messages whose handling met an unavailable dependency, delayed in a delay queue without spending an attempt.",
+	runtime.NewerVersion:     "Messages whose x-fact-version is newer than the fact the consumer was generated from (also counted as delivered), handled as any other.",
 }
 
 var labels = []string{"consumer", "routing_key"}
