@@ -177,3 +177,14 @@ func (c *consoleCase) action(path, body string) (int, actionJSON) {
 	}
 	return status, out
 }
+
+func amqpPublishing(body string) amqp.Publishing { return amqp.Publishing{Body: []byte(body)} }
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
