@@ -3,6 +3,7 @@ package otel_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	warrenotel "github.com/warrenbus/warren/contrib/otel"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -147,4 +149,79 @@ func names(spans tracetest.SpanStubs) []string {
 		out = append(out, s.Name+" "+s.SpanContext.SpanID().String()+"<-"+s.Parent.SpanID().String())
 	}
 	return out
+}
+
+// A fact poisoned and later replayed from the poison queue stays in its
+// trace: the attempt after the replay is another child of the one publish
+// span, marked with warren.replay_count.
+func TestReplayContinuesTheTrace(t *testing.T) {
+	url := testenv.VHost(t, "otel-replay")
+	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{
+		Name: "mailer", Bindings: []string{"order.*"}, MaxAttempts: 1,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exporter := tracetest.NewInMemoryExporter()
+	provider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	defer provider.Shutdown(context.Background())
+	tracing := warrenotel.New(warrenotel.Options{TracerProvider: provider})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	placed := runtime.Fact{RoutingKey: "order.placed", Version: 1}
+	spec, _ := top.Consumer("mailer")
+	var fixed atomic.Bool
+	consumer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
+		runtime.Handle(placed, func(ctx context.Context, d runtime.Delivery, o order) error {
+			if !fixed.Load() {
+				return runtime.Permanent(errors.New("no template for this order"))
+			}
+			return nil
+		}),
+	}, runtime.WithMiddleware(tracing.Process))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(ctx) }()
+	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events, runtime.WithPublishMiddleware(tracing.Publish))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Publish(ctx, placed, order{N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the fact poisoned", func() bool { return conn.Counts("mailer").Get(runtime.Poisoned) == 1 })
+	fixed.Store(true)
+	if replayed, err := poison.Replay(ctx, conn, spec, poison.Filter{}); err != nil || len(replayed) != 1 {
+		t.Fatalf("replay: %d messages, %v", len(replayed), err)
+	}
+	testenv.Eventually(t, "the replay acked", func() bool { return conn.Counts("mailer").Get(runtime.Acked) == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	byName := map[string][]tracetest.SpanStub{}
+	for _, s := range exporter.GetSpans() {
+		byName[s.Name] = append(byName[s.Name], s)
+	}
+	publish := one(t, byName, "publish app.events")
+	attempts := byName["process mailer"]
+	if len(attempts) != 2 {
+		t.Fatalf("%d process spans, want 2 (before and after the replay)", len(attempts))
+	}
+	for i, p := range attempts {
+		if p.SpanContext.TraceID() != publish.SpanContext.TraceID() || p.Parent.SpanID() != publish.SpanContext.SpanID() {
+			t.Errorf("process span %d is not a child of the publish span in its trace", i)
+		}
+	}
+	wantAttr(t, attempts[0], "error.type", "permanent")
+	wantAttr(t, attempts[1], "warren.replay_count", int64(1))
 }
