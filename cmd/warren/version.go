@@ -1,13 +1,6 @@
 package main
 
-import (
-	"runtime/debug"
-	"strings"
-)
-
-// commandPath is the import path of this program, to find its module in
-// the build information.
-const commandPath = "github.com/warrenbus/warren/cmd/warren"
+import "runtime/debug"
 
 // version reports the version of warren this binary was built from.
 func version() string {
@@ -18,40 +11,26 @@ func version() string {
 	return versionOf(info)
 }
 
-// versionOf reads the version of the module that holds this command from
-// build information. `go install github.com/warrenbus/warren/cmd/warren@v1.2.3`
-// makes warren the main module, with Main.Version v1.2.3. `go tool warren`
-// in a service builds the command as a dependency: the main module is the
-// service, and warren's version is the one in the service's go.mod, found
-// among Deps (a replace directive to a directory has no version; the
-// replaced version is shown with the directory). A build inside a
-// checkout has no module version; the VCS revision says what it is.
+// versionOf reads the version of warren from build information, whose
+// Main is the module holding the main package: warren itself, whether the
+// binary came from `go install github.com/warrenbus/warren/cmd/warren@v1.2.3`
+// or from `go tool warren` in a service (then it is the version the
+// service's go.mod requires). A replace directive to a directory has no
+// version of its own, so the replaced version is shown with the directory.
+// A build inside a checkout has no module version; the VCS revision, when
+// Go recorded one, says what it is.
 func versionOf(info *debug.BuildInfo) string {
-	if info.Main.Path != "" && within(commandPath, info.Main.Path) {
-		v := info.Main.Version
-		if v == "" || v == "(devel)" {
-			return develVersion(info.Settings)
+	m := info.Main
+	if r := m.Replace; r != nil {
+		if r.Version != "" && r.Version != "(devel)" {
+			return r.Version // replaced by another module version
 		}
-		return v
+		return m.Version + " (replaced by " + r.Path + ")"
 	}
-	for _, dep := range info.Deps {
-		if !within(commandPath, dep.Path) {
-			continue
-		}
-		if dep.Replace != nil {
-			if dep.Replace.Version != "" {
-				return dep.Replace.Version
-			}
-			return dep.Version + " (replaced by " + dep.Replace.Path + ")"
-		}
-		return dep.Version
+	if m.Version == "" || m.Version == "(devel)" {
+		return develVersion(info.Settings)
 	}
-	return develVersion(info.Settings)
-}
-
-// within reports whether package path pkg belongs to module mod.
-func within(pkg, mod string) bool {
-	return pkg == mod || strings.HasPrefix(pkg, mod+"/")
+	return m.Version
 }
 
 // develVersion describes a build from a working tree: "(devel)", with the

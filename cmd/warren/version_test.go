@@ -8,6 +8,7 @@ import (
 
 func TestVersionOf(t *testing.T) {
 	warren := "github.com/warrenbus/warren"
+	cmd := warren + "/cmd/warren"
 	cases := []struct {
 		name string
 		info debug.BuildInfo
@@ -15,32 +16,36 @@ func TestVersionOf(t *testing.T) {
 	}{
 		{
 			name: "go install @v1.2.3",
-			info: debug.BuildInfo{Path: commandPath, Main: debug.Module{Path: warren, Version: "v1.2.3"}},
+			info: debug.BuildInfo{Path: cmd, Main: debug.Module{Path: warren, Version: "v1.2.3"}},
 			want: "v1.2.3",
 		},
 		{
-			name: "go tool in a service",
-			info: debug.BuildInfo{Path: commandPath, Main: debug.Module{Path: "example.com/shop", Version: "(devel)"},
-				Deps: []*debug.Module{{Path: "github.com/google/uuid", Version: "v1.6.0"}, {Path: warren, Version: "v1.4.0"}}},
+			// go tool builds the tool with the tool's own module as Main.
+			name: "go tool in a service requiring v1.4.0",
+			info: debug.BuildInfo{Path: cmd, Main: debug.Module{Path: warren, Version: "v1.4.0"},
+				Deps: []*debug.Module{{Path: "github.com/google/uuid", Version: "v1.6.0"}}},
 			want: "v1.4.0",
 		},
 		{
 			name: "go tool with a replace to a checkout",
-			info: debug.BuildInfo{Path: commandPath, Main: debug.Module{Path: "example.com/shop"},
-				Deps: []*debug.Module{{Path: warren, Version: "v0.0.0", Replace: &debug.Module{Path: "../warren"}}}},
+			info: debug.BuildInfo{Path: cmd, Main: debug.Module{Path: warren, Version: "v0.0.0", Replace: &debug.Module{Path: "../warren", Version: "(devel)"}}},
 			want: "v0.0.0 (replaced by ../warren)",
 		},
 		{
+			name: "a replace by another version",
+			info: debug.BuildInfo{Path: cmd, Main: debug.Module{Path: warren, Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork/warren", Version: "v1.0.1"}}},
+			want: "v1.0.1",
+		},
+		{
 			name: "built in a checkout",
-			info: debug.BuildInfo{Path: commandPath, Main: debug.Module{Path: warren, Version: "(devel)"},
+			info: debug.BuildInfo{Path: cmd, Main: debug.Module{Path: warren, Version: "(devel)"},
 				Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}},
 			want: "(devel) 0123456789ab+dirty",
 		},
 		{
-			name: "a module whose name only starts like warren's",
-			info: debug.BuildInfo{Path: commandPath, Main: debug.Module{Path: "github.com/warrenbus/warren-tools", Version: "v9.9.9"},
-				Deps: []*debug.Module{{Path: warren, Version: "v1.0.0"}}},
-			want: "v1.0.0",
+			name: "built in a checkout without VCS stamping",
+			info: debug.BuildInfo{Path: cmd, Main: debug.Module{Path: warren, Version: "(devel)"}},
+			want: "(devel)",
 		},
 	}
 	for _, c := range cases {
