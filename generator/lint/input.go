@@ -1,6 +1,9 @@
 package lint
 
 import (
+	"context"
+	"strconv"
+
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 )
@@ -26,5 +29,21 @@ func NewInput(s *load.Schemas) Input {
 		}
 		in.Consumers = append(in.Consumers, c)
 	}
+	// The package name does not change what is renamed.
+	if m, err := model.Build(context.Background(), s, model.Options{Package: "lint"}); err == nil {
+		in.Renamed = m.Renamed
+	}
 	return in
+}
+
+// checkRenamed reports each Go name the generator changed, so that a user
+// knows which identifier a vendor's property or definition became.
+func checkRenamed(p *pass) {
+	for _, r := range p.in.Renamed {
+		from := "it has no letter or digit to name it by"
+		if r.From != "" {
+			from = strconv.Quote(r.From) + " is taken"
+		}
+		p.report(r.Doc, r.Pointer, "the %s is named %s: %s", r.What, r.To, from)
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"slices"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 )
 
 // Severity says how much a finding matters.
@@ -93,6 +94,7 @@ const (
 	AdditionalPropertiesUndecided = "additional-properties-undecided"
 	RequiredNotInProperties       = "required-not-in-properties"
 	LintKeyword                   = "lint-keyword"
+	GoNameChanged                 = "go-name-changed"
 )
 
 // Rules lists every rule in the order they run.
@@ -104,6 +106,7 @@ var Rules = []Rule{
 	{PropertyWithoutType, Warning, "a property without \"type\" (or $ref, enum, const, a combinator) accepts any JSON value", checkPropertyTypes},
 	{AdditionalPropertiesUndecided, Info, "an object schema that does not say whether other properties are allowed", checkAdditionalProperties},
 	{RequiredNotInProperties, Error, "a required name that no property declares is a typo", checkRequired},
+	{GoNameChanged, Warning, "a name that collides with another is given a different Go name (deterministic, documented in the README)", checkRenamed},
 	{LintKeyword, Error, "x-warren-lint must be {\"disable\": [rule names]}", nil},
 }
 
@@ -112,6 +115,9 @@ var Rules = []Rule{
 type Input struct {
 	Schemas   *load.Schemas
 	Consumers []Consumer // in manifest order; nil when the model was not built
+	// Renamed are the Go names the generator chose to resolve
+	// collisions; nil when the model was not built.
+	Renamed []model.Renamed
 }
 
 // Consumer is one consumer of the manifest with its bindings matched.

@@ -58,9 +58,12 @@ func TestRules(t *testing.T) {
 			`error required-not-in-properties order/placed.json:8:5: "totl" is required but no property declares it; a typo, or a missing entry in "properties"`,
 			`error required-not-in-properties order/placed.json:44:13: "zip" is required but no property declares it; a typo, or a missing entry in "properties"`,
 		},
+		"go-name-changed": {
+			`warning go-name-changed vendor/hook.json:6:11: the field for property "-1" of HookFired is named Minus1: "X1" is taken`,
+		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, go-name-changed`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}

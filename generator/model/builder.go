@@ -20,6 +20,7 @@ type builder struct {
 	types      map[string]*Type       // declared types by schema location
 	declared   []*Type                // in declaration order
 	resolving  map[string]bool        // $ref locations being followed, to catch cycles
+	renames    []Renamed              // Go names changed to resolve collisions
 }
 
 func newBuilder(s *load.Schemas) *builder {
@@ -421,6 +422,7 @@ func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
 	}
 	t := named(Enum)
 	t.Base = base
+	t.constant = v.at.IsConst && len(v.at.AllOf) == 0 && v.at.Ref == nil
 	t.Values = nil
 	for _, e := range v.enum {
 		val := e

@@ -47,6 +47,10 @@ type Model struct {
 	Exchanges topology.Exchanges // the exchange names, defaults applied
 
 	ManifestDescription string // warren.json's description
+
+	// Renamed lists the Go names chosen to resolve collisions (see
+	// [Renamed]), in the order they were made.
+	Renamed []Renamed
 }
 
 // Files returns the schema files that declare at least one type, sorted;
@@ -152,6 +156,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "package", func() { m.Package = b.packageName(opts) })
 	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
 	b.pass(ctx, "types", func() { b.buildTypes(m.Facts) })
+	b.pass(ctx, "names", func() { b.resolveNames(m.Facts) })
 	b.pass(ctx, "constants", func() { b.nameConstants() })
 	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts) })
 	b.pass(ctx, "topology", func() { b.buildTopology(m) })
@@ -166,6 +171,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	m.Schemas = b.embeddedSchemas()
 	m.SchemaIDs = b.embeddedIDs(m.Schemas)
 	m.AssertFormats = s.Manifest.AssertFormats
+	m.Renamed = b.renames
 	return m, nil
 }
 

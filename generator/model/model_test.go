@@ -9,6 +9,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -220,10 +222,6 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"a,b": {"type": "string"}}}`,
 		}, `property "a,b": the name contains ','`},
-		{"enum without letters", map[string]string{
-			"warren.json": `{"package": "p"}`,
-			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"op": {"enum": ["+", "-"]}}}`,
-		}, `enum value "+" has no letter or digit`},
 		{"oneOf next to properties", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "string"}}, "oneOf": [{"type": "object", "properties": {"y": {"type": "string"}}}, {"type": "object", "properties": {"z": {"type": "string"}}}]}`,
@@ -232,10 +230,6 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}`,
 		}, `no value can satisfy both`},
-		{"field named like a method", map[string]string{
-			"warren.json": `{"package": "p"}`,
-			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"validate": {"type": "string"}}}`,
-		}, `property "validate" becomes Go field Validate, the name of a method AB has`},
 		{"fact that is only an alias", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"money.json":  `{"type": "object", "properties": {"amount": {"type": "integer"}}}`,
@@ -306,5 +300,46 @@ func TestClosestBinding(t *testing.T) {
 		if ok && !slices.ContainsFunc(keys, func(k string) bool { return TopicMatch(got, k) }) {
 			t.Errorf("suggestion %q for %q matches no key", got, c.pattern)
 		}
+	}
+}
+
+// Names that collide are resolved, the same way every time, and each
+// change is recorded for warren check to report.
+func TestCollisionsAreRenamed(t *testing.T) {
+	m, err := build(t, map[string]string{
+		"warren.json": `{"package": "p"}`,
+		"a.json": `{"x-routing-key": "a.b", "title": "Fact", "type": "object", "properties": {
+  "+1": {"type": "integer"}, "-1": {"type": "integer"}, "foo": {"type": "string"}, "Foo": {"type": "string"},
+  "validate": {"type": "string"},
+  "op": {"enum": ["+", "-", "*", "1", "+1"]},
+  "when": {"oneOf": [{"type": "string", "format": "date"}, {"type": "string", "pattern": "^Q[1-4]$"}]},
+  "gh": {"$ref": "vendor/github/push.json#/definitions/user"},
+  "gl": {"$ref": "vendor/gitlab/push.json#/definitions/user"},
+  "hook": {"$ref": "vendor/gitlab/hook.json#/definitions/user"}}}`,
+		"vendor/github/push.json": `{"definitions": {"user": {"type": "object", "properties": {"login": {"type": "string"}}}}}`,
+		"vendor/gitlab/push.json": `{"definitions": {"user": {"type": "object", "properties": {"username": {"type": "string"}}}}}`,
+		"vendor/gitlab/hook.json": `{"definitions": {"user": {"type": "object", "properties": {"name": {"type": "string"}}}}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range m.Renamed {
+		got = append(got, r.What+": "+r.From+" -> "+r.To)
+	}
+	want := []string{
+		`field for property "-1" of Fact: X1 -> Minus1`,
+		`field for property "Foo" of Fact: Foo -> Foo2`,
+		`field for property "validate" of Fact: Validate -> Validate2`,
+		`branch of union FactWhen: String -> String2`,
+		`type: User -> HookUser`, // vendor/github/push.json keeps User: first by path
+		`type: User -> PushUser`,
+		`constant for enum value "+":  -> FactOpPlus`,
+		`constant for enum value "-":  -> FactOpMinus`,
+		`constant for enum value "*":  -> FactOpStar`,
+		`constant for enum value "+1": FactOp1 -> FactOpPlus1`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("renames (-want +got):\n%s", diff)
 	}
 }

@@ -93,6 +93,7 @@ type Type struct {
 	Fact *Fact // set on the root type of a fact
 
 	nullable bool // the definition itself admits null, so every use is nullable
+	constant bool // Enum: written as a const, not an enum
 }
 
 // Methods returns the names of the methods generated code declares on the

@@ -17,8 +17,20 @@ import (
 // value, one per scalar default.
 func (b *builder) nameConstants() {
 	for _, t := range b.declared {
-		for _, v := range t.Values {
+		taken := map[string]bool{}
+		for i, v := range t.Values {
 			v.GoName = names.EnumValue(t.GoName, fmt.Sprint(v.Value))
+			if v.GoName == "" || taken[v.GoName] {
+				// A value of symbols only ("*"), or told apart from
+				// another by symbols only ("+1", "1").
+				name := t.GoName + names.Spelled(fmt.Sprint(v.Value))
+				if taken[name] {
+					name = numbered(name, taken)
+				}
+				b.renamed(t.Source, enumPointer(t, i), "constant for enum value "+enumLiteral(v.Value), v.GoName, name)
+				v.GoName = name
+			}
+			taken[v.GoName] = true
 		}
 		for _, f := range t.Fields {
 			if f.Default != nil && defaultFits(f.Type, f.Default) {
@@ -26,6 +38,15 @@ func (b *builder) nameConstants() {
 			}
 		}
 	}
+}
+
+// enumPointer is where the i-th value of an enum type is written: its
+// "enum", or its "const".
+func enumPointer(t *Type, i int) string {
+	if t.constant {
+		return load.Append(t.Pointer, "const")
+	}
+	return load.AppendIndex(load.Append(t.Pointer, "enum"), i)
 }
 
 // defaultFits reports whether a default can be a Go constant of the
@@ -161,10 +182,7 @@ func (b *builder) validate(m *Model) {
 		doc, _ := b.s.Doc(t.Source)
 		claim(t.GoName, ident{t.Kind.String(), doc, t.Pointer, titleFix})
 		for i, v := range t.Values {
-			ptr := load.AppendIndex(load.Append(t.Pointer, "enum"), i)
-			if _, isEnum := doc.Lookup(load.Append(t.Pointer, "enum")); !isEnum {
-				ptr = load.Append(t.Pointer, "const")
-			}
+			ptr := enumPointer(t, i)
 			if v.GoName == "" {
 				b.errs.Add(doc.Errorf(ptr, "enum value %s has no letter or digit to name its Go constant after", enumLiteral(v.Value)))
 				continue

@@ -215,3 +215,31 @@ func File(schemaPath string) string {
 	}
 	return name + ".json.go"
 }
+
+// symbolWords spell the characters that a name made of symbols consists of
+// ("+1" -> "Plus1", "*" -> "Star"): properties and enum values of vendors'
+// schemas use them, and two names that differ only in symbols ("+1" and
+// "-1") must not become the same Go name.
+var symbolWords = map[rune]string{
+	'+': "plus", '-': "minus", '*': "star", '.': "dot", '/': "slash", '\\': "backslash",
+	'#': "hash", '@': "at", '&': "and", '%': "percent", '$': "dollar", '!': "bang",
+	'?': "question", '=': "equals", '<': "less", '>': "greater", '~': "tilde", '^': "caret",
+	'|': "pipe", ':': "colon", ';': "semicolon", ',': "comma", '(': "open", ')': "close",
+	'[': "open bracket", ']': "close bracket", '{': "open brace", '}': "close brace",
+	'\'': "quote", '"': "double quote", '`': "backquote", '_': "underscore", ' ': "space",
+}
+
+// Spelled is [Exported] with every symbol spelled as a word, so that names
+// made of, or told apart by, symbols get distinct identifiers ("+1" ->
+// Plus1, "-1" -> Minus1, "*" -> Star, "foo-bar" -> FooMinusBar).
+func Spelled(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if w, ok := symbolWords[r]; ok {
+			b.WriteString(" " + w + " ")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return Exported(b.String())
+}

@@ -1,0 +1,130 @@
+package model
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/names"
+)
+
+// Renamed is a Go name the generator chose instead of the obvious one,
+// because the obvious one was already taken or empty. Schemas written by
+// someone else (a vendor's) cannot be edited to avoid a collision, so
+// collisions are resolved, deterministically, and `warren check` reports
+// each one as a warning.
+type Renamed struct {
+	Doc     *load.Document
+	Pointer string
+	What    string // "type", "field Foo of Bar", ...
+	From    string // the name it would have had ("" for none)
+	To      string
+}
+
+// The rule, applied in this order (README, "Type mapping"):
+//   - A fact's type keeps the fact's name. Other types are taken in the
+//     order of their file path and position in the file; one whose name
+//     is taken gets the name of its file in front (push.json's "User" ->
+//     PushUser), then of its directory and file (GithubPushUser), then
+//     the first free number after it (User2).
+//   - Properties of one struct, in file order: a name that is empty or
+//     taken is spelled out ("+1" -> Plus1, "-1" -> Minus1), then numbered
+//     (Foo, Foo2 for "foo" and "Foo").
+//   - Branches of one union, in schema order: numbered (String, String2).
+//   - Enum values of one type, in schema order: spelled, then numbered.
+
+// resolveNames gives every type, field and union branch a distinct Go name.
+func (b *builder) resolveNames(facts []*Fact) {
+	taken := map[string]bool{names.TopologyVar: true, names.DeclareFunc: true, names.PublisherType: true, names.PublisherConstructor: true}
+	for _, f := range facts {
+		for _, n := range []string{f.GoName, f.VarName(), f.RoutingKeyConst()} {
+			taken[n] = true
+		}
+	}
+	for _, t := range b.sortedTypes() {
+		if t.Fact == nil {
+			b.renameType(t, taken)
+		}
+		b.renameFields(t)
+		b.renameVariants(t)
+	}
+}
+
+func (b *builder) renameType(t *Type, taken map[string]bool) {
+	usable := func(n string) bool { return n != "" && !taken[n] && !names.IsReserved(n) && isExported(n) }
+	name := t.GoName
+	if !usable(name) {
+		stem := strings.TrimSuffix(path.Base(t.Source), ".json")
+		dir := path.Base(path.Dir(t.Source))
+		candidates := []string{names.Type(stem) + name, names.Type(dir+" "+stem) + name}
+		for i := 2; ; i++ {
+			candidates = append(candidates, name+strconv.Itoa(i))
+			if i > 10000 || usable(candidates[len(candidates)-1]) {
+				break
+			}
+		}
+		if i := slices.IndexFunc(candidates, usable); i >= 0 {
+			name = candidates[i]
+		}
+		b.renamed(t.Source, t.Pointer, "type", t.GoName, name)
+		t.GoName = name
+	}
+	taken[name] = true
+}
+
+func (b *builder) renameFields(t *Type) {
+	taken := map[string]bool{}
+	for _, m := range t.Methods() {
+		taken[m] = true
+	}
+	if t.Extra != nil {
+		taken[ExtraField] = true
+	}
+	for _, f := range t.Fields {
+		if f.GoName != "" && !taken[f.GoName] {
+			taken[f.GoName] = true
+			continue
+		}
+		name := names.Spelled(f.JSONName)
+		if name == "" || taken[name] {
+			name = numbered(cmpOr(f.GoName, cmpOr(name, "Field")), taken)
+		}
+		b.renamed(f.Source, f.Pointer, fmt.Sprintf("field for property %s of %s", strconv.Quote(f.JSONName), t.GoName), f.GoName, name)
+		f.GoName = name
+		taken[name] = true
+	}
+}
+
+func (b *builder) renameVariants(t *Type) {
+	taken := map[string]bool{}
+	for _, m := range t.Methods() {
+		taken[m] = true
+	}
+	for _, v := range t.Variants {
+		if taken[v.GoName] {
+			name := numbered(v.GoName, taken)
+			file, ptr, _ := strings.Cut(v.Location, "#")
+			b.renamed(file, ptr, "branch of union "+t.GoName, v.GoName, name)
+			v.GoName = name
+		}
+		taken[v.GoName] = true
+	}
+}
+
+// numbered returns name followed by the first number from 2 that makes it
+// free.
+func numbered(name string, taken map[string]bool) string {
+	for i := 2; ; i++ {
+		if n := name + strconv.Itoa(i); !taken[n] {
+			return n
+		}
+	}
+}
+
+func (b *builder) renamed(file, ptr, what, from, to string) {
+	doc, _ := b.s.Doc(file)
+	b.renames = append(b.renames, Renamed{Doc: doc, Pointer: ptr, What: what, From: from, To: to})
+}
