@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"path"
 	"regexp"
@@ -109,7 +110,14 @@ func Scripts(fsys fs.FS, dir string, vars map[string]string) ([]string, error) {
 // transaction-scoped advisory lock, so that services starting at the same
 // moment do not race each other's CREATE TABLE (IF NOT EXISTS alone can
 // fail with a unique violation in the catalogue).
-func Migrate(ctx context.Context, tx Execer, lock, lockKey string, scripts []string) error {
+//
+// Every script must be safe to run again. Where the database cannot say
+// so in SQL (SQLite has no ADD COLUMN IF NOT EXISTS), a script is a single
+// statement and applied(err) reports that its failure means it was applied
+// before (the column exists); such a script is skipped. applied may be nil.
+// Skipping needs a database whose failed statement leaves the transaction
+// usable, as SQLite's does.
+func Migrate(ctx context.Context, tx Execer, lock, lockKey string, scripts []string, applied func(error) bool) error {
 	if lock != "" {
 		if _, err := tx.ExecContext(ctx, lock, lockKey); err != nil {
 			return fmt.Errorf("lock: %w", err)
@@ -117,8 +125,30 @@ func Migrate(ctx context.Context, tx Execer, lock, lockKey string, scripts []str
 	}
 	for _, script := range scripts {
 		if _, err := tx.ExecContext(ctx, script); err != nil {
+			if applied != nil && applied(err) {
+				continue
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+// maxIdentifier is PostgreSQL's identifier limit in bytes.
+const maxIdentifier = 63
+
+// Derived returns the quoted name of an object belonging to table t (an
+// index, say): the table's name with suffix, shortened with a hash of the
+// whole when it would pass the 63-byte identifier limit, so that two
+// long table names never share it. It is never schema-qualified: an index
+// lives in its table's schema.
+func Derived(t Name, suffix string) string {
+	name := t.Table + suffix
+	if len(name) > maxIdentifier {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		tag := fmt.Sprintf("_%08x", h.Sum32())
+		name = t.Table[:maxIdentifier-len(suffix)-len(tag)] + tag + suffix
+	}
+	return Quote(name)
 }

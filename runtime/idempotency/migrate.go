@@ -58,7 +58,7 @@ func (g *SQLGuard) Migrate(ctx context.Context) error {
 		return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	if err := sqltable.Migrate(ctx, tx, g.dialect.migrateLock, "warren.idempotency."+g.table.String(), scripts); err != nil {
+	if err := sqltable.Migrate(ctx, tx, g.dialect.migrateLock, "warren.idempotency."+g.table.String(), scripts, nil); err != nil {
 		return fmt.Errorf("idempotency: migrate %s: %w", g.table, err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -17,15 +17,26 @@ import (
 // as opposed to a round in which some publishes failed.
 var errStore = errors.New("outbox store")
 
+// errInvalid is matched by the refusal of a row that is not a publishable
+// fact: its envelope does not decode, or its payload fails its schema.
+var errInvalid = errors.New("row is not a valid fact")
+
 // maxErrorText bounds the error text kept in last_error.
 const maxErrorText = 1000
+
+// pruneBatch bounds the rows one prune statement deletes, so pruning never
+// holds locks (on SQLite: the only write lock) for long.
+const pruneBatch = 1000
+
+// pendingCond selects the rows still to be published.
+const pendingCond = "failed_at IS NULL AND published_at IS NULL AND discarded_at IS NULL"
 
 // row is one claimed outbox row.
 type row struct {
 	id, routingKey string
 	version        int
 	envelope       []byte
-	attempts       int // failed publishes before this round
+	attempts       int // refused publishes before this round
 }
 
 type failure struct {
@@ -36,7 +47,9 @@ type failure struct {
 // batchResult is what one round did.
 type batchResult struct {
 	claimed, published, unroutable int
-	failures                       []failure
+	failures                       []failure // refused: an attempt spent
+	unavailable                    int       // not published because the broker could not be reached
+	unavailableErr                 error     // the first of those
 }
 
 // relay runs one round: claim, publish, settle. See [Relay.RelayOnce].
@@ -78,6 +91,13 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 			// stays as it was, and the next relay publishes it (again, if
 			// the broker kept this publish after all).
 			interrupted++
+		case unreachable(err):
+			// The broker is down or blocked: an outage, not a property of
+			// the fact, so it costs no attempt.
+			b.unavailable++
+			if b.unavailableErr == nil {
+				b.unavailableErr = fmt.Errorf("outbox: message %s: %w", row.id, err)
+			}
 		default:
 			b.failures = append(b.failures, failure{row: row, err: fmt.Errorf("outbox: message %s: %w", row.id, err)})
 			if errors.Is(err, runtime.ErrUnroutable) {
@@ -85,17 +105,25 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 			}
 		}
 	}
-	r.failed.Add(uint64(len(b.failures)))
-	r.unroutable.Add(uint64(b.unroutable))
 	if err := r.settle(txCtx, tx, confirmed, b.failures, now); err != nil {
 		return batchResult{claimed: b.claimed}, fmt.Errorf("%w (the %d facts the broker confirmed are published again by a later round)", err, len(confirmed))
 	}
 	b.published = len(confirmed)
 	r.published.Add(uint64(b.published))
+	r.failed.Add(uint64(len(b.failures) + b.unavailable))
+	r.unroutable.Add(uint64(b.unroutable))
+	for _, f := range b.failures {
+		if f.row.attempts+1 >= r.cfg.MaxAttempts {
+			r.markedFailed.Add(1)
+		}
+	}
 
-	errs := make([]error, 0, len(b.failures)+1)
+	errs := make([]error, 0, len(b.failures)+2)
 	for _, f := range b.failures {
 		errs = append(errs, f.err)
+	}
+	if b.unavailable > 0 {
+		errs = append(errs, fmt.Errorf("outbox: %d facts not published, the broker is unavailable: %w", b.unavailable, b.unavailableErr))
 	}
 	if interrupted > 0 {
 		errs = append(errs, fmt.Errorf("outbox: %d facts left for a later round: %w", interrupted, context.Cause(ctx)))
@@ -128,9 +156,10 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx) ([]row, error) {
 	return rows, rs.Err()
 }
 
-// publish publishes rows, up to Concurrency at once, and returns each
-// row's outcome. With Concurrency 1 a row is published only after the one
-// before it was confirmed, so the broker receives them in id order.
+// publish publishes rows and returns each row's outcome. It sends them one
+// after the other, in id order, on the publisher's channel, with up to
+// Concurrency sent and not yet confirmed: the broker receives them in the
+// order they were claimed, while their confirms are awaited side by side.
 //
 // Once ctx is done no further publish starts, but those already under way
 // get ShutdownTimeout to be confirmed: a publish abandoned after it was
@@ -172,49 +201,65 @@ func (r *Relay) publish(ctx context.Context, rows []row) []error {
 			outcomes[i] = fmt.Errorf("not published: %w", context.Cause(ctx))
 			continue
 		}
+		h, err := r.send(pubCtx, rows[i])
+		if err != nil {
+			outcomes[i] = err
+			<-slots
+			continue
+		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			outcomes[i] = r.publishRow(pubCtx, rows[i])
+			outcomes[i] = h.Wait(pubCtx)
 		})
 	}
 	wg.Wait()
 	return outcomes
 }
 
-func (r *Relay) publishRow(ctx context.Context, x row) error {
+// send checks a row and sends its fact, without waiting for the confirm.
+func (r *Relay) send(ctx context.Context, x row) (*runtime.Pending, error) {
 	var env runtime.Envelope
 	if err := json.Unmarshal(x.envelope, &env); err != nil {
-		return fmt.Errorf("decode envelope: %w", err)
+		return nil, fmt.Errorf("%w: decode envelope: %w", errInvalid, err)
 	}
 	if env.ID != x.id {
-		return fmt.Errorf("envelope id %q differs from the row's id", env.ID)
+		return nil, fmt.Errorf("%w: envelope id %q differs from the row's id", errInvalid, env.ID)
 	}
 	// The payload was validated by Write; it is validated again only
 	// against the facts the relay was given.
 	f := r.facts[x.routingKey]
-	f.RoutingKey, f.Version = x.routingKey, x.version
-	return r.pub.PublishEnvelope(ctx, f, env)
+	if f.Validate != nil {
+		if err := f.Validate(env.Payload); err != nil {
+			return nil, fmt.Errorf("%w: payload does not match its schema: %w", errInvalid, err)
+		}
+	}
+	f.RoutingKey, f.Version, f.Validate = x.routingKey, x.version, nil
+	return r.pub.PublishEnvelopeAsync(ctx, f, env)
 }
 
-// settle deletes the confirmed rows, records the failures on theirs and
-// commits.
+// settle deletes (or marks published) the confirmed rows, records the
+// refusals on theirs, marking failed those out of attempts, and commits.
 func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, failures []failure, now time.Time) error {
 	if len(confirmed) > 0 {
-		marks := make([]string, len(confirmed))
-		args := make([]any, len(confirmed))
-		for i, id := range confirmed {
-			marks[i] = r.d.placeholder(i + 1)
-			args[i] = id
+		var args []any
+		if r.cfg.KeepPublished > 0 {
+			args = append(args, r.d.stamp(now))
 		}
-		del := fmt.Sprintf("DELETE FROM %s WHERE id IN (%s)", r.table.Quoted(), strings.Join(marks, ", "))
-		if _, err := tx.ExecContext(ctx, del, args...); err != nil {
-			return r.storeError(ctx, "delete published rows", err)
+		marks := make([]string, len(confirmed))
+		for i, id := range confirmed {
+			args = append(args, id)
+			marks[i] = r.d.placeholder(len(args))
+		}
+		stmt := fmt.Sprintf("%s WHERE id IN (%s)", r.markPub, strings.Join(marks, ", "))
+		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+			return r.storeError(ctx, "settle published rows", err)
 		}
 	}
 	for _, f := range failures {
 		retryAt := now.Add(r.retryDelay(f.row.attempts + 1))
-		if _, err := tx.ExecContext(ctx, r.fail, errorText(f.err), r.d.stamp(now), r.d.stamp(retryAt), f.row.id); err != nil {
-			return r.storeError(ctx, "record failed publish", err)
+		stamp := r.d.stamp(now)
+		if _, err := tx.ExecContext(ctx, r.fail, errorText(f.err), stamp, r.d.stamp(retryAt), r.cfg.MaxAttempts, stamp, f.row.id); err != nil {
+			return r.storeError(ctx, "record refused publish", err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -223,7 +268,48 @@ func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, fai
 	return nil
 }
 
-// retryDelay is how long a row waits after its n-th failed publish.
+// pruneKept deletes published and discarded rows past their keeping time,
+// in batches. A failure is an outage of the database like any other.
+func (r *Relay) pruneKept(ctx context.Context) {
+	now := r.cfg.Now()
+	// With KeepPublished zero no row is marked published: any cutoff does.
+	published := r.d.stamp(now.Add(-r.cfg.KeepPublished))
+	discarded := r.d.stamp(now.Add(-r.cfg.KeepDiscarded))
+	for ctx.Err() == nil {
+		n, err := r.pruneBatch(ctx, published, discarded)
+		if err != nil {
+			r.observe(batchResult{}, r.storeError(ctx, "prune kept rows", err))
+			return
+		}
+		if n < pruneBatch {
+			return
+		}
+	}
+}
+
+func (r *Relay) pruneBatch(ctx context.Context, published, discarded any) (int64, error) {
+	tx, err := r.db.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	for _, stmt := range r.setup {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.ExecContext(ctx, r.prune, published, discarded)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit(ctx)
+}
+
+// retryDelay is how long a row waits after its n-th refused publish.
 func (r *Relay) retryDelay(n int) time.Duration {
 	d := r.cfg.RetryMin
 	for i := 1; i < n && d < r.cfg.RetryMax; i++ {
@@ -243,6 +329,13 @@ func (r *Relay) storeError(ctx context.Context, op string, err error) error {
 // publish itself.
 func stoppedBy(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)))
+}
+
+// unreachable reports whether a publish failed because the broker could
+// not be reached in time (down, blocked by an alarm, the publisher closed)
+// rather than because it refused the fact.
+func unreachable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, runtime.ErrClosed)
 }
 
 func errorText(err error) string {

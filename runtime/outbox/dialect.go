@@ -2,7 +2,9 @@ package outbox
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/warrenbus/warren/internal/sqltable"
@@ -40,6 +42,8 @@ type dialect struct {
 	placeholder func(n int) string
 	// stamp converts a time into the value stored in a time column.
 	stamp func(t time.Time) any
+	// stampType is the SQL type of a time column.
+	stampType string
 	// qualified reports whether a table name may carry a schema ("schema.table").
 	qualified bool
 	// migrations is the directory of the dialect's scripts inside [migrations].
@@ -55,22 +59,35 @@ type dialect struct {
 	lockTable func(table string) string
 	// claimSuffix ends the claim's SELECT: the row locking clause.
 	claimSuffix string
+	// applied reports that a migration script failed because it was
+	// applied before; nil when every script says IF NOT EXISTS itself.
+	applied func(error) bool
+	// notify: Write sends a NOTIFY on the table's channel, delivered when
+	// the transaction commits, and the relay LISTENs for it.
+	notify bool
+	// wakeOnWrite: Write wakes the relays of its table in this process. On
+	// SQLite the woken claim waits for the writer's lock, so it runs once
+	// the writer has committed (or rolled back).
+	wakeOnWrite bool
 }
 
 var dialects = map[Dialect]dialect{
 	Postgres: {
 		placeholder: func(n int) string { return "$" + strconv.Itoa(n) },
 		stamp:       func(t time.Time) any { return t.UTC() },
+		stampType:   "timestamptz",
 		qualified:   true,
 		migrations:  "migrations/postgres",
 		migrateLock: "SELECT pg_advisory_xact_lock(hashtext($1))",
 		// Rows another relay has claimed are skipped, not waited for: each
 		// relay takes the oldest rows nobody holds.
 		claimSuffix: " FOR UPDATE SKIP LOCKED",
+		notify:      true,
 	},
 	SQLite: {
 		placeholder: func(int) string { return "?" },
 		stamp:       func(t time.Time) any { return t.UnixMilli() },
+		stampType:   "INTEGER",
 		migrations:  "migrations/sqlite",
 		txSetup: func(cfg RelayConfig) []string {
 			return []string{fmt.Sprintf("PRAGMA busy_timeout = %d", cfg.BusyTimeout.Milliseconds())}
@@ -81,6 +98,10 @@ var dialects = map[Dialect]dialect{
 		// in between, after the batch was published. A write statement,
 		// even one that touches no row, takes the write lock first.
 		lockTable: func(table string) string { return "UPDATE " + table + " SET attempts = attempts WHERE 0" },
+		applied: func(err error) bool {
+			return strings.Contains(err.Error(), "duplicate column name")
+		},
+		wakeOnWrite: true,
 	},
 }
 
@@ -102,4 +123,19 @@ func parseTable(d Dialect, table string) (sqltable.Name, error) {
 		return sqltable.Name{}, err
 	}
 	return sqltable.Parse(table, d.String(), impl.qualified, maxTableName)
+}
+
+// pendingIndex is the quoted name of the index of pending rows.
+func pendingIndex(t sqltable.Name) string { return sqltable.Derived(t, "_pending_idx") }
+
+// channel is the PostgreSQL notification channel of table t: its name,
+// shortened to the 63-byte identifier limit when it is longer.
+func channel(t sqltable.Name) string {
+	name := "warren_outbox." + t.String()
+	if len(name) > 63 {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		name = fmt.Sprintf("%s_%08x", name[:54], h.Sum32())
+	}
+	return name
 }

@@ -41,8 +41,11 @@
 // with publisher confirms (Concurrency of them in flight at once), deletes
 // the confirmed ones and records the failure on the others, in the
 // transaction that claimed them; Run repeats at once while there is a
-// backlog and every PollInterval otherwise. [Relay.RelayOnce] runs a single
-// round, for tests and for programs that schedule relaying themselves.
+// backlog. Otherwise it waits for a commit to wake it (PostgreSQL
+// LISTEN/NOTIFY over runtime/sqldb/pgxdb; on SQLite, a Write in the same
+// process), or for PollInterval, the fallback. [Relay.RelayOnce] runs a
+// single round, for tests and for programs that schedule relaying
+// themselves.
 //
 // # Guarantees
 //
@@ -55,13 +58,25 @@
 //     fails, between the broker's confirm and the commit that deletes the
 //     row, the fact is published again by a later round. Consumers
 //     deduplicate by message id, which runtime/idempotency's guard does.
-//   - Nothing is dropped: a fact the broker refuses, or that reaches no
-//     queue ([runtime.ErrUnroutable], when no consumer is bound to its
-//     routing key yet), stays in the table with attempts, last_error and
+//   - Bounded, never dropped: a fact the broker refuses (nacks, or routes
+//     to no queue: [runtime.ErrUnroutable]) or that fails its schema
+//     (RelayConfig.Facts) stays in the table with attempts, last_error and
 //     last_attempt_at filled in, is counted ([Relay.Stats]) and logged, and
-//     is tried again after RetryMin, doubling up to RetryMax. To let the
-//     broker drop facts nobody consumes yet, give the relay a publisher
-//     made with [runtime.AllowUnroutable].
+//     is tried again after RetryMin, doubling up to RetryMax. After
+//     MaxAttempts refusals (20 by default, about a quarter of an hour) it
+//     is marked failed (failed_at) and waits for an operator: warren outbox
+//     retry ([Outbox.Retry]) makes it pending again, warren outbox discard
+//     ([Outbox.Discard]) gives it up, both with a reason kept in the row's
+//     note. A publish that fails because the broker is unreachable costs no
+//     attempt. To let the broker drop facts nobody consumes yet, give the
+//     relay a publisher made with [runtime.AllowUnroutable].
+//   - Published rows are deleted at once by default (RelayConfig.KeepPublished
+//     keeps them for a while), so the table holds the backlog and little
+//     else; discarded rows are kept KeepDiscarded (7 days) with their
+//     reason. Run prunes both.
+//   - Quiet outages: while the database or the broker is down, the relay
+//     logs one record when the outage starts and one when it ends, with
+//     its duration, the rounds that failed and the facts held back.
 //   - Several relays on PostgreSQL (in one process or many) share the
 //     table: the claim uses FOR UPDATE SKIP LOCKED, so no row is claimed by
 //     two relays at once and each takes the oldest rows the others do not
@@ -69,14 +84,19 @@
 //
 // # Order
 //
-// Rows are claimed oldest id first, and ids are UUIDv7, ordered by the
-// writing process's clock (strictly, within one process). That is the whole
-// ordering promise:
-//   - Within a batch, publishes are pipelined, so the broker may receive
-//     them in any order. With Concurrency 1 a relay publishes one fact
-//     after the other, in id order.
-//   - A fact whose publish failed waits for its retry while newer facts go
-//     ahead, so one stuck fact never holds up the rest.
+// A relay publishes in commit order, in this sense: a claim takes every
+// pending row committed before it, so rows committed before a round's
+// claim are sent before rows committed after it; rows that became visible
+// to the same claim are sent in id order. Ids are UUIDv7, made by Write,
+// ordered by the writing process's clock (strictly, within one process),
+// so rows of one process's transactions that commit together go out in
+// the order they were written. The sends of a batch go out one after the
+// other on the publisher's channel, with up to Concurrency awaiting their
+// confirms, so the broker receives them in that order. The exceptions:
+//   - A fact whose publish was refused waits for its retry while newer
+//     facts go ahead, so one stuck fact never holds up the rest.
+//   - A publish whose channel was lost before its confirm is sent again on
+//     the next channel, after later ones.
 //   - Several relays publish their batches side by side, in no order
 //     relative to each other; a redelivery or a retry on the consumer side
 //     reorders again.
@@ -93,15 +113,21 @@
 // timeout (open the database with "?_pragma=busy_timeout(5000)"). A batch
 // of 500, the default, holds it for some tens of milliseconds against a
 // local broker; lower BatchSize if writers must wait less. Run one relay
-// per database file:
-// a second one only takes turns with the first. Use a database file, never
-// ":memory:", where every pooled connection gets its own empty database.
+// per database file: a second one only takes turns with the first. Use a
+// database file, never ":memory:", where every pooled connection gets its
+// own empty database.
+//
+// A Write wakes the relays of its table in the same process at once; the
+// woken claim waits for the writer's lock, so it runs when the writer
+// commits. A writer that keeps its transaction open longer than the
+// relay's BusyTimeout after Write has its fact published at the next poll.
 //
 // # Watching the backlog
 //
-// The table is the outbox's state: its row count is the backlog, and rows
-// with attempts > 0 are facts that failed to publish, with the reason:
+// warren outbox status prints the pending, retrying and failed rows and
+// the age of the oldest pending one ([Outbox.Status]); warren outbox failed
+// lists the failed rows with their errors. In SQL:
 //
-//	SELECT routing_key, count(*), max(attempts), min(created_at) FROM warren_outbox GROUP BY routing_key;
-//	SELECT id, routing_key, attempts, last_error FROM warren_outbox WHERE attempts > 0 ORDER BY id;
+//	SELECT routing_key, count(*), max(attempts), min(created_at) FROM warren_outbox WHERE failed_at IS NULL AND published_at IS NULL AND discarded_at IS NULL GROUP BY routing_key;
+//	SELECT id, routing_key, attempts, last_error FROM warren_outbox WHERE failed_at IS NOT NULL AND discarded_at IS NULL ORDER BY id;
 package outbox

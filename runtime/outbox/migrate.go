@@ -37,7 +37,7 @@ func MigrationSQL(d Dialect, table string) (string, error) {
 // renderMigrations returns the dialect's scripts in order, with the table
 // name filled in.
 func renderMigrations(d dialect, t sqltable.Name) ([]string, error) {
-	scripts, err := sqltable.Scripts(migrations, d.migrations, map[string]string{"table": t.Quoted()})
+	scripts, err := sqltable.Scripts(migrations, d.migrations, map[string]string{"table": t.Quoted(), "pending_index": pendingIndex(t)})
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
@@ -56,7 +56,7 @@ func (o *Outbox) Migrate(ctx context.Context, db *sql.DB) error {
 // MigrateDB is [Outbox.Migrate] over any [sqldb.DB], such as
 // pgxdb.FromPool(pool).
 func (o *Outbox) MigrateDB(ctx context.Context, db sqldb.DB) error {
-	scripts, err := renderMigrations(o.dialect, o.table)
+	scripts, err := renderMigrations(o.d, o.table)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (o *Outbox) MigrateDB(ctx context.Context, db sqldb.DB) error {
 		return fmt.Errorf("outbox: migrate %s: begin: %w", o.table, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	if err := sqltable.Migrate(ctx, tx, o.dialect.migrateLock, "warren.outbox."+o.table.String(), scripts); err != nil {
+	if err := sqltable.Migrate(ctx, tx, o.d.migrateLock, "warren.outbox."+o.table.String(), scripts, o.d.applied); err != nil {
 		return fmt.Errorf("outbox: migrate %s: %w", o.table, err)
 	}
 	if err := tx.Commit(ctx); err != nil {

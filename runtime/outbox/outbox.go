@@ -38,8 +38,10 @@ func (c Config) Validate() error {
 // transaction, for a [Relay] to publish once that transaction has
 // committed. An Outbox holds no connection and is safe for concurrent use.
 type Outbox struct {
-	dialect dialect
+	dialect Dialect
+	d       dialect
 	table   sqltable.Name
+	channel string // the NOTIFY channel, on PostgreSQL
 	insert  string
 }
 
@@ -54,12 +56,17 @@ func New(cfg Config) (*Outbox, error) {
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
 	d, _ := lookup(cfg.Dialect)
 	p := d.placeholder
-	return &Outbox{
-		dialect: d,
-		table:   t,
-		insert: fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at) VALUES (%s, %s, %s, %s, %s)",
-			t.Quoted(), p(1), p(2), p(3), p(4), p(5)),
-	}, nil
+	o := &Outbox{dialect: cfg.Dialect, d: d, table: t, channel: channel(t)}
+	o.insert = fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at) VALUES (%s, %s, %s, %s, %s)",
+		t.Quoted(), p(1), p(2), p(3), p(4), p(5))
+	if d.notify {
+		// One statement, one round trip: the NOTIFY is queued in the
+		// transaction and delivered when it commits (never if it rolls
+		// back); PostgreSQL folds a transaction's identical notifications
+		// into one.
+		o.insert = fmt.Sprintf("WITH written AS (%s RETURNING 1) SELECT pg_notify(%s, '') FROM written", o.insert, p(6))
+	}
+	return o, nil
 }
 
 // Table returns the outbox table's name as configured.
@@ -96,8 +103,15 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 	if err != nil {
 		return "", fmt.Errorf("outbox: write %s: encode envelope: %w", f.RoutingKey, err)
 	}
-	if _, err := tx.ExecContext(ctx, o.insert, env.ID, f.RoutingKey, version(f), body, o.dialect.stamp(env.OccurredAt)); err != nil {
+	args := []any{env.ID, f.RoutingKey, version(f), body, o.d.stamp(env.OccurredAt)}
+	if o.d.notify {
+		args = append(args, o.channel)
+	}
+	if _, err := tx.ExecContext(ctx, o.insert, args...); err != nil {
 		return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
+	}
+	if o.d.wakeOnWrite {
+		wakeRelays(o.dialect, o.table)
 	}
 	return env.ID, nil
 }

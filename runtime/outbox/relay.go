@@ -28,6 +28,15 @@ const (
 	DefaultRetryMax        = time.Minute
 	DefaultBusyTimeout     = 5 * time.Second
 	DefaultShutdownTimeout = 5 * time.Second
+	// DefaultMaxAttempts refusals, with the default backoff, span about a
+	// quarter of an hour: long enough for someone to bind a missing queue,
+	// short enough that a fact that can never be published is marked
+	// failed, and shows in warren outbox status, the same day.
+	DefaultMaxAttempts = 20
+	// DefaultKeepDiscarded is how long a discarded row stays, with the
+	// reason it was discarded, before the relay prunes it.
+	DefaultKeepDiscarded = 7 * 24 * time.Hour
+	DefaultPruneInterval = time.Minute
 )
 
 // settleTimeout bounds recording a batch's outcome (deletes, failures,
@@ -59,12 +68,32 @@ type RelayConfig struct {
 	// claim holds its rows (and on SQLite the write lock). Default
 	// DefaultPublishTimeout.
 	PublishTimeout time.Duration
-	// RetryMin and RetryMax bound how long a row whose publish failed waits
-	// before it is tried again: RetryMin after the first failure, doubling
-	// with each further one, at most RetryMax. Meanwhile newer rows go
-	// ahead of it, so one failing fact never holds up the others. Defaults
-	// DefaultRetryMin and DefaultRetryMax.
+	// RetryMin and RetryMax bound how long a row whose publish was refused
+	// waits before it is tried again: RetryMin after the first refusal,
+	// doubling with each further one, at most RetryMax. Meanwhile newer
+	// rows go ahead of it, so one failing fact never holds up the others.
+	// Defaults DefaultRetryMin and DefaultRetryMax.
 	RetryMin, RetryMax time.Duration
+	// MaxAttempts is how many refused publishes a row gets (the broker
+	// nacked it or routed it nowhere, or it fails its schema): after the
+	// last it is marked failed, with its error, and is not tried again
+	// until someone retries it (Outbox.Retry, warren outbox retry). It is
+	// never deleted for it. A publish that fails because the broker cannot
+	// be reached costs no attempt. Default DefaultMaxAttempts.
+	MaxAttempts int
+	// KeepPublished is how long a published row stays in the table, marked
+	// published_at, before the relay prunes it. Zero, the default, deletes
+	// it in the transaction that saw its confirm: the table holds only the
+	// backlog, so claims and status stay cheap, and consumers deduplicate
+	// by message id whether or not the row is kept. Keep rows to audit or
+	// re-drive what was published.
+	KeepPublished time.Duration
+	// KeepDiscarded is how long a row discarded by an operator stays, with
+	// their reason, before it is pruned. Default DefaultKeepDiscarded.
+	KeepDiscarded time.Duration
+	// PruneInterval is how often Run prunes kept rows. Default
+	// DefaultPruneInterval.
+	PruneInterval time.Duration
 	// ShutdownTimeout bounds how long a round whose ctx ends waits for the
 	// confirms of publishes it has already sent. Facts confirmed in time are
 	// deleted as usual; a publish still unconfirmed then is abandoned and
@@ -75,8 +104,10 @@ type RelayConfig struct {
 	// writer's lock (set with PRAGMA busy_timeout in every transaction it
 	// opens). Default DefaultBusyTimeout.
 	BusyTimeout time.Duration
-	// Logger receives one record per round in which a fact could not be
-	// published, and failures of the database. Default slog.Default().
+	// Logger receives one record per round in which a fact was refused,
+	// one per row marked failed, and one when the database or the broker
+	// becomes unavailable and one when it is back, with counts (not one
+	// per poll). Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock that dates failures and their retries. Default
 	// time.Now.
@@ -119,6 +150,15 @@ func (c *RelayConfig) setDefaults() {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.KeepDiscarded == 0 {
+		c.KeepDiscarded = DefaultKeepDiscarded
+	}
+	if c.PruneInterval == 0 {
+		c.PruneInterval = DefaultPruneInterval
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -138,6 +178,9 @@ func (c RelayConfig) Validate() error {
 	}
 	if c.PollInterval < 0 || c.PublishTimeout < 0 || c.ShutdownTimeout < 0 || c.BusyTimeout < 0 {
 		errs = append(errs, errors.New("PollInterval, PublishTimeout, ShutdownTimeout and BusyTimeout: expected zero (default) or positive durations"))
+	}
+	if c.MaxAttempts < 0 || c.KeepPublished < 0 || c.KeepDiscarded < 0 || c.PruneInterval < 0 {
+		errs = append(errs, fmt.Errorf("MaxAttempts %d, KeepPublished %s, KeepDiscarded %s, PruneInterval %s: expected zero (default) or more", c.MaxAttempts, c.KeepPublished, c.KeepDiscarded, c.PruneInterval))
 	}
 	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
 		errs = append(errs, fmt.Errorf("RetryMin %s, RetryMax %s: expected 0 <= min <= max", c.RetryMin, c.RetryMax))
@@ -169,9 +212,17 @@ type Relay struct {
 	setup []string                // statements opening every transaction
 	facts map[string]runtime.Fact // by routing key, from RelayConfig.Facts
 	claim string                  // selects and locks the next batch
-	fail  string                  // records a failed publish on its row
+	fail  string                  // records a refused publish on its row
+	// markPub is the DELETE, or the UPDATE setting published_at, of
+	// confirmed rows, without its id list.
+	markPub string
+	prune   string        // deletes kept rows past their time
+	channel string        // NOTIFY channel, on PostgreSQL
+	wake    chan struct{} // a round is due now
 
-	published, failed, unroutable atomic.Uint64
+	storeDown, brokerDown outage // touched only by Run's goroutine
+
+	published, failed, unroutable, markedFailed atomic.Uint64
 }
 
 // NewRelay returns a relay that publishes the outbox table of db with pub.
@@ -202,7 +253,10 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 	cfg.Concurrency = min(cfg.Concurrency, cfg.BatchSize)
 	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
 	d, _ := lookup(cfg.Dialect)
-	r := &Relay{db: db, pub: pub, cfg: cfg, d: d, table: t, log: cfg.Logger.With("component", "warren.outbox", "table", t.String())}
+	r := &Relay{db: db, pub: pub, cfg: cfg, d: d, table: t, log: cfg.Logger.With("component", "warren.outbox", "table", t.String()),
+		channel: channel(t), wake: make(chan struct{}, 1)}
+	r.storeDown = outage{log: r.log, what: "database"}
+	r.brokerDown = outage{log: r.log, what: "broker"}
 	r.facts = make(map[string]runtime.Fact, len(cfg.Facts))
 	for _, f := range cfg.Facts {
 		r.facts[f.RoutingKey] = f
@@ -214,51 +268,73 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 		r.setup = append(r.setup, d.lockTable(t.Quoted()))
 	}
 	p := d.placeholder
-	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts FROM %s WHERE retry_at IS NULL OR retry_at <= %s ORDER BY id LIMIT %d%s",
-		t.Quoted(), p(1), cfg.BatchSize, d.claimSuffix)
-	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s WHERE id = %s",
-		t.Quoted(), p(1), p(2), p(3), p(4))
+	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts FROM %s WHERE %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %d%s",
+		t.Quoted(), pendingCond, p(1), cfg.BatchSize, d.claimSuffix)
+	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s, failed_at = CASE WHEN attempts + 1 >= %s THEN CAST(%s AS %s) END WHERE id = %s",
+		t.Quoted(), p(1), p(2), p(3), p(4), p(5), d.stampType, p(6))
+	r.markPub = "DELETE FROM " + t.Quoted()
+	if cfg.KeepPublished > 0 {
+		r.markPub = fmt.Sprintf("UPDATE %s SET published_at = %s", t.Quoted(), p(1))
+	}
+	r.prune = fmt.Sprintf("DELETE FROM %[1]s WHERE id IN (SELECT id FROM %[1]s WHERE published_at < %[2]s OR discarded_at < %[3]s LIMIT %[4]d)",
+		t.Quoted(), p(1), p(2), pruneBatch)
 	return r, nil
 }
 
 // Stats are what a relay counted since it was made.
 type Stats struct {
-	Published  uint64 // facts published, confirmed and deleted from the outbox
-	Failed     uint64 // publishes that failed, their rows kept for a later round; Unroutable included
-	Unroutable uint64 // failed publishes of facts that reached no queue ([runtime.ErrUnroutable])
+	Published    uint64 // facts published, confirmed and deleted (or marked published) in the outbox
+	Failed       uint64 // publishes that failed, their rows kept for a later round; Unroutable included
+	Unroutable   uint64 // failed publishes of facts that reached no queue ([runtime.ErrUnroutable])
+	MarkedFailed uint64 // rows marked failed after MaxAttempts refusals
 }
 
 // Stats returns what r counted so far.
 func (r *Relay) Stats() Stats {
-	return Stats{Published: r.published.Load(), Failed: r.failed.Load(), Unroutable: r.unroutable.Load()}
+	return Stats{Published: r.published.Load(), Failed: r.failed.Load(), Unroutable: r.unroutable.Load(), MarkedFailed: r.markedFailed.Load()}
 }
 
 // Run relays until ctx is done, then returns nil. It relays a batch with
 // [Relay.RelayOnce] and, when the batch was full, the next one at once;
-// otherwise it waits PollInterval first. Failures are logged and retried,
-// never returned: a fact that could not be published stays in the table,
-// and a database that cannot be reached is tried again after PollInterval.
+// otherwise it waits until a row may be due: PollInterval, or sooner when
+// woken. On PostgreSQL, over a DB that is a [sqldb.Listener]
+// (runtime/sqldb/pgxdb), Run LISTENs on the table's channel, which Write
+// notifies when its transaction commits; on SQLite a Write in this process
+// wakes it. Polling stays the fallback: rows written by other processes
+// (SQLite) or while the listening connection was down are found by it.
+//
+// Failures are logged and retried, never returned: a fact that could not
+// be published stays in the table, and a database or broker that cannot be
+// reached is tried again every PollInterval. Such an outage is logged once
+// when it starts and once when it ends, with how long it lasted and what
+// it held back. Run also prunes kept rows every PruneInterval.
 //
 // Cancelling ctx stops Run cleanly: no further publish starts, those
 // already sent get ShutdownTimeout to be confirmed, the rows confirmed are
 // deleted, and the others stay as they were (not counted as failures) for
 // the next relay to publish. Run then returns.
 func (r *Relay) Run(ctx context.Context) error {
+	defer register(r)()
+	if l, ok := r.db.(sqldb.Listener); ok && r.d.notify {
+		go r.listen(ctx, l)
+	}
+	lastPrune := time.Time{}
 	for {
 		b, err := r.relay(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		switch {
-		case errors.Is(err, errStore):
-			r.log.Error("outbox relay: database failed; retrying", "err", err, "retry_in", r.cfg.PollInterval)
-		case err != nil:
-			r.logFailures(b)
+		r.observe(b, err)
+		if time.Since(lastPrune) >= r.cfg.PruneInterval {
+			lastPrune = time.Now()
+			r.pruneKept(ctx)
 		}
-		if !errors.Is(err, errStore) && b.claimed == r.cfg.BatchSize {
-			// A backlog: go on while it lasts. Rows that failed wait for
-			// their retry time, so the next claim takes other rows.
-			continue
+		if err == nil || !errors.Is(err, errStore) {
+			if b.claimed == r.cfg.BatchSize && b.unavailable == 0 {
+				// A backlog: go on while it lasts. Rows that failed wait
+				// for their retry time, so the next claim takes other rows.
+				continue
+			}
 		}
 		t := time.NewTimer(r.cfg.PollInterval)
 		select {
@@ -266,7 +342,17 @@ func (r *Relay) Run(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-t.C:
+		case <-r.wake:
+			t.Stop()
 		}
+	}
+}
+
+// wakeUp makes Run start a round now, or right after the one under way.
+func (r *Relay) wakeUp() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -286,10 +372,16 @@ func (r *Relay) RelayOnce(ctx context.Context) (n int, err error) {
 	return b.published, err
 }
 
-// logFailures writes one record for a round whose facts were not all
-// published: at error level when one reached no queue, since that needs
-// someone to declare the topology or fix a binding.
+// logFailures writes one record for a round in which facts were refused:
+// at error level when one reached no queue, since that needs someone to
+// declare the topology or fix a binding; and one per row marked failed.
 func (r *Relay) logFailures(b batchResult) {
+	for _, f := range b.failures {
+		if f.row.attempts+1 >= r.cfg.MaxAttempts {
+			r.log.Error("outbox relay: fact marked failed; warren outbox retry or discard decides what becomes of it",
+				"message_id", f.row.id, "routing_key", f.row.routingKey, "attempts", f.row.attempts+1, "err", f.err)
+		}
+	}
 	if len(b.failures) == 0 {
 		return
 	}
@@ -298,7 +390,7 @@ func (r *Relay) logFailures(b batchResult) {
 		level = slog.LevelError
 	}
 	first := b.failures[0]
-	r.log.Log(context.Background(), level, "outbox relay: facts not published; kept for a later round",
+	r.log.Log(context.Background(), level, "outbox relay: facts refused; kept for a later round",
 		"failed", len(b.failures), "unroutable", b.unroutable, "published", b.published,
 		"first_message_id", first.row.id, "first_routing_key", first.row.routingKey, "first_attempts", first.row.attempts+1,
 		"first_err", first.err)

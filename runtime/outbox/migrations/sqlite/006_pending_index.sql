@@ -1,0 +1,3 @@
+-- The claim reads pending rows in id order, past any kept ones.
+CREATE INDEX IF NOT EXISTS {{pending_index}} ON {{table}} (id)
+    WHERE failed_at IS NULL AND published_at IS NULL AND discarded_at IS NULL;

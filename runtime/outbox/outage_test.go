@@ -1,0 +1,165 @@
+package outbox_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/sqldb/pgxdb"
+)
+
+// tcpProxy forwards connections to PostgreSQL, so that a test can cut the
+// relay's database off without touching the server everyone shares.
+type tcpProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	down   bool
+}
+
+func newTCPProxy(t testing.TB, target string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{ln: ln, target: target}
+	go p.serve()
+	t.Cleanup(func() { _ = ln.Close(); p.setDown(true) })
+	return p
+}
+
+func (p *tcpProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		p.conns = append(p.conns, c)
+		p.mu.Unlock()
+		go p.forward(c)
+	}
+}
+
+func (p *tcpProxy) forward(client net.Conn) {
+	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		_ = client.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns = append(p.conns, server)
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(server, client); _ = server.Close() }()
+	_, _ = io.Copy(client, server)
+	_ = client.Close()
+}
+
+// setDown cuts every connection and refuses new ones while down.
+func (p *tcpProxy) setDown(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.conns {
+			_ = c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// TestDisruptiveDatabaseOutageIsLoggedOnce: the relay's connection to
+// PostgreSQL is cut for a few seconds while it runs and facts are written
+// (straight to the database). It logs one record when the outage starts
+// and one when it ends, with counts, and nothing per poll; every fact is
+// published, each once.
+func TestDisruptiveDatabaseOutageIsLoggedOnce(t *testing.T) {
+	s := newPgxStore(t)
+	b := newBroker(t, true)
+	got := b.receive()
+	dsn, err := url.Parse(testenv.PGDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, dsn.Host)
+	dsn.Host = proxy.ln.Addr().String()
+	q := dsn.Query()
+	q.Set("connect_timeout", "2")
+	dsn.RawQuery = q.Encode()
+	logs := &recorder{}
+	r := s.relayOn(pgxdb.FromPool(openPool(t, dsn.String())), b.pub, outbox.RelayConfig{
+		PollInterval: 20 * time.Millisecond,
+		Logger:       slog.New(&levelFilter{logs, slog.LevelInfo}),
+	})
+	stop := runRelay(t, r)
+
+	var ids []string
+	ids = append(ids, s.write(factPlaced, order{ID: "before"}, order{ID: "before"})...)
+	got.wait(len(ids))
+	// Their rows deleted, so that the cut cannot fall between a confirm and
+	// its delete (which would publish them again, as it should).
+	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
+
+	proxy.setDown(true)
+	testenv.Eventually(t, "the outage logged", func() bool { return logs.has("database unavailable") })
+	for i := range 5 {
+		ids = append(ids, s.write(factPlaced, order{ID: "during", Total: i})...)
+	}
+	time.Sleep(3 * time.Second) // the outage lasts: many polls fail meanwhile
+	proxy.setDown(false)
+	got.wait(len(ids))
+	testenv.Eventually(t, "the outage's end logged", func() bool { return logs.has("database available again") })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, rec := range logs.records() {
+		t.Logf("%s %s", rec.Level, rec.Message)
+	}
+	if n, m := logs.count("database unavailable"), logs.count("database available again"); n != 1 || m != 1 || len(logs.records()) != 2 {
+		t.Errorf("logged %d outage starts, %d ends, %d records in all; want one of each and nothing else", n, m, len(logs.records()))
+	}
+	for _, rec := range logs.records() {
+		if rec.Message == "outbox relay: database available again" {
+			attrs := map[string]string{}
+			rec.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			if attrs["failed_rounds"] == "" || attrs["failed_rounds"] == "0" || attrs["failed_rounds"] == "1" || attrs["down_for"] == "" {
+				t.Errorf("end of outage record %v; want its duration and the many rounds that failed", attrs)
+			}
+		}
+	}
+	seen := map[string]int{}
+	for _, d := range got.wait(len(ids)) {
+		seen[d.MessageId]++
+	}
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Errorf("message %s published %d times; want once", id, seen[id])
+		}
+	}
+}
+
+// levelFilter passes records at or above min to h.
+type levelFilter struct {
+	*recorder
+	min slog.Level
+}
+
+func (f *levelFilter) Enabled(_ context.Context, l slog.Level) bool { return l >= f.min }
+
+func (f *levelFilter) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f *levelFilter) WithGroup(string) slog.Handler      { return f }
