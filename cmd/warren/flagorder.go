@@ -20,6 +20,10 @@ func flagsFirst(cmds []*cli.Command, args []string) []string {
 	if cmd == nil {
 		return args
 	}
+	if sub := findCommand(cmd.Subcommands, args[2]); sub != nil {
+		// `warren outbox status ...`: the options are the subcommand's.
+		return append([]string{args[0]}, flagsFirst(cmd.Subcommands, args[1:])...)
+	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)

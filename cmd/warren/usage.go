@@ -30,6 +30,9 @@ func commandUsageError(cmd *cli.Command, msg string) error {
 	help := "warren help"
 	if cmd != nil && cmd.Name != "" && cmd.Name != "warren" {
 		name = "warren " + cmd.Name
+		if strings.HasPrefix(cmd.HelpName, "warren ") {
+			name = cmd.HelpName // a subcommand: "warren outbox status"
+		}
 		usage = cmd.UsageText
 		help = name + " --help"
 	}

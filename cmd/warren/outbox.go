@@ -1,0 +1,200 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL, for --dsn postgres://...
+	"github.com/urfave/cli/v2"
+	_ "modernc.org/sqlite" // SQLite, for --dsn sqlite:PATH
+
+	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/sqldb"
+)
+
+func init() { register(outboxCommand) }
+
+func outboxCommand() *cli.Command {
+	flags := func(extra ...cli.Flag) []cli.Flag {
+		return append([]cli.Flag{
+			&cli.StringFlag{Name: "dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
+				Usage: "the service's database: `DSN` postgres://... (or postgresql://...), or sqlite:PATH"},
+			&cli.StringFlag{Name: "table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` (schema.table on PostgreSQL)"},
+		}, extra...)
+	}
+	resolve := func(name, verb string) *cli.Command {
+		return &cli.Command{
+			Name:      name,
+			Usage:     verb + " failed rows, with a reason kept on each",
+			UsageText: "warren outbox " + name + " --dsn DSN --reason TEXT (--all | ID ...)",
+			Description: fmt.Sprintf(`%s the rows the relay marked failed after its last attempt, named by id
+or all of them with --all. The reason is kept in each row's note. Rows that
+are not failed are left alone; the count of rows changed is printed.
+
+Example:
+   warren outbox %s --dsn "$DATABASE_URL" --reason "queue limit raised" --all`, verb, name),
+			Flags: flags(
+				&cli.StringFlag{Name: "reason", Usage: "why, in a few words (`TEXT`)"},
+				&cli.BoolFlag{Name: "all", Usage: "every failed row"},
+			),
+			Action: func(c *cli.Context) error { return runOutboxResolve(c, name) },
+		}
+	}
+	return &cli.Command{
+		Name:      "outbox",
+		Usage:     "inspect a transactional outbox table; retry or discard its failed rows",
+		UsageText: "warren outbox status|failed|retry|discard --dsn DSN [options]",
+		Description: `The outbox table of runtime/outbox holds the facts written in business
+transactions and not yet published.
+
+Examples:
+   warren outbox status --dsn "$DATABASE_URL"
+   warren outbox failed --dsn sqlite:/var/lib/shop/shop.db
+   warren outbox retry --dsn "$DATABASE_URL" --reason "queue limit raised" --all`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "status",
+				Usage:     "count pending, retrying and failed rows; age of the oldest pending row",
+				UsageText: "warren outbox status --dsn DSN [--table TABLE] [--fail-on-failed]",
+				Description: `Prints the rows of the outbox table by state:
+   PENDING     rows still to be published, of which RETRYING were refused at least once
+   OLDEST      age of the oldest pending row: the relay's lag, or its absence
+   FAILED      rows refused MaxAttempts times, waiting for warren outbox retry or discard
+   DISCARDED   rows given up on, kept with their reason until pruned
+   PUBLISHED   published rows kept (RelayConfig.KeepPublished)
+
+Exit status 1 with --fail-on-failed when a row is failed.
+
+Example:
+   warren outbox status --dsn "$DATABASE_URL"`,
+				Flags:  flags(&cli.BoolFlag{Name: "fail-on-failed", Usage: "exit 1 when a row is failed"}),
+				Action: runOutboxStatus,
+			},
+			{
+				Name:      "failed",
+				Usage:     "list failed rows with their last error",
+				UsageText: "warren outbox failed --dsn DSN [--table TABLE] [--limit N]",
+				Description: `Lists the rows marked failed, oldest first, with the error of their last attempt.
+
+Example:
+   warren outbox failed --dsn "$DATABASE_URL"`,
+				Flags:  flags(&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most `N` rows"}),
+				Action: runOutboxFailed,
+			},
+			resolve("retry", "Makes pending again (attempts reset)"),
+			resolve("discard", "Gives up"),
+		},
+	}
+}
+
+// openOutbox opens the database --dsn names and the outbox of --table.
+func openOutbox(c *cli.Context) (*outbox.Outbox, sqldb.DB, func(), error) {
+	dsn := c.String("dsn")
+	if dsn == "" {
+		return nil, nil, nil, usageError(c, "expected --dsn (or WARREN_OUTBOX_DSN): the service's database")
+	}
+	driver, source, dialect := "", dsn, outbox.Dialect("")
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		driver, dialect = "pgx", outbox.Postgres
+	case strings.HasPrefix(dsn, "sqlite:"):
+		driver, dialect, source = "sqlite", outbox.SQLite, strings.TrimPrefix(dsn, "sqlite:")
+	default:
+		return nil, nil, nil, usageError(c, "--dsn %s: expected postgres://..., postgresql://... or sqlite:PATH", secret.URL(dsn))
+	}
+	ob, err := outbox.New(outbox.Config{Dialect: dialect, Table: c.String("table")})
+	if err != nil {
+		return nil, nil, nil, usageError(c, "--table: %v", err)
+	}
+	db, err := sql.Open(driver, source)
+	if err != nil {
+		return nil, nil, nil, secret.Error(err)
+	}
+	return ob, sqldb.FromSQL(db), func() { _ = db.Close() }, nil
+}
+
+func runOutboxStatus(c *cli.Context) error {
+	ob, db, closeDB, err := openOutbox(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	st, err := ob.Status(c.Context, db)
+	if err != nil {
+		return outboxError(c, err)
+	}
+	printOutboxStatus(c.App.Writer, ob.Table(), st, time.Now())
+	if c.Bool("fail-on-failed") && st.Failed > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "warren outbox status: %s: %d failed rows (warren outbox failed lists them)\n", ob.Table(), st.Failed)
+		return errReported
+	}
+	return nil
+}
+
+func printOutboxStatus(w io.Writer, table string, st outbox.Status, now time.Time) {
+	oldest := "-"
+	if !st.OldestPending.IsZero() {
+		oldest = now.Sub(st.OldestPending).Round(time.Second).String()
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tPENDING\tRETRYING\tOLDEST\tFAILED\tDISCARDED\tPUBLISHED")
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\n", table, st.Pending, st.Retrying, oldest, st.Failed, st.Discarded, st.Published)
+	_ = tw.Flush()
+}
+
+func runOutboxFailed(c *cli.Context) error {
+	ob, db, closeDB, err := openOutbox(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	rows, err := ob.Failed(c.Context, db, c.Int("limit"))
+	if err != nil {
+		return outboxError(c, err)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tROUTING KEY\tATTEMPTS\tFAILED AT\tLAST ERROR")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.ID, r.RoutingKey, r.Attempts, r.FailedAt.UTC().Format(time.RFC3339), oneLine(r.LastError))
+	}
+	return tw.Flush()
+}
+
+func runOutboxResolve(c *cli.Context, op string) error {
+	ids := c.Args().Slice()
+	if strings.TrimSpace(c.String("reason")) == "" {
+		return usageError(c, "expected --reason: say why, it is kept with the rows")
+	}
+	if c.Bool("all") == (len(ids) > 0) {
+		return usageError(c, "expected --all or the ids of failed rows, not both or neither")
+	}
+	ob, db, closeDB, err := openOutbox(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	do := ob.Retry
+	if op == "discard" {
+		do = ob.Discard
+	}
+	n, err := do(c.Context, db, c.String("reason"), ids...)
+	if err != nil {
+		return outboxError(c, err)
+	}
+	past := map[string]string{"retry": "retried", "discard": "discarded"}[op]
+	fmt.Fprintf(c.App.Writer, "%s %d failed rows of %s\n", past, n, ob.Table())
+	return nil
+}
+
+func outboxError(c *cli.Context, err error) error {
+	fmt.Fprintf(c.App.ErrWriter, "warren outbox %s: %v\n", c.Command.Name, secret.Error(err))
+	return errReported
+}
+
+// oneLine keeps an error on its table row.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/outbox"
+)
+
+// outboxFile makes an SQLite outbox with three rows: one pending, one
+// pending after a refusal, one failed; it returns the --dsn and the ids.
+func outboxFile(t *testing.T) (dsn string, ids []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shop.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		id, err := ob.Write(ctx, tx, runtime.Fact{RoutingKey: "parcel.sent"}, map[string]int{"n": i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE warren_outbox SET attempts = 1, last_error = 'broker refused the message' WHERE id = ?`,
+		`UPDATE warren_outbox SET attempts = 20, failed_at = 1, last_error = 'outbox: message x:
+broker refused the message' WHERE id = ?`,
+	} {
+		id := ids[1]
+		if strings.Contains(q, "failed_at") {
+			id = ids[2]
+		}
+		if _, err := db.Exec(q, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "sqlite:" + path, ids
+}
+
+func TestOutboxStatusRetryDiscard(t *testing.T) {
+	dsn, ids := outboxFile(t)
+	code, out, errOut := run(t, "outbox", "status", "--dsn", dsn)
+	if code != 0 || !regexp.MustCompile(`warren_outbox\s+2\s+1\s+\d+s\s+1\s+0\s+0`).MatchString(out) {
+		t.Errorf("status = %d, %q, %q; want 2 pending (1 retrying), an age, 1 failed", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "outbox", "status", "--dsn", dsn, "--fail-on-failed"); code != 1 || !strings.Contains(errOut, "1 failed rows") {
+		t.Errorf("status --fail-on-failed = %d, %q; want exit 1 naming the failed row", code, errOut)
+	}
+	code, out, _ = run(t, "outbox", "failed", "--dsn", dsn)
+	if code != 0 || !strings.Contains(out, ids[2]) || !strings.Contains(out, "outbox: message x: broker refused the message") || strings.Contains(out, ids[0]) {
+		t.Errorf("failed = %d, %q; want the failed row alone, its error on one line", code, out)
+	}
+	if code, _, errOut := run(t, "outbox", "retry", "--dsn", dsn, "--reason", "limit raised"); code != 2 || !strings.Contains(errOut, "expected --all or the ids") {
+		t.Errorf("retry with neither --all nor ids = %d, %q; want a usage error", code, errOut)
+	}
+	if code, _, errOut := run(t, "outbox", "retry", "--dsn", dsn, "--all"); code != 2 || !strings.Contains(errOut, "reason") {
+		t.Errorf("retry without --reason = %d, %q; want a usage error", code, errOut)
+	}
+	if code, out, errOut := run(t, "outbox", "retry", "--dsn", dsn, "--reason", "limit raised", "--all"); code != 0 || out != "retried 1 failed rows of warren_outbox\n" {
+		t.Errorf("retry --all = %d, %q, %q", code, out, errOut)
+	}
+	if code, out, _ := run(t, "outbox", "status", "--dsn", dsn); code != 0 || !regexp.MustCompile(`warren_outbox\s+3\s+1\s+\d+s\s+0\s+0\s+0`).MatchString(out) {
+		t.Errorf("status after retry = %d, %q; want 3 pending, none failed", code, out)
+	}
+	if code, out, _ := run(t, "outbox", "discard", "--dsn", dsn, "--reason", "not failed", ids[0]); code != 0 || out != "discarded 0 failed rows of warren_outbox\n" {
+		t.Errorf("discard of a pending row = %d, %q; want it left alone", code, out)
+	}
+}
+
+func TestOutboxBadDSN(t *testing.T) {
+	code, _, errOut := run(t, "outbox", "status", "--dsn", "mysql://root:s3cr3t@db/shop")
+	if code != 2 || !strings.Contains(errOut, "expected postgres://") || strings.Contains(errOut, "s3cr3t") {
+		t.Errorf("status with a mysql DSN = %d, %q; want a usage error without the password", code, errOut)
+	}
+	code, _, errOut = run(t, "outbox", "status", "--dsn", "postgres://postgres:s3cr3t@127.0.0.1:1/test?connect_timeout=2")
+	if code != 1 || strings.Contains(errOut, "s3cr3t") || !strings.Contains(errOut, "warren outbox status") {
+		t.Errorf("status against no server = %d, %q; want an error without the password", code, errOut)
+	}
+}
