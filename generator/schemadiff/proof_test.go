@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -22,30 +21,35 @@ import (
 
 // TestDiffAgreesWithTheBroker generates the Go packages of an old and a new
 // schema directory (testdata/proof/schemas), builds a program from each,
-// and runs them on the real broker both ways round: the old consumer
-// against facts the new producer publishes, and the new consumer against
+// and runs them on the real broker both ways round: the old consumers
+// against facts the new producer publishes, and the new consumers against
 // facts the old producer published. Each fact is a kind of change, and its
-// sample payload is one the change lets through on the producer's side.
-// Whatever the diff says breaks in a direction must be poisoned there;
+// sample payload is one the change lets through on the producer's side;
+// proof-reader binds every fact, proof-narrowed's bindings stop matching
+// most of them, proof-widened's start to. Whatever the diff says breaks in
+// a direction, for a fact or for a consumer of it, must be poisoned there;
 // whatever it says does not must be handled.
 func TestDiffAgreesWithTheBroker(t *testing.T) {
-	url := testenv.VHost(t, "proof")
+	// A vhost per direction: bindings one side declares stay on the broker.
+	urls := map[schemadiff.Direction]string{schemadiff.Forward: testenv.VHost(t, "proof-fwd"), schemadiff.Backward: testenv.VHost(t, "proof-bwd")}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("the go command is needed to build the generated packages: %v", err)
 	}
 	schemas := filepath.Join("testdata", "proof", "schemas")
-	old, err := schemadiff.Load(context.Background(), filepath.Join(schemas, "old"))
-	if err != nil {
-		t.Fatal(err)
+	dirs := map[string]*schemadiff.Dir{}
+	for _, side := range []string{"old", "new"} {
+		d, err := schemadiff.Load(context.Background(), filepath.Join(schemas, side))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[side] = d
 	}
-	cur, err := schemadiff.Load(context.Background(), filepath.Join(schemas, "new"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	breaks := map[string]schemadiff.Direction{} // routing key -> what the diff says its changes break
-	for _, c := range schemadiff.Compare(old, cur).Changes {
+	// What the diff says each change breaks: for a fact, whoever receives
+	// it; for a consumer and a fact, that consumer.
+	breaks := map[string]schemadiff.Direction{}
+	for _, c := range schemadiff.Compare(dirs["old"], dirs["new"]).Changes {
 		if c.Fact != "" {
-			breaks[c.Fact] |= c.Breaks
+			breaks[c.Consumer+"/"+c.Fact] |= c.Breaks
 		}
 	}
 	bin := buildProofPrograms(t, schemas)
@@ -55,17 +59,21 @@ func TestDiffAgreesWithTheBroker(t *testing.T) {
 		producer, consumer string
 		direction          schemadiff.Direction
 		samples            string
-		// The verdict spelt out, so that the diff and the broker cannot
-		// agree on something nobody checked.
-		wantPoisoned []string
+		// What each consumer handled, spelt out, so that the diff and the
+		// broker cannot agree on something nobody checked.
+		wantHandled map[string][]string
 	}{
-		{"forward: old consumer, new facts", "new", "old", schemadiff.Forward, "new-samples.json", []string{
-			"proof.bound.loosened", "proof.closed.extended", "proof.enum.extended", "proof.import.failed",
-			"proof.optional.made", "proof.type.widened",
+		{"forward: old consumers, new facts", "new", "old", schemadiff.Forward, "new-samples.json", map[string][]string{
+			"proof-reader": {"proof.bound.tightened", "proof.closed.shrunk", "proof.enum.shrunk", "proof.open.extended",
+				"proof.open.shrunk", "proof.required.added", "proof.type.narrowed"},
+			"proof-narrowed": {"proof.closed.shrunk"},
+			"proof-widened":  {"proof.closed.shrunk"},
 		}},
-		{"backward: new consumer, old facts", "old", "new", schemadiff.Backward, "old-samples.json", []string{
-			"proof.bound.tightened", "proof.closed.shrunk", "proof.enum.shrunk", "proof.item.retired",
-			"proof.required.added", "proof.type.narrowed",
+		{"backward: new consumers, old facts", "old", "new", schemadiff.Backward, "old-samples.json", map[string][]string{
+			"proof-reader": {"proof.bound.loosened", "proof.closed.extended", "proof.enum.extended", "proof.open.extended",
+				"proof.open.shrunk", "proof.optional.made", "proof.type.widened"},
+			"proof-narrowed": {"proof.closed.extended"},
+			"proof-widened":  {"proof.closed.extended"},
 		}},
 	}
 	for _, tt := range tests {
@@ -79,28 +87,41 @@ func TestDiffAgreesWithTheBroker(t *testing.T) {
 			if err := json.Unmarshal(src, &published); err != nil {
 				t.Fatal(err)
 			}
+			// The producer declares its topology before it publishes: what
+			// each queue receives is what the producer's bindings route.
+			routed := map[string][]string{}
+			expect := map[string]int{}
+			for _, c := range dirs[tt.producer].Consumers {
+				for _, key := range c.Facts {
+					if _, ok := published[key]; ok {
+						routed[c.Name] = append(routed[c.Name], key)
+					}
+				}
+				expect[c.Name] = len(routed[c.Name])
+			}
+			spec, _ := json.Marshal(expect)
+			url := urls[tt.direction]
 			runProof(t, filepath.Join(bin, tt.producer), url, "publish", samples)
-			out := runProof(t, filepath.Join(bin, tt.consumer), url, "consume", strconv.Itoa(len(published)))
-			var handled []string
+			out := runProof(t, filepath.Join(bin, tt.consumer), url, "consume", string(spec))
+			var handled map[string][]string
 			if err := json.Unmarshal(out, &handled); err != nil {
 				t.Fatalf("consumer output %q: %v", out, err)
 			}
-			var poisoned, predicted []string
-			for key := range published {
-				if !slices.Contains(handled, key) {
-					poisoned = append(poisoned, key)
+			for consumer, keys := range routed {
+				var predicted []string
+				for _, key := range keys {
+					if (breaks["/"+key]|breaks[consumer+"/"+key])&tt.direction == 0 {
+						predicted = append(predicted, key)
+					}
 				}
-				if breaks[key]&tt.direction != 0 {
-					predicted = append(predicted, key)
+				slices.Sort(predicted)
+				got := handled[consumer]
+				if diff := cmp.Diff(predicted, got); diff != "" {
+					t.Errorf("%s: the diff predicted these handled (-), the broker handled these (+):\n%s", consumer, diff)
 				}
-			}
-			slices.Sort(poisoned)
-			slices.Sort(predicted)
-			if diff := cmp.Diff(predicted, poisoned); diff != "" {
-				t.Errorf("the diff predicted these poisoned (-), the broker poisoned these (+):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantPoisoned, poisoned); diff != "" {
-				t.Errorf("poisoned (-want +got):\n%s", diff)
+				if diff := cmp.Diff(tt.wantHandled[consumer], got); diff != "" {
+					t.Errorf("%s: handled (-want +got):\n%s", consumer, diff)
+				}
 			}
 		})
 	}
@@ -169,8 +190,17 @@ func buildProofPrograms(t *testing.T, schemas string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		type consumer struct{ Name, GoName string }
+		var consumers []consumer
+		for _, c := range d.Consumers {
+			goName := ""
+			for _, w := range strings.Split(c.Name, "-") {
+				goName += strings.ToUpper(w[:1]) + w[1:]
+			}
+			consumers = append(consumers, consumer{c.Name, goName})
+		}
 		var main bytes.Buffer
-		if err := proofMain.Execute(&main, map[string]any{"Side": side, "Facts": d.Schemas.Facts}); err != nil {
+		if err := proofMain.Execute(&main, map[string]any{"Side": side, "Facts": d.Schemas.Facts, "Consumers": consumers}); err != nil {
 			t.Fatal(err)
 		}
 		write(filepath.Join(side, "main.go"), main.Bytes())
@@ -188,8 +218,9 @@ func buildProofPrograms(t *testing.T, schemas string) string {
 // proofMain is the program built from each generated package: "publish
 // URL SAMPLES" publishes each sample payload as its fact through the
 // runtime's publisher (which validates it against the producer's schema);
-// "consume URL N" runs the generated consumer until N deliveries are
-// settled and prints the routing keys it handled.
+// "consume URL COUNTS" runs every generated consumer until each has settled
+// as many deliveries as COUNTS (a JSON object) says, and prints the routing
+// keys each handled.
 var proofMain = template.Must(template.New("main").Parse(`package main
 
 import (
@@ -198,7 +229,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -206,15 +236,17 @@ import (
 	proof "proofmod/{{.Side}}/proof"
 )
 
+// handler implements every generated handler interface: each has a
+// method per fact its consumer's bindings match.
 type handler struct {
 	mu      sync.Mutex
-	handled []string
+	handled map[string][]string // consumer -> routing keys
 }
 
 func (h *handler) got(d runtime.Delivery) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.handled = append(h.handled, d.RoutingKey)
+	h.handled[d.Consumer] = append(h.handled[d.Consumer], d.RoutingKey)
 	return nil
 }
 {{range .Facts}}
@@ -264,32 +296,43 @@ func run(url, mode, arg string) error {
 		}
 		return nil
 	case "consume":
-		n, err := strconv.Atoi(arg)
-		if err != nil {
+		var want map[string]uint64
+		if err := json.Unmarshal([]byte(arg), &want); err != nil {
 			return err
 		}
-		h := &handler{}
-		c, err := proof.NewProofReaderConsumer(conn, h)
-		if err != nil {
-			return err
-		}
+		h := &handler{handled: map[string][]string{}}
 		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- c.Run(runCtx) }()
-		for {
-			counts := conn.Counts("proof-reader")
-			if counts.Get(runtime.Acked)+counts.Get(runtime.Poisoned) >= uint64(n) {
-				break
+		defer cancel()
+		done := make(chan error, {{len .Consumers}})
+		for _, build := range []func() (*runtime.Consumer, error){ {{- range .Consumers}}
+			func() (*runtime.Consumer, error) { return proof.New{{.GoName}}Consumer(conn, h) },{{end}}
+		} {
+			c, err := build()
+			if err != nil {
+				return err
 			}
-			time.Sleep(10 * time.Millisecond)
+			go func() { done <- c.Run(runCtx) }()
+		}
+		for name, n := range want {
+			for {
+				counts := conn.Counts(name)
+				if counts.Get(runtime.Acked)+counts.Get(runtime.Poisoned) >= n {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		cancel()
-		if err := <-done; err != nil {
-			return err
+		for range {{len .Consumers}} {
+			if err := <-done; err != nil {
+				return err
+			}
 		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		slices.Sort(h.handled)
+		for _, keys := range h.handled {
+			slices.Sort(keys)
+		}
 		return json.NewEncoder(os.Stdout).Encode(h.handled)
 	}
 	return fmt.Errorf("mode %q: expected publish or consume", mode)
