@@ -73,7 +73,7 @@ func runDeclare(c *cli.Context) error {
 	if err := declareOn(c.Context, c, urls, top, func(conn *runtime.Conn) error {
 		fmt.Fprintf(c.App.Writer, "declared %s, %s and %s on %s\n",
 			count(len(top.Exchanges), "exchange"), count(len(top.Queues), "queue"), count(len(top.Bindings), "binding"), shownURLs(urls))
-		return reconcile(c.Context, conn, c.App.Writer, top, scope, prune)
+		return reconcile(c.Context, conn, c.App.Writer, stderr, top, scope, prune)
 	}); err != nil {
 		var mismatch *runtime.MismatchError
 		if errors.As(err, &mismatch) {

@@ -20,13 +20,21 @@ import (
 // and unused and removes the orphaned bindings. Orphans it leaves are kept
 // in the record, so a later declare reports them again. scope limits it to
 // the named consumers (nil: all).
-func reconcile(ctx context.Context, conn *runtime.Conn, w io.Writer, t topology.Topology, scope []string, prune bool) error {
+//
+// A broker user that may not declare the record queue still gets its
+// topology declared: the record is skipped with a warning on warn.
+func reconcile(ctx context.Context, conn *runtime.Conn, w, warn io.Writer, t topology.Topology, scope []string, prune bool) error {
 	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
 	ledger, err := declared.Open(ch, t.Exchanges[0].Name)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.AccessRefused {
+		fmt.Fprintf(warn, "warren declare: warning: orphaned queues are not reported: %v\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
