@@ -19,8 +19,15 @@ var Manifest []byte
 //go:embed fact.schema.json
 var Fact []byte
 
+// Request is the JSON Schema of the warren keywords at the top of a request
+// schema (x-request, x-reply, title, description, x-version, deprecated).
+//
+//go:embed request.schema.json
+var Request []byte
+
 // The $id of each meta-schema, under which it is compiled.
 const (
 	ManifestURL = "https://schemas.warren.invalid/manifest.schema.json"
 	FactURL     = "https://schemas.warren.invalid/fact.schema.json"
+	RequestURL  = "https://schemas.warren.invalid/request.schema.json"
 )

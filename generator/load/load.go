@@ -33,6 +33,7 @@ type Schemas struct {
 	Manifest *Manifest   // warren.json
 	Docs     []*Document // every schema file (not warren.json), sorted by path
 	Facts    []*Fact     // x-routing-key files, then the manifest's facts, each sorted
+	Requests []*Request  // the schema files with an x-request, sorted by path
 
 	byPath map[string]*Document
 	refs   map[*Document][]*Document // the files each file's $refs point at
@@ -145,11 +146,15 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 			f.fact.Schema = f.doc.Root
 			s.Facts = append(s.Facts, f.fact)
 		}
+		if f.request != nil {
+			s.addRequest(f.request, &errs)
+		}
 	}
 	if s.Manifest != nil {
 		s.Facts = append(s.Facts, s.manifestFacts(&errs)...)
 	}
 	checkRoutingKeys(s.Facts, &errs)
+	s.checkRequests(&errs)
 	if errs.Len() > 0 {
 		return nil, errs.Err()
 	}
@@ -163,6 +168,7 @@ type fileResult struct {
 	ids      map[string]*Schema // the URIs and anchors the file declares
 	manifest *Manifest          // set for warren.json when it is valid
 	fact     *Fact              // set for a valid fact
+	request  *Request           // set for a valid request
 	errs     ErrorList
 }
 
@@ -209,6 +215,9 @@ func (r *fileResult) load(fsys fs.FS, p string, m *metaSchemas) error {
 	}
 	if _, ok := root["x-routing-key"]; ok && m.check(doc, "", root, m.fact, &r.errs) && r.valid {
 		r.fact = readFact(doc, root)
+	}
+	if _, ok := root["x-request"]; ok && m.check(doc, "", root, m.request, &r.errs) && r.valid {
+		r.request = readRequest(doc, root, m, &r.errs)
 	}
 	return nil
 }

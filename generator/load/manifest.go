@@ -23,11 +23,14 @@ type Manifest struct {
 	// other "format" is an annotation.
 	AssertFormats []string
 	Consumers     []*Consumer
+	// Responders are the manifest's "responders", sorted by name.
+	Responders []*Responder
 }
 
-// Exchanges are the three exchange names of the manifest's "exchanges".
+// Exchanges are the exchange names of the manifest's "exchanges".
 type Exchanges struct {
 	Events, Retry, Dead string
+	Requests            string // the requests exchange
 }
 
 // Settings are the per-consumer knobs, either in /defaults or on a consumer.
@@ -69,6 +72,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		m.Exchanges.Events, _ = ex["events"].(string)
 		m.Exchanges.Retry, _ = ex["retry"].(string)
 		m.Exchanges.Dead, _ = ex["dead"].(string)
+		m.Exchanges.Requests, _ = ex["requests"].(string)
 	}
 	if formats, ok := root["assertFormats"].([]any); ok {
 		for _, f := range formats {
@@ -90,6 +94,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		c.Settings = readSettings(doc, c.Pointer, obj, errs)
 		m.Consumers = append(m.Consumers, c)
 	}
+	m.Responders = readResponders(doc, root, errs)
 	return m
 }
 

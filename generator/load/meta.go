@@ -22,6 +22,7 @@ import (
 // and the list of accepted properties found next to the failing keyword.
 type metaSchemas struct {
 	manifest, fact *jsonschema.Schema
+	request        *jsonschema.Schema
 	drafts         map[*Draft]*jsonschema.Schema // each draft's own meta-schema
 	docs           map[string]any                // $id -> parsed meta-schema
 }
@@ -32,7 +33,7 @@ var metas = sync.OnceValues(func() (*metaSchemas, error) {
 	// Asserting formats makes the 2020-12 meta-schema reject a "pattern"
 	// that is not a valid regular expression, with its position.
 	c.AssertFormat()
-	for url, src := range map[string][]byte{schemas.ManifestURL: schemas.Manifest, schemas.FactURL: schemas.Fact} {
+	for url, src := range map[string][]byte{schemas.ManifestURL: schemas.Manifest, schemas.FactURL: schemas.Fact, schemas.RequestURL: schemas.Request} {
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
 		if err != nil {
 			return nil, fmt.Errorf("meta-schema %s: %w", url, err)
@@ -47,6 +48,9 @@ var metas = sync.OnceValues(func() (*metaSchemas, error) {
 		return nil, fmt.Errorf("compile meta-schema: %w", err)
 	}
 	if m.fact, err = c.Compile(schemas.FactURL); err != nil {
+		return nil, fmt.Errorf("compile meta-schema: %w", err)
+	}
+	if m.request, err = c.Compile(schemas.RequestURL); err != nil {
 		return nil, fmt.Errorf("compile meta-schema: %w", err)
 	}
 	// The validator ships the meta-schema of every draft.

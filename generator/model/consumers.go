@@ -129,10 +129,12 @@ func (b *builder) buildTopology(m *Model) {
 	man := b.s.Manifest
 	spec := topology.Spec{Exchanges: topology.Exchanges{
 		Events: man.Exchanges.Events, Retry: man.Exchanges.Retry, Dead: man.Exchanges.Dead,
+		Requests: man.Exchanges.Requests,
 	}}
 	for _, lc := range man.Consumers {
 		spec.Consumers = append(spec.Consumers, ConsumerSpec(lc, man.Defaults))
 	}
+	spec.Responders = b.responderSpecs()
 	top, err := topology.Build(spec)
 	if err != nil {
 		var se *topology.SpecError
@@ -151,6 +153,7 @@ func (b *builder) buildTopology(m *Model) {
 		i := slices.IndexFunc(m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
 		c.Topology = &m.Topology.Consumers[i]
 	}
+	m.linkResponders()
 }
 
 // topologyError places a problem of topology.Build in warren.json: at the

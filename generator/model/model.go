@@ -32,7 +32,11 @@ type Model struct {
 	Facts     []*Fact     // sorted by routing key
 	Types     []*Type     // every declared type, sorted by source file, then position in it
 	Consumers []*Consumer // sorted by name
-	Schemas   []Schema    // the schema files to embed, sorted by path
+	// Requests are the request schemas, sorted by key; Responders the
+	// manifest's responders, sorted by name.
+	Requests   []*Request
+	Responders []*Responder
+	Schemas    []Schema // the schema files to embed, sorted by path
 	// SchemaIDs maps each $id (or draft-04 id) URI declared in an embedded
 	// file to "file" or "file#pointer", for references by URI.
 	SchemaIDs map[string]string
@@ -156,6 +160,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "package", func() { m.Package = b.packageName(opts) })
 	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
 	b.pass(ctx, "types", func() { b.buildTypes(m.Facts) })
+	b.pass(ctx, "requests", func() { b.addRequests(m) })
 	b.pass(ctx, "names", func() { b.resolveNames(m.Facts) })
 	b.pass(ctx, "constants", func() { b.nameConstants() })
 	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts) })
@@ -254,12 +259,14 @@ func (b *builder) embeddedSchemas() []Schema {
 			continue
 		}
 		refs := map[string]string{}
-		doc.Root.Walk(func(n *load.Schema) bool {
+		record := func(n *load.Schema) bool {
 			if n.Ref != nil {
 				refs[n.Pointer] = n.Ref.Location()
 			}
 			return true
-		})
+		}
+		doc.Root.Walk(record)
+		b.walkReplies(doc, record)
 		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes(), Refs: refs})
 	}
 	return out
@@ -305,6 +312,9 @@ func (b *builder) reachableDocs() []*load.Document {
 	}
 	for _, f := range b.s.Facts {
 		visit(f.Doc)
+	}
+	for _, r := range b.s.Requests {
+		visit(r.Doc)
 	}
 	var out []*load.Document
 	for _, doc := range b.s.Docs { // already sorted by path
