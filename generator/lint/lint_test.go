@@ -61,9 +61,12 @@ func TestRules(t *testing.T) {
 		"go-name-changed": {
 			`warning go-name-changed vendor/hook.json:6:11: the field for property "-1" of HookFired is named Minus1: "X1" is taken`,
 		},
+		"request-past-tense": {
+			`warning request-past-tense reserved.json:2:16: request key "stock.reserved" ends in "reserved", a past tense: a request asks for something to be done, in the imperative ("pricing.quote"); a key that states what happened is a fact in disguise: declare it with x-routing-key`,
+		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, go-name-changed`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, go-name-changed, request-past-tense`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}
