@@ -23,6 +23,7 @@ import (
 	objects "github.com/warrenbus/warren/golden/objects/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
+	requests "github.com/warrenbus/warren/golden/requests/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 
@@ -49,6 +50,7 @@ var topologies = map[string]topology.Topology{
 	"objects":      objects.Topology,
 	"recursion":    recursion.Topology,
 	"refs":         refs.Topology,
+	"requests":     requests.Topology,
 	"unions":       unions.Topology,
 	"wiring":       wiring.Topology,
 }

@@ -88,6 +88,12 @@ func (r rewriter) schema(v any, ptr string) error {
 			return err
 		}
 	}
+	if ptr == "" {
+		// A request file's reply schema, a schema in an x- keyword.
+		if err := r.schema(obj["x-reply"], "/x-reply"); err != nil {
+			return err
+		}
+	}
 	for _, k := range schemaMapKeywords {
 		if sub, ok := obj[k].(map[string]any); ok {
 			for name, s := range sub {

@@ -58,6 +58,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 		{name: "publisher.go", when: hasFacts, gen: (*emitter).genPublisher},
 		{name: "outbox.go", when: hasFacts, gen: (*emitter).genOutbox},
 		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
+		{name: "requests.go", source: "warren.json", when: hasRequests, gen: (*emitter).genRequests},
 	}
 	bySource := map[string][]*model.Type{}
 	for _, t := range m.Types {
