@@ -43,6 +43,10 @@ type catalogue struct {
 	Types       []typeView // declared types other than the facts' own
 	Consumers   []consumerView
 	Diagram     string // Mermaid flowchart source, labels escaped
+
+	RequestsExchange string
+	Requests         []requestView
+	Responders       []responderView
 }
 
 type factView struct {
@@ -133,6 +137,7 @@ func newCatalogue(m *model.Model, s *load.Schemas) catalogue {
 	for _, mc := range m.Consumers {
 		c.Consumers = append(c.Consumers, newConsumerView(mc, m.Topology))
 	}
+	c.addRequests(m)
 	c.Diagram = mermaidTopology(m)
 	return c
 }

@@ -48,5 +48,6 @@ func mermaidTopology(m *model.Model) string {
 		}
 		line(`dead -.-> %s`, poison)
 	}
+	mermaidRequests(&b, m)
 	return b.String()
 }
