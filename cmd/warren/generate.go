@@ -28,8 +28,10 @@ Examples:
    warren generate --out internal/catalogueevents ./events
    warren generate --check --out internal/catalogueevents ./events   # in CI
 
-In a Go file of the output package:
-   //go:generate go run github.com/warrenbus/warren/cmd/warren generate ../../events`,
+As a tool of the service (go get -tool github.com/warrenbus/warren/cmd/warren),
+in a hand-written file of the output package, below the package clause:
+   //go:generate go tool warren generate ../../events
+--check names each file that is missing, differs, or is no longer generated.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "write the package into `DIR`"},
 			&cli.StringFlag{Name: "package", Usage: "Go package `NAME` (default: \"package\" in warren.json)"},
