@@ -117,6 +117,8 @@ func runDiff(c *cli.Context) error {
 		if older, err = olderVersions(c, newDir, base, old, cur); err != nil {
 			return errDiffFailed(fmt.Sprintf("warren diff: %v", err))
 		}
+	} else if f := firstTransitive(cur); f != "" {
+		fmt.Fprintf(stderr, "warren diff: note: %s is in a _TRANSITIVE mode, but without --base there is no history to compare it with; it is compared with OLD_DIR only\n", f)
 	}
 	r := schemadiff.CompareHistory(old, older, cur)
 	switch format {
@@ -134,6 +136,17 @@ func runDiff(c *cli.Context) error {
 		return errReported
 	}
 	return nil
+}
+
+// firstTransitive returns the routing key of the first fact in a
+// _TRANSITIVE mode, "" when there is none.
+func firstTransitive(d *schemadiff.Dir) string {
+	for _, f := range d.Schemas.Facts {
+		if d.Mode(f).Transitive() {
+			return f.RoutingKey
+		}
+	}
+	return ""
 }
 
 // olderVersions reads, from the git history before base, the older

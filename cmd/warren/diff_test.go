@@ -284,3 +284,19 @@ func firstCommit(t *testing.T, dir string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Two directories have no history: a _TRANSITIVE fact is compared with the
+// old one alone, and warren diff says so.
+func TestDiffTransitiveWithoutBase(t *testing.T) {
+	dir := func(props string) string {
+		return schemaDir(t, map[string]string{
+			"warren.json":       `{"package": "shop", "compatibility": "BACKWARD_TRANSITIVE"}`,
+			"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "properties": {"id": {"type": "string"}` + props + `}}`,
+		})
+	}
+	code, stdout, stderr := run(t, "diff", dir(""), dir(`, "note": {"type": "string"}`))
+	want := "warren diff: note: order.placed is in a _TRANSITIVE mode, but without --base there is no history to compare it with; it is compared with OLD_DIR only\n"
+	if code != 0 || stderr != want || !strings.HasSuffix(stdout, "1 compatible change\n") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 0 and the note %q", code, stderr, stdout, want)
+	}
+}
