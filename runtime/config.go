@@ -46,7 +46,10 @@ type Config struct {
 	// Default 10s.
 	DialTimeout time.Duration
 	// ReconnectMin and ReconnectMax bound the jittered exponential backoff
-	// between rounds of reconnect attempts. Defaults 100ms and 30s.
+	// between rounds of reconnect attempts (each wait is between half and
+	// all of min*2^n, capped at max). Defaults 100ms and 1s: a broker that
+	// comes back is in use again within about a second, and one that stays
+	// down sees at most about two attempts a second per Conn and address.
 	ReconnectMin, ReconnectMax time.Duration
 }
 
@@ -70,7 +73,7 @@ func (c *Config) setDefaults() {
 		c.ReconnectMin = 100 * time.Millisecond
 	}
 	if c.ReconnectMax == 0 {
-		c.ReconnectMax = 30 * time.Second
+		c.ReconnectMax = max(time.Second, c.ReconnectMin)
 	}
 }
 

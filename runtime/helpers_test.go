@@ -39,7 +39,12 @@ type broker struct {
 // from specs (whose Names are used as prefixes) and declares it.
 func newBroker(t testing.TB, specs ...topology.ConsumerSpec) *broker {
 	t.Helper()
-	url := testenv.AMQPURL(t)
+	return newBrokerAt(t, testenv.AMQPURL(t), specs...)
+}
+
+// newBrokerAt is newBroker on the broker at url, such as a test's own node.
+func newBrokerAt(t testing.TB, url string, specs ...topology.ConsumerSpec) *broker {
+	t.Helper()
 	spec := topology.Spec{Exchanges: topology.Exchanges{
 		Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead"),
 	}}
