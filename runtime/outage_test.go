@@ -96,8 +96,12 @@ func TestDatabaseOutageLongerThanTheLadderPoisonsNothing(t *testing.T) {
 		t.Errorf("health during the outage: %+v, want paused", h)
 	}
 
+	heldDuringOutage := counts.Get(Held)
 	pgProxy.setDown(false)
+	restored := time.Now()
 	testenv.Eventually(t, "every fact handled once the database is back", func() bool { return conn.Counts(spec.Name).Get(Acked) == n })
+	t.Logf("database outage: sent %d, confirmed %d, handled %d, poisoned 0; %d deliveries held without spending an attempt during the outage; all handled %dms after the database was back",
+		n, n, conn.Counts(spec.Name).Get(Acked), heldDuringOutage, time.Since(restored).Milliseconds())
 	rows, err := direct.Query(`SELECT id, count(*) FROM "` + work + `" GROUP BY id`)
 	if err != nil {
 		t.Fatal(err)
