@@ -30,8 +30,9 @@ warren.declared.<events exchange>, and reports the warren-owned queues and
 bindings SCHEMA_DIR no longer has: the delay queues of an old retry ladder, the
 queues of a removed consumer, a binding removed from the manifest (what it
 routes is poisoned as not handled). With --prune it deletes the orphaned queues
-that are empty and unused, removes the orphaned bindings, and lists the queues
-it kept; they are reported again until they are gone.
+that are empty and unused, unbinds a removed consumer's work queue that still
+holds facts (nobody reads it), removes the orphaned bindings, and lists the
+queues it kept; they are reported again until they are gone.
 
 Examples:
    warren declare ./events

@@ -196,3 +196,36 @@ func TestDeclarePrunesOrphans(t *testing.T) {
 		t.Errorf("declare with nothing orphaned: exit %d, stdout:\n%s", code, stdout)
 	}
 }
+
+// The work queue of a removed consumer that still holds facts is kept, but
+// --prune unbinds it: its bindings would otherwise route every new fact
+// into a queue nobody reads.
+func TestDeclarePruneUnbindsAnOrphanedWorkQueue(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	audit, events := b.name("audit"), b.name("events")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	manifest := filepath.Join(b.dir, "warren.json")
+	src, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(src), `,
+    "`+audit+`": {"bindings": ["order.*"], "queueType": "classic", "maxAttempts": 1}`, ``, 1)
+	if err := os.WriteFile(manifest, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(events, "order.paid", amqp.Publishing{Body: []byte(`{}`)}) // audit binds order.*
+	code, stdout, stderr := b.run("declare", "--prune", b.dir)
+	want := fmt.Sprintf("declared 3 exchanges, 4 queues and 4 bindings on %s\n", secret.URL(b.url)) +
+		fmt.Sprintf("orphaned queue %q (consumer %q) holds 1 message and nobody reads it: kept, and unbound so that no more facts reach it; once it is drained, warren declare --prune deletes it\n", audit, audit) +
+		fmt.Sprintf("orphaned queue %q (consumer %q) is empty, but kept while the orphaned queues that feed it hold messages\n", audit+".poison", audit)
+	if code != 0 || stdout != want || stderr != "" {
+		t.Fatalf("declare --prune: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	b.publish(events, "order.paid", amqp.Publishing{Body: []byte(`{}`)})
+	if n := b.depth(audit); n != 1 {
+		t.Errorf("the unbound queue holds %d messages after another order.paid, want 1", n)
+	}
+}

@@ -106,6 +106,17 @@ func pruneQueue(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer, 
 	}
 	busy := q.Messages > 0 || q.Consumers > 0
 	switch {
+	case busy && prune && q.Consumers == 0 && roleOf(consumer, queue) == "work" && len(bindings) > 0:
+		// Nobody reads it, and its bindings keep routing facts into it:
+		// stop the inflow, keep what is there for whoever drains it.
+		for _, b := range bindings {
+			if err := ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil); err != nil {
+				return true, fmt.Errorf("unbind orphaned queue %q: %w", queue, err)
+			}
+		}
+		fmt.Fprintf(w, "orphaned queue %q (consumer %q) holds %s and nobody reads it: kept, and unbound so that no more facts reach it; once it is drained, warren declare --prune deletes it\n",
+			queue, consumer, count(q.Messages, "message"))
+		return true, nil
 	case busy:
 		fmt.Fprintf(w, "orphaned queue %q (consumer %q) holds %s and has %s: kept; once it is drained and unused, warren declare --prune deletes it\n",
 			queue, consumer, count(q.Messages, "message"), count(q.Consumers, "consumer"))
