@@ -38,6 +38,7 @@ func TestBrokerCommandsNeverPrintPasswords(t *testing.T) {
 		{"declare"},
 		{"replay", "--list", "--consumer", b.name("mailer")},
 		{"replay", "--consumer", b.name("mailer")},
+		{"console", "--read-only", "--listen", "127.0.0.1:0"},
 	}
 	for _, uc := range urlCases {
 		for _, cmd := range commands {
