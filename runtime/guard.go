@@ -12,13 +12,17 @@ type Guard interface {
 	// fn returns nil; fn's error is returned wrapped so that errors.Is and
 	// errors.As still see it (and [IsPermanent] still holds).
 	// duplicate=true means the message was already handled and fn was not
-	// called. An error from the store itself is treated as transient.
+	// called. An error from the store itself (fn not reached, or fn
+	// succeeded and the commit failed) is an outage: the consumer marks it
+	// [Unavailable], so it spends no attempt.
 	Run(ctx context.Context, consumer, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error)
 }
 
 // WithGuard runs every handler call through g. A duplicate is acked
 // without calling the handler and counted as [DuplicateSkipped]; an error
-// from g's store is a transient failure (the message is retried).
+// from g's store is an outage ([Unavailable]): the message waits in a delay
+// queue without spending an attempt, and a run of them pauses the consumer
+// ([OutagePolicy]).
 //
 // The guard sits inside the middleware set by [WithMiddleware] and outside
 // the handler's panic recovery, so a panicking handler rolls back its claim.
