@@ -198,7 +198,7 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 		at := loc{load.ManifestFile, appendPtr("/consumers", oc.Name)}
 		nc, ok := newByName[oc.Name]
 		if !ok {
-			ch := change(ConsumerRemoved, "", old.pos(Old, at), "consumer %q was removed; its queues stay on the broker until deleted", oc.Name)
+			ch := change(ConsumerRemoved, "", old.pos(Old, at), "consumer %q was removed; its queues and bindings stay on the broker, where facts keep piling up: warren declare reports them, and --prune unbinds them and deletes them once drained", oc.Name)
 			ch.Consumer = oc.Name
 			out = append(out, ch)
 			continue

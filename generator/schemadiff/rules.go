@@ -97,7 +97,7 @@ var Rules = []Rule{
 	{DeprecatedChanged, Neither, false, "deprecated was set or cleared"},
 	{DefaultChanged, Neither, false, "a default value changed"},
 	{ConsumerAdded, Neither, false, "a new consumer"},
-	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues stay on the broker until deleted)"},
+	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues and bindings stay on the broker: warren declare --prune)"},
 	{FormatAnnotation, Neither, false, "a format changed that neither side's manifest asserts (assertFormats): an annotation"},
 	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
 }

@@ -40,7 +40,6 @@ type view struct {
 	annot    map[string]any        // title, description, deprecated, default
 	unres    map[string]loc        // $refs that could not be followed -> where
 	seen     map[*load.Schema]bool // schema objects merged, to stop at cycles
-	dir      *Dir                  // the side the view belongs to
 	ordered  []string              // property names in a stable order
 }
 
@@ -74,7 +73,6 @@ func (d *Dir) view(s *load.Schema) *view {
 		annot:    map[string]any{},
 		unres:    map[string]loc{},
 		seen:     map[*load.Schema]bool{},
-		dir:      d,
 	}
 	v.merge(s)
 	v.ordered = slices.Sorted(maps.Keys(v.props))
