@@ -300,3 +300,42 @@ func TestDiffTransitiveWithoutBase(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 0 and the note %q", code, stderr, stdout, want)
 	}
 }
+
+// The exit status in every mode, for a change that breaks forward, one
+// that breaks backward and one that breaks both ways.
+func TestDiffExitCodeInEveryMode(t *testing.T) {
+	modes := []string{"BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE", "NONE"}
+	want := map[string][]int{ // case -> exit status per mode, in the order of modes
+		"property-added":   {0, 0, 1, 1, 1, 1, 0}, // forward
+		"property-removed": {1, 1, 0, 0, 1, 1, 0}, // backward
+		"type-changed":     {1, 1, 1, 1, 1, 1, 0}, // both
+	}
+	for name, codes := range want {
+		for i, mode := range modes {
+			old, cur := diffCase(name)
+			dirs := [2]string{t.TempDir(), t.TempDir()}
+			for j, from := range []string{old, cur} {
+				copyTree(t, from, dirs[j])
+				manifest := filepath.Join(dirs[j], "warren.json")
+				src, err := os.ReadFile(manifest)
+				if err != nil {
+					t.Fatal(err)
+				}
+				withMode := strings.Replace(string(src), `"package": "shop",`, `"package": "shop", "compatibility": "`+mode+`",`, 1)
+				if withMode == string(src) {
+					t.Fatalf("%s: no package line to put the mode after", manifest)
+				}
+				if err := os.WriteFile(manifest, []byte(withMode), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := run(t, "diff", dirs[0], dirs[1])
+			if strings.HasSuffix(mode, "_TRANSITIVE") {
+				stderr = "" // the note that there is no history to compare with
+			}
+			if code != codes[i] || stderr != "" || !strings.Contains(stdout, " in "+mode) {
+				t.Errorf("%s in %s: exit %d (want %d), stderr %q, stdout:\n%s", name, mode, code, codes[i], stderr, stdout)
+			}
+		}
+	}
+}
