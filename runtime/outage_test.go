@@ -141,3 +141,44 @@ func TestDatabaseOutageLongerThanTheLadderPoisonsNothing(t *testing.T) {
 		t.Errorf("health after the outage: %+v, want not paused", h)
 	}
 }
+
+// A handler that marks its error Unavailable spends no attempt, however
+// often it fails: with two attempts allowed, ten unavailable failures in a
+// row poison nothing. The consumer pauses after three, probes, and
+// resumes by itself when the handler succeeds; the fact is then handled
+// as its first attempt.
+func TestUnavailableSpendsNoAttempt(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "unavailable", Bindings: []string{"item.#"}, Backoff: testLadder[:1], MaxAttempts: 2})
+	metrics := &countingMetrics{counts: map[Event]int{}}
+	conn := b.dial(Config{Metrics: metrics})
+	spec := b.consumer(0)
+	f := itemFact("item.added")
+	var calls atomic.Int32
+	var handledAttempt atomic.Int32
+	c, err := NewConsumer(conn, spec, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if calls.Add(1) <= 10 {
+			return Unavailable(fmt.Errorf("mail server: connection refused"))
+		}
+		handledAttempt.Store(int32(d.Attempt))
+		return nil
+	})}, WithOutagePolicy(OutagePolicy{PauseAfter: 3, ProbeMin: 10 * time.Millisecond, ProbeMax: 40 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	pub, _ := NewPublisher(conn, b.events())
+	mustPublish(t, pub, f, item{SKU: "a"})
+	testenv.Eventually(t, "the fact handled", func() bool { return conn.Counts(spec.Name).Get(Acked) == 1 })
+	counts := conn.Counts(spec.Name)
+	if counts.Get(Poisoned) != 0 || counts.Get(Retried) != 0 || counts.Get(Held) != 10 {
+		t.Errorf("counts %v; want 10 held, nothing retried or poisoned", counts)
+	}
+	if n := handledAttempt.Load(); n != 1 {
+		t.Errorf("handled as attempt %d, want 1", n)
+	}
+	metrics.mu.Lock()
+	defer metrics.mu.Unlock()
+	if metrics.paused != 1 || metrics.resumed != 1 {
+		t.Errorf("paused %d, resumed %d; want once each", metrics.paused, metrics.resumed)
+	}
+}
