@@ -233,3 +233,74 @@ func (br *broker) purge(t testing.TB, queue string) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkPublishAsync publishes b.N facts from one goroutine with a
+// window of them in flight: warren's PublishAsync and Pending.Wait against
+// amqp091's PublishWithDeferredConfirm and DeferredConfirmation.Wait.
+func BenchmarkPublishAsync(b *testing.B) {
+	br := newBroker(b, topology.ConsumerSpec{Name: "bench-async", Bindings: []string{"item.#"}, MaxAttempts: 1})
+	conn := br.dial(Config{})
+	queue := br.consumer(0).Queue
+	f := Fact{RoutingKey: "item.added", Version: 1}
+	const window = 256
+	ctx := context.Background()
+	b.Run(fmt.Sprintf("window=%d/warren", window), func(b *testing.B) {
+		pub, _ := NewPublisher(conn, br.events())
+		defer pub.Close()
+		pending := make([]*Pending, 0, window)
+		flush := func() {
+			for _, h := range pending {
+				if err := h.Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pending = pending[:0]
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			h, err := pub.PublishAsync(ctx, f, item{SKU: "sku-1", N: i})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if pending = append(pending, h); len(pending) == window {
+				flush()
+			}
+		}
+		flush()
+		b.StopTimer()
+		br.purge(b, queue)
+	})
+	b.Run(fmt.Sprintf("window=%d/amqp091", window), func(b *testing.B) {
+		ch := br.confirmChannel(b)
+		defer ch.Close()
+		pending := make([]*amqp.DeferredConfirmation, 0, window)
+		flush := func() {
+			for _, dc := range pending {
+				if !dc.Wait() {
+					b.Fatal(ErrNacked)
+				}
+			}
+			pending = pending[:0]
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			body, id, err := rawEnvelope(item{SKU: "sku-1", N: i})
+			if err != nil {
+				b.Fatal(err)
+			}
+			dc, err := ch.PublishWithDeferredConfirm(br.events(), f.RoutingKey, true, false, amqp.Publishing{
+				ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: id,
+				Timestamp: time.Now(), Type: f.RoutingKey, Headers: amqp.Table{HeaderFactVersion: int64(1)}, Body: body,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if pending = append(pending, dc); len(pending) == window {
+				flush()
+			}
+		}
+		flush()
+		b.StopTimer()
+		br.purge(b, queue)
+	})
+}
