@@ -2,7 +2,11 @@ package prometheus_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +201,49 @@ func TestPauseAndResumeOnTheBroker(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m, "warren_consumer_pause_duration_seconds"); n != 1 {
 		t.Errorf("pause_duration_seconds has %d series, want 1", n)
+	}
+}
+
+// The Grafana dashboard reads only warren metrics this package exports
+// (besides the rabbitmq_ ones of RabbitMQ's own plugin), so a rename here
+// cannot leave it drawing nothing.
+func TestDashboardUsesExportedMetrics(t *testing.T) {
+	raw, err := os.ReadFile("grafana/warren-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	m := warrenprom.New(warrenprom.Options{})
+	descs := make(chan *prometheus.Desc, 100)
+	m.Describe(descs)
+	close(descs)
+	exported := map[string]bool{}
+	for d := range descs {
+		name := regexp.MustCompile(`fqName: "([^"]+)"`).FindStringSubmatch(d.String())[1]
+		exported[name] = true
+	}
+	var titles []string
+	for _, p := range dash.Panels {
+		titles = append(titles, p.Title)
+		for _, tg := range p.Targets {
+			for _, name := range regexp.MustCompile(`warren_[a-z_]+`).FindAllString(tg.Expr, -1) {
+				if !exported[name] {
+					t.Errorf("panel %q reads %s, which the package does not export", p.Title, name)
+				}
+			}
+		}
+	}
+	if want := []string{"Work-queue depth", "Poison depth", "Consumers per work queue", "Redelivery rate"}; !slices.Equal(titles, want) {
+		t.Errorf("panels %q, want the four figures %q", titles, want)
 	}
 }

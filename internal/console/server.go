@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"mime"
 	"net"
@@ -59,7 +58,6 @@ func (s *Server) routes() http.Handler {
 // guard sets the security headers of every answer and refuses a Host the
 // console does not serve.
 func (s *Server) guard(next http.Handler) http.Handler {
-	_ = mime.AddExtensionType(".js", "text/javascript; charset=utf-8")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentSecurity)
@@ -170,5 +168,3 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
-
-var errNoConsumer = errors.New("no such consumer")

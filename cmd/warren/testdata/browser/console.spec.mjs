@@ -81,6 +81,15 @@ try {
   expect(await messages.count() === poisonCount - 1, "the routing-key filter leaves out the one of another key");
   await page.selectOption("#filter-key", "");
 
+  // Select all shown, then none.
+  await page.check("#select-all");
+  const enabled = await page.locator("#messages input.pick:not(:disabled)").count();
+  expect(await page.locator("#messages input.pick:checked").count() === enabled && enabled === poisonCount,
+    "all shown selects every message with an id");
+  expect((await page.locator("#replay").textContent()).includes(`(${enabled})`), "the buttons say how many are selected");
+  await page.uncheck("#select-all");
+  expect(await page.locator("#messages input.pick:checked").count() === 0, "and unselects them");
+
   // Without the token the action is refused, and the page says so.
   const token = await page.evaluate(() => sessionStorage.getItem("warren-token"));
   await page.evaluate(() => sessionStorage.removeItem("warren-token"));
