@@ -7,18 +7,19 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/generator/names"
 )
 
-// Import paths and names of the generated outbox writer. They are the
-// outbox's own, kept beside its emitter.
+// Import paths and names of the generated outbox writer. The package-level
+// names are claimed in the names package, so no schema's type takes them.
 const (
 	outboxPath = "github.com/warrenbus/warren/runtime/outbox"
 	sqldbPath  = "github.com/warrenbus/warren/runtime/sqldb"
 
-	outboxWriterType   = "OutboxWriter"    // the typed outbox writer
-	outboxWriterNew    = "NewOutboxWriter" // returns an outboxWriterType
-	outboxRelayNew     = "NewOutboxRelay"  // a relay bound to the events exchange
-	outboxWriterPrefix = "Write"           // + the fact's Go name: one method per fact
+	outboxWriterType   = names.OutboxWriterType
+	outboxWriterNew    = names.OutboxWriterNew
+	outboxRelayNew     = names.OutboxRelayNew
+	outboxWriterPrefix = "Write" // + the fact's Go name: one method per fact
 )
 
 // genOutbox writes the typed outbox writer, one method per fact, each a

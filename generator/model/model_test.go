@@ -239,6 +239,10 @@ func TestBuildErrors(t *testing.T) {
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "Topology", "properties": {"x": {"type": "string"}}}`,
 		}, `a.json:1:1: Go name "Topology" of this struct is already taken by the topology variable Topology that every generated package declares`},
+		{"fact named like the outbox writer", map[string]string{
+			"warren.json": `{"package": "p"}`,
+			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "OutboxWriter", "properties": {"x": {"type": "string"}}}`,
+		}, `a.json:1:1: Go name "OutboxWriter" of this struct is already taken by the outbox writer type OutboxWriter that every generated package declares`},
 		{"fact named like a consumer constructor", map[string]string{
 			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b"]}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "NewMailerConsumer", "properties": {"x": {"type": "string"}}}`,

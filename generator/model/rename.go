@@ -38,7 +38,8 @@ type Renamed struct {
 
 // resolveNames gives every type, field and union branch a distinct Go name.
 func (b *builder) resolveNames(facts []*Fact) {
-	taken := map[string]bool{names.TopologyVar: true, names.DeclareFunc: true, names.PublisherType: true, names.PublisherConstructor: true}
+	taken := map[string]bool{names.TopologyVar: true, names.DeclareFunc: true, names.PublisherType: true, names.PublisherConstructor: true,
+		names.OutboxWriterType: true, names.OutboxWriterNew: true, names.OutboxRelayNew: true}
 	for _, f := range facts {
 		for _, n := range []string{f.GoName, f.VarName(), f.RoutingKeyConst()} {
 			taken[n] = true

@@ -175,6 +175,9 @@ func (b *builder) validate(m *Model) {
 		names.DeclareFunc:          "function that declares the topology",
 		names.PublisherType:        "publisher type",
 		names.PublisherConstructor: "publisher constructor",
+		names.OutboxWriterType:     "outbox writer type",
+		names.OutboxWriterNew:      "outbox writer constructor",
+		names.OutboxRelayNew:       "outbox relay constructor",
 	} {
 		seen[name] = ident{what: what + " " + name + " that every generated package declares"}
 	}

@@ -131,10 +131,13 @@ func ConsumerConstructor(consumer string) string { return "New" + Exported(consu
 // Package-level names that every generated package declares, whatever its
 // schemas say.
 const (
-	TopologyVar          = "Topology"     // the topology.Topology literal
-	DeclareFunc          = "Declare"      // declares TopologyVar over a runtime.Conn
-	PublisherType        = "Publisher"    // the typed publisher
-	PublisherConstructor = "NewPublisher" // returns a PublisherType
+	TopologyVar          = "Topology"        // the topology.Topology literal
+	DeclareFunc          = "Declare"         // declares TopologyVar over a runtime.Conn
+	PublisherType        = "Publisher"       // the typed publisher
+	PublisherConstructor = "NewPublisher"    // returns a PublisherType
+	OutboxWriterType     = "OutboxWriter"    // the typed outbox writer
+	OutboxWriterNew      = "NewOutboxWriter" // returns an OutboxWriterType
+	OutboxRelayNew       = "NewOutboxRelay"  // a relay bound to the events exchange
 )
 
 // FactVar returns the name of the runtime.Fact variable of a fact type.
