@@ -45,9 +45,9 @@ func replicatedOn(t *testing.T, b *broker, c *testenv.Cluster, node string) bool
 	return true
 }
 
-// flow is the record of a stream of facts: when each was confirmed and
+// clusterFlow is the record of a stream of facts: when each was confirmed and
 // handled, and what publishing returned.
-type flow struct {
+type clusterFlow struct {
 	mu        sync.Mutex
 	confirmed map[int]time.Time
 	failed    map[int]error
@@ -55,18 +55,18 @@ type flow struct {
 	handledAt []time.Time
 }
 
-func newFlow() *flow {
-	return &flow{confirmed: map[int]time.Time{}, failed: map[int]error{}, handled: map[int]int{}}
+func newClusterFlow() *clusterFlow {
+	return &clusterFlow{confirmed: map[int]time.Time{}, failed: map[int]error{}, handled: map[int]int{}}
 }
 
-func (f *flow) handle(n int) {
+func (f *clusterFlow) handle(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handled[n]++
 	f.handledAt = append(f.handledAt, time.Now())
 }
 
-func (f *flow) published(n int, err error) {
+func (f *clusterFlow) published(n int, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -78,7 +78,7 @@ func (f *flow) published(n int, err error) {
 
 // lost returns the confirmed facts never handled, and how many handlings
 // were duplicates.
-func (f *flow) lost() (lost []int, duplicates int) {
+func (f *clusterFlow) lost() (lost []int, duplicates int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for n := range f.confirmed {
@@ -94,7 +94,7 @@ func (f *flow) lost() (lost []int, duplicates int) {
 }
 
 // counts returns how many facts were confirmed, failed and handled.
-func (f *flow) counts() (confirmed, failed, handled int) {
+func (f *clusterFlow) counts() (confirmed, failed, handled int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.confirmed), len(f.failed), len(f.handled)
@@ -116,7 +116,7 @@ func longestPause(at []time.Time, since time.Time) time.Duration {
 }
 
 // confirmTimes returns the confirm times of f, for longestPause.
-func (f *flow) confirmTimes() []time.Time {
+func (f *clusterFlow) confirmTimes() []time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	at := make([]time.Time, 0, len(f.confirmed))
@@ -126,14 +126,14 @@ func (f *flow) confirmTimes() []time.Time {
 	return at
 }
 
-func (f *flow) handleTimes() []time.Time {
+func (f *clusterFlow) handleTimes() []time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.handledAt)
 }
 
 // consume runs a consumer of b's first consumer on conn that records into f.
-func consume(t *testing.T, b *broker, conn *Conn, f *flow) {
+func consume(t *testing.T, b *broker, conn *Conn, f *clusterFlow) {
 	t.Helper()
 	fact := itemFact("item.added")
 	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
@@ -149,7 +149,7 @@ func consume(t *testing.T, b *broker, conn *Conn, f *flow) {
 // publishAll publishes facts from..to-1 over pub from workers goroutines,
 // recording each result in f; published counts the confirmed ones. Workers
 // stop early once halt (if not nil) is set.
-func publishAll(pub *Publisher, f *flow, from, to, workers int, pace time.Duration, published *atomic.Int32, halt *atomic.Bool) *sync.WaitGroup {
+func publishAll(pub *Publisher, f *clusterFlow, from, to, workers int, pace time.Duration, published *atomic.Int32, halt *atomic.Bool) *sync.WaitGroup {
 	fact := itemFact("item.added")
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -209,7 +209,7 @@ func TestClusterLeaderStopsWhileFactsFlow(t *testing.T) {
 		t.Fatalf("connected to %s and %s, want both on the leader %s", connectedTo(pubConn), connectedTo(subConn), leaderHost)
 	}
 
-	f := newFlow()
+	f := newClusterFlow()
 	consume(t, b, subConn, f)
 	pub, _ := NewPublisher(pubConn, b.events())
 	var published atomic.Int32
@@ -254,7 +254,7 @@ func TestClusterLeaderStopsWhileFactsFlow(t *testing.T) {
 // waitHandled waits until every confirmed fact was handled, and fails the
 // test naming the lost ones if that does not happen within
 // testenv.DefaultWait.
-func waitHandled(t *testing.T, f *flow) {
+func waitHandled(t *testing.T, f *clusterFlow) {
 	t.Helper()
 	deadline := time.Now().Add(testenv.DefaultWait)
 	for {
@@ -269,7 +269,7 @@ func waitHandled(t *testing.T, f *flow) {
 	}
 }
 
-func firstError(f *flow) error {
+func firstError(f *clusterFlow) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, err := range f.failed {
@@ -297,7 +297,7 @@ func TestClusterNodeStopsAndReturns(t *testing.T) {
 		}
 	}
 
-	f := newFlow()
+	f := newClusterFlow()
 	consume(t, b, subConn, f)
 	pub, _ := NewPublisher(pubConn, b.events())
 	var published atomic.Int32
@@ -349,7 +349,7 @@ func TestClusterPublishInFlightWhenItsNodeDies(t *testing.T) {
 		t.Fatalf("the publisher is on %s, want %s", host, victim)
 	}
 
-	f := newFlow()
+	f := newClusterFlow()
 	consume(t, b, subConn, f)
 	pub, _ := NewPublisher(pubConn, b.events())
 	var published atomic.Int32
