@@ -3,7 +3,7 @@
 GO ?= go
 EXAMPLE := examples/catalogue
 
-.PHONY: generate test golden bench demo vet
+.PHONY: generate test test-rabbitmq4 test-cluster golden bench demo vet
 
 ## generate: compile the bundled example schemas into Go
 generate:
@@ -23,6 +23,33 @@ test: vet
 	$(GO) test ./...
 	@for m in $(CONTRIB_MODS); do echo "== $$m"; (cd $$m && $(GO) test ./...) || exit 1; done
 	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -v -run '^TestDisruptive' $(DISRUPTIVE_PKGS)
+
+# scripts/rabbitmq4 runs RabbitMQ 4 beside the machine's broker, a single
+# node and a three-node cluster; `scripts/rabbitmq4 env` prints what the
+# tests need to use them (see the README's contributing section).
+RABBITMQ4 := scripts/rabbitmq4
+
+# The packages whose tests talk to a broker: those that import
+# internal/testenv. Evaluated only by the targets that use it.
+TESTENV := github.com/warrenbus/warren/internal/testenv
+BROKER_PKGS = $(shell $(GO) list -f '{{$$p := .ImportPath}}{{range .TestImports}}{{if eq . "$(TESTENV)"}}{{$$p}} {{end}}{{end}}{{range .XTestImports}}{{if eq . "$(TESTENV)"}}{{$$p}} {{end}}{{end}}' ./... | sort -u)
+
+# Packages with tests that stop nodes of a cluster (named TestCluster...).
+CLUSTER_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func TestCluster' .)))
+
+## test-rabbitmq4: the broker suites, disruptive tests included, on a RabbitMQ 4 node
+test-rabbitmq4:
+	$(RABBITMQ4) up
+	set -a && eval "$$($(RABBITMQ4) env)" && set +a && \
+	$(GO) test $(BROKER_PKGS) && \
+	for m in $(CONTRIB_MODS); do echo "== $$m"; (cd $$m && $(GO) test ./...) || exit 1; done && \
+	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -v -run '^TestDisruptive' $(DISRUPTIVE_PKGS)
+
+## test-cluster: the node-loss tests, on a three-node RabbitMQ 4 cluster
+test-cluster:
+	$(RABBITMQ4) cluster-up
+	set -a && eval "$$($(RABBITMQ4) env cluster)" && set +a && \
+	$(GO) test -p 1 -count=1 -v -run '^TestCluster' $(CLUSTER_PKGS)
 
 vet:
 	$(GO) vet ./...
