@@ -55,21 +55,11 @@ func newLane(t *testing.T) *lane {
 	}
 	l := &lane{t: t, conn: conn, top: top, a: top.Consumers[0], b: top.Consumers[1]}
 	t.Cleanup(l.cleanup)
-	ch := l.channel()
-	for _, e := range top.Exchanges {
-		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range top.Queues {
-		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.Arguments())); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, b := range top.Bindings {
-		if err := ch.QueueBind(b.Queue, b.Key, b.Exchange, false, nil); err != nil {
-			t.Fatal(err)
-		}
+	// As a service declares it: with the arguments of the broker's release line.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := conn.Declare(ctx, top); err != nil {
+		t.Fatal(err)
 	}
 	return l
 }
