@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/sqldb/pgxdb"
 )
@@ -88,6 +89,7 @@ func (p *tcpProxy) setDown(down bool) {
 // and one when it ends, with counts, and nothing per poll; every fact is
 // published, each once.
 func TestDisruptiveDatabaseOutageIsLoggedOnce(t *testing.T) {
+	testenv.Disruptive(t)
 	s := newPgxStore(t)
 	b := newBroker(t, true)
 	got := b.receive()
@@ -149,6 +151,78 @@ func TestDisruptiveDatabaseOutageIsLoggedOnce(t *testing.T) {
 	for _, id := range ids {
 		if seen[id] != 1 {
 			t.Errorf("message %s published %d times; want once", id, seen[id])
+		}
+	}
+}
+
+// TestDisruptiveBrokerOutageIsLoggedOnce: the relay's broker connection
+// is cut for a few seconds while facts are written. Its publishes time out
+// round after round, which costs the rows no attempt; it logs one record
+// when the outage starts and one when it ends, and every fact arrives.
+func TestDisruptiveBrokerOutageIsLoggedOnce(t *testing.T) {
+	testenv.Disruptive(t)
+	s := newSQLiteStore(t)
+	b := newBroker(t, true) // its own connection receives, straight to the broker
+	got := b.receive()
+	amqpURL, err := url.Parse(b.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, amqpURL.Host)
+	amqpURL.Host = proxy.ln.Addr().String()
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{amqpURL.String()}, Logger: quietLogger(),
+		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	pub, err := runtime.NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &recorder{}
+	r := s.relay(pub, outbox.RelayConfig{
+		PollInterval:   20 * time.Millisecond,
+		PublishTimeout: 200 * time.Millisecond,
+		MaxAttempts:    2, // an outage that spent attempts would mark the rows failed
+		Logger:         slog.New(&levelFilter{logs, slog.LevelInfo}),
+	})
+	stop := runRelay(t, r)
+
+	ids := s.write(factPlaced, order{ID: "before"})
+	got.wait(len(ids))
+	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
+
+	proxy.setDown(true)
+	for i := range 5 {
+		ids = append(ids, s.write(factPlaced, order{ID: "during", Total: i})...)
+	}
+	testenv.Eventually(t, "the outage logged", func() bool { return logs.has("broker unavailable") })
+	time.Sleep(2 * time.Second) // the outage lasts: many rounds time out meanwhile
+	proxy.setDown(false)
+	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
+	testenv.Eventually(t, "the outage's end logged", func() bool { return logs.has("broker available again") })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, rec := range logs.records() {
+		t.Logf("%s %s", rec.Level, rec.Message)
+	}
+	if n, m := logs.count("broker unavailable"), logs.count("broker available again"); n != 1 || m != 1 || len(logs.records()) != 2 {
+		t.Errorf("logged %d outage starts, %d ends, %d records in all; want one of each and nothing else", n, m, len(logs.records()))
+	}
+	if st := r.Stats(); st.MarkedFailed != 0 {
+		t.Errorf("stats %+v: the outage marked rows failed", st)
+	}
+	seen := map[string]int{}
+	for _, d := range got.wait(len(ids)) {
+		seen[d.MessageId]++
+	}
+	for _, id := range ids {
+		if seen[id] == 0 {
+			t.Errorf("message %s never arrived", id)
 		}
 	}
 }
