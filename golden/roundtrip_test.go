@@ -179,31 +179,37 @@ func exact(v any) any {
 	return v
 }
 
-// TestOptionalNullable pins the one documented loss of the optional-field
-// rule: a property that is both optional and nullable is a pointer whose
-// nil means "absent", so an explicit null decodes to nil and is encoded as
-// an absent property. Both forms satisfy the schema.
+// TestOptionalNullable: a property that is both optional and nullable
+// keeps "absent" and "null" apart (schemaset.Nullable), so an explicit
+// null survives decoding and encoding, and an absent one stays absent.
 func TestOptionalNullable(t *testing.T) {
 	var v nullable.ProfileChanged
 	in := []byte(`{"nickname":null,"age":null,"score":null,"verified":null,"address":null,"tags":null,"scores":[],"middle_name":null}`)
 	if err := json.Unmarshal(in, &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.MiddleName != nil {
-		t.Fatalf("MiddleName = %q, want nil", *v.MiddleName)
+	if !v.MiddleName.Present || v.MiddleName.Valid {
+		t.Fatalf("MiddleName = %+v, want present and null", v.MiddleName)
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(out, []byte("middle_name")) {
-		t.Errorf("encoded %s: an optional nullable nil should be absent", out)
+	if !bytes.Contains(out, []byte(`"middle_name":null`)) {
+		t.Errorf("encoded %s: the explicit null of middle_name is lost", out)
 	}
 	if !bytes.Contains(out, []byte(`"nickname":null`)) {
 		t.Errorf("encoded %s: a required nullable nil should be null", out)
 	}
 	if err := nullable.FactProfileChanged.Validate(out); err != nil {
 		t.Errorf("encoded value fails its schema: %v", err)
+	}
+	v = nullable.ProfileChanged{}
+	if err := json.Unmarshal([]byte(`{"nickname":"n","age":1,"score":1,"verified":true,"address":null,"tags":null,"scores":[]}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := json.Marshal(v); bytes.Contains(out, []byte("middle_name")) {
+		t.Errorf("encoded %s: an absent middle_name came back", out)
 	}
 }
 

@@ -314,6 +314,9 @@ func variantType(v *model.Variant) jen.Code {
 // fieldType is a struct field's type: a pointer when the value may be null
 // or absent, unless the type has a nil of its own.
 func fieldType(fl *model.Field) jen.Code {
+	if fl.NullOrAbsent() {
+		return jen.Qual(schemasetPath, "Nullable").Types(typeExpr(fl.Type))
+	}
 	if fl.IsPointer() {
 		return jen.Op("*").Add(typeExpr(fl.Type))
 	}

@@ -59,9 +59,8 @@ func (b *builder) typeAt(doc *load.Document, ptr string) Ref {
 func (b *builder) typeOf(n *load.Schema) Ref {
 	switch {
 	case n.Bool != nil:
-		if !*n.Bool {
-			b.errs.Add(n.Doc.Errorf(n.Pointer, "schema false admits no value; it cannot be a Go type"))
-		}
+		// true admits anything; false nothing ({"properties": {"x":
+		// false}} forbids x), which validation enforces.
 		return Ref{Kind: Raw}
 	case n.Keywords == nil:
 		return Ref{Kind: Raw}
@@ -279,9 +278,15 @@ func (b *builder) fields(t *Type, v *view) {
 		}
 		t.Fields = append(t.Fields, f)
 	}
-	if v.additional != nil && !v.additionalFalse && len(v.props) > 0 {
+	switch {
+	case v.additionalFalse || len(v.props) == 0:
+	case v.additional != nil:
 		extra := b.typeOf(v.additional)
 		t.Extra = &extra
+	default:
+		// An open object: properties the schema does not list are kept,
+		// verbatim, so that a payload survives decoding and encoding.
+		t.Extra = &Ref{Kind: Raw}
 	}
 }
 

@@ -91,7 +91,7 @@ func (b *builder) renameFields(t *Type) {
 		}
 		name := names.Spelled(f.JSONName)
 		if name == "" || taken[name] {
-			name = numbered(cmpOr(f.GoName, cmpOr(name, "Field")), taken)
+			name = numbered(cmpOr(f.GoName, cmpOr(name, "Field")), in(taken))
 		}
 		b.renamed(f.Source, f.Pointer, fmt.Sprintf("field for property %s of %s", strconv.Quote(f.JSONName), t.GoName), f.GoName, name)
 		f.GoName = name
@@ -106,7 +106,7 @@ func (b *builder) renameVariants(t *Type) {
 	}
 	for _, v := range t.Variants {
 		if taken[v.GoName] {
-			name := numbered(v.GoName, taken)
+			name := numbered(v.GoName, in(taken))
 			file, ptr, _ := strings.Cut(v.Location, "#")
 			b.renamed(file, ptr, "branch of union "+t.GoName, v.GoName, name)
 			v.GoName = name
@@ -117,13 +117,15 @@ func (b *builder) renameVariants(t *Type) {
 
 // numbered returns name followed by the first number from 2 that makes it
 // free.
-func numbered(name string, taken map[string]bool) string {
+func numbered(name string, taken func(string) bool) string {
 	for i := 2; ; i++ {
-		if n := name + strconv.Itoa(i); !taken[n] {
+		if n := name + strconv.Itoa(i); !taken(n) {
 			return n
 		}
 	}
 }
+
+func in(set map[string]bool) func(string) bool { return func(n string) bool { return set[n] } }
 
 func (b *builder) renamed(file, ptr, what, from, to string) {
 	doc, _ := b.s.Doc(file)

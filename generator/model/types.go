@@ -153,7 +153,21 @@ func (f *Field) Optional() bool { return !f.Required }
 // IsPointer reports whether the field's Go type is a pointer: when it may be
 // null or absent, unless its type has a nil of its own.
 func (f *Field) IsPointer() bool {
-	return (f.Type.Nullable || !f.Required || f.forcePointer) && !f.Type.HasNil()
+	return (f.Type.Nullable || !f.Required || f.forcePointer) && !f.Type.HasNil() && !f.NullOrAbsent()
+}
+
+// NullOrAbsent reports whether the field may be absent and may be null,
+// and must tell the two apart: its Go type is schemaset.Nullable. Raw JSON
+// needs no help (absent is nil, null is the JSON null).
+func (f *Field) NullOrAbsent() bool {
+	return !f.Required && f.Type.Nullable && !isRaw(f.Type)
+}
+
+func isRaw(r Ref) bool {
+	for r.Kind == Named && r.Type.Kind == Alias {
+		r = r.Type.Base
+	}
+	return r.Kind == Raw
 }
 
 // EnumValue is one constant of an Enum.

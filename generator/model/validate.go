@@ -16,16 +16,22 @@ import (
 // nameConstants names the constants the emitter declares: one per enum
 // value, one per scalar default.
 func (b *builder) nameConstants() {
+	// Constants share the package with the types: OrderState + "1" must
+	// not take the name of a type OrderState1.
+	types := map[string]bool{}
+	for _, t := range b.declared {
+		types[t.GoName] = true
+	}
 	for _, t := range b.declared {
 		taken := map[string]bool{}
 		for i, v := range t.Values {
 			v.GoName = names.EnumValue(t.GoName, fmt.Sprint(v.Value))
-			if v.GoName == "" || taken[v.GoName] {
+			if v.GoName == "" || taken[v.GoName] || types[v.GoName] {
 				// A value of symbols only ("*"), or told apart from
 				// another by symbols only ("+1", "1").
 				name := t.GoName + names.Spelled(fmt.Sprint(v.Value))
-				if taken[name] {
-					name = numbered(name, taken)
+				if taken[name] || types[name] {
+					name = numbered(name, func(n string) bool { return taken[n] || types[n] })
 				}
 				b.renamed(t.Source, enumPointer(t, i), "constant for enum value "+enumLiteral(v.Value), v.GoName, name)
 				v.GoName = name

@@ -77,7 +77,7 @@ type view struct {
 	required map[string]bool
 
 	additional      *load.Schema // additionalProperties when it is a schema object
-	additionalFalse bool         // additionalProperties: false
+	additionalFalse bool         // additionalProperties: false, or unevaluatedProperties: false
 	patternProps    []*load.Schema
 
 	items       *load.Schema // the schema of every element, when there is no tuple
@@ -111,10 +111,7 @@ func (b *builder) merge(v *view, n *load.Schema, seen map[*load.Schema]bool) {
 	defer delete(seen, n)
 
 	if n.Keywords == nil {
-		if n.IsFalse() {
-			b.errs.Add(n.Doc.Errorf(n.Pointer, "schema false admits no value; it cannot be a Go type"))
-		}
-		return
+		return // true adds nothing; false admits nothing, which validation enforces
 	}
 	// A $ref with sibling keywords applies both, like allOf (from
 	// 2019-09; before, the siblings do not count).
@@ -168,6 +165,9 @@ func (b *builder) mergeObject(v *view, n *load.Schema) {
 		default:
 			v.additional = ap
 		}
+	}
+	if closed, ok := n.Keywords["unevaluatedProperties"].(bool); ok && !closed {
+		v.additionalFalse = true
 	}
 	for _, pp := range n.PatternProperties {
 		v.patternProps = append(v.patternProps, pp.Schema)

@@ -123,4 +123,15 @@ func TestIDs(t *testing.T) {
 	if err := s.Validate("links/next.json", []byte(`2`)); err != nil {
 		t.Errorf("by path: %v", err)
 	}
+	// A file without $id refers to one with a root $id by its path.
+	s = NewWith(map[string]string{
+		"a.json":          `{"properties": {"n": {"$ref": "links/next.json"}}}`,
+		"links/next.json": `{"$id": "https://example.org/schema/links/next.json", "type": "integer"}`,
+	}, Options{IDs: map[string]string{"https://example.org/schema/links/next.json": "links/next.json"}})
+	if err := s.Validate("a.json", []byte(`{"n": 1}`)); err != nil {
+		t.Errorf("by path to a file with an $id: %v", err)
+	}
+	if err := s.Validate("a.json", []byte(`{"n": "1"}`)); err == nil {
+		t.Error("by path to a file with an $id: accepted a string")
+	}
 }

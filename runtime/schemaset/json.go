@@ -137,3 +137,42 @@ func (s *Set) DecodeBranch(typeName, loc string, data []byte, dst any) (bool, er
 	}
 	return true, nil
 }
+
+// Nullable is the Go type of an optional property that may also be null,
+// so that "absent" and "null" stay apart through decoding and encoding:
+// the zero Nullable is absent (and left out when encoding, with
+// omitzero), Present without Valid is an explicit null, Present and Valid
+// is Value.
+type Nullable[T any] struct {
+	Present bool // the property is in the object
+	Valid   bool // it is not null: Value holds it
+	Value   T
+}
+
+// Some returns a present, non-null v.
+func Some[T any](v T) Nullable[T] { return Nullable[T]{Present: true, Valid: true, Value: v} }
+
+// Null returns an explicit null.
+func Null[T any]() Nullable[T] { return Nullable[T]{Present: true} }
+
+// IsZero reports whether the property is absent; omitzero leaves it out.
+func (n Nullable[T]) IsZero() bool { return !n.Present }
+
+// MarshalJSON encodes Value, or null.
+func (n Nullable[T]) MarshalJSON() ([]byte, error) {
+	if !n.Valid {
+		return []byte("null"), nil
+	}
+	return json.Marshal(n.Value)
+}
+
+// UnmarshalJSON decodes a present property: null, or a value.
+func (n *Nullable[T]) UnmarshalJSON(data []byte) error {
+	var zero T
+	*n = Nullable[T]{Present: true, Value: zero}
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	n.Valid = true
+	return json.Unmarshal(data, &n.Value)
+}

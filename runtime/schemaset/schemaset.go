@@ -142,20 +142,32 @@ func (s *Set) newCompiler() (*jsonschema.Compiler, error) {
 			return nil, fmt.Errorf("embedded schema %s: %w", path, err)
 		}
 	}
-	c.UseLoader(embedded{docs: docs, ids: s.opts.IDs})
+	byURL := make(map[string]string, len(s.files))
+	for path := range s.files {
+		if s.roots[path] != URL(path) {
+			byURL[URL(path)] = path
+		}
+	}
+	c.UseLoader(embedded{docs: docs, ids: s.opts.IDs, paths: byURL})
 	return c, nil
 }
 
 // embedded answers the compiler's requests for a URI it has not seen as a
 // file: an $id declared inside a file, which the compiler only learns of
-// once it has compiled that file. Everything else is refused: nothing is
-// fetched.
+// once it has compiled that file, or the path of a file compiled under its
+// $id. Everything else is refused: nothing is fetched.
 type embedded struct {
-	docs map[string]any
-	ids  map[string]string
+	docs  map[string]any
+	ids   map[string]string
+	paths map[string]string // warren:///path of a file compiled under its $id -> path
 }
 
 func (e embedded) Load(url string) (any, error) {
+	if path, ok := e.paths[url]; ok {
+		// A file with a root $id, referred to by its path from a file
+		// without one: the same document under its other name.
+		return e.docs[path], nil
+	}
 	if loc, ok := e.ids[url]; ok {
 		path, frag, _ := strings.Cut(loc, "#")
 		if v, ok := lookup(e.docs[path], frag); ok {

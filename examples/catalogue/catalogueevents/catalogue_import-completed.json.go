@@ -4,9 +4,11 @@
 package catalogueevents
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // ImportCompletedRoutingKey is the routing key of ImportCompleted facts.
@@ -21,7 +23,8 @@ var FactImportCompleted = runtime.Fact{
 }
 
 // ImportCompleted is the payload of catalogue.import.completed facts (schema
-// catalogue/import-completed.json, version 1).
+// catalogue/import-completed.json, version 1). Properties the schema does not
+// declare are kept in AdditionalProperties.
 //
 // A supplier feed was imported into the catalogue.
 type ImportCompleted struct {
@@ -32,6 +35,35 @@ type ImportCompleted struct {
 	// How many items the import touched.
 	Counts   ImportCompletedCounts         `json:"counts"`
 	Warnings []ImportCompletedWarningsItem `json:"warnings,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfImportCompleted are the property names ImportCompleted declares;
+// the others are additional.
+var propertiesOfImportCompleted = []string{"import_id", "supplier", "completed_at", "counts", "warnings"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ImportCompleted) MarshalJSON() ([]byte, error) {
+	type plain ImportCompleted
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfImportCompleted)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
+	type plain ImportCompleted
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfImportCompleted)
 }
 
 // Validate checks v against the schema of ImportCompleted facts
@@ -52,8 +84,38 @@ type ImportCompletedCounts struct {
 }
 
 // ImportCompletedWarningsItem is generated from
-// catalogue/import-completed.json#/properties/warnings/items.
+// catalogue/import-completed.json#/properties/warnings/items. Properties the
+// schema does not declare are kept in AdditionalProperties.
 type ImportCompletedWarningsItem struct {
 	Line    int64  `json:"line"`
 	Message string `json:"message"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfImportCompletedWarningsItem are the property names
+// ImportCompletedWarningsItem declares; the others are additional.
+var propertiesOfImportCompletedWarningsItem = []string{"line", "message"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ImportCompletedWarningsItem) MarshalJSON() ([]byte, error) {
+	type plain ImportCompletedWarningsItem
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfImportCompletedWarningsItem)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ImportCompletedWarningsItem) UnmarshalJSON(data []byte) error {
+	type plain ImportCompletedWarningsItem
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfImportCompletedWarningsItem)
 }

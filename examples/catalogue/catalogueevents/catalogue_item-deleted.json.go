@@ -4,9 +4,11 @@
 package catalogueevents
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // ItemDeletedRoutingKey is the routing key of ItemDeleted facts.
@@ -21,13 +23,43 @@ var FactItemDeleted = runtime.Fact{
 }
 
 // ItemDeleted is the payload of catalogue.item.deleted facts (schema
-// catalogue/item-deleted.json, version 1).
+// catalogue/item-deleted.json, version 1). Properties the schema does not
+// declare are kept in AdditionalProperties.
 //
 // An item was removed from the catalogue.
 type ItemDeleted struct {
 	Sku       SKU       `json:"sku"`
 	DeletedAt time.Time `json:"deleted_at"`
 	Reason    *string   `json:"reason,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfItemDeleted are the property names ItemDeleted declares; the
+// others are additional.
+var propertiesOfItemDeleted = []string{"sku", "deleted_at", "reason"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ItemDeleted) MarshalJSON() ([]byte, error) {
+	type plain ItemDeleted
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItemDeleted)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
+	type plain ItemDeleted
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItemDeleted)
 }
 
 // Validate checks v against the schema of ItemDeleted facts

@@ -4,9 +4,11 @@
 package catalogueevents
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // ItemUpdatedRoutingKey is the routing key of ItemUpdated facts.
@@ -21,7 +23,8 @@ var FactItemUpdated = runtime.Fact{
 }
 
 // ItemUpdated is the payload of catalogue.item.updated facts (schema
-// catalogue/item-updated.json, version 2).
+// catalogue/item-updated.json, version 2). Properties the schema does not
+// declare are kept in AdditionalProperties.
 //
 // An item was created or changed in the catalogue.
 type ItemUpdated struct {
@@ -34,12 +37,41 @@ type ItemUpdated struct {
 	// Default: "editor" (ItemUpdatedSourceDefault); a decoded value is not filled
 	// in when the property is absent.
 	Source *ItemUpdatedSource `json:"source,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // Defaults of ItemUpdated's properties, from the schema.
 const (
 	ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 )
+
+// propertiesOfItemUpdated are the property names ItemUpdated declares; the
+// others are additional.
+var propertiesOfItemUpdated = []string{"item", "changed", "updated_at", "source"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ItemUpdated) MarshalJSON() ([]byte, error) {
+	type plain ItemUpdated
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItemUpdated)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
+	type plain ItemUpdated
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItemUpdated)
+}
 
 // Validate checks v against the schema of ItemUpdated facts
 // (catalogue/item-updated.json), including what Go types cannot express:

@@ -3,12 +3,19 @@
 
 package catalogueevents
 
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
 // SKU is generated from common/item.json#/$defs/sku.
 //
 // Stock keeping unit: the item's identifier across services.
 type SKU string
 
-// Item is generated from common/item.json#/$defs/item.
+// Item is generated from common/item.json#/$defs/item. Properties the schema
+// does not declare are kept in AdditionalProperties.
 //
 // A catalogue item as search and storefront show it.
 type Item struct {
@@ -16,11 +23,40 @@ type Item struct {
 	Name string `json:"name"`
 
 	// Long text; null when the supplier gave none.
-	Description *string  `json:"description,omitzero"`
-	Price       Money    `json:"price"`
-	Tags        []string `json:"tags,omitzero"`
-	ImageURLs   []string `json:"image_urls,omitzero"`
+	Description schemaset.Nullable[string] `json:"description,omitzero"`
+	Price       Money                      `json:"price"`
+	Tags        []string                   `json:"tags,omitzero"`
+	ImageURLs   []string                   `json:"image_urls,omitzero"`
 
 	// Free-form supplier attributes such as colour or size.
 	Attributes map[string]string `json:"attributes,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfItem are the property names Item declares; the others are
+// additional.
+var propertiesOfItem = []string{"sku", "name", "description", "price", "tags", "image_urls", "attributes"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Item) MarshalJSON() ([]byte, error) {
+	type plain Item
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItem)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Item) UnmarshalJSON(data []byte) error {
+	type plain Item
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItem)
 }

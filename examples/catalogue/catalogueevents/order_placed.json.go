@@ -4,6 +4,7 @@
 package catalogueevents
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
@@ -22,7 +23,8 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order/placed.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 //
 // A customer placed an order and paid for it.
 type OrderPlaced struct {
@@ -32,9 +34,38 @@ type OrderPlaced struct {
 	Total    Money               `json:"total"`
 
 	// How the order was paid.
-	Payment     OrderPlacedPayment `json:"payment"`
-	PlacedAt    time.Time          `json:"placed_at"`
-	GiftMessage *string            `json:"gift_message,omitzero"`
+	Payment     OrderPlacedPayment         `json:"payment"`
+	PlacedAt    time.Time                  `json:"placed_at"`
+	GiftMessage schemaset.Nullable[string] `json:"gift_message,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfOrderPlaced are the property names OrderPlaced declares; the
+// others are additional.
+var propertiesOfOrderPlaced = []string{"order_id", "customer", "lines", "total", "payment", "placed_at", "gift_message"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	type plain OrderPlaced
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlaced)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	type plain OrderPlaced
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlaced)
 }
 
 // Validate checks v against the schema of OrderPlaced facts
@@ -45,14 +76,45 @@ func (v OrderPlaced) Validate() error {
 }
 
 // OrderPlacedCustomer is generated from
-// order/placed.json#/properties/customer.
+// order/placed.json#/properties/customer. Properties the schema does not
+// declare are kept in AdditionalProperties.
 type OrderPlacedCustomer struct {
 	CustomerID string  `json:"customer_id"`
 	Email      string  `json:"email"`
 	Name       *string `json:"name,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfOrderPlacedCustomer are the property names OrderPlacedCustomer
+// declares; the others are additional.
+var propertiesOfOrderPlacedCustomer = []string{"customer_id", "email", "name"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
+	type plain OrderPlacedCustomer
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlacedCustomer)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
+	type plain OrderPlacedCustomer
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlacedCustomer)
 }
 
 // OrderLine is generated from order/placed.json#/properties/lines/items.
+// Properties the schema does not declare are kept in AdditionalProperties.
 type OrderLine struct {
 	Sku SKU `json:"sku"`
 
@@ -60,12 +122,41 @@ type OrderLine struct {
 	// the property is absent.
 	Quantity  int64 `json:"quantity"`
 	UnitPrice Money `json:"unit_price"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // Defaults of OrderLine's properties, from the schema.
 const (
 	OrderLineQuantityDefault = 1
 )
+
+// propertiesOfOrderLine are the property names OrderLine declares; the others
+// are additional.
+var propertiesOfOrderLine = []string{"sku", "quantity", "unit_price"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v OrderLine) MarshalJSON() ([]byte, error) {
+	type plain OrderLine
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderLine)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *OrderLine) UnmarshalJSON(data []byte) error {
+	type plain OrderLine
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderLine)
+}
 
 // OrderPlacedPayment is generated from order/placed.json#/properties/payment.
 // It holds exactly one of CardPayment, InvoicePayment (oneOf): decoding sets
@@ -113,10 +204,40 @@ func (u *OrderPlacedPayment) UnmarshalJSON(data []byte) error {
 	return schemaset.CheckUnion("OrderPlacedPayment", true, ok1, ok2)
 }
 
-// CardPayment is generated from order/placed.json#/$defs/card.
+// CardPayment is generated from order/placed.json#/$defs/card. Properties the
+// schema does not declare are kept in AdditionalProperties.
 type CardPayment struct {
 	Method CardPaymentMethod `json:"method"`
 	Last4  string            `json:"last4"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfCardPayment are the property names CardPayment declares; the
+// others are additional.
+var propertiesOfCardPayment = []string{"method", "last4"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v CardPayment) MarshalJSON() ([]byte, error) {
+	type plain CardPayment
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCardPayment)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *CardPayment) UnmarshalJSON(data []byte) error {
+	type plain CardPayment
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCardPayment)
 }
 
 // CardPaymentMethod is generated from
@@ -129,9 +250,39 @@ const (
 )
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
+// Properties the schema does not declare are kept in AdditionalProperties.
 type InvoicePayment struct {
 	Method  InvoicePaymentMethod  `json:"method"`
 	DueDays InvoicePaymentDueDays `json:"due_days"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfInvoicePayment are the property names InvoicePayment declares;
+// the others are additional.
+var propertiesOfInvoicePayment = []string{"method", "due_days"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v InvoicePayment) MarshalJSON() ([]byte, error) {
+	type plain InvoicePayment
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfInvoicePayment)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *InvoicePayment) UnmarshalJSON(data []byte) error {
+	type plain InvoicePayment
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfInvoicePayment)
 }
 
 // InvoicePaymentMethod is generated from

@@ -4,9 +4,11 @@
 package allof
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // UserDeletedRoutingKey is the routing key of UserDeleted facts.
@@ -21,11 +23,41 @@ var FactUserDeleted = runtime.Fact{
 }
 
 // UserDeleted is the payload of user.deleted facts (schema user-deleted.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 type UserDeleted struct {
 	Actor  string     `json:"actor"`
 	At     *time.Time `json:"at,omitzero"`
 	UserID string     `json:"user_id"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfUserDeleted are the property names UserDeleted declares; the
+// others are additional.
+var propertiesOfUserDeleted = []string{"actor", "at", "user_id"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v UserDeleted) MarshalJSON() ([]byte, error) {
+	type plain UserDeleted
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfUserDeleted)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *UserDeleted) UnmarshalJSON(data []byte) error {
+	type plain UserDeleted
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfUserDeleted)
 }
 
 // Validate checks v against the schema of UserDeleted facts

@@ -4,9 +4,11 @@
 package allof
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // UserRegisteredRoutingKey is the routing key of UserRegistered facts.
@@ -21,13 +23,43 @@ var FactUserRegistered = runtime.Fact{
 }
 
 // UserRegistered is the payload of user.registered facts (schema
-// user-registered.json, version 1).
+// user-registered.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type UserRegistered struct {
 	Actor  string              `json:"actor"`
 	At     *time.Time          `json:"at,omitzero"`
 	UserID string              `json:"user_id"`
 	Email  string              `json:"email"`
 	Plan   *UserRegisteredPlan `json:"plan,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfUserRegistered are the property names UserRegistered declares;
+// the others are additional.
+var propertiesOfUserRegistered = []string{"actor", "at", "user_id", "email", "plan"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v UserRegistered) MarshalJSON() ([]byte, error) {
+	type plain UserRegistered
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfUserRegistered)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *UserRegistered) UnmarshalJSON(data []byte) error {
+	type plain UserRegistered
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfUserRegistered)
 }
 
 // Validate checks v against the schema of UserRegistered facts

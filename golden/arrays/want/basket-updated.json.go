@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // BasketUpdatedRoutingKey is the routing key of BasketUpdated facts.
@@ -21,7 +22,8 @@ var FactBasketUpdated = runtime.Fact{
 }
 
 // BasketUpdated is the payload of basket.updated facts (schema
-// basket-updated.json, version 1).
+// basket-updated.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type BasketUpdated struct {
 	Skus       []string                 `json:"skus"`
 	Quantities []int64                  `json:"quantities"`
@@ -29,6 +31,35 @@ type BasketUpdated struct {
 	Matrix     [][]float64              `json:"matrix"`
 	Anything   []json.RawMessage        `json:"anything"`
 	Coupons    []string                 `json:"coupons,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfBasketUpdated are the property names BasketUpdated declares; the
+// others are additional.
+var propertiesOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything", "coupons"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v BasketUpdated) MarshalJSON() ([]byte, error) {
+	type plain BasketUpdated
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfBasketUpdated)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *BasketUpdated) UnmarshalJSON(data []byte) error {
+	type plain BasketUpdated
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfBasketUpdated)
 }
 
 // Validate checks v against the schema of BasketUpdated facts
@@ -39,8 +70,38 @@ func (v BasketUpdated) Validate() error {
 }
 
 // BasketUpdatedLinesItem is generated from
-// basket-updated.json#/properties/lines/items.
+// basket-updated.json#/properties/lines/items. Properties the schema does not
+// declare are kept in AdditionalProperties.
 type BasketUpdatedLinesItem struct {
 	Sku string `json:"sku"`
 	Qty *int64 `json:"qty,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfBasketUpdatedLinesItem are the property names
+// BasketUpdatedLinesItem declares; the others are additional.
+var propertiesOfBasketUpdatedLinesItem = []string{"sku", "qty"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v BasketUpdatedLinesItem) MarshalJSON() ([]byte, error) {
+	type plain BasketUpdatedLinesItem
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *BasketUpdatedLinesItem) UnmarshalJSON(data []byte) error {
+	type plain BasketUpdatedLinesItem
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem)
 }

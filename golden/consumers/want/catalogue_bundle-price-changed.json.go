@@ -3,7 +3,12 @@
 
 package consumers
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // CatalogueBundlePriceChangedRoutingKey is the routing key of
 // CatalogueBundlePriceChanged facts.
@@ -18,9 +23,39 @@ var FactCatalogueBundlePriceChanged = runtime.Fact{
 }
 
 // CatalogueBundlePriceChanged is the payload of catalogue.bundle.price-changed
-// facts (schema catalogue/bundle-price-changed.json, version 1).
+// facts (schema catalogue/bundle-price-changed.json, version 1). Properties
+// the schema does not declare are kept in AdditionalProperties.
 type CatalogueBundlePriceChanged struct {
 	BundleID *string `json:"bundle_id,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfCatalogueBundlePriceChanged are the property names
+// CatalogueBundlePriceChanged declares; the others are additional.
+var propertiesOfCatalogueBundlePriceChanged = []string{"bundle_id"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v CatalogueBundlePriceChanged) MarshalJSON() ([]byte, error) {
+	type plain CatalogueBundlePriceChanged
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *CatalogueBundlePriceChanged) UnmarshalJSON(data []byte) error {
+	type plain CatalogueBundlePriceChanged
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged)
 }
 
 // Validate checks v against the schema of CatalogueBundlePriceChanged facts

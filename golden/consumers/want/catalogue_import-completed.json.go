@@ -3,7 +3,12 @@
 
 package consumers
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // CatalogueImportCompletedRoutingKey is the routing key of
 // CatalogueImportCompleted facts.
@@ -18,9 +23,39 @@ var FactCatalogueImportCompleted = runtime.Fact{
 }
 
 // CatalogueImportCompleted is the payload of catalogue.import.completed facts
-// (schema catalogue/import-completed.json, version 1).
+// (schema catalogue/import-completed.json, version 1). Properties the schema
+// does not declare are kept in AdditionalProperties.
 type CatalogueImportCompleted struct {
 	Count *int64 `json:"count,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfCatalogueImportCompleted are the property names
+// CatalogueImportCompleted declares; the others are additional.
+var propertiesOfCatalogueImportCompleted = []string{"count"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v CatalogueImportCompleted) MarshalJSON() ([]byte, error) {
+	type plain CatalogueImportCompleted
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCatalogueImportCompleted)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *CatalogueImportCompleted) UnmarshalJSON(data []byte) error {
+	type plain CatalogueImportCompleted
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCatalogueImportCompleted)
 }
 
 // Validate checks v against the schema of CatalogueImportCompleted facts

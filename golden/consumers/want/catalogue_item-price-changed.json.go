@@ -3,7 +3,12 @@
 
 package consumers
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // CatalogueItemPriceChangedRoutingKey is the routing key of
 // CatalogueItemPriceChanged facts.
@@ -18,9 +23,39 @@ var FactCatalogueItemPriceChanged = runtime.Fact{
 }
 
 // CatalogueItemPriceChanged is the payload of catalogue.item.price-changed
-// facts (schema catalogue/item-price-changed.json, version 1).
+// facts (schema catalogue/item-price-changed.json, version 1). Properties the
+// schema does not declare are kept in AdditionalProperties.
 type CatalogueItemPriceChanged struct {
 	Sku string `json:"sku"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfCatalogueItemPriceChanged are the property names
+// CatalogueItemPriceChanged declares; the others are additional.
+var propertiesOfCatalogueItemPriceChanged = []string{"sku"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v CatalogueItemPriceChanged) MarshalJSON() ([]byte, error) {
+	type plain CatalogueItemPriceChanged
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *CatalogueItemPriceChanged) UnmarshalJSON(data []byte) error {
+	type plain CatalogueItemPriceChanged
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged)
 }
 
 // Validate checks v against the schema of CatalogueItemPriceChanged facts

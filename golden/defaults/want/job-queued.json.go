@@ -3,7 +3,12 @@
 
 package defaults
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // JobQueuedRoutingKey is the routing key of JobQueued facts.
 const JobQueuedRoutingKey = "job.queued"
@@ -17,7 +22,8 @@ var FactJobQueued = runtime.Fact{
 }
 
 // JobQueued is the payload of job.queued facts (schema job-queued.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 type JobQueued struct {
 	// Default: 5 (JobQueuedPriorityDefault); a decoded value is not filled in when
 	// the property is absent.
@@ -46,6 +52,10 @@ type JobQueued struct {
 	// Default: {"cpu":2}; a decoded value is not filled in when the property is
 	// absent.
 	Limits *JobQueuedLimits `json:"limits,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // Defaults of JobQueued's properties, from the schema.
@@ -56,6 +66,31 @@ const (
 	JobQueuedQueueDefault                  = "default"
 	JobQueuedModeDefault     JobQueuedMode = "safe"
 )
+
+// propertiesOfJobQueued are the property names JobQueued declares; the others
+// are additional.
+var propertiesOfJobQueued = []string{"priority", "ratio", "retry", "queue", "mode", "tags", "limits"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v JobQueued) MarshalJSON() ([]byte, error) {
+	type plain JobQueued
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfJobQueued)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *JobQueued) UnmarshalJSON(data []byte) error {
+	type plain JobQueued
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfJobQueued)
+}
 
 // Validate checks v against the schema of JobQueued facts (job-queued.json),
 // including what Go types cannot express: patterns, ranges, lengths, formats.
@@ -73,13 +108,43 @@ const (
 )
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
+// Properties the schema does not declare are kept in AdditionalProperties.
 type JobQueuedLimits struct {
 	// Default: 2 (JobQueuedLimitsCPUDefault); a decoded value is not filled in
 	// when the property is absent.
 	CPU *int64 `json:"cpu,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // Defaults of JobQueuedLimits's properties, from the schema.
 const (
 	JobQueuedLimitsCPUDefault = 2
 )
+
+// propertiesOfJobQueuedLimits are the property names JobQueuedLimits declares;
+// the others are additional.
+var propertiesOfJobQueuedLimits = []string{"cpu"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v JobQueuedLimits) MarshalJSON() ([]byte, error) {
+	type plain JobQueuedLimits
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfJobQueuedLimits)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *JobQueuedLimits) UnmarshalJSON(data []byte) error {
+	type plain JobQueuedLimits
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfJobQueuedLimits)
+}

@@ -3,7 +3,12 @@
 
 package docs
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // NoteAddedRoutingKey is the routing key of NoteAdded facts.
 const NoteAddedRoutingKey = "note.added"
@@ -19,7 +24,8 @@ var FactNoteAdded = runtime.Fact{
 }
 
 // NoteAdded is the payload of note.added facts (schema note-added.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 //
 // A note was added. Ends the comment? */ no.
 //
@@ -50,12 +56,41 @@ type NoteAdded struct {
 	// // not a directive
 	// //go:build ignore
 	Slashes *string `json:"slashes,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // Defaults of NoteAdded's properties, from the schema.
 const (
 	NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 )
+
+// propertiesOfNoteAdded are the property names NoteAdded declares; the others
+// are additional.
+var propertiesOfNoteAdded = []string{"text", "old_field", "legacy", "quote", "slashes"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v NoteAdded) MarshalJSON() ([]byte, error) {
+	type plain NoteAdded
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfNoteAdded)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *NoteAdded) UnmarshalJSON(data []byte) error {
+	type plain NoteAdded
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfNoteAdded)
+}
 
 // Validate checks v against the schema of NoteAdded facts (note-added.json),
 // including what Go types cannot express: patterns, ranges, lengths, formats.

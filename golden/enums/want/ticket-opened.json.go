@@ -3,7 +3,12 @@
 
 package enums
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // TicketOpenedRoutingKey is the routing key of TicketOpened facts.
 const TicketOpenedRoutingKey = "ticket.opened"
@@ -17,17 +22,47 @@ var FactTicketOpened = runtime.Fact{
 }
 
 // TicketOpened is the payload of ticket.opened facts (schema
-// ticket-opened.json, version 1).
+// ticket-opened.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type TicketOpened struct {
-	Kind     TicketOpenedKind           `json:"kind"`
-	Status   TicketOpenedStatus         `json:"status"`
-	Priority TicketOpenedPriority       `json:"priority"`
-	Severity *Severity                  `json:"severity,omitzero"`
-	Channels []TicketOpenedChannelsItem `json:"channels,omitzero"`
-	Version  *TicketOpenedVersion       `json:"version,omitzero"`
-	Ratio    *float64                   `json:"ratio,omitzero"`
-	Flag     *bool                      `json:"flag,omitzero"`
-	Region   *TicketOpenedRegion        `json:"region,omitzero"`
+	Kind     TicketOpenedKind             `json:"kind"`
+	Status   TicketOpenedStatus           `json:"status"`
+	Priority TicketOpenedPriority         `json:"priority"`
+	Severity schemaset.Nullable[Severity] `json:"severity,omitzero"`
+	Channels []TicketOpenedChannelsItem   `json:"channels,omitzero"`
+	Version  *TicketOpenedVersion         `json:"version,omitzero"`
+	Ratio    *float64                     `json:"ratio,omitzero"`
+	Flag     *bool                        `json:"flag,omitzero"`
+	Region   *TicketOpenedRegion          `json:"region,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfTicketOpened are the property names TicketOpened declares; the
+// others are additional.
+var propertiesOfTicketOpened = []string{"kind", "status", "priority", "severity", "channels", "version", "ratio", "flag", "region"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v TicketOpened) MarshalJSON() ([]byte, error) {
+	type plain TicketOpened
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfTicketOpened)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *TicketOpened) UnmarshalJSON(data []byte) error {
+	type plain TicketOpened
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfTicketOpened)
 }
 
 // Validate checks v against the schema of TicketOpened facts

@@ -3,7 +3,10 @@
 
 package factroots
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // PushReceivedRoutingKey is the routing key of PushReceived facts.
 const PushReceivedRoutingKey = "github.push.received"
@@ -19,11 +22,11 @@ var FactPushReceived = runtime.Fact{
 // PushReceived is the payload of github.push.received facts (schema
 // vendor/github/push.json, version 2).
 type PushReceived struct {
-	Ref        string     `json:"ref"`
-	After      Sha        `json:"after"`
-	Before     *Sha       `json:"before,omitzero"`
-	Repository Repository `json:"repository"`
-	HeadCommit *Commit    `json:"head_commit,omitzero"`
+	Ref        string                     `json:"ref"`
+	After      Sha                        `json:"after"`
+	Before     *Sha                       `json:"before,omitzero"`
+	Repository Repository                 `json:"repository"`
+	HeadCommit schemaset.Nullable[Commit] `json:"head_commit,omitzero"`
 }
 
 // Validate checks v against the schema of PushReceived facts

@@ -4,9 +4,11 @@
 package formats
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // PaymentCapturedRoutingKey is the routing key of PaymentCaptured facts.
@@ -21,7 +23,8 @@ var FactPaymentCaptured = runtime.Fact{
 }
 
 // PaymentCaptured is the payload of payment.captured facts (schema
-// payment-captured.json, version 1).
+// payment-captured.json, version 1). Properties the schema does not declare
+// are kept in AdditionalProperties.
 type PaymentCaptured struct {
 	CapturedAt time.Time   `json:"captured_at"`
 	SettledAt  *time.Time  `json:"settled_at,omitzero"`
@@ -33,6 +36,35 @@ type PaymentCaptured struct {
 	IssuesURL  *string     `json:"issues_url,omitzero"`
 	Reference  *string     `json:"reference,omitzero"`
 	History    []time.Time `json:"history,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfPaymentCaptured are the property names PaymentCaptured declares;
+// the others are additional.
+var propertiesOfPaymentCaptured = []string{"captured_at", "settled_at", "voided_at", "payment_id", "payer_email", "value_date", "receipt_url", "issues_url", "reference", "history"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v PaymentCaptured) MarshalJSON() ([]byte, error) {
+	type plain PaymentCaptured
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentCaptured)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *PaymentCaptured) UnmarshalJSON(data []byte) error {
+	type plain PaymentCaptured
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentCaptured)
 }
 
 // Validate checks v against the schema of PaymentCaptured facts

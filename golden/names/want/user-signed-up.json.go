@@ -3,7 +3,12 @@
 
 package names
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // UserSignedUpRoutingKey is the routing key of UserSignedUp facts.
 const UserSignedUpRoutingKey = "user.signed_up"
@@ -17,7 +22,8 @@ var FactUserSignedUp = runtime.Fact{
 }
 
 // UserSignedUp is the payload of user.signed_up facts (schema
-// user-signed-up.json, version 1).
+// user-signed-up.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type UserSignedUp struct {
 	CatalogueID *string  `json:"catalogue_id,omitzero"`
 	URL         *string  `json:"url,omitzero"`
@@ -30,6 +36,35 @@ type UserSignedUp struct {
 	JSON        *string  `json:"json,omitzero"`
 	APIKey      *string  `json:"api-key,omitzero"`
 	X           *string  `json:"x-,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfUserSignedUp are the property names UserSignedUp declares; the
+// others are additional.
+var propertiesOfUserSignedUp = []string{"catalogue_id", "url", "image_urls", "type", "func", "3d_model", "HTTPServer", "größe", "json", "api-key", "x-"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v UserSignedUp) MarshalJSON() ([]byte, error) {
+	type plain UserSignedUp
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfUserSignedUp)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *UserSignedUp) UnmarshalJSON(data []byte) error {
+	type plain UserSignedUp
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfUserSignedUp)
 }
 
 // Validate checks v against the schema of UserSignedUp facts

@@ -3,7 +3,12 @@
 
 package nested
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // ShipmentSentRoutingKey is the routing key of ShipmentSent facts.
 const ShipmentSentRoutingKey = "shipment.sent"
@@ -17,10 +22,40 @@ var FactShipmentSent = runtime.Fact{
 }
 
 // ShipmentSent is the payload of shipment.sent facts (schema
-// shipment-sent.json, version 1).
+// shipment-sent.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type ShipmentSent struct {
 	ShipmentID  string                  `json:"shipment_id"`
 	Destination ShipmentSentDestination `json:"destination"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfShipmentSent are the property names ShipmentSent declares; the
+// others are additional.
+var propertiesOfShipmentSent = []string{"shipment_id", "destination"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ShipmentSent) MarshalJSON() ([]byte, error) {
+	type plain ShipmentSent
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSent)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ShipmentSent) UnmarshalJSON(data []byte) error {
+	type plain ShipmentSent
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSent)
 }
 
 // Validate checks v against the schema of ShipmentSent facts
@@ -31,29 +66,149 @@ func (v ShipmentSent) Validate() error {
 }
 
 // ShipmentSentDestination is generated from
-// shipment-sent.json#/properties/destination.
+// shipment-sent.json#/properties/destination. Properties the schema does not
+// declare are kept in AdditionalProperties.
 type ShipmentSentDestination struct {
 	Address ShipmentSentDestinationAddress `json:"address"`
 	Contact *Contact                       `json:"contact,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfShipmentSentDestination are the property names
+// ShipmentSentDestination declares; the others are additional.
+var propertiesOfShipmentSentDestination = []string{"address", "contact"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ShipmentSentDestination) MarshalJSON() ([]byte, error) {
+	type plain ShipmentSentDestination
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSentDestination)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ShipmentSentDestination) UnmarshalJSON(data []byte) error {
+	type plain ShipmentSentDestination
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSentDestination)
 }
 
 // ShipmentSentDestinationAddress is generated from
-// shipment-sent.json#/properties/destination/properties/address.
+// shipment-sent.json#/properties/destination/properties/address. Properties
+// the schema does not declare are kept in AdditionalProperties.
 type ShipmentSentDestinationAddress struct {
 	Street string                             `json:"street"`
 	City   string                             `json:"city"`
 	Geo    *ShipmentSentDestinationAddressGeo `json:"geo,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfShipmentSentDestinationAddress are the property names
+// ShipmentSentDestinationAddress declares; the others are additional.
+var propertiesOfShipmentSentDestinationAddress = []string{"street", "city", "geo"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ShipmentSentDestinationAddress) MarshalJSON() ([]byte, error) {
+	type plain ShipmentSentDestinationAddress
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ShipmentSentDestinationAddress) UnmarshalJSON(data []byte) error {
+	type plain ShipmentSentDestinationAddress
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress)
 }
 
 // ShipmentSentDestinationAddressGeo is generated from
 // shipment-sent.json#/properties/destination/properties/address/properties/geo.
+// Properties the schema does not declare are kept in AdditionalProperties.
 type ShipmentSentDestinationAddressGeo struct {
 	Lat *float64 `json:"lat,omitzero"`
 	Lon *float64 `json:"lon,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfShipmentSentDestinationAddressGeo are the property names
+// ShipmentSentDestinationAddressGeo declares; the others are additional.
+var propertiesOfShipmentSentDestinationAddressGeo = []string{"lat", "lon"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ShipmentSentDestinationAddressGeo) MarshalJSON() ([]byte, error) {
+	type plain ShipmentSentDestinationAddressGeo
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ShipmentSentDestinationAddressGeo) UnmarshalJSON(data []byte) error {
+	type plain ShipmentSentDestinationAddressGeo
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo)
 }
 
 // Contact is generated from
-// shipment-sent.json#/properties/destination/properties/contact.
+// shipment-sent.json#/properties/destination/properties/contact. Properties
+// the schema does not declare are kept in AdditionalProperties.
 type Contact struct {
 	Phone *string `json:"phone,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfContact are the property names Contact declares; the others are
+// additional.
+var propertiesOfContact = []string{"phone"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Contact) MarshalJSON() ([]byte, error) {
+	type plain Contact
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfContact)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Contact) UnmarshalJSON(data []byte) error {
+	type plain Contact
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfContact)
 }

@@ -3,7 +3,12 @@
 
 package nullable
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // ProfileChangedRoutingKey is the routing key of ProfileChanged facts.
 const ProfileChangedRoutingKey = "profile.changed"
@@ -17,16 +22,46 @@ var FactProfileChanged = runtime.Fact{
 }
 
 // ProfileChanged is the payload of profile.changed facts (schema
-// profile-changed.json, version 1).
+// profile-changed.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type ProfileChanged struct {
-	Nickname   *string                `json:"nickname"`
-	Age        *int64                 `json:"age"`
-	Score      *float64               `json:"score"`
-	Verified   *bool                  `json:"verified"`
-	Address    *ProfileChangedAddress `json:"address"`
-	Tags       []string               `json:"tags"`
-	MiddleName *string                `json:"middle_name,omitzero"`
-	Scores     []*int64               `json:"scores"`
+	Nickname   *string                    `json:"nickname"`
+	Age        *int64                     `json:"age"`
+	Score      *float64                   `json:"score"`
+	Verified   *bool                      `json:"verified"`
+	Address    *ProfileChangedAddress     `json:"address"`
+	Tags       []string                   `json:"tags"`
+	MiddleName schemaset.Nullable[string] `json:"middle_name,omitzero"`
+	Scores     []*int64                   `json:"scores"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfProfileChanged are the property names ProfileChanged declares;
+// the others are additional.
+var propertiesOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "middle_name", "scores"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ProfileChanged) MarshalJSON() ([]byte, error) {
+	type plain ProfileChanged
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfProfileChanged)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ProfileChanged) UnmarshalJSON(data []byte) error {
+	type plain ProfileChanged
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfProfileChanged)
 }
 
 // Validate checks v against the schema of ProfileChanged facts
@@ -37,7 +72,37 @@ func (v ProfileChanged) Validate() error {
 }
 
 // ProfileChangedAddress is generated from
-// profile-changed.json#/properties/address.
+// profile-changed.json#/properties/address. Properties the schema does not
+// declare are kept in AdditionalProperties.
 type ProfileChangedAddress struct {
 	City string `json:"city"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfProfileChangedAddress are the property names
+// ProfileChangedAddress declares; the others are additional.
+var propertiesOfProfileChangedAddress = []string{"city"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v ProfileChangedAddress) MarshalJSON() ([]byte, error) {
+	type plain ProfileChangedAddress
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfProfileChangedAddress)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *ProfileChangedAddress) UnmarshalJSON(data []byte) error {
+	type plain ProfileChangedAddress
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfProfileChangedAddress)
 }

@@ -4,6 +4,8 @@
 package recursion
 
 import (
+	"encoding/json"
+
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
@@ -20,12 +22,42 @@ var FactTreeChanged = runtime.Fact{
 }
 
 // TreeChanged is the payload of tree.changed facts (schema tree-changed.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 type TreeChanged struct {
 	Root   Node   `json:"root"`
 	Chain  *Link  `json:"chain,omitzero"`
 	Expr   *Expr  `json:"expr,omitzero"`
 	Forest Forest `json:"forest,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfTreeChanged are the property names TreeChanged declares; the
+// others are additional.
+var propertiesOfTreeChanged = []string{"root", "chain", "expr", "forest"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v TreeChanged) MarshalJSON() ([]byte, error) {
+	type plain TreeChanged
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfTreeChanged)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *TreeChanged) UnmarshalJSON(data []byte) error {
+	type plain TreeChanged
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfTreeChanged)
 }
 
 // Validate checks v against the schema of TreeChanged facts
@@ -35,17 +67,77 @@ func (v TreeChanged) Validate() error {
 	return schemaSet.ValidateValue("tree-changed.json", v)
 }
 
-// Node is generated from tree-changed.json#/$defs/node.
+// Node is generated from tree-changed.json#/$defs/node. Properties the schema
+// does not declare are kept in AdditionalProperties.
 type Node struct {
 	Name     string `json:"name"`
 	Children []Node `json:"children"`
 	Parent   *Node  `json:"parent,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Link is generated from tree-changed.json#/$defs/link.
+// propertiesOfNode are the property names Node declares; the others are
+// additional.
+var propertiesOfNode = []string{"name", "children", "parent"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Node) MarshalJSON() ([]byte, error) {
+	type plain Node
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfNode)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Node) UnmarshalJSON(data []byte) error {
+	type plain Node
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfNode)
+}
+
+// Link is generated from tree-changed.json#/$defs/link. Properties the schema
+// does not declare are kept in AdditionalProperties.
 type Link struct {
 	Value int64 `json:"value"`
 	Next  *Link `json:"next,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfLink are the property names Link declares; the others are
+// additional.
+var propertiesOfLink = []string{"value", "next"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Link) MarshalJSON() ([]byte, error) {
+	type plain Link
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfLink)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Link) UnmarshalJSON(data []byte) error {
+	type plain Link
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfLink)
 }
 
 // Expr is generated from tree-changed.json#/$defs/expr. It holds exactly one
@@ -91,11 +183,41 @@ func (u *Expr) UnmarshalJSON(data []byte) error {
 	return schemaset.CheckUnion("Expr", true, ok1, ok2)
 }
 
-// Binary is generated from tree-changed.json#/$defs/binary.
+// Binary is generated from tree-changed.json#/$defs/binary. Properties the
+// schema does not declare are kept in AdditionalProperties.
 type Binary struct {
 	Op    BinaryOp `json:"op"`
 	Left  Expr     `json:"left"`
 	Right Expr     `json:"right"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfBinary are the property names Binary declares; the others are
+// additional.
+var propertiesOfBinary = []string{"op", "left", "right"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Binary) MarshalJSON() ([]byte, error) {
+	type plain Binary
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfBinary)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Binary) UnmarshalJSON(data []byte) error {
+	type plain Binary
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfBinary)
 }
 
 // BinaryOp is generated from tree-changed.json#/$defs/binary/properties/op.

@@ -3,10 +3,46 @@
 
 package refs
 
-// Money is generated from common/money.json.
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// Money is generated from common/money.json. Properties the schema does not
+// declare are kept in AdditionalProperties.
 type Money struct {
 	Amount   int64    `json:"amount"`
 	Currency Currency `json:"currency"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfMoney are the property names Money declares; the others are
+// additional.
+var propertiesOfMoney = []string{"amount", "currency"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Money) MarshalJSON() ([]byte, error) {
+	type plain Money
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfMoney)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Money) UnmarshalJSON(data []byte) error {
+	type plain Money
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfMoney)
 }
 
 // Currency is generated from common/money.json#/$defs/currency.

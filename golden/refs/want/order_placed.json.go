@@ -3,7 +3,12 @@
 
 package refs
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
 const OrderPlacedRoutingKey = "order.placed"
@@ -17,7 +22,8 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order/placed.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 type OrderPlaced struct {
 	OrderID OrderID `json:"order_id"`
 
@@ -25,6 +31,35 @@ type OrderPlaced struct {
 	Total    Money     `json:"total"`
 	Shipping *Shipping `json:"shipping,omitzero"`
 	Tags     Tags      `json:"tags,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfOrderPlaced are the property names OrderPlaced declares; the
+// others are additional.
+var propertiesOfOrderPlaced = []string{"order_id", "total", "shipping", "tags"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	type plain OrderPlaced
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlaced)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	type plain OrderPlaced
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlaced)
 }
 
 // Validate checks v against the schema of OrderPlaced facts
@@ -34,8 +69,38 @@ func (v OrderPlaced) Validate() error {
 	return schemaSet.ValidateValue("order/placed.json", v)
 }
 
-// Shipping is generated from order/placed.json#/$defs/shipping.
+// Shipping is generated from order/placed.json#/$defs/shipping. Properties the
+// schema does not declare are kept in AdditionalProperties.
 type Shipping struct {
 	Cost    *Money  `json:"cost,omitzero"`
 	Carrier *string `json:"carrier,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfShipping are the property names Shipping declares; the others
+// are additional.
+var propertiesOfShipping = []string{"cost", "carrier"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Shipping) MarshalJSON() ([]byte, error) {
+	type plain Shipping
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipping)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Shipping) UnmarshalJSON(data []byte) error {
+	type plain Shipping
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipping)
 }

@@ -3,7 +3,12 @@
 
 package refs
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // OrderRefundedRoutingKey is the routing key of OrderRefunded facts.
 const OrderRefundedRoutingKey = "order.refunded"
@@ -17,10 +22,40 @@ var FactOrderRefunded = runtime.Fact{
 }
 
 // OrderRefunded is the payload of order.refunded facts (schema
-// order/refunded.json, version 1).
+// order/refunded.json, version 1). Properties the schema does not declare are
+// kept in AdditionalProperties.
 type OrderRefunded struct {
 	OrderID OrderID `json:"order_id"`
 	Amount  Money   `json:"amount"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfOrderRefunded are the property names OrderRefunded declares; the
+// others are additional.
+var propertiesOfOrderRefunded = []string{"order_id", "amount"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v OrderRefunded) MarshalJSON() ([]byte, error) {
+	type plain OrderRefunded
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderRefunded)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *OrderRefunded) UnmarshalJSON(data []byte) error {
+	type plain OrderRefunded
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderRefunded)
 }
 
 // Validate checks v against the schema of OrderRefunded facts

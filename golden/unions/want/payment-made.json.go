@@ -4,6 +4,8 @@
 package unions
 
 import (
+	"encoding/json"
+
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
@@ -20,13 +22,43 @@ var FactPaymentMade = runtime.Fact{
 }
 
 // PaymentMade is the payload of payment.made facts (schema payment-made.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 type PaymentMade struct {
-	Method       PaymentMadeMethod        `json:"method"`
-	Reference    PaymentMadeReference     `json:"reference"`
-	Voucher      *Voucher                 `json:"voucher,omitzero"`
-	Contact      *PaymentMadeContact      `json:"contact,omitzero"`
-	AmountOrFree *PaymentMadeAmountOrFree `json:"amount_or_free,omitzero"`
+	Method       PaymentMadeMethod           `json:"method"`
+	Reference    PaymentMadeReference        `json:"reference"`
+	Voucher      schemaset.Nullable[Voucher] `json:"voucher,omitzero"`
+	Contact      *PaymentMadeContact         `json:"contact,omitzero"`
+	AmountOrFree *PaymentMadeAmountOrFree    `json:"amount_or_free,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfPaymentMade are the property names PaymentMade declares; the
+// others are additional.
+var propertiesOfPaymentMade = []string{"method", "reference", "voucher", "contact", "amount_or_free"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v PaymentMade) MarshalJSON() ([]byte, error) {
+	type plain PaymentMade
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentMade)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *PaymentMade) UnmarshalJSON(data []byte) error {
+	type plain PaymentMade
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentMade)
 }
 
 // Validate checks v against the schema of PaymentMade facts
@@ -36,10 +68,40 @@ func (v PaymentMade) Validate() error {
 	return schemaSet.ValidateValue("payment-made.json", v)
 }
 
-// Card is generated from payment-made.json#/$defs/card.
+// Card is generated from payment-made.json#/$defs/card. Properties the schema
+// does not declare are kept in AdditionalProperties.
 type Card struct {
 	Type  CardType `json:"type"`
 	Last4 string   `json:"last4"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfCard are the property names Card declares; the others are
+// additional.
+var propertiesOfCard = []string{"type", "last4"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Card) MarshalJSON() ([]byte, error) {
+	type plain Card
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCard)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Card) UnmarshalJSON(data []byte) error {
+	type plain Card
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCard)
 }
 
 // CardType is generated from payment-made.json#/$defs/card/properties/type.
@@ -50,10 +112,40 @@ const (
 	CardTypeCard CardType = "card"
 )
 
-// Transfer is generated from payment-made.json#/$defs/transfer.
+// Transfer is generated from payment-made.json#/$defs/transfer. Properties the
+// schema does not declare are kept in AdditionalProperties.
 type Transfer struct {
 	Type TransferType `json:"type"`
 	Iban string       `json:"iban"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfTransfer are the property names Transfer declares; the others
+// are additional.
+var propertiesOfTransfer = []string{"type", "iban"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Transfer) MarshalJSON() ([]byte, error) {
+	type plain Transfer
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfTransfer)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Transfer) UnmarshalJSON(data []byte) error {
+	type plain Transfer
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfTransfer)
 }
 
 // TransferType is generated from
@@ -65,9 +157,39 @@ const (
 	TransferTypeTransfer TransferType = "transfer"
 )
 
-// Voucher is generated from payment-made.json#/$defs/voucher.
+// Voucher is generated from payment-made.json#/$defs/voucher. Properties the
+// schema does not declare are kept in AdditionalProperties.
 type Voucher struct {
 	Code string `json:"code"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfVoucher are the property names Voucher declares; the others are
+// additional.
+var propertiesOfVoucher = []string{"code"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Voucher) MarshalJSON() ([]byte, error) {
+	type plain Voucher
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfVoucher)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Voucher) UnmarshalJSON(data []byte) error {
+	type plain Voucher
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfVoucher)
 }
 
 // PaymentMadeMethod is generated from payment-made.json#/properties/method. It
@@ -201,15 +323,75 @@ func (u *PaymentMadeContact) UnmarshalJSON(data []byte) error {
 }
 
 // PaymentMadeContactOption1 is generated from
-// payment-made.json#/properties/contact/anyOf/0.
+// payment-made.json#/properties/contact/anyOf/0. Properties the schema does
+// not declare are kept in AdditionalProperties.
 type PaymentMadeContactOption1 struct {
 	Email string `json:"email"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfPaymentMadeContactOption1 are the property names
+// PaymentMadeContactOption1 declares; the others are additional.
+var propertiesOfPaymentMadeContactOption1 = []string{"email"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v PaymentMadeContactOption1) MarshalJSON() ([]byte, error) {
+	type plain PaymentMadeContactOption1
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentMadeContactOption1)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *PaymentMadeContactOption1) UnmarshalJSON(data []byte) error {
+	type plain PaymentMadeContactOption1
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentMadeContactOption1)
 }
 
 // PaymentMadeContactOption2 is generated from
-// payment-made.json#/properties/contact/anyOf/1.
+// payment-made.json#/properties/contact/anyOf/1. Properties the schema does
+// not declare are kept in AdditionalProperties.
 type PaymentMadeContactOption2 struct {
 	Phone string `json:"phone"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfPaymentMadeContactOption2 are the property names
+// PaymentMadeContactOption2 declares; the others are additional.
+var propertiesOfPaymentMadeContactOption2 = []string{"phone"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v PaymentMadeContactOption2) MarshalJSON() ([]byte, error) {
+	type plain PaymentMadeContactOption2
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentMadeContactOption2)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *PaymentMadeContactOption2) UnmarshalJSON(data []byte) error {
+	type plain PaymentMadeContactOption2
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentMadeContactOption2)
 }
 
 // PaymentMadeAmountOrFree is generated from
