@@ -1,0 +1,169 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const (
+	docPath           = "../../docs/CONFORMANCE.md"
+	disagreementsPath = "testdata/disagreements.txt"
+	beginFigures      = "<!-- figures: written by go test ./generator/conformance -update -->"
+	endFigures        = "<!-- end of figures -->"
+)
+
+// report compares the run with what the repository says: the figures in
+// docs/CONFORMANCE.md and the cases listed as disagreeing. Either going
+// stale fails the test; -update rewrites both.
+func report(t *testing.T, groups []*group, results map[*group][]verdict) {
+	figures, disagreements := summarize(groups, results)
+	if *update {
+		writeFigures(t, figures)
+		if err := os.WriteFile(disagreementsPath, []byte(strings.Join(disagreements, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), beginFigures+"\n"+figures+endFigures) {
+		t.Errorf("%s does not show this run's figures (go test ./generator/conformance -update); they are:\n%s", docPath, figures)
+	}
+	known, err := os.ReadFile(disagreementsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(known), "\n"), "\n")
+	for _, d := range disagreements {
+		if !slices.Contains(want, d) {
+			t.Errorf("new disagreement with the suite: %s", d)
+		}
+	}
+	for _, d := range want {
+		if d != "" && !slices.Contains(disagreements, d) {
+			t.Errorf("%s lists a case that now agrees (go test ./generator/conformance -update): %s", disagreementsPath, d)
+		}
+	}
+}
+
+// summarize returns the figures table and the sorted list of cases that
+// disagree with the suite.
+func summarize(groups []*group, results map[*group][]verdict) (string, []string) {
+	type row struct{ groups, leftUpFront, notGenerated, generated, cases, agree, validCases, roundTrip int }
+	rows := map[string]*row{}
+	var disagreements []string
+	for _, g := range groups {
+		r := rows[g.draft]
+		if r == nil {
+			r = &row{}
+			rows[g.draft] = r
+		}
+		r.groups++
+		switch {
+		case strings.HasPrefix(g.leftOut, "not generated"):
+			r.notGenerated++
+			continue
+		case g.leftOut != "":
+			r.leftUpFront++
+			continue
+		}
+		r.generated++
+		for i, c := range g.Tests {
+			v := results[g][i]
+			r.cases++
+			if v.Accepted == c.Valid {
+				r.agree++
+			} else {
+				disagreements = append(disagreements, fmt.Sprintf("%s: %q: want valid=%v: %s", g.name(), c.Description, c.Valid, firstLine(v.Why)))
+			}
+			if c.Valid && v.Accepted {
+				r.validCases++
+				if v.RoundTrip {
+					r.roundTrip++
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| draft | groups | left out (remote refs) | not generated | generated | cases | agree | accepted valid cases that round-trip exactly |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, d := range drafts {
+		r := rows[d.dir]
+		if r == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d (%s) | %d of %d |\n", d.draft, r.groups, r.leftUpFront, r.notGenerated, r.generated, r.cases, r.agree, percent(r.agree, r.cases), r.roundTrip, r.validCases)
+	}
+	b.WriteString("\nGroups not generated, by the generator's reason:\n\n")
+	reasons := map[string][]string{}
+	for _, g := range groups {
+		if msg, ok := strings.CutPrefix(g.leftOut, "not generated: "); ok {
+			reasons[reasonKey(msg)] = append(reasons[reasonKey(msg)], g.draft+"/"+g.file)
+		}
+	}
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		where := slices.Compact(reasons[k])
+		fmt.Fprintf(&b, "- %s (%d groups: %s)\n", k, len(reasons[k]), strings.Join(where, ", "))
+	}
+	slices.Sort(disagreements)
+	return b.String(), disagreements
+}
+
+// reasonKey shortens a generator error to its kind, so that reasons group.
+func reasonKey(msg string) string {
+	msg = firstLine(msg)
+	if i := strings.Index(msg, ": "); i > 0 && strings.HasPrefix(msg, "$ref ") {
+		msg = "$ref" + msg[i:]
+	}
+	for _, cut := range []string{" (", "; "} {
+		if i := strings.Index(msg, cut); i > 0 {
+			msg = msg[:i]
+		}
+	}
+	if len(msg) > 140 {
+		msg = msg[:137] + "..."
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
+}
+
+func percent(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
+}
+
+func writeFigures(t *testing.T, figures string) {
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, beginFigures), strings.Index(s, endFigures)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %s ... %s block", docPath, beginFigures, endFigures)
+	}
+	s = s[:i] + beginFigures + "\n" + figures + s[j:]
+	if err := os.WriteFile(filepath.Clean(docPath), []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
