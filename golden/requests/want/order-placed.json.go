@@ -3,7 +3,12 @@
 
 package requests
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
 
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
 const OrderPlacedRoutingKey = "order.placed"
@@ -17,9 +22,39 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order-placed.json,
-// version 1).
+// version 1). Properties the schema does not declare are kept in
+// AdditionalProperties.
 type OrderPlaced struct {
 	OrderID string `json:"order_id"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfOrderPlaced are the property names OrderPlaced declares; the
+// others are additional.
+var propertiesOfOrderPlaced = []string{"order_id"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	type plain OrderPlaced
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlaced)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	type plain OrderPlaced
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlaced)
 }
 
 // Validate checks v against the schema of OrderPlaced facts

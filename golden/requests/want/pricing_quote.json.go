@@ -3,21 +3,86 @@
 
 package requests
 
-import "time"
+import (
+	"encoding/json"
+	"time"
 
-// PricingQuote is generated from pricing/quote.json.
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// PricingQuote is generated from pricing/quote.json. Properties the schema
+// does not declare are kept in AdditionalProperties.
 //
 // Asks for the price of a quantity of one SKU for one customer.
 type PricingQuote struct {
 	Sku        string  `json:"sku"`
 	Quantity   int64   `json:"quantity"`
 	CustomerID *string `json:"customer_id,omitzero"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// PricingQuoteReply is generated from pricing/quote.json#/x-reply.
+// propertiesOfPricingQuote are the property names PricingQuote declares; the
+// others are additional.
+var propertiesOfPricingQuote = []string{"sku", "quantity", "customer_id"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v PricingQuote) MarshalJSON() ([]byte, error) {
+	type plain PricingQuote
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPricingQuote)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *PricingQuote) UnmarshalJSON(data []byte) error {
+	type plain PricingQuote
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPricingQuote)
+}
+
+// PricingQuoteReply is generated from pricing/quote.json#/x-reply. Properties
+// the schema does not declare are kept in AdditionalProperties.
 //
 // The quoted price, valid until a time.
 type PricingQuoteReply struct {
 	Total      Money     `json:"total"`
 	ValidUntil time.Time `json:"valid_until"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfPricingQuoteReply are the property names PricingQuoteReply
+// declares; the others are additional.
+var propertiesOfPricingQuoteReply = []string{"total", "valid_until"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v PricingQuoteReply) MarshalJSON() ([]byte, error) {
+	type plain PricingQuoteReply
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPricingQuoteReply)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *PricingQuoteReply) UnmarshalJSON(data []byte) error {
+	type plain PricingQuoteReply
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPricingQuoteReply)
 }

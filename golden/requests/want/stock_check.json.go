@@ -3,12 +3,78 @@
 
 package requests
 
-// StockQuery is generated from stock/check.json.
+import (
+	"encoding/json"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// StockQuery is generated from stock/check.json. Properties the schema does
+// not declare are kept in AdditionalProperties.
 type StockQuery struct {
 	Sku string `json:"sku"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Level is generated from stock/check.json#/$defs/level.
+// propertiesOfStockQuery are the property names StockQuery declares; the
+// others are additional.
+var propertiesOfStockQuery = []string{"sku"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v StockQuery) MarshalJSON() ([]byte, error) {
+	type plain StockQuery
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfStockQuery)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *StockQuery) UnmarshalJSON(data []byte) error {
+	type plain StockQuery
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfStockQuery)
+}
+
+// Level is generated from stock/check.json#/$defs/level. Properties the schema
+// does not declare are kept in AdditionalProperties.
 type Level struct {
 	Available int64 `json:"available"`
+
+	// AdditionalProperties holds the properties the schema does not declare
+	// (additionalProperties).
+	AdditionalProperties map[string]json.RawMessage `json:"-"`
+}
+
+// propertiesOfLevel are the property names Level declares; the others are
+// additional.
+var propertiesOfLevel = []string{"available"}
+
+// MarshalJSON encodes the declared properties followed by
+// AdditionalProperties.
+func (v Level) MarshalJSON() ([]byte, error) {
+	type plain Level
+	declared, err := json.Marshal(plain(v))
+	if err != nil {
+		return nil, err
+	}
+	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfLevel)
+}
+
+// UnmarshalJSON decodes the declared properties into their fields and the
+// others into AdditionalProperties.
+func (v *Level) UnmarshalJSON(data []byte) error {
+	type plain Level
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfLevel)
 }
