@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net/http"
 	"os/signal"
 	"syscall"
 	"time"
@@ -117,3 +118,65 @@ func ExampleConn_Figures() {
 }
 
 func reindex(context.Context, int) error { return nil }
+
+// RunAll runs a service's consumers together and serves their health to
+// Kubernetes; a handler marks an outage of its dependency with
+// Unavailable, so the outage pauses the consumer instead of poisoning
+// messages.
+func ExampleRunAll() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}, Topology: &shop})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	spec, _ := shop.Consumer("search-indexer")
+	indexer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
+		runtime.Handle(factImportCompleted, func(ctx context.Context, d runtime.Delivery, f importCompleted) error {
+			if err := reindex(ctx, f.CatalogueID); err != nil {
+				return runtime.Unavailable(fmt.Errorf("search cluster: %w", err))
+			}
+			return nil
+		}),
+	}, runtime.WithOutagePolicy(runtime.OutagePolicy{PauseAfter: 10}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	health := runtime.HealthHandler(conn, indexer)
+	mux := http.NewServeMux()
+	mux.Handle("/livez", health)
+	mux.Handle("/readyz", health)
+	go func() { _ = http.ListenAndServe("127.0.0.1:8080", mux) }()
+
+	if err := runtime.RunAll(ctx, indexer); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// PublishAsync keeps many publishes in flight from one goroutine.
+func ExamplePublisher_PublishAsync() {
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{"amqp://guest:guest@127.0.0.1:5672/"}, Topology: &shop})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	pub, err := runtime.NewPublisher(conn, shop.Exchanges[0].Name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var pending []*runtime.Pending
+	for id := 1; id <= 500; id++ {
+		h, err := pub.PublishAsync(ctx, factImportCompleted, importCompleted{CatalogueID: id})
+		if err != nil {
+			log.Fatal(err) // nothing was sent for this one
+		}
+		pending = append(pending, h)
+	}
+	for _, h := range pending {
+		if err := h.Wait(ctx); err != nil {
+			log.Fatalf("fact %s: %v", h.ID(), err)
+		}
+	}
+}

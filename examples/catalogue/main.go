@@ -83,10 +83,10 @@ func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([
 	}
 	consumersCtx, stopConsumers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConsumers()
-	stopped := make(chan error, 2)
-	for _, c := range []*runtime.Consumer{indexer, mailer} {
-		go func() { stopped <- c.Run(consumersCtx) }()
-	}
+	// RunAll runs both until consumersCtx ends (or one fails for good) and
+	// shuts both down gracefully before it returns.
+	stopped := make(chan error, 1)
+	go func() { stopped <- runtime.RunAll(consumersCtx, indexer, mailer) }()
 
 	pub, err := catalogueevents.NewPublisher(conn)
 	if err != nil {
@@ -102,10 +102,8 @@ func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([
 	// Graceful shutdown: stop taking deliveries, let running handlers
 	// finish, then close the connection (deferred above).
 	stopConsumers()
-	for range 2 {
-		if err := <-stopped; err != nil && waitErr == nil {
-			waitErr = err
-		}
+	if err := <-stopped; err != nil && waitErr == nil {
+		waitErr = err
 	}
 	if waitErr != nil {
 		return j.entries(), waitErr
