@@ -4,13 +4,15 @@
 //
 // The pipeline is load (files, positions, meta-schemas) -> model (facts,
 // types, consumers, topology; validated as a whole) -> a renderer: gogen
-// (Go, with jennifer) or docgen (the Markdown catalogue).
+// (Go, with jennifer), docgen (the Markdown catalogue) or asyncapi (an
+// AsyncAPI 3.0.0 document).
 package generator
 
 import (
 	"context"
 	"io/fs"
 
+	"github.com/warrenbus/warren/generator/asyncapi"
 	"github.com/warrenbus/warren/generator/docgen"
 	"github.com/warrenbus/warren/generator/gogen"
 	"github.com/warrenbus/warren/generator/load"
@@ -63,6 +65,16 @@ func Docs(ctx context.Context, dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return docgen.Generate(m, s)
+}
+
+// AsyncAPI renders the schema directory dir as an AsyncAPI 3.0.0 document.
+// It validates as [Model] does and writes nothing.
+func AsyncAPI(ctx context.Context, dir string, opts asyncapi.Options) ([]byte, error) {
+	m, s, err := buildModel(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return asyncapi.Generate(m, s, opts)
 }
 
 // buildModel loads dir and builds the model of its facts and topology for

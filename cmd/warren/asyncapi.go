@@ -45,13 +45,9 @@ func runAsyncAPI(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.Model(c.Context, dir)
+	doc, err := generator.AsyncAPI(c.Context, dir, asyncapi.Options{Version: c.String("info-version")})
 	if err != nil {
 		return reportError(stderr, "asyncapi", dir, err)
-	}
-	doc, err := asyncapi.Generate(m, asyncapi.Options{Version: c.String("info-version")})
-	if err != nil {
-		return reportError(stderr, "asyncapi", "", err)
 	}
 	fix := fmt.Sprintf("warren asyncapi --out %s %s", c.String("out"), dir)
 	if err := writeOrCheck(c, doc, fix); err != nil {

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/generator/names"
 )
@@ -43,12 +44,13 @@ type Options struct {
 	Version string
 }
 
-// Generate returns the AsyncAPI document of m as indented JSON.
-func Generate(m *model.Model, opts Options) ([]byte, error) {
+// Generate returns the AsyncAPI document of m, built from the loaded
+// schemas s, as indented JSON.
+func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 	if opts.Version == "" {
 		opts.Version = "0.0.0"
 	}
-	schemas, keys, err := componentSchemas(m)
+	schemas, keys, err := componentSchemas(m, s)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +89,11 @@ func info(m *model.Model, opts Options) infoObject {
 	if m.ManifestDescription != "" {
 		desc = m.ManifestDescription + "\n\n" + desc
 	}
-	return infoObject{Title: m.Package, Version: opts.Version, Description: desc}
+	title := m.Package
+	if title == "" { // warren.json need not name a Go package
+		title = m.Exchanges.Events
+	}
+	return infoObject{Title: title, Version: opts.Version, Description: desc}
 }
 
 func factChannel(m *model.Model, f *model.Fact) channel {

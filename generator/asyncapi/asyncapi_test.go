@@ -29,7 +29,7 @@ func build(t *testing.T, dir string) (*model.Model, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := asyncapi.Generate(m, asyncapi.Options{})
+	doc, err := generator.AsyncAPI(context.Background(), dir, asyncapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

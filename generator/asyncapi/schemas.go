@@ -4,135 +4,168 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
+	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/generator/names"
-)
-
-// Keywords whose value is a schema, a map of schemas, or an array of
-// schemas (JSON Schema 2020-12, plus what older drafts spell otherwise): the
-// places a $ref can be. Anything else (enum, const, default, examples,
-// x-...) is data and is copied untouched, even if it holds a "$ref" key.
-var (
-	schemaKeywords    = []string{"additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if", "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties"}
-	schemaMapKeywords = []string{"$defs", "definitions", "dependencies", "dependentSchemas", "patternProperties", "properties"}
-	schemaArrKeywords = []string{"allOf", "anyOf", "items", "oneOf", "prefixItems"} // items: a tuple before 2020-12
 )
 
 // componentSchemas returns the schema files the facts need as entries of
 // components.schemas, and the key of each file. A file's key is its path
 // made into a name as generated Go files are named (common/money.json ->
-// common_money.json); its $refs are rewritten from file paths to
-// "#/components/schemas/<key><pointer>". $schema is dropped: the document
-// says how schemas are read.
-func componentSchemas(m *model.Model) (map[string]any, map[string]string, error) {
+// common_money.json).
+//
+// AsyncAPI 3.0's default schema format is a superset of JSON Schema
+// draft-07, while a schema directory may hold any draft from 04 to
+// 2020-12. Each schema is therefore written in draft-07 terms, keeping
+// what it accepts:
+//   - every $ref, however it was written (relative path, pointer, $id URL,
+//     anchor), points at its target inside the document, as load resolved
+//     it: "#/components/schemas/<key><pointer>";
+//   - $schema, $id, id (draft-04), $anchor are dropped: with the references
+//     rewritten they have nothing left to do, and an $id would change the
+//     base the rewritten references resolve against;
+//   - draft-04's boolean exclusiveMinimum/exclusiveMaximum become the
+//     numbers draft-06 and later use;
+//   - from 2019-09 on, $ref applies next to other keywords; there it moves
+//     into an allOf, since draft-07 ignores a $ref's siblings;
+//   - 2020-12's prefixItems and items become draft-07's items (an array)
+//     and additionalItems.
+//
+// Keywords draft-07 does not know (dependentRequired, unevaluatedProperties,
+// ...) are carried as they are; AsyncAPI tools ignore them.
+func componentSchemas(m *model.Model, s *load.Schemas) (map[string]any, map[string]string, error) {
 	keys := make(map[string]string, len(m.Schemas))
 	owner := map[string]string{}
-	for _, s := range m.Schemas {
-		key := strings.TrimSuffix(names.File(s.Path), ".go")
+	for _, sc := range m.Schemas {
+		key := strings.TrimSuffix(names.File(sc.Path), ".go")
 		if other, dup := owner[key]; dup {
-			return nil, nil, fmt.Errorf("schema files %s and %s would both be components.schemas entry %q", other, s.Path, key)
+			return nil, nil, fmt.Errorf("schema files %s and %s would both be components.schemas entry %q", other, sc.Path, key)
 		}
-		owner[key] = s.Path
-		keys[s.Path] = key
+		owner[key] = sc.Path
+		keys[sc.Path] = key
 	}
 	out := make(map[string]any, len(m.Schemas))
-	for _, s := range m.Schemas {
-		dec := json.NewDecoder(bytes.NewReader(s.JSON))
+	var roots []*load.Schema
+	for _, sc := range m.Schemas {
+		doc, ok := s.Doc(sc.Path)
+		if !ok || doc.Root == nil {
+			return nil, nil, fmt.Errorf("%s: not among the loaded schema files", sc.Path)
+		}
+		dec := json.NewDecoder(bytes.NewReader(doc.Src))
 		dec.UseNumber() // numbers exactly as written
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", s.Path, err)
+			return nil, nil, fmt.Errorf("%s: %w", sc.Path, err)
 		}
-		if root, ok := v.(map[string]any); ok {
-			delete(root, "$schema")
+		out[keys[sc.Path]] = v
+		roots = append(roots, doc.Root)
+	}
+	// Every schema object, found from the roots and, for a $ref to a
+	// place no keyword holds, from its target too. All are looked up
+	// before any is changed, since the changes move subtrees.
+	type site struct {
+		schema *load.Schema
+		obj    map[string]any
+	}
+	var sites []site
+	seen := map[*load.Schema]bool{}
+	var visit func(*load.Schema) bool
+	visit = func(sc *load.Schema) bool {
+		if seen[sc] {
+			return false
 		}
-		r := rewriter{file: s.Path, keys: keys, refs: s.Refs}
-		if err := r.schema(v, ""); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", s.Path, err)
+		seen[sc] = true
+		if obj, ok := lookup(out[keys[sc.Doc.Path]], sc.Pointer).(map[string]any); ok && sc.Keywords != nil {
+			sites = append(sites, site{sc, obj})
 		}
-		out[keys[s.Path]] = v
+		if sc.Ref != nil {
+			sc.Ref.Walk(visit)
+		}
+		return true
+	}
+	// A request's reply sits under x-reply, which no JSON Schema keyword
+	// holds, so it is a root of its own.
+	for _, r := range s.Requests {
+		if r.Reply != nil {
+			roots = append(roots, r.Reply)
+		}
+	}
+	for _, r := range roots {
+		r.Walk(visit)
+	}
+	for _, st := range sites {
+		if err := toDraft7(st.schema, st.obj, keys); err != nil {
+			return nil, nil, err
+		}
 	}
 	return out, keys, nil
 }
 
-// rewriter points the $refs of one schema file into the document.
-type rewriter struct {
-	file string            // the file's path in the schema directory
-	keys map[string]string // file path -> components.schemas key
-	refs map[string]string // pointer of a schema with $ref -> its target, as load resolved it
-}
-
-// schema rewrites the schema v at pointer ptr of the file. $id and id are
-// dropped with $schema: inside the document they would change what the
-// rewritten references resolve against.
-func (r rewriter) schema(v any, ptr string) error {
-	obj, ok := v.(map[string]any)
+func toDraft7(sc *load.Schema, obj map[string]any, keys map[string]string) error {
+	for _, k := range []string{"$schema", "$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$comment"} {
+		delete(obj, k)
+	}
+	if sc.Draft == load.Draft4 {
+		if _, ok := obj["id"].(string); ok {
+			delete(obj, "id")
+		}
+		exclusiveBound(obj, "exclusiveMinimum", "minimum")
+		exclusiveBound(obj, "exclusiveMaximum", "maximum")
+	}
+	if sc.Draft.Version >= 2020 {
+		if prefix, ok := obj["prefixItems"]; ok {
+			if rest, ok := obj["items"]; ok {
+				obj["additionalItems"] = rest
+			}
+			obj["items"] = prefix
+			delete(obj, "prefixItems")
+		}
+	}
+	if _, ok := obj["$ref"]; !ok {
+		return nil
+	}
+	if sc.Ref == nil {
+		return fmt.Errorf("%s: $ref %q was not resolved", sc.Location(), sc.RefText)
+	}
+	key, ok := keys[sc.Ref.Doc.Path]
 	if !ok {
-		return nil // true, false
+		return fmt.Errorf("%s: $ref %q points into %s, which is not among the schema files", sc.Location(), sc.RefText, sc.Ref.Doc.Path)
 	}
-	delete(obj, "$id")
-	if _, isURI := obj["id"].(string); isURI {
-		delete(obj, "id")
+	ref := "#/components/schemas/" + key + (&url.URL{Fragment: sc.Ref.Pointer}).EscapedFragment()
+	delete(obj, "$ref")
+	if sc.RefAlone || len(obj) == 0 {
+		// Up to draft-07 the siblings of $ref are ignored; they are kept
+		// for people to read, as the author wrote them.
+		obj["$ref"] = ref
+		return nil
 	}
-	if s, ok := obj["$ref"].(string); ok {
-		to, err := r.ref(s, ptr)
-		if err != nil {
-			return err
-		}
-		obj["$ref"] = to
-	}
-	for _, k := range schemaKeywords {
-		if err := r.schema(obj[k], ptr+"/"+k); err != nil {
-			return err
-		}
-	}
-	if ptr == "" {
-		// A request file's reply schema, a schema in an x- keyword.
-		if err := r.schema(obj["x-reply"], "/x-reply"); err != nil {
-			return err
-		}
-	}
-	for _, k := range schemaMapKeywords {
-		if sub, ok := obj[k].(map[string]any); ok {
-			for name, s := range sub {
-				if err := r.schema(s, ptr+"/"+k+"/"+escapeToken(name)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	for _, k := range schemaArrKeywords {
-		if sub, ok := obj[k].([]any); ok {
-			for i, s := range sub {
-				if err := r.schema(s, fmt.Sprintf("%s/%s/%d", ptr, k, i)); err != nil {
-					return err
-				}
-			}
-		}
-	}
+	all, _ := obj["allOf"].([]any)
+	obj["allOf"] = append([]any{map[string]any{"$ref": ref}}, all...)
 	return nil
 }
 
-func escapeToken(t string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+// exclusiveBound rewrites draft-04's {"minimum": 5, "exclusiveMinimum":
+// true} as {"exclusiveMinimum": 5}.
+func exclusiveBound(obj map[string]any, exclusive, bound string) {
+	flag, ok := obj[exclusive].(bool)
+	if !ok {
+		return
+	}
+	delete(obj, exclusive)
+	if limit, ok := obj[bound]; ok && flag {
+		obj[exclusive] = limit
+		delete(obj, bound)
+	}
 }
 
-// ref rewrites one reference, which load has already resolved (by path,
-// pointer, $id URL or anchor) to a file and a JSON pointer.
-func (r rewriter) ref(s, ptr string) (string, error) {
-	resolved, ok := r.refs[ptr]
+// lookup resolves a JSON pointer in v; nil when it designates nothing.
+func lookup(v any, pointer string) any {
+	got, ok := load.Lookup(v, pointer)
 	if !ok {
-		return "", fmt.Errorf("$ref %q: not resolved by the loader", s)
+		return nil
 	}
-	target, frag, _ := strings.Cut(resolved, "#")
-	if frag != "" {
-		frag = "#" + frag
-	}
-	key, ok := r.keys[target]
-	if !ok {
-		return "", fmt.Errorf("$ref %q: %s is not among the schema files", s, target)
-	}
-	return "#/components/schemas/" + key + strings.TrimPrefix(frag, "#"), nil
+	return got
 }
