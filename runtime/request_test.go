@@ -55,7 +55,7 @@ type requestBroker struct {
 	responder topology.Responder
 }
 
-func newRequestBroker(t *testing.T) *requestBroker {
+func newRequestBroker(t testing.TB) *requestBroker {
 	t.Helper()
 	url := testenv.AMQPURL(t)
 	key := testenv.Name("pricing") + ".quote"
@@ -81,7 +81,7 @@ func newRequestBroker(t *testing.T) *requestBroker {
 	return &requestBroker{broker: b, key: key, responder: top.Responders[0]}
 }
 
-func (b *requestBroker) requester(t *testing.T, conn *Conn) *Requester {
+func (b *requestBroker) requester(t testing.TB, conn *Conn) *Requester {
 	r, err := NewRequester(conn, b.responder.Exchange)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func (b *requestBroker) requester(t *testing.T, conn *Conn) *Requester {
 }
 
 // respond starts a responder on conn answering with fn until the test ends.
-func (b *requestBroker) respond(t *testing.T, conn *Conn, req Request, fn func(ctx context.Context, d Delivery, q quote) (quoteReply, error), opts ...ConsumerOption) *Responder {
+func (b *requestBroker) respond(t testing.TB, conn *Conn, req Request, fn func(ctx context.Context, d Delivery, q quote) (quoteReply, error), opts ...ConsumerOption) *Responder {
 	t.Helper()
 	r, err := NewResponder(conn, b.responder, []Answer{Respond(req, fn)}, opts...)
 	if err != nil {
