@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -171,5 +172,35 @@ func (b *builder) walkReplies(doc *load.Document, fn func(*load.Schema) bool) {
 		if r.Doc == doc {
 			r.Reply.Walk(fn)
 		}
+	}
+}
+
+// claimRequests claims the package-level names of the request side, and
+// checks that no two requests share a method name (the Requester has one
+// method per request).
+func (b *builder) claimRequests(m *Model, claim func(string, ident)) {
+	if len(m.Requests) == 0 {
+		return
+	}
+	man := b.s.Manifest.Doc
+	for _, name := range []string{names.RequesterType, names.RequesterConstructor, names.RequestsExchangeVar} {
+		claim(name, ident{what: name + ", which every package with requests declares", doc: man, fix: "set a \"title\" on the other"})
+	}
+	methods := map[string]*Request{}
+	for _, r := range m.Requests {
+		doc, ptr := r.decl.Doc, "/x-request"
+		claim(r.VarName(), ident{"request variable of " + r.Key, doc, ptr, titleFix})
+		claim(r.KeyConst(), ident{"request-key constant of " + r.Key, doc, ptr, titleFix})
+		if prev, ok := methods[r.MethodName()]; ok {
+			b.errs.Add(doc.Errorf(ptr, "request %s and request %s both become Requester method %s; rename one", strconv.Quote(prev.Key), strconv.Quote(r.Key), r.MethodName()))
+			continue
+		}
+		methods[r.MethodName()] = r
+	}
+	for _, rs := range m.Responders {
+		fix := "rename the responder or set a \"title\" on the other"
+		ptr := load.Pointer("responders", rs.Name)
+		claim(rs.InterfaceName(), ident{"interface of responder " + strconv.Quote(rs.Name), man, ptr, fix})
+		claim(rs.ConstructorName(), ident{"constructor of responder " + strconv.Quote(rs.Name), man, ptr, fix})
 	}
 }

@@ -214,6 +214,7 @@ func (b *builder) validate(m *Model) {
 		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
 		claim(c.ConstructorName(), ident{"constructor of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
 	}
+	b.claimRequests(m, claim)
 	files := map[string]string{}
 	for _, t := range b.sortedTypes() {
 		name := names.File(t.Source)
