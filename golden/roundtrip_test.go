@@ -32,6 +32,7 @@ import (
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
+	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
 )
@@ -61,22 +62,24 @@ var facts = map[string]fact{
 	"mixed-drafts/github.issue.closed":          of[mixeddrafts.IssueClosed](mixeddrafts.FactIssueClosed),
 	"mixed-drafts/std.shipment.dispatched":      of[mixeddrafts.ShipmentDispatched](mixeddrafts.FactShipmentDispatched),
 
-	"fact-roots/github.push.received":     of[factroots.PushReceived](factroots.FactPushReceived),
-	"fact-roots/storage.object.finalized": of[factroots.ObjectFinalized](factroots.FactObjectFinalized),
-	"fact-roots/audit.logged":             of[factroots.AuditLogged](factroots.FactAuditLogged),
-	"fact-roots/order.placed":             of[factroots.OrderLines](factroots.FactOrderLines),
-	"fact-roots/counter.ticked":           of[factroots.CounterTicked](factroots.FactCounterTicked),
-	"fact-roots/user.merged":              of[factroots.UserMerged](factroots.FactUserMerged),
-	"fact-roots/payment.settled":          of[factroots.PaymentSettled](factroots.FactPaymentSettled),
-	"names/user.signed_up":                of[names.UserSignedUp](names.FactUserSignedUp),
-	"nested/shipment.sent":                of[nested.ShipmentSent](nested.FactShipmentSent),
-	"nullable/profile.changed":            of[nullable.ProfileChanged](nullable.FactProfileChanged),
-	"objects/order.placed":                of[objects.OrderPlaced](objects.FactOrderPlaced),
-	"recursion/tree.changed":              of[recursion.TreeChanged](recursion.FactTreeChanged),
-	"refs/order.placed":                   of[refs.OrderPlaced](refs.FactOrderPlaced),
-	"refs/order.refunded":                 of[refs.OrderRefunded](refs.FactOrderRefunded),
-	"unions/payment.made":                 of[unions.PaymentMade](unions.FactPaymentMade),
-	"wiring/stock.item.counted":           of[wiring.ItemCounted](wiring.FactItemCounted),
+	"fact-roots/github.push.received":      of[factroots.PushReceived](factroots.FactPushReceived),
+	"fact-roots/storage.object.finalized":  of[factroots.ObjectFinalized](factroots.FactObjectFinalized),
+	"fact-roots/audit.logged":              of[factroots.AuditLogged](factroots.FactAuditLogged),
+	"fact-roots/order.placed":              of[factroots.OrderLines](factroots.FactOrderLines),
+	"fact-roots/counter.ticked":            of[factroots.CounterTicked](factroots.FactCounterTicked),
+	"fact-roots/user.merged":               of[factroots.UserMerged](factroots.FactUserMerged),
+	"fact-roots/payment.settled":           of[factroots.PaymentSettled](factroots.FactPaymentSettled),
+	"names/user.signed_up":                 of[names.UserSignedUp](names.FactUserSignedUp),
+	"nested/shipment.sent":                 of[nested.ShipmentSent](nested.FactShipmentSent),
+	"nullable/profile.changed":             of[nullable.ProfileChanged](nullable.FactProfileChanged),
+	"objects/order.placed":                 of[objects.OrderPlaced](objects.FactOrderPlaced),
+	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
+	"refs/order.placed":                    of[refs.OrderPlaced](refs.FactOrderPlaced),
+	"refs/order.refunded":                  of[refs.OrderRefunded](refs.FactOrderRefunded),
+	"unions/payment.made":                  of[unions.PaymentMade](unions.FactPaymentMade),
+	"vendor-shapes/proto.instance.changed": of[vendorshapes.InstanceChanged](vendorshapes.FactInstanceChanged),
+	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),
+	"wiring/stock.item.counted":            of[wiring.ItemCounted](wiring.FactItemCounted),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

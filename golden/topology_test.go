@@ -25,6 +25,7 @@ import (
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
+	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -34,25 +35,26 @@ import (
 
 // topologies maps each golden case to the Topology its package declares.
 var topologies = map[string]topology.Topology{
-	"additional":   additional.Topology,
-	"allof":        allof.Topology,
-	"arrays":       arrays.Topology,
-	"consumers":    consumers.Topology,
-	"defaults":     defaults.Topology,
-	"docs":         docs.Topology,
-	"enums":        enums.Topology,
-	"fact-roots":   factroots.Topology,
-	"formats":      formats.Topology,
-	"mixed-drafts": mixeddrafts.Topology,
-	"names":        names.Topology,
-	"nested":       nested.Topology,
-	"nullable":     nullable.Topology,
-	"objects":      objects.Topology,
-	"recursion":    recursion.Topology,
-	"refs":         refs.Topology,
-	"requests":     requests.Topology,
-	"unions":       unions.Topology,
-	"wiring":       wiring.Topology,
+	"additional":    additional.Topology,
+	"allof":         allof.Topology,
+	"arrays":        arrays.Topology,
+	"consumers":     consumers.Topology,
+	"defaults":      defaults.Topology,
+	"docs":          docs.Topology,
+	"enums":         enums.Topology,
+	"fact-roots":    factroots.Topology,
+	"formats":       formats.Topology,
+	"mixed-drafts":  mixeddrafts.Topology,
+	"names":         names.Topology,
+	"nested":        nested.Topology,
+	"nullable":      nullable.Topology,
+	"objects":       objects.Topology,
+	"recursion":     recursion.Topology,
+	"refs":          refs.Topology,
+	"requests":      requests.Topology,
+	"unions":        unions.Topology,
+	"vendor-shapes": vendorshapes.Topology,
+	"wiring":        wiring.Topology,
 }
 
 // TestTopologyLiteral compiles nothing new: it compares the Topology

@@ -28,8 +28,9 @@ type Renamed struct {
 //   - A fact's type keeps the fact's name. Other types are taken in the
 //     order of their file path and position in the file; one whose name
 //     is taken gets the name of its file in front (push.json's "User" ->
-//     PushUser), then of its directory and file (GithubPushUser), then
-//     the first free number after it (User2).
+//     PushUser; skipped when the file is named like the type), then of
+//     its directory (GithubUser), then of both (GithubPushUser), then the
+//     first free number after it (User2).
 //   - Properties of one struct, in file order: a name that is empty or
 //     taken is spelled out ("+1" -> Plus1, "-1" -> Minus1), then numbered
 //     (Foo, Foo2 for "foo" and "Foo").
@@ -60,7 +61,10 @@ func (b *builder) renameType(t *Type, taken map[string]bool) {
 	if !usable(name) {
 		stem := strings.TrimSuffix(path.Base(t.Source), ".json")
 		dir := path.Base(path.Dir(t.Source))
-		candidates := []string{names.Type(stem) + name, names.Type(dir+" "+stem) + name}
+		candidates := []string{names.Type(stem) + name, names.Type(dir) + name, names.Type(dir+" "+stem) + name}
+		if strings.EqualFold(names.Type(stem), name) {
+			candidates = candidates[1:] // beta/owner.json's Owner: BetaOwner, not OwnerOwner
+		}
 		for i := 2; ; i++ {
 			candidates = append(candidates, name+strconv.Itoa(i))
 			if i > 10000 || usable(candidates[len(candidates)-1]) {
