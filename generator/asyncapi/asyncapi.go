@@ -72,6 +72,7 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 			doc.Operations[receiveID(c, f)] = receiveOperation(c, f)
 		}
 	}
+	addRequests(&doc, m, keys)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -133,25 +134,31 @@ func factMessage(f *model.Fact, schemaKey string) message {
 				},
 			},
 		},
-		Payload: map[string]any{
-			"type":                 "object",
-			"description":          "The envelope of every message.",
-			"required":             []string{"id", "occurred_at", "payload"},
-			"additionalProperties": false,
-			"properties": map[string]any{
-				"id": map[string]any{
-					"type":        "string",
-					"description": "Made once by the producer (a UUIDv7) and sent as the AMQP message-id; the same on every retry, redelivery and replay. Consumers deduplicate by it.",
-				},
-				"occurred_at": map[string]any{
-					"type":        "string",
-					"format":      "date-time",
-					"description": "When the fact happened; also the AMQP timestamp.",
-				},
-				"payload": map[string]any{"$ref": "#/components/schemas/" + schemaKey},
-			},
-		},
+		Payload:  envelope("#/components/schemas/" + schemaKey),
 		Bindings: &messageBindings{AMQP: amqpMessage{MessageType: f.RoutingKey, BindingVersion: amqpBindingVersion}},
+	}
+}
+
+// envelope is the schema of the JSON envelope around a payload whose
+// schema is at payloadRef.
+func envelope(payloadRef string) map[string]any {
+	return map[string]any{
+		"type":                 "object",
+		"description":          "The envelope of every message.",
+		"required":             []string{"id", "occurred_at", "payload"},
+		"additionalProperties": false,
+		"properties": map[string]any{
+			"id": map[string]any{
+				"type":        "string",
+				"description": "Made once by the producer (a UUIDv7) and sent as the AMQP message-id; the same on every retry, redelivery and replay. Consumers deduplicate by it.",
+			},
+			"occurred_at": map[string]any{
+				"type":        "string",
+				"format":      "date-time",
+				"description": "When it happened; also the AMQP timestamp.",
+			},
+			"payload": map[string]any{"$ref": payloadRef},
+		},
 	}
 }
 

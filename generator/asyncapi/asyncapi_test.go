@@ -104,9 +104,21 @@ func TestDocumentFollowsTheModel(t *testing.T) {
 		for _, f := range m.Facts {
 			wantChannels = append(wantChannels, f.RoutingKey+" on "+m.Exchanges.Events+" (topic)")
 		}
+		replies := 0
+		for _, r := range m.Requests {
+			wantChannels = append(wantChannels, r.Key+" on "+r.Responder.Topology.Exchange+" (direct)")
+		}
 		for _, c := range doc.Channels {
+			if c.Address == "" { // a reply channel: its address is the request's reply_to
+				replies++
+				continue
+			}
 			gotChannels = append(gotChannels, c.Address+" on "+c.Bindings.AMQP.Exchange.Name+" ("+c.Bindings.AMQP.Exchange.Type+")")
 		}
+		if replies != len(m.Requests) {
+			t.Errorf("%s: %d reply channels, want one per request (%d)", dir, replies, len(m.Requests))
+		}
+		slices.Sort(wantChannels)
 		slices.Sort(gotChannels)
 		if diff := cmp.Diff(wantChannels, gotChannels); diff != "" {
 			t.Errorf("%s: channels (-want +got):\n%s", dir, diff)
@@ -119,6 +131,9 @@ func TestDocumentFollowsTheModel(t *testing.T) {
 			for _, f := range c.Facts {
 				wantOps = append(wantOps, "receive "+f.RoutingKey+" from "+c.Topology.Queue)
 			}
+		}
+		for _, r := range m.Requests {
+			wantOps = append(wantOps, "send "+r.Key, "receive "+r.Key+" from "+r.Responder.Topology.Queue)
 		}
 		for _, op := range doc.Operations {
 			ch := doc.Channels[strings.TrimPrefix(op.Channel.Ref, "#/channels/")]

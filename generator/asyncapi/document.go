@@ -23,7 +23,7 @@ type ref struct {
 }
 
 type channel struct {
-	Address     string           `json:"address"`
+	Address     any              `json:"address"` // a string; nil for a reply channel, whose address is dynamic
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Messages    map[string]ref   `json:"messages"`
@@ -55,7 +55,18 @@ type operation struct {
 	Description string             `json:"description,omitempty"`
 	Messages    []ref              `json:"messages"`
 	Bindings    *operationBindings `json:"bindings,omitempty"`
+	Reply       *operationReply    `json:"reply,omitempty"`
 	Queue       string             `json:"x-warren-queue,omitempty"` // the consumer's work queue
+}
+
+type operationReply struct {
+	Address  *replyAddress `json:"address,omitempty"`
+	Channel  ref           `json:"channel"`
+	Messages []ref         `json:"messages"`
+}
+
+type replyAddress struct {
+	Location string `json:"location"`
 }
 
 type operationBindings struct {
@@ -81,7 +92,7 @@ type message struct {
 	Summary     string           `json:"summary,omitempty"`
 	Description string           `json:"description,omitempty"`
 	ContentType string           `json:"contentType"`
-	Headers     map[string]any   `json:"headers"`
+	Headers     map[string]any   `json:"headers,omitempty"`
 	Payload     map[string]any   `json:"payload"`
 	Bindings    *messageBindings `json:"bindings,omitempty"`
 }
