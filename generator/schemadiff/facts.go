@@ -51,6 +51,7 @@ func compare(old, new *Dir) *Report {
 	}
 	slices.SortFunc(r.Versions, func(a, b FactVersions) int { return cmp.Compare(a.Fact, b.Fact) })
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
+	compareRequests(old, new, r)
 	return r
 }
 
