@@ -23,7 +23,7 @@ func replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "list a consumer's poison queue, or move its messages back to the work queue",
-		UsageText: "warren replay --consumer NAME [--list] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR",
+		UsageText: "warren replay --consumer NAME [--list | --dry-run] [--from poison|discarded] [--to-exchange] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR",
 		Description: `With --list, prints the messages of the consumer's poison queue (id, routing
 key, attempts, when and why it failed) and leaves them there.
 
@@ -35,17 +35,29 @@ x-replayed-at and x-replay-count. Each copy is confirmed by the broker before
 the poison message is removed. Only the messages in the queue when the replay
 starts are moved: one that fails again waits for the next replay.
 
---limit, --id and --routing-key select messages for both.
+--dry-run prints what a replay would move and changes nothing.
+--from discarded reads the archive that warren discard fills
+(<consumer>.discarded) instead of the poison queue, within its retention.
+--to-exchange republishes through the events exchange with each message's
+original routing key: every consumer bound to that key receives it again.
+
+--limit, --id and --routing-key select messages for all of them; --limit
+must be positive (leave it out to select every message).
 
 Examples:
    warren replay --consumer order-mailer --list ./events
+   warren replay --consumer order-mailer --dry-run ./events
    warren replay --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
    warren replay --consumer order-mailer --routing-key order.placed --limit 10 ./events
+   warren replay --consumer order-mailer --from discarded --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
    warren replay --consumer order-mailer ./events   # all of them`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
-			&cli.BoolFlag{Name: "list", Usage: "print the poison queue; change nothing"},
-			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages"},
+			&cli.BoolFlag{Name: "list", Usage: "print the queue; change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would move; change nothing"},
+			&cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded"},
+			&cli.BoolFlag{Name: "to-exchange", Usage: "republish through the events exchange to every consumer of the routing key"},
+			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages (N > 0)"},
 			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
@@ -66,8 +78,15 @@ func runReplay(c *cli.Context) error {
 	if format != "text" && format != "json" {
 		return usageError(c, "--format %q: expected text or json", format)
 	}
-	if c.Int("limit") < 0 {
-		return usageError(c, "--limit %d: expected a positive number", c.Int("limit"))
+	if c.IsSet("limit") && c.Int("limit") <= 0 {
+		return usageError(c, "--limit %d: expected a positive number; leave --limit out to select every message", c.Int("limit"))
+	}
+	if c.Bool("list") && (c.Bool("dry-run") || c.Bool("to-exchange")) {
+		return usageError(c, "--list changes nothing: expected it without --dry-run and --to-exchange")
+	}
+	from, err := poison.ParseSource(c.String("from"))
+	if err != nil {
+		return usageError(c, "--from: %v", err)
 	}
 	stderr := c.App.ErrWriter
 	m, err := generator.Model(c.Context, dir)
@@ -79,6 +98,13 @@ func runReplay(c *cli.Context) error {
 		return reportError(stderr, "replay", "", err)
 	}
 	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
+	opts := poison.ReplayOptions{From: from}
+	src, dst := from.Queue(consumer), consumer.Queue
+	if c.Bool("to-exchange") {
+		opts.Exchange = m.Exchanges.Events
+		dst = "exchange " + opts.Exchange
+		fmt.Fprintf(stderr, "warren replay: warning: --to-exchange republishes through %s: every consumer bound to each message's routing key receives it again, not only %s\n", opts.Exchange, consumer.Name)
+	}
 
 	conn, err := dialBroker(c, brokerURLs(c))
 	if err != nil {
@@ -87,17 +113,20 @@ func runReplay(c *cli.Context) error {
 	defer conn.Close()
 
 	if c.Bool("list") {
-		msgs, err := poison.List(c.Context, conn, consumer, filter)
+		msgs, err := poison.ListFrom(c.Context, conn, consumer, from, filter)
 		if err != nil {
 			return reportError(stderr, "replay", "", err)
 		}
 		if format == "json" {
 			return writePoisonJSON(c.App.Writer, msgs)
 		}
-		return writePoisonTable(c.App.Writer, consumer, filter, msgs)
+		return writePoisonTable(c.App.Writer, src, filter, msgs)
+	}
+	if c.Bool("dry-run") {
+		return dryRunReplay(c, conn, consumer, filter, opts, dst)
 	}
 
-	done, err := poison.Replay(c.Context, conn, consumer, filter)
+	done, err := poison.ReplayWith(c.Context, conn, consumer, filter, opts)
 	for _, msg := range done {
 		fmt.Fprintf(c.App.Writer, "replayed %s %s\n", msg.ID, msg.RoutingKey)
 	}
@@ -106,12 +135,31 @@ func runReplay(c *cli.Context) error {
 	}
 	if len(done) == 0 {
 		if filter.ID != "" {
-			return cli.Exit(fmt.Sprintf("warren replay: no message with id %q in %s", filter.ID, consumer.PoisonQueue), 1)
+			return cli.Exit(fmt.Sprintf("warren replay: no message with id %q in %s", filter.ID, src), 1)
 		}
-		fmt.Fprintf(c.App.Writer, "nothing to replay in %s%s\n", consumer.PoisonQueue, selection(filter))
+		fmt.Fprintf(c.App.Writer, "nothing to replay in %s%s\n", src, selection(filter))
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), consumer.PoisonQueue, consumer.Queue)
+	fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), src, dst)
+	return nil
+}
+
+// dryRunReplay prints what a replay with the same selection would move,
+// reading the source as --list does, so nothing changes.
+func dryRunReplay(c *cli.Context, conn poison.Broker, consumer topology.Consumer, f poison.Filter, o poison.ReplayOptions, dst string) error {
+	src := o.From.Queue(consumer)
+	msgs, err := poison.ListFrom(c.Context, conn, consumer, o.From, f)
+	if err != nil {
+		return reportError(c.App.ErrWriter, "replay", "", err)
+	}
+	for _, msg := range msgs {
+		fmt.Fprintf(c.App.Writer, "would replay %s %s\n", msg.ID, msg.RoutingKey)
+	}
+	if len(msgs) == 0 {
+		fmt.Fprintf(c.App.Writer, "nothing to replay in %s%s; dry run, nothing changed\n", src, selection(f))
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "%s would move from %s to %s; dry run, nothing changed\n", count(len(msgs), "message"), src, dst)
 	return nil
 }
 
@@ -131,9 +179,9 @@ func selection(f poison.Filter) string {
 	return " with " + strings.Join(parts, " and ")
 }
 
-func writePoisonTable(w io.Writer, c topology.Consumer, f poison.Filter, msgs []poison.Message) error {
+func writePoisonTable(w io.Writer, queue string, f poison.Filter, msgs []poison.Message) error {
 	if len(msgs) == 0 {
-		_, err := fmt.Fprintf(w, "no messages in %s%s\n", c.PoisonQueue, selection(f))
+		_, err := fmt.Fprintf(w, "no messages in %s%s\n", queue, selection(f))
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -17,34 +17,59 @@ import (
 const (
 	HeaderDiscardReason = "x-discard-reason" // why a person discarded the message
 	HeaderDiscardedAt   = "x-discarded-at"   // when (RFC 3339, UTC)
+	HeaderDiscardedBy   = "x-discarded-by"   // who, when they said (Record.By)
+)
+
+// The archive's bounded retention. A discarded message is kept for
+// ArchiveRetention (x-message-ttl) and the archive holds at most
+// ArchiveMaxLength messages; when it is full it refuses new ones
+// (x-overflow: reject-publish), so a discard then fails and leaves the
+// message in the poison queue rather than pushing an older record out.
+// An operator who wants other bounds sets a policy on the queue.
+const (
+	ArchiveRetention = 30 * 24 * time.Hour
+	ArchiveMaxLength = 100_000
 )
 
 // DiscardQueue is the queue where [Discard] keeps what it takes out of c's
 // poison queue: <consumer>.discarded.
 func DiscardQueue(c topology.Consumer) string { return c.Name + ".discarded" }
 
-// Discard takes the messages of c's poison queue that f selects out of the
-// consumer's way, for good, giving reason. Nothing is deleted: each message
-// is copied to [DiscardQueue] (declared on first use, a durable quorum
-// queue that nothing consumes and nothing routes to) with the reason and
-// the time in x-discard-reason and x-discarded-at and every other header
-// kept, and removed from the poison queue only after the broker confirmed
-// the copy. The discard queue is an archive for people: read it with any
-// AMQP tool, purge it when its messages are no longer needed. It returns
-// the messages discarded; on error, those discarded so far.
+// Record is what a discard writes on each message it keeps.
+type Record struct {
+	Reason string // required: what the next person to look will read
+	By     string // who decided, optional
+}
+
+// Discard is [DiscardAs] with a reason and nobody named.
 func Discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, reason string) ([]Message, error) {
-	done, err := discard(ctx, conn, c, f, reason)
+	return DiscardAs(ctx, conn, c, f, Record{Reason: reason})
+}
+
+// DiscardAs takes the messages of c's poison queue that f selects out of
+// the consumer's way, recording r. Nothing is deleted unrecorded: each
+// message is copied to [DiscardQueue] (declared on first use, a durable
+// quorum queue that nothing consumes and nothing routes to, with the
+// retention of [ArchiveRetention] and [ArchiveMaxLength]) with the reason,
+// who and when in x-discard-reason, x-discarded-by and x-discarded-at and
+// every other header kept, and removed from the poison queue only after
+// the broker confirmed the copy. Read the archive with [ListFrom] and
+// bring a message back with [ReplayWith] from [FromDiscarded]. It returns
+// the messages discarded; on error, those discarded so far.
+func DiscardAs(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r Record) ([]Message, error) {
+	done, err := discard(ctx, conn, c, f, r)
 	if err != nil {
 		return done, fmt.Errorf("discard from %s to %s: %w", c.PoisonQueue, DiscardQueue(c), err)
 	}
 	return done, nil
 }
 
-func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, reason string) ([]Message, error) {
-	reason = strings.TrimSpace(reason)
+func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r Record) ([]Message, error) {
+	reason := strings.TrimSpace(r.Reason)
 	if reason == "" {
 		return nil, errors.New("a reason is required: it is what the next person to look will read")
 	}
+	by := strings.TrimSpace(r.By)
 	archive := DiscardQueue(c)
 	if err := declareArchive(ctx, conn, archive); err != nil {
 		return nil, err
@@ -60,12 +85,28 @@ func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, re
 	}
 	defer s.close(ctx)
 	now := time.Now().UTC().Format(time.RFC3339)
-	return move(ctx, s, pub, c, f, archive, func(d amqp.Delivery, _ Message) amqp.Publishing {
-		h := amqpmsg.CloneHeaders(d.Headers, 2)
+	toArchive := func(Message) (string, string, error) { return "", archive, nil }
+	return move(ctx, s, pub, c, f, toArchive, func(d amqp.Delivery, _ Message) amqp.Publishing {
+		h := amqpmsg.CloneHeaders(d.Headers, 3)
 		h[HeaderDiscardReason] = reason
 		h[HeaderDiscardedAt] = now
+		if by != "" {
+			h[HeaderDiscardedBy] = by
+		} else {
+			delete(h, HeaderDiscardedBy) // from an earlier discard of the same message
+		}
 		return amqpmsg.Republish(d, h)
 	})
+}
+
+// ArchiveArguments are the x-arguments of a discard archive.
+func ArchiveArguments() amqp.Table {
+	return amqp.Table{
+		"x-queue-type":  "quorum",
+		"x-message-ttl": ArchiveRetention.Milliseconds(),
+		"x-max-length":  int64(ArchiveMaxLength),
+		"x-overflow":    "reject-publish",
+	}
 }
 
 func declareArchive(ctx context.Context, conn Broker, queue string) error {
@@ -74,7 +115,11 @@ func declareArchive(ctx context.Context, conn Broker, queue string) error {
 		return fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
-	if _, err := ch.QueueDeclare(queue, true, false, false, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, ArchiveArguments()); err != nil {
+		var ae *amqp.Error
+		if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+			return fmt.Errorf("declare %s: it exists with other arguments (an archive made before retention was bounded?); move its messages elsewhere and delete it, then discard again: %w", queue, err)
+		}
 		return fmt.Errorf("declare %s: %w", queue, err)
 	}
 	return nil

@@ -79,16 +79,20 @@ func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
 // order, and leaves every one of them in the queue (see the package
 // comment for what reading does to them).
 func List(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Message, error) {
-	s, err := openScan(ctx, conn, c.PoisonQueue)
+	return list(ctx, conn, c, c.PoisonQueue, f)
+}
+
+func list(ctx context.Context, conn Broker, c topology.Consumer, queue string, f Filter) ([]Message, error) {
+	s, err := openScan(ctx, conn, queue)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", c.PoisonQueue, err)
+		return nil, fmt.Errorf("list %s: %w", queue, err)
 	}
 	defer s.close(ctx)
 	var out []Message
 	for !f.full(len(out)) {
 		d, ok, err := s.next(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", c.PoisonQueue, err)
+			return nil, fmt.Errorf("list %s: %w", queue, err)
 		}
 		if !ok {
 			break
@@ -110,40 +114,15 @@ func List(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Me
 // replayed when it happened is either still in the poison queue, or (if
 // only its removal failed) in both queues.
 func Replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Message, error) {
-	done, err := replay(ctx, conn, c, f)
-	if err != nil {
-		return done, fmt.Errorf("replay %s to %s: %w", c.PoisonQueue, c.Queue, err)
-	}
-	return done, nil
+	return ReplayWith(ctx, conn, c, f, ReplayOptions{})
 }
 
-func replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Message, error) {
-	// A replay into a queue that does not exist would be returned
-	// unroutable anyway; asking first gives the better message.
-	if err := checkQueue(ctx, conn, c.Queue); err != nil {
-		return nil, err
-	}
-	pub, err := openPublisher(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
-	defer pub.close()
-	s, err := openScan(ctx, conn, c.PoisonQueue)
-	if err != nil {
-		return nil, err
-	}
-	defer s.close(ctx)
-
-	return move(ctx, s, pub, c, f, c.Queue, func(d amqp.Delivery, m Message) amqp.Publishing {
-		return replayCopy(d, m, time.Now())
-	})
-}
-
-// move sends a copy of each message of the scan that f selects to queue,
-// waits for the broker's confirm, then removes the message from the scan's
-// queue.
-func move(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, f Filter, queue string,
-	copyOf func(amqp.Delivery, Message) amqp.Publishing) ([]Message, error) {
+// move sends a copy of each message of the scan that f selects to where
+// target says (an exchange and a routing key; "" and a queue name for one
+// queue), waits for the broker's confirm, then removes the message from
+// the scan's queue.
+func move(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, f Filter,
+	target func(Message) (exchange, key string, err error), copyOf func(amqp.Delivery, Message) amqp.Publishing) ([]Message, error) {
 	var done []Message
 	for !f.full(len(done)) {
 		d, ok, err := s.next(ctx)
@@ -157,15 +136,27 @@ func move(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, f F
 		if !f.match(m) {
 			continue // held until the scan closes, then back in the queue
 		}
-		if err := pub.publish(ctx, queue, copyOf(d, m)); err != nil {
+		exchange, key, err := target(m)
+		if err != nil {
+			return done, fmt.Errorf("message %s: %w", m.ID, err)
+		}
+		if err := pub.publish(ctx, exchange, key, copyOf(d, m)); err != nil {
 			return done, fmt.Errorf("message %s: %w", m.ID, err)
 		}
 		if err := s.ack(d); err != nil {
-			return done, fmt.Errorf("message %s: sent to %s, but removing it from %s failed, so it is in both: %w", m.ID, queue, s.queue, err)
+			return done, fmt.Errorf("message %s: sent to %s, but removing it from %s failed, so it is in both: %w", m.ID, where(exchange, key), s.queue, err)
 		}
 		done = append(done, m)
 	}
 	return done, nil
+}
+
+// where names a destination in errors: a queue, or an exchange and key.
+func where(exchange, key string) string {
+	if exchange == "" {
+		return key
+	}
+	return fmt.Sprintf("exchange %s with routing key %s", exchange, key)
 }
 
 // scan takes the messages that were ready in a queue when it began, one at
@@ -281,23 +272,24 @@ func openPublisher(ctx context.Context, conn Broker) (*publisher, error) {
 	return p, nil
 }
 
-// publish sends msg to queue through the default exchange, mandatory, and
-// waits for the broker to confirm it.
-func (p *publisher) publish(ctx context.Context, queue string, msg amqp.Publishing) error {
-	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, msg)
+// publish sends msg to an exchange with a routing key ("" and a queue
+// name for one queue), mandatory, and waits for the broker to confirm it.
+func (p *publisher) publish(ctx context.Context, exchange, key string, msg amqp.Publishing) error {
+	to := where(exchange, key)
+	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, true, false, msg)
 	if err != nil {
-		return fmt.Errorf("publish to %s: %w", queue, err)
+		return fmt.Errorf("publish to %s: %w", to, err)
 	}
 	acked, err := dc.WaitContext(ctx)
 	if err != nil {
-		return fmt.Errorf("publish to %s: waiting for the confirm: %w", queue, err)
+		return fmt.Errorf("publish to %s: waiting for the confirm: %w", to, err)
 	}
 	if !acked {
-		return fmt.Errorf("publish to %s: the broker did not confirm it (nacked, or the channel closed)", queue)
+		return fmt.Errorf("publish to %s: the broker did not confirm it (nacked: a full queue rejects publishes, or the channel closed)", to)
 	}
 	select {
 	case r := <-p.returns:
-		return fmt.Errorf("publish to %s: returned unroutable: %s", queue, r.ReplyText)
+		return fmt.Errorf("publish to %s: returned unroutable: %s", to, r.ReplyText)
 	default:
 		return nil
 	}

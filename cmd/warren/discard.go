@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/generator"
+	"github.com/warrenbus/warren/runtime/poison"
+)
+
+func init() { register(discardCommand) }
+
+func discardCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "discard",
+		Usage:     "move poison messages to the consumer's archive, with a recorded reason",
+		UsageText: "warren discard --consumer NAME (--id ID | --routing-key KEY | --limit N | --all) --reason TEXT [--by WHO] [--url URL ...] SCHEMA_DIR",
+		Description: `Takes messages a consumer will never handle out of its poison queue and keeps
+them in the archive queue <consumer>.discarded, with the reason, who (--by)
+and when in x-discard-reason, x-discarded-by and x-discarded-at. Each copy is
+confirmed by the broker before the poison message is removed: nothing is
+deleted without a record.
+
+The archive keeps a message for 30 days and at most 100000 messages; when it
+is full a discard fails and leaves the messages in the poison queue. Read it
+with warren replay --from discarded --list; bring a message back with
+warren replay --from discarded --id ID.
+
+A selection is required: --id, --routing-key, --limit, or --all for every
+message of the poison queue.
+
+Examples:
+   warren discard --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 --reason "test order" --by ana ./events
+   warren discard --consumer order-mailer --routing-key order.placed --reason "sku retired" ./events`,
+		Flags: append(brokerFlags(),
+			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
+			&cli.StringFlag{Name: "reason", Usage: "why, in `TEXT` the next person to look will read (required)"},
+			&cli.StringFlag{Name: "by", Usage: "who decided (`WHO`), recorded with the reason"},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (N > 0)"},
+			&cli.StringFlag{Name: "id", Usage: "only the message with `ID`"},
+			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
+			&cli.BoolFlag{Name: "all", Usage: "every message of the poison queue"},
+		),
+		Action: runDiscard,
+	}
+}
+
+func runDiscard(c *cli.Context) error {
+	dir, err := oneArg(c, "SCHEMA_DIR")
+	if err != nil {
+		return err
+	}
+	if c.String("consumer") == "" {
+		return usageError(c, "expected --consumer NAME")
+	}
+	if c.String("reason") == "" {
+		return usageError(c, "expected --reason TEXT: it is what the next person to look will read")
+	}
+	if c.IsSet("limit") && c.Int("limit") <= 0 {
+		return usageError(c, "--limit %d: expected a positive number", c.Int("limit"))
+	}
+	selected := c.IsSet("id") || c.IsSet("routing-key") || c.IsSet("limit")
+	if selected == c.Bool("all") {
+		return usageError(c, "expected --id, --routing-key or --limit to select messages, or --all alone for every one")
+	}
+	stderr := c.App.ErrWriter
+	m, err := generator.Model(c.Context, dir)
+	if err != nil {
+		return reportError(stderr, "discard", dir, err)
+	}
+	consumer, err := consumerOf(m, c.String("consumer"))
+	if err != nil {
+		return reportError(stderr, "discard", "", err)
+	}
+	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
+	conn, err := dialBroker(c, brokerURLs(c))
+	if err != nil {
+		return reportError(stderr, "discard", "", err)
+	}
+	defer conn.Close()
+
+	archive := poison.DiscardQueue(consumer)
+	done, err := poison.DiscardAs(c.Context, conn, consumer, filter, poison.Record{Reason: c.String("reason"), By: c.String("by")})
+	for _, msg := range done {
+		fmt.Fprintf(c.App.Writer, "discarded %s %s\n", msg.ID, msg.RoutingKey)
+	}
+	if err != nil {
+		return reportError(stderr, "discard", "", err)
+	}
+	if len(done) == 0 {
+		if filter.ID != "" {
+			return cli.Exit(fmt.Sprintf("warren discard: no message with id %q in %s", filter.ID, consumer.PoisonQueue), 1)
+		}
+		fmt.Fprintf(c.App.Writer, "nothing to discard in %s%s\n", consumer.PoisonQueue, selection(filter))
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), consumer.PoisonQueue, archive)
+	return nil
+}
