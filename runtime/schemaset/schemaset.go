@@ -29,9 +29,14 @@ import (
 // "constant -1 overflows EnforceVersion". Fix it by upgrading the warren
 // module, or by running `warren generate` again with the version of warren
 // that your go.mod requires.
+//
+// Version 2 added [NewWith] and [Nullable]. It is also the minimum: [New],
+// which version 1 code calls, no longer asserts every "format" (only those
+// a manifest lists do), so version 1 code would build but accept payloads
+// it used to reject.
 const (
-	MinVersion = 1
-	MaxVersion = 1
+	MinVersion = 2
+	MaxVersion = 2
 )
 
 // EnforceVersion is used in the compile-time check above: a negative
