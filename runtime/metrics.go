@@ -10,8 +10,12 @@ import (
 type Event int
 
 // The events a consumer counts. Every delivery is Delivered once and then
-// ends as exactly one of Acked, Retried, Poisoned, DuplicateSkipped or
-// Returned; Redelivered and NewerVersion are counted besides.
+// ends as at most one of Acked, Retried, Held, Poisoned, DuplicateSkipped or
+// Returned: none when the ack itself fails because the channel is gone, in
+// which case the broker delivers the message again and that delivery is
+// counted anew. Redelivered and NewerVersion are counted besides, and end
+// nothing. A consumer pausing and resuming is not an event of a delivery:
+// it reaches [Metrics.Paused] and [Metrics.Resumed].
 const (
 	Delivered        Event = iota // a message reached the consumer
 	Redelivered                   // the broker had delivered it before without an ack (counted besides Delivered)
