@@ -85,9 +85,10 @@ func TestCountsOnTheBroker(t *testing.T) {
 		}
 	}
 	// Settled: 1 and 2 (after its retry) acked, 3 poisoned.
-	for c := conn.Counts("mailer"); c.Get(runtime.Acked) < 2 || c.Get(runtime.Poisoned) < 1; c = conn.Counts("mailer") {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, "two facts acked and one poisoned", func() bool {
+		c := conn.Counts("mailer")
+		return c.Get(runtime.Acked) >= 2 && c.Get(runtime.Poisoned) >= 1
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -31,13 +31,10 @@ func TestServesMetrics(t *testing.T) {
 	}()
 
 	want := `warren_consumer_acked_total{consumer="example-mailer",routing_key="order.placed",service="example"}`
-	for {
+	testenv.Eventually(t, "/metrics to serve the consumer's acks and handler durations", func() bool {
 		body := scrape(t, "http://"+l.Addr().String()+"/metrics")
-		if strings.Contains(body, want) && strings.Contains(body, "warren_consumer_handler_duration_seconds_bucket") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(body, want) && strings.Contains(body, "warren_consumer_handler_duration_seconds_bucket")
+	})
 }
 
 func scrape(t *testing.T, url string) string {
