@@ -176,6 +176,13 @@ func TestUnavailableSpendsNoAttempt(t *testing.T) {
 	if n := handledAttempt.Load(); n != 1 {
 		t.Errorf("handled as attempt %d, want 1", n)
 	}
+	// The probe's delivery is acked before the consumer records that it
+	// resumed.
+	testenv.Eventually(t, "the consumer resumed", func() bool {
+		metrics.mu.Lock()
+		defer metrics.mu.Unlock()
+		return metrics.resumed >= 1
+	})
 	metrics.mu.Lock()
 	defer metrics.mu.Unlock()
 	if metrics.paused != 1 || metrics.resumed != 1 {
