@@ -162,7 +162,7 @@ func newTypeView(t *model.Type, s *load.Schemas) typeView {
 		if t.Extra != nil {
 			v.Extra = goTypeMD(*t.Extra, t.Extra.Nullable && !t.Extra.HasNil())
 		}
-		v.Closed = schema["additionalProperties"] == false
+		v.Closed = schema != nil && schema.AdditionalProperties != nil && schema.AdditionalProperties.IsFalse()
 	case model.Enum:
 		v.Base = goTypeMD(t.Base, false)
 		for _, e := range t.Values {
@@ -213,14 +213,12 @@ func newConsumerView(mc *model.Consumer, top topology.Topology) consumerView {
 	return v
 }
 
-// schemaAt returns the schema object at source#pointer, nil when it is
-// not an object.
-func schemaAt(s *load.Schemas, source, pointer string) map[string]any {
+// schemaAt returns the loader's typed view of the schema at
+// source#pointer, nil when there is none.
+func schemaAt(s *load.Schemas, source, pointer string) *load.Schema {
 	doc, ok := s.Doc(source)
 	if !ok {
 		return nil
 	}
-	v, _ := doc.Lookup(pointer)
-	obj, _ := v.(map[string]any)
-	return obj
+	return doc.SchemaAt(pointer)
 }

@@ -55,3 +55,36 @@ func keys(files map[string][]byte) []string {
 	}
 	return out
 }
+
+// Bounds are shown as the file's draft means them: draft-04 writes an
+// exclusive minimum as a boolean beside "minimum", 2020-12 as a number.
+func TestConstraintsReadEachDraft(t *testing.T) {
+	fsys := fstest.MapFS{
+		"warren.json": {Data: []byte(`{"consumers": {"mailer": {"bindings": ["order.*"]}}}`)},
+		"placed.json": {Data: []byte(`{"$schema": "http://json-schema.org/draft-04/schema#", "x-routing-key": "order.placed", "type": "object",
+			"properties": {"qty": {"type": "integer", "minimum": 0, "exclusiveMinimum": true, "maximum": 9}}}`)},
+		"paid.json": {Data: []byte(`{"x-routing-key": "order.paid", "type": "object",
+			"properties": {"cents": {"type": "integer", "exclusiveMinimum": 0, "maximum": 100, "exclusiveMaximum": 50}}}`)},
+	}
+	s, err := load.LoadFS(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := docgen.Generate(m, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(files[docgen.CatalogueFile])
+	for _, want := range []string{"> 0, ≤ 9", "> 0, < 50"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "true") {
+		t.Errorf("a draft-04 boolean bound shows as a value:\n%s", page)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 )
 
@@ -121,38 +122,61 @@ func goTypeMD(r model.Ref, pointer bool) string {
 
 // constraints describes the keywords of a schema that its Go type cannot
 // express (the embedded schema enforces them), and its default, as
-// Markdown for a table cell.
-func constraints(schema map[string]any, def any) string {
+// Markdown for a table cell. It reads the loader's typed view, so a bound
+// means the same in every draft (draft-04's boolean exclusiveMinimum is
+// settled there).
+func constraints(schema *load.Schema, def any) string {
 	var notes []string
-	if f, ok := schema["format"].(string); ok {
-		notes = append(notes, "format "+mdCode(f))
-	}
-	if p, ok := schema["pattern"].(string); ok {
-		notes = append(notes, "pattern "+mdCode(p))
-	}
-	for _, kw := range []struct{ key, text string }{
-		{"minimum", "≥ "}, {"exclusiveMinimum", "> "}, {"maximum", "≤ "}, {"exclusiveMaximum", "< "},
-		{"multipleOf", "multiple of "},
-		{"minLength", "length ≥ "}, {"maxLength", "length ≤ "},
-		{"minItems", "items ≥ "}, {"maxItems", "items ≤ "},
-		{"minProperties", "properties ≥ "}, {"maxProperties", "properties ≤ "},
-	} {
-		if v, ok := schema[kw.key]; ok {
-			notes = append(notes, kw.text+jsonLiteral(v))
-		}
-	}
-	if schema["uniqueItems"] == true {
-		notes = append(notes, "unique items")
-	}
-	if items, ok := schema["items"].(map[string]any); ok {
-		if n := constraints(items, nil); n != "" {
-			notes = append(notes, "each item: "+n)
-		}
+	if schema != nil {
+		notes = schemaNotes(schema)
 	}
 	if def != nil {
 		notes = append(notes, "default "+mdCode(jsonLiteral(def)))
 	}
 	return strings.Join(notes, ", ")
+}
+
+// schemaNotes lists the constraints of one schema node.
+func schemaNotes(s *load.Schema) []string {
+	var notes []string
+	if s.Format != "" {
+		notes = append(notes, "format "+mdCode(s.Format))
+	}
+	if p, ok := s.Keywords["pattern"].(string); ok {
+		notes = append(notes, "pattern "+mdCode(p))
+	}
+	notes = appendBound(notes, s.Minimum, "≥ ", "> ")
+	notes = appendBound(notes, s.Maximum, "≤ ", "< ")
+	for _, kw := range []struct{ key, text string }{
+		{"multipleOf", "multiple of "},
+		{"minLength", "length ≥ "}, {"maxLength", "length ≤ "},
+		{"minItems", "items ≥ "}, {"maxItems", "items ≤ "},
+		{"minProperties", "properties ≥ "}, {"maxProperties", "properties ≤ "},
+	} {
+		if v, ok := s.Keywords[kw.key]; ok {
+			notes = append(notes, kw.text+jsonLiteral(v))
+		}
+	}
+	if s.Keywords["uniqueItems"] == true {
+		notes = append(notes, "unique items")
+	}
+	if s.Items != nil && s.Items.Bool == nil {
+		if n := schemaNotes(s.Items); len(n) > 0 {
+			notes = append(notes, "each item: "+strings.Join(n, ", "))
+		}
+	}
+	return notes
+}
+
+// appendBound adds a numeric bound, inclusive or exclusive as settled.
+func appendBound(notes []string, b *load.Bound, inclusive, exclusive string) []string {
+	switch {
+	case b == nil:
+		return notes
+	case b.Exclusive:
+		return append(notes, exclusive+b.Value.String())
+	}
+	return append(notes, inclusive+b.Value.String())
 }
 
 // jsonLiteral writes a decoded JSON value back as JSON.
