@@ -84,11 +84,6 @@ func (m *Model) TypesIn(source string) []*Type {
 type Schema struct {
 	Path string // relative to the schema directory
 	JSON []byte // the file's JSON, compacted
-	// Refs maps the JSON pointer of each schema in the file that has a
-	// $ref to what it resolves to, "file" or "file#pointer": a tool that
-	// moves schemas elsewhere (an AsyncAPI document) rewrites $refs by it,
-	// whatever form ($id URL, anchor, relative path) they were written in.
-	Refs map[string]string
 }
 
 // Fact is one fact: a routing key and the Go type of its payload.
@@ -258,16 +253,7 @@ func (b *builder) embeddedSchemas() []Schema {
 			b.errs.Add(doc.Errorf("", "compact: %v", err))
 			continue
 		}
-		refs := map[string]string{}
-		record := func(n *load.Schema) bool {
-			if n.Ref != nil {
-				refs[n.Pointer] = n.Ref.Location()
-			}
-			return true
-		}
-		doc.Root.Walk(record)
-		b.walkReplies(doc, record)
-		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes(), Refs: refs})
+		out = append(out, Schema{Path: doc.Path, JSON: buf.Bytes()})
 	}
 	return out
 }

@@ -164,17 +164,6 @@ func cmpOrPtr(a, b *int) *int {
 	return b
 }
 
-// walkReplies walks the reply schemas of the requests declared in doc,
-// which sit outside its root's schema tree (x-reply is no keyword of JSON
-// Schema).
-func (b *builder) walkReplies(doc *load.Document, fn func(*load.Schema) bool) {
-	for _, r := range b.s.Requests {
-		if r.Doc == doc {
-			r.Reply.Walk(fn)
-		}
-	}
-}
-
 // claimRequests claims the package-level names of the request side, and
 // checks that no two requests share a method name (the Requester has one
 // method per request).
