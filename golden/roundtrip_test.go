@@ -1,7 +1,7 @@
 // Package golden_test checks the behaviour of the golden packages: sample
 // documents decode into the generated types and encode back to the same
-// JSON, which still satisfies the fact's schema. Importing every golden
-// package here also keeps them compiling.
+// JSON, which still satisfies the fact's schema. Every golden package is
+// imported here, and only here, which also keeps them compiling.
 package golden_test
 
 import (
@@ -31,11 +31,37 @@ import (
 	objects "github.com/warrenbus/warren/golden/objects/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
+	requests "github.com/warrenbus/warren/golden/requests/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/topology"
 )
+
+// topologies maps each golden case to the Topology its package declares.
+var topologies = map[string]topology.Topology{
+	"additional":    additional.Topology,
+	"allof":         allof.Topology,
+	"arrays":        arrays.Topology,
+	"consumers":     consumers.Topology,
+	"defaults":      defaults.Topology,
+	"docs":          docs.Topology,
+	"enums":         enums.Topology,
+	"fact-roots":    factroots.Topology,
+	"formats":       formats.Topology,
+	"mixed-drafts":  mixeddrafts.Topology,
+	"names":         names.Topology,
+	"nested":        nested.Topology,
+	"nullable":      nullable.Topology,
+	"objects":       objects.Topology,
+	"recursion":     recursion.Topology,
+	"refs":          refs.Topology,
+	"requests":      requests.Topology,
+	"unions":        unions.Topology,
+	"vendor-shapes": vendorshapes.Topology,
+	"wiring":        wiring.Topology,
+}
 
 // fact ties a golden fact to its generated type.
 type fact struct {
