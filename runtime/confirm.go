@@ -47,6 +47,9 @@ func (l *lane) channel(ctx context.Context) (*confirmChannel, error) {
 			return cc, nil
 		}
 		cc, err := openConfirmChannel(s)
+		if err == nil {
+			cc.conn = l.conn
+		}
 		if err == nil && l.onOpen != nil {
 			if err = l.onOpen(cc); err != nil {
 				_ = cc.ch.Close()
@@ -102,6 +105,7 @@ func (l *lane) releaseLocked() {
 // ack: a confirmed publish is always known to be routed or not.
 type confirmChannel struct {
 	sess *session
+	conn *Conn // explains nacks by the bounded queues declared on it
 	ch   *amqp.Channel
 
 	pubMu sync.Mutex // makes "take the next tag, send the frame" atomic
@@ -288,6 +292,9 @@ func (cc *confirmChannel) send(ctx context.Context, exchange, key string, mandat
 func (f inFlight) wait(ctx context.Context) error {
 	select {
 	case err := <-f.w.done:
+		if errors.Is(err, ErrNacked) && f.cc.conn != nil {
+			err = f.cc.conn.explainNack(ctx, f.w.exchange, f.w.key, err)
+		}
 		return err
 	case <-ctx.Done():
 		f.cc.forget(f.tag)

@@ -32,6 +32,8 @@ type Conn struct {
 	blocked       bool          // the broker blocked publishing (connection.blocked)
 	blockedReason string
 	last          lastError // the last connection loss or failed dial, for Health
+
+	bounds bounds // bounded queues declared through this Conn, to explain nacks
 }
 
 // session is one AMQP connection. Channels opened on it die with it.
@@ -246,6 +248,7 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 			_ = conn.Close()
 			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
 		}
+		c.bounds.add(*t)
 	}
 	return s, nil
 }

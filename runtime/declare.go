@@ -37,7 +37,11 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	if err != nil {
 		return fmt.Errorf("declare topology: %w", err)
 	}
-	return c.redact(declare(s.conn, t))
+	if err := declare(s.conn, t); err != nil {
+		return c.redact(err)
+	}
+	c.bounds.add(t)
+	return nil
 }
 
 func declare(conn *amqp.Connection, t topology.Topology) error {

@@ -44,6 +44,15 @@ type Settings struct {
 	// DeliveryLimit is deliveryLimit: quorum work queues dead-letter a
 	// message delivered this often without an ack.
 	DeliveryLimit *int
+	// MaxLength is maxLength: the work queue's bound in messages and
+	// bytes (0 when not given), on consumers only.
+	MaxLength MaxLength
+}
+
+// MaxLength bounds a work queue; a full queue rejects publishes.
+type MaxLength struct {
+	Messages int
+	Bytes    int64
 }
 
 // Consumer is one entry of the manifest's "consumers", sorted by name.
@@ -117,6 +126,16 @@ func readSettings(doc *Document, pointer string, obj map[string]any, errs *Error
 	s.MaxAttempts = intAt("maxAttempts")
 	s.DeliveryLimit = intAt("deliveryLimit")
 	s.QueueType, _ = obj["queueType"].(string)
+	if ml, ok := obj["maxLength"].(map[string]any); ok {
+		// The meta-schema bounds both well inside int range.
+		if n, ok := ml["messages"].(json.Number); ok {
+			v, _ := n.Int64()
+			s.MaxLength.Messages = int(v)
+		}
+		if n, ok := ml["bytes"].(json.Number); ok {
+			s.MaxLength.Bytes, _ = n.Int64()
+		}
+	}
 	if ladder, ok := obj["backoff"].([]any); ok {
 		s.Backoff = make([]time.Duration, 0, len(ladder))
 		for i, v := range ladder {

@@ -212,7 +212,9 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		MaxAttempts: pick(c.Settings.MaxAttempts, defaults.MaxAttempts),
 		Backoff:     slices.Clone(defaults.Backoff),
 		// A classic queue has no delivery limit; Build ignores it there.
-		DeliveryLimit: pick(c.Settings.DeliveryLimit, defaults.DeliveryLimit),
+		DeliveryLimit:  pick(c.Settings.DeliveryLimit, defaults.DeliveryLimit),
+		MaxLength:      c.Settings.MaxLength.Messages,
+		MaxLengthBytes: c.Settings.MaxLength.Bytes,
 	}
 	if c.Settings.Backoff != nil {
 		cs.Backoff = slices.Clone(c.Settings.Backoff)

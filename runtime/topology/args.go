@@ -68,6 +68,15 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 			args["x-overflow"] = "reject-publish"
 		}
 	}
+	if q.MaxLength > 0 {
+		args["x-max-length"] = int64(q.MaxLength)
+	}
+	if q.MaxLengthBytes > 0 {
+		args["x-max-length-bytes"] = q.MaxLengthBytes
+	}
+	if q.Bounded() {
+		args["x-overflow"] = "reject-publish"
+	}
 	switch {
 	case q.DeliveryLimit > 0:
 		args["x-delivery-limit"] = int64(q.DeliveryLimit)
@@ -76,3 +85,7 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	}
 	return args
 }
+
+// Bounded reports whether the queue has a length bound, so that a full
+// queue refuses publishes.
+func (q Queue) Bounded() bool { return q.MaxLength > 0 || q.MaxLengthBytes > 0 }

@@ -81,7 +81,9 @@ func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) 
 				// A message over its delivery limit must reach poison, not vanish.
 				AtLeastOnce: c.QueueType == Quorum,
 			},
-			DeliveryLimit: deliveryLimit(c),
+			DeliveryLimit:  deliveryLimit(c),
+			MaxLength:      c.MaxLength,
+			MaxLengthBytes: c.MaxLengthBytes,
 		},
 	}
 	bindings := []Binding{}
@@ -172,6 +174,9 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 	}
 	if c.DeliveryLimit < 0 {
 		ps.add("deliveryLimit", -1, "deliveryLimit %d: expected 0 (default) or more", c.DeliveryLimit)
+	}
+	if c.MaxLength < 0 || c.MaxLengthBytes < 0 {
+		ps.add("maxLength", -1, "maxLength: expected 0 (no bound) or more messages and bytes, got %d messages and %d bytes", c.MaxLength, c.MaxLengthBytes)
 	}
 }
 

@@ -47,6 +47,13 @@ type ConsumerSpec struct {
 	// before dead-lettering it to poison. Default DefaultDeliveryLimit;
 	// ignored for classic queues, which have no such limit.
 	DeliveryLimit int
+	// MaxLength and MaxLengthBytes bound the work queue (x-max-length,
+	// x-max-length-bytes; 0 means no bound). A full queue refuses new
+	// messages (x-overflow: reject-publish): the broker nacks the publish
+	// and the publisher's error matches runtime.ErrRejected, so producers
+	// learn that the consumer cannot keep up instead of filling a disk.
+	MaxLength      int
+	MaxLengthBytes int64
 }
 
 // Defaults applied by [Build] to zero fields.

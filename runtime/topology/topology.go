@@ -57,6 +57,10 @@ type Queue struct {
 	MessageTTL    time.Duration // retry queues: how long each message waits (x-message-ttl); 0 means none
 	DeadLetter    *DeadLetter   // where expired, rejected or over-limit messages go; nil means nowhere
 	DeliveryLimit int           // quorum work queues: deliveries without ack before dead-lettering (x-delivery-limit); 0 means none
+	// MaxLength and MaxLengthBytes bound a work queue (x-max-length,
+	// x-max-length-bytes, with x-overflow: reject-publish); 0 means none.
+	MaxLength      int
+	MaxLengthBytes int64
 }
 
 // DeadLetter names where a queue sends the messages it gives up on.
