@@ -14,7 +14,7 @@ type Event int
 // Returned: none when the ack itself fails because the channel is gone, in
 // which case the broker delivers the message again and that delivery is
 // counted anew. Redelivered and NewerVersion are counted besides, and end
-// nothing. A consumer pausing and resuming is not an event of a delivery:
+// nothing. ReplyDropped is no consumer's: a [Requester] counts it. A consumer pausing and resuming is not an event of a delivery:
 // it reaches [Metrics.Paused] and [Metrics.Resumed].
 const (
 	Delivered        Event = iota // a message reached the consumer
@@ -26,10 +26,11 @@ const (
 	Returned                      // handed back to the broker unsettled (shutdown, or a copy that was not confirmed)
 	NewerVersion                  // its x-fact-version is newer than the fact the consumer was generated from (counted besides Delivered; handled as usual)
 	Held                          // a dependency was unavailable: a confirmed copy went to a delay queue with its attempt count unchanged, then the original was acked
+	ReplyDropped                  // a reply reached a Requester after its caller gave up, or answered a request a second time; counted with an empty consumer and the request's routing key
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {

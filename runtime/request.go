@@ -21,7 +21,8 @@ const DefaultRequestTimeout = 30 * time.Second
 // calls: each request carries a fresh correlation id, replies come back
 // through RabbitMQ's direct reply-to on that channel, and each is handed
 // to the one call waiting for its id. A reply nobody waits for any more
-// (its caller gave up) is dropped and counted ([Requester.Dropped]).
+// (its caller gave up) is dropped and counted ([Requester.Dropped], and
+// the [ReplyDropped] event of the Conn's [Metrics]).
 //
 // Requests are not retried: when the channel is lost while a call waits,
 // the call fails (its reply could never arrive), and the caller decides
@@ -208,6 +209,7 @@ func (r *Requester) dispatch(cc *confirmChannel, replies <-chan amqp.Delivery) {
 		}
 		r.mu.Unlock()
 		if !ok || c.cc != cc {
+			r.conn.cfg.Metrics.Count("", ReplyDropped, d.Type) // before Dropped moves, so a reader of Dropped sees it counted
 			r.dropped.Add(1)
 			r.conn.log.Debug("dropped a reply nobody waits for", "correlation_id", d.CorrelationId, "request", d.Type)
 			continue

@@ -205,7 +205,8 @@ func TestRequestThousandConcurrentCallersEachGetTheirOwnReply(t *testing.T) {
 
 func TestRequestDeadlineIsNotWorkedOnAfterItPassed(t *testing.T) {
 	b := newRequestBroker(t)
-	conn := b.dial(Config{})
+	metrics := &countingMetrics{counts: map[Event]int{}}
+	conn := b.dial(Config{Metrics: metrics})
 	req := quoteRequest(b.key)
 	release := make(chan struct{})
 	var started atomic.Int64
@@ -244,6 +245,11 @@ func TestRequestDeadlineIsNotWorkedOnAfterItPassed(t *testing.T) {
 	close(release)
 
 	testenv.Eventually(t, "the late reply to be dropped", func() bool { return r.Dropped() == 1 })
+	metrics.mu.Lock()
+	if n := metrics.counts[ReplyDropped]; n != 1 {
+		t.Errorf("metrics counted %d dropped replies, want 1", n)
+	}
+	metrics.mu.Unlock()
 	// The broker drops expired requests at the head of the queue; the one
 	// prefetched before it expired reaches the responder, which does not
 	// work on it.

@@ -83,6 +83,7 @@ var help = map[runtime.Event]string{
 	runtime.Returned:         "Messages handed back to the broker unsettled (shutdown, or a copy the broker did not confirm).",
 	runtime.Held:             "Messages whose handling met an unavailable dependency, delayed in a delay queue without spending an attempt.",
 	runtime.NewerVersion:     "Messages whose x-fact-version is newer than the fact the consumer was generated from (also counted as delivered), handled as any other.",
+	runtime.ReplyDropped:     "Replies that reached a requester after their caller gave up, or that answered a request a second time (consumer label empty, routing_key the request's).",
 }
 
 var labels = []string{"consumer", "routing_key"}
