@@ -7,4 +7,18 @@ type Fact struct {
 	RoutingKey string                     // the routing key facts of this kind are published with
 	Version    int                        // the schema's x-version, sent as header x-fact-version
 	Validate   func(payload []byte) error // checks a JSON payload against the fact's embedded schema
+	// Priority is the AMQP priority facts of this kind are published with
+	// (0, the default, is the lowest). It matters only to consumers whose
+	// work queue has a maxPriority; [Fact.WithPriority] overrides it for
+	// one publish.
+	Priority uint8
+}
+
+// WithPriority returns f with priority p, for one publish call that must
+// overtake (or yield to) the usual facts of its kind:
+//
+//	pub.Publish(ctx, OrderPlaced.WithPriority(9), order)
+func (f Fact) WithPriority(p uint8) Fact {
+	f.Priority = p
+	return f
 }

@@ -114,6 +114,7 @@ func (p *Publisher) through(ctx context.Context, f Fact, env Envelope, terminal 
 		return terminal(ctx, amqp.Publishing{
 			ContentType:  "application/json",
 			DeliveryMode: amqp.Persistent,
+			Priority:     f.Priority,
 			MessageId:    env.ID,
 			Timestamp:    env.OccurredAt,
 			Type:         f.RoutingKey,

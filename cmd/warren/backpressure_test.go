@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -63,5 +64,21 @@ func TestManifestMaxLengthErrors(t *testing.T) {
 	code, _, stderr := run(t, "check", dir)
 	if code != 1 || !strings.Contains(stderr, "/consumers/c/maxLength/messages") {
 		t.Errorf("maxLength 0: exit %d, stderr %q; want an error at /consumers/c/maxLength/messages", code, stderr)
+	}
+}
+
+// maxPriority on a quorum work queue would be ignored by the broker: check
+// refuses it, naming the place; on a classic queue it becomes x-max-priority.
+func TestManifestMaxPriority(t *testing.T) {
+	manifest := `{"package": "events", "consumers": {"c": {"bindings": ["order.placed"], "maxPriority": 5%s}}}`
+	dir := schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, ""), "order/placed.json": opsSchemas["order/placed.json"]})
+	code, _, stderr := run(t, "check", dir)
+	if code != 1 || !strings.Contains(stderr, `/consumers/c/maxPriority: consumer "c": maxPriority 5: needs queueType "classic"`) {
+		t.Errorf("maxPriority on quorum: exit %d, stderr %q", code, stderr)
+	}
+	dir = schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, `, "queueType": "classic"`), "order/placed.json": opsSchemas["order/placed.json"]})
+	code, stdout, stderr := run(t, "topology", dir)
+	if code != 0 || !strings.Contains(stdout, `"x-max-priority": 5,`) {
+		t.Errorf("topology with maxPriority: exit %d, stderr %s, no x-max-priority in:\n%s", code, stderr, stdout)
 	}
 }

@@ -47,6 +47,9 @@ type Settings struct {
 	// MaxLength is maxLength: the work queue's bound in messages and
 	// bytes (0 when not given), on consumers only.
 	MaxLength MaxLength
+	// MaxPriority is maxPriority: the classic work queue's x-max-priority
+	// (0 when not given), on consumers only.
+	MaxPriority int
 }
 
 // MaxLength bounds a work queue; a full queue rejects publishes.
@@ -126,6 +129,9 @@ func readSettings(doc *Document, pointer string, obj map[string]any, errs *Error
 	s.MaxAttempts = intAt("maxAttempts")
 	s.DeliveryLimit = intAt("deliveryLimit")
 	s.QueueType, _ = obj["queueType"].(string)
+	if p := intAt("maxPriority"); p != nil {
+		s.MaxPriority = *p
+	}
 	if ml, ok := obj["maxLength"].(map[string]any); ok {
 		// The meta-schema bounds both well inside int range.
 		if n, ok := ml["messages"].(json.Number); ok {

@@ -215,6 +215,7 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		DeliveryLimit:  pick(c.Settings.DeliveryLimit, defaults.DeliveryLimit),
 		MaxLength:      c.Settings.MaxLength.Messages,
 		MaxLengthBytes: c.Settings.MaxLength.Bytes,
+		MaxPriority:    c.Settings.MaxPriority,
 	}
 	if c.Settings.Backoff != nil {
 		cs.Backoff = slices.Clone(c.Settings.Backoff)

@@ -74,6 +74,9 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	if q.MaxLengthBytes > 0 {
 		args["x-max-length-bytes"] = q.MaxLengthBytes
 	}
+	if q.MaxPriority > 0 {
+		args["x-max-priority"] = int64(q.MaxPriority)
+	}
 	if q.Bounded() {
 		args["x-overflow"] = "reject-publish"
 	}

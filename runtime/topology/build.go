@@ -84,6 +84,7 @@ func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) 
 			DeliveryLimit:  deliveryLimit(c),
 			MaxLength:      c.MaxLength,
 			MaxLengthBytes: c.MaxLengthBytes,
+			MaxPriority:    c.MaxPriority,
 		},
 	}
 	bindings := []Binding{}
@@ -174,6 +175,12 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 	}
 	if c.DeliveryLimit < 0 {
 		ps.add("deliveryLimit", -1, "deliveryLimit %d: expected 0 (default) or more", c.DeliveryLimit)
+	}
+	switch {
+	case c.MaxPriority < 0 || c.MaxPriority > 255:
+		ps.add("maxPriority", -1, "maxPriority %d: expected 1 to 255 (10 or less is plenty), or 0 for none", c.MaxPriority)
+	case c.MaxPriority > 0 && c.QueueType != Classic:
+		ps.add("maxPriority", -1, "maxPriority %d: needs queueType %q; %s queues would ignore it (RabbitMQ 3.10 has no quorum priorities, 4.x only two levels without x-max-priority)", c.MaxPriority, Classic, c.QueueType)
 	}
 	if c.MaxLength < 0 || c.MaxLengthBytes < 0 {
 		ps.add("maxLength", -1, "maxLength: expected 0 (no bound) or more messages and bytes, got %d messages and %d bytes", c.MaxLength, c.MaxLengthBytes)

@@ -54,6 +54,13 @@ type ConsumerSpec struct {
 	// learn that the consumer cannot keep up instead of filling a disk.
 	MaxLength      int
 	MaxLengthBytes int64
+	// MaxPriority makes the work queue a priority queue (x-max-priority,
+	// 1 to 255; 0 means none): a fact published with a higher priority
+	// overtakes the backlog. Classic queues only: RabbitMQ 3.10's quorum
+	// queues have no priorities and 4.x's know only two levels (4 and
+	// below, above 4) and take no x-max-priority, so Build refuses the
+	// combination instead of letting priorities be silently ignored.
+	MaxPriority int
 }
 
 // Defaults applied by [Build] to zero fields.

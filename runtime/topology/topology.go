@@ -61,6 +61,7 @@ type Queue struct {
 	// x-max-length-bytes, with x-overflow: reject-publish); 0 means none.
 	MaxLength      int
 	MaxLengthBytes int64
+	MaxPriority    int // classic work queues: x-max-priority; 0 means none
 }
 
 // DeadLetter names where a queue sends the messages it gives up on.
