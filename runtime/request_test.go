@@ -228,16 +228,21 @@ func TestRequestDeadlineIsNotWorkedOnAfterItPassed(t *testing.T) {
 		first <- err
 	}()
 	testenv.Eventually(t, "the responder to start the first request", func() bool { return started.Load() == 1 })
+	// The later calls wait long enough for the broker to hand one of them
+	// to the responder's prefetch buffer before they expire: on a busy
+	// machine a shorter deadline can pass while the request is still at
+	// the head of the queue, where the broker drops it instead.
 	var wg sync.WaitGroup
 	for n := 1; n <= 4; n++ {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			if _, err := Call[quoteReply](ctx, r, req, quote{SKU: "a", N: n}); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("call %d: err = %v, want context.DeadlineExceeded", n, err)
 			}
 		})
 	}
+	testenv.Eventually(t, "one request in the prefetch buffer and three in the queue", func() bool { return b.depth(b.responder.Queue) == 3 })
 	wg.Wait()
 	if err := <-first; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("first call: err = %v, want context.DeadlineExceeded", err)
