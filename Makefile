@@ -5,9 +5,10 @@ EXAMPLE := examples/catalogue
 
 .PHONY: generate test test-rabbitmq4 test-cluster golden bench demo vet
 
-## generate: compile the bundled example schemas into Go
+## generate: compile the bundled example schemas, and the benchmarks' schema, into Go
 generate:
 	$(GO) run ./cmd/warren generate --out $(EXAMPLE)/catalogueevents $(EXAMPLE)/events
+	$(GO) run ./cmd/warren generate --out bench/benchevents bench/events
 
 # Packages with tests that cut broker connections (named TestDisruptive...):
 # they run after the main suite, one package at a time, so that they cannot
@@ -15,8 +16,10 @@ generate:
 DISRUPTIVE_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func TestDisruptive' .)))
 
 # Optional integrations are modules of their own (so the core does not
-# depend on their libraries); the root ./... does not enter them.
-CONTRIB_MODS := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
+# depend on their libraries); the root ./... does not enter them. So is
+# bench/, the benchmarks beside raw amqp091-go and watermill: its tests
+# check that its generated package is up to date.
+CONTRIB_MODS := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod)) bench
 
 ## test: vet, the whole suite, then the tests that disrupt the broker, one at a time
 test: vet
@@ -65,9 +68,9 @@ vet:
 golden:
 	$(GO) test ./generator -update
 
-## bench: generator and runtime benchmarks, each beside its baseline
+## bench: what users run, beside raw amqp091-go and watermill, in interleaved rounds (scripts/bench)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./runtime/...
+	scripts/bench
 
 ## demo: run the catalogue example end to end against the local broker
 demo:

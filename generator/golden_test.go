@@ -156,6 +156,17 @@ func TestExampleUpToDate(t *testing.T) {
 	compareDir(t, "../examples/catalogue/catalogueevents", files)
 }
 
+// TestBenchUpToDate fails when bench/benchevents is not what `make
+// generate` would write from bench/events: the benchmarks measure what the
+// generator makes today.
+func TestBenchUpToDate(t *testing.T) {
+	files, err := generator.Generate(context.Background(), "../bench/events", generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareDir(t, "../bench/benchevents", files)
+}
+
 // TestDeterministic generates the example twice and expects identical
 // bytes: map iteration or pointer order must never leak into output.
 func TestDeterministic(t *testing.T) {
