@@ -23,6 +23,10 @@ import (
 type Options struct {
 	// Package overrides the Go package name from warren.json.
 	Package string
+	// Resolver finds the directories the manifest's "imports" name; nil
+	// resolves relative paths on disk and refuses module imports (the
+	// warren CLI resolves those with the Go toolchain).
+	Resolver load.Resolver
 }
 
 // Generate compiles the schema directory dir and returns the generated
@@ -30,7 +34,7 @@ type Options struct {
 // load.ErrorList, one entry per problem with file and position (relative to
 // dir); nothing is returned then.
 func Generate(ctx context.Context, dir string, opts Options) (map[string][]byte, error) {
-	s, err := load.Load(ctx, dir)
+	s, err := load.LoadWith(ctx, dir, load.Options{Resolver: opts.Resolver})
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +43,7 @@ func Generate(ctx context.Context, dir string, opts Options) (map[string][]byte,
 
 // GenerateFS is [Generate] for a schema directory held in a file system.
 func GenerateFS(ctx context.Context, fsys fs.FS, opts Options) (map[string][]byte, error) {
-	s, err := load.LoadFS(ctx, fsys)
+	s, err := load.LoadFSWith(ctx, fsys, load.Options{Resolver: opts.Resolver})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +56,12 @@ func GenerateFS(ctx context.Context, fsys fs.FS, opts Options) (map[string][]byt
 // Generate it needs no Go package name: Model.Package is "" when warren.json
 // has none. Errors in the input come back as a load.ErrorList.
 func Model(ctx context.Context, dir string) (*model.Model, error) {
-	m, _, err := buildModel(ctx, dir)
+	return ModelWith(ctx, dir, Options{})
+}
+
+// ModelWith is [Model] with options (opts.Resolver; Package is ignored).
+func ModelWith(ctx context.Context, dir string, opts Options) (*model.Model, error) {
+	m, _, err := buildModel(ctx, dir, opts)
 	return m, err
 }
 
@@ -60,7 +69,12 @@ func Model(ctx context.Context, dir string) (*model.Model, error) {
 // name (docgen.CatalogueFile: the Markdown catalogue). It validates as
 // [Model] does and, like Generate, writes nothing.
 func Docs(ctx context.Context, dir string) (map[string][]byte, error) {
-	m, s, err := buildModel(ctx, dir)
+	return DocsWith(ctx, dir, Options{})
+}
+
+// DocsWith is [Docs] with options (opts.Resolver; Package is ignored).
+func DocsWith(ctx context.Context, dir string, opts Options) (map[string][]byte, error) {
+	m, s, err := buildModel(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +84,7 @@ func Docs(ctx context.Context, dir string) (map[string][]byte, error) {
 // AsyncAPI renders the schema directory dir as an AsyncAPI 3.0.0 document.
 // It validates as [Model] does and writes nothing.
 func AsyncAPI(ctx context.Context, dir string, opts asyncapi.Options) ([]byte, error) {
-	m, s, err := buildModel(ctx, dir)
+	m, s, err := buildModel(ctx, dir, Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +93,8 @@ func AsyncAPI(ctx context.Context, dir string, opts asyncapi.Options) ([]byte, e
 
 // buildModel loads dir and builds the model of its facts and topology for
 // the outputs that are not Go.
-func buildModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
-	s, err := load.Load(ctx, dir)
+func buildModel(ctx context.Context, dir string, opts Options) (*model.Model, *load.Schemas, error) {
+	s, err := load.LoadWith(ctx, dir, load.Options{Resolver: opts.Resolver})
 	if err != nil {
 		return nil, nil, err
 	}

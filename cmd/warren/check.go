@@ -57,7 +57,7 @@ func runCheck(c *cli.Context) error {
 		return usageError(c, "--format %q: expected text or json", format)
 	}
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	s, err := load.Load(c.Context, dir)
+	s, err := load.LoadWith(c.Context, dir, load.Options{Resolver: importResolver(dir)})
 	if err != nil {
 		var list load.ErrorList
 		if format == "json" && errors.As(err, &list) {
@@ -74,7 +74,7 @@ func runCheck(c *cli.Context) error {
 	// topology). A binding that matches nothing fails the model too; the
 	// lint finding says it with a rule name, so the model's copy is dropped.
 	var invalid load.ErrorList
-	if _, err := generator.Generate(c.Context, dir, generator.Options{Package: c.String("package")}); err != nil {
+	if _, err := generator.Generate(c.Context, dir, generator.Options{Package: c.String("package"), Resolver: importResolver(dir)}); err != nil {
 		if !errors.As(err, &invalid) {
 			return reportError(stderr, "check", dir, err)
 		}

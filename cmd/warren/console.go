@@ -165,7 +165,7 @@ func serveConsole(ctx context.Context, srv *console.Server, l net.Listener) erro
 // consoleModel loads dir once for the model, the catalogue and the
 // schema files, validated as generator.Model and generator.Docs do.
 func consoleModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
-	s, err := load.Load(ctx, dir)
+	s, err := load.LoadWith(ctx, dir, load.Options{Resolver: importResolver(dir)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -53,7 +53,7 @@ func runDeclare(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.Model(c.Context, dir)
+	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "declare", dir, err)
 	}

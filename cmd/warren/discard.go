@@ -65,7 +65,7 @@ func runDiscard(c *cli.Context) error {
 		return usageError(c, "expected --id, --routing-key or --limit to select messages, or --all alone for every one")
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.Model(c.Context, dir)
+	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "discard", dir, err)
 	}

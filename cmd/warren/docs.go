@@ -39,7 +39,7 @@ func runDocs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	files, err := generator.Docs(c.Context, dir)
+	files, err := generator.DocsWith(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(c.App.ErrWriter, "docs", dir, err)
 	}

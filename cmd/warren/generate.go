@@ -47,7 +47,7 @@ func runGenerate(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	files, err := generator.Generate(c.Context, dir, generator.Options{Package: c.String("package")})
+	files, err := generator.Generate(c.Context, dir, generator.Options{Package: c.String("package"), Resolver: importResolver(dir)})
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
 	}

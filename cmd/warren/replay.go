@@ -89,7 +89,7 @@ func runReplay(c *cli.Context) error {
 		return usageError(c, "--from: %v", err)
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.Model(c.Context, dir)
+	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "replay", dir, err)
 	}

@@ -93,7 +93,7 @@ func runStatus(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.Model(c.Context, dir)
+	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "status", dir, err)
 	}

@@ -49,7 +49,7 @@ func runTopology(c *cli.Context) error {
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", "", err)
 	}
-	m, err := generator.Model(c.Context, dir)
+	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", dir, err)
 	}

@@ -111,7 +111,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 
 func always(*model.Model) bool         { return true }
 func hasConsumers(m *model.Model) bool { return len(m.Consumers) > 0 }
-func hasFacts(m *model.Model) bool     { return len(m.Facts) > 0 }
+func hasFacts(m *model.Model) bool     { return len(m.OwnFacts()) > 0 }
 
 // render writes one file and formats it. A formatting failure is a bug in
 // the emitter; its error carries the numbered source to find it.
@@ -121,6 +121,11 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 	f.ImportName(runtimePath, "runtime")
 	f.ImportName(schemasetPath, "schemaset")
 	f.ImportName(topologyPath, "topology")
+	for _, imp := range e.m.Imports {
+		if imp.Reused() && imp.GoPackageName != "" {
+			f.ImportName(imp.GoPackage, imp.GoPackageName)
+		}
+	}
 	f.HeaderComment(GeneratedHeader)
 	if o.source != "" {
 		f.HeaderComment(commentLine("source: " + o.source))

@@ -54,7 +54,7 @@ func (e *emitter) genOutbox(f *jen.File) {
 	f.Func().Params(jen.Id("w").Op("*").Id(outboxWriterType)).Id("Outbox").Params().Op("*").Qual(outboxPath, "Outbox").Block(
 		jen.Return(jen.Id("w").Dot("o")),
 	)
-	for _, fact := range e.m.Facts {
+	for _, fact := range e.m.OwnFacts() {
 		f.Line()
 		e.genOutboxWrite(f, fact)
 	}
@@ -83,8 +83,8 @@ func (e *emitter) genOutboxRelay(f *jen.File, events string) {
 	for _, c := range docComment(fmt.Sprintf("%s returns a relay that publishes the outbox table of db to the events exchange %s over conn, validating every row against its fact's schema before it is sent (unless cfg.Facts is set). db is sqldb.FromSQL(db), or pgxdb.FromSQL(db) or pgxdb.FromPool(pool) on PostgreSQL, which wake the relay as soon as a row commits. opts configure its publisher as they do NewPublisher's.", outboxRelayNew, strconv.Quote(events))) {
 		f.Add(c)
 	}
-	facts := make([]jen.Code, len(e.m.Facts))
-	for i, fact := range e.m.Facts {
+	facts := make([]jen.Code, len(e.m.OwnFacts()))
+	for i, fact := range e.m.OwnFacts() {
 		facts[i] = jen.Id(fact.VarName())
 	}
 	f.Func().Id(outboxRelayNew).Params(

@@ -101,7 +101,7 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 			g.Id(fact.MethodName()).Params(
 				jen.Id("ctx").Qual(contextPath, "Context"),
 				jen.Id("d").Qual(runtimePath, "Delivery"),
-				jen.Id("fact").Id(fact.Type.GoName),
+				jen.Id("fact").Add(factQual(fact, fact.Type.GoName)),
 			).Error()
 		}
 	})
@@ -131,10 +131,19 @@ func (e *emitter) genConsumerConstructor(f *jen.File, c *model.Consumer) {
 	)
 }
 
+// factQual names a declaration of fact: in this package, or in the
+// producer's generated package when the fact's types are reused from it.
+func factQual(fact *model.Fact, name string) *jen.Statement {
+	if pkg := fact.GoPackage(); pkg != "" {
+		return jen.Qual(pkg, name)
+	}
+	return jen.Id(name)
+}
+
 func routes(c *model.Consumer) []jen.Code {
 	out := make([]jen.Code, len(c.Facts))
 	for i, fact := range c.Facts {
-		out[i] = jen.Qual(runtimePath, "Handle").Call(jen.Id(fact.VarName()), jen.Id("h").Dot(fact.MethodName()))
+		out[i] = jen.Qual(runtimePath, "Handle").Call(factQual(fact, fact.VarName()), jen.Id("h").Dot(fact.MethodName()))
 	}
 	return out
 }

@@ -39,7 +39,7 @@ func (e *emitter) genPublisher(f *jen.File) {
 	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id("Close").Params().Error().Block(
 		jen.Return(jen.Id("p").Dot("p").Dot("Close").Call()),
 	)
-	for _, fact := range e.m.Facts {
+	for _, fact := range e.m.OwnFacts() {
 		f.Line()
 		e.genPublish(f, fact)
 		f.Line()

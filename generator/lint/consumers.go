@@ -40,7 +40,7 @@ func checkBindings(p *pass) {
 // facts that start with the pattern's first word.
 func (p *pass) didYouMean(pattern string) string {
 	var keys []string
-	for _, f := range p.in.Schemas.Facts {
+	for _, f := range append(slices.Clone(p.in.Schemas.Facts), p.in.Schemas.ImportedFacts()...) {
 		keys = append(keys, f.RoutingKey)
 	}
 	slices.Sort(keys)

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -20,7 +21,9 @@ func NewInput(s *load.Schemas) Input {
 		c := Consumer{Name: mc.Name}
 		for _, pattern := range mc.Bindings {
 			b := Binding{Pattern: pattern}
-			for _, f := range s.Facts {
+			// Imported facts are bound here too; they are checked
+			// (and published) in their own directory.
+			for _, f := range append(slices.Clone(s.Facts), s.ImportedFacts()...) {
 				if model.TopicMatch(pattern, f.RoutingKey) {
 					b.Facts = append(b.Facts, f.RoutingKey)
 				}

@@ -66,7 +66,7 @@ func (s *Schemas) manifestFacts(errs *ErrorList) []*Fact {
 		ptr := Pointer("facts", key)
 		obj := decls[key].(map[string]any)
 		ref := obj["schema"].(string)
-		target, err := s.resolve(FileURI(""), ref)
+		target, err := s.resolve(FileURI(doc.Path), ref)
 		if err != nil {
 			// Resolving words it for a $ref; here the reference is "schema".
 			errs.Add(doc.Errorf(Append(ptr, "schema"), "%s", strings.Replace(err.Error(), "$ref ", "schema ", 1)))

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -34,6 +35,10 @@ type Schemas struct {
 	Docs     []*Document // every schema file (not warren.json), sorted by path
 	Facts    []*Fact     // x-routing-key files, then the manifest's facts, each sorted
 	Requests []*Request  // the schema files with an x-request, sorted by path
+	// Imports are the directories the manifest's "imports" name, each
+	// loaded with its own imports, in manifest order. Their facts are not
+	// in Facts: see [Schemas.ImportedFacts].
+	Imports []*Imported
 
 	byPath map[string]*Document
 	refs   map[*Document][]*Document // the files each file's $refs point at
@@ -42,9 +47,18 @@ type Schemas struct {
 
 // Doc returns the schema file at path (slash-separated, relative to the
 // schema directory).
+// The files of an imported directory are found under their import's
+// prefix ("imports/<import>/...").
 func (s *Schemas) Doc(path string) (*Document, bool) {
-	d, ok := s.byPath[path]
-	return d, ok
+	if d, ok := s.byPath[path]; ok {
+		return d, true
+	}
+	for _, imp := range s.Imports {
+		if strings.HasPrefix(path, imp.Prefix) {
+			return imp.Schemas.Doc(path)
+		}
+	}
+	return nil, false
 }
 
 // Load reads the schema directory dir on disk: [LoadFS] over an [os.Root]
@@ -52,6 +66,19 @@ func (s *Schemas) Doc(path string) (*Document, bool) {
 // [ErrorList] when the input is at fault (one entry per problem, each with
 // file and position), or another error when the directory cannot be read.
 func Load(ctx context.Context, dir string) (*Schemas, error) {
+	return LoadWith(ctx, dir, Options{})
+}
+
+// Options adjust how a schema directory is loaded.
+type Options struct {
+	// Resolver finds the directories the manifest's "imports" name. nil
+	// resolves relative paths on disk ([DirResolver]) and refuses module
+	// imports, which need the Go toolchain.
+	Resolver Resolver
+}
+
+// LoadWith is [Load] with options: imports are resolved by opts.Resolver.
+func LoadWith(ctx context.Context, dir string, opts Options) (*Schemas, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("schema directory: %w", err)
@@ -65,7 +92,12 @@ func Load(ctx context.Context, dir string) (*Schemas, error) {
 		return nil, fmt.Errorf("schema directory: %w", err)
 	}
 	defer root.Close()
-	s, err := LoadFS(ctx, root.FS())
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("schema directory: %w", err)
+	}
+	st := newImportState(opts.Resolver, abs)
+	s, err := st.loadFS(ctx, root.FS(), "")
 	if s != nil {
 		s.Dir = dir
 	}
@@ -82,6 +114,21 @@ func Load(ctx context.Context, dir string) (*Schemas, error) {
 // themselves). For a directory on disk, prefer [Load], or pass an
 // [os.Root]'s FS: os.DirFS follows a link that changes after the check.
 func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
+	return LoadFSWith(ctx, fsys, Options{})
+}
+
+// LoadFSWith is [LoadFS] with options. A file system has no place on
+// disk, so relative imports are resolved by opts.Resolver alone (nil
+// refuses them).
+func LoadFSWith(ctx context.Context, fsys fs.FS, opts Options) (*Schemas, error) {
+	return newImportState(opts.Resolver, "").loadFS(ctx, fsys, "")
+}
+
+// loadFS loads the directory held in fsys, naming every file prefix +
+// its path (prefix is "" for the directory itself, "imports/..." for an
+// imported one, so that imported files never share a path with the
+// importer's).
+func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*Schemas, error) {
 	m, err := metas()
 	if err != nil {
 		return nil, err
@@ -92,6 +139,9 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	}
 	if bad.Len() > 0 {
 		// Nothing is read until every link is known to stay inside.
+		for _, e := range bad {
+			e.File = prefix + e.File
+		}
 		return nil, bad.Err()
 	}
 
@@ -100,7 +150,7 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	// 2020-12 and, for a fact, the fact keywords).
 	files := make([]fileResult, len(paths))
 	if err := forEach(ctx, len(paths), func(i int) error {
-		return files[i].load(fsys, paths[i], m)
+		return files[i].load(fsys, paths[i], prefix, m)
 	}); err != nil {
 		return nil, err
 	}
@@ -110,11 +160,11 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	s := &Schemas{byPath: make(map[string]*Document), refs: make(map[*Document][]*Document), ids: make(map[string]*Schema)}
 	var errs ErrorList
 	var manifestDoc *Document
-	for i, f := range files {
+	for _, f := range files {
 		errs = append(errs, f.errs...)
 		switch {
 		case f.doc == nil:
-		case paths[i] == ManifestFile:
+		case f.doc.Path == prefix+ManifestFile:
 			manifestDoc = f.doc
 			s.Manifest = f.manifest
 		default:
@@ -123,8 +173,8 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 		}
 	}
 	s.indexIDs(files, &errs)
-	if manifestDoc == nil && !hasErrorIn(errs, ManifestFile) {
-		errs.Addf(ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
+	if manifestDoc == nil && !hasErrorIn(errs, prefix+ManifestFile) {
+		errs.Addf(prefix+ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
 	}
 	// Resolving refs only reads what pass 1 built: on every core again.
 	refErrs := make([]ErrorList, len(files))
@@ -152,8 +202,12 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Schemas, error) {
 	}
 	if s.Manifest != nil {
 		s.Facts = append(s.Facts, s.manifestFacts(&errs)...)
+		if err := st.loadImports(ctx, s, prefix, &errs); err != nil {
+			return nil, err
+		}
 	}
 	checkRoutingKeys(s.Facts, &errs)
+	s.checkImportedKeys(&errs)
 	s.checkRequests(&errs)
 	if errs.Len() > 0 {
 		return nil, errs.Err()
@@ -172,11 +226,13 @@ type fileResult struct {
 	errs     ErrorList
 }
 
-func (r *fileResult) load(fsys fs.FS, p string, m *metaSchemas) error {
+func (r *fileResult) load(fsys fs.FS, p, prefix string, m *metaSchemas) error {
 	src, err := fs.ReadFile(fsys, p)
 	if err != nil {
 		return fmt.Errorf("read schema directory: %w", err)
 	}
+	isManifest := p == ManifestFile
+	p = prefix + p
 	doc, err := Parse(p, src)
 	if err != nil {
 		var e *Error
@@ -187,7 +243,7 @@ func (r *fileResult) load(fsys fs.FS, p string, m *metaSchemas) error {
 		return nil
 	}
 	r.doc = doc
-	if p == ManifestFile {
+	if isManifest {
 		if r.valid = m.check(doc, "", doc.Value, m.manifest, &r.errs); r.valid {
 			r.manifest = readManifest(doc, &r.errs)
 		}

@@ -25,6 +25,8 @@ type Manifest struct {
 	Consumers     []*Consumer
 	// Responders are the manifest's "responders", sorted by name.
 	Responders []*Responder
+	// Imports are the manifest's "imports", in order (see imports.go).
+	Imports []*Import
 }
 
 // Exchanges are the exchange names of the manifest's "exchanges".
@@ -107,6 +109,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		m.Consumers = append(m.Consumers, c)
 	}
 	m.Responders = readResponders(doc, root, errs)
+	m.Imports = readImports(doc, root, errs)
 	return m
 }
 

@@ -202,7 +202,17 @@ func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList) []*Document {
 
 // Referenced returns the schema files that the $refs in doc point at, each
 // once, in the order the refs appear (doc itself for a "#/..." ref).
-func (s *Schemas) Referenced(doc *Document) []*Document { return s.refs[doc] }
+func (s *Schemas) Referenced(doc *Document) []*Document {
+	if refs, ok := s.refs[doc]; ok {
+		return refs
+	}
+	for _, imp := range s.Imports {
+		if strings.HasPrefix(doc.Path, imp.Prefix) {
+			return imp.Schemas.Referenced(doc)
+		}
+	}
+	return nil
+}
 
 // IDs returns every absolute URI a schema of the directory declares ($id,
 // or id in draft-04), with the location of that schema ("file" or

@@ -20,6 +20,7 @@ type builder struct {
 	declared   []*Type                // in declaration order
 	resolving  map[string]bool        // $ref locations being followed, to catch cycles
 	renames    []Renamed              // Go names changed to resolve collisions
+	imported   map[*load.Fact]*Import // bound imported facts whose types are generated here
 }
 
 func newBuilder(s *load.Schemas) *builder {
@@ -28,6 +29,7 @@ func newBuilder(s *load.Schemas) *builder {
 		factByNode: map[*load.Schema]*Fact{},
 		types:      map[string]*Type{},
 		resolving:  map[string]bool{},
+		imported:   map[*load.Fact]*Import{},
 	}
 }
 

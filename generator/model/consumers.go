@@ -66,6 +66,14 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 		words[i] = strings.Split(f.RoutingKey, ".")
 		byKey[f.RoutingKey] = i // unique: load rejects a second fact with the same key
 	}
+	// Suggestions also look at the imported facts no binding matched.
+	hints := slices.Clone(keys)
+	for _, f := range b.s.ImportedFacts() {
+		if _, ok := byKey[f.RoutingKey]; !ok {
+			hints = append(hints, f.RoutingKey)
+		}
+	}
+	slices.Sort(hints)
 	man := b.s.Manifest
 	var out []*Consumer
 	for _, lc := range man.Consumers {
@@ -93,7 +101,7 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 			}
 			if n == 0 {
 				msg := fmt.Sprintf("consumer %s: binding %s matches no fact", strconv.Quote(lc.Name), strconv.Quote(pattern))
-				if s, ok := ClosestBinding(pattern, keys); ok {
+				if s, ok := ClosestBinding(pattern, hints); ok {
 					msg += fmt.Sprintf("; did you mean %s?", strconv.Quote(s))
 				}
 				b.errs.Add(man.Doc.Errorf(lc.BindingPointer(i), "%s (routing keys: %s)", msg, routingKeys(facts)))
@@ -102,6 +110,7 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 		for _, j := range slices.Sorted(maps.Keys(matched)) {
 			c.Facts = append(c.Facts, facts[j]) // facts are sorted by routing key
 		}
+		b.checkMethods(c)
 		out = append(out, c)
 	}
 	return out
@@ -127,10 +136,10 @@ func routingKeys(facts []*Fact) string {
 // warren.json that wrote the value at fault.
 func (b *builder) buildTopology(m *Model) {
 	man := b.s.Manifest
-	spec := topology.Spec{Exchanges: topology.Exchanges{
+	spec := topology.Spec{Exchanges: b.importedExchanges(m, topology.Exchanges{
 		Events: man.Exchanges.Events, Retry: man.Exchanges.Retry, Dead: man.Exchanges.Dead,
 		Requests: man.Exchanges.Requests,
-	}}
+	})}
 	for _, lc := range man.Consumers {
 		spec.Consumers = append(spec.Consumers, ConsumerSpec(lc, man.Defaults))
 	}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,10 @@ type Model struct {
 	Exchanges topology.Exchanges // the exchange names, defaults applied
 
 	ManifestDescription string // warren.json's description
+
+	// Imports are the imported directories, in manifest order (see
+	// imports.go); their bound facts are also in Facts.
+	Imports []*Import
 
 	// Renamed lists the Go names chosen to resolve collisions (see
 	// [Renamed]), in the order they were made.
@@ -96,6 +101,9 @@ type Fact struct {
 	Description string
 	Deprecated  bool
 	Type        *Type // the payload type; Type.GoName == GoName
+	// Import is the imported directory that declares the fact; nil for
+	// the directory's own facts, the only ones it publishes.
+	Import *Import
 
 	decl *load.Fact
 }
@@ -153,11 +161,13 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	m := &Model{ManifestDescription: s.Manifest.Description}
 
 	b.pass(ctx, "package", func() { m.Package = b.packageName(opts) })
+	b.pass(ctx, "imports", func() { b.addImports(ctx, m) })
 	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
 	b.pass(ctx, "types", func() { b.buildTypes(m.Facts) })
 	b.pass(ctx, "requests", func() { b.addRequests(m) })
 	b.pass(ctx, "names", func() { b.resolveNames(m.Facts) })
 	b.pass(ctx, "constants", func() { b.nameConstants() })
+	b.pass(ctx, "reused facts", func() { b.addReused(m) })
 	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts) })
 	b.pass(ctx, "topology", func() { b.buildTopology(m) })
 	b.pass(ctx, "validate", func() { b.validate(m) })
@@ -201,7 +211,7 @@ func (b *builder) packageName(opts Options) string {
 // addFacts creates a Fact per loaded fact, named by title or routing key.
 func (b *builder) addFacts() []*Fact {
 	var facts []*Fact
-	for _, lf := range b.s.Facts {
+	for _, lf := range b.localFacts() {
 		f := &Fact{
 			RoutingKey:  lf.RoutingKey,
 			Version:     lf.Version,
@@ -209,7 +219,11 @@ func (b *builder) addFacts() []*Fact {
 			Pointer:     lf.Schema.Pointer,
 			Description: lf.Description,
 			Deprecated:  lf.Deprecated,
+			Import:      b.imported[lf],
 			decl:        lf,
+		}
+		if f.Import != nil {
+			f.Import.Facts = append(f.Import.Facts, f)
 		}
 		if lf.Title != "" {
 			f.GoName = names.Type(lf.Title)
@@ -258,6 +272,20 @@ func (b *builder) embeddedSchemas() []Schema {
 	return out
 }
 
+// localFacts returns the facts whose types this package declares: the
+// directory's own, then the bound facts of the imports generated here.
+func (b *builder) localFacts() []*load.Fact {
+	out := slices.Clone(b.s.Facts)
+	for _, imp := range b.s.Imports {
+		for _, f := range imp.Schemas.Facts {
+			if b.imported[f] != nil {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // payloadNode returns the schema a fact's Go type is declared at: its
 // payload schema or, when that is only a $ref (a draft-04 root often is),
 // the schema the $refs lead to.
@@ -273,7 +301,17 @@ func payloadNode(n *load.Schema) *load.Schema {
 // embeddedIDs keeps the URIs declared in the embedded files.
 func (b *builder) embeddedIDs(embedded []Schema) map[string]string {
 	out := map[string]string{}
-	for id, loc := range b.s.IDs() {
+	ids := b.s.IDs()
+	for _, imp := range b.s.Imports {
+		for id, loc := range imp.Schemas.IDs() {
+			if prev, ok := ids[id]; ok && prev != loc {
+				b.errs.Addf(loc, "", "$id %s is also declared by %s: the generated package cannot embed both", strconv.Quote(id), prev)
+				continue
+			}
+			ids[id] = loc
+		}
+	}
+	for id, loc := range ids {
 		file, _, _ := strings.Cut(loc, "#")
 		if slices.ContainsFunc(embedded, func(s Schema) bool { return s.Path == file }) {
 			out[id] = loc
@@ -296,18 +334,14 @@ func (b *builder) reachableDocs() []*load.Document {
 			visit(target)
 		}
 	}
-	for _, f := range b.s.Facts {
+	for _, f := range b.localFacts() {
 		visit(f.Doc)
 	}
 	for _, r := range b.s.Requests {
 		visit(r.Doc)
 	}
-	var out []*load.Document
-	for _, doc := range b.s.Docs { // already sorted by path
-		if reached[doc] {
-			out = append(out, doc)
-		}
-	}
+	out := slices.Collect(maps.Keys(reached))
+	slices.SortFunc(out, func(a, b *load.Document) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
 

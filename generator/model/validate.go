@@ -205,6 +205,9 @@ func (b *builder) validate(m *Model) {
 		}
 	}
 	for _, f := range m.Facts {
+		if f.GoPackage() != "" {
+			continue // declared by the producer's package
+		}
 		doc, ptr := f.decl.KeyDoc, f.decl.KeyPointer
 		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, ptr, titleFix})
 		claim(f.RoutingKeyConst(), ident{"routing-key constant of " + f.RoutingKey, doc, ptr, titleFix})

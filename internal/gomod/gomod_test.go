@@ -1,0 +1,71 @@
+package gomod_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/internal/gomod"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// env keeps the go command off the network and out of any workspace.
+func env() []string {
+	return append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+}
+
+func TestResolveReplacedModule(t *testing.T) {
+	root := t.TempDir()
+	producer := filepath.Join(root, "producer")
+	write(t, filepath.Join(producer, "go.mod"), "module example.com/producer\n\ngo 1.24\n")
+	write(t, filepath.Join(producer, "events", "warren.json"), `{}`)
+	svc := filepath.Join(root, "svc")
+	write(t, filepath.Join(svc, "go.mod"), "module example.com/svc\n\ngo 1.24\n\nrequire example.com/producer v1.3.0\n\nreplace example.com/producer => ../producer\n")
+	r := &gomod.Resolver{ModuleDir: svc, Env: env()}
+	res, err := r.Resolve(context.Background(), svc, &load.Import{Module: "example.com/producer", Dir: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.EvalSymlinks(filepath.Join(producer, "events"))
+	if res.Dir != want || res.Module != "example.com/producer" || res.Version != "v1.3.0" || res.Replace != "../producer" {
+		t.Errorf("resolved %+v, want the replacement's events directory %s, the required version and the replacement", res, want)
+	}
+	if _, err := res.FS.Open("warren.json"); err != nil {
+		t.Errorf("the resolved FS does not hold warren.json: %v", err)
+	}
+}
+
+func TestResolveModuleNotRequired(t *testing.T) {
+	svc := t.TempDir()
+	write(t, filepath.Join(svc, "go.mod"), "module example.com/svc\n\ngo 1.24\n")
+	r := &gomod.Resolver{ModuleDir: svc, Env: env()}
+	_, err := r.Resolve(context.Background(), svc, &load.Import{Module: "example.com/catalogue-events", Dir: "events"})
+	if err == nil || !strings.Contains(err.Error(), "module example.com/catalogue-events is not required by the service's go.mod: run go get example.com/catalogue-events") {
+		t.Errorf("err = %v, want one naming the go get to run", err)
+	}
+}
+
+func TestResolvePathImport(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "catalogue", "warren.json"), `{}`)
+	r := &gomod.Resolver{ModuleDir: root, Env: env()}
+	res, err := r.Resolve(context.Background(), filepath.Join(root, "svc"), &load.Import{Path: "../catalogue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(filepath.Join(root, "catalogue")); res.Dir != want || res.Module != "" {
+		t.Errorf("resolved %+v, want %s", res, want)
+	}
+}
