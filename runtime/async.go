@@ -64,27 +64,46 @@ func (h *Pending) Wait(ctx context.Context) error {
 // nothing was sent. Publish middleware ([WithPublishMiddleware]) runs
 // around the send and sees its outcome, not the confirm's.
 func (p *Publisher) PublishAsync(ctx context.Context, f Fact, payload any) (*Pending, error) {
-	env, err := NewEnvelope(payload)
+	m, err := encodeFact(f, payload)
 	if err != nil {
-		return nil, fmt.Errorf("publish %s: %w", f.RoutingKey, err)
+		return nil, p.publishError(f, err)
 	}
-	return p.PublishEnvelopeAsync(ctx, f, env)
+	return p.publishAsync(ctx, f, m)
 }
 
 // PublishEnvelopeAsync is [Publisher.PublishEnvelope] without the wait;
 // see [Publisher.PublishAsync].
 func (p *Publisher) PublishEnvelopeAsync(ctx context.Context, f Fact, env Envelope) (*Pending, error) {
-	h := &Pending{p: p, key: f.RoutingKey}
-	err := p.through(ctx, f, env, func(ctx context.Context, msg amqp.Publishing) error {
-		h.msg = msg
-		h.sent, h.err = p.sendOnce(ctx, msg, f.RoutingKey)
-		if errors.Is(h.err, errChannelLost) {
-			return nil // Wait publishes it again
-		}
-		return h.err
-	})
+	m, err := encodeEnvelope(f, env)
 	if err != nil {
-		return nil, p.conn.redact(fmt.Errorf("publish %s: %w", f.RoutingKey, err))
+		return nil, p.publishError(f, err)
+	}
+	return p.publishAsync(ctx, f, m)
+}
+
+func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pending, error) {
+	h := &Pending{p: p, key: f.RoutingKey, msg: m.publishing(f)}
+	var err error
+	if len(p.opts.middleware) == 0 {
+		err = h.send(ctx)
+	} else {
+		err = p.through(ctx, f, h.msg, func(ctx context.Context, msg amqp.Publishing) error {
+			h.msg = msg
+			return h.send(ctx)
+		})
+	}
+	if err != nil {
+		return nil, p.publishError(f, err)
 	}
 	return h, nil
+}
+
+// send sends h's message once. A channel loss is not an error yet: Wait
+// publishes it again.
+func (h *Pending) send(ctx context.Context) error {
+	h.sent, h.err = h.p.sendOnce(ctx, h.msg, h.key)
+	if errors.Is(h.err, errChannelLost) {
+		return nil
+	}
+	return h.err
 }

@@ -54,26 +54,12 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
 		return false, err
 	}
-	env, err := decodeEnvelope(in.d.Body)
-	if err != nil {
-		return false, err
-	}
-	route, ok := c.routes[in.routingKey]
-	if !ok {
-		return false, Permanent(fmt.Errorf("fact %q is not handled by consumer %q", in.routingKey, c.spec.Name))
-	}
-	c.checkVersion(in, route.fact)
-	if validate := route.fact.Validate; validate != nil {
-		if err := validate(env.Payload); err != nil {
-			return false, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, err))
-		}
-	}
-	call, err := route.decode(env.Payload)
+	head, call, err := c.decode(in)
 	if err != nil {
 		return false, err
 	}
 	d := Delivery{
-		MessageID: env.ID, OccurredAt: env.OccurredAt, RoutingKey: in.routingKey,
+		MessageID: head.ID, OccurredAt: head.OccurredAt, RoutingKey: in.routingKey,
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
 		Headers: in.d.Headers,
 	}
@@ -82,6 +68,40 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), d, c.chain)
 	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
 	return h.duplicate, err
+}
+
+// decode reads the envelope and the payload and binds the route's handler
+// to the decoded fact. A route whose type decodes itself reads the body
+// once (see [Handle]); any other validates the payload's bytes against
+// the fact's schema and then decodes them.
+func (c *Consumer) decode(in inbound) (envelopeHead, handlerCall, error) {
+	route, ok := c.routes[in.routingKey]
+	if ok && route.decodeAt != nil {
+		head, call, err := decodeEnvelopeOnce(in.d.Body, route.decodeAt)
+		var pe *payloadError
+		if err == nil || errors.As(err, &pe) {
+			c.checkVersion(in, route.fact) // the envelope was read: as the other path counts it
+		}
+		if pe != nil {
+			return head, nil, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, pe.err))
+		}
+		return head, call, err
+	}
+	env, err := decodeEnvelope(in.d.Body)
+	if err != nil {
+		return envelopeHead{}, nil, err
+	}
+	if !ok {
+		return envelopeHead{}, nil, Permanent(fmt.Errorf("fact %q is not handled by consumer %q", in.routingKey, c.spec.Name))
+	}
+	c.checkVersion(in, route.fact)
+	if validate := route.fact.Validate; validate != nil {
+		if err := validate(env.Payload); err != nil {
+			return envelopeHead{}, nil, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, err))
+		}
+	}
+	call, err := route.decode(env.Payload)
+	return envelopeHead{ID: env.ID, OccurredAt: env.OccurredAt}, call, err
 }
 
 // handling is what the chain, built once per consumer, needs to know and

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -56,6 +55,11 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 // schema, publishes it with f's routing key and waits for the broker's
 // confirm. It returns the message id.
 //
+// A payload of a generated fact type ([codec.Encoder] and
+// [codec.Validator]) is validated with its Validate method and encoded
+// once, with the envelope written around it; any other payload is encoded
+// with encoding/json and its bytes validated with f.Validate.
+//
 // If the connection drops before the confirm, Publish publishes the same
 // envelope (same id) again on the next connection, so a consumer may see
 // it twice but never zero times; consumers deduplicate by id. Errors: an
@@ -63,11 +67,11 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 // error when it ends first, in which case the fact may or may not have been
 // published.
 func (p *Publisher) Publish(ctx context.Context, f Fact, payload any) (messageID string, err error) {
-	env, err := NewEnvelope(payload)
+	m, err := encodeFact(f, payload)
 	if err != nil {
-		return "", fmt.Errorf("publish %s: %w", f.RoutingKey, err)
+		return "", p.publishError(f, err)
 	}
-	return env.ID, p.PublishEnvelope(ctx, f, env)
+	return m.id, p.publishMessage(ctx, f, m)
 }
 
 // PublishEnvelope publishes an envelope made earlier, for example by an
@@ -75,52 +79,45 @@ func (p *Publisher) Publish(ctx context.Context, f Fact, payload any) (messageID
 // and time. It validates env.Payload against f's schema; otherwise it
 // behaves like Publish.
 func (p *Publisher) PublishEnvelope(ctx context.Context, f Fact, env Envelope) error {
-	if err := p.publishEnvelope(ctx, f, env); err != nil {
-		return p.conn.redact(fmt.Errorf("publish %s: %w", f.RoutingKey, err))
+	m, err := encodeEnvelope(f, env)
+	if err != nil {
+		return p.publishError(f, err)
+	}
+	return p.publishMessage(ctx, f, m)
+}
+
+func (p *Publisher) publishError(f Fact, err error) error {
+	return p.conn.redact(fmt.Errorf("publish %s: %w", f.RoutingKey, err))
+}
+
+// publishMessage publishes m, through the publish middleware if there is
+// any, and waits for its confirm.
+func (p *Publisher) publishMessage(ctx context.Context, f Fact, m outMessage) error {
+	msg := m.publishing(f)
+	var err error
+	if len(p.opts.middleware) == 0 {
+		err = p.send(ctx, msg, f.RoutingKey)
+	} else {
+		err = p.through(ctx, f, msg, func(ctx context.Context, msg amqp.Publishing) error {
+			return p.send(ctx, msg, f.RoutingKey)
+		})
+	}
+	if err != nil {
+		return p.publishError(f, err)
 	}
 	return nil
 }
 
-func (p *Publisher) publishEnvelope(ctx context.Context, f Fact, env Envelope) error {
-	return p.through(ctx, f, env, func(ctx context.Context, msg amqp.Publishing) error {
-		return p.send(ctx, msg, f.RoutingKey)
-	})
-}
-
-// through validates env against f, builds its message and hands it to
-// terminal through the publish middleware.
-func (p *Publisher) through(ctx context.Context, f Fact, env Envelope, terminal func(context.Context, amqp.Publishing) error) error {
-	if f.RoutingKey == "" {
-		return errNoRoutingKey
-	}
-	if f.Validate != nil {
-		if err := f.Validate(env.Payload); err != nil {
-			return fmt.Errorf("payload does not match its schema: %w", err)
-		}
-	}
-	body, err := json.Marshal(env)
-	if err != nil {
-		return fmt.Errorf("encode envelope: %w", err)
-	}
-	version := f.Version
-	if version == 0 {
-		version = 1
-	}
+// through hands msg to terminal through the publish middleware, which may
+// add headers.
+func (p *Publisher) through(ctx context.Context, f Fact, msg amqp.Publishing, terminal func(context.Context, amqp.Publishing) error) error {
 	out := &Outgoing{
-		Exchange: p.exchange, RoutingKey: f.RoutingKey, MessageID: env.ID,
-		Headers: map[string]any{HeaderFactVersion: int64(version)},
+		Exchange: p.exchange, RoutingKey: f.RoutingKey, MessageID: msg.MessageId,
+		Headers: map[string]any(msg.Headers),
 	}
 	send := func(ctx context.Context, out *Outgoing) error {
-		return terminal(ctx, amqp.Publishing{
-			ContentType:  "application/json",
-			DeliveryMode: amqp.Persistent,
-			Priority:     f.Priority,
-			MessageId:    env.ID,
-			Timestamp:    env.OccurredAt,
-			Type:         f.RoutingKey,
-			Headers:      amqp.Table(out.Headers),
-			Body:         body,
-		})
+		msg.Headers = amqp.Table(out.Headers)
+		return terminal(ctx, msg)
 	}
 	for i := len(p.opts.middleware) - 1; i >= 0; i-- {
 		send = p.opts.middleware[i](send)
