@@ -30,7 +30,8 @@ func diffCommand() *cli.Command {
 		Name:  "diff",
 		Usage: "judge the changes between two schema directories in both deploy directions",
 		UsageText: "warren diff [--format text|markdown|json] OLD_DIR NEW_DIR\n" +
-			"warren diff [--format text|markdown|json] --base REV NEW_DIR",
+			"warren diff [--format text|markdown|json] --base REV NEW_DIR\n" +
+			"warren diff [--format text|markdown|json] --base-module MODULE@VERSION SCHEMA_DIR",
 		Description: `Compares every fact (following $refs) and every consumer's bindings and
 queues, and judges each change in both directions: forward (a consumer built
 from the old schema receiving facts written under the new one) and backward (a
@@ -52,6 +53,12 @@ as NEW_DIR, relative to the root of its repository. Facts in a _TRANSITIVE mode
 are also compared with every version of them in git history since their
 x-version was last raised.
 
+With --base-module, in a consumer's repository, SCHEMA_DIR imports facts from
+MODULE: its schema directory at VERSION (the version being left) is compared
+with the one the service's go.mod pins now (after go get MODULE@NEW), and only
+the facts SCHEMA_DIR's consumers bind count. A break the producer announced by
+raising x-version still breaks these consumers, so it fails here too.
+
 Exit status: 0 when nothing breaks unannounced, 1 when something does, 2 when
 the directories could not be compared (invalid schemas, unknown revision).
 
@@ -62,10 +69,12 @@ Rules that never break:
 
 Examples:
    warren diff ../main/events ./events
-   warren diff --base origin/main --format markdown ./events > comment.md   # in CI`,
+   warren diff --base origin/main --format markdown ./events > comment.md   # in CI
+   warren diff --base-module github.com/acme/catalogue-events@v1.3.0 ./events   # after go get ...@v1.4.0`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, markdown or json"},
 			&cli.StringFlag{Name: "base", Usage: "read OLD_DIR from git at revision `REV` (e.g. origin/main)"},
+			&cli.StringFlag{Name: "base-module", Usage: "compare the imported `MODULE@VERSION` with the version go.mod pins, for SCHEMA_DIR's consumers"},
 		},
 		Action: runDiff,
 	}
@@ -78,6 +87,12 @@ func runDiff(c *cli.Context) error {
 	}
 	base := c.String("base")
 	args := c.Args().Slice()
+	if bm := c.String("base-module"); bm != "" {
+		if base != "" || len(args) != 1 {
+			return usageError(c, "with --base-module, expected one SCHEMA_DIR and no --base, got %q", args)
+		}
+		return runDiffImport(c, args[0], bm, format)
+	}
 	var newDir string
 	var loadOld func() (*schemadiff.Dir, error)
 	var labels schemadiff.Labels
@@ -120,7 +135,13 @@ func runDiff(c *cli.Context) error {
 	} else if f := firstTransitive(cur); f != "" {
 		fmt.Fprintf(stderr, "warren diff: note: %s is in a _TRANSITIVE mode, but without --base there is no history to compare it with; it is compared with OLD_DIR only\n", f)
 	}
-	r := schemadiff.CompareHistory(old, older, cur)
+	return writeDiff(c, schemadiff.CompareHistory(old, older, cur), format, labels)
+}
+
+// writeDiff prints the report in format and exits 1 when something breaks
+// unannounced.
+func writeDiff(c *cli.Context, r *schemadiff.Report, format string, labels schemadiff.Labels) error {
+	var err error
 	switch format {
 	case "markdown":
 		err = r.WriteMarkdown(c.App.Writer, labels)

@@ -47,6 +47,20 @@ type catalogue struct {
 	RequestsExchange string
 	Requests         []requestView
 	Responders       []responderView
+
+	Imports []importView // the imported directories whose facts are consumed here
+}
+
+// importView is an imported directory: where it comes from and which of
+// its facts this directory consumes.
+type importView struct {
+	Label    string // module@version/dir, or the relative path
+	Module   string // "" for a path import
+	Version  string
+	Dir      string
+	Types    string // where the Go types come from
+	Facts    []string
+	Exchange string // the events exchange the producer publishes on
 }
 
 type factView struct {
@@ -58,6 +72,7 @@ type factView struct {
 	Deprecated  bool
 	Type        typeView
 	Consumers   []consumerRef // the consumers whose bindings match it
+	From        string        // the import that declares it, "" for the directory's own
 }
 
 type consumerRef struct{ Name, Anchor string }
@@ -127,8 +142,12 @@ func newCatalogue(m *model.Model, s *load.Schemas) catalogue {
 				fv.Consumers = append(fv.Consumers, consumerRef{mc.Name, consumerAnchor(mc.Name)})
 			}
 		}
+		if f.Import != nil {
+			fv.From = f.Import.Label
+		}
 		c.Facts = append(c.Facts, fv)
 	}
+	c.addImports(m)
 	for _, t := range m.Types {
 		if t.Fact == nil {
 			c.Types = append(c.Types, newTypeView(t, s))
@@ -221,4 +240,18 @@ func schemaAt(s *load.Schemas, source, pointer string) *load.Schema {
 		return nil
 	}
 	return doc.SchemaAt(pointer)
+}
+
+func (c *catalogue) addImports(m *model.Model) {
+	for _, imp := range m.Imports {
+		v := importView{Label: imp.Label, Module: imp.Module, Version: imp.Version, Dir: imp.Dir, Exchange: imp.Exchanges.Events}
+		v.Types = "generated in this package from the imported schemas"
+		if imp.Reused() {
+			v.Types = "reused from `" + imp.GoPackage + "`"
+		}
+		for _, f := range imp.Facts {
+			v.Facts = append(v.Facts, f.RoutingKey)
+		}
+		c.Imports = append(c.Imports, v)
+	}
 }

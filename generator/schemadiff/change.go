@@ -98,6 +98,9 @@ type Report struct {
 	// Deploys says, for each fact with a change that breaks in some
 	// direction, which side must deploy first; sorted by fact.
 	Deploys []Deploy
+	// Importer marks a report of [CompareImport]: judged for the
+	// consumers of a directory that imports the compared one.
+	Importer bool
 }
 
 // Unannounced counts breaking changes that no x-version announced. A

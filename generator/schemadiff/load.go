@@ -14,7 +14,12 @@ import (
 // loader validates, not a model that builds: an old directory that a newer
 // warren would reject can still be compared.
 func Load(ctx context.Context, dir string) (*Dir, error) {
-	s, err := load.Load(ctx, dir)
+	return LoadWith(ctx, dir, load.Options{})
+}
+
+// LoadWith is [Load] with the loader's options (the resolver of imports).
+func LoadWith(ctx context.Context, dir string, opts load.Options) (*Dir, error) {
+	s, err := load.LoadWith(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -114,7 +114,7 @@ func (r *Report) summary() string {
 	}
 	var parts []string
 	if n := r.Unannounced(); n > 0 {
-		parts = append(parts, plural(n, "unannounced breaking change"))
+		parts = append(parts, plural(n, r.breakingNoun()))
 	}
 	if n := r.Intentional(); n > 0 {
 		parts = append(parts, plural(n, "intentional breaking change"))
@@ -128,9 +128,23 @@ func (r *Report) summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// breakingNoun names a [Breaking] change in the summary.
+func (r *Report) breakingNoun() string {
+	if r.Importer {
+		return "breaking change for the consumers here"
+	}
+	return "unannounced breaking change"
+}
+
 // hint says how to announce the unannounced breaking changes; code formats
 // a fact name for the output format.
 func (r *Report) hint(code func(string) string) string {
+	if r.Importer {
+		if r.Unannounced() == 0 {
+			return ""
+		}
+		return "The consumers here break on this update whether or not the producer announced it: adapt them to the new schema and deploy them as the deploy order says, or stay on the old version."
+	}
 	var raise, deprecate, added []string
 	consumers := false
 	for _, c := range r.Changes {
@@ -190,7 +204,7 @@ func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 	var b strings.Builder
 	switch {
 	case r.Unannounced() > 0:
-		b.WriteString("### warren diff: " + plural(r.Unannounced(), "unannounced breaking change") + "\n\n")
+		b.WriteString("### warren diff: " + plural(r.Unannounced(), r.breakingNoun()) + "\n\n")
 	case r.Intentional() > 0:
 		b.WriteString("### warren diff: " + plural(r.Intentional(), "intentional breaking change") + "\n\n")
 	case r.Ordered() > 0:

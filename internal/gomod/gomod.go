@@ -121,6 +121,25 @@ func (r *Resolver) Lookup(ctx context.Context, modPath string) (Module, error) {
 	return m, nil
 }
 
+// Download returns the module modPath at version, downloading it into
+// the module cache when it is not there (through GOPROXY, as go get
+// would): the version a dependency update is about to replace, or take.
+func (r *Resolver) Download(ctx context.Context, modPath, version string) (Module, error) {
+	out, err := r.run(ctx, "mod", "download", "-json", modPath+"@"+version)
+	var d Module
+	if jerr := json.Unmarshal(out, &d); jerr == nil && d.Error != nil {
+		return Module{}, fmt.Errorf("go mod download %s@%s: %s", modPath, version, d.Error.Err)
+	}
+	if err != nil {
+		return Module{}, err
+	}
+	if d.Dir == "" {
+		return Module{}, fmt.Errorf("go mod download %s@%s: no directory", modPath, version)
+	}
+	d.Path = modPath
+	return d, nil
+}
+
 // run runs the go command in the service's module and returns its
 // standard output; its error carries what the go command printed.
 func (r *Resolver) run(ctx context.Context, args ...string) ([]byte, error) {
