@@ -101,8 +101,8 @@ func oneArg(c *cli.Context, name string) (string, error) {
 // the command line, so that editors and terminals can open it. A problem
 // with no file, or outside the schema directory, stays as it is.
 func shownFile(schemaDir, file string) string {
-	if file == "" || schemaDir == "" {
-		return file
+	if file == "" || schemaDir == "" || filepath.IsAbs(filepath.FromSlash(file)) {
+		return file // absolute: a file of an imported module
 	}
 	return filepath.Join(schemaDir, filepath.FromSlash(file))
 }

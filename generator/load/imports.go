@@ -238,12 +238,29 @@ func (st *importState) loadImports(ctx context.Context, s *Schemas, prefix strin
 				return fmt.Errorf("import %s: %w", imp, err)
 			}
 			errs.Add(doc.Errorf(imp.Pointer, "import %s: the imported directory %s is not valid (its errors follow)", imp, res.Dir))
+			for _, e := range list {
+				e.File = relocate(e.File, sub, imp, res)
+			}
 			*errs = append(*errs, list...)
 			continue
 		}
 		s.Imports = append(s.Imports, &Imported{Import: imp, Resolved: res, Prefix: sub, Schemas: is, Doc: doc})
 	}
 	return nil
+}
+
+// relocate names a file of an imported directory, in an error, where the
+// user can open it: relative to the importing directory for a path
+// import, absolute (in the module cache) for a module.
+func relocate(file, sub string, imp *Import, res Resolved) string {
+	if path.IsAbs(file) {
+		return file // already placed by a nested import
+	}
+	rel := strings.TrimPrefix(file, sub)
+	if imp.Module != "" {
+		return filepath.ToSlash(filepath.Join(res.Dir, filepath.FromSlash(rel)))
+	}
+	return path.Join(filepath.ToSlash(imp.Path), rel)
 }
 
 // cycle returns the chain of imports that leads back to dir, or "".

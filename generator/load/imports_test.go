@@ -79,7 +79,7 @@ func TestLoadImportErrors(t *testing.T) {
 				"c/warren.json": `{"imports": [{"path": "../a"}]}`,
 			},
 			load: "a",
-			want: []string{"imports/b/imports/c/warren.json:1:14: /imports/0: import cycle: . -> ../b -> ../c imports ../a, which is . again"},
+			want: []string{"../c/warren.json:1:14: /imports/0: import cycle: . -> ../b -> ../c imports ../a, which is . again", "warren.json:1:14: /imports/0: import ../b: the imported directory"},
 		},
 		{
 			name: "two imports declare one routing key",
@@ -129,7 +129,7 @@ func TestLoadImportErrors(t *testing.T) {
 				"svc/warren.json": `{"imports": [{"path": "../p"}]}`,
 			},
 			load: "svc",
-			want: []string{"imports/p/warren.json:", "warren.json:1:14: /imports/0: import ../p: the imported directory"},
+			want: []string{"../p/warren.json:1:34: /consumers/x/bindings:", "warren.json:1:14: /imports/0: import ../p: the imported directory"},
 		},
 	}
 	for _, tc := range cases {
