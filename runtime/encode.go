@@ -27,24 +27,37 @@ type typedPayload interface {
 	codec.Validator
 }
 
-// encodeFact validates payload and encodes it in a new envelope. A
-// generated fact type is validated as a value and encoded once, the
-// envelope written around it; nothing re-reads the bytes it wrote. Any
-// other payload goes through [NewEnvelope] and [encodeEnvelope].
+// schemaError is a payload that does not match its schema, found before
+// anything was sent.
+type schemaError struct{ err error }
+
+func (e *schemaError) Error() string { return "payload does not match its schema: " + e.err.Error() }
+func (e *schemaError) Unwrap() error { return e.err }
+
+// encodeFact validates payload and encodes it in a new envelope for f.
 func encodeFact(f Fact, payload any) (outMessage, error) {
 	if f.RoutingKey == "" {
 		return outMessage{}, errNoRoutingKey
 	}
+	return encodePayload(payload, f.Validate)
+}
+
+// encodePayload validates payload and encodes it in a new envelope. A
+// generated fact type is validated as a value and encoded once, the
+// envelope written around it; nothing re-reads the bytes it wrote. Any
+// other payload goes through [NewEnvelope], and validate checks its bytes.
+// A payload that does not match its schema is a *schemaError.
+func encodePayload(payload any, validate func([]byte) error) (outMessage, error) {
 	v, ok := payload.(typedPayload)
 	if !ok {
 		env, err := NewEnvelope(payload)
 		if err != nil {
 			return outMessage{}, err
 		}
-		return encodeEnvelope(f, env)
+		return encodeValidated(env, validate)
 	}
 	if err := v.Validate(); err != nil {
-		return outMessage{}, fmt.Errorf("payload does not match its schema: %w", err)
+		return outMessage{}, &schemaError{err}
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -53,17 +66,23 @@ func encodeFact(f Fact, payload any) (outMessage, error) {
 	m := outMessage{id: id.String(), at: time.Now().UTC()}
 	e := jx.GetEncoder()
 	defer jx.PutEncoder(e)
-	var ts [len(time.RFC3339Nano) + 8]byte
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(m.id)
 	e.FieldStart("occurred_at")
-	e.ByteStr(m.at.AppendFormat(ts[:0], time.RFC3339Nano))
+	writeTime(e, m.at)
 	e.FieldStart("payload")
 	v.EncodeJSON(e)
 	e.ObjEnd()
 	m.body = bytes.Clone(e.Bytes())
 	return m, nil
+}
+
+// writeTime writes t as encoding/json does: an RFC 3339 string with
+// nanoseconds, trailing zeros dropped.
+func writeTime(e *jx.Encoder, t time.Time) {
+	var buf [len(time.RFC3339Nano) + 8]byte
+	e.ByteStr(t.AppendFormat(buf[:0], time.RFC3339Nano))
 }
 
 // encodeEnvelope validates env.Payload's bytes against f's schema and
@@ -73,9 +92,13 @@ func encodeEnvelope(f Fact, env Envelope) (outMessage, error) {
 	if f.RoutingKey == "" {
 		return outMessage{}, errNoRoutingKey
 	}
-	if f.Validate != nil {
-		if err := f.Validate(env.Payload); err != nil {
-			return outMessage{}, fmt.Errorf("payload does not match its schema: %w", err)
+	return encodeValidated(env, f.Validate)
+}
+
+func encodeValidated(env Envelope, validate func([]byte) error) (outMessage, error) {
+	if validate != nil {
+		if err := validate(env.Payload); err != nil {
+			return outMessage{}, &schemaError{err}
 		}
 	}
 	body, err := json.Marshal(env)
@@ -83,6 +106,14 @@ func encodeEnvelope(f Fact, env Envelope) (outMessage, error) {
 		return outMessage{}, fmt.Errorf("encode envelope: %w", err)
 	}
 	return outMessage{id: env.ID, at: env.OccurredAt, body: body}, nil
+}
+
+// encodeValue writes v, a generated type, as JSON.
+func encodeValue(v codec.Encoder) []byte {
+	e := jx.GetEncoder()
+	defer jx.PutEncoder(e)
+	v.EncodeJSON(e)
+	return bytes.Clone(e.Bytes())
 }
 
 // publishing returns the AMQP message of m as fact f.

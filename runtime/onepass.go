@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // envelopeHead is what a consumer reads of an envelope besides its payload.
@@ -130,4 +132,19 @@ func envelopeMember(key []byte) string {
 		}
 	}
 	return ""
+}
+
+// decodeValue decodes data, one JSON value, with v's DecodeJSON: a
+// generated type reads and checks it in one pass.
+func decodeValue(data []byte, v codec.Decoder) error {
+	d := jx.GetDecoder()
+	defer jx.PutDecoder(d)
+	d.ResetBytes(data)
+	if err := v.DecodeJSON(d); err != nil {
+		return err
+	}
+	if err := d.Skip(); !errors.Is(err, io.EOF) {
+		return codec.Expect("one JSON value and nothing after it")
+	}
+	return nil
 }

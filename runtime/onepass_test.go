@@ -216,3 +216,45 @@ func BenchmarkDecodeEnvelopeOnce(b *testing.B) {
 		}
 	})
 }
+
+// Requests of a generated-style type are read and written in one pass on
+// both sides: the requester validates the request as a value and decodes
+// the reply with its DecodeJSON, the responder decodes the request where
+// it stands in the envelope and validates the reply as a value; neither
+// side's Validate on bytes runs (codedRequest's fail everything).
+func TestOnePassRequests(t *testing.T) {
+	b := newRequestBroker(t)
+	conn := b.dial(Config{})
+	fail := func([]byte) error { return errors.New("validated bytes on the one-pass path") }
+	req := Request{Key: b.key, Validate: fail, ValidateReply: fail}
+	res, err := NewResponder(conn, b.responder, []Answer{Respond(req, func(_ context.Context, d Delivery, q codedItem) (codedItem, error) {
+		return codedItem{SKU: q.SKU + "!", N: q.N * 10}, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- res.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	r := b.requester(t, conn)
+
+	rep, err := Call[codedItem](context.Background(), r, req, codedItem{SKU: "a", N: 7})
+	if err != nil || rep != (codedItem{SKU: "a!", N: 70}) {
+		t.Fatalf("Call = %+v, %v; want {a! 70}", rep, err)
+	}
+	// The reply of 200 is over the schema's 1000: the responder refuses it.
+	_, err = Call[codedItem](context.Background(), r, req, codedItem{SKU: "a", N: 200})
+	var re *ReplyError
+	if !errors.As(err, &re) || !re.Permanent || !strings.Contains(re.Message, "reply does not match its schema: /n") {
+		t.Errorf("invalid reply: %v, want a permanent *ReplyError about /n", err)
+	}
+	// An invalid request never leaves the requester.
+	_, err = Call[codedItem](context.Background(), r, req, codedItem{N: 1})
+	if err == nil || !strings.Contains(err.Error(), "request does not match its schema: /sku") || !IsPermanent(err) {
+		t.Errorf("invalid request: %v, want a permanent schema error", err)
+	}
+	if c := res.Counts(); c.Answered != 1 || c.Failed != 1 {
+		t.Errorf("responder counts %+v, want 1 answered and 1 failed", c)
+	}
+}

@@ -1,11 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/go-faster/jx"
 )
 
 // Request describes one kind of request to the runtime, as [Fact] does a
@@ -58,6 +61,27 @@ type replyBody struct {
 type replyFailure struct {
 	Message   string `json:"message"`
 	Permanent bool   `json:"permanent"`
+}
+
+// encodeReplyBody encodes a reply body. A payload, which the responder
+// encoded itself, is written as it is, not scanned again as
+// encoding/json would; an error reply goes through encoding/json, which
+// makes any text valid JSON.
+func encodeReplyBody(body replyBody) ([]byte, error) {
+	if body.Error != nil || len(body.Payload) == 0 {
+		return json.Marshal(body)
+	}
+	e := jx.GetEncoder()
+	defer jx.PutEncoder(e)
+	e.ObjStart()
+	e.FieldStart("id")
+	e.Str(body.ID)
+	e.FieldStart("occurred_at")
+	writeTime(e, body.OccurredAt)
+	e.FieldStart("payload")
+	e.Raw(body.Payload)
+	e.ObjEnd()
+	return bytes.Clone(e.Bytes()), nil
 }
 
 // decodeReply reads a reply body: the payload, or the responder's error as

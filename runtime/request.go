@@ -10,6 +10,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // DefaultRequestTimeout bounds a call whose ctx has no deadline, so that
@@ -87,9 +89,17 @@ func NewRequester(conn *Conn, exchange string, opts ...RequesterOption) (*Reques
 // it was marked permanent); an invalid reply; ctx's error.
 func Call[Rep any](ctx context.Context, r *Requester, req Request, payload any) (Rep, error) {
 	var rep Rep
-	raw, err := r.Call(ctx, req, payload)
+	dec, typed := any(&rep).(codec.Decoder)
+	raw, err := r.call(ctx, req, payload, !typed)
 	if err != nil {
-		return rep, err
+		return rep, r.conn.redact(fmt.Errorf("request %s: %w", req.Key, err))
+	}
+	if typed {
+		// Decoding is the reply's validation: one pass, no ValidateReply.
+		if err := decodeValue(raw, dec); err != nil {
+			return rep, fmt.Errorf("request %s: reply does not match its schema: %w", req.Key, err)
+		}
+		return rep, nil
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		return rep, fmt.Errorf("request %s: decode reply: %w", req.Key, err)
@@ -99,32 +109,29 @@ func Call[Rep any](ctx context.Context, r *Requester, req Request, payload any) 
 
 // Call is [Call] returning the reply payload undecoded.
 func (r *Requester) Call(ctx context.Context, req Request, payload any) (json.RawMessage, error) {
-	raw, err := r.call(ctx, req, payload)
+	raw, err := r.call(ctx, req, payload, true)
 	if err != nil {
 		return nil, r.conn.redact(fmt.Errorf("request %s: %w", req.Key, err))
 	}
 	return raw, nil
 }
 
-func (r *Requester) call(ctx context.Context, req Request, payload any) (json.RawMessage, error) {
+// call sends one request and waits for its reply, whose payload it checks
+// with req.ValidateReply when validateReply is set.
+func (r *Requester) call(ctx context.Context, req Request, payload any, validateReply bool) (json.RawMessage, error) {
 	if req.Key == "" {
 		return nil, errors.New("request has no routing key")
 	}
 	if r.closed.Load() {
 		return nil, fmt.Errorf("requester: %w", ErrClosed)
 	}
-	env, err := NewEnvelope(payload)
+	m, err := encodePayload(payload, req.Validate)
+	var se *schemaError
+	if errors.As(err, &se) {
+		return nil, Permanent(fmt.Errorf("request does not match its schema: %w", se.err))
+	}
 	if err != nil {
 		return nil, err
-	}
-	if req.Validate != nil {
-		if err := req.Validate(env.Payload); err != nil {
-			return nil, Permanent(fmt.Errorf("request does not match its schema: %w", err))
-		}
-	}
-	body, err := json.Marshal(env)
-	if err != nil {
-		return nil, fmt.Errorf("encode envelope: %w", err)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -141,9 +148,9 @@ func (r *Requester) call(ctx context.Context, req Request, payload any) (json.Ra
 	// Registered before publishing: a fast reply may beat the confirm.
 	c := &call{cc: cc, reply: make(chan amqp.Delivery, 1)}
 	r.mu.Lock()
-	r.calls[env.ID] = c
+	r.calls[m.id] = c
 	r.mu.Unlock()
-	defer r.forget(env.ID)
+	defer r.forget(m.id)
 
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
@@ -152,13 +159,13 @@ func (r *Requester) call(ctx context.Context, req Request, payload any) (json.Ra
 	}
 	err = cc.publish(ctx, r.exchange, req.Key, true, amqp.Publishing{
 		ContentType:   "application/json",
-		MessageId:     env.ID,
-		CorrelationId: env.ID,
+		MessageId:     m.id,
+		CorrelationId: m.id,
 		ReplyTo:       DirectReplyTo,
 		Type:          req.Key,
-		Timestamp:     env.OccurredAt,
+		Timestamp:     m.at,
 		Expiration:    expiration(left),
-		Body:          body,
+		Body:          m.body,
 	})
 	if errors.Is(err, ErrUnroutable) {
 		return nil, fmt.Errorf("%w (exchange %q): is the responder's topology declared?", ErrNoResponder, r.exchange)
@@ -172,7 +179,7 @@ func (r *Requester) call(ctx context.Context, req Request, payload any) (json.Ra
 		if err != nil {
 			return nil, err
 		}
-		if req.ValidateReply != nil {
+		if validateReply && req.ValidateReply != nil {
 			if err := req.ValidateReply(raw); err != nil {
 				return nil, fmt.Errorf("reply does not match its schema: %w", err)
 			}

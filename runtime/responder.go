@@ -10,8 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-faster/jx"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -21,7 +23,11 @@ type Answer struct {
 	req Request
 	// decode turns a validated request payload into a call of the handler,
 	// which stores the encoded reply in *out.
-	decode func(payload []byte, out *[]byte) (func(ctx context.Context, d Delivery) error, error)
+	decode func(payload []byte, out *[]byte) (handlerCall, error)
+	// decodeAt, set when the request type decodes itself
+	// ([codec.Decoder]), reads and checks the payload where it stands in
+	// the envelope, in the one pass that reads the envelope.
+	decodeAt func(d *jx.Decoder, out *[]byte) (handlerCall, error)
 }
 
 // Request returns the request the answer handles.
@@ -32,30 +38,61 @@ func (a Answer) Request() Request { return a.req }
 // to the caller as a [*ReplyError], permanent when marked with
 // [Permanent]; so does a panic (not permanent) and a reply that does not
 // match its schema (permanent: it is the responder's bug).
+//
+// Generated types are read and written in one pass, as [Handle] and
+// [Publisher.Publish] do: a *Req that implements [codec.Decoder] is
+// decoded and checked where it stands in the request's envelope, and a
+// Rep that implements [codec.Encoder] and [codec.Validator] is validated
+// as a value and encoded once.
 func Respond[Req, Rep any](r Request, fn func(ctx context.Context, d Delivery, req Req) (Rep, error)) Answer {
-	return Answer{req: r, decode: func(payload []byte, out *[]byte) (func(context.Context, Delivery) error, error) {
-		var v Req
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return nil, Permanent(fmt.Errorf("decode %s request: %w", r.Key, err))
-		}
+	bind := func(v *Req, out *[]byte) handlerCall {
 		return func(ctx context.Context, d Delivery) error {
-			rep, err := fn(ctx, d, v)
+			rep, err := fn(ctx, d, *v)
 			if err != nil {
 				return err
 			}
-			raw, err := json.Marshal(rep)
-			if err != nil {
-				return Permanent(fmt.Errorf("encode %s reply: %w", r.Key, err))
-			}
-			if r.ValidateReply != nil {
-				if err := r.ValidateReply(raw); err != nil {
-					return Permanent(fmt.Errorf("reply does not match its schema: %w", err))
-				}
-			}
+			raw, err := encodeReply(r, rep)
 			*out = raw
-			return nil
-		}, nil
+			return err
+		}
+	}
+	a := Answer{req: r, decode: func(payload []byte, out *[]byte) (handlerCall, error) {
+		v := new(Req)
+		if err := json.Unmarshal(payload, v); err != nil {
+			return nil, Permanent(fmt.Errorf("decode %s request: %w", r.Key, err))
+		}
+		return bind(v, out), nil
 	}}
+	if _, ok := any((*Req)(nil)).(codec.Decoder); ok {
+		a.decodeAt = func(d *jx.Decoder, out *[]byte) (handlerCall, error) {
+			v := new(Req)
+			if err := any(v).(codec.Decoder).DecodeJSON(d); err != nil {
+				return nil, err
+			}
+			return bind(v, out), nil
+		}
+	}
+	return a
+}
+
+// encodeReply validates and encodes a handler's reply.
+func encodeReply[Rep any](r Request, rep Rep) ([]byte, error) {
+	if v, ok := any(rep).(typedPayload); ok {
+		if err := v.Validate(); err != nil {
+			return nil, Permanent(fmt.Errorf("reply does not match its schema: %w", err))
+		}
+		return encodeValue(v), nil
+	}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("encode %s reply: %w", r.Key, err))
+	}
+	if r.ValidateReply != nil {
+		if err := r.ValidateReply(raw); err != nil {
+			return nil, Permanent(fmt.Errorf("reply does not match its schema: %w", err))
+		}
+	}
+	return raw, nil
 }
 
 // Responder reads one responder's requests queue and answers every
@@ -294,29 +331,22 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 	if err := checkBody(d, r.opts.maxBodySize); err != nil {
 		return Envelope{}, nil, err
 	}
-	env, err := decodeEnvelope(d.Body)
-	if err != nil {
-		return env, nil, err
-	}
-	if deadline, ok := requestDeadline(env.OccurredAt, d.Expiration); ok {
-		if !time.Now().Before(deadline) {
-			return env, nil, errExpired
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	a, ok := r.answers[d.RoutingKey]
-	if !ok {
-		return env, nil, Permanent(fmt.Errorf("request %q is not answered by responder %q", d.RoutingKey, r.spec.Name))
-	}
-	if a.req.Validate != nil {
-		if err := a.req.Validate(env.Payload); err != nil {
-			return env, nil, Permanent(fmt.Errorf("request %s does not match its schema: %w", d.RoutingKey, err))
-		}
-	}
 	var out []byte
-	call, err := a.decode(env.Payload, &out)
+	env, call, err := r.decode(d, &out)
+	if err == nil || errors.As(err, new(*payloadError)) {
+		if deadline, ok := requestDeadline(env.OccurredAt, d.Expiration); ok {
+			if !time.Now().Before(deadline) {
+				return env, nil, errExpired
+			}
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
+	}
+	var pe *payloadError
+	if errors.As(err, &pe) {
+		return env, nil, Permanent(fmt.Errorf("request %s does not match its schema: %w", d.RoutingKey, pe.err))
+	}
 	if err != nil {
 		return env, nil, err
 	}
@@ -332,10 +362,40 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 	return env, out, err
 }
 
+// decode reads a request's envelope and payload and binds its answer's
+// handler to the decoded request, which stores its reply in *out. A
+// request type that decodes itself is read in one pass (a payload error is
+// a *payloadError, with the envelope read); any other is validated with
+// the request's Validate and then decoded.
+func (r *Responder) decode(d amqp.Delivery, out *[]byte) (Envelope, handlerCall, error) {
+	a, ok := r.answers[d.RoutingKey]
+	if ok && a.decodeAt != nil {
+		head, call, err := decodeEnvelopeOnce(d.Body, func(dec *jx.Decoder) (handlerCall, error) { return a.decodeAt(dec, out) })
+		return Envelope{ID: head.ID, OccurredAt: head.OccurredAt}, call, err
+	}
+	env, err := decodeEnvelope(d.Body)
+	if err != nil {
+		return env, nil, err
+	}
+	if deadline, ok := requestDeadline(env.OccurredAt, d.Expiration); ok && !time.Now().Before(deadline) {
+		return env, nil, errExpired
+	}
+	if !ok {
+		return env, nil, Permanent(fmt.Errorf("request %q is not answered by responder %q", d.RoutingKey, r.spec.Name))
+	}
+	if a.req.Validate != nil {
+		if err := a.req.Validate(env.Payload); err != nil {
+			return env, nil, Permanent(fmt.Errorf("request %s does not match its schema: %w", d.RoutingKey, err))
+		}
+	}
+	call, err := a.decode(env.Payload, out)
+	return env, call, err
+}
+
 // reply publishes body to the caller's reply-to address with the
 // request's correlation id and waits for the broker's confirm.
 func (r *Responder) reply(ctx context.Context, d amqp.Delivery, body replyBody) error {
-	raw, err := json.Marshal(body)
+	raw, err := encodeReplyBody(body)
 	if err != nil {
 		return fmt.Errorf("encode reply: %w", err)
 	}
