@@ -84,7 +84,13 @@ func DocsWith(ctx context.Context, dir string, opts Options) (map[string][]byte,
 // AsyncAPI renders the schema directory dir as an AsyncAPI 3.0.0 document.
 // It validates as [Model] does and writes nothing.
 func AsyncAPI(ctx context.Context, dir string, opts asyncapi.Options) ([]byte, error) {
-	m, s, err := buildModel(ctx, dir, Options{})
+	return AsyncAPIWith(ctx, dir, Options{}, opts)
+}
+
+// AsyncAPIWith is [AsyncAPI] with the generator's options (opts.Resolver;
+// Package is ignored).
+func AsyncAPIWith(ctx context.Context, dir string, gen Options, opts asyncapi.Options) ([]byte, error) {
+	m, s, err := buildModel(ctx, dir, gen)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	enums "github.com/warrenbus/warren/golden/enums/want"
 	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
+	imports "github.com/warrenbus/warren/golden/imports/want"
 	mixeddrafts "github.com/warrenbus/warren/golden/mixed-drafts/want"
 	names "github.com/warrenbus/warren/golden/names/want"
 	nested "github.com/warrenbus/warren/golden/nested/want"
@@ -50,6 +51,7 @@ var topologies = map[string]topology.Topology{
 	"enums":         enums.Topology,
 	"fact-roots":    factroots.Topology,
 	"formats":       formats.Topology,
+	"imports":       imports.Topology,
 	"mixed-drafts":  mixeddrafts.Topology,
 	"names":         names.Topology,
 	"nested":        nested.Topology,

@@ -45,7 +45,7 @@ func runAsyncAPI(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	doc, err := generator.AsyncAPI(c.Context, dir, asyncapi.Options{Version: c.String("info-version")})
+	doc, err := generator.AsyncAPIWith(c.Context, dir, genOptions(dir), asyncapi.Options{Version: c.String("info-version")})
 	if err != nil {
 		return reportError(stderr, "asyncapi", dir, err)
 	}

@@ -171,7 +171,7 @@ func newImportState(r Resolver, dir string) *importState {
 	if r == nil {
 		r = DirResolver{}
 	}
-	return &importState{resolver: r, chain: []chainLink{{dir: dir, label: "."}}}
+	return &importState{resolver: r, chain: []chainLink{{dir: dir, label: "this directory"}}}
 }
 
 // readImports reads the manifest's "imports" (its types already checked
@@ -237,7 +237,7 @@ func (st *importState) loadImports(ctx context.Context, s *Schemas, prefix strin
 			if !errors.As(err, &list) {
 				return fmt.Errorf("import %s: %w", imp, err)
 			}
-			errs.Add(doc.Errorf(imp.Pointer, "import %s: the imported directory %s is not valid (its errors follow)", imp, res.Dir))
+			errs.Add(doc.Errorf(imp.Pointer, "import %s: the imported directory is not valid (its errors follow)", imp))
 			for _, e := range list {
 				e.File = relocate(e.File, sub, imp, res)
 			}
@@ -247,6 +247,13 @@ func (st *importState) loadImports(ctx context.Context, s *Schemas, prefix strin
 		s.Imports = append(s.Imports, &Imported{Import: imp, Resolved: res, Prefix: sub, Schemas: is, Doc: doc})
 	}
 	return nil
+}
+
+// where names the place a fact of the import declares its routing key,
+// with the file where the user can open it (see relocate).
+func (i *Imported) where(f *Fact) string {
+	w := where(f.KeyDoc, f.KeyPointer)
+	return relocate(f.KeyDoc.Path, i.Prefix, i.Import, i.Resolved) + strings.TrimPrefix(w, f.KeyDoc.Path)
 }
 
 // relocate names a file of an imported directory, in an error, where the
@@ -276,7 +283,7 @@ func (st *importState) cycle(dir string, imp *Import) string {
 		for _, l := range st.chain[i:] {
 			steps = append(steps, l.label)
 		}
-		return fmt.Sprintf("%s imports %s, which is %s again (%s)", strings.Join(steps, " -> "), imp, st.chain[i].label, dir)
+		return fmt.Sprintf("%s imports %s, which is %s again", strings.Join(steps, " -> "), imp, st.chain[i].label)
 	}
 	return ""
 }
@@ -320,9 +327,9 @@ func (s *Schemas) checkImportedKeys(errs *ErrorList) {
 			}
 			by := "this directory at " + where(prev.fact.KeyDoc, prev.fact.KeyPointer)
 			if prev.imp != nil {
-				by = fmt.Sprintf("import %s (%s) at %s", prev.imp.Import, where(s.Manifest.Doc, prev.imp.Import.Pointer), where(prev.fact.KeyDoc, prev.fact.KeyPointer))
+				by = fmt.Sprintf("import %s (%s) at %s", prev.imp.Import, where(s.Manifest.Doc, prev.imp.Import.Pointer), prev.imp.where(prev.fact))
 			}
-			errs.Add(s.Manifest.Doc.Errorf(imp.Import.Pointer, "import %s declares routing key %s at %s, which is also declared by %s: a consumer could not tell them apart", imp.Import, strconv.Quote(f.RoutingKey), where(f.KeyDoc, f.KeyPointer), by))
+			errs.Add(s.Manifest.Doc.Errorf(imp.Import.Pointer, "import %s declares routing key %s at %s, which is also declared by %s: a consumer could not tell them apart", imp.Import, strconv.Quote(f.RoutingKey), imp.where(f), by))
 		}
 	}
 }

@@ -79,7 +79,7 @@ func TestLoadImportErrors(t *testing.T) {
 				"c/warren.json": `{"imports": [{"path": "../a"}]}`,
 			},
 			load: "a",
-			want: []string{"../c/warren.json:1:14: /imports/0: import cycle: . -> ../b -> ../c imports ../a, which is . again", "warren.json:1:14: /imports/0: import ../b: the imported directory"},
+			want: []string{"../c/warren.json:1:14: /imports/0: import cycle: this directory -> ../b -> ../c imports ../a, which is this directory again", "warren.json:1:14: /imports/0: import ../b: the imported directory"},
 		},
 		{
 			name: "two imports declare one routing key",
@@ -91,7 +91,7 @@ func TestLoadImportErrors(t *testing.T) {
 				"svc/warren.json": `{"imports": [{"path": "../p1"}, {"path": "../p2"}]}`,
 			},
 			load: "svc",
-			want: []string{`warren.json:1:33: /imports/1: import ../p2 declares routing key "item.created" at imports/p2/created.json:1:19, which is also declared by import ../p1 (warren.json:1:14) at imports/p1/created.json:1:19: a consumer could not tell them apart`},
+			want: []string{`warren.json:1:33: /imports/1: import ../p2 declares routing key "item.created" at ../p2/created.json:1:19, which is also declared by import ../p1 (warren.json:1:14) at ../p1/created.json:1:19: a consumer could not tell them apart`},
 		},
 		{
 			name: "an import and this directory declare one routing key",
@@ -102,7 +102,7 @@ func TestLoadImportErrors(t *testing.T) {
 				"svc/mine.json":   `{"x-routing-key": "item.created", "type": "object"}`,
 			},
 			load: "svc",
-			want: []string{`warren.json:1:14: /imports/0: import ../p declares routing key "item.created" at imports/p/created.json:1:19, which is also declared by this directory at mine.json:1:19`},
+			want: []string{`warren.json:1:14: /imports/0: import ../p declares routing key "item.created" at ../p/created.json:1:19, which is also declared by this directory at mine.json:1:19`},
 		},
 		{
 			name:  "missing directory",
