@@ -91,11 +91,10 @@ func decodeEnvelopeOnce(body []byte, decodeAt func(d *jx.Decoder) (handlerCall, 
 			err = errors.New("data after the envelope")
 		}
 	}
-	var pe *payloadError
-	switch {
-	case errors.As(err, &pe):
-		return head, nil, err
-	case err != nil:
+	if err != nil {
+		if _, ok := err.(*payloadError); ok {
+			return head, nil, err
+		}
 		return head, nil, Permanent(fmt.Errorf("body is not a JSON envelope: %w", err))
 	}
 	var missing []string

@@ -78,14 +78,16 @@ func (c *Consumer) decode(in inbound) (envelopeHead, handlerCall, error) {
 	route, ok := c.routes[in.routingKey]
 	if ok && route.decodeAt != nil {
 		head, call, err := decodeEnvelopeOnce(in.d.Body, route.decodeAt)
-		var pe *payloadError
-		if err == nil || errors.As(err, &pe) {
-			c.checkVersion(in, route.fact) // the envelope was read: as the other path counts it
+		if err == nil {
+			c.checkVersion(in, route.fact)
+			return head, call, nil
 		}
-		if pe != nil {
+		// (errors.As only on failure: its target escapes, and allocates.)
+		if pe := (*payloadError)(nil); errors.As(err, &pe) {
+			c.checkVersion(in, route.fact) // the envelope was read: as the other path counts it
 			return head, nil, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, pe.err))
 		}
-		return head, call, err
+		return head, nil, err
 	}
 	env, err := decodeEnvelope(in.d.Body)
 	if err != nil {

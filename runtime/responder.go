@@ -333,7 +333,8 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 	}
 	var out []byte
 	env, call, err := r.decode(d, &out)
-	if err == nil || errors.As(err, new(*payloadError)) {
+	var pe *payloadError
+	if err == nil || errors.As(err, &pe) {
 		if deadline, ok := requestDeadline(env.OccurredAt, d.Expiration); ok {
 			if !time.Now().Before(deadline) {
 				return env, nil, errExpired
@@ -343,8 +344,7 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 			defer cancel()
 		}
 	}
-	var pe *payloadError
-	if errors.As(err, &pe) {
+	if pe != nil {
 		return env, nil, Permanent(fmt.Errorf("request %s does not match its schema: %w", d.RoutingKey, pe.err))
 	}
 	if err != nil {
