@@ -24,8 +24,10 @@ type result map[string]float64
 // series holds, per case and side, the results of the rounds in order.
 type series struct {
 	cases []string                       // in order of first appearance
-	sides map[string][]string            // case -> sides, in order of first appearance
+	sides map[string][]string            // case -> sides, sorted
 	runs  map[string]map[string][]result // case -> side -> rounds
+
+	header []string // the baselines of the table being written
 }
 
 var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.+)$`)
@@ -57,6 +59,7 @@ func parse(r io.Reader, s *series) error {
 		}
 		if !slices.Contains(s.sides[name], side) {
 			s.sides[name] = append(s.sides[name], side)
+			slices.Sort(s.sides[name]) // the order of a round varies; the table's does not
 		}
 		s.runs[name][side] = append(s.runs[name][side], res)
 	}
@@ -98,31 +101,63 @@ func ratios(w, base []result, unit string) []float64 {
 	return out
 }
 
+// writeTable prints one row per case: warren's throughput, its ratio to
+// each baseline (per round: median and min–max), and CPU and allocations
+// per message, warren's first, then each baseline's.
 func writeTable(w io.Writer, s *series) {
-	fmt.Fprintln(w, "| case | baseline | rounds | msgs/s warren | msgs/s baseline | throughput ratio, median (min–max) | CPU µs/msg warren vs baseline | CPU ratio, median (min–max) | allocs/msg warren vs baseline |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
-	for _, c := range s.cases {
+	// Cases with the same baselines share a table, in order of appearance.
+	cases := slices.Clone(s.cases)
+	group := map[string]int{}
+	for _, c := range cases {
+		k := strings.Join(s.sides[c], ",")
+		if _, ok := group[k]; !ok {
+			group[k] = len(group)
+		}
+	}
+	slices.SortStableFunc(cases, func(a, b string) int {
+		return group[strings.Join(s.sides[a], ",")] - group[strings.Join(s.sides[b], ",")]
+	})
+	for _, c := range cases {
 		wr := s.runs[c]["warren"]
 		if wr == nil {
 			continue
 		}
+		var bases []string
 		for _, side := range s.sides[c] {
-			if side == "warren" {
-				continue
+			if side != "warren" {
+				bases = append(bases, side)
 			}
-			br := s.runs[c][side]
-			wm, _, _ := stats(column(wr, "msgs/s"))
-			bm, _, _ := stats(column(br, "msgs/s"))
-			tr, tlo, thi := stats(ratios(wr, br, "msgs/s"))
-			wc, _, _ := stats(column(wr, "cpu-us/msg"))
-			bc, _, _ := stats(column(br, "cpu-us/msg"))
-			cr, clo, chi := stats(ratios(wr, br, "cpu-us/msg"))
-			wa, _, _ := stats(column(wr, "allocs/op"))
-			ba, _, _ := stats(column(br, "allocs/op"))
-			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.0f | **%.2f** (%.2f–%.2f) | %.1f vs %.1f | %.2f (%.2f–%.2f) | %.0f vs %.0f |\n",
-				strings.TrimPrefix(c, "Benchmark"), side, min(len(wr), len(br)), wm, bm, tr, tlo, thi, wc, bc, cr, clo, chi, wa, ba)
 		}
+		if !slices.Equal(bases, s.header) {
+			s.header = bases
+			fmt.Fprintf(w, "\n| case | rounds | warren msgs/s |")
+			for _, b := range bases {
+				fmt.Fprintf(w, " vs %s |", b)
+			}
+			fmt.Fprintf(w, " CPU µs/msg: warren, %s | allocs/msg: warren, %s |\n", strings.Join(bases, ", "), strings.Join(bases, ", "))
+			fmt.Fprintf(w, "|---|---:|---:|%s---:|---:|\n", strings.Repeat("---:|", len(bases)))
+		}
+		rounds := len(wr)
+		wm, _, _ := stats(column(wr, "msgs/s"))
+		cpu := []string{fmt.Sprintf("%.0f", median(column(wr, "cpu-us/msg")))}
+		allocs := []string{fmt.Sprintf("%.0f", median(column(wr, "allocs/op")))}
+		fmt.Fprintf(w, "| %s |", strings.TrimPrefix(c, "Benchmark"))
+		var ratioCells []string
+		for _, b := range bases {
+			br := s.runs[c][b]
+			rounds = min(rounds, len(br))
+			tr, lo, hi := stats(ratios(wr, br, "msgs/s"))
+			ratioCells = append(ratioCells, fmt.Sprintf(" **%.2f** (%.2f–%.2f) |", tr, lo, hi))
+			cpu = append(cpu, fmt.Sprintf("%.0f", median(column(br, "cpu-us/msg"))))
+			allocs = append(allocs, fmt.Sprintf("%.0f", median(column(br, "allocs/op"))))
+		}
+		fmt.Fprintf(w, " %d | %.0f |%s %s | %s |\n", rounds, wm, strings.Join(ratioCells, ""), strings.Join(cpu, ", "), strings.Join(allocs, ", "))
 	}
+}
+
+func median(xs []float64) float64 {
+	m, _, _ := stats(xs)
+	return m
 }
 
 func main() {
