@@ -30,6 +30,7 @@ import (
 	nested "github.com/warrenbus/warren/golden/nested/want"
 	nullable "github.com/warrenbus/warren/golden/nullable/want"
 	objects "github.com/warrenbus/warren/golden/objects/want"
+	ordering "github.com/warrenbus/warren/golden/ordering/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
@@ -57,6 +58,7 @@ var topologies = map[string]topology.Topology{
 	"nested":        nested.Topology,
 	"nullable":      nullable.Topology,
 	"objects":       objects.Topology,
+	"ordering":      ordering.Topology,
 	"recursion":     recursion.Topology,
 	"refs":          refs.Topology,
 	"requests":      requests.Topology,

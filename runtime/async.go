@@ -82,8 +82,11 @@ func (p *Publisher) PublishEnvelopeAsync(ctx context.Context, f Fact, env Envelo
 }
 
 func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pending, error) {
-	h := &Pending{p: p, key: f.RoutingKey, msg: m.publishing(f)}
-	var err error
+	msg, err := p.message(f, m)
+	if err != nil {
+		return nil, p.publishError(f, err)
+	}
+	h := &Pending{p: p, key: f.RoutingKey, msg: msg}
 	if len(p.opts.middleware) == 0 {
 		err = h.send(ctx)
 	} else {

@@ -54,8 +54,8 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 	defer ch.Close()
 	broker := brokerOf(conn)
 	for _, e := range t.Exchanges {
-		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, nil); err != nil {
-			return declareError("exchange", e.Name, err)
+		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, amqp.Table(e.Arguments())); err != nil {
+			return exchangeError(e, err)
 		}
 	}
 	for _, q := range t.Queues {
@@ -64,6 +64,12 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 		}
 	}
 	for _, b := range t.Bindings {
+		if b.ToExchange != "" {
+			if err := ch.ExchangeBind(b.ToExchange, b.Key, b.Exchange, false, nil); err != nil {
+				return fmt.Errorf("bind exchange %q to exchange %q with %q: %w", b.ToExchange, b.Exchange, b.Key, err)
+			}
+			continue
+		}
 		if err := ch.QueueBind(b.Queue, b.Key, b.Exchange, false, nil); err != nil {
 			return fmt.Errorf("bind queue %q to exchange %q with %q: %w", b.Queue, b.Exchange, b.Key, err)
 		}
@@ -93,4 +99,31 @@ func declareError(kind, name string, err error) error {
 		return fmt.Errorf("declare %s %q: %w", kind, name, &MismatchError{Kind: kind, Name: name, Argument: arg, Broker: ae.Reason})
 	}
 	return fmt.Errorf("declare %s %q: %w", kind, name, err)
+}
+
+// PluginError reports that the broker lacks a plugin the topology needs: an
+// ordered consumer's x-consistent-hash exchange needs
+// rabbitmq_consistent_hash_exchange, which ships with RabbitMQ but is off
+// by default. The broker closes the connection over the unknown exchange
+// type; the Conn reconnects, and declaring fails the same way until the
+// plugin is enabled.
+type PluginError struct {
+	Plugin   string // e.g. "rabbitmq_consistent_hash_exchange"
+	Exchange string // the exchange that needs it
+	Kind     string // its type, e.g. "x-consistent-hash"
+}
+
+func (e *PluginError) Error() string {
+	return fmt.Sprintf("exchange %q of type %s needs the RabbitMQ plugin %s: enable it on every node with `rabbitmq-plugins enable %s`",
+		e.Exchange, e.Kind, e.Plugin, e.Plugin)
+}
+
+// exchangeError explains a failed exchange declaration, naming the plugin
+// an exchange type of a plugin needs.
+func exchangeError(e topology.Exchange, err error) error {
+	var ae *amqp.Error
+	if e.Kind == topology.HashExchangeKind && errors.As(err, &ae) && ae.Code == amqp.CommandInvalid {
+		return fmt.Errorf("declare exchange %q: %w", e.Name, &PluginError{Plugin: topology.HashExchangePlugin, Exchange: e.Name, Kind: e.Kind})
+	}
+	return declareError("exchange", e.Name, err)
 }

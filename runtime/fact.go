@@ -12,6 +12,14 @@ type Fact struct {
 	// work queue has a maxPriority; [Fact.WithPriority] overrides it for
 	// one publish.
 	Priority uint8
+	// OrderingKey is a JSON pointer into the payload ("/order_id") whose
+	// value the publisher sends as header [HeaderOrderingKey], with the
+	// fact's number in its key's sequence ([HeaderSequence]); "" for facts
+	// without an ordering key. Ordered consumers hash on it and handle the
+	// facts of one key in publish order.
+	OrderingKey string
+
+	sequenced *Sequenced // set by WithSequence for one publish
 }
 
 // WithPriority returns f with priority p, for one publish call that must

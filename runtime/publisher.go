@@ -20,6 +20,7 @@ type Publisher struct {
 	opts     publisherOptions
 	lane     lane
 	closed   atomic.Bool
+	seq      *sequencer // numbers the facts of each ordering key
 }
 
 // PublisherOption configures a [Publisher].
@@ -44,7 +45,7 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 	if conn == nil {
 		return nil, errors.New("new publisher: nil Conn")
 	}
-	p := &Publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}}
+	p := &Publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}, seq: newSequencer()}
 	for _, o := range opts {
 		o(&p.opts)
 	}
@@ -93,8 +94,10 @@ func (p *Publisher) publishError(f Fact, err error) error {
 // publishMessage publishes m, through the publish middleware if there is
 // any, and waits for its confirm.
 func (p *Publisher) publishMessage(ctx context.Context, f Fact, m outMessage) error {
-	msg := m.publishing(f)
-	var err error
+	msg, err := p.message(f, m)
+	if err != nil {
+		return p.publishError(f, err)
+	}
 	if len(p.opts.middleware) == 0 {
 		err = p.send(ctx, msg, f.RoutingKey)
 	} else {

@@ -200,6 +200,14 @@ func receiveOperation(c *model.Consumer, f *model.Fact) operation {
 	desc := fmt.Sprintf("Consumer %s reads its work queue %s, bound to the events exchange with %s. "+
 		"A failed attempt goes to a delay queue and back; after the last attempt, or on a permanent error, to %s.",
 		c.Name, c.Topology.Queue, strings.Join(quoteAll(c.Bindings), ", "), c.Topology.PoisonQueue)
+	queue := c.Topology.Queue
+	if c.Topology.Ordered() {
+		queue = strings.Join(c.Topology.Shards, ", ")
+		desc = fmt.Sprintf("Consumer %s handles the facts of one ordering key (header x-ordering-key) one at a time in publish order. "+
+			"They reach its shard queues %s, each read by a single active consumer, through the x-consistent-hash exchange %s, bound to the events exchange with %s. "+
+			"A failed attempt is retried in place; after the last attempt, or on a permanent error, it goes to %s.",
+			c.Name, queue, c.Topology.ShardExchange, strings.Join(quoteAll(c.Bindings), ", "), c.Topology.PoisonQueue)
+	}
 	if c.Description != "" {
 		desc = c.Description + "\n\n" + desc
 	}
@@ -211,7 +219,7 @@ func receiveOperation(c *model.Consumer, f *model.Fact) operation {
 		Description: desc,
 		Messages:    []ref{{Ref: "#/channels/" + f.GoName + "/messages/" + f.GoName}},
 		Bindings:    &operationBindings{AMQP: amqpOperation{Ack: boolPtr(true), BindingVersion: amqpBindingVersion}},
-		Queue:       c.Topology.Queue,
+		Queue:       queue,
 	}
 }
 

@@ -129,7 +129,11 @@ func TestDocumentFollowsTheModel(t *testing.T) {
 		}
 		for _, c := range m.Consumers {
 			for _, f := range c.Facts {
-				wantOps = append(wantOps, "receive "+f.RoutingKey+" from "+c.Topology.Queue)
+				queue := c.Topology.Queue
+				if c.Topology.Ordered() {
+					queue = strings.Join(c.Topology.Shards, ", ")
+				}
+				wantOps = append(wantOps, "receive "+f.RoutingKey+" from "+queue)
 			}
 		}
 		for _, r := range m.Requests {

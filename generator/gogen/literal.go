@@ -18,6 +18,7 @@ var topologyConsts = map[any]string{
 	topology.RoleWork:     "RoleWork",
 	topology.RoleRetry:    "RoleRetry",
 	topology.RolePoison:   "RolePoison",
+	topology.RoleShard:    "RoleShard",
 	topology.RoleRequests: "RoleRequests",
 	topology.Quorum:       "Quorum",
 	topology.Classic:      "Classic",

@@ -83,11 +83,7 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 	for _, c := range docComment(fmt.Sprintf("%s describes %s facts to the runtime: routing key, schema version and payload validation.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
 		f.Add(c)
 	}
-	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(jen.Dict{
-		jen.Id("RoutingKey"): jen.Id(fact.RoutingKeyConst()),
-		jen.Id("Version"):    jen.Lit(fact.Version),
-		jen.Id("Validate"):   jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(fact.Location())),
-	})
+	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(factFields(fact))
 	f.Line()
 }
 
@@ -365,4 +361,21 @@ func enumLit(v any) jen.Code {
 		return intLit(i)
 	}
 	return jen.Lit(v)
+}
+
+// factFields are the fields of a fact's runtime.Fact literal; the ordering
+// key and priority only when the schema declares them.
+func factFields(fact *model.Fact) jen.Dict {
+	d := jen.Dict{
+		jen.Id("RoutingKey"): jen.Id(fact.RoutingKeyConst()),
+		jen.Id("Version"):    jen.Lit(fact.Version),
+		jen.Id("Validate"):   jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(fact.Location())),
+	}
+	if fact.OrderingKey != "" {
+		d[jen.Id("OrderingKey")] = jen.Lit(fact.OrderingKey)
+	}
+	if fact.Priority != 0 {
+		d[jen.Id("Priority")] = jen.Lit(fact.Priority)
+	}
+	return d
 }

@@ -27,6 +27,9 @@ type Fact struct {
 	// file's /x-routing-key, or warren.json's /facts/<key>.
 	KeyDoc     *Document
 	KeyPointer string
+
+	// Ordering is the fact's ordering key and default priority.
+	Ordering Ordering
 }
 
 // Path returns the file of the fact's payload schema, relative to the
@@ -50,6 +53,7 @@ func readFact(doc *Document, root map[string]any) *Fact {
 		n, _ := strconv.Atoi(v.String())
 		f.Version = n
 	}
+	f.Ordering = readOrdering(doc, "", root, false)
 	return f
 }
 
@@ -83,6 +87,7 @@ func (s *Schemas) manifestFacts(errs *ErrorList) []*Fact {
 		if v, ok := obj["version"].(json.Number); ok {
 			f.Version, _ = strconv.Atoi(v.String())
 		}
+		f.Ordering = readOrdering(doc, ptr, obj, true)
 		facts = append(facts, f)
 	}
 	return facts

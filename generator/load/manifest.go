@@ -67,6 +67,8 @@ type Consumer struct {
 	Description string   // "" when absent
 	Bindings    []string // topic patterns, as written
 	Settings    Settings // overrides of /defaults
+	// Ordered is the consumer's ordering: "ordered", "shards", "onPoison".
+	Ordered OrderedSettings
 }
 
 // BindingPointer returns the JSON pointer of the i-th binding, for errors.
@@ -106,6 +108,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 			c.Bindings = append(c.Bindings, b.(string))
 		}
 		c.Settings = readSettings(doc, c.Pointer, obj, errs)
+		c.Ordered = readOrderedSettings(c.Pointer, obj)
 		m.Consumers = append(m.Consumers, c)
 	}
 	m.Responders = readResponders(doc, root, errs)

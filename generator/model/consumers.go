@@ -225,6 +225,9 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		MaxLength:      c.Settings.MaxLength.Messages,
 		MaxLengthBytes: c.Settings.MaxLength.Bytes,
 		MaxPriority:    c.Settings.MaxPriority,
+		Ordered:        c.Ordered.Ordered,
+		Shards:         c.Ordered.Shards,
+		Park:           c.Ordered.Park,
 	}
 	if c.Settings.Backoff != nil {
 		cs.Backoff = slices.Clone(c.Settings.Backoff)

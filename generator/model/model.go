@@ -104,6 +104,13 @@ type Fact struct {
 	// Import is the imported directory that declares the fact; nil for
 	// the directory's own facts, the only ones it publishes.
 	Import *Import
+	// OrderingKey is the JSON pointer to the payload's ordering key ("" when
+	// none), checked to reach a required scalar; OrderingEntity names what
+	// it identifies ("" means the pointer does). Priority is the fact's
+	// default AMQP priority (x-priority).
+	OrderingKey    string
+	OrderingEntity string
+	Priority       int
 
 	decl *load.Fact
 }
@@ -131,6 +138,7 @@ type Consumer struct {
 	Description string   //
 	Bindings    []string // topic patterns
 	Facts       []*Fact  // the facts the bindings match, sorted by routing key
+	Ordered     bool     // facts with one ordering key are handled in publish order
 
 	// Topology is the consumer's entry in Model.Topology: its queues, retry
 	// ladder and limits, defaults applied.
@@ -168,7 +176,9 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "names", func() { b.resolveNames(m.Facts) })
 	b.pass(ctx, "constants", func() { b.nameConstants() })
 	b.pass(ctx, "reused facts", func() { b.addReused(m) })
+	b.pass(ctx, "ordering keys", func() { b.orderingKeys(m.Facts) })
 	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts) })
+	b.pass(ctx, "ordered consumers", func() { b.checkOrdered(m.Consumers) })
 	b.pass(ctx, "topology", func() { b.buildTopology(m) })
 	b.pass(ctx, "validate", func() { b.validate(m) })
 	if b.err != nil {

@@ -77,6 +77,9 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	if q.MaxPriority > 0 {
 		args["x-max-priority"] = int64(q.MaxPriority)
 	}
+	if q.SingleActiveConsumer {
+		args["x-single-active-consumer"] = true
+	}
 	if q.Bounded() {
 		args["x-overflow"] = "reject-publish"
 	}

@@ -44,7 +44,12 @@ func Build(s Spec) (Topology, error) {
 			all = append(all, ps.list...)
 			continue
 		}
-		queues, bindings, consumer := buildConsumer(ex, c)
+		build := buildConsumer
+		if c.Ordered {
+			build = buildOrdered
+			t.Exchanges = append(t.Exchanges, Exchange{Name: ShardExchange(c.Name), Kind: HashExchangeKind, Durable: true, HashHeader: OrderingKeyHeader})
+		}
+		queues, bindings, consumer := build(ex, c)
 		for _, q := range queues {
 			if prev, ok := owner[q.Name]; ok {
 				ps.add("", -1, "queue %q: collides with %s", q.Name, prev)
@@ -182,6 +187,7 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 	case c.MaxPriority > 0 && c.QueueType != Classic:
 		ps.add("maxPriority", -1, "maxPriority %d: needs queueType %q; %s queues would ignore it (RabbitMQ 3.10 has no quorum priorities, 4.x only two levels without x-max-priority)", c.MaxPriority, Classic, c.QueueType)
 	}
+	checkOrdered(ps, c)
 	if c.MaxLength < 0 || c.MaxLengthBytes < 0 {
 		ps.add("maxLength", -1, "maxLength: expected 0 (no bound) or more messages and bytes, got %d messages and %d bytes", c.MaxLength, c.MaxLengthBytes)
 	}

@@ -61,6 +61,14 @@ type ConsumerSpec struct {
 	// below, above 4) and take no x-max-priority, so Build refuses the
 	// combination instead of letting priorities be silently ignored.
 	MaxPriority int
+	// Ordered makes the consumer handle facts with the same ordering key
+	// one at a time in publish order (see ordered.go): its facts reach
+	// Shards shard queues through an x-consistent-hash exchange instead of
+	// one work queue. Shards defaults to DefaultShards. Park makes the later
+	// facts of a key whose fact went to poison follow it there.
+	Ordered bool
+	Shards  int
+	Park    bool
 }
 
 // Defaults applied by [Build] to zero fields.
@@ -81,6 +89,8 @@ const (
 	// delivery) while still stopping a message that crashes its consumer.
 	DefaultDeliveryLimit = 10
 	DefaultQueueType     = Quorum
+	// DefaultShards is the number of shard queues of an ordered consumer.
+	DefaultShards = 4
 )
 
 func (e Exchanges) withDefaults() Exchanges {
@@ -114,6 +124,9 @@ func (c ConsumerSpec) withDefaults() ConsumerSpec {
 	}
 	if c.MaxAttempts > 0 && len(c.Backoff) > c.MaxAttempts-1 {
 		c.Backoff = c.Backoff[:c.MaxAttempts-1]
+	}
+	if c.Ordered && c.Shards == 0 {
+		c.Shards = DefaultShards
 	}
 	if c.DeliveryLimit == 0 && c.QueueType == Quorum {
 		c.DeliveryLimit = DefaultDeliveryLimit

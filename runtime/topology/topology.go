@@ -23,8 +23,19 @@ type Topology struct {
 // exchanges; the fields exist so a declaration reads completely.
 type Exchange struct {
 	Name    string
-	Kind    string // "topic"; "direct" for the requests exchange
+	Kind    string // "topic"; "direct" for the requests exchange; "x-consistent-hash" for an ordered consumer's
 	Durable bool   // always true
+	// HashHeader is the header an x-consistent-hash exchange hashes on
+	// (its hash-header argument); "" for other kinds.
+	HashHeader string
+}
+
+// Arguments returns the exchange's arguments for its declaration.
+func (e Exchange) Arguments() map[string]any {
+	if e.HashHeader == "" {
+		return nil
+	}
+	return map[string]any{"hash-header": e.HashHeader}
 }
 
 // Role says what a queue is for within its consumer.
@@ -35,6 +46,7 @@ const (
 	RoleWork   Role = "work"   // the queue the consumer reads
 	RoleRetry  Role = "retry"  // a delay queue of the retry ladder
 	RolePoison Role = "poison" // where failures wait for a human
+	RoleShard  Role = "shard"  // one shard of an ordered consumer, read by a single active consumer
 )
 
 // QueueType is the RabbitMQ queue type, sent as x-queue-type.
@@ -62,6 +74,10 @@ type Queue struct {
 	MaxLength      int
 	MaxLengthBytes int64
 	MaxPriority    int // classic work queues: x-max-priority; 0 means none
+	// SingleActiveConsumer lets only one consumer at a time read the queue
+	// (x-single-active-consumer), so its messages are handled in queue
+	// order; the others wait to take over. Shard queues only.
+	SingleActiveConsumer bool
 }
 
 // DeadLetter names where a queue sends the messages it gives up on.
@@ -78,8 +94,12 @@ type DeadLetter struct {
 // Binding binds a queue to an exchange with a topic pattern.
 type Binding struct {
 	Exchange string
-	Queue    string
+	Queue    string // "" when the destination is an exchange
 	Key      string // a topic pattern: '*' matches one word, '#' zero or more
+	// ToExchange is the destination of an exchange-to-exchange binding (the
+	// events exchange to an ordered consumer's hash exchange); Queue is
+	// then "". A hash exchange's binding key to a shard is its weight, "1".
+	ToExchange string
 }
 
 // Consumer is what the runtime needs to run one consumer: its queues, the
@@ -97,6 +117,30 @@ type Consumer struct {
 	MaxAttempts int // handler attempts before a transient failure goes to poison
 	Prefetch    int // unacknowledged deliveries the broker sends ahead
 	Concurrency int // handlers running at once
+
+	// Ordered consumers (see ordered.go) read Shards, the shard queues
+	// behind the x-consistent-hash exchange ShardExchange, and have no work
+	// queue (Queue is "") and no retry tiers: a failing fact is retried in
+	// place after each of Delays, so that the later facts of its key never
+	// overtake it. Park makes a poisoned fact's later facts of its key
+	// follow it to poison.
+	ShardExchange string
+	Shards        []string
+	Delays        []time.Duration
+	Park          bool
+}
+
+// Ordered reports whether the consumer handles facts in order per key.
+func (c Consumer) Ordered() bool { return len(c.Shards) > 0 }
+
+// Delay returns how long an ordered consumer waits before the next attempt
+// after the given failed attempt (1 for the first): the ladder's step, the
+// last repeating.
+func (c Consumer) Delay(attempt int) time.Duration {
+	if len(c.Delays) == 0 {
+		return 0
+	}
+	return c.Delays[min(max(attempt, 1), len(c.Delays))-1]
 }
 
 // Tier is one step of a retry ladder.

@@ -1,0 +1,161 @@
+package runtime
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Ordering headers of the wire contract, set on every fact whose [Fact]
+// has an OrderingKey.
+const (
+	// HeaderOrderingKey carries the value of the fact's ordering key: a
+	// string as is, an integer or boolean in its JSON spelling. An ordered
+	// consumer's x-consistent-hash exchange hashes on it.
+	HeaderOrderingKey = topology.OrderingKeyHeader
+	// HeaderSequence numbers the facts of one key from one source, from 1
+	// without gaps, as an integer; HeaderSequenceSource names the source
+	// (a publisher instance, or an outbox table), since two sources number
+	// independently. An ordered consumer compares consecutive facts of a
+	// key from one source to detect a gap or a step back.
+	HeaderSequence       = "x-ordering-seq"
+	HeaderSequenceSource = "x-ordering-source"
+)
+
+// errNoOrderingKey is returned when a payload lacks its fact's ordering
+// key; generated payload types always carry it (the generator checks that
+// the key is a required scalar), so this means a hand-made Fact or raw JSON.
+var errNoOrderingKey = errors.New("ordering key")
+
+// OrderingKeyOf returns the value at pointer (a JSON pointer such as
+// "/order_id") in a JSON payload, as the HeaderOrderingKey header carries
+// it: a string as is, an integer or boolean in its JSON spelling.
+func OrderingKeyOf(payload []byte, pointer string) (string, error) {
+	return keyAt(payload, nil, pointer)
+}
+
+// keyAt is OrderingKeyOf of the value at the path prefix in doc (an
+// envelope's "payload").
+func keyAt(doc []byte, prefix []string, pointer string) (string, error) {
+	raw := json.RawMessage(doc)
+	tokens := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	for i, tok := range append(prefix, tokens...) {
+		if i >= len(prefix) {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return "", fmt.Errorf("%w %s: the payload has no object there", errNoOrderingKey, pointer)
+		}
+		var ok bool
+		if raw, ok = obj[tok]; !ok {
+			return "", fmt.Errorf("%w %s: missing from the payload", errNoOrderingKey, pointer)
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("%w %s: %w", errNoOrderingKey, pointer, err)
+		}
+		return s, nil
+	case len(raw) == 0 || raw[0] == '{' || raw[0] == '[' || string(raw) == "null":
+		return "", fmt.Errorf("%w %s: expected a string, integer or boolean, got %.20s", errNoOrderingKey, pointer, raw)
+	}
+	return string(raw), nil
+}
+
+// sequencer numbers the facts of each key a publisher sends, from 1. The
+// numbers live in memory: a restarted publisher is a new source (its
+// HeaderSequenceSource differs) and starts again at 1, which consumers
+// read as a new sequence, not as a step back. For one sequence per key
+// across processes, publish through the outbox, which numbers from the
+// database.
+type sequencer struct {
+	source string
+	mu     sync.Mutex
+	next   map[string]int64
+}
+
+func newSequencer() *sequencer {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &sequencer{source: "publisher:" + hex.EncodeToString(b[:]), next: map[string]int64{}}
+}
+
+func (s *sequencer) number(key string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next[key]++
+	return s.next[key]
+}
+
+// Sequenced is a fact's place in the sequence of its key, when the caller
+// numbers facts itself (an outbox relay numbers them from the database).
+type Sequenced struct {
+	Source string // who numbers: HeaderSequenceSource
+	Seq    int64  // the number, from 1
+}
+
+var envelopePayload = []string{"payload"}
+
+// message returns the AMQP message of m as fact f, with the ordering
+// headers when f has an ordering key.
+func (p *Publisher) message(f Fact, m outMessage) (amqp.Publishing, error) {
+	msg := m.publishing(f)
+	if f.OrderingKey == "" {
+		return msg, nil
+	}
+	// The body is the envelope; the key is in its payload.
+	return msg, p.orderingHeaders(f, m.body, msg.Headers)
+}
+
+// orderingHeaders adds the ordering key and sequence headers of a fact
+// with an ordering key, read from its envelope body, to h: the caller's
+// numbering (WithSequence) or the publisher's.
+func (p *Publisher) orderingHeaders(f Fact, body []byte, h amqp.Table) error {
+	key, err := keyAt(body, envelopePayload, f.OrderingKey)
+	if err != nil {
+		return err
+	}
+	h[HeaderOrderingKey] = key
+	if s := f.sequenced; s != nil {
+		h[HeaderSequence], h[HeaderSequenceSource] = s.Seq, s.Source
+		return nil
+	}
+	h[HeaderSequence], h[HeaderSequenceSource] = p.seq.number(key), p.seq.source
+	return nil
+}
+
+// WithSequence returns f with its sequence number given by the caller, for
+// one publish: an outbox relay passes the number the database assigned.
+func (f Fact) WithSequence(source string, seq int64) Fact {
+	f.sequenced = &Sequenced{Source: source, Seq: seq}
+	return f
+}
+
+// sequenceOf reads the sequence headers of a delivery; ok is false when it
+// has none.
+func sequenceOf(h map[string]any) (source string, seq int64, ok bool) {
+	source, _ = h[HeaderSequenceSource].(string)
+	switch v := h[HeaderSequence].(type) {
+	case int64:
+		seq = v
+	case int32:
+		seq = int64(v)
+	case string:
+		seq, _ = strconv.ParseInt(v, 10, 64)
+	}
+	return source, seq, source != "" && seq > 0
+}
