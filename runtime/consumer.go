@@ -40,6 +40,8 @@ type Consumer struct {
 
 	mu   sync.Mutex
 	last lastError // the last channel loss, for Health
+
+	ordered *orderedState // ordered consumers only: sequences and parked keys
 }
 
 // ConsumerOption configures a [Consumer].
@@ -104,12 +106,12 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 	if conn == nil {
 		errs = append(errs, errors.New("nil Conn"))
 	}
-	if c.Name == "" || c.Queue == "" || c.PoisonQueue == "" || c.DeadExchange == "" {
+	if c.Name == "" || c.Queue == "" && !c.Ordered() || c.PoisonQueue == "" || c.DeadExchange == "" {
 		errs = append(errs, errors.New("incomplete topology.Consumer: use one from topology.Build"))
 	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("MaxAttempts %d: expected at least 1", c.MaxAttempts))
-	} else if c.MaxAttempts > 1 && (len(c.Tiers) == 0 || c.RetryExchange == "") {
+	} else if c.MaxAttempts > 1 && !c.Ordered() && (len(c.Tiers) == 0 || c.RetryExchange == "") {
 		errs = append(errs, fmt.Errorf("MaxAttempts %d needs retry tiers and a retry exchange", c.MaxAttempts))
 	}
 	if len(routes) == 0 {
@@ -132,8 +134,12 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("new consumer %q: %w", c.Name, err)
 	}
+	var ordered *orderedState
+	if c.Ordered() {
+		ordered = newOrderedState()
+	}
 	return &Consumer{
-		conn: conn, spec: c, routes: byKey, opts: o,
+		conn: conn, spec: c, routes: byKey, opts: o, ordered: ordered,
 		log:      conn.log.With("consumer", c.Name),
 		metrics:  conn.cfg.Metrics,
 		counters: conn.stats.of(c.Name),
@@ -199,6 +205,9 @@ func (c *Consumer) consume(ctx context.Context, s *session) (end bool, err error
 	// not for the work in hand to be abandoned.
 	r.hctx, r.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelHandlers()
+	if c.spec.Ordered() {
+		return c.streamOrdered(ctx, r)
+	}
 	for {
 		// A pause outlives a lost channel: the new one probes first.
 		if paused, _ := c.outage.state(); paused {

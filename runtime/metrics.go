@@ -27,10 +27,14 @@ const (
 	NewerVersion                  // its x-fact-version is newer than the fact the consumer was generated from (counted besides Delivered; handled as usual)
 	Held                          // a dependency was unavailable: a confirmed copy went to a delay queue with its attempt count unchanged, then the original was acked
 	ReplyDropped                  // a reply reached a Requester after its caller gave up, or answered a request a second time; counted with an empty consumer and the request's routing key
+	// Ordered consumers only, counted besides (see ordered.go):
+	RetriedInPlace   // a failed attempt is tried again in place after its ladder delay, the key's later facts waiting
+	SequenceGap      // a fact's x-ordering-seq skipped numbers after the last one of its key and source
+	SequenceStepBack // a fact's x-ordering-seq was not above the last one of its key and source (and it was not the same fact again)
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {

@@ -66,6 +66,9 @@ func ListFrom(ctx context.Context, conn Broker, c topology.Consumer, from Source
 func ReplayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter, o ReplayOptions) ([]Message, error) {
 	src := o.From.Queue(c)
 	dst := c.Queue
+	if c.Ordered() {
+		dst = "exchange " + c.ShardExchange
+	}
 	if o.Exchange != "" {
 		dst = "exchange " + o.Exchange
 	}
@@ -77,7 +80,7 @@ func ReplayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter,
 }
 
 func replayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter, o ReplayOptions) ([]Message, error) {
-	if o.Exchange == "" {
+	if o.Exchange == "" && !c.Ordered() {
 		// A replay into a queue that does not exist would be returned
 		// unroutable anyway; asking first gives the better message.
 		if err := checkQueue(ctx, conn, c.Queue); err != nil {
@@ -96,6 +99,12 @@ func replayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter,
 	defer s.close(ctx)
 
 	target := func(m Message) (string, string, error) { return "", c.Queue, nil }
+	if c.Ordered() {
+		// An ordered consumer has no work queue: its own hash exchange
+		// puts the copy in its key's shard by the x-ordering-key header,
+		// which the copy keeps, and no other consumer is bound to it.
+		target = func(m Message) (string, string, error) { return c.ShardExchange, m.RoutingKey, nil }
+	}
 	if o.Exchange != "" {
 		target = func(m Message) (string, string, error) {
 			if m.RoutingKey == "" {

@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// After a fact of key "a" goes to poison, the key's later facts continue
+// by default; with Park they follow it to poison, marked with its id, while
+// other keys go on.
+func TestOrderedPoisonContinuesOrParks(t *testing.T) {
+	for _, park := range []bool{false, true} {
+		name := map[bool]string{false: "continue", true: "park"}[park]
+		t.Run(name, func(t *testing.T) {
+			spec := orderedSpec("ordpoison")
+			spec.Shards, spec.MaxAttempts, spec.Park = 1, 2, park
+			b := newBroker(t, spec)
+			conn := b.dial(Config{})
+			pub, _ := NewPublisher(conn, b.events())
+			f := orderedFact()
+			bad := mustPublish(t, pub, f, item{SKU: "a", N: 0})
+			for n := 1; n <= 2; n++ {
+				mustPublish(t, pub, f, item{SKU: "a", N: n})
+			}
+			mustPublish(t, pub, f, item{SKU: "b", N: 0})
+
+			var mu sync.Mutex
+			var seen []string
+			c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, it item) error {
+				if it.SKU == "a" && it.N == 0 {
+					return Permanent(errBadFact)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				seen = append(seen, fmt.Sprintf("%s%d", it.SKU, it.N))
+				return nil
+			})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := run(t, c)
+			wantSeen, wantPoison := "a1 a2 b0", 1
+			if park {
+				wantSeen, wantPoison = "b0", 3
+			}
+			poison := b.consumer(0).PoisonQueue
+			testenv.Eventually(t, "the poison queue filled", func() bool { return b.depth(poison) >= wantPoison })
+			testenv.Eventually(t, "the other facts handled", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(seen) >= len(strings.Fields(wantSeen))
+			})
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(seen) // keys a and b run in parallel
+			if got := strings.Join(seen, " "); got != wantSeen {
+				t.Errorf("handled %q, want %q", got, wantSeen)
+			}
+			if n := b.depth(poison); n != wantPoison {
+				t.Fatalf("poison holds %d, want %d", n, wantPoison)
+			}
+			first := b.get(poison)
+			if first.MessageId != bad {
+				t.Errorf("poison's first fact is %s, want the failing one %s", first.MessageId, bad)
+			}
+			if park {
+				for range 2 {
+					d := b.get(poison)
+					if failure, _ := d.Headers[HeaderFailure].(string); !strings.Contains(failure, "parked: fact "+bad) {
+						t.Errorf("parked fact's x-failure = %q, want it to name %s", failure, bad)
+					}
+				}
+			}
+		})
+	}
+}
+
+var errBadFact = errors.New("this fact can never be handled")
+
+// The consumer checks each key's sequence numbers: a gap and a step back
+// are counted; the same fact again (same id) and a new source are not.
+func TestOrderedSequenceGapsAndStepsBack(t *testing.T) {
+	spec := orderedSpec("ordseq")
+	spec.Shards = 1
+	b := newBroker(t, spec)
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	f := orderedFact()
+	publish := func(source string, seq int64, env Envelope) {
+		t.Helper()
+		if err := pub.PublishEnvelope(context.Background(), f.WithSequence(source, seq), env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envs := make([]Envelope, 5)
+	for i := range envs {
+		envs[i], _ = NewEnvelope(item{SKU: "k", N: i})
+	}
+	publish("s1", 1, envs[0])
+	publish("s1", 2, envs[1])
+	publish("s1", 2, envs[1]) // the same fact again: no step back
+	publish("s1", 4, envs[2]) // 3 is missing: a gap
+	publish("s1", 3, envs[3]) // a step back
+	publish("s2", 1, envs[4]) // a new source starts afresh
+
+	var mu sync.Mutex
+	handled := 0
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, it item) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handled++
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "six facts handled", func() bool { mu.Lock(); defer mu.Unlock(); return handled >= 6 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	counts := conn.Counts(b.consumer(0).Name)
+	if g, s := counts.Get(SequenceGap), counts.Get(SequenceStepBack); g != 1 || s != 1 {
+		t.Errorf("counted %d gaps and %d steps back, want 1 and 1", g, s)
+	}
+}
+
+// The publisher sends the ordering key and numbers each key's facts from
+// 1, per key, under one source.
+func TestPublisherNumbersFactsPerKey(t *testing.T) {
+	spec := orderedSpec("ordpub")
+	// Classic: RabbitMQ refuses basic.get on a quorum queue with a
+	// single active consumer.
+	spec.Shards, spec.QueueType = 1, topology.Classic
+	b := newBroker(t, spec)
+	pub, _ := NewPublisher(b.dial(Config{}), b.events())
+	for _, sku := range []string{"x", "y", "x"} {
+		mustPublish(t, pub, orderedFact(), item{SKU: sku})
+	}
+	var got []string
+	sources := map[any]bool{}
+	for range 3 {
+		d := b.get(b.consumer(0).Shards[0])
+		got = append(got, fmt.Sprintf("%v#%v", d.Headers[HeaderOrderingKey], d.Headers[HeaderSequence]))
+		sources[d.Headers[HeaderSequenceSource]] = true
+	}
+	if strings.Join(got, " ") != "x#1 y#1 x#2" {
+		t.Errorf("ordering headers %v, want x#1 y#1 x#2", got)
+	}
+	if len(sources) != 1 || sources[nil] {
+		t.Errorf("sources %v: want one, the same for all", sources)
+	}
+}

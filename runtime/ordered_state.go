@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// orderedState is what an ordered consumer remembers per ordering key: the
+// last sequence number seen from each key's source, and the keys parked
+// behind a poisoned fact. Both live in memory, for as long as the consumer
+// runs; another instance taking over a shard starts without them.
+type orderedState struct {
+	mu     sync.Mutex
+	last   map[string]seqSeen // ordering key -> the last fact seen of it
+	parked map[string]string  // ordering key -> id of the poisoned fact it waits behind
+}
+
+// seqSeen is the last numbered fact of a key.
+type seqSeen struct {
+	source string
+	seq    int64
+	id     string
+}
+
+// headerReplayedAt is poison.HeaderReplayedAt, set on facts replayed
+// from a poison queue.
+const headerReplayedAt = "x-replayed-at"
+
+// maxTrackedKeys bounds the sequence memory: beyond it the memory starts
+// afresh, and the next fact of each key is not checked.
+const maxTrackedKeys = 100_000
+
+func newOrderedState() *orderedState {
+	return &orderedState{last: map[string]seqSeen{}, parked: map[string]string{}}
+}
+
+// checkSequence compares a fact's sequence number with the last one of its
+// key from the same source: the article's sequential-processing check. A
+// gap (facts missing: lost, still in another shard after a change of
+// shards, or in a poison queue) and a step back (the same number again, or
+// lower: a republished or replayed fact) are counted and logged; the fact
+// is handled either way, since handling order is what the shards
+// guarantee and the check only reports. The same fact again (same id, a
+// redelivery) is neither. A new source (a restarted publisher) starts a
+// new sequence.
+func (c *Consumer) checkSequence(in inbound) {
+	source, seq, ok := sequenceOf(in.d.Headers)
+	if _, replayed := in.d.Headers[headerReplayedAt]; !ok || replayed || c.ordered == nil {
+		// A fact replayed from poison comes back on purpose behind
+		// later ones: no step back to report, and no new last number.
+		return
+	}
+	key, _ := in.d.Headers[HeaderOrderingKey].(string)
+	s := c.ordered
+	s.mu.Lock()
+	prev, seen := s.last[key]
+	if len(s.last) >= maxTrackedKeys && !seen {
+		s.last = map[string]seqSeen{}
+	}
+	s.last[key] = seqSeen{source: source, seq: seq, id: in.d.MessageId}
+	s.mu.Unlock()
+	switch {
+	case !seen || prev.source != source || prev.id == in.d.MessageId || seq == prev.seq+1:
+	case seq > prev.seq+1:
+		c.count(SequenceGap, in.routingKey)
+		c.log.Warn("facts of an ordering key are missing: the sequence skipped numbers",
+			"ordering_key", key, "expected", prev.seq+1, "received", seq, "source", source, "message_id", in.d.MessageId, "routing_key", in.routingKey)
+	default:
+		c.count(SequenceStepBack, in.routingKey)
+		c.log.Warn("a fact of an ordering key arrived after a later one: the sequence stepped back",
+			"ordering_key", key, "last", prev.seq, "received", seq, "source", source, "message_id", in.d.MessageId, "routing_key", in.routingKey)
+	}
+}
+
+// poisonOrdered sends a fact to poison and, when the consumer parks, parks
+// its key behind it.
+func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) {
+	c.poison(ctx, in, cause)
+	if !c.spec.Park || c.ordered == nil {
+		return
+	}
+	key, _ := in.d.Headers[HeaderOrderingKey].(string)
+	c.ordered.mu.Lock()
+	if _, ok := c.ordered.parked[key]; !ok {
+		c.ordered.parked[key] = in.d.MessageId
+	}
+	c.ordered.mu.Unlock()
+}
+
+// parkedBehind sends a fact of a parked key to poison, behind the poisoned
+// fact it waits for, and reports whether it did. The poisoned fact itself
+// coming back (replayed) lifts the park: it is handled, and the facts
+// parked behind it follow it in the poison queue's order.
+func (c *Consumer) parkedBehind(ctx context.Context, in inbound) bool {
+	if !c.spec.Park || c.ordered == nil {
+		return false
+	}
+	key, _ := in.d.Headers[HeaderOrderingKey].(string)
+	c.ordered.mu.Lock()
+	head, parked := c.ordered.parked[key]
+	if parked && head == in.d.MessageId {
+		delete(c.ordered.parked, key)
+		parked = false
+	}
+	c.ordered.mu.Unlock()
+	if !parked {
+		return false
+	}
+	c.poison(ctx, in, Permanent(fmt.Errorf("parked: fact %s of ordering key %q went to poison before it; replay it (and then this one) once its cause is fixed", head, key)))
+	return true
+}
