@@ -11,14 +11,16 @@ import (
 // Figures are the four numbers to put on a dashboard for one consumer.
 type Figures struct {
 	Consumer string
-	// WorkDepth is the number of messages ready in the work queue. One that
-	// climbs and does not come down is the earliest honest signal.
+	// WorkDepth is the number of messages ready in the work queue (an
+	// ordered consumer's shards together). One that climbs and does not
+	// come down is the earliest honest signal.
 	WorkDepth int
 	// PoisonDepth is the number of messages in the poison queue; alert on
 	// anything above zero.
 	PoisonDepth int
 	// Consumers is the number of consumers attached to the work queue, in
-	// every process. Zero with depth is a deploy that half-happened.
+	// every process (summed over an ordered consumer's shards, standing-by
+	// consumers included). Zero with depth is a deploy that half-happened.
 	Consumers int
 	// RedeliveryRate is Redelivered/Delivered as counted by this process (0
 	// before anything was delivered). A rise usually means a dependency is
@@ -35,14 +37,23 @@ func (c *Conn) Figures(ctx context.Context, consumer topology.Consumer) (Figures
 	if d := f.Counts[Delivered]; d > 0 {
 		f.RedeliveryRate = float64(f.Counts[Redelivered]) / float64(d)
 	}
-	work, err := amqpmsg.InspectQueue(ctx, c, consumer.Queue)
-	if err != nil {
-		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
+	// An ordered consumer's work queues are its shards: summed.
+	work := []string{consumer.Queue}
+	if consumer.Ordered() {
+		work = consumer.Shards
+	}
+	for _, name := range work {
+		q, err := amqpmsg.InspectQueue(ctx, c, name)
+		if err != nil {
+			return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
+		}
+		f.WorkDepth += q.Messages
+		f.Consumers += q.Consumers
 	}
 	poison, err := amqpmsg.InspectQueue(ctx, c, consumer.PoisonQueue)
 	if err != nil {
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
-	f.WorkDepth, f.Consumers, f.PoisonDepth = work.Messages, work.Consumers, poison.Messages
+	f.PoisonDepth = poison.Messages
 	return f, nil
 }

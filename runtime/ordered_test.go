@@ -137,6 +137,13 @@ func TestOrderedConsumerKeepsPublishOrderPerKey(t *testing.T) {
 	}
 	stop := run(t, c)
 	testenv.Eventually(t, "all facts handled", func() bool { return h.count() >= keys*perKey })
+	fig, err := conn.Figures(context.Background(), b.consumer(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.Consumers != 4 || fig.WorkDepth != 0 {
+		t.Errorf("figures: %d consumers and depth %d over the shards, want 4 (one per shard) and 0", fig.Consumers, fig.WorkDepth)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -141,10 +141,17 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 			}
 			return q, err == nil, err
 		}
-		if q, ok, err := inspect(tc.Queue); err != nil {
-			return nil, err
-		} else if ok {
-			row.Work, row.Consumers = q.Messages, q.Consumers
+		// An ordered consumer's work queues are its shards: summed.
+		work := []string{tc.Queue}
+		if tc.Ordered() {
+			work = tc.Shards
+		}
+		for _, name := range work {
+			if q, ok, err := inspect(name); err != nil {
+				return nil, err
+			} else if ok {
+				row.Work, row.Consumers = row.Work+q.Messages, row.Consumers+q.Consumers
+			}
 		}
 		for _, tier := range tc.DistinctTiers() {
 			q, ok, err := inspect(tier.Queue)

@@ -120,6 +120,13 @@ type consumerView struct {
 	Prefetch, Concurrency     int
 	MaxAttempts               int
 	Ladder                    []ladderStep
+	// Ordered consumers: the hash exchange, the shard queues' names as a
+	// pattern and their number, and whether poison parks a key.
+	Ordered       bool
+	ShardExchange string
+	ShardPattern  string
+	Shards        int
+	Park          bool
 }
 
 type handledFact struct{ RoutingKey, Anchor, Method string }
@@ -221,6 +228,17 @@ func newConsumerView(mc *model.Consumer, top topology.Topology) consumerView {
 	}
 	for _, f := range mc.Facts {
 		v.Facts = append(v.Facts, handledFact{f.RoutingKey, factAnchor(f), f.MethodName()})
+	}
+	if tc.Ordered() {
+		first, _ := top.Queue(tc.Shards[0])
+		v.Ordered, v.ShardExchange, v.Shards, v.Park = true, tc.ShardExchange, len(tc.Shards), tc.Park
+		v.ShardPattern = mc.Name + ".shard.0 … " + tc.Shards[len(tc.Shards)-1]
+		v.QueueType, v.DeliveryLimit = string(first.Type), first.DeliveryLimit
+		for attempt := 1; attempt < tc.MaxAttempts; attempt++ {
+			// In place: Queue "" reads "retried in place".
+			v.Ladder = append(v.Ladder, ladderStep{Attempt: attempt, Delay: topology.FormatDelay(tc.Delay(attempt))})
+		}
+		return v
 	}
 	for attempt := 1; attempt < tc.MaxAttempts; attempt++ {
 		tier, ok := tc.TierFor(attempt)

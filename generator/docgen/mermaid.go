@@ -23,7 +23,11 @@ func mermaidTopology(m *model.Model) string {
 	for i, c := range m.Consumers {
 		tc := c.Topology
 		work, cons, delay, poison := fmt.Sprintf("q%d", i), fmt.Sprintf("c%d", i), fmt.Sprintf("r%d", i), fmt.Sprintf("p%d", i)
-		line(`%s[("%s")]`, work, mermaidLabel(tc.Queue))
+		if tc.Ordered() {
+			line(`%s[("%s")]`, work, mermaidLabel(tc.ShardExchange)+"<br>"+mermaidLabel(fmt.Sprintf("%d shards, one active consumer each", len(tc.Shards))))
+		} else {
+			line(`%s[("%s")]`, work, mermaidLabel(tc.Queue))
+		}
 		line(`%s(["%s"])`, cons, mermaidLabel(c.Name))
 		line(`%s[("%s")]`, poison, mermaidLabel(tc.PoisonQueue))
 		for _, pattern := range c.Bindings {
