@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
+	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/schemadiff"
 )
 
@@ -103,12 +104,16 @@ func runDiff(c *cli.Context) error {
 		if err != nil {
 			return errDiffFailed(fmt.Sprintf("warren diff: %v", err))
 		}
-		loadOld = func() (*schemadiff.Dir, error) { return schemadiff.LoadFS(c.Context, tree.FS) }
+		loadOld = func() (*schemadiff.Dir, error) {
+			return schemadiff.LoadFSWith(c.Context, tree.FS, load.Options{Resolver: gitImportResolver(newDir, base)})
+		}
 		labels = schemadiff.Labels{Old: tree.Label, New: filepath.ToSlash(newDir)}
 	case base == "" && len(args) == 2:
 		oldDir := args[0]
 		newDir = args[1]
-		loadOld = func() (*schemadiff.Dir, error) { return schemadiff.Load(c.Context, oldDir) }
+		loadOld = func() (*schemadiff.Dir, error) {
+			return schemadiff.LoadWith(c.Context, oldDir, load.Options{Resolver: importResolver(oldDir)})
+		}
 		labels = schemadiff.Labels{Old: filepath.ToSlash(oldDir), New: filepath.ToSlash(newDir)}
 	case base != "":
 		return usageError(c, "with --base, expected one NEW_DIR, got %q", args)
@@ -122,7 +127,7 @@ func runDiff(c *cli.Context) error {
 		reportError(stderr, "diff", labels.Old, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the old directory %s is not valid", labels.Old))
 	}
-	cur, err := schemadiff.Load(c.Context, newDir)
+	cur, err := schemadiff.LoadWith(c.Context, newDir, load.Options{Resolver: importResolver(newDir)})
 	if err != nil {
 		reportError(stderr, "diff", newDir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the new directory %s is not valid", newDir))
@@ -198,7 +203,7 @@ func olderVersions(c *cli.Context, newDir, base string, old, cur *schemadiff.Dir
 		if err != nil {
 			return older, nil // the directory did not exist yet
 		}
-		d, err := schemadiff.LoadFS(c.Context, tree.FS)
+		d, err := schemadiff.LoadFSWith(c.Context, tree.FS, load.Options{Resolver: gitImportResolver(newDir, commit)})
 		if err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "warren diff: %s does not load, so versions before it are not compared: %v\n", tree.Label, err)
 			return older, nil

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
+
+	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/internal/gomod"
@@ -17,4 +21,38 @@ func importResolver(dir string) load.Resolver {
 // schema directory dir.
 func genOptions(dir string) generator.Options {
 	return generator.Options{Resolver: importResolver(dir)}
+}
+
+// gitImportResolver resolves the imports of the schema directory dir as it
+// was at git revision rev: a path import is read from the same revision; a
+// module import is the version the working tree's go.mod pins (compare
+// module versions with warren diff --base-module).
+func gitImportResolver(dir, rev string) load.Resolver {
+	return &gitResolver{dir: dir, rev: rev, modules: importResolver(dir)}
+}
+
+type gitResolver struct {
+	dir, rev string
+	modules  load.Resolver
+}
+
+func (g *gitResolver) Resolve(ctx context.Context, from string, imp *load.Import) (load.Resolved, error) {
+	if imp.Module != "" {
+		return g.modules.Resolve(ctx, from, imp)
+	}
+	if from == "" {
+		from = g.dir
+	}
+	target := filepath.Join(from, filepath.FromSlash(imp.Path))
+	tree, err := gitbase.Read(ctx, target, g.rev)
+	if err != nil {
+		return load.Resolved{}, err
+	}
+	// Dir is the working-tree counterpart: the import's own relative
+	// imports start there, and cycles are told by it.
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return load.Resolved{}, err
+	}
+	return load.Resolved{FS: tree.FS, Dir: abs}, nil
 }

@@ -524,3 +524,42 @@ func (g *gomodResolverForTest) dirs(t *testing.T, versions ...string) ([]string,
 	}
 	return out, nil
 }
+
+// In a monorepo, warren diff --base reads a consumer directory's path
+// imports at the same revision: a fact the producer added since, which a
+// widened binding now matches, is new to the consumer; a fact both
+// revisions have is not.
+func TestDiffBaseReadsPathImportsAtTheRevision(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null",
+			"GIT_AUTHOR_NAME=CI", "GIT_AUTHOR_EMAIL=ci@example.com", "GIT_COMMITTER_NAME=CI", "GIT_COMMITTER_EMAIL=ci@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	writeFiles(t, repo, map[string]string{
+		"catalogue/warren.json":       `{"package": "catalogueevents", "exchanges": {"events": "catalogue.events"}}`,
+		"catalogue/item/created.json": `{"x-routing-key": "catalogue.item.created", "type": "object"}`,
+		"search/warren.json":          `{"package": "searchevents", "imports": [{"path": "../catalogue"}], "consumers": {"indexer": {"bindings": ["catalogue.item.created"]}}}`,
+	})
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	writeFiles(t, repo, map[string]string{
+		"catalogue/item/deleted.json": `{"x-routing-key": "catalogue.item.deleted", "type": "object"}`,
+		"search/warren.json":          `{"package": "searchevents", "imports": [{"path": "../catalogue"}], "consumers": {"indexer": {"bindings": ["catalogue.item.*"]}}}`,
+	})
+	code, stdout, stderr := run(t, "diff", "--base", "main", filepath.Join(repo, "search"))
+	if code != 1 || !strings.Contains(stdout, `binding-started-matching: consumer indexer, fact catalogue.item.deleted: new fact "catalogue.item.deleted"`) {
+		t.Errorf("exit %d, want 1 with the new fact reported\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "fact catalogue.item.created") {
+		t.Errorf("a fact both revisions import is reported:\n%s", stdout)
+	}
+}

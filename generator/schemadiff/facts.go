@@ -50,9 +50,25 @@ func compare(old, new *Dir) *Report {
 		r.Changes = append(r.Changes, change(FactAdded, f.RoutingKey, new.pos(New, locOf(f.Schema)), "new fact %q", f.RoutingKey))
 	}
 	slices.SortFunc(r.Versions, func(a, b FactVersions) int { return cmp.Compare(a.Fact, b.Fact) })
+	keepImported(old, new, renamed)
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
 	compareRequests(old, new, r)
 	return r
+}
+
+// keepImported records the imported facts that both sides import as
+// unchanged for the consumers' comparison: their schemas are the
+// producer's to judge (warren diff --base-module judges an update of them).
+func keepImported(old, new *Dir, renamed map[string]string) {
+	now := map[string]bool{}
+	for _, f := range new.Schemas.ImportedFacts() {
+		now[f.RoutingKey] = true
+	}
+	for _, f := range old.Schemas.ImportedFacts() {
+		if now[f.RoutingKey] {
+			renamed[f.RoutingKey] = f.RoutingKey
+		}
+	}
 }
 
 // judge sets the mode, Breaking and Verdict of every change.
@@ -190,8 +206,10 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 		newByName[c.Name] = c
 	}
 	oldFacts := map[string]bool{}
-	for _, f := range old.Schemas.Facts {
-		oldFacts[renamed[f.RoutingKey]] = true
+	for _, f := range append(slices.Clone(old.Schemas.Facts), old.Schemas.ImportedFacts()...) {
+		if k, ok := renamed[f.RoutingKey]; ok {
+			oldFacts[k] = true
+		}
 	}
 	oldNames := map[string]bool{}
 	for _, oc := range old.Consumers {

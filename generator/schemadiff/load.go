@@ -29,7 +29,12 @@ func LoadWith(ctx context.Context, dir string, opts load.Options) (*Dir, error) 
 // LoadFS is [Load] for a schema directory held in a file system, such as
 // the tree of a git revision.
 func LoadFS(ctx context.Context, fsys fs.FS) (*Dir, error) {
-	s, err := load.LoadFS(ctx, fsys)
+	return LoadFSWith(ctx, fsys, load.Options{})
+}
+
+// LoadFSWith is [LoadFS] with the loader's options.
+func LoadFSWith(ctx context.Context, fsys fs.FS, opts load.Options) (*Dir, error) {
+	s, err := load.LoadFSWith(ctx, fsys, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -42,9 +47,11 @@ func LoadFS(ctx context.Context, fsys fs.FS) (*Dir, error) {
 func NewDir(s *load.Schemas) *Dir {
 	d := &Dir{Schemas: s}
 	ex := topology.Exchanges{Events: s.Manifest.Exchanges.Events, Retry: s.Manifest.Exchanges.Retry, Dead: s.Manifest.Exchanges.Dead}
+	// A consumer binds the imported facts too.
+	facts := append(slices.Clone(s.Facts), s.ImportedFacts()...)
 	for _, mc := range s.Manifest.Consumers {
 		c := Consumer{Name: mc.Name}
-		for _, f := range s.Facts {
+		for _, f := range facts {
 			for _, pattern := range mc.Bindings {
 				if model.TopicMatch(pattern, f.RoutingKey) {
 					c.Facts = append(c.Facts, f.RoutingKey)

@@ -78,6 +78,9 @@ func (r *Resolver) Lookup(ctx context.Context, modPath string) (Module, error) {
 		if strings.Contains(err.Error(), "not a known dependency") {
 			return Module{}, fmt.Errorf("module %s is not required by the service's go.mod: run go get %s", modPath, modPath)
 		}
+		if strings.Contains(err.Error(), "go.mod file not found") {
+			return Module{}, fmt.Errorf("module %s: a module import is resolved through the go.mod of the service, and there is none in %s or above it (go mod init, then go get %s)", modPath, r.ModuleDir, modPath)
+		}
 		return Module{}, err
 	}
 	var m Module

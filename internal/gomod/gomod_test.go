@@ -69,3 +69,12 @@ func TestResolvePathImport(t *testing.T) {
 		t.Errorf("resolved %+v, want %s", res, want)
 	}
 }
+
+func TestResolveOutsideAModule(t *testing.T) {
+	dir := t.TempDir()
+	r := &gomod.Resolver{ModuleDir: dir, Env: env()}
+	_, err := r.Resolve(context.Background(), dir, &load.Import{Module: "example.com/catalogue-events"})
+	if err == nil || !strings.Contains(err.Error(), "there is none in "+dir+" or above it (go mod init, then go get example.com/catalogue-events)") {
+		t.Errorf("err = %v", err)
+	}
+}
