@@ -142,3 +142,55 @@ func mapKeys(m map[string][]byte) func(func(string) bool) {
 		}
 	}
 }
+
+// Facts of two producers that share a Go name would give a handler
+// interface one method twice; a consumer that binds both is an error, and
+// two imports on different events exchanges cannot feed one directory's
+// consumers.
+func TestGenerateConsumerOfTwoProducers(t *testing.T) {
+	producers := map[string]string{
+		"orders/warren.json":   `{"package": "orderevents", "exchanges": {"events": "shop.events"}}`,
+		"orders/created.json":  `{"x-routing-key": "order.created", "title": "Created", "type": "object"}`,
+		"items/warren.json":    `{"package": "itemevents", "exchanges": {"events": "shop.events"}}`,
+		"items/created.json":   `{"x-routing-key": "item.created", "title": "Created", "type": "object"}`,
+		"billing/warren.json":  `{"package": "billingevents", "exchanges": {"events": "billing.events"}}`,
+		"billing/charged.json": `{"x-routing-key": "billing.charged", "type": "object"}`,
+	}
+	cases := []struct{ name, manifest, want string }{
+		{
+			name:     "one method twice",
+			manifest: `{"package": "s", "imports": [{"path": "../orders", "goPackage": "example.com/orders"}, {"path": "../items", "goPackage": "example.com/items"}], "consumers": {"audit": {"bindings": ["#"]}}}`,
+			want:     `/consumers/audit: consumer "audit": facts item.created and order.created both become handler method HandleCreated`,
+		},
+		{
+			name:     "two events exchanges",
+			manifest: `{"package": "s", "imports": [{"path": "../orders"}, {"path": "../billing"}], "consumers": {"audit": {"bindings": ["order.#", "billing.#"]}}}`,
+			want:     `/imports/1: import ../billing publishes its facts on exchange "billing.events" (its warren.json), but the consumers here are bound on "shop.events", the events exchange of import ../orders (warren.json:1:30)`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"svc/warren.json": tc.manifest}
+			for k, v := range producers {
+				files[k] = v
+			}
+			root := writeTree(t, files)
+			_, err := generator.Generate(context.Background(), filepath.Join(root, "svc"), generator.Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// Bound separately, the two Created facts are fine.
+	files := map[string]string{"svc/warren.json": `{"package": "s", "imports": [{"path": "../orders", "goPackage": "example.com/orders"}, {"path": "../items", "goPackage": "example.com/items"}], "consumers": {"a": {"bindings": ["order.#"]}, "b": {"bindings": ["item.#"]}}}`}
+	for k, v := range producers {
+		files[k] = v
+	}
+	out, err := generator.Generate(context.Background(), filepath.Join(writeTree(t, files), "svc"), generator.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := string(out["consumers.go"]); !strings.Contains(c, "orderevents.Created") || !strings.Contains(c, "itemevents.Created") {
+		t.Errorf("consumers.go does not refer to both producers' types:\n%s", c)
+	}
+}

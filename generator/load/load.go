@@ -157,25 +157,7 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 
 	// Pass 2: put the directory together; what spans files is checked here:
 	// every $ref resolves, no two facts share a routing key.
-	s := &Schemas{byPath: make(map[string]*Document), refs: make(map[*Document][]*Document), ids: make(map[string]*Schema)}
-	var errs ErrorList
-	var manifestDoc *Document
-	for _, f := range files {
-		errs = append(errs, f.errs...)
-		switch {
-		case f.doc == nil:
-		case f.doc.Path == prefix+ManifestFile:
-			manifestDoc = f.doc
-			s.Manifest = f.manifest
-		default:
-			s.Docs = append(s.Docs, f.doc)
-			s.byPath[f.doc.Path] = f.doc
-		}
-	}
-	s.indexIDs(files, &errs)
-	if manifestDoc == nil && !hasErrorIn(errs, prefix+ManifestFile) {
-		errs.Addf(prefix+ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
-	}
+	s, errs := assemble(files, prefix)
 	// Resolving refs only reads what pass 1 built: on every core again.
 	refErrs := make([]ErrorList, len(files))
 	refs := make([][]*Document, len(files))
@@ -213,6 +195,31 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 		return nil, errs.Err()
 	}
 	return s, nil
+}
+
+// assemble puts the files of pass 1 together: the manifest, the schema
+// files by path, every URI they declare.
+func assemble(files []fileResult, prefix string) (*Schemas, ErrorList) {
+	s := &Schemas{byPath: make(map[string]*Document), refs: make(map[*Document][]*Document), ids: make(map[string]*Schema)}
+	var errs ErrorList
+	var manifestDoc *Document
+	for _, f := range files {
+		errs = append(errs, f.errs...)
+		switch {
+		case f.doc == nil:
+		case f.doc.Path == prefix+ManifestFile:
+			manifestDoc = f.doc
+			s.Manifest = f.manifest
+		default:
+			s.Docs = append(s.Docs, f.doc)
+			s.byPath[f.doc.Path] = f.doc
+		}
+	}
+	s.indexIDs(files, &errs)
+	if manifestDoc == nil && !hasErrorIn(errs, prefix+ManifestFile) {
+		errs.Addf(prefix+ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
+	}
+	return s, errs
 }
 
 // fileResult is what pass 1 learns about one file.
