@@ -1,8 +1,11 @@
 package gomod_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,5 +79,48 @@ func TestResolveOutsideAModule(t *testing.T) {
 	_, err := r.Resolve(context.Background(), dir, &load.Import{Module: "example.com/catalogue-events"})
 	if err == nil || !strings.Contains(err.Error(), "there is none in "+dir+" or above it (go mod init, then go get example.com/catalogue-events)") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A module the service requires but the module cache does not hold yet is
+// downloaded (go mod download, through GOPROXY: here a file:// proxy the
+// test lays out), at the version go.mod pins.
+func TestResolveDownloadsARequiredModule(t *testing.T) {
+	proxy := t.TempDir()
+	at := filepath.Join(proxy, "example.com", "catalogue", "@v")
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for name, content := range map[string]string{"go.mod": "module example.com/catalogue\n", "events/warren.json": "{}"} {
+		w, err := zw.Create("example.com/catalogue@v1.2.0/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(content))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(at, "list"), "v1.2.0\n")
+	write(t, filepath.Join(at, "v1.2.0.info"), `{"Version": "v1.2.0"}`)
+	write(t, filepath.Join(at, "v1.2.0.mod"), "module example.com/catalogue\n")
+	write(t, filepath.Join(at, "v1.2.0.zip"), zbuf.String())
+	cache := t.TempDir()
+	e := append(env(), "GOPROXY=file://"+proxy, "GONOSUMDB=example.com", "GOMODCACHE="+cache)
+	t.Cleanup(func() {
+		cmd := exec.Command("go", "clean", "-modcache")
+		cmd.Env = e
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go clean -modcache: %v\n%s", err, out)
+		}
+	})
+	svc := t.TempDir()
+	write(t, filepath.Join(svc, "go.mod"), "module example.com/svc\n\ngo 1.24\n\nrequire example.com/catalogue v1.2.0\n")
+	r := &gomod.Resolver{ModuleDir: svc, Env: e}
+	res, err := r.Resolve(context.Background(), svc, &load.Import{Module: "example.com/catalogue", Dir: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(cache, "example.com", "catalogue@v1.2.0", "events"); res.Dir != want || res.Version != "v1.2.0" {
+		t.Errorf("resolved %+v, want %s at v1.2.0", res, want)
 	}
 }
