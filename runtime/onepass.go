@@ -30,17 +30,17 @@ func (e *payloadError) Unwrap() error { return e.err }
 var errStop = errors.New("stop")
 
 // decodeEnvelopeOnce parses body as an envelope in one pass, handing the
-// payload's value to the route's decodeAt, which reads it from d and
-// checks it, and returns the handler call it made. It accepts what [decodeEnvelope] accepts: members in
+// payload's value to decodeAt, which reads it from d and checks it, and
+// returns what decodeAt made of it (the handling of the delivery). It accepts what [decodeEnvelope] accepts: members in
 // any order, unknown members ignored, names matched as encoding/json does,
 // null as absent. Its errors are permanent; a payload's own error comes
 // back as a *payloadError.
-func decodeEnvelopeOnce(body []byte, decodeAt func(d *jx.Decoder) (handlerCall, error)) (envelopeHead, handlerCall, error) {
+func decodeEnvelopeOnce[R any](body []byte, decodeAt func(d *jx.Decoder) (R, error)) (envelopeHead, R, error) {
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)
 	d.ResetBytes(body)
 	var head envelopeHead
-	var call handlerCall
+	var call, none R
 	var hasPayload bool
 	var fail error
 	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
@@ -93,9 +93,9 @@ func decodeEnvelopeOnce(body []byte, decodeAt func(d *jx.Decoder) (handlerCall, 
 	}
 	if err != nil {
 		if _, ok := err.(*payloadError); ok {
-			return head, nil, err
+			return head, none, err
 		}
-		return head, nil, Permanent(fmt.Errorf("body is not a JSON envelope: %w", err))
+		return head, none, Permanent(fmt.Errorf("body is not a JSON envelope: %w", err))
 	}
 	var missing []string
 	if head.ID == "" {
@@ -108,7 +108,7 @@ func decodeEnvelopeOnce(body []byte, decodeAt func(d *jx.Decoder) (handlerCall, 
 		missing = append(missing, "payload")
 	}
 	if missing != nil {
-		return head, nil, Permanent(fmt.Errorf("envelope incomplete: missing %q", missing))
+		return head, none, Permanent(fmt.Errorf("envelope incomplete: missing %q", missing))
 	}
 	return head, call, nil
 }

@@ -54,7 +54,7 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
 		return false, err
 	}
-	head, call, err := c.decode(in)
+	head, h, err := c.decode(in)
 	if err != nil {
 		return false, err
 	}
@@ -63,24 +63,23 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
 		Headers: in.d.Headers,
 	}
-	h := &handling{call: call}
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), d, c.chain)
 	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
 	return h.duplicate, err
 }
 
-// decode reads the envelope and the payload and binds the route's handler
-// to the decoded fact. A route whose type decodes itself reads the body
+// decode reads the envelope and the payload and returns the delivery's
+// handling: the route's handler bound to the decoded fact. A route whose type decodes itself reads the body
 // once (see [Handle]); any other validates the payload's bytes against
 // the fact's schema and then decodes them.
-func (c *Consumer) decode(in inbound) (envelopeHead, handlerCall, error) {
+func (c *Consumer) decode(in inbound) (envelopeHead, *handling, error) {
 	route, ok := c.routes[in.routingKey]
 	if ok && route.decodeAt != nil {
-		head, call, err := decodeEnvelopeOnce(in.d.Body, route.decodeAt)
+		head, h, err := decodeEnvelopeOnce(in.d.Body, route.decodeAt)
 		if err == nil {
 			c.checkVersion(in, route.fact)
-			return head, call, nil
+			return head, h, nil
 		}
 		// (errors.As only on failure: its target escapes, and allocates.)
 		if pe := (*payloadError)(nil); errors.As(err, &pe) {
@@ -103,17 +102,20 @@ func (c *Consumer) decode(in inbound) (envelopeHead, handlerCall, error) {
 		}
 	}
 	call, err := route.decode(env.Payload)
-	return envelopeHead{ID: env.ID, OccurredAt: env.OccurredAt}, call, err
+	if err != nil {
+		return envelopeHead{}, nil, err
+	}
+	return envelopeHead{ID: env.ID, OccurredAt: env.OccurredAt}, &handling{call: funcInvoker(call)}, nil
 }
 
 // handling is what the chain, built once per consumer, needs to know and
 // to tell about one delivery. It travels in the ctx, which every
 // middleware passes on (derived or as is).
 type handling struct {
-	call      func(ctx context.Context, d Delivery) error // the decoded handler call
-	ran       bool                                        // the handler was called
-	failed    bool                                        // and returned an error
-	duplicate bool                                        // the guard had seen the message
+	call      invoker // the handler, bound to the decoded fact
+	ran       bool    // the handler was called
+	failed    bool    // and returned an error
+	duplicate bool    // the guard had seen the message
 }
 
 type handlingKey struct{}
@@ -130,7 +132,7 @@ func buildChain(name string, guard Guard, middleware []Middleware) HandlerFunc {
 			return errLostHandling
 		}
 		hd.ran = true
-		err := safeCall(ctx, d, hd.call)
+		err := safeCall(ctx, d, hd.call.invoke)
 		hd.failed = err != nil
 		return err
 	}

@@ -354,7 +354,7 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 		MessageID: env.ID, OccurredAt: env.OccurredAt, RoutingKey: d.RoutingKey,
 		Attempt: 1, Redelivered: d.Redelivered, Consumer: r.spec.Name, Headers: d.Headers,
 	}
-	h := &handling{call: call}
+	h := &handling{call: funcInvoker(call)}
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), dv, r.chain)
 	if err == nil && h.duplicate {
 		return env, nil, &duplicateError{id: env.ID}

@@ -19,12 +19,35 @@ type Route struct {
 	decode func(payload []byte) (handlerCall, error)
 	// decodeAt, set when the payload type decodes itself ([codec.Decoder],
 	// as generated fact types do), reads and checks the payload where it
-	// stands in the envelope, in the one pass that reads the envelope.
-	decodeAt func(d *jx.Decoder) (handlerCall, error)
+	// stands in the envelope, in the one pass that reads the envelope, and
+	// returns the delivery's handling, the decoded fact in it.
+	decodeAt func(d *jx.Decoder) (*handling, error)
 }
 
 // handlerCall is a handler bound to its decoded fact.
 type handlerCall = func(ctx context.Context, d Delivery) error
+
+// invoker calls a handler with its decoded fact.
+type invoker interface {
+	invoke(ctx context.Context, d Delivery) error
+}
+
+// funcInvoker is a handler bound to its fact by a closure.
+type funcInvoker handlerCall
+
+func (f funcInvoker) invoke(ctx context.Context, d Delivery) error { return f(ctx, d) }
+
+// typedHandling is the handling of one delivery of a T together with its
+// decoded fact: one allocation for both.
+type typedHandling[T any] struct {
+	handling
+	fn   func(ctx context.Context, d Delivery, fact T) error
+	fact T
+}
+
+func (t *typedHandling[T]) invoke(ctx context.Context, d Delivery) error {
+	return t.fn(ctx, d, t.fact)
+}
 
 // Fact returns the fact the route handles.
 func (r Route) Fact() Fact { return r.fact }
@@ -47,12 +70,13 @@ func Handle[T any](f Fact, fn func(ctx context.Context, d Delivery, fact T) erro
 		return func(ctx context.Context, d Delivery) error { return fn(ctx, d, v) }, nil
 	}}
 	if _, ok := any((*T)(nil)).(codec.Decoder); ok {
-		r.decodeAt = func(d *jx.Decoder) (handlerCall, error) {
-			v := new(T)
-			if err := any(v).(codec.Decoder).DecodeJSON(d); err != nil {
+		r.decodeAt = func(d *jx.Decoder) (*handling, error) {
+			t := &typedHandling[T]{fn: fn}
+			if err := any(&t.fact).(codec.Decoder).DecodeJSON(d); err != nil {
 				return nil, err
 			}
-			return func(ctx context.Context, d Delivery) error { return fn(ctx, d, *v) }, nil
+			t.call = t
+			return &t.handling, nil
 		}
 	}
 	return r
