@@ -59,6 +59,9 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 		}
 	}
 	for _, q := range t.Queues {
+		if err := q.CheckFor(broker); err != nil {
+			return fmt.Errorf("declare queue %q: %w", q.Name, err)
+		}
 		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.ArgumentsFor(broker))); err != nil {
 			return declareError("queue", q.Name, err)
 		}

@@ -17,6 +17,40 @@ import (
 func TestHighPriorityOvertakesTheBacklog(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "prio", QueueType: topology.Classic, Bindings: []string{"item.added"},
 		MaxAttempts: 1, MaxPriority: 10, Concurrency: 1, Prefetch: 1})
+	// At most one low fact was already on its way.
+	overtakes(t, b, 9, 10+1)
+}
+
+// On RabbitMQ 4 a quorum work queue with maxPriority 5 has two levels
+// (priority 5 and above first); 4.x serves high and normal messages 2:1 so
+// that normal ones are not starved, so the 10 urgent facts come within
+// the first 16 rather than strictly first. On RabbitMQ 3, whose quorum
+// queues have no priorities, declaring it fails.
+func TestQuorumPriorityOnRabbitMQ4(t *testing.T) {
+	spec := topology.ConsumerSpec{Name: "qprio", Bindings: []string{"item.added"},
+		MaxAttempts: 1, MaxPriority: topology.QuorumMaxPriority, Concurrency: 1, Prefetch: 1}
+	if probe := newBroker(t); brokerOf(probe.raw) < topology.RabbitMQ4 {
+		top, err := topology.Build(topology.Spec{Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+			Consumers: []topology.ConsumerSpec{spec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn := probe.dial(Config{Topology: &topology.Topology{}})
+		err = conn.Declare(context.Background(), top)
+		if err == nil || !strings.Contains(err.Error(), "maxPriority on a quorum queue needs RabbitMQ 4.0 or later") {
+			t.Fatalf("Declare of a quorum priority queue on RabbitMQ 3: %v; want a refusal", err)
+		}
+		return
+	}
+	b := newBroker(t, spec)
+	overtakes(t, b, topology.QuorumHighPriority, 10+10/2+1)
+}
+
+// overtakes publishes a backlog of 5,000 facts of priority 0, then 10 of
+// priority high, consumes 100 and fails t unless all 10 were among the
+// first within handled and the backlog did not drain.
+func overtakes(t *testing.T, b *broker, high uint8, within int) {
+	t.Helper()
 	conn := b.dial(Config{})
 	pub, _ := NewPublisher(conn, b.events())
 	low := itemFact("item.added")
@@ -25,7 +59,7 @@ func TestHighPriorityOvertakesTheBacklog(t *testing.T) {
 		mustPublish(t, pub, low, item{SKU: "low", N: i})
 	}
 	for i := range urgent {
-		mustPublish(t, pub, low.WithPriority(9), item{SKU: "high", N: i})
+		mustPublish(t, pub, low.WithPriority(high), item{SKU: "high", N: i})
 	}
 	if n := b.depth(b.consumer(0).Queue); n != backlog+urgent {
 		t.Fatalf("work queue holds %d, want %d", n, backlog+urgent)
@@ -50,17 +84,19 @@ func TestHighPriorityOvertakesTheBacklog(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	last := strings.LastIndex(strings.Join(order, ","), "high")
 	highs := 0
+	var at []int
 	for i, sku := range order {
 		if sku == "high" {
 			highs++
-			if i >= urgent+1 { // at most one low fact was already on its way
-				t.Errorf("high-priority fact handled at position %d of %d", i, len(order))
+			at = append(at, i)
+			if i >= within {
+				t.Errorf("high-priority fact handled at position %d of %d, want within the first %d", i, len(order), within)
 			}
 		}
 	}
-	if highs != urgent || last < 0 {
+	t.Logf("high-priority facts handled at positions %v", at)
+	if highs != urgent {
 		t.Errorf("%d high-priority facts among the first %d handled, want %d", highs, len(order), urgent)
 	}
 	if b.depth(b.consumer(0).Queue) == 0 {
@@ -68,10 +104,36 @@ func TestHighPriorityOvertakesTheBacklog(t *testing.T) {
 	}
 }
 
-// maxPriority on a quorum queue would be ignored: Build refuses it.
-func TestMaxPriorityNeedsClassicQueues(t *testing.T) {
-	_, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{Name: "q", Bindings: []string{"a.b"}, MaxPriority: 5}}})
-	if err == nil || !strings.Contains(err.Error(), `maxPriority 5: needs queueType "classic"; quorum queues would ignore it`) {
-		t.Errorf("Build with maxPriority on a quorum queue: %v", err)
+// A quorum queue has two priority levels (on RabbitMQ 4): Build refuses
+// any maxPriority but theirs, and the queue gets no x-max-priority.
+func TestQuorumMaxPriorityIsTwoLevels(t *testing.T) {
+	_, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{Name: "q", Bindings: []string{"a.b"}, MaxPriority: 9}}})
+	if err == nil || !strings.Contains(err.Error(), `maxPriority 9: a quorum queue has two levels on RabbitMQ 4`) {
+		t.Errorf("Build with maxPriority 9 on a quorum queue: %v", err)
+	}
+	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{Name: "q", Bindings: []string{"a.b"}, MaxPriority: 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, _ := top.Queue("q")
+	if _, ok := work.ArgumentsFor(topology.RabbitMQ4)["x-max-priority"]; ok || work.CheckFor(topology.RabbitMQ4) != nil || work.CheckFor(topology.RabbitMQ3) == nil {
+		t.Errorf("quorum work queue with maxPriority 5: arguments %v, check on 4.x %v, on 3.x %v; want no x-max-priority, accepted on 4.x only",
+			work.ArgumentsFor(topology.RabbitMQ4), work.CheckFor(topology.RabbitMQ4), work.CheckFor(topology.RabbitMQ3))
+	}
+}
+
+// A fact's default priority (generated from x-priority) travels with every
+// message; WithPriority overrides it for one publish.
+func TestFactDefaultPriorityAndOverride(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "defprio", QueueType: topology.Classic, Bindings: []string{"item.added"}, MaxAttempts: 1, MaxPriority: 9})
+	pub, _ := NewPublisher(b.dial(Config{}), b.events())
+	f := itemFact("item.added")
+	f.Priority = 7
+	mustPublish(t, pub, f, item{SKU: "default"})
+	mustPublish(t, pub, f.WithPriority(2), item{SKU: "override"})
+	for _, want := range []uint8{7, 2} {
+		if d := b.get(b.consumer(0).Queue); d.Priority != want {
+			t.Errorf("message priority %d, want %d", d.Priority, want)
+		}
 	}
 }

@@ -67,16 +67,21 @@ func TestManifestMaxLengthErrors(t *testing.T) {
 	}
 }
 
-// maxPriority on a quorum work queue would be ignored by the broker: check
-// refuses it, naming the place; on a classic queue it becomes x-max-priority.
+// A quorum work queue has two priority levels (RabbitMQ 4): check refuses
+// any other maxPriority on it, naming the place, and accepts 5; on a
+// classic queue maxPriority becomes x-max-priority.
 func TestManifestMaxPriority(t *testing.T) {
-	manifest := `{"package": "events", "consumers": {"c": {"bindings": ["order.placed"], "maxPriority": 5%s}}}`
-	dir := schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, ""), "order/placed.json": opsSchemas["order/placed.json"]})
+	manifest := `{"package": "events", "consumers": {"c": {"bindings": ["order.placed"], "maxPriority": %s}}}`
+	dir := schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, "9"), "order/placed.json": opsSchemas["order/placed.json"]})
 	code, _, stderr := run(t, "check", dir)
-	if code != 1 || !strings.Contains(stderr, `/consumers/c/maxPriority: consumer "c": maxPriority 5: needs queueType "classic"`) {
-		t.Errorf("maxPriority on quorum: exit %d, stderr %q", code, stderr)
+	if code != 1 || !strings.Contains(stderr, `/consumers/c/maxPriority: consumer "c": maxPriority 9: a quorum queue has two levels on RabbitMQ 4`) {
+		t.Errorf("maxPriority 9 on quorum: exit %d, stderr %q", code, stderr)
 	}
-	dir = schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, `, "queueType": "classic"`), "order/placed.json": opsSchemas["order/placed.json"]})
+	dir = schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, "5"), "order/placed.json": opsSchemas["order/placed.json"]})
+	if code, _, stderr := run(t, "check", dir); code != 0 {
+		t.Errorf("maxPriority 5 on quorum: exit %d, stderr %q", code, stderr)
+	}
+	dir = schemaDir(t, map[string]string{"warren.json": fmt.Sprintf(manifest, `5, "queueType": "classic"`), "order/placed.json": opsSchemas["order/placed.json"]})
 	code, stdout, stderr := run(t, "topology", dir)
 	if code != 0 || !strings.Contains(stdout, `"x-max-priority": 5,`) {
 		t.Errorf("topology with maxPriority: exit %d, stderr %s, no x-max-priority in:\n%s", code, stderr, stdout)

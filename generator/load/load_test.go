@@ -127,6 +127,11 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{`warren.json: missing manifest: expected warren.json at the top of the schema directory`},
 		},
 		{
+			name:  "ordering key that is no JSON pointer",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "x-ordering-key": "order_id"`)},
+			want:  []string{`a.json:1:62: /x-ordering-key: expected a JSON pointer into the payload such as "/order_id", reaching a required string, integer or boolean property: facts with the same value are handled in publish order by ordered consumers, got "order_id"`},
+		},
+		{
 			name:  "wrong keyword type in manifest",
 			files: map[string]string{"warren.json": `{"defaults": {"prefetch": "ten"}}`},
 			want:  []string{`warren.json:1:27: /defaults/prefetch: expected integer, got "ten"`},

@@ -47,7 +47,7 @@ type Settings struct {
 	// message delivered this often without an ack.
 	DeliveryLimit *int
 	// MaxLength is maxLength: the work queue's bound in messages and
-	// bytes (0 when not given), on consumers only.
+	// bytes (0 when not given); a consumer's replaces /defaults' whole.
 	MaxLength MaxLength
 	// MaxPriority is maxPriority: the classic work queue's x-max-priority
 	// (0 when not given), on consumers only.

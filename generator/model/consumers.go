@@ -222,8 +222,8 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		Backoff:     slices.Clone(defaults.Backoff),
 		// A classic queue has no delivery limit; Build ignores it there.
 		DeliveryLimit:  pick(c.Settings.DeliveryLimit, defaults.DeliveryLimit),
-		MaxLength:      c.Settings.MaxLength.Messages,
-		MaxLengthBytes: c.Settings.MaxLength.Bytes,
+		MaxLength:      maxLength(c.Settings, defaults).Messages,
+		MaxLengthBytes: maxLength(c.Settings, defaults).Bytes,
 		MaxPriority:    c.Settings.MaxPriority,
 		Ordered:        c.Ordered.Ordered,
 		Shards:         c.Ordered.Shards,
@@ -233,6 +233,15 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		cs.Backoff = slices.Clone(c.Settings.Backoff)
 	}
 	return cs
+}
+
+// maxLength is the consumer's maxLength, else the defaults': a consumer's
+// bound replaces the default one whole (messages and bytes together).
+func maxLength(own, defaults load.Settings) load.MaxLength {
+	if own.MaxLength != (load.MaxLength{}) {
+		return own.MaxLength
+	}
+	return defaults.MaxLength
 }
 
 func cmpOr(a, b string) string {

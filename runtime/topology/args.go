@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -74,7 +75,9 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	if q.MaxLengthBytes > 0 {
 		args["x-max-length-bytes"] = q.MaxLengthBytes
 	}
-	if q.MaxPriority > 0 {
+	if q.MaxPriority > 0 && q.Type == Classic {
+		// Quorum queues on 4.x take priorities without an argument
+		// (see [Queue.CheckFor]).
 		args["x-max-priority"] = int64(q.MaxPriority)
 	}
 	if q.SingleActiveConsumer {
@@ -95,3 +98,22 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 // Bounded reports whether the queue has a length bound, so that a full
 // queue refuses publishes.
 func (q Queue) Bounded() bool { return q.MaxLength > 0 || q.MaxLengthBytes > 0 }
+
+// Priorities of quorum queues, which RabbitMQ 4 supports in two levels
+// without any queue argument: a message with priority QuorumHighPriority or
+// above is high, every other one normal. A quorum work queue's maxPriority
+// must be QuorumMaxPriority, the level it delivers first.
+const (
+	QuorumHighPriority = 5
+	QuorumMaxPriority  = QuorumHighPriority
+)
+
+// CheckFor reports what broker b cannot do for q: a quorum queue with a
+// priority on RabbitMQ 3, whose quorum queues have none and would hand out
+// every message in arrival order.
+func (q Queue) CheckFor(b Broker) error {
+	if q.Type == Quorum && q.MaxPriority > 0 && b < RabbitMQ4 {
+		return fmt.Errorf("queue %q: maxPriority on a quorum queue needs RabbitMQ 4.0 or later (%s has no quorum queue priorities); use queueType %q or upgrade", q.Name, b, Classic)
+	}
+	return nil
+}

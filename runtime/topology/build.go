@@ -184,8 +184,10 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 	switch {
 	case c.MaxPriority < 0 || c.MaxPriority > 255:
 		ps.add("maxPriority", -1, "maxPriority %d: expected 1 to 255 (10 or less is plenty), or 0 for none", c.MaxPriority)
-	case c.MaxPriority > 0 && c.QueueType != Classic:
-		ps.add("maxPriority", -1, "maxPriority %d: needs queueType %q; %s queues would ignore it (RabbitMQ 3.10 has no quorum priorities, 4.x only two levels without x-max-priority)", c.MaxPriority, Classic, c.QueueType)
+	case c.MaxPriority > 0 && c.QueueType == Quorum && c.MaxPriority != QuorumMaxPriority:
+		// 4.x quorum queues know exactly two levels: a bound other than
+		// theirs would promise levels the queue merges.
+		ps.add("maxPriority", -1, "maxPriority %d: a quorum queue has two levels on RabbitMQ 4 (priority %d and above is high), so set maxPriority %d, or queueType %q for %d levels; RabbitMQ 3 quorum queues have no priorities", c.MaxPriority, QuorumHighPriority, QuorumMaxPriority, Classic, c.MaxPriority)
 	}
 	checkOrdered(ps, c)
 	if c.MaxLength < 0 || c.MaxLengthBytes < 0 {

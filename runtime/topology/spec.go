@@ -54,12 +54,13 @@ type ConsumerSpec struct {
 	// learn that the consumer cannot keep up instead of filling a disk.
 	MaxLength      int
 	MaxLengthBytes int64
-	// MaxPriority makes the work queue a priority queue (x-max-priority,
-	// 1 to 255; 0 means none): a fact published with a higher priority
-	// overtakes the backlog. Classic queues only: RabbitMQ 3.10's quorum
-	// queues have no priorities and 4.x's know only two levels (4 and
-	// below, above 4) and take no x-max-priority, so Build refuses the
-	// combination instead of letting priorities be silently ignored.
+	// MaxPriority makes the work queue a priority queue (0 means none): a
+	// fact published with a higher priority overtakes the backlog. A
+	// classic queue gets x-max-priority (1 to 255 levels). A quorum queue
+	// gets no argument: RabbitMQ 4 quorum queues have two levels (priority
+	// 5 and above is high), so MaxPriority must be QuorumMaxPriority, and
+	// declaring it on RabbitMQ 3, whose quorum queues have no priorities,
+	// fails ([Queue.CheckFor]) instead of ignoring them silently.
 	MaxPriority int
 	// Ordered makes the consumer handle facts with the same ordering key
 	// one at a time in publish order (see ordered.go): its facts reach

@@ -73,7 +73,7 @@ type Queue struct {
 	// x-max-length-bytes, with x-overflow: reject-publish); 0 means none.
 	MaxLength      int
 	MaxLengthBytes int64
-	MaxPriority    int // classic work queues: x-max-priority; 0 means none
+	MaxPriority    int // classic work queues: x-max-priority; quorum (RabbitMQ 4): QuorumMaxPriority, no argument; 0 means none
 	// SingleActiveConsumer lets only one consumer at a time read the queue
 	// (x-single-active-consumer), so its messages are handled in queue
 	// order; the others wait to take over. Shard queues only.
