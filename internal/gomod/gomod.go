@@ -58,7 +58,7 @@ func (r *Resolver) Resolve(ctx context.Context, from string, imp *load.Import) (
 	if err != nil {
 		return load.Resolved{}, fmt.Errorf("module %s@%s has no schema directory %q: %w", m.Path, m.Version, imp.Dir, err)
 	}
-	res.Module, res.Version = m.Path, m.Version
+	res.Module, res.Version, res.ModuleDir = m.Path, m.Version, m.Dir
 	if m.Replace != nil {
 		res.Replace = m.Replace.Path
 		if m.Replace.Version != "" {
