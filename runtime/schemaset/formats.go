@@ -261,3 +261,21 @@ func checkVarname(name string) error {
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
+
+// CheckFormat checks s against the format name with the check a Set
+// asserting name applies: generated code calls it, so that both agree.
+func CheckFormat(name, s string) error {
+	check, ok := fixedFormats[name]
+	if !ok {
+		check = func(v any) error { return builtin(name, v) }
+	}
+	err := check(s)
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		for len(ve.Causes) > 0 {
+			ve = ve.Causes[0]
+		}
+		return errors.New(ve.ErrorKind.LocalizedString(printer))
+	}
+	return err
+}

@@ -34,9 +34,13 @@ import (
 // which version 1 code calls, no longer asserts every "format" (only those
 // a manifest lists do), so version 1 code would build but accept payloads
 // it used to reject.
+//
+// Version 3 code decodes, encodes and validates with runtime/codec
+// (DecodeJSON, EncodeJSON, Validate) and calls [CheckFormat]; version 2
+// code still builds and behaves as it did, so the minimum stays 2.
 const (
 	MinVersion = 2
-	MaxVersion = 2
+	MaxVersion = 3
 )
 
 // EnforceVersion is used in the compile-time check above: a negative

@@ -1,0 +1,291 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// The rules of one value beyond its Go type, as generated code declares
+// them once per property: var checkOrderID = codec.String{MinLength: 1,
+// MaxLength: 64, Pattern: codec.Regexp(`^ORD-`)}.
+
+// String checks a string: its length in code points (as JSON Schema
+// counts), a pattern and an asserted format.
+type String struct {
+	MinLength int      // 0: no minimum
+	MaxLength int      // -1: no maximum
+	Pattern   *Pattern // nil: none
+	Format    *Format  // nil: none asserted
+}
+
+// Check checks s.
+func (c *String) Check(s string) error {
+	if c.MinLength > 0 || c.MaxLength >= 0 {
+		n := utf8.RuneCountInString(s)
+		if n < c.MinLength {
+			return Expect("at least " + plural(c.MinLength, "character"))
+		}
+		if c.MaxLength >= 0 && n > c.MaxLength {
+			return Expect("at most " + plural(c.MaxLength, "character"))
+		}
+	}
+	if c.Pattern != nil {
+		if err := c.Pattern.Check(s); err != nil {
+			return err
+		}
+	}
+	if c.Format != nil {
+		return c.Format.Check(s)
+	}
+	return nil
+}
+
+// Str reads a string and checks it.
+func (c *String) Str(d *jx.Decoder) (string, error) {
+	s, err := Str(d)
+	if err != nil {
+		return s, err
+	}
+	return s, c.Check(s)
+}
+
+// Pattern is a regular expression compiled on first use, as the
+// reference validator compiles "pattern" (Go's regexp, unanchored).
+type Pattern struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+	err  error
+}
+
+// Regexp returns the pattern expr.
+func Regexp(expr string) *Pattern { return &Pattern{expr: expr} }
+
+// Check reports whether s matches.
+func (p *Pattern) Check(s string) error {
+	p.once.Do(func() { p.re, p.err = regexp.Compile(p.expr) })
+	if p.err != nil {
+		return Wrap(p.err, "a schema whose pattern compiles")
+	}
+	if !p.re.MatchString(s) {
+		return Expect("a string matching " + strconv.Quote(p.expr))
+	}
+	return nil
+}
+
+// Format is an asserted "format", checked by the same code the reference
+// validator uses for it (runtime/schemaset).
+type Format struct{ name string }
+
+// FormatOf returns the check of the format name.
+func FormatOf(name string) *Format { return &Format{name: name} }
+
+// Check checks s.
+func (f *Format) Check(s string) error {
+	if err := schemaset.CheckFormat(f.name, s); err != nil {
+		return Wrap(err, "a valid "+f.name)
+	}
+	return nil
+}
+
+// Int checks an integer: Min <= v <= Max (exclusive bounds are made
+// inclusive by the generator) and a multiple of MultipleOf.
+type Int struct {
+	Min, Max   int64
+	MultipleOf int64 // 0: none
+}
+
+// Check checks v.
+func (c *Int) Check(v int64) error {
+	if v < c.Min {
+		return Expect("at least " + strconv.FormatInt(c.Min, 10))
+	}
+	if v > c.Max {
+		return Expect("at most " + strconv.FormatInt(c.Max, 10))
+	}
+	if c.MultipleOf != 0 && v%c.MultipleOf != 0 {
+		return Expect("a multiple of " + strconv.FormatInt(c.MultipleOf, 10))
+	}
+	return nil
+}
+
+// Int reads an integer and checks it.
+func (c *Int) Int(d *jx.Decoder) (int64, error) {
+	v, err := Int64(d)
+	if err != nil {
+		return v, err
+	}
+	return v, c.Check(v)
+}
+
+// Float checks a number against bounds and multipleOf.
+type Float struct {
+	Min, Max                   float64 // math.Inf for none
+	ExclusiveMin, ExclusiveMax bool
+	MultipleOf                 *big.Rat // nil: none
+}
+
+// Check checks v.
+func (c *Float) Check(v float64) error {
+	switch {
+	case c.ExclusiveMin && v <= c.Min:
+		return Expect("more than " + formatFloat(c.Min))
+	case v < c.Min:
+		return Expect("at least " + formatFloat(c.Min))
+	case c.ExclusiveMax && v >= c.Max:
+		return Expect("less than " + formatFloat(c.Max))
+	case v > c.Max:
+		return Expect("at most " + formatFloat(c.Max))
+	}
+	if c.MultipleOf != nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+		// The shortest decimal that reads back as v: the text of the
+		// number as it was written, unless it had more digits than a
+		// float64 holds.
+		r, _ := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+		if !r.Quo(r, c.MultipleOf).IsInt() {
+			return Expect("a multiple of " + c.MultipleOf.RatString())
+		}
+	}
+	return nil
+}
+
+// Float reads a number and checks it.
+func (c *Float) Float(d *jx.Decoder) (float64, error) {
+	v, err := Float64(d)
+	if err != nil {
+		return v, err
+	}
+	return v, c.Check(v)
+}
+
+// Rat returns the exact value of a decimal literal, for Float.MultipleOf.
+func Rat(decimal string) *big.Rat {
+	r, ok := new(big.Rat).SetString(decimal)
+	if !ok {
+		panic("codec: " + decimal + " is not a number") // generated code writes literals
+	}
+	return r
+}
+
+// Array checks the number of items and, with Unique, that no two are the
+// same JSON value.
+type Array struct {
+	MinItems int // 0: no minimum
+	MaxItems int // -1: no maximum
+	Unique   bool
+}
+
+// Check checks an array of n items; key returns the canonical JSON of
+// item i (used only when Unique is set).
+func (c *Array) Check(n int, key func(i int) string) error {
+	if n < c.MinItems {
+		return Expect("at least " + plural(c.MinItems, "item"))
+	}
+	if c.MaxItems >= 0 && n > c.MaxItems {
+		return Expect("at most " + plural(c.MaxItems, "item"))
+	}
+	if c.Unique && n > 1 {
+		seen := make(map[string]int, n)
+		for i := range n {
+			k := key(i)
+			if j, dup := seen[k]; dup {
+				return Expect("unique items; items " + strconv.Itoa(j) + " and " + strconv.Itoa(i) + " are equal")
+			}
+			seen[k] = i
+		}
+	}
+	return nil
+}
+
+// Items checks a slice, with enc writing an item's JSON for uniqueness.
+func Items[T any](c *Array, items []T, enc func(*jx.Encoder, T)) error {
+	return c.Check(len(items), func(i int) string {
+		var e jx.Encoder
+		enc(&e, items[i])
+		return canonical(e.Bytes())
+	})
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// canonical returns JSON text that is the same for equal JSON values:
+// numbers by value, object members in order of name.
+func canonical(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(data)
+	}
+	out, err := json.Marshal(exact(v))
+	if err != nil {
+		return string(data)
+	}
+	return string(out)
+}
+
+func exact(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(x.String()); ok {
+			return r.RatString()
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = exact(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = exact(e)
+		}
+	}
+	return v
+}
+
+// Each checks every item of a slice with check, naming the failing index.
+func Each[T any](items []T, check func(T) error) error {
+	for i, x := range items {
+		if err := check(x); err != nil {
+			return AtIndex(err, i)
+		}
+	}
+	return nil
+}
+
+// EachValue checks every value of a map with check, naming the member.
+func EachValue[T any](m map[string]T, check func(T) error) error {
+	for k, x := range m {
+		if err := check(x); err != nil {
+			return AtField(err, k)
+		}
+	}
+	return nil
+}
+
+// CountSet counts the true values: the branches of a union that are set.
+func CountSet(set ...bool) int {
+	n := 0
+	for _, s := range set {
+		if s {
+			n++
+		}
+	}
+	return n
+}

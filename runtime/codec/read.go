@@ -1,0 +1,310 @@
+package codec
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// A decode function reads one JSON value of type T. Generated code
+// composes them: codec.Slice(d, codec.Str) reads an array of strings.
+
+// Str reads a JSON string.
+func Str(d *jx.Decoder) (string, error) {
+	if err := want(d, jx.String, "a string"); err != nil {
+		return "", err
+	}
+	s, err := d.Str()
+	return s, Wrap(err, "a string")
+}
+
+// Int64 reads a JSON number that is an integer (1.0 and 1e2 are) and fits
+// in an int64.
+func Int64(d *jx.Decoder) (int64, error) {
+	if err := want(d, jx.Number, "an integer"); err != nil {
+		return 0, err
+	}
+	n, err := d.Num()
+	if err != nil {
+		return 0, Wrap(err, "an integer")
+	}
+	if n.IsInt() {
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return 0, Expect("an integer that fits in 64 bits, got " + string(n))
+		}
+		return i, nil
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok || !r.IsInt() {
+		return 0, Expect("an integer, got " + string(n))
+	}
+	if !r.Num().IsInt64() {
+		return 0, Expect("an integer that fits in 64 bits, got " + string(n))
+	}
+	return r.Num().Int64(), nil
+}
+
+// Float64 reads a JSON number.
+func Float64(d *jx.Decoder) (float64, error) {
+	if err := want(d, jx.Number, "a number"); err != nil {
+		return 0, err
+	}
+	f, err := d.Float64()
+	return f, Wrap(err, "a number")
+}
+
+// Bool reads true or false.
+func Bool(d *jx.Decoder) (bool, error) {
+	if err := want(d, jx.Bool, "a boolean"); err != nil {
+		return false, err
+	}
+	b, err := d.Bool()
+	return b, Wrap(err, "a boolean")
+}
+
+// Time reads a string in RFC 3339 form (format date-time), as
+// time.Time's own UnmarshalJSON does.
+func Time(d *jx.Decoder) (time.Time, error) {
+	s, err := Str(d)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	if err := t.UnmarshalText([]byte(s)); err != nil {
+		return time.Time{}, Wrap(err, "a date-time (RFC 3339)")
+	}
+	return t, nil
+}
+
+// Raw reads any JSON value and returns a copy of its text.
+func Raw(d *jx.Decoder) (json.RawMessage, error) {
+	raw, err := d.Raw()
+	if err != nil {
+		return nil, Wrap(err, "a JSON value")
+	}
+	return append(json.RawMessage(nil), raw...), nil
+}
+
+// Dec reads a value of a generated type with its DecodeJSON method.
+func Dec[T any, P interface {
+	*T
+	Decoder
+}](d *jx.Decoder) (T, error) {
+	var v T
+	err := P(&v).DecodeJSON(d)
+	return v, err
+}
+
+// IsNull reads a null if one is next and reports whether it did.
+func IsNull(d *jx.Decoder) bool {
+	if d.Next() != jx.Null {
+		return false
+	}
+	return d.Null() == nil
+}
+
+// Ptr reads a value that may not be null into a new pointer.
+func Ptr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
+	v, err := dec(d)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// NullPtr reads null as nil, and any other value into a new pointer.
+func NullPtr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
+	if IsNull(d) {
+		return nil, nil
+	}
+	return Ptr(d, dec)
+}
+
+// Nullable reads a property that is present: null, or a value.
+func Nullable[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (schemaset.Nullable[T], error) {
+	if IsNull(d) {
+		return schemaset.Null[T](), nil
+	}
+	v, err := dec(d)
+	return schemaset.Some(v), err
+}
+
+// OrNull reads null as the zero value (nil, for the slices, maps and raw
+// JSON it is used on), and any other value with dec.
+func OrNull[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (T, error) {
+	if IsNull(d) {
+		var zero T
+		return zero, nil
+	}
+	return dec(d)
+}
+
+// Slice reads a JSON array, each element with dec. An empty array is an
+// empty, non-nil slice, so that it encodes as [] again.
+func Slice[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) ([]T, error) {
+	if err := want(d, jx.Array, "an array"); err != nil {
+		return nil, err
+	}
+	out := []T{}
+	var failed error
+	err := d.Arr(func(d *jx.Decoder) error {
+		v, err := dec(d)
+		if err != nil {
+			failed = AtIndex(err, len(out))
+			return failed
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, settle(failed, err, "an array")
+}
+
+// Map reads a JSON object into a map, each value with dec.
+func Map[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (map[string]T, error) {
+	out := map[string]T{}
+	err := Object(d, func(d *jx.Decoder, key []byte) error {
+		v, err := dec(d)
+		out[string(key)] = v
+		return err
+	})
+	return out, err
+}
+
+// Object reads a JSON object, calling f with each member's name (valid
+// only during the call) and the decoder at its value. An error f returns
+// gets the member's name in its pointer.
+func Object(d *jx.Decoder, f func(d *jx.Decoder, key []byte) error) error {
+	if err := want(d, jx.Object, "an object"); err != nil {
+		return err
+	}
+	var failed error
+	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
+		if err := f(d, key); err != nil {
+			failed = AtField(err, string(key))
+			return failed
+		}
+		return nil
+	})
+	return settle(failed, err, "an object")
+}
+
+// Extra reads the value of a property a struct does not declare into
+// *extra, creating the map on first use.
+func Extra[T any](d *jx.Decoder, key []byte, extra *map[string]T, dec func(*jx.Decoder) (T, error)) error {
+	v, err := dec(d)
+	if err != nil {
+		return err
+	}
+	if *extra == nil {
+		*extra = map[string]T{}
+	}
+	(*extra)[string(key)] = v
+	return nil
+}
+
+// Unknown is the error for a property of a closed object
+// (additionalProperties: false) that it does not declare.
+func Unknown() error {
+	return Expect("no such property: the object declares its properties (additionalProperties is false)")
+}
+
+// Required checks that every required property was seen: bit i of seen
+// is set when names[i] was.
+func Required(seen uint64, names []string) error {
+	for i, name := range names {
+		if seen&(1<<i) == 0 {
+			return Expect("required property " + strconv.Quote(name))
+		}
+	}
+	return nil
+}
+
+// Unmarshal decodes data, one JSON value and nothing after it, into v:
+// what generated UnmarshalJSON methods do.
+func Unmarshal(data []byte, v Decoder) error {
+	d := jx.GetDecoder()
+	defer jx.PutDecoder(d)
+	d.ResetBytes(data)
+	if err := v.DecodeJSON(d); err != nil {
+		return err
+	}
+	return End(d)
+}
+
+// End checks that nothing but white space follows the value just read.
+func End(d *jx.Decoder) error {
+	if err := d.Skip(); !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return Expect("the end of the document after the value")
+	}
+	return nil
+}
+
+// Matches reports whether raw, one JSON value, decodes with dec: whether
+// it satisfies a union branch whose generated code checks it exactly.
+func Matches(raw []byte, dec func(d *jx.Decoder) error) bool {
+	d := jx.GetDecoder()
+	defer jx.PutDecoder(d)
+	d.ResetBytes(raw)
+	return dec(d) == nil
+}
+
+// want checks the type of the next value.
+func want(d *jx.Decoder, t jx.Type, expected string) error {
+	got := d.Next()
+	if got == t {
+		return nil
+	}
+	if got == jx.Invalid {
+		_, err := d.Raw()
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return Wrap(err, expected)
+	}
+	return Expect(expected + ", got " + typeName(got))
+}
+
+func typeName(t jx.Type) string {
+	switch t {
+	case jx.String:
+		return "a string"
+	case jx.Number:
+		return "a number"
+	case jx.Null:
+		return "null"
+	case jx.Bool:
+		return "a boolean"
+	case jx.Array:
+		return "an array"
+	case jx.Object:
+		return "an object"
+	}
+	return "invalid JSON"
+}
+
+// settle returns the error a callback failed with, in place of the
+// tokenizer's wrapping of it, or the tokenizer's own error.
+func settle(failed, err error, expected string) error {
+	if failed != nil {
+		return failed
+	}
+	return Wrap(err, expected)
+}
+
+// ArrayOf reads a JSON array like [Slice] and checks it against c (nil:
+// no check); enc writes an item, for uniqueness.
+func ArrayOf[T any](d *jx.Decoder, c *Array, dec func(*jx.Decoder) (T, error), enc func(*jx.Encoder, T)) ([]T, error) {
+	v, err := Slice(d, dec)
+	if err != nil || c == nil {
+		return v, err
+	}
+	return v, Items(c, v, enc)
+}

@@ -1,0 +1,172 @@
+package codec
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// Marshal returns the JSON of v: what generated MarshalJSON methods do.
+func Marshal(v Encoder) []byte {
+	e := jx.GetEncoder()
+	defer jx.PutEncoder(e)
+	v.EncodeJSON(e)
+	return slices.Clone(e.Bytes())
+}
+
+// WriteFloat writes a float64 as encoding/json does.
+func WriteFloat(e *jx.Encoder, f float64) {
+	b, err := json.Marshal(f)
+	if err != nil { // NaN or an infinity, which JSON cannot hold
+		e.Null()
+		return
+	}
+	e.Raw(b)
+}
+
+// WriteTime writes t in RFC 3339 form with nanoseconds, as time.Time's
+// own MarshalJSON does.
+func WriteTime(e *jx.Encoder, t time.Time) {
+	e.Str(t.Format(time.RFC3339Nano))
+}
+
+// WriteRaw writes raw JSON; nil is null.
+func WriteRaw(e *jx.Encoder, raw json.RawMessage) {
+	if raw == nil {
+		e.Null()
+		return
+	}
+	e.Raw(raw)
+}
+
+// WriteExtra writes the additional properties of a struct, by name.
+func WriteExtra[T any](e *jx.Encoder, extra map[string]T, enc func(*jx.Encoder, T)) {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		e.FieldStart(k)
+		enc(e, extra[k])
+	}
+}
+
+// ExtraClash reports an additional property named like a declared one,
+// which would write the name twice.
+func ExtraClash[T any](extra map[string]T, declared []string) error {
+	for k := range extra {
+		if slices.Contains(declared, k) {
+			return AtField(Expect("an additional property that is not named like a declared one"), k)
+		}
+	}
+	return nil
+}
+
+// WriteUnion writes the branches of a union that are set: one as it is;
+// several (an anyOf) as one object with the members of all, a member
+// keeping the first branch's value, or as their common value.
+func WriteUnion(e *jx.Encoder, set []func(*jx.Encoder)) {
+	switch len(set) {
+	case 0:
+		e.Null()
+		return
+	case 1:
+		set[0](e)
+		return
+	}
+	parts := make([]any, len(set))
+	for i, enc := range set {
+		var b jx.Encoder
+		enc(&b)
+		parts[i] = json.RawMessage(slices.Clone(b.Bytes()))
+	}
+	merged, err := schemaset.MarshalUnion("union", false, parts)
+	if err != nil {
+		set[0](e)
+		return
+	}
+	e.Raw(merged)
+}
+
+// UnionCount checks how many branches of a union are set or matched: at
+// least one, and exactly one for a oneOf.
+func UnionCount(n int, oneOf bool) error {
+	switch {
+	case n == 0:
+		return Expect("a value matching one of the branches (" + kind(oneOf) + ")")
+	case oneOf && n > 1:
+		return Expect("a value matching exactly one branch (oneOf), not " + strconv.Itoa(n))
+	}
+	return nil
+}
+
+func kind(oneOf bool) string {
+	if oneOf {
+		return "oneOf"
+	}
+	return "anyOf"
+}
+
+// Revalidate checks a value built in Go by writing it and decoding the
+// result with dec, for types whose rules depend on the JSON as a whole
+// (unions: which branches the JSON matches).
+func Revalidate(v Encoder, dec Decoder) error {
+	return Unmarshal(Marshal(v), dec)
+}
+
+// Reference validates with the embedded schema, the reference validator,
+// instead of generated rules: validate is the Set's validator of the
+// type's schema. Generated code calls it for the types whose schemas use
+// keywords it does not translate (model.Type.Inexact).
+func Reference(raw []byte, validate func([]byte) error) error {
+	err := validate(raw)
+	var ve *schemaset.ValidationError
+	if errors.As(err, &ve) && len(ve.Problems) > 0 {
+		p := ve.Problems[0]
+		return &Error{Pointer: p.Pointer, Expected: p.Message, Err: err}
+	}
+	return Wrap(err, "a value its schema accepts")
+}
+
+// Checked reads one value from *d and validates it against the
+// reference, then points *d at a decoder over that value alone, for the
+// generated decoding that follows: see [Reference].
+func Checked(d **jx.Decoder, validate func([]byte) error) error {
+	raw, err := (*d).Raw()
+	if err != nil {
+		return Wrap(err, "a JSON value")
+	}
+	if err := Reference(raw, validate); err != nil {
+		return err
+	}
+	*d = jx.DecodeBytes(raw)
+	return nil
+}
+
+// CheckedValue validates a value built in Go against the reference.
+func CheckedValue(v Encoder, validate func([]byte) error) error {
+	return Reference(Marshal(v), validate)
+}
+
+// MatchesReference wraps the decoding of a union branch whose generated
+// code is not exact: the branch matches when the reference validator
+// accepts the value against the branch's schema, and dec decodes it.
+func MatchesReference(validate func([]byte) error, dec func(*jx.Decoder) error) func(*jx.Decoder) error {
+	return func(d *jx.Decoder) error {
+		raw, err := d.Raw()
+		if err != nil {
+			return Wrap(err, "a JSON value")
+		}
+		if err := Reference(raw, validate); err != nil {
+			return err
+		}
+		return dec(jx.DecodeBytes(raw))
+	}
+}
