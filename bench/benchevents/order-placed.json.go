@@ -6,7 +6,9 @@ package benchevents
 import (
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -36,12 +38,156 @@ type OrderPlaced struct {
 	Note     schemaset.Nullable[string] `json:"note,omitzero"`
 }
 
-// Validate checks v against the schema of OrderPlaced facts
-// (order-placed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v OrderPlaced) Validate() error {
-	return schemaSet.ValidateValue("order-placed.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderPlaced{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order_id":
+			seen |= 1 << 0
+			v.OrderID, err = checkOrderPlacedOrderID.Str(d)
+		case "customer":
+			seen |= 1 << 1
+			err = v.Customer.DecodeJSON(d)
+		case "lines":
+			seen |= 1 << 2
+			v.Lines, err = codec.ArrayOf(d, &checkOrderPlacedLines, codec.Dec[OrderLine], nil)
+		case "total":
+			seen |= 1 << 3
+			err = v.Total.DecodeJSON(d)
+		case "status":
+			seen |= 1 << 4
+			err = v.Status.DecodeJSON(d)
+		case "placed_at":
+			seen |= 1 << 5
+			v.PlacedAt, err = codec.Time(d)
+		case "tags":
+			v.Tags, err = codec.ArrayOf(d, &checkOrderPlacedTags, checkOrderPlacedTagsItem.Str, func(e *jx.Encoder, x1 string) {
+				e.Str(x1)
+			})
+		case "note":
+			v.Note, err = codec.Nullable(d, checkOrderPlacedNote.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfOrderPlaced)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order_id")
+	e.Str(v.OrderID)
+	e.FieldStart("customer")
+	v.Customer.EncodeJSON(e)
+	e.FieldStart("lines")
+	e.ArrStart()
+	for _, x1 := range v.Lines {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+	e.FieldStart("total")
+	v.Total.EncodeJSON(e)
+	e.FieldStart("status")
+	v.Status.EncodeJSON(e)
+	e.FieldStart("placed_at")
+	codec.WriteTime(e, v.PlacedAt)
+	if v.Tags != nil {
+		e.FieldStart("tags")
+		e.ArrStart()
+		for _, x1 := range v.Tags {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	if v.Note.Present {
+		e.FieldStart("note")
+		if !v.Note.Valid {
+			e.Null()
+		} else {
+			e.Str(v.Note.Value)
+		}
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlaced) Validate() error {
+	if err := checkOrderPlacedOrderID.Check(v.OrderID); err != nil {
+		return codec.AtField(err, "order_id")
+	}
+	if err := v.Customer.Validate(); err != nil {
+		return codec.AtField(err, "customer")
+	}
+	if err := func() error {
+		if err := codec.Items(&checkOrderPlacedLines, v.Lines, nil); err != nil {
+			return err
+		}
+		return codec.Each(v.Lines, func(x1 OrderLine) error {
+			return x1.Validate()
+		})
+	}(); err != nil {
+		return codec.AtField(err, "lines")
+	}
+	if err := v.Total.Validate(); err != nil {
+		return codec.AtField(err, "total")
+	}
+	if err := v.Status.Validate(); err != nil {
+		return codec.AtField(err, "status")
+	}
+	if err := func() error {
+		if err := codec.Items(&checkOrderPlacedTags, v.Tags, func(e *jx.Encoder, x1 string) {
+			e.Str(x1)
+		}); err != nil {
+			return err
+		}
+		return codec.Each(v.Tags, func(x1 string) error {
+			return checkOrderPlacedTagsItem.Check(x1)
+		})
+	}(); err != nil {
+		return codec.AtField(err, "tags")
+	}
+	if v.Note.Valid {
+		if err := checkOrderPlacedNote.Check(v.Note.Value); err != nil {
+			return codec.AtField(err, "note")
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkOrderPlacedOrderID = codec.String{
+		Format:    codec.FormatOf("uuid"),
+		MaxLength: -1,
+	}
+	checkOrderPlacedLines = codec.Array{
+		MaxItems: 100,
+		MinItems: 1,
+	}
+	checkOrderPlacedTags = codec.Array{
+		MaxItems: -1,
+		Unique:   true,
+	}
+	checkOrderPlacedTagsItem = codec.String{MaxLength: 32}
+	checkOrderPlacedNote     = codec.String{MaxLength: 500}
+	requiredOfOrderPlaced    = []string{"order_id", "customer", "lines", "total", "status", "placed_at"}
+)
 
 // OrderPlacedCustomer is generated from
 // order-placed.json#/properties/customer.
@@ -52,6 +198,97 @@ type OrderPlacedCustomer struct {
 	Address    Address `json:"address"`
 }
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderPlacedCustomer{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "customer_id":
+			seen |= 1 << 0
+			v.CustomerID, err = checkOrderPlacedCustomerCustomerID.Str(d)
+		case "email":
+			seen |= 1 << 1
+			v.Email, err = checkOrderPlacedCustomerEmail.Str(d)
+		case "name":
+			v.Name, err = codec.Ptr(d, checkOrderPlacedCustomerName.Str)
+		case "address":
+			seen |= 1 << 2
+			err = v.Address.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfOrderPlacedCustomer)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("customer_id")
+	e.Str(v.CustomerID)
+	e.FieldStart("email")
+	e.Str(v.Email)
+	if v.Name != nil {
+		e.FieldStart("name")
+		e.Str(*v.Name)
+	}
+	e.FieldStart("address")
+	v.Address.EncodeJSON(e)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlacedCustomer) Validate() error {
+	if err := checkOrderPlacedCustomerCustomerID.Check(v.CustomerID); err != nil {
+		return codec.AtField(err, "customer_id")
+	}
+	if err := checkOrderPlacedCustomerEmail.Check(v.Email); err != nil {
+		return codec.AtField(err, "email")
+	}
+	{
+		if v.Name != nil {
+			if err := checkOrderPlacedCustomerName.Check(*v.Name); err != nil {
+				return codec.AtField(err, "name")
+			}
+		}
+	}
+	if err := v.Address.Validate(); err != nil {
+		return codec.AtField(err, "address")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkOrderPlacedCustomerCustomerID = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^C-[0-9]{6}$"),
+	}
+	checkOrderPlacedCustomerEmail = codec.String{
+		Format:    codec.FormatOf("email"),
+		MaxLength: -1,
+	}
+	checkOrderPlacedCustomerName = codec.String{
+		MaxLength: 100,
+		MinLength: 1,
+	}
+	requiredOfOrderPlacedCustomer = []string{"customer_id", "email", "address"}
+)
+
 // Address is generated from
 // order-placed.json#/properties/customer/properties/address.
 type Address struct {
@@ -60,6 +297,86 @@ type Address struct {
 	Postcode string         `json:"postcode"`
 	Country  AddressCountry `json:"country"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Address) DecodeJSON(d *jx.Decoder) error {
+	*v = Address{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "street":
+			seen |= 1 << 0
+			v.Street, err = checkAddressStreet.Str(d)
+		case "city":
+			seen |= 1 << 1
+			v.City, err = checkAddressCity.Str(d)
+		case "postcode":
+			seen |= 1 << 2
+			v.Postcode, err = checkAddressPostcode.Str(d)
+		case "country":
+			seen |= 1 << 3
+			err = v.Country.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfAddress)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Address) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("street")
+	e.Str(v.Street)
+	e.FieldStart("city")
+	e.Str(v.City)
+	e.FieldStart("postcode")
+	e.Str(v.Postcode)
+	e.FieldStart("country")
+	v.Country.EncodeJSON(e)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Address) Validate() error {
+	if err := checkAddressStreet.Check(v.Street); err != nil {
+		return codec.AtField(err, "street")
+	}
+	if err := checkAddressCity.Check(v.City); err != nil {
+		return codec.AtField(err, "city")
+	}
+	if err := checkAddressPostcode.Check(v.Postcode); err != nil {
+		return codec.AtField(err, "postcode")
+	}
+	if err := v.Country.Validate(); err != nil {
+		return codec.AtField(err, "country")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Address) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Address) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkAddressStreet   = codec.String{MaxLength: 200}
+	checkAddressCity     = codec.String{MaxLength: 100}
+	checkAddressPostcode = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[0-9]{5}$"),
+	}
+	requiredOfAddress = []string{"street", "city", "postcode", "country"}
+)
 
 // AddressCountry is generated from
 // order-placed.json#/properties/customer/properties/address/properties/country.
@@ -74,6 +391,30 @@ const (
 	AddressCountryUS AddressCountry = "US"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *AddressCountry) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, AddressCountry.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v AddressCountry) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v AddressCountry) Validate() error {
+	switch v {
+	case AddressCountryDE, AddressCountryFR, AddressCountryGB, AddressCountryNL, AddressCountryUS:
+		return nil
+	}
+	return codec.Expect("one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *AddressCountry) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // OrderLine is generated from order-placed.json#/properties/lines/items.
 type OrderLine struct {
 	Sku       string  `json:"sku"`
@@ -81,6 +422,94 @@ type OrderLine struct {
 	Quantity  int64   `json:"quantity"`
 	UnitPrice Money   `json:"unit_price"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderLine{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = checkOrderLineSku.Str(d)
+		case "title":
+			v.Title, err = codec.Ptr(d, checkOrderLineTitle.Str)
+		case "quantity":
+			seen |= 1 << 1
+			v.Quantity, err = checkOrderLineQuantity.Int(d)
+		case "unit_price":
+			seen |= 1 << 2
+			err = v.UnitPrice.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfOrderLine)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderLine) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	if v.Title != nil {
+		e.FieldStart("title")
+		e.Str(*v.Title)
+	}
+	e.FieldStart("quantity")
+	e.Int64(v.Quantity)
+	e.FieldStart("unit_price")
+	v.UnitPrice.EncodeJSON(e)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderLine) Validate() error {
+	if err := checkOrderLineSku.Check(v.Sku); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	{
+		if v.Title != nil {
+			if err := checkOrderLineTitle.Check(*v.Title); err != nil {
+				return codec.AtField(err, "title")
+			}
+		}
+	}
+	if err := checkOrderLineQuantity.Check(v.Quantity); err != nil {
+		return codec.AtField(err, "quantity")
+	}
+	if err := v.UnitPrice.Validate(); err != nil {
+		return codec.AtField(err, "unit_price")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderLine) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderLine) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkOrderLineSku = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$"),
+	}
+	checkOrderLineTitle    = codec.String{MaxLength: 200}
+	checkOrderLineQuantity = codec.Int{
+		Max: 999,
+		Min: 1,
+	}
+	requiredOfOrderLine = []string{"sku", "quantity", "unit_price"}
+)
 
 // OrderPlacedStatus is generated from order-placed.json#/properties/status.
 type OrderPlacedStatus string
@@ -93,6 +522,30 @@ const (
 	OrderPlacedStatusCancelled OrderPlacedStatus = "cancelled"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlacedStatus) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, OrderPlacedStatus.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlacedStatus) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlacedStatus) Validate() error {
+	switch v {
+	case OrderPlacedStatusPlaced, OrderPlacedStatusPaid, OrderPlacedStatusShipped, OrderPlacedStatusCancelled:
+		return nil
+	}
+	return codec.Expect("one of \"placed\", \"paid\", \"shipped\", \"cancelled\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlacedStatus) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // Money is generated from order-placed.json#/$defs/money.
 //
 // An amount in the smallest unit of its currency.
@@ -100,6 +553,68 @@ type Money struct {
 	Amount   int64         `json:"amount"`
 	Currency MoneyCurrency `json:"currency"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Money) DecodeJSON(d *jx.Decoder) error {
+	*v = Money{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "amount":
+			seen |= 1 << 0
+			v.Amount, err = checkMoneyAmount.Int(d)
+		case "currency":
+			seen |= 1 << 1
+			err = v.Currency.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfMoney)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Money) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("amount")
+	e.Int64(v.Amount)
+	e.FieldStart("currency")
+	v.Currency.EncodeJSON(e)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Money) Validate() error {
+	if err := checkMoneyAmount.Check(v.Amount); err != nil {
+		return codec.AtField(err, "amount")
+	}
+	if err := v.Currency.Validate(); err != nil {
+		return codec.AtField(err, "currency")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Money) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Money) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkMoneyAmount = codec.Int{
+		Max: 100000000,
+		Min: 0,
+	}
+	requiredOfMoney = []string{"amount", "currency"}
+)
 
 // MoneyCurrency is generated from
 // order-placed.json#/$defs/money/properties/currency.
@@ -111,3 +626,27 @@ const (
 	MoneyCurrencyGBP MoneyCurrency = "GBP"
 	MoneyCurrencyUSD MoneyCurrency = "USD"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *MoneyCurrency) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, MoneyCurrency.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v MoneyCurrency) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v MoneyCurrency) Validate() error {
+	switch v {
+	case MoneyCurrencyEUR, MoneyCurrencyGBP, MoneyCurrencyUSD:
+		return nil
+	}
+	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *MoneyCurrency) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

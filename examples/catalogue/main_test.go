@@ -70,7 +70,7 @@ func TestWalkthrough(t *testing.T) {
 		`indexed BOOK-123 "The Warren Handbook" at 19.99 EUR`,
 		"mailed ada@example.com the confirmation of order",
 		"rejected before sending",
-		"/item/name: minLength",
+		"/item/name: at least 1 character",
 		"every fact handled; consumers stopped cleanly",
 	} {
 		if !strings.Contains(out.String(), line) {

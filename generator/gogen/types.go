@@ -32,9 +32,7 @@ func (e *emitter) genTypes(f *jen.File, types []*model.Type) {
 		case model.Alias:
 			f.Type().Id(t.GoName).Op("=").Add(typeExpr(t.Base))
 		}
-		if t.Fact != nil {
-			e.genValidate(f, t.Fact)
-		}
+		e.genCodec(f, t)
 	}
 }
 
@@ -85,17 +83,6 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 	}
 	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(factFields(fact))
 	f.Line()
-}
-
-// genValidate writes the Validate method of a fact type.
-func (e *emitter) genValidate(f *jen.File, fact *model.Fact) {
-	f.Line()
-	for _, c := range docComment(fmt.Sprintf("Validate checks v against the schema of %s facts (%s), including what Go types cannot express: patterns, ranges, lengths, formats.", fact.GoName, fact.Location())) {
-		f.Add(c)
-	}
-	f.Func().Params(jen.Id("v").Id(fact.Type.GoName)).Id("Validate").Params().Error().Block(
-		jen.Return(jen.Id(schemaSetVar).Dot("ValidateValue").Call(jen.Lit(fact.Location()), jen.Id("v"))),
-	)
 }
 
 // genStruct writes a struct, its default constants, and, when it keeps
@@ -203,10 +190,10 @@ func jsonTag(fl *model.Field) string {
 	return name
 }
 
-// genExtraMethods writes MarshalJSON/UnmarshalJSON for a struct that keeps
-// additional properties, delegating to runtime/schemaset.
+// genExtraMethods writes the list of declared property names of a struct
+// that keeps additional properties, which no additional one may take.
 func (e *emitter) genExtraMethods(f *jen.File, t *model.Type) {
-	known := "propertiesOf" + t.GoName
+	known := propertiesVar(t)
 	f.Line()
 	for _, c := range docComment(fmt.Sprintf("%s are the property names %s declares; the others are additional.", known, t.GoName)) {
 		f.Add(c)
@@ -216,25 +203,6 @@ func (e *emitter) genExtraMethods(f *jen.File, t *model.Type) {
 			g.Lit(fl.JSONName)
 		}
 	})
-	f.Line()
-	for _, c := range docComment("MarshalJSON encodes the declared properties followed by " + model.ExtraField + ".") {
-		f.Add(c)
-	}
-	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Type().Id("plain").Id(t.GoName),
-		jen.List(jen.Id("declared"), jen.Err()).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("plain").Call(jen.Id("v"))),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Qual(schemasetPath, "MarshalObject").Call(jen.Id("declared"), jen.Id("v").Dot(model.ExtraField), jen.Id(known))),
-	)
-	f.Line()
-	for _, c := range docComment("UnmarshalJSON decodes the declared properties into their fields and the others into " + model.ExtraField + ".") {
-		f.Add(c)
-	}
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Type().Id("plain").Id(t.GoName),
-		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Parens(jen.Op("*").Id("plain")).Call(jen.Id("v"))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Return(jen.Qual(schemasetPath, "UnmarshalExtra").Call(jen.Id("data"), jen.Op("&").Id("v").Dot(model.ExtraField), jen.Id(known))),
-	)
 }
 
 // genEnum writes a string or integer type with one constant per value.
@@ -251,52 +219,14 @@ func (e *emitter) genEnum(f *jen.File, t *model.Type) {
 	})
 }
 
-// genUnion writes a struct with one field per branch and the JSON methods
-// that pick branches by schema when decoding and merge them when encoding.
+// genUnion writes a struct with one field per branch; its methods
+// (genCodec) pick branches by schema when decoding and merge them when
+// encoding.
 func (e *emitter) genUnion(f *jen.File, t *model.Type) {
 	f.Type().Id(t.GoName).StructFunc(func(g *jen.Group) {
 		for _, v := range t.Variants {
 			g.Id(v.GoName).Add(variantType(v))
 		}
-	})
-	f.Line()
-	for _, c := range docComment("MarshalJSON encodes the branches that are set; see runtime/schemaset.MarshalUnion.") {
-		f.Add(c)
-	}
-	f.Func().Params(jen.Id("u").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).BlockFunc(func(g *jen.Group) {
-		g.Var().Id("set").Index().Any()
-		for _, v := range t.Variants {
-			g.If(jen.Id("u").Dot(v.GoName).Op("!=").Nil()).Block(
-				jen.Id("set").Op("=").Append(jen.Id("set"), jen.Id("u").Dot(v.GoName)),
-			)
-		}
-		g.Return(jen.Qual(schemasetPath, "MarshalUnion").Call(jen.Lit(t.GoName), jen.Lit(t.OneOf), jen.Id("set")))
-	})
-	f.Line()
-	for _, c := range docComment("UnmarshalJSON sets the field of every branch whose schema data satisfies.") {
-		f.Add(c)
-	}
-	f.Func().Params(jen.Id("u").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().BlockFunc(func(g *jen.Group) {
-		g.Op("*").Id("u").Op("=").Id(t.GoName).Values()
-		var oks []jen.Code
-		for i, v := range t.Variants {
-			ok := jen.Id("ok" + strconv.Itoa(i+1))
-			oks = append(oks, ok)
-			decode := func(dst jen.Code) jen.Code {
-				return jen.List(ok, jen.Err()).Op(":=").Id(schemaSetVar).Dot("DecodeBranch").Call(jen.Lit(t.GoName), jen.Lit(v.Location), jen.Id("data"), dst)
-			}
-			if v.Type.HasNil() {
-				g.Add(decode(jen.Op("&").Id("u").Dot(v.GoName)))
-				g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
-				continue
-			}
-			tmp := "v" + strconv.Itoa(i+1)
-			g.Var().Id(tmp).Add(typeExpr(v.Type))
-			g.Add(decode(jen.Op("&").Id(tmp)))
-			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
-			g.If(ok).Block(jen.Id("u").Dot(v.GoName).Op("=").Op("&").Id(tmp))
-		}
-		g.Return(jen.Qual(schemasetPath, "CheckUnion").Call(append([]jen.Code{jen.Lit(t.GoName), jen.Lit(t.OneOf)}, oks...)...))
 	})
 }
 

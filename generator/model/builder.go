@@ -62,9 +62,9 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	case n.Bool != nil:
 		// true admits anything; false nothing ({"properties": {"x":
 		// false}} forbids x), which validation enforces.
-		return Ref{Kind: Raw}
+		return Ref{Kind: Raw, schema: n}
 	case n.Keywords == nil:
-		return Ref{Kind: Raw}
+		return Ref{Kind: Raw, schema: n}
 	case isPureRef(n):
 		return b.follow(n)
 	}
@@ -72,11 +72,17 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 		return Ref{Kind: Named, Type: t, Nullable: t.nullable}
 	}
 	if base := b.narrowedRef(n); base != nil && b.factByNode[n] == nil {
-		return b.follow(base)
+		r := b.follow(base)
+		r.schema, r.narrowed = n, true
+		return r
 	}
 	v := b.flatten(n)
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
-		return b.shape(v, nil)
+		r := b.shape(v, nil)
+		if r.Kind != Named {
+			r.schema = n
+		}
+		return r
 	}
 	// Declare first, so that recursive references find the type.
 	t := b.declare(n, v.nullable)
@@ -93,6 +99,7 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	}
 	t.nullable = r.Nullable
 	r.Nullable = false
+	r.schema = n
 	t.Base = r
 	return Ref{Kind: Named, Type: t, Nullable: t.nullable}
 }
@@ -119,6 +126,7 @@ func (b *builder) declare(n *load.Schema, nullable bool) *Type {
 		Source:   n.Doc.Path,
 		Pointer:  n.Pointer,
 		Doc:      docOf(n),
+		schema:   n,
 		nullable: nullable,
 	}
 	b.types[n.Location()] = t

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/warrenbus/warren/generator/load"
+
 // Kind says which Go type expression a [Ref] stands for.
 type Kind int
 
@@ -25,6 +27,9 @@ type Ref struct {
 	Type     *Type // Kind == Named
 	Elem     *Ref  // Kind == Slice or Map
 	Nullable bool  // the schema allows null
+
+	schema   *load.Schema // the schema typed, for its checks; nil for a Named ref
+	narrowed bool         // an allOf narrowing a shared type, whose narrowing the Go type lacks
 }
 
 // Equal reports whether r and o denote the same Go type.
@@ -92,22 +97,19 @@ type Type struct {
 
 	Fact *Fact // set on the root type of a fact
 
-	nullable bool // the definition itself admits null, so every use is nullable
-	constant bool // Enum: written as a const, not an enum
+	schema   *load.Schema // the schema the type is declared at
+	nullable bool         // the definition itself admits null, so every use is nullable
+	constant bool         // Enum: written as a const, not an enum
 }
 
 // Methods returns the names of the methods generated code declares on the
-// type, which no field may take: Validate on a fact, the JSON methods on a
-// union or on a struct that keeps additional properties.
+// type, which no field may take: every declared type but an alias decodes,
+// encodes and validates itself (runtime/codec).
 func (t *Type) Methods() []string {
-	var m []string
-	if t.Fact != nil {
-		m = append(m, "Validate")
+	if t.Kind == Alias {
+		return nil
 	}
-	if t.Kind == Union || t.Kind == Struct && t.Extra != nil {
-		m = append(m, "MarshalJSON", "UnmarshalJSON")
-	}
-	return m
+	return []string{"DecodeJSON", "EncodeJSON", "MarshalJSON", "UnmarshalJSON", "Validate"}
 }
 
 // Location returns "source#pointer", which identifies the type's schema in

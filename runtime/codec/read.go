@@ -308,3 +308,24 @@ func ArrayOf[T any](d *jx.Decoder, c *Array, dec func(*jx.Decoder) (T, error), e
 	}
 	return v, Items(c, v, enc)
 }
+
+// StrEnum reads a string into *v, a string enum, and checks it with valid.
+func StrEnum[T ~string](d *jx.Decoder, v *T, valid func(T) error) error {
+	s, err := Str(d)
+	if err != nil {
+		return err
+	}
+	*v = T(s)
+	return valid(*v)
+}
+
+// IntEnum reads an integer into *v, an integer enum, and checks it with
+// valid.
+func IntEnum[T ~int64](d *jx.Decoder, v *T, valid func(T) error) error {
+	i, err := Int64(d)
+	if err != nil {
+		return err
+	}
+	*v = T(i)
+	return valid(*v)
+}

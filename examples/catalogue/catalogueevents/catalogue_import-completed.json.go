@@ -5,10 +5,12 @@ package catalogueevents
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ImportCompletedRoutingKey is the routing key of ImportCompleted facts.
@@ -45,33 +47,101 @@ type ImportCompleted struct {
 // the others are additional.
 var propertiesOfImportCompleted = []string{"import_id", "supplier", "completed_at", "counts", "warnings"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ImportCompleted) MarshalJSON() ([]byte, error) {
-	type plain ImportCompleted
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
+	*v = ImportCompleted{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "import_id":
+			seen |= 1 << 0
+			v.ImportID, err = checkImportCompletedImportID.Str(d)
+		case "supplier":
+			seen |= 1 << 1
+			v.Supplier, err = codec.Str(d)
+		case "completed_at":
+			seen |= 1 << 2
+			v.CompletedAt, err = codec.Time(d)
+		case "counts":
+			seen |= 1 << 3
+			err = v.Counts.DecodeJSON(d)
+		case "warnings":
+			v.Warnings, err = codec.Slice(d, codec.Dec[ImportCompletedWarningsItem])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfImportCompleted)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
-	type plain ImportCompleted
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfImportCompleted)
+	return codec.Required(seen, requiredOfImportCompleted)
 }
 
-// Validate checks v against the schema of ImportCompleted facts
-// (catalogue/import-completed.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v ImportCompleted) Validate() error {
-	return schemaSet.ValidateValue("catalogue/import-completed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ImportCompleted) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("import_id")
+	e.Str(v.ImportID)
+	e.FieldStart("supplier")
+	e.Str(v.Supplier)
+	e.FieldStart("completed_at")
+	codec.WriteTime(e, v.CompletedAt)
+	e.FieldStart("counts")
+	v.Counts.EncodeJSON(e)
+	if v.Warnings != nil {
+		e.FieldStart("warnings")
+		e.ArrStart()
+		for _, x1 := range v.Warnings {
+			x1.EncodeJSON(e)
+		}
+		e.ArrEnd()
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ImportCompleted) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompleted); err != nil {
+		return err
+	}
+	if err := checkImportCompletedImportID.Check(v.ImportID); err != nil {
+		return codec.AtField(err, "import_id")
+	}
+	if err := v.Counts.Validate(); err != nil {
+		return codec.AtField(err, "counts")
+	}
+	if err := codec.Each(v.Warnings, func(x1 ImportCompletedWarningsItem) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "warnings")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ImportCompleted) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompleted); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkImportCompletedImportID = codec.String{
+		Format:    codec.FormatOf("uuid"),
+		MaxLength: -1,
+	}
+	requiredOfImportCompleted = []string{"import_id", "supplier", "completed_at", "counts"}
+)
 
 // ImportCompletedCounts is generated from
 // catalogue/import-completed.json#/properties/counts.
@@ -82,6 +152,84 @@ type ImportCompletedCounts struct {
 	Updated int64 `json:"updated"`
 	Deleted int64 `json:"deleted"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
+	*v = ImportCompletedCounts{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "created":
+			seen |= 1 << 0
+			v.Created, err = checkImportCompletedCountsCreated.Int(d)
+		case "updated":
+			seen |= 1 << 1
+			v.Updated, err = checkImportCompletedCountsUpdated.Int(d)
+		case "deleted":
+			seen |= 1 << 2
+			v.Deleted, err = checkImportCompletedCountsDeleted.Int(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfImportCompletedCounts)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("created")
+	e.Int64(v.Created)
+	e.FieldStart("updated")
+	e.Int64(v.Updated)
+	e.FieldStart("deleted")
+	e.Int64(v.Deleted)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ImportCompletedCounts) Validate() error {
+	if err := checkImportCompletedCountsCreated.Check(v.Created); err != nil {
+		return codec.AtField(err, "created")
+	}
+	if err := checkImportCompletedCountsUpdated.Check(v.Updated); err != nil {
+		return codec.AtField(err, "updated")
+	}
+	if err := checkImportCompletedCountsDeleted.Check(v.Deleted); err != nil {
+		return codec.AtField(err, "deleted")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ImportCompletedCounts) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ImportCompletedCounts) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkImportCompletedCountsCreated = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+	checkImportCompletedCountsUpdated = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+	checkImportCompletedCountsDeleted = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+	requiredOfImportCompletedCounts = []string{"created", "updated", "deleted"}
+)
 
 // ImportCompletedWarningsItem is generated from
 // catalogue/import-completed.json#/properties/warnings/items. Properties the
@@ -99,23 +247,63 @@ type ImportCompletedWarningsItem struct {
 // ImportCompletedWarningsItem declares; the others are additional.
 var propertiesOfImportCompletedWarningsItem = []string{"line", "message"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ImportCompletedWarningsItem) MarshalJSON() ([]byte, error) {
-	type plain ImportCompletedWarningsItem
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ImportCompletedWarningsItem) DecodeJSON(d *jx.Decoder) error {
+	*v = ImportCompletedWarningsItem{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "line":
+			seen |= 1 << 0
+			v.Line, err = codec.Int64(d)
+		case "message":
+			seen |= 1 << 1
+			v.Message, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfImportCompletedWarningsItem)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ImportCompletedWarningsItem) UnmarshalJSON(data []byte) error {
-	type plain ImportCompletedWarningsItem
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfImportCompletedWarningsItem)
+	return codec.Required(seen, requiredOfImportCompletedWarningsItem)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("line")
+	e.Int64(v.Line)
+	e.FieldStart("message")
+	e.Str(v.Message)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ImportCompletedWarningsItem) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ImportCompletedWarningsItem) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ImportCompletedWarningsItem) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfImportCompletedWarningsItem = []string{"line", "message"}
+)

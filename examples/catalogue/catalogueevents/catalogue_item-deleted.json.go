@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ItemDeletedRoutingKey is the routing key of ItemDeleted facts.
@@ -41,30 +42,80 @@ type ItemDeleted struct {
 // others are additional.
 var propertiesOfItemDeleted = []string{"sku", "deleted_at", "reason"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ItemDeleted) MarshalJSON() ([]byte, error) {
-	type plain ItemDeleted
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
+	*v = ItemDeleted{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			err = v.Sku.DecodeJSON(d)
+		case "deleted_at":
+			seen |= 1 << 1
+			v.DeletedAt, err = codec.Time(d)
+		case "reason":
+			v.Reason, err = codec.Ptr(d, checkItemDeletedReason.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItemDeleted)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
-	type plain ItemDeleted
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItemDeleted)
+	return codec.Required(seen, requiredOfItemDeleted)
 }
 
-// Validate checks v against the schema of ItemDeleted facts
-// (catalogue/item-deleted.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v ItemDeleted) Validate() error {
-	return schemaSet.ValidateValue("catalogue/item-deleted.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemDeleted) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	v.Sku.EncodeJSON(e)
+	e.FieldStart("deleted_at")
+	codec.WriteTime(e, v.DeletedAt)
+	if v.Reason != nil {
+		e.FieldStart("reason")
+		e.Str(*v.Reason)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemDeleted) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeleted); err != nil {
+		return err
+	}
+	if err := v.Sku.Validate(); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	{
+		if v.Reason != nil {
+			if err := checkItemDeletedReason.Check(*v.Reason); err != nil {
+				return codec.AtField(err, "reason")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ItemDeleted) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeleted); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkItemDeletedReason = codec.String{MaxLength: 500}
+	requiredOfItemDeleted  = []string{"sku", "deleted_at"}
+)

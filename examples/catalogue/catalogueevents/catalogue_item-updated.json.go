@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ItemUpdatedRoutingKey is the routing key of ItemUpdated facts.
@@ -52,33 +53,96 @@ const (
 // others are additional.
 var propertiesOfItemUpdated = []string{"item", "changed", "updated_at", "source"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ItemUpdated) MarshalJSON() ([]byte, error) {
-	type plain ItemUpdated
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
+	*v = ItemUpdated{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "item":
+			seen |= 1 << 0
+			err = v.Item.DecodeJSON(d)
+		case "changed":
+			seen |= 1 << 1
+			v.Changed, err = codec.Slice(d, codec.Dec[ItemUpdatedChangedItem])
+		case "updated_at":
+			seen |= 1 << 2
+			v.UpdatedAt, err = codec.Time(d)
+		case "source":
+			v.Source, err = codec.Ptr(d, codec.Dec[ItemUpdatedSource])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItemUpdated)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
-	type plain ItemUpdated
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItemUpdated)
+	return codec.Required(seen, requiredOfItemUpdated)
 }
 
-// Validate checks v against the schema of ItemUpdated facts
-// (catalogue/item-updated.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v ItemUpdated) Validate() error {
-	return schemaSet.ValidateValue("catalogue/item-updated.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemUpdated) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("item")
+	v.Item.EncodeJSON(e)
+	e.FieldStart("changed")
+	e.ArrStart()
+	for _, x1 := range v.Changed {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+	e.FieldStart("updated_at")
+	codec.WriteTime(e, v.UpdatedAt)
+	if v.Source != nil {
+		e.FieldStart("source")
+		v.Source.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemUpdated) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemUpdated); err != nil {
+		return err
+	}
+	if err := v.Item.Validate(); err != nil {
+		return codec.AtField(err, "item")
+	}
+	if err := codec.Each(v.Changed, func(x1 ItemUpdatedChangedItem) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "changed")
+	}
+	{
+		if v.Source != nil {
+			if err := v.Source.Validate(); err != nil {
+				return codec.AtField(err, "source")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ItemUpdated) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemUpdated); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfItemUpdated = []string{"item", "changed", "updated_at"}
+)
 
 // ItemUpdatedChangedItem is generated from
 // catalogue/item-updated.json#/properties/changed/items.
@@ -94,6 +158,30 @@ const (
 	ItemUpdatedChangedItemAttributes  ItemUpdatedChangedItem = "attributes"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemUpdatedChangedItem) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, ItemUpdatedChangedItem.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemUpdatedChangedItem) Validate() error {
+	switch v {
+	case ItemUpdatedChangedItemName, ItemUpdatedChangedItemDescription, ItemUpdatedChangedItemPrice, ItemUpdatedChangedItemTags, ItemUpdatedChangedItemImages, ItemUpdatedChangedItemAttributes:
+		return nil
+	}
+	return codec.Expect("one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemUpdatedChangedItem) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // ItemUpdatedSource is generated from
 // catalogue/item-updated.json#/properties/source.
 type ItemUpdatedSource string
@@ -104,3 +192,27 @@ const (
 	ItemUpdatedSourceEditor ItemUpdatedSource = "editor"
 	ItemUpdatedSourceAPI    ItemUpdatedSource = "api"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemUpdatedSource) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, ItemUpdatedSource.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemUpdatedSource) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemUpdatedSource) Validate() error {
+	switch v {
+	case ItemUpdatedSourceImport, ItemUpdatedSourceEditor, ItemUpdatedSourceAPI:
+		return nil
+	}
+	return codec.Expect("one of \"import\", \"editor\", \"api\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemUpdatedSource) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

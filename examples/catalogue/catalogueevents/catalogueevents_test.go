@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 const orderJSON = `{
@@ -46,22 +48,32 @@ func TestOrderPlacedRoundTrip(t *testing.T) {
 }
 
 // TestValidateExplains checks that a value breaking constraints Go types
-// cannot express is rejected with the place and the reason.
+// cannot express is rejected with the place and the reason, by Validate on
+// the Go value and by json.Unmarshal of its JSON alike.
 func TestValidateExplains(t *testing.T) {
-	var o OrderPlaced
-	if err := json.Unmarshal([]byte(orderJSON), &o); err != nil {
-		t.Fatal(err)
-	}
-	o.Lines[0].Sku = "lower-case"
-	o.Lines[0].Quantity = 0
-	o.Customer.Email = "not-an-email"
-	err := o.Validate()
-	if err == nil {
-		t.Fatal("Validate accepted a bad SKU, quantity and email")
-	}
-	for _, want := range []string{"/lines/0/sku", "/lines/0/quantity", "/customer/email"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not point at %s:\n%v", want, err)
+	for _, tc := range []struct {
+		at, want string
+		breakIt  func(o *OrderPlaced)
+	}{
+		{"/lines/0/sku", "matching", func(o *OrderPlaced) { o.Lines[0].Sku = "lower-case" }},
+		{"/lines/0/quantity", "at least 1", func(o *OrderPlaced) { o.Lines[0].Quantity = 0 }},
+		{"/customer/email", "email", func(o *OrderPlaced) { o.Customer.Email = "not-an-email" }},
+	} {
+		var o OrderPlaced
+		if err := json.Unmarshal([]byte(orderJSON), &o); err != nil {
+			t.Fatal(err)
+		}
+		tc.breakIt(&o)
+		err := o.Validate()
+		if err == nil {
+			t.Fatalf("Validate accepted a bad %s", tc.at)
+		}
+		if want := tc.at + ": "; !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate: error does not point at %s saying %q:\n%v", tc.at, tc.want, err)
+		}
+		var back OrderPlaced
+		if err := json.Unmarshal(codec.Marshal(o), &back); err == nil || !strings.HasPrefix(err.Error(), tc.at+": ") {
+			t.Errorf("json.Unmarshal: got %v, want an error at %s", err, tc.at)
 		}
 	}
 }

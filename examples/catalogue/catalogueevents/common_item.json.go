@@ -6,6 +6,8 @@ package catalogueevents
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -13,6 +15,35 @@ import (
 //
 // Stock keeping unit: the item's identifier across services.
 type SKU string
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *SKU) DecodeJSON(d *jx.Decoder) error {
+	x, err := checkSKU.Str(d)
+	*v = SKU(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v SKU) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v SKU) Validate() error {
+	return checkSKU.Check(string(v))
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *SKU) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkSKU = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$"),
+	}
+)
 
 // Item is generated from common/item.json#/$defs/item. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -40,23 +71,141 @@ type Item struct {
 // additional.
 var propertiesOfItem = []string{"sku", "name", "description", "price", "tags", "image_urls", "attributes"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Item) MarshalJSON() ([]byte, error) {
-	type plain Item
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Item) DecodeJSON(d *jx.Decoder) error {
+	*v = Item{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			err = v.Sku.DecodeJSON(d)
+		case "name":
+			seen |= 1 << 1
+			v.Name, err = checkItemName.Str(d)
+		case "description":
+			v.Description, err = codec.Nullable(d, codec.Str)
+		case "price":
+			seen |= 1 << 2
+			err = v.Price.DecodeJSON(d)
+		case "tags":
+			v.Tags, err = codec.ArrayOf(d, &checkItemTags, codec.Str, func(e *jx.Encoder, x1 string) {
+				e.Str(x1)
+			})
+		case "image_urls":
+			v.ImageURLs, err = codec.Slice(d, checkItemImageURLsItem.Str)
+		case "attributes":
+			v.Attributes, err = codec.Map(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItem)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Item) UnmarshalJSON(data []byte) error {
-	type plain Item
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItem)
+	return codec.Required(seen, requiredOfItem)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Item) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	v.Sku.EncodeJSON(e)
+	e.FieldStart("name")
+	e.Str(v.Name)
+	if v.Description.Present {
+		e.FieldStart("description")
+		if !v.Description.Valid {
+			e.Null()
+		} else {
+			e.Str(v.Description.Value)
+		}
+	}
+	e.FieldStart("price")
+	v.Price.EncodeJSON(e)
+	if v.Tags != nil {
+		e.FieldStart("tags")
+		e.ArrStart()
+		for _, x1 := range v.Tags {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	if v.ImageURLs != nil {
+		e.FieldStart("image_urls")
+		e.ArrStart()
+		for _, x1 := range v.ImageURLs {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	if v.Attributes != nil {
+		e.FieldStart("attributes")
+		e.ObjStart()
+		codec.WriteExtra(e, v.Attributes, func(e *jx.Encoder, x1 string) {
+			e.Str(x1)
+		})
+		e.ObjEnd()
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Item) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItem); err != nil {
+		return err
+	}
+	if err := v.Sku.Validate(); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	if err := checkItemName.Check(v.Name); err != nil {
+		return codec.AtField(err, "name")
+	}
+	if err := v.Price.Validate(); err != nil {
+		return codec.AtField(err, "price")
+	}
+	if err := codec.Items(&checkItemTags, v.Tags, func(e *jx.Encoder, x1 string) {
+		e.Str(x1)
+	}); err != nil {
+		return codec.AtField(err, "tags")
+	}
+	if err := codec.Each(v.ImageURLs, func(x1 string) error {
+		return checkItemImageURLsItem.Check(x1)
+	}); err != nil {
+		return codec.AtField(err, "image_urls")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Item) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItem); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Item) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkItemName = codec.String{
+		MaxLength: 200,
+		MinLength: 1,
+	}
+	checkItemTags = codec.Array{
+		MaxItems: -1,
+		Unique:   true,
+	}
+	checkItemImageURLsItem = codec.String{
+		Format:    codec.FormatOf("uri"),
+		MaxLength: -1,
+	}
+	requiredOfItem = []string{"sku", "name", "price"}
+)

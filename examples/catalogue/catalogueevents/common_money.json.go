@@ -3,6 +3,11 @@
 
 package catalogueevents
 
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // Money is generated from common/money.json.
 //
 // An amount in the smallest unit of a currency (cents for EUR).
@@ -11,6 +16,61 @@ type Money struct {
 	Amount   int64    `json:"amount"`
 	Currency Currency `json:"currency"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Money) DecodeJSON(d *jx.Decoder) error {
+	*v = Money{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "amount":
+			seen |= 1 << 0
+			v.Amount, err = codec.Int64(d)
+		case "currency":
+			seen |= 1 << 1
+			err = v.Currency.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfMoney)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Money) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("amount")
+	e.Int64(v.Amount)
+	e.FieldStart("currency")
+	v.Currency.EncodeJSON(e)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Money) Validate() error {
+	if err := v.Currency.Validate(); err != nil {
+		return codec.AtField(err, "currency")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Money) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Money) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfMoney = []string{"amount", "currency"}
+)
 
 // Currency is generated from common/money.json#/$defs/currency.
 //
@@ -23,3 +83,27 @@ const (
 	CurrencyGBP Currency = "GBP"
 	CurrencyUSD Currency = "USD"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Currency) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, Currency.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Currency) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Currency) Validate() error {
+	switch v {
+	case CurrencyEUR, CurrencyGBP, CurrencyUSD:
+		return nil
+	}
+	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Currency) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

@@ -5,9 +5,12 @@ package catalogueevents
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -47,33 +50,136 @@ type OrderPlaced struct {
 // others are additional.
 var propertiesOfOrderPlaced = []string{"order_id", "customer", "lines", "total", "payment", "placed_at", "gift_message"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	type plain OrderPlaced
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderPlaced{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order_id":
+			seen |= 1 << 0
+			v.OrderID, err = checkOrderPlacedOrderID.Str(d)
+		case "customer":
+			seen |= 1 << 1
+			err = v.Customer.DecodeJSON(d)
+		case "lines":
+			seen |= 1 << 2
+			v.Lines, err = codec.ArrayOf(d, &checkOrderPlacedLines, codec.Dec[OrderLine], nil)
+		case "total":
+			seen |= 1 << 3
+			err = v.Total.DecodeJSON(d)
+		case "payment":
+			seen |= 1 << 4
+			err = v.Payment.DecodeJSON(d)
+		case "placed_at":
+			seen |= 1 << 5
+			v.PlacedAt, err = codec.Time(d)
+		case "gift_message":
+			v.GiftMessage, err = codec.Nullable(d, checkOrderPlacedGiftMessage.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlaced)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	type plain OrderPlaced
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlaced)
+	return codec.Required(seen, requiredOfOrderPlaced)
 }
 
-// Validate checks v against the schema of OrderPlaced facts
-// (order/placed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v OrderPlaced) Validate() error {
-	return schemaSet.ValidateValue("order/placed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order_id")
+	e.Str(v.OrderID)
+	e.FieldStart("customer")
+	v.Customer.EncodeJSON(e)
+	e.FieldStart("lines")
+	e.ArrStart()
+	for _, x1 := range v.Lines {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+	e.FieldStart("total")
+	v.Total.EncodeJSON(e)
+	e.FieldStart("payment")
+	v.Payment.EncodeJSON(e)
+	e.FieldStart("placed_at")
+	codec.WriteTime(e, v.PlacedAt)
+	if v.GiftMessage.Present {
+		e.FieldStart("gift_message")
+		if !v.GiftMessage.Valid {
+			e.Null()
+		} else {
+			e.Str(v.GiftMessage.Value)
+		}
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlaced) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
+		return err
+	}
+	if err := checkOrderPlacedOrderID.Check(v.OrderID); err != nil {
+		return codec.AtField(err, "order_id")
+	}
+	if err := v.Customer.Validate(); err != nil {
+		return codec.AtField(err, "customer")
+	}
+	if err := func() error {
+		if err := codec.Items(&checkOrderPlacedLines, v.Lines, nil); err != nil {
+			return err
+		}
+		return codec.Each(v.Lines, func(x1 OrderLine) error {
+			return x1.Validate()
+		})
+	}(); err != nil {
+		return codec.AtField(err, "lines")
+	}
+	if err := v.Total.Validate(); err != nil {
+		return codec.AtField(err, "total")
+	}
+	if err := v.Payment.Validate(); err != nil {
+		return codec.AtField(err, "payment")
+	}
+	if v.GiftMessage.Valid {
+		if err := checkOrderPlacedGiftMessage.Check(v.GiftMessage.Value); err != nil {
+			return codec.AtField(err, "gift_message")
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkOrderPlacedOrderID = codec.String{
+		Format:    codec.FormatOf("uuid"),
+		MaxLength: -1,
+	}
+	checkOrderPlacedLines = codec.Array{
+		MaxItems: -1,
+		MinItems: 1,
+	}
+	checkOrderPlacedGiftMessage = codec.String{MaxLength: 300}
+	requiredOfOrderPlaced       = []string{"order_id", "customer", "lines", "total", "payment", "placed_at"}
+)
 
 // OrderPlacedCustomer is generated from
 // order/placed.json#/properties/customer. Properties the schema does not
@@ -92,26 +198,79 @@ type OrderPlacedCustomer struct {
 // declares; the others are additional.
 var propertiesOfOrderPlacedCustomer = []string{"customer_id", "email", "name"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
-	type plain OrderPlacedCustomer
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderPlacedCustomer{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "customer_id":
+			seen |= 1 << 0
+			v.CustomerID, err = codec.Str(d)
+		case "email":
+			seen |= 1 << 1
+			v.Email, err = checkOrderPlacedCustomerEmail.Str(d)
+		case "name":
+			v.Name, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlacedCustomer)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
-	type plain OrderPlacedCustomer
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlacedCustomer)
+	return codec.Required(seen, requiredOfOrderPlacedCustomer)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("customer_id")
+	e.Str(v.CustomerID)
+	e.FieldStart("email")
+	e.Str(v.Email)
+	if v.Name != nil {
+		e.FieldStart("name")
+		e.Str(*v.Name)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlacedCustomer) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
+		return err
+	}
+	if err := checkOrderPlacedCustomerEmail.Check(v.Email); err != nil {
+		return codec.AtField(err, "email")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkOrderPlacedCustomerEmail = codec.String{
+		Format:    codec.FormatOf("email"),
+		MaxLength: -1,
+	}
+	requiredOfOrderPlacedCustomer = []string{"customer_id", "email"}
+)
 
 // OrderLine is generated from order/placed.json#/properties/lines/items.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -137,26 +296,84 @@ const (
 // are additional.
 var propertiesOfOrderLine = []string{"sku", "quantity", "unit_price"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderLine) MarshalJSON() ([]byte, error) {
-	type plain OrderLine
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderLine{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			err = v.Sku.DecodeJSON(d)
+		case "quantity":
+			seen |= 1 << 1
+			v.Quantity, err = checkOrderLineQuantity.Int(d)
+		case "unit_price":
+			seen |= 1 << 2
+			err = v.UnitPrice.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderLine)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderLine) UnmarshalJSON(data []byte) error {
-	type plain OrderLine
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderLine)
+	return codec.Required(seen, requiredOfOrderLine)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderLine) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	v.Sku.EncodeJSON(e)
+	e.FieldStart("quantity")
+	e.Int64(v.Quantity)
+	e.FieldStart("unit_price")
+	v.UnitPrice.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderLine) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
+		return err
+	}
+	if err := v.Sku.Validate(); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	if err := checkOrderLineQuantity.Check(v.Quantity); err != nil {
+		return codec.AtField(err, "quantity")
+	}
+	if err := v.UnitPrice.Validate(); err != nil {
+		return codec.AtField(err, "unit_price")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderLine) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderLine) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkOrderLineQuantity = codec.Int{
+		Max: math.MaxInt64,
+		Min: 1,
+	}
+	requiredOfOrderLine = []string{"sku", "quantity", "unit_price"}
+)
 
 // OrderPlacedPayment is generated from order/placed.json#/properties/payment.
 // It holds exactly one of CardPayment, InvoicePayment (oneOf): decoding sets
@@ -169,39 +386,62 @@ type OrderPlacedPayment struct {
 	InvoicePayment *InvoicePayment
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u OrderPlacedPayment) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.CardPayment != nil {
-		set = append(set, u.CardPayment)
-	}
-	if u.InvoicePayment != nil {
-		set = append(set, u.InvoicePayment)
-	}
-	return schemaset.MarshalUnion("OrderPlacedPayment", true, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *OrderPlacedPayment) UnmarshalJSON(data []byte) error {
-	*u = OrderPlacedPayment{}
-	var v1 CardPayment
-	ok1, err := schemaSet.DecodeBranch("OrderPlacedPayment", "order/placed.json#/properties/payment/oneOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlacedPayment) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.CardPayment = &v1
+	*v = OrderPlacedPayment{}
+	n := 0
+	var v1 CardPayment
+	if codec.Matches(raw, v1.DecodeJSON) {
+		v.CardPayment = &v1
+		n++
 	}
 	var v2 InvoicePayment
-	ok2, err := schemaSet.DecodeBranch("OrderPlacedPayment", "order/placed.json#/properties/payment/oneOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, v2.DecodeJSON) {
+		v.InvoicePayment = &v2
+		n++
+	}
+	return codec.UnionCount(n, true)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.CardPayment != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.CardPayment.EncodeJSON(e)
+		})
+	}
+	if v.InvoicePayment != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.InvoicePayment.EncodeJSON(e)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlacedPayment) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
 		return err
 	}
-	if ok2 {
-		u.InvoicePayment = &v2
+	return codec.Revalidate(v, new(OrderPlacedPayment))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlacedPayment) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
+		return nil, err
 	}
-	return schemaset.CheckUnion("OrderPlacedPayment", true, ok1, ok2)
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlacedPayment) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // CardPayment is generated from order/placed.json#/$defs/card. Properties the
@@ -219,26 +459,76 @@ type CardPayment struct {
 // others are additional.
 var propertiesOfCardPayment = []string{"method", "last4"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v CardPayment) MarshalJSON() ([]byte, error) {
-	type plain CardPayment
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
+	*v = CardPayment{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "method":
+			seen |= 1 << 0
+			err = v.Method.DecodeJSON(d)
+		case "last4":
+			seen |= 1 << 1
+			v.Last4, err = checkCardPaymentLast4.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCardPayment)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *CardPayment) UnmarshalJSON(data []byte) error {
-	type plain CardPayment
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCardPayment)
+	return codec.Required(seen, requiredOfCardPayment)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CardPayment) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("method")
+	v.Method.EncodeJSON(e)
+	e.FieldStart("last4")
+	e.Str(v.Last4)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CardPayment) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCardPayment); err != nil {
+		return err
+	}
+	if err := v.Method.Validate(); err != nil {
+		return codec.AtField(err, "method")
+	}
+	if err := checkCardPaymentLast4.Check(v.Last4); err != nil {
+		return codec.AtField(err, "last4")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v CardPayment) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCardPayment); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CardPayment) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkCardPaymentLast4 = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[0-9]{4}$"),
+	}
+	requiredOfCardPayment = []string{"method", "last4"}
+)
 
 // CardPaymentMethod is generated from
 // order/placed.json#/$defs/card/properties/method.
@@ -248,6 +538,30 @@ type CardPaymentMethod string
 const (
 	CardPaymentMethodCard CardPaymentMethod = "card"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, CardPaymentMethod.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CardPaymentMethod) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CardPaymentMethod) Validate() error {
+	switch v {
+	case CardPaymentMethodCard:
+		return nil
+	}
+	return codec.Expect("the constant \"card\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CardPaymentMethod) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -264,26 +578,72 @@ type InvoicePayment struct {
 // the others are additional.
 var propertiesOfInvoicePayment = []string{"method", "due_days"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v InvoicePayment) MarshalJSON() ([]byte, error) {
-	type plain InvoicePayment
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
+	*v = InvoicePayment{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "method":
+			seen |= 1 << 0
+			err = v.Method.DecodeJSON(d)
+		case "due_days":
+			seen |= 1 << 1
+			err = v.DueDays.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfInvoicePayment)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *InvoicePayment) UnmarshalJSON(data []byte) error {
-	type plain InvoicePayment
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfInvoicePayment)
+	return codec.Required(seen, requiredOfInvoicePayment)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InvoicePayment) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("method")
+	v.Method.EncodeJSON(e)
+	e.FieldStart("due_days")
+	v.DueDays.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InvoicePayment) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInvoicePayment); err != nil {
+		return err
+	}
+	if err := v.Method.Validate(); err != nil {
+		return codec.AtField(err, "method")
+	}
+	if err := v.DueDays.Validate(); err != nil {
+		return codec.AtField(err, "due_days")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v InvoicePayment) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInvoicePayment); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InvoicePayment) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfInvoicePayment = []string{"method", "due_days"}
+)
 
 // InvoicePaymentMethod is generated from
 // order/placed.json#/$defs/invoice/properties/method.
@@ -294,6 +654,30 @@ const (
 	InvoicePaymentMethodInvoice InvoicePaymentMethod = "invoice"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, InvoicePaymentMethod.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InvoicePaymentMethod) Validate() error {
+	switch v {
+	case InvoicePaymentMethodInvoice:
+		return nil
+	}
+	return codec.Expect("the constant \"invoice\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InvoicePaymentMethod) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // InvoicePaymentDueDays is generated from
 // order/placed.json#/$defs/invoice/properties/due_days.
 type InvoicePaymentDueDays int64
@@ -303,3 +687,27 @@ const (
 	InvoicePaymentDueDays14 InvoicePaymentDueDays = 14
 	InvoicePaymentDueDays30 InvoicePaymentDueDays = 30
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
+	return codec.IntEnum(d, v, InvoicePaymentDueDays.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) {
+	e.Int64(int64(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InvoicePaymentDueDays) Validate() error {
+	switch v {
+	case InvoicePaymentDueDays14, InvoicePaymentDueDays30:
+		return nil
+	}
+	return codec.Expect("one of 14, 30")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InvoicePaymentDueDays) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

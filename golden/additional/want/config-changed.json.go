@@ -6,8 +6,9 @@ package additional
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ConfigChangedRoutingKey is the routing key of ConfigChanged facts.
@@ -33,12 +34,109 @@ type ConfigChanged struct {
 	ByPattern map[string]float64         `json:"by_pattern,omitzero"`
 }
 
-// Validate checks v against the schema of ConfigChanged facts
-// (config-changed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v ConfigChanged) Validate() error {
-	return schemaSet.ValidateValue("config-changed.json", v)
+// DecodeJSON reads v from d and checks it with the embedded schema, which the
+// generated code cannot follow exactly here
+// (config-changed.json#/properties/by_pattern patternProperties: not
+// translated for a map).
+func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
+	if err := codec.Checked(&d, schemaSet.Validator("config-changed.json")); err != nil {
+		return err
+	}
+	*v = ConfigChanged{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "labels":
+			seen |= 1 << 0
+			v.Labels, err = codec.Map(d, codec.Str)
+		case "limits":
+			v.Limits, err = codec.Map(d, codec.Int64)
+		case "closed":
+			seen |= 1 << 1
+			err = v.Closed.DecodeJSON(d)
+		case "empty":
+			v.Empty, err = codec.Ptr(d, codec.Dec[ConfigChangedEmpty])
+		case "open":
+			v.Open, err = codec.Map(d, codec.Raw)
+		case "features":
+			v.Features, err = codec.Ptr(d, codec.Dec[ConfigChangedFeatures])
+		case "by_pattern":
+			v.ByPattern, err = codec.Map(d, codec.Float64)
+		default:
+			err = d.Skip()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfConfigChanged)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ConfigChanged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("labels")
+	e.ObjStart()
+	codec.WriteExtra(e, v.Labels, func(e *jx.Encoder, x1 string) {
+		e.Str(x1)
+	})
+	e.ObjEnd()
+	if v.Limits != nil {
+		e.FieldStart("limits")
+		e.ObjStart()
+		codec.WriteExtra(e, v.Limits, func(e *jx.Encoder, x1 int64) {
+			e.Int64(x1)
+		})
+		e.ObjEnd()
+	}
+	e.FieldStart("closed")
+	v.Closed.EncodeJSON(e)
+	if v.Empty != nil {
+		e.FieldStart("empty")
+		v.Empty.EncodeJSON(e)
+	}
+	if v.Open != nil {
+		e.FieldStart("open")
+		e.ObjStart()
+		codec.WriteExtra(e, v.Open, func(e *jx.Encoder, x1 json.RawMessage) {
+			codec.WriteRaw(e, x1)
+		})
+		e.ObjEnd()
+	}
+	if v.Features != nil {
+		e.FieldStart("features")
+		v.Features.EncodeJSON(e)
+	}
+	if v.ByPattern != nil {
+		e.FieldStart("by_pattern")
+		e.ObjStart()
+		codec.WriteExtra(e, v.ByPattern, func(e *jx.Encoder, x1 float64) {
+			codec.WriteFloat(e, x1)
+		})
+		e.ObjEnd()
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ConfigChanged) Validate() error {
+	return codec.CheckedValue(v, schemaSet.Validator("config-changed.json"))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ConfigChanged) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ConfigChanged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfConfigChanged = []string{"labels", "closed"}
+)
 
 // ConfigChangedClosed is generated from
 // config-changed.json#/properties/closed.
@@ -46,8 +144,82 @@ type ConfigChangedClosed struct {
 	A *string `json:"a,omitzero"`
 }
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
+	*v = ConfigChangedClosed{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "a":
+			v.A, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.A != nil {
+		e.FieldStart("a")
+		e.Str(*v.A)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ConfigChangedClosed) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ConfigChangedClosed) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ConfigChangedClosed) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // ConfigChangedEmpty is generated from config-changed.json#/properties/empty.
 type ConfigChangedEmpty struct{}
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
+	*v = ConfigChangedEmpty{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ConfigChangedEmpty) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ConfigChangedEmpty) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ConfigChangedEmpty) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // ConfigChangedFeatures is generated from
 // config-changed.json#/properties/features. Properties the schema does not
@@ -64,23 +236,58 @@ type ConfigChangedFeatures struct {
 // ConfigChangedFeatures declares; the others are additional.
 var propertiesOfConfigChangedFeatures = []string{"dark_mode"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ConfigChangedFeatures) MarshalJSON() ([]byte, error) {
-	type plain ConfigChangedFeatures
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ConfigChangedFeatures) DecodeJSON(d *jx.Decoder) error {
+	*v = ConfigChangedFeatures{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "dark_mode":
+			seen |= 1 << 0
+			v.DarkMode, err = codec.Bool(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Bool)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfConfigChangedFeatures)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ConfigChangedFeatures) UnmarshalJSON(data []byte) error {
-	type plain ConfigChangedFeatures
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfConfigChangedFeatures)
+	return codec.Required(seen, requiredOfConfigChangedFeatures)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("dark_mode")
+	e.Bool(v.DarkMode)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 bool) {
+		e.Bool(x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ConfigChangedFeatures) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ConfigChangedFeatures) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ConfigChangedFeatures) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfConfigChangedFeatures = []string{"dark_mode"}
+)

@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // UserDeletedRoutingKey is the routing key of UserDeleted facts.
@@ -39,30 +40,71 @@ type UserDeleted struct {
 // others are additional.
 var propertiesOfUserDeleted = []string{"actor", "at", "user_id"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v UserDeleted) MarshalJSON() ([]byte, error) {
-	type plain UserDeleted
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfUserDeleted)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *UserDeleted) UnmarshalJSON(data []byte) error {
-	type plain UserDeleted
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// DecodeJSON reads v from d and checks it with the embedded schema, which the
+// generated code cannot follow exactly here (user-deleted.json $ref: keywords
+// next to $ref).
+func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
+	if err := codec.Checked(&d, schemaSet.Validator("user-deleted.json")); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfUserDeleted)
+	*v = UserDeleted{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "actor":
+			seen |= 1 << 0
+			v.Actor, err = codec.Str(d)
+		case "at":
+			v.At, err = codec.Ptr(d, codec.Time)
+		case "user_id":
+			seen |= 1 << 1
+			v.UserID, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfUserDeleted)
 }
 
-// Validate checks v against the schema of UserDeleted facts
-// (user-deleted.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v UserDeleted) Validate() error {
-	return schemaSet.ValidateValue("user-deleted.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v UserDeleted) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("actor")
+	e.Str(v.Actor)
+	if v.At != nil {
+		e.FieldStart("at")
+		codec.WriteTime(e, *v.At)
+	}
+	e.FieldStart("user_id")
+	e.Str(v.UserID)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v UserDeleted) Validate() error {
+	return codec.CheckedValue(v, schemaSet.Validator("user-deleted.json"))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v UserDeleted) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserDeleted); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *UserDeleted) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfUserDeleted = []string{"actor", "user_id"}
+)

@@ -6,8 +6,9 @@ package arrays
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // BasketUpdatedRoutingKey is the routing key of BasketUpdated facts.
@@ -41,33 +42,122 @@ type BasketUpdated struct {
 // others are additional.
 var propertiesOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything", "coupons"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v BasketUpdated) MarshalJSON() ([]byte, error) {
-	type plain BasketUpdated
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *BasketUpdated) DecodeJSON(d *jx.Decoder) error {
+	*v = BasketUpdated{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "skus":
+			seen |= 1 << 0
+			v.Skus, err = codec.Slice(d, codec.Str)
+		case "quantities":
+			seen |= 1 << 1
+			v.Quantities, err = codec.Slice(d, codec.Int64)
+		case "lines":
+			seen |= 1 << 2
+			v.Lines, err = codec.Slice(d, codec.Dec[BasketUpdatedLinesItem])
+		case "matrix":
+			seen |= 1 << 3
+			v.Matrix, err = codec.Slice(d, func(d *jx.Decoder) ([]float64, error) {
+				return codec.Slice(d, codec.Float64)
+			})
+		case "anything":
+			seen |= 1 << 4
+			v.Anything, err = codec.Slice(d, codec.Raw)
+		case "coupons":
+			v.Coupons, err = codec.Slice(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfBasketUpdated)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *BasketUpdated) UnmarshalJSON(data []byte) error {
-	type plain BasketUpdated
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfBasketUpdated)
+	return codec.Required(seen, requiredOfBasketUpdated)
 }
 
-// Validate checks v against the schema of BasketUpdated facts
-// (basket-updated.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v BasketUpdated) Validate() error {
-	return schemaSet.ValidateValue("basket-updated.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v BasketUpdated) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("skus")
+	e.ArrStart()
+	for _, x1 := range v.Skus {
+		e.Str(x1)
+	}
+	e.ArrEnd()
+	e.FieldStart("quantities")
+	e.ArrStart()
+	for _, x1 := range v.Quantities {
+		e.Int64(x1)
+	}
+	e.ArrEnd()
+	e.FieldStart("lines")
+	e.ArrStart()
+	for _, x1 := range v.Lines {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+	e.FieldStart("matrix")
+	e.ArrStart()
+	for _, x1 := range v.Matrix {
+		e.ArrStart()
+		for _, x2 := range x1 {
+			codec.WriteFloat(e, x2)
+		}
+		e.ArrEnd()
+	}
+	e.ArrEnd()
+	e.FieldStart("anything")
+	e.ArrStart()
+	for _, x1 := range v.Anything {
+		codec.WriteRaw(e, x1)
+	}
+	e.ArrEnd()
+	if v.Coupons != nil {
+		e.FieldStart("coupons")
+		e.ArrStart()
+		for _, x1 := range v.Coupons {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v BasketUpdated) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdated); err != nil {
+		return err
+	}
+	if err := codec.Each(v.Lines, func(x1 BasketUpdatedLinesItem) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "lines")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v BasketUpdated) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdated); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *BasketUpdated) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
+)
 
 // BasketUpdatedLinesItem is generated from
 // basket-updated.json#/properties/lines/items. Properties the schema does not
@@ -85,23 +175,64 @@ type BasketUpdatedLinesItem struct {
 // BasketUpdatedLinesItem declares; the others are additional.
 var propertiesOfBasketUpdatedLinesItem = []string{"sku", "qty"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v BasketUpdatedLinesItem) MarshalJSON() ([]byte, error) {
-	type plain BasketUpdatedLinesItem
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error {
+	*v = BasketUpdatedLinesItem{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = codec.Str(d)
+		case "qty":
+			v.Qty, err = codec.Ptr(d, codec.Int64)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *BasketUpdatedLinesItem) UnmarshalJSON(data []byte) error {
-	type plain BasketUpdatedLinesItem
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem)
+	return codec.Required(seen, requiredOfBasketUpdatedLinesItem)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	if v.Qty != nil {
+		e.FieldStart("qty")
+		e.Int64(*v.Qty)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v BasketUpdatedLinesItem) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v BasketUpdatedLinesItem) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *BasketUpdatedLinesItem) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfBasketUpdatedLinesItem = []string{"sku"}
+)

@@ -6,8 +6,9 @@ package consumers
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // CatalogueBundlePriceChangedRoutingKey is the routing key of
@@ -37,30 +38,51 @@ type CatalogueBundlePriceChanged struct {
 // CatalogueBundlePriceChanged declares; the others are additional.
 var propertiesOfCatalogueBundlePriceChanged = []string{"bundle_id"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v CatalogueBundlePriceChanged) MarshalJSON() ([]byte, error) {
-	type plain CatalogueBundlePriceChanged
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CatalogueBundlePriceChanged) DecodeJSON(d *jx.Decoder) error {
+	*v = CatalogueBundlePriceChanged{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "bundle_id":
+			v.BundleID, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *CatalogueBundlePriceChanged) UnmarshalJSON(data []byte) error {
-	type plain CatalogueBundlePriceChanged
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CatalogueBundlePriceChanged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.BundleID != nil {
+		e.FieldStart("bundle_id")
+		e.Str(*v.BundleID)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CatalogueBundlePriceChanged) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged)
+	return nil
 }
 
-// Validate checks v against the schema of CatalogueBundlePriceChanged facts
-// (catalogue/bundle-price-changed.json), including what Go types cannot
-// express: patterns, ranges, lengths, formats.
-func (v CatalogueBundlePriceChanged) Validate() error {
-	return schemaSet.ValidateValue("catalogue/bundle-price-changed.json", v)
+// MarshalJSON encodes v with EncodeJSON.
+func (v CatalogueBundlePriceChanged) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CatalogueBundlePriceChanged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

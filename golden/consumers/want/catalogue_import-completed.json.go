@@ -6,8 +6,9 @@ package consumers
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // CatalogueImportCompletedRoutingKey is the routing key of
@@ -37,30 +38,51 @@ type CatalogueImportCompleted struct {
 // CatalogueImportCompleted declares; the others are additional.
 var propertiesOfCatalogueImportCompleted = []string{"count"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v CatalogueImportCompleted) MarshalJSON() ([]byte, error) {
-	type plain CatalogueImportCompleted
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCatalogueImportCompleted)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CatalogueImportCompleted) DecodeJSON(d *jx.Decoder) error {
+	*v = CatalogueImportCompleted{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "count":
+			v.Count, err = codec.Ptr(d, codec.Int64)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *CatalogueImportCompleted) UnmarshalJSON(data []byte) error {
-	type plain CatalogueImportCompleted
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CatalogueImportCompleted) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Count != nil {
+		e.FieldStart("count")
+		e.Int64(*v.Count)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CatalogueImportCompleted) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueImportCompleted); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCatalogueImportCompleted)
+	return nil
 }
 
-// Validate checks v against the schema of CatalogueImportCompleted facts
-// (catalogue/import-completed.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v CatalogueImportCompleted) Validate() error {
-	return schemaSet.ValidateValue("catalogue/import-completed.json", v)
+// MarshalJSON encodes v with EncodeJSON.
+func (v CatalogueImportCompleted) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueImportCompleted); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CatalogueImportCompleted) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

@@ -6,8 +6,9 @@ package consumers
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // CatalogueItemPriceChangedRoutingKey is the routing key of
@@ -37,30 +38,58 @@ type CatalogueItemPriceChanged struct {
 // CatalogueItemPriceChanged declares; the others are additional.
 var propertiesOfCatalogueItemPriceChanged = []string{"sku"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v CatalogueItemPriceChanged) MarshalJSON() ([]byte, error) {
-	type plain CatalogueItemPriceChanged
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error {
+	*v = CatalogueItemPriceChanged{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *CatalogueItemPriceChanged) UnmarshalJSON(data []byte) error {
-	type plain CatalogueItemPriceChanged
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged)
+	return codec.Required(seen, requiredOfCatalogueItemPriceChanged)
 }
 
-// Validate checks v against the schema of CatalogueItemPriceChanged facts
-// (catalogue/item-price-changed.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v CatalogueItemPriceChanged) Validate() error {
-	return schemaSet.ValidateValue("catalogue/item-price-changed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CatalogueItemPriceChanged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CatalogueItemPriceChanged) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v CatalogueItemPriceChanged) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CatalogueItemPriceChanged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfCatalogueItemPriceChanged = []string{"sku"}
+)

@@ -6,8 +6,9 @@ package defaults
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // JobQueuedRoutingKey is the routing key of JobQueued facts.
@@ -71,31 +72,107 @@ const (
 // are additional.
 var propertiesOfJobQueued = []string{"priority", "ratio", "retry", "queue", "mode", "tags", "limits"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v JobQueued) MarshalJSON() ([]byte, error) {
-	type plain JobQueued
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfJobQueued)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
+	*v = JobQueued{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "priority":
+			v.Priority, err = codec.Ptr(d, codec.Int64)
+		case "ratio":
+			v.Ratio, err = codec.Ptr(d, codec.Float64)
+		case "retry":
+			v.Retry, err = codec.Ptr(d, codec.Bool)
+		case "queue":
+			v.Queue, err = codec.Ptr(d, codec.Str)
+		case "mode":
+			v.Mode, err = codec.Ptr(d, codec.Dec[JobQueuedMode])
+		case "tags":
+			v.Tags, err = codec.Slice(d, codec.Str)
+		case "limits":
+			v.Limits, err = codec.Ptr(d, codec.Dec[JobQueuedLimits])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *JobQueued) UnmarshalJSON(data []byte) error {
-	type plain JobQueued
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v JobQueued) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Priority != nil {
+		e.FieldStart("priority")
+		e.Int64(*v.Priority)
+	}
+	if v.Ratio != nil {
+		e.FieldStart("ratio")
+		codec.WriteFloat(e, *v.Ratio)
+	}
+	if v.Retry != nil {
+		e.FieldStart("retry")
+		e.Bool(*v.Retry)
+	}
+	if v.Queue != nil {
+		e.FieldStart("queue")
+		e.Str(*v.Queue)
+	}
+	if v.Mode != nil {
+		e.FieldStart("mode")
+		v.Mode.EncodeJSON(e)
+	}
+	if v.Tags != nil {
+		e.FieldStart("tags")
+		e.ArrStart()
+		for _, x1 := range v.Tags {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	if v.Limits != nil {
+		e.FieldStart("limits")
+		v.Limits.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v JobQueued) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueued); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfJobQueued)
+	{
+		if v.Mode != nil {
+			if err := v.Mode.Validate(); err != nil {
+				return codec.AtField(err, "mode")
+			}
+		}
+	}
+	{
+		if v.Limits != nil {
+			if err := v.Limits.Validate(); err != nil {
+				return codec.AtField(err, "limits")
+			}
+		}
+	}
+	return nil
 }
 
-// Validate checks v against the schema of JobQueued facts (job-queued.json),
-// including what Go types cannot express: patterns, ranges, lengths, formats.
-func (v JobQueued) Validate() error {
-	return schemaSet.ValidateValue("job-queued.json", v)
+// MarshalJSON encodes v with EncodeJSON.
+func (v JobQueued) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueued); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *JobQueued) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // JobQueuedMode is generated from job-queued.json#/properties/mode.
@@ -106,6 +183,30 @@ const (
 	JobQueuedModeFast JobQueuedMode = "fast"
 	JobQueuedModeSafe JobQueuedMode = "safe"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *JobQueuedMode) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, JobQueuedMode.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v JobQueuedMode) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v JobQueuedMode) Validate() error {
+	switch v {
+	case JobQueuedModeFast, JobQueuedModeSafe:
+		return nil
+	}
+	return codec.Expect("one of \"fast\", \"safe\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *JobQueuedMode) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -128,23 +229,51 @@ const (
 // the others are additional.
 var propertiesOfJobQueuedLimits = []string{"cpu"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v JobQueuedLimits) MarshalJSON() ([]byte, error) {
-	type plain JobQueuedLimits
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfJobQueuedLimits)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
+	*v = JobQueuedLimits{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "cpu":
+			v.CPU, err = codec.Ptr(d, codec.Int64)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *JobQueuedLimits) UnmarshalJSON(data []byte) error {
-	type plain JobQueuedLimits
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.CPU != nil {
+		e.FieldStart("cpu")
+		e.Int64(*v.CPU)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v JobQueuedLimits) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfJobQueuedLimits)
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v JobQueuedLimits) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *JobQueuedLimits) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

@@ -6,8 +6,9 @@ package docs
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // NoteAddedRoutingKey is the routing key of NoteAdded facts.
@@ -71,32 +72,92 @@ const (
 // are additional.
 var propertiesOfNoteAdded = []string{"text", "old_field", "legacy", "quote", "slashes"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v NoteAdded) MarshalJSON() ([]byte, error) {
-	type plain NoteAdded
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
+	*v = NoteAdded{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "text":
+			seen |= 1 << 0
+			v.Text, err = codec.Str(d)
+		case "old_field":
+			v.OldField, err = codec.Ptr(d, codec.Str)
+		case "legacy":
+			v.Legacy, err = codec.Ptr(d, codec.Str)
+		case "quote":
+			v.Quote, err = codec.Ptr(d, codec.Dec[NoteAddedQuote])
+		case "slashes":
+			v.Slashes, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfNoteAdded)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *NoteAdded) UnmarshalJSON(data []byte) error {
-	type plain NoteAdded
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfNoteAdded)
+	return codec.Required(seen, requiredOfNoteAdded)
 }
 
-// Validate checks v against the schema of NoteAdded facts (note-added.json),
-// including what Go types cannot express: patterns, ranges, lengths, formats.
-func (v NoteAdded) Validate() error {
-	return schemaSet.ValidateValue("note-added.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v NoteAdded) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("text")
+	e.Str(v.Text)
+	if v.OldField != nil {
+		e.FieldStart("old_field")
+		e.Str(*v.OldField)
+	}
+	if v.Legacy != nil {
+		e.FieldStart("legacy")
+		e.Str(*v.Legacy)
+	}
+	if v.Quote != nil {
+		e.FieldStart("quote")
+		v.Quote.EncodeJSON(e)
+	}
+	if v.Slashes != nil {
+		e.FieldStart("slashes")
+		e.Str(*v.Slashes)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v NoteAdded) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNoteAdded); err != nil {
+		return err
+	}
+	{
+		if v.Quote != nil {
+			if err := v.Quote.Validate(); err != nil {
+				return codec.AtField(err, "quote")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v NoteAdded) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNoteAdded); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *NoteAdded) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfNoteAdded = []string{"text"}
+)
 
 // NoteAddedQuote is generated from note-added.json#/properties/quote.
 type NoteAddedQuote string
@@ -107,3 +168,27 @@ const (
 	NoteAddedQuoteQuoted   NoteAddedQuote = "\"quoted\""
 	NoteAddedQuoteNewLine  NoteAddedQuote = "new\nline"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *NoteAddedQuote) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, NoteAddedQuote.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v NoteAddedQuote) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v NoteAddedQuote) Validate() error {
+	switch v {
+	case NoteAddedQuoteBacktick, NoteAddedQuoteQuoted, NoteAddedQuoteNewLine:
+		return nil
+	}
+	return codec.Expect("one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *NoteAddedQuote) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

@@ -6,7 +6,9 @@ package enums
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -44,33 +46,117 @@ type TicketOpened struct {
 // others are additional.
 var propertiesOfTicketOpened = []string{"kind", "status", "priority", "severity", "channels", "version", "ratio", "flag", "region"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v TicketOpened) MarshalJSON() ([]byte, error) {
-	type plain TicketOpened
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfTicketOpened)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *TicketOpened) UnmarshalJSON(data []byte) error {
-	type plain TicketOpened
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// DecodeJSON reads v from d and checks it with the embedded schema, which the
+// generated code cannot follow exactly here
+// (ticket-opened.json#/properties/ratio enum: not translated for a number).
+func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
+	if err := codec.Checked(&d, schemaSet.Validator("ticket-opened.json")); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfTicketOpened)
+	*v = TicketOpened{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "kind":
+			seen |= 1 << 0
+			err = v.Kind.DecodeJSON(d)
+		case "status":
+			seen |= 1 << 1
+			err = v.Status.DecodeJSON(d)
+		case "priority":
+			seen |= 1 << 2
+			err = v.Priority.DecodeJSON(d)
+		case "severity":
+			v.Severity, err = codec.Nullable(d, codec.Dec[Severity])
+		case "channels":
+			v.Channels, err = codec.Slice(d, codec.Dec[TicketOpenedChannelsItem])
+		case "version":
+			v.Version, err = codec.Ptr(d, codec.Dec[TicketOpenedVersion])
+		case "ratio":
+			v.Ratio, err = codec.Ptr(d, codec.Float64)
+		case "flag":
+			v.Flag, err = codec.Ptr(d, codec.Bool)
+		case "region":
+			v.Region, err = codec.Ptr(d, codec.Dec[TicketOpenedRegion])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfTicketOpened)
 }
 
-// Validate checks v against the schema of TicketOpened facts
-// (ticket-opened.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v TicketOpened) Validate() error {
-	return schemaSet.ValidateValue("ticket-opened.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpened) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("kind")
+	v.Kind.EncodeJSON(e)
+	e.FieldStart("status")
+	v.Status.EncodeJSON(e)
+	e.FieldStart("priority")
+	v.Priority.EncodeJSON(e)
+	if v.Severity.Present {
+		e.FieldStart("severity")
+		if !v.Severity.Valid {
+			e.Null()
+		} else {
+			v.Severity.Value.EncodeJSON(e)
+		}
+	}
+	if v.Channels != nil {
+		e.FieldStart("channels")
+		e.ArrStart()
+		for _, x1 := range v.Channels {
+			x1.EncodeJSON(e)
+		}
+		e.ArrEnd()
+	}
+	if v.Version != nil {
+		e.FieldStart("version")
+		v.Version.EncodeJSON(e)
+	}
+	if v.Ratio != nil {
+		e.FieldStart("ratio")
+		codec.WriteFloat(e, *v.Ratio)
+	}
+	if v.Flag != nil {
+		e.FieldStart("flag")
+		e.Bool(*v.Flag)
+	}
+	if v.Region != nil {
+		e.FieldStart("region")
+		v.Region.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpened) Validate() error {
+	return codec.CheckedValue(v, schemaSet.Validator("ticket-opened.json"))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v TicketOpened) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTicketOpened); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpened) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfTicketOpened = []string{"kind", "status", "priority"}
+)
 
 // TicketOpenedKind is generated from ticket-opened.json#/properties/kind.
 type TicketOpenedKind string
@@ -79,6 +165,30 @@ type TicketOpenedKind string
 const (
 	TicketOpenedKindTicket TicketOpenedKind = "ticket"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TicketOpenedKind) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, TicketOpenedKind.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpenedKind) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpenedKind) Validate() error {
+	switch v {
+	case TicketOpenedKindTicket:
+		return nil
+	}
+	return codec.Expect("the constant \"ticket\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpenedKind) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // TicketOpenedStatus is generated from ticket-opened.json#/properties/status.
 type TicketOpenedStatus string
@@ -90,6 +200,30 @@ const (
 	TicketOpenedStatusWaitingForCustomer TicketOpenedStatus = "waiting_for_customer"
 	TicketOpenedStatusClosed             TicketOpenedStatus = "closed"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TicketOpenedStatus) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, TicketOpenedStatus.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpenedStatus) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpenedStatus) Validate() error {
+	switch v {
+	case TicketOpenedStatusOpen, TicketOpenedStatusInProgress, TicketOpenedStatusWaitingForCustomer, TicketOpenedStatusClosed:
+		return nil
+	}
+	return codec.Expect("one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpenedStatus) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // TicketOpenedPriority is generated from
 // ticket-opened.json#/properties/priority.
@@ -103,6 +237,30 @@ const (
 	TicketOpenedPriorityMinus1 TicketOpenedPriority = -1
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TicketOpenedPriority) DecodeJSON(d *jx.Decoder) error {
+	return codec.IntEnum(d, v, TicketOpenedPriority.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpenedPriority) EncodeJSON(e *jx.Encoder) {
+	e.Int64(int64(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpenedPriority) Validate() error {
+	switch v {
+	case TicketOpenedPriority1, TicketOpenedPriority2, TicketOpenedPriority3, TicketOpenedPriorityMinus1:
+		return nil
+	}
+	return codec.Expect("one of 1, 2, 3, -1")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpenedPriority) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // Severity is generated from ticket-opened.json#/properties/severity.
 type Severity string
 
@@ -111,6 +269,30 @@ const (
 	SeverityLow  Severity = "low"
 	SeverityHigh Severity = "high"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Severity) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, Severity.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Severity) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Severity) Validate() error {
+	switch v {
+	case SeverityLow, SeverityHigh:
+		return nil
+	}
+	return codec.Expect("one of \"low\", \"high\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Severity) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // TicketOpenedChannelsItem is generated from
 // ticket-opened.json#/properties/channels/items.
@@ -122,6 +304,30 @@ const (
 	TicketOpenedChannelsItemSms   TicketOpenedChannelsItem = "sms"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TicketOpenedChannelsItem) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, TicketOpenedChannelsItem.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpenedChannelsItem) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpenedChannelsItem) Validate() error {
+	switch v {
+	case TicketOpenedChannelsItemEmail, TicketOpenedChannelsItemSms:
+		return nil
+	}
+	return codec.Expect("one of \"email\", \"sms\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpenedChannelsItem) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // TicketOpenedVersion is generated from
 // ticket-opened.json#/properties/version.
 type TicketOpenedVersion int64
@@ -130,6 +336,30 @@ type TicketOpenedVersion int64
 const (
 	TicketOpenedVersion2 TicketOpenedVersion = 2
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TicketOpenedVersion) DecodeJSON(d *jx.Decoder) error {
+	return codec.IntEnum(d, v, TicketOpenedVersion.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpenedVersion) EncodeJSON(e *jx.Encoder) {
+	e.Int64(int64(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpenedVersion) Validate() error {
+	switch v {
+	case TicketOpenedVersion2:
+		return nil
+	}
+	return codec.Expect("the constant 2")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpenedVersion) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // TicketOpenedRegion is generated from ticket-opened.json#/properties/region.
 type TicketOpenedRegion string
@@ -140,3 +370,27 @@ const (
 	TicketOpenedRegionUS   TicketOpenedRegion = "US"
 	TicketOpenedRegionAPAC TicketOpenedRegion = "APAC"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TicketOpenedRegion) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, TicketOpenedRegion.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TicketOpenedRegion) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TicketOpenedRegion) Validate() error {
+	switch v {
+	case TicketOpenedRegionEU, TicketOpenedRegionUS, TicketOpenedRegionAPAC:
+		return nil
+	}
+	return codec.Expect("one of \"EU\", \"US\", \"APAC\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TicketOpenedRegion) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

@@ -3,7 +3,11 @@
 
 package factroots
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // AuditLoggedRoutingKey is the routing key of AuditLogged facts.
 const AuditLoggedRoutingKey = "audit.logged"
@@ -23,9 +27,55 @@ type AuditLogged struct {
 	Action *string `json:"action,omitzero"`
 }
 
-// Validate checks v against the schema of AuditLogged facts
-// (audit-logged.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v AuditLogged) Validate() error {
-	return schemaSet.ValidateValue("audit-logged.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error {
+	*v = AuditLogged{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "actor":
+			seen |= 1 << 0
+			v.Actor, err = codec.Str(d)
+		case "action":
+			v.Action, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfAuditLogged)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v AuditLogged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("actor")
+	e.Str(v.Actor)
+	if v.Action != nil {
+		e.FieldStart("action")
+		e.Str(*v.Action)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v AuditLogged) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v AuditLogged) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *AuditLogged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfAuditLogged = []string{"actor"}
+)

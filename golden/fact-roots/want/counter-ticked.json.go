@@ -3,7 +3,13 @@
 
 package factroots
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"math"
+
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // CounterTickedRoutingKey is the routing key of CounterTicked facts.
 const CounterTickedRoutingKey = "counter.ticked"
@@ -20,9 +26,31 @@ var FactCounterTicked = runtime.Fact{
 // counter-ticked.json, version 1).
 type CounterTicked int64
 
-// Validate checks v against the schema of CounterTicked facts
-// (counter-ticked.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v CounterTicked) Validate() error {
-	return schemaSet.ValidateValue("counter-ticked.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CounterTicked) DecodeJSON(d *jx.Decoder) error {
+	x, err := checkCounterTicked.Int(d)
+	*v = CounterTicked(x)
+	return err
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CounterTicked) EncodeJSON(e *jx.Encoder) {
+	e.Int64(int64(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CounterTicked) Validate() error {
+	return checkCounterTicked.Check(int64(v))
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CounterTicked) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkCounterTicked = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+)

@@ -3,7 +3,11 @@
 
 package factroots
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // OrderLinesRoutingKey is the routing key of OrderLines facts.
 const OrderLinesRoutingKey = "order.placed"
@@ -22,9 +26,33 @@ var FactOrderLines = runtime.Fact{
 // The SKUs of an order, in the order they were added.
 type OrderLines []string
 
-// Validate checks v against the schema of OrderLines facts
-// (order-placed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderLines) DecodeJSON(d *jx.Decoder) error {
+	x, err := codec.Slice(d, codec.Str)
+	*v = OrderLines(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderLines) EncodeJSON(e *jx.Encoder) {
+	e.ArrStart()
+	for _, x1 := range ([]string)(v) {
+		e.Str(x1)
+	}
+	e.ArrEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderLines) Validate() error {
-	return schemaSet.ValidateValue("order-placed.json", v)
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderLines) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderLines) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

@@ -4,8 +4,9 @@
 package factroots
 
 import (
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // PaymentSettledRoutingKey is the routing key of PaymentSettled facts.
@@ -28,46 +29,62 @@ type PaymentSettled struct {
 	BankSettlement *BankSettlement
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u PaymentSettled) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.CardSettlement != nil {
-		set = append(set, u.CardSettlement)
-	}
-	if u.BankSettlement != nil {
-		set = append(set, u.BankSettlement)
-	}
-	return schemaset.MarshalUnion("PaymentSettled", true, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *PaymentSettled) UnmarshalJSON(data []byte) error {
-	*u = PaymentSettled{}
-	var v1 CardSettlement
-	ok1, err := schemaSet.DecodeBranch("PaymentSettled", "payment-settled.json#/oneOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentSettled) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.CardSettlement = &v1
+	*v = PaymentSettled{}
+	n := 0
+	var v1 CardSettlement
+	if codec.Matches(raw, v1.DecodeJSON) {
+		v.CardSettlement = &v1
+		n++
 	}
 	var v2 BankSettlement
-	ok2, err := schemaSet.DecodeBranch("PaymentSettled", "payment-settled.json#/oneOf/1", data, &v2)
-	if err != nil {
-		return err
+	if codec.Matches(raw, v2.DecodeJSON) {
+		v.BankSettlement = &v2
+		n++
 	}
-	if ok2 {
-		u.BankSettlement = &v2
-	}
-	return schemaset.CheckUnion("PaymentSettled", true, ok1, ok2)
+	return codec.UnionCount(n, true)
 }
 
-// Validate checks v against the schema of PaymentSettled facts
-// (payment-settled.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentSettled) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.CardSettlement != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.CardSettlement.EncodeJSON(e)
+		})
+	}
+	if v.BankSettlement != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.BankSettlement.EncodeJSON(e)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
 func (v PaymentSettled) Validate() error {
-	return schemaSet.ValidateValue("payment-settled.json", v)
+	if err := codec.UnionCount(codec.CountSet(v.CardSettlement != nil, v.BankSettlement != nil), true); err != nil {
+		return err
+	}
+	return codec.Revalidate(v, new(PaymentSettled))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentSettled) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.CardSettlement != nil, v.BankSettlement != nil), true); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentSettled) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // CardSettlement is generated from payment-settled.json#/oneOf/0.
@@ -75,7 +92,101 @@ type CardSettlement struct {
 	CardLast4 string `json:"card_last4"`
 }
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
+	*v = CardSettlement{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "card_last4":
+			seen |= 1 << 0
+			v.CardLast4, err = codec.Str(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfCardSettlement)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CardSettlement) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("card_last4")
+	e.Str(v.CardLast4)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CardSettlement) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v CardSettlement) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CardSettlement) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfCardSettlement = []string{"card_last4"}
+)
+
 // BankSettlement is generated from payment-settled.json#/oneOf/1.
 type BankSettlement struct {
 	Iban string `json:"iban"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
+	*v = BankSettlement{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "iban":
+			seen |= 1 << 0
+			v.Iban, err = codec.Str(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfBankSettlement)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v BankSettlement) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("iban")
+	e.Str(v.Iban)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v BankSettlement) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v BankSettlement) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *BankSettlement) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfBankSettlement = []string{"iban"}
+)

@@ -3,7 +3,13 @@
 
 package factroots
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"math"
+
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // ObjectFinalizedRoutingKey is the routing key of ObjectFinalized facts.
 const ObjectFinalizedRoutingKey = "storage.object.finalized"
@@ -27,9 +33,74 @@ type ObjectFinalized struct {
 	Generation *int64  `json:"generation,omitzero"`
 }
 
-// Validate checks v against the schema of ObjectFinalized facts
-// (vendor/gcp/storage.json#/definitions/StorageObjectData), including what Go
-// types cannot express: patterns, ranges, lengths, formats.
-func (v ObjectFinalized) Validate() error {
-	return schemaSet.ValidateValue("vendor/gcp/storage.json#/definitions/StorageObjectData", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
+	*v = ObjectFinalized{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "bucket":
+			v.Bucket, err = codec.Ptr(d, codec.Str)
+		case "name":
+			v.Name, err = codec.Ptr(d, codec.Str)
+		case "size":
+			v.Size, err = codec.Ptr(d, codec.Str)
+		case "generation":
+			v.Generation, err = codec.Ptr(d, checkObjectFinalizedGeneration.Int)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Bucket != nil {
+		e.FieldStart("bucket")
+		e.Str(*v.Bucket)
+	}
+	if v.Name != nil {
+		e.FieldStart("name")
+		e.Str(*v.Name)
+	}
+	if v.Size != nil {
+		e.FieldStart("size")
+		e.Str(*v.Size)
+	}
+	if v.Generation != nil {
+		e.FieldStart("generation")
+		e.Int64(*v.Generation)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ObjectFinalized) Validate() error {
+	{
+		if v.Generation != nil {
+			if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
+				return codec.AtField(err, "generation")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ObjectFinalized) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkObjectFinalizedGeneration = codec.Int{
+		Max: math.MaxInt64,
+		Min: 1,
+	}
+)

@@ -4,7 +4,9 @@
 package factroots
 
 import (
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -29,15 +31,128 @@ type PushReceived struct {
 	HeadCommit schemaset.Nullable[Commit] `json:"head_commit,omitzero"`
 }
 
-// Validate checks v against the schema of PushReceived facts
-// (vendor/github/push.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v PushReceived) Validate() error {
-	return schemaSet.ValidateValue("vendor/github/push.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PushReceived) DecodeJSON(d *jx.Decoder) error {
+	*v = PushReceived{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "ref":
+			seen |= 1 << 0
+			v.Ref, err = codec.Str(d)
+		case "after":
+			seen |= 1 << 1
+			err = v.After.DecodeJSON(d)
+		case "before":
+			v.Before, err = codec.Ptr(d, codec.Dec[Sha])
+		case "repository":
+			seen |= 1 << 2
+			err = v.Repository.DecodeJSON(d)
+		case "head_commit":
+			v.HeadCommit, err = codec.Nullable(d, codec.Dec[Commit])
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfPushReceived)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PushReceived) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("ref")
+	e.Str(v.Ref)
+	e.FieldStart("after")
+	v.After.EncodeJSON(e)
+	if v.Before != nil {
+		e.FieldStart("before")
+		v.Before.EncodeJSON(e)
+	}
+	e.FieldStart("repository")
+	v.Repository.EncodeJSON(e)
+	if v.HeadCommit.Present {
+		e.FieldStart("head_commit")
+		if !v.HeadCommit.Valid {
+			e.Null()
+		} else {
+			v.HeadCommit.Value.EncodeJSON(e)
+		}
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PushReceived) Validate() error {
+	if err := v.After.Validate(); err != nil {
+		return codec.AtField(err, "after")
+	}
+	{
+		if v.Before != nil {
+			if err := v.Before.Validate(); err != nil {
+				return codec.AtField(err, "before")
+			}
+		}
+	}
+	if err := v.Repository.Validate(); err != nil {
+		return codec.AtField(err, "repository")
+	}
+	if v.HeadCommit.Valid {
+		if err := v.HeadCommit.Value.Validate(); err != nil {
+			return codec.AtField(err, "head_commit")
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PushReceived) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PushReceived) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPushReceived = []string{"ref", "after", "repository"}
+)
 
 // Sha is generated from vendor/github/push.json#/definitions/sha.
 type Sha string
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Sha) DecodeJSON(d *jx.Decoder) error {
+	x, err := checkSha.Str(d)
+	*v = Sha(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Sha) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Sha) Validate() error {
+	return checkSha.Check(string(v))
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Sha) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkSha = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[0-9a-f]{40}$"),
+	}
+)
 
 // Repository is generated from
 // vendor/github/push.json#/definitions/repository.
@@ -46,8 +161,115 @@ type Repository struct {
 	FullName string `json:"full_name"`
 }
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Repository) DecodeJSON(d *jx.Decoder) error {
+	*v = Repository{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "id":
+			seen |= 1 << 0
+			v.ID, err = codec.Int64(d)
+		case "full_name":
+			seen |= 1 << 1
+			v.FullName, err = codec.Str(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfRepository)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Repository) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("id")
+	e.Int64(v.ID)
+	e.FieldStart("full_name")
+	e.Str(v.FullName)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Repository) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Repository) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Repository) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfRepository = []string{"id", "full_name"}
+)
+
 // Commit is generated from vendor/github/push.json#/definitions/commit.
 type Commit struct {
 	ID      Sha    `json:"id"`
 	Message string `json:"message"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Commit) DecodeJSON(d *jx.Decoder) error {
+	*v = Commit{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "id":
+			seen |= 1 << 0
+			err = v.ID.DecodeJSON(d)
+		case "message":
+			seen |= 1 << 1
+			v.Message, err = codec.Str(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfCommit)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Commit) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("id")
+	v.ID.EncodeJSON(e)
+	e.FieldStart("message")
+	e.Str(v.Message)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Commit) Validate() error {
+	if err := v.ID.Validate(); err != nil {
+		return codec.AtField(err, "id")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Commit) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Commit) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfCommit = []string{"id", "message"}
+)

@@ -7,8 +7,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // PaymentCapturedRoutingKey is the routing key of PaymentCaptured facts.
@@ -46,30 +47,159 @@ type PaymentCaptured struct {
 // the others are additional.
 var propertiesOfPaymentCaptured = []string{"captured_at", "settled_at", "voided_at", "payment_id", "payer_email", "value_date", "receipt_url", "issues_url", "reference", "history"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PaymentCaptured) MarshalJSON() ([]byte, error) {
-	type plain PaymentCaptured
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentCaptured) DecodeJSON(d *jx.Decoder) error {
+	*v = PaymentCaptured{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "captured_at":
+			seen |= 1 << 0
+			v.CapturedAt, err = codec.Time(d)
+		case "settled_at":
+			v.SettledAt, err = codec.Ptr(d, codec.Time)
+		case "voided_at":
+			seen |= 1 << 1
+			v.VoidedAt, err = codec.NullPtr(d, codec.Time)
+		case "payment_id":
+			seen |= 1 << 2
+			v.PaymentID, err = checkPaymentCapturedPaymentID.Str(d)
+		case "payer_email":
+			seen |= 1 << 3
+			v.PayerEmail, err = checkPaymentCapturedPayerEmail.Str(d)
+		case "value_date":
+			seen |= 1 << 4
+			v.ValueDate, err = checkPaymentCapturedValueDate.Str(d)
+		case "receipt_url":
+			v.ReceiptURL, err = codec.Ptr(d, checkPaymentCapturedReceiptURL.Str)
+		case "issues_url":
+			v.IssuesURL, err = codec.Ptr(d, checkPaymentCapturedIssuesURL.Str)
+		case "reference":
+			v.Reference, err = codec.Ptr(d, codec.Str)
+		case "history":
+			v.History, err = codec.Slice(d, codec.Time)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentCaptured)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PaymentCaptured) UnmarshalJSON(data []byte) error {
-	type plain PaymentCaptured
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentCaptured)
+	return codec.Required(seen, requiredOfPaymentCaptured)
 }
 
-// Validate checks v against the schema of PaymentCaptured facts
-// (payment-captured.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v PaymentCaptured) Validate() error {
-	return schemaSet.ValidateValue("payment-captured.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentCaptured) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("captured_at")
+	codec.WriteTime(e, v.CapturedAt)
+	if v.SettledAt != nil {
+		e.FieldStart("settled_at")
+		codec.WriteTime(e, *v.SettledAt)
+	}
+	e.FieldStart("voided_at")
+	if v.VoidedAt == nil {
+		e.Null()
+	} else {
+		codec.WriteTime(e, *v.VoidedAt)
+	}
+	e.FieldStart("payment_id")
+	e.Str(v.PaymentID)
+	e.FieldStart("payer_email")
+	e.Str(v.PayerEmail)
+	e.FieldStart("value_date")
+	e.Str(v.ValueDate)
+	if v.ReceiptURL != nil {
+		e.FieldStart("receipt_url")
+		e.Str(*v.ReceiptURL)
+	}
+	if v.IssuesURL != nil {
+		e.FieldStart("issues_url")
+		e.Str(*v.IssuesURL)
+	}
+	if v.Reference != nil {
+		e.FieldStart("reference")
+		e.Str(*v.Reference)
+	}
+	if v.History != nil {
+		e.FieldStart("history")
+		e.ArrStart()
+		for _, x1 := range v.History {
+			codec.WriteTime(e, x1)
+		}
+		e.ArrEnd()
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentCaptured) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentCaptured); err != nil {
+		return err
+	}
+	if err := checkPaymentCapturedPaymentID.Check(v.PaymentID); err != nil {
+		return codec.AtField(err, "payment_id")
+	}
+	if err := checkPaymentCapturedPayerEmail.Check(v.PayerEmail); err != nil {
+		return codec.AtField(err, "payer_email")
+	}
+	if err := checkPaymentCapturedValueDate.Check(v.ValueDate); err != nil {
+		return codec.AtField(err, "value_date")
+	}
+	{
+		if v.ReceiptURL != nil {
+			if err := checkPaymentCapturedReceiptURL.Check(*v.ReceiptURL); err != nil {
+				return codec.AtField(err, "receipt_url")
+			}
+		}
+	}
+	{
+		if v.IssuesURL != nil {
+			if err := checkPaymentCapturedIssuesURL.Check(*v.IssuesURL); err != nil {
+				return codec.AtField(err, "issues_url")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentCaptured) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentCaptured); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentCaptured) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkPaymentCapturedPaymentID = codec.String{
+		Format:    codec.FormatOf("uuid"),
+		MaxLength: -1,
+	}
+	checkPaymentCapturedPayerEmail = codec.String{
+		Format:    codec.FormatOf("email"),
+		MaxLength: -1,
+	}
+	checkPaymentCapturedValueDate = codec.String{
+		Format:    codec.FormatOf("date"),
+		MaxLength: -1,
+	}
+	checkPaymentCapturedReceiptURL = codec.String{
+		Format:    codec.FormatOf("uri"),
+		MaxLength: -1,
+	}
+	checkPaymentCapturedIssuesURL = codec.String{
+		Format:    codec.FormatOf("uri-template"),
+		MaxLength: -1,
+	}
+	requiredOfPaymentCaptured = []string{"captured_at", "voided_at", "payment_id", "payer_email", "value_date"}
+)

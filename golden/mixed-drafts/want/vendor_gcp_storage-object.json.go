@@ -4,9 +4,12 @@
 package mixeddrafts
 
 import (
+	"math"
 	"time"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ObjectFinalizedRoutingKey is the routing key of ObjectFinalized facts.
@@ -34,16 +37,167 @@ type ObjectFinalized struct {
 	Owner       *ObjectOwner      `json:"owner,omitzero"`
 }
 
-// Validate checks v against the schema of ObjectFinalized facts
-// (vendor/gcp/storage-object.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v ObjectFinalized) Validate() error {
-	return schemaSet.ValidateValue("vendor/gcp/storage-object.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
+	*v = ObjectFinalized{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "bucket":
+			v.Bucket, err = codec.Ptr(d, codec.Str)
+		case "name":
+			v.Name, err = codec.Ptr(d, codec.Str)
+		case "size":
+			v.Size, err = codec.Ptr(d, checkObjectFinalizedSize.Str)
+		case "generation":
+			v.Generation, err = codec.Ptr(d, checkObjectFinalizedGeneration.Int)
+		case "timeCreated":
+			v.TimeCreated, err = codec.Ptr(d, codec.Time)
+		case "metadata":
+			v.Metadata, err = codec.Map(d, codec.Str)
+		case "owner":
+			v.Owner, err = codec.Ptr(d, codec.Dec[ObjectOwner])
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Bucket != nil {
+		e.FieldStart("bucket")
+		e.Str(*v.Bucket)
+	}
+	if v.Name != nil {
+		e.FieldStart("name")
+		e.Str(*v.Name)
+	}
+	if v.Size != nil {
+		e.FieldStart("size")
+		e.Str(*v.Size)
+	}
+	if v.Generation != nil {
+		e.FieldStart("generation")
+		e.Int64(*v.Generation)
+	}
+	if v.TimeCreated != nil {
+		e.FieldStart("timeCreated")
+		codec.WriteTime(e, *v.TimeCreated)
+	}
+	if v.Metadata != nil {
+		e.FieldStart("metadata")
+		e.ObjStart()
+		codec.WriteExtra(e, v.Metadata, func(e *jx.Encoder, x1 string) {
+			e.Str(x1)
+		})
+		e.ObjEnd()
+	}
+	if v.Owner != nil {
+		e.FieldStart("owner")
+		v.Owner.EncodeJSON(e)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ObjectFinalized) Validate() error {
+	{
+		if v.Size != nil {
+			if err := checkObjectFinalizedSize.Check(*v.Size); err != nil {
+				return codec.AtField(err, "size")
+			}
+		}
+	}
+	{
+		if v.Generation != nil {
+			if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
+				return codec.AtField(err, "generation")
+			}
+		}
+	}
+	{
+		if v.Owner != nil {
+			if err := v.Owner.Validate(); err != nil {
+				return codec.AtField(err, "owner")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ObjectFinalized) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkObjectFinalizedSize = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[0-9]+$"),
+	}
+	checkObjectFinalizedGeneration = codec.Int{
+		Max: math.MaxInt64,
+		Min: 1,
+	}
+)
 
 // ObjectOwner is generated from
 // vendor/gcp/storage-object.json#/definitions/ObjectOwner.
 type ObjectOwner struct {
 	Entity   *string `json:"entity,omitzero"`
 	EntityID *string `json:"entityId,omitzero"`
+}
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
+	*v = ObjectOwner{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "entity":
+			v.Entity, err = codec.Ptr(d, codec.Str)
+		case "entityId":
+			v.EntityID, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ObjectOwner) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Entity != nil {
+		e.FieldStart("entity")
+		e.Str(*v.Entity)
+	}
+	if v.EntityID != nil {
+		e.FieldStart("entityId")
+		e.Str(*v.EntityID)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ObjectOwner) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ObjectOwner) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ObjectOwner) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

@@ -3,11 +3,68 @@
 
 package mixeddrafts
 
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // User is generated from vendor/github/common.json#/definitions/user.
 type User struct {
 	Login string `json:"login"`
 	ID    int64  `json:"id"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *User) DecodeJSON(d *jx.Decoder) error {
+	*v = User{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "login":
+			seen |= 1 << 0
+			v.Login, err = codec.Str(d)
+		case "id":
+			seen |= 1 << 1
+			v.ID, err = codec.Int64(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfUser)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v User) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("login")
+	e.Str(v.Login)
+	e.FieldStart("id")
+	e.Int64(v.ID)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v User) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v User) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *User) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfUser = []string{"login", "id"}
+)
 
 // Repository is generated from
 // vendor/github/common.json#/definitions/repository.
@@ -17,6 +74,75 @@ type Repository struct {
 	IssuesURL *string `json:"issues_url,omitzero"`
 }
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Repository) DecodeJSON(d *jx.Decoder) error {
+	*v = Repository{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "id":
+			seen |= 1 << 0
+			v.ID, err = codec.Int64(d)
+		case "full_name":
+			seen |= 1 << 1
+			v.FullName, err = codec.Str(d)
+		case "issues_url":
+			v.IssuesURL, err = codec.Ptr(d, checkRepositoryIssuesURL.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfRepository)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Repository) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("id")
+	e.Int64(v.ID)
+	e.FieldStart("full_name")
+	e.Str(v.FullName)
+	if v.IssuesURL != nil {
+		e.FieldStart("issues_url")
+		e.Str(*v.IssuesURL)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Repository) Validate() error {
+	{
+		if v.IssuesURL != nil {
+			if err := checkRepositoryIssuesURL.Check(*v.IssuesURL); err != nil {
+				return codec.AtField(err, "issues_url")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Repository) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Repository) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkRepositoryIssuesURL = codec.String{
+		Format:    codec.FormatOf("uri-template"),
+		MaxLength: -1,
+	}
+	requiredOfRepository = []string{"id", "full_name"}
+)
+
 // Issue is generated from vendor/github/common.json#/definitions/issue.
 type Issue struct {
 	Number   int64      `json:"number"`
@@ -24,6 +150,85 @@ type Issue struct {
 	ClosedAt *string    `json:"closed_at"`
 	Labels   []Label    `json:"labels,omitzero"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Issue) DecodeJSON(d *jx.Decoder) error {
+	*v = Issue{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "number":
+			seen |= 1 << 0
+			v.Number, err = codec.Int64(d)
+		case "state":
+			seen |= 1 << 1
+			err = v.State.DecodeJSON(d)
+		case "closed_at":
+			seen |= 1 << 2
+			v.ClosedAt, err = codec.NullPtr(d, codec.Str)
+		case "labels":
+			v.Labels, err = codec.Slice(d, codec.Dec[Label])
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfIssue)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Issue) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("number")
+	e.Int64(v.Number)
+	e.FieldStart("state")
+	v.State.EncodeJSON(e)
+	e.FieldStart("closed_at")
+	if v.ClosedAt == nil {
+		e.Null()
+	} else {
+		e.Str(*v.ClosedAt)
+	}
+	if v.Labels != nil {
+		e.FieldStart("labels")
+		e.ArrStart()
+		for _, x1 := range v.Labels {
+			x1.EncodeJSON(e)
+		}
+		e.ArrEnd()
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Issue) Validate() error {
+	if err := v.State.Validate(); err != nil {
+		return codec.AtField(err, "state")
+	}
+	if err := codec.Each(v.Labels, func(x1 Label) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "labels")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Issue) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Issue) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfIssue = []string{"number", "state", "closed_at"}
+)
 
 // IssueState is generated from
 // vendor/github/common.json#/definitions/issue/properties/state.
@@ -35,8 +240,85 @@ const (
 	IssueStateClosed IssueState = "closed"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *IssueState) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, IssueState.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v IssueState) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v IssueState) Validate() error {
+	switch v {
+	case IssueStateOpen, IssueStateClosed:
+		return nil
+	}
+	return codec.Expect("one of \"open\", \"closed\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *IssueState) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // Label is generated from vendor/github/common.json#/definitions/label.
 type Label struct {
 	Name  string  `json:"name"`
 	Color *string `json:"color,omitzero"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Label) DecodeJSON(d *jx.Decoder) error {
+	*v = Label{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "name":
+			seen |= 1 << 0
+			v.Name, err = codec.Str(d)
+		case "color":
+			v.Color, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfLabel)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Label) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("name")
+	e.Str(v.Name)
+	if v.Color != nil {
+		e.FieldStart("color")
+		e.Str(*v.Color)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Label) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Label) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Label) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfLabel = []string{"name"}
+)

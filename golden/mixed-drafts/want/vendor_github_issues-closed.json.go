@@ -3,7 +3,11 @@
 
 package mixeddrafts
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // IssueClosedRoutingKey is the routing key of IssueClosed facts.
 const IssueClosedRoutingKey = "github.issue.closed"
@@ -25,12 +29,77 @@ type IssueClosed struct {
 	Assignee   *User             `json:"assignee"`
 }
 
-// Validate checks v against the schema of IssueClosed facts
-// (vendor/github/issues-closed.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v IssueClosed) Validate() error {
-	return schemaSet.ValidateValue("vendor/github/issues-closed.json", v)
+// DecodeJSON reads v from d and checks it with the embedded schema, which the
+// generated code cannot follow exactly here
+// (vendor/github/issues-closed.json#/properties/issue allOf: narrows a shared
+// type).
+func (v *IssueClosed) DecodeJSON(d *jx.Decoder) error {
+	if err := codec.Checked(&d, schemaSet.Validator("vendor/github/issues-closed.json")); err != nil {
+		return err
+	}
+	*v = IssueClosed{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "action":
+			seen |= 1 << 0
+			err = v.Action.DecodeJSON(d)
+		case "issue":
+			seen |= 1 << 1
+			err = v.Issue.DecodeJSON(d)
+		case "repository":
+			seen |= 1 << 2
+			err = v.Repository.DecodeJSON(d)
+		case "assignee":
+			seen |= 1 << 3
+			v.Assignee, err = codec.NullPtr(d, codec.Dec[User])
+		default:
+			err = d.Skip()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfIssueClosed)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v IssueClosed) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("action")
+	v.Action.EncodeJSON(e)
+	e.FieldStart("issue")
+	v.Issue.EncodeJSON(e)
+	e.FieldStart("repository")
+	v.Repository.EncodeJSON(e)
+	e.FieldStart("assignee")
+	if v.Assignee == nil {
+		e.Null()
+	} else {
+		v.Assignee.EncodeJSON(e)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v IssueClosed) Validate() error {
+	return codec.CheckedValue(v, schemaSet.Validator("vendor/github/issues-closed.json"))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v IssueClosed) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *IssueClosed) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfIssueClosed = []string{"action", "issue", "repository", "assignee"}
+)
 
 // IssueClosedAction is generated from
 // vendor/github/issues-closed.json#/properties/action.
@@ -40,3 +109,27 @@ type IssueClosedAction string
 const (
 	IssueClosedActionClosed IssueClosedAction = "closed"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *IssueClosedAction) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, IssueClosedAction.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v IssueClosedAction) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v IssueClosedAction) Validate() error {
+	switch v {
+	case IssueClosedActionClosed:
+		return nil
+	}
+	return codec.Expect("the constant \"closed\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *IssueClosedAction) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

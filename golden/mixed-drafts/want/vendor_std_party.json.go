@@ -3,8 +3,73 @@
 
 package mixeddrafts
 
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // Party is generated from vendor/std/party.json.
 type Party struct {
 	Name    string `json:"name"`
 	Website *Link  `json:"website,omitzero"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Party) DecodeJSON(d *jx.Decoder) error {
+	*v = Party{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "name":
+			seen |= 1 << 0
+			v.Name, err = codec.Str(d)
+		case "website":
+			v.Website, err = codec.Ptr(d, codec.Dec[Link])
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfParty)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Party) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("name")
+	e.Str(v.Name)
+	if v.Website != nil {
+		e.FieldStart("website")
+		v.Website.EncodeJSON(e)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Party) Validate() error {
+	{
+		if v.Website != nil {
+			if err := v.Website.Validate(); err != nil {
+				return codec.AtField(err, "website")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Party) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Party) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfParty = []string{"name"}
+)

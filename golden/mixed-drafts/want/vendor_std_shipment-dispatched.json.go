@@ -3,7 +3,11 @@
 
 package mixeddrafts
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // ShipmentDispatchedRoutingKey is the routing key of ShipmentDispatched facts.
 const ShipmentDispatchedRoutingKey = "std.shipment.dispatched"
@@ -25,9 +29,75 @@ type ShipmentDispatched struct {
 	Tracking     *Link     `json:"tracking,omitzero"`
 }
 
-// Validate checks v against the schema of ShipmentDispatched facts
-// (vendor/std/shipment-dispatched.json), including what Go types cannot
-// express: patterns, ranges, lengths, formats.
-func (v ShipmentDispatched) Validate() error {
-	return schemaSet.ValidateValue("vendor/std/shipment-dispatched.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error {
+	*v = ShipmentDispatched{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "shipment_id":
+			seen |= 1 << 0
+			v.ShipmentID, err = codec.Str(d)
+		case "dispatched_at":
+			seen |= 1 << 1
+			v.DispatchedAt, err = codec.Time(d)
+		case "carrier":
+			seen |= 1 << 2
+			err = v.Carrier.DecodeJSON(d)
+		case "tracking":
+			v.Tracking, err = codec.Ptr(d, codec.Dec[Link])
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfShipmentDispatched)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ShipmentDispatched) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("shipment_id")
+	e.Str(v.ShipmentID)
+	e.FieldStart("dispatched_at")
+	codec.WriteTime(e, v.DispatchedAt)
+	e.FieldStart("carrier")
+	v.Carrier.EncodeJSON(e)
+	if v.Tracking != nil {
+		e.FieldStart("tracking")
+		v.Tracking.EncodeJSON(e)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ShipmentDispatched) Validate() error {
+	if err := v.Carrier.Validate(); err != nil {
+		return codec.AtField(err, "carrier")
+	}
+	{
+		if v.Tracking != nil {
+			if err := v.Tracking.Validate(); err != nil {
+				return codec.AtField(err, "tracking")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ShipmentDispatched) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ShipmentDispatched) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfShipmentDispatched = []string{"shipment_id", "dispatched_at", "carrier"}
+)

@@ -3,10 +3,44 @@
 
 package mixeddrafts
 
-import "time"
+import (
+	"time"
+
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // Timestamp is generated from vendor/std/types.json#/$defs/timestamp.
 type Timestamp = time.Time
 
 // Link is generated from vendor/std/types.json#/$defs/link.
 type Link string
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Link) DecodeJSON(d *jx.Decoder) error {
+	x, err := checkLink.Str(d)
+	*v = Link(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Link) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Link) Validate() error {
+	return checkLink.Check(string(v))
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Link) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkLink = codec.String{
+		Format:    codec.FormatOf("uri"),
+		MaxLength: -1,
+	}
+)

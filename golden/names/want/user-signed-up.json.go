@@ -6,8 +6,9 @@ package names
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // UserSignedUpRoutingKey is the routing key of UserSignedUp facts.
@@ -46,30 +47,115 @@ type UserSignedUp struct {
 // others are additional.
 var propertiesOfUserSignedUp = []string{"catalogue_id", "url", "image_urls", "type", "func", "3d_model", "HTTPServer", "größe", "json", "api-key", "x-"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v UserSignedUp) MarshalJSON() ([]byte, error) {
-	type plain UserSignedUp
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfUserSignedUp)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
+	*v = UserSignedUp{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "catalogue_id":
+			v.CatalogueID, err = codec.Ptr(d, codec.Str)
+		case "url":
+			v.URL, err = codec.Ptr(d, codec.Str)
+		case "image_urls":
+			v.ImageURLs, err = codec.Slice(d, codec.Str)
+		case "type":
+			v.Type, err = codec.Ptr(d, codec.Str)
+		case "func":
+			v.Func, err = codec.Ptr(d, codec.Str)
+		case "3d_model":
+			v.X3dModel, err = codec.Ptr(d, codec.Str)
+		case "HTTPServer":
+			v.HTTPServer, err = codec.Ptr(d, codec.Str)
+		case "größe":
+			v.Größe, err = codec.Ptr(d, codec.Int64)
+		case "json":
+			v.JSON, err = codec.Ptr(d, codec.Str)
+		case "api-key":
+			v.APIKey, err = codec.Ptr(d, codec.Str)
+		case "x-":
+			v.X, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *UserSignedUp) UnmarshalJSON(data []byte) error {
-	type plain UserSignedUp
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v UserSignedUp) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.CatalogueID != nil {
+		e.FieldStart("catalogue_id")
+		e.Str(*v.CatalogueID)
+	}
+	if v.URL != nil {
+		e.FieldStart("url")
+		e.Str(*v.URL)
+	}
+	if v.ImageURLs != nil {
+		e.FieldStart("image_urls")
+		e.ArrStart()
+		for _, x1 := range v.ImageURLs {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	if v.Type != nil {
+		e.FieldStart("type")
+		e.Str(*v.Type)
+	}
+	if v.Func != nil {
+		e.FieldStart("func")
+		e.Str(*v.Func)
+	}
+	if v.X3dModel != nil {
+		e.FieldStart("3d_model")
+		e.Str(*v.X3dModel)
+	}
+	if v.HTTPServer != nil {
+		e.FieldStart("HTTPServer")
+		e.Str(*v.HTTPServer)
+	}
+	if v.Größe != nil {
+		e.FieldStart("größe")
+		e.Int64(*v.Größe)
+	}
+	if v.JSON != nil {
+		e.FieldStart("json")
+		e.Str(*v.JSON)
+	}
+	if v.APIKey != nil {
+		e.FieldStart("api-key")
+		e.Str(*v.APIKey)
+	}
+	if v.X != nil {
+		e.FieldStart("x-")
+		e.Str(*v.X)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v UserSignedUp) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserSignedUp); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfUserSignedUp)
+	return nil
 }
 
-// Validate checks v against the schema of UserSignedUp facts
-// (user-signed-up.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v UserSignedUp) Validate() error {
-	return schemaSet.ValidateValue("user-signed-up.json", v)
+// MarshalJSON encodes v with EncodeJSON.
+func (v UserSignedUp) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserSignedUp); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *UserSignedUp) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

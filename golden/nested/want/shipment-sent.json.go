@@ -6,8 +6,9 @@ package nested
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ShipmentSentRoutingKey is the routing key of ShipmentSent facts.
@@ -37,33 +38,69 @@ type ShipmentSent struct {
 // others are additional.
 var propertiesOfShipmentSent = []string{"shipment_id", "destination"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ShipmentSent) MarshalJSON() ([]byte, error) {
-	type plain ShipmentSent
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
+	*v = ShipmentSent{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "shipment_id":
+			seen |= 1 << 0
+			v.ShipmentID, err = codec.Str(d)
+		case "destination":
+			seen |= 1 << 1
+			err = v.Destination.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSent)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ShipmentSent) UnmarshalJSON(data []byte) error {
-	type plain ShipmentSent
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSent)
+	return codec.Required(seen, requiredOfShipmentSent)
 }
 
-// Validate checks v against the schema of ShipmentSent facts
-// (shipment-sent.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v ShipmentSent) Validate() error {
-	return schemaSet.ValidateValue("shipment-sent.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ShipmentSent) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("shipment_id")
+	e.Str(v.ShipmentID)
+	e.FieldStart("destination")
+	v.Destination.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ShipmentSent) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSent); err != nil {
+		return err
+	}
+	if err := v.Destination.Validate(); err != nil {
+		return codec.AtField(err, "destination")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ShipmentSent) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSent); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ShipmentSent) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfShipmentSent = []string{"shipment_id", "destination"}
+)
 
 // ShipmentSentDestination is generated from
 // shipment-sent.json#/properties/destination. Properties the schema does not
@@ -81,26 +118,77 @@ type ShipmentSentDestination struct {
 // ShipmentSentDestination declares; the others are additional.
 var propertiesOfShipmentSentDestination = []string{"address", "contact"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ShipmentSentDestination) MarshalJSON() ([]byte, error) {
-	type plain ShipmentSentDestination
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
+	*v = ShipmentSentDestination{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "address":
+			seen |= 1 << 0
+			err = v.Address.DecodeJSON(d)
+		case "contact":
+			v.Contact, err = codec.Ptr(d, codec.Dec[Contact])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSentDestination)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ShipmentSentDestination) UnmarshalJSON(data []byte) error {
-	type plain ShipmentSentDestination
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSentDestination)
+	return codec.Required(seen, requiredOfShipmentSentDestination)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("address")
+	v.Address.EncodeJSON(e)
+	if v.Contact != nil {
+		e.FieldStart("contact")
+		v.Contact.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ShipmentSentDestination) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
+		return err
+	}
+	if err := v.Address.Validate(); err != nil {
+		return codec.AtField(err, "address")
+	}
+	{
+		if v.Contact != nil {
+			if err := v.Contact.Validate(); err != nil {
+				return codec.AtField(err, "contact")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ShipmentSentDestination) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ShipmentSentDestination) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfShipmentSentDestination = []string{"address"}
+)
 
 // ShipmentSentDestinationAddress is generated from
 // shipment-sent.json#/properties/destination/properties/address. Properties
@@ -119,26 +207,79 @@ type ShipmentSentDestinationAddress struct {
 // ShipmentSentDestinationAddress declares; the others are additional.
 var propertiesOfShipmentSentDestinationAddress = []string{"street", "city", "geo"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ShipmentSentDestinationAddress) MarshalJSON() ([]byte, error) {
-	type plain ShipmentSentDestinationAddress
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
+	*v = ShipmentSentDestinationAddress{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "street":
+			seen |= 1 << 0
+			v.Street, err = codec.Str(d)
+		case "city":
+			seen |= 1 << 1
+			v.City, err = codec.Str(d)
+		case "geo":
+			v.Geo, err = codec.Ptr(d, codec.Dec[ShipmentSentDestinationAddressGeo])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ShipmentSentDestinationAddress) UnmarshalJSON(data []byte) error {
-	type plain ShipmentSentDestinationAddress
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress)
+	return codec.Required(seen, requiredOfShipmentSentDestinationAddress)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("street")
+	e.Str(v.Street)
+	e.FieldStart("city")
+	e.Str(v.City)
+	if v.Geo != nil {
+		e.FieldStart("geo")
+		v.Geo.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ShipmentSentDestinationAddress) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
+		return err
+	}
+	{
+		if v.Geo != nil {
+			if err := v.Geo.Validate(); err != nil {
+				return codec.AtField(err, "geo")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ShipmentSentDestinationAddress) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ShipmentSentDestinationAddress) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfShipmentSentDestinationAddress = []string{"street", "city"}
+)
 
 // ShipmentSentDestinationAddressGeo is generated from
 // shipment-sent.json#/properties/destination/properties/address/properties/geo.
@@ -156,25 +297,59 @@ type ShipmentSentDestinationAddressGeo struct {
 // ShipmentSentDestinationAddressGeo declares; the others are additional.
 var propertiesOfShipmentSentDestinationAddressGeo = []string{"lat", "lon"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ShipmentSentDestinationAddressGeo) MarshalJSON() ([]byte, error) {
-	type plain ShipmentSentDestinationAddressGeo
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
+	*v = ShipmentSentDestinationAddressGeo{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "lat":
+			v.Lat, err = codec.Ptr(d, codec.Float64)
+		case "lon":
+			v.Lon, err = codec.Ptr(d, codec.Float64)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ShipmentSentDestinationAddressGeo) UnmarshalJSON(data []byte) error {
-	type plain ShipmentSentDestinationAddressGeo
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Lat != nil {
+		e.FieldStart("lat")
+		codec.WriteFloat(e, *v.Lat)
+	}
+	if v.Lon != nil {
+		e.FieldStart("lon")
+		codec.WriteFloat(e, *v.Lon)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ShipmentSentDestinationAddressGeo) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo)
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ShipmentSentDestinationAddressGeo) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ShipmentSentDestinationAddressGeo) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // Contact is generated from
@@ -192,23 +367,51 @@ type Contact struct {
 // additional.
 var propertiesOfContact = []string{"phone"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Contact) MarshalJSON() ([]byte, error) {
-	type plain Contact
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfContact)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Contact) DecodeJSON(d *jx.Decoder) error {
+	*v = Contact{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "phone":
+			v.Phone, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Contact) UnmarshalJSON(data []byte) error {
-	type plain Contact
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Contact) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Phone != nil {
+		e.FieldStart("phone")
+		e.Str(*v.Phone)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Contact) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfContact)
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Contact) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Contact) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

@@ -6,7 +6,9 @@ package nullable
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -43,33 +45,148 @@ type ProfileChanged struct {
 // the others are additional.
 var propertiesOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "middle_name", "scores"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ProfileChanged) MarshalJSON() ([]byte, error) {
-	type plain ProfileChanged
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ProfileChanged) DecodeJSON(d *jx.Decoder) error {
+	*v = ProfileChanged{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "nickname":
+			seen |= 1 << 0
+			v.Nickname, err = codec.NullPtr(d, codec.Str)
+		case "age":
+			seen |= 1 << 1
+			v.Age, err = codec.NullPtr(d, codec.Int64)
+		case "score":
+			seen |= 1 << 2
+			v.Score, err = codec.NullPtr(d, codec.Float64)
+		case "verified":
+			seen |= 1 << 3
+			v.Verified, err = codec.NullPtr(d, codec.Bool)
+		case "address":
+			seen |= 1 << 4
+			v.Address, err = codec.NullPtr(d, codec.Dec[ProfileChangedAddress])
+		case "tags":
+			seen |= 1 << 5
+			v.Tags, err = codec.OrNull(d, func(d *jx.Decoder) ([]string, error) {
+				return codec.Slice(d, codec.Str)
+			})
+		case "middle_name":
+			v.MiddleName, err = codec.Nullable(d, codec.Str)
+		case "scores":
+			seen |= 1 << 6
+			v.Scores, err = codec.Slice(d, func(d *jx.Decoder) (*int64, error) {
+				return codec.NullPtr(d, codec.Int64)
+			})
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfProfileChanged)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ProfileChanged) UnmarshalJSON(data []byte) error {
-	type plain ProfileChanged
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfProfileChanged)
+	return codec.Required(seen, requiredOfProfileChanged)
 }
 
-// Validate checks v against the schema of ProfileChanged facts
-// (profile-changed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v ProfileChanged) Validate() error {
-	return schemaSet.ValidateValue("profile-changed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ProfileChanged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("nickname")
+	if v.Nickname == nil {
+		e.Null()
+	} else {
+		e.Str(*v.Nickname)
+	}
+	e.FieldStart("age")
+	if v.Age == nil {
+		e.Null()
+	} else {
+		e.Int64(*v.Age)
+	}
+	e.FieldStart("score")
+	if v.Score == nil {
+		e.Null()
+	} else {
+		codec.WriteFloat(e, *v.Score)
+	}
+	e.FieldStart("verified")
+	if v.Verified == nil {
+		e.Null()
+	} else {
+		e.Bool(*v.Verified)
+	}
+	e.FieldStart("address")
+	if v.Address == nil {
+		e.Null()
+	} else {
+		v.Address.EncodeJSON(e)
+	}
+	e.FieldStart("tags")
+	if v.Tags == nil {
+		e.Null()
+	} else {
+		e.ArrStart()
+		for _, x1 := range v.Tags {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	if v.MiddleName.Present {
+		e.FieldStart("middle_name")
+		if !v.MiddleName.Valid {
+			e.Null()
+		} else {
+			e.Str(v.MiddleName.Value)
+		}
+	}
+	e.FieldStart("scores")
+	e.ArrStart()
+	for _, x1 := range v.Scores {
+		if x1 == nil {
+			e.Null()
+		} else {
+			e.Int64(*x1)
+		}
+	}
+	e.ArrEnd()
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ProfileChanged) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChanged); err != nil {
+		return err
+	}
+	{
+		if v.Address != nil {
+			if err := v.Address.Validate(); err != nil {
+				return codec.AtField(err, "address")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ProfileChanged) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChanged); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ProfileChanged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
+)
 
 // ProfileChangedAddress is generated from
 // profile-changed.json#/properties/address. Properties the schema does not
@@ -86,23 +203,58 @@ type ProfileChangedAddress struct {
 // ProfileChangedAddress declares; the others are additional.
 var propertiesOfProfileChangedAddress = []string{"city"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ProfileChangedAddress) MarshalJSON() ([]byte, error) {
-	type plain ProfileChangedAddress
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error {
+	*v = ProfileChangedAddress{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "city":
+			seen |= 1 << 0
+			v.City, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfProfileChangedAddress)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ProfileChangedAddress) UnmarshalJSON(data []byte) error {
-	type plain ProfileChangedAddress
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfProfileChangedAddress)
+	return codec.Required(seen, requiredOfProfileChangedAddress)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("city")
+	e.Str(v.City)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ProfileChangedAddress) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChangedAddress); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ProfileChangedAddress) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChangedAddress); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ProfileChangedAddress) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfProfileChangedAddress = []string{"city"}
+)

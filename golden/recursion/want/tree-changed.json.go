@@ -6,8 +6,9 @@ package recursion
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // TreeChangedRoutingKey is the routing key of TreeChanged facts.
@@ -39,33 +40,99 @@ type TreeChanged struct {
 // others are additional.
 var propertiesOfTreeChanged = []string{"root", "chain", "expr", "forest"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v TreeChanged) MarshalJSON() ([]byte, error) {
-	type plain TreeChanged
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TreeChanged) DecodeJSON(d *jx.Decoder) error {
+	*v = TreeChanged{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "root":
+			seen |= 1 << 0
+			err = v.Root.DecodeJSON(d)
+		case "chain":
+			v.Chain, err = codec.Ptr(d, codec.Dec[Link])
+		case "expr":
+			v.Expr, err = codec.Ptr(d, codec.Dec[Expr])
+		case "forest":
+			err = v.Forest.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfTreeChanged)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *TreeChanged) UnmarshalJSON(data []byte) error {
-	type plain TreeChanged
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfTreeChanged)
+	return codec.Required(seen, requiredOfTreeChanged)
 }
 
-// Validate checks v against the schema of TreeChanged facts
-// (tree-changed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v TreeChanged) Validate() error {
-	return schemaSet.ValidateValue("tree-changed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TreeChanged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("root")
+	v.Root.EncodeJSON(e)
+	if v.Chain != nil {
+		e.FieldStart("chain")
+		v.Chain.EncodeJSON(e)
+	}
+	if v.Expr != nil {
+		e.FieldStart("expr")
+		v.Expr.EncodeJSON(e)
+	}
+	if v.Forest != nil {
+		e.FieldStart("forest")
+		v.Forest.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TreeChanged) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTreeChanged); err != nil {
+		return err
+	}
+	if err := v.Root.Validate(); err != nil {
+		return codec.AtField(err, "root")
+	}
+	{
+		if v.Chain != nil {
+			if err := v.Chain.Validate(); err != nil {
+				return codec.AtField(err, "chain")
+			}
+		}
+	}
+	{
+		if v.Expr != nil {
+			if err := v.Expr.Validate(); err != nil {
+				return codec.AtField(err, "expr")
+			}
+		}
+	}
+	if err := v.Forest.Validate(); err != nil {
+		return codec.AtField(err, "forest")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v TreeChanged) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTreeChanged); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TreeChanged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfTreeChanged = []string{"root"}
+)
 
 // Node is generated from tree-changed.json#/$defs/node. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -83,26 +150,88 @@ type Node struct {
 // additional.
 var propertiesOfNode = []string{"name", "children", "parent"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Node) MarshalJSON() ([]byte, error) {
-	type plain Node
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Node) DecodeJSON(d *jx.Decoder) error {
+	*v = Node{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "name":
+			seen |= 1 << 0
+			v.Name, err = codec.Str(d)
+		case "children":
+			seen |= 1 << 1
+			v.Children, err = codec.Slice(d, codec.Dec[Node])
+		case "parent":
+			v.Parent, err = codec.Ptr(d, codec.Dec[Node])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfNode)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Node) UnmarshalJSON(data []byte) error {
-	type plain Node
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfNode)
+	return codec.Required(seen, requiredOfNode)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Node) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("name")
+	e.Str(v.Name)
+	e.FieldStart("children")
+	e.ArrStart()
+	for _, x1 := range v.Children {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+	if v.Parent != nil {
+		e.FieldStart("parent")
+		v.Parent.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Node) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNode); err != nil {
+		return err
+	}
+	if err := codec.Each(v.Children, func(x1 Node) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "children")
+	}
+	{
+		if v.Parent != nil {
+			if err := v.Parent.Validate(); err != nil {
+				return codec.AtField(err, "parent")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Node) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNode); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Node) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfNode = []string{"name", "children"}
+)
 
 // Link is generated from tree-changed.json#/$defs/link. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -119,26 +248,74 @@ type Link struct {
 // additional.
 var propertiesOfLink = []string{"value", "next"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Link) MarshalJSON() ([]byte, error) {
-	type plain Link
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Link) DecodeJSON(d *jx.Decoder) error {
+	*v = Link{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "value":
+			seen |= 1 << 0
+			v.Value, err = codec.Int64(d)
+		case "next":
+			v.Next, err = codec.Ptr(d, codec.Dec[Link])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfLink)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Link) UnmarshalJSON(data []byte) error {
-	type plain Link
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfLink)
+	return codec.Required(seen, requiredOfLink)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Link) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("value")
+	e.Int64(v.Value)
+	if v.Next != nil {
+		e.FieldStart("next")
+		v.Next.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Link) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLink); err != nil {
+		return err
+	}
+	{
+		if v.Next != nil {
+			if err := v.Next.Validate(); err != nil {
+				return codec.AtField(err, "next")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Link) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLink); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Link) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfLink = []string{"value"}
+)
 
 // Expr is generated from tree-changed.json#/$defs/expr. It holds exactly one
 // of Number, Binary (oneOf): decoding sets the field of the branch whose
@@ -148,39 +325,65 @@ type Expr struct {
 	Binary *Binary
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u Expr) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.Number != nil {
-		set = append(set, u.Number)
-	}
-	if u.Binary != nil {
-		set = append(set, u.Binary)
-	}
-	return schemaset.MarshalUnion("Expr", true, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *Expr) UnmarshalJSON(data []byte) error {
-	*u = Expr{}
-	var v1 float64
-	ok1, err := schemaSet.DecodeBranch("Expr", "tree-changed.json#/$defs/expr/oneOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Expr) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.Number = &v1
+	*v = Expr{}
+	n := 0
+	var v1 float64
+	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+		v1, err = codec.Float64(d)
+		return err
+	}) {
+		v.Number = &v1
+		n++
 	}
 	var v2 Binary
-	ok2, err := schemaSet.DecodeBranch("Expr", "tree-changed.json#/$defs/expr/oneOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, v2.DecodeJSON) {
+		v.Binary = &v2
+		n++
+	}
+	return codec.UnionCount(n, true)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Expr) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.Number != nil {
+		set = append(set, func(e *jx.Encoder) {
+			codec.WriteFloat(e, *v.Number)
+		})
+	}
+	if v.Binary != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.Binary.EncodeJSON(e)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Expr) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Binary != nil), true); err != nil {
 		return err
 	}
-	if ok2 {
-		u.Binary = &v2
+	return codec.Revalidate(v, new(Expr))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Expr) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Binary != nil), true); err != nil {
+		return nil, err
 	}
-	return schemaset.CheckUnion("Expr", true, ok1, ok2)
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Expr) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // Binary is generated from tree-changed.json#/$defs/binary. Properties the
@@ -199,26 +402,80 @@ type Binary struct {
 // additional.
 var propertiesOfBinary = []string{"op", "left", "right"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Binary) MarshalJSON() ([]byte, error) {
-	type plain Binary
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Binary) DecodeJSON(d *jx.Decoder) error {
+	*v = Binary{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "op":
+			seen |= 1 << 0
+			err = v.Op.DecodeJSON(d)
+		case "left":
+			seen |= 1 << 1
+			err = v.Left.DecodeJSON(d)
+		case "right":
+			seen |= 1 << 2
+			err = v.Right.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfBinary)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Binary) UnmarshalJSON(data []byte) error {
-	type plain Binary
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfBinary)
+	return codec.Required(seen, requiredOfBinary)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Binary) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("op")
+	v.Op.EncodeJSON(e)
+	e.FieldStart("left")
+	v.Left.EncodeJSON(e)
+	e.FieldStart("right")
+	v.Right.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Binary) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBinary); err != nil {
+		return err
+	}
+	if err := v.Op.Validate(); err != nil {
+		return codec.AtField(err, "op")
+	}
+	if err := v.Left.Validate(); err != nil {
+		return codec.AtField(err, "left")
+	}
+	if err := v.Right.Validate(); err != nil {
+		return codec.AtField(err, "right")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Binary) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBinary); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Binary) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfBinary = []string{"op", "left", "right"}
+)
 
 // BinaryOp is generated from tree-changed.json#/$defs/binary/properties/op.
 type BinaryOp string
@@ -229,5 +486,62 @@ const (
 	BinaryOpSub BinaryOp = "sub"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, BinaryOp.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v BinaryOp) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v BinaryOp) Validate() error {
+	switch v {
+	case BinaryOpAdd, BinaryOpSub:
+		return nil
+	}
+	return codec.Expect("one of \"add\", \"sub\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *BinaryOp) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // Forest is generated from tree-changed.json#/$defs/forest.
 type Forest []Forest
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Forest) DecodeJSON(d *jx.Decoder) error {
+	x, err := codec.Slice(d, codec.Dec[Forest])
+	*v = Forest(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Forest) EncodeJSON(e *jx.Encoder) {
+	e.ArrStart()
+	for _, x1 := range ([]Forest)(v) {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Forest) Validate() error {
+	return codec.Each(([]Forest)(v), func(x1 Forest) error {
+		return x1.Validate()
+	})
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Forest) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Forest) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

@@ -3,10 +3,68 @@
 
 package refs
 
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // OrderID is generated from common/ids.json#/$defs/order_id.
 //
 // Identifies an order everywhere.
 type OrderID string
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderID) DecodeJSON(d *jx.Decoder) error {
+	x, err := codec.Str(d)
+	*v = OrderID(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderID) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderID) Validate() error {
+	return nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderID) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // Tags is generated from common/ids.json#/$defs/tags.
 type Tags []string
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Tags) DecodeJSON(d *jx.Decoder) error {
+	x, err := codec.Slice(d, codec.Str)
+	*v = Tags(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Tags) EncodeJSON(e *jx.Encoder) {
+	e.ArrStart()
+	for _, x1 := range ([]string)(v) {
+		e.Str(x1)
+	}
+	e.ArrEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Tags) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Tags) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Tags) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

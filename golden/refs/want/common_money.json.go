@@ -6,7 +6,8 @@ package refs
 import (
 	"encoding/json"
 
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // Money is generated from common/money.json. Properties the schema does not
@@ -24,26 +25,98 @@ type Money struct {
 // additional.
 var propertiesOfMoney = []string{"amount", "currency"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Money) MarshalJSON() ([]byte, error) {
-	type plain Money
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Money) DecodeJSON(d *jx.Decoder) error {
+	*v = Money{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "amount":
+			seen |= 1 << 0
+			v.Amount, err = codec.Int64(d)
+		case "currency":
+			seen |= 1 << 1
+			err = v.Currency.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfMoney)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Money) UnmarshalJSON(data []byte) error {
-	type plain Money
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfMoney)
+	return codec.Required(seen, requiredOfMoney)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Money) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("amount")
+	e.Int64(v.Amount)
+	e.FieldStart("currency")
+	v.Currency.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Money) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMoney); err != nil {
+		return err
+	}
+	if err := v.Currency.Validate(); err != nil {
+		return codec.AtField(err, "currency")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Money) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMoney); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Money) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfMoney = []string{"amount", "currency"}
+)
 
 // Currency is generated from common/money.json#/$defs/currency.
 type Currency string
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Currency) DecodeJSON(d *jx.Decoder) error {
+	x, err := checkCurrency.Str(d)
+	*v = Currency(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Currency) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Currency) Validate() error {
+	return checkCurrency.Check(string(v))
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Currency) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkCurrency = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[A-Z]{3}$"),
+	}
+)

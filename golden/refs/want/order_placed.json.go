@@ -6,8 +6,9 @@ package refs
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
@@ -41,33 +42,94 @@ type OrderPlaced struct {
 // others are additional.
 var propertiesOfOrderPlaced = []string{"order_id", "total", "shipping", "tags"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	type plain OrderPlaced
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderPlaced{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order_id":
+			seen |= 1 << 0
+			err = v.OrderID.DecodeJSON(d)
+		case "total":
+			seen |= 1 << 1
+			err = v.Total.DecodeJSON(d)
+		case "shipping":
+			v.Shipping, err = codec.Ptr(d, codec.Dec[Shipping])
+		case "tags":
+			err = v.Tags.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlaced)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	type plain OrderPlaced
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlaced)
+	return codec.Required(seen, requiredOfOrderPlaced)
 }
 
-// Validate checks v against the schema of OrderPlaced facts
-// (order/placed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v OrderPlaced) Validate() error {
-	return schemaSet.ValidateValue("order/placed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order_id")
+	v.OrderID.EncodeJSON(e)
+	e.FieldStart("total")
+	v.Total.EncodeJSON(e)
+	if v.Shipping != nil {
+		e.FieldStart("shipping")
+		v.Shipping.EncodeJSON(e)
+	}
+	if v.Tags != nil {
+		e.FieldStart("tags")
+		v.Tags.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlaced) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
+		return err
+	}
+	if err := v.OrderID.Validate(); err != nil {
+		return codec.AtField(err, "order_id")
+	}
+	if err := v.Total.Validate(); err != nil {
+		return codec.AtField(err, "total")
+	}
+	{
+		if v.Shipping != nil {
+			if err := v.Shipping.Validate(); err != nil {
+				return codec.AtField(err, "shipping")
+			}
+		}
+	}
+	if err := v.Tags.Validate(); err != nil {
+		return codec.AtField(err, "tags")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfOrderPlaced = []string{"order_id", "total"}
+)
 
 // Shipping is generated from order/placed.json#/$defs/shipping. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -84,23 +146,64 @@ type Shipping struct {
 // are additional.
 var propertiesOfShipping = []string{"cost", "carrier"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Shipping) MarshalJSON() ([]byte, error) {
-	type plain Shipping
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfShipping)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
+	*v = Shipping{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "cost":
+			v.Cost, err = codec.Ptr(d, codec.Dec[Money])
+		case "carrier":
+			v.Carrier, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Shipping) UnmarshalJSON(data []byte) error {
-	type plain Shipping
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Shipping) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Cost != nil {
+		e.FieldStart("cost")
+		v.Cost.EncodeJSON(e)
+	}
+	if v.Carrier != nil {
+		e.FieldStart("carrier")
+		e.Str(*v.Carrier)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Shipping) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipping); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfShipping)
+	{
+		if v.Cost != nil {
+			if err := v.Cost.Validate(); err != nil {
+				return codec.AtField(err, "cost")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Shipping) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipping); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Shipping) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

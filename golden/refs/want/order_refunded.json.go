@@ -6,8 +6,9 @@ package refs
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // OrderRefundedRoutingKey is the routing key of OrderRefunded facts.
@@ -37,30 +38,69 @@ type OrderRefunded struct {
 // others are additional.
 var propertiesOfOrderRefunded = []string{"order_id", "amount"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderRefunded) MarshalJSON() ([]byte, error) {
-	type plain OrderRefunded
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderRefunded{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order_id":
+			seen |= 1 << 0
+			err = v.OrderID.DecodeJSON(d)
+		case "amount":
+			seen |= 1 << 1
+			err = v.Amount.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderRefunded)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderRefunded) UnmarshalJSON(data []byte) error {
-	type plain OrderRefunded
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderRefunded)
+	return codec.Required(seen, requiredOfOrderRefunded)
 }
 
-// Validate checks v against the schema of OrderRefunded facts
-// (order/refunded.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v OrderRefunded) Validate() error {
-	return schemaSet.ValidateValue("order/refunded.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderRefunded) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order_id")
+	v.OrderID.EncodeJSON(e)
+	e.FieldStart("amount")
+	v.Amount.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderRefunded) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderRefunded); err != nil {
+		return err
+	}
+	if err := v.OrderID.Validate(); err != nil {
+		return codec.AtField(err, "order_id")
+	}
+	if err := v.Amount.Validate(); err != nil {
+		return codec.AtField(err, "amount")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderRefunded) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderRefunded); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderRefunded) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfOrderRefunded = []string{"order_id", "amount"}
+)

@@ -3,6 +3,13 @@
 
 package requests
 
+import (
+	"math"
+
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // Money is generated from common/money.json.
 //
 // An amount in a currency.
@@ -11,3 +18,69 @@ type Money struct {
 	Amount   int64  `json:"amount"`
 	Currency string `json:"currency"`
 }
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Money) DecodeJSON(d *jx.Decoder) error {
+	*v = Money{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "amount":
+			seen |= 1 << 0
+			v.Amount, err = checkMoneyAmount.Int(d)
+		case "currency":
+			seen |= 1 << 1
+			v.Currency, err = checkMoneyCurrency.Str(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfMoney)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Money) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("amount")
+	e.Int64(v.Amount)
+	e.FieldStart("currency")
+	e.Str(v.Currency)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Money) Validate() error {
+	if err := checkMoneyAmount.Check(v.Amount); err != nil {
+		return codec.AtField(err, "amount")
+	}
+	if err := checkMoneyCurrency.Check(v.Currency); err != nil {
+		return codec.AtField(err, "currency")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Money) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Money) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkMoneyAmount = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+	checkMoneyCurrency = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[A-Z]{3}$"),
+	}
+	requiredOfMoney = []string{"amount", "currency"}
+)

@@ -5,9 +5,11 @@ package requests
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // PricingQuote is generated from pricing/quote.json. Properties the schema
@@ -28,26 +30,86 @@ type PricingQuote struct {
 // others are additional.
 var propertiesOfPricingQuote = []string{"sku", "quantity", "customer_id"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PricingQuote) MarshalJSON() ([]byte, error) {
-	type plain PricingQuote
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
+	*v = PricingQuote{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = checkPricingQuoteSku.Str(d)
+		case "quantity":
+			seen |= 1 << 1
+			v.Quantity, err = checkPricingQuoteQuantity.Int(d)
+		case "customer_id":
+			v.CustomerID, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPricingQuote)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PricingQuote) UnmarshalJSON(data []byte) error {
-	type plain PricingQuote
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPricingQuote)
+	return codec.Required(seen, requiredOfPricingQuote)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PricingQuote) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	e.FieldStart("quantity")
+	e.Int64(v.Quantity)
+	if v.CustomerID != nil {
+		e.FieldStart("customer_id")
+		e.Str(*v.CustomerID)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PricingQuote) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuote); err != nil {
+		return err
+	}
+	if err := checkPricingQuoteSku.Check(v.Sku); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	if err := checkPricingQuoteQuantity.Check(v.Quantity); err != nil {
+		return codec.AtField(err, "quantity")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PricingQuote) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuote); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PricingQuote) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkPricingQuoteSku = codec.String{
+		MaxLength: -1,
+		MinLength: 1,
+	}
+	checkPricingQuoteQuantity = codec.Int{
+		Max: math.MaxInt64,
+		Min: 1,
+	}
+	requiredOfPricingQuote = []string{"sku", "quantity"}
+)
 
 // PricingQuoteReply is generated from pricing/quote.json#/x-reply. Properties
 // the schema does not declare are kept in AdditionalProperties.
@@ -66,23 +128,66 @@ type PricingQuoteReply struct {
 // declares; the others are additional.
 var propertiesOfPricingQuoteReply = []string{"total", "valid_until"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PricingQuoteReply) MarshalJSON() ([]byte, error) {
-	type plain PricingQuoteReply
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
+	*v = PricingQuoteReply{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "total":
+			seen |= 1 << 0
+			err = v.Total.DecodeJSON(d)
+		case "valid_until":
+			seen |= 1 << 1
+			v.ValidUntil, err = codec.Time(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPricingQuoteReply)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PricingQuoteReply) UnmarshalJSON(data []byte) error {
-	type plain PricingQuoteReply
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPricingQuoteReply)
+	return codec.Required(seen, requiredOfPricingQuoteReply)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("total")
+	v.Total.EncodeJSON(e)
+	e.FieldStart("valid_until")
+	codec.WriteTime(e, v.ValidUntil)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PricingQuoteReply) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
+		return err
+	}
+	if err := v.Total.Validate(); err != nil {
+		return codec.AtField(err, "total")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PricingQuoteReply) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PricingQuoteReply) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPricingQuoteReply = []string{"total", "valid_until"}
+)

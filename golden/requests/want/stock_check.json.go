@@ -5,8 +5,10 @@ package requests
 
 import (
 	"encoding/json"
+	"math"
 
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // StockQuery is generated from stock/check.json. Properties the schema does
@@ -23,26 +25,61 @@ type StockQuery struct {
 // others are additional.
 var propertiesOfStockQuery = []string{"sku"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v StockQuery) MarshalJSON() ([]byte, error) {
-	type plain StockQuery
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
+	*v = StockQuery{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfStockQuery)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *StockQuery) UnmarshalJSON(data []byte) error {
-	type plain StockQuery
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfStockQuery)
+	return codec.Required(seen, requiredOfStockQuery)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v StockQuery) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v StockQuery) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockQuery); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v StockQuery) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockQuery); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *StockQuery) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfStockQuery = []string{"sku"}
+)
 
 // Level is generated from stock/check.json#/$defs/level. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -58,23 +95,65 @@ type Level struct {
 // additional.
 var propertiesOfLevel = []string{"available"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Level) MarshalJSON() ([]byte, error) {
-	type plain Level
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Level) DecodeJSON(d *jx.Decoder) error {
+	*v = Level{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "available":
+			seen |= 1 << 0
+			v.Available, err = checkLevelAvailable.Int(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfLevel)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Level) UnmarshalJSON(data []byte) error {
-	type plain Level
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfLevel)
+	return codec.Required(seen, requiredOfLevel)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Level) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("available")
+	e.Int64(v.Available)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Level) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLevel); err != nil {
+		return err
+	}
+	if err := checkLevelAvailable.Check(v.Available); err != nil {
+		return codec.AtField(err, "available")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Level) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLevel); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Level) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkLevelAvailable = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+	requiredOfLevel = []string{"available"}
+)

@@ -5,8 +5,11 @@ package unions
 
 import (
 	"encoding/json"
+	"math"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -40,33 +43,113 @@ type PaymentMade struct {
 // others are additional.
 var propertiesOfPaymentMade = []string{"method", "reference", "voucher", "contact", "amount_or_free"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PaymentMade) MarshalJSON() ([]byte, error) {
-	type plain PaymentMade
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMade) DecodeJSON(d *jx.Decoder) error {
+	*v = PaymentMade{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "method":
+			seen |= 1 << 0
+			err = v.Method.DecodeJSON(d)
+		case "reference":
+			seen |= 1 << 1
+			err = v.Reference.DecodeJSON(d)
+		case "voucher":
+			v.Voucher, err = codec.Nullable(d, codec.Dec[Voucher])
+		case "contact":
+			v.Contact, err = codec.Ptr(d, codec.Dec[PaymentMadeContact])
+		case "amount_or_free":
+			v.AmountOrFree, err = codec.Ptr(d, codec.Dec[PaymentMadeAmountOrFree])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentMade)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PaymentMade) UnmarshalJSON(data []byte) error {
-	type plain PaymentMade
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentMade)
+	return codec.Required(seen, requiredOfPaymentMade)
 }
 
-// Validate checks v against the schema of PaymentMade facts
-// (payment-made.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v PaymentMade) Validate() error {
-	return schemaSet.ValidateValue("payment-made.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMade) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("method")
+	v.Method.EncodeJSON(e)
+	e.FieldStart("reference")
+	v.Reference.EncodeJSON(e)
+	if v.Voucher.Present {
+		e.FieldStart("voucher")
+		if !v.Voucher.Valid {
+			e.Null()
+		} else {
+			v.Voucher.Value.EncodeJSON(e)
+		}
+	}
+	if v.Contact != nil {
+		e.FieldStart("contact")
+		v.Contact.EncodeJSON(e)
+	}
+	if v.AmountOrFree != nil {
+		e.FieldStart("amount_or_free")
+		v.AmountOrFree.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMade) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMade); err != nil {
+		return err
+	}
+	if err := v.Method.Validate(); err != nil {
+		return codec.AtField(err, "method")
+	}
+	if err := v.Reference.Validate(); err != nil {
+		return codec.AtField(err, "reference")
+	}
+	if v.Voucher.Valid {
+		if err := v.Voucher.Value.Validate(); err != nil {
+			return codec.AtField(err, "voucher")
+		}
+	}
+	{
+		if v.Contact != nil {
+			if err := v.Contact.Validate(); err != nil {
+				return codec.AtField(err, "contact")
+			}
+		}
+	}
+	{
+		if v.AmountOrFree != nil {
+			if err := v.AmountOrFree.Validate(); err != nil {
+				return codec.AtField(err, "amount_or_free")
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMade) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMade); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMade) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPaymentMade = []string{"method", "reference"}
+)
 
 // Card is generated from payment-made.json#/$defs/card. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -83,26 +166,69 @@ type Card struct {
 // additional.
 var propertiesOfCard = []string{"type", "last4"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Card) MarshalJSON() ([]byte, error) {
-	type plain Card
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Card) DecodeJSON(d *jx.Decoder) error {
+	*v = Card{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "type":
+			seen |= 1 << 0
+			err = v.Type.DecodeJSON(d)
+		case "last4":
+			seen |= 1 << 1
+			v.Last4, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfCard)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Card) UnmarshalJSON(data []byte) error {
-	type plain Card
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfCard)
+	return codec.Required(seen, requiredOfCard)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Card) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("type")
+	v.Type.EncodeJSON(e)
+	e.FieldStart("last4")
+	e.Str(v.Last4)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Card) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCard); err != nil {
+		return err
+	}
+	if err := v.Type.Validate(); err != nil {
+		return codec.AtField(err, "type")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Card) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCard); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Card) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfCard = []string{"type", "last4"}
+)
 
 // CardType is generated from payment-made.json#/$defs/card/properties/type.
 type CardType string
@@ -111,6 +237,30 @@ type CardType string
 const (
 	CardTypeCard CardType = "card"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *CardType) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, CardType.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v CardType) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v CardType) Validate() error {
+	switch v {
+	case CardTypeCard:
+		return nil
+	}
+	return codec.Expect("the constant \"card\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *CardType) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -127,26 +277,69 @@ type Transfer struct {
 // are additional.
 var propertiesOfTransfer = []string{"type", "iban"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Transfer) MarshalJSON() ([]byte, error) {
-	type plain Transfer
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
+	*v = Transfer{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "type":
+			seen |= 1 << 0
+			err = v.Type.DecodeJSON(d)
+		case "iban":
+			seen |= 1 << 1
+			v.Iban, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfTransfer)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Transfer) UnmarshalJSON(data []byte) error {
-	type plain Transfer
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfTransfer)
+	return codec.Required(seen, requiredOfTransfer)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Transfer) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("type")
+	v.Type.EncodeJSON(e)
+	e.FieldStart("iban")
+	e.Str(v.Iban)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Transfer) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTransfer); err != nil {
+		return err
+	}
+	if err := v.Type.Validate(); err != nil {
+		return codec.AtField(err, "type")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Transfer) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTransfer); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Transfer) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfTransfer = []string{"type", "iban"}
+)
 
 // TransferType is generated from
 // payment-made.json#/$defs/transfer/properties/type.
@@ -156,6 +349,30 @@ type TransferType string
 const (
 	TransferTypeTransfer TransferType = "transfer"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, TransferType.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v TransferType) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v TransferType) Validate() error {
+	switch v {
+	case TransferTypeTransfer:
+		return nil
+	}
+	return codec.Expect("the constant \"transfer\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *TransferType) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -171,26 +388,61 @@ type Voucher struct {
 // additional.
 var propertiesOfVoucher = []string{"code"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Voucher) MarshalJSON() ([]byte, error) {
-	type plain Voucher
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
+	*v = Voucher{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "code":
+			seen |= 1 << 0
+			v.Code, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfVoucher)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Voucher) UnmarshalJSON(data []byte) error {
-	type plain Voucher
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfVoucher)
+	return codec.Required(seen, requiredOfVoucher)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Voucher) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("code")
+	e.Str(v.Code)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Voucher) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfVoucher); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Voucher) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfVoucher); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Voucher) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfVoucher = []string{"code"}
+)
 
 // PaymentMadeMethod is generated from payment-made.json#/properties/method. It
 // holds exactly one of Card, Transfer (oneOf): decoding sets the field of the
@@ -200,39 +452,62 @@ type PaymentMadeMethod struct {
 	Transfer *Transfer
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u PaymentMadeMethod) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.Card != nil {
-		set = append(set, u.Card)
-	}
-	if u.Transfer != nil {
-		set = append(set, u.Transfer)
-	}
-	return schemaset.MarshalUnion("PaymentMadeMethod", true, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *PaymentMadeMethod) UnmarshalJSON(data []byte) error {
-	*u = PaymentMadeMethod{}
-	var v1 Card
-	ok1, err := schemaSet.DecodeBranch("PaymentMadeMethod", "payment-made.json#/properties/method/oneOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeMethod) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.Card = &v1
+	*v = PaymentMadeMethod{}
+	n := 0
+	var v1 Card
+	if codec.Matches(raw, v1.DecodeJSON) {
+		v.Card = &v1
+		n++
 	}
 	var v2 Transfer
-	ok2, err := schemaSet.DecodeBranch("PaymentMadeMethod", "payment-made.json#/properties/method/oneOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, v2.DecodeJSON) {
+		v.Transfer = &v2
+		n++
+	}
+	return codec.UnionCount(n, true)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.Card != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.Card.EncodeJSON(e)
+		})
+	}
+	if v.Transfer != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.Transfer.EncodeJSON(e)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeMethod) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
 		return err
 	}
-	if ok2 {
-		u.Transfer = &v2
+	return codec.Revalidate(v, new(PaymentMadeMethod))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMadeMethod) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
+		return nil, err
 	}
-	return schemaset.CheckUnion("PaymentMadeMethod", true, ok1, ok2)
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeMethod) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // PaymentMadeReference is generated from
@@ -244,39 +519,68 @@ type PaymentMadeReference struct {
 	Integer *int64
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u PaymentMadeReference) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.String != nil {
-		set = append(set, u.String)
-	}
-	if u.Integer != nil {
-		set = append(set, u.Integer)
-	}
-	return schemaset.MarshalUnion("PaymentMadeReference", false, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *PaymentMadeReference) UnmarshalJSON(data []byte) error {
-	*u = PaymentMadeReference{}
-	var v1 string
-	ok1, err := schemaSet.DecodeBranch("PaymentMadeReference", "payment-made.json#/properties/reference/anyOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeReference) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.String = &v1
+	*v = PaymentMadeReference{}
+	n := 0
+	var v1 string
+	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+		v1, err = codec.Str(d)
+		return err
+	}) {
+		v.String = &v1
+		n++
 	}
 	var v2 int64
-	ok2, err := schemaSet.DecodeBranch("PaymentMadeReference", "payment-made.json#/properties/reference/anyOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+		v2, err = codec.Int64(d)
+		return err
+	}) {
+		v.Integer = &v2
+		n++
+	}
+	return codec.UnionCount(n, false)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.String != nil {
+		set = append(set, func(e *jx.Encoder) {
+			e.Str(*v.String)
+		})
+	}
+	if v.Integer != nil {
+		set = append(set, func(e *jx.Encoder) {
+			e.Int64(*v.Integer)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeReference) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
 		return err
 	}
-	if ok2 {
-		u.Integer = &v2
+	return codec.Revalidate(v, new(PaymentMadeReference))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMadeReference) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
+		return nil, err
 	}
-	return schemaset.CheckUnion("PaymentMadeReference", false, ok1, ok2)
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeReference) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // PaymentMadeContact is generated from payment-made.json#/properties/contact.
@@ -287,39 +591,62 @@ type PaymentMadeContact struct {
 	Option2 *PaymentMadeContactOption2
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u PaymentMadeContact) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.Option1 != nil {
-		set = append(set, u.Option1)
-	}
-	if u.Option2 != nil {
-		set = append(set, u.Option2)
-	}
-	return schemaset.MarshalUnion("PaymentMadeContact", false, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *PaymentMadeContact) UnmarshalJSON(data []byte) error {
-	*u = PaymentMadeContact{}
-	var v1 PaymentMadeContactOption1
-	ok1, err := schemaSet.DecodeBranch("PaymentMadeContact", "payment-made.json#/properties/contact/anyOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeContact) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.Option1 = &v1
+	*v = PaymentMadeContact{}
+	n := 0
+	var v1 PaymentMadeContactOption1
+	if codec.Matches(raw, v1.DecodeJSON) {
+		v.Option1 = &v1
+		n++
 	}
 	var v2 PaymentMadeContactOption2
-	ok2, err := schemaSet.DecodeBranch("PaymentMadeContact", "payment-made.json#/properties/contact/anyOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, v2.DecodeJSON) {
+		v.Option2 = &v2
+		n++
+	}
+	return codec.UnionCount(n, false)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.Option1 != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.Option1.EncodeJSON(e)
+		})
+	}
+	if v.Option2 != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.Option2.EncodeJSON(e)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeContact) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
 		return err
 	}
-	if ok2 {
-		u.Option2 = &v2
+	return codec.Revalidate(v, new(PaymentMadeContact))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMadeContact) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
+		return nil, err
 	}
-	return schemaset.CheckUnion("PaymentMadeContact", false, ok1, ok2)
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeContact) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }
 
 // PaymentMadeContactOption1 is generated from
@@ -337,26 +664,61 @@ type PaymentMadeContactOption1 struct {
 // PaymentMadeContactOption1 declares; the others are additional.
 var propertiesOfPaymentMadeContactOption1 = []string{"email"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PaymentMadeContactOption1) MarshalJSON() ([]byte, error) {
-	type plain PaymentMadeContactOption1
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
+	*v = PaymentMadeContactOption1{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "email":
+			seen |= 1 << 0
+			v.Email, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentMadeContactOption1)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PaymentMadeContactOption1) UnmarshalJSON(data []byte) error {
-	type plain PaymentMadeContactOption1
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentMadeContactOption1)
+	return codec.Required(seen, requiredOfPaymentMadeContactOption1)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("email")
+	e.Str(v.Email)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeContactOption1) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMadeContactOption1) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeContactOption1) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPaymentMadeContactOption1 = []string{"email"}
+)
 
 // PaymentMadeContactOption2 is generated from
 // payment-made.json#/properties/contact/anyOf/1. Properties the schema does
@@ -373,26 +735,61 @@ type PaymentMadeContactOption2 struct {
 // PaymentMadeContactOption2 declares; the others are additional.
 var propertiesOfPaymentMadeContactOption2 = []string{"phone"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PaymentMadeContactOption2) MarshalJSON() ([]byte, error) {
-	type plain PaymentMadeContactOption2
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
+	*v = PaymentMadeContactOption2{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "phone":
+			seen |= 1 << 0
+			v.Phone, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentMadeContactOption2)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PaymentMadeContactOption2) UnmarshalJSON(data []byte) error {
-	type plain PaymentMadeContactOption2
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentMadeContactOption2)
+	return codec.Required(seen, requiredOfPaymentMadeContactOption2)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("phone")
+	e.Str(v.Phone)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeContactOption2) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMadeContactOption2) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeContactOption2) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPaymentMadeContactOption2 = []string{"phone"}
+)
 
 // PaymentMadeAmountOrFree is generated from
 // payment-made.json#/properties/amount_or_free. It holds exactly one of
@@ -403,40 +800,74 @@ type PaymentMadeAmountOrFree struct {
 	Option2 *PaymentMadeAmountOrFreeOption2
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u PaymentMadeAmountOrFree) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.Number != nil {
-		set = append(set, u.Number)
-	}
-	if u.Option2 != nil {
-		set = append(set, u.Option2)
-	}
-	return schemaset.MarshalUnion("PaymentMadeAmountOrFree", true, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *PaymentMadeAmountOrFree) UnmarshalJSON(data []byte) error {
-	*u = PaymentMadeAmountOrFree{}
-	var v1 float64
-	ok1, err := schemaSet.DecodeBranch("PaymentMadeAmountOrFree", "payment-made.json#/properties/amount_or_free/oneOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeAmountOrFree) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.Number = &v1
+	*v = PaymentMadeAmountOrFree{}
+	n := 0
+	var v1 float64
+	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+		v1, err = checkPaymentMadeAmountOrFreeNumber.Float(d)
+		return err
+	}) {
+		v.Number = &v1
+		n++
 	}
 	var v2 PaymentMadeAmountOrFreeOption2
-	ok2, err := schemaSet.DecodeBranch("PaymentMadeAmountOrFree", "payment-made.json#/properties/amount_or_free/oneOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, v2.DecodeJSON) {
+		v.Option2 = &v2
+		n++
+	}
+	return codec.UnionCount(n, true)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.Number != nil {
+		set = append(set, func(e *jx.Encoder) {
+			codec.WriteFloat(e, *v.Number)
+		})
+	}
+	if v.Option2 != nil {
+		set = append(set, func(e *jx.Encoder) {
+			v.Option2.EncodeJSON(e)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeAmountOrFree) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
 		return err
 	}
-	if ok2 {
-		u.Option2 = &v2
-	}
-	return schemaset.CheckUnion("PaymentMadeAmountOrFree", true, ok1, ok2)
+	return codec.Revalidate(v, new(PaymentMadeAmountOrFree))
 }
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentMadeAmountOrFree) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeAmountOrFree) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkPaymentMadeAmountOrFreeNumber = codec.Float{
+		ExclusiveMin: true,
+		Max:          math.Inf(1),
+		Min:          0.0,
+	}
+)
 
 // PaymentMadeAmountOrFreeOption2 is generated from
 // payment-made.json#/properties/amount_or_free/oneOf/1.
@@ -446,3 +877,27 @@ type PaymentMadeAmountOrFreeOption2 string
 const (
 	PaymentMadeAmountOrFreeOption2Free PaymentMadeAmountOrFreeOption2 = "free"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentMadeAmountOrFreeOption2) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, PaymentMadeAmountOrFreeOption2.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentMadeAmountOrFreeOption2) Validate() error {
+	switch v {
+	case PaymentMadeAmountOrFreeOption2Free:
+		return nil
+	}
+	return codec.Expect("the constant \"free\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentMadeAmountOrFreeOption2) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

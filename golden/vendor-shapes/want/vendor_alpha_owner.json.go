@@ -6,7 +6,8 @@ package vendorshapes
 import (
 	"encoding/json"
 
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // Owner is generated from vendor/alpha/owner.json#/definitions/owner.
@@ -23,23 +24,51 @@ type Owner struct {
 // additional.
 var propertiesOfOwner = []string{"login"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v Owner) MarshalJSON() ([]byte, error) {
-	type plain Owner
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOwner)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Owner) DecodeJSON(d *jx.Decoder) error {
+	*v = Owner{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "login":
+			v.Login, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	return err
 }
 
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *Owner) UnmarshalJSON(data []byte) error {
-	type plain Owner
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Owner) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Login != nil {
+		e.FieldStart("login")
+		e.Str(*v.Login)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Owner) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOwner); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOwner)
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Owner) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOwner); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Owner) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

@@ -3,7 +3,52 @@
 
 package vendorshapes
 
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // BetaOwner is generated from vendor/beta/owner.json#/definitions/owner.
 type BetaOwner struct {
 	Username *string `json:"username,omitzero"`
+}
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error {
+	*v = BetaOwner{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "username":
+			v.Username, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v BetaOwner) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.Username != nil {
+		e.FieldStart("username")
+		e.Str(*v.Username)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v BetaOwner) Validate() error {
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v BetaOwner) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *BetaOwner) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
 }

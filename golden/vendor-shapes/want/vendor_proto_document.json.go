@@ -3,7 +3,11 @@
 
 package vendorshapes
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // DocumentSavedRoutingKey is the routing key of DocumentSaved facts.
 const DocumentSavedRoutingKey = "config.document.saved"
@@ -22,12 +26,55 @@ type DocumentSaved struct {
 	Root Value `json:"root"`
 }
 
-// Validate checks v against the schema of DocumentSaved facts
-// (vendor/proto/document.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v DocumentSaved) Validate() error {
-	return schemaSet.ValidateValue("vendor/proto/document.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
+	*v = DocumentSaved{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "root":
+			seen |= 1 << 0
+			err = v.Root.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfDocumentSaved)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v DocumentSaved) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("root")
+	v.Root.EncodeJSON(e)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v DocumentSaved) Validate() error {
+	if err := v.Root.Validate(); err != nil {
+		return codec.AtField(err, "root")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v DocumentSaved) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *DocumentSaved) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfDocumentSaved = []string{"root"}
+)
 
 // Value is generated from vendor/proto/document.json#/definitions/value.
 //
@@ -40,5 +87,108 @@ type Value struct {
 	ListValue   List             `json:"list_value,omitzero"`
 }
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *Value) DecodeJSON(d *jx.Decoder) error {
+	*v = Value{}
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "string_value":
+			v.StringValue, err = codec.Ptr(d, codec.Str)
+		case "number_value":
+			v.NumberValue, err = codec.Ptr(d, codec.Float64)
+		case "struct_value":
+			v.StructValue, err = codec.Map(d, codec.Dec[Value])
+		case "list_value":
+			err = v.ListValue.DecodeJSON(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v Value) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	if v.StringValue != nil {
+		e.FieldStart("string_value")
+		e.Str(*v.StringValue)
+	}
+	if v.NumberValue != nil {
+		e.FieldStart("number_value")
+		codec.WriteFloat(e, *v.NumberValue)
+	}
+	if v.StructValue != nil {
+		e.FieldStart("struct_value")
+		e.ObjStart()
+		codec.WriteExtra(e, v.StructValue, func(e *jx.Encoder, x1 Value) {
+			x1.EncodeJSON(e)
+		})
+		e.ObjEnd()
+	}
+	if v.ListValue != nil {
+		e.FieldStart("list_value")
+		v.ListValue.EncodeJSON(e)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v Value) Validate() error {
+	if err := codec.EachValue(v.StructValue, func(x1 Value) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "struct_value")
+	}
+	if err := v.ListValue.Validate(); err != nil {
+		return codec.AtField(err, "list_value")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v Value) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *Value) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // List is generated from vendor/proto/document.json#/definitions/list.
 type List []Value
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *List) DecodeJSON(d *jx.Decoder) error {
+	x, err := codec.Slice(d, codec.Dec[Value])
+	*v = List(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v List) EncodeJSON(e *jx.Encoder) {
+	e.ArrStart()
+	for _, x1 := range ([]Value)(v) {
+		x1.EncodeJSON(e)
+	}
+	e.ArrEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v List) Validate() error {
+	return codec.Each(([]Value)(v), func(x1 Value) error {
+		return x1.Validate()
+	})
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v List) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *List) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}

@@ -6,7 +6,9 @@ package vendorshapes
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -48,33 +50,143 @@ type InstanceChanged struct {
 // the others are additional.
 var propertiesOfInstanceChanged = []string{"state", "severity", "sign", "wildcard", "label", "note", "+1", "-1", "foo", "Foo", "alpha", "beta", "when"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v InstanceChanged) MarshalJSON() ([]byte, error) {
-	type plain InstanceChanged
-	declared, err := json.Marshal(plain(v))
-	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfInstanceChanged)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *InstanceChanged) UnmarshalJSON(data []byte) error {
-	type plain InstanceChanged
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+// DecodeJSON reads v from d and checks it with the embedded schema, which the
+// generated code cannot follow exactly here
+// (vendor/proto/instance.json#/properties/state enum: not translated for a
+// raw).
+func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
+	if err := codec.Checked(&d, schemaSet.Validator("vendor/proto/instance.json")); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfInstanceChanged)
+	*v = InstanceChanged{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "state":
+			seen |= 1 << 0
+			v.State, err = codec.Raw(d)
+		case "severity":
+			v.Severity, err = codec.Nullable(d, codec.Dec[InstanceChangedSeverity])
+		case "sign":
+			seen |= 1 << 1
+			err = v.Sign.DecodeJSON(d)
+		case "wildcard":
+			v.Wildcard, err = codec.Ptr(d, codec.Dec[InstanceChangedWildcard])
+		case "label":
+			v.Label, err = codec.Raw(d)
+		case "note":
+			v.Note, err = codec.Nullable(d, codec.Str)
+		case "+1":
+			v.X1, err = codec.Ptr(d, codec.Int64)
+		case "-1":
+			v.Minus1, err = codec.Ptr(d, codec.Int64)
+		case "foo":
+			v.Foo, err = codec.Ptr(d, codec.Str)
+		case "Foo":
+			v.Foo2, err = codec.Ptr(d, codec.Str)
+		case "alpha":
+			v.Alpha, err = codec.Ptr(d, codec.Dec[Owner])
+		case "beta":
+			v.Beta, err = codec.Ptr(d, codec.Dec[BetaOwner])
+		case "when":
+			v.When, err = codec.Ptr(d, codec.Dec[InstanceChangedWhen])
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfInstanceChanged)
 }
 
-// Validate checks v against the schema of InstanceChanged facts
-// (vendor/proto/instance.json), including what Go types cannot express:
-// patterns, ranges, lengths, formats.
-func (v InstanceChanged) Validate() error {
-	return schemaSet.ValidateValue("vendor/proto/instance.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InstanceChanged) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("state")
+	codec.WriteRaw(e, v.State)
+	if v.Severity.Present {
+		e.FieldStart("severity")
+		if !v.Severity.Valid {
+			e.Null()
+		} else {
+			v.Severity.Value.EncodeJSON(e)
+		}
+	}
+	e.FieldStart("sign")
+	v.Sign.EncodeJSON(e)
+	if v.Wildcard != nil {
+		e.FieldStart("wildcard")
+		v.Wildcard.EncodeJSON(e)
+	}
+	if v.Label != nil {
+		e.FieldStart("label")
+		codec.WriteRaw(e, v.Label)
+	}
+	if v.Note.Present {
+		e.FieldStart("note")
+		if !v.Note.Valid {
+			e.Null()
+		} else {
+			e.Str(v.Note.Value)
+		}
+	}
+	if v.X1 != nil {
+		e.FieldStart("+1")
+		e.Int64(*v.X1)
+	}
+	if v.Minus1 != nil {
+		e.FieldStart("-1")
+		e.Int64(*v.Minus1)
+	}
+	if v.Foo != nil {
+		e.FieldStart("foo")
+		e.Str(*v.Foo)
+	}
+	if v.Foo2 != nil {
+		e.FieldStart("Foo")
+		e.Str(*v.Foo2)
+	}
+	if v.Alpha != nil {
+		e.FieldStart("alpha")
+		v.Alpha.EncodeJSON(e)
+	}
+	if v.Beta != nil {
+		e.FieldStart("beta")
+		v.Beta.EncodeJSON(e)
+	}
+	if v.When != nil {
+		e.FieldStart("when")
+		v.When.EncodeJSON(e)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InstanceChanged) Validate() error {
+	return codec.CheckedValue(v, schemaSet.Validator("vendor/proto/instance.json"))
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v InstanceChanged) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInstanceChanged); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InstanceChanged) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfInstanceChanged = []string{"state", "sign"}
+)
 
 // InstanceChangedSeverity is generated from
 // vendor/proto/instance.json#/properties/severity.
@@ -85,6 +197,30 @@ const (
 	InstanceChangedSeverityLow  InstanceChangedSeverity = "low"
 	InstanceChangedSeverityHigh InstanceChangedSeverity = "high"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InstanceChangedSeverity) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, InstanceChangedSeverity.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InstanceChangedSeverity) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InstanceChangedSeverity) Validate() error {
+	switch v {
+	case InstanceChangedSeverityLow, InstanceChangedSeverityHigh:
+		return nil
+	}
+	return codec.Expect("one of \"low\", \"high\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InstanceChangedSeverity) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // InstanceChangedSign is generated from
 // vendor/proto/instance.json#/properties/sign.
@@ -98,6 +234,30 @@ const (
 	InstanceChangedSignX1     InstanceChangedSign = "1"
 )
 
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InstanceChangedSign) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, InstanceChangedSign.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InstanceChangedSign) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InstanceChangedSign) Validate() error {
+	switch v {
+	case InstanceChangedSignStar, InstanceChangedSign1, InstanceChangedSignMinus1, InstanceChangedSignX1:
+		return nil
+	}
+	return codec.Expect("one of \"*\", \"+1\", \"-1\", \"1\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InstanceChangedSign) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
 // InstanceChangedWildcard is generated from
 // vendor/proto/instance.json#/properties/wildcard.
 type InstanceChangedWildcard string
@@ -106,6 +266,30 @@ type InstanceChangedWildcard string
 const (
 	InstanceChangedWildcardStar InstanceChangedWildcard = "*"
 )
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InstanceChangedWildcard) DecodeJSON(d *jx.Decoder) error {
+	return codec.StrEnum(d, v, InstanceChangedWildcard.Validate)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InstanceChangedWildcard) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InstanceChangedWildcard) Validate() error {
+	switch v {
+	case InstanceChangedWildcardStar:
+		return nil
+	}
+	return codec.Expect("the constant \"*\"")
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InstanceChangedWildcard) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
 
 // InstanceChangedWhen is generated from
 // vendor/proto/instance.json#/properties/when. It holds at least one of
@@ -116,37 +300,73 @@ type InstanceChangedWhen struct {
 	String2 *string
 }
 
-// MarshalJSON encodes the branches that are set; see
-// runtime/schemaset.MarshalUnion.
-func (u InstanceChangedWhen) MarshalJSON() ([]byte, error) {
-	var set []any
-	if u.String != nil {
-		set = append(set, u.String)
-	}
-	if u.String2 != nil {
-		set = append(set, u.String2)
-	}
-	return schemaset.MarshalUnion("InstanceChangedWhen", false, set)
-}
-
-// UnmarshalJSON sets the field of every branch whose schema data satisfies.
-func (u *InstanceChangedWhen) UnmarshalJSON(data []byte) error {
-	*u = InstanceChangedWhen{}
-	var v1 string
-	ok1, err := schemaSet.DecodeBranch("InstanceChangedWhen", "vendor/proto/instance.json#/properties/when/anyOf/0", data, &v1)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *InstanceChangedWhen) DecodeJSON(d *jx.Decoder) error {
+	raw, err := codec.Raw(d)
 	if err != nil {
 		return err
 	}
-	if ok1 {
-		u.String = &v1
+	*v = InstanceChangedWhen{}
+	n := 0
+	var v1 string
+	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+		v1, err = checkInstanceChangedWhenString.Str(d)
+		return err
+	}) {
+		v.String = &v1
+		n++
 	}
 	var v2 string
-	ok2, err := schemaSet.DecodeBranch("InstanceChangedWhen", "vendor/proto/instance.json#/properties/when/anyOf/1", data, &v2)
-	if err != nil {
+	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+		v2, err = codec.Str(d)
+		return err
+	}) {
+		v.String2 = &v2
+		n++
+	}
+	return codec.UnionCount(n, false)
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
+	var set []func(*jx.Encoder)
+	if v.String != nil {
+		set = append(set, func(e *jx.Encoder) {
+			e.Str(*v.String)
+		})
+	}
+	if v.String2 != nil {
+		set = append(set, func(e *jx.Encoder) {
+			e.Str(*v.String2)
+		})
+	}
+	codec.WriteUnion(e, set)
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v InstanceChangedWhen) Validate() error {
+	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
 		return err
 	}
-	if ok2 {
-		u.String2 = &v2
-	}
-	return schemaset.CheckUnion("InstanceChangedWhen", false, ok1, ok2)
+	return codec.Revalidate(v, new(InstanceChangedWhen))
 }
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v InstanceChangedWhen) MarshalJSON() ([]byte, error) {
+	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *InstanceChangedWhen) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkInstanceChangedWhenString = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[0-9]{4}-Q[1-4]$"),
+	}
+)

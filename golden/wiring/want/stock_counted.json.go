@@ -3,7 +3,13 @@
 
 package wiring
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"math"
+
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // ItemCountedRoutingKey is the routing key of ItemCounted facts.
 const ItemCountedRoutingKey = "stock.item.counted"
@@ -26,9 +32,74 @@ type ItemCounted struct {
 	CountedBy *string `json:"counted_by,omitzero"`
 }
 
-// Validate checks v against the schema of ItemCounted facts
-// (stock/counted.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v ItemCounted) Validate() error {
-	return schemaSet.ValidateValue("stock/counted.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemCounted) DecodeJSON(d *jx.Decoder) error {
+	*v = ItemCounted{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = checkItemCountedSku.Str(d)
+		case "quantity":
+			seen |= 1 << 1
+			v.Quantity, err = checkItemCountedQuantity.Int(d)
+		case "counted_by":
+			v.CountedBy, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfItemCounted)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemCounted) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	e.FieldStart("quantity")
+	e.Int64(v.Quantity)
+	if v.CountedBy != nil {
+		e.FieldStart("counted_by")
+		e.Str(*v.CountedBy)
+	}
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemCounted) Validate() error {
+	if err := checkItemCountedSku.Check(v.Sku); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	if err := checkItemCountedQuantity.Check(v.Quantity); err != nil {
+		return codec.AtField(err, "quantity")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ItemCounted) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemCounted) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkItemCountedSku = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
+	}
+	checkItemCountedQuantity = codec.Int{
+		Max: math.MaxInt64,
+		Min: 0,
+	}
+	requiredOfItemCounted = []string{"sku", "quantity"}
+)

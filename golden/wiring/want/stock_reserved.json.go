@@ -3,7 +3,13 @@
 
 package wiring
 
-import "github.com/warrenbus/warren/runtime"
+import (
+	"math"
+
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
+)
 
 // ItemReservedRoutingKey is the routing key of ItemReserved facts.
 const ItemReservedRoutingKey = "stock.item.reserved"
@@ -26,9 +32,73 @@ type ItemReserved struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// Validate checks v against the schema of ItemReserved facts
-// (stock/reserved.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v ItemReserved) Validate() error {
-	return schemaSet.ValidateValue("stock/reserved.json", v)
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error {
+	*v = ItemReserved{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			v.Sku, err = checkItemReservedSku.Str(d)
+		case "order_id":
+			seen |= 1 << 1
+			v.OrderID, err = codec.Str(d)
+		case "quantity":
+			seen |= 1 << 2
+			v.Quantity, err = checkItemReservedQuantity.Int(d)
+		default:
+			err = codec.Unknown()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return codec.Required(seen, requiredOfItemReserved)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemReserved) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	e.Str(v.Sku)
+	e.FieldStart("order_id")
+	e.Str(v.OrderID)
+	e.FieldStart("quantity")
+	e.Int64(v.Quantity)
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemReserved) Validate() error {
+	if err := checkItemReservedSku.Check(v.Sku); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	if err := checkItemReservedQuantity.Check(v.Quantity); err != nil {
+		return codec.AtField(err, "quantity")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ItemReserved) MarshalJSON() ([]byte, error) {
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemReserved) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkItemReservedSku = codec.String{
+		MaxLength: -1,
+		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
+	}
+	checkItemReservedQuantity = codec.Int{
+		Max: math.MaxInt64,
+		Min: 1,
+	}
+	requiredOfItemReserved = []string{"sku", "order_id", "quantity"}
+)

@@ -1,0 +1,348 @@
+package gogen
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// genCodec writes the methods with which a declared type decodes and
+// checks itself in one pass (DecodeJSON), encodes itself (EncodeJSON),
+// checks a value built in Go (Validate), and the encoding/json methods
+// that delegate to them; then the rule variables they use. A type whose
+// schema uses a keyword the generated code does not translate
+// (model.Type.Inexact) is checked by the embedded schema instead.
+func (e *emitter) genCodec(f *jen.File, t *model.Type) {
+	if t.Kind == model.Alias {
+		return // the aliased type's methods are its own
+	}
+	why := t.Inexact()
+	c := &valueCodec{assert: e.m.AssertFormats, lenient: why != ""}
+	var dec, enc, val []jen.Code
+	switch t.Kind {
+	case model.Struct:
+		dec, enc, val = c.structCodec(t)
+	case model.Enum:
+		dec, enc, val = c.enumCodec(t)
+	case model.Union:
+		dec, enc, val = c.unionCodec(t)
+	case model.Defined:
+		dec, enc, val = c.definedCodec(t)
+	}
+	if why != "" {
+		validator := jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(t.Location()))
+		dec = append([]jen.Code{errReturn(codecID("Checked").Call(jen.Op("&").Id("d"), validator), func(err jen.Code) jen.Code { return err })}, dec...)
+		val = []jen.Code{jen.Return(codecID("CheckedValue").Call(jen.Id("v"), validator))}
+	}
+	recv := func(ptr bool) jen.Code {
+		if ptr {
+			return jen.Id("v").Op("*").Id(t.GoName)
+		}
+		return jen.Id("v").Id(t.GoName)
+	}
+	f.Line()
+	decDoc := "DecodeJSON reads v from d and checks it against its schema in the same pass."
+	if why != "" {
+		decDoc = fmt.Sprintf("DecodeJSON reads v from d and checks it with the embedded schema, which the generated code cannot follow exactly here (%s).", why)
+	}
+	for _, cm := range docComment(decDoc) {
+		f.Add(cm)
+	}
+	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Block(dec...)
+	f.Line()
+	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
+	f.Func().Params(recv(false)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
+	f.Line()
+	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
+	f.Func().Params(recv(false)).Id("Validate").Params().Error().Block(val...)
+	e.genJSONMethods(f, t)
+	if len(c.vars) > 0 {
+		f.Line()
+		f.Var().Defs(c.vars...)
+	}
+}
+
+// genJSONMethods writes MarshalJSON and UnmarshalJSON, which delegate to
+// EncodeJSON and DecodeJSON.
+func (e *emitter) genJSONMethods(f *jen.File, t *model.Type) {
+	var pre []jen.Code
+	switch {
+	case t.Kind == model.Struct && t.Extra != nil:
+		pre = append(pre, jen.If(jen.Err().Op(":=").Add(codecID("ExtraClash").Call(jen.Id("v").Dot(model.ExtraField), jen.Id(propertiesVar(t)))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	case t.Kind == model.Union:
+		pre = append(pre, jen.If(jen.Err().Op(":=").Add(unionCount(t)), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	if t.Kind == model.Enum || t.Kind == model.Defined && t.Base.Kind != model.Slice && t.Base.Kind != model.Map {
+		// encoding/json writes a string or number as EncodeJSON does.
+		e.genUnmarshal(f, t)
+		return
+	}
+	f.Line()
+	f.Comment("MarshalJSON encodes v with EncodeJSON.")
+	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		append(pre, jen.Return(codecID("Marshal").Call(jen.Id("v")), jen.Nil()))...)
+	e.genUnmarshal(f, t)
+}
+
+func (e *emitter) genUnmarshal(f *jen.File, t *model.Type) {
+	f.Line()
+	f.Comment("UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.")
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Return(codecID("Unmarshal").Call(jen.Id("data"), jen.Id("v"))))
+}
+
+func propertiesVar(t *model.Type) string { return "propertiesOf" + t.GoName }
+func requiredVar(t *model.Type) string   { return "requiredOf" + t.GoName }
+
+func unionCount(t *model.Type) jen.Code {
+	var set []jen.Code
+	for _, v := range t.Variants {
+		set = append(set, jen.Id("v").Dot(v.GoName).Op("!=").Nil())
+	}
+	return codecID("UnionCount").Call(codecID("CountSet").Call(set...), jen.Lit(t.OneOf))
+}
+
+// errReturn is: if err := x; err != nil { return wrap(err) }.
+func errReturn(x jen.Code, wrap func(jen.Code) jen.Code) jen.Code {
+	return jen.If(jen.Err().Op(":=").Add(x), jen.Err().Op("!=").Nil()).Block(jen.Return(wrap(jen.Err())))
+}
+
+func atField(name string) func(jen.Code) jen.Code {
+	return func(err jen.Code) jen.Code { return codecID("AtField").Call(err, jen.Lit(name)) }
+}
+
+func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
+	var cases []jen.Code
+	var required []string
+	for _, fl := range t.Fields {
+		name := t.GoName + fl.GoName
+		body := []jen.Code{}
+		if fl.Required {
+			body = append(body, jen.Id("seen").Op("|=").Lit(1).Op("<<").Lit(len(required)))
+			required = append(required, fl.JSONName)
+		}
+		body = append(body, c.fieldDec(fl, name))
+		cases = append(cases, jen.Case(jen.Lit(fl.JSONName)).Block(body...))
+		enc = append(enc, c.fieldEnc(fl)...)
+		if chk := c.fieldCheck(fl, name); chk != nil {
+			val = append(val, chk)
+		}
+	}
+	if t.Extra != nil {
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Extra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Id("v").Dot(model.ExtraField), c.elemDec(*t.Extra, t.GoName+"Value")))))
+		enc = append(enc, codecID("WriteExtra").Call(jen.Id("e"), jen.Id("v").Dot(model.ExtraField), c.elemEnc(*t.Extra)))
+		val = append([]jen.Code{errReturn(codecID("ExtraClash").Call(jen.Id("v").Dot(model.ExtraField), jen.Id(propertiesVar(t))), func(err jen.Code) jen.Code { return err })}, val...)
+		if each := c.elemCheck(*t.Extra, t.GoName+"Value"); each != nil {
+			val = append(val, errReturn(codecID("EachValue").Call(jen.Id("v").Dot(model.ExtraField), each), func(err jen.Code) jen.Code { return err }))
+		}
+	} else if c.lenient {
+		// The reference validator has accepted the object: a property
+		// it allows (unevaluatedProperties, patternProperties) is skipped.
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Id("d").Dot("Skip").Call()))
+	} else {
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Unknown").Call())))
+	}
+	dec = []jen.Code{jen.Op("*").Id("v").Op("=").Id(t.GoName).Values()}
+	if len(required) > 0 {
+		dec = append(dec, jen.Var().Id("seen").Uint64())
+	}
+	dec = append(dec, jen.Err().Op(":=").Add(codecID("Object").Call(jen.Id("d"), jen.Func().Params(decoderParam(), jen.Id("key").Index().Byte()).Params(jen.Err().Error()).Block(
+		jen.Switch(jen.String().Call(jen.Id("key"))).Block(cases...),
+		jen.Return(jen.Err()),
+	))))
+	if len(required) > 0 {
+		c.vars = append(c.vars, jen.Id(requiredVar(t)).Op("=").Index().String().ValuesFunc(func(g *jen.Group) {
+			for _, r := range required {
+				g.Lit(r)
+			}
+		}))
+		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.Return(codecID("Required").Call(jen.Id("seen"), jen.Id(requiredVar(t)))))
+	} else {
+		dec = append(dec, jen.Return(jen.Err()))
+	}
+	enc = append([]jen.Code{jen.Id("e").Dot("ObjStart").Call()}, append(enc, jen.Id("e").Dot("ObjEnd").Call())...)
+	val = append(val, jen.Return(jen.Nil()))
+	return dec, enc, val
+}
+
+// fieldDec reads the value of one property into its field.
+func (c *valueCodec) fieldDec(fl *model.Field, name string) jen.Code {
+	dst := jen.Id("v").Dot(fl.GoName)
+	r := fl.Type
+	switch {
+	case fl.NullOrAbsent():
+		return jen.List(dst, jen.Err()).Op("=").Add(codecID("Nullable").Call(jen.Id("d"), c.decFn(r, name)))
+	case fl.IsPointer() && r.Nullable:
+		return jen.List(dst, jen.Err()).Op("=").Add(codecID("NullPtr").Call(jen.Id("d"), c.decFn(r, name)))
+	case fl.IsPointer():
+		return jen.List(dst, jen.Err()).Op("=").Add(codecID("Ptr").Call(jen.Id("d"), c.decFn(r, name)))
+	case r.Nullable: // a slice, map or raw JSON: nil is null
+		return jen.List(dst, jen.Err()).Op("=").Add(codecID("OrNull").Call(jen.Id("d"), c.decFn(r, name)))
+	case resolve(r).Kind == model.Named:
+		return jen.Err().Op("=").Add(dst).Dot("DecodeJSON").Call(jen.Id("d"))
+	}
+	return jen.List(dst, jen.Err()).Op("=").Add(c.decCall(r, name))
+}
+
+// fieldEnc writes one property, or nothing when it is absent.
+func (c *valueCodec) fieldEnc(fl *model.Field) []jen.Code {
+	x := jen.Id("v").Dot(fl.GoName)
+	start := jen.Id("e").Dot("FieldStart").Call(jen.Lit(fl.JSONName))
+	null := jen.Id("e").Dot("Null").Call()
+	r := fl.Type
+	switch {
+	case fl.NullOrAbsent():
+		return []jen.Code{jen.If(jen.Add(x).Dot("Present")).Block(start, jen.If(jen.Op("!").Add(x).Dot("Valid")).Block(null).Else().Block(c.enc(r, jen.Add(x).Dot("Value"), false)...))}
+	case fl.IsPointer() && fl.Required:
+		return []jen.Code{start, jen.If(jen.Add(x).Op("==").Nil()).Block(null).Else().Block(c.enc(r, x, true)...)}
+	case fl.IsPointer():
+		return []jen.Code{jen.If(jen.Add(x).Op("!=").Nil()).Block(append([]jen.Code{start}, c.enc(r, x, true)...)...)}
+	case fl.Optional() && r.HasNil():
+		return []jen.Code{jen.If(jen.Add(x).Op("!=").Nil()).Block(append([]jen.Code{start}, c.enc(r, x, false)...)...)}
+	case r.Nullable && r.HasNil():
+		return []jen.Code{start, jen.If(jen.Add(x).Op("==").Nil()).Block(null).Else().Block(c.enc(r, x, false)...)}
+	}
+	return append([]jen.Code{start}, c.enc(r, x, false)...)
+}
+
+// fieldCheck checks one field of a value built in Go, or is nil.
+func (c *valueCodec) fieldCheck(fl *model.Field, name string) jen.Code {
+	x := jen.Id("v").Dot(fl.GoName)
+	r := fl.Type
+	wrap := atField(fl.JSONName)
+	switch {
+	case fl.NullOrAbsent():
+		if chk := c.check(r, jen.Add(x).Dot("Value"), false, name); chk != nil {
+			return jen.If(jen.Add(x).Dot("Valid")).Block(errReturn(chk, wrap))
+		}
+	case fl.IsPointer():
+		chk := c.check(r, x, true, name)
+		var stmts []jen.Code
+		if fl.Required && !r.Nullable {
+			stmts = append(stmts, jen.If(jen.Add(x).Op("==").Nil()).Block(jen.Return(wrap(codecID("Expect").Call(jen.Lit("a value, not nil"))))))
+		}
+		if chk != nil {
+			stmts = append(stmts, jen.If(jen.Add(x).Op("!=").Nil()).Block(errReturn(chk, wrap)))
+		}
+		if len(stmts) > 0 {
+			return jen.Block(stmts...)
+		}
+	default:
+		if chk := c.check(r, x, false, name); chk != nil {
+			return errReturn(chk, wrap)
+		}
+	}
+	return nil
+}
+
+func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
+	read, write := "StrEnum", jen.Id("e").Dot("Str").Call(jen.String().Call(jen.Id("v")))
+	if t.Base.Kind == model.Int {
+		read, write = "IntEnum", jen.Id("e").Dot("Int64").Call(jen.Int64().Call(jen.Id("v")))
+	}
+	dec = []jen.Code{jen.Return(codecID(read).Call(jen.Id("d"), jen.Id("v"), jen.Id(t.GoName).Dot("Validate")))}
+	var names, shown []string
+	for _, v := range t.Values {
+		names = append(names, v.GoName)
+		b, _ := json.Marshal(v.Value)
+		shown = append(shown, string(b))
+	}
+	want := "one of " + strings.Join(shown, ", ")
+	if len(shown) == 1 {
+		want = "the constant " + shown[0]
+	}
+	var cases []jen.Code
+	for _, n := range names {
+		cases = append(cases, jen.Id(n))
+	}
+	if len(cases) == 0 {
+		val = []jen.Code{jen.Return(codecID("Expect").Call(jen.Lit("no value (the enum is empty)")))}
+	} else {
+		val = []jen.Code{
+			jen.Switch(jen.Id("v")).Block(jen.Case(cases...).Block(jen.Return(jen.Nil()))),
+			jen.Return(codecID("Expect").Call(jen.Lit(want))),
+		}
+	}
+	return dec, []jen.Code{write}, val
+}
+
+func (c *valueCodec) definedCodec(t *model.Type) (dec, enc, val []jen.Code) {
+	base := t.Base
+	name := t.GoName
+	conv := jen.Add(typeExpr(base)).Call(jen.Id("v"))
+	if base.Kind == model.Slice || base.Kind == model.Map {
+		conv = jen.Parens(typeExpr(base)).Call(jen.Id("v"))
+	}
+	dec = []jen.Code{
+		jen.List(jen.Id("x"), jen.Err()).Op(":=").Add(c.decCall(base, name)),
+		jen.Op("*").Id("v").Op("=").Id(t.GoName).Call(jen.Id("x")),
+		jen.Return(jen.Err()),
+	}
+	enc = c.enc(base, conv, false)
+	if chk := c.check(base, conv, false, name); chk != nil {
+		val = []jen.Code{jen.Return(chk)}
+	} else {
+		val = []jen.Code{jen.Return(jen.Nil())}
+	}
+	return dec, enc, val
+}
+
+func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
+	dec = []jen.Code{
+		jen.List(jen.Id("raw"), jen.Err()).Op(":=").Add(codecID("Raw")).Call(jen.Id("d")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Op("*").Id("v").Op("=").Id(t.GoName).Values(),
+		jen.Id("n").Op(":=").Lit(0),
+	}
+	enc = []jen.Code{jen.Var().Id("set").Index().Func().Params(jen.Op("*").Qual(jxPath, "Encoder"))}
+	for i, vr := range t.Variants {
+		tmp := jen.Id("v" + strconv.Itoa(i+1))
+		r := vr.Type
+		var try jen.Code
+		if resolve(r).Kind == model.Named {
+			try = jen.Add(tmp).Dot("DecodeJSON")
+		} else {
+			try = jen.Func().Params(decoderParam()).Params(jen.Err().Error()).Block(
+				jen.List(tmp, jen.Err()).Op("=").Add(c.decCall(r, t.GoName+vr.GoName)),
+				jen.Return(jen.Err()),
+			)
+		}
+		if vr.Type.Inexact() != "" {
+			// The branch's own code does not check it exactly: ask
+			// the embedded schema whether the value is this branch.
+			try = codecID("MatchesReference").Call(jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(vr.Location)), try)
+		}
+		set := jen.Op("&").Add(tmp)
+		if r.HasNil() {
+			set = tmp
+		}
+		dec = append(dec,
+			jen.Var().Add(tmp).Add(typeExpr(r)),
+			jen.If(codecID("Matches").Call(jen.Id("raw"), try)).Block(
+				jen.Id("v").Dot(vr.GoName).Op("=").Add(set),
+				jen.Id("n").Op("++"),
+			))
+		x := jen.Id("v").Dot(vr.GoName)
+		enc = append(enc, jen.If(jen.Add(x).Op("!=").Nil()).Block(
+			jen.Id("set").Op("=").Append(jen.Id("set"), jen.Func().Params(encoderParam()).Block(c.enc(r, x, !r.HasNil())...)),
+		))
+	}
+	if c.lenient {
+		// The reference validator has counted the branches.
+		dec = append(dec, jen.Id("_").Op("=").Id("n"), jen.Return(jen.Nil()))
+	} else {
+		dec = append(dec, jen.Return(codecID("UnionCount").Call(jen.Id("n"), jen.Lit(t.OneOf))))
+	}
+	enc = append(enc, codecID("WriteUnion").Call(jen.Id("e"), jen.Id("set")))
+	val = []jen.Code{
+		errReturn(unionCount(t), func(err jen.Code) jen.Code { return err }),
+		jen.Return(codecID("Revalidate").Call(jen.Id("v"), jen.New(jen.Id(t.GoName)))),
+	}
+	return dec, enc, val
+}

@@ -1,0 +1,363 @@
+package gogen
+
+import (
+	"math/big"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// Expressions that decode, encode and check one value of a model.Ref in
+// generated code. Decoding composes the decode functions of runtime/codec
+// (func(*jx.Decoder) (T, error)); encoding writes statements; checks are
+// package-level rule variables (codec.String, codec.Int, ...) named after
+// where the value sits, declared once by the type's emitter.
+
+const (
+	codecPath = "github.com/warrenbus/warren/runtime/codec"
+	jxPath    = "github.com/go-faster/jx"
+	mathPath  = "math"
+)
+
+// valueCodec emits the code of the values of one declared type.
+type valueCodec struct {
+	assert []string
+	vars   []jen.Code      // rule variables, declared after the type's methods
+	named  map[string]bool // the names in vars
+	depth  int             // nesting of loop variables
+	// lenient: the type is checked by the reference validator, and its
+	// generated decoding only fills the Go value.
+	lenient bool
+}
+
+func codecID(name string) *jen.Statement { return jen.Qual(codecPath, name) }
+
+func decoderParam() jen.Code { return jen.Id("d").Op("*").Qual(jxPath, "Decoder") }
+func encoderParam() jen.Code { return jen.Id("e").Op("*").Qual(jxPath, "Encoder") }
+
+// resolve looks through aliases of time.Time and raw JSON, which have no
+// methods of their own.
+func resolve(r model.Ref) model.Ref {
+	for r.Kind == model.Named && r.Type.Kind == model.Alias && r.Type.Base.Kind != model.Named {
+		r = r.Type.Base
+	}
+	return r
+}
+
+// decCall is a call reading a value of r (not null) from d.
+func (c *valueCodec) decCall(r model.Ref, name string) jen.Code {
+	r = resolve(r)
+	switch r.Kind {
+	case model.Slice:
+		rule := c.rule(r, name)
+		if rule == nil {
+			return codecID("Slice").Call(jen.Id("d"), c.elemDec(*r.Elem, name+"Item"))
+		}
+		return codecID("ArrayOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, name+"Item"), c.uniqueEnc(r))
+	case model.Map:
+		return codecID("Map").Call(jen.Id("d"), c.elemDec(*r.Elem, name+"Value"))
+	}
+	return jen.Add(c.decFn(r, name)).Call(jen.Id("d"))
+}
+
+// decFn is a function value reading a value of r (not null).
+func (c *valueCodec) decFn(r model.Ref, name string) jen.Code {
+	r = resolve(r)
+	rule := func(method, plain string) jen.Code {
+		if v := c.rule(r, name); v != nil {
+			return jen.Add(v).Dot(method)
+		}
+		return codecID(plain)
+	}
+	switch r.Kind {
+	case model.String:
+		return rule("Str", "Str")
+	case model.Int:
+		return rule("Int", "Int64")
+	case model.Float:
+		return rule("Float", "Float64")
+	case model.Bool:
+		return codecID("Bool")
+	case model.Time:
+		return codecID("Time")
+	case model.Raw:
+		return codecID("Raw")
+	case model.Named:
+		return codecID("Dec").Types(typeExpr(r))
+	}
+	return jen.Func().Params(decoderParam()).Params(typeExpr(r), jen.Error()).Block(jen.Return(c.decCall(r, name)))
+}
+
+// elemDec reads a slice element or map value: null too, when allowed.
+func (c *valueCodec) elemDec(r model.Ref, name string) jen.Code {
+	if !r.Nullable {
+		return c.decFn(r, name)
+	}
+	wrap := "OrNull"
+	if !r.HasNil() {
+		wrap = "NullPtr"
+	}
+	return jen.Func().Params(decoderParam()).Params(elemExpr(r), jen.Error()).Block(
+		jen.Return(codecID(wrap).Call(jen.Id("d"), c.decFn(r, name))))
+}
+
+// deref is *x for a pointer to a value that is not of a declared type,
+// whose methods take the pointer as it is.
+func deref(r model.Ref, x jen.Code, ptr bool) jen.Code {
+	if ptr && resolve(r).Kind != model.Named {
+		return jen.Op("*").Add(x)
+	}
+	return x
+}
+
+// enc writes x, a value of r (or, with ptr, a non-nil pointer to one)
+// that is not null; nil slices and maps are written empty.
+func (c *valueCodec) enc(r model.Ref, x jen.Code, ptr bool) []jen.Code {
+	x = deref(r, x, ptr)
+	r = resolve(r)
+	e := jen.Id("e")
+	one := func(c jen.Code) []jen.Code { return []jen.Code{c} }
+	switch r.Kind {
+	case model.String:
+		return one(e.Dot("Str").Call(x))
+	case model.Int:
+		return one(e.Dot("Int64").Call(x))
+	case model.Float:
+		return one(codecID("WriteFloat").Call(jen.Id("e"), x))
+	case model.Bool:
+		return one(e.Dot("Bool").Call(x))
+	case model.Time:
+		return one(codecID("WriteTime").Call(jen.Id("e"), x))
+	case model.Raw:
+		return one(codecID("WriteRaw").Call(jen.Id("e"), x))
+	case model.Named:
+		return one(jen.Add(x).Dot("EncodeJSON").Call(jen.Id("e")))
+	case model.Slice:
+		c.depth++
+		item := jen.Id("x" + strconv.Itoa(c.depth))
+		body := c.elemEncStmt(*r.Elem, item)
+		c.depth--
+		return []jen.Code{
+			jen.Id("e").Dot("ArrStart").Call(),
+			jen.For(jen.List(jen.Id("_"), item).Op(":=").Range().Add(x)).Block(body...),
+			jen.Id("e").Dot("ArrEnd").Call(),
+		}
+	case model.Map:
+		return []jen.Code{
+			jen.Id("e").Dot("ObjStart").Call(),
+			codecID("WriteExtra").Call(jen.Id("e"), x, c.elemEnc(*r.Elem)),
+			jen.Id("e").Dot("ObjEnd").Call(),
+		}
+	}
+	panic("gogen: cannot encode kind " + strconv.Itoa(int(r.Kind)))
+}
+
+// elemEncStmt writes x, a slice element or map value, null when nil and
+// nullable.
+func (c *valueCodec) elemEncStmt(r model.Ref, x jen.Code) []jen.Code {
+	if !r.Nullable {
+		return c.enc(r, x, false)
+	}
+	return []jen.Code{jen.If(jen.Add(x).Op("==").Nil()).Block(jen.Id("e").Dot("Null").Call()).Else().Block(c.enc(r, x, !r.HasNil())...)}
+}
+
+// uniqueEnc writes an item of the slice r to compare items, when its
+// rule asks for unique items; nil otherwise.
+func (c *valueCodec) uniqueEnc(r model.Ref) jen.Code {
+	if !r.Check(c.assert).UniqueItems {
+		return jen.Nil()
+	}
+	return c.elemEnc(*r.Elem)
+}
+
+// elemEnc is a function value writing a slice element or map value.
+func (c *valueCodec) elemEnc(r model.Ref) jen.Code {
+	c.depth++
+	x := jen.Id("x" + strconv.Itoa(c.depth))
+	body := c.elemEncStmt(r, x)
+	c.depth--
+	return jen.Func().Params(encoderParam(), jen.Add(x).Add(elemExpr(r))).Block(body...)
+}
+
+// check is an expression of type error checking x, a value of r that is
+// not null (or, with ptr, a non-nil pointer to one), or nil when there is
+// nothing to check.
+func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.Code {
+	x = deref(r, x, ptr)
+	r = resolve(r)
+	switch r.Kind {
+	case model.String, model.Int, model.Float:
+		if v := c.rule(r, name); v != nil {
+			return jen.Add(v).Dot("Check").Call(x)
+		}
+	case model.Named:
+		return jen.Add(x).Dot("Validate").Call()
+	case model.Slice:
+		each := c.elemCheck(*r.Elem, name+"Item")
+		arr := c.rule(r, name)
+		switch {
+		case each != nil && arr != nil:
+			return jen.Func().Params().Error().Block(
+				jen.If(jen.Err().Op(":=").Add(codecID("Items").Call(jen.Op("&").Add(arr), x, c.uniqueEnc(r))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+				jen.Return(codecID("Each").Call(x, each)),
+			).Call()
+		case each != nil:
+			return codecID("Each").Call(x, each)
+		case arr != nil:
+			return codecID("Items").Call(jen.Op("&").Add(arr), x, c.uniqueEnc(r))
+		}
+	case model.Map:
+		if each := c.elemCheck(*r.Elem, name+"Value"); each != nil {
+			return codecID("EachValue").Call(x, each)
+		}
+	}
+	return nil
+}
+
+// elemCheck is a function value checking a slice element or map value,
+// or nil when there is nothing to check.
+func (c *valueCodec) elemCheck(r model.Ref, name string) jen.Code {
+	c.depth++
+	defer func() { c.depth-- }()
+	x := jen.Id("x" + strconv.Itoa(c.depth))
+	chk := c.check(r, x, r.Nullable && !r.HasNil(), name)
+	if chk == nil {
+		return nil
+	}
+	body := []jen.Code{jen.Return(chk)}
+	if r.Nullable {
+		body = append([]jen.Code{jen.If(jen.Add(x).Op("==").Nil()).Block(jen.Return(jen.Nil()))}, body...)
+	}
+	return jen.Func().Params(jen.Add(x).Add(elemExpr(r))).Error().Block(body...)
+}
+
+// ptrOr is &v, or nil when v is.
+func ptrOr(v *jen.Statement) jen.Code {
+	if v == nil {
+		return jen.Nil()
+	}
+	return jen.Op("&").Add(v)
+}
+
+// rule declares the rule variable of a string, number or array value
+// named name (once), and returns it; nil when r checks nothing.
+func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
+	ck := r.Check(c.assert)
+	if ck.IsZero() {
+		return nil
+	}
+	id := "check" + name
+	if c.named[id] {
+		return jen.Id(id)
+	}
+	var lit jen.Code
+	switch r.Kind {
+	case model.String:
+		d := jen.Dict{jen.Id("MaxLength"): intLit(ck.MaxLength)}
+		if ck.MinLength > 0 {
+			d[jen.Id("MinLength")] = intLit(ck.MinLength)
+		}
+		if ck.HasPattern {
+			d[jen.Id("Pattern")] = codecID("Regexp").Call(jen.Lit(ck.Pattern))
+		}
+		if ck.Format != "" {
+			d[jen.Id("Format")] = codecID("FormatOf").Call(jen.Lit(ck.Format))
+		}
+		lit = codecID("String").Values(d)
+	case model.Int:
+		lit = intRule(ck)
+	case model.Float:
+		lit = floatRule(ck)
+	case model.Slice:
+		d := jen.Dict{jen.Id("MaxItems"): intLit(ck.MaxItems)}
+		if ck.MinItems > 0 {
+			d[jen.Id("MinItems")] = intLit(ck.MinItems)
+		}
+		if ck.UniqueItems {
+			d[jen.Id("Unique")] = jen.True()
+		}
+		lit = codecID("Array").Values(d)
+	default:
+		return nil
+	}
+	if c.named == nil {
+		c.named = map[string]bool{}
+	}
+	c.named[id] = true
+	c.vars = append(c.vars, jen.Id(id).Op("=").Add(lit))
+	return jen.Id(id)
+}
+
+// intRule makes the bounds of an integer inclusive integers: x > 2.5 is
+// x >= 3.
+func intRule(ck model.Check) jen.Code {
+	lo, hi := jen.Code(jen.Qual(mathPath, "MinInt64")), jen.Code(jen.Qual(mathPath, "MaxInt64"))
+	if b := ck.Minimum; b != nil {
+		lo = ratLit(intBound(b, true))
+	}
+	if b := ck.Maximum; b != nil {
+		hi = ratLit(intBound(b, false))
+	}
+	d := jen.Dict{jen.Id("Min"): lo, jen.Id("Max"): hi}
+	if ck.MultipleOf != "" {
+		r, _ := new(big.Rat).SetString(ck.MultipleOf.String())
+		// v is a multiple of p/q (in lowest terms) when p divides v.
+		d[jen.Id("MultipleOf")] = ratLit(new(big.Int).Abs(r.Num()))
+	}
+	return codecID("Int").Values(d)
+}
+
+func intBound(b *load.Bound, lower bool) *big.Int {
+	r, _ := new(big.Rat).SetString(b.Value.String())
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int)) // floor
+	switch {
+	case lower && (m.Sign() != 0 || b.Exclusive):
+		q.Add(q, big.NewInt(1))
+	case !lower && m.Sign() == 0 && b.Exclusive:
+		q.Sub(q, big.NewInt(1))
+	}
+	return q
+}
+
+// ratLit writes an integer, clamped to int64.
+func ratLit(i *big.Int) jen.Code {
+	switch {
+	case i.Cmp(big.NewInt(minInt64)) < 0:
+		return jen.Qual(mathPath, "MinInt64")
+	case i.Cmp(big.NewInt(maxInt64)) > 0:
+		return jen.Qual(mathPath, "MaxInt64")
+	}
+	return intLit(i.Int64())
+}
+
+const (
+	minInt64 = -1 << 63
+	maxInt64 = 1<<63 - 1
+)
+
+func floatRule(ck model.Check) jen.Code {
+	lo, hi := jen.Code(jen.Qual(mathPath, "Inf").Call(jen.Lit(-1))), jen.Code(jen.Qual(mathPath, "Inf").Call(jen.Lit(1)))
+	d := jen.Dict{}
+	if b := ck.Minimum; b != nil {
+		f, _ := strconv.ParseFloat(b.Value.String(), 64)
+		lo = jen.Lit(f)
+		if b.Exclusive {
+			d[jen.Id("ExclusiveMin")] = jen.True()
+		}
+	}
+	if b := ck.Maximum; b != nil {
+		f, _ := strconv.ParseFloat(b.Value.String(), 64)
+		hi = jen.Lit(f)
+		if b.Exclusive {
+			d[jen.Id("ExclusiveMax")] = jen.True()
+		}
+	}
+	d[jen.Id("Min")], d[jen.Id("Max")] = lo, hi
+	if ck.MultipleOf != "" {
+		d[jen.Id("MultipleOf")] = codecID("Rat").Call(jen.Lit(ck.MultipleOf.String()))
+	}
+	return codecID("Float").Values(d)
+}

@@ -1,0 +1,249 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/warrenbus/warren/generator/load"
+)
+
+// Generated code decodes and validates a value in one pass: the Go type
+// says its shape (required properties, closed objects, where null may be,
+// enum values) and a [Check] the rest of what its schema asserts. Where a
+// schema uses a keyword, or a shape, that generated code does not translate
+// exactly, [Type.Inexact] says so and the type's generated code asks the
+// embedded schema (the reference validator) instead.
+
+// Check is what a scalar, string or array value must satisfy beyond its Go
+// type: the constraints of the schema it was typed from.
+type Check struct {
+	MinLength, MaxLength int64  // in code points; -1 when absent
+	Pattern              string // ECMA-262 regular expression; "" when absent
+	HasPattern           bool
+	Format               string // an asserted format; "" when none
+	Minimum, Maximum     *load.Bound
+	MultipleOf           json.Number // "" when absent
+	MinItems, MaxItems   int64       // -1 when absent
+	UniqueItems          bool
+}
+
+// IsZero reports whether the check checks nothing.
+func (c Check) IsZero() bool {
+	return c.MinLength < 0 && c.MaxLength < 0 && !c.HasPattern && c.Format == "" && c.Minimum == nil && c.Maximum == nil &&
+		c.MultipleOf == "" && c.MinItems < 0 && c.MaxItems < 0 && !c.UniqueItems
+}
+
+// Check returns what a value of r must satisfy beyond its Go type. A
+// Named ref has none of its own: its type checks itself.
+func (r Ref) Check(assert []string) Check {
+	c := Check{MinLength: -1, MaxLength: -1, MinItems: -1, MaxItems: -1}
+	n := r.schema
+	if n == nil || n.Keywords == nil || r.Kind == Named {
+		return c
+	}
+	c.MinLength, c.MaxLength = count(n, "minLength"), count(n, "maxLength")
+	c.MinItems, c.MaxItems = count(n, "minItems"), count(n, "maxItems")
+	c.Pattern, c.HasPattern = n.Keywords["pattern"].(string)
+	c.Minimum, c.Maximum = n.Minimum, n.Maximum
+	c.MultipleOf, _ = n.Keywords["multipleOf"].(json.Number)
+	c.UniqueItems, _ = n.Keywords["uniqueItems"].(bool)
+	if f := n.Format; r.Kind == String && (f == "regex" || slices.Contains(assert, f)) {
+		c.Format = f // the reference always checks "regex" (schemaset.knownFormats)
+	}
+	return c
+}
+
+func count(n *load.Schema, kw string) int64 {
+	v, ok := n.Keywords[kw].(json.Number)
+	if !ok {
+		return -1
+	}
+	i, err := strconv.ParseInt(v.String(), 10, 64)
+	if err != nil {
+		f, _ := v.Float64() // 2.0 is a valid count
+		return int64(f)
+	}
+	return i
+}
+
+// assertions are the keywords that the reference validator applies, in
+// some draft; every other keyword is an annotation to it.
+var assertions = []string{
+	"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+	"maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+	"maxProperties", "minProperties", "required", "dependentRequired", "dependencies", "format",
+	"properties", "patternProperties", "additionalProperties", "items", "prefixItems", "additionalItems",
+	"contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "allOf", "anyOf", "oneOf",
+	"not", "if", "then", "else", "dependentSchemas", "$ref", "$dynamicRef", "$recursiveRef",
+}
+
+// translated lists, per kind of Go type, the keywords generated code
+// checks exactly for it.
+var translated = map[string][]string{
+	"string": {"type", "minLength", "maxLength", "pattern", "format"},
+	"number": {"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"},
+	"bool":   {"type", "format"},
+	"array":  {"type", "items", "minItems", "maxItems", "uniqueItems", "format"},
+	"map":    {"type", "additionalProperties", "format"},
+	"struct": {"type", "properties", "required", "additionalProperties", "format"},
+	"enum":   {"type", "enum", "const", "format"},
+	"union":  {"oneOf", "anyOf", "format"},
+	"time":   {"type", "format"},
+	"raw":    {},
+}
+
+// Inexact says why generated code cannot check values of t exactly as its
+// schema says (the keyword and where it is), or "" when it can. Generated
+// code for an inexact type validates with the embedded schema.
+func (t *Type) Inexact() string {
+	switch t.Kind {
+	case Struct:
+		if why := nodeInexact(t.schema, "struct", nil); why != "" {
+			return why
+		}
+		if len(t.schema.Required) > 64 {
+			return at(t.schema, "required") + ": more than 64 required properties"
+		}
+		for _, r := range t.schema.Required {
+			if !slices.ContainsFunc(t.Fields, func(f *Field) bool { return f.JSONName == r }) {
+				return at(t.schema, "required") + ": requires an undeclared property"
+			}
+		}
+		for _, f := range t.Fields {
+			if why := f.Type.inexact(); why != "" {
+				return why
+			}
+		}
+		if t.Extra != nil {
+			return t.Extra.inexact()
+		}
+	case Enum:
+		if t.schema.Draft == load.Draft4 && t.schema.Has("const") {
+			return at(t.schema, "const") + ": not a keyword of draft-04"
+		}
+		return nodeInexact(t.schema, "enum", nil)
+	case Union:
+		if why := nodeInexact(t.schema, "union", nil); why != "" {
+			return why
+		}
+		shaping := len(t.schema.OneOf) + len(t.schema.AnyOf)
+		for _, br := range append(slices.Clip(t.schema.OneOf), t.schema.AnyOf...) {
+			if br.Keywords != nil && isNull(br) {
+				shaping--
+			}
+		}
+		if shaping != len(t.Variants) {
+			return at(t.schema, "oneOf/anyOf") + ": a branch that only constrains values"
+		}
+		for _, v := range t.Variants {
+			if why := v.Type.inexact(); why != "" {
+				return why
+			}
+		}
+	case Defined:
+		base := t.Base
+		base.Nullable = t.nullable // null is the uses' to allow
+		return base.inexact()
+	}
+	return ""
+}
+
+// Inexact says why values of r are not checked exactly by their Go type
+// and Check, or "": for a Named ref, whether its type's code is exact.
+func (r Ref) Inexact() string {
+	if r.Kind == Named && !r.narrowed {
+		return r.Type.Inexact()
+	}
+	return r.inexact()
+}
+
+// inexact says why values of r are not checked exactly by their Go type
+// and Check, or "".
+func (r Ref) inexact() string {
+	if r.narrowed {
+		return at(r.schema, "allOf") + ": narrows a shared type"
+	}
+	if r.Elem != nil {
+		if why := r.Elem.inexact(); why != "" {
+			return why
+		}
+	}
+	n := r.schema
+	switch r.Kind {
+	case Named:
+		return "" // the type says for itself
+	case String:
+		return nodeInexact(n, "string", r.allowsNull)
+	case Int, Float:
+		return nodeInexact(n, "number", r.allowsNull)
+	case Bool:
+		return nodeInexact(n, "bool", r.allowsNull)
+	case Slice:
+		if n != nil && len(n.PrefixItems) > 0 {
+			return at(n, "prefixItems") + ": a tuple"
+		}
+		return nodeInexact(n, "array", r.allowsNull)
+	case Map:
+		return nodeInexact(n, "map", r.allowsNull)
+	case Time:
+		return nodeInexact(n, "time", r.allowsNull)
+	}
+	return nodeInexact(n, "raw", nil) // any JSON value: nothing may be asserted
+}
+
+func (r Ref) allowsNull() bool { return r.Nullable || r.HasNil() && r.Kind == Raw }
+
+// nodeInexact reports the first keyword of n that generated code does not
+// check for a Go type of the given kind, or a null that the Go type and
+// the schema disagree on.
+func nodeInexact(n *load.Schema, kind string, nullable func() bool) string {
+	if n == nil || n.Keywords == nil {
+		if n != nil && n.IsFalse() {
+			return at(n, "") + ": the schema false"
+		}
+		return ""
+	}
+	if n.RefText != "" && !isPureRef(n) {
+		return at(n, "$ref") + ": keywords next to $ref"
+	}
+	var kws []string
+	for kw := range n.Keywords {
+		kws = append(kws, kw)
+	}
+	sort.Strings(kws)
+	for _, kw := range kws {
+		if slices.Contains(assertions, kw) && !slices.Contains(translated[kind], kw) {
+			return at(n, kw) + ": not translated for a " + kind
+		}
+	}
+	if nullable != nil {
+		if allows := schemaAllowsNull(n); allows != nullable() {
+			return at(n, "type") + fmt.Sprintf(": null allowed by the schema (%v) and by the Go type (%v) differ", allows, !allows)
+		}
+	}
+	return ""
+}
+
+// schemaAllowsNull reports whether a schema without applicators admits null.
+func schemaAllowsNull(n *load.Schema) bool {
+	if n.Types != nil && !slices.Contains(n.Types, "null") {
+		return false
+	}
+	if n.HasEnum && !slices.Contains(n.Enum, nil) {
+		return false
+	}
+	return n.Types != nil || n.HasEnum // no type at all: the Go type narrows (docs/CONFORMANCE.md)
+}
+
+func at(n *load.Schema, kw string) string {
+	if n == nil {
+		return kw
+	}
+	if kw == "" {
+		return n.Location()
+	}
+	return n.Location() + " " + kw
+}
