@@ -61,7 +61,7 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 			err = v.Status.DecodeJSON(d)
 		case "placed_at":
 			seen |= 1 << 5
-			v.PlacedAt, err = codec.Time(d)
+			v.PlacedAt, err = checkOrderPlacedPlacedAt.Time(d)
 		case "tags":
 			v.Tags, err = codec.ArrayOf(d, &checkOrderPlacedTags, checkOrderPlacedTagsItem.Str, func(e *jx.Encoder, x1 string) {
 				e.Str(x1)
@@ -179,6 +179,10 @@ var (
 	checkOrderPlacedLines = codec.Array{
 		MaxItems: 100,
 		MinItems: 1,
+	}
+	checkOrderPlacedPlacedAt = codec.String{
+		Format:    codec.FormatOf("date-time"),
+		MaxLength: -1,
 	}
 	checkOrderPlacedTags = codec.Array{
 		MaxItems: -1,

@@ -131,6 +131,8 @@ func generate(t *testing.T, groups []*group, dir, pkg string) bool {
 				if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
 					t.Fatal(err)
 				}
+				typesGenerated += bytes.Count(src, []byte("\n// DecodeJSON reads v from d and checks it"))
+				typesReferenced += bytes.Count(src, []byte("\n// DecodeJSON reads v from d and checks it with the embedded schema"))
 			}
 			return true
 		}
@@ -152,11 +154,19 @@ func generate(t *testing.T, groups []*group, dir, pkg string) bool {
 	return false
 }
 
+// typesGenerated counts the types generated for the suite,
+// typesReferenced those of them that validate with the embedded schema
+// because their generated code cannot check them exactly.
+var typesGenerated, typesReferenced int
+
 // verdict is what the program says of one case.
 type verdict struct {
-	Accepted  bool   `json:"accepted"`
-	RoundTrip bool   `json:"roundTrip"` // the re-encoded value is the same JSON
-	Why       string `json:"why"`
+	Accepted     bool   `json:"accepted"`
+	RoundTrip    bool   `json:"roundTrip"` // the re-encoded value is the same JSON
+	Why          string `json:"why"`
+	Reference    bool   `json:"reference"` // the embedded schema alone accepts it
+	Generated    bool   `json:"generated"` // the generated decoding alone accepts it
+	GeneratedWhy string `json:"generatedWhy"`
 }
 
 // runCases compiles one program over every generated package and runs

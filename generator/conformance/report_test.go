@@ -12,6 +12,7 @@ import (
 const (
 	docPath           = "../../docs/CONFORMANCE.md"
 	disagreementsPath = "testdata/disagreements.txt"
+	differentialPath  = "testdata/differential.txt"
 	beginFigures      = "<!-- figures: written by go test ./generator/conformance -update -->"
 	endFigures        = "<!-- end of figures -->"
 )
@@ -20,11 +21,13 @@ const (
 // docs/CONFORMANCE.md and the cases listed as disagreeing. Either going
 // stale fails the test; -update rewrites both.
 func report(t *testing.T, groups []*group, results map[*group][]verdict) {
-	figures, disagreements := summarize(groups, results)
+	figures, disagreements, differences := summarize(groups, results)
 	if *update {
 		writeFigures(t, figures)
-		if err := os.WriteFile(disagreementsPath, []byte(strings.Join(disagreements, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+		for path, lines := range map[string][]string{disagreementsPath: disagreements, differentialPath: differences} {
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return
 	}
@@ -35,29 +38,36 @@ func report(t *testing.T, groups []*group, results map[*group][]verdict) {
 	if !strings.Contains(string(doc), beginFigures+"\n"+figures+endFigures) {
 		t.Errorf("%s does not show this run's figures (go test ./generator/conformance -update); they are:\n%s", docPath, figures)
 	}
-	known, err := os.ReadFile(disagreementsPath)
+	stale(t, disagreementsPath, disagreements, "new disagreement with the suite")
+	stale(t, differentialPath, differences, "new difference between the generated decoding and the reference validator")
+}
+
+// stale compares a run's list of cases with the one in the repository.
+func stale(t *testing.T, path string, got []string, what string) {
+	known, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Split(strings.TrimSuffix(string(known), "\n"), "\n")
-	for _, d := range disagreements {
+	for _, d := range got {
 		if !slices.Contains(want, d) {
-			t.Errorf("new disagreement with the suite: %s", d)
+			t.Errorf("%s: %s", what, d)
 		}
 	}
 	for _, d := range want {
-		if d != "" && !slices.Contains(disagreements, d) {
-			t.Errorf("%s lists a case that now agrees (go test ./generator/conformance -update): %s", disagreementsPath, d)
+		if d != "" && !slices.Contains(got, d) {
+			t.Errorf("%s lists a case that no longer differs (go test ./generator/conformance -update): %s", path, d)
 		}
 	}
 }
 
-// summarize returns the figures table and the sorted list of cases that
-// disagree with the suite.
-func summarize(groups []*group, results map[*group][]verdict) (string, []string) {
-	type row struct{ groups, leftUpFront, notGenerated, generated, cases, agree, validCases, roundTrip int }
+// summarize returns the figures table, the sorted list of cases that
+// disagree with the suite, and the sorted list of cases on which the
+// generated decoding alone and the reference validator alone differ.
+func summarize(groups []*group, results map[*group][]verdict) (string, []string, []string) {
+	type row struct{ groups, leftUpFront, notGenerated, generated, cases, agree, validCases, roundTrip, sameAsReference int }
 	rows := map[string]*row{}
-	var disagreements []string
+	var disagreements, differences []string
 	for _, g := range groups {
 		r := rows[g.draft]
 		if r == nil {
@@ -82,6 +92,11 @@ func summarize(groups []*group, results map[*group][]verdict) (string, []string)
 			} else {
 				disagreements = append(disagreements, fmt.Sprintf("%s: %q: want valid=%v: %s", g.name(), c.Description, c.Valid, firstLine(v.Why)))
 			}
+			if v.Reference == v.Generated {
+				r.sameAsReference++
+			} else {
+				differences = append(differences, fmt.Sprintf("%s: %q: reference accepts=%v, generated accepts=%v: %s", g.name(), c.Description, v.Reference, v.Generated, firstLine(v.GeneratedWhy)))
+			}
 			if c.Valid && v.Accepted {
 				r.validCases++
 				if v.RoundTrip {
@@ -91,15 +106,16 @@ func summarize(groups []*group, results map[*group][]verdict) (string, []string)
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| draft | groups | left out (remote refs) | not generated | generated | cases | agree | accepted valid cases that round-trip exactly |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| draft | groups | left out (remote refs) | not generated | generated | cases | agree | accepted valid cases that round-trip exactly | generated decoding alone agrees with the reference validator |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, d := range drafts {
 		r := rows[d.dir]
 		if r == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d (%s) | %d of %d |\n", d.draft, r.groups, r.leftUpFront, r.notGenerated, r.generated, r.cases, r.agree, percent(r.agree, r.cases), r.roundTrip, r.validCases)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d (%s) | %d of %d | %d (%s) |\n", d.draft, r.groups, r.leftUpFront, r.notGenerated, r.generated, r.cases, r.agree, percent(r.agree, r.cases), r.roundTrip, r.validCases, r.sameAsReference, percent(r.sameAsReference, r.cases))
 	}
+	fmt.Fprintf(&b, "\nOf the %d types generated for the suite, %d check themselves in their generated code and %d validate with the embedded schema, which their generated code cannot follow exactly.\n", typesGenerated, typesGenerated-typesReferenced, typesReferenced)
 	b.WriteString("\nGroups not generated, by the generator's reason:\n\n")
 	reasons := map[string][]string{}
 	for _, g := range groups {
@@ -117,7 +133,8 @@ func summarize(groups []*group, results map[*group][]verdict) (string, []string)
 		fmt.Fprintf(&b, "- %s (%d groups: %s)\n", k, len(reasons[k]), strings.Join(where, ", "))
 	}
 	slices.Sort(disagreements)
-	return b.String(), disagreements
+	slices.Sort(differences)
+	return b.String(), disagreements, differences
 }
 
 // reasonKey shortens a generator error to its kind, so that reasons group.

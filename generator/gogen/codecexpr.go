@@ -82,7 +82,7 @@ func (c *valueCodec) decFn(r model.Ref, name string) jen.Code {
 	case model.Bool:
 		return codecID("Bool")
 	case model.Time:
-		return codecID("Time")
+		return rule("Time", "Time")
 	case model.Raw:
 		return codecID("Raw")
 	case model.Named:
@@ -255,7 +255,7 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 	}
 	var lit jen.Code
 	switch r.Kind {
-	case model.String:
+	case model.String, model.Time:
 		d := jen.Dict{jen.Id("MaxLength"): intLit(ck.MaxLength)}
 		if ck.MinLength > 0 {
 			d[jen.Id("MinLength")] = intLit(ck.MinLength)

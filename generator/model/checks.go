@@ -50,7 +50,7 @@ func (r Ref) Check(assert []string) Check {
 	c.Minimum, c.Maximum = n.Minimum, n.Maximum
 	c.MultipleOf, _ = n.Keywords["multipleOf"].(json.Number)
 	c.UniqueItems, _ = n.Keywords["uniqueItems"].(bool)
-	if f := n.Format; r.Kind == String && (f == "regex" || slices.Contains(assert, f)) {
+	if f := n.Format; (r.Kind == String || r.Kind == Time) && (f == "regex" || slices.Contains(assert, f)) {
 		c.Format = f // the reference always checks "regex" (schemaset.knownFormats)
 	}
 	return c
@@ -143,7 +143,7 @@ func (t *Type) Inexact() string {
 				return why
 			}
 		}
-	case Defined:
+	case Defined, Alias:
 		base := t.Base
 		base.Nullable = t.nullable // null is the uses' to allow
 		return base.inexact()
@@ -174,6 +174,9 @@ func (r Ref) inexact() string {
 	n := r.schema
 	switch r.Kind {
 	case Named:
+		if r.Type.Kind == Alias {
+			return r.Type.Inexact() // an alias has no code of its own
+		}
 		return "" // the type says for itself
 	case String:
 		return nodeInexact(n, "string", r.allowsNull)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-faster/jx"
@@ -57,6 +58,24 @@ func (c *String) Str(d *jx.Decoder) (string, error) {
 		return s, err
 	}
 	return s, c.Check(s)
+}
+
+// Time reads a date-time, checking its text first: an asserted
+// date-time format is stricter than Go's RFC 3339 parser (a one-digit
+// hour). A time.Time built in Go always writes valid text.
+func (c *String) Time(d *jx.Decoder) (time.Time, error) {
+	s, err := Str(d)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := c.Check(s); err != nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	if err := t.UnmarshalText([]byte(s)); err != nil {
+		return time.Time{}, Wrap(err, "a date-time (RFC 3339)")
+	}
+	return t, nil
 }
 
 // Pattern is a regular expression compiled on first use, as the

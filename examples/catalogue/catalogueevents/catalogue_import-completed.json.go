@@ -61,7 +61,7 @@ func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
 			v.Supplier, err = codec.Str(d)
 		case "completed_at":
 			seen |= 1 << 2
-			v.CompletedAt, err = codec.Time(d)
+			v.CompletedAt, err = checkImportCompletedCompletedAt.Time(d)
 		case "counts":
 			seen |= 1 << 3
 			err = v.Counts.DecodeJSON(d)
@@ -138,6 +138,10 @@ func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
 var (
 	checkImportCompletedImportID = codec.String{
 		Format:    codec.FormatOf("uuid"),
+		MaxLength: -1,
+	}
+	checkImportCompletedCompletedAt = codec.String{
+		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}
 	requiredOfImportCompleted = []string{"import_id", "supplier", "completed_at", "counts"}

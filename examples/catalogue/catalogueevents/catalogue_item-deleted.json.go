@@ -53,7 +53,7 @@ func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
 			err = v.Sku.DecodeJSON(d)
 		case "deleted_at":
 			seen |= 1 << 1
-			v.DeletedAt, err = codec.Time(d)
+			v.DeletedAt, err = checkItemDeletedDeletedAt.Time(d)
 		case "reason":
 			v.Reason, err = codec.Ptr(d, checkItemDeletedReason.Str)
 		default:
@@ -116,6 +116,10 @@ func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
 }
 
 var (
+	checkItemDeletedDeletedAt = codec.String{
+		Format:    codec.FormatOf("date-time"),
+		MaxLength: -1,
+	}
 	checkItemDeletedReason = codec.String{MaxLength: 500}
 	requiredOfItemDeleted  = []string{"sku", "deleted_at"}
 )

@@ -73,7 +73,7 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 			err = v.Payment.DecodeJSON(d)
 		case "placed_at":
 			seen |= 1 << 5
-			v.PlacedAt, err = codec.Time(d)
+			v.PlacedAt, err = checkOrderPlacedPlacedAt.Time(d)
 		case "gift_message":
 			v.GiftMessage, err = codec.Nullable(d, checkOrderPlacedGiftMessage.Str)
 		default:
@@ -176,6 +176,10 @@ var (
 	checkOrderPlacedLines = codec.Array{
 		MaxItems: -1,
 		MinItems: 1,
+	}
+	checkOrderPlacedPlacedAt = codec.String{
+		Format:    codec.FormatOf("date-time"),
+		MaxLength: -1,
 	}
 	checkOrderPlacedGiftMessage = codec.String{MaxLength: 300}
 	requiredOfOrderPlaced       = []string{"order_id", "customer", "lines", "total", "payment", "placed_at"}

@@ -51,7 +51,7 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 		case "generation":
 			v.Generation, err = codec.Ptr(d, checkObjectFinalizedGeneration.Int)
 		case "timeCreated":
-			v.TimeCreated, err = codec.Ptr(d, codec.Time)
+			v.TimeCreated, err = codec.Ptr(d, checkObjectFinalizedTimeCreated.Time)
 		case "metadata":
 			v.Metadata, err = codec.Map(d, codec.Str)
 		case "owner":
@@ -146,6 +146,10 @@ var (
 	checkObjectFinalizedGeneration = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
+	}
+	checkObjectFinalizedTimeCreated = codec.String{
+		Format:    codec.FormatOf("date-time"),
+		MaxLength: -1,
 	}
 )
 

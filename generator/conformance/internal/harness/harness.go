@@ -16,34 +16,47 @@ import (
 
 // Check runs one case of a group and reports whether it was accepted and
 // whether the accepted value encodes back to the same JSON.
-type Check func(data []byte) (accepted, roundTrip bool, why string)
+type Check func(data []byte) verdict
 
 // Of checks cases against the fact f, whose payload type T has the group's
-// schema as property "value".
+// schema as property "value". Besides the consumer's path (validate with
+// the embedded schema, then decode), it asks each alone: the reference
+// validator, and the generated decoding, which checks the schema itself.
 func Of[T any](f runtime.Fact) Check {
-	return func(data []byte) (bool, bool, string) {
+	return func(data []byte) verdict {
 		payload := []byte(`{"value":` + string(data) + `}`)
-		if err := f.Validate(payload); err != nil {
-			return false, false, "validate: " + err.Error()
+		refErr := f.Validate(payload)
+		var alone T
+		genErr := json.Unmarshal(payload, &alone)
+		v := verdict{Reference: refErr == nil, Generated: genErr == nil}
+		if genErr != nil {
+			v.GeneratedWhy = genErr.Error()
 		}
-		var v T
-		if err := json.Unmarshal(payload, &v); err != nil {
-			return false, false, "decode: " + err.Error()
-		}
-		out, err := json.Marshal(v)
-		if err != nil {
-			return false, false, "encode: " + err.Error()
-		}
-		if err := f.Validate(out); err != nil {
-			return false, false, "encoded again, " + string(out) + " fails: " + err.Error()
-		}
-		same := sameJSON(payload, out)
-		why := ""
-		if !same {
-			why = "encoded again as " + string(out)
-		}
-		return true, same, why
+		v.Accepted, v.RoundTrip, v.Why = consume[T](f, payload)
+		return v
 	}
+}
+
+// consume handles a payload as a consumer does.
+func consume[T any](f runtime.Fact, payload []byte) (accepted, roundTrip bool, why string) {
+	if err := f.Validate(payload); err != nil {
+		return false, false, "validate: " + err.Error()
+	}
+	var v T
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return false, false, "decode: " + err.Error()
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return false, false, "encode: " + err.Error()
+	}
+	if err := f.Validate(out); err != nil {
+		return false, false, "encoded again, " + string(out) + " fails: " + err.Error()
+	}
+	if !sameJSON(payload, out) {
+		return true, false, "encoded again as " + string(out)
+	}
+	return true, true, ""
 }
 
 // sameJSON compares two documents by value (numbers by their text).
@@ -87,9 +100,12 @@ type input struct {
 }
 
 type verdict struct {
-	Accepted  bool   `json:"accepted"`
-	RoundTrip bool   `json:"roundTrip"`
-	Why       string `json:"why"`
+	Accepted     bool   `json:"accepted"`
+	RoundTrip    bool   `json:"roundTrip"`
+	Why          string `json:"why"`
+	Reference    bool   `json:"reference"`    // the embedded schema alone accepts it
+	Generated    bool   `json:"generated"`    // the generated decoding alone accepts it
+	GeneratedWhy string `json:"generatedWhy"` // why the generated decoding refused it
 }
 
 // Main reads the cases from standard input and writes the verdicts to
@@ -107,7 +123,7 @@ func Main(checks map[string]Check) int {
 			fmt.Fprintln(os.Stderr, "no check for", in.Key)
 			return 1
 		}
-		out[i].Accepted, out[i].RoundTrip, out[i].Why = check(in.Data)
+		out[i] = check(in.Data)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		fmt.Fprintln(os.Stderr, err)
