@@ -3,5 +3,40 @@
 
 package imports
 
+import (
+	"github.com/go-faster/jx"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
 // SKU is generated from imports/catalogue/common/sku.json.
 type SKU string
+
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *SKU) DecodeJSON(d *jx.Decoder) error {
+	x, err := checkSKU.Str(d)
+	*v = SKU(x)
+	return err
+}
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v SKU) EncodeJSON(e *jx.Encoder) {
+	e.Str(string(v))
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v SKU) Validate() error {
+	return checkSKU.Check(string(v))
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *SKU) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	checkSKU = codec.String{
+		MaxLength: -1,
+		MinLength: 3,
+		Pattern:   codec.Regexp("^[A-Z0-9-]+$"),
+	}
+)

@@ -6,8 +6,9 @@ package imports
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // ItemCreatedRoutingKey is the routing key of ItemCreated facts.
@@ -40,30 +41,76 @@ type ItemCreated struct {
 // others are additional.
 var propertiesOfItemCreated = []string{"sku", "name", "tags"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v ItemCreated) MarshalJSON() ([]byte, error) {
-	type plain ItemCreated
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *ItemCreated) DecodeJSON(d *jx.Decoder) error {
+	*v = ItemCreated{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "sku":
+			seen |= 1 << 0
+			err = v.Sku.DecodeJSON(d)
+		case "name":
+			seen |= 1 << 1
+			v.Name, err = codec.Str(d)
+		case "tags":
+			v.Tags, err = codec.Slice(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfItemCreated)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *ItemCreated) UnmarshalJSON(data []byte) error {
-	type plain ItemCreated
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfItemCreated)
+	return codec.Required(seen, requiredOfItemCreated)
 }
 
-// Validate checks v against the schema of ItemCreated facts
-// (imports/catalogue/item/created.json), including what Go types cannot
-// express: patterns, ranges, lengths, formats.
-func (v ItemCreated) Validate() error {
-	return schemaSet.ValidateValue("imports/catalogue/item/created.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v ItemCreated) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("sku")
+	v.Sku.EncodeJSON(e)
+	e.FieldStart("name")
+	e.Str(v.Name)
+	if v.Tags != nil {
+		e.FieldStart("tags")
+		e.ArrStart()
+		for _, x1 := range v.Tags {
+			e.Str(x1)
+		}
+		e.ArrEnd()
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v ItemCreated) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemCreated); err != nil {
+		return err
+	}
+	if err := v.Sku.Validate(); err != nil {
+		return codec.AtField(err, "sku")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v ItemCreated) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemCreated); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *ItemCreated) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfItemCreated = []string{"sku", "name"}
+)

@@ -6,8 +6,9 @@ package ordering
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
@@ -38,30 +39,63 @@ type OrderPlaced struct {
 // others are additional.
 var propertiesOfOrderPlaced = []string{"order_id", "total"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	type plain OrderPlaced
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderPlaced{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order_id":
+			seen |= 1 << 0
+			v.OrderID, err = codec.Str(d)
+		case "total":
+			seen |= 1 << 1
+			v.Total, err = codec.Float64(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderPlaced)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	type plain OrderPlaced
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderPlaced)
+	return codec.Required(seen, requiredOfOrderPlaced)
 }
 
-// Validate checks v against the schema of OrderPlaced facts
-// (order-placed.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v OrderPlaced) Validate() error {
-	return schemaSet.ValidateValue("order-placed.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order_id")
+	e.Str(v.OrderID)
+	e.FieldStart("total")
+	codec.WriteFloat(e, v.Total)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderPlaced) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderPlaced) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfOrderPlaced = []string{"order_id", "total"}
+)

@@ -6,8 +6,9 @@ package ordering
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // OrderShippedRoutingKey is the routing key of OrderShipped facts.
@@ -39,30 +40,64 @@ type OrderShipped struct {
 // others are additional.
 var propertiesOfOrderShipped = []string{"order_id", "carrier"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v OrderShipped) MarshalJSON() ([]byte, error) {
-	type plain OrderShipped
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *OrderShipped) DecodeJSON(d *jx.Decoder) error {
+	*v = OrderShipped{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order_id":
+			seen |= 1 << 0
+			v.OrderID, err = codec.Str(d)
+		case "carrier":
+			v.Carrier, err = codec.Ptr(d, codec.Str)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfOrderShipped)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *OrderShipped) UnmarshalJSON(data []byte) error {
-	type plain OrderShipped
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfOrderShipped)
+	return codec.Required(seen, requiredOfOrderShipped)
 }
 
-// Validate checks v against the schema of OrderShipped facts
-// (order-shipped.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v OrderShipped) Validate() error {
-	return schemaSet.ValidateValue("order-shipped.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v OrderShipped) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order_id")
+	e.Str(v.OrderID)
+	if v.Carrier != nil {
+		e.FieldStart("carrier")
+		e.Str(*v.Carrier)
+	}
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v OrderShipped) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderShipped); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v OrderShipped) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderShipped); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *OrderShipped) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfOrderShipped = []string{"order_id"}
+)

@@ -6,8 +6,9 @@ package ordering
 import (
 	"encoding/json"
 
+	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/schemaset"
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // PaymentReceivedRoutingKey is the routing key of PaymentReceived facts.
@@ -37,33 +38,64 @@ type PaymentReceived struct {
 // the others are additional.
 var propertiesOfPaymentReceived = []string{"order"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PaymentReceived) MarshalJSON() ([]byte, error) {
-	type plain PaymentReceived
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
+	*v = PaymentReceived{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "order":
+			seen |= 1 << 0
+			err = v.Order.DecodeJSON(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentReceived)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PaymentReceived) UnmarshalJSON(data []byte) error {
-	type plain PaymentReceived
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentReceived)
+	return codec.Required(seen, requiredOfPaymentReceived)
 }
 
-// Validate checks v against the schema of PaymentReceived facts
-// (payment-received.json), including what Go types cannot express: patterns,
-// ranges, lengths, formats.
-func (v PaymentReceived) Validate() error {
-	return schemaSet.ValidateValue("payment-received.json", v)
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentReceived) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("order")
+	v.Order.EncodeJSON(e)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
 }
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentReceived) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceived); err != nil {
+		return err
+	}
+	if err := v.Order.Validate(); err != nil {
+		return codec.AtField(err, "order")
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentReceived) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceived); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentReceived) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPaymentReceived = []string{"order"}
+)
 
 // PaymentReceivedOrder is generated from
 // payment-received.json#/properties/order. Properties the schema does not
@@ -80,23 +112,58 @@ type PaymentReceivedOrder struct {
 // declares; the others are additional.
 var propertiesOfPaymentReceivedOrder = []string{"id"}
 
-// MarshalJSON encodes the declared properties followed by
-// AdditionalProperties.
-func (v PaymentReceivedOrder) MarshalJSON() ([]byte, error) {
-	type plain PaymentReceivedOrder
-	declared, err := json.Marshal(plain(v))
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
+func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
+	*v = PaymentReceivedOrder{}
+	var seen uint64
+	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
+		switch string(key) {
+		case "id":
+			seen |= 1 << 0
+			v.ID, err = codec.Str(d)
+		default:
+			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	return schemaset.MarshalObject(declared, v.AdditionalProperties, propertiesOfPaymentReceivedOrder)
-}
-
-// UnmarshalJSON decodes the declared properties into their fields and the
-// others into AdditionalProperties.
-func (v *PaymentReceivedOrder) UnmarshalJSON(data []byte) error {
-	type plain PaymentReceivedOrder
-	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
 		return err
 	}
-	return schemaset.UnmarshalExtra(data, &v.AdditionalProperties, propertiesOfPaymentReceivedOrder)
+	return codec.Required(seen, requiredOfPaymentReceivedOrder)
 }
+
+// EncodeJSON writes v as JSON. It does not check v; Validate does.
+func (v PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
+	e.ObjStart()
+	e.FieldStart("id")
+	e.Str(v.ID)
+	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
+		codec.WriteRaw(e, x1)
+	})
+	e.ObjEnd()
+}
+
+// Validate checks v against its schema: what DecodeJSON checks.
+func (v PaymentReceivedOrder) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes v with EncodeJSON.
+func (v PaymentReceivedOrder) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
+		return nil, err
+	}
+	return codec.Marshal(v), nil
+}
+
+// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+func (v *PaymentReceivedOrder) UnmarshalJSON(data []byte) error {
+	return codec.Unmarshal(data, v)
+}
+
+var (
+	requiredOfPaymentReceivedOrder = []string{"id"}
+)

@@ -10,10 +10,10 @@ package ordering
 import "github.com/warrenbus/warren/runtime/schemaset"
 
 // These constants fail to compile when the warren runtime does not support
-// version 2 of the generated-code contract: upgrade the
+// version 3 of the generated-code contract: upgrade the
 // github.com/warrenbus/warren module, or regenerate with the warren version
 // your go.mod requires.
 const (
-	_ = schemaset.EnforceVersion(2 - schemaset.MinVersion)
-	_ = schemaset.EnforceVersion(schemaset.MaxVersion - 2)
+	_ = schemaset.EnforceVersion(3 - schemaset.MinVersion)
+	_ = schemaset.EnforceVersion(schemaset.MaxVersion - 3)
 )
