@@ -56,14 +56,22 @@ func (t Topology) Definitions(vhost string, b Broker) Definitions {
 		Exchanges:       []DefinedExchange{}, Queues: []DefinedQueue{}, Bindings: []DefinedBinding{},
 	}
 	for _, e := range t.Exchanges {
-		defs.Exchanges = append(defs.Exchanges, DefinedExchange{Name: e.Name, Vhost: vhost, Type: e.Kind, Durable: e.Durable, Arguments: map[string]any{}})
+		args := e.Arguments()
+		if args == nil {
+			args = map[string]any{}
+		}
+		defs.Exchanges = append(defs.Exchanges, DefinedExchange{Name: e.Name, Vhost: vhost, Type: e.Kind, Durable: e.Durable, Arguments: args})
 	}
 	for _, q := range t.Queues {
 		defs.Queues = append(defs.Queues, DefinedQueue{Name: q.Name, Vhost: vhost, Durable: true, Arguments: q.ArgumentsFor(b)})
 	}
 	for _, b := range t.Bindings {
+		dest, kind := b.Queue, "queue"
+		if b.ToExchange != "" {
+			dest, kind = b.ToExchange, "exchange"
+		}
 		defs.Bindings = append(defs.Bindings, DefinedBinding{
-			Source: b.Exchange, Vhost: vhost, Destination: b.Queue, DestinationType: "queue",
+			Source: b.Exchange, Vhost: vhost, Destination: dest, DestinationType: kind,
 			RoutingKey: b.Key, Arguments: map[string]any{},
 		})
 	}

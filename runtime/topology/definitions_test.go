@@ -41,3 +41,21 @@ func TestDefinitionsCarryQueueArgumentsAndVhost(t *testing.T) {
 		}
 	}
 }
+
+// An ordered consumer's hash exchange keeps its hash-header, and the
+// events exchange is bound to it as an exchange, not a queue.
+func TestDefinitionsOfAnOrderedConsumer(t *testing.T) {
+	top, err := Build(Spec{Consumers: []ConsumerSpec{{Name: "o", Bindings: []string{"a.b"}, Ordered: true, Shards: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := top.Definitions("/", RabbitMQ4)
+	hash := defs.Exchanges[3]
+	if hash.Type != "x-consistent-hash" || hash.Arguments["hash-header"] != "x-ordering-key" {
+		t.Errorf("hash exchange %+v: want type x-consistent-hash with hash-header x-ordering-key", hash)
+	}
+	first := defs.Bindings[0]
+	if first.Source != "app.events" || first.Destination != "o.ordered" || first.DestinationType != "exchange" {
+		t.Errorf("first binding %+v: want app.events to exchange o.ordered", first)
+	}
+}
