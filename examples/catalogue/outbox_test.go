@@ -41,6 +41,7 @@ func TestTypedOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.DropTable(t, db, w.Outbox().Table())
+	testenv.DropTable(t, db, w.Outbox().SequenceTable())
 	orders := testenv.TableName("orders")
 	if _, err := db.Exec(fmt.Sprintf(`CREATE TABLE %q (id text PRIMARY KEY, total bigint)`, orders)); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,8 @@ type row struct {
 	id, routingKey string
 	version        int
 	envelope       []byte
-	attempts       int // refused publishes before this round
+	attempts       int           // refused publishes before this round
+	seq            sql.NullInt64 // ordering_seq: the fact's number in its key's sequence
 }
 
 type failure struct {
@@ -148,7 +150,7 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx) ([]row, error) {
 	var rows []row
 	for rs.Next() {
 		var x row
-		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts); err != nil {
+		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq); err != nil {
 			return nil, err
 		}
 		rows = append(rows, x)
@@ -234,6 +236,9 @@ func (r *Relay) send(ctx context.Context, x row) (*runtime.Pending, error) {
 		}
 	}
 	f.RoutingKey, f.Version, f.Validate = x.routingKey, x.version, nil
+	if x.seq.Valid {
+		f = f.WithSequence(sequenceSource(r.table), x.seq.Int64)
+	}
 	return r.pub.PublishEnvelopeAsync(ctx, f, env)
 }
 

@@ -173,6 +173,7 @@ func TestMigrateUpgradesAnOldTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		testenv.DropTable(t, s.db, old.SequenceTable())
 		s.ob = old
 		ids := s.write(factPlaced, order{ID: "o-old"}) // Write uses no new column
 		if err := old.MigrateDB(ctx, s.txDB); err != nil {

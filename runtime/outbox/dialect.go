@@ -125,6 +125,16 @@ func parseTable(d Dialect, table string) (sqltable.Name, error) {
 	return sqltable.Parse(table, d.String(), impl.qualified, maxTableName)
 }
 
+// seqTable is the quoted name of the table of per-key counters, beside
+// the outbox table (in its schema).
+func seqTable(t sqltable.Name) string {
+	name := sqltable.Derived(t, "_seq")
+	if t.Schema != "" {
+		return sqltable.Quote(t.Schema) + "." + name
+	}
+	return name
+}
+
 // pendingIndex is the quoted name of the index of pending rows.
 func pendingIndex(t sqltable.Name) string { return sqltable.Derived(t, "_pending_idx") }
 

@@ -86,6 +86,7 @@ func newStore(t testing.TB, d outbox.Dialect, db *sql.DB, txDB sqldb.DB, open fu
 		t.Fatal(err)
 	}
 	testenv.DropTable(t, db, ob.Table())
+	testenv.DropTable(t, db, ob.SequenceTable())
 	return &store{t: t, db: db, dialect: d, ob: ob, txDB: txDB, open: open}
 }
 

@@ -37,7 +37,7 @@ func MigrationSQL(d Dialect, table string) (string, error) {
 // renderMigrations returns the dialect's scripts in order, with the table
 // name filled in.
 func renderMigrations(d dialect, t sqltable.Name) ([]string, error) {
-	scripts, err := sqltable.Scripts(migrations, d.migrations, map[string]string{"table": t.Quoted(), "pending_index": pendingIndex(t)})
+	scripts, err := sqltable.Scripts(migrations, d.migrations, map[string]string{"table": t.Quoted(), "pending_index": pendingIndex(t), "seq_table": seqTable(t)})
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}

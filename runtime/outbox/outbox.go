@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
@@ -43,6 +44,7 @@ type Outbox struct {
 	table   sqltable.Name
 	channel string // the NOTIFY channel, on PostgreSQL
 	insert  string
+	ordered ordering // statements for facts with an ordering key
 }
 
 // New returns an Outbox writing to the table cfg names. It does not create
@@ -66,11 +68,23 @@ func New(cfg Config) (*Outbox, error) {
 		// into one.
 		o.insert = fmt.Sprintf("WITH written AS (%s RETURNING 1) SELECT pg_notify(%s, '') FROM written", o.insert, p(6))
 	}
+	o.ordered = newOrdering(d, t)
 	return o, nil
 }
 
 // Table returns the outbox table's name as configured.
 func (o *Outbox) Table() string { return o.table.String() }
+
+// SequenceTable returns the name of the table beside it that counts the
+// facts of each ordering key (see ordering.go), "<table>_seq"; Migrate
+// creates both.
+func (o *Outbox) SequenceTable() string {
+	name := strings.Trim(sqltable.Derived(o.table, "_seq"), `"`)
+	if o.table.Schema != "" {
+		return o.table.Schema + "." + name
+	}
+	return name
+}
 
 // Write wraps payload in a new [runtime.Envelope], validates it against f's
 // schema and inserts it into the outbox in tx, the caller's transaction. It
@@ -103,11 +117,16 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 	if err != nil {
 		return "", fmt.Errorf("outbox: write %s: encode envelope: %w", f.RoutingKey, err)
 	}
-	args := []any{env.ID, f.RoutingKey, version(f), body, o.d.stamp(env.OccurredAt)}
+	insert, args := o.insert, []any{env.ID, f.RoutingKey, version(f), body, o.d.stamp(env.OccurredAt)}
+	if f.OrderingKey != "" {
+		if insert, args, err = o.ordered.number(ctx, tx, f, env, args); err != nil {
+			return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
+		}
+	}
 	if o.d.notify {
 		args = append(args, o.channel)
 	}
-	if _, err := tx.ExecContext(ctx, o.insert, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
 		return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
 	}
 	if o.d.wakeOnWrite {

@@ -268,7 +268,7 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 		r.setup = append(r.setup, d.lockTable(t.Quoted()))
 	}
 	p := d.placeholder
-	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts FROM %s WHERE %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %d%s",
+	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts, ordering_seq FROM %s WHERE %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %d%s",
 		t.Quoted(), pendingCond, p(1), cfg.BatchSize, d.claimSuffix)
 	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s, failed_at = CASE WHEN attempts + 1 >= %s THEN CAST(%s AS %s) END WHERE id = %s",
 		t.Quoted(), p(1), p(2), p(3), p(4), p(5), d.stampType, p(6))
