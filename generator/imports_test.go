@@ -194,3 +194,17 @@ func TestGenerateConsumerOfTwoProducers(t *testing.T) {
 		t.Errorf("consumers.go does not refer to both producers' types:\n%s", c)
 	}
 }
+
+// An error in an imported schema that only generating its type here finds
+// names the file where it is, relative to the importing directory.
+func TestGenerateConsumerErrorInAnImportedSchema(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"catalogue/warren.json":       `{"package": "catalogueevents"}`,
+		"catalogue/item/created.json": `{"x-routing-key": "catalogue.item.created", "type": "object", "properties": {"a\\u0000b": {"type": "string"}}}`,
+		"search/warren.json":          `{"package": "s", "imports": [{"path": "../catalogue"}], "consumers": {"c": {"bindings": ["catalogue.#"]}}}`,
+	})
+	_, err := generator.Generate(context.Background(), filepath.Join(root, "search"), generator.Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "../catalogue/item/created.json:1:78: /properties/") || !strings.Contains(err.Error(), "which a Go struct tag cannot hold") {
+		t.Errorf("err = %v, want it to name ../catalogue/item/created.json", err)
+	}
+}

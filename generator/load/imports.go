@@ -262,6 +262,25 @@ func (i *Imported) where(f *Fact) string {
 	return relocate(f.KeyDoc.Path, i.Prefix, i.Import, i.Resolved) + strings.TrimPrefix(w, f.KeyDoc.Path)
 }
 
+// UserPath names a file of the directory's view, in an error, where the
+// user can open it: a file of an imported directory ("imports/...") as
+// relocate says, any other file as it is.
+func (s *Schemas) UserPath(file string) string {
+	for _, imp := range s.Imports {
+		if strings.HasPrefix(file, imp.Prefix) {
+			return relocate(imp.Schemas.UserPath(file), imp.Prefix, imp.Import, imp.Resolved)
+		}
+	}
+	return file
+}
+
+// UserPaths rewrites the files of errs with [Schemas.UserPath].
+func (s *Schemas) UserPaths(errs ErrorList) {
+	for _, e := range errs {
+		e.File = s.UserPath(e.File)
+	}
+}
+
 // relocate names a file of an imported directory, in an error, where the
 // user can open it: relative to the importing directory for a path
 // import, absolute (in the module cache) for a module.

@@ -185,6 +185,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 		return nil, b.err
 	}
 	if err := b.errs.Err(); err != nil {
+		s.UserPaths(b.errs)
 		return nil, err
 	}
 	m.Types = b.sortedTypes()
