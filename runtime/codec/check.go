@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -244,8 +246,9 @@ func plural(n int, what string) string {
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-// canonical returns JSON text that is the same for equal JSON values:
-// numbers by value, object members in order of name.
+// canonical returns text that is the same for equal JSON values and
+// differs otherwise: numbers by value (1, 1.0 and 1e0 alike), object
+// members in order of name, strings quoted (so "1" is not 1).
 func canonical(data []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -253,29 +256,51 @@ func canonical(data []byte) string {
 	if err := dec.Decode(&v); err != nil {
 		return string(data)
 	}
-	out, err := json.Marshal(exact(v))
-	if err != nil {
-		return string(data)
-	}
-	return string(out)
+	var b strings.Builder
+	writeCanonical(&b, v)
+	return b.String()
 }
 
-func exact(v any) any {
+func writeCanonical(b *strings.Builder, v any) {
 	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
 	case json.Number:
 		if r, ok := new(big.Rat).SetString(x.String()); ok {
-			return r.RatString()
+			b.WriteString(r.RatString())
+		} else {
+			b.WriteString(x.String())
 		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = exact(e)
-		}
+	case string:
+		b.WriteString(strconv.Quote(x))
 	case []any:
+		b.WriteByte('[')
 		for i, e := range x {
-			x[i] = exact(e)
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanonical(b, e)
 		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			writeCanonical(b, x[k])
+		}
+		b.WriteByte('}')
 	}
-	return v
 }
 
 // Each checks every item of a slice with check, naming the failing index.

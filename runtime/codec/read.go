@@ -153,18 +153,19 @@ func Slice[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) ([]T, error) 
 	if err := want(d, jx.Array, "an array"); err != nil {
 		return nil, err
 	}
+	it, err := d.ArrIter()
+	if err != nil {
+		return nil, Wrap(err, "an array")
+	}
 	out := []T{}
-	var failed error
-	err := d.Arr(func(d *jx.Decoder) error {
+	for it.Next() {
 		v, err := dec(d)
 		if err != nil {
-			failed = AtIndex(err, len(out))
-			return failed
+			return nil, AtIndex(err, len(out))
 		}
 		out = append(out, v)
-		return nil
-	})
-	return out, settle(failed, err, "an array")
+	}
+	return out, Wrap(it.Err(), "an array")
 }
 
 // Map reads a JSON object into a map, each value with dec.
@@ -185,15 +186,18 @@ func Object(d *jx.Decoder, f func(d *jx.Decoder, key []byte) error) error {
 	if err := want(d, jx.Object, "an object"); err != nil {
 		return err
 	}
-	var failed error
-	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
-		if err := f(d, key); err != nil {
-			failed = AtField(err, string(key))
-			return failed
+	// The iterator, unlike ObjBytes, does not wrap (with a stack trace) the
+	// error f returns: a union tries branches that fail.
+	it, err := d.ObjIter()
+	if err != nil {
+		return Wrap(err, "an object")
+	}
+	for it.Next() {
+		if err := f(d, it.Key()); err != nil {
+			return AtField(err, string(it.Key()))
 		}
-		return nil
-	})
-	return settle(failed, err, "an object")
+	}
+	return Wrap(it.Err(), "an object")
 }
 
 // Extra reads the value of a property a struct does not declare into
@@ -288,15 +292,6 @@ func typeName(t jx.Type) string {
 		return "an object"
 	}
 	return "invalid JSON"
-}
-
-// settle returns the error a callback failed with, in place of the
-// tokenizer's wrapping of it, or the tokenizer's own error.
-func settle(failed, err error, expected string) error {
-	if failed != nil {
-		return failed
-	}
-	return Wrap(err, expected)
 }
 
 // ArrayOf reads a JSON array like [Slice] and checks it against c (nil:
