@@ -100,6 +100,11 @@ func runReplay(c *cli.Context) error {
 	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
 	opts := poison.ReplayOptions{From: from}
 	src, dst := from.Queue(consumer), consumer.Queue
+	if consumer.Ordered() {
+		// No work queue: the consumer's hash exchange puts each fact in
+		// its key's shard.
+		dst = "exchange " + consumer.ShardExchange
+	}
 	if c.Bool("to-exchange") {
 		opts.Exchange = m.Exchanges.Events
 		dst = "exchange " + opts.Exchange

@@ -84,6 +84,9 @@ var help = map[runtime.Event]string{
 	runtime.Held:             "Messages whose handling met an unavailable dependency, delayed in a delay queue without spending an attempt.",
 	runtime.NewerVersion:     "Messages whose x-fact-version is newer than the fact the consumer was generated from (also counted as delivered), handled as any other.",
 	runtime.ReplyDropped:     "Replies that reached a requester after their caller gave up, or that answered a request a second time (consumer label empty, routing_key the request's).",
+	runtime.RetriedInPlace:   "Ordered consumers: failed attempts tried again in place after their ladder delay, the later facts of the key waiting.",
+	runtime.SequenceGap:      "Ordered consumers: facts whose x-ordering-seq skipped numbers after the last fact of their key and source.",
+	runtime.SequenceStepBack: "Ordered consumers: facts whose x-ordering-seq was not above the last fact of their key and source (not counting the same fact again).",
 }
 
 var labels = []string{"consumer", "routing_key"}
