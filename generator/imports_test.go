@@ -208,3 +208,27 @@ func TestGenerateConsumerErrorInAnImportedSchema(t *testing.T) {
 		t.Errorf("err = %v, want it to name ../catalogue/item/created.json", err)
 	}
 }
+
+// An ordered consumer of imported facts takes their ordering keys from the
+// producer's directory, reused or generated here.
+func TestGenerateOrderedConsumerOfImportedFacts(t *testing.T) {
+	for _, goPackage := range []string{`, "goPackage": "example.com/orders/orderevents"`, ""} {
+		root := writeTree(t, map[string]string{
+			"orders/warren.json":  `{"package": "orderevents", "exchanges": {"events": "shop.events"}}`,
+			"orders/placed.json":  `{"x-routing-key": "order.placed", "x-ordering-key": "/order_id", "title": "OrderPlaced", "type": "object", "required": ["order_id"], "properties": {"order_id": {"type": "string"}}}`,
+			"orders/shipped.json": `{"x-routing-key": "order.shipped", "type": "object"}`,
+			"svc/warren.json":     `{"package": "s", "imports": [{"path": "../orders"` + goPackage + `}], "consumers": {"mailer": {"bindings": ["order.placed"], "ordered": true}}}`,
+		})
+		if _, err := generator.Generate(context.Background(), filepath.Join(root, "svc"), generator.Options{}); err != nil {
+			t.Errorf("import%s: %v", goPackage, err)
+		}
+		wider := `{"package": "s", "imports": [{"path": "../orders"` + goPackage + `}], "consumers": {"mailer": {"bindings": ["order.*"], "ordered": true}}}`
+		if err := os.WriteFile(filepath.Join(root, "svc", "warren.json"), []byte(wider), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := generator.Generate(context.Background(), filepath.Join(root, "svc"), generator.Options{})
+		if err == nil || !strings.Contains(err.Error(), "declares no ordering key") {
+			t.Errorf("import%s: an ordered consumer of a fact without an ordering key: err = %v", goPackage, err)
+		}
+	}
+}
