@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -181,9 +182,15 @@ func bindingsOf(e declared.Entry, queue string) []topology.Binding {
 // pruneBinding reports one orphaned binding, removing it with prune: the
 // facts it routes reach a consumer that no longer handles them.
 func pruneBinding(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer string, b topology.Binding, prune bool) (keep bool, err error) {
+	dest, unbind := "queue "+strconv.Quote(b.Queue), func(ch *amqp.Channel) error { return ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil) }
+	if b.ToExchange != "" {
+		// An ordered consumer's hash exchange; the exchange itself is left
+		// in place, receiving nothing once unbound.
+		dest, unbind = "exchange "+strconv.Quote(b.ToExchange), func(ch *amqp.Channel) error { return ch.ExchangeUnbind(b.ToExchange, b.Key, b.Exchange, false, nil) }
+	}
 	if !prune {
-		fmt.Fprintf(w, "orphaned binding %q from %q to queue %q (consumer %q): what it routes is poisoned as not handled; warren declare --prune removes it\n",
-			b.Key, b.Exchange, b.Queue, consumer)
+		fmt.Fprintf(w, "orphaned binding %q from %q to %s (consumer %q): what it routes is poisoned as not handled; warren declare --prune removes it\n",
+			b.Key, b.Exchange, dest, consumer)
 		return true, nil
 	}
 	ch, err := conn.OpenChannel(ctx)
@@ -191,10 +198,10 @@ func pruneBinding(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer
 		return true, err
 	}
 	defer ch.Close()
-	if err := ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil); err != nil && !isNotFound(err) {
-		return true, fmt.Errorf("remove orphaned binding %q from %q to %q: %w", b.Key, b.Exchange, b.Queue, err)
+	if err := unbind(ch); err != nil && !isNotFound(err) {
+		return true, fmt.Errorf("remove orphaned binding %q from %q to %s: %w", b.Key, b.Exchange, dest, err)
 	}
-	fmt.Fprintf(w, "removed orphaned binding %q from %q to queue %q (consumer %q)\n", b.Key, b.Exchange, b.Queue, consumer)
+	fmt.Fprintf(w, "removed orphaned binding %q from %q to %s (consumer %q)\n", b.Key, b.Exchange, dest, consumer)
 	return false, nil
 }
 

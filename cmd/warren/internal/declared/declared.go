@@ -116,8 +116,16 @@ func Of(t topology.Topology) Record {
 		rec.Consumers[q.Consumer] = e
 		consumerOf[q.Name] = q.Consumer
 	}
+	for _, c := range t.Consumers {
+		if c.Ordered() {
+			consumerOf[c.ShardExchange] = c.Name // its events-to-hash bindings
+		}
+	}
 	for _, b := range t.Bindings {
 		c := consumerOf[b.Queue]
+		if b.ToExchange != "" {
+			c = consumerOf[b.ToExchange]
+		}
 		e := rec.Consumers[c]
 		e.Bindings = append(e.Bindings, b)
 		rec.Consumers[c] = e
@@ -127,7 +135,8 @@ func Of(t topology.Topology) Record {
 
 // Orphans lists what old recorded for the consumers in scope (every
 // consumer of old when scope is nil) that now does not declare: queues,
-// and bindings of queues that still exist in now.
+// bindings of queues that still exist in now, and ordered consumers'
+// bindings of the events exchange to their hash exchange.
 func Orphans(old, now Record, scope []string) (queues map[string][]string, bindings map[string][]topology.Binding) {
 	queues, bindings = map[string][]string{}, map[string][]topology.Binding{}
 	for name, was := range old.Consumers {
@@ -141,7 +150,10 @@ func Orphans(old, now Record, scope []string) (queues map[string][]string, bindi
 			}
 		}
 		for _, b := range was.Bindings {
-			if slices.Contains(is.Queues, b.Queue) && !slices.Contains(is.Bindings, b) {
+			// An ordered consumer's exchange binding has no queue: it is
+			// orphaned when the consumer no longer declares it.
+			live := slices.Contains(is.Queues, b.Queue) || b.ToExchange != ""
+			if live && !slices.Contains(is.Bindings, b) {
 				bindings[name] = append(bindings[name], b)
 			}
 		}

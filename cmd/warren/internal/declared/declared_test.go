@@ -65,6 +65,24 @@ func TestOrphans(t *testing.T) {
 	}
 }
 
+// An ordered consumer's exchange bindings belong to it: a pattern it no
+// longer binds is an orphan, one it still binds is not.
+func TestOrphanedExchangeBindings(t *testing.T) {
+	build := func(bindings ...string) Record {
+		t.Helper()
+		top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{Name: "o", Bindings: bindings, Ordered: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Of(top)
+	}
+	_, bindings := Orphans(build("order.placed", "order.paid"), build("order.paid"), nil)
+	want := map[string][]topology.Binding{"o": {{Exchange: "app.events", Key: "order.placed", ToExchange: "o.ordered"}}}
+	if diff := cmp.Diff(want, bindings); diff != "" {
+		t.Errorf("orphaned bindings (-want +got):\n%s", diff)
+	}
+}
+
 func TestQueueNameFitsAMQP(t *testing.T) {
 	long := make([]byte, 250)
 	for i := range long {
