@@ -117,25 +117,29 @@ func factChannel(m *model.Model, f *model.Fact) channel {
 }
 
 func factMessage(f *model.Fact, schemaKey string) message {
+	headers := map[string]any{
+		"x-fact-version": map[string]any{
+			"type":        "integer",
+			"const":       f.Version,
+			"description": "The version of the payload's schema (x-version). A consumer built for another version refuses the message.",
+		},
+	}
+	required := []string{"x-fact-version"}
+	if f.OrderingKey != "" {
+		headers["x-ordering-key"] = map[string]any{"type": "string", "description": "The payload's value at " + f.OrderingKey + ": facts with the same value are handled in publish order by ordered consumers."}
+		headers["x-ordering-seq"] = map[string]any{"type": "integer", "minimum": 1, "description": "The fact's number in its ordering key's sequence from x-ordering-source, from 1."}
+		headers["x-ordering-source"] = map[string]any{"type": "string", "description": "Who numbered the fact: a publisher instance, or an outbox table."}
+		required = append(required, "x-ordering-key", "x-ordering-seq", "x-ordering-source")
+	}
 	return message{
 		Name:        f.GoName,
 		Title:       f.GoName,
 		Summary:     fmt.Sprintf("A %s fact, schema version %d.", f.RoutingKey, f.Version),
 		Description: factDescription(f),
 		ContentType: "application/json",
-		Headers: map[string]any{
-			"type":     "object",
-			"required": []string{"x-fact-version"},
-			"properties": map[string]any{
-				"x-fact-version": map[string]any{
-					"type":        "integer",
-					"const":       f.Version,
-					"description": "The version of the payload's schema (x-version). A consumer built for another version refuses the message.",
-				},
-			},
-		},
-		Payload:  envelope("#/components/schemas/" + schemaKey),
-		Bindings: &messageBindings{AMQP: amqpMessage{MessageType: f.RoutingKey, BindingVersion: amqpBindingVersion}},
+		Headers:     map[string]any{"type": "object", "required": required, "properties": headers},
+		Payload:     envelope("#/components/schemas/" + schemaKey),
+		Bindings:    &messageBindings{AMQP: amqpMessage{MessageType: f.RoutingKey, BindingVersion: amqpBindingVersion}},
 	}
 }
 

@@ -73,6 +73,10 @@ type factView struct {
 	Type        typeView
 	Consumers   []consumerRef // the consumers whose bindings match it
 	From        string        // the import that declares it, "" for the directory's own
+	// OrderingKey and OrderingEntity are the fact's x-ordering-key and
+	// x-ordering-entity, Priority its x-priority; "" and 0 when absent.
+	OrderingKey, OrderingEntity string
+	Priority                    int
 }
 
 type consumerRef struct{ Name, Anchor string }
@@ -143,6 +147,7 @@ func newCatalogue(m *model.Model, s *load.Schemas) catalogue {
 		fv := factView{
 			RoutingKey: f.RoutingKey, Anchor: factAnchor(f), Version: f.Version, Source: f.Source,
 			Description: f.Description, Deprecated: f.Deprecated, Type: newTypeView(f.Type, s),
+			OrderingKey: f.OrderingKey, OrderingEntity: f.OrderingEntity, Priority: f.Priority,
 		}
 		for _, mc := range m.Consumers {
 			if slices.Contains(mc.Facts, f) {
