@@ -1,6 +1,7 @@
 package gogen
 
 import (
+	"encoding/json"
 	"math/big"
 	"strconv"
 
@@ -80,11 +81,11 @@ func (c *valueCodec) decFn(r model.Ref, name string) jen.Code {
 	case model.Float:
 		return rule("Float", "Float64")
 	case model.Bool:
-		return codecID("Bool")
+		return rule("Bool", "Bool")
 	case model.Time:
 		return rule("Time", "Time")
 	case model.Raw:
-		return codecID("Raw")
+		return rule("Raw", "Raw")
 	case model.Named:
 		return codecID("Dec").Types(typeExpr(r))
 	}
@@ -189,7 +190,7 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 	x = deref(r, x, ptr)
 	r = resolve(r)
 	switch r.Kind {
-	case model.String, model.Int, model.Float:
+	case model.String, model.Int, model.Float, model.Raw, model.Bool:
 		if v := c.rule(r, name); v != nil {
 			return jen.Add(v).Dot("Check").Call(x)
 		}
@@ -266,7 +267,28 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 		if ck.Format != "" {
 			d[jen.Id("Format")] = codecID("FormatOf").Call(jen.Lit(ck.Format))
 		}
+		if ck.Enum != nil && r.Kind == model.String {
+			d[jen.Id("Enum")] = enumLitOf(ck.Enum)
+		}
 		lit = codecID("String").Values(d)
+	case model.Raw:
+		d := jen.Dict{}
+		if ck.Enum != nil {
+			d[jen.Id("Enum")] = enumLitOf(ck.Enum)
+		}
+		if ck.Types != nil {
+			d[jen.Id("Types")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
+				for _, t := range ck.Types {
+					g.Lit(t)
+				}
+			})
+		}
+		lit = codecID("Any").Values(d)
+	case model.Bool:
+		if ck.Enum == nil {
+			return nil
+		}
+		lit = codecID("Flag").Values(jen.Dict{jen.Id("Enum"): enumLitOf(ck.Enum)})
 	case model.Int:
 		lit = intRule(ck)
 	case model.Float:
@@ -359,5 +381,17 @@ func floatRule(ck model.Check) jen.Code {
 	if ck.MultipleOf != "" {
 		d[jen.Id("MultipleOf")] = codecID("Rat").Call(jen.Lit(ck.MultipleOf.String()))
 	}
+	if ck.Enum != nil {
+		d[jen.Id("Enum")] = enumLitOf(ck.Enum)
+	}
 	return codecID("Float").Values(d)
+}
+
+// enumLitOf declares the values of an enum, as JSON texts.
+func enumLitOf(values []json.RawMessage) jen.Code {
+	var args []jen.Code
+	for _, v := range values {
+		args = append(args, jen.Lit(string(v)))
+	}
+	return codecID("EnumOf").Call(args...)
 }

@@ -79,7 +79,7 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	v := b.flatten(n)
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
 		r := b.shape(v, nil)
-		if r.Kind != Named {
+		if r.Kind != Named && r.wrapper == nil {
 			r.schema = n
 		}
 		return r
@@ -99,7 +99,9 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	}
 	t.nullable = r.Nullable
 	r.Nullable = false
-	r.schema = n
+	if r.wrapper == nil {
+		r.schema = n
+	}
 	t.Base = r
 	return Ref{Kind: Named, Type: t, Nullable: t.nullable}
 }
@@ -383,6 +385,7 @@ func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
 	if len(variants) == 1 {
 		r := variants[0].Type
 		r.Nullable = v.nullable
+		r.wrapper, r.branch = v.at, v.union[0]
 		return r
 	}
 	t := named(Union)

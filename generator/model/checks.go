@@ -28,12 +28,19 @@ type Check struct {
 	MultipleOf           json.Number // "" when absent
 	MinItems, MaxItems   int64       // -1 when absent
 	UniqueItems          bool
+	// Enum are the values an enum or const allows, as JSON, for the Go
+	// types that are not an Enum of their own (numbers, raw JSON); nil
+	// when there is none.
+	Enum []json.RawMessage
+	// Types are the JSON types a value kept as raw JSON may have ("type"
+	// with several); nil when any.
+	Types []string
 }
 
 // IsZero reports whether the check checks nothing.
 func (c Check) IsZero() bool {
 	return c.MinLength < 0 && c.MaxLength < 0 && !c.HasPattern && c.Format == "" && c.Minimum == nil && c.Maximum == nil &&
-		c.MultipleOf == "" && c.MinItems < 0 && c.MaxItems < 0 && !c.UniqueItems
+		c.MultipleOf == "" && c.MinItems < 0 && c.MaxItems < 0 && !c.UniqueItems && c.Enum == nil && c.Types == nil
 }
 
 // Check returns what a value of r must satisfy beyond its Go type. A
@@ -52,6 +59,18 @@ func (r Ref) Check(assert []string) Check {
 	c.UniqueItems, _ = n.Keywords["uniqueItems"].(bool)
 	if f := n.Format; (r.Kind == String || r.Kind == Time) && (f == "regex" || slices.Contains(assert, f)) {
 		c.Format = f // the reference always checks "regex" (schemaset.knownFormats)
+	}
+	if r.Kind == Raw && n.Types != nil {
+		c.Types = n.Types
+	}
+	if n.HasEnum && (r.Kind == String || r.Kind == Float || r.Kind == Raw || r.Kind == Bool) {
+		c.Enum = []json.RawMessage{}
+		for _, v := range n.Enum {
+			b, err := json.Marshal(v)
+			if err == nil {
+				c.Enum = append(c.Enum, b)
+			}
+		}
 	}
 	return c
 }
@@ -83,16 +102,16 @@ var assertions = []string{
 // translated lists, per kind of Go type, the keywords generated code
 // checks exactly for it.
 var translated = map[string][]string{
-	"string": {"type", "minLength", "maxLength", "pattern", "format"},
-	"number": {"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format"},
-	"bool":   {"type", "format"},
+	"string": {"type", "minLength", "maxLength", "pattern", "format", "enum", "const"},
+	"number": {"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format", "enum", "const"},
+	"bool":   {"type", "format", "enum", "const"},
 	"array":  {"type", "items", "minItems", "maxItems", "uniqueItems", "format"},
 	"map":    {"type", "additionalProperties", "format"},
 	"struct": {"type", "properties", "required", "additionalProperties", "format"},
 	"enum":   {"type", "enum", "const", "format"},
 	"union":  {"oneOf", "anyOf", "format"},
 	"time":   {"type", "format"},
-	"raw":    {},
+	"raw":    {"type", "enum", "const"},
 }
 
 // Inexact says why generated code cannot check values of t exactly as its
@@ -154,7 +173,7 @@ func (t *Type) Inexact() string {
 // Inexact says why values of r are not checked exactly by their Go type
 // and Check, or "": for a Named ref, whether its type's code is exact.
 func (r Ref) Inexact() string {
-	if r.Kind == Named && !r.narrowed {
+	if r.Kind == Named && !r.narrowed && r.wrapper == nil {
 		return r.Type.Inexact()
 	}
 	return r.inexact()
@@ -165,6 +184,9 @@ func (r Ref) Inexact() string {
 func (r Ref) inexact() string {
 	if r.narrowed {
 		return at(r.schema, "allOf") + ": narrows a shared type"
+	}
+	if r.wrapper != nil {
+		return r.unwrapped()
 	}
 	if r.Elem != nil {
 		if why := r.Elem.inexact(); why != "" {
@@ -180,7 +202,12 @@ func (r Ref) inexact() string {
 		return "" // the type says for itself
 	case String:
 		return nodeInexact(n, "string", r.allowsNull)
-	case Int, Float:
+	case Int:
+		if n != nil && n.HasEnum {
+			return at(n, "enum") + ": not translated for an integer that is not an enum type"
+		}
+		return nodeInexact(n, "number", r.allowsNull)
+	case Float:
 		return nodeInexact(n, "number", r.allowsNull)
 	case Bool:
 		return nodeInexact(n, "bool", r.allowsNull)
@@ -197,6 +224,40 @@ func (r Ref) inexact() string {
 	return nodeInexact(n, "raw", nil) // any JSON value: nothing may be asserted
 }
 
+// unwrapped says why a oneOf/anyOf of one branch and null, typed as the
+// branch, is not checked exactly, or "".
+func (r Ref) unwrapped() string {
+	w := r.wrapper
+	if why := nodeInexact(w, "union", nil); why != "" {
+		return why
+	}
+	branches := append(slices.Clip(w.OneOf), w.AnyOf...)
+	for _, br := range branches {
+		if br != r.branch && (br.Keywords == nil || !isNull(br)) {
+			return at(w, "oneOf/anyOf") + ": a branch that only constrains values"
+		}
+	}
+	if len(w.OneOf) > 1 && r.branchAllowsNull() {
+		return at(w, "oneOf") + ": null matches two branches"
+	}
+	inner := r
+	inner.wrapper, inner.Nullable = nil, false
+	if inner.Kind == Named {
+		return inner.Inexact()
+	}
+	inner.Nullable = r.branchAllowsNull()
+	return inner.inexact()
+}
+
+// branchAllowsNull reports whether the one branch of a wrapped union
+// admits null by itself.
+func (r Ref) branchAllowsNull() bool {
+	if r.Kind == Named {
+		return r.Type.nullable
+	}
+	return r.branch.Keywords == nil || schemaAllowsNull(r.branch)
+}
+
 func (r Ref) allowsNull() bool { return r.Nullable || r.HasNil() && r.Kind == Raw }
 
 // nodeInexact reports the first keyword of n that generated code does not
@@ -211,6 +272,9 @@ func nodeInexact(n *load.Schema, kind string, nullable func() bool) string {
 	}
 	if n.RefText != "" && !isPureRef(n) {
 		return at(n, "$ref") + ": keywords next to $ref"
+	}
+	if n.Draft == load.Draft4 && n.Has("const") {
+		return at(n, "const") + ": not a keyword of draft-04"
 	}
 	var kws []string
 	for kw := range n.Keywords {

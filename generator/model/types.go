@@ -30,6 +30,9 @@ type Ref struct {
 
 	schema   *load.Schema // the schema typed, for its checks; nil for a Named ref
 	narrowed bool         // an allOf narrowing a shared type, whose narrowing the Go type lacks
+	// wrapper is the oneOf/anyOf schema of a union with one branch (and
+	// null), which is typed as that branch: branch.
+	wrapper, branch *load.Schema
 }
 
 // Equal reports whether r and o denote the same Go type.

@@ -29,6 +29,7 @@ type String struct {
 	MaxLength int      // -1: no maximum
 	Pattern   *Pattern // nil: none
 	Format    *Format  // nil: none asserted
+	Enum      *Enum    // nil: none
 }
 
 // Check checks s.
@@ -48,7 +49,12 @@ func (c *String) Check(s string) error {
 		}
 	}
 	if c.Format != nil {
-		return c.Format.Check(s)
+		if err := c.Format.Check(s); err != nil {
+			return err
+		}
+	}
+	if c.Enum != nil {
+		return c.Enum.check(strconv.Quote(s))
 	}
 	return nil
 }
@@ -154,6 +160,7 @@ type Float struct {
 	Min, Max                   float64 // math.Inf for none
 	ExclusiveMin, ExclusiveMax bool
 	MultipleOf                 *big.Rat // nil: none
+	Enum                       *Enum    // nil: none
 }
 
 // Check checks v.
@@ -176,6 +183,13 @@ func (c *Float) Check(v float64) error {
 		if !r.Quo(r, c.MultipleOf).IsInt() {
 			return Expect("a multiple of " + c.MultipleOf.RatString())
 		}
+	}
+	if c.Enum != nil {
+		r, ok := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+		if !ok {
+			return Expect(c.Enum.shown)
+		}
+		return c.Enum.check(r.RatString())
 	}
 	return nil
 }
@@ -332,4 +346,116 @@ func CountSet(set ...bool) int {
 		}
 	}
 	return n
+}
+
+// Enum is the set of values an enum or const allows, compared as JSON
+// values (1 and 1.0 alike), for Go types that are not an enum type of
+// their own: numbers and raw JSON.
+type Enum struct {
+	set   map[string]bool
+	shown string
+}
+
+// EnumOf returns the enum of the given JSON texts.
+func EnumOf(values ...string) *Enum {
+	e := &Enum{set: make(map[string]bool, len(values))}
+	for _, v := range values {
+		e.set[canonical([]byte(v))] = true
+	}
+	e.shown = strings.Join(values, ", ")
+	if len(values) == 1 {
+		e.shown = "the constant " + e.shown
+	} else {
+		e.shown = "one of " + e.shown
+	}
+	return e
+}
+
+// CheckJSON checks one JSON value.
+func (e *Enum) CheckJSON(raw []byte) error {
+	if !e.set[canonical(raw)] {
+		return Expect(e.shown)
+	}
+	return nil
+}
+
+func (e *Enum) check(canon string) error {
+	if !e.set[canon] {
+		return Expect(e.shown)
+	}
+	return nil
+}
+
+// Any checks a value kept as raw JSON: its JSON type and an enum.
+type Any struct {
+	Types []string // nil: any; "number" includes "integer"
+	Enum  *Enum
+}
+
+// Check checks raw; nil (an absent value) is not checked.
+func (c *Any) Check(raw json.RawMessage) error {
+	if raw == nil {
+		return nil
+	}
+	if c.Types != nil {
+		t := jsonType(raw)
+		if !slices.Contains(c.Types, t) && (t != "integer" || !slices.Contains(c.Types, "number")) {
+			return Expect("a value of type " + strings.Join(c.Types, " or ") + ", got " + t)
+		}
+	}
+	if c.Enum == nil {
+		return nil
+	}
+	return c.Enum.CheckJSON(raw)
+}
+
+// Raw reads any JSON value and checks it.
+func (c *Any) Raw(d *jx.Decoder) (json.RawMessage, error) {
+	raw, err := Raw(d)
+	if err != nil {
+		return raw, err
+	}
+	return raw, c.Check(raw)
+}
+
+// Flag checks a boolean against an enum or const.
+type Flag struct {
+	Enum *Enum
+}
+
+// Check checks b.
+func (c *Flag) Check(b bool) error { return c.Enum.check(strconv.FormatBool(b)) }
+
+// Bool reads a boolean and checks it.
+func (c *Flag) Bool(d *jx.Decoder) (bool, error) {
+	b, err := Bool(d)
+	if err != nil {
+		return b, err
+	}
+	return b, c.Check(b)
+}
+
+// jsonType is the JSON Schema type of one JSON value.
+func jsonType(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	r, ok := new(big.Rat).SetString(string(bytes.TrimRight(raw, " \t\r\n")))
+	if ok && r.IsInt() {
+		return "integer"
+	}
+	return "number"
 }

@@ -5,6 +5,7 @@ package enums
 
 import (
 	"encoding/json"
+	"math"
 
 	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
@@ -46,13 +47,8 @@ type TicketOpened struct {
 // others are additional.
 var propertiesOfTicketOpened = []string{"kind", "status", "priority", "severity", "channels", "version", "ratio", "flag", "region"}
 
-// DecodeJSON reads v from d and checks it with the embedded schema, which the
-// generated code cannot follow exactly here
-// (ticket-opened.json#/properties/ratio enum: not translated for a number).
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
-	if err := codec.Checked(&d, schemaSet.Validator("ticket-opened.json")); err != nil {
-		return err
-	}
 	*v = TicketOpened{}
 	var seen uint64
 	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
@@ -73,9 +69,9 @@ func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
 		case "version":
 			v.Version, err = codec.Ptr(d, codec.Dec[TicketOpenedVersion])
 		case "ratio":
-			v.Ratio, err = codec.Ptr(d, codec.Float64)
+			v.Ratio, err = codec.Ptr(d, checkTicketOpenedRatio.Float)
 		case "flag":
-			v.Flag, err = codec.Ptr(d, codec.Bool)
+			v.Flag, err = codec.Ptr(d, checkTicketOpenedFlag.Bool)
 		case "region":
 			v.Region, err = codec.Ptr(d, codec.Dec[TicketOpenedRegion])
 		default:
@@ -138,7 +134,57 @@ func (v TicketOpened) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpened) Validate() error {
-	return codec.CheckedValue(v, schemaSet.Validator("ticket-opened.json"))
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTicketOpened); err != nil {
+		return err
+	}
+	if err := v.Kind.Validate(); err != nil {
+		return codec.AtField(err, "kind")
+	}
+	if err := v.Status.Validate(); err != nil {
+		return codec.AtField(err, "status")
+	}
+	if err := v.Priority.Validate(); err != nil {
+		return codec.AtField(err, "priority")
+	}
+	if v.Severity.Valid {
+		if err := v.Severity.Value.Validate(); err != nil {
+			return codec.AtField(err, "severity")
+		}
+	}
+	if err := codec.Each(v.Channels, func(x1 TicketOpenedChannelsItem) error {
+		return x1.Validate()
+	}); err != nil {
+		return codec.AtField(err, "channels")
+	}
+	{
+		if v.Version != nil {
+			if err := v.Version.Validate(); err != nil {
+				return codec.AtField(err, "version")
+			}
+		}
+	}
+	{
+		if v.Ratio != nil {
+			if err := checkTicketOpenedRatio.Check(*v.Ratio); err != nil {
+				return codec.AtField(err, "ratio")
+			}
+		}
+	}
+	{
+		if v.Flag != nil {
+			if err := checkTicketOpenedFlag.Check(*v.Flag); err != nil {
+				return codec.AtField(err, "flag")
+			}
+		}
+	}
+	{
+		if v.Region != nil {
+			if err := v.Region.Validate(); err != nil {
+				return codec.AtField(err, "region")
+			}
+		}
+	}
+	return nil
 }
 
 // MarshalJSON encodes v with EncodeJSON.
@@ -155,6 +201,12 @@ func (v *TicketOpened) UnmarshalJSON(data []byte) error {
 }
 
 var (
+	checkTicketOpenedRatio = codec.Float{
+		Enum: codec.EnumOf("0.5", "1.5"),
+		Max:  math.Inf(1),
+		Min:  math.Inf(-1),
+	}
+	checkTicketOpenedFlag  = codec.Flag{Enum: codec.EnumOf("true")}
 	requiredOfTicketOpened = []string{"kind", "status", "priority"}
 )
 

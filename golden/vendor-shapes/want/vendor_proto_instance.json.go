@@ -50,21 +50,15 @@ type InstanceChanged struct {
 // the others are additional.
 var propertiesOfInstanceChanged = []string{"state", "severity", "sign", "wildcard", "label", "note", "+1", "-1", "foo", "Foo", "alpha", "beta", "when"}
 
-// DecodeJSON reads v from d and checks it with the embedded schema, which the
-// generated code cannot follow exactly here
-// (vendor/proto/instance.json#/properties/state enum: not translated for a
-// raw).
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
-	if err := codec.Checked(&d, schemaSet.Validator("vendor/proto/instance.json")); err != nil {
-		return err
-	}
 	*v = InstanceChanged{}
 	var seen uint64
 	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
 		switch string(key) {
 		case "state":
 			seen |= 1 << 0
-			v.State, err = codec.Raw(d)
+			v.State, err = checkInstanceChangedState.Raw(d)
 		case "severity":
 			v.Severity, err = codec.Nullable(d, codec.Dec[InstanceChangedSeverity])
 		case "sign":
@@ -73,7 +67,7 @@ func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 		case "wildcard":
 			v.Wildcard, err = codec.Ptr(d, codec.Dec[InstanceChangedWildcard])
 		case "label":
-			v.Label, err = codec.Raw(d)
+			v.Label, err = checkInstanceChangedLabel.Raw(d)
 		case "note":
 			v.Note, err = codec.Nullable(d, codec.Str)
 		case "+1":
@@ -168,7 +162,52 @@ func (v InstanceChanged) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChanged) Validate() error {
-	return codec.CheckedValue(v, schemaSet.Validator("vendor/proto/instance.json"))
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInstanceChanged); err != nil {
+		return err
+	}
+	if err := checkInstanceChangedState.Check(v.State); err != nil {
+		return codec.AtField(err, "state")
+	}
+	if v.Severity.Valid {
+		if err := v.Severity.Value.Validate(); err != nil {
+			return codec.AtField(err, "severity")
+		}
+	}
+	if err := v.Sign.Validate(); err != nil {
+		return codec.AtField(err, "sign")
+	}
+	{
+		if v.Wildcard != nil {
+			if err := v.Wildcard.Validate(); err != nil {
+				return codec.AtField(err, "wildcard")
+			}
+		}
+	}
+	if err := checkInstanceChangedLabel.Check(v.Label); err != nil {
+		return codec.AtField(err, "label")
+	}
+	{
+		if v.Alpha != nil {
+			if err := v.Alpha.Validate(); err != nil {
+				return codec.AtField(err, "alpha")
+			}
+		}
+	}
+	{
+		if v.Beta != nil {
+			if err := v.Beta.Validate(); err != nil {
+				return codec.AtField(err, "beta")
+			}
+		}
+	}
+	{
+		if v.When != nil {
+			if err := v.When.Validate(); err != nil {
+				return codec.AtField(err, "when")
+			}
+		}
+	}
+	return nil
 }
 
 // MarshalJSON encodes v with EncodeJSON.
@@ -185,6 +224,8 @@ func (v *InstanceChanged) UnmarshalJSON(data []byte) error {
 }
 
 var (
+	checkInstanceChangedState = codec.Any{Enum: codec.EnumOf("\"STATE_UNSPECIFIED\"", "0", "\"ACTIVE\"", "1", "\"DELETED\"", "2")}
+	checkInstanceChangedLabel = codec.Any{Types: []string{"string", "integer", "boolean"}}
 	requiredOfInstanceChanged = []string{"state", "sign"}
 )
 
