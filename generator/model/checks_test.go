@@ -1,0 +1,43 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestInexactNamesWhatFallsBack: a fact type is checked by its generated
+// code unless its schema uses a shape that code does not translate; then
+// Inexact names the keyword and where it is.
+func TestInexactNamesWhatFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name, props, extra string
+		want               string // "" for exact, else a substring of the reason
+	}{
+		{"rules", `"a": {"type": "string", "minLength": 1, "pattern": "^x"}, "n": {"type": "number", "multipleOf": 0.5, "exclusiveMaximum": 3}, "l": {"type": "array", "items": {"type": "integer", "minimum": 0}, "uniqueItems": true}`, ``, ""},
+		{"enum of numbers", `"r": {"enum": [0.5, 1]}`, ``, ""},
+		{"one branch and null", `"s": {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]}`, ``, ""},
+		{"not", `"a": {"type": "string", "not": {"const": "x"}}`, ``, "#/properties/a not"},
+		{"patternProperties", `"m": {"type": "object", "patternProperties": {"^x": {"type": "integer"}}}`, ``, "patternProperties"},
+		{"minProperties", `"a": {"type": "string"}`, `, "minProperties": 1`, "minProperties"},
+		{"constraint branch", `"s": {"anyOf": [{"type": "string"}, {"minLength": 3}]}`, ``, "only constrains values"},
+		{"keywords beside a one-branch oneOf", `"s": {"oneOf": [{"$ref": "#/$defs/o"}, {"type": "null"}], "maxProperties": 2}`, `, "$defs": {"o": {"type": "object", "properties": {"x": {"type": "string"}}}}`, "maxProperties"},
+		{"required but undeclared", `"a": {"type": "string"}`, `, "required": ["b"]`, "undeclared"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := build(t, map[string]string{
+				"warren.json": `{"package": "p"}`,
+				"f.json":      `{"x-routing-key": "f.happened", "type": "object", "properties": {` + tc.props + `}` + tc.extra + `}`,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.Facts[0].Type.Inexact()
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("Inexact() = %q, want exact", got)
+			case tc.want != "" && !strings.Contains(got, tc.want):
+				t.Errorf("Inexact() = %q, want it to name %q", got, tc.want)
+			}
+		})
+	}
+}
