@@ -87,6 +87,7 @@ func (c *Consumer) streamOrdered(ctx context.Context, r *channelRun) (end bool, 
 	halt := sync.OnceFunc(func() { close(stop) })
 	defer halt()
 	var readers sync.WaitGroup
+	ended := make(chan string, 1)
 	for _, shard := range c.spec.Shards {
 		deliveries, err := r.ch.Consume(shard, consumerTag(c.spec.Name), false, false, false, false, nil)
 		if err != nil {
@@ -102,6 +103,10 @@ func (c *Consumer) streamOrdered(ctx context.Context, r *channelRun) (end bool, 
 				if q.add(key, d) {
 					q.ready <- key
 				}
+			}
+			select { // the broker cancelled the shard's consumer, or the channel ended
+			case ended <- shard:
+			default:
 			}
 		})
 	}
@@ -119,6 +124,13 @@ func (c *Consumer) streamOrdered(ctx context.Context, r *channelRun) (end bool, 
 	case e := <-r.closed:
 		halt()
 		return c.channelClosed(ctx, r, idle, e)
+	case shard := <-ended:
+		// A shard without its consumer would wait unread: start over on
+		// a new channel (Run resumes), the unacked facts returning.
+		halt()
+		r.cancelHandlers()
+		<-idle
+		return false, fmt.Errorf("the broker cancelled the consumer of shard %q (was the queue deleted?)", shard)
 	case <-ctx.Done():
 		halt()
 		t := time.NewTimer(c.opts.shutdownTimeout)
@@ -167,7 +179,10 @@ func (c *Consumer) processOrdered(r *channelRun, stop <-chan struct{}, d amqp.De
 	if d.Redelivered {
 		c.count(Redelivered, in.routingKey)
 	}
-	if c.parkedBehind(r.hctx, in) {
+	if parked, settled := c.parkedBehind(r.hctx, in); parked {
+		if !settled {
+			c.abandonChannel(r, in)
+		}
 		return
 	}
 	c.checkSequence(in)
@@ -181,7 +196,9 @@ func (c *Consumer) processOrdered(r *channelRun, stop <-chan struct{}, d amqp.De
 			c.ack(in, Acked)
 			return
 		case IsPermanent(err) || !IsUnavailable(err) && in.attempt >= c.spec.MaxAttempts:
-			c.poisonOrdered(r.hctx, in, err)
+			if !c.poisonOrdered(r.hctx, in, err) {
+				c.abandonChannel(r, in)
+			}
 			return
 		}
 		wait := c.spec.Delay(in.attempt)
@@ -196,6 +213,17 @@ func (c *Consumer) processOrdered(r *channelRun, stop <-chan struct{}, d amqp.De
 			return
 		}
 	}
+}
+
+// abandonChannel closes the channel after a fact went back to its shard
+// unsettled (its poison copy was not confirmed): the fact would otherwise
+// come back behind the later facts of its key. Closing returns every
+// unacked fact to its shard in order, and the consumer resumes on a new
+// channel.
+func (c *Consumer) abandonChannel(r *channelRun, in inbound) {
+	c.log.Warn("a fact went back to its shard unsettled; reopening the channel so that its key's later facts wait behind it",
+		"message_id", in.d.MessageId, "routing_key", in.routingKey)
+	_ = r.ch.Close()
 }
 
 // waitUnlessStopped waits d and reports false if the consumer began to

@@ -160,3 +160,38 @@ func TestPublisherNumbersFactsPerKey(t *testing.T) {
 		t.Errorf("sources %v: want one, the same for all", sources)
 	}
 }
+
+// A shard deleted under a running ordered consumer ends Run with an error
+// naming it, rather than leaving the consumer reading the other shards
+// only.
+func TestOrderedConsumerStopsWhenAShardIsDeleted(t *testing.T) {
+	spec := orderedSpec("ordgone")
+	spec.Shards = 2
+	b := newBroker(t, spec)
+	conn := b.dial(Config{})
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(orderedFact(), func(ctx context.Context, d Delivery, it item) error { return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { done <- c.Run(ctx) }()
+	shard := b.consumer(0).Shards[1]
+	testenv.Eventually(t, "the consumer on the shard", func() bool {
+		fig, err := conn.Figures(context.Background(), b.consumer(0))
+		return err == nil && fig.Consumers == 2
+	})
+	ch, err := b.raw.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDelete(shard, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	_ = ch.Close()
+	err = receive(t, done)
+	if err == nil || !strings.Contains(err.Error(), shard) {
+		t.Errorf("Run after the shard was deleted: %v; want an error naming %s", err, shard)
+	}
+}

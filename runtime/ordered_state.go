@@ -74,11 +74,14 @@ func (c *Consumer) checkSequence(in inbound) {
 }
 
 // poisonOrdered sends a fact to poison and, when the consumer parks, parks
-// its key behind it.
-func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) {
-	c.poison(ctx, in, cause)
+// its key behind it. It reports false when the poison copy was not
+// confirmed (the fact was given back).
+func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) bool {
+	if !c.poison(ctx, in, cause) {
+		return false
+	}
 	if !c.spec.Park || c.ordered == nil {
-		return
+		return true
 	}
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
@@ -86,15 +89,18 @@ func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) {
 		c.ordered.parked[key] = in.d.MessageId
 	}
 	c.ordered.mu.Unlock()
+	return true
 }
 
 // parkedBehind sends a fact of a parked key to poison, behind the poisoned
-// fact it waits for, and reports whether it did. The poisoned fact itself
+// fact it waits for, and reports whether it took the fact off the key
+// (poisoned, or given back when the copy was not confirmed: settled
+// reports which). The poisoned fact itself
 // coming back (replayed) lifts the park: it is handled, and the facts
 // parked behind it follow it in the poison queue's order.
-func (c *Consumer) parkedBehind(ctx context.Context, in inbound) bool {
+func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settled bool) {
 	if !c.spec.Park || c.ordered == nil {
-		return false
+		return false, true
 	}
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
@@ -105,8 +111,7 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) bool {
 	}
 	c.ordered.mu.Unlock()
 	if !parked {
-		return false
+		return false, true
 	}
-	c.poison(ctx, in, Permanent(fmt.Errorf("parked: fact %s of ordering key %q went to poison before it; replay it (and then this one) once its cause is fixed", head, key)))
-	return true
+	return true, c.poison(ctx, in, Permanent(fmt.Errorf("parked: fact %s of ordering key %q went to poison before it; replay it (and then this one) once its cause is fixed", head, key)))
 }

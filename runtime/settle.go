@@ -105,8 +105,9 @@ func (c *Consumer) retry(ctx context.Context, in inbound, cause error) {
 }
 
 // poison sends a copy to the poison queue with the failure attached and
-// acks the original once the broker confirmed the copy.
-func (c *Consumer) poison(ctx context.Context, in inbound, cause error) {
+// acks the original once the broker confirmed the copy. It reports false
+// when the copy was not confirmed and the original was given back.
+func (c *Consumer) poison(ctx context.Context, in inbound, cause error) bool {
 	msg := copyOf(in)
 	msg.Headers[HeaderAttempts] = int64(in.attempt)
 	msg.Headers[HeaderFailure] = failureText(cause)
@@ -116,11 +117,12 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) {
 		c.log.Error("could not send a poison copy; returning the message to the queue",
 			append(logAttrs(in, cause), "copy_err", c.conn.redact(err))...)
 		c.giveBack(in.d, "poison copy not confirmed")
-		return
+		return false
 	}
 	c.log.Error("gave up on a message; it is in the poison queue",
 		append(logAttrs(in, cause), "poison_queue", c.spec.PoisonQueue)...)
 	c.ack(in, Poisoned)
+	return true
 }
 
 // publishCopy publishes with the mandatory flag: a copy that reaches no
