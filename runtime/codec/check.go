@@ -264,6 +264,9 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 // differs otherwise: numbers by value (1, 1.0 and 1e0 alike), object
 // members in order of name, strings quoted (so "1" is not 1).
 func canonical(data []byte) string {
+	if s, ok := plainScalar(data); ok {
+		return s
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -273,6 +276,33 @@ func canonical(data []byte) string {
 	var b strings.Builder
 	writeCanonical(&b, v)
 	return b.String()
+}
+
+// plainScalar is the canonical form of a value whose text already is
+// one: true, false, null, an integer without sign or leading zero, a
+// string of printable ASCII without escapes.
+func plainScalar(data []byte) (string, bool) {
+	switch s := string(data); s {
+	case "true", "false", "null":
+		return s, true
+	}
+	if len(data) >= 2 && data[0] == '"' && data[len(data)-1] == '"' {
+		for _, c := range data[1 : len(data)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				return "", false
+			}
+		}
+		return string(data), true
+	}
+	if len(data) > 0 && data[0] >= '1' && data[0] <= '9' {
+		for _, c := range data {
+			if c < '0' || c > '9' {
+				return "", false
+			}
+		}
+		return string(data), true
+	}
+	return "", false
 }
 
 func writeCanonical(b *strings.Builder, v any) {

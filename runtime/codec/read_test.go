@@ -119,6 +119,17 @@ func TestUniqueItemsCompareJSONValues(t *testing.T) {
 	if err := codec.Items(&a, []string{`{"a":1,"b":2}`, `{"b":2,"a":1.0}`}, raw); err == nil {
 		t.Error("objects equal up to member order and number form counted as unique")
 	}
+	for _, pair := range [][]string{{`"a"`, `"\u0061"`}, {`10`, `1e1`}, {`10`, `10.0`}, {`true`, ` true`}} {
+		if err := codec.Items(&a, pair, raw); err == nil {
+			t.Errorf("%s and %s counted as different", pair[0], pair[1])
+		}
+	}
+	e := codec.EnumOf(`"a"`, `2`, `null`)
+	for in, ok := range map[string]bool{`"\u0061"`: true, `2.0`: true, `null`: true, `"2"`: false, `"b"`: false} {
+		if err := e.CheckJSON([]byte(in)); (err == nil) != ok {
+			t.Errorf("enum check of %s: %v", in, err)
+		}
+	}
 	if err := codec.Items(&a, []string{`1`, `true`, `"1"`}, raw); err != nil {
 		t.Errorf("different values: %v", err)
 	}
