@@ -23,11 +23,12 @@ import (
 //   - A failing fact is retried in place: after each failed attempt the
 //     worker waits the ladder's delay and calls the handler again, up to
 //     MaxAttempts, without acking, so the later facts of its key stay
-//     queued behind it. Other keys keep going, until the facts held back
+//     queued behind it. Other keys keep going, until the key's later facts
 //     fill the shard's prefetch window: a shard (its channel consumer) has
-//     at most Prefetch unacked deliveries, so a fact retried for long holds
-//     back, at worst, the Prefetch-1 deliveries after it in its shard, of
-//     whatever key. Other shards are not held back.
+//     at most Prefetch unacked deliveries, so once Prefetch-1 later facts
+//     of the failing key are in hand the broker sends that shard nothing
+//     more and its other keys wait too. Other shards are not held back.
+//     Each fact waiting to be retried occupies one of the workers.
 //   - After the last attempt, or on a permanent error, the fact goes to
 //     poison (confirmed, then acked). Then the key's later facts continue
 //     (the default), or, with Park, follow it to poison, marked with the

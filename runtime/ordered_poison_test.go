@@ -195,3 +195,46 @@ func TestOrderedConsumerStopsWhenAShardIsDeleted(t *testing.T) {
 		t.Errorf("Run after the shard was deleted: %v; want an error naming %s", err, shard)
 	}
 }
+
+// While one key's fact is held up (here: its handler has not returned),
+// the other keys of the same shard are handled, and the held-up key's
+// later fact waits for it.
+func TestOrderedOtherKeysGoOnWhileOneIsHeldUp(t *testing.T) {
+	spec := orderedSpec("ordheld")
+	spec.Shards, spec.Concurrency, spec.Prefetch = 1, 2, 10
+	b := newBroker(t, spec)
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	f := orderedFact()
+	mustPublish(t, pub, f, item{SKU: "a", N: 0})
+	mustPublish(t, pub, f, item{SKU: "a", N: 1})
+	for n := range 5 {
+		mustPublish(t, pub, f, item{SKU: "b", N: n})
+	}
+	release := make(chan struct{})
+	var released sync.Once
+	unblock := func() { released.Do(func() { close(release) }) }
+	defer unblock() // a failing test must not leave the handler waiting
+	var mu sync.Mutex
+	var seen []string
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, it item) error {
+		if it.SKU == "a" && it.N == 0 {
+			<-release
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("%s%d", it.SKU, it.N))
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	handled := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(seen, " ") }
+	testenv.Eventually(t, "key b handled while a is held up", func() bool { return handled() == "b0 b1 b2 b3 b4" })
+	unblock()
+	testenv.Eventually(t, "key a handled in order", func() bool { return handled() == "b0 b1 b2 b3 b4 a0 a1" })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
