@@ -39,7 +39,7 @@ func (v Verdict) String() string {
 // not from a rule.
 func ByDesign(data []byte) string {
 	if !utf8.Valid(data) {
-		return "invalid UTF-8 (the reference replaces it with U+FFFD, the generated decoding refuses it)"
+		return "invalid UTF-8 (the reference reads it as U+FFFD, the generated decoding keeps the bytes)"
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
