@@ -238,3 +238,21 @@ func TestOrderedOtherKeysGoOnWhileOneIsHeldUp(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A full shard of an ordered consumer with maxLength refuses publishes of
+// its keys like a full work queue: the error matches ErrRejected and names
+// the shard.
+func TestOrderedFullShardRejectsPublishes(t *testing.T) {
+	spec := orderedSpec("ordfull")
+	spec.Shards, spec.QueueType, spec.MaxLength = 2, topology.Classic, 2
+	b := newBroker(t, spec)
+	pub, _ := NewPublisher(b.dial(Config{}), b.events())
+	var err error
+	for n := 0; n < 5 && err == nil; n++ {
+		_, err = pub.Publish(context.Background(), orderedFact(), item{SKU: "one-key", N: n})
+	}
+	var re *RejectedError
+	if !errors.As(err, &re) || len(re.Queues) != 1 || !slices.Contains(b.consumer(0).Shards, re.Queues[0]) {
+		t.Fatalf("publish into a full shard: %v; want a RejectedError naming one shard of %v", err, b.consumer(0).Shards)
+	}
+}

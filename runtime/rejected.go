@@ -55,9 +55,29 @@ func (b *bounds) add(t topology.Topology) {
 			b.queues[q.Name] = q
 		}
 	}
+	// An ordered consumer's facts reach its shards through its hash
+	// exchange: each pattern binding it counts as a route to every
+	// bounded shard, whichever the key hashes to.
+	shards := map[string][]string{} // hash exchange -> its bounded shards
+	for _, c := range t.Consumers {
+		for _, q := range c.Shards {
+			if _, ok := b.queues[q]; ok {
+				shards[c.ShardExchange] = append(shards[c.ShardExchange], q)
+			}
+		}
+	}
 	for _, bd := range t.Bindings {
-		if _, ok := b.queues[bd.Queue]; ok && !containsBinding(b.routes, bd) {
-			b.routes = append(b.routes, bd)
+		routes := []topology.Binding{bd}
+		if bd.ToExchange != "" {
+			routes = nil
+			for _, q := range shards[bd.ToExchange] {
+				routes = append(routes, topology.Binding{Exchange: bd.Exchange, Queue: q, Key: bd.Key})
+			}
+		}
+		for _, r := range routes {
+			if _, ok := b.queues[r.Queue]; ok && !containsBinding(b.routes, r) {
+				b.routes = append(b.routes, r)
+			}
 		}
 	}
 }
