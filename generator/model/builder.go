@@ -277,6 +277,7 @@ func (b *builder) fields(t *Type, v *view) {
 			Source:   decl.Doc.Path,
 			Pointer:  decl.Pointer,
 			Doc:      docOf(decl),
+			decls:    len(p.decls),
 		}
 		if decl.HasDefault {
 			f.Default = decl.Default

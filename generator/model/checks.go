@@ -120,10 +120,10 @@ var translated = map[string][]string{
 func (t *Type) Inexact() string {
 	switch t.Kind {
 	case Struct:
-		if why := nodeInexact(t.schema, "struct", nil); why != "" {
+		if why := t.structInexact(); why != "" {
 			return why
 		}
-		if len(t.schema.Required) > 64 {
+		if len(t.schema.Required) > 64 || len(slices.DeleteFunc(slices.Clone(t.Fields), (*Field).Optional)) > 64 {
 			return at(t.schema, "required") + ": more than 64 required properties"
 		}
 		for _, r := range t.schema.Required {
@@ -166,6 +166,88 @@ func (t *Type) Inexact() string {
 		base := t.Base
 		base.Nullable = t.nullable // null is the uses' to allow
 		return base.inexact()
+	}
+	return ""
+}
+
+// structInexact checks the keywords of a struct's schema. An allOf (or a
+// $ref with siblings) of plain object schemas is exact: the struct has the
+// properties and required names of all of them, each property declared
+// once, and none of them closes the object (additionalProperties there
+// would close it to that member's properties only).
+func (t *Type) structInexact() string {
+	n := t.schema
+	if len(n.AllOf) == 0 && (n.RefText == "" || isPureRef(n)) {
+		return nodeInexact(n, "struct", nil)
+	}
+	if n.Has("additionalProperties") || n.Has("unevaluatedProperties") {
+		return at(n, "additionalProperties") + ": next to allOf"
+	}
+	required := map[string]bool{}
+	if why := objectMember(n, required, map[*load.Schema]bool{}); why != "" {
+		return why
+	}
+	for _, f := range t.Fields {
+		if f.decls > 1 {
+			return at(n, "allOf") + ": property " + strconv.Quote(f.JSONName) + " declared by several members"
+		}
+		delete(required, f.JSONName)
+	}
+	for name := range required {
+		return at(n, "required") + ": requires an undeclared property " + strconv.Quote(name)
+	}
+	return ""
+}
+
+// memberKeywords are those a plain object member of an allOf may assert.
+var memberKeywords = []string{"type", "properties", "required", "allOf", "$ref"}
+
+// objectMember checks one schema of an allOf tree (the struct's own, a
+// member, a $ref target) and collects its required names.
+func objectMember(n *load.Schema, required map[string]bool, seen map[*load.Schema]bool) string {
+	if n.Keywords == nil {
+		if n.IsFalse() {
+			return at(n, "") + ": the schema false"
+		}
+		return ""
+	}
+	if seen[n] {
+		return at(n, "") + ": an allOf/$ref cycle"
+	}
+	seen[n] = true
+	if n.RefText != "" && n.RefAlone {
+		// Up to draft-07 the keywords next to a $ref do not count.
+		if n.Ref == nil {
+			return at(n, "$ref") + ": unresolved"
+		}
+		return objectMember(n.Ref, required, seen)
+	}
+	for kw := range n.Keywords {
+		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) {
+			return at(n, kw) + ": not translated in an allOf"
+		}
+	}
+	if n.Types != nil && !slices.Equal(n.Types, []string{"object"}) {
+		return at(n, "type") + ": not an object type in an allOf"
+	}
+	if n.Draft == load.Draft4 && n.Has("const") {
+		return at(n, "const") + ": not a keyword of draft-04"
+	}
+	for _, r := range n.Required {
+		required[r] = true
+	}
+	if n.RefText != "" {
+		if n.Ref == nil {
+			return at(n, "$ref") + ": unresolved"
+		}
+		if why := objectMember(n.Ref, required, seen); why != "" {
+			return why
+		}
+	}
+	for _, m := range n.AllOf {
+		if why := objectMember(m, required, seen); why != "" {
+			return why
+		}
 	}
 	return ""
 }

@@ -150,6 +150,7 @@ type Field struct {
 	// forcePointer breaks a cycle of structs that contain each other by
 	// value, which Go cannot lay out.
 	forcePointer bool
+	decls        int // schemas declaring the property (allOf members)
 }
 
 // Optional reports whether the field may be absent.

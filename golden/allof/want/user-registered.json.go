@@ -43,8 +43,8 @@ type UserRegistered struct {
 var propertiesOfUserRegistered = []string{"actor", "at", "user_id", "email", "plan"}
 
 // DecodeJSON reads v from d and checks it with the embedded schema, which the
-// generated code cannot follow exactly here (user-registered.json allOf: not
-// translated for a struct).
+// generated code cannot follow exactly here (user-registered.json allOf:
+// property "email" declared by several members).
 func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 	if err := codec.Checked(&d, schemaSet.Validator("user-registered.json")); err != nil {
 		return err

@@ -29,8 +29,8 @@ type UserMerged struct {
 }
 
 // DecodeJSON reads v from d and checks it with the embedded schema, which the
-// generated code cannot follow exactly here (user-merged.json allOf: not
-// translated for a struct).
+// generated code cannot follow exactly here (user-merged.json
+// additionalProperties: next to allOf).
 func (v *UserMerged) DecodeJSON(d *jx.Decoder) error {
 	if err := codec.Checked(&d, schemaSet.Validator("user-merged.json")); err != nil {
 		return err
