@@ -63,9 +63,7 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 			seen |= 1 << 5
 			v.PlacedAt, err = checkOrderPlacedPlacedAt.Time(d)
 		case "tags":
-			v.Tags, err = codec.ArrayOf(d, &checkOrderPlacedTags, checkOrderPlacedTagsItem.Str, func(e *jx.Encoder, x1 string) {
-				e.Str(x1)
-			})
+			v.Tags, err = codec.DistinctOf(d, &checkOrderPlacedTags, checkOrderPlacedTagsItem.Str)
 		case "note":
 			v.Note, err = codec.Nullable(d, checkOrderPlacedNote.Str)
 		default:
@@ -142,9 +140,7 @@ func (v OrderPlaced) Validate() error {
 		return codec.AtField(err, "status")
 	}
 	if err := func() error {
-		if err := codec.Items(&checkOrderPlacedTags, v.Tags, func(e *jx.Encoder, x1 string) {
-			e.Str(x1)
-		}); err != nil {
+		if err := codec.Distinct(&checkOrderPlacedTags, v.Tags); err != nil {
 			return err
 		}
 		return codec.Each(v.Tags, func(x1 string) error {

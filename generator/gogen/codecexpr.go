@@ -57,6 +57,9 @@ func (c *valueCodec) decCall(r model.Ref, name string) jen.Code {
 		if rule == nil {
 			return codecID("Slice").Call(jen.Id("d"), c.elemDec(*r.Elem, name+"Item"))
 		}
+		if comparableJSON(*r.Elem) {
+			return codecID("DistinctOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, name+"Item"))
+		}
 		return codecID("ArrayOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, name+"Item"), c.uniqueEnc(r))
 	case model.Map:
 		return codecID("Map").Call(jen.Id("d"), c.elemDec(*r.Elem, name+"Value"))
@@ -165,6 +168,23 @@ func (c *valueCodec) elemEncStmt(r model.Ref, x jen.Code) []jen.Code {
 	return []jen.Code{jen.If(jen.Add(x).Op("==").Nil()).Block(jen.Id("e").Dot("Null").Call()).Else().Block(c.enc(r, x, !r.HasNil())...)}
 }
 
+// comparableJSON reports whether items of the Go type of r are equal
+// exactly when their JSON values are: strings, integers, numbers,
+// booleans and the enums and defined types of them, not null.
+func comparableJSON(r model.Ref) bool {
+	if r.Nullable {
+		return false
+	}
+	for r.Kind == model.Named && (r.Type.Kind == model.Enum || r.Type.Kind == model.Defined) {
+		r = r.Type.Base
+	}
+	switch r.Kind {
+	case model.String, model.Int, model.Float, model.Bool:
+		return true
+	}
+	return false
+}
+
 // uniqueEnc writes an item of the slice r to compare items, when its
 // rule asks for unique items; nil otherwise.
 func (c *valueCodec) uniqueEnc(r model.Ref) jen.Code {
@@ -199,16 +219,22 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 	case model.Slice:
 		each := c.elemCheck(*r.Elem, name+"Item")
 		arr := c.rule(r, name)
+		items := func() jen.Code {
+			if comparableJSON(*r.Elem) {
+				return codecID("Distinct").Call(jen.Op("&").Add(arr), x)
+			}
+			return codecID("Items").Call(jen.Op("&").Add(arr), x, c.uniqueEnc(r))
+		}
 		switch {
 		case each != nil && arr != nil:
 			return jen.Func().Params().Error().Block(
-				jen.If(jen.Err().Op(":=").Add(codecID("Items").Call(jen.Op("&").Add(arr), x, c.uniqueEnc(r))), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+				jen.If(jen.Err().Op(":=").Add(items()), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 				jen.Return(codecID("Each").Call(x, each)),
 			).Call()
 		case each != nil:
 			return codecID("Each").Call(x, each)
 		case arr != nil:
-			return codecID("Items").Call(jen.Op("&").Add(arr), x, c.uniqueEnc(r))
+			return items()
 		}
 	case model.Map:
 		if each := c.elemCheck(*r.Elem, name+"Value"); each != nil {

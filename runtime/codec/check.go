@@ -221,7 +221,8 @@ type Array struct {
 }
 
 // Check checks an array of n items; key returns the canonical JSON of
-// item i (used only when Unique is set).
+// item i (used only when Unique is set; nil: uniqueness is checked by the
+// caller).
 func (c *Array) Check(n int, key func(i int) string) error {
 	if n < c.MinItems {
 		return Expect("at least " + plural(c.MinItems, "item"))
@@ -229,7 +230,7 @@ func (c *Array) Check(n int, key func(i int) string) error {
 	if c.MaxItems >= 0 && n > c.MaxItems {
 		return Expect("at most " + plural(c.MaxItems, "item"))
 	}
-	if c.Unique && n > 1 {
+	if c.Unique && n > 1 && key != nil {
 		seen := make(map[string]int, n)
 		for i := range n {
 			k := key(i)
@@ -488,4 +489,21 @@ func jsonType(raw []byte) string {
 		return "integer"
 	}
 	return "number"
+}
+
+// Distinct checks a slice of strings, numbers or booleans (or generated
+// types of them) against c: for these, Go equality is JSON equality, so
+// uniqueness needs no encoding.
+func Distinct[T comparable](c *Array, items []T) error {
+	if err := c.Check(len(items), nil); err != nil || !c.Unique || len(items) < 2 {
+		return err
+	}
+	seen := make(map[T]int, len(items))
+	for i, x := range items {
+		if j, dup := seen[x]; dup {
+			return Expect("unique items; items " + strconv.Itoa(j) + " and " + strconv.Itoa(i) + " are equal")
+		}
+		seen[x] = i
+	}
+	return nil
 }

@@ -324,3 +324,12 @@ func IntEnum[T ~int64](d *jx.Decoder, v *T, valid func(T) error) error {
 	*v = T(i)
 	return valid(*v)
 }
+
+// DistinctOf reads a JSON array like [Slice] and checks it with [Distinct].
+func DistinctOf[T comparable](d *jx.Decoder, c *Array, dec func(*jx.Decoder) (T, error)) ([]T, error) {
+	v, err := Slice(d, dec)
+	if err != nil {
+		return v, err
+	}
+	return v, Distinct(c, v)
+}

@@ -144,3 +144,20 @@ func TestFormatUsesTheReferenceCheck(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestDistinctIsUniqueItemsForScalars(t *testing.T) {
+	a := codec.Array{MinItems: 1, MaxItems: 3, Unique: true}
+	if err := codec.Distinct(&a, []string{"a", "b", "a"}); err == nil || !strings.Contains(err.Error(), "items 0 and 2") {
+		t.Errorf("duplicate strings: %v", err)
+	}
+	if err := codec.Distinct(&a, []float64{1, 2}); err != nil {
+		t.Errorf("distinct numbers: %v", err)
+	}
+	if err := codec.Distinct(&a, []int64{}); err == nil {
+		t.Error("minItems not checked")
+	}
+	got, err := codec.DistinctOf(jx.DecodeStr(`[1, 1.0]`), &a, codec.Float64)
+	if err == nil {
+		t.Errorf("1 and 1.0 decoded as distinct: %v", got)
+	}
+}

@@ -89,9 +89,7 @@ func (v *Item) DecodeJSON(d *jx.Decoder) error {
 			seen |= 1 << 2
 			err = v.Price.DecodeJSON(d)
 		case "tags":
-			v.Tags, err = codec.ArrayOf(d, &checkItemTags, codec.Str, func(e *jx.Encoder, x1 string) {
-				e.Str(x1)
-			})
+			v.Tags, err = codec.DistinctOf(d, &checkItemTags, codec.Str)
 		case "image_urls":
 			v.ImageURLs, err = codec.Slice(d, checkItemImageURLsItem.Str)
 		case "attributes":
@@ -168,9 +166,7 @@ func (v Item) Validate() error {
 	if err := v.Price.Validate(); err != nil {
 		return codec.AtField(err, "price")
 	}
-	if err := codec.Items(&checkItemTags, v.Tags, func(e *jx.Encoder, x1 string) {
-		e.Str(x1)
-	}); err != nil {
+	if err := codec.Distinct(&checkItemTags, v.Tags); err != nil {
 		return codec.AtField(err, "tags")
 	}
 	if err := codec.Each(v.ImageURLs, func(x1 string) error {
