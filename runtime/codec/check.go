@@ -112,14 +112,17 @@ func (p *Pattern) Check(s string) error {
 
 // Format is an asserted "format", checked by the same code the reference
 // validator uses for it (runtime/schemaset).
-type Format struct{ name string }
+type Format struct {
+	name  string
+	check func(string) error
+}
 
 // FormatOf returns the check of the format name.
-func FormatOf(name string) *Format { return &Format{name: name} }
+func FormatOf(name string) *Format { return &Format{name: name, check: schemaset.FormatChecker(name)} }
 
 // Check checks s.
 func (f *Format) Check(s string) error {
-	if err := schemaset.CheckFormat(f.name, s); err != nil {
+	if err := f.check(s); err != nil {
 		return Wrap(err, "a valid "+f.name)
 	}
 	return nil

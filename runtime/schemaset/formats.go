@@ -269,18 +269,26 @@ func isHex(c byte) bool {
 
 // CheckFormat checks s against the format name with the check a Set
 // asserting name applies: generated code calls it, so that both agree.
-func CheckFormat(name, s string) error {
+func CheckFormat(name, s string) error { return FormatChecker(name)(s) }
+
+// FormatChecker returns [CheckFormat] for one format, looked up once.
+func FormatChecker(name string) func(string) error {
 	check, ok := fixedFormats[name]
 	if !ok {
 		check = func(v any) error { return builtin(name, v) }
 	}
-	err := check(s)
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		for len(ve.Causes) > 0 {
-			ve = ve.Causes[0]
+	return func(s string) error {
+		err := check(s)
+		if err == nil {
+			return nil
 		}
-		return errors.New(ve.ErrorKind.LocalizedString(printer))
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			for len(ve.Causes) > 0 {
+				ve = ve.Causes[0]
+			}
+			return errors.New(ve.ErrorKind.LocalizedString(printer))
+		}
+		return err
 	}
-	return err
 }
