@@ -53,15 +53,18 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 	// channel error), so only the first error is ever reported.
 	defer ch.Close()
 	broker := brokerOf(conn)
+	// What the broker cannot do is refused before anything is declared.
+	for _, q := range t.Queues {
+		if err := q.CheckFor(broker); err != nil {
+			return fmt.Errorf("declare queue %q: %w", q.Name, err)
+		}
+	}
 	for _, e := range t.Exchanges {
 		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, amqp.Table(e.Arguments())); err != nil {
 			return exchangeError(e, err)
 		}
 	}
 	for _, q := range t.Queues {
-		if err := q.CheckFor(broker); err != nil {
-			return fmt.Errorf("declare queue %q: %w", q.Name, err)
-		}
 		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.ArgumentsFor(broker))); err != nil {
 			return declareError("queue", q.Name, err)
 		}

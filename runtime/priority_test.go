@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -27,7 +29,7 @@ func TestHighPriorityOvertakesTheBacklog(t *testing.T) {
 // the first 16 rather than strictly first. On RabbitMQ 3, whose quorum
 // queues have no priorities, declaring it fails.
 func TestQuorumPriorityOnRabbitMQ4(t *testing.T) {
-	spec := topology.ConsumerSpec{Name: "qprio", Bindings: []string{"item.added"},
+	spec := topology.ConsumerSpec{Name: testenv.Name("qprio"), Bindings: []string{"item.added"},
 		MaxAttempts: 1, MaxPriority: topology.QuorumMaxPriority, Concurrency: 1, Prefetch: 1}
 	if probe := newBroker(t); brokerOf(probe.raw) < topology.RabbitMQ4 {
 		top, err := topology.Build(topology.Spec{Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
@@ -39,6 +41,10 @@ func TestQuorumPriorityOnRabbitMQ4(t *testing.T) {
 		err = conn.Declare(context.Background(), top)
 		if err == nil || !strings.Contains(err.Error(), "maxPriority on a quorum queue needs RabbitMQ 4.0 or later") {
 			t.Fatalf("Declare of a quorum priority queue on RabbitMQ 3: %v; want a refusal", err)
+		}
+		// Refused before anything was declared.
+		if _, err := amqpmsg.InspectQueue(context.Background(), conn, top.Consumers[0].PoisonQueue); !errors.Is(err, amqpmsg.ErrNoQueue) {
+			t.Errorf("after the refusal, inspecting %s: %v; want no such queue", top.Consumers[0].PoisonQueue, err)
 		}
 		return
 	}
