@@ -180,8 +180,13 @@ func (t *Type) structInexact() string {
 	if len(n.AllOf) == 0 && (n.RefText == "" || isPureRef(n)) {
 		return nodeInexact(n, "struct", nil)
 	}
-	if n.Has("additionalProperties") || n.Has("unevaluatedProperties") {
-		return at(n, "additionalProperties") + ": next to allOf"
+	if n.Has("additionalProperties") {
+		return at(n, "additionalProperties") + ": next to allOf (it closes the object to this schema's own properties)"
+	}
+	// unevaluatedProperties: false closes the object to the properties of
+	// all members: the struct's fields, as the model has it.
+	if u, ok := n.Keywords["unevaluatedProperties"]; ok && (u != false || n.Draft.Version < 2019) {
+		return at(n, "unevaluatedProperties") + ": next to allOf, or in a draft without it"
 	}
 	required := map[string]bool{}
 	if why := objectMember(n, required, map[*load.Schema]bool{}); why != "" {
@@ -223,7 +228,7 @@ func objectMember(n *load.Schema, required map[string]bool, seen map[*load.Schem
 		return objectMember(n.Ref, required, seen)
 	}
 	for kw := range n.Keywords {
-		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) {
+		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) && (kw != "unevaluatedProperties" || len(seen) > 1) {
 			return at(n, kw) + ": not translated in an allOf"
 		}
 	}

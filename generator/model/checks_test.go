@@ -17,6 +17,8 @@ func TestInexactNamesWhatFallsBack(t *testing.T) {
 		{"enum of numbers", `"r": {"enum": [0.5, 1]}`, ``, ""},
 		{"one branch and null", `"s": {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]}`, ``, ""},
 		{"allOf of plain objects", `"a": {"type": "string"}`, `, "allOf": [{"$ref": "#/$defs/b"}, {"properties": {"c": {"type": "integer", "minimum": 1}}, "required": ["c"]}], "$defs": {"b": {"type": "object", "properties": {"b": {"type": "string", "pattern": "^x"}}, "required": ["b"]}}`, ""},
+		{"allOf closed by unevaluatedProperties", `"a": {"type": "string"}`, `, "allOf": [{"properties": {"c": {"type": "integer"}}}], "unevaluatedProperties": false`, ""},
+		{"allOf next to additionalProperties", `"a": {"type": "string"}`, `, "allOf": [{"properties": {"c": {"type": "integer"}}}], "additionalProperties": false`, "additionalProperties"},
 		{"allOf closing a member", `"a": {"type": "string"}`, `, "allOf": [{"properties": {"c": {"type": "integer"}}, "additionalProperties": false}]`, "not translated in an allOf"},
 		{"allOf declaring a property twice", `"a": {"type": "string"}`, `, "allOf": [{"properties": {"a": {"maxLength": 3}}}]`, "declared by several members"},
 		{"not", `"a": {"type": "string", "not": {"const": "x"}}`, ``, "#/properties/a not"},
