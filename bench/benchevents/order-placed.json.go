@@ -250,11 +250,9 @@ func (v OrderPlacedCustomer) Validate() error {
 	if err := checkOrderPlacedCustomerEmail.Check(v.Email); err != nil {
 		return codec.AtField(err, "email")
 	}
-	{
-		if v.Name != nil {
-			if err := checkOrderPlacedCustomerName.Check(*v.Name); err != nil {
-				return codec.AtField(err, "name")
-			}
+	if v.Name != nil {
+		if err := checkOrderPlacedCustomerName.Check(*v.Name); err != nil {
+			return codec.AtField(err, "name")
 		}
 	}
 	if err := v.Address.Validate(); err != nil {
@@ -472,11 +470,9 @@ func (v OrderLine) Validate() error {
 	if err := checkOrderLineSku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	{
-		if v.Title != nil {
-			if err := checkOrderLineTitle.Check(*v.Title); err != nil {
-				return codec.AtField(err, "title")
-			}
+	if v.Title != nil {
+		if err := checkOrderLineTitle.Check(*v.Title); err != nil {
+			return codec.AtField(err, "title")
 		}
 	}
 	if err := checkOrderLineQuantity.Check(v.Quantity); err != nil {

@@ -129,9 +129,7 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		body = append(body, c.fieldDec(fl, name))
 		cases = append(cases, jen.Case(jen.Lit(fl.JSONName)).Block(body...))
 		enc = append(enc, c.fieldEnc(fl)...)
-		if chk := c.fieldCheck(fl, name); chk != nil {
-			val = append(val, chk)
-		}
+		val = append(val, c.fieldCheck(fl, name)...)
 	}
 	if t.Extra != nil {
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Extra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Id("v").Dot(model.ExtraField), c.elemDec(*t.Extra, t.GoName+"Value")))))
@@ -211,15 +209,15 @@ func (c *valueCodec) fieldEnc(fl *model.Field) []jen.Code {
 	return append([]jen.Code{start}, c.enc(r, x, false)...)
 }
 
-// fieldCheck checks one field of a value built in Go, or is nil.
-func (c *valueCodec) fieldCheck(fl *model.Field, name string) jen.Code {
+// fieldCheck checks one field of a value built in Go, or is empty.
+func (c *valueCodec) fieldCheck(fl *model.Field, name string) []jen.Code {
 	x := jen.Id("v").Dot(fl.GoName)
 	r := fl.Type
 	wrap := atField(fl.JSONName)
 	switch {
 	case fl.NullOrAbsent():
 		if chk := c.check(r, jen.Add(x).Dot("Value"), false, name); chk != nil {
-			return jen.If(jen.Add(x).Dot("Valid")).Block(errReturn(chk, wrap))
+			return []jen.Code{jen.If(jen.Add(x).Dot("Valid")).Block(errReturn(chk, wrap))}
 		}
 	case fl.IsPointer():
 		chk := c.check(r, x, true, name)
@@ -230,12 +228,10 @@ func (c *valueCodec) fieldCheck(fl *model.Field, name string) jen.Code {
 		if chk != nil {
 			stmts = append(stmts, jen.If(jen.Add(x).Op("!=").Nil()).Block(errReturn(chk, wrap)))
 		}
-		if len(stmts) > 0 {
-			return jen.Block(stmts...)
-		}
+		return stmts
 	default:
 		if chk := c.check(r, x, false, name); chk != nil {
-			return errReturn(chk, wrap)
+			return []jen.Code{errReturn(chk, wrap)}
 		}
 	}
 	return nil

@@ -269,6 +269,9 @@ func (b *builder) fields(t *Type, v *view) {
 				b.errs.Add(other.Doc.Errorf(other.Pointer, "property %s has a different type here than in %s", strconv.Quote(p.name), decl.Location()))
 			}
 		}
+		if len(p.decls) > 1 && ref.Kind != Named {
+			ref.also = p.decls[1:]
+		}
 		f := &Field{
 			GoName:   names.Field(p.name),
 			JSONName: p.name,

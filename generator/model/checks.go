@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -46,8 +47,36 @@ func (c Check) IsZero() bool {
 // Check returns what a value of r must satisfy beyond its Go type. A
 // Named ref has none of its own: its type checks itself.
 func (r Ref) Check(assert []string) Check {
+	c := r.checkOf(r.schema, assert)
+	for _, n := range r.also {
+		// Another allOf member's declaration of the property: Inexact
+		// makes sure no keyword is in two of them.
+		o := r.checkOf(n, assert)
+		c.MinLength, c.MaxLength = max(c.MinLength, o.MinLength), orLimit(c.MaxLength, o.MaxLength)
+		c.MinItems, c.MaxItems = max(c.MinItems, o.MinItems), orLimit(c.MaxItems, o.MaxItems)
+		if o.HasPattern {
+			c.Pattern, c.HasPattern = o.Pattern, true
+		}
+		c.Format = cmp.Or(c.Format, o.Format)
+		c.Minimum, c.Maximum = cmp.Or(c.Minimum, o.Minimum), cmp.Or(c.Maximum, o.Maximum)
+		c.MultipleOf = cmp.Or(c.MultipleOf, o.MultipleOf)
+		c.UniqueItems = c.UniqueItems || o.UniqueItems
+		if o.Enum != nil {
+			c.Enum = o.Enum
+		}
+	}
+	return c
+}
+
+func orLimit(a, b int64) int64 {
+	if a < 0 {
+		return b
+	}
+	return a
+}
+
+func (r Ref) checkOf(n *load.Schema, assert []string) Check {
 	c := Check{MinLength: -1, MaxLength: -1, MinItems: -1, MaxItems: -1}
-	n := r.schema
 	if n == nil || n.Keywords == nil || r.Kind == Named {
 		return c
 	}
@@ -193,7 +222,7 @@ func (t *Type) structInexact() string {
 		return why
 	}
 	for _, f := range t.Fields {
-		if f.decls > 1 {
+		if f.decls > 1 && len(f.Type.also) == 0 {
 			return at(n, "allOf") + ": property " + strconv.Quote(f.JSONName) + " declared by several members"
 		}
 		delete(required, f.JSONName)
@@ -275,6 +304,11 @@ func (r Ref) inexact() string {
 	if r.wrapper != nil {
 		return r.unwrapped()
 	}
+	if len(r.also) > 0 {
+		if why := r.alsoInexact(); why != "" {
+			return why
+		}
+	}
 	if r.Elem != nil {
 		if why := r.Elem.inexact(); why != "" {
 			return why
@@ -309,6 +343,40 @@ func (r Ref) inexact() string {
 		return nodeInexact(n, "time", r.allowsNull)
 	}
 	return nodeInexact(n, "raw", nil) // any JSON value: nothing may be asserted
+}
+
+// alsoInexact checks the other declarations of a property in an allOf:
+// they may only add constraints of a string, number or boolean that no
+// other declaration sets.
+func (r Ref) alsoInexact() string {
+	kind := map[Kind]string{String: "string", Int: "number", Float: "number", Bool: "bool"}[r.Kind]
+	if kind == "" || r.Kind == Int && slices.ContainsFunc(r.also, func(n *load.Schema) bool { return n.HasEnum }) {
+		return at(r.also[0], "") + ": a property declared by several allOf members"
+	}
+	set := map[string]bool{}
+	for _, n := range append([]*load.Schema{r.schema}, r.also...) {
+		if n == nil || n.Keywords == nil {
+			continue
+		}
+		if why := nodeInexact(n, kind, nil); why != "" {
+			return why
+		}
+		for kw := range n.Keywords {
+			if kw == "type" || !slices.Contains(assertions, kw) {
+				continue
+			}
+			if kw == "exclusiveMinimum" {
+				kw = "minimum" // one bound each way: load.Bound settles them per schema
+			} else if kw == "exclusiveMaximum" {
+				kw = "maximum"
+			}
+			if set[kw] {
+				return at(n, kw) + ": set by two allOf members' declarations of one property"
+			}
+			set[kw] = true
+		}
+	}
+	return ""
 }
 
 // unwrapped says why a oneOf/anyOf of one branch and null, typed as the

@@ -33,6 +33,9 @@ type Ref struct {
 	// wrapper is the oneOf/anyOf schema of a union with one branch (and
 	// null), which is typed as that branch: branch.
 	wrapper, branch *load.Schema
+	// also are the other allOf members' declarations of a property,
+	// which only narrow it (the property's Ref is typed from the first).
+	also []*load.Schema
 }
 
 // Equal reports whether r and o denote the same Go type.

@@ -92,11 +92,9 @@ func (v ItemDeleted) Validate() error {
 	if err := v.Sku.Validate(); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	{
-		if v.Reason != nil {
-			if err := checkItemDeletedReason.Check(*v.Reason); err != nil {
-				return codec.AtField(err, "reason")
-			}
+	if v.Reason != nil {
+		if err := checkItemDeletedReason.Check(*v.Reason); err != nil {
+			return codec.AtField(err, "reason")
 		}
 	}
 	return nil

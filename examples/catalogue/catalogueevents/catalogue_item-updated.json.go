@@ -117,11 +117,9 @@ func (v ItemUpdated) Validate() error {
 	}); err != nil {
 		return codec.AtField(err, "changed")
 	}
-	{
-		if v.Source != nil {
-			if err := v.Source.Validate(); err != nil {
-				return codec.AtField(err, "source")
-			}
+	if v.Source != nil {
+		if err := v.Source.Validate(); err != nil {
+			return codec.AtField(err, "source")
 		}
 	}
 	return nil

@@ -42,13 +42,8 @@ type UserRegistered struct {
 // the others are additional.
 var propertiesOfUserRegistered = []string{"actor", "at", "user_id", "email", "plan"}
 
-// DecodeJSON reads v from d and checks it with the embedded schema, which the
-// generated code cannot follow exactly here (user-registered.json allOf:
-// property "email" declared by several members).
+// DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
-	if err := codec.Checked(&d, schemaSet.Validator("user-registered.json")); err != nil {
-		return err
-	}
 	*v = UserRegistered{}
 	var seen uint64
 	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
@@ -63,7 +58,7 @@ func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 			v.UserID, err = codec.Str(d)
 		case "email":
 			seen |= 1 << 2
-			v.Email, err = codec.Str(d)
+			v.Email, err = checkUserRegisteredEmail.Str(d)
 		case "plan":
 			v.Plan, err = codec.Ptr(d, codec.Dec[UserRegisteredPlan])
 		default:
@@ -102,7 +97,18 @@ func (v UserRegistered) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserRegistered) Validate() error {
-	return codec.CheckedValue(v, schemaSet.Validator("user-registered.json"))
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserRegistered); err != nil {
+		return err
+	}
+	if err := checkUserRegisteredEmail.Check(v.Email); err != nil {
+		return codec.AtField(err, "email")
+	}
+	if v.Plan != nil {
+		if err := v.Plan.Validate(); err != nil {
+			return codec.AtField(err, "plan")
+		}
+	}
+	return nil
 }
 
 // MarshalJSON encodes v with EncodeJSON.
@@ -119,6 +125,7 @@ func (v *UserRegistered) UnmarshalJSON(data []byte) error {
 }
 
 var (
+	checkUserRegisteredEmail = codec.String{MaxLength: 200}
 	requiredOfUserRegistered = []string{"actor", "user_id", "email"}
 )
 

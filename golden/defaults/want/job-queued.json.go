@@ -145,18 +145,14 @@ func (v JobQueued) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueued); err != nil {
 		return err
 	}
-	{
-		if v.Mode != nil {
-			if err := v.Mode.Validate(); err != nil {
-				return codec.AtField(err, "mode")
-			}
+	if v.Mode != nil {
+		if err := v.Mode.Validate(); err != nil {
+			return codec.AtField(err, "mode")
 		}
 	}
-	{
-		if v.Limits != nil {
-			if err := v.Limits.Validate(); err != nil {
-				return codec.AtField(err, "limits")
-			}
+	if v.Limits != nil {
+		if err := v.Limits.Validate(); err != nil {
+			return codec.AtField(err, "limits")
 		}
 	}
 	return nil

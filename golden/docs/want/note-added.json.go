@@ -132,11 +132,9 @@ func (v NoteAdded) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNoteAdded); err != nil {
 		return err
 	}
-	{
-		if v.Quote != nil {
-			if err := v.Quote.Validate(); err != nil {
-				return codec.AtField(err, "quote")
-			}
+	if v.Quote != nil {
+		if err := v.Quote.Validate(); err != nil {
+			return codec.AtField(err, "quote")
 		}
 	}
 	return nil

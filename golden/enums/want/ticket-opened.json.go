@@ -156,32 +156,24 @@ func (v TicketOpened) Validate() error {
 	}); err != nil {
 		return codec.AtField(err, "channels")
 	}
-	{
-		if v.Version != nil {
-			if err := v.Version.Validate(); err != nil {
-				return codec.AtField(err, "version")
-			}
+	if v.Version != nil {
+		if err := v.Version.Validate(); err != nil {
+			return codec.AtField(err, "version")
 		}
 	}
-	{
-		if v.Ratio != nil {
-			if err := checkTicketOpenedRatio.Check(*v.Ratio); err != nil {
-				return codec.AtField(err, "ratio")
-			}
+	if v.Ratio != nil {
+		if err := checkTicketOpenedRatio.Check(*v.Ratio); err != nil {
+			return codec.AtField(err, "ratio")
 		}
 	}
-	{
-		if v.Flag != nil {
-			if err := checkTicketOpenedFlag.Check(*v.Flag); err != nil {
-				return codec.AtField(err, "flag")
-			}
+	if v.Flag != nil {
+		if err := checkTicketOpenedFlag.Check(*v.Flag); err != nil {
+			return codec.AtField(err, "flag")
 		}
 	}
-	{
-		if v.Region != nil {
-			if err := v.Region.Validate(); err != nil {
-				return codec.AtField(err, "region")
-			}
+	if v.Region != nil {
+		if err := v.Region.Validate(); err != nil {
+			return codec.AtField(err, "region")
 		}
 	}
 	return nil

@@ -78,11 +78,9 @@ func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ObjectFinalized) Validate() error {
-	{
-		if v.Generation != nil {
-			if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
-				return codec.AtField(err, "generation")
-			}
+	if v.Generation != nil {
+		if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
+			return codec.AtField(err, "generation")
 		}
 	}
 	return nil

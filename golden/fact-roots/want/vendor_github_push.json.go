@@ -90,11 +90,9 @@ func (v PushReceived) Validate() error {
 	if err := v.After.Validate(); err != nil {
 		return codec.AtField(err, "after")
 	}
-	{
-		if v.Before != nil {
-			if err := v.Before.Validate(); err != nil {
-				return codec.AtField(err, "before")
-			}
+	if v.Before != nil {
+		if err := v.Before.Validate(); err != nil {
+			return codec.AtField(err, "before")
 		}
 	}
 	if err := v.Repository.Validate(); err != nil {

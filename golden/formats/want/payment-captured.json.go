@@ -150,18 +150,14 @@ func (v PaymentCaptured) Validate() error {
 	if err := checkPaymentCapturedValueDate.Check(v.ValueDate); err != nil {
 		return codec.AtField(err, "value_date")
 	}
-	{
-		if v.ReceiptURL != nil {
-			if err := checkPaymentCapturedReceiptURL.Check(*v.ReceiptURL); err != nil {
-				return codec.AtField(err, "receipt_url")
-			}
+	if v.ReceiptURL != nil {
+		if err := checkPaymentCapturedReceiptURL.Check(*v.ReceiptURL); err != nil {
+			return codec.AtField(err, "receipt_url")
 		}
 	}
-	{
-		if v.IssuesURL != nil {
-			if err := checkPaymentCapturedIssuesURL.Check(*v.IssuesURL); err != nil {
-				return codec.AtField(err, "issues_url")
-			}
+	if v.IssuesURL != nil {
+		if err := checkPaymentCapturedIssuesURL.Check(*v.IssuesURL); err != nil {
+			return codec.AtField(err, "issues_url")
 		}
 	}
 	return nil

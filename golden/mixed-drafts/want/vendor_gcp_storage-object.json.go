@@ -104,25 +104,19 @@ func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ObjectFinalized) Validate() error {
-	{
-		if v.Size != nil {
-			if err := checkObjectFinalizedSize.Check(*v.Size); err != nil {
-				return codec.AtField(err, "size")
-			}
+	if v.Size != nil {
+		if err := checkObjectFinalizedSize.Check(*v.Size); err != nil {
+			return codec.AtField(err, "size")
 		}
 	}
-	{
-		if v.Generation != nil {
-			if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
-				return codec.AtField(err, "generation")
-			}
+	if v.Generation != nil {
+		if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
+			return codec.AtField(err, "generation")
 		}
 	}
-	{
-		if v.Owner != nil {
-			if err := v.Owner.Validate(); err != nil {
-				return codec.AtField(err, "owner")
-			}
+	if v.Owner != nil {
+		if err := v.Owner.Validate(); err != nil {
+			return codec.AtField(err, "owner")
 		}
 	}
 	return nil

@@ -115,11 +115,9 @@ func (v Repository) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Repository) Validate() error {
-	{
-		if v.IssuesURL != nil {
-			if err := checkRepositoryIssuesURL.Check(*v.IssuesURL); err != nil {
-				return codec.AtField(err, "issues_url")
-			}
+	if v.IssuesURL != nil {
+		if err := checkRepositoryIssuesURL.Check(*v.IssuesURL); err != nil {
+			return codec.AtField(err, "issues_url")
 		}
 	}
 	return nil

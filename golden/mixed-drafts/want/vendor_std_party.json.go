@@ -50,11 +50,9 @@ func (v Party) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Party) Validate() error {
-	{
-		if v.Website != nil {
-			if err := v.Website.Validate(); err != nil {
-				return codec.AtField(err, "website")
-			}
+	if v.Website != nil {
+		if err := v.Website.Validate(); err != nil {
+			return codec.AtField(err, "website")
 		}
 	}
 	return nil

@@ -78,11 +78,9 @@ func (v ShipmentDispatched) Validate() error {
 	if err := v.Carrier.Validate(); err != nil {
 		return codec.AtField(err, "carrier")
 	}
-	{
-		if v.Tracking != nil {
-			if err := v.Tracking.Validate(); err != nil {
-				return codec.AtField(err, "tracking")
-			}
+	if v.Tracking != nil {
+		if err := v.Tracking.Validate(); err != nil {
+			return codec.AtField(err, "tracking")
 		}
 	}
 	return nil

@@ -163,11 +163,9 @@ func (v ShipmentSentDestination) Validate() error {
 	if err := v.Address.Validate(); err != nil {
 		return codec.AtField(err, "address")
 	}
-	{
-		if v.Contact != nil {
-			if err := v.Contact.Validate(); err != nil {
-				return codec.AtField(err, "contact")
-			}
+	if v.Contact != nil {
+		if err := v.Contact.Validate(); err != nil {
+			return codec.AtField(err, "contact")
 		}
 	}
 	return nil
@@ -254,11 +252,9 @@ func (v ShipmentSentDestinationAddress) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
 		return err
 	}
-	{
-		if v.Geo != nil {
-			if err := v.Geo.Validate(); err != nil {
-				return codec.AtField(err, "geo")
-			}
+	if v.Geo != nil {
+		if err := v.Geo.Validate(); err != nil {
+			return codec.AtField(err, "geo")
 		}
 	}
 	return nil

@@ -161,11 +161,9 @@ func (v ProfileChanged) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChanged); err != nil {
 		return err
 	}
-	{
-		if v.Address != nil {
-			if err := v.Address.Validate(); err != nil {
-				return codec.AtField(err, "address")
-			}
+	if v.Address != nil {
+		if err := v.Address.Validate(); err != nil {
+			return codec.AtField(err, "address")
 		}
 	}
 	return nil

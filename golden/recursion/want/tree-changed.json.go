@@ -97,18 +97,14 @@ func (v TreeChanged) Validate() error {
 	if err := v.Root.Validate(); err != nil {
 		return codec.AtField(err, "root")
 	}
-	{
-		if v.Chain != nil {
-			if err := v.Chain.Validate(); err != nil {
-				return codec.AtField(err, "chain")
-			}
+	if v.Chain != nil {
+		if err := v.Chain.Validate(); err != nil {
+			return codec.AtField(err, "chain")
 		}
 	}
-	{
-		if v.Expr != nil {
-			if err := v.Expr.Validate(); err != nil {
-				return codec.AtField(err, "expr")
-			}
+	if v.Expr != nil {
+		if err := v.Expr.Validate(); err != nil {
+			return codec.AtField(err, "expr")
 		}
 	}
 	if err := v.Forest.Validate(); err != nil {
@@ -206,11 +202,9 @@ func (v Node) Validate() error {
 	}); err != nil {
 		return codec.AtField(err, "children")
 	}
-	{
-		if v.Parent != nil {
-			if err := v.Parent.Validate(); err != nil {
-				return codec.AtField(err, "parent")
-			}
+	if v.Parent != nil {
+		if err := v.Parent.Validate(); err != nil {
+			return codec.AtField(err, "parent")
 		}
 	}
 	return nil
@@ -290,11 +284,9 @@ func (v Link) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLink); err != nil {
 		return err
 	}
-	{
-		if v.Next != nil {
-			if err := v.Next.Validate(); err != nil {
-				return codec.AtField(err, "next")
-			}
+	if v.Next != nil {
+		if err := v.Next.Validate(); err != nil {
+			return codec.AtField(err, "next")
 		}
 	}
 	return nil

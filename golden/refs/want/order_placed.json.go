@@ -101,11 +101,9 @@ func (v OrderPlaced) Validate() error {
 	if err := v.Total.Validate(); err != nil {
 		return codec.AtField(err, "total")
 	}
-	{
-		if v.Shipping != nil {
-			if err := v.Shipping.Validate(); err != nil {
-				return codec.AtField(err, "shipping")
-			}
+	if v.Shipping != nil {
+		if err := v.Shipping.Validate(); err != nil {
+			return codec.AtField(err, "shipping")
 		}
 	}
 	if err := v.Tags.Validate(); err != nil {
@@ -185,11 +183,9 @@ func (v Shipping) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipping); err != nil {
 		return err
 	}
-	{
-		if v.Cost != nil {
-			if err := v.Cost.Validate(); err != nil {
-				return codec.AtField(err, "cost")
-			}
+	if v.Cost != nil {
+		if err := v.Cost.Validate(); err != nil {
+			return codec.AtField(err, "cost")
 		}
 	}
 	return nil

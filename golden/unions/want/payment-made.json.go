@@ -117,18 +117,14 @@ func (v PaymentMade) Validate() error {
 			return codec.AtField(err, "voucher")
 		}
 	}
-	{
-		if v.Contact != nil {
-			if err := v.Contact.Validate(); err != nil {
-				return codec.AtField(err, "contact")
-			}
+	if v.Contact != nil {
+		if err := v.Contact.Validate(); err != nil {
+			return codec.AtField(err, "contact")
 		}
 	}
-	{
-		if v.AmountOrFree != nil {
-			if err := v.AmountOrFree.Validate(); err != nil {
-				return codec.AtField(err, "amount_or_free")
-			}
+	if v.AmountOrFree != nil {
+		if err := v.AmountOrFree.Validate(); err != nil {
+			return codec.AtField(err, "amount_or_free")
 		}
 	}
 	return nil

@@ -176,35 +176,27 @@ func (v InstanceChanged) Validate() error {
 	if err := v.Sign.Validate(); err != nil {
 		return codec.AtField(err, "sign")
 	}
-	{
-		if v.Wildcard != nil {
-			if err := v.Wildcard.Validate(); err != nil {
-				return codec.AtField(err, "wildcard")
-			}
+	if v.Wildcard != nil {
+		if err := v.Wildcard.Validate(); err != nil {
+			return codec.AtField(err, "wildcard")
 		}
 	}
 	if err := checkInstanceChangedLabel.Check(v.Label); err != nil {
 		return codec.AtField(err, "label")
 	}
-	{
-		if v.Alpha != nil {
-			if err := v.Alpha.Validate(); err != nil {
-				return codec.AtField(err, "alpha")
-			}
+	if v.Alpha != nil {
+		if err := v.Alpha.Validate(); err != nil {
+			return codec.AtField(err, "alpha")
 		}
 	}
-	{
-		if v.Beta != nil {
-			if err := v.Beta.Validate(); err != nil {
-				return codec.AtField(err, "beta")
-			}
+	if v.Beta != nil {
+		if err := v.Beta.Validate(); err != nil {
+			return codec.AtField(err, "beta")
 		}
 	}
-	{
-		if v.When != nil {
-			if err := v.When.Validate(); err != nil {
-				return codec.AtField(err, "when")
-			}
+	if v.When != nil {
+		if err := v.When.Validate(); err != nil {
+			return codec.AtField(err, "when")
 		}
 	}
 	return nil
