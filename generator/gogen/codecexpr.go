@@ -196,6 +196,24 @@ func (c *valueCodec) uniqueEnc(r model.Ref) jen.Code {
 
 // elemEnc is a function value writing a slice element or map value.
 func (c *valueCodec) elemEnc(r model.Ref) jen.Code {
+	if !r.Nullable {
+		// A writer of the value's own signature, where there is one (jx's
+		// own return a bool).
+		switch resolve(r).Kind {
+		case model.Float:
+			if r.Kind == model.Float {
+				return codecID("WriteFloat")
+			}
+		case model.Time:
+			if r.Kind == model.Time {
+				return codecID("WriteTime")
+			}
+		case model.Raw:
+			if r.Kind == model.Raw {
+				return codecID("WriteRaw")
+			}
+		}
+	}
 	c.depth++
 	x := jen.Id("x" + strconv.Itoa(c.depth))
 	body := c.elemEncStmt(r, x)

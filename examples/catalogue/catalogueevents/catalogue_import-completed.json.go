@@ -97,9 +97,7 @@ func (v ImportCompleted) EncodeJSON(e *jx.Encoder) {
 		}
 		e.ArrEnd()
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -281,9 +279,7 @@ func (v ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
 	e.Int64(v.Line)
 	e.FieldStart("message")
 	e.Str(v.Message)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -78,9 +78,7 @@ func (v ItemDeleted) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("reason")
 		e.Str(*v.Reason)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -98,9 +98,7 @@ func (v ItemUpdated) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("source")
 		v.Source.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

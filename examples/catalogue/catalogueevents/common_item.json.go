@@ -146,9 +146,7 @@ func (v Item) EncodeJSON(e *jx.Encoder) {
 		})
 		e.ObjEnd()
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -114,9 +114,7 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 			e.Str(v.GiftMessage.Value)
 		}
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -238,9 +236,7 @@ func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("name")
 		e.Str(*v.Name)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -335,9 +331,7 @@ func (v OrderLine) EncodeJSON(e *jx.Encoder) {
 	e.Int64(v.Quantity)
 	e.FieldStart("unit_price")
 	v.UnitPrice.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -493,9 +487,7 @@ func (v CardPayment) EncodeJSON(e *jx.Encoder) {
 	v.Method.EncodeJSON(e)
 	e.FieldStart("last4")
 	e.Str(v.Last4)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -612,9 +604,7 @@ func (v InvoicePayment) EncodeJSON(e *jx.Encoder) {
 	v.Method.EncodeJSON(e)
 	e.FieldStart("due_days")
 	v.DueDays.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -99,9 +99,7 @@ func (v ConfigChanged) EncodeJSON(e *jx.Encoder) {
 	if v.Open != nil {
 		e.FieldStart("open")
 		e.ObjStart()
-		codec.WriteExtra(e, v.Open, func(e *jx.Encoder, x1 json.RawMessage) {
-			codec.WriteRaw(e, x1)
-		})
+		codec.WriteExtra(e, v.Open, codec.WriteRaw)
 		e.ObjEnd()
 	}
 	if v.Features != nil {
@@ -111,9 +109,7 @@ func (v ConfigChanged) EncodeJSON(e *jx.Encoder) {
 	if v.ByPattern != nil {
 		e.FieldStart("by_pattern")
 		e.ObjStart()
-		codec.WriteExtra(e, v.ByPattern, func(e *jx.Encoder, x1 float64) {
-			codec.WriteFloat(e, x1)
-		})
+		codec.WriteExtra(e, v.ByPattern, codec.WriteFloat)
 		e.ObjEnd()
 	}
 	e.ObjEnd()

@@ -76,9 +76,7 @@ func (v UserDeleted) EncodeJSON(e *jx.Encoder) {
 	}
 	e.FieldStart("user_id")
 	e.Str(v.UserID)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -89,9 +89,7 @@ func (v UserRegistered) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("plan")
 		v.Plan.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

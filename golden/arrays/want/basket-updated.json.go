@@ -123,9 +123,7 @@ func (v BasketUpdated) EncodeJSON(e *jx.Encoder) {
 		}
 		e.ArrEnd()
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -206,9 +204,7 @@ func (v BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("qty")
 		e.Int64(*v.Qty)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

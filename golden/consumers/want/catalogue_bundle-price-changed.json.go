@@ -60,9 +60,7 @@ func (v CatalogueBundlePriceChanged) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("bundle_id")
 		e.Str(*v.BundleID)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

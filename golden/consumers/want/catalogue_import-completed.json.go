@@ -60,9 +60,7 @@ func (v CatalogueImportCompleted) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("count")
 		e.Int64(*v.Count)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -63,9 +63,7 @@ func (v CatalogueItemPriceChanged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	e.Str(v.Sku)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

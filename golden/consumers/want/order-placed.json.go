@@ -59,9 +59,7 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("order_id")
 		e.Str(*v.OrderID)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -134,9 +134,7 @@ func (v JobQueued) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("limits")
 		v.Limits.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -247,9 +245,7 @@ func (v JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("cpu")
 		e.Int64(*v.CPU)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

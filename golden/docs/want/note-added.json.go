@@ -121,9 +121,7 @@ func (v NoteAdded) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("slashes")
 		e.Str(*v.Slashes)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -126,9 +126,7 @@ func (v TicketOpened) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("region")
 		v.Region.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

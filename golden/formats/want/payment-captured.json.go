@@ -130,9 +130,7 @@ func (v PaymentCaptured) EncodeJSON(e *jx.Encoder) {
 		}
 		e.ArrEnd()
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -133,9 +133,7 @@ func (v UserSignedUp) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("x-")
 		e.Str(*v.X)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

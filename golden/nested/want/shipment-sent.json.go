@@ -68,9 +68,7 @@ func (v ShipmentSent) EncodeJSON(e *jx.Encoder) {
 	e.Str(v.ShipmentID)
 	e.FieldStart("destination")
 	v.Destination.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -149,9 +147,7 @@ func (v ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("contact")
 		v.Contact.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -241,9 +237,7 @@ func (v ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("geo")
 		v.Geo.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -321,9 +315,7 @@ func (v ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("lon")
 		codec.WriteFloat(e, *v.Lon)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -385,9 +377,7 @@ func (v Contact) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("phone")
 		e.Str(*v.Phone)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -150,9 +150,7 @@ func (v ProfileChanged) EncodeJSON(e *jx.Encoder) {
 		}
 	}
 	e.ArrEnd()
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -226,9 +224,7 @@ func (v ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("city")
 	e.Str(v.City)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

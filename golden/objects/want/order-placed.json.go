@@ -118,9 +118,7 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("metadata")
 		codec.WriteRaw(e, v.Metadata)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

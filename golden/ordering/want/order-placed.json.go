@@ -69,9 +69,7 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 	e.Str(v.OrderID)
 	e.FieldStart("total")
 	codec.WriteFloat(e, v.Total)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -71,9 +71,7 @@ func (v OrderShipped) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("carrier")
 		e.Str(*v.Carrier)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

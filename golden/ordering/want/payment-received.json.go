@@ -63,9 +63,7 @@ func (v PaymentReceived) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("order")
 	v.Order.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -137,9 +135,7 @@ func (v PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(v.ID)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

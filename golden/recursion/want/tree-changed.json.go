@@ -83,9 +83,7 @@ func (v TreeChanged) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("forest")
 		v.Forest.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -186,9 +184,7 @@ func (v Node) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("parent")
 		v.Parent.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -273,9 +269,7 @@ func (v Link) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("next")
 		v.Next.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -429,9 +423,7 @@ func (v Binary) EncodeJSON(e *jx.Encoder) {
 	v.Left.EncodeJSON(e)
 	e.FieldStart("right")
 	v.Right.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

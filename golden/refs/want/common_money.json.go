@@ -55,9 +55,7 @@ func (v Money) EncodeJSON(e *jx.Encoder) {
 	e.Int64(v.Amount)
 	e.FieldStart("currency")
 	v.Currency.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

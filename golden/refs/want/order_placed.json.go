@@ -84,9 +84,7 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("tags")
 		v.Tags.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -172,9 +170,7 @@ func (v Shipping) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("carrier")
 		e.Str(*v.Carrier)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -68,9 +68,7 @@ func (v OrderRefunded) EncodeJSON(e *jx.Encoder) {
 	v.OrderID.EncodeJSON(e)
 	e.FieldStart("amount")
 	v.Amount.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -66,9 +66,7 @@ func (v PricingQuote) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("customer_id")
 		e.Str(*v.CustomerID)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -158,9 +156,7 @@ func (v PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
 	v.Total.EncodeJSON(e)
 	e.FieldStart("valid_until")
 	codec.WriteTime(e, v.ValidUntil)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -50,9 +50,7 @@ func (v StockQuery) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	e.Str(v.Sku)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -120,9 +118,7 @@ func (v Level) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("available")
 	e.Int64(v.Available)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

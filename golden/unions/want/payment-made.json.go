@@ -95,9 +95,7 @@ func (v PaymentMade) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("amount_or_free")
 		v.AmountOrFree.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -192,9 +190,7 @@ func (v Card) EncodeJSON(e *jx.Encoder) {
 	v.Type.EncodeJSON(e)
 	e.FieldStart("last4")
 	e.Str(v.Last4)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -303,9 +299,7 @@ func (v Transfer) EncodeJSON(e *jx.Encoder) {
 	v.Type.EncodeJSON(e)
 	e.FieldStart("iban")
 	e.Str(v.Iban)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -409,9 +403,7 @@ func (v Voucher) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("code")
 	e.Str(v.Code)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -685,9 +677,7 @@ func (v PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("email")
 	e.Str(v.Email)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
@@ -756,9 +746,7 @@ func (v PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("phone")
 	e.Str(v.Phone)
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

@@ -46,9 +46,7 @@ func (v Owner) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("login")
 		e.Str(*v.Login)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 

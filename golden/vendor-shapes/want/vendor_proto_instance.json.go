@@ -154,9 +154,7 @@ func (v InstanceChanged) EncodeJSON(e *jx.Encoder) {
 		e.FieldStart("when")
 		v.When.EncodeJSON(e)
 	}
-	codec.WriteExtra(e, v.AdditionalProperties, func(e *jx.Encoder, x1 json.RawMessage) {
-		codec.WriteRaw(e, x1)
-	})
+	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
 	e.ObjEnd()
 }
 
