@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -103,6 +104,10 @@ var facts = map[string]fact{
 	"nested/shipment.sent":                 of[nested.ShipmentSent](nested.FactShipmentSent),
 	"nullable/profile.changed":             of[nullable.ProfileChanged](nullable.FactProfileChanged),
 	"objects/order.placed":                 of[objects.OrderPlaced](objects.FactOrderPlaced),
+	"ordering/order.placed":                of[ordering.OrderPlaced](ordering.FactOrderPlaced),
+	"ordering/order.shipped":               of[ordering.OrderShipped](ordering.FactOrderShipped),
+	"ordering/payment.received":            of[ordering.PaymentReceived](ordering.FactPaymentReceived),
+	"ordering/stock.counted":               of[ordering.StockCounted](ordering.FactStockCounted),
 	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
 	"refs/order.placed":                    of[refs.OrderPlaced](refs.FactOrderPlaced),
 	"refs/order.refunded":                  of[refs.OrderRefunded](refs.FactOrderRefunded),
@@ -176,6 +181,29 @@ func roundTrip(t *testing.T, f fact, sample []byte) {
 	}
 	if err := v.(interface{ Validate() error }).Validate(); err != nil {
 		t.Errorf("Validate method: %v", err)
+	}
+	if f.desc.OrderingKey != "" {
+		orderingKeyAgrees(t, f.desc, reflect.ValueOf(v).Elem().Interface(), sample)
+	}
+}
+
+// orderingKeyAgrees checks that a fact's KeyOf reads from the Go value the
+// key the publisher would otherwise read from the JSON, spelled the same,
+// and leaves raw JSON payloads to the bytes.
+func orderingKeyAgrees(t *testing.T, f runtime.Fact, value any, sample []byte) {
+	t.Helper()
+	if f.KeyOf == nil {
+		t.Fatalf("fact with ordering key %s has no KeyOf", f.OrderingKey)
+	}
+	want, err := runtime.OrderingKeyOf(sample, f.OrderingKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := f.KeyOf(value); !ok || got != want {
+		t.Errorf("KeyOf(value) = %q, %v; the JSON's key is %q", got, ok, want)
+	}
+	if got, ok := f.KeyOf(json.RawMessage(sample)); ok {
+		t.Errorf("KeyOf(raw JSON) = %q, true; raw payloads are read from their bytes", got)
 	}
 }
 

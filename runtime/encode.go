@@ -19,6 +19,10 @@ type outMessage struct {
 	id   string
 	at   time.Time
 	body []byte
+	// key is the ordering key read from the Go value (Fact.KeyOf), when
+	// keyed; otherwise a fact with an ordering key has it read from body.
+	key   string
+	keyed bool
 }
 
 // typedPayload is a generated fact type: it validates and encodes itself.
@@ -39,7 +43,11 @@ func encodeFact(f Fact, payload any) (outMessage, error) {
 	if f.RoutingKey == "" {
 		return outMessage{}, errNoRoutingKey
 	}
-	return encodePayload(payload, f.Validate)
+	m, err := encodePayload(payload, f.Validate)
+	if err == nil && f.OrderingKey != "" && f.KeyOf != nil {
+		m.key, m.keyed = f.KeyOf(payload)
+	}
+	return m, err
 }
 
 // encodePayload validates payload and encodes it in a new envelope. A

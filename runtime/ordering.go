@@ -118,16 +118,20 @@ func (p *Publisher) message(f Fact, m outMessage) (amqp.Publishing, error) {
 		return msg, nil
 	}
 	// The body is the envelope; the key is in its payload.
-	return msg, p.orderingHeaders(f, m.body, msg.Headers)
+	return msg, p.orderingHeaders(f, m, msg.Headers)
 }
 
 // orderingHeaders adds the ordering key and sequence headers of a fact
-// with an ordering key, read from its envelope body, to h: the caller's
-// numbering (WithSequence) or the publisher's.
-func (p *Publisher) orderingHeaders(f Fact, body []byte, h amqp.Table) error {
-	key, err := keyAt(body, envelopePayload, f.OrderingKey)
-	if err != nil {
-		return err
+// with an ordering key to h: the key as read from the Go value, or else
+// from the envelope body; the caller's numbering (WithSequence) or the
+// publisher's.
+func (p *Publisher) orderingHeaders(f Fact, m outMessage, h amqp.Table) error {
+	key := m.key
+	if !m.keyed {
+		var err error
+		if key, err = keyAt(m.body, envelopePayload, f.OrderingKey); err != nil {
+			return err
+		}
 	}
 	h[HeaderOrderingKey] = key
 	if s := f.sequenced; s != nil {

@@ -303,9 +303,51 @@ func factFields(fact *model.Fact) jen.Dict {
 	}
 	if fact.OrderingKey != "" {
 		d[jen.Id("OrderingKey")] = jen.Lit(fact.OrderingKey)
+		if key := orderingKeyOf(fact); key != nil {
+			d[jen.Id("KeyOf")] = key
+		}
 	}
 	if fact.Priority != 0 {
 		d[jen.Id("Priority")] = jen.Lit(fact.Priority)
 	}
 	return d
+}
+
+// orderingKeyOf renders the function that reads a fact's ordering key from
+// a value of its payload type, spelled as the header carries it, so the
+// publisher never parses the JSON it wrote to find the key. Other payloads
+// (raw JSON) report false and are read from their bytes. nil when a field
+// on the way is a pointer (a cycle forced it), which the bytes handle.
+func orderingKeyOf(fact *model.Fact) jen.Code {
+	x := jen.Id("v")
+	for _, f := range fact.OrderingKeyPath {
+		if f.IsPointer() {
+			return nil
+		}
+		x = x.Dot(f.GoName)
+	}
+	// A key of an enum or a named definition is converted to its scalar.
+	named := fact.OrderingKeyPath[len(fact.OrderingKeyPath)-1].Type.Kind == model.Named
+	scalar := func(conv *jen.Statement) jen.Code {
+		if named {
+			return conv.Call(x)
+		}
+		return x
+	}
+	var spelled jen.Code
+	switch fact.OrderingKeyKind() {
+	case model.String:
+		spelled = scalar(jen.String())
+	case model.Int:
+		spelled = jen.Qual("strconv", "FormatInt").Call(scalar(jen.Int64()), jen.Lit(10))
+	case model.Bool:
+		spelled = jen.Qual("strconv", "FormatBool").Call(scalar(jen.Bool()))
+	default:
+		return nil
+	}
+	return jen.Func().Params(jen.Id("payload").Any()).Params(jen.String(), jen.Bool()).Block(
+		jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("payload").Assert(jen.Id(fact.GoName)),
+		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Lit(""), jen.False())),
+		jen.Return(spelled, jen.True()),
+	)
 }

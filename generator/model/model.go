@@ -110,7 +110,11 @@ type Fact struct {
 	// default AMQP priority (x-priority).
 	OrderingKey    string
 	OrderingEntity string
-	Priority       int
+	// OrderingKeyPath are the fields OrderingKey goes through, from the
+	// payload type to the scalar, so emitters can read the key from a Go
+	// value instead of its JSON.
+	OrderingKeyPath []*Field
+	Priority        int
 
 	decl *load.Fact
 }

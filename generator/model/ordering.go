@@ -23,18 +23,21 @@ func (b *builder) orderingKeys(facts []*Fact) {
 		if o.Key == "" || f.Type == nil {
 			continue
 		}
-		if why := keyProblem(f.Type, o.Key); why != "" {
+		path, why := keyPath(f.Type, o.Key)
+		if why != "" {
 			b.errs.Add(o.Doc.Errorf(o.KeyPointer, "fact %s: ordering key %s: %s", f.RoutingKey, strconv.Quote(o.Key), why))
 			continue
 		}
 		f.OrderingKey = o.Key
+		f.OrderingKeyPath = path
 		f.OrderingEntity = o.Entity
 	}
 }
 
-// keyProblem follows pointer from the payload type t and says what is wrong
-// with where it leads, or "" when it reaches a required scalar.
-func keyProblem(t *Type, pointer string) string {
+// keyPath follows pointer from the payload type t and returns the fields it
+// goes through, or says what is wrong with where it leads when it does not
+// reach a required scalar.
+func keyPath(t *Type, pointer string) (path []*Field, problem string) {
 	tokens, _ := load.Tokens(pointer)
 	ref := Ref{Kind: Named, Type: t}
 	for i, tok := range tokens {
@@ -43,7 +46,7 @@ func keyProblem(t *Type, pointer string) string {
 			at = "the payload"
 		}
 		if ref.Kind != Named || ref.Type.Kind != Struct {
-			return fmt.Sprintf("%s is not an object with properties, so it has no property %s", at, strconv.Quote(tok))
+			return nil, fmt.Sprintf("%s is not an object with properties, so it has no property %s", at, strconv.Quote(tok))
 		}
 		var field *Field
 		for _, fl := range ref.Type.Fields {
@@ -53,18 +56,19 @@ func keyProblem(t *Type, pointer string) string {
 		}
 		switch {
 		case field == nil:
-			return fmt.Sprintf("%s has no property %s (properties: %s)", at, strconv.Quote(tok), fieldNames(ref.Type))
+			return nil, fmt.Sprintf("%s has no property %s (properties: %s)", at, strconv.Quote(tok), fieldNames(ref.Type))
 		case !field.Required:
-			return fmt.Sprintf("property %s of %s is optional; expected a required property, so that every fact carries its key", strconv.Quote(tok), at)
+			return nil, fmt.Sprintf("property %s of %s is optional; expected a required property, so that every fact carries its key", strconv.Quote(tok), at)
 		case field.Type.Nullable:
-			return fmt.Sprintf("property %s of %s may be null; expected a value that is never null", strconv.Quote(tok), at)
+			return nil, fmt.Sprintf("property %s of %s may be null; expected a value that is never null", strconv.Quote(tok), at)
 		}
 		ref = field.Type
+		path = append(path, field)
 	}
 	if !scalarKey(ref) {
-		return "expected it to reach a string, integer or boolean property; " + describeRef(ref) + " is no key"
+		return nil, "expected it to reach a string, integer or boolean property; " + describeRef(ref) + " is no key"
 	}
-	return ""
+	return path, ""
 }
 
 // scalarKey reports whether values of r make a key: strings, integers and
@@ -155,4 +159,19 @@ func (f *Fact) entityText() string {
 		return fmt.Sprintf("entity %s (key %s)", strconv.Quote(f.OrderingEntity), f.OrderingKey)
 	}
 	return f.OrderingKey
+}
+
+// OrderingKeyKind returns the scalar kind the ordering key holds (String,
+// Int or Bool, under any enum or named definition), for emitters that
+// spell the key the way HeaderOrderingKey carries it; Raw when the fact
+// has no ordering key.
+func (f *Fact) OrderingKeyKind() Kind {
+	if len(f.OrderingKeyPath) == 0 {
+		return Raw
+	}
+	r := f.OrderingKeyPath[len(f.OrderingKeyPath)-1].Type
+	for r.Kind == Named && (r.Type.Kind == Defined || r.Type.Kind == Enum) {
+		r = r.Type.Base
+	}
+	return r.Kind
 }

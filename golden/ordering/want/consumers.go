@@ -33,6 +33,10 @@ type AnalyticsHandler interface {
 	// HandlePaymentReceived is called with each PaymentReceived fact (routing key
 	// payment.received) the consumer receives.
 	HandlePaymentReceived(ctx context.Context, d runtime.Delivery, fact PaymentReceived) error
+
+	// HandleStockCounted is called with each StockCounted fact (routing key
+	// stock.counted) the consumer receives.
+	HandleStockCounted(ctx context.Context, d runtime.Delivery, fact StockCounted) error
 }
 
 // NewAnalyticsConsumer returns consumer "analytics": it reads the work queue
@@ -47,6 +51,7 @@ func NewAnalyticsConsumer(conn *runtime.Conn, h AnalyticsHandler, opts ...runtim
 		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
 		runtime.Handle(FactOrderShipped, h.HandleOrderShipped),
 		runtime.Handle(FactPaymentReceived, h.HandlePaymentReceived),
+		runtime.Handle(FactStockCounted, h.HandleStockCounted),
 	}, opts...)
 }
 

@@ -17,6 +17,13 @@ const OrderPlacedRoutingKey = "order.placed"
 // FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
 // schema version and payload validation.
 var FactOrderPlaced = runtime.Fact{
+	KeyOf: func(payload any) (string, bool) {
+		v, ok := payload.(OrderPlaced)
+		if !ok {
+			return "", false
+		}
+		return v.OrderID, true
+	},
 	OrderingKey: "/order_id",
 	RoutingKey:  OrderPlacedRoutingKey,
 	Validate:    schemaSet.Validator("order-placed.json"),

@@ -17,6 +17,13 @@ const OrderShippedRoutingKey = "order.shipped"
 // FactOrderShipped describes OrderShipped facts to the runtime: routing key,
 // schema version and payload validation.
 var FactOrderShipped = runtime.Fact{
+	KeyOf: func(payload any) (string, bool) {
+		v, ok := payload.(OrderShipped)
+		if !ok {
+			return "", false
+		}
+		return v.OrderID, true
+	},
 	OrderingKey: "/order_id",
 	Priority:    5,
 	RoutingKey:  OrderShippedRoutingKey,

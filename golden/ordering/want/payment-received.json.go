@@ -17,6 +17,13 @@ const PaymentReceivedRoutingKey = "payment.received"
 // FactPaymentReceived describes PaymentReceived facts to the runtime: routing
 // key, schema version and payload validation.
 var FactPaymentReceived = runtime.Fact{
+	KeyOf: func(payload any) (string, bool) {
+		v, ok := payload.(PaymentReceived)
+		if !ok {
+			return "", false
+		}
+		return v.Order.ID, true
+	},
 	OrderingKey: "/order/id",
 	RoutingKey:  PaymentReceivedRoutingKey,
 	Validate:    schemaSet.Validator("payment-received.json"),

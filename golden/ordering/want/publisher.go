@@ -77,3 +77,17 @@ func (p *Publisher) PublishPaymentReceived(ctx context.Context, v PaymentReceive
 func (p *Publisher) PublishPaymentReceivedAsync(ctx context.Context, v PaymentReceived) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentReceived, v)
 }
+
+// PublishStockCounted publishes v with routing key stock.counted and returns
+// its message id once the broker has confirmed it. v is first validated
+// against stock-counted.json; if it does not match, nothing is sent.
+func (p *Publisher) PublishStockCounted(ctx context.Context, v StockCounted) (messageID string, err error) {
+	return p.p.Publish(ctx, FactStockCounted, v)
+}
+
+// PublishStockCountedAsync is PublishStockCounted without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishStockCountedAsync(ctx context.Context, v StockCounted) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactStockCounted, v)
+}

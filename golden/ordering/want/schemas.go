@@ -11,4 +11,5 @@ var schemaSet = schemaset.New(map[string]string{
 	"order-placed.json":     `{"x-routing-key":"order.placed","x-ordering-key":"/order_id","x-ordering-entity":"order","type":"object","required":["order_id","total"],"properties":{"order_id":{"type":"string"},"total":{"type":"number"}}}`,
 	"order-shipped.json":    `{"x-routing-key":"order.shipped","x-ordering-key":"/order_id","x-ordering-entity":"order","x-priority":5,"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"},"carrier":{"type":"string"}}}`,
 	"payment-received.json": `{"x-routing-key":"payment.received","x-ordering-key":"/order/id","x-ordering-entity":"order","type":"object","required":["order"],"properties":{"order":{"type":"object","required":["id"],"properties":{"id":{"type":"string"}}}}}`,
+	"stock-counted.json":    `{"x-routing-key":"stock.counted","x-ordering-key":"/warehouse","x-ordering-entity":"warehouse","type":"object","required":["warehouse","count"],"properties":{"warehouse":{"type":"integer","minimum":1},"count":{"type":"integer"}}}`,
 })
