@@ -66,16 +66,12 @@ Examples:
 	}
 }
 
-func runReplay(c *cli.Context) error {
-	dir, err := oneArg(c, "SCHEMA_DIR")
-	if err != nil {
-		return err
-	}
+// checkReplayFlags refuses flags that make no sense alone or together.
+func checkReplayFlags(c *cli.Context) error {
 	if c.String("consumer") == "" {
 		return usageError(c, "expected --consumer NAME")
 	}
-	format := c.String("format")
-	if format != "text" && format != "json" {
+	if format := c.String("format"); format != "text" && format != "json" {
 		return usageError(c, "--format %q: expected text or json", format)
 	}
 	if c.IsSet("limit") && c.Int("limit") <= 0 {
@@ -84,6 +80,18 @@ func runReplay(c *cli.Context) error {
 	if c.Bool("list") && (c.Bool("dry-run") || c.Bool("to-exchange")) {
 		return usageError(c, "--list changes nothing: expected it without --dry-run and --to-exchange")
 	}
+	return nil
+}
+
+func runReplay(c *cli.Context) error {
+	dir, err := oneArg(c, "SCHEMA_DIR")
+	if err != nil {
+		return err
+	}
+	if err := checkReplayFlags(c); err != nil {
+		return err
+	}
+	format := c.String("format")
 	from, err := poison.ParseSource(c.String("from"))
 	if err != nil {
 		return usageError(c, "--from: %v", err)
