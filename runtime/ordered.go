@@ -204,6 +204,10 @@ func (c *Consumer) processOrdered(r *channelRun, stop <-chan struct{}, d amqp.De
 		}
 		wait := c.spec.Delay(in.attempt)
 		if IsUnavailable(err) {
+			// Waiting out an outage spends no attempt, so a ladder of no
+			// delays (maxAttempts 1, or backoff []) must not turn it into
+			// a busy loop against the dependency that is down.
+			wait = max(wait, c.outage.policy.ProbeMin)
 			c.log.Warn("dependency unavailable; the fact is tried again in place without spending an attempt", append(logAttrs(in, err), "delay", wait)...)
 		} else {
 			c.count(RetriedInPlace, in.routingKey)
