@@ -19,8 +19,12 @@ type outMessage struct {
 	id   string
 	at   time.Time
 	body []byte
+	// payload is the envelope's payload within body (or the bytes it was
+	// copied from), where a fact's ordering key is read when it could
+	// not be read from the Go value.
+	payload []byte
 	// key is the ordering key read from the Go value (Fact.KeyOf), when
-	// keyed; otherwise a fact with an ordering key has it read from body.
+	// keyed.
 	key   string
 	keyed bool
 }
@@ -72,18 +76,30 @@ func encodePayload(payload any, validate func([]byte) error) (outMessage, error)
 		return outMessage{}, fmt.Errorf("make message id: %w", err)
 	}
 	m := outMessage{id: id.String(), at: time.Now().UTC()}
+	var start, end int
+	m.body = writeEnvelope(m.id, m.at, func(e *jx.Encoder) {
+		start = len(e.Bytes())
+		v.EncodeJSON(e)
+		end = len(e.Bytes())
+	})
+	m.payload = m.body[start:end]
+	return m, nil
+}
+
+// writeEnvelope writes the envelope {"id", "occurred_at", "payload"} with
+// payload written by writePayload, into a new slice.
+func writeEnvelope(id string, at time.Time, writePayload func(*jx.Encoder)) []byte {
 	e := jx.GetEncoder()
 	defer jx.PutEncoder(e)
 	e.ObjStart()
 	e.FieldStart("id")
-	e.Str(m.id)
+	e.Str(id)
 	e.FieldStart("occurred_at")
-	writeTime(e, m.at)
+	writeTime(e, at)
 	e.FieldStart("payload")
-	v.EncodeJSON(e)
+	writePayload(e)
 	e.ObjEnd()
-	m.body = bytes.Clone(e.Bytes())
-	return m, nil
+	return bytes.Clone(e.Bytes())
 }
 
 // writeTime writes t as encoding/json does: an RFC 3339 string with
@@ -113,7 +129,7 @@ func encodeValidated(env Envelope, validate func([]byte) error) (outMessage, err
 	if err != nil {
 		return outMessage{}, fmt.Errorf("encode envelope: %w", err)
 	}
-	return outMessage{id: env.ID, at: env.OccurredAt, body: body}, nil
+	return outMessage{id: env.ID, at: env.OccurredAt, body: body, payload: env.Payload}, nil
 }
 
 // encodeValue writes v, a generated type, as JSON.

@@ -41,18 +41,9 @@ var errNoOrderingKey = errors.New("ordering key")
 // "/order_id") in a JSON payload, as the HeaderOrderingKey header carries
 // it: a string as is, an integer or boolean in its JSON spelling.
 func OrderingKeyOf(payload []byte, pointer string) (string, error) {
-	return keyAt(payload, nil, pointer)
-}
-
-// keyAt is OrderingKeyOf of the value at the path prefix in doc (an
-// envelope's "payload").
-func keyAt(doc []byte, prefix []string, pointer string) (string, error) {
-	raw := json.RawMessage(doc)
-	tokens := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
-	for i, tok := range append(prefix, tokens...) {
-		if i >= len(prefix) {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		}
+	raw := json.RawMessage(payload)
+	for tok := range strings.SplitSeq(strings.TrimPrefix(pointer, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 			return "", fmt.Errorf("%w %s: the payload has no object there", errNoOrderingKey, pointer)
@@ -108,8 +99,6 @@ type Sequenced struct {
 	Seq    int64  // the number, from 1
 }
 
-var envelopePayload = []string{"payload"}
-
 // message returns the AMQP message of m as fact f, with the ordering
 // headers when f has an ordering key.
 func (p *Publisher) message(f Fact, m outMessage) (amqp.Publishing, error) {
@@ -129,7 +118,7 @@ func (p *Publisher) orderingHeaders(f Fact, m outMessage, h amqp.Table) error {
 	key := m.key
 	if !m.keyed {
 		var err error
-		if key, err = keyAt(m.body, envelopePayload, f.OrderingKey); err != nil {
+		if key, err = OrderingKeyOf(m.payload, f.OrderingKey); err != nil {
 			return err
 		}
 	}

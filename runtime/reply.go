@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,17 +70,7 @@ func encodeReplyBody(body replyBody) ([]byte, error) {
 	if body.Error != nil || len(body.Payload) == 0 {
 		return json.Marshal(body)
 	}
-	e := jx.GetEncoder()
-	defer jx.PutEncoder(e)
-	e.ObjStart()
-	e.FieldStart("id")
-	e.Str(body.ID)
-	e.FieldStart("occurred_at")
-	writeTime(e, body.OccurredAt)
-	e.FieldStart("payload")
-	e.Raw(body.Payload)
-	e.ObjEnd()
-	return bytes.Clone(e.Bytes()), nil
+	return writeEnvelope(body.ID, body.OccurredAt, func(e *jx.Encoder) { e.Raw(body.Payload) }), nil
 }
 
 // decodeReply reads a reply body: the payload, or the responder's error as
