@@ -98,27 +98,19 @@ func (r *Resolver) Lookup(ctx context.Context, modPath string) (Module, error) {
 	if m.Dir != "" {
 		return m, nil
 	}
+	// Required but not in the module cache yet: download what is read (the
+	// replacement, when another module replaces it). Path and Version stay
+	// the ones go.mod requires, whatever the cache holds.
+	path, version := m.Path, m.Version
 	if m.Replace != nil && m.Replace.Version != "" {
-		m.Path, m.Version = m.Replace.Path, m.Replace.Version
+		path, version = m.Replace.Path, m.Replace.Version
 	}
-	if m.Version == "" {
+	if version == "" {
 		return Module{}, fmt.Errorf("module %s: the go command gives neither a directory nor a version", modPath)
 	}
-	// Required but not in the module cache yet.
-	out, err = r.run(ctx, "mod", "download", "-json", m.Path+"@"+m.Version)
+	d, err := r.Download(ctx, path, version)
 	if err != nil {
 		return Module{}, err
-	}
-	var d Module
-	if err := json.Unmarshal(out, &d); err != nil {
-		return Module{}, fmt.Errorf("go mod download -json %s@%s: %w", m.Path, m.Version, err)
-	}
-	if d.Error != nil || d.Dir == "" {
-		msg := "no directory"
-		if d.Error != nil {
-			msg = d.Error.Err
-		}
-		return Module{}, fmt.Errorf("go mod download %s@%s: %s", m.Path, m.Version, msg)
 	}
 	m.Dir = d.Dir
 	return m, nil
@@ -129,9 +121,12 @@ func (r *Resolver) Lookup(ctx context.Context, modPath string) (Module, error) {
 // would): the version a dependency update is about to replace, or take.
 func (r *Resolver) Download(ctx context.Context, modPath, version string) (Module, error) {
 	out, err := r.run(ctx, "mod", "download", "-json", modPath+"@"+version)
-	var d Module
-	if jerr := json.Unmarshal(out, &d); jerr == nil && d.Error != nil {
-		return Module{}, fmt.Errorf("go mod download %s@%s: %s", modPath, version, d.Error.Err)
+	// Unlike go list -m, go mod download -json gives its Error as a string.
+	var d struct {
+		Version, Dir, Error string
+	}
+	if jerr := json.Unmarshal(out, &d); jerr == nil && d.Error != "" {
+		return Module{}, fmt.Errorf("go mod download %s@%s: %s", modPath, version, d.Error)
 	}
 	if err != nil {
 		return Module{}, err
@@ -139,12 +134,13 @@ func (r *Resolver) Download(ctx context.Context, modPath, version string) (Modul
 	if d.Dir == "" {
 		return Module{}, fmt.Errorf("go mod download %s@%s: no directory", modPath, version)
 	}
-	d.Path = modPath
-	return d, nil
+	return Module{Path: modPath, Version: d.Version, Dir: d.Dir}, nil
 }
 
 // run runs the go command in the service's module and returns its
-// standard output; its error carries what the go command printed.
+// standard output, also when it fails: go mod download -json gives its
+// reason there, in the JSON's Error. The error carries what the go command
+// printed on standard error.
 func (r *Resolver) run(ctx context.Context, args ...string) ([]byte, error) {
 	bin := r.Go
 	if bin == "" {
@@ -161,7 +157,7 @@ func (r *Resolver) run(ctx context.Context, args ...string) ([]byte, error) {
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			return nil, fmt.Errorf("go %s: %s", strings.Join(args, " "), strings.TrimSpace(stderr.String()))
+			return stdout.Bytes(), fmt.Errorf("go %s: %s", strings.Join(args, " "), strings.TrimSpace(stderr.String()))
 		}
 		return nil, fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 	}

@@ -95,7 +95,9 @@ func TestResolveDownloadsARequiredModule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write([]byte(content))
+		if _, err := w.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -122,5 +124,17 @@ func TestResolveDownloadsARequiredModule(t *testing.T) {
 	}
 	if want := filepath.Join(cache, "example.com", "catalogue@v1.2.0", "events"); res.Dir != want || res.Version != "v1.2.0" {
 		t.Errorf("resolved %+v, want %s at v1.2.0", res, want)
+	}
+}
+
+// A module that cannot be downloaded is an error with the go command's
+// reason, which go mod download -json gives only in its JSON output.
+func TestDownloadFailureSaysWhy(t *testing.T) {
+	svc := t.TempDir()
+	write(t, filepath.Join(svc, "go.mod"), "module example.com/svc\n\ngo 1.24\n\nrequire example.com/absent v1.0.0\n")
+	r := &gomod.Resolver{ModuleDir: svc, Env: append(env(), "GOMODCACHE="+t.TempDir())}
+	_, err := r.Download(context.Background(), "example.com/absent", "v1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "example.com/absent@v1.0.0") || !strings.Contains(err.Error(), "GOPROXY=off") {
+		t.Fatalf("download of a module that cannot be downloaded: %v, want the module, its version and the go command's reason (GOPROXY=off)", err)
 	}
 }
