@@ -35,6 +35,7 @@ import (
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
+	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
@@ -62,6 +63,7 @@ var topologies = map[string]topology.Topology{
 	"ordering":      ordering.Topology,
 	"recursion":     recursion.Topology,
 	"refs":          refs.Topology,
+	"rule-names":    rulenames.Topology,
 	"requests":      requests.Topology,
 	"unions":        unions.Topology,
 	"vendor-shapes": vendorshapes.Topology,
@@ -111,6 +113,9 @@ var facts = map[string]fact{
 	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
 	"refs/order.placed":                    of[refs.OrderPlaced](refs.FactOrderPlaced),
 	"refs/order.refunded":                  of[refs.OrderRefunded](refs.FactOrderRefunded),
+	"rule-names/col.changed":               of[rulenames.ColChanged](rulenames.FactColChanged),
+	"rule-names/ay.seen":                   of[rulenames.Ay](rulenames.FactAy),
+	"rule-names/ay.bee.seen":               of[rulenames.AyBee](rulenames.FactAyBee),
 	"unions/payment.made":                  of[unions.PaymentMade](unions.FactPaymentMade),
 	"vendor-shapes/proto.instance.changed": of[vendorshapes.InstanceChanged](vendorshapes.FactInstanceChanged),
 	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),

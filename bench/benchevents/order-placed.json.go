@@ -46,13 +46,13 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "order_id":
 			seen |= 1 << 0
-			v.OrderID, err = checkOrderPlacedOrderID.Str(d)
+			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
 		case "customer":
 			seen |= 1 << 1
 			err = v.Customer.DecodeJSON(d)
 		case "lines":
 			seen |= 1 << 2
-			v.Lines, err = codec.ArrayOf(d, &checkOrderPlacedLines, codec.Dec[OrderLine], nil)
+			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
 		case "total":
 			seen |= 1 << 3
 			err = v.Total.DecodeJSON(d)
@@ -61,11 +61,11 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 			err = v.Status.DecodeJSON(d)
 		case "placed_at":
 			seen |= 1 << 5
-			v.PlacedAt, err = checkOrderPlacedPlacedAt.Time(d)
+			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
 		case "tags":
-			v.Tags, err = codec.DistinctOf(d, &checkOrderPlacedTags, checkOrderPlacedTagsItem.Str)
+			v.Tags, err = codec.DistinctOf(d, &checkOrderPlaced_Tags, checkOrderPlaced_Tags_item.Str)
 		case "note":
-			v.Note, err = codec.Nullable(d, checkOrderPlacedNote.Str)
+			v.Note, err = codec.Nullable(d, checkOrderPlaced_Note.Str)
 		default:
 			err = codec.Unknown()
 		}
@@ -117,14 +117,14 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlaced) Validate() error {
-	if err := checkOrderPlacedOrderID.Check(v.OrderID); err != nil {
+	if err := checkOrderPlaced_OrderID.Check(v.OrderID); err != nil {
 		return codec.AtField(err, "order_id")
 	}
 	if err := v.Customer.Validate(); err != nil {
 		return codec.AtField(err, "customer")
 	}
 	if err := func() error {
-		if err := codec.Items(&checkOrderPlacedLines, v.Lines, nil); err != nil {
+		if err := codec.Items(&checkOrderPlaced_Lines, v.Lines, nil); err != nil {
 			return err
 		}
 		return codec.Each(v.Lines, func(x1 OrderLine) error {
@@ -140,17 +140,17 @@ func (v OrderPlaced) Validate() error {
 		return codec.AtField(err, "status")
 	}
 	if err := func() error {
-		if err := codec.Distinct(&checkOrderPlacedTags, v.Tags); err != nil {
+		if err := codec.Distinct(&checkOrderPlaced_Tags, v.Tags); err != nil {
 			return err
 		}
 		return codec.Each(v.Tags, func(x1 string) error {
-			return checkOrderPlacedTagsItem.Check(x1)
+			return checkOrderPlaced_Tags_item.Check(x1)
 		})
 	}(); err != nil {
 		return codec.AtField(err, "tags")
 	}
 	if v.Note.Valid {
-		if err := checkOrderPlacedNote.Check(v.Note.Value); err != nil {
+		if err := checkOrderPlaced_Note.Check(v.Note.Value); err != nil {
 			return codec.AtField(err, "note")
 		}
 	}
@@ -168,25 +168,25 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOrderPlacedOrderID = codec.String{
+	checkOrderPlaced_OrderID = codec.String{
 		Format:    codec.FormatOf("uuid"),
 		MaxLength: -1,
 	}
-	checkOrderPlacedLines = codec.Array{
+	checkOrderPlaced_Lines = codec.Array{
 		MaxItems: 100,
 		MinItems: 1,
 	}
-	checkOrderPlacedPlacedAt = codec.String{
+	checkOrderPlaced_PlacedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}
-	checkOrderPlacedTags = codec.Array{
+	checkOrderPlaced_Tags = codec.Array{
 		MaxItems: -1,
 		Unique:   true,
 	}
-	checkOrderPlacedTagsItem = codec.String{MaxLength: 32}
-	checkOrderPlacedNote     = codec.String{MaxLength: 500}
-	requiredOfOrderPlaced    = []string{"order_id", "customer", "lines", "total", "status", "placed_at"}
+	checkOrderPlaced_Tags_item = codec.String{MaxLength: 32}
+	checkOrderPlaced_Note      = codec.String{MaxLength: 500}
+	requiredOfOrderPlaced      = []string{"order_id", "customer", "lines", "total", "status", "placed_at"}
 )
 
 // OrderPlacedCustomer is generated from
@@ -206,12 +206,12 @@ func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "customer_id":
 			seen |= 1 << 0
-			v.CustomerID, err = checkOrderPlacedCustomerCustomerID.Str(d)
+			v.CustomerID, err = checkOrderPlacedCustomer_CustomerID.Str(d)
 		case "email":
 			seen |= 1 << 1
-			v.Email, err = checkOrderPlacedCustomerEmail.Str(d)
+			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
 		case "name":
-			v.Name, err = codec.Ptr(d, checkOrderPlacedCustomerName.Str)
+			v.Name, err = codec.Ptr(d, checkOrderPlacedCustomer_Name.Str)
 		case "address":
 			seen |= 1 << 2
 			err = v.Address.DecodeJSON(d)
@@ -244,14 +244,14 @@ func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlacedCustomer) Validate() error {
-	if err := checkOrderPlacedCustomerCustomerID.Check(v.CustomerID); err != nil {
+	if err := checkOrderPlacedCustomer_CustomerID.Check(v.CustomerID); err != nil {
 		return codec.AtField(err, "customer_id")
 	}
-	if err := checkOrderPlacedCustomerEmail.Check(v.Email); err != nil {
+	if err := checkOrderPlacedCustomer_Email.Check(v.Email); err != nil {
 		return codec.AtField(err, "email")
 	}
 	if v.Name != nil {
-		if err := checkOrderPlacedCustomerName.Check(*v.Name); err != nil {
+		if err := checkOrderPlacedCustomer_Name.Check(*v.Name); err != nil {
 			return codec.AtField(err, "name")
 		}
 	}
@@ -272,15 +272,15 @@ func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOrderPlacedCustomerCustomerID = codec.String{
+	checkOrderPlacedCustomer_CustomerID = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^C-[0-9]{6}$"),
 	}
-	checkOrderPlacedCustomerEmail = codec.String{
+	checkOrderPlacedCustomer_Email = codec.String{
 		Format:    codec.FormatOf("email"),
 		MaxLength: -1,
 	}
-	checkOrderPlacedCustomerName = codec.String{
+	checkOrderPlacedCustomer_Name = codec.String{
 		MaxLength: 100,
 		MinLength: 1,
 	}
@@ -304,13 +304,13 @@ func (v *Address) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "street":
 			seen |= 1 << 0
-			v.Street, err = checkAddressStreet.Str(d)
+			v.Street, err = checkAddress_Street.Str(d)
 		case "city":
 			seen |= 1 << 1
-			v.City, err = checkAddressCity.Str(d)
+			v.City, err = checkAddress_City.Str(d)
 		case "postcode":
 			seen |= 1 << 2
-			v.Postcode, err = checkAddressPostcode.Str(d)
+			v.Postcode, err = checkAddress_Postcode.Str(d)
 		case "country":
 			seen |= 1 << 3
 			err = v.Country.DecodeJSON(d)
@@ -341,13 +341,13 @@ func (v Address) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Address) Validate() error {
-	if err := checkAddressStreet.Check(v.Street); err != nil {
+	if err := checkAddress_Street.Check(v.Street); err != nil {
 		return codec.AtField(err, "street")
 	}
-	if err := checkAddressCity.Check(v.City); err != nil {
+	if err := checkAddress_City.Check(v.City); err != nil {
 		return codec.AtField(err, "city")
 	}
-	if err := checkAddressPostcode.Check(v.Postcode); err != nil {
+	if err := checkAddress_Postcode.Check(v.Postcode); err != nil {
 		return codec.AtField(err, "postcode")
 	}
 	if err := v.Country.Validate(); err != nil {
@@ -367,9 +367,9 @@ func (v *Address) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkAddressStreet   = codec.String{MaxLength: 200}
-	checkAddressCity     = codec.String{MaxLength: 100}
-	checkAddressPostcode = codec.String{
+	checkAddress_Street   = codec.String{MaxLength: 200}
+	checkAddress_City     = codec.String{MaxLength: 100}
+	checkAddress_Postcode = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[0-9]{5}$"),
 	}
@@ -429,12 +429,12 @@ func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "sku":
 			seen |= 1 << 0
-			v.Sku, err = checkOrderLineSku.Str(d)
+			v.Sku, err = checkOrderLine_Sku.Str(d)
 		case "title":
-			v.Title, err = codec.Ptr(d, checkOrderLineTitle.Str)
+			v.Title, err = codec.Ptr(d, checkOrderLine_Title.Str)
 		case "quantity":
 			seen |= 1 << 1
-			v.Quantity, err = checkOrderLineQuantity.Int(d)
+			v.Quantity, err = checkOrderLine_Quantity.Int(d)
 		case "unit_price":
 			seen |= 1 << 2
 			err = v.UnitPrice.DecodeJSON(d)
@@ -467,15 +467,15 @@ func (v OrderLine) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderLine) Validate() error {
-	if err := checkOrderLineSku.Check(v.Sku); err != nil {
+	if err := checkOrderLine_Sku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}
 	if v.Title != nil {
-		if err := checkOrderLineTitle.Check(*v.Title); err != nil {
+		if err := checkOrderLine_Title.Check(*v.Title); err != nil {
 			return codec.AtField(err, "title")
 		}
 	}
-	if err := checkOrderLineQuantity.Check(v.Quantity); err != nil {
+	if err := checkOrderLine_Quantity.Check(v.Quantity); err != nil {
 		return codec.AtField(err, "quantity")
 	}
 	if err := v.UnitPrice.Validate(); err != nil {
@@ -495,12 +495,12 @@ func (v *OrderLine) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOrderLineSku = codec.String{
+	checkOrderLine_Sku = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$"),
 	}
-	checkOrderLineTitle    = codec.String{MaxLength: 200}
-	checkOrderLineQuantity = codec.Int{
+	checkOrderLine_Title    = codec.String{MaxLength: 200}
+	checkOrderLine_Quantity = codec.Int{
 		Max: 999,
 		Min: 1,
 	}
@@ -558,7 +558,7 @@ func (v *Money) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "amount":
 			seen |= 1 << 0
-			v.Amount, err = checkMoneyAmount.Int(d)
+			v.Amount, err = checkMoney_Amount.Int(d)
 		case "currency":
 			seen |= 1 << 1
 			err = v.Currency.DecodeJSON(d)
@@ -585,7 +585,7 @@ func (v Money) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Money) Validate() error {
-	if err := checkMoneyAmount.Check(v.Amount); err != nil {
+	if err := checkMoney_Amount.Check(v.Amount); err != nil {
 		return codec.AtField(err, "amount")
 	}
 	if err := v.Currency.Validate(); err != nil {
@@ -605,7 +605,7 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkMoneyAmount = codec.Int{
+	checkMoney_Amount = codec.Int{
 		Max: 100000000,
 		Min: 0,
 	}

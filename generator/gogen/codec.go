@@ -120,7 +120,7 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	var cases []jen.Code
 	var required []string
 	for _, fl := range t.Fields {
-		name := t.GoName + fl.GoName
+		name := ruleName(t.GoName, fl.GoName)
 		body := []jen.Code{}
 		if fl.Required {
 			body = append(body, jen.Id("seen").Op("|=").Lit(1).Op("<<").Lit(len(required)))
@@ -132,10 +132,10 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		val = append(val, c.fieldCheck(fl, name)...)
 	}
 	if t.Extra != nil {
-		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Extra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Id("v").Dot(model.ExtraField), c.elemDec(*t.Extra, t.GoName+"Value")))))
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Extra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Id("v").Dot(model.ExtraField), c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))))))
 		enc = append(enc, codecID("WriteExtra").Call(jen.Id("e"), jen.Id("v").Dot(model.ExtraField), c.elemEnc(*t.Extra)))
 		val = append([]jen.Code{errReturn(codecID("ExtraClash").Call(jen.Id("v").Dot(model.ExtraField), jen.Id(propertiesVar(t))), func(err jen.Code) jen.Code { return err })}, val...)
-		if each := c.elemCheck(*t.Extra, t.GoName+"Value"); each != nil {
+		if each := c.elemCheck(*t.Extra, ruleName(t.GoName, "extra")); each != nil {
 			val = append(val, errReturn(codecID("EachValue").Call(jen.Id("v").Dot(model.ExtraField), each), func(err jen.Code) jen.Code { return err }))
 		}
 	} else if c.lenient {
@@ -305,7 +305,7 @@ func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
 			try = jen.Add(tmp).Dot("DecodeJSON")
 		} else {
 			try = jen.Func().Params(decoderParam()).Params(jen.Err().Error()).Block(
-				jen.List(tmp, jen.Err()).Op("=").Add(c.decCall(r, t.GoName+vr.GoName)),
+				jen.List(tmp, jen.Err()).Op("=").Add(c.decCall(r, ruleName(t.GoName, vr.GoName))),
 				jen.Return(jen.Err()),
 			)
 		}

@@ -55,14 +55,14 @@ func (c *valueCodec) decCall(r model.Ref, name string) jen.Code {
 	case model.Slice:
 		rule := c.rule(r, name)
 		if rule == nil {
-			return codecID("Slice").Call(jen.Id("d"), c.elemDec(*r.Elem, name+"Item"))
+			return codecID("Slice").Call(jen.Id("d"), c.elemDec(*r.Elem, ruleName(name, "item")))
 		}
 		if comparableJSON(*r.Elem) {
-			return codecID("DistinctOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, name+"Item"))
+			return codecID("DistinctOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, ruleName(name, "item")))
 		}
-		return codecID("ArrayOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, name+"Item"), c.uniqueEnc(r))
+		return codecID("ArrayOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, ruleName(name, "item")), c.uniqueEnc(r))
 	case model.Map:
-		return codecID("Map").Call(jen.Id("d"), c.elemDec(*r.Elem, name+"Value"))
+		return codecID("Map").Call(jen.Id("d"), c.elemDec(*r.Elem, ruleName(name, "value")))
 	}
 	return jen.Add(c.decFn(r, name)).Call(jen.Id("d"))
 }
@@ -235,7 +235,7 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 	case model.Named:
 		return jen.Add(x).Dot("Validate").Call()
 	case model.Slice:
-		each := c.elemCheck(*r.Elem, name+"Item")
+		each := c.elemCheck(*r.Elem, ruleName(name, "item"))
 		arr := c.rule(r, name)
 		items := func() jen.Code {
 			if comparableJSON(*r.Elem) {
@@ -255,7 +255,7 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 			return items()
 		}
 	case model.Map:
-		if each := c.elemCheck(*r.Elem, name+"Value"); each != nil {
+		if each := c.elemCheck(*r.Elem, ruleName(name, "value")); each != nil {
 			return codecID("EachValue").Call(x, each)
 		}
 	}
@@ -286,6 +286,14 @@ func ptrOr(v *jen.Statement) jen.Code {
 	}
 	return jen.Op("&").Add(v)
 }
+
+// ruleName names the rule of the value at part (a field, a variant, or
+// "item", "value", "extra") of the value named name. Go names of types,
+// fields and variants have no '_' and start with a capital, so joining
+// with '_' and the lower-case parts keeps the names of two places apart
+// (a field Bar's items and a field BarItem; a type Ay's field BeeCee and
+// a type AyBee's field Cee): rule variables are package-level.
+func ruleName(name, part string) string { return name + "_" + part }
 
 // rule declares the rule variable of a string, number or array value
 // named name (once), and returns it; nil when r checks nothing.

@@ -55,13 +55,13 @@ func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "import_id":
 			seen |= 1 << 0
-			v.ImportID, err = checkImportCompletedImportID.Str(d)
+			v.ImportID, err = checkImportCompleted_ImportID.Str(d)
 		case "supplier":
 			seen |= 1 << 1
 			v.Supplier, err = codec.Str(d)
 		case "completed_at":
 			seen |= 1 << 2
-			v.CompletedAt, err = checkImportCompletedCompletedAt.Time(d)
+			v.CompletedAt, err = checkImportCompleted_CompletedAt.Time(d)
 		case "counts":
 			seen |= 1 << 3
 			err = v.Counts.DecodeJSON(d)
@@ -106,7 +106,7 @@ func (v ImportCompleted) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompleted); err != nil {
 		return err
 	}
-	if err := checkImportCompletedImportID.Check(v.ImportID); err != nil {
+	if err := checkImportCompleted_ImportID.Check(v.ImportID); err != nil {
 		return codec.AtField(err, "import_id")
 	}
 	if err := v.Counts.Validate(); err != nil {
@@ -134,11 +134,11 @@ func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkImportCompletedImportID = codec.String{
+	checkImportCompleted_ImportID = codec.String{
 		Format:    codec.FormatOf("uuid"),
 		MaxLength: -1,
 	}
-	checkImportCompletedCompletedAt = codec.String{
+	checkImportCompleted_CompletedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}
@@ -163,13 +163,13 @@ func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "created":
 			seen |= 1 << 0
-			v.Created, err = checkImportCompletedCountsCreated.Int(d)
+			v.Created, err = checkImportCompletedCounts_Created.Int(d)
 		case "updated":
 			seen |= 1 << 1
-			v.Updated, err = checkImportCompletedCountsUpdated.Int(d)
+			v.Updated, err = checkImportCompletedCounts_Updated.Int(d)
 		case "deleted":
 			seen |= 1 << 2
-			v.Deleted, err = checkImportCompletedCountsDeleted.Int(d)
+			v.Deleted, err = checkImportCompletedCounts_Deleted.Int(d)
 		default:
 			err = codec.Unknown()
 		}
@@ -195,13 +195,13 @@ func (v ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ImportCompletedCounts) Validate() error {
-	if err := checkImportCompletedCountsCreated.Check(v.Created); err != nil {
+	if err := checkImportCompletedCounts_Created.Check(v.Created); err != nil {
 		return codec.AtField(err, "created")
 	}
-	if err := checkImportCompletedCountsUpdated.Check(v.Updated); err != nil {
+	if err := checkImportCompletedCounts_Updated.Check(v.Updated); err != nil {
 		return codec.AtField(err, "updated")
 	}
-	if err := checkImportCompletedCountsDeleted.Check(v.Deleted); err != nil {
+	if err := checkImportCompletedCounts_Deleted.Check(v.Deleted); err != nil {
 		return codec.AtField(err, "deleted")
 	}
 	return nil
@@ -218,15 +218,15 @@ func (v *ImportCompletedCounts) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkImportCompletedCountsCreated = codec.Int{
+	checkImportCompletedCounts_Created = codec.Int{
 		Max: math.MaxInt64,
 		Min: 0,
 	}
-	checkImportCompletedCountsUpdated = codec.Int{
+	checkImportCompletedCounts_Updated = codec.Int{
 		Max: math.MaxInt64,
 		Min: 0,
 	}
-	checkImportCompletedCountsDeleted = codec.Int{
+	checkImportCompletedCounts_Deleted = codec.Int{
 		Max: math.MaxInt64,
 		Min: 0,
 	}

@@ -53,9 +53,9 @@ func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
 			err = v.Sku.DecodeJSON(d)
 		case "deleted_at":
 			seen |= 1 << 1
-			v.DeletedAt, err = checkItemDeletedDeletedAt.Time(d)
+			v.DeletedAt, err = checkItemDeleted_DeletedAt.Time(d)
 		case "reason":
-			v.Reason, err = codec.Ptr(d, checkItemDeletedReason.Str)
+			v.Reason, err = codec.Ptr(d, checkItemDeleted_Reason.Str)
 		default:
 			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
 		}
@@ -91,7 +91,7 @@ func (v ItemDeleted) Validate() error {
 		return codec.AtField(err, "sku")
 	}
 	if v.Reason != nil {
-		if err := checkItemDeletedReason.Check(*v.Reason); err != nil {
+		if err := checkItemDeleted_Reason.Check(*v.Reason); err != nil {
 			return codec.AtField(err, "reason")
 		}
 	}
@@ -112,10 +112,10 @@ func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkItemDeletedDeletedAt = codec.String{
+	checkItemDeleted_DeletedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}
-	checkItemDeletedReason = codec.String{MaxLength: 500}
-	requiredOfItemDeleted  = []string{"sku", "deleted_at"}
+	checkItemDeleted_Reason = codec.String{MaxLength: 500}
+	requiredOfItemDeleted   = []string{"sku", "deleted_at"}
 )

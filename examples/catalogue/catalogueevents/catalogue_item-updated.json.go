@@ -67,7 +67,7 @@ func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
 			v.Changed, err = codec.Slice(d, codec.Dec[ItemUpdatedChangedItem])
 		case "updated_at":
 			seen |= 1 << 2
-			v.UpdatedAt, err = checkItemUpdatedUpdatedAt.Time(d)
+			v.UpdatedAt, err = checkItemUpdated_UpdatedAt.Time(d)
 		case "source":
 			v.Source, err = codec.Ptr(d, codec.Dec[ItemUpdatedSource])
 		default:
@@ -137,7 +137,7 @@ func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkItemUpdatedUpdatedAt = codec.String{
+	checkItemUpdated_UpdatedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}

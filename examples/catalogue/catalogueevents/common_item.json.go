@@ -82,16 +82,16 @@ func (v *Item) DecodeJSON(d *jx.Decoder) error {
 			err = v.Sku.DecodeJSON(d)
 		case "name":
 			seen |= 1 << 1
-			v.Name, err = checkItemName.Str(d)
+			v.Name, err = checkItem_Name.Str(d)
 		case "description":
 			v.Description, err = codec.Nullable(d, codec.Str)
 		case "price":
 			seen |= 1 << 2
 			err = v.Price.DecodeJSON(d)
 		case "tags":
-			v.Tags, err = codec.DistinctOf(d, &checkItemTags, codec.Str)
+			v.Tags, err = codec.DistinctOf(d, &checkItem_Tags, codec.Str)
 		case "image_urls":
-			v.ImageURLs, err = codec.Slice(d, checkItemImageURLsItem.Str)
+			v.ImageURLs, err = codec.Slice(d, checkItem_ImageURLs_item.Str)
 		case "attributes":
 			v.Attributes, err = codec.Map(d, codec.Str)
 		default:
@@ -158,17 +158,17 @@ func (v Item) Validate() error {
 	if err := v.Sku.Validate(); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	if err := checkItemName.Check(v.Name); err != nil {
+	if err := checkItem_Name.Check(v.Name); err != nil {
 		return codec.AtField(err, "name")
 	}
 	if err := v.Price.Validate(); err != nil {
 		return codec.AtField(err, "price")
 	}
-	if err := codec.Distinct(&checkItemTags, v.Tags); err != nil {
+	if err := codec.Distinct(&checkItem_Tags, v.Tags); err != nil {
 		return codec.AtField(err, "tags")
 	}
 	if err := codec.Each(v.ImageURLs, func(x1 string) error {
-		return checkItemImageURLsItem.Check(x1)
+		return checkItem_ImageURLs_item.Check(x1)
 	}); err != nil {
 		return codec.AtField(err, "image_urls")
 	}
@@ -189,15 +189,15 @@ func (v *Item) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkItemName = codec.String{
+	checkItem_Name = codec.String{
 		MaxLength: 200,
 		MinLength: 1,
 	}
-	checkItemTags = codec.Array{
+	checkItem_Tags = codec.Array{
 		MaxItems: -1,
 		Unique:   true,
 	}
-	checkItemImageURLsItem = codec.String{
+	checkItem_ImageURLs_item = codec.String{
 		Format:    codec.FormatOf("uri"),
 		MaxLength: -1,
 	}

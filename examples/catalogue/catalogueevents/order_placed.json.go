@@ -58,13 +58,13 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "order_id":
 			seen |= 1 << 0
-			v.OrderID, err = checkOrderPlacedOrderID.Str(d)
+			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
 		case "customer":
 			seen |= 1 << 1
 			err = v.Customer.DecodeJSON(d)
 		case "lines":
 			seen |= 1 << 2
-			v.Lines, err = codec.ArrayOf(d, &checkOrderPlacedLines, codec.Dec[OrderLine], nil)
+			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
 		case "total":
 			seen |= 1 << 3
 			err = v.Total.DecodeJSON(d)
@@ -73,9 +73,9 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 			err = v.Payment.DecodeJSON(d)
 		case "placed_at":
 			seen |= 1 << 5
-			v.PlacedAt, err = checkOrderPlacedPlacedAt.Time(d)
+			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
 		case "gift_message":
-			v.GiftMessage, err = codec.Nullable(d, checkOrderPlacedGiftMessage.Str)
+			v.GiftMessage, err = codec.Nullable(d, checkOrderPlaced_GiftMessage.Str)
 		default:
 			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
 		}
@@ -123,14 +123,14 @@ func (v OrderPlaced) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
 		return err
 	}
-	if err := checkOrderPlacedOrderID.Check(v.OrderID); err != nil {
+	if err := checkOrderPlaced_OrderID.Check(v.OrderID); err != nil {
 		return codec.AtField(err, "order_id")
 	}
 	if err := v.Customer.Validate(); err != nil {
 		return codec.AtField(err, "customer")
 	}
 	if err := func() error {
-		if err := codec.Items(&checkOrderPlacedLines, v.Lines, nil); err != nil {
+		if err := codec.Items(&checkOrderPlaced_Lines, v.Lines, nil); err != nil {
 			return err
 		}
 		return codec.Each(v.Lines, func(x1 OrderLine) error {
@@ -146,7 +146,7 @@ func (v OrderPlaced) Validate() error {
 		return codec.AtField(err, "payment")
 	}
 	if v.GiftMessage.Valid {
-		if err := checkOrderPlacedGiftMessage.Check(v.GiftMessage.Value); err != nil {
+		if err := checkOrderPlaced_GiftMessage.Check(v.GiftMessage.Value); err != nil {
 			return codec.AtField(err, "gift_message")
 		}
 	}
@@ -167,20 +167,20 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOrderPlacedOrderID = codec.String{
+	checkOrderPlaced_OrderID = codec.String{
 		Format:    codec.FormatOf("uuid"),
 		MaxLength: -1,
 	}
-	checkOrderPlacedLines = codec.Array{
+	checkOrderPlaced_Lines = codec.Array{
 		MaxItems: -1,
 		MinItems: 1,
 	}
-	checkOrderPlacedPlacedAt = codec.String{
+	checkOrderPlaced_PlacedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}
-	checkOrderPlacedGiftMessage = codec.String{MaxLength: 300}
-	requiredOfOrderPlaced       = []string{"order_id", "customer", "lines", "total", "payment", "placed_at"}
+	checkOrderPlaced_GiftMessage = codec.String{MaxLength: 300}
+	requiredOfOrderPlaced        = []string{"order_id", "customer", "lines", "total", "payment", "placed_at"}
 )
 
 // OrderPlacedCustomer is generated from
@@ -211,7 +211,7 @@ func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 			v.CustomerID, err = codec.Str(d)
 		case "email":
 			seen |= 1 << 1
-			v.Email, err = checkOrderPlacedCustomerEmail.Str(d)
+			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
 		case "name":
 			v.Name, err = codec.Ptr(d, codec.Str)
 		default:
@@ -245,7 +245,7 @@ func (v OrderPlacedCustomer) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
 		return err
 	}
-	if err := checkOrderPlacedCustomerEmail.Check(v.Email); err != nil {
+	if err := checkOrderPlacedCustomer_Email.Check(v.Email); err != nil {
 		return codec.AtField(err, "email")
 	}
 	return nil
@@ -265,7 +265,7 @@ func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOrderPlacedCustomerEmail = codec.String{
+	checkOrderPlacedCustomer_Email = codec.String{
 		Format:    codec.FormatOf("email"),
 		MaxLength: -1,
 	}
@@ -307,7 +307,7 @@ func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 			err = v.Sku.DecodeJSON(d)
 		case "quantity":
 			seen |= 1 << 1
-			v.Quantity, err = checkOrderLineQuantity.Int(d)
+			v.Quantity, err = checkOrderLine_Quantity.Int(d)
 		case "unit_price":
 			seen |= 1 << 2
 			err = v.UnitPrice.DecodeJSON(d)
@@ -343,7 +343,7 @@ func (v OrderLine) Validate() error {
 	if err := v.Sku.Validate(); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	if err := checkOrderLineQuantity.Check(v.Quantity); err != nil {
+	if err := checkOrderLine_Quantity.Check(v.Quantity); err != nil {
 		return codec.AtField(err, "quantity")
 	}
 	if err := v.UnitPrice.Validate(); err != nil {
@@ -366,7 +366,7 @@ func (v *OrderLine) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOrderLineQuantity = codec.Int{
+	checkOrderLine_Quantity = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
 	}
@@ -468,7 +468,7 @@ func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
 			err = v.Method.DecodeJSON(d)
 		case "last4":
 			seen |= 1 << 1
-			v.Last4, err = checkCardPaymentLast4.Str(d)
+			v.Last4, err = checkCardPayment_Last4.Str(d)
 		default:
 			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
 		}
@@ -499,7 +499,7 @@ func (v CardPayment) Validate() error {
 	if err := v.Method.Validate(); err != nil {
 		return codec.AtField(err, "method")
 	}
-	if err := checkCardPaymentLast4.Check(v.Last4); err != nil {
+	if err := checkCardPayment_Last4.Check(v.Last4); err != nil {
 		return codec.AtField(err, "last4")
 	}
 	return nil
@@ -519,7 +519,7 @@ func (v *CardPayment) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkCardPaymentLast4 = codec.String{
+	checkCardPayment_Last4 = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[0-9]{4}$"),
 	}

@@ -58,7 +58,7 @@ func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 			v.UserID, err = codec.Str(d)
 		case "email":
 			seen |= 1 << 2
-			v.Email, err = checkUserRegisteredEmail.Str(d)
+			v.Email, err = checkUserRegistered_Email.Str(d)
 		case "plan":
 			v.Plan, err = codec.Ptr(d, codec.Dec[UserRegisteredPlan])
 		default:
@@ -98,7 +98,7 @@ func (v UserRegistered) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserRegistered); err != nil {
 		return err
 	}
-	if err := checkUserRegisteredEmail.Check(v.Email); err != nil {
+	if err := checkUserRegistered_Email.Check(v.Email); err != nil {
 		return codec.AtField(err, "email")
 	}
 	if v.Plan != nil {
@@ -123,8 +123,8 @@ func (v *UserRegistered) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkUserRegisteredEmail = codec.String{MaxLength: 200}
-	requiredOfUserRegistered = []string{"actor", "user_id", "email"}
+	checkUserRegistered_Email = codec.String{MaxLength: 200}
+	requiredOfUserRegistered  = []string{"actor", "user_id", "email"}
 )
 
 // UserRegisteredPlan is generated from user-registered.json#/properties/plan.

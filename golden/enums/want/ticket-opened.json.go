@@ -69,9 +69,9 @@ func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
 		case "version":
 			v.Version, err = codec.Ptr(d, codec.Dec[TicketOpenedVersion])
 		case "ratio":
-			v.Ratio, err = codec.Ptr(d, checkTicketOpenedRatio.Float)
+			v.Ratio, err = codec.Ptr(d, checkTicketOpened_Ratio.Float)
 		case "flag":
-			v.Flag, err = codec.Ptr(d, checkTicketOpenedFlag.Bool)
+			v.Flag, err = codec.Ptr(d, checkTicketOpened_Flag.Bool)
 		case "region":
 			v.Region, err = codec.Ptr(d, codec.Dec[TicketOpenedRegion])
 		default:
@@ -160,12 +160,12 @@ func (v TicketOpened) Validate() error {
 		}
 	}
 	if v.Ratio != nil {
-		if err := checkTicketOpenedRatio.Check(*v.Ratio); err != nil {
+		if err := checkTicketOpened_Ratio.Check(*v.Ratio); err != nil {
 			return codec.AtField(err, "ratio")
 		}
 	}
 	if v.Flag != nil {
-		if err := checkTicketOpenedFlag.Check(*v.Flag); err != nil {
+		if err := checkTicketOpened_Flag.Check(*v.Flag); err != nil {
 			return codec.AtField(err, "flag")
 		}
 	}
@@ -191,12 +191,12 @@ func (v *TicketOpened) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkTicketOpenedRatio = codec.Float{
+	checkTicketOpened_Ratio = codec.Float{
 		Enum: codec.EnumOf("0.5", "1.5"),
 		Max:  math.Inf(1),
 		Min:  math.Inf(-1),
 	}
-	checkTicketOpenedFlag  = codec.Flag{Enum: codec.EnumOf("true")}
+	checkTicketOpened_Flag = codec.Flag{Enum: codec.EnumOf("true")}
 	requiredOfTicketOpened = []string{"kind", "status", "priority"}
 )
 

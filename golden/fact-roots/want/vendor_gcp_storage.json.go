@@ -45,7 +45,7 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 		case "size":
 			v.Size, err = codec.Ptr(d, codec.Str)
 		case "generation":
-			v.Generation, err = codec.Ptr(d, checkObjectFinalizedGeneration.Int)
+			v.Generation, err = codec.Ptr(d, checkObjectFinalized_Generation.Int)
 		default:
 			err = codec.Unknown()
 		}
@@ -79,7 +79,7 @@ func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ObjectFinalized) Validate() error {
 	if v.Generation != nil {
-		if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
+		if err := checkObjectFinalized_Generation.Check(*v.Generation); err != nil {
 			return codec.AtField(err, "generation")
 		}
 	}
@@ -97,7 +97,7 @@ func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkObjectFinalizedGeneration = codec.Int{
+	checkObjectFinalized_Generation = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
 	}

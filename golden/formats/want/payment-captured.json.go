@@ -63,17 +63,17 @@ func (v *PaymentCaptured) DecodeJSON(d *jx.Decoder) error {
 			v.VoidedAt, err = codec.NullPtr(d, codec.Time)
 		case "payment_id":
 			seen |= 1 << 2
-			v.PaymentID, err = checkPaymentCapturedPaymentID.Str(d)
+			v.PaymentID, err = checkPaymentCaptured_PaymentID.Str(d)
 		case "payer_email":
 			seen |= 1 << 3
-			v.PayerEmail, err = checkPaymentCapturedPayerEmail.Str(d)
+			v.PayerEmail, err = checkPaymentCaptured_PayerEmail.Str(d)
 		case "value_date":
 			seen |= 1 << 4
-			v.ValueDate, err = checkPaymentCapturedValueDate.Str(d)
+			v.ValueDate, err = checkPaymentCaptured_ValueDate.Str(d)
 		case "receipt_url":
-			v.ReceiptURL, err = codec.Ptr(d, checkPaymentCapturedReceiptURL.Str)
+			v.ReceiptURL, err = codec.Ptr(d, checkPaymentCaptured_ReceiptURL.Str)
 		case "issues_url":
-			v.IssuesURL, err = codec.Ptr(d, checkPaymentCapturedIssuesURL.Str)
+			v.IssuesURL, err = codec.Ptr(d, checkPaymentCaptured_IssuesURL.Str)
 		case "reference":
 			v.Reference, err = codec.Ptr(d, codec.Str)
 		case "history":
@@ -139,22 +139,22 @@ func (v PaymentCaptured) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentCaptured); err != nil {
 		return err
 	}
-	if err := checkPaymentCapturedPaymentID.Check(v.PaymentID); err != nil {
+	if err := checkPaymentCaptured_PaymentID.Check(v.PaymentID); err != nil {
 		return codec.AtField(err, "payment_id")
 	}
-	if err := checkPaymentCapturedPayerEmail.Check(v.PayerEmail); err != nil {
+	if err := checkPaymentCaptured_PayerEmail.Check(v.PayerEmail); err != nil {
 		return codec.AtField(err, "payer_email")
 	}
-	if err := checkPaymentCapturedValueDate.Check(v.ValueDate); err != nil {
+	if err := checkPaymentCaptured_ValueDate.Check(v.ValueDate); err != nil {
 		return codec.AtField(err, "value_date")
 	}
 	if v.ReceiptURL != nil {
-		if err := checkPaymentCapturedReceiptURL.Check(*v.ReceiptURL); err != nil {
+		if err := checkPaymentCaptured_ReceiptURL.Check(*v.ReceiptURL); err != nil {
 			return codec.AtField(err, "receipt_url")
 		}
 	}
 	if v.IssuesURL != nil {
-		if err := checkPaymentCapturedIssuesURL.Check(*v.IssuesURL); err != nil {
+		if err := checkPaymentCaptured_IssuesURL.Check(*v.IssuesURL); err != nil {
 			return codec.AtField(err, "issues_url")
 		}
 	}
@@ -175,23 +175,23 @@ func (v *PaymentCaptured) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkPaymentCapturedPaymentID = codec.String{
+	checkPaymentCaptured_PaymentID = codec.String{
 		Format:    codec.FormatOf("uuid"),
 		MaxLength: -1,
 	}
-	checkPaymentCapturedPayerEmail = codec.String{
+	checkPaymentCaptured_PayerEmail = codec.String{
 		Format:    codec.FormatOf("email"),
 		MaxLength: -1,
 	}
-	checkPaymentCapturedValueDate = codec.String{
+	checkPaymentCaptured_ValueDate = codec.String{
 		Format:    codec.FormatOf("date"),
 		MaxLength: -1,
 	}
-	checkPaymentCapturedReceiptURL = codec.String{
+	checkPaymentCaptured_ReceiptURL = codec.String{
 		Format:    codec.FormatOf("uri"),
 		MaxLength: -1,
 	}
-	checkPaymentCapturedIssuesURL = codec.String{
+	checkPaymentCaptured_IssuesURL = codec.String{
 		Format:    codec.FormatOf("uri-template"),
 		MaxLength: -1,
 	}

@@ -47,11 +47,11 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 		case "name":
 			v.Name, err = codec.Ptr(d, codec.Str)
 		case "size":
-			v.Size, err = codec.Ptr(d, checkObjectFinalizedSize.Str)
+			v.Size, err = codec.Ptr(d, checkObjectFinalized_Size.Str)
 		case "generation":
-			v.Generation, err = codec.Ptr(d, checkObjectFinalizedGeneration.Int)
+			v.Generation, err = codec.Ptr(d, checkObjectFinalized_Generation.Int)
 		case "timeCreated":
-			v.TimeCreated, err = codec.Ptr(d, checkObjectFinalizedTimeCreated.Time)
+			v.TimeCreated, err = codec.Ptr(d, checkObjectFinalized_TimeCreated.Time)
 		case "metadata":
 			v.Metadata, err = codec.Map(d, codec.Str)
 		case "owner":
@@ -105,12 +105,12 @@ func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ObjectFinalized) Validate() error {
 	if v.Size != nil {
-		if err := checkObjectFinalizedSize.Check(*v.Size); err != nil {
+		if err := checkObjectFinalized_Size.Check(*v.Size); err != nil {
 			return codec.AtField(err, "size")
 		}
 	}
 	if v.Generation != nil {
-		if err := checkObjectFinalizedGeneration.Check(*v.Generation); err != nil {
+		if err := checkObjectFinalized_Generation.Check(*v.Generation); err != nil {
 			return codec.AtField(err, "generation")
 		}
 	}
@@ -133,15 +133,15 @@ func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkObjectFinalizedSize = codec.String{
+	checkObjectFinalized_Size = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[0-9]+$"),
 	}
-	checkObjectFinalizedGeneration = codec.Int{
+	checkObjectFinalized_Generation = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
 	}
-	checkObjectFinalizedTimeCreated = codec.String{
+	checkObjectFinalized_TimeCreated = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}

@@ -87,7 +87,7 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 			seen |= 1 << 1
 			v.FullName, err = codec.Str(d)
 		case "issues_url":
-			v.IssuesURL, err = codec.Ptr(d, checkRepositoryIssuesURL.Str)
+			v.IssuesURL, err = codec.Ptr(d, checkRepository_IssuesURL.Str)
 		default:
 			err = codec.Unknown()
 		}
@@ -116,7 +116,7 @@ func (v Repository) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Repository) Validate() error {
 	if v.IssuesURL != nil {
-		if err := checkRepositoryIssuesURL.Check(*v.IssuesURL); err != nil {
+		if err := checkRepository_IssuesURL.Check(*v.IssuesURL); err != nil {
 			return codec.AtField(err, "issues_url")
 		}
 	}
@@ -134,7 +134,7 @@ func (v *Repository) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkRepositoryIssuesURL = codec.String{
+	checkRepository_IssuesURL = codec.String{
 		Format:    codec.FormatOf("uri-template"),
 		MaxLength: -1,
 	}

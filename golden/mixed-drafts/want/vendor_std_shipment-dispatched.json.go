@@ -40,7 +40,7 @@ func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error {
 			v.ShipmentID, err = codec.Str(d)
 		case "dispatched_at":
 			seen |= 1 << 1
-			v.DispatchedAt, err = checkShipmentDispatchedDispatchedAt.Time(d)
+			v.DispatchedAt, err = checkShipmentDispatched_DispatchedAt.Time(d)
 		case "carrier":
 			seen |= 1 << 2
 			err = v.Carrier.DecodeJSON(d)
@@ -97,7 +97,7 @@ func (v *ShipmentDispatched) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkShipmentDispatchedDispatchedAt = codec.String{
+	checkShipmentDispatched_DispatchedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}

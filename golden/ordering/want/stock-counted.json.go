@@ -56,7 +56,7 @@ func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "warehouse":
 			seen |= 1 << 0
-			v.Warehouse, err = checkStockCountedWarehouse.Int(d)
+			v.Warehouse, err = checkStockCounted_Warehouse.Int(d)
 		case "count":
 			seen |= 1 << 1
 			v.Count, err = codec.Int64(d)
@@ -87,7 +87,7 @@ func (v StockCounted) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockCounted); err != nil {
 		return err
 	}
-	if err := checkStockCountedWarehouse.Check(v.Warehouse); err != nil {
+	if err := checkStockCounted_Warehouse.Check(v.Warehouse); err != nil {
 		return codec.AtField(err, "warehouse")
 	}
 	return nil
@@ -107,7 +107,7 @@ func (v *StockCounted) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkStockCountedWarehouse = codec.Int{
+	checkStockCounted_Warehouse = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
 	}

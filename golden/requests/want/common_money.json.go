@@ -27,10 +27,10 @@ func (v *Money) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "amount":
 			seen |= 1 << 0
-			v.Amount, err = checkMoneyAmount.Int(d)
+			v.Amount, err = checkMoney_Amount.Int(d)
 		case "currency":
 			seen |= 1 << 1
-			v.Currency, err = checkMoneyCurrency.Str(d)
+			v.Currency, err = checkMoney_Currency.Str(d)
 		default:
 			err = codec.Unknown()
 		}
@@ -54,10 +54,10 @@ func (v Money) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Money) Validate() error {
-	if err := checkMoneyAmount.Check(v.Amount); err != nil {
+	if err := checkMoney_Amount.Check(v.Amount); err != nil {
 		return codec.AtField(err, "amount")
 	}
-	if err := checkMoneyCurrency.Check(v.Currency); err != nil {
+	if err := checkMoney_Currency.Check(v.Currency); err != nil {
 		return codec.AtField(err, "currency")
 	}
 	return nil
@@ -74,11 +74,11 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkMoneyAmount = codec.Int{
+	checkMoney_Amount = codec.Int{
 		Max: math.MaxInt64,
 		Min: 0,
 	}
-	checkMoneyCurrency = codec.String{
+	checkMoney_Currency = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[A-Z]{3}$"),
 	}

@@ -38,10 +38,10 @@ func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "sku":
 			seen |= 1 << 0
-			v.Sku, err = checkPricingQuoteSku.Str(d)
+			v.Sku, err = checkPricingQuote_Sku.Str(d)
 		case "quantity":
 			seen |= 1 << 1
-			v.Quantity, err = checkPricingQuoteQuantity.Int(d)
+			v.Quantity, err = checkPricingQuote_Quantity.Int(d)
 		case "customer_id":
 			v.CustomerID, err = codec.Ptr(d, codec.Str)
 		default:
@@ -75,10 +75,10 @@ func (v PricingQuote) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuote); err != nil {
 		return err
 	}
-	if err := checkPricingQuoteSku.Check(v.Sku); err != nil {
+	if err := checkPricingQuote_Sku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	if err := checkPricingQuoteQuantity.Check(v.Quantity); err != nil {
+	if err := checkPricingQuote_Quantity.Check(v.Quantity); err != nil {
 		return codec.AtField(err, "quantity")
 	}
 	return nil
@@ -98,11 +98,11 @@ func (v *PricingQuote) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkPricingQuoteSku = codec.String{
+	checkPricingQuote_Sku = codec.String{
 		MaxLength: -1,
 		MinLength: 1,
 	}
-	checkPricingQuoteQuantity = codec.Int{
+	checkPricingQuote_Quantity = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
 	}

@@ -101,7 +101,7 @@ func (v *Level) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "available":
 			seen |= 1 << 0
-			v.Available, err = checkLevelAvailable.Int(d)
+			v.Available, err = checkLevel_Available.Int(d)
 		default:
 			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
 		}
@@ -127,7 +127,7 @@ func (v Level) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLevel); err != nil {
 		return err
 	}
-	if err := checkLevelAvailable.Check(v.Available); err != nil {
+	if err := checkLevel_Available.Check(v.Available); err != nil {
 		return codec.AtField(err, "available")
 	}
 	return nil
@@ -147,7 +147,7 @@ func (v *Level) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkLevelAvailable = codec.Int{
+	checkLevel_Available = codec.Int{
 		Max: math.MaxInt64,
 		Min: 0,
 	}

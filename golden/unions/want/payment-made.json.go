@@ -794,7 +794,7 @@ func (v *PaymentMadeAmountOrFree) DecodeJSON(d *jx.Decoder) error {
 	n := 0
 	var v1 float64
 	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
-		v1, err = checkPaymentMadeAmountOrFreeNumber.Float(d)
+		v1, err = checkPaymentMadeAmountOrFree_Number.Float(d)
 		return err
 	}) {
 		v.Number = &v1
@@ -846,7 +846,7 @@ func (v *PaymentMadeAmountOrFree) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkPaymentMadeAmountOrFreeNumber = codec.Float{
+	checkPaymentMadeAmountOrFree_Number = codec.Float{
 		ExclusiveMin: true,
 		Max:          math.Inf(1),
 		Min:          0.0,

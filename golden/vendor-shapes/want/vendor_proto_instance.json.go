@@ -58,7 +58,7 @@ func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "state":
 			seen |= 1 << 0
-			v.State, err = checkInstanceChangedState.Raw(d)
+			v.State, err = checkInstanceChanged_State.Raw(d)
 		case "severity":
 			v.Severity, err = codec.Nullable(d, codec.Dec[InstanceChangedSeverity])
 		case "sign":
@@ -67,7 +67,7 @@ func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 		case "wildcard":
 			v.Wildcard, err = codec.Ptr(d, codec.Dec[InstanceChangedWildcard])
 		case "label":
-			v.Label, err = checkInstanceChangedLabel.Raw(d)
+			v.Label, err = checkInstanceChanged_Label.Raw(d)
 		case "note":
 			v.Note, err = codec.Nullable(d, codec.Str)
 		case "+1":
@@ -163,7 +163,7 @@ func (v InstanceChanged) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInstanceChanged); err != nil {
 		return err
 	}
-	if err := checkInstanceChangedState.Check(v.State); err != nil {
+	if err := checkInstanceChanged_State.Check(v.State); err != nil {
 		return codec.AtField(err, "state")
 	}
 	if v.Severity.Valid {
@@ -179,7 +179,7 @@ func (v InstanceChanged) Validate() error {
 			return codec.AtField(err, "wildcard")
 		}
 	}
-	if err := checkInstanceChangedLabel.Check(v.Label); err != nil {
+	if err := checkInstanceChanged_Label.Check(v.Label); err != nil {
 		return codec.AtField(err, "label")
 	}
 	if v.Alpha != nil {
@@ -214,9 +214,9 @@ func (v *InstanceChanged) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkInstanceChangedState = codec.Any{Enum: codec.EnumOf("\"STATE_UNSPECIFIED\"", "0", "\"ACTIVE\"", "1", "\"DELETED\"", "2")}
-	checkInstanceChangedLabel = codec.Any{Types: []string{"string", "integer", "boolean"}}
-	requiredOfInstanceChanged = []string{"state", "sign"}
+	checkInstanceChanged_State = codec.Any{Enum: codec.EnumOf("\"STATE_UNSPECIFIED\"", "0", "\"ACTIVE\"", "1", "\"DELETED\"", "2")}
+	checkInstanceChanged_Label = codec.Any{Types: []string{"string", "integer", "boolean"}}
+	requiredOfInstanceChanged  = []string{"state", "sign"}
 )
 
 // InstanceChangedSeverity is generated from
@@ -341,7 +341,7 @@ func (v *InstanceChangedWhen) DecodeJSON(d *jx.Decoder) error {
 	n := 0
 	var v1 string
 	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
-		v1, err = checkInstanceChangedWhenString.Str(d)
+		v1, err = checkInstanceChangedWhen_String.Str(d)
 		return err
 	}) {
 		v.String = &v1
@@ -396,7 +396,7 @@ func (v *InstanceChangedWhen) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkInstanceChangedWhenString = codec.String{
+	checkInstanceChangedWhen_String = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[0-9]{4}-Q[1-4]$"),
 	}

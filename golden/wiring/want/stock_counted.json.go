@@ -40,10 +40,10 @@ func (v *ItemCounted) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "sku":
 			seen |= 1 << 0
-			v.Sku, err = checkItemCountedSku.Str(d)
+			v.Sku, err = checkItemCounted_Sku.Str(d)
 		case "quantity":
 			seen |= 1 << 1
-			v.Quantity, err = checkItemCountedQuantity.Int(d)
+			v.Quantity, err = checkItemCounted_Quantity.Int(d)
 		case "counted_by":
 			v.CountedBy, err = codec.Ptr(d, codec.Str)
 		default:
@@ -73,10 +73,10 @@ func (v ItemCounted) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemCounted) Validate() error {
-	if err := checkItemCountedSku.Check(v.Sku); err != nil {
+	if err := checkItemCounted_Sku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	if err := checkItemCountedQuantity.Check(v.Quantity); err != nil {
+	if err := checkItemCounted_Quantity.Check(v.Quantity); err != nil {
 		return codec.AtField(err, "quantity")
 	}
 	return nil
@@ -93,11 +93,11 @@ func (v *ItemCounted) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkItemCountedSku = codec.String{
+	checkItemCounted_Sku = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
 	}
-	checkItemCountedQuantity = codec.Int{
+	checkItemCounted_Quantity = codec.Int{
 		Max: math.MaxInt64,
 		Min: 0,
 	}

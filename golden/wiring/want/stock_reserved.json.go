@@ -40,13 +40,13 @@ func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error {
 		switch string(key) {
 		case "sku":
 			seen |= 1 << 0
-			v.Sku, err = checkItemReservedSku.Str(d)
+			v.Sku, err = checkItemReserved_Sku.Str(d)
 		case "order_id":
 			seen |= 1 << 1
 			v.OrderID, err = codec.Str(d)
 		case "quantity":
 			seen |= 1 << 2
-			v.Quantity, err = checkItemReservedQuantity.Int(d)
+			v.Quantity, err = checkItemReserved_Quantity.Int(d)
 		default:
 			err = codec.Unknown()
 		}
@@ -72,10 +72,10 @@ func (v ItemReserved) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemReserved) Validate() error {
-	if err := checkItemReservedSku.Check(v.Sku); err != nil {
+	if err := checkItemReserved_Sku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}
-	if err := checkItemReservedQuantity.Check(v.Quantity); err != nil {
+	if err := checkItemReserved_Quantity.Check(v.Quantity); err != nil {
 		return codec.AtField(err, "quantity")
 	}
 	return nil
@@ -92,11 +92,11 @@ func (v *ItemReserved) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkItemReservedSku = codec.String{
+	checkItemReserved_Sku = codec.String{
 		MaxLength: -1,
 		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
 	}
-	checkItemReservedQuantity = codec.Int{
+	checkItemReserved_Quantity = codec.Int{
 		Max: math.MaxInt64,
 		Min: 1,
 	}
