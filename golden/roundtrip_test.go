@@ -116,6 +116,7 @@ var facts = map[string]fact{
 	"rule-names/col.changed":               of[rulenames.ColChanged](rulenames.FactColChanged),
 	"rule-names/ay.seen":                   of[rulenames.Ay](rulenames.FactAy),
 	"rule-names/ay.bee.seen":               of[rulenames.AyBee](rulenames.FactAyBee),
+	"rule-names/wide.row.loaded":           of[rulenames.WideRow](rulenames.FactWideRow),
 	"unions/payment.made":                  of[unions.PaymentMade](unions.FactPaymentMade),
 	"vendor-shapes/proto.instance.changed": of[vendorshapes.InstanceChanged](vendorshapes.FactInstanceChanged),
 	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),

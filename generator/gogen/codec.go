@@ -122,7 +122,7 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	for _, fl := range t.Fields {
 		name := ruleName(t.GoName, fl.GoName)
 		body := []jen.Code{}
-		if fl.Required {
+		if fl.Required && !c.lenient { // a lenient type's schema checked them
 			body = append(body, jen.Id("seen").Op("|=").Lit(1).Op("<<").Lit(len(required)))
 			required = append(required, fl.JSONName)
 		}

@@ -43,16 +43,13 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = ConfigChanged{}
-	var seen uint64
 	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
 		switch string(key) {
 		case "labels":
-			seen |= 1 << 0
 			v.Labels, err = codec.Map(d, codec.Str)
 		case "limits":
 			v.Limits, err = codec.Map(d, codec.Int64)
 		case "closed":
-			seen |= 1 << 1
 			err = v.Closed.DecodeJSON(d)
 		case "empty":
 			v.Empty, err = codec.Ptr(d, codec.Dec[ConfigChangedEmpty])
@@ -67,10 +64,7 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return codec.Required(seen, requiredOfConfigChanged)
+	return err
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -129,10 +123,6 @@ func (v ConfigChanged) MarshalJSON() ([]byte, error) {
 func (v *ConfigChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
-
-var (
-	requiredOfConfigChanged = []string{"labels", "closed"}
-)
 
 // ConfigChangedClosed is generated from
 // config-changed.json#/properties/closed.

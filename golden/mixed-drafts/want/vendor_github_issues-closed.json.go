@@ -38,30 +38,22 @@ func (v *IssueClosed) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = IssueClosed{}
-	var seen uint64
 	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
 		switch string(key) {
 		case "action":
-			seen |= 1 << 0
 			err = v.Action.DecodeJSON(d)
 		case "issue":
-			seen |= 1 << 1
 			err = v.Issue.DecodeJSON(d)
 		case "repository":
-			seen |= 1 << 2
 			err = v.Repository.DecodeJSON(d)
 		case "assignee":
-			seen |= 1 << 3
 			v.Assignee, err = codec.NullPtr(d, codec.Dec[User])
 		default:
 			err = d.Skip()
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return codec.Required(seen, requiredOfIssueClosed)
+	return err
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -96,10 +88,6 @@ func (v IssueClosed) MarshalJSON() ([]byte, error) {
 func (v *IssueClosed) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
-
-var (
-	requiredOfIssueClosed = []string{"action", "issue", "repository", "assignee"}
-)
 
 // IssueClosedAction is generated from
 // vendor/github/issues-closed.json#/properties/action.

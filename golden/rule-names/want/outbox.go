@@ -66,6 +66,15 @@ func (w *OutboxWriter) WriteColChanged(ctx context.Context, tx sqldb.Execer, v C
 	return w.o.Write(ctx, tx, FactColChanged, v)
 }
 
+// WriteWideRow writes v with routing key wide.row.loaded into the outbox in
+// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
+// by pgxdb.Tx), and returns the message id it will be published with. v is
+// first validated against wide-row-loaded.json; if it does not match, nothing
+// is written and tx may still commit.
+func (w *OutboxWriter) WriteWideRow(ctx context.Context, tx sqldb.Execer, v WideRow) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactWideRow, v)
+}
+
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the
 // events exchange "app.events" over conn, validating every row against its
 // fact's schema before it is sent (unless cfg.Facts is set). db is
@@ -78,7 +87,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactAyBee, FactAy, FactColChanged}
+		cfg.Facts = []runtime.Fact{FactAyBee, FactAy, FactColChanged, FactWideRow}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

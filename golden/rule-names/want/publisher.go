@@ -76,3 +76,17 @@ func (p *Publisher) PublishColChanged(ctx context.Context, v ColChanged) (messag
 func (p *Publisher) PublishColChangedAsync(ctx context.Context, v ColChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactColChanged, v)
 }
+
+// PublishWideRow publishes v with routing key wide.row.loaded and returns its
+// message id once the broker has confirmed it. v is first validated against
+// wide-row-loaded.json; if it does not match, nothing is sent.
+func (p *Publisher) PublishWideRow(ctx context.Context, v WideRow) (messageID string, err error) {
+	return p.p.Publish(ctx, FactWideRow, v)
+}
+
+// PublishWideRowAsync is PublishWideRow without waiting for the broker's
+// confirm: it validates and sends v and returns a handle whose Wait reports
+// the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishWideRowAsync(ctx context.Context, v WideRow) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactWideRow, v)
+}
