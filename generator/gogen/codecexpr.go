@@ -279,14 +279,6 @@ func (c *valueCodec) elemCheck(r model.Ref, name string) jen.Code {
 	return jen.Func().Params(jen.Add(x).Add(elemExpr(r))).Error().Block(body...)
 }
 
-// ptrOr is &v, or nil when v is.
-func ptrOr(v *jen.Statement) jen.Code {
-	if v == nil {
-		return jen.Nil()
-	}
-	return jen.Op("&").Add(v)
-}
-
 // ruleName names the rule of the value at part (a field, a variant, or
 // "item", "value", "extra") of the value named name. Go names of types,
 // fields and variants have no '_' and start with a capital, so joining

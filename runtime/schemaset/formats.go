@@ -267,11 +267,9 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// CheckFormat checks s against the format name with the check a Set
-// asserting name applies: generated code calls it, so that both agree.
-func CheckFormat(name, s string) error { return FormatChecker(name)(s) }
-
-// FormatChecker returns [CheckFormat] for one format, looked up once.
+// FormatChecker returns the check of the format name that a Set asserting
+// name applies: generated code checks with it (through codec.FormatOf), so
+// that both agree.
 func FormatChecker(name string) func(string) error {
 	check, ok := fixedFormats[name]
 	if !ok {

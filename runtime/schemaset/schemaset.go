@@ -36,8 +36,9 @@ import (
 // it used to reject.
 //
 // Version 3 code decodes, encodes and validates with runtime/codec
-// (DecodeJSON, EncodeJSON, Validate) and calls [CheckFormat]; version 2
-// code still builds and behaves as it did, so the minimum stays 2.
+// (DecodeJSON, EncodeJSON, Validate), checking formats with
+// [FormatChecker]; version 2 code still builds and behaves as it did, so
+// the minimum stays 2.
 const (
 	MinVersion = 2
 	MaxVersion = 3
