@@ -19,8 +19,8 @@ func TestTopicMatch(t *testing.T) {
 		{"item.#", "item", true}, {"item.#", "item.a.b", true}, {"#", "a.b", true}, {"#.b", "a.b", true},
 		{"*.b", "b", false}, {"item.added", "item.removed", false}, {"a.#.c", "a.c", true}, {"a.#.c", "a.x.y.c", true},
 	} {
-		if got := topicMatch(c.pattern, c.key); got != c.want {
-			t.Errorf("topicMatch(%q, %q) = %v, want %v", c.pattern, c.key, got, c.want)
+		if got := topology.TopicMatch(c.pattern, c.key); got != c.want {
+			t.Errorf("TopicMatch(%q, %q) = %v, want %v", c.pattern, c.key, got, c.want)
 		}
 	}
 }

@@ -99,7 +99,7 @@ func (b *bounds) candidates(exchange, key string) []topology.Queue {
 	var out []topology.Queue
 	seen := map[string]bool{}
 	for _, bd := range b.routes {
-		if bd.Exchange == exchange && !seen[bd.Queue] && topicMatch(bd.Key, key) {
+		if bd.Exchange == exchange && !seen[bd.Queue] && topology.TopicMatch(bd.Key, key) {
 			seen[bd.Queue] = true
 			out = append(out, b.queues[bd.Queue])
 		}
@@ -137,34 +137,4 @@ func (c *Conn) explainNack(ctx context.Context, exchange, key string, nack error
 		full = all
 	}
 	return &RejectedError{Exchange: exchange, RoutingKey: key, Queues: full}
-}
-
-// topicMatch reports whether a topic exchange routes key through pattern:
-// '*' is one word, '#' zero or more.
-func topicMatch(pattern, key string) bool {
-	return matchWords(strings.Split(pattern, "."), strings.Split(key, "."))
-}
-
-func matchWords(p, k []string) bool {
-	for len(p) > 0 {
-		switch p[0] {
-		case "#":
-			for i := 0; i <= len(k); i++ {
-				if matchWords(p[1:], k[i:]) {
-					return true
-				}
-			}
-			return false
-		case "*":
-			if len(k) == 0 {
-				return false
-			}
-		default:
-			if len(k) == 0 || k[0] != p[0] {
-				return false
-			}
-		}
-		p, k = p[1:], k[1:]
-	}
-	return len(k) == 0
 }

@@ -14,37 +14,10 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// TopicMatch reports whether an AMQP topic pattern matches a routing key:
-// words are separated by '.', '*' matches exactly one word and '#' zero or
-// more words, as a RabbitMQ topic exchange does.
-func TopicMatch(pattern, key string) bool {
-	return matchWords(strings.Split(pattern, "."), strings.Split(key, "."))
-}
-
-// matchWords runs over the pattern once, keeping for every prefix of the
-// key whether the pattern so far matches it: time in len(p)·len(k). Trying
-// every split for each '#' instead took time exponential in the number of
-// '#'s, and "#.#.#.#.#.#.#.#.#.#.x" in a manifest hung the generator.
-func matchWords(p, k []string) bool {
-	cur := make([]bool, len(k)+1) // cur[j]: the pattern so far matches k[:j]
-	next := make([]bool, len(k)+1)
-	cur[0] = true
-	for _, w := range p {
-		next[0] = w == "#" && cur[0]
-		for j := 1; j <= len(k); j++ {
-			switch w {
-			case "#": // zero words, or one more word for the same '#'
-				next[j] = cur[j] || next[j-1]
-			case "*":
-				next[j] = cur[j-1]
-			default:
-				next[j] = cur[j-1] && k[j-1] == w
-			}
-		}
-		cur, next = next, cur
-	}
-	return cur[len(k)]
-}
+// TopicMatch reports whether an AMQP topic pattern matches a routing key,
+// as a RabbitMQ topic exchange does; it is [topology.TopicMatch], the
+// matcher the runtime uses too.
+func TopicMatch(pattern, key string) bool { return topology.TopicMatch(pattern, key) }
 
 // maxBindingLen is the longest binding key AMQP can carry (a short
 // string). The bound also keeps matching cheap: its cost grows with the
@@ -93,7 +66,7 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 			} else {
 				p := strings.Split(pattern, ".")
 				for j := range facts {
-					if matchWords(p, words[j]) {
+					if topology.MatchWords(p, words[j]) {
 						matched[j] = true
 						n++
 					}
@@ -277,7 +250,7 @@ func ClosestBinding(pattern string, keys []string) (string, bool) {
 			}
 		}
 		c := strings.Join(fixed, ".")
-		if !seen[c] && matchWords(fixed, k) {
+		if !seen[c] && topology.MatchWords(fixed, k) {
 			seen[c] = true
 			candidates = append(candidates, c)
 		}
