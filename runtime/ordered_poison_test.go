@@ -256,3 +256,25 @@ func TestOrderedFullShardRejectsPublishes(t *testing.T) {
 		t.Fatalf("publish into a full shard: %v; want a RejectedError naming one shard of %v", err, b.consumer(0).Shards)
 	}
 }
+
+// A fact numbered by its caller but without an ordering key (an outbox
+// relay not given the fact) is refused before anything is sent: its number
+// would reach the ordered consumer's hash exchange without the key.
+func TestNumberedFactWithoutKeyIsRefused(t *testing.T) {
+	spec := orderedSpec("ordnokey")
+	spec.Shards, spec.QueueType = 1, topology.Classic
+	b := newBroker(t, spec)
+	pub, _ := NewPublisher(b.dial(Config{}), b.events())
+	f := orderedFact()
+	f.OrderingKey = ""
+	env, err := NewEnvelope(item{SKU: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.PublishEnvelope(context.Background(), f.WithSequence("outbox:t", 1), env); err == nil || !strings.Contains(err.Error(), "no OrderingKey") {
+		t.Fatalf("publish of a numbered fact without its key: %v, want an error saying it has no OrderingKey", err)
+	}
+	if n := b.depth(b.consumer(0).Shards[0]); n != 0 {
+		t.Errorf("the shard holds %d messages, want 0: nothing is sent", n)
+	}
+}

@@ -104,6 +104,11 @@ type Sequenced struct {
 func (p *Publisher) message(f Fact, m outMessage) (amqp.Publishing, error) {
 	msg := m.publishing(f)
 	if f.OrderingKey == "" {
+		if f.sequenced != nil {
+			// A number without its key would reach an ordered consumer's
+			// hash exchange without the header it hashes on.
+			return msg, fmt.Errorf("fact %s is numbered (WithSequence) but has no OrderingKey: give the relay this fact (outbox.RelayConfig.Facts) so its key is sent", f.RoutingKey)
+		}
 		return msg, nil
 	}
 	// The body is the envelope; the key is in its payload.
