@@ -126,11 +126,18 @@ func (c *Consumer) streamOrdered(ctx context.Context, r *channelRun) (end bool, 
 		halt()
 		return c.channelClosed(ctx, r, idle, e)
 	case shard := <-ended:
-		// A shard without its consumer would wait unread: start over on
-		// a new channel (Run resumes), the unacked facts returning.
 		halt()
-		r.cancelHandlers()
-		<-idle
+		select {
+		case e := <-r.closed: // the channel ended, and every shard's deliveries with it
+			return c.channelClosed(ctx, r, idle, e)
+		default:
+		}
+		// A shard without its consumer would wait unread: start over on
+		// a new channel (Run resumes), the unacked facts returning. The
+		// handlers are waited for as when the channel closes.
+		if end, err := c.channelClosed(ctx, r, idle, nil); end {
+			return end, err
+		}
 		return false, fmt.Errorf("the broker cancelled the consumer of shard %q (was the queue deleted?)", shard)
 	case <-ctx.Done():
 		halt()
