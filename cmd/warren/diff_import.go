@@ -54,12 +54,8 @@ func runDiffImport(c *cli.Context, dir, base, format string) error {
 	if err != nil {
 		return err
 	}
-	newLabel := path.Join(mod+"@"+imp.Version, imp.Import.Dir)
-	if imp.Version == "" {
-		newLabel = filepath.ToSlash(imp.Dir)
-	}
 	r := schemadiff.CompareImport(old, cur, bindings)
-	return writeDiff(c, r, format, schemadiff.Labels{Old: oldLabel, New: newLabel})
+	return writeDiff(c, r, format, schemadiff.Labels{Old: oldLabel, New: imp.Label()})
 }
 
 // loadModuleVersion reads the imported schema directory of imp's module at

@@ -54,13 +54,12 @@ type catalogue struct {
 // importView is an imported directory: where it comes from and which of
 // its facts this directory consumes.
 type importView struct {
-	Label    string // module@version/dir, or the relative path
-	Module   string // "" for a path import
-	Version  string
-	Dir      string
-	Types    string // where the Go types come from
-	Facts    []string
-	Exchange string // the events exchange the producer publishes on
+	Label   string // module@version/dir, or the relative path
+	Module  string // "" for a path import
+	Version string
+	Dir     string
+	Types   string // where the Go types come from
+	Facts   []string
 }
 
 type factView struct {
@@ -267,7 +266,7 @@ func schemaAt(s *load.Schemas, source, pointer string) *load.Schema {
 
 func (c *catalogue) addImports(m *model.Model) {
 	for _, imp := range m.Imports {
-		v := importView{Label: imp.Label, Module: imp.Module, Version: imp.Version, Dir: imp.Dir, Exchange: imp.Exchanges.Events}
+		v := importView{Label: imp.Label, Module: imp.Module, Version: imp.Version, Dir: imp.Dir}
 		v.Types = "generated in this package from the imported schemas"
 		if imp.Reused() {
 			v.Types = "reused from `" + imp.GoPackage + "`"
