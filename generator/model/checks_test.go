@@ -28,6 +28,10 @@ func TestInexactNamesWhatFallsBack(t *testing.T) {
 		{"minProperties", `"a": {"type": "string"}`, `, "minProperties": 1`, "minProperties"},
 		{"constraint branch", `"s": {"anyOf": [{"type": "string"}, {"minLength": 3}]}`, ``, "only constrains values"},
 		{"keywords beside a one-branch oneOf", `"s": {"oneOf": [{"$ref": "#/$defs/o"}, {"type": "null"}], "maxProperties": 2}`, `, "$defs": {"o": {"type": "object", "properties": {"x": {"type": "string"}}}}`, "maxProperties"},
+		{"integer bounds within int64", `"n": {"type": "integer", "minimum": -9223372036854775808, "maximum": 9223372036854775807, "multipleOf": 3}`, ``, ""},
+		{"integer minimum beyond int64", `"n": {"type": "integer", "minimum": 1e19}`, ``, "minimum: a bound beyond 64-bit integers"},
+		{"integer maximum beyond int64", `"n": {"type": "integer", "maximum": -1e19}`, ``, "maximum: a bound beyond 64-bit integers"},
+		{"integer multipleOf beyond int64", `"n": {"type": "integer", "multipleOf": 1e19}`, ``, "multipleOf: a multiple beyond 64-bit integers"},
 		{"required but undeclared", `"a": {"type": "string"}`, `, "required": ["b"]`, "undeclared"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
