@@ -25,7 +25,7 @@ const (
 // body is poisoned on its first attempt without being decoded, so a huge
 // message costs no decoding memory and does not go round the retry ladder.
 func WithMaxBodySize(n int) ConsumerOption {
-	return func(o *consumerOptions) { o.maxBodySize = n }
+	return func(o *consumerOptions) { o.maxBodySize = n; o.given |= optMaxBodySize }
 }
 
 // checkBody rejects what a consumer must not decode, before any decoding:

@@ -27,5 +27,5 @@ type Guard interface {
 // The guard sits inside the middleware set by [WithMiddleware] and outside
 // the handler's panic recovery, so a panicking handler rolls back its claim.
 func WithGuard(g Guard) ConsumerOption {
-	return func(o *consumerOptions) { o.guard = g }
+	return func(o *consumerOptions) { o.guard = g; o.given |= optGuard }
 }

@@ -55,19 +55,3 @@ func (c *Conn) Health() Health {
 	}
 	return h
 }
-
-// Health reports the consumer's connection (as [Conn.Health]), whether it
-// runs, and whether it is paused for an outage of a dependency.
-func (c *Consumer) Health() Health {
-	h := c.conn.Health()
-	h.Running = c.running.Load()
-	paused, last := c.outage.state()
-	h.Paused = paused
-	c.mu.Lock()
-	if c.last.at.After(last.at) {
-		last = c.last
-	}
-	c.mu.Unlock()
-	h.LastError, h.LastErrorAt = c.conn.redact(last.err), last.at
-	return h
-}

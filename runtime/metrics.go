@@ -11,7 +11,9 @@ type Event int
 
 // The events a consumer counts. Every delivery is Delivered once and then
 // ends as at most one of Acked, Retried, Held, Poisoned, DuplicateSkipped or
-// Returned: none when the ack itself fails because the channel is gone, in
+// Returned (for a responder: Acked, ErrorReplied, Expired,
+// DuplicateSkipped or Returned): none when the ack itself fails because
+// the channel is gone, in
 // which case the broker delivers the message again and that delivery is
 // counted anew. Redelivered and NewerVersion are counted besides, and end
 // nothing. ReplyDropped is no consumer's: a [Requester] counts it. A consumer pausing and resuming is not an event of a delivery:
@@ -31,10 +33,13 @@ const (
 	RetriedInPlace   // a failed attempt is tried again in place after its ladder delay, the key's later facts waiting
 	SequenceGap      // a fact's x-ordering-seq skipped numbers after the last one of its key and source
 	SequenceStepBack // a fact's x-ordering-seq was not above the last one of its key and source (and it was not the same fact again)
+	// Responders only (see [Responder]), ending a request:
+	Expired      // a request taken after its caller's deadline: acked, not worked on
+	ErrorReplied // the request failed (handler error, panic, refused request) and the error went back as its reply; then acked
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back", "expired", "error_replied"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {

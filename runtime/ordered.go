@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -44,15 +42,71 @@ import (
 // rule would hand the shard to the next instance while this one still
 // works on an earlier fact of a key.
 
-// keyQueues holds the deliveries of one channel by ordering key.
+// orderedKind is an ordered consumer on the engine: it reads every shard
+// queue on one channel, queues the deliveries per ordering key, and stops
+// in place.
+type orderedKind struct{ c *Consumer }
+
+func (k orderedKind) queues() []string { return k.c.spec.Shards }
+
+func (k orderedKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
+	return newKeyQueues(k.c.spec.Shards, feeds, k.c.opts.prefetch)
+}
+
+func (k orderedKind) work(r *channelRun, d amqp.Delivery) { k.c.processOrdered(r, d) }
+
+// giveBack is never called: an ordered consumer stops in place, and its
+// unacked facts return to their shards in order when the channel closes.
+func (k orderedKind) giveBack(d amqp.Delivery, why string) { k.c.giveBack(d, why) }
+
+func (orderedKind) traits() traits { return traits{stopsInPlace: true, queueNoun: "shard queue"} }
+
+// keyQueues holds the deliveries of one channel by ordering key: a worker
+// takes a key that no other worker holds and gets its oldest fact; the key
+// is free again once that fact is settled.
 type keyQueues struct {
 	mu      sync.Mutex
 	pending map[string][]amqp.Delivery // per key, arrival order; the head is in hand while its key is busy
 	ready   chan string                // keys with work, not yet taken by a worker
+	ended   chan string                // a shard whose feed ended (its consumer cancelled, or the channel gone)
+	drained bool                       // every feed ended and ready is closed: keys are no longer handed out
+}
+
+// newKeyQueues reads each shard's feed into per-key queues until the
+// feeds end; then ready closes.
+func newKeyQueues(shards []string, feeds []<-chan amqp.Delivery, prefetch int) *keyQueues {
+	// A key is in ready at most once, and only while it has an unacked
+	// fact: the channel's prefetch per consumer bounds how many there are.
+	q := &keyQueues{pending: map[string][]amqp.Delivery{}, ready: make(chan string, len(shards)*prefetch+1), ended: make(chan string, 1)}
+	var readers sync.WaitGroup
+	for i, feed := range feeds {
+		readers.Go(func() {
+			for d := range feed {
+				key, _ := d.Headers[HeaderOrderingKey].(string)
+				if q.add(key, d) {
+					q.ready <- key
+				}
+			}
+			select {
+			case q.ended <- shards[i]:
+			default:
+			}
+		})
+	}
+	// The readers end when the channel does; then no key is added, and
+	// the workers end once they took what ready still holds.
+	go func() {
+		readers.Wait()
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.drained = true
+		close(q.ready)
+	}()
+	return q
 }
 
 // add queues d behind the facts of its key and reports whether the key was
-// idle (so the caller hands it to a worker).
+// idle (so it goes to ready).
 func (q *keyQueues) add(key string, d amqp.Delivery) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -60,128 +114,46 @@ func (q *keyQueues) add(key string, d amqp.Delivery) bool {
 	return len(q.pending[key]) == 1
 }
 
-// head returns the fact of key to handle next.
-func (q *keyQueues) head(key string) amqp.Delivery {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.pending[key][0]
+// next takes a key with work and returns its oldest fact; the key stays
+// busy until done. It returns false once stop closes or the feeds ended.
+func (q *keyQueues) next(stop <-chan struct{}) (amqp.Delivery, bool) {
+	select {
+	case <-stop:
+		return amqp.Delivery{}, false
+	case key, ok := <-q.ready:
+		if !ok || closed(stop) {
+			return amqp.Delivery{}, false
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.pending[key][0], true
+	}
 }
 
-// done drops the head of key and reports whether more facts of it wait.
-func (q *keyQueues) done(key string) bool {
+// done drops the settled head of d's key; a key with more facts goes back
+// to ready for the next free worker.
+func (q *keyQueues) done(d amqp.Delivery) {
+	key, _ := d.Headers[HeaderOrderingKey].(string)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	rest := q.pending[key][1:]
 	if len(rest) == 0 {
 		delete(q.pending, key)
-		return false
+		return
 	}
 	q.pending[key] = rest
-	return true
-}
-
-// streamOrdered consumes every shard queue on r's channel until the
-// channel ends or Run's ctx is cancelled.
-func (c *Consumer) streamOrdered(ctx context.Context, r *channelRun) (end bool, err error) {
-	q := &keyQueues{pending: map[string][]amqp.Delivery{}, ready: make(chan string, len(c.spec.Shards)*c.opts.prefetch+1)}
-	stop := make(chan struct{})
-	halt := sync.OnceFunc(func() { close(stop) })
-	defer halt()
-	var readers sync.WaitGroup
-	ended := make(chan string, 1)
-	for _, shard := range c.spec.Shards {
-		deliveries, err := r.ch.Consume(shard, consumerTag(c.spec.Name), false, false, false, false, nil)
-		if err != nil {
-			var ae *amqp.Error
-			if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-				return true, fmt.Errorf("consumer %q: shard queue %q does not exist: declare the topology (Config.Topology)", c.spec.Name, shard)
-			}
-			return false, fmt.Errorf("consume %q: %w", shard, err)
-		}
-		readers.Go(func() {
-			for d := range deliveries {
-				key, _ := d.Headers[HeaderOrderingKey].(string)
-				if q.add(key, d) {
-					q.ready <- key
-				}
-			}
-			select { // the broker cancelled the shard's consumer, or the channel ended
-			case ended <- shard:
-			default:
-			}
-		})
-	}
-	c.log.Debug("consuming shards", "shards", c.spec.Shards, "url", r.s.url)
-	var workers sync.WaitGroup
-	for range c.opts.concurrency {
-		workers.Go(func() { c.orderedWorker(r, q, stop) })
-	}
-	// The readers end when the channel does; then no key is added.
-	go func() { readers.Wait(); close(q.ready) }()
-	idle := make(chan struct{})
-	go func() { workers.Wait(); close(idle) }()
-
-	select {
-	case e := <-r.closed:
-		halt()
-		return c.channelClosed(ctx, r, idle, e)
-	case shard := <-ended:
-		halt()
-		select {
-		case e := <-r.closed: // the channel ended, and every shard's deliveries with it
-			return c.channelClosed(ctx, r, idle, e)
-		default:
-		}
-		// A shard without its consumer would wait unread: start over on
-		// a new channel (Run resumes), the unacked facts returning. The
-		// handlers are waited for as when the channel closes.
-		if end, err := c.channelClosed(ctx, r, idle, nil); end {
-			return end, err
-		}
-		return false, fmt.Errorf("the broker cancelled the consumer of shard %q (was the queue deleted?)", shard)
-	case <-ctx.Done():
-		halt()
-		t := time.NewTimer(c.opts.shutdownTimeout)
-		defer t.Stop()
-		select {
-		case <-idle:
-		case <-r.closed:
-		case <-t.C:
-			r.cancelHandlers()
-			return true, fmt.Errorf("consumer %q: handlers still running after the %s shutdown timeout were cancelled; their messages return to the queue", c.spec.Name, c.opts.shutdownTimeout)
-		}
-		// Closing the channel (consume's defer) returns what is unacked.
-		c.log.Info("consumer stopped")
-		return true, nil
+	if !q.drained {
+		// Never blocks: ready holds each key at most once, and there are
+		// no more keys than unacked deliveries.
+		q.ready <- key
 	}
 }
 
-// orderedWorker takes keys with work and handles their facts in arrival
-// order, until the consumer stops or its channel ends.
-func (c *Consumer) orderedWorker(r *channelRun, q *keyQueues, stop <-chan struct{}) {
-	for {
-		var key string
-		select {
-		case <-stop:
-			return
-		case k, ok := <-q.ready:
-			if !ok {
-				return
-			}
-			key = k
-		}
-		for !closed(stop) {
-			c.processOrdered(r, stop, q.head(key))
-			if !q.done(key) {
-				break
-			}
-		}
-	}
-}
+func (q *keyQueues) lost() <-chan string { return q.ended }
 
 // processOrdered handles one fact in place until it is settled or the
 // consumer stops (then it stays unacked and returns to its shard).
-func (c *Consumer) processOrdered(r *channelRun, stop <-chan struct{}, d amqp.Delivery) {
+func (c *Consumer) processOrdered(r *channelRun, d amqp.Delivery) {
 	in := inspect(r.s, d)
 	c.count(Delivered, in.routingKey)
 	if d.Redelivered {
@@ -221,7 +193,7 @@ func (c *Consumer) processOrdered(r *channelRun, stop <-chan struct{}, d amqp.De
 			c.log.Warn("handler failed; retrying in place, the later facts of its key waiting", append(logAttrs(in, err), "delay", wait)...)
 			in.attempt++
 		}
-		if !waitUnlessStopped(r.hctx, stop, wait) {
+		if !waitUnlessStopped(r.hctx, r.stop, wait) {
 			return
 		}
 	}

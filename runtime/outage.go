@@ -33,8 +33,12 @@ type OutagePolicy struct {
 
 // WithOutagePolicy sets how the consumer pauses and probes during an
 // outage of a dependency; zero fields take the defaults of [OutagePolicy].
+// An ordered consumer does not pause (each fact waits out the outage in
+// place, holding back its key) and uses only ProbeMin, as the shortest
+// wait between tries. A [Responder] refuses it: a request is answered at
+// once or not at all.
 func WithOutagePolicy(p OutagePolicy) ConsumerOption {
-	return func(o *consumerOptions) { o.outage = p }
+	return func(o *consumerOptions) { o.outage = p; o.given |= optOutagePolicy }
 }
 
 func (p *OutagePolicy) setDefaults() {
@@ -112,12 +116,18 @@ func (o *outage) state() (paused bool, last lastError) {
 // from the work queue, at growing intervals, and handles it as usual. The
 // first that does not fail as unavailable ends the pause; Run's ctx or a
 // lost channel end it too (the next channel probes first).
-func (c *Consumer) probe(ctx context.Context, r *channelRun) (end bool, err error) {
+func (e *engine[J]) probe(ctx context.Context, r *channelRun) (end bool, err error) {
+	p, ok := e.kind.(pauser[J])
+	if !ok {
+		return false, nil
+	}
+	c := e.core
+	queue := e.kind.queues()[0]
 	_, last := c.outage.state()
 	since := time.Now()
 	c.log.Warn("consumer paused: a dependency is unavailable; probing with one message at a time",
 		"consecutive_failures", c.outage.policy.PauseAfter, "err", secret.Error(last.err))
-	c.metrics.Paused(c.spec.Name)
+	c.metrics.Paused(c.name)
 	wait := c.outage.policy.ProbeMin
 	for {
 		t := time.NewTimer(wait)
@@ -133,20 +143,20 @@ func (c *Consumer) probe(ctx context.Context, r *channelRun) (end bool, err erro
 			return false, fmt.Errorf("channel closed while paused: %w", e)
 		case <-t.C:
 		}
-		d, ok, err := r.ch.Get(c.spec.Queue, false)
+		d, ok, err := r.ch.Get(queue, false)
 		if err != nil {
-			return false, fmt.Errorf("probe %q: %w", c.spec.Queue, err)
+			return false, fmt.Errorf("probe %q: %w", queue, err)
 		}
 		if !ok {
 			continue // nothing to probe with yet; held messages come back from the delay queues
 		}
-		if err := c.process(r.hctx, r.s, d); IsUnavailable(err) {
+		if err := p.probe(r, d); IsUnavailable(err) {
 			wait = min(wait*2, c.outage.policy.ProbeMax)
 			continue
 		}
 		c.outage.resume()
 		c.log.Info("consumer resumed: the probe succeeded", "paused_for", time.Since(since).Round(time.Millisecond))
-		c.metrics.Resumed(c.spec.Name, time.Since(since))
+		c.metrics.Resumed(c.name, time.Since(since))
 		return false, nil
 	}
 }

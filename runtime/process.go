@@ -169,11 +169,6 @@ func safeCall(ctx context.Context, d Delivery, h func(context.Context, Delivery)
 	return h(ctx, d)
 }
 
-func (c *Consumer) count(e Event, routingKey string) {
-	c.counters[e].Add(1)
-	c.metrics.Count(c.spec.Name, e, routingKey)
-}
-
 func logAttrs(in inbound, err error) []any {
 	attrs := []any{"message_id", in.d.MessageId, "routing_key", in.routingKey, "attempt", in.attempt, "err", secret.Error(err)}
 	var p *PanicError

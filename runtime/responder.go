@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -104,19 +102,21 @@ func encodeReply[Rep any](r Request, rep Rep) ([]byte, error) {
 // carries the caller's deadline. Requests are never retried: an error is
 // the reply.
 //
-// It takes the consumers' options where they apply: [WithGuard] (keyed by
-// the request's envelope id), [WithMiddleware], [WithPrefetch],
-// [WithConcurrency], [WithShutdownTimeout], [WithMaxBodySize].
+// It runs on the same engine as a [Consumer] and takes the consumers'
+// options where they apply: [WithGuard] (keyed by the request's envelope
+// id), [WithMiddleware], [WithPrefetch], [WithConcurrency],
+// [WithShutdownTimeout], [WithMaxBodySize]. [WithOutagePolicy] is refused:
+// a request is answered once, now, so it is never held for later. What it
+// counts reaches [Metrics] and [Conn.Counts] under the responder's name:
+// Delivered and Redelivered, then Acked (answered), ErrorReplied,
+// Expired, DuplicateSkipped or Returned.
 type Responder struct {
-	conn    *Conn
+	core
 	spec    topology.Responder
 	answers map[string]Answer
-	opts    consumerOptions
-	log     *slog.Logger
 	chain   HandlerFunc
-	lane    lane // replies, confirmed
-	running atomic.Bool
 	counts  responderCounters
+	eng     *engine[amqp.Delivery]
 }
 
 // ResponderCounts are what a responder counted since it was made.
@@ -137,17 +137,17 @@ func (r *Responder) Counts() ResponderCounts {
 	}
 }
 
+// responderRefuses are the options that do not apply to a responder.
+var responderRefuses = map[optionSet]string{
+	optOutagePolicy: "a responder answers each request once, at once, and never holds one for later; a handler error (Unavailable included) is the reply",
+}
+
 // NewResponder returns a responder for spec (one of a topology's
 // Responders) answering with answers, one per request it answers. Run
 // starts it.
 func NewResponder(conn *Conn, spec topology.Responder, answers []Answer, opts ...ConsumerOption) (*Responder, error) {
-	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: spec.Prefetch, concurrency: spec.Concurrency, maxBodySize: DefaultMaxBodySize}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	o.concurrency = max(o.concurrency, 1)
-	o.prefetch = max(o.prefetch, o.concurrency)
-	var errs []error
+	o, err := newOptions(spec.Prefetch, spec.Concurrency, opts, responderRefuses)
+	errs := []error{err}
 	if conn == nil {
 		errs = append(errs, errors.New("nil Conn"))
 	}
@@ -171,120 +171,68 @@ func NewResponder(conn *Conn, spec topology.Responder, answers []Answer, opts ..
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("new responder %q: %w", spec.Name, err)
 	}
-	return &Responder{
-		conn: conn, spec: spec, answers: byKey, opts: o,
-		log:   conn.log.With("responder", spec.Name),
+	r := &Responder{
+		core: newCore(conn, spec.Name, "responder", o),
+		spec: spec, answers: byKey,
 		chain: buildChain(spec.Name, o.guard, o.middleware),
-		lane:  lane{conn: conn},
-	}, nil
+	}
+	r.eng = &engine[amqp.Delivery]{core: &r.core, kind: responderKind{r}}
+	return r, nil
 }
 
 // Run answers requests until ctx is cancelled, then stops taking them,
 // gives back those not yet started, waits for running handlers (bounded by
 // the shutdown timeout) and returns nil. It resumes by itself after a
 // connection or channel loss, and returns an error if the requests queue
-// does not exist or the Conn was closed.
-func (r *Responder) Run(ctx context.Context) error {
-	if !r.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("responder %q: Run is already running", r.spec.Name)
-	}
-	defer r.running.Store(false)
-	defer r.lane.release()
-	for round := 0; ; round++ {
-		s, err := r.conn.session(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("responder %q: %w", r.spec.Name, err)
-		}
-		end, err := r.serve(ctx, s)
-		if end {
-			return err
-		}
-		r.log.Warn("responder lost its channel; resuming", "err", r.conn.redact(err))
-		if !sleepCtx(ctx.Done(), backoff(min(round, 8), r.conn.cfg.ReconnectMin, r.conn.cfg.ReconnectMax)) {
-			return nil
-		}
-	}
+// does not exist, the Conn was closed, or handlers outlived the shutdown
+// timeout (their requests return to the queue).
+func (r *Responder) Run(ctx context.Context) error { return r.eng.run(ctx) }
+
+// Health reports the responder's connection (as [Conn.Health]), whether
+// it runs, and its last channel loss.
+func (r *Responder) Health() Health { return r.health() }
+
+// responderKind is a responder on the engine: one requests queue, each
+// worker answering the next request.
+type responderKind struct{ r *Responder }
+
+func (k responderKind) queues() []string { return []string{k.r.spec.Queue} }
+
+func (k responderKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
+	return feedSource{feeds[0]}
 }
 
-// serve runs one channel: concurrency workers answering what it delivers.
-func (r *Responder) serve(ctx context.Context, s *session) (end bool, err error) {
-	ch, err := s.conn.Channel()
-	if err != nil {
-		return false, fmt.Errorf("open channel: %w", err)
+func (k responderKind) work(r *channelRun, d amqp.Delivery) { k.r.answer(r.hctx, d) }
+
+func (k responderKind) giveBack(d amqp.Delivery, why string) {
+	if err := d.Nack(false, true); err != nil {
+		k.r.log.Debug("nack failed; the request will be redelivered", "message_id", d.MessageId, "err", k.r.conn.redact(err))
+		return
 	}
-	defer ch.Close()
-	if err := ch.Qos(r.opts.prefetch, 0, false); err != nil {
-		return false, fmt.Errorf("set prefetch: %w", err)
-	}
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	tag := consumerTag(r.spec.Name)
-	deliveries, err := ch.Consume(r.spec.Queue, tag, false, false, false, false, nil)
-	if err != nil {
-		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-			return true, fmt.Errorf("responder %q: requests queue %q does not exist: declare the topology (Config.Topology)", r.spec.Name, r.spec.Queue)
-		}
-		return false, fmt.Errorf("consume %q: %w", r.spec.Queue, err)
-	}
-	// Handlers outlive Run's ctx, as a consumer's do: a graceful stop
-	// lets the work in hand finish and be answered.
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	var stopping atomic.Bool
-	var wg sync.WaitGroup
-	for range r.opts.concurrency {
-		wg.Go(func() {
-			for d := range deliveries {
-				if stopping.Load() {
-					_ = d.Nack(false, true)
-					continue
-				}
-				r.answer(hctx, d)
-			}
-		})
-	}
-	idle := make(chan struct{})
-	go func() { wg.Wait(); close(idle) }()
-	select {
-	case <-idle:
-		return false, errors.New("the broker cancelled the responder (was the queue deleted?)")
-	case e := <-closed:
-		cancel() // their requests are redelivered; their replies cannot be acked
-		<-idle
-		if e == nil {
-			return false, errors.New("channel closed")
-		}
-		return false, fmt.Errorf("channel closed: %w", e)
-	case <-ctx.Done():
-		stopping.Store(true)
-		_ = ch.Cancel(tag, false)
-		select {
-		case <-idle:
-			return true, nil
-		case <-time.After(r.opts.shutdownTimeout):
-			cancel()
-			return true, fmt.Errorf("responder %q: handlers still running after the %s shutdown timeout were cancelled; their requests return to the queue", r.spec.Name, r.opts.shutdownTimeout)
-		}
-	}
+	k.r.count(Returned, d.RoutingKey)
+	k.r.log.Debug("gave a request back to the queue", "message_id", d.MessageId, "why", why)
 }
+
+func (responderKind) traits() traits { return traits{queueNoun: "requests queue"} }
 
 // answer works on one request and replies, then acks it. Every path ends
 // in exactly one ack, or none when the channel is gone (the broker then
 // redelivers the request).
 func (r *Responder) answer(ctx context.Context, d amqp.Delivery) {
+	r.count(Delivered, d.RoutingKey)
+	if d.Redelivered {
+		r.count(Redelivered, d.RoutingKey)
+	}
 	env, reply, err := r.work(ctx, d)
 	switch {
 	case errors.Is(err, errExpired):
 		r.counts.expired.Add(1)
 		r.log.Debug("request expired before it was taken; not worked on", "message_id", d.MessageId, "request", d.RoutingKey)
-		_ = d.Ack(false)
+		r.ack(d, Expired)
 		return
 	case d.ReplyTo == "":
 		r.log.Warn("request names no reply_to; nobody can be answered", "message_id", d.MessageId, "request", d.RoutingKey)
-		_ = d.Ack(false)
+		r.ack(d, ErrorReplied)
 		return
 	}
 	body := replyBody{ID: env.ID, OccurredAt: time.Now().UTC(), Payload: reply}
@@ -292,12 +240,15 @@ func (r *Responder) answer(ctx context.Context, d amqp.Delivery) {
 		body.ID = d.MessageId
 	}
 	var dup *duplicateError
+	outcome := Acked
 	switch {
 	case errors.As(err, &dup):
 		r.counts.duplicates.Add(1)
+		outcome = DuplicateSkipped
 		body.Error = &replyFailure{Message: err.Error()}
 	case err != nil:
 		r.counts.failed.Add(1)
+		outcome = ErrorReplied
 		body.Error = &replyFailure{Message: failureText(err), Permanent: IsPermanent(err)}
 		attrs := []any{"message_id", d.MessageId, "request", d.RoutingKey, "err", r.conn.redact(err)}
 		var p *PanicError
@@ -314,7 +265,17 @@ func (r *Responder) answer(ctx context.Context, d amqp.Delivery) {
 		r.log.Warn("reply not sent", "message_id", d.MessageId, "request", d.RoutingKey, "err", r.conn.redact(err))
 		return
 	}
-	_ = d.Ack(false)
+	r.ack(d, outcome)
+}
+
+// ack acks a request and counts how it ended; a failed ack (the channel is
+// gone, the request comes again) counts nothing.
+func (r *Responder) ack(d amqp.Delivery, e Event) {
+	if err := d.Ack(false); err != nil {
+		r.log.Debug("ack failed; the request will be redelivered", "message_id", d.MessageId, "err", r.conn.redact(err))
+		return
+	}
+	r.count(e, d.RoutingKey)
 }
 
 var errExpired = errors.New("request expired")
@@ -355,7 +316,9 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 		Attempt: 1, Redelivered: d.Redelivered, Consumer: r.spec.Name, Headers: d.Headers,
 	}
 	h := &handling{call: funcInvoker(call)}
+	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), dv, r.chain)
+	r.metrics.ObserveHandler(r.name, d.RoutingKey, time.Since(start), err)
 	if err == nil && h.duplicate {
 		return env, nil, &duplicateError{id: env.ID}
 	}

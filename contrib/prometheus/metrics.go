@@ -87,6 +87,8 @@ var help = map[runtime.Event]string{
 	runtime.RetriedInPlace:   "Ordered consumers: failed attempts tried again in place after their ladder delay, the later facts of the key waiting.",
 	runtime.SequenceGap:      "Ordered consumers: facts whose x-ordering-seq skipped numbers after the last fact of their key and source.",
 	runtime.SequenceStepBack: "Ordered consumers: facts whose x-ordering-seq was not above the last fact of their key and source (not counting the same fact again).",
+	runtime.Expired:          "Responders: requests taken after their caller's deadline, acked without being worked on.",
+	runtime.ErrorReplied:     "Responders: requests that failed and whose error went back to the caller as the reply.",
 }
 
 var labels = []string{"consumer", "routing_key"}
