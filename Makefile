@@ -29,7 +29,7 @@ test: vet
 
 # scripts/rabbitmq4 runs RabbitMQ 4 beside the machine's broker, a single
 # node and a three-node cluster; `scripts/rabbitmq4 env` prints what the
-# tests need to use them (see the README's contributing section).
+# tests need to use them (see docs/DEVELOPING.md).
 RABBITMQ4 := scripts/rabbitmq4
 
 # The packages whose tests talk to a broker: those that import

@@ -15,7 +15,7 @@ import (
 	"github.com/warrenbus/warren/examples/catalogue/catalogueevents"
 )
 
-// The setup the README gives a service: warren as a tool dependency
+// The setup docs/CLI.md gives a service: warren as a tool dependency
 // (go get -tool), a //go:generate go tool warren directive in a
 // hand-written file of the output package, go generate ./... . A module
 // outside the repository does exactly that, with a replace directive to

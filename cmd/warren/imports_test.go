@@ -370,9 +370,9 @@ func TestConsumerModuleGeneratesTheFactTypes(t *testing.T) {
 	if !strings.Contains(docs, "generated in this package from the imported schemas") {
 		t.Errorf("warren docs does not say where the types come from:\n%s", docs)
 	}
-	// Nothing imports a package of the module now; a blank import (as the
-	// README says) keeps go mod tidy from dropping the requirement the
-	// import is resolved through.
+	// Nothing imports a package of the module now; a blank import (as
+	// docs/IMPORTS.md says) keeps go mod tidy from dropping the requirement
+	// the import is resolved through.
 	writeFiles(t, m.consumer, map[string]string{"keep.go": "package main\n\nimport _ \"example.com/catalogue/catalogueevents\"\n"})
 	goIn(t, m.consumer, "mod", "tidy")
 	m.warren(0, "generate", "--check", "--out", filepath.Join(m.consumer, "searchevents"), filepath.Join(m.consumer, "events"))

@@ -10,7 +10,7 @@ import (
 	"github.com/warrenbus/warren/internal/suggest"
 )
 
-// Exit codes, the same for every command (the README has the table).
+// Exit codes, the same for every command (docs/CLI.md has the table).
 const (
 	exitOK      = 0 // success; for check and generate --check: nothing to report
 	exitFailure = 1 // findings, stale files, a failed operation

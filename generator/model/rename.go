@@ -24,7 +24,8 @@ type Renamed struct {
 	To      string
 }
 
-// The rule, applied in this order (README, "Type mapping"):
+// The rule, applied in this order (docs/GENERATED.md, "Names of generated
+// identifiers"):
 //   - A fact's type keeps the fact's name. Other types are taken in the
 //     order of their file path and position in the file; one whose name
 //     is taken gets the name of its file in front (push.json's "User" ->
