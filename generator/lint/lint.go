@@ -106,7 +106,7 @@ var Rules = []Rule{
 	{PropertyWithoutType, Warning, "a property without \"type\" (or $ref, enum, const, a combinator) accepts any JSON value", checkPropertyTypes},
 	{AdditionalPropertiesUndecided, Info, "an object schema that does not say whether other properties are allowed", checkAdditionalProperties},
 	{RequiredNotInProperties, Error, "a required name that no property declares is a typo", checkRequired},
-	{GoNameChanged, Warning, "a name that collides with another is given a different Go name (deterministic, documented in the README)", checkRenamed},
+	{GoNameChanged, Warning, "a name that collides with another is given a different Go name (deterministic, documented in docs/GENERATED.md)", checkRenamed},
 	{RequestPastTense, Warning, "a request's key should end in a verb in the imperative: one in the past tense is a fact in disguise", checkRequestTense},
 	{LintKeyword, Error, "x-warren-lint must be {\"disable\": [rule names]}", nil},
 }
