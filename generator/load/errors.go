@@ -82,13 +82,17 @@ func (l *ErrorList) Sort() {
 	*l = slices.CompactFunc(*l, func(a, b *Error) bool { return *a == *b })
 }
 
-// Err returns the sorted list as an error, or nil when it is empty.
+// Err returns the list, sorted and without duplicates, as an error, or nil
+// when it is empty. It sorts a copy: l is a value, and compacting its
+// backing array in place would leave nil entries behind in the caller's
+// list, which still has its old length.
 func (l ErrorList) Err() error {
 	if len(l) == 0 {
 		return nil
 	}
-	l.Sort()
-	return l
+	out := slices.Clone(l)
+	out.Sort()
+	return out
 }
 
 // Error prints one error per line.

@@ -15,3 +15,22 @@ func TestErrorOnOneLine(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// TestErrLeavesListIntact checks that Err sorts and compacts a copy: a
+// caller that goes on using its list (to rewrite file names, say) must
+// not find nil entries where duplicates were.
+func TestErrLeavesListIntact(t *testing.T) {
+	a := &Error{File: "a.json", Line: 1, Col: 1, Msg: "x"}
+	dup := *a
+	b := &Error{File: "b.json", Line: 1, Col: 1, Msg: "y"}
+	list := ErrorList{b, a, &dup}
+	err := list.Err()
+	if got, ok := err.(ErrorList); !ok || len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("Err() = %#v, want [a b]", err)
+	}
+	for i, e := range list {
+		if e == nil {
+			t.Fatalf("list[%d] is nil after Err", i)
+		}
+	}
+}
