@@ -188,9 +188,11 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	if err := b.errs.Err(); err != nil {
+	if b.errs.Len() > 0 {
+		// Files are renamed before sorting, so errors come in the order
+		// of the names the user reads.
 		s.UserPaths(b.errs)
-		return nil, err
+		return nil, b.errs.Err()
 	}
 	m.Types = b.sortedTypes()
 	m.Schemas = b.embeddedSchemas()
