@@ -32,6 +32,7 @@ import (
 	nullable "github.com/warrenbus/warren/golden/nullable/want"
 	objects "github.com/warrenbus/warren/golden/objects/want"
 	ordering "github.com/warrenbus/warren/golden/ordering/want"
+	recursionallof "github.com/warrenbus/warren/golden/recursion-allof/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
@@ -45,29 +46,30 @@ import (
 
 // topologies maps each golden case to the Topology its package declares.
 var topologies = map[string]topology.Topology{
-	"additional":    additional.Topology,
-	"allof":         allof.Topology,
-	"arrays":        arrays.Topology,
-	"consumers":     consumers.Topology,
-	"defaults":      defaults.Topology,
-	"docs":          docs.Topology,
-	"enums":         enums.Topology,
-	"fact-roots":    factroots.Topology,
-	"formats":       formats.Topology,
-	"imports":       imports.Topology,
-	"mixed-drafts":  mixeddrafts.Topology,
-	"names":         names.Topology,
-	"nested":        nested.Topology,
-	"nullable":      nullable.Topology,
-	"objects":       objects.Topology,
-	"ordering":      ordering.Topology,
-	"recursion":     recursion.Topology,
-	"refs":          refs.Topology,
-	"rule-names":    rulenames.Topology,
-	"requests":      requests.Topology,
-	"unions":        unions.Topology,
-	"vendor-shapes": vendorshapes.Topology,
-	"wiring":        wiring.Topology,
+	"additional":      additional.Topology,
+	"allof":           allof.Topology,
+	"arrays":          arrays.Topology,
+	"consumers":       consumers.Topology,
+	"defaults":        defaults.Topology,
+	"docs":            docs.Topology,
+	"enums":           enums.Topology,
+	"fact-roots":      factroots.Topology,
+	"formats":         formats.Topology,
+	"imports":         imports.Topology,
+	"mixed-drafts":    mixeddrafts.Topology,
+	"names":           names.Topology,
+	"nested":          nested.Topology,
+	"nullable":        nullable.Topology,
+	"objects":         objects.Topology,
+	"ordering":        ordering.Topology,
+	"recursion":       recursion.Topology,
+	"recursion-allof": recursionallof.Topology,
+	"refs":            refs.Topology,
+	"rule-names":      rulenames.Topology,
+	"requests":        requests.Topology,
+	"unions":          unions.Topology,
+	"vendor-shapes":   vendorshapes.Topology,
+	"wiring":          wiring.Topology,
 }
 
 // fact ties a golden fact to its generated type.
@@ -111,6 +113,8 @@ var facts = map[string]fact{
 	"ordering/payment.received":            of[ordering.PaymentReceived](ordering.FactPaymentReceived),
 	"ordering/stock.counted":               of[ordering.StockCounted](ordering.FactStockCounted),
 	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
+	"recursion-allof/menu.published":       of[recursionallof.MenuPublished](recursionallof.FactMenuPublished),
+	"recursion-allof/team.reorganized":     of[recursionallof.TeamReorganized](recursionallof.FactTeamReorganized),
 	"refs/order.placed":                    of[refs.OrderPlaced](refs.FactOrderPlaced),
 	"refs/order.refunded":                  of[refs.OrderRefunded](refs.FactOrderRefunded),
 	"rule-names/col.changed":               of[rulenames.ColChanged](rulenames.FactColChanged),

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -18,7 +19,8 @@ type builder struct {
 	factByNode map[*load.Schema]*Fact // the schema each fact's type is declared at
 	types      map[string]*Type       // declared types by schema location
 	declared   []*Type                // in declaration order
-	resolving  map[string]bool        // $ref locations being followed, to catch cycles
+	resolving  map[string]int         // $refs being followed since the last named type -> containers then
+	containers int                    // slices and maps being typed, unnamed ones included
 	renames    []Renamed              // Go names changed to resolve collisions
 	imported   map[*load.Fact]*Import // bound imported facts whose types are generated here
 }
@@ -28,7 +30,7 @@ func newBuilder(s *load.Schemas) *builder {
 		s:          s,
 		factByNode: map[*load.Schema]*Fact{},
 		types:      map[string]*Type{},
-		resolving:  map[string]bool{},
+		resolving:  map[string]int{},
 		imported:   map[*load.Fact]*Import{},
 	}
 }
@@ -86,7 +88,8 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	}
 	// Declare first, so that recursive references find the type.
 	t := b.declare(n, v.nullable)
-	r := b.shape(v, t)
+	var r Ref
+	b.withinNamed(func() { r = b.shape(v, t) })
 	if r.Kind == Named && r.Type == t {
 		return r
 	}
@@ -109,16 +112,33 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 // follow returns the type of the target of n's $ref.
 func (b *builder) follow(n *load.Schema) Ref {
 	loc := n.Location()
-	if b.resolving[loc] {
-		b.errs.Add(n.Doc.Errorf(load.Append(n.Pointer, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(n.RefText)))
+	if containers, ok := b.resolving[loc]; ok {
+		at := n.Doc.Errorf(load.Append(n.Pointer, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(n.RefText))
+		if b.containers > containers {
+			at.Msg = fmt.Sprintf("$ref %s leads back to itself through an array or map that has no name of its own, which would be an infinite Go type; move the schema it points at into $defs, where it becomes a named type", strconv.Quote(n.RefText))
+		}
+		b.errs.Add(at)
 		return Ref{Kind: Raw}
 	}
 	if n.Ref == nil { // load reports these; keep going
 		return Ref{Kind: Raw}
 	}
-	b.resolving[loc] = true
+	b.resolving[loc] = b.containers
 	defer delete(b.resolving, loc)
 	return b.typeOf(n.Ref)
+}
+
+// withinNamed types the members of a named type that is already declared.
+// A $ref met again below it is no cycle: the type's name ends the Go type
+// there (a child that is an allOf of its parent, held in the parent's
+// array, meets the $ref to itself inside its own copy of the parent's
+// properties). So the $refs being followed start afresh, and are restored
+// afterwards for the schemas typed beside it.
+func (b *builder) withinNamed(fn func()) {
+	outer := b.resolving
+	b.resolving = map[string]int{}
+	defer func() { b.resolving = outer }()
+	fn()
 }
 
 // declare registers a named type for schema n.
@@ -189,25 +209,34 @@ func (b *builder) shape(v *view, t *Type) Ref {
 	case "array":
 		elem := Ref{Kind: Raw}
 		if v.items != nil && !v.prefixItems {
-			elem = b.typeOf(v.items)
+			elem = b.element(v.items)
 		}
 		return Ref{Kind: Slice, Elem: &elem, Nullable: nullable}
 	case "object":
 		if len(v.props) > 0 || v.additionalFalse {
 			st := named(Struct)
-			b.fields(st, v)
+			b.withinNamed(func() { b.fields(st, v) })
 			return Ref{Kind: Named, Type: st, Nullable: nullable}
 		}
 		elem := Ref{Kind: Raw}
 		switch {
 		case v.additional != nil:
-			elem = b.typeOf(v.additional)
+			elem = b.element(v.additional)
 		case len(v.patternProps) == 1:
-			elem = b.typeOf(v.patternProps[0])
+			elem = b.element(v.patternProps[0])
 		}
 		return Ref{Kind: Map, Elem: &elem, Nullable: nullable}
 	}
 	return Ref{Kind: Raw, Nullable: nullable}
+}
+
+// element returns the type of the elements of a slice or map, counting
+// the container so that a cycle through it is told apart from one
+// through nothing.
+func (b *builder) element(n *load.Schema) Ref {
+	b.containers++
+	defer func() { b.containers-- }()
+	return b.typeOf(n)
 }
 
 // inferTypes guesses the JSON type of a schema that does not say.

@@ -1,0 +1,64 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRecursionThroughAllOf builds schemas whose definitions include their
+// parent through allOf next to properties of their own, and are held in
+// the parent's arrays: every $ref cycle passes through a struct and a
+// slice, so each builds, with one struct per definition.
+func TestRecursionThroughAllOf(t *testing.T) {
+	child := func(name string) string {
+		return `"` + name + `": {"allOf": [{"$ref": "#/definitions/host"}], "properties": {}}`
+	}
+	host := func(children ...string) string {
+		var props, defs []string
+		for _, c := range children {
+			props = append(props, `"`+c+`s": {"type": "array", "items": {"$ref": "#/definitions/`+c+`"}}`)
+			defs = append(defs, child(c))
+		}
+		return `{"x-routing-key": "host.changed", "$ref": "#/definitions/host", "definitions": {
+			"host": {"type": "object", "properties": {` + strings.Join(props, ", ") + `}}, ` + strings.Join(defs, ", ") + `}}`
+	}
+	for _, children := range [][]string{{"childA"}, {"childA", "childB"}} {
+		t.Run(strings.Join(children, "+"), func(t *testing.T) {
+			m, err := build(t, map[string]string{"warren.json": `{"package": "p"}`, "host.json": host(children...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, typ := range m.Types {
+				got = append(got, typ.GoName+":"+typ.Kind.String())
+			}
+			want := []string{"HostChanged:struct"}
+			for _, c := range children {
+				want = append(want, strings.ToUpper(c[:1])+c[1:]+":struct")
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("types %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRecursionWithoutName checks the two cycles Go cannot type: through
+// nothing, and through an array that has no name, each with its own
+// explanation.
+func TestRecursionWithoutName(t *testing.T) {
+	tests := []struct{ name, schema, want string }{
+		{"through nothing", `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"$ref": "#/$defs/y"}, "y": {"$ref": "#/$defs/x"}}}`,
+			`a.json:1:112: /$defs/x/$ref: $ref "#/$defs/y" leads back to itself without an object or array in between`},
+		{"through an unnamed array", `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "array", "items": {"$ref": "#/properties/x"}}}}`,
+			`a.json:1:100: /properties/x/items/$ref: $ref "#/properties/x" leads back to itself through an array or map that has no name of its own, which would be an infinite Go type; move the schema it points at into $defs, where it becomes a named type`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := build(t, map[string]string{"warren.json": `{"package": "p"}`, "a.json": tt.schema})
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error:\n%v\nwant:\n%s", err, tt.want)
+			}
+		})
+	}
+}
