@@ -82,7 +82,7 @@ func (m *metaSchemas) report(doc *Document, base string, v any, err error, errs 
 		errs.Add(doc.Errorf(base, "%v", err))
 		return
 	}
-	for _, l := range leaves(ve, leaf{}) {
+	for _, l := range leaves(v, ve, leaf{}) {
 		start := errs.Len()
 		m.explain(doc, base, v, l, errs)
 		for _, e := range (*errs)[start:] {
@@ -116,13 +116,21 @@ type leaf struct {
 	err *jsonschema.ValidationError
 	key string   // the property name at fault, for propertyNames
 	obj []string // the object holding key
+	// trusted is the instance location of the nearest enclosing failure
+	// whose location the validator copied (see propertyNamesAt).
+	trusted []string
 }
 
-// leaves flattens a validation error to the failures a user can act on. Of
-// the branches of an anyOf/oneOf it keeps those that got past the type
-// check: "expected one of ..., got "strin"" is useful, "got string, want
-// array" from the other branch is not.
-func leaves(e *jsonschema.ValidationError, ctx leaf) []leaf {
+// leaves flattens a validation error of the instance root to the failures
+// a user can act on. Of the branches of an anyOf/oneOf it keeps those that
+// got past the type check: "expected one of ..., got "strin"" is useful,
+// "got string, want array" from the other branch is not.
+func leaves(root any, e *jsonschema.ValidationError, ctx leaf) []leaf {
+	switch e.ErrorKind.(type) {
+	case *kind.PropertyNames, *kind.ContentSchema:
+	default:
+		ctx.trusted = e.InstanceLocation
+	}
 	if len(e.Causes) == 0 {
 		ctx.err = e
 		return []leaf{ctx}
@@ -132,11 +140,19 @@ func leaves(e *jsonschema.ValidationError, ctx leaf) []leaf {
 	case *kind.PropertyNames:
 		// The causes come from validating the name on its own, so their
 		// instance locations are relative to nothing.
-		ctx.key, ctx.obj = k.Property, e.InstanceLocation
+		var out []leaf
+		for _, obj := range propertyNamesAt(root, ctx.trusted, len(e.InstanceLocation), k.Property, e.SchemaURL) {
+			named := ctx
+			named.key, named.obj = k.Property, obj
+			for _, c := range causes {
+				out = append(out, leaves(root, c, named)...)
+			}
+		}
+		return out
 	case *kind.AnyOf, *kind.OneOf:
 		var relevant []*jsonschema.ValidationError
 		for _, c := range causes {
-			if _, isType := c.ErrorKind.(*kind.Type); !isType || len(c.Causes) > 0 {
+			if _, isType := typeMismatch(c); !isType {
 				relevant = append(relevant, c)
 			}
 		}
@@ -148,9 +164,26 @@ func leaves(e *jsonschema.ValidationError, ctx leaf) []leaf {
 	}
 	var out []leaf
 	for _, c := range causes {
-		out = append(out, leaves(c, ctx)...)
+		out = append(out, leaves(root, c, ctx)...)
 	}
 	return out
+}
+
+// typeMismatch returns the type error that is all a branch's failure
+// amounts to, through the $ref (or group) that leads to it: draft-04's
+// items is anyOf [{"$ref": "#"}, {"$ref": "#/definitions/schemaArray"}],
+// and a schema whose pattern is wrong fails the second branch only by
+// being an object, which is nothing the user should fix.
+func typeMismatch(e *jsonschema.ValidationError) (*kind.Type, bool) {
+	switch k := e.ErrorKind.(type) {
+	case *kind.Type:
+		return k, len(e.Causes) == 0
+	case *kind.Reference, *kind.Group, *kind.Schema:
+		if len(e.Causes) == 1 {
+			return typeMismatch(e.Causes[0])
+		}
+	}
+	return nil, false
 }
 
 // mergeTypes turns "got string, want array" + "got string, want object" into
@@ -158,7 +191,7 @@ func leaves(e *jsonschema.ValidationError, ctx leaf) []leaf {
 func mergeTypes(parent *jsonschema.ValidationError, causes []*jsonschema.ValidationError) *jsonschema.ValidationError {
 	merged := &kind.Type{}
 	for _, c := range causes {
-		t := c.ErrorKind.(*kind.Type)
+		t, _ := typeMismatch(c)
 		merged.Got = t.Got
 		for _, w := range t.Want {
 			if !slices.Contains(merged.Want, w) {
