@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -71,6 +72,9 @@ func (s *Schemas) manifestFacts(errs *ErrorList) []*Fact {
 		obj := decls[key].(map[string]any)
 		ref := obj["schema"].(string)
 		target, err := s.resolve(FileURI(doc.Path), ref)
+		if errors.Is(err, errNotLoaded) {
+			continue
+		}
 		if err != nil {
 			// Resolving words it for a $ref; here the reference is "schema".
 			errs.Add(doc.Errorf(Append(ptr, "schema"), "%s", strings.Replace(err.Error(), "$ref ", "schema ", 1)))

@@ -43,6 +43,7 @@ type Schemas struct {
 	byPath map[string]*Document
 	refs   map[*Document][]*Document // the files each file's $refs point at
 	ids    map[string]*Schema        // every file's URI, $id and anchor -> its schema
+	failed map[string][]byte         // the schema files that did not load -> their text
 }
 
 // Doc returns the schema file at path (slash-separated, relative to the
@@ -216,6 +217,7 @@ func assemble(files []fileResult, prefix string) (*Schemas, ErrorList) {
 		}
 	}
 	s.indexIDs(files, &errs)
+	s.recordFailed(files, prefix+ManifestFile)
 	if manifestDoc == nil && !hasErrorIn(errs, prefix+ManifestFile) {
 		errs.Addf(prefix+ManifestFile, "", "missing manifest: expected %s at the top of the schema directory", ManifestFile)
 	}
@@ -224,6 +226,8 @@ func assemble(files []fileResult, prefix string) (*Schemas, ErrorList) {
 
 // fileResult is what pass 1 learns about one file.
 type fileResult struct {
+	path     string // as named in the directory (prefix included)
+	src      []byte
 	doc      *Document
 	valid    bool               // the file is a valid JSON Schema (or manifest)
 	ids      map[string]*Schema // the URIs and anchors the file declares
@@ -240,6 +244,7 @@ func (r *fileResult) load(fsys fs.FS, p, prefix string, m *metaSchemas) error {
 	}
 	isManifest := p == ManifestFile
 	p = prefix + p
+	r.path, r.src = p, src
 	doc, err := Parse(p, src)
 	if err != nil {
 		var e *Error

@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +75,9 @@ func (s *Schemas) addRequest(r *Request, errs *ErrorList) {
 		}
 		t, err := s.ResolveFrom(n, n.RefText)
 		if err != nil {
-			errs.Add(r.Doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
+			if !errors.Is(err, errNotLoaded) {
+				errs.Add(r.Doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
+			}
 			return true
 		}
 		n.Ref = t

@@ -2,6 +2,7 @@ package load
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -66,6 +67,9 @@ func (s *Schemas) resolve(base, ref string) (*Schema, error) {
 	u.Fragment, u.RawFragment = "", ""
 	resource := u.String()
 	res, ok := s.ids[resource]
+	if !ok && s.notLoaded(u) {
+		return nil, fmt.Errorf("$ref %s: %w", q, errNotLoaded)
+	}
 	if !ok {
 		if u.Scheme == fileScheme {
 			hint := ""
@@ -187,7 +191,9 @@ func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList) []*Document {
 		}
 		t, err := s.ResolveFrom(n, n.RefText)
 		if err != nil {
-			errs.Add(doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
+			if !errors.Is(err, errNotLoaded) {
+				errs.Add(doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
+			}
 			return true
 		}
 		n.Ref = t
