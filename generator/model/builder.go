@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/json"
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -19,8 +18,8 @@ type builder struct {
 	factByNode map[*load.Schema]*Fact // the schema each fact's type is declared at
 	types      map[string]*Type       // declared types by schema location
 	declared   []*Type                // in declaration order
-	resolving  map[string]int         // $refs being followed since the last named type -> containers then
-	containers int                    // slices and maps being typed, unnamed ones included
+	resolving  map[string]bool        // $ref locations followed since the last named type, to catch cycles
+	inline     map[*load.Schema]bool  // inline schemas being typed, which have no name yet
 	renames    []Renamed              // Go names changed to resolve collisions
 	imported   map[*load.Fact]*Import // bound imported facts whose types are generated here
 }
@@ -30,7 +29,8 @@ func newBuilder(s *load.Schemas) *builder {
 		s:          s,
 		factByNode: map[*load.Schema]*Fact{},
 		types:      map[string]*Type{},
-		resolving:  map[string]int{},
+		resolving:  map[string]bool{},
+		inline:     map[*load.Schema]bool{},
 		imported:   map[*load.Fact]*Import{},
 	}
 }
@@ -78,15 +78,23 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 		r.schema, r.narrowed = n, true
 		return r
 	}
-	v := b.flatten(n)
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
-		r := b.shape(v, nil)
+		// An inline schema has no name until shape gives it one, so one
+		// met again while it is being typed would be an infinite Go type.
+		if b.inline[n] {
+			b.errs.Add(n.Doc.Errorf(n.Pointer, "this schema contains itself (through $ref or allOf) with no named type in between, only arrays or maps, which would be an infinite Go type; move it into $defs, where it becomes a named type"))
+			return Ref{Kind: Raw}
+		}
+		b.inline[n] = true
+		defer delete(b.inline, n)
+		r := b.shape(b.flatten(n), nil)
 		if r.Kind != Named && r.wrapper == nil {
 			r.schema = n
 		}
 		return r
 	}
 	// Declare first, so that recursive references find the type.
+	v := b.flatten(n)
 	t := b.declare(n, v.nullable)
 	var r Ref
 	b.withinNamed(func() { r = b.shape(v, t) })
@@ -112,18 +120,14 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 // follow returns the type of the target of n's $ref.
 func (b *builder) follow(n *load.Schema) Ref {
 	loc := n.Location()
-	if containers, ok := b.resolving[loc]; ok {
-		at := n.Doc.Errorf(load.Append(n.Pointer, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(n.RefText))
-		if b.containers > containers {
-			at.Msg = fmt.Sprintf("$ref %s leads back to itself through an array or map that has no name of its own, which would be an infinite Go type; move the schema it points at into $defs, where it becomes a named type", strconv.Quote(n.RefText))
-		}
-		b.errs.Add(at)
+	if b.resolving[loc] {
+		b.errs.Add(n.Doc.Errorf(load.Append(n.Pointer, "$ref"), "$ref %s leads back to itself without an object or array in between", strconv.Quote(n.RefText)))
 		return Ref{Kind: Raw}
 	}
 	if n.Ref == nil { // load reports these; keep going
 		return Ref{Kind: Raw}
 	}
-	b.resolving[loc] = b.containers
+	b.resolving[loc] = true
 	defer delete(b.resolving, loc)
 	return b.typeOf(n.Ref)
 }
@@ -132,12 +136,13 @@ func (b *builder) follow(n *load.Schema) Ref {
 // A $ref met again below it is no cycle: the type's name ends the Go type
 // there (a child that is an allOf of its parent, held in the parent's
 // array, meets the $ref to itself inside its own copy of the parent's
-// properties). So the $refs being followed start afresh, and are restored
-// afterwards for the schemas typed beside it.
+// properties). So the $refs being followed, and the inline schemas being
+// typed, start afresh, and are restored afterwards for the schemas typed
+// beside it.
 func (b *builder) withinNamed(fn func()) {
-	outer := b.resolving
-	b.resolving = map[string]int{}
-	defer func() { b.resolving = outer }()
+	resolving, inline := b.resolving, b.inline
+	b.resolving, b.inline = map[string]bool{}, map[*load.Schema]bool{}
+	defer func() { b.resolving, b.inline = resolving, inline }()
 	fn()
 }
 
@@ -209,7 +214,7 @@ func (b *builder) shape(v *view, t *Type) Ref {
 	case "array":
 		elem := Ref{Kind: Raw}
 		if v.items != nil && !v.prefixItems {
-			elem = b.element(v.items)
+			elem = b.typeOf(v.items)
 		}
 		return Ref{Kind: Slice, Elem: &elem, Nullable: nullable}
 	case "object":
@@ -221,22 +226,13 @@ func (b *builder) shape(v *view, t *Type) Ref {
 		elem := Ref{Kind: Raw}
 		switch {
 		case v.additional != nil:
-			elem = b.element(v.additional)
+			elem = b.typeOf(v.additional)
 		case len(v.patternProps) == 1:
-			elem = b.element(v.patternProps[0])
+			elem = b.typeOf(v.patternProps[0])
 		}
 		return Ref{Kind: Map, Elem: &elem, Nullable: nullable}
 	}
 	return Ref{Kind: Raw, Nullable: nullable}
-}
-
-// element returns the type of the elements of a slice or map, counting
-// the container so that a cycle through it is told apart from one
-// through nothing.
-func (b *builder) element(n *load.Schema) Ref {
-	b.containers++
-	defer func() { b.containers-- }()
-	return b.typeOf(n)
 }
 
 // inferTypes guesses the JSON type of a schema that does not say.
@@ -403,9 +399,20 @@ func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
 // union makes a struct with one pointer field per oneOf/anyOf branch. A
 // single branch plus null is just that branch, nullable.
 func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
+	var t *Type
+	if len(v.union) > 1 {
+		// Declared before its branches, which may hold it again (an
+		// inline anyOf whose branch is an allOf of the schema around it).
+		t = named(Union)
+	}
 	var variants []*Variant
 	for i, br := range v.union {
-		r := b.typeOf(br)
+		var r Ref
+		if t != nil {
+			b.withinNamed(func() { r = b.typeOf(br) })
+		} else {
+			r = b.typeOf(br)
+		}
 		r.Nullable = false
 		name := variantName(r)
 		if titled := br.Has("title"); r.Kind == Named && r.Type.Source == br.Doc.Path && r.Type.Pointer == br.Pointer && !titled {
@@ -421,7 +428,6 @@ func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
 		r.wrapper, r.branch = v.at, v.union[0]
 		return r
 	}
-	t := named(Union)
 	t.Variants = variants
 	t.OneOf = v.unionKind == "oneOf"
 	return Ref{Kind: Named, Type: t, Nullable: v.nullable}

@@ -51,7 +51,9 @@ func TestRecursionWithoutName(t *testing.T) {
 		{"through nothing", `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"$ref": "#/$defs/y"}, "y": {"$ref": "#/$defs/x"}}}`,
 			`a.json:1:112: /$defs/x/$ref: $ref "#/$defs/y" leads back to itself without an object or array in between`},
 		{"through an unnamed array", `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "array", "items": {"$ref": "#/properties/x"}}}}`,
-			`a.json:1:100: /properties/x/items/$ref: $ref "#/properties/x" leads back to itself through an array or map that has no name of its own, which would be an infinite Go type; move the schema it points at into $defs, where it becomes a named type`},
+			`a.json:1:64: /properties/x: this schema contains itself (through $ref or allOf) with no named type in between, only arrays or maps, which would be an infinite Go type; move it into $defs, where it becomes a named type`},
+		{"through an unnamed array and allOf", `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "array", "items": {"allOf": [{"$ref": "#/properties/x"}]}}}}`,
+			`a.json:1:64: /properties/x: this schema contains itself (through $ref or allOf) with no named type in between, only arrays or maps, which would be an infinite Go type; move it into $defs, where it becomes a named type`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,3 +64,26 @@ func TestRecursionWithoutName(t *testing.T) {
 		})
 	}
 }
+
+// TestRecursiveInlineUnion builds a definition that is an anyOf whose
+// inline branch is an allOf of that definition (found by FuzzModel; the
+// builder recursed until the stack overflowed): the branch is a union of
+// its own, declared before its branches are typed.
+func TestRecursiveInlineUnion(t *testing.T) {
+	m, err := build(t, map[string]string{
+		"warren.json": `{"package": "p"}`,
+		"a.json": `{"x-routing-key": "a.b", "$ref": "#/$defs/node", "$defs": {
+			"node": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"allOf": [{"$ref": "#/$defs/node"}], "properties": {}}]}}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, typ := range m.Types {
+		got = append(got, typ.GoName+":"+typ.Kind.String())
+	}
+	if want := "AB:union ABOption2:union"; strings.Join(got, " ") != want {
+		t.Errorf("types %v, want %s", got, want)
+	}
+}
+
