@@ -146,7 +146,17 @@ var translated = map[string][]string{
 // Inexact says why generated code cannot check values of t exactly as its
 // schema says (the keyword and where it is), or "" when it can. Generated
 // code for an inexact type validates with the embedded schema.
-func (t *Type) Inexact() string {
+func (t *Type) Inexact() string { return t.inexact(map[*Type]bool{}) }
+
+// inexact is Inexact for a type reached from the types in seen. A type
+// met again inside itself (a struct whose field is a one-branch union of
+// that struct) adds nothing: the outer call answers for it.
+func (t *Type) inexact(seen map[*Type]bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	defer delete(seen, t)
 	switch t.Kind {
 	case Struct:
 		if why := t.structInexact(); why != "" {
@@ -161,12 +171,12 @@ func (t *Type) Inexact() string {
 			}
 		}
 		for _, f := range t.Fields {
-			if why := f.Type.inexact(); why != "" {
+			if why := f.Type.inexact(seen); why != "" {
 				return why
 			}
 		}
 		if t.Extra != nil {
-			return t.Extra.inexact()
+			return t.Extra.inexact(seen)
 		}
 	case Enum:
 		if t.schema.Draft == load.Draft4 && t.schema.Has("const") {
@@ -187,14 +197,14 @@ func (t *Type) Inexact() string {
 			return at(t.schema, "oneOf/anyOf") + ": a branch that only constrains values"
 		}
 		for _, v := range t.Variants {
-			if why := v.Type.inexact(); why != "" {
+			if why := v.Type.inexact(seen); why != "" {
 				return why
 			}
 		}
 	case Defined, Alias:
 		base := t.Base
 		base.Nullable = t.nullable // null is the uses' to allow
-		return base.inexact()
+		return base.inexact(seen)
 	}
 	return ""
 }
@@ -292,17 +302,17 @@ func (r Ref) Inexact() string {
 	if r.Kind == Named && !r.narrowed && r.wrapper == nil {
 		return r.Type.Inexact()
 	}
-	return r.inexact()
+	return r.inexact(map[*Type]bool{})
 }
 
 // inexact says why values of r are not checked exactly by their Go type
 // and Check, or "".
-func (r Ref) inexact() string {
+func (r Ref) inexact(seen map[*Type]bool) string {
 	if r.narrowed {
 		return at(r.schema, "allOf") + ": narrows a shared type"
 	}
 	if r.wrapper != nil {
-		return r.unwrapped()
+		return r.unwrapped(seen)
 	}
 	if len(r.also) > 0 {
 		if why := r.alsoInexact(); why != "" {
@@ -310,7 +320,7 @@ func (r Ref) inexact() string {
 		}
 	}
 	if r.Elem != nil {
-		if why := r.Elem.inexact(); why != "" {
+		if why := r.Elem.inexact(seen); why != "" {
 			return why
 		}
 	}
@@ -318,7 +328,7 @@ func (r Ref) inexact() string {
 	switch r.Kind {
 	case Named:
 		if r.Type.Kind == Alias {
-			return r.Type.Inexact() // an alias has no code of its own
+			return r.Type.inexact(seen) // an alias has no code of its own
 		}
 		return "" // the type says for itself
 	case String:
@@ -384,7 +394,7 @@ func (r Ref) alsoInexact() string {
 
 // unwrapped says why a oneOf/anyOf of one branch and null, typed as the
 // branch, is not checked exactly, or "".
-func (r Ref) unwrapped() string {
+func (r Ref) unwrapped(seen map[*Type]bool) string {
 	w := r.wrapper
 	if why := nodeInexact(w, "union", nil); why != "" {
 		return why
@@ -401,10 +411,10 @@ func (r Ref) unwrapped() string {
 	inner := r
 	inner.wrapper, inner.Nullable = nil, false
 	if inner.Kind == Named {
-		return inner.Inexact()
+		return inner.Type.inexact(seen)
 	}
 	inner.Nullable = r.branchAllowsNull()
-	return inner.inexact()
+	return inner.inexact(seen)
 }
 
 // branchAllowsNull reports whether the one branch of a wrapped union
