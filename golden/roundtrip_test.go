@@ -34,6 +34,7 @@ import (
 	ordering "github.com/warrenbus/warren/golden/ordering/want"
 	recursionallof "github.com/warrenbus/warren/golden/recursion-allof/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
+	refbypath "github.com/warrenbus/warren/golden/ref-by-path/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
@@ -64,6 +65,7 @@ var topologies = map[string]topology.Topology{
 	"ordering":        ordering.Topology,
 	"recursion":       recursion.Topology,
 	"recursion-allof": recursionallof.Topology,
+	"ref-by-path":     refbypath.Topology,
 	"refs":            refs.Topology,
 	"rule-names":      rulenames.Topology,
 	"requests":        requests.Topology,
@@ -115,6 +117,7 @@ var facts = map[string]fact{
 	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
 	"recursion-allof/menu.published":       of[recursionallof.MenuPublished](recursionallof.FactMenuPublished),
 	"recursion-allof/team.reorganized":     of[recursionallof.TeamReorganized](recursionallof.FactTeamReorganized),
+	"ref-by-path/acme.order.created":       of[refbypath.OrderCreated](refbypath.FactOrderCreated),
 	"refs/order.placed":                    of[refs.OrderPlaced](refs.FactOrderPlaced),
 	"refs/order.refunded":                  of[refs.OrderRefunded](refs.FactOrderRefunded),
 	"rule-names/col.changed":               of[rulenames.ColChanged](rulenames.FactColChanged),

@@ -39,6 +39,11 @@ type Schemas struct {
 	// loaded with its own imports, in manifest order. Their facts are not
 	// in Facts: see [Schemas.ImportedFacts].
 	Imports []*Imported
+	// RefsByPath are the relative $refs that no file's $id answers, and
+	// that were resolved against their file's place in the directory
+	// instead, sorted by file and position; `warren check` warns about
+	// each (rule ref-resolved-by-path).
+	RefsByPath []*RefByPath
 
 	byPath map[string]*Document
 	refs   map[*Document][]*Document // the files each file's $refs point at
@@ -162,9 +167,10 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 	// Resolving refs only reads what pass 1 built: on every core again.
 	refErrs := make([]ErrorList, len(files))
 	refs := make([][]*Document, len(files))
+	byPath := make([][]*RefByPath, len(files))
 	if err := forEach(ctx, len(files), func(i int) error {
 		if f := files[i]; f.valid && f.doc != nil && f.doc.Root != nil {
-			refs[i] = s.resolveRefs(f.doc, &refErrs[i])
+			refs[i] = s.resolveRefs(f.doc, &refErrs[i], &byPath[i])
 		}
 		return nil
 	}); err != nil {
@@ -172,6 +178,7 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 	}
 	for i, f := range files {
 		errs = append(errs, refErrs[i]...)
+		s.RefsByPath = append(s.RefsByPath, byPath[i]...)
 		if refs[i] != nil {
 			s.refs[f.doc] = refs[i]
 		}
@@ -189,6 +196,7 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 			return nil, err
 		}
 	}
+	s.checkRefsByPath(&errs)
 	checkRoutingKeys(s.Facts, &errs)
 	s.checkImportedKeys(&errs)
 	s.checkRequests(&errs)

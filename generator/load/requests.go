@@ -73,12 +73,15 @@ func (s *Schemas) addRequest(r *Request, errs *ErrorList) {
 		if n.RefText == "" || n.Ref != nil {
 			return true
 		}
-		t, err := s.ResolveFrom(n, n.RefText)
+		t, byPath, err := s.resolveIn(n, n.RefText)
 		if err != nil {
 			if !errors.Is(err, errNotLoaded) {
 				errs.Add(r.Doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
 			}
 			return true
+		}
+		if byPath != nil {
+			s.RefsByPath = append(s.RefsByPath, byPath)
 		}
 		n.Ref = t
 		if !seen[t.Doc] {

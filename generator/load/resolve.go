@@ -40,8 +40,13 @@ func (s *Schemas) Resolve(from *Document, ref string) (Target, error) {
 // nearest enclosing $id), or plain-name anchor ("#money", "$anchor").
 // Nothing is fetched: a URL no file of the directory declares is an error
 // naming it and the nearest URLs that are declared.
+//
+// A relative reference that resolves, against the $id it sits under, to a
+// URL no file declares is resolved against the file's place in the
+// directory instead, as other generators do (see [RefByPath]).
 func (s *Schemas) ResolveFrom(from *Schema, ref string) (*Schema, error) {
-	return s.resolve(from.Base, ref)
+	t, _, err := s.resolveIn(from, ref)
+	return t, err
 }
 
 func (s *Schemas) resolve(base, ref string) (*Schema, error) {
@@ -78,7 +83,7 @@ func (s *Schemas) resolve(base, ref string) (*Schema, error) {
 			}
 			return nil, fmt.Errorf("$ref %s: no schema file %s in the schema directory%s", q, strconv.Quote(strings.TrimPrefix(u.Path, "/")), hint)
 		}
-		return nil, fmt.Errorf("$ref %s: no file of the schema directory declares $id %s, and warren never fetches schemas from the network%s", q, strconv.Quote(resource), s.nearestIDs(resource))
+		return nil, &undeclaredError{resource: resource, msg: fmt.Sprintf("$ref %s: no file of the schema directory declares $id %s, and warren never fetches schemas from the network%s", q, strconv.Quote(resource), s.nearestIDs(resource))}
 	}
 	if frag == "" {
 		return res, nil
@@ -175,9 +180,10 @@ func (d *Document) SchemaAt(ptr string) *Schema {
 }
 
 // resolveRefs resolves every $ref of doc, reporting those that resolve to
-// nothing and the dynamic references warren cannot follow. It returns the
-// files the refs point at, each once, in the order they appear.
-func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList) []*Document {
+// nothing and the dynamic references warren cannot follow, and adding to
+// found those resolved by the file's place. It returns the files the refs
+// point at, each once, in the order they appear.
+func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList, found *[]*RefByPath) []*Document {
 	var targets []*Document
 	seen := map[*Document]bool{}
 	doc.Root.Walk(func(n *Schema) bool {
@@ -189,12 +195,15 @@ func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList) []*Document {
 		if n.RefText == "" {
 			return true
 		}
-		t, err := s.ResolveFrom(n, n.RefText)
+		t, byPath, err := s.resolveIn(n, n.RefText)
 		if err != nil {
 			if !errors.Is(err, errNotLoaded) {
 				errs.Add(doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
 			}
 			return true
+		}
+		if byPath != nil {
+			*found = append(*found, byPath)
 		}
 		n.Ref = t
 		if !seen[t.Doc] {
@@ -223,13 +232,18 @@ func (s *Schemas) Referenced(doc *Document) []*Document {
 // IDs returns every absolute URI a schema of the directory declares ($id,
 // or id in draft-04), with the location of that schema ("file" or
 // "file#pointer"): what the embedded schema set needs to resolve
-// references by URI at run time.
+// references by URI at run time. The URLs of [Schemas.RefsByPath] are
+// there too, each with the file it was resolved to, so that the generated
+// code resolves those $refs as warren did.
 func (s *Schemas) IDs() map[string]string {
 	out := map[string]string{}
 	for id, n := range s.ids {
 		if n.ID == id {
 			out[id] = n.Location()
 		}
+	}
+	for _, r := range s.RefsByPath {
+		out[r.URL] = r.File
 	}
 	return out
 }
