@@ -25,6 +25,7 @@ import (
 	enums "github.com/warrenbus/warren/golden/enums/want"
 	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
+	iglu "github.com/warrenbus/warren/golden/iglu/want"
 	imports "github.com/warrenbus/warren/golden/imports/want"
 	mixeddrafts "github.com/warrenbus/warren/golden/mixed-drafts/want"
 	names "github.com/warrenbus/warren/golden/names/want"
@@ -56,6 +57,7 @@ var topologies = map[string]topology.Topology{
 	"enums":           enums.Topology,
 	"fact-roots":      factroots.Topology,
 	"formats":         formats.Topology,
+	"iglu":            iglu.Topology,
 	"imports":         imports.Topology,
 	"mixed-drafts":    mixeddrafts.Topology,
 	"names":           names.Topology,
@@ -85,15 +87,17 @@ func of[T any](f runtime.Fact) fact { return fact{f, func() any { return new(T) 
 // facts maps "<case>/<routing key>" to the generated code, for the samples
 // under golden/<case>/samples/<routing key>/.
 var facts = map[string]fact{
-	"additional/config.changed": of[additional.ConfigChanged](additional.FactConfigChanged),
-	"allof/user.registered":     of[allof.UserRegistered](allof.FactUserRegistered),
-	"allof/user.deleted":        of[allof.UserDeleted](allof.FactUserDeleted),
-	"arrays/basket.updated":     of[arrays.BasketUpdated](arrays.FactBasketUpdated),
-	"consumers/order.placed":    of[consumers.OrderPlaced](consumers.FactOrderPlaced),
-	"defaults/job.queued":       of[defaults.JobQueued](defaults.FactJobQueued),
-	"docs/note.added":           of[docs.NoteAdded](docs.FactNoteAdded),
-	"enums/ticket.opened":       of[enums.TicketOpened](enums.FactTicketOpened),
-	"formats/payment.captured":  of[formats.PaymentCaptured](formats.FactPaymentCaptured),
+	"additional/config.changed":  of[additional.ConfigChanged](additional.FactConfigChanged),
+	"allof/user.registered":      of[allof.UserRegistered](allof.FactUserRegistered),
+	"allof/user.deleted":         of[allof.UserDeleted](allof.FactUserDeleted),
+	"arrays/basket.updated":      of[arrays.BasketUpdated](arrays.FactBasketUpdated),
+	"consumers/order.placed":     of[consumers.OrderPlaced](consumers.FactOrderPlaced),
+	"defaults/job.queued":        of[defaults.JobQueued](defaults.FactJobQueued),
+	"docs/note.added":            of[docs.NoteAdded](docs.FactNoteAdded),
+	"enums/ticket.opened":        of[enums.TicketOpened](enums.FactTicketOpened),
+	"formats/payment.captured":   of[formats.PaymentCaptured](formats.FactPaymentCaptured),
+	"iglu/acme.checkout.started": of[iglu.CheckoutStarted](iglu.FactCheckoutStarted),
+	"iglu/acme.refund.issued":    of[iglu.RefundIssued](iglu.FactRefundIssued),
 
 	"mixed-drafts/gcp.storage.object.finalized": of[mixeddrafts.ObjectFinalized](mixeddrafts.FactObjectFinalized),
 	"mixed-drafts/github.issue.closed":          of[mixeddrafts.IssueClosed](mixeddrafts.FactIssueClosed),

@@ -22,6 +22,9 @@ type Document struct {
 	// and its root schema with every subschema read under that draft.
 	Draft *Draft
 	Root  *Schema
+	// MetaSchema is the URL of the manifest's metaSchemas that $schema
+	// names, "" when it names a draft (or nothing).
+	MetaSchema string
 
 	mu    sync.Mutex         // guards nodes, which resolving a $ref may extend
 	nodes map[string]*Schema // JSON pointer -> schema, for every subschema

@@ -97,7 +97,7 @@ func TestLoadDraftErrors(t *testing.T) {
 		{
 			name:  "unknown $schema",
 			files: map[string]string{"a.json": `{"$schema": "http://json-schema.org/draft-03/schema#"}`},
-			want:  []string{`a.json:1:13: /$schema: expected one of "http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema" (the JSON Schema drafts warren reads), got "http://json-schema.org/draft-03/schema#"`},
+			want:  []string{`a.json:1:13: /$schema: expected one of "http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema" (the JSON Schema drafts warren reads), or a meta-schema the manifest's metaSchemas declares, got "http://json-schema.org/draft-03/schema#"`},
 		},
 		{
 			name:  "dynamic references",

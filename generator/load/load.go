@@ -49,6 +49,9 @@ type Schemas struct {
 	refs   map[*Document][]*Document // the files each file's $refs point at
 	ids    map[string]*Schema        // every file's URI, $id and anchor -> its schema
 	failed map[string][]byte         // the schema files that did not load -> their text
+	// metaFiles are the meta-schema files of the manifest's metaSchemas,
+	// which are not schemas of the directory.
+	metaFiles map[string]bool
 }
 
 // Doc returns the schema file at path (slash-separated, relative to the
@@ -151,11 +154,28 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 		return nil, bad.Err()
 	}
 
-	// Pass 1, on every core: read, parse and check each file on its own
-	// (the manifest against its meta-schema; a schema against JSON Schema
-	// 2020-12 and, for a fact, the fact keywords).
+	// The manifest first: its metaSchemas say how to read the files
+	// whose $schema names no draft.
 	files := make([]fileResult, len(paths))
+	var manifest *Manifest
+	if i := slices.Index(paths, ManifestFile); i >= 0 {
+		if err := files[i].load(fsys, paths[i], prefix, m); err != nil {
+			return nil, err
+		}
+		manifest = files[i].manifest
+	}
+	var metaErrs ErrorList
+	m = m.withCustom(fsys, prefix, manifest, paths, &metaErrs)
+
+	// Pass 1, on every core: read, parse and check each schema file on
+	// its own (against the meta-schema of its draft, or the one of the
+	// manifest's metaSchemas it names, and, for a fact, the fact
+	// keywords). The meta-schema files of metaSchemas are not schemas of
+	// the directory.
 	if err := forEach(ctx, len(paths), func(i int) error {
+		if paths[i] == ManifestFile || m.metaFiles[paths[i]] {
+			return nil
+		}
 		return files[i].load(fsys, paths[i], prefix, m)
 	}); err != nil {
 		return nil, err
@@ -164,6 +184,8 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 	// Pass 2: put the directory together; what spans files is checked here:
 	// every $ref resolves, no two facts share a routing key.
 	s, errs := assemble(files, prefix)
+	errs = append(errs, metaErrs...)
+	s.metaFiles = m.metaFiles
 	// Resolving refs only reads what pass 1 built: on every core again.
 	refErrs := make([]ErrorList, len(files))
 	refs := make([][]*Document, len(files))
@@ -215,7 +237,7 @@ func assemble(files []fileResult, prefix string) (*Schemas, ErrorList) {
 	for _, f := range files {
 		errs = append(errs, f.errs...)
 		switch {
-		case f.doc == nil:
+		case f.doc == nil: // did not parse, or not a schema file (see loadFS)
 		case f.doc.Path == prefix+ManifestFile:
 			manifestDoc = f.doc
 			s.Manifest = f.manifest
@@ -270,19 +292,18 @@ func (r *fileResult) load(fsys fs.FS, p, prefix string, m *metaSchemas) error {
 		return nil
 	}
 	root, _ := doc.Value.(map[string]any)
-	doc.Draft = DefaultDraft
-	if v, ok := root["$schema"]; ok {
-		d, known := draftOf(fmt.Sprint(v))
-		if _, isString := v.(string); !isString || !known {
-			r.errs.Add(doc.Errorf("/$schema", "expected one of %s (the JSON Schema drafts warren reads), got %s", knownDrafts(), describe(v)))
-			return nil
-		}
-		doc.Draft = d
+	custom, ok := m.readDraft(doc, root, &r.errs)
+	if !ok {
+		return nil
 	}
-	// Each file is checked against its own draft's meta-schema. For
+	// Each file is checked against its own draft's meta-schema, and
+	// against the meta-schema of metaSchemas it names (which usually
+	// includes its draft's: what both report is reported once). For
 	// 2020-12 a quick check settles the common case; the meta-schema
 	// decides (and explains) the rest.
-	r.valid = doc.Draft == Draft2020 && surelyDraftValid(doc.Value) || m.check(doc, "", doc.Value, m.drafts[doc.Draft], &r.errs)
+	customValid := custom == nil || m.check(doc, "", doc.Value, custom, &r.errs)
+	draftValid := doc.Draft == Draft2020 && surelyDraftValid(doc.Value) || m.check(doc, "", doc.Value, m.drafts[doc.Draft], &r.errs)
+	r.valid = customValid && draftValid
 	if r.valid {
 		r.ids = map[string]*Schema{}
 		doc.Root = readSchema(doc, doc.Draft, "", doc.Value, FileURI(p), r.ids)

@@ -27,6 +27,9 @@ type Manifest struct {
 	Responders []*Responder
 	// Imports are the manifest's "imports", in order (see imports.go).
 	Imports []*Import
+	// MetaSchemas are the manifest's "metaSchemas", sorted by URL (see
+	// metaschema.go).
+	MetaSchemas []*MetaSchema
 }
 
 // Exchanges are the exchange names of the manifest's "exchanges".
@@ -113,6 +116,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 	}
 	m.Responders = readResponders(doc, root, errs)
 	m.Imports = readImports(doc, root, errs)
+	m.MetaSchemas = readMetaSchemas(doc, root, errs)
 	return m
 }
 

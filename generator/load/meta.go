@@ -25,6 +25,15 @@ type metaSchemas struct {
 	request        *jsonschema.Schema
 	drafts         map[*Draft]*jsonschema.Schema // each draft's own meta-schema
 	docs           map[string]any                // $id -> parsed meta-schema
+
+	// For one directory (see withCustom): the meta-schemas of its
+	// manifest's metaSchemas by URL (without an empty fragment), their
+	// files, which are meta-schemas and not schemas of the directory, and
+	// whether the manifest failed to load (so that what a $schema no
+	// draft names should be is unknown).
+	custom    map[string]*customMeta
+	metaFiles map[string]bool
+	quiet     bool
 }
 
 var metas = sync.OnceValues(func() (*metaSchemas, error) {
@@ -85,9 +94,13 @@ func (m *metaSchemas) report(doc *Document, base string, v any, err error, errs 
 	for _, l := range leaves(v, ve, leaf{}) {
 		start := errs.Len()
 		m.explain(doc, base, v, l, errs)
+		by := m.customOf(l.err.SchemaURL)
 		for _, e := range (*errs)[start:] {
 			if why := draftMeaning(doc.Draft, e.Pointer); why != "" {
 				e.Msg += " (" + why + ")"
+			}
+			if by != "" {
+				e.Msg += " (" + by + ")"
 			}
 		}
 	}

@@ -76,6 +76,9 @@ func (s *Schemas) resolve(base, ref string) (*Schema, error) {
 		return nil, fmt.Errorf("$ref %s: %w", q, errNotLoaded)
 	}
 	if !ok {
+		if p := strings.TrimPrefix(u.Path, "/"); u.Scheme == fileScheme && s.metaFiles[p] {
+			return nil, fmt.Errorf("$ref %s: %s is a meta-schema (the manifest's metaSchemas name it), not a schema of the directory", q, p)
+		}
 		if u.Scheme == fileScheme {
 			hint := ""
 			if b.Scheme == fileScheme {

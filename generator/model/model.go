@@ -279,7 +279,7 @@ func (b *builder) embeddedSchemas() []Schema {
 	var out []Schema
 	for _, doc := range b.reachableDocs() {
 		var buf bytes.Buffer
-		if err := json.Compact(&buf, doc.Src); err != nil {
+		if err := json.Compact(&buf, doc.DraftSource()); err != nil {
 			// Impossible: the file parsed as JSON.
 			b.errs.Add(doc.Errorf("", "compact: %v", err))
 			continue
