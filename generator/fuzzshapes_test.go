@@ -84,6 +84,11 @@ var shapeSeeds = []string{
 	// A manifest fact into the shared draft-06 file, whose allOf refers
 	// back to the file of the other fact.
 	"\x84O\x01R\x05" + "t\x00" + "t\x00" + "t\x00" + "\x01M\x01F\x00\x00R\x09" + "U\x01t\x00t\x01",
+	// An Iglu-style event under a registry's meta-schema that extends
+	// draft-04, its items a $ref into its definitions.
+	"\x40O\x02I\x00R\x01E\x00" + "O\x01t\x00" + "t\x00" + "t\x00" + "\x00t\x00t\x00",
+	// The same for 2020-12, with a $ref with siblings.
+	"\x44O\x01C\x01t\x07\x02" + "t\x00" + "O\x01t\x01" + "t\x00" + "\x04t\x00t\x00",
 	// A subschema with an $id of its own, referred to by that $id.
 	"\x04O\x01R\x0a" + "XO\x01t\x00\x00" + "t\x00" + "t\x00" + "\x04t\x00t\x00",
 }
@@ -95,19 +100,34 @@ const shapeOps = "tOIAUNRPECBFDXM"
 
 // shapeDir turns a program into a schema directory: a fact file (its
 // draft, then its root shape and definitions a, b and c) and a shared
-// file declaring an $id (its draft, definition x, $defs y); the first
+// file declaring an $id (its draft, definition x, $defs y). The first
 // byte's high bit also declares a fact in the manifest that points into
-// the shared file.
+// the shared file; bit 6 makes the fact file name a registry's
+// meta-schema in the manner of Iglu's (the manifest's metaSchemas, a
+// vendored meta-schema that extends the fact file's draft, and a "self"
+// keyword).
 func shapeDir(program []byte) fstest.MapFS {
 	g := &shapeGen{src: program}
 	flags := g.next()
-	g.draft = shapeDrafts[int(flags&0x7f)%len(shapeDrafts)]
+	g.draft = shapeDrafts[int(flags&0x3f)%len(shapeDrafts)]
 	root := g.shape()
 	fact, ok := root.(map[string]any)
 	if !ok {
 		fact = map[string]any{"allOf": []any{root}}
 	}
 	fact["$schema"] = g.draft.url
+	var meta map[string]any
+	if flags&0x40 != 0 {
+		meta = map[string]any{
+			"$schema": shapeMetaURL,
+			"allOf": []any{
+				map[string]any{"required": []any{"self"}, "properties": map[string]any{"self": map[string]any{"type": "object", "required": []any{"version"}}}},
+				map[string]any{"$ref": g.draft.url},
+			},
+		}
+		fact["$schema"] = shapeMetaURL
+		fact["self"] = map[string]any{"vendor": "com.example", "name": "shape", "format": "jsonschema", "version": "1-0-0"}
+	}
 	fact["x-routing-key"] = "shape.changed"
 	fact[g.draft.defs] = map[string]any{"a": g.shape(), "b": g.shape(), "c": g.shape()}
 
@@ -129,10 +149,19 @@ func shapeDir(program []byte) fstest.MapFS {
 		src, _ := json.MarshalIndent(v, "", "  ")
 		return &fstest.MapFile{Data: src}
 	}
-	return fstest.MapFS{load.ManifestFile: encode(manifest), fuzzFact: encode(fact), fuzzShared: encode(shared)}
+	dir := fstest.MapFS{fuzzFact: encode(fact), fuzzShared: encode(shared)}
+	if meta != nil {
+		manifest["metaSchemas"] = map[string]any{shapeMetaURL: map[string]any{"schema": fuzzMeta}}
+		dir[fuzzMeta] = encode(meta)
+	}
+	dir[load.ManifestFile] = encode(manifest)
+	return dir
 }
 
-const shapeSharedID = "https://schemas.example.com/common/money.json"
+const (
+	shapeSharedID = "https://schemas.example.com/common/money.json"
+	shapeMetaURL  = "http://registry.example.com/schemas/self-desc/jsonschema/1-0-0#"
+)
 
 // shapeDraft is what a shape program needs to know of a draft.
 type shapeDraft struct {
