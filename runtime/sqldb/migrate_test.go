@@ -101,7 +101,7 @@ func TestMigrateRefusesBadTables(t *testing.T) {
 // one table side by side, and none fails: the advisory lock serialises
 // their CREATE TABLEs.
 func TestMigrateConcurrently(t *testing.T) {
-	db := openDB(t, "pgx", testenv.PGDSN(t))
+	db := testenv.OpenDB(t, "pgx", testenv.PGDSN(t))
 	tbl := newTable(t, db, sqldb.Postgres, &widgets)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
@@ -118,7 +118,7 @@ func TestMigrateConcurrently(t *testing.T) {
 // setup statement that fails is reported by BeginTx, by its text.
 func TestWithSetup(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "setup.db"))
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "setup.db"))
 	plain := sqldb.FromSQL(db)
 	if sqldb.WithSetup(plain) != plain {
 		t.Error("WithSetup without statements did not return the DB itself")
@@ -148,22 +148,11 @@ func (r refusingDB) BeginTx(context.Context, sqldb.TxOptions) (sqldb.Tx, error) 
 
 func forEachDB(t *testing.T, test func(t *testing.T, db *sql.DB, d sqldb.Dialect)) {
 	t.Run("sqlite", func(t *testing.T) {
-		test(t, openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "tables.db")), sqldb.SQLite)
+		test(t, testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "tables.db")), sqldb.SQLite)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		test(t, openDB(t, "pgx", testenv.PGDSN(t)), sqldb.Postgres)
+		test(t, testenv.OpenDB(t, "pgx", testenv.PGDSN(t)), sqldb.Postgres)
 	})
-}
-
-// openDB opens a pool that is closed when t ends.
-func openDB(t testing.TB, driver, dsn string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", driver, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // newTable names a table of kind k for this test alone and drops it when
