@@ -445,6 +445,9 @@ func TestConsumerModuleReusesAMissingPackage(t *testing.T) {
 // go get to run.
 func TestImportOfAModuleNotInGoMod(t *testing.T) {
 	goEnv(t)
+	// The service requires nothing, so nothing is read from the module
+	// cache; with no proxy, an attempt to fetch the module instead of
+	// reading go.mod fails here rather than going to the network.
 	t.Setenv("GOPROXY", "off")
 	svc := t.TempDir()
 	writeFiles(t, svc, map[string]string{
