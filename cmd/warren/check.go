@@ -68,7 +68,7 @@ func runCheck(c *cli.Context) error {
 		}
 		return reportError(stderr, "check", dir, err)
 	}
-	findings := lint.Run(lint.NewInput(s))
+	findings := lint.Run(lint.NewInput(s, nil))
 
 	// Everything generate validates beyond loading (types, names,
 	// topology). A binding that matches nothing fails the model too; the
