@@ -13,9 +13,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/console"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/docgen"
-	"github.com/warrenbus/warren/internal/console"
 )
 
 func init() { register(consoleCommand) }
