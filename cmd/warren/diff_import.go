@@ -8,10 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/schemadiff"
-	"github.com/warrenbus/warren/internal/gomod"
 )
 
 // runDiffImport is warren diff --base-module MODULE@VERSION SCHEMA_DIR, in a

@@ -7,9 +7,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/internal/gomod"
 )
 
 // importResolver resolves the imports of the schema directory dir: paths
