@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/warrenbus/warren/internal/gomod"
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/internal/testenv"
 )
 

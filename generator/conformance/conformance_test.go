@@ -121,7 +121,7 @@ func generate(t *testing.T, groups []*group, dir, pkg string) bool {
 	}
 	live := slices.Clone(groups)
 	for len(live) > 0 {
-		out, err := generator.GenerateFS(context.Background(), files(live, pkg), generator.Options{})
+		out, err := generator.Generate(context.Background(), ".", generator.Options{FS: files(live, pkg)})
 		var list load.ErrorList
 		if err == nil {
 			if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/internal/gomod"
 )
 
 func write(t *testing.T, path, content string) {
