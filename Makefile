@@ -48,7 +48,7 @@ FRESH_CACHE_TESTS := TestGoToolSetupInAService \
 	TestResolveReplacedModule TestResolveModuleNotRequired TestResolvePathImport \
 	TestResolveOutsideAModule TestResolveDownloadsARequiredModule TestDownloadFailureSaysWhy \
 	TestDiffAgreesWithTheBroker TestSuite
-FRESH_CACHE_PKGS := ./cmd/warren ./internal/gomod ./generator/schemadiff ./generator/conformance
+FRESH_CACHE_PKGS := ./cmd/warren ./cmd/warren/internal/gomod ./generator/schemadiff ./generator/conformance
 empty :=
 space := $(empty) $(empty)
 FRESH_CACHE_RUN := ^($(subst $(space),|,$(strip $(FRESH_CACHE_TESTS))))$$
