@@ -32,6 +32,7 @@ import (
 	nullable "github.com/warrenbus/warren/golden/nullable/want"
 	objects "github.com/warrenbus/warren/golden/objects/want"
 	ordering "github.com/warrenbus/warren/golden/ordering/want"
+	patterns "github.com/warrenbus/warren/golden/patterns/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
@@ -61,6 +62,7 @@ var topologies = map[string]topology.Topology{
 	"nullable":      nullable.Topology,
 	"objects":       objects.Topology,
 	"ordering":      ordering.Topology,
+	"patterns":      patterns.Topology,
 	"recursion":     recursion.Topology,
 	"refs":          refs.Topology,
 	"rule-names":    rulenames.Topology,
@@ -110,6 +112,7 @@ var facts = map[string]fact{
 	"ordering/order.shipped":               of[ordering.OrderShipped](ordering.FactOrderShipped),
 	"ordering/payment.received":            of[ordering.PaymentReceived](ordering.FactPaymentReceived),
 	"ordering/stock.counted":               of[ordering.StockCounted](ordering.FactStockCounted),
+	"patterns/search.index.created":        of[patterns.IndexCreated](patterns.FactIndexCreated),
 	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
 	"refs/order.placed":                    of[refs.OrderPlaced](refs.FactOrderPlaced),
 	"refs/order.refunded":                  of[refs.OrderRefunded](refs.FactOrderRefunded),
