@@ -38,6 +38,7 @@ import (
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
+	wild "github.com/warrenbus/warren/golden/wild/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -67,6 +68,7 @@ var topologies = map[string]topology.Topology{
 	"requests":      requests.Topology,
 	"unions":        unions.Topology,
 	"vendor-shapes": vendorshapes.Topology,
+	"wild":          wild.Topology,
 	"wiring":        wiring.Topology,
 }
 
@@ -121,6 +123,7 @@ var facts = map[string]fact{
 	"vendor-shapes/proto.instance.changed": of[vendorshapes.InstanceChanged](vendorshapes.FactInstanceChanged),
 	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),
 	"wiring/stock.item.counted":            of[wiring.ItemCounted](wiring.FactItemCounted),
+	"wild/optional.checked":                of[wild.OptionalChecked](wild.FactOptionalChecked),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

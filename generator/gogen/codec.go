@@ -230,11 +230,32 @@ func (c *valueCodec) fieldCheck(fl *model.Field, name string) []jen.Code {
 		}
 		return stmts
 	default:
-		if chk := c.check(r, x, false, name); chk != nil {
-			return []jen.Code{errReturn(chk, wrap)}
+		chk := c.check(r, x, false, name)
+		if chk == nil {
+			return nil
 		}
+		if (fl.Optional() || r.Nullable) && c.nilFails(r) {
+			// nil is an absent property (or null): its schema's
+			// constraints (minItems, say) apply only to a value.
+			return []jen.Code{jen.If(jen.Add(x).Op("!=").Nil()).Block(errReturn(chk, wrap))}
+		}
+		return []jen.Code{errReturn(chk, wrap)}
 	}
 	return nil
+}
+
+// nilFails reports whether the check of a value of r, whose Go type has a
+// nil, may refuse nil: an array's rule (minItems) and a declared type's
+// Validate. Items, map values and raw JSON are checked one by one, and
+// nil has none.
+func (c *valueCodec) nilFails(r model.Ref) bool {
+	switch r = resolve(r); r.Kind {
+	case model.Slice:
+		return !r.Check(c.assert).IsZero()
+	case model.Named:
+		return true
+	}
+	return false
 }
 
 func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
