@@ -124,6 +124,7 @@ var facts = map[string]fact{
 	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),
 	"wiring/stock.item.counted":            of[wiring.ItemCounted](wiring.FactItemCounted),
 	"wild/optional.checked":                of[wild.OptionalChecked](wild.FactOptionalChecked),
+	"wild/null.kept":                       of[wild.NullKept](wild.FactNullKept),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

@@ -180,7 +180,9 @@ func (c *valueCodec) fieldDec(fl *model.Field, name string) jen.Code {
 		return jen.List(dst, jen.Err()).Op("=").Add(codecID("NullPtr").Call(jen.Id("d"), c.decFn(r, name)))
 	case fl.IsPointer():
 		return jen.List(dst, jen.Err()).Op("=").Add(codecID("Ptr").Call(jen.Id("d"), c.decFn(r, name)))
-	case r.Nullable: // a slice, map or raw JSON: nil is null
+	case r.Nullable && resolve(r).Kind != model.Raw: // a slice or map: nil is null
+		// Raw JSON keeps a null as the text null, so that an optional
+		// property that is null stays apart from one that is absent (nil).
 		return jen.List(dst, jen.Err()).Op("=").Add(codecID("OrNull").Call(jen.Id("d"), c.decFn(r, name)))
 	case resolve(r).Kind == model.Named:
 		return jen.Err().Op("=").Add(dst).Dot("DecodeJSON").Call(jen.Id("d"))

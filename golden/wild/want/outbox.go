@@ -39,6 +39,15 @@ func (w *OutboxWriter) Outbox() *outbox.Outbox {
 	return w.o
 }
 
+// WriteNullKept writes v with routing key null.kept into the outbox in tx, the
+// transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
+// pgxdb.Tx), and returns the message id it will be published with. v is first
+// validated against null-kept.json; if it does not match, nothing is written
+// and tx may still commit.
+func (w *OutboxWriter) WriteNullKept(ctx context.Context, tx sqldb.Execer, v NullKept) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactNullKept, v)
+}
+
 // WriteOptionalChecked writes v with routing key optional.checked into the
 // outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
 // pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
@@ -60,7 +69,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactOptionalChecked}
+		cfg.Facts = []runtime.Fact{FactNullKept, FactOptionalChecked}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

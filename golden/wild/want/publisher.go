@@ -35,6 +35,20 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
+// PublishNullKept publishes v with routing key null.kept and returns its
+// message id once the broker has confirmed it. v is first validated against
+// null-kept.json; if it does not match, nothing is sent.
+func (p *Publisher) PublishNullKept(ctx context.Context, v NullKept) (messageID string, err error) {
+	return p.p.Publish(ctx, FactNullKept, v)
+}
+
+// PublishNullKeptAsync is PublishNullKept without waiting for the broker's
+// confirm: it validates and sends v and returns a handle whose Wait reports
+// the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishNullKeptAsync(ctx context.Context, v NullKept) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactNullKept, v)
+}
+
 // PublishOptionalChecked publishes v with routing key optional.checked and
 // returns its message id once the broker has confirmed it. v is first
 // validated against optional-checked.json; if it does not match, nothing is
