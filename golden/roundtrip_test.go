@@ -125,6 +125,8 @@ var facts = map[string]fact{
 	"wiring/stock.item.counted":            of[wiring.ItemCounted](wiring.FactItemCounted),
 	"wild/optional.checked":                of[wild.OptionalChecked](wild.FactOptionalChecked),
 	"wild/null.kept":                       of[wild.NullKept](wild.FactNullKept),
+	"wild/anyof.annotated":                 of[wild.AnyofAnnotated](wild.FactAnyofAnnotated),
+	"wild/oneof.negated":                   of[wild.OneofNegated](wild.FactOneofNegated),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

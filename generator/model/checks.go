@@ -257,7 +257,7 @@ func objectMember(n *load.Schema, required map[string]bool, seen map[*load.Schem
 		return objectMember(n.Ref, required, seen)
 	}
 	for kw := range n.Keywords {
-		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) && (kw != "unevaluatedProperties" || len(seen) > 1) {
+		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) && (kw != "unevaluatedProperties" || len(seen) > 1) && applies(n, kw) {
 			return at(n, kw) + ": not translated in an allOf"
 		}
 	}
@@ -440,7 +440,7 @@ func nodeInexact(n *load.Schema, kind string, nullable func() bool) string {
 	}
 	sort.Strings(kws)
 	for _, kw := range kws {
-		if slices.Contains(assertions, kw) && !slices.Contains(translated[kind], kw) {
+		if slices.Contains(assertions, kw) && !slices.Contains(translated[kind], kw) && applies(n, kw) {
 			return at(n, kw) + ": not translated for a " + kind
 		}
 	}

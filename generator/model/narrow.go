@@ -20,7 +20,7 @@ func (b *builder) narrowedRef(n *load.Schema) *load.Schema {
 			base = m
 		}
 	}
-	if base == nil || n.RefText != "" || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "allOf" && n.Has(kw) }) {
+	if base == nil || n.RefText != "" || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "allOf" && applies(n, kw) }) {
 		return nil
 	}
 	shared := b.flatten(base.Ref)
@@ -28,7 +28,7 @@ func (b *builder) narrowedRef(n *load.Schema) *load.Schema {
 		if m == base {
 			continue
 		}
-		if m.Keywords == nil || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "properties" && m.Has(kw) }) {
+		if m.Keywords == nil || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "properties" && applies(m, kw) }) {
 			return nil
 		}
 		for _, p := range m.Properties {
@@ -50,7 +50,7 @@ var reshaping = []string{"$ref", "properties", "items", "prefixItems", "addition
 // whose Go type is ref, only restricts its values: it reshapes nothing and
 // every JSON type it names is one ref holds.
 func narrows(s *load.Schema, ref Ref) bool {
-	if slices.ContainsFunc(reshaping, s.Has) {
+	if slices.ContainsFunc(reshaping, func(kw string) bool { return applies(s, kw) }) {
 		return false
 	}
 	holds := jsonTypes(ref)

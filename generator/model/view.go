@@ -45,7 +45,33 @@ func isExtension(keyword string) bool { return len(keyword) > 2 && keyword[:2] =
 var structural = []string{"type", "properties", "items", "prefixItems", "additionalItems", "$ref", "enum", "const", "oneOf", "anyOf", "allOf", "additionalProperties", "patternProperties", "format"}
 
 func isStructural(s *load.Schema) bool {
-	return slices.ContainsFunc(structural, s.Has)
+	return slices.ContainsFunc(structural, func(kw string) bool { return applies(s, kw) })
+}
+
+// applies reports whether keyword kw of s says anything about values: it
+// is there, and it is not an anyOf that a branch satisfies whatever the
+// value ([assertsNothing]), which is what an anyOf with an open-ended
+// branch ({"$comment": "any shell"} beside an enum of known shells) means.
+func applies(s *load.Schema, kw string) bool {
+	if !s.Has(kw) {
+		return false
+	}
+	return kw != "anyOf" || !slices.ContainsFunc(s.AnyOf, assertsNothing)
+}
+
+// assertsNothing reports whether every value satisfies s: true, {}, or a
+// schema of annotations ($comment, title, description, examples, default,
+// deprecated, readOnly, ...) and keywords no draft asserts with.
+func assertsNothing(s *load.Schema) bool {
+	if s.Keywords == nil {
+		return s.Bool != nil && *s.Bool
+	}
+	for kw := range s.Keywords {
+		if slices.Contains(assertions, kw) {
+			return false
+		}
+	}
+	return true
 }
 
 // isNull reports whether a schema admits only null: {"type": "null"},
@@ -141,7 +167,9 @@ func (b *builder) merge(v *view, n *load.Schema, seen map[*load.Schema]bool) {
 		v.format = n.Format
 	}
 	b.mergeUnion(v, n, "oneOf", n.OneOf)
-	b.mergeUnion(v, n, "anyOf", n.AnyOf)
+	if applies(n, "anyOf") {
+		b.mergeUnion(v, n, "anyOf", n.AnyOf)
+	}
 }
 
 // mergeObject adds the object keywords of n to v.
@@ -177,6 +205,12 @@ func (b *builder) mergeObject(v *view, n *load.Schema) {
 // mergeUnion records the branches of a oneOf or anyOf that shape a type;
 // a branch that admits only null makes the whole nullable instead.
 func (b *builder) mergeUnion(v *view, n *load.Schema, kw string, branches []*load.Schema) {
+	if slices.ContainsFunc(branches, assertsNothing) {
+		// A branch that takes every value: an anyOf then says nothing
+		// (applies), and a oneOf only "none of the others", a constraint
+		// the embedded schema checks. Neither decides the Go type.
+		return
+	}
 	var shaping []*load.Schema
 	nullBranch := false
 	for _, br := range branches {

@@ -39,6 +39,15 @@ func (w *OutboxWriter) Outbox() *outbox.Outbox {
 	return w.o
 }
 
+// WriteAnyofAnnotated writes v with routing key anyof.annotated into the
+// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
+// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
+// with. v is first validated against anyof-annotated.json; if it does not
+// match, nothing is written and tx may still commit.
+func (w *OutboxWriter) WriteAnyofAnnotated(ctx context.Context, tx sqldb.Execer, v AnyofAnnotated) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactAnyofAnnotated, v)
+}
+
 // WriteNullKept writes v with routing key null.kept into the outbox in tx, the
 // transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
 // pgxdb.Tx), and returns the message id it will be published with. v is first
@@ -46,6 +55,15 @@ func (w *OutboxWriter) Outbox() *outbox.Outbox {
 // and tx may still commit.
 func (w *OutboxWriter) WriteNullKept(ctx context.Context, tx sqldb.Execer, v NullKept) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactNullKept, v)
+}
+
+// WriteOneofNegated writes v with routing key oneof.negated into the outbox in
+// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
+// by pgxdb.Tx), and returns the message id it will be published with. v is
+// first validated against oneof-negated.json; if it does not match, nothing is
+// written and tx may still commit.
+func (w *OutboxWriter) WriteOneofNegated(ctx context.Context, tx sqldb.Execer, v OneofNegated) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactOneofNegated, v)
 }
 
 // WriteOptionalChecked writes v with routing key optional.checked into the
@@ -69,7 +87,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactNullKept, FactOptionalChecked}
+		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

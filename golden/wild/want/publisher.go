@@ -35,6 +35,21 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
+// PublishAnyofAnnotated publishes v with routing key anyof.annotated and
+// returns its message id once the broker has confirmed it. v is first
+// validated against anyof-annotated.json; if it does not match, nothing is
+// sent.
+func (p *Publisher) PublishAnyofAnnotated(ctx context.Context, v AnyofAnnotated) (messageID string, err error) {
+	return p.p.Publish(ctx, FactAnyofAnnotated, v)
+}
+
+// PublishAnyofAnnotatedAsync is PublishAnyofAnnotated without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishAnyofAnnotatedAsync(ctx context.Context, v AnyofAnnotated) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactAnyofAnnotated, v)
+}
+
 // PublishNullKept publishes v with routing key null.kept and returns its
 // message id once the broker has confirmed it. v is first validated against
 // null-kept.json; if it does not match, nothing is sent.
@@ -47,6 +62,20 @@ func (p *Publisher) PublishNullKept(ctx context.Context, v NullKept) (messageID 
 // the confirm (see runtime.Publisher.PublishAsync).
 func (p *Publisher) PublishNullKeptAsync(ctx context.Context, v NullKept) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactNullKept, v)
+}
+
+// PublishOneofNegated publishes v with routing key oneof.negated and returns
+// its message id once the broker has confirmed it. v is first validated
+// against oneof-negated.json; if it does not match, nothing is sent.
+func (p *Publisher) PublishOneofNegated(ctx context.Context, v OneofNegated) (messageID string, err error) {
+	return p.p.Publish(ctx, FactOneofNegated, v)
+}
+
+// PublishOneofNegatedAsync is PublishOneofNegated without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishOneofNegatedAsync(ctx context.Context, v OneofNegated) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactOneofNegated, v)
 }
 
 // PublishOptionalChecked publishes v with routing key optional.checked and
