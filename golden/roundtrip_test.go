@@ -127,6 +127,7 @@ var facts = map[string]fact{
 	"wild/null.kept":                       of[wild.NullKept](wild.FactNullKept),
 	"wild/anyof.annotated":                 of[wild.AnyofAnnotated](wild.FactAnyofAnnotated),
 	"wild/oneof.negated":                   of[wild.OneofNegated](wild.FactOneofNegated),
+	"wild/untyped.keywords":                of[wild.UntypedKeywords](wild.FactUntypedKeywords),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

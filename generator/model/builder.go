@@ -21,6 +21,10 @@ type builder struct {
 	resolving  map[string]bool        // $ref locations being followed, to catch cycles
 	renames    []Renamed              // Go names changed to resolve collisions
 	imported   map[*load.Fact]*Import // bound imported facts whose types are generated here
+	// implied are the JSON types of the union that an inline oneOf/anyOf
+	// branch without "type" sits in: a value must be of them to be valid
+	// at all, so the branch's Go type may assume them.
+	implied map[*load.Schema][]string
 }
 
 func newBuilder(s *load.Schemas) *builder {
@@ -30,6 +34,7 @@ func newBuilder(s *load.Schemas) *builder {
 		types:      map[string]*Type{},
 		resolving:  map[string]bool{},
 		imported:   map[*load.Fact]*Import{},
+		implied:    map[*load.Schema][]string{},
 	}
 }
 
@@ -77,6 +82,9 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 		return r
 	}
 	v := b.flatten(n)
+	if ts := b.implied[n]; ts != nil && !v.hasType {
+		v.types, v.hasType = ts, true
+	}
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
 		r := b.shape(v, nil)
 		if r.Kind != Named && r.wrapper == nil {
@@ -210,18 +218,14 @@ func (b *builder) shape(v *view, t *Type) Ref {
 	return Ref{Kind: Raw, Nullable: nullable}
 }
 
-// inferTypes guesses the JSON type of a schema that does not say.
+// inferTypes returns the JSON type of a schema that does not say, when
+// its values have one: those of an enum or const. Other keywords do not
+// imply a type: properties, items, minLength or format apply only to values
+// of their type and let every other value through, so a schema of them
+// alone admits any JSON value (raw JSON; the embedded schema checks them).
 func inferTypes(v *view) []string {
 	if v.hasEnum && len(v.enum) > 0 {
 		return enumTypes(v.enum)
-	}
-	switch {
-	case len(v.props) > 0 || v.additional != nil || v.additionalFalse || len(v.patternProps) > 0:
-		return []string{"object"}
-	case v.items != nil || v.prefixItems:
-		return []string{"array"}
-	case v.format == "date-time":
-		return []string{"string"}
 	}
 	return nil
 }
@@ -376,6 +380,9 @@ func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
 func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
 	var variants []*Variant
 	for i, br := range v.union {
+		if len(v.types) > 0 {
+			b.implied[br] = v.types
+		}
 		r := b.typeOf(br)
 		r.Nullable = false
 		name := variantName(r)

@@ -138,7 +138,7 @@ var translated = map[string][]string{
 	"map":    {"type", "additionalProperties", "format"},
 	"struct": {"type", "properties", "required", "additionalProperties", "format"},
 	"enum":   {"type", "enum", "const", "format"},
-	"union":  {"oneOf", "anyOf", "format"},
+	"union":  {"type", "oneOf", "anyOf", "format"}, // type: when every branch is of it (typesWithin)
 	"time":   {"type", "format"},
 	"raw":    {"type", "enum", "const"},
 }
@@ -189,6 +189,9 @@ func (t *Type) Inexact() string {
 		for _, v := range t.Variants {
 			if why := v.Type.inexact(); why != "" {
 				return why
+			}
+			if ts := t.schema.Types; ts != nil && !typesWithin(jsonTypes(v.Type), ts) {
+				return at(t.schema, "type") + ": a branch holds values of other types"
 			}
 		}
 	case Defined, Alias:
@@ -398,6 +401,9 @@ func (r Ref) unwrapped() string {
 	if len(w.OneOf) > 1 && r.branchAllowsNull() {
 		return at(w, "oneOf") + ": null matches two branches"
 	}
+	if ts := w.Types; ts != nil && !typesWithin(jsonTypes(r), ts) {
+		return at(w, "type") + ": the branch holds values of other types"
+	}
 	inner := r
 	inner.wrapper, inner.Nullable = nil, false
 	if inner.Kind == Named {
@@ -471,4 +477,19 @@ func at(n *load.Schema, kw string) string {
 		return n.Location()
 	}
 	return n.Location() + " " + kw
+}
+
+// typesWithin reports whether every JSON type in held (nil: any) is one
+// of allowed, where "number" includes "integer": the type keyword next to
+// a union adds nothing to the branches' own Go types.
+func typesWithin(held, allowed []string) bool {
+	if held == nil {
+		return false
+	}
+	for _, h := range held {
+		if !slices.Contains(allowed, h) && (h != "integer" || !slices.Contains(allowed, "number")) {
+			return false
+		}
+	}
+	return true
 }

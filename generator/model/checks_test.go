@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestInexactNamesWhatFallsBack: a fact type is checked by its generated
-// code unless its schema uses a shape that code does not translate; then
-// Inexact names the keyword and where it is.
+// TestInexactNamesWhatFallsBack: a fact type (and each type declared for
+// it) is checked by its generated code unless its schema uses a shape that
+// code does not translate; then Inexact names the keyword and where it is.
 func TestInexactNamesWhatFallsBack(t *testing.T) {
 	for _, tc := range []struct {
 		name, props, extra string
@@ -26,7 +26,10 @@ func TestInexactNamesWhatFallsBack(t *testing.T) {
 		{"not", `"a": {"type": "string", "not": {"const": "x"}}`, ``, "#/properties/a not"},
 		{"patternProperties", `"m": {"type": "object", "patternProperties": {"^x": {"type": "integer"}}}`, ``, "patternProperties"},
 		{"minProperties", `"a": {"type": "string"}`, `, "minProperties": 1`, "minProperties"},
-		{"constraint branch", `"s": {"anyOf": [{"type": "string"}, {"minLength": 3}]}`, ``, "only constrains values"},
+		{"constraint branch", `"s": {"anyOf": [{"type": "string"}, {"minLength": 3}]}`, ``, "anyOf: not translated for a raw"},
+		{"anyOf with a branch of annotations", `"s": {"type": "string", "anyOf": [{"$comment": "any"}, {"enum": ["a"]}]}`, ``, ""},
+		{"type beside a union of its branches", `"u": {"type": "object", "oneOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]}, {"properties": {"b": {"type": "string"}}, "required": ["b"]}]}`, ``, ""},
+		{"type beside a union with a raw branch", `"u": {"type": ["object", "string"], "oneOf": [{"$ref": "#/$defs/any"}, {"type": "string"}]}`, `, "$defs": {"any": {}}`, "other types"},
 		{"keywords beside a one-branch oneOf", `"s": {"oneOf": [{"$ref": "#/$defs/o"}, {"type": "null"}], "maxProperties": 2}`, `, "$defs": {"o": {"type": "object", "properties": {"x": {"type": "string"}}}}`, "maxProperties"},
 		{"integer bounds within int64", `"n": {"type": "integer", "minimum": -9223372036854775808, "maximum": 9223372036854775807, "multipleOf": 3}`, ``, ""},
 		{"integer minimum beyond int64", `"n": {"type": "integer", "minimum": 1e19}`, ``, "minimum: a bound beyond 64-bit integers"},
@@ -43,6 +46,11 @@ func TestInexactNamesWhatFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := m.Facts[0].Type.Inexact()
+			for _, ty := range m.Types { // the types of its properties decide for themselves
+				if got == "" {
+					got = ty.Inexact()
+				}
+			}
 			switch {
 			case tc.want == "" && got != "":
 				t.Errorf("Inexact() = %q, want exact", got)

@@ -215,14 +215,23 @@ func (b *builder) mergeUnion(v *view, n *load.Schema, kw string, branches []*loa
 	nullBranch := false
 	for _, br := range branches {
 		switch {
-		case br.Keywords != nil && isNull(br):
+		case br.IsFalse():
+			// Matches nothing, so it adds no values (the embedded
+			// schema checks the union).
+		case isNull(br):
 			nullBranch = true
-		case br.Keywords == nil || isStructural(br):
+		case isStructural(br):
 			shaping = append(shaping, br)
+		default:
+			// A branch that only constrains values ({required: [a]},
+			// {minimum: 2}) lets through every value it does not
+			// constrain, of any type: the union's values are not those
+			// of its other branches, and it shapes no type.
+			return
 		}
 	}
 	if len(shaping) == 0 {
-		return // only constrains values, e.g. oneOf: [{required: [a]}, {required: [b]}]
+		return
 	}
 	if v.union != nil {
 		b.errs.Add(n.Doc.Errorf(load.Append(n.Pointer, kw), "a schema with both oneOf and anyOf (or several of them through allOf) cannot be one Go type; nest one inside a branch of the other"))

@@ -92,3 +92,18 @@ func (p *Publisher) PublishOptionalChecked(ctx context.Context, v OptionalChecke
 func (p *Publisher) PublishOptionalCheckedAsync(ctx context.Context, v OptionalChecked) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOptionalChecked, v)
 }
+
+// PublishUntypedKeywords publishes v with routing key untyped.keywords and
+// returns its message id once the broker has confirmed it. v is first
+// validated against untyped-keywords.json; if it does not match, nothing is
+// sent.
+func (p *Publisher) PublishUntypedKeywords(ctx context.Context, v UntypedKeywords) (messageID string, err error) {
+	return p.p.Publish(ctx, FactUntypedKeywords, v)
+}
+
+// PublishUntypedKeywordsAsync is PublishUntypedKeywords without waiting for
+// the broker's confirm: it validates and sends v and returns a handle whose
+// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishUntypedKeywordsAsync(ctx context.Context, v UntypedKeywords) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactUntypedKeywords, v)
+}
