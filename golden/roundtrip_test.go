@@ -128,6 +128,7 @@ var facts = map[string]fact{
 	"wild/anyof.annotated":                 of[wild.AnyofAnnotated](wild.FactAnyofAnnotated),
 	"wild/oneof.negated":                   of[wild.OneofNegated](wild.FactOneofNegated),
 	"wild/untyped.keywords":                of[wild.UntypedKeywords](wild.FactUntypedKeywords),
+	"wild/required.sets":                   of[wild.RequiredSets](wild.FactRequiredSets),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

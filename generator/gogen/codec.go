@@ -3,6 +3,7 @@ package gogen
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,6 +146,12 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	} else {
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Unknown").Call())))
 	}
+	// The unions of required properties beside the fields: checked once
+	// the fields are read, from which of them are there.
+	var branches []jen.Code
+	if !c.lenient {
+		branches = c.branchChecks(t)
+	}
 	dec = []jen.Code{jen.Op("*").Id("v").Op("=").Id(t.GoName).Values()}
 	if len(required) > 0 {
 		dec = append(dec, jen.Var().Id("seen").Uint64())
@@ -159,14 +166,87 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 				g.Lit(r)
 			}
 		}))
-		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.Return(codecID("Required").Call(jen.Id("seen"), jen.Id(requiredVar(t)))))
+		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		branches = append([]jen.Code{codecID("Required").Call(jen.Id("seen"), jen.Id(requiredVar(t)))}, branches...)
+		dec = append(dec, checksThen(branches[:len(branches)-1], branches[len(branches)-1])...)
+		val = append(val, checksThen(branches[1:], jen.Nil())...)
+	} else if len(branches) > 0 {
+		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		dec = append(dec, checksThen(branches[:len(branches)-1], branches[len(branches)-1])...)
+		val = append(val, checksThen(branches, jen.Nil())...)
 	} else {
 		dec = append(dec, jen.Return(jen.Err()))
+		val = append(val, jen.Return(jen.Nil()))
 	}
 	enc = append([]jen.Code{jen.Id("e").Dot("ObjStart").Call()}, append(enc, jen.Id("e").Dot("ObjEnd").Call())...)
-	val = append(val, jen.Return(jen.Nil()))
 	return dec, enc, val
+}
+
+// checksThen returns the error of the first check that fails, else last.
+func checksThen(checks []jen.Code, last jen.Code) []jen.Code {
+	var stmts []jen.Code
+	for _, chk := range checks {
+		stmts = append(stmts, errReturn(chk, func(err jen.Code) jen.Code { return err }))
+	}
+	return append(stmts, jen.Return(last))
+}
+
+// branchChecks declares the codec.Branches of each union of required
+// properties beside t's fields (model.Type.Branches) and returns the
+// checks of a value against them, expressions of type error.
+func (c *valueCodec) branchChecks(t *model.Type) []jen.Code {
+	all, _ := t.Branches() // an inexact type is lenient and never asks
+	var checks []jen.Code
+	for _, b := range all {
+		var names []*model.Field
+		for _, fl := range t.Fields {
+			if slices.ContainsFunc(b.Sets, func(set []*model.Field) bool { return slices.Contains(set, fl) }) {
+				names = append(names, fl)
+			}
+		}
+		var present []jen.Code
+		for _, fl := range names {
+			present = append(present, presentExpr(fl))
+		}
+		id := "requiredAnyOf" + t.GoName
+		if b.OneOf {
+			id = "requiredOneOf" + t.GoName
+		}
+		d := jen.Dict{
+			jen.Id("Names"): jen.Index().String().ValuesFunc(func(g *jen.Group) {
+				for _, fl := range names {
+					g.Lit(fl.JSONName)
+				}
+			}),
+			jen.Id("Sets"): jen.Index().Uint64().ValuesFunc(func(g *jen.Group) {
+				for _, set := range b.Sets {
+					var mask uint64
+					for i, fl := range names {
+						if slices.Contains(set, fl) {
+							mask |= 1 << i
+						}
+					}
+					g.Op("0b" + strconv.FormatUint(mask, 2))
+				}
+			}),
+		}
+		if b.OneOf {
+			d[jen.Id("OneOf")] = jen.True()
+		}
+		c.vars = append(c.vars, jen.Id(id).Op("=").Qual(codecPath, "Branches").Values(d))
+		checks = append(checks, jen.Id(id).Dot("Check").Call(present...))
+	}
+	return checks
+}
+
+// presentExpr reports whether an optional field's property is there: it
+// is written when encoding, and was read when decoding.
+func presentExpr(fl *model.Field) jen.Code {
+	x := jen.Id("v").Dot(fl.GoName)
+	if fl.NullOrAbsent() {
+		return x.Dot("Present")
+	}
+	return x.Op("!=").Nil() // a pointer, or a slice, map or raw JSON whose nil is absent
 }
 
 // fieldDec reads the value of one property into its field.

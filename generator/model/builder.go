@@ -285,6 +285,7 @@ func (b *builder) fields(t *Type, v *view) {
 			Pointer:  decl.Pointer,
 			Doc:      docOf(decl),
 			decls:    len(p.decls),
+			schema:   decl,
 		}
 		if decl.HasDefault {
 			f.Default = decl.Default

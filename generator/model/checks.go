@@ -136,7 +136,7 @@ var translated = map[string][]string{
 	"bool":   {"type", "format", "enum", "const"},
 	"array":  {"type", "items", "minItems", "maxItems", "uniqueItems", "format"},
 	"map":    {"type", "additionalProperties", "format"},
-	"struct": {"type", "properties", "required", "additionalProperties", "format"},
+	"struct": {"type", "properties", "required", "additionalProperties", "format", "oneOf", "anyOf"}, // oneOf, anyOf: Type.Branches
 	"enum":   {"type", "enum", "const", "format"},
 	"union":  {"type", "oneOf", "anyOf", "format"}, // type: when every branch is of it (typesWithin)
 	"time":   {"type", "format"},
@@ -210,7 +210,11 @@ func (t *Type) Inexact() string {
 func (t *Type) structInexact() string {
 	n := t.schema
 	if len(n.AllOf) == 0 && (n.RefText == "" || isPureRef(n)) {
-		return nodeInexact(n, "struct", nil)
+		if why := nodeInexact(n, "struct", nil); why != "" {
+			return why
+		}
+		_, why := t.Branches()
+		return why
 	}
 	if n.Has("additionalProperties") {
 		return at(n, "additionalProperties") + ": next to allOf (it closes the object to this schema's own properties)"

@@ -35,6 +35,11 @@ func TestInexactNamesWhatFallsBack(t *testing.T) {
 		{"integer minimum beyond int64", `"n": {"type": "integer", "minimum": 1e19}`, ``, "minimum: a bound beyond 64-bit integers"},
 		{"integer maximum beyond int64", `"n": {"type": "integer", "maximum": -1e19}`, ``, "maximum: a bound beyond 64-bit integers"},
 		{"integer multipleOf beyond int64", `"n": {"type": "integer", "multipleOf": 1e19}`, ``, "multipleOf: a multiple beyond 64-bit integers"},
+		{"required sets beside properties", `"a": {"type": "string"}, "b": {"type": "string"}`, `, "anyOf": [{"properties": {"a": true}, "required": ["a"]}, {"properties": {"b": {}}, "required": ["b"]}]`, ""},
+		{"oneOf of required properties", `"a": {"type": "string"}, "b": {"type": "string"}`, `, "oneOf": [{"required": ["a"]}, {"type": "object", "required": ["b"]}]`, ""},
+		{"a branch beside properties that constrains more", `"a": {"type": "string"}`, `, "oneOf": [{"required": ["a"]}, {"not": {"required": ["a"]}}]`, "not: not translated in a branch"},
+		{"a branch requiring an undeclared property", `"a": {"type": "string"}`, `, "anyOf": [{"required": ["a"]}, {"required": ["z"]}]`, "undeclared property z"},
+		{"required sets beside a nullable object", `"o": {"type": ["object", "null"], "properties": {"a": {"type": "string"}}, "oneOf": [{"required": ["a"]}, {"maxProperties": 0}]}`, ``, "may be null"},
 		{"required but undeclared", `"a": {"type": "string"}`, `, "required": ["b"]`, "undeclared"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,7 +153,8 @@ type Field struct {
 	// forcePointer breaks a cycle of structs that contain each other by
 	// value, which Go cannot lay out.
 	forcePointer bool
-	decls        int // schemas declaring the property (allOf members)
+	decls        int          // schemas declaring the property (allOf members)
+	schema       *load.Schema // the first of them
 }
 
 // Optional reports whether the field may be absent.

@@ -116,12 +116,24 @@ type view struct {
 
 	union     []*load.Schema // oneOf or anyOf branches that shape a type
 	unionKind string         // "oneOf" or "anyOf"
+	unions    []pendingUnion // every oneOf and anyOf, settled once all is merged
+}
+
+// pendingUnion is a oneOf or anyOf met while merging: whether it shapes a
+// type depends on the properties and types of the whole view.
+type pendingUnion struct {
+	at       *load.Schema
+	kw       string
+	branches []*load.Schema
 }
 
 // flatten builds the view of the schema n.
 func (b *builder) flatten(n *load.Schema) *view {
 	v := &view{at: n, byName: map[string]*property{}, required: map[string]bool{}}
 	b.merge(v, n, map[*load.Schema]bool{})
+	for _, u := range v.unions {
+		b.mergeUnion(v, u.at, u.kw, u.branches)
+	}
 	return v
 }
 
@@ -166,9 +178,11 @@ func (b *builder) merge(v *view, n *load.Schema, seen map[*load.Schema]bool) {
 	if n.Format != "" && v.format == "" {
 		v.format = n.Format
 	}
-	b.mergeUnion(v, n, "oneOf", n.OneOf)
-	if applies(n, "anyOf") {
-		b.mergeUnion(v, n, "anyOf", n.AnyOf)
+	if len(n.OneOf) > 0 {
+		v.unions = append(v.unions, pendingUnion{n, "oneOf", n.OneOf})
+	}
+	if len(n.AnyOf) > 0 && applies(n, "anyOf") {
+		v.unions = append(v.unions, pendingUnion{n, "anyOf", n.AnyOf})
 	}
 }
 
@@ -220,7 +234,7 @@ func (b *builder) mergeUnion(v *view, n *load.Schema, kw string, branches []*loa
 			// schema checks the union).
 		case isNull(br):
 			nullBranch = true
-		case isStructural(br):
+		case isStructural(br) && !restates(br, v):
 			shaping = append(shaping, br)
 		default:
 			// A branch that only constrains values ({required: [a]},
@@ -239,6 +253,47 @@ func (b *builder) mergeUnion(v *view, n *load.Schema, kw string, branches []*loa
 	}
 	v.union, v.unionKind = shaping, kw
 	v.nullable = v.nullable || nullBranch
+}
+
+// restates reports whether a union branch says of the declared properties
+// and the type only what the schema beside it says (properties: {a: true},
+// a: {}, or a's own $ref; the same type), so that with its other keywords
+// it only constrains values ({"properties": {"a": true}, "required":
+// ["a"]} requires a): it shapes no type.
+func restates(br *load.Schema, v *view) bool {
+	if br.Keywords == nil || br.RefText != "" {
+		return false
+	}
+	for kw := range br.Keywords {
+		switch kw {
+		case "properties":
+			for _, p := range br.Properties {
+				decl := v.byName[p.Name]
+				if decl == nil || !sameDeclaration(p.Schema, decl.decls[0]) {
+					return false
+				}
+			}
+		case "type":
+			if !typesWithin(v.types, br.Types) || v.nullable && !slices.Contains(br.Types, "null") {
+				return false
+			}
+		default:
+			if slices.Contains(structural, kw) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameDeclaration reports whether s, a property's schema in a union
+// branch, admits every value the declaration decl beside the union admits:
+// it admits every value, or it is decl's own $ref.
+func sameDeclaration(s, decl *load.Schema) bool {
+	if assertsNothing(s) {
+		return true
+	}
+	return isPureRef(s) && isPureRef(decl) && s.Ref != nil && s.Ref == decl.Ref
 }
 
 func (b *builder) mergeTypes(v *view, n *load.Schema, ts []string) {

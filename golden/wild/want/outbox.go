@@ -75,6 +75,15 @@ func (w *OutboxWriter) WriteOptionalChecked(ctx context.Context, tx sqldb.Execer
 	return w.o.Write(ctx, tx, FactOptionalChecked, v)
 }
 
+// WriteRequiredSets writes v with routing key required.sets into the outbox in
+// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
+// by pgxdb.Tx), and returns the message id it will be published with. v is
+// first validated against required-sets.json; if it does not match, nothing is
+// written and tx may still commit.
+func (w *OutboxWriter) WriteRequiredSets(ctx context.Context, tx sqldb.Execer, v RequiredSets) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactRequiredSets, v)
+}
+
 // WriteUntypedKeywords writes v with routing key untyped.keywords into the
 // outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
 // pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
@@ -96,7 +105,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked, FactUntypedKeywords}
+		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked, FactRequiredSets, FactUntypedKeywords}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

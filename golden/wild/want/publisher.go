@@ -93,6 +93,20 @@ func (p *Publisher) PublishOptionalCheckedAsync(ctx context.Context, v OptionalC
 	return p.p.PublishAsync(ctx, FactOptionalChecked, v)
 }
 
+// PublishRequiredSets publishes v with routing key required.sets and returns
+// its message id once the broker has confirmed it. v is first validated
+// against required-sets.json; if it does not match, nothing is sent.
+func (p *Publisher) PublishRequiredSets(ctx context.Context, v RequiredSets) (messageID string, err error) {
+	return p.p.Publish(ctx, FactRequiredSets, v)
+}
+
+// PublishRequiredSetsAsync is PublishRequiredSets without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishRequiredSetsAsync(ctx context.Context, v RequiredSets) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactRequiredSets, v)
+}
+
 // PublishUntypedKeywords publishes v with routing key untyped.keywords and
 // returns its message id once the broker has confirmed it. v is first
 // validated against untyped-keywords.json; if it does not match, nothing is
