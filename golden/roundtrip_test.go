@@ -129,6 +129,7 @@ var facts = map[string]fact{
 	"wild/oneof.negated":                   of[wild.OneofNegated](wild.FactOneofNegated),
 	"wild/untyped.keywords":                of[wild.UntypedKeywords](wild.FactUntypedKeywords),
 	"wild/required.sets":                   of[wild.RequiredSets](wild.FactRequiredSets),
+	"wild/pattern.members":                 of[wild.PatternMembers](wild.FactPatternMembers),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

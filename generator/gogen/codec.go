@@ -133,15 +133,24 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		val = append(val, c.fieldCheck(fl, name)...)
 	}
 	if t.Extra != nil {
-		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Extra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Id("v").Dot(model.ExtraField), c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))))))
+		extra := jen.Op("&").Id("v").Dot(model.ExtraField)
+		dec := c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))
+		read := codecID("Extra").Call(jen.Id("d"), jen.Id("key"), extra, dec)
+		if len(t.Patterns) > 0 {
+			keys := c.keysRule(t.Patterns, ruleName(t.GoName, "keys"))
+			read = codecID("PatternExtra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Add(keys), extra, dec)
+			val = append(val, errReturn(codecID("CheckKeys").Call(jen.Op("&").Add(keys), jen.Id("v").Dot(model.ExtraField)), func(err jen.Code) jen.Code { return err }))
+		}
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(read)))
 		enc = append(enc, codecID("WriteExtra").Call(jen.Id("e"), jen.Id("v").Dot(model.ExtraField), c.elemEnc(*t.Extra)))
 		val = append([]jen.Code{errReturn(codecID("ExtraClash").Call(jen.Id("v").Dot(model.ExtraField), jen.Id(propertiesVar(t))), func(err jen.Code) jen.Code { return err })}, val...)
 		if each := c.elemCheck(*t.Extra, ruleName(t.GoName, "extra")); each != nil {
 			val = append(val, errReturn(codecID("EachValue").Call(jen.Id("v").Dot(model.ExtraField), each), func(err jen.Code) jen.Code { return err }))
 		}
 	} else if c.lenient {
-		// The reference validator has accepted the object: a property
-		// it allows (unevaluatedProperties, patternProperties) is skipped.
+		// The reference validator has accepted the object, and so
+		// refused every member a closed struct does not declare (those
+		// patternProperties or other keywords admit are in Extra).
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Id("d").Dot("Skip").Call()))
 	} else {
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Unknown").Call())))

@@ -201,19 +201,13 @@ func (b *builder) shape(v *view, t *Type) Ref {
 		}
 		return Ref{Kind: Slice, Elem: &elem, Nullable: nullable}
 	case "object":
-		if len(v.props) > 0 || v.additionalFalse {
+		if len(v.props) > 0 || !hasMembers(v) {
 			st := named(Struct)
 			b.fields(st, v)
 			return Ref{Kind: Named, Type: st, Nullable: nullable}
 		}
-		elem := Ref{Kind: Raw}
-		switch {
-		case v.additional != nil:
-			elem = b.typeOf(v.additional)
-		case len(v.patternProps) == 1:
-			elem = b.typeOf(v.patternProps[0])
-		}
-		return Ref{Kind: Map, Elem: &elem, Nullable: nullable}
+		m := b.members(v)
+		return Ref{Kind: Map, Elem: &m.elem, Nullable: nullable, patterns: m.patterns, membersWhy: m.why}
 	}
 	return Ref{Kind: Raw, Nullable: nullable}
 }
@@ -298,15 +292,12 @@ func (b *builder) fields(t *Type, v *view) {
 		}
 		t.Fields = append(t.Fields, f)
 	}
-	switch {
-	case v.additionalFalse || len(v.props) == 0:
-	case v.additional != nil:
-		extra := b.typeOf(v.additional)
-		t.Extra = &extra
-	default:
-		// An open object: properties the schema does not list are kept,
-		// verbatim, so that a payload survives decoding and encoding.
-		t.Extra = &Ref{Kind: Raw}
+	if len(v.props) > 0 && hasMembers(v) {
+		// The members the properties do not declare are kept (verbatim,
+		// in an open object), so that a payload survives decoding and
+		// encoding.
+		m := b.members(v)
+		t.Extra, t.Patterns, t.membersWhy = &m.elem, m.patterns, m.why
 	}
 }
 

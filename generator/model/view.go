@@ -104,7 +104,12 @@ type view struct {
 
 	additional      *load.Schema // additionalProperties when it is a schema object
 	additionalFalse bool         // additionalProperties: false, or unevaluatedProperties: false
-	patternProps    []*load.Schema
+	// admitsOthers: closed by unevaluatedProperties: false, beside
+	// keywords that may evaluate members it does not declare
+	// (additionalProperties: true, if/then, dependentSchemas, ...), which
+	// are valid then.
+	admitsOthers bool
+	patternProps []*load.Named // patternProperties: pattern and schema
 
 	items       *load.Schema // the schema of every element, when there is no tuple
 	prefixItems bool         // a tuple (prefixItems, or items as an array before 2020-12)
@@ -204,16 +209,19 @@ func (b *builder) mergeObject(v *view, n *load.Schema) {
 		switch {
 		case ap.Bool != nil:
 			v.additionalFalse = v.additionalFalse || !*ap.Bool
+			v.admitsOthers = v.admitsOthers || *ap.Bool // beside unevaluatedProperties: false
 		default:
 			v.additional = ap
 		}
 	}
-	if closed, ok := n.Keywords["unevaluatedProperties"].(bool); ok && !closed {
+	switch up, ok := n.Keywords["unevaluatedProperties"].(bool); {
+	case ok && !up:
 		v.additionalFalse = true
+		v.admitsOthers = v.admitsOthers || evaluatesOthers(n, map[*load.Schema]bool{})
+	case ok:
+		v.admitsOthers = true // in an allOf member, it evaluates every member
 	}
-	for _, pp := range n.PatternProperties {
-		v.patternProps = append(v.patternProps, pp.Schema)
-	}
+	v.patternProps = append(v.patternProps, n.PatternProperties...)
 }
 
 // mergeUnion records the branches of a oneOf or anyOf that shape a type;

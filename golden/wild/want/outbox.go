@@ -75,6 +75,15 @@ func (w *OutboxWriter) WriteOptionalChecked(ctx context.Context, tx sqldb.Execer
 	return w.o.Write(ctx, tx, FactOptionalChecked, v)
 }
 
+// WritePatternMembers writes v with routing key pattern.members into the
+// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
+// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
+// with. v is first validated against pattern-members.json; if it does not
+// match, nothing is written and tx may still commit.
+func (w *OutboxWriter) WritePatternMembers(ctx context.Context, tx sqldb.Execer, v PatternMembers) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactPatternMembers, v)
+}
+
 // WriteRequiredSets writes v with routing key required.sets into the outbox in
 // tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
 // by pgxdb.Tx), and returns the message id it will be published with. v is
@@ -105,7 +114,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked, FactRequiredSets, FactUntypedKeywords}
+		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked, FactPatternMembers, FactRequiredSets, FactUntypedKeywords}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

@@ -93,6 +93,21 @@ func (p *Publisher) PublishOptionalCheckedAsync(ctx context.Context, v OptionalC
 	return p.p.PublishAsync(ctx, FactOptionalChecked, v)
 }
 
+// PublishPatternMembers publishes v with routing key pattern.members and
+// returns its message id once the broker has confirmed it. v is first
+// validated against pattern-members.json; if it does not match, nothing is
+// sent.
+func (p *Publisher) PublishPatternMembers(ctx context.Context, v PatternMembers) (messageID string, err error) {
+	return p.p.Publish(ctx, FactPatternMembers, v)
+}
+
+// PublishPatternMembersAsync is PublishPatternMembers without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishPatternMembersAsync(ctx context.Context, v PatternMembers) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactPatternMembers, v)
+}
+
 // PublishRequiredSets publishes v with routing key required.sets and returns
 // its message id once the broker has confirmed it. v is first validated
 // against required-sets.json; if it does not match, nothing is sent.
