@@ -489,18 +489,3 @@ func at(n *load.Schema, kw string) string {
 	}
 	return n.Location() + " " + kw
 }
-
-// typesWithin reports whether every JSON type in held (nil: any) is one
-// of allowed, where "number" includes "integer": the type keyword next to
-// a union adds nothing to the branches' own Go types.
-func typesWithin(held, allowed []string) bool {
-	if held == nil {
-		return false
-	}
-	for _, h := range held {
-		if !slices.Contains(allowed, h) && (h != "integer" || !slices.Contains(allowed, "number")) {
-			return false
-		}
-	}
-	return true
-}

@@ -88,3 +88,18 @@ func jsonTypes(r Ref) []string {
 	}
 	return nil
 }
+
+// typesWithin reports whether every JSON type in held (nil: any) is one
+// of allowed, where "number" includes "integer": the type keyword next to
+// a union adds nothing to the branches' own Go types.
+func typesWithin(held, allowed []string) bool {
+	if held == nil {
+		return false
+	}
+	for _, h := range held {
+		if !slices.Contains(allowed, h) && (h != "integer" || !slices.Contains(allowed, "number")) {
+			return false
+		}
+	}
+	return true
+}
