@@ -39,6 +39,7 @@ import (
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
+	wild "github.com/warrenbus/warren/golden/wild/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -69,6 +70,7 @@ var topologies = map[string]topology.Topology{
 	"requests":      requests.Topology,
 	"unions":        unions.Topology,
 	"vendor-shapes": vendorshapes.Topology,
+	"wild":          wild.Topology,
 	"wiring":        wiring.Topology,
 }
 
@@ -124,6 +126,13 @@ var facts = map[string]fact{
 	"vendor-shapes/proto.instance.changed": of[vendorshapes.InstanceChanged](vendorshapes.FactInstanceChanged),
 	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),
 	"wiring/stock.item.counted":            of[wiring.ItemCounted](wiring.FactItemCounted),
+	"wild/optional.checked":                of[wild.OptionalChecked](wild.FactOptionalChecked),
+	"wild/null.kept":                       of[wild.NullKept](wild.FactNullKept),
+	"wild/anyof.annotated":                 of[wild.AnyofAnnotated](wild.FactAnyofAnnotated),
+	"wild/oneof.negated":                   of[wild.OneofNegated](wild.FactOneofNegated),
+	"wild/untyped.keywords":                of[wild.UntypedKeywords](wild.FactUntypedKeywords),
+	"wild/required.sets":                   of[wild.RequiredSets](wild.FactRequiredSets),
+	"wild/pattern.members":                 of[wild.PatternMembers](wild.FactPatternMembers),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

@@ -39,9 +39,13 @@ import (
 // (DecodeJSON, EncodeJSON, Validate), checking formats with
 // [FormatChecker]; version 2 code still builds and behaves as it did, so
 // the minimum stays 2.
+//
+// Version 4 code checks unions of required properties beside an object's
+// properties with runtime/codec's Branches; older code still
+// builds and behaves as it did.
 const (
 	MinVersion = 2
-	MaxVersion = 3
+	MaxVersion = 4
 )
 
 // EnforceVersion is used in the compile-time check above: a negative

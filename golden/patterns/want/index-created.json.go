@@ -4,6 +4,8 @@
 package patterns
 
 import (
+	"encoding/json"
+
 	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
@@ -35,13 +37,13 @@ type IndexCreated struct {
 	Filter *string `json:"filter,omitzero"`
 
 	// Index settings, each a string; names starting x- are not settings.
-	Settings map[string]string `json:"settings"`
+	Settings map[string]json.RawMessage `json:"settings"`
 }
 
 // DecodeJSON reads v from d and checks it with the embedded schema, which the
 // generated code cannot follow exactly here
-// (index-created.json#/properties/settings patternProperties: not translated
-// for a map).
+// (index-created.json#/properties/settings patternProperties: members of
+// different schemas, kept as raw JSON).
 func (v *IndexCreated) DecodeJSON(d *jx.Decoder) error {
 	if err := codec.Checked(&d, schemaSet.Validator("index-created.json")); err != nil {
 		return err
@@ -58,7 +60,7 @@ func (v *IndexCreated) DecodeJSON(d *jx.Decoder) error {
 		case "filter":
 			v.Filter, err = codec.Ptr(d, checkIndexCreated_Filter.Str)
 		case "settings":
-			v.Settings, err = codec.Map(d, codec.Str)
+			v.Settings, err = codec.Map(d, codec.Raw)
 		default:
 			err = d.Skip()
 		}
@@ -84,9 +86,7 @@ func (v IndexCreated) EncodeJSON(e *jx.Encoder) {
 	}
 	e.FieldStart("settings")
 	e.ObjStart()
-	codec.WriteExtra(e, v.Settings, func(e *jx.Encoder, x1 string) {
-		e.Str(x1)
-	})
+	codec.WriteExtra(e, v.Settings, codec.WriteRaw)
 	e.ObjEnd()
 	e.ObjEnd()
 }
