@@ -7,7 +7,7 @@
 // generation time") reports its table.
 //
 //	gencost -bin DIR -work DIR -root DIR [-rounds N] [-generate 100,1000] [-build 100] [-versions ...]
-//	gencost -table FILE
+//	gencost -table FILE...
 //
 // The sides:
 //   - warren: `warren generate` of the synthetic schema directory
@@ -26,7 +26,8 @@
 // shared machine falls on all sides alike. Each measurement is one line of
 // -work/rounds.txt, and the table (medians, min–max, warren's ratio to each
 // peer within each round) is printed from those lines; -table prints it
-// again from a kept file.
+// again from kept files, pooling the rounds of several sessions of the same
+// versions.
 package main
 
 import (
@@ -47,11 +48,15 @@ func main() {
 		generate = flag.String("generate", "100,1000", "fact `COUNTS` to generate and count lines for")
 		build    = flag.String("build", "100", "fact `COUNTS` whose generated package to build (empty: none)")
 		versions = flag.String("versions", "", "`SIDE=VERSION,...` for the table's header (asyncapi-codegen's is also the version its generated code is built with)")
-		table    = flag.String("table", "", "print the table of a kept rounds `FILE` and exit")
+		table    = flag.Bool("table", false, "print the table of the kept rounds files named as arguments, their rounds pooled, and exit")
 	)
 	flag.Parse()
-	if *table != "" {
-		if err := printTable(*table); err != nil {
+	if *table {
+		if flag.NArg() == 0 {
+			fmt.Fprintln(os.Stderr, "gencost: -table: name the rounds files")
+			os.Exit(2)
+		}
+		if err := printTable(flag.Args()...); err != nil {
 			fmt.Fprintln(os.Stderr, "gencost:", err)
 			os.Exit(1)
 		}

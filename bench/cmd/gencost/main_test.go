@@ -125,13 +125,13 @@ func TestTable(t *testing.T) {
 	writeTable(&b, k)
 	out := b.String()
 	for _, want := range []string{
-		"| figure | warren abc1234 | asyncapi-codegen v0.46.3 | go-jsonschema v0.24.1 (types only) | warren / asyncapi-codegen | warren / go-jsonschema |",
+		"| figure | rounds | warren abc1234 | asyncapi-codegen v0.46.3 | go-jsonschema v0.24.1 (types only) | warren / asyncapi-codegen | warren / go-jsonschema |",
 		// Medians 5 and 2; the ratios per round are 2, 3 and 1.25.
-		"| `go build` of the generated package, 100 facts: wall | 5.00 s (4.00–6.00 s) | 2.00 s (2.00–4.00 s) | — | 2.00 (1.25–3.00) | — |",
-		"| generated lines per fact, 100 facts (all .go files) | 400 | 449 | 123 | 0.89 | 3.25 |",
-		"| generated .go files, 100 facts | 107 | 1 | 1 | — | — |",
-		"| generation, 100 facts, whole process: wall | 0.40 s | 0.80 s | 0.20 s | 0.50 | 2.00 |",
-		"Medians over 3 rounds",
+		"| `go build` of the generated package, 100 facts: wall | 3 | 5.00 s (4.00–6.00 s) | 2.00 s (2.00–4.00 s) | — | 2.00 (1.25–3.00) | — |",
+		"| generated lines per fact, 100 facts (all .go files) | 1 | 400 | 449 | 123 | 0.89 | 3.25 |",
+		"| generated .go files, 100 facts | 1 | 107 | 1 | 1 | — | — |",
+		"| generation, 100 facts, whole process: wall | 1 | 0.40 s | 0.80 s | 0.20 s | 0.50 | 2.00 |",
+		"Medians over the rounds",
 		"Not measured: build side=go-jsonschema: it failed",
 	} {
 		if !strings.Contains(out, want) {
@@ -141,6 +141,30 @@ func TestTable(t *testing.T) {
 
 	if _, err := parseRounds(strings.NewReader("build facts=x side=warren round=1\n")); err == nil {
 		t.Error("a bad number was accepted")
+	}
+}
+
+func TestPool(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
+	for path, src := range map[string]string{
+		a: rounds,
+		b: "# versions warren=abc1234 asyncapi-codegen=v0.46.3 go-jsonschema=v0.24.1\nbuild facts=100 side=warren round=1 wall=1 cpu=1\n",
+		c: "# versions warren=def5678 asyncapi-codegen=v0.46.3 go-jsonschema=v0.24.1\n",
+	} {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := pool(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := k.records[len(k.records)-1]; len(k.records) != 10 || last.round != 4 {
+		t.Errorf("pooled %d records, the last of round %d; want 10, 4", len(k.records), last.round)
+	}
+	if _, err := pool(a, c); err == nil {
+		t.Error("rounds of other versions were pooled")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -88,18 +89,48 @@ func parseRounds(r io.Reader) (kept, error) {
 	return k, sc.Err()
 }
 
-func printTable(path string) error {
-	f, err := os.Open(path)
+// printTable prints the table of the rounds files paths, their rounds
+// pooled (numbered on from one file to the next), which must all measure
+// the same versions.
+func printTable(paths ...string) error {
+	all, err := pool(paths...)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	k, err := parseRounds(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	writeTable(os.Stdout, k)
+	writeTable(os.Stdout, all)
 	return nil
+}
+
+// pool reads the rounds files paths into one, numbering the rounds of each
+// file on from those of the files before it.
+func pool(paths ...string) (kept, error) {
+	var all kept
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return all, err
+		}
+		k, err := parseRounds(f)
+		f.Close()
+		if err != nil {
+			return all, fmt.Errorf("%s: %w", path, err)
+		}
+		if all.versions == nil {
+			all.versions = k.versions
+		} else if !maps.Equal(all.versions, k.versions) {
+			return all, fmt.Errorf("%s measured %v, %s %v: pool only rounds of the same versions", path, k.versions, paths[0], all.versions)
+		}
+		offset := 0
+		for _, r := range all.records {
+			offset = max(offset, r.round)
+		}
+		for _, r := range k.records {
+			r.round += offset
+			all.records = append(all.records, r)
+		}
+		all.unmeasured = append(all.unmeasured, k.unmeasured...)
+	}
+	return all, nil
 }
 
 // writeTable writes, per figure, every side's median over the rounds with
@@ -107,8 +138,8 @@ func printTable(path string) error {
 // (median, min–max).
 func writeTable(w io.Writer, k kept) {
 	var peers []string
-	header := "| figure |"
-	align := "|---|"
+	header := "| figure | rounds |"
+	align := "|---|---:|"
 	for _, s := range sides {
 		header += " " + s
 		if v := k.versions[s]; v != "" {
@@ -152,7 +183,11 @@ func writeTable(w io.Writer, k kept) {
 				by[r.side][r.round] = value(r)
 			}
 		}
-		cells := []string{label}
+		rounds := 0
+		for _, byRound := range by {
+			rounds = max(rounds, len(byRound))
+		}
+		cells := []string{label, strconv.Itoa(rounds)}
 		for _, s := range sides {
 			cells = append(cells, cell(values(by[s]), format, ranged))
 		}
@@ -183,11 +218,7 @@ func writeTable(w io.Writer, k kept) {
 		row(fmt.Sprintf("generation, %s facts, whole process: wall", thousands(n)), "generate", n, wall, seconds, true, true)
 		row(fmt.Sprintf("generation, %s facts: CPU (user+sys)", thousands(n)), "generate", n, cpu, seconds, true, true)
 	}
-	rounds := 0
-	for _, r := range k.records {
-		rounds = max(rounds, r.round)
-	}
-	fmt.Fprintf(w, "\nMedians over %d rounds, min–max in brackets; ratios are taken within each round.\n", rounds)
+	fmt.Fprintln(w, "\nMedians over the rounds, min–max in brackets; ratios are taken within each round.")
 	for _, u := range k.unmeasured {
 		fmt.Fprintf(w, "Not measured: %s\n", u)
 	}
