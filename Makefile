@@ -3,7 +3,7 @@
 GO ?= go
 EXAMPLE := examples/catalogue
 
-.PHONY: generate test test-fresh-cache test-rabbitmq4 test-cluster golden bench demo vet
+.PHONY: generate test test-fresh-cache test-rabbitmq4 test-cluster golden bench gencost demo vet
 
 ## generate: compile the bundled example schemas, and the benchmarks' schema, into Go
 generate:
@@ -108,6 +108,10 @@ golden:
 ## bench: what users run, beside raw amqp091-go and watermill, in interleaved rounds (scripts/bench)
 bench:
 	scripts/bench
+
+## gencost: go build time, lines per fact and generation time of generated code, beside asyncapi-codegen and go-jsonschema (scripts/gencost)
+gencost:
+	scripts/gencost
 
 ## demo: run the catalogue example end to end against the local broker
 demo:
