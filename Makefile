@@ -3,7 +3,7 @@
 GO ?= go
 EXAMPLE := examples/catalogue
 
-.PHONY: generate test test-rabbitmq4 test-cluster golden bench demo vet
+.PHONY: generate test test-fresh-cache test-rabbitmq4 test-cluster golden bench gencost demo vet
 
 ## generate: compile the bundled example schemas, and the benchmarks' schema, into Go
 generate:
@@ -26,6 +26,43 @@ test: vet
 	$(GO) test ./...
 	@for m in $(CONTRIB_MODS); do echo "== $$m"; (cd $$m && $(GO) test ./...) || exit 1; done
 	WARREN_DISRUPTIVE=1 $(GO) test -p 1 -count=1 -v -run '^TestDisruptive' $(DISRUPTIVE_PKGS)
+
+# The tests that run the go command on modules of their own: a service
+# with warren as a tool dependency, producer and consumer modules, the
+# module resolver's, the schema diff's proof programs, the conformance
+# suite's program. They must get what they need through the configured
+# GOPROXY, as a user's go command does, and not count on the module cache
+# holding it: a new machine's cache holds only what building warren
+# downloaded, and a service's module graph names more (the go.mod files of
+# modules that warren's dependencies need for their own tests). make test
+# runs them against the machine's module cache, which earlier builds have
+# filled; this runs them once more against an empty one of their own,
+# removed afterwards (the go command makes its files read-only, so go clean
+# -modcache removes them). The build cache stays the machine's: it holds
+# compiled packages, never modules. The names are checked against go test
+# -list, so that a renamed test cannot drop out unnoticed.
+FRESH_CACHE_TESTS := TestGoToolSetupInAService \
+	TestConsumerModuleReusesTheProducersPackage TestConsumerModuleGeneratesTheFactTypes \
+	TestConsumerModuleBindingMatchesNothing TestConsumerModuleReusesAMissingPackage \
+	TestImportOfAModuleNotInGoMod TestDiffBaseModuleJudgesAnUpdateForThisConsumer \
+	TestResolveReplacedModule TestResolveModuleNotRequired TestResolvePathImport \
+	TestResolveOutsideAModule TestResolveDownloadsARequiredModule TestDownloadFailureSaysWhy \
+	TestDiffAgreesWithTheBroker TestSuite
+FRESH_CACHE_PKGS := ./cmd/warren ./cmd/warren/internal/gomod ./generator/schemadiff ./generator/conformance
+empty :=
+space := $(empty) $(empty)
+FRESH_CACHE_RUN := ^($(subst $(space),|,$(strip $(FRESH_CACHE_TESTS))))$$
+
+## test-fresh-cache: the tests that build modules from scratch, with an empty module cache
+test-fresh-cache:
+	@cache=$$(mktemp -d) && \
+	trap "GOMODCACHE='$$cache' $(GO) clean -modcache; rm -rf '$$cache'" EXIT && \
+	export GOMODCACHE="$$cache" && echo "== GOMODCACHE=$$cache" && \
+	n=$$($(GO) test -list '$(FRESH_CACHE_RUN)' $(FRESH_CACHE_PKGS) | grep -c '^Test') && \
+	if [ "$$n" != $(words $(FRESH_CACHE_TESTS)) ]; then \
+		echo "FRESH_CACHE_TESTS names $(words $(FRESH_CACHE_TESTS)) tests; go test -list finds $$n of them in $(FRESH_CACHE_PKGS)"; exit 1; \
+	fi && \
+	$(GO) test -count=1 -run '$(FRESH_CACHE_RUN)' $(FRESH_CACHE_PKGS)
 
 # scripts/rabbitmq4 runs RabbitMQ 4 beside the machine's broker, a single
 # node and a three-node cluster; `scripts/rabbitmq4 env` prints what the
@@ -71,6 +108,10 @@ golden:
 ## bench: what users run, beside raw amqp091-go and watermill, in interleaved rounds (scripts/bench)
 bench:
 	scripts/bench
+
+## gencost: go build time, lines per fact and generation time of generated code, beside asyncapi-codegen and go-jsonschema (scripts/gencost)
+gencost:
+	scripts/gencost
 
 ## demo: run the catalogue example end to end against the local broker
 demo:

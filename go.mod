@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/dave/jennifer v1.7.1
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/go-faster/jx v1.2.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0

@@ -11,50 +11,18 @@ import (
 	"testing"
 
 	"github.com/warrenbus/warren/generator"
+	"github.com/warrenbus/warren/internal/synthetic"
 )
 
-// writeSynthetic writes a schema directory of n facts, each with scalars, an
-// optional field, a nested object, an enum, an array of objects and a $ref
-// to a shared definition, spread over 10 domains with one consumer each.
+// writeSynthetic writes the synthetic schema directory of n facts
+// (internal/synthetic: scalars, an optional field, a nested object, an enum,
+// an array of objects and a $ref to a shared definition, spread over 10
+// domains with one consumer each) into a temporary directory.
 func writeSynthetic(tb testing.TB, n int) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	must := func(err error) {
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	manifest := `{"package": "synthetic", "consumers": {`
-	for d := range 10 {
-		if d > 0 {
-			manifest += ","
-		}
-		manifest += fmt.Sprintf(`"consumer-%d": {"bindings": ["domain%d.#"]}`, d, d)
-	}
-	manifest += "}}"
-	must(os.WriteFile(filepath.Join(dir, "warren.json"), []byte(manifest), 0o644))
-	must(os.MkdirAll(filepath.Join(dir, "common"), 0o755))
-	must(os.WriteFile(filepath.Join(dir, "common", "money.json"), []byte(`{"title": "Money", "type": "object", "required": ["amount", "currency"],
-  "properties": {"amount": {"type": "integer"}, "currency": {"type": "string", "enum": ["EUR", "USD"]}}}`), 0o644))
-	for i := range n {
-		domain := fmt.Sprintf("domain%d", i%10)
-		must(os.MkdirAll(filepath.Join(dir, domain), 0o755))
-		src := fmt.Sprintf(`{
-  "x-routing-key": "%s.thing%d.happened",
-  "description": "Synthetic fact %d.",
-  "type": "object",
-  "required": ["id", "at", "amount", "status"],
-  "properties": {
-    "id": {"type": "string", "format": "uuid"},
-    "at": {"type": "string", "format": "date-time"},
-    "note": {"type": ["string", "null"], "maxLength": 100},
-    "amount": {"$ref": "../common/money.json"},
-    "status": {"type": "string", "enum": ["new", "done", "failed"]},
-    "counts": {"type": "object", "properties": {"ok": {"type": "integer"}, "failed": {"type": "integer"}}},
-    "lines": {"type": "array", "items": {"type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "default": 1}}}}
-  }
-}`, domain, i, i)
-		must(os.WriteFile(filepath.Join(dir, domain, fmt.Sprintf("thing%d-happened.json", i)), []byte(src), 0o644))
+	if err := synthetic.Write(dir, n); err != nil {
+		tb.Fatal(err)
 	}
 	return dir
 }
@@ -88,8 +56,8 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 				files = len(out)
 			}
-			if files != n+6 { // one per fact, money.json, warren.go, schemas.go, topology.go, publisher.go, consumers.go
-				b.Fatalf("generated %d files, want %d", files, n+6)
+			if files != n+7 { // one per fact, money.json, warren.go, schemas.go, topology.go, publisher.go, outbox.go, consumers.go
+				b.Fatalf("generated %d files, want %d", files, n+7)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fact")
 		})

@@ -2,20 +2,19 @@ package generator_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/warrenbus/warren/generator"
-	"github.com/warrenbus/warren/generator/lint"
-	"github.com/warrenbus/warren/generator/load"
 )
 
 // TestErrorsAreDeterministic runs every failing golden case (several kinds
 // of errors in several files: golden/error-many-files,
 // golden/error-manifest-names, ...) 20 times, through Generate and
-// through what `warren check` calls (load, then the lint rules when the
+// through what `warren check` calls (Open, then the lint rules when the
 // directory loads), and expects byte-identical errors every time. Map
 // iteration and the loader's parallel passes must never show in what a
 // user reads: a message that moves between runs points at the wrong place
@@ -36,13 +35,14 @@ func TestErrorsAreDeterministic(t *testing.T) {
 				if _, err := generator.Generate(ctx, dir, generator.Options{}); err != nil {
 					gen = err.Error()
 				}
-				s, err := load.Load(ctx, dir)
-				if err != nil {
-					return gen, err.Error()
-				}
-				var lines []string
-				for _, f := range lint.Run(lint.NewInput(s)) {
-					lines = append(lines, f.String())
+				// warren check: Open, and the findings of a directory
+				// that loads, besides the errors.
+				p, err := generator.Open(ctx, dir, generator.Options{Go: true})
+				lines := []string{fmt.Sprint(err)}
+				if p != nil {
+					for _, f := range p.Lint() {
+						lines = append(lines, f.String())
+					}
 				}
 				return gen, strings.Join(lines, "\n")
 			}

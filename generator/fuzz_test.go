@@ -112,7 +112,7 @@ func FuzzLoad(f *testing.F) {
 func FuzzGenerate(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, fact, manifest []byte) {
-		files, err := generator.GenerateFS(context.Background(), fuzzDir(fact, manifest), generator.Options{})
+		files, err := generator.Generate(context.Background(), ".", generator.Options{FS: fuzzDir(fact, manifest)})
 		if err != nil {
 			checkPositioned(t, err)
 			return
@@ -173,7 +173,7 @@ func FuzzGenerateText(f *testing.F) {
 			"description": description,
 			"consumers":   map[string]any{consumer: map[string]any{"bindings": []string{"order.*"}, "description": description}},
 		})
-		files, err := generator.GenerateFS(context.Background(), fuzzDir(fact, manifest), generator.Options{})
+		files, err := generator.Generate(context.Background(), ".", generator.Options{FS: fuzzDir(fact, manifest)})
 		if err != nil {
 			checkPositioned(t, err)
 			return

@@ -29,8 +29,8 @@ func FuzzModel(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, program []byte) {
 		fsys := shapeDir(program)
-		files, err := generator.GenerateFS(context.Background(), fsys, generator.Options{})
-		again, err2 := generator.GenerateFS(context.Background(), fsys, generator.Options{})
+		files, err := generator.Generate(context.Background(), ".", generator.Options{FS: fsys})
+		again, err2 := generator.Generate(context.Background(), ".", generator.Options{FS: fsys})
 		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
 			t.Fatalf("a second run differs:\n%v\nfirst:\n%v", err2, err)
 		}

@@ -6,115 +6,155 @@
 // types, consumers, topology; validated as a whole) -> a renderer: gogen
 // (Go, with jennifer), docgen (the Markdown catalogue) or asyncapi (an
 // AsyncAPI 3.0.0 document).
+//
+// [Open] is the one way in: it loads a directory and builds its model, and
+// every warren command starts from the [Project] it returns, so that a
+// directory is read the same way by all of them. [Generate] is Open
+// followed by [Project.GoFiles].
 package generator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 
 	"github.com/warrenbus/warren/generator/asyncapi"
 	"github.com/warrenbus/warren/generator/docgen"
 	"github.com/warrenbus/warren/generator/gogen"
+	"github.com/warrenbus/warren/generator/lint"
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 )
 
-// Options adjust generation.
+// Options adjust how a schema directory is opened.
 type Options struct {
 	// Package overrides the Go package name from warren.json.
 	Package string
+	// Go opens the directory to emit Go, as [Generate] does: a Go package
+	// name (Package, else warren.json's "package") is then required, and
+	// its absence is one of the directory's errors. Readers that emit no
+	// Go (docs, topology, the broker commands) leave it false; a name that
+	// is given is checked either way, so every command agrees on what a
+	// valid directory is.
+	Go bool
 	// Resolver finds the directories the manifest's "imports" name; nil
 	// resolves relative paths on disk and refuses module imports (the
 	// warren CLI resolves those with the Go toolchain).
 	Resolver load.Resolver
+	// FS, when set, holds the schema directory instead of the disk: a git
+	// revision's tree, an embed.FS, an fstest.MapFS. The dir given to
+	// [Open] is then a path in FS, "." for its root, and paths in errors
+	// are relative to it.
+	FS fs.FS
+}
+
+// Project is a schema directory read by [Open]: its files loaded and
+// validated, and the model built from them.
+type Project struct {
+	// Schemas are the loaded files: facts, shared definitions, the
+	// manifest, imports, each with positions. Always set.
+	Schemas *load.Schemas
+	// Model holds the facts with their Go types, the consumers and the
+	// broker topology. It is nil when Open also returned an error: the
+	// files loaded, but the model did not build.
+	Model *model.Model
+}
+
+// Open reads the schema directory dir (on disk, or in opts.FS) and builds
+// its model.
+//
+// Errors in the input come back as a load.ErrorList, one entry per problem
+// with file and position relative to dir, sorted. When the files load but
+// the model does not build, Open returns the Project together with that
+// error, as go/parser returns the part of a file it could parse: Schemas is
+// set and Model is nil. The linter ([Project.Lint]) and a comparison of two
+// directories need no more than that; every other caller stops at the
+// error. A directory that cannot be read, or a cancelled ctx, returns no
+// Project.
+func Open(ctx context.Context, dir string, opts Options) (*Project, error) {
+	s, err := loadDir(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Build(ctx, s, model.Options{Package: opts.Package, PackageOptional: !opts.Go})
+	var list load.ErrorList
+	switch {
+	case errors.As(err, &list):
+		return &Project{Schemas: s}, err
+	case err != nil:
+		return nil, err
+	}
+	return &Project{Schemas: s, Model: m}, nil
+}
+
+// loadDir loads dir from opts.FS when it is set, else from the disk.
+func loadDir(ctx context.Context, dir string, opts Options) (*load.Schemas, error) {
+	lopts := load.Options{Resolver: opts.Resolver}
+	if opts.FS == nil {
+		return load.LoadWith(ctx, dir, lopts)
+	}
+	fsys, err := fs.Sub(opts.FS, dir)
+	if err != nil {
+		return nil, fmt.Errorf("schema directory: %w", err)
+	}
+	return load.LoadFSWith(ctx, fsys, lopts)
 }
 
 // Generate compiles the schema directory dir and returns the generated
-// files, keyed by file name. Errors in the input come back as a
-// load.ErrorList, one entry per problem with file and position (relative to
-// dir); nothing is returned then.
+// files, keyed by file name: [Open] with opts.Go set, then
+// [Project.GoFiles]. Errors in the input come back as a load.ErrorList, one
+// entry per problem with file and position (relative to dir); nothing is
+// returned then.
 func Generate(ctx context.Context, dir string, opts Options) (map[string][]byte, error) {
-	s, err := load.LoadWith(ctx, dir, load.Options{Resolver: opts.Resolver})
+	opts.Go = true
+	p, err := Open(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	return generate(ctx, s, opts)
+	return p.GoFiles()
 }
 
-// GenerateFS is [Generate] for a schema directory held in a file system.
-func GenerateFS(ctx context.Context, fsys fs.FS, opts Options) (map[string][]byte, error) {
-	s, err := load.LoadFSWith(ctx, fsys, load.Options{Resolver: opts.Resolver})
-	if err != nil {
-		return nil, err
+// errNoModel is what the renderers return for a Project whose model did
+// not build: Open reported why.
+var errNoModel = errors.New("generator: the schema directory's model did not build")
+
+// GoFiles renders the Go package, keyed by file name, and writes nothing.
+// It needs a Go package name: open with [Options.Go] to have a missing one
+// reported, with its place, among the directory's errors.
+func (p *Project) GoFiles() (map[string][]byte, error) {
+	if p.Model == nil {
+		return nil, errNoModel
 	}
-	return generate(ctx, s, opts)
-}
-
-// Model loads and validates the schema directory dir exactly as [Generate]
-// does and returns its model: the facts, types, consumers and broker
-// topology, for the commands that work on a directory's broker. Unlike
-// Generate it needs no Go package name: Model.Package is "" when warren.json
-// has none. Errors in the input come back as a load.ErrorList.
-func Model(ctx context.Context, dir string) (*model.Model, error) {
-	return ModelWith(ctx, dir, Options{})
-}
-
-// ModelWith is [Model] with options (opts.Resolver; Package is ignored).
-func ModelWith(ctx context.Context, dir string, opts Options) (*model.Model, error) {
-	m, _, err := buildModel(ctx, dir, opts)
-	return m, err
-}
-
-// Docs renders the documentation of the schema directory dir, keyed by file
-// name (docgen.CatalogueFile: the Markdown catalogue). It validates as
-// [Model] does and, like Generate, writes nothing.
-func Docs(ctx context.Context, dir string) (map[string][]byte, error) {
-	return DocsWith(ctx, dir, Options{})
-}
-
-// DocsWith is [Docs] with options (opts.Resolver; Package is ignored).
-func DocsWith(ctx context.Context, dir string, opts Options) (map[string][]byte, error) {
-	m, s, err := buildModel(ctx, dir, opts)
-	if err != nil {
-		return nil, err
+	if p.Model.Package == "" {
+		return nil, errors.New("generator: no Go package name: the schema directory was opened without Options.Go")
 	}
-	return docgen.Generate(m, s)
+	return gogen.Generate(p.Model)
 }
 
-// AsyncAPI renders the schema directory dir as an AsyncAPI 3.0.0 document.
-// It validates as [Model] does and writes nothing.
-func AsyncAPI(ctx context.Context, dir string, opts asyncapi.Options) ([]byte, error) {
-	return AsyncAPIWith(ctx, dir, Options{}, opts)
+// Docs renders the documentation of the directory, keyed by file name
+// (docgen.CatalogueFile: the Markdown catalogue).
+func (p *Project) Docs() (map[string][]byte, error) {
+	if p.Model == nil {
+		return nil, errNoModel
+	}
+	return docgen.Generate(p.Model, p.Schemas)
 }
 
-// AsyncAPIWith is [AsyncAPI] with the generator's options (opts.Resolver;
-// Package is ignored).
-func AsyncAPIWith(ctx context.Context, dir string, gen Options, opts asyncapi.Options) ([]byte, error) {
-	m, s, err := buildModel(ctx, dir, gen)
-	if err != nil {
-		return nil, err
+// AsyncAPI renders the directory as an AsyncAPI 3.0.0 document.
+func (p *Project) AsyncAPI(opts asyncapi.Options) ([]byte, error) {
+	if p.Model == nil {
+		return nil, errNoModel
 	}
-	return asyncapi.Generate(m, s, opts)
+	return asyncapi.Generate(p.Model, p.Schemas, opts)
 }
 
-// buildModel loads dir and builds the model of its facts and topology for
-// the outputs that are not Go.
-func buildModel(ctx context.Context, dir string, opts Options) (*model.Model, *load.Schemas, error) {
-	s, err := load.LoadWith(ctx, dir, load.Options{Resolver: opts.Resolver})
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := model.Build(ctx, s, model.Options{PackageOptional: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, s, nil
-}
-
-func generate(ctx context.Context, s *load.Schemas, opts Options) (map[string][]byte, error) {
-	m, err := model.Build(ctx, s, model.Options{Package: opts.Package})
-	if err != nil {
-		return nil, err
-	}
-	return gogen.Generate(m)
+// Lint returns what is valid but probably wrong in the directory, the
+// warnings of `warren check`, with the errors and notes of the same rules
+// ([lint.Rules]), sorted by file and position. It works on a Project whose
+// model did not build too: a binding that matches nothing fails the model
+// and is a finding. Only check prints findings, so they are found on
+// request rather than by every Open.
+func (p *Project) Lint() []lint.Finding {
+	return lint.Run(lint.NewInput(p.Schemas, p.Model))
 }

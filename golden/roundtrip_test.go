@@ -33,6 +33,7 @@ import (
 	nullable "github.com/warrenbus/warren/golden/nullable/want"
 	objects "github.com/warrenbus/warren/golden/objects/want"
 	ordering "github.com/warrenbus/warren/golden/ordering/want"
+	patterns "github.com/warrenbus/warren/golden/patterns/want"
 	recursionallof "github.com/warrenbus/warren/golden/recursion-allof/want"
 	recursion "github.com/warrenbus/warren/golden/recursion/want"
 	refbypath "github.com/warrenbus/warren/golden/ref-by-path/want"
@@ -41,6 +42,7 @@ import (
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
+	wild "github.com/warrenbus/warren/golden/wild/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -65,6 +67,7 @@ var topologies = map[string]topology.Topology{
 	"nullable":        nullable.Topology,
 	"objects":         objects.Topology,
 	"ordering":        ordering.Topology,
+	"patterns":        patterns.Topology,
 	"recursion":       recursion.Topology,
 	"recursion-allof": recursionallof.Topology,
 	"ref-by-path":     refbypath.Topology,
@@ -73,6 +76,7 @@ var topologies = map[string]topology.Topology{
 	"requests":        requests.Topology,
 	"unions":          unions.Topology,
 	"vendor-shapes":   vendorshapes.Topology,
+	"wild":            wild.Topology,
 	"wiring":          wiring.Topology,
 }
 
@@ -118,6 +122,7 @@ var facts = map[string]fact{
 	"ordering/order.shipped":               of[ordering.OrderShipped](ordering.FactOrderShipped),
 	"ordering/payment.received":            of[ordering.PaymentReceived](ordering.FactPaymentReceived),
 	"ordering/stock.counted":               of[ordering.StockCounted](ordering.FactStockCounted),
+	"patterns/search.index.created":        of[patterns.IndexCreated](patterns.FactIndexCreated),
 	"recursion/tree.changed":               of[recursion.TreeChanged](recursion.FactTreeChanged),
 	"recursion-allof/menu.published":       of[recursionallof.MenuPublished](recursionallof.FactMenuPublished),
 	"recursion-allof/team.reorganized":     of[recursionallof.TeamReorganized](recursionallof.FactTeamReorganized),
@@ -132,6 +137,13 @@ var facts = map[string]fact{
 	"vendor-shapes/proto.instance.changed": of[vendorshapes.InstanceChanged](vendorshapes.FactInstanceChanged),
 	"vendor-shapes/config.document.saved":  of[vendorshapes.DocumentSaved](vendorshapes.FactDocumentSaved),
 	"wiring/stock.item.counted":            of[wiring.ItemCounted](wiring.FactItemCounted),
+	"wild/optional.checked":                of[wild.OptionalChecked](wild.FactOptionalChecked),
+	"wild/null.kept":                       of[wild.NullKept](wild.FactNullKept),
+	"wild/anyof.annotated":                 of[wild.AnyofAnnotated](wild.FactAnyofAnnotated),
+	"wild/oneof.negated":                   of[wild.OneofNegated](wild.FactOneofNegated),
+	"wild/untyped.keywords":                of[wild.UntypedKeywords](wild.FactUntypedKeywords),
+	"wild/required.sets":                   of[wild.RequiredSets](wild.FactRequiredSets),
+	"wild/pattern.members":                 of[wild.PatternMembers](wild.FactPatternMembers),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

@@ -100,6 +100,9 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 // the shutdown timeout (their messages return to the queue).
 func (c *Consumer) Run(ctx context.Context) error { return c.eng.run(ctx) }
 
+// Name returns the consumer's name in the topology.
+func (c *Consumer) Name() string { return c.name }
+
 // Health reports the consumer's connection (as [Conn.Health]), whether it
 // runs, and whether it is paused for an outage of a dependency.
 func (c *Consumer) Health() Health { return c.health() }

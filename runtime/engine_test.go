@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -222,5 +225,50 @@ func TestResponderReportsMetrics(t *testing.T) {
 	if m.counts[Delivered] != 3 || m.counts[Acked] != 2 || m.counts[ErrorReplied] != 1 || m.observed != 3 || m.failed != 1 {
 		t.Errorf("Metrics: %v, %d handler calls observed (%d failed); want 3 delivered, 2 acked, 1 error_replied, 3 observed, 1 failed",
 			m.counts, m.observed, m.failed)
+	}
+}
+
+// RunAll runs consumers of every kind together, and HealthHandler reports
+// each by its name: a responder is ready once it runs, as a consumer is.
+func TestRunAllAndHealthTakeEveryKind(t *testing.T) {
+	b := newRequestBroker(t)
+	conn := b.dial(Config{})
+	req := quoteRequest(b.key)
+	r, err := NewResponder(conn, b.responder, []Answer{Respond(req, func(_ context.Context, _ Delivery, q quote) (quoteReply, error) {
+		return quoteReply{N: q.N + 1}, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := HealthHandler(conn, r)
+	ready := func() (int, healthReport) {
+		rec := httptest.NewRecorder()
+		health.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		var rep healthReport
+		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+			t.Fatalf("/readyz: %v: %s", err, rec.Body)
+		}
+		return rec.Code, rep
+	}
+	if code, rep := ready(); code != http.StatusServiceUnavailable || rep.Consumers[b.responder.Name].Running == nil || *rep.Consumers[b.responder.Name].Running {
+		t.Errorf("/readyz before Run: %d %+v, want 503 with the responder not running", code, rep)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunAll(ctx, r) }()
+	testenv.Eventually(t, "ready", func() bool { code, _ := ready(); return code == http.StatusOK })
+	callCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	got, err := Call[quoteReply](callCtx, b.requester(t, conn), req, quote{SKU: "s", N: 41})
+	if err != nil || got.N != 42 {
+		t.Fatalf("call under RunAll: %+v, %v", got, err)
+	}
+	cancel()
+	if err := receive(t, done); err != nil {
+		t.Errorf("RunAll after cancel: %v", err)
+	}
+	var none *Responder
+	if err := RunAll(context.Background(), r, none); err == nil || !strings.Contains(err.Error(), "consumer 1 is nil") {
+		t.Errorf("RunAll with a nil responder: %v", err)
 	}
 }

@@ -4,7 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
+)
+
+// Runner is a consumer of any kind, as [RunAll] runs it and
+// [HealthHandler] reports on it: a [*Consumer] (plain or ordered) or a
+// [*Responder].
+type Runner interface {
+	// Name is the consumer's or responder's name in the topology.
+	Name() string
+	// Run consumes until ctx is cancelled (see [Consumer.Run]).
+	Run(ctx context.Context) error
+	// Health reports what it is doing.
+	Health() Health
+}
+
+var (
+	_ Runner = (*Consumer)(nil)
+	_ Runner = (*Responder)(nil)
 )
 
 // RunAll runs consumers together: it starts each one's Run, and returns
@@ -19,7 +37,10 @@ import (
 //	if err := runtime.RunAll(ctx, indexer, mailer); err != nil {
 //		log.Fatal(err)
 //	}
-func RunAll(ctx context.Context, consumers ...*Consumer) error {
+//
+// Consumers of every kind run together: plain and ordered consumers and
+// responders alike.
+func RunAll(ctx context.Context, consumers ...Runner) error {
 	if len(consumers) == 0 {
 		return errors.New("run all: no consumers")
 	}
@@ -28,7 +49,7 @@ func RunAll(ctx context.Context, consumers ...*Consumer) error {
 	errs := make([]error, len(consumers))
 	var wg sync.WaitGroup
 	for i, c := range consumers {
-		if c == nil {
+		if isNil(c) {
 			errs[i] = fmt.Errorf("run all: consumer %d is nil", i)
 			cancel()
 			continue
@@ -42,4 +63,13 @@ func RunAll(ctx context.Context, consumers ...*Consumer) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// isNil reports whether r is nil or a nil pointer in an interface.
+func isNil(r Runner) bool {
+	if r == nil {
+		return true
+	}
+	v := reflect.ValueOf(r)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// HealthHandler serves the health of conn and consumers in the usual
+// HealthHandler serves the health of conn and consumers (of any kind:
+// consumers, ordered consumers, responders) in the usual
 // Kubernetes form:
 //
 //   - a path ending in /livez (or /healthz): 200 while conn is not closed.
@@ -23,7 +24,7 @@ import (
 //
 //	mux.Handle("/livez", runtime.HealthHandler(conn, indexer, mailer))
 //	mux.Handle("/readyz", runtime.HealthHandler(conn, indexer, mailer))
-func HealthHandler(conn *Conn, consumers ...*Consumer) http.Handler {
+func HealthHandler(conn *Conn, consumers ...Runner) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		report := healthReport{Connection: healthJSONOf(conn.Health()), Consumers: map[string]healthJSON{}}
 		ok := conn.ctx.Err() == nil
@@ -35,7 +36,7 @@ func HealthHandler(conn *Conn, consumers ...*Consumer) http.Handler {
 			ch := c.Health()
 			j := healthJSONOf(ch)
 			j.Running = &ch.Running
-			report.Consumers[c.spec.Name] = j
+			report.Consumers[c.Name()] = j
 			if strings.HasSuffix(r.URL.Path, "/readyz") {
 				ok = ok && ch.Running && !ch.Paused
 			}

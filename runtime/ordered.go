@@ -16,8 +16,10 @@ import (
 //     time reads a shard, in queue order; the consistent-hash exchange puts
 //     all facts of a key in the same shard.
 //   - Within an instance, deliveries of every shard are queued per key; the
-//     concurrency workers each take a key that is not being handled and
-//     handle its facts in arrival order.
+//     concurrency workers each take a key that no other worker holds and
+//     handle its oldest fact; once that fact is settled the key is free
+//     for the next worker, so a key's facts are handled one at a time, in
+//     arrival order.
 //   - A failing fact is retried in place: after each failed attempt the
 //     worker waits the ladder's delay and calls the handler again, up to
 //     MaxAttempts, without acking, so the later facts of its key stay

@@ -188,6 +188,9 @@ func NewResponder(conn *Conn, spec topology.Responder, answers []Answer, opts ..
 // timeout (their requests return to the queue).
 func (r *Responder) Run(ctx context.Context) error { return r.eng.run(ctx) }
 
+// Name returns the responder's name in the topology.
+func (r *Responder) Name() string { return r.name }
+
 // Health reports the responder's connection (as [Conn.Health]), whether
 // it runs, and its last channel loss.
 func (r *Responder) Health() Health { return r.health() }

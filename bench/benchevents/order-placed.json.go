@@ -139,15 +139,17 @@ func (v OrderPlaced) Validate() error {
 	if err := v.Status.Validate(); err != nil {
 		return codec.AtField(err, "status")
 	}
-	if err := func() error {
-		if err := codec.Distinct(&checkOrderPlaced_Tags, v.Tags); err != nil {
-			return err
+	if v.Tags != nil {
+		if err := func() error {
+			if err := codec.Distinct(&checkOrderPlaced_Tags, v.Tags); err != nil {
+				return err
+			}
+			return codec.Each(v.Tags, func(x1 string) error {
+				return checkOrderPlaced_Tags_item.Check(x1)
+			})
+		}(); err != nil {
+			return codec.AtField(err, "tags")
 		}
-		return codec.Each(v.Tags, func(x1 string) error {
-			return checkOrderPlaced_Tags_item.Check(x1)
-		})
-	}(); err != nil {
-		return codec.AtField(err, "tags")
 	}
 	if v.Note.Valid {
 		if err := checkOrderPlaced_Note.Check(v.Note.Value); err != nil {

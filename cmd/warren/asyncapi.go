@@ -45,7 +45,11 @@ func runAsyncAPI(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	doc, err := generator.AsyncAPIWith(c.Context, dir, genOptions(dir), asyncapi.Options{Version: c.String("info-version")})
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
+	if err != nil {
+		return reportError(stderr, "asyncapi", dir, err)
+	}
+	doc, err := p.AsyncAPI(asyncapi.Options{Version: c.String("info-version")})
 	if err != nil {
 		return reportError(stderr, "asyncapi", dir, err)
 	}

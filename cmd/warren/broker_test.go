@@ -46,10 +46,11 @@ func newBrokerCase(t *testing.T, files map[string]string, placeholders ...string
 		out[name] = r.Replace(src)
 	}
 	dir := schemaDir(t, out)
-	m, err := generator.Model(context.Background(), dir)
+	p, err := generator.Open(context.Background(), dir, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := p.Model
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		t.Fatal(err)

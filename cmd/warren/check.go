@@ -57,8 +57,8 @@ func runCheck(c *cli.Context) error {
 		return usageError(c, "--format %q: expected text or json", format)
 	}
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	s, err := load.LoadWith(c.Context, dir, load.Options{Resolver: importResolver(dir)})
-	if err != nil {
+	p, err := generator.Open(c.Context, dir, goOptions(c, dir))
+	if p == nil {
 		var list load.ErrorList
 		if format == "json" && errors.As(err, &list) {
 			if err := writeCheckJSON(stdout, dir, list, nil); err != nil {
@@ -68,17 +68,10 @@ func runCheck(c *cli.Context) error {
 		}
 		return reportError(stderr, "check", dir, err)
 	}
-	findings := lint.Run(lint.NewInput(s))
-
-	// Everything generate validates beyond loading (types, names,
-	// topology). A binding that matches nothing fails the model too; the
-	// lint finding says it with a rule name, so the model's copy is dropped.
-	var invalid load.ErrorList
-	if _, err := generator.Generate(c.Context, dir, generator.Options{Package: c.String("package"), Resolver: importResolver(dir)}); err != nil {
-		if !errors.As(err, &invalid) {
-			return reportError(stderr, "check", dir, err)
-		}
-		invalid = withoutLintDuplicates(invalid, findings)
+	findings := p.Lint()
+	invalid, err := invalidErrors(p, err, findings)
+	if err != nil {
+		return reportError(stderr, "check", dir, err)
 	}
 
 	errs, warnings, infos := lint.Count(findings)
@@ -105,6 +98,23 @@ func runCheck(c *cli.Context) error {
 		return cli.Exit("warren check: warnings fail with --strict", 1)
 	}
 	return nil
+}
+
+// invalidErrors returns everything generate validates beyond loading
+// (types, names, topology, the Go files): the model's errors, as Open
+// returned them in err, else those of rendering the Go files. An error
+// that is not the input's is returned as the second result. A binding
+// that matches nothing fails the model too; the lint finding says it with
+// a rule name, so the model's copy is dropped.
+func invalidErrors(p *generator.Project, err error, findings []lint.Finding) (load.ErrorList, error) {
+	if err == nil {
+		_, err = p.GoFiles()
+	}
+	var invalid load.ErrorList
+	if err != nil && !errors.As(err, &invalid) {
+		return nil, err
+	}
+	return withoutLintDuplicates(invalid, findings), nil
 }
 
 // withoutLintDuplicates drops validation errors that a lint finding

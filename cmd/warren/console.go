@@ -13,10 +13,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/console"
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/docgen"
-	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/generator/model"
-	"github.com/warrenbus/warren/internal/console"
 )
 
 func init() { register(consoleCommand) }
@@ -74,18 +73,18 @@ func runConsole(c *cli.Context) error {
 		return usageError(c, "--interval %s, --history %s: expected positive durations, the history at least one interval", c.Duration("interval"), c.Duration("history"))
 	}
 	stderr := c.App.ErrWriter
-	m, s, err := consoleModel(c.Context, dir)
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "console", dir, err)
 	}
-	docs, err := docgen.Generate(m, s)
+	docs, err := p.Docs()
 	if err != nil {
 		return reportError(stderr, "console", "", err)
 	}
 	catalogue := docs[docgen.CatalogueFile]
 	urls := brokerURLs(c)
 	cfg := console.Config{
-		Topology: m.Topology, Catalogue: catalogue, Schemas: factSchemas(m, s),
+		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p),
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -162,25 +161,12 @@ func serveConsole(ctx context.Context, srv *console.Server, l net.Listener) erro
 	return nil
 }
 
-// consoleModel loads dir once for the model, the catalogue and the
-// schema files, validated as generator.Model and generator.Docs do.
-func consoleModel(ctx context.Context, dir string) (*model.Model, *load.Schemas, error) {
-	s, err := load.LoadWith(ctx, dir, load.Options{Resolver: importResolver(dir)})
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := model.Build(ctx, s, model.Options{PackageOptional: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, s, nil
-}
-
 // factSchemas returns each fact's schema as written: the whole file, or
 // (for a fact declared by pointing into a file) the part it points at.
-func factSchemas(m *model.Model, s *load.Schemas) []console.Schema {
+func factSchemas(p *generator.Project) []console.Schema {
 	var out []console.Schema
-	for _, f := range m.Facts {
+	s := p.Schemas
+	for _, f := range p.Model.Facts {
 		cs := console.Schema{RoutingKey: f.RoutingKey, Title: f.GoName, Version: f.Version, Source: f.Source, Description: f.Description}
 		if doc, ok := s.Doc(f.Type.Source); ok {
 			if f.Type.Pointer == "" {

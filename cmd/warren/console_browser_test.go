@@ -67,10 +67,11 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	if code := Run(context.Background(), []string{"warren", "declare", "--url", url, dir}, io.Discard, os.Stderr); code != 0 {
 		t.Fatalf("declare exited %d", code)
 	}
-	m, err := generator.Model(context.Background(), dir)
+	p, err := generator.Open(context.Background(), dir, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := p.Model
 	mailer, _ := m.Topology.Consumer("order-mailer")
 
 	ctx, cancel := context.WithCancel(context.Background())

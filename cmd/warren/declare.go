@@ -53,10 +53,11 @@ func runDeclare(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "declare", dir, err)
 	}
+	m := p.Model
 	top := m.Topology
 	var scope []string // nil: every consumer
 	if names := c.StringSlice("consumer"); len(names) > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
-	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/schemadiff"
 )
 
@@ -105,14 +106,14 @@ func runDiff(c *cli.Context) error {
 			return errDiffFailed(fmt.Sprintf("warren diff: %v", err))
 		}
 		loadOld = func() (*schemadiff.Dir, error) {
-			return schemadiff.LoadFSWith(c.Context, tree.FS, load.Options{Resolver: gitImportResolver(newDir, base)})
+			return openSide(c.Context, ".", generator.Options{FS: tree.FS, Resolver: gitImportResolver(newDir, base)})
 		}
 		labels = schemadiff.Labels{Old: tree.Label, New: filepath.ToSlash(newDir)}
 	case base == "" && len(args) == 2:
 		oldDir := args[0]
 		newDir = args[1]
 		loadOld = func() (*schemadiff.Dir, error) {
-			return schemadiff.LoadWith(c.Context, oldDir, load.Options{Resolver: importResolver(oldDir)})
+			return openSide(c.Context, oldDir, genOptions(oldDir))
 		}
 		labels = schemadiff.Labels{Old: filepath.ToSlash(oldDir), New: filepath.ToSlash(newDir)}
 	case base != "":
@@ -127,7 +128,7 @@ func runDiff(c *cli.Context) error {
 		reportError(stderr, "diff", labels.Old, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the old directory %s is not valid", labels.Old))
 	}
-	cur, err := schemadiff.LoadWith(c.Context, newDir, load.Options{Resolver: importResolver(newDir)})
+	cur, err := openSide(c.Context, newDir, genOptions(newDir))
 	if err != nil {
 		reportError(stderr, "diff", newDir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the new directory %s is not valid", newDir))
@@ -141,6 +142,17 @@ func runDiff(c *cli.Context) error {
 		fmt.Fprintf(stderr, "warren diff: note: %s is in a _TRANSITIVE mode, but without --base there is no history to compare it with; it is compared with OLD_DIR only\n", f)
 	}
 	return writeDiff(c, schemadiff.CompareHistory(old, older, cur), format, labels)
+}
+
+// openSide reads one side of a comparison with generator.Open. Only its
+// files need to load, not its model to build: an old directory that this
+// warren would reject can still be compared.
+func openSide(ctx context.Context, dir string, opts generator.Options) (*schemadiff.Dir, error) {
+	p, err := generator.Open(ctx, dir, opts)
+	if p == nil {
+		return nil, err
+	}
+	return schemadiff.NewDir(p.Schemas), nil
 }
 
 // writeDiff prints the report in format and exits 1 when something breaks
@@ -203,7 +215,7 @@ func olderVersions(c *cli.Context, newDir, base string, old, cur *schemadiff.Dir
 		if err != nil {
 			return older, nil // the directory did not exist yet
 		}
-		d, err := schemadiff.LoadFSWith(c.Context, tree.FS, load.Options{Resolver: gitImportResolver(newDir, commit)})
+		d, err := openSide(c.Context, ".", generator.Options{FS: tree.FS, Resolver: gitImportResolver(newDir, commit)})
 		if err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "warren diff: %s does not load, so versions before it are not compared: %v\n", tree.Label, err)
 			return older, nil

@@ -8,9 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
+	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/schemadiff"
-	"github.com/warrenbus/warren/internal/gomod"
 )
 
 // runDiffImport is warren diff --base-module MODULE@VERSION SCHEMA_DIR, in a
@@ -23,11 +24,13 @@ func runDiffImport(c *cli.Context, dir, base, format string) error {
 		return usageError(c, "--base-module %q: expected MODULE@VERSION, such as github.com/acme/catalogue-events@v1.3.0", base)
 	}
 	stderr := c.App.ErrWriter
-	s, err := load.LoadWith(c.Context, dir, load.Options{Resolver: importResolver(dir)})
-	if err != nil {
+	// Only the files must load, as for each side compared (see openSide).
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
+	if p == nil {
 		reportError(stderr, "diff", dir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: %s is not valid", dir))
 	}
+	s := p.Schemas
 	var imp *load.Imported
 	var modules []string
 	for _, i := range s.Imports {
@@ -45,7 +48,7 @@ func runDiffImport(c *cli.Context, dir, base, format string) error {
 	for _, mc := range s.Manifest.Consumers {
 		bindings = append(bindings, mc.Bindings...)
 	}
-	cur, err := schemadiff.LoadWith(c.Context, imp.Dir, load.Options{Resolver: importResolver(imp.Dir)})
+	cur, err := openSide(c.Context, imp.Dir, genOptions(imp.Dir))
 	if err != nil {
 		reportError(stderr, "diff", imp.Dir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: %s is not valid", imp.Label()))
@@ -69,7 +72,7 @@ func loadModuleVersion(c *cli.Context, dir string, imp *load.Imported, version s
 	}
 	label := path.Join(imp.Import.Module+"@"+version, imp.Import.Dir)
 	oldDir := filepath.Join(m.Dir, filepath.FromSlash(imp.Import.Dir))
-	old, err := schemadiff.LoadWith(c.Context, oldDir, load.Options{Resolver: importResolver(oldDir)})
+	old, err := openSide(c.Context, oldDir, genOptions(oldDir))
 	if err != nil {
 		reportError(c.App.ErrWriter, "diff", oldDir, err)
 		return nil, "", errDiffFailed(fmt.Sprintf("warren diff: %s is not valid", label))

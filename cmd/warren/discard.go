@@ -65,11 +65,11 @@ func runDiscard(c *cli.Context) error {
 		return usageError(c, "expected --id, --routing-key or --limit to select messages, or --all alone for every one")
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "discard", dir, err)
 	}
-	consumer, err := consumerOf(m, c.String("consumer"))
+	consumer, err := consumerOf(p.Model, c.String("consumer"))
 	if err != nil {
 		return reportError(stderr, "discard", "", err)
 	}

@@ -39,7 +39,11 @@ func runDocs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	files, err := generator.DocsWith(c.Context, dir, genOptions(dir))
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
+	if err != nil {
+		return reportError(c.App.ErrWriter, "docs", dir, err)
+	}
+	files, err := p.Docs()
 	if err != nil {
 		return reportError(c.App.ErrWriter, "docs", dir, err)
 	}

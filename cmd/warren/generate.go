@@ -47,7 +47,11 @@ func runGenerate(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	files, err := generator.Generate(c.Context, dir, generator.Options{Package: c.String("package"), Resolver: importResolver(dir)})
+	p, err := generator.Open(c.Context, dir, goOptions(c, dir))
+	if err != nil {
+		return reportError(stderr, "generate", dir, err)
+	}
+	files, err := p.GoFiles()
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/internal/gomod"
 )
 
 // importResolver resolves the imports of the schema directory dir: paths
@@ -21,6 +23,15 @@ func importResolver(dir string) load.Resolver {
 // schema directory dir.
 func genOptions(dir string) generator.Options {
 	return generator.Options{Resolver: importResolver(dir)}
+}
+
+// goOptions are those of the commands that validate dir as Go is emitted
+// from it (generate, check): a Go package name is required, and --package
+// overrides the manifest's.
+func goOptions(c *cli.Context, dir string) generator.Options {
+	opts := genOptions(dir)
+	opts.Package, opts.Go = c.String("package"), true
+	return opts
 }
 
 // gitImportResolver resolves the imports of the schema directory dir as it

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/warrenbus/warren/internal/gomod"
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/internal/testenv"
 )
 
@@ -162,13 +162,48 @@ func newTwoModules(t *testing.T, goPackage string) *twoModules {
 	return m
 }
 
-// goEnv keeps the go command, in this process (the module resolver) and
-// in the ones the test starts, off the network beyond the module cache and
-// out of any workspace.
+// goEnv sets the go command's environment for the modules a test lays
+// out, in this process (the module resolver) and in the ones the test
+// starts: -mod=mod (added to the environment's GOFLAGS) lets it complete
+// the go.mod files the test writes, GOWORK=off keeps it out of any
+// workspace, GOTOOLCHAIN=local keeps the toolchain that runs the test.
+// GOPROXY, GONOSUMDB and the like stay as the environment has them: a
+// module the module cache does not hold is fetched as it would be for a
+// user, so the tests do not depend on what earlier builds downloaded.
+//
+// The one exception is warren itself, which the test's modules replace by
+// this checkout: go get looks up whether a path below it (cmd/warren) is a
+// module of its own, and a proxy may answer for a module it does not serve
+// with an error (a mirror that serves only the modules it allows answers
+// 403) rather than the 404 or 410 the go command takes as "no such
+// module". GONOPROXY takes warren's paths away from the proxy, and
+// GOVCS=...:off forbids fetching them directly, which the go command takes
+// as no such module: warren is never looked up anywhere.
 func goEnv(t *testing.T) {
-	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOFLAGS", "GONOPROXY", "GOVCS").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	v := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(v) != 3 {
+		t.Fatalf("go env GOFLAGS GONOPROXY GOVCS printed %q", out)
+	}
+	t.Setenv("GOFLAGS", strings.TrimSpace(v[0]+" -mod=mod"))
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOTOOLCHAIN", "local")
+	// GOVCS takes the first pattern that matches: warren's goes first.
+	t.Setenv("GONOPROXY", commaList(v[1], warrenModule))
+	t.Setenv("GOVCS", commaList(warrenModule+":off", v[2]))
+}
+
+// warrenModule is the module path of this checkout.
+const warrenModule = "github.com/warrenbus/warren"
+
+// commaList joins the non-empty items with commas, as GONOPROXY and GOVCS
+// list their patterns.
+func commaList(items ...string) string {
+	return strings.Join(slices.DeleteFunc(items, func(s string) bool { return s == "" }), ",")
 }
 
 func goDirective(t *testing.T, root string) string {
@@ -410,6 +445,9 @@ func TestConsumerModuleReusesAMissingPackage(t *testing.T) {
 // go get to run.
 func TestImportOfAModuleNotInGoMod(t *testing.T) {
 	goEnv(t)
+	// The service requires nothing, so nothing is read from the module
+	// cache; with no proxy, an attempt to fetch the module instead of
+	// reading go.mod fails here rather than going to the network.
 	t.Setenv("GOPROXY", "off")
 	svc := t.TempDir()
 	writeFiles(t, svc, map[string]string{

@@ -97,10 +97,11 @@ func runReplay(c *cli.Context) error {
 		return usageError(c, "--from: %v", err)
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "replay", dir, err)
 	}
+	m := p.Model
 	consumer, err := consumerOf(m, c.String("consumer"))
 	if err != nil {
 		return reportError(stderr, "replay", "", err)

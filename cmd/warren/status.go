@@ -93,7 +93,7 @@ func runStatus(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "status", dir, err)
 	}
@@ -104,7 +104,7 @@ func runStatus(c *cli.Context) error {
 	defer conn.Close()
 	shown := conn.URL()
 
-	rows, err := readStatus(c.Context, conn, m)
+	rows, err := readStatus(c.Context, conn, p.Model)
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}

@@ -49,12 +49,12 @@ func runTopology(c *cli.Context) error {
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", "", err)
 	}
-	m, err := generator.ModelWith(c.Context, dir, genOptions(dir))
+	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", dir, err)
 	}
 	// Maps are written with sorted keys, so the output is deterministic.
-	data, err := encodeJSON(m.Topology.Definitions(c.String("vhost"), broker))
+	data, err := encodeJSON(p.Model.Topology.Definitions(c.String("vhost"), broker))
 	if err != nil {
 		return reportError(c.App.ErrWriter, "topology", "", err)
 	}

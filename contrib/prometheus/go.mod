@@ -5,6 +5,7 @@ go 1.26.0
 require github.com/warrenbus/warren v0.0.0
 
 require (
+	github.com/dlclark/regexp2/v2 v2.13.0 // indirect
 	github.com/go-faster/errors v0.7.1 // indirect
 	github.com/go-faster/jx v1.2.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect

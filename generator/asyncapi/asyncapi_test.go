@@ -25,15 +25,15 @@ const example = "../../examples/catalogue/events"
 
 func build(t *testing.T, dir string) (*model.Model, []byte) {
 	t.Helper()
-	m, err := generator.Model(context.Background(), dir)
+	p, err := generator.Open(context.Background(), dir, generator.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := generator.AsyncAPI(context.Background(), dir, asyncapi.Options{})
+	doc, err := p.AsyncAPI(asyncapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, doc
+	return p.Model, doc
 }
 
 // inputs are the example and every golden case that generates: one

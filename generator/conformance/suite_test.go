@@ -50,7 +50,8 @@ type group struct {
 	} `json:"tests"`
 
 	draft   string // suite directory
-	file    string // keyword file, without .json ("ref")
+	file    string // keyword file, without .json ("ref", "optional/ecmascript-regex")
+	regex   bool   // one of the regular-expression groups (regexFiles), reported apart
 	index   int    // in its file
 	id      int    // unique in the run: names the fact
 	leftOut string // why the group is not generated; "" if it is
@@ -60,10 +61,40 @@ func (g *group) name() string {
 	return fmt.Sprintf("%s/%s.json #%d %q", g.draft, g.file, g.index, g.Description)
 }
 
-// readSuite reads the required tests of every draft (not optional/).
+// regexFiles are the suite's optional tests of ECMA-262 regular
+// expressions, run beside the required ones and reported apart.
+var regexFiles = []string{"optional/ecmascript-regex.json", "optional/non-bmp-regex.json", "optional/format/regex.json"}
+
+// ownRegexFile holds cases of ECMA-262 patterns that the suite lacks
+// (lookaround, named groups, backreferences), in the suite's format, run
+// under 2020-12. Their expectations are those of JavaScript's RegExp with
+// the u flag.
+const ownRegexFile = "testdata/ecma262.json"
+
+// ownRegexDraft labels the groups of ownRegexFile in the figures.
+const ownRegexDraft = "warren"
+
+// readSuite reads the required tests of every draft, the regular
+// expression tests among the optional ones (regexFiles), and
+// ownRegexFile.
 func readSuite(t *testing.T) []*group {
 	root := suiteDir(t)
 	var all []*group
+	add := func(path, draft, file string, regex bool) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []*group
+		if err := json.Unmarshal(src, &groups); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for i, g := range groups {
+			g.draft, g.file, g.index, g.id, g.regex = draft, file, i, len(all), regex
+			g.leftOut = leftOutUpFront(g)
+			all = append(all, g)
+		}
+	}
 	for _, d := range drafts {
 		files, err := filepath.Glob(filepath.Join(root, d.dir, "*.json"))
 		if err != nil {
@@ -71,21 +102,20 @@ func readSuite(t *testing.T) []*group {
 		}
 		slices.Sort(files)
 		for _, f := range files {
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var groups []*group
-			if err := json.Unmarshal(src, &groups); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			for i, g := range groups {
-				g.draft, g.file, g.index, g.id = d.dir, strings.TrimSuffix(filepath.Base(f), ".json"), i, len(all)
-				g.leftOut = leftOutUpFront(g)
-				all = append(all, g)
+			add(f, d.dir, strings.TrimSuffix(filepath.Base(f), ".json"), false)
+		}
+	}
+	// After all the required groups, so that their numbers (which name
+	// them in testdata/*.txt) stay as they were.
+	for _, d := range drafts {
+		for _, f := range regexFiles {
+			path := filepath.Join(root, d.dir, filepath.FromSlash(f))
+			if _, err := os.Stat(path); err == nil {
+				add(path, d.dir, strings.TrimSuffix(f, ".json"), true)
 			}
 		}
 	}
+	add(ownRegexFile, ownRegexDraft, "ecma262", true)
 	return all
 }
 

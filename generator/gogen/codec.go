@@ -3,6 +3,7 @@ package gogen
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,18 +133,33 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		val = append(val, c.fieldCheck(fl, name)...)
 	}
 	if t.Extra != nil {
-		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Extra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Id("v").Dot(model.ExtraField), c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))))))
+		extra := jen.Op("&").Id("v").Dot(model.ExtraField)
+		dec := c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))
+		read := codecID("Extra").Call(jen.Id("d"), jen.Id("key"), extra, dec)
+		if len(t.Patterns) > 0 {
+			keys := c.keysRule(t.Patterns, ruleName(t.GoName, "keys"))
+			read = codecID("PatternExtra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Add(keys), extra, dec)
+			val = append(val, errReturn(codecID("CheckKeys").Call(jen.Op("&").Add(keys), jen.Id("v").Dot(model.ExtraField)), func(err jen.Code) jen.Code { return err }))
+		}
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(read)))
 		enc = append(enc, codecID("WriteExtra").Call(jen.Id("e"), jen.Id("v").Dot(model.ExtraField), c.elemEnc(*t.Extra)))
 		val = append([]jen.Code{errReturn(codecID("ExtraClash").Call(jen.Id("v").Dot(model.ExtraField), jen.Id(propertiesVar(t))), func(err jen.Code) jen.Code { return err })}, val...)
 		if each := c.elemCheck(*t.Extra, ruleName(t.GoName, "extra")); each != nil {
 			val = append(val, errReturn(codecID("EachValue").Call(jen.Id("v").Dot(model.ExtraField), each), func(err jen.Code) jen.Code { return err }))
 		}
 	} else if c.lenient {
-		// The reference validator has accepted the object: a property
-		// it allows (unevaluatedProperties, patternProperties) is skipped.
+		// The reference validator has accepted the object, and so
+		// refused every member a closed struct does not declare (those
+		// patternProperties or other keywords admit are in Extra).
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Id("d").Dot("Skip").Call()))
 	} else {
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(codecID("Unknown").Call())))
+	}
+	// The unions of required properties beside the fields: checked once
+	// the fields are read, from which of them are there.
+	var branches []jen.Code
+	if !c.lenient {
+		branches = c.branchChecks(t)
 	}
 	dec = []jen.Code{jen.Op("*").Id("v").Op("=").Id(t.GoName).Values()}
 	if len(required) > 0 {
@@ -159,14 +175,87 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 				g.Lit(r)
 			}
 		}))
-		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.Return(codecID("Required").Call(jen.Id("seen"), jen.Id(requiredVar(t)))))
+		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		branches = append([]jen.Code{codecID("Required").Call(jen.Id("seen"), jen.Id(requiredVar(t)))}, branches...)
+		dec = append(dec, checksThen(branches[:len(branches)-1], branches[len(branches)-1])...)
+		val = append(val, checksThen(branches[1:], jen.Nil())...)
+	} else if len(branches) > 0 {
+		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		dec = append(dec, checksThen(branches[:len(branches)-1], branches[len(branches)-1])...)
+		val = append(val, checksThen(branches, jen.Nil())...)
 	} else {
 		dec = append(dec, jen.Return(jen.Err()))
+		val = append(val, jen.Return(jen.Nil()))
 	}
 	enc = append([]jen.Code{jen.Id("e").Dot("ObjStart").Call()}, append(enc, jen.Id("e").Dot("ObjEnd").Call())...)
-	val = append(val, jen.Return(jen.Nil()))
 	return dec, enc, val
+}
+
+// checksThen returns the error of the first check that fails, else last.
+func checksThen(checks []jen.Code, last jen.Code) []jen.Code {
+	var stmts []jen.Code
+	for _, chk := range checks {
+		stmts = append(stmts, errReturn(chk, func(err jen.Code) jen.Code { return err }))
+	}
+	return append(stmts, jen.Return(last))
+}
+
+// branchChecks declares the codec.Branches of each union of required
+// properties beside t's fields (model.Type.Branches) and returns the
+// checks of a value against them, expressions of type error.
+func (c *valueCodec) branchChecks(t *model.Type) []jen.Code {
+	all, _ := t.Branches() // an inexact type is lenient and never asks
+	var checks []jen.Code
+	for _, b := range all {
+		var names []*model.Field
+		for _, fl := range t.Fields {
+			if slices.ContainsFunc(b.Sets, func(set []*model.Field) bool { return slices.Contains(set, fl) }) {
+				names = append(names, fl)
+			}
+		}
+		var present []jen.Code
+		for _, fl := range names {
+			present = append(present, presentExpr(fl))
+		}
+		id := "requiredAnyOf" + t.GoName
+		if b.OneOf {
+			id = "requiredOneOf" + t.GoName
+		}
+		d := jen.Dict{
+			jen.Id("Names"): jen.Index().String().ValuesFunc(func(g *jen.Group) {
+				for _, fl := range names {
+					g.Lit(fl.JSONName)
+				}
+			}),
+			jen.Id("Sets"): jen.Index().Uint64().ValuesFunc(func(g *jen.Group) {
+				for _, set := range b.Sets {
+					var mask uint64
+					for i, fl := range names {
+						if slices.Contains(set, fl) {
+							mask |= 1 << i
+						}
+					}
+					g.Op("0b" + strconv.FormatUint(mask, 2))
+				}
+			}),
+		}
+		if b.OneOf {
+			d[jen.Id("OneOf")] = jen.True()
+		}
+		c.vars = append(c.vars, jen.Id(id).Op("=").Qual(codecPath, "Branches").Values(d))
+		checks = append(checks, jen.Id(id).Dot("Check").Call(present...))
+	}
+	return checks
+}
+
+// presentExpr reports whether an optional field's property is there: it
+// is written when encoding, and was read when decoding.
+func presentExpr(fl *model.Field) jen.Code {
+	x := jen.Id("v").Dot(fl.GoName)
+	if fl.NullOrAbsent() {
+		return x.Dot("Present")
+	}
+	return x.Op("!=").Nil() // a pointer, or a slice, map or raw JSON whose nil is absent
 }
 
 // fieldDec reads the value of one property into its field.
@@ -180,7 +269,9 @@ func (c *valueCodec) fieldDec(fl *model.Field, name string) jen.Code {
 		return jen.List(dst, jen.Err()).Op("=").Add(codecID("NullPtr").Call(jen.Id("d"), c.decFn(r, name)))
 	case fl.IsPointer():
 		return jen.List(dst, jen.Err()).Op("=").Add(codecID("Ptr").Call(jen.Id("d"), c.decFn(r, name)))
-	case r.Nullable: // a slice, map or raw JSON: nil is null
+	case r.Nullable && resolve(r).Kind != model.Raw: // a slice or map: nil is null
+		// Raw JSON keeps a null as the text null, so that an optional
+		// property that is null stays apart from one that is absent (nil).
 		return jen.List(dst, jen.Err()).Op("=").Add(codecID("OrNull").Call(jen.Id("d"), c.decFn(r, name)))
 	case resolve(r).Kind == model.Named:
 		return jen.Err().Op("=").Add(dst).Dot("DecodeJSON").Call(jen.Id("d"))
@@ -230,11 +321,32 @@ func (c *valueCodec) fieldCheck(fl *model.Field, name string) []jen.Code {
 		}
 		return stmts
 	default:
-		if chk := c.check(r, x, false, name); chk != nil {
-			return []jen.Code{errReturn(chk, wrap)}
+		chk := c.check(r, x, false, name)
+		if chk == nil {
+			return nil
 		}
+		if (fl.Optional() || r.Nullable) && c.nilFails(r) {
+			// nil is an absent property (or null): its schema's
+			// constraints (minItems, say) apply only to a value.
+			return []jen.Code{jen.If(jen.Add(x).Op("!=").Nil()).Block(errReturn(chk, wrap))}
+		}
+		return []jen.Code{errReturn(chk, wrap)}
 	}
 	return nil
+}
+
+// nilFails reports whether the check of a value of r, whose Go type has a
+// nil, may refuse nil: an array's rule (minItems) and a declared type's
+// Validate. Items, map values and raw JSON are checked one by one, and
+// nil has none.
+func (c *valueCodec) nilFails(r model.Ref) bool {
+	switch r = resolve(r); r.Kind {
+	case model.Slice:
+		return !r.Check(c.assert).IsZero()
+	case model.Named:
+		return true
+	}
+	return false
 }
 
 func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {

@@ -62,6 +62,9 @@ func (c *valueCodec) decCall(r model.Ref, name string) jen.Code {
 		}
 		return codecID("ArrayOf").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, ruleName(name, "item")), c.uniqueEnc(r))
 	case model.Map:
+		if rule := c.rule(r, name); rule != nil {
+			return codecID("PatternMap").Call(jen.Id("d"), jen.Op("&").Add(rule), c.elemDec(*r.Elem, ruleName(name, "value")))
+		}
 		return codecID("Map").Call(jen.Id("d"), c.elemDec(*r.Elem, ruleName(name, "value")))
 	}
 	return jen.Add(c.decFn(r, name)).Call(jen.Id("d"))
@@ -255,8 +258,18 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 			return items()
 		}
 	case model.Map:
-		if each := c.elemCheck(*r.Elem, ruleName(name, "value")); each != nil {
+		each := c.elemCheck(*r.Elem, ruleName(name, "value"))
+		keys := c.rule(r, name)
+		switch {
+		case each != nil && keys != nil:
+			return jen.Func().Params().Error().Block(
+				jen.If(jen.Err().Op(":=").Add(codecID("CheckKeys").Call(jen.Op("&").Add(keys), x)), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+				jen.Return(codecID("EachValue").Call(x, each)),
+			).Call()
+		case each != nil:
 			return codecID("EachValue").Call(x, each)
+		case keys != nil:
+			return codecID("CheckKeys").Call(jen.Op("&").Add(keys), x)
 		}
 	}
 	return nil
@@ -337,6 +350,11 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 		lit = intRule(ck)
 	case model.Float:
 		lit = floatRule(ck)
+	case model.Map:
+		if ck.Patterns == nil {
+			return nil
+		}
+		lit = keysLit(ck.Patterns)
 	case model.Slice:
 		d := jen.Dict{jen.Id("MaxItems"): intLit(ck.MaxItems)}
 		if ck.MinItems > 0 {
@@ -355,6 +373,29 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 	c.named[id] = true
 	c.vars = append(c.vars, jen.Id(id).Op("=").Add(lit))
 	return jen.Id(id)
+}
+
+// keysRule declares the rule for the names of a struct's undeclared
+// members (model.Type.Patterns), once, and returns it.
+func (c *valueCodec) keysRule(patterns []string, name string) *jen.Statement {
+	id := "check" + name
+	if !c.named[id] {
+		if c.named == nil {
+			c.named = map[string]bool{}
+		}
+		c.named[id] = true
+		c.vars = append(c.vars, jen.Id(id).Op("=").Add(keysLit(patterns)))
+	}
+	return jen.Id(id)
+}
+
+// keysLit is a codec.Keys of the patterns.
+func keysLit(patterns []string) jen.Code {
+	return codecID("Keys").Values(jen.Dict{jen.Id("Patterns"): jen.Index().Op("*").Add(codecID("Pattern")).ValuesFunc(func(g *jen.Group) {
+		for _, p := range patterns {
+			g.Add(codecID("Regexp").Call(jen.Lit(p)))
+		}
+	})})
 }
 
 // intRule makes the bounds of an integer inclusive integers: x > 2.5 is

@@ -102,7 +102,11 @@ func (e *emitter) genStruct(f *jen.File, t *model.Type) {
 			if len(t.Fields) > 0 {
 				g.Line()
 			}
-			for _, c := range docComment(model.ExtraField + " holds the properties the schema does not declare (additionalProperties).") {
+			doc := model.ExtraField + " holds the properties the schema does not declare (additionalProperties)."
+			if len(t.Patterns) > 0 {
+				doc = model.ExtraField + " holds the properties whose names match the schema's patternProperties."
+			}
+			for _, c := range docComment(doc) {
 				g.Add(c)
 			}
 			g.Id(model.ExtraField).Map(jen.String()).Add(elemExpr(*t.Extra)).Tag(map[string]string{"json": "-"})

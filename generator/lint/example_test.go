@@ -15,7 +15,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	for _, f := range lint.Run(lint.NewInput(s)) {
+	for _, f := range lint.Run(lint.NewInput(s, nil)) {
 		fmt.Println(f)
 	}
 	// Output:

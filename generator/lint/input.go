@@ -9,13 +9,16 @@ import (
 	"github.com/warrenbus/warren/generator/model"
 )
 
-// NewInput prepares the rules' input from a loaded directory. Each binding
-// is matched against the facts with the generator's own matcher,
-// [model.TopicMatch], so the linter and the generated code never disagree
-// about what a binding receives. It does not need a model that builds: a
-// binding that matches nothing, which fails the model, is exactly what the
-// binding rule reports.
-func NewInput(s *load.Schemas) Input {
+// NewInput prepares the rules' input from a loaded directory and the model
+// built from it. Each binding is matched against the facts with the
+// generator's own matcher, [model.TopicMatch], so the linter and the
+// generated code never disagree about what a binding receives.
+//
+// m may be nil: a binding that matches nothing, which fails the model, is
+// exactly what the binding rule reports. The Go names the generator would
+// change are then worked out from a model built here with a stand-in
+// package name, so that a missing or invalid one hides none of them.
+func NewInput(s *load.Schemas, m *model.Model) Input {
 	in := Input{Schemas: s, Consumers: []Consumer{}}
 	for _, mc := range s.Manifest.Consumers {
 		c := Consumer{Name: mc.Name}
@@ -32,8 +35,11 @@ func NewInput(s *load.Schemas) Input {
 		}
 		in.Consumers = append(in.Consumers, c)
 	}
-	// The package name does not change what is renamed.
-	if m, err := model.Build(context.Background(), s, model.Options{Package: "lint"}); err == nil {
+	if m == nil {
+		// The package name does not change what is renamed.
+		m, _ = model.Build(context.Background(), s, model.Options{Package: "lint"})
+	}
+	if m != nil {
 		in.Renamed = m.Renamed
 	}
 	return in

@@ -19,7 +19,7 @@ func input(t *testing.T, dir string) Input {
 	if err != nil {
 		t.Fatalf("load %s: %v", dir, err)
 	}
-	return NewInput(s)
+	return NewInput(s, nil)
 }
 
 // TestRules lints each directory under testdata (one per rule, plus a

@@ -1,11 +1,11 @@
 package lint
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/internal/pattern"
 )
 
 func checkPastTense(p *pass) {
@@ -162,21 +162,22 @@ func (p *pass) mergedProperties(s *load.Schema) map[string][]*load.Schema {
 	return declared
 }
 
-func patternsOf(s *load.Schema) []*regexp.Regexp {
-	var out []*regexp.Regexp
+func patternsOf(s *load.Schema) []*pattern.Regexp {
+	var out []*pattern.Regexp
 	for _, pp := range s.PatternProperties {
-		// The loader compiled every pattern already; one Go cannot compile
-		// (ECMA-only syntax) simply matches nothing here.
-		if re, err := regexp.Compile(pp.Name); err == nil {
+		// The loader refused every pattern that does not compile.
+		if re, err := pattern.Compile(pp.Name); err == nil {
 			out = append(out, re)
 		}
 	}
 	return out
 }
 
-func matchesAny(res []*regexp.Regexp, s string) bool {
+// matchesAny reports whether s matches one of res. A match that was
+// stopped counts as one: lint warns only where it is sure.
+func matchesAny(res []*pattern.Regexp, s string) bool {
 	for _, re := range res {
-		if re.MatchString(s) {
+		if ok, err := re.Match(s); ok || err != nil {
 			return true
 		}
 	}

@@ -3,9 +3,10 @@ package load
 import (
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/warrenbus/warren/internal/pattern"
 )
 
 // surelyDraftValid reports whether v certainly satisfies the JSON Schema
@@ -75,7 +76,7 @@ func init() {
 			if !ok {
 				return false
 			}
-			_, err := regexp.Compile(s) // the validator's "regex" format
+			_, err := pattern.Compile(s) // the validator's "regex" format
 			return err == nil
 		},
 		"required":          isStringSet,
@@ -139,7 +140,7 @@ func isPatternProperties(v any) bool {
 		return false
 	}
 	for name, sub := range obj {
-		if _, err := regexp.Compile(name); err != nil || !surelyDraftValid(sub) {
+		if _, err := pattern.Compile(name); err != nil || !surelyDraftValid(sub) {
 			return false
 		}
 	}

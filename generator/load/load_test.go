@@ -194,9 +194,19 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{`a.json:1:73: /properties/s/type: expected one of "array", "boolean", "integer", "null", "number", "object", "string"; got "strin"`},
 		},
 		{
-			name:  "pattern Go cannot compile",
-			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "properties": {"s": {"type": "string", "pattern": "(?=x)"}}`)},
-			want:  []string{"a.json:1:94: /properties/s/pattern: '(?=x)' is not valid regex: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"},
+			// Lookahead is ECMA-262 (the next one is not); a bad
+			// patternProperties key is reported at the key, however many
+			// keywords follow it.
+			name: "invalid patterns",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "properties": {
+  "s": {"type": "string", "pattern": "^(?=x)(?<=y"},
+  "o": {"type": "object", "patternProperties": {"^(?!x-)": {}, "[b-a]": {}}, "title": "O", "required": []}},
+  "patternProperties": {"^(x": {}}, "required": ["s"]`)},
+			want: []string{
+				"a.json:2:38: /properties/s/pattern: '^(?=x)(?<=y' is not valid regex: error parsing regexp: missing closing ) in `^(?=x)(?<=y`",
+				"a.json:3:64: /properties/o/patternProperties/[b-a]: '[b-a]' is not valid regex: error parsing regexp: [b-a] range in reverse order in `[b-a]`",
+				"a.json:4:25: /patternProperties/^(x: '^(x' is not valid regex: error parsing regexp: missing closing ) in `^(x`",
+			},
 		},
 	}
 	for _, tt := range tests {

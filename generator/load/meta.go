@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/warrenbus/warren/internal/pattern"
 	"github.com/warrenbus/warren/internal/suggest"
 	"github.com/warrenbus/warren/schemas"
 )
@@ -42,6 +43,7 @@ var metas = sync.OnceValues(func() (*metaSchemas, error) {
 	// Asserting formats makes the 2020-12 meta-schema reject a "pattern"
 	// that is not a valid regular expression, with its position.
 	c.AssertFormat()
+	c.UseRegexpEngine(metaRegexp)
 	for url, src := range map[string][]byte{schemas.ManifestURL: schemas.Manifest, schemas.FactURL: schemas.Fact, schemas.RequestURL: schemas.Request} {
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
 		if err != nil {
@@ -72,6 +74,28 @@ var metas = sync.OnceValues(func() (*metaSchemas, error) {
 })
 
 var printer = message.NewPrinter(language.English)
+
+// metaRegexp compiles the patterns of the meta-schemas and, for format
+// "regex", those of the schemas being loaded, as generated code and the
+// reference validator read them (ECMA-262, internal/pattern): a pattern
+// is refused here exactly when they could not run it.
+func metaRegexp(expr string) (jsonschema.Regexp, error) {
+	re, err := pattern.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	return boolRegexp{re}, nil
+}
+
+// boolRegexp answers a match the validator's way, with a bool: a match
+// that was stopped (only a pattern run by regexp2 can be, and warren's
+// meta-schemas have none) does not match.
+type boolRegexp struct{ *pattern.Regexp }
+
+func (r boolRegexp) MatchString(s string) bool {
+	ok, _ := r.Match(s)
+	return ok
+}
 
 // check validates v, the value at pointer base in doc, against sch and adds
 // one positioned error per failure to errs. It reports whether v was valid.
@@ -281,7 +305,7 @@ func (m *metaSchemas) explain(doc *Document, base string, root any, l leaf, errs
 	case *kind.FalseSchema:
 		errs.Add(doc.KeyErrorf(pointer, "property not allowed here"))
 	default:
-		errs.Add(doc.Errorf(pointer, "%s", e.ErrorKind.LocalizedString(printer)))
+		errs.Add(at(pointer, "%s", e.ErrorKind.LocalizedString(printer)))
 	}
 }
 

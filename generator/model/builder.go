@@ -22,6 +22,10 @@ type builder struct {
 	inline     map[*load.Schema]bool  // inline schemas being typed, which have no name yet
 	renames    []Renamed              // Go names changed to resolve collisions
 	imported   map[*load.Fact]*Import // bound imported facts whose types are generated here
+	// implied are the JSON types of the union that an inline oneOf/anyOf
+	// branch without "type" sits in: a value must be of them to be valid
+	// at all, so the branch's Go type may assume them.
+	implied map[*load.Schema][]string
 }
 
 func newBuilder(s *load.Schemas) *builder {
@@ -32,6 +36,7 @@ func newBuilder(s *load.Schemas) *builder {
 		resolving:  map[string]bool{},
 		inline:     map[*load.Schema]bool{},
 		imported:   map[*load.Fact]*Import{},
+		implied:    map[*load.Schema][]string{},
 	}
 }
 
@@ -78,6 +83,10 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 		r.schema, r.narrowed = n, true
 		return r
 	}
+	v := b.flatten(n)
+	if ts := b.implied[n]; ts != nil && !v.hasType {
+		v.types, v.hasType = ts, true
+	}
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
 		// An inline schema has no name until shape gives it one, so one
 		// met again while it is being typed would be an infinite Go type.
@@ -87,14 +96,13 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 		}
 		b.inline[n] = true
 		defer delete(b.inline, n)
-		r := b.shape(b.flatten(n), nil)
+		r := b.shape(v, nil)
 		if r.Kind != Named && r.wrapper == nil {
 			r.schema = n
 		}
 		return r
 	}
 	// Declare first, so that recursive references find the type.
-	v := b.flatten(n)
 	t := b.declare(n, v.nullable)
 	var r Ref
 	b.withinNamed(func() { r = b.shape(v, t) })
@@ -189,35 +197,25 @@ func (b *builder) shape(v *view, t *Type) Ref {
 		}
 		return Ref{Kind: Slice, Elem: &elem, Nullable: nullable}
 	case "object":
-		if len(v.props) > 0 || v.additionalFalse {
+		if len(v.props) > 0 || !hasMembers(v) {
 			st := named(Struct)
 			b.withinNamed(func() { b.fields(st, v) })
 			return Ref{Kind: Named, Type: st, Nullable: nullable}
 		}
-		elem := Ref{Kind: Raw}
-		switch {
-		case v.additional != nil:
-			elem = b.typeOf(v.additional)
-		case len(v.patternProps) == 1:
-			elem = b.typeOf(v.patternProps[0])
-		}
-		return Ref{Kind: Map, Elem: &elem, Nullable: nullable}
+		m := b.members(v)
+		return Ref{Kind: Map, Elem: &m.elem, Nullable: nullable, patterns: m.patterns, membersWhy: m.why}
 	}
 	return Ref{Kind: Raw, Nullable: nullable}
 }
 
-// inferTypes guesses the JSON type of a schema that does not say.
+// inferTypes returns the JSON type of a schema that does not say, when
+// its values have one: those of an enum or const. Other keywords do not
+// imply a type: properties, items, minLength or format apply only to values
+// of their type and let every other value through, so a schema of them
+// alone admits any JSON value (raw JSON; the embedded schema checks them).
 func inferTypes(v *view) []string {
 	if v.hasEnum && len(v.enum) > 0 {
 		return enumTypes(v.enum)
-	}
-	switch {
-	case len(v.props) > 0 || v.additional != nil || v.additionalFalse || len(v.patternProps) > 0:
-		return []string{"object"}
-	case v.items != nil || v.prefixItems:
-		return []string{"array"}
-	case v.format == "date-time":
-		return []string{"string"}
 	}
 	return nil
 }
@@ -277,6 +275,7 @@ func (b *builder) fields(t *Type, v *view) {
 			Pointer:  decl.Pointer,
 			Doc:      docOf(decl),
 			decls:    len(p.decls),
+			schema:   decl,
 		}
 		if decl.HasDefault {
 			f.Default = decl.Default
@@ -289,15 +288,12 @@ func (b *builder) fields(t *Type, v *view) {
 		}
 		t.Fields = append(t.Fields, f)
 	}
-	switch {
-	case v.additionalFalse || len(v.props) == 0:
-	case v.additional != nil:
-		extra := b.typeOf(v.additional)
-		t.Extra = &extra
-	default:
-		// An open object: properties the schema does not list are kept,
-		// verbatim, so that a payload survives decoding and encoding.
-		t.Extra = &Ref{Kind: Raw}
+	if len(v.props) > 0 && hasMembers(v) {
+		// The members the properties do not declare are kept (verbatim,
+		// in an open object), so that a payload survives decoding and
+		// encoding.
+		m := b.members(v)
+		t.Extra, t.Patterns, t.membersWhy = &m.elem, m.patterns, m.why
 	}
 }
 
@@ -378,6 +374,9 @@ func (b *builder) union(v *view, named func(TypeKind) *Type) Ref {
 	}
 	var variants []*Variant
 	for i, br := range v.union {
+		if len(v.types) > 0 {
+			b.implied[br] = v.types
+		}
 		var r Ref
 		if t != nil {
 			b.withinNamed(func() { r = b.typeOf(br) })

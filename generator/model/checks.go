@@ -36,18 +36,23 @@ type Check struct {
 	// Types are the JSON types a value kept as raw JSON may have ("type"
 	// with several); nil when any.
 	Types []string
+	// Patterns are those one of which each member name of a map must
+	// match (patternProperties beside additionalProperties: false); nil
+	// when any name may be.
+	Patterns []string
 }
 
 // IsZero reports whether the check checks nothing.
 func (c Check) IsZero() bool {
 	return c.MinLength < 0 && c.MaxLength < 0 && !c.HasPattern && c.Format == "" && c.Minimum == nil && c.Maximum == nil &&
-		c.MultipleOf == "" && c.MinItems < 0 && c.MaxItems < 0 && !c.UniqueItems && c.Enum == nil && c.Types == nil
+		c.MultipleOf == "" && c.MinItems < 0 && c.MaxItems < 0 && !c.UniqueItems && c.Enum == nil && c.Types == nil && c.Patterns == nil
 }
 
 // Check returns what a value of r must satisfy beyond its Go type. A
 // Named ref has none of its own: its type checks itself.
 func (r Ref) Check(assert []string) Check {
 	c := r.checkOf(r.schema, assert)
+	c.Patterns = r.patterns
 	for _, n := range r.also {
 		// Another allOf member's declaration of the property: Inexact
 		// makes sure no keyword is in two of them.
@@ -129,16 +134,18 @@ var assertions = []string{
 }
 
 // translated lists, per kind of Go type, the keywords generated code
-// checks exactly for it.
+// checks exactly for it; some only in some shapes, which Inexact checks
+// too: patternProperties (members), a struct's oneOf and anyOf (Branches),
+// the type beside a union (typesWithin).
 var translated = map[string][]string{
 	"string": {"type", "minLength", "maxLength", "pattern", "format", "enum", "const"},
 	"number": {"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format", "enum", "const"},
 	"bool":   {"type", "format", "enum", "const"},
 	"array":  {"type", "items", "minItems", "maxItems", "uniqueItems", "format"},
-	"map":    {"type", "additionalProperties", "format"},
-	"struct": {"type", "properties", "required", "additionalProperties", "format"},
+	"map":    {"type", "additionalProperties", "patternProperties", "format"},
+	"struct": {"type", "properties", "required", "additionalProperties", "patternProperties", "format", "oneOf", "anyOf"},
 	"enum":   {"type", "enum", "const", "format"},
-	"union":  {"oneOf", "anyOf", "format"},
+	"union":  {"type", "oneOf", "anyOf", "format"},
 	"time":   {"type", "format"},
 	"raw":    {"type", "enum", "const"},
 }
@@ -200,6 +207,9 @@ func (t *Type) inexact(seen map[*Type]bool) string {
 			if why := v.Type.inexact(seen); why != "" {
 				return why
 			}
+			if ts := t.schema.Types; ts != nil && !typesWithin(jsonTypes(v.Type), ts) {
+				return at(t.schema, "type") + ": a branch holds values of other types"
+			}
 		}
 	case Defined, Alias:
 		base := t.Base
@@ -217,7 +227,11 @@ func (t *Type) inexact(seen map[*Type]bool) string {
 func (t *Type) structInexact() string {
 	n := t.schema
 	if len(n.AllOf) == 0 && (n.RefText == "" || isPureRef(n)) {
-		return nodeInexact(n, "struct", nil)
+		if why := cmp.Or(nodeInexact(n, "struct", nil), t.membersWhy); why != "" {
+			return why
+		}
+		_, why := t.Branches()
+		return why
 	}
 	if n.Has("additionalProperties") {
 		return at(n, "additionalProperties") + ": next to allOf (it closes the object to this schema's own properties)"
@@ -267,7 +281,7 @@ func objectMember(n *load.Schema, required map[string]bool, seen map[*load.Schem
 		return objectMember(n.Ref, required, seen)
 	}
 	for kw := range n.Keywords {
-		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) && (kw != "unevaluatedProperties" || len(seen) > 1) {
+		if slices.Contains(assertions, kw) && !slices.Contains(memberKeywords, kw) && (kw != "unevaluatedProperties" || len(seen) > 1) && applies(n, kw) {
 			return at(n, kw) + ": not translated in an allOf"
 		}
 	}
@@ -351,7 +365,7 @@ func (r Ref) inexact(seen map[*Type]bool) string {
 		}
 		return nodeInexact(n, "array", r.allowsNull)
 	case Map:
-		return nodeInexact(n, "map", r.allowsNull)
+		return cmp.Or(nodeInexact(n, "map", r.allowsNull), r.membersWhy)
 	case Time:
 		return nodeInexact(n, "time", r.allowsNull)
 	}
@@ -408,6 +422,9 @@ func (r Ref) unwrapped(seen map[*Type]bool) string {
 	if len(w.OneOf) > 1 && r.branchAllowsNull() {
 		return at(w, "oneOf") + ": null matches two branches"
 	}
+	if ts := w.Types; ts != nil && !typesWithin(jsonTypes(r), ts) {
+		return at(w, "type") + ": the branch holds values of other types"
+	}
 	inner := r
 	inner.wrapper, inner.Nullable = nil, false
 	if inner.Kind == Named {
@@ -450,7 +467,7 @@ func nodeInexact(n *load.Schema, kind string, nullable func() bool) string {
 	}
 	sort.Strings(kws)
 	for _, kw := range kws {
-		if slices.Contains(assertions, kw) && !slices.Contains(translated[kind], kw) {
+		if slices.Contains(assertions, kw) && !slices.Contains(translated[kind], kw) && applies(n, kw) {
 			return at(n, kw) + ": not translated for a " + kind
 		}
 	}

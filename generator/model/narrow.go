@@ -20,7 +20,7 @@ func (b *builder) narrowedRef(n *load.Schema) *load.Schema {
 			base = m
 		}
 	}
-	if base == nil || n.RefText != "" || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "allOf" && n.Has(kw) }) {
+	if base == nil || n.RefText != "" || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "allOf" && applies(n, kw) }) {
 		return nil
 	}
 	shared := b.flatten(base.Ref)
@@ -28,7 +28,7 @@ func (b *builder) narrowedRef(n *load.Schema) *load.Schema {
 		if m == base {
 			continue
 		}
-		if m.Keywords == nil || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "properties" && m.Has(kw) }) {
+		if m.Keywords == nil || slices.ContainsFunc(reshaping, func(kw string) bool { return kw != "properties" && applies(m, kw) }) {
 			return nil
 		}
 		for _, p := range m.Properties {
@@ -50,7 +50,7 @@ var reshaping = []string{"$ref", "properties", "items", "prefixItems", "addition
 // whose Go type is ref, only restricts its values: it reshapes nothing and
 // every JSON type it names is one ref holds.
 func narrows(s *load.Schema, ref Ref) bool {
-	if slices.ContainsFunc(reshaping, s.Has) {
+	if slices.ContainsFunc(reshaping, func(kw string) bool { return applies(s, kw) }) {
 		return false
 	}
 	holds := jsonTypes(ref)
@@ -87,4 +87,19 @@ func jsonTypes(r Ref) []string {
 		}
 	}
 	return nil
+}
+
+// typesWithin reports whether every JSON type in held (nil: any) is one
+// of allowed, where "number" includes "integer": the type keyword next to
+// a union adds nothing to the branches' own Go types.
+func typesWithin(held, allowed []string) bool {
+	if held == nil {
+		return false
+	}
+	for _, h := range held {
+		if !slices.Contains(allowed, h) && (h != "integer" || !slices.Contains(allowed, "number")) {
+			return false
+		}
+	}
+	return true
 }

@@ -36,6 +36,11 @@ type Ref struct {
 	// also are the other allOf members' declarations of a property,
 	// which only narrow it (the property's Ref is typed from the first).
 	also []*load.Schema
+	// patterns and membersWhy are a Map's: the names its members must
+	// match (patternProperties beside additionalProperties: false), and
+	// why generated code cannot check the members exactly.
+	patterns   []string
+	membersWhy string
 }
 
 // Equal reports whether r and o denote the same Go type.
@@ -90,10 +95,14 @@ type Type struct {
 	Doc     Doc    // description, deprecation
 
 	Fields []*Field // Struct: properties in file order (allOf members first)
-	// Extra is the type of the values of additionalProperties on a Struct
-	// that also has properties; nil when the object is closed or extra
-	// properties are not typed. The emitter adds a map field for it.
+	// Extra is the type of the members a Struct's properties do not
+	// declare (additionalProperties, patternProperties); nil when the
+	// object is closed to them. The emitter adds a map field for it.
 	Extra *Ref
+	// Patterns are the patternProperties one of which each of those
+	// members' names must match, when additionalProperties is false; nil
+	// when any name may be.
+	Patterns []string
 
 	Base   Ref          // Enum: String or Int; Defined and Alias: the underlying type
 	Values []*EnumValue // Enum: in schema order
@@ -103,9 +112,10 @@ type Type struct {
 
 	Fact *Fact // set on the root type of a fact
 
-	schema   *load.Schema // the schema the type is declared at
-	nullable bool         // the definition itself admits null, so every use is nullable
-	constant bool         // Enum: written as a const, not an enum
+	schema     *load.Schema // the schema the type is declared at
+	nullable   bool         // the definition itself admits null, so every use is nullable
+	constant   bool         // Enum: written as a const, not an enum
+	membersWhy string       // why generated code cannot check the Extra members exactly; "" when it can
 }
 
 // Methods returns the names of the methods generated code declares on the
@@ -153,7 +163,8 @@ type Field struct {
 	// forcePointer breaks a cycle of structs that contain each other by
 	// value, which Go cannot lay out.
 	forcePointer bool
-	decls        int // schemas declaring the property (allOf members)
+	decls        int          // schemas declaring the property (allOf members)
+	schema       *load.Schema // the first of them
 }
 
 // Optional reports whether the field may be absent.

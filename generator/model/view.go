@@ -45,7 +45,33 @@ func isExtension(keyword string) bool { return len(keyword) > 2 && keyword[:2] =
 var structural = []string{"type", "properties", "items", "prefixItems", "additionalItems", "$ref", "enum", "const", "oneOf", "anyOf", "allOf", "additionalProperties", "patternProperties", "format"}
 
 func isStructural(s *load.Schema) bool {
-	return slices.ContainsFunc(structural, s.Has)
+	return slices.ContainsFunc(structural, func(kw string) bool { return applies(s, kw) })
+}
+
+// applies reports whether keyword kw of s says anything about values: it
+// is there, and it is not an anyOf that a branch satisfies whatever the
+// value ([assertsNothing]), which is what an anyOf with an open-ended
+// branch ({"$comment": "any shell"} beside an enum of known shells) means.
+func applies(s *load.Schema, kw string) bool {
+	if !s.Has(kw) {
+		return false
+	}
+	return kw != "anyOf" || !slices.ContainsFunc(s.AnyOf, assertsNothing)
+}
+
+// assertsNothing reports whether every value satisfies s: true, {}, or a
+// schema of annotations ($comment, title, description, examples, default,
+// deprecated, readOnly, ...) and keywords no draft asserts with.
+func assertsNothing(s *load.Schema) bool {
+	if s.Keywords == nil {
+		return s.Bool != nil && *s.Bool
+	}
+	for kw := range s.Keywords {
+		if slices.Contains(assertions, kw) {
+			return false
+		}
+	}
+	return true
 }
 
 // isNull reports whether a schema admits only null: {"type": "null"},
@@ -78,7 +104,12 @@ type view struct {
 
 	additional      *load.Schema // additionalProperties when it is a schema object
 	additionalFalse bool         // additionalProperties: false, or unevaluatedProperties: false
-	patternProps    []*load.Schema
+	// admitsOthers: closed by unevaluatedProperties: false, beside
+	// keywords that may evaluate members it does not declare
+	// (additionalProperties: true, if/then, dependentSchemas, ...), which
+	// are valid then.
+	admitsOthers bool
+	patternProps []*load.Named // patternProperties: pattern and schema
 
 	items       *load.Schema // the schema of every element, when there is no tuple
 	prefixItems bool         // a tuple (prefixItems, or items as an array before 2020-12)
@@ -90,12 +121,24 @@ type view struct {
 
 	union     []*load.Schema // oneOf or anyOf branches that shape a type
 	unionKind string         // "oneOf" or "anyOf"
+	unions    []pendingUnion // every oneOf and anyOf, settled once all is merged
+}
+
+// pendingUnion is a oneOf or anyOf met while merging: whether it shapes a
+// type depends on the properties and types of the whole view.
+type pendingUnion struct {
+	at       *load.Schema
+	kw       string
+	branches []*load.Schema
 }
 
 // flatten builds the view of the schema n.
 func (b *builder) flatten(n *load.Schema) *view {
 	v := &view{at: n, byName: map[string]*property{}, required: map[string]bool{}}
 	b.merge(v, n, map[*load.Schema]bool{})
+	for _, u := range v.unions {
+		b.mergeUnion(v, u.at, u.kw, u.branches)
+	}
 	return v
 }
 
@@ -140,8 +183,12 @@ func (b *builder) merge(v *view, n *load.Schema, seen map[*load.Schema]bool) {
 	if n.Format != "" && v.format == "" {
 		v.format = n.Format
 	}
-	b.mergeUnion(v, n, "oneOf", n.OneOf)
-	b.mergeUnion(v, n, "anyOf", n.AnyOf)
+	if len(n.OneOf) > 0 {
+		v.unions = append(v.unions, pendingUnion{n, "oneOf", n.OneOf})
+	}
+	if len(n.AnyOf) > 0 && applies(n, "anyOf") {
+		v.unions = append(v.unions, pendingUnion{n, "anyOf", n.AnyOf})
+	}
 }
 
 // mergeObject adds the object keywords of n to v.
@@ -162,33 +209,51 @@ func (b *builder) mergeObject(v *view, n *load.Schema) {
 		switch {
 		case ap.Bool != nil:
 			v.additionalFalse = v.additionalFalse || !*ap.Bool
+			v.admitsOthers = v.admitsOthers || *ap.Bool // beside unevaluatedProperties: false
 		default:
 			v.additional = ap
 		}
 	}
-	if closed, ok := n.Keywords["unevaluatedProperties"].(bool); ok && !closed {
+	switch up, ok := n.Keywords["unevaluatedProperties"].(bool); {
+	case ok && !up:
 		v.additionalFalse = true
+		v.admitsOthers = v.admitsOthers || evaluatesOthers(n, map[*load.Schema]bool{})
+	case ok:
+		v.admitsOthers = true // in an allOf member, it evaluates every member
 	}
-	for _, pp := range n.PatternProperties {
-		v.patternProps = append(v.patternProps, pp.Schema)
-	}
+	v.patternProps = append(v.patternProps, n.PatternProperties...)
 }
 
 // mergeUnion records the branches of a oneOf or anyOf that shape a type;
 // a branch that admits only null makes the whole nullable instead.
 func (b *builder) mergeUnion(v *view, n *load.Schema, kw string, branches []*load.Schema) {
+	if slices.ContainsFunc(branches, assertsNothing) {
+		// A branch that takes every value: an anyOf then says nothing
+		// (applies), and a oneOf only "none of the others", a constraint
+		// the embedded schema checks. Neither decides the Go type.
+		return
+	}
 	var shaping []*load.Schema
 	nullBranch := false
 	for _, br := range branches {
 		switch {
-		case br.Keywords != nil && isNull(br):
+		case br.IsFalse():
+			// Matches nothing, so it adds no values (the embedded
+			// schema checks the union).
+		case isNull(br):
 			nullBranch = true
-		case br.Keywords == nil || isStructural(br):
+		case isStructural(br) && !restates(br, v):
 			shaping = append(shaping, br)
+		default:
+			// A branch that only constrains values ({required: [a]},
+			// {minimum: 2}) lets through every value it does not
+			// constrain, of any type: the union's values are not those
+			// of its other branches, and it shapes no type.
+			return
 		}
 	}
 	if len(shaping) == 0 {
-		return // only constrains values, e.g. oneOf: [{required: [a]}, {required: [b]}]
+		return
 	}
 	if v.union != nil {
 		b.errs.Add(n.Doc.Errorf(load.Append(n.Pointer, kw), "a schema with both oneOf and anyOf (or several of them through allOf) cannot be one Go type; nest one inside a branch of the other"))
@@ -196,6 +261,47 @@ func (b *builder) mergeUnion(v *view, n *load.Schema, kw string, branches []*loa
 	}
 	v.union, v.unionKind = shaping, kw
 	v.nullable = v.nullable || nullBranch
+}
+
+// restates reports whether a union branch says of the declared properties
+// and the type only what the schema beside it says (properties: {a: true},
+// a: {}, or a's own $ref; the same type), so that with its other keywords
+// it only constrains values ({"properties": {"a": true}, "required":
+// ["a"]} requires a): it shapes no type.
+func restates(br *load.Schema, v *view) bool {
+	if br.Keywords == nil || br.RefText != "" {
+		return false
+	}
+	for kw := range br.Keywords {
+		switch kw {
+		case "properties":
+			for _, p := range br.Properties {
+				decl := v.byName[p.Name]
+				if decl == nil || !sameDeclaration(p.Schema, decl.decls[0]) {
+					return false
+				}
+			}
+		case "type":
+			if !typesWithin(v.types, br.Types) || v.nullable && !slices.Contains(br.Types, "null") {
+				return false
+			}
+		default:
+			if slices.Contains(structural, kw) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameDeclaration reports whether s, a property's schema in a union
+// branch, admits every value the declaration decl beside the union admits:
+// it admits every value, or it is decl's own $ref.
+func sameDeclaration(s, decl *load.Schema) bool {
+	if assertsNothing(s) {
+		return true
+	}
+	return isPureRef(s) && isPureRef(decl) && s.Ref != nil && s.Ref == decl.Ref
 }
 
 func (b *builder) mergeTypes(v *view, n *load.Schema, ts []string) {

@@ -12,14 +12,11 @@ import (
 
 // Load reads a schema directory for comparison. It needs only what the
 // loader validates, not a model that builds: an old directory that a newer
-// warren would reject can still be compared.
+// warren would reject can still be compared. Imports are resolved as
+// load.Load does; warren diff, which resolves module imports, opens each
+// side with generator.Open and prepares it with [NewDir].
 func Load(ctx context.Context, dir string) (*Dir, error) {
-	return LoadWith(ctx, dir, load.Options{})
-}
-
-// LoadWith is [Load] with the loader's options (the resolver of imports).
-func LoadWith(ctx context.Context, dir string, opts load.Options) (*Dir, error) {
-	s, err := load.LoadWith(ctx, dir, opts)
+	s, err := load.Load(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -29,12 +26,7 @@ func LoadWith(ctx context.Context, dir string, opts load.Options) (*Dir, error) 
 // LoadFS is [Load] for a schema directory held in a file system, such as
 // the tree of a git revision.
 func LoadFS(ctx context.Context, fsys fs.FS) (*Dir, error) {
-	return LoadFSWith(ctx, fsys, load.Options{})
-}
-
-// LoadFSWith is [LoadFS] with the loader's options.
-func LoadFSWith(ctx context.Context, fsys fs.FS, opts load.Options) (*Dir, error) {
-	s, err := load.LoadFSWith(ctx, fsys, opts)
+	s, err := load.LoadFS(ctx, fsys)
 	if err != nil {
 		return nil, err
 	}

@@ -206,9 +206,18 @@ func buildProofPrograms(t *testing.T, schemas string) string {
 		write(filepath.Join(side, "main.go"), main.Bytes())
 	}
 	bin := t.TempDir()
+	// The module's dependencies are warren's, fetched through the
+	// environment's GOPROXY when the module cache lacks them; -mod=mod
+	// goes with the environment's GOFLAGS rather than replacing them,
+	// GOWORK=off keeps any workspace out, GOTOOLCHAIN=local keeps the
+	// toolchain that runs the test.
+	goflags, err := exec.Command("go", "env", "GOFLAGS").Output()
+	if err != nil {
+		t.Fatalf("go env GOFLAGS: %v", err)
+	}
 	cmd := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./old", "./new")
 	cmd.Dir = mod
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS="+strings.TrimSpace(strings.TrimSpace(string(goflags))+" -mod=mod"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -12,6 +12,18 @@ func TableName(prefix string) string {
 	return strings.ReplaceAll(Name(prefix), "-", "_")
 }
 
+// OpenDB opens a database/sql pool of driver over dsn that is closed when
+// the test ends.
+func OpenDB(t testing.TB, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", driver, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // DropTable drops table from db when the test ends.
 func DropTable(t testing.TB, db *sql.DB, table string) {
 	t.Cleanup(func() {

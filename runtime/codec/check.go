@@ -3,7 +3,6 @@ package codec
 import (
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/go-faster/jx"
 
+	"github.com/warrenbus/warren/internal/pattern"
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
@@ -82,25 +82,60 @@ func (c *String) Time(d *jx.Decoder) (time.Time, error) {
 	return t, nil
 }
 
-// Pattern is a regular expression compiled on first use, as the
-// reference validator compiles "pattern" (Go's regexp, unanchored).
+// Pattern is a JSON Schema regular expression ("pattern", or a key of
+// "patternProperties"): ECMA-262 syntax and meaning, compiled on first use
+// by the engine it needs, the same one the reference validator
+// (runtime/schemaset) uses for it. Most patterns run on Go's regexp;
+// those that need lookaround, backreferences or other ECMA-262 constructs
+// it lacks run on a backtracking engine, each match bounded in time: a
+// match given up there is an error wrapping [ErrPatternTimeout], which
+// validation counts as a failure.
 type Pattern struct {
 	expr string
 	once sync.Once
-	re   *regexp.Regexp
+	re   *pattern.Regexp
 	err  error
 }
 
-// Regexp returns the pattern expr.
+// ErrPatternTimeout is the cause of a failed check whose match was
+// stopped (catastrophic backtracking): find it with errors.Is.
+var ErrPatternTimeout = pattern.ErrTimeout
+
+// Regexp returns the pattern expr. Generated code declares one per
+// pattern, as a package-level variable.
 func Regexp(expr string) *Pattern { return &Pattern{expr: expr} }
 
-// Check reports whether s matches.
-func (p *Pattern) Check(s string) error {
-	p.once.Do(func() { p.re, p.err = regexp.Compile(p.expr) })
-	if p.err != nil {
-		return Wrap(p.err, "a schema whose pattern compiles")
+func (p *Pattern) compiled() (*pattern.Regexp, error) {
+	p.once.Do(func() { p.re, p.err = pattern.Compile(p.expr) })
+	return p.re, p.err
+}
+
+// String returns the pattern as written.
+func (p *Pattern) String() string { return p.expr }
+
+// Match reports whether s contains a match (patterns are not anchored),
+// as patternProperties asks of a property name. An error means the
+// pattern does not compile (the generator refuses such schemas) or the
+// match was stopped; either way s must be refused.
+func (p *Pattern) Match(s string) (bool, error) {
+	re, err := p.compiled()
+	if err != nil {
+		return false, Wrap(err, "a schema whose pattern "+strconv.Quote(p.expr)+" compiles")
 	}
-	if !p.re.MatchString(s) {
+	ok, err := re.Match(s)
+	if err != nil {
+		return false, Wrap(err, "a string matching "+strconv.Quote(p.expr))
+	}
+	return ok, nil
+}
+
+// Check checks that s matches.
+func (p *Pattern) Check(s string) error {
+	ok, err := p.Match(s)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return Expect("a string matching " + strconv.Quote(p.expr))
 	}
 	return nil

@@ -18,10 +18,10 @@ import (
 func BenchmarkGuardRun(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		dsn := "file:" + filepath.Join(b.TempDir(), "bench.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-		benchGuardRun(b, openDB(b, "sqlite", dsn), idempotency.SQLite)
+		benchGuardRun(b, testenv.OpenDB(b, "sqlite", dsn), idempotency.SQLite)
 	})
 	b.Run("postgres", func(b *testing.B) {
-		benchGuardRun(b, openDB(b, "pgx", testenv.PGDSN(b)), idempotency.Postgres)
+		benchGuardRun(b, testenv.OpenDB(b, "pgx", testenv.PGDSN(b)), idempotency.Postgres)
 	})
 	b.Run("memory", func(b *testing.B) {
 		b.Run("plain", func(b *testing.B) {

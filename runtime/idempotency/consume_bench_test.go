@@ -26,10 +26,10 @@ import (
 //     transaction, which also holds the claim.
 //   - sqlite-guard, memory-guard: for comparison.
 func BenchmarkConsume(b *testing.B) {
-	pg := openDB(b, "pgx", testenv.PGDSN(b))
+	pg := testenv.OpenDB(b, "pgx", testenv.PGDSN(b))
 	pgGuard := newGuard(b, pg, idempotency.SQLConfig{Dialect: idempotency.Postgres, Table: testenv.TableName("warren_claims")})
 	pgWork := newWorkTable(b, pg, idempotency.Postgres)
-	lite := openDB(b, "sqlite", "file:"+filepath.Join(b.TempDir(), "bench.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	lite := testenv.OpenDB(b, "sqlite", "file:"+filepath.Join(b.TempDir(), "bench.db")+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
 	liteGuard := newGuard(b, lite, idempotency.SQLConfig{Dialect: idempotency.SQLite, Table: testenv.TableName("warren_claims")})
 	liteWork := newWorkTable(b, lite, idempotency.SQLite)
 

@@ -119,10 +119,10 @@ func TestConsumeStoreDownHoldsTheMessage(t *testing.T) {
 	}{
 		{"postgres unreachable", func(t *testing.T) (*sql.DB, idempotency.Dialect) {
 			// Nothing listens on port 1: every connection attempt is refused.
-			return openDB(t, "pgx", "postgres://postgres:secret@127.0.0.1:1/test?sslmode=disable&connect_timeout=5"), idempotency.Postgres
+			return testenv.OpenDB(t, "pgx", "postgres://postgres:secret@127.0.0.1:1/test?sslmode=disable&connect_timeout=5"), idempotency.Postgres
 		}},
 		{"sqlite closed", func(t *testing.T) (*sql.DB, idempotency.Dialect) {
-			db := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db"))
+			db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db"))
 			db.Close()
 			return db, idempotency.SQLite
 		}},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
@@ -46,7 +45,7 @@ func (c *SQLConfig) setDefaults() {
 // Validate reports a configuration that cannot work: no or an unknown
 // dialect, an unsafe table name, a negative busy timeout.
 func (c SQLConfig) Validate() error {
-	if _, err := parseTable(c.Dialect, c.Table); err != nil {
+	if _, err := claims.Table(c.Dialect, c.Table); err != nil {
 		return err
 	}
 	if c.BusyTimeout < 0 {
@@ -65,14 +64,13 @@ func (c SQLConfig) Validate() error {
 // An SQLGuard is safe for concurrent use. It implements the runtime's Guard
 // interface (pass it to runtime.WithGuard) and [Pruner].
 type SQLGuard struct {
-	db      sqldb.DB
-	dialect dialect
-	table   sqltable.Name
+	db      sqldb.DB // runs the dialect's setup first in every transaction
+	dialect Dialect
+	table   sqldb.Table
 	txOpts  sqldb.TxOptions
 	now     func() time.Time
-	setup   []string // statements opening every transaction
-	claim   string   // inserts a claim; affects no row when it exists
-	prune   string   // deletes up to pruneBatch claims older than a time
+	claim   string // inserts a claim; affects no row when it exists
+	prune   string // deletes up to pruneBatch claims older than a time
 }
 
 // NewSQLGuard returns a guard over db, which must be opened with the driver
@@ -97,14 +95,13 @@ func NewSQLGuardDB(db sqldb.DB, cfg SQLConfig) (*SQLGuard, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("idempotency: NewSQLGuard: %w", err)
 	}
-	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	d, _ := lookup(cfg.Dialect)
-	g := &SQLGuard{db: db, dialect: d, table: t, now: cfg.Now}
+	d := cfg.Dialect
+	t, _ := claims.Table(d, cfg.Table) // checked by Validate
+	// The busy timeout is set in every transaction the guard opens: it
+	// belongs to a connection, and the pool hands out any of them.
+	g := &SQLGuard{db: sqldb.WithSetup(db, d.BusyTimeout(cfg.BusyTimeout)...), dialect: d, table: t, now: cfg.Now}
 	g.txOpts = sqldb.TxOptions{Isolation: cfg.Isolation}
-	if d.txSetup != nil {
-		g.setup = d.txSetup(cfg)
-	}
-	p := d.placeholder
+	p := d.Placeholder
 	// ON CONFLICT DO NOTHING (PostgreSQL 9.5+, SQLite 3.24+) turns a
 	// duplicate into "0 rows affected" instead of an error, which would
 	// abort a PostgreSQL transaction.
@@ -136,9 +133,9 @@ func (g *SQLGuard) Run(ctx context.Context, consumer, messageID string, fn func(
 	if err := checkKey(consumer, messageID); err != nil {
 		return false, err
 	}
-	tx, err := g.begin(ctx, g.txOpts)
+	tx, err := g.db.BeginTx(ctx, g.txOpts)
 	if err != nil {
-		return false, claimError(ctx, "open claim transaction", consumer, messageID, err)
+		return false, claimError(ctx, "open claim transaction", consumer, messageID, fmt.Errorf("begin: %w", err))
 	}
 	settled := false
 	defer func() {
@@ -149,7 +146,7 @@ func (g *SQLGuard) Run(ctx context.Context, consumer, messageID string, fn func(
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	res, err := tx.ExecContext(ctx, g.claim, messageID, consumer, g.dialect.stamp(g.now()))
+	res, err := tx.ExecContext(ctx, g.claim, messageID, consumer, g.dialect.Time(g.now()))
 	if err != nil {
 		return false, claimError(ctx, "claim", consumer, messageID, err)
 	}
@@ -181,7 +178,7 @@ func (g *SQLGuard) Run(ctx context.Context, consumer, messageID string, fn func(
 // in batches, each its own short transaction, so it never blocks claims for
 // long; if ctx ends or a batch fails, what was deleted so far stays deleted.
 func (g *SQLGuard) Prune(ctx context.Context, olderThan time.Duration) (int64, error) {
-	cutoff := g.dialect.stamp(g.now().Add(-retention(olderThan)))
+	cutoff := g.dialect.Time(g.now().Add(-retention(olderThan)))
 	var total int64
 	for {
 		n, err := g.pruneBatch(ctx, cutoff)
@@ -196,9 +193,9 @@ func (g *SQLGuard) Prune(ctx context.Context, olderThan time.Duration) (int64, e
 }
 
 func (g *SQLGuard) pruneBatch(ctx context.Context, cutoff any) (int64, error) {
-	tx, err := g.begin(ctx, sqldb.TxOptions{})
+	tx, err := g.db.BeginTx(ctx, sqldb.TxOptions{})
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	res, err := tx.ExecContext(ctx, g.prune, cutoff)

@@ -63,7 +63,7 @@ func TestMigrationSQLQuotesNames(t *testing.T) {
 }
 
 func TestNewSQLGuardRejectsBadConfig(t *testing.T) {
-	db := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
 	for _, c := range []struct {
 		name    string
 		db      *sql.DB
@@ -128,8 +128,8 @@ func TestMemoryGuardHasNoTx(t *testing.T) {
 // is not the handler's, wraps the cause without the password, and never
 // calls the handler.
 func TestStoreUnreachable(t *testing.T) {
-	unreachable := openDB(t, "pgx", "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5")
-	closed := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
+	unreachable := testenv.OpenDB(t, "pgx", "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5")
+	closed := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
 	closed.Close()
 	for name, c := range map[string]struct {
 		db      *sql.DB
@@ -171,9 +171,9 @@ func TestStoreUnreachable(t *testing.T) {
 // locally when the server is down), each pool closed when its subtest ends.
 func forEachDB(t *testing.T, test func(t *testing.T, db *sql.DB, d idempotency.Dialect)) {
 	t.Run("sqlite", func(t *testing.T) {
-		test(t, openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db")), idempotency.SQLite)
+		test(t, testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db")), idempotency.SQLite)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		test(t, openDB(t, "pgx", testenv.PGDSN(t)), idempotency.Postgres)
+		test(t, testenv.OpenDB(t, "pgx", testenv.PGDSN(t)), idempotency.Postgres)
 	})
 }

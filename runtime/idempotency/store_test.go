@@ -28,7 +28,7 @@ func TestMemoryGuardConformance(t *testing.T) {
 func TestPostgresGuardConformance(t *testing.T) {
 	dsn := testenv.PGDSN(t)
 	guardtest.Run(t, sqlStore(idempotency.Postgres, func(t *testing.T) *sql.DB {
-		return openDB(t, "pgx", dsn)
+		return testenv.OpenDB(t, "pgx", dsn)
 	}), guardtest.Features{Transactional: true, SharedStore: true})
 }
 
@@ -37,7 +37,7 @@ func TestPostgresGuardConformance(t *testing.T) {
 func TestPgxGuardConformance(t *testing.T) {
 	dsn := testenv.PGDSN(t)
 	guardtest.Run(t, func(t *testing.T, now func() time.Time) guardtest.Instance {
-		db := openDB(t, "pgx", dsn) // the tests' own reads and the tables' cleanup
+		db := testenv.OpenDB(t, "pgx", dsn) // the tests' own reads and the tables' cleanup
 		table := testenv.TableName("warren_claims")
 		cfg := idempotency.SQLConfig{Dialect: idempotency.Postgres, Table: table, Now: now}
 		g, err := idempotency.NewSQLGuardDB(pgxdb.FromPool(openPool(t, dsn)), cfg)
@@ -95,7 +95,7 @@ func TestSQLiteGuardConformance(t *testing.T) {
 			guardtest.Run(t, func(t *testing.T, now func() time.Time) guardtest.Instance {
 				dsn := "file:" + filepath.Join(t.TempDir(), "claims.db") + c.params
 				return sqlStore(idempotency.SQLite, func(t *testing.T) *sql.DB {
-					return openDB(t, "sqlite", dsn)
+					return testenv.OpenDB(t, "sqlite", dsn)
 				})(t, now)
 			}, guardtest.Features{Transactional: true, SharedStore: true})
 		})
@@ -117,17 +117,6 @@ func sqlStore(d idempotency.Dialect, open func(t *testing.T) *sql.DB) guardtest.
 		}
 		return guardtest.Instance{Guard: g, Peer: peer, Work: newWorkTable(t, db, d)}
 	}
-}
-
-// openDB opens a pool that is closed when t ends.
-func openDB(t testing.TB, driver, dsn string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", driver, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // newGuard makes a guard, creates its table and drops it when t ends.

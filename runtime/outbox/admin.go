@@ -88,7 +88,7 @@ WHERE failed_at IS NOT NULL AND discarded_at IS NULL ORDER BY id LIMIT %d`, o.ta
 // note. ids names the rows; none means every failed row. It returns how
 // many rows it changed: an id that is not a failed row is left alone.
 func (o *Outbox) Retry(ctx context.Context, db sqldb.DB, reason string, ids ...string) (int64, error) {
-	p := o.d.placeholder
+	p := o.d.Placeholder
 	return o.resolve(ctx, db, "retry", reason, ids,
 		fmt.Sprintf("attempts = 0, failed_at = NULL, retry_at = NULL, note = %s", p(1)), "retried: ")
 }
@@ -98,7 +98,7 @@ func (o *Outbox) Retry(ctx context.Context, db sqldb.DB, reason string, ids ...s
 // the rows' note. ids names the rows; none means every failed row. It
 // returns how many rows it changed.
 func (o *Outbox) Discard(ctx context.Context, db sqldb.DB, reason string, ids ...string) (int64, error) {
-	p := o.d.placeholder
+	p := o.d.Placeholder
 	return o.resolve(ctx, db, "discard", reason, ids,
 		fmt.Sprintf("note = %s, discarded_at = %s", p(1), p(2)), "discarded: ")
 }
@@ -109,14 +109,14 @@ func (o *Outbox) resolve(ctx context.Context, db sqldb.DB, op, reason string, id
 	}
 	args := []any{notePrefix + reason}
 	if op == "discard" {
-		args = append(args, o.d.stamp(time.Now()))
+		args = append(args, o.d.Time(time.Now()))
 	}
 	where := "failed_at IS NOT NULL AND discarded_at IS NULL"
 	if len(ids) > 0 {
 		marks := make([]string, len(ids))
 		for i, id := range ids {
 			args = append(args, id)
-			marks[i] = o.d.placeholder(len(args))
+			marks[i] = o.d.Placeholder(len(args))
 		}
 		where += " AND id IN (" + strings.Join(marks, ", ") + ")"
 	}
@@ -138,7 +138,7 @@ func (o *Outbox) resolve(ctx context.Context, db sqldb.DB, op, reason string, id
 		return 0, fmt.Errorf("outbox: %s failed rows of %s: commit: %w", op, o.table, err)
 	}
 	if n > 0 && op == "retry" && o.d.wakeOnWrite {
-		wakeRelays(o.dialect, o.table)
+		wakeRelays(o.d.Dialect, o.table)
 	}
 	return n, nil
 }

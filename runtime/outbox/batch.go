@@ -142,7 +142,7 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx) ([]row, error) {
 			return nil, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
-	rs, err := tx.QueryContext(ctx, r.claim, r.d.stamp(r.cfg.Now()))
+	rs, err := tx.QueryContext(ctx, r.claim, r.d.Time(r.cfg.Now()))
 	if err != nil {
 		return nil, err
 	}
@@ -248,12 +248,12 @@ func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, fai
 	if len(confirmed) > 0 {
 		var args []any
 		if r.cfg.KeepPublished > 0 {
-			args = append(args, r.d.stamp(now))
+			args = append(args, r.d.Time(now))
 		}
 		marks := make([]string, len(confirmed))
 		for i, id := range confirmed {
 			args = append(args, id)
-			marks[i] = r.d.placeholder(len(args))
+			marks[i] = r.d.Placeholder(len(args))
 		}
 		stmt := fmt.Sprintf("%s WHERE id IN (%s)", r.markPub, strings.Join(marks, ", "))
 		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
@@ -262,8 +262,8 @@ func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, fai
 	}
 	for _, f := range failures {
 		retryAt := now.Add(r.retryDelay(f.row.attempts + 1))
-		stamp := r.d.stamp(now)
-		if _, err := tx.ExecContext(ctx, r.fail, errorText(f.err), stamp, r.d.stamp(retryAt), r.cfg.MaxAttempts, stamp, f.row.id); err != nil {
+		stamp := r.d.Time(now)
+		if _, err := tx.ExecContext(ctx, r.fail, errorText(f.err), stamp, r.d.Time(retryAt), r.cfg.MaxAttempts, stamp, f.row.id); err != nil {
 			return r.storeError(ctx, "record refused publish", err)
 		}
 	}
@@ -278,8 +278,8 @@ func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, fai
 func (r *Relay) pruneKept(ctx context.Context) {
 	now := r.cfg.Now()
 	// With KeepPublished zero no row is marked published: any cutoff does.
-	published := r.d.stamp(now.Add(-r.cfg.KeepPublished))
-	discarded := r.d.stamp(now.Add(-r.cfg.KeepDiscarded))
+	published := r.d.Time(now.Add(-r.cfg.KeepPublished))
+	discarded := r.d.Time(now.Add(-r.cfg.KeepDiscarded))
 	for ctx.Err() == nil {
 		n, err := r.pruneBatch(ctx, published, discarded)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/outbox"
@@ -109,7 +110,7 @@ func outboxConfig() outbox.RelayConfig { return outbox.RelayConfig{} }
 // newClaims is an SQLite idempotency guard of the test's own.
 func newClaims(t *testing.T) *idempotency.SQLGuard {
 	t.Helper()
-	db := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db"))
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db"))
 	g, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: idempotency.SQLite})
 	if err != nil {
 		t.Fatal(err)

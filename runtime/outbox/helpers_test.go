@@ -61,19 +61,19 @@ func forEachDB(t *testing.T, test func(t *testing.T, s *store)) {
 
 func newSQLiteStore(t testing.TB) *store {
 	dsn := "file:" + filepath.Join(t.TempDir(), "shop.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db := openDB(t, "sqlite", dsn)
-	return newStore(t, outbox.SQLite, db, sqldb.FromSQL(db), func() sqldb.DB { return sqldb.FromSQL(openDB(t, "sqlite", dsn)) })
+	db := testenv.OpenDB(t, "sqlite", dsn)
+	return newStore(t, outbox.SQLite, db, sqldb.FromSQL(db), func() sqldb.DB { return sqldb.FromSQL(testenv.OpenDB(t, "sqlite", dsn)) })
 }
 
 func newPostgresStore(t testing.TB) *store {
 	dsn := testenv.PGDSN(t)
-	db := openDB(t, "pgx", dsn)
-	return newStore(t, outbox.Postgres, db, pgxdb.FromSQL(db), func() sqldb.DB { return pgxdb.FromSQL(openDB(t, "pgx", dsn)) })
+	db := testenv.OpenDB(t, "pgx", dsn)
+	return newStore(t, outbox.Postgres, db, pgxdb.FromSQL(db), func() sqldb.DB { return pgxdb.FromSQL(testenv.OpenDB(t, "pgx", dsn)) })
 }
 
 func newPgxStore(t testing.TB) *store {
 	dsn := testenv.PGDSN(t)
-	return newStore(t, outbox.Postgres, openDB(t, "pgx", dsn), pgxdb.FromPool(openPool(t, dsn)), func() sqldb.DB { return pgxdb.FromPool(openPool(t, dsn)) })
+	return newStore(t, outbox.Postgres, testenv.OpenDB(t, "pgx", dsn), pgxdb.FromPool(openPool(t, dsn)), func() sqldb.DB { return pgxdb.FromPool(openPool(t, dsn)) })
 }
 
 func newStore(t testing.TB, d outbox.Dialect, db *sql.DB, txDB sqldb.DB, open func() sqldb.DB) *store {
@@ -121,17 +121,6 @@ func execer(tx sqldb.Tx) sqldb.Execer {
 		return pgxdb.Tx(native)
 	}
 	panic(fmt.Sprintf("transaction of unknown kind %T", tx.Native()))
-}
-
-// openDB opens a pool that is closed when t ends.
-func openDB(t testing.TB, driver, dsn string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", driver, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // write writes payloads of fact f in one transaction and commits it,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
@@ -28,9 +27,9 @@ type ordering struct {
 	insert string // the row insert that takes the key's number
 }
 
-func newOrdering(d dialect, t sqltable.Name) ordering {
-	p := d.placeholder
-	seq := seqTable(t)
+func newOrdering(d dialect, t sqldb.Table) ordering {
+	p := d.Placeholder
+	seq := seqTable(t).Quoted()
 	o := ordering{
 		count: fmt.Sprintf("INSERT INTO %[1]s (ordering_key, seq) VALUES (%[2]s, 1) ON CONFLICT (ordering_key) DO UPDATE SET seq = %[1]s.seq + 1", seq, p(1)),
 		insert: fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at, ordering_seq) VALUES (%s, %s, %s, %s, %s, (SELECT seq FROM %s WHERE ordering_key = %s))",
@@ -57,4 +56,4 @@ func (o ordering) number(ctx context.Context, tx sqldb.Execer, f runtime.Fact, e
 
 // sequenceSource is the x-ordering-source of the facts relayed from the
 // outbox table t: one source for every writer and relay of the table.
-func sequenceSource(t sqltable.Name) string { return "outbox:" + t.String() }
+func sequenceSource(t sqldb.Table) string { return "outbox:" + t.String() }

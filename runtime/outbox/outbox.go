@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
-	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
@@ -31,7 +29,7 @@ func (c *Config) setDefaults() {
 // Validate reports a configuration that cannot work: no or an unknown
 // dialect, an unsafe table name.
 func (c Config) Validate() error {
-	_, err := parseTable(c.Dialect, c.Table)
+	_, err := kind.Table(c.Dialect, c.Table)
 	return err
 }
 
@@ -39,9 +37,8 @@ func (c Config) Validate() error {
 // transaction, for a [Relay] to publish once that transaction has
 // committed. An Outbox holds no connection and is safe for concurrent use.
 type Outbox struct {
-	dialect Dialect
 	d       dialect
-	table   sqltable.Name
+	table   sqldb.Table
 	channel string // the NOTIFY channel, on PostgreSQL
 	insert  string
 	ordered ordering // statements for facts with an ordering key
@@ -55,10 +52,10 @@ func New(cfg Config) (*Outbox, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("outbox: New: %w", err)
 	}
-	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	d, _ := lookup(cfg.Dialect)
-	p := d.placeholder
-	o := &Outbox{dialect: cfg.Dialect, d: d, table: t, channel: channel(t)}
+	t, _ := kind.Table(cfg.Dialect, cfg.Table) // checked by Validate
+	d := dialects[cfg.Dialect]
+	p := d.Placeholder
+	o := &Outbox{d: d, table: t, channel: channel(t)}
 	o.insert = fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at) VALUES (%s, %s, %s, %s, %s)",
 		t.Quoted(), p(1), p(2), p(3), p(4), p(5))
 	if d.notify {
@@ -78,13 +75,7 @@ func (o *Outbox) Table() string { return o.table.String() }
 // SequenceTable returns the name of the table beside it that counts the
 // facts of each ordering key (see ordering.go), "<table>_seq"; Migrate
 // creates both.
-func (o *Outbox) SequenceTable() string {
-	name := strings.Trim(sqltable.Derived(o.table, "_seq"), `"`)
-	if o.table.Schema != "" {
-		return o.table.Schema + "." + name
-	}
-	return name
-}
+func (o *Outbox) SequenceTable() string { return seqTable(o.table).String() }
 
 // Write wraps payload in a new [runtime.Envelope], validates it against f's
 // schema and inserts it into the outbox in tx, the caller's transaction. It
@@ -117,7 +108,7 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 	if err != nil {
 		return "", fmt.Errorf("outbox: write %s: encode envelope: %w", f.RoutingKey, err)
 	}
-	insert, args := o.insert, []any{env.ID, f.RoutingKey, version(f), body, o.d.stamp(env.OccurredAt)}
+	insert, args := o.insert, []any{env.ID, f.RoutingKey, version(f), body, o.d.Time(env.OccurredAt)}
 	if f.OrderingKey != "" {
 		if insert, args, err = o.ordered.number(ctx, tx, f, env, args); err != nil {
 			return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
@@ -130,7 +121,7 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 		return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
 	}
 	if o.d.wakeOnWrite {
-		wakeRelays(o.dialect, o.table)
+		wakeRelays(o.d.Dialect, o.table)
 	}
 	return env.ID, nil
 }

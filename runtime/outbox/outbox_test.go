@@ -191,7 +191,7 @@ func TestMigrateTwice(t *testing.T) {
 // TestStoreUnreachable: a relay whose database is gone reports a store
 // error from RelayOnce, and Run keeps going until cancelled.
 func TestStoreUnreachable(t *testing.T) {
-	db := openDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
 	db.Close()
 	r, err := outbox.NewRelay(db, &runtime.Publisher{}, outbox.RelayConfig{Dialect: outbox.SQLite, PollInterval: time.Millisecond, Logger: quietLogger()})
 	if err != nil {

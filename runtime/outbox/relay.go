@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
@@ -170,7 +169,7 @@ func (c *RelayConfig) setDefaults() {
 // Validate reports what is wrong with c, naming each field.
 func (c RelayConfig) Validate() error {
 	var errs []error
-	if _, err := parseTable(c.Dialect, c.Table); err != nil {
+	if _, err := kind.Table(c.Dialect, c.Table); err != nil {
 		errs = append(errs, err)
 	}
 	if c.BatchSize < 0 || c.Concurrency < 0 {
@@ -207,7 +206,7 @@ type Relay struct {
 	pub   *runtime.Publisher
 	cfg   RelayConfig
 	d     dialect
-	table sqltable.Name
+	table sqldb.Table
 	log   *slog.Logger
 	setup []string                // statements opening every transaction
 	facts map[string]runtime.Fact // by routing key, from RelayConfig.Facts
@@ -251,8 +250,8 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 		return nil, fmt.Errorf("outbox: NewRelay: %w", err)
 	}
 	cfg.Concurrency = min(cfg.Concurrency, cfg.BatchSize)
-	t, _ := parseTable(cfg.Dialect, cfg.Table) // checked by Validate
-	d, _ := lookup(cfg.Dialect)
+	t, _ := kind.Table(cfg.Dialect, cfg.Table) // checked by Validate
+	d := dialects[cfg.Dialect]
 	r := &Relay{db: db, pub: pub, cfg: cfg, d: d, table: t, log: cfg.Logger.With("component", "warren.outbox", "table", t.String()),
 		channel: channel(t), wake: make(chan struct{}, 1)}
 	r.storeDown = outage{log: r.log, what: "database"}
@@ -261,17 +260,15 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 	for _, f := range cfg.Facts {
 		r.facts[f.RoutingKey] = f
 	}
-	if d.txSetup != nil {
-		r.setup = d.txSetup(cfg)
-	}
+	r.setup = d.BusyTimeout(cfg.BusyTimeout)
 	if d.lockTable != nil {
 		r.setup = append(r.setup, d.lockTable(t.Quoted()))
 	}
-	p := d.placeholder
+	p := d.Placeholder
 	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts, ordering_seq FROM %s WHERE %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %d%s",
 		t.Quoted(), pendingCond, p(1), cfg.BatchSize, d.claimSuffix)
 	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s, failed_at = CASE WHEN attempts + 1 >= %s THEN CAST(%s AS %s) END WHERE id = %s",
-		t.Quoted(), p(1), p(2), p(3), p(4), p(5), d.stampType, p(6))
+		t.Quoted(), p(1), p(2), p(3), p(4), p(5), d.TimeType(), p(6))
 	r.markPub = "DELETE FROM " + t.Quoted()
 	if cfg.KeepPublished > 0 {
 		r.markPub = fmt.Sprintf("UPDATE %s SET published_at = %s", t.Quoted(), p(1))

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/warrenbus/warren/internal/sqltable"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
@@ -16,7 +15,7 @@ var relays = struct {
 	byTable map[string]map[*Relay]struct{}
 }{byTable: map[string]map[*Relay]struct{}{}}
 
-func tableKey(d Dialect, t sqltable.Name) string { return d.String() + ":" + t.String() }
+func tableKey(d Dialect, t sqldb.Table) string { return d.String() + ":" + t.String() }
 
 // register adds r to the running relays until the returned func is called.
 func register(r *Relay) (unregister func()) {
@@ -40,7 +39,7 @@ func register(r *Relay) (unregister func()) {
 // wakeRelays wakes the running relays of table t in this process. Two
 // SQLite files with one table name share a key: a relay woken for the
 // other file runs a round that finds nothing, which is harmless.
-func wakeRelays(d Dialect, t sqltable.Name) {
+func wakeRelays(d Dialect, t sqldb.Table) {
 	relays.Lock()
 	defer relays.Unlock()
 	for r := range relays.byTable[tableKey(d, t)] {

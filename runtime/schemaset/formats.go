@@ -60,6 +60,7 @@ var fixedFormats = map[string]func(any) error{
 	"uri":           func(v any) error { return cmpErr(validateURIChars(v, false), builtin("uri", v)) },
 	"uri-reference": func(v any) error { return cmpErr(validateURIChars(v, true), builtin("uri-reference", v)) },
 	"duration":      validateDuration,
+	"regex":         validateRegex, // ECMA-262, as "pattern" (patterns.go)
 	"email": func(v any) error {
 		if s, ok := v.(string); ok && strings.HasPrefix(s, "@") {
 			return errors.New("no local part before '@'")

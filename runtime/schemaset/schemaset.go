@@ -39,9 +39,13 @@ import (
 // (DecodeJSON, EncodeJSON, Validate), checking formats with
 // [FormatChecker]; version 2 code still builds and behaves as it did, so
 // the minimum stays 2.
+//
+// Version 4 code checks unions of required properties beside an object's
+// properties with runtime/codec's Branches; older code still
+// builds and behaves as it did.
 const (
 	MinVersion = 2
-	MaxVersion = 3
+	MaxVersion = 4
 )
 
 // EnforceVersion is used in the compile-time check above: a negative
@@ -60,6 +64,8 @@ type Set struct {
 	mu       sync.Mutex // guards compiler and err: the compiler is not safe for concurrent use
 	compiler *jsonschema.Compiler
 	err      error // a failure to add the files; reported by every call
+
+	stopped stoppedMatches // pattern matches given up on (patterns.go)
 }
 
 // New returns a Set of the given files: path -> JSON text. No format is
@@ -140,6 +146,7 @@ func (s *Set) schema(loc string) (*jsonschema.Schema, error) {
 func (s *Set) newCompiler() (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(s.stopped.engine)
 	assertFormats(c, s.opts.AssertFormats)
 	docs := make(map[string]any, len(s.files))
 	for path, src := range s.files {
@@ -222,11 +229,20 @@ func (s *Set) Validate(loc string, payload []byte) error {
 	if err != nil {
 		return fmt.Errorf("payload for %s is not JSON: %w", loc, err)
 	}
-	if err := sch.Validate(doc); err != nil {
-		if ve, ok := err.(*jsonschema.ValidationError); ok {
-			return newValidationError(loc, ve)
+	before := s.stopped.n.Load()
+	err = sch.Validate(doc)
+	stopped := s.stopped.problems(doc, before)
+	if err != nil {
+		ve, ok := err.(*jsonschema.ValidationError)
+		if !ok {
+			return fmt.Errorf("validate against %s: %w", loc, err)
 		}
-		return fmt.Errorf("validate against %s: %w", loc, err)
+		e := newValidationError(loc, ve)
+		e.Problems = append(stopped, e.Problems...)
+		return e
+	}
+	if len(stopped) > 0 {
+		return &ValidationError{Schema: loc, Problems: stopped}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 // Execer runs one statement, the only thing writing a row into a
@@ -98,3 +99,36 @@ func (t stdTx) QueryContext(ctx context.Context, query string, args ...any) (Row
 func (t stdTx) Commit(context.Context) error   { return t.tx.Commit() }
 func (t stdTx) Rollback(context.Context) error { return t.tx.Rollback() }
 func (t stdTx) Native() any                    { return t.tx }
+
+// WithSetup returns a DB whose transactions each begin by running stmts,
+// the settings of a connection that the transaction's work relies on, such
+// as the [Dialect.BusyTimeout] of a SQLite database: a pool may hand out
+// any of its connections, so the setting is made again in every
+// transaction. When a statement fails, BeginTx rolls the transaction back
+// and returns the statement's error. Without stmts WithSetup returns db
+// itself. The DB it returns is not a [Listener], even when db is one.
+func WithSetup(db DB, stmts ...string) DB {
+	if len(stmts) == 0 {
+		return db
+	}
+	return setupDB{db: db, stmts: stmts}
+}
+
+type setupDB struct {
+	db    DB
+	stmts []string
+}
+
+func (d setupDB) BeginTx(ctx context.Context, opts TxOptions) (Tx, error) {
+	tx, err := d.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, stmt := range d.stmts {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return tx, nil
+}

@@ -164,8 +164,10 @@ func (v Item) Validate() error {
 	if err := v.Price.Validate(); err != nil {
 		return codec.AtField(err, "price")
 	}
-	if err := codec.Distinct(&checkItem_Tags, v.Tags); err != nil {
-		return codec.AtField(err, "tags")
+	if v.Tags != nil {
+		if err := codec.Distinct(&checkItem_Tags, v.Tags); err != nil {
+			return codec.AtField(err, "tags")
+		}
 	}
 	if err := codec.Each(v.ImageURLs, func(x1 string) error {
 		return checkItem_ImageURLs_item.Check(x1)

@@ -105,8 +105,10 @@ func (v TreeChanged) Validate() error {
 			return codec.AtField(err, "expr")
 		}
 	}
-	if err := v.Forest.Validate(); err != nil {
-		return codec.AtField(err, "forest")
+	if v.Forest != nil {
+		if err := v.Forest.Validate(); err != nil {
+			return codec.AtField(err, "forest")
+		}
 	}
 	return nil
 }

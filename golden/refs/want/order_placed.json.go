@@ -104,8 +104,10 @@ func (v OrderPlaced) Validate() error {
 			return codec.AtField(err, "shipping")
 		}
 	}
-	if err := v.Tags.Validate(); err != nil {
-		return codec.AtField(err, "tags")
+	if v.Tags != nil {
+		if err := v.Tags.Validate(); err != nil {
+			return codec.AtField(err, "tags")
+		}
 	}
 	return nil
 }

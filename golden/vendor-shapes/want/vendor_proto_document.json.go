@@ -141,8 +141,10 @@ func (v Value) Validate() error {
 	}); err != nil {
 		return codec.AtField(err, "struct_value")
 	}
-	if err := v.ListValue.Validate(); err != nil {
-		return codec.AtField(err, "list_value")
+	if v.ListValue != nil {
+		if err := v.ListValue.Validate(); err != nil {
+			return codec.AtField(err, "list_value")
+		}
 	}
 	return nil
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/internal/gomod"
 )
 
 func write(t *testing.T, path, content string) {
@@ -24,7 +24,12 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-// env keeps the go command off the network and out of any workspace.
+// env keeps the go command off the network and out of any workspace. The
+// modules these tests lay out need nothing from a proxy or the module
+// cache (a requirement is replaced by a directory, or absent on purpose),
+// so GOPROXY=off depends on nothing the module cache happens to hold; the
+// one test that downloads brings a file:// proxy and a module cache of its
+// own.
 func env() []string {
 	return append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
 }
