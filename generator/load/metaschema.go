@@ -241,6 +241,7 @@ func (m *metaSchemas) workDraft(ms *MetaSchema, doc *Document, docs map[*MetaSch
 func (m *metaSchemas) compileCustom(docs map[*MetaSchema]*Document, errs *ErrorList) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
+	c.UseRegexpEngine(metaRegexp) // patterns are ECMA-262, as everywhere else
 	c.UseLoader(noFetch{})
 	var order []*MetaSchema
 	for _, ms := range m.sortedDecls() {
