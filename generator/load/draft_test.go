@@ -100,6 +100,19 @@ func TestLoadDraftErrors(t *testing.T) {
 			want:  []string{`a.json:1:13: /$schema: expected one of "http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema" (the JSON Schema drafts warren reads), or a meta-schema the manifest's metaSchemas declares, got "http://json-schema.org/draft-03/schema#"`},
 		},
 		{
+			// Their meta-schemas do not check the keys (draft-07's and
+			// later ones do); a lookahead is ECMA-262 and fine.
+			name: "patternProperties keys in draft-04 and draft-06",
+			files: map[string]string{
+				"a.json": `{"$schema": "http://json-schema.org/draft-04/schema#", "patternProperties": {"[a-": {}, "^(?!x)": {}}}`,
+				"b.json": `{"$schema": "http://json-schema.org/draft-06/schema#", "properties": {"p": {"patternProperties": {"a)": {}}}}}`,
+			},
+			want: []string{
+				"a.json:1:78: /patternProperties/[a-: '[a-' is not valid regex: error parsing regexp: unterminated [] set in `[a-`",
+				"b.json:1:99: /properties/p/patternProperties/a): 'a)' is not valid regex: error parsing regexp: unexpected ) in `a)`",
+			},
+		},
+		{
 			name:  "dynamic references",
 			files: map[string]string{"a.json": `{"$dynamicAnchor": "node", "properties": {"kids": {"$dynamicRef": "#node"}}}`},
 			want:  []string{`a.json:1:52: /properties/kids/$dynamicRef: $dynamicRef is not supported: its target depends on where the schema is used, and warren maps each schema to one Go type; use $ref`},

@@ -245,3 +245,27 @@ func parsesAsURL(s string) (u *url.URL, sure bool) {
 	}
 	return u, true
 }
+
+// patternKeysValid reports whether every key of every patternProperties
+// in the schema file doc is a pattern warren can run, adding an error at
+// each key that is not. The meta-schemas of 2019-09 and later, and of
+// draft-07, check the keys (propertyNames with format "regex"); those of
+// draft-04 and draft-06 do not, and a key nothing can compile would only
+// fail in the generated code.
+func patternKeysValid(doc *Document, errs *ErrorList) bool {
+	if doc.Draft.Version > 6 {
+		return true
+	}
+	valid := true
+	WalkSchemas(doc.Value, "", func(ptr string, schema map[string]any) bool {
+		keys, _ := schema["patternProperties"].(map[string]any)
+		for _, key := range SortedKeys(keys) {
+			if _, err := metaRegexp(key); err != nil {
+				valid = false
+				errs.Add(doc.KeyErrorf(Append(Append(ptr, "patternProperties"), key), "'%s' is not valid regex: %v", key, err))
+			}
+		}
+		return true
+	})
+	return valid
+}

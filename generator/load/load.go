@@ -303,7 +303,8 @@ func (r *fileResult) load(fsys fs.FS, p, prefix string, m *metaSchemas) error {
 	// decides (and explains) the rest.
 	customValid := custom == nil || m.check(doc, "", doc.Value, custom, &r.errs)
 	draftValid := doc.Draft == Draft2020 && surelyDraftValid(doc.Value) || m.check(doc, "", doc.Value, m.drafts[doc.Draft], &r.errs)
-	r.valid = customValid && draftValid
+	keysValid := patternKeysValid(doc, &r.errs)
+	r.valid = customValid && draftValid && keysValid
 	if r.valid {
 		r.ids = map[string]*Schema{}
 		doc.Root = readSchema(doc, doc.Draft, "", doc.Value, FileURI(p), r.ids)
