@@ -144,6 +144,7 @@ var facts = map[string]fact{
 	"wild/untyped.keywords":                of[wild.UntypedKeywords](wild.FactUntypedKeywords),
 	"wild/required.sets":                   of[wild.RequiredSets](wild.FactRequiredSets),
 	"wild/pattern.members":                 of[wild.PatternMembers](wild.FactPatternMembers),
+	"wild/untyped.root":                    of[wild.UntypedRoot](wild.FactUntypedRoot),
 }
 
 // TestRoundTrip decodes every sample into its generated type, encodes it

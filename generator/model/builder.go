@@ -87,6 +87,13 @@ func (b *builder) typeOf(n *load.Schema) Ref {
 	if ts := b.implied[n]; ts != nil && !v.hasType {
 		v.types, v.hasType = ts, true
 	}
+	if b.factByNode[n] != nil && !v.hasType && len(v.union) == 0 && v.objectKeywords() {
+		// A fact's payload must be a named Go type, which raw JSON is not;
+		// a payload schema that speaks only of members, as many published
+		// schemas do at their root, is read as the object it describes.
+		// Elsewhere such keywords imply no type (raw JSON).
+		v.types, v.hasType = []string{"object"}, true
+	}
 	if !isDefinition(n.Pointer) && b.factByNode[n] == nil {
 		// An inline schema has no name until shape gives it one, so one
 		// met again while it is being typed would be an infinite Go type.

@@ -132,6 +132,11 @@ type pendingUnion struct {
 	branches []*load.Schema
 }
 
+// objectKeywords reports whether v says anything of an object's members.
+func (v *view) objectKeywords() bool {
+	return len(v.props) > 0 || v.additional != nil || v.additionalFalse || len(v.patternProps) > 0
+}
+
 // flatten builds the view of the schema n.
 func (b *builder) flatten(n *load.Schema) *view {
 	v := &view{at: n, byName: map[string]*property{}, required: map[string]bool{}}

@@ -259,10 +259,17 @@ func with(m map[string]any, key string, v any) map[string]any {
 // Narrowed says why a document the reference accepted may be refused by
 // the generated decoding because its Go type holds less than the schema
 // allows, or "": a time.Time field (format date-time) takes only RFC 3339
-// text, even where the manifest does not assert date-time.
+// text, even where the manifest does not assert date-time; and a fact's
+// payload whose schema names members but no type is a struct, which holds
+// only an object.
 func Narrowed(v Verdict) string {
 	if v.Reference == nil && v.Generated != nil && strings.Contains(v.Generated.Error(), "a date-time (RFC 3339)") {
 		return "a time.Time holds only RFC 3339 date-times"
+	}
+	if v.Reference == nil && v.Generated != nil && strings.HasPrefix(v.Generated.Error(), "(root): an object, got ") {
+		// Only a root without "type" gets here: with one, the reference
+		// refuses a value of another type too.
+		return "a fact's payload schema that names members but no type is read as an object"
 	}
 	return ""
 }

@@ -102,6 +102,15 @@ func (w *OutboxWriter) WriteUntypedKeywords(ctx context.Context, tx sqldb.Execer
 	return w.o.Write(ctx, tx, FactUntypedKeywords, v)
 }
 
+// WriteUntypedRoot writes v with routing key untyped.root into the outbox in
+// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
+// by pgxdb.Tx), and returns the message id it will be published with. v is
+// first validated against untyped-root.json; if it does not match, nothing is
+// written and tx may still commit.
+func (w *OutboxWriter) WriteUntypedRoot(ctx context.Context, tx sqldb.Execer, v UntypedRoot) (messageID string, err error) {
+	return w.o.Write(ctx, tx, FactUntypedRoot, v)
+}
+
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the
 // events exchange "app.events" over conn, validating every row against its
 // fact's schema before it is sent (unless cfg.Facts is set). db is
@@ -114,7 +123,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked, FactPatternMembers, FactRequiredSets, FactUntypedKeywords}
+		cfg.Facts = []runtime.Fact{FactAnyofAnnotated, FactNullKept, FactOneofNegated, FactOptionalChecked, FactPatternMembers, FactRequiredSets, FactUntypedKeywords, FactUntypedRoot}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

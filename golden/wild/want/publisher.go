@@ -136,3 +136,17 @@ func (p *Publisher) PublishUntypedKeywords(ctx context.Context, v UntypedKeyword
 func (p *Publisher) PublishUntypedKeywordsAsync(ctx context.Context, v UntypedKeywords) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUntypedKeywords, v)
 }
+
+// PublishUntypedRoot publishes v with routing key untyped.root and returns its
+// message id once the broker has confirmed it. v is first validated against
+// untyped-root.json; if it does not match, nothing is sent.
+func (p *Publisher) PublishUntypedRoot(ctx context.Context, v UntypedRoot) (messageID string, err error) {
+	return p.p.Publish(ctx, FactUntypedRoot, v)
+}
+
+// PublishUntypedRootAsync is PublishUntypedRoot without waiting for the
+// broker's confirm: it validates and sends v and returns a handle whose Wait
+// reports the confirm (see runtime.Publisher.PublishAsync).
+func (p *Publisher) PublishUntypedRootAsync(ctx context.Context, v UntypedRoot) (*runtime.Pending, error) {
+	return p.p.PublishAsync(ctx, FactUntypedRoot, v)
+}
