@@ -46,9 +46,9 @@ func TestRules(t *testing.T) {
 			`info fact-unconsumed order/shipped.json:2:20: no consumer binds "order.shipped"; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable fact-unconsumed here)`,
 		},
 		"property-without-type": {
-			`warning property-without-type order/placed.json:23:13: property "note" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value`,
+			`warning property-without-type order/placed.json:23:13: property "note" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value and its Go field is raw JSON (json.RawMessage); keywords such as properties or items apply only to values of their type`,
 			`warning property-without-type order/placed.json:26:14: property "extra" is true, which accepts any JSON value; say its "type"`,
-			`warning property-without-type order/placed.json:59:22: property "phone" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value`,
+			`warning property-without-type order/placed.json:59:22: property "phone" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value and its Go field is raw JSON (json.RawMessage); keywords such as properties or items apply only to values of their type`,
 		},
 		"additional-properties-undecided": {
 			`info additional-properties-undecided common/money.json:1:1: the schema does not decide "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,

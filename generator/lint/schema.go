@@ -61,7 +61,7 @@ func checkPropertyTypes(p *pass) {
 					merged = p.mergedProperties(s)
 				}
 				if !typedSomewhere(merged[name]) {
-					p.report(ps.Doc, ps.Pointer, "property %q has no \"type\" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value", name)
+					p.report(ps.Doc, ps.Pointer, "property %q has no \"type\" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value and its Go field is raw JSON (json.RawMessage); keywords such as properties or items apply only to values of their type", name)
 				}
 			}
 		}
