@@ -25,7 +25,10 @@ func report(t *testing.T, groups []*group, results map[*group][]verdict) {
 	if *update {
 		writeFigures(t, figures)
 		for path, lines := range map[string][]string{disagreementsPath: disagreements, differentialPath: differences} {
-			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			// The header says what the file lists, so that a list with no
+			// cases still reads as one.
+			text := listHeader[path] + "\n" + strings.Join(lines, "\n") + "\n"
+			if err := os.WriteFile(path, []byte(strings.TrimSuffix(text, "\n\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -42,6 +45,12 @@ func report(t *testing.T, groups []*group, results map[*group][]verdict) {
 	stale(t, differentialPath, differences, "new difference between the generated decoding and the reference validator")
 }
 
+// listHeader is the first line of each list of cases; stale skips it.
+var listHeader = map[string]string{
+	disagreementsPath: "# Suite cases where warren's verdict differs from the suite's (go test ./generator/conformance -update rewrites this list).",
+	differentialPath:  "# Suite cases where the generated decoding alone and the reference validator alone differ (go test ./generator/conformance -update rewrites this list).",
+}
+
 // stale compares a run's list of cases with the one in the repository.
 func stale(t *testing.T, path string, got []string, what string) {
 	known, err := os.ReadFile(path)
@@ -49,6 +58,11 @@ func stale(t *testing.T, path string, got []string, what string) {
 		t.Fatal(err)
 	}
 	want := strings.Split(strings.TrimSuffix(string(known), "\n"), "\n")
+	if len(want) == 0 || want[0] != listHeader[path] {
+		t.Errorf("%s does not begin with its header line %q (go test ./generator/conformance -update)", path, listHeader[path])
+	} else {
+		want = want[1:]
+	}
 	for _, d := range got {
 		if !slices.Contains(want, d) {
 			t.Errorf("%s: %s", what, d)
