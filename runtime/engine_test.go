@@ -165,10 +165,11 @@ func TestEveryKindGivesBackUnstartedDeliveriesAtShutdown(t *testing.T) {
 	for name, start := range map[string]func(*testing.T) (*Conn, kindRunner){"consumer": plainRunner, "responder": responderRunner} {
 		t.Run(name, func(t *testing.T) {
 			conn, k := start(t)
+			k.send(4)
+			testenv.Eventually(t, "the four deliveries in the queue", func() bool { return k.depth() == 4 })
 			ctx, cancel := context.WithCancel(context.Background())
 			stopped := make(chan error, 1)
 			go func() { stopped <- k.run(ctx) }()
-			k.send(4)
 			receive(t, k.started)
 			testenv.Eventually(t, "the other three in the prefetch buffer", func() bool { return k.depth() == 0 })
 			cancel()
