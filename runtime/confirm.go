@@ -8,6 +8,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/transport"
 )
 
 // errChannelLost is matched by publish errors that say nothing about the
@@ -106,7 +108,7 @@ func (l *lane) releaseLocked() {
 type confirmChannel struct {
 	sess *session
 	conn *Conn // explains nacks by the bounded queues declared on it
-	ch   *amqp.Channel
+	ch   transport.Channel
 
 	pubMu sync.Mutex // makes "take the next tag, send the frame" atomic
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/transport"
 )
 
 // Conn is a self-healing connection to a RabbitMQ broker or cluster. It
@@ -38,7 +40,7 @@ type Conn struct {
 
 // session is one AMQP connection. Channels opened on it die with it.
 type session struct {
-	conn *amqp.Connection
+	conn transport.Connection
 	url  string // redacted
 	idx  int    // index into Config.URLs
 	lost chan struct{}
@@ -79,6 +81,19 @@ func (s *session) waitUnblocked(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for the broker to lift its resource alarm (connection blocked): %w", context.Cause(ctx))
 	}
+}
+
+// handlerStarted tells a transport that watches handlers (the in-process
+// broker of runtime/warrentest, which names a handler that blocks a test)
+// that consumer's handler now runs on d, and returns the call that says it
+// returned.
+func (s *session) handlerStarted(consumer string, d amqp.Delivery) (returned func()) {
+	o, ok := s.conn.(transport.Observer)
+	if !ok {
+		return func() {}
+	}
+	o.HandlerStarted(consumer, d)
+	return func() { o.HandlerReturned(consumer, d) }
 }
 
 func isClosed(ch chan struct{}) bool {
@@ -220,7 +235,7 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 	s := &session{url: redactURL(raw), idx: idx, lost: make(chan struct{})}
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(c.cfg.ConnectionName)
-	conn, err := amqp.DialConfig(raw, amqp.Config{
+	conn, err := transport.Dial(ctx, raw, amqp.Config{
 		Heartbeat: c.cfg.Heartbeat,
 		// Cloned per dial: amqp091 writes ServerName into the config, which
 		// would pin every later address to the first one's host name.

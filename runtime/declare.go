@@ -8,6 +8,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/transport"
+
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -44,7 +46,7 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	return nil
 }
 
-func declare(conn *amqp.Connection, t topology.Topology) error {
+func declare(conn transport.Connection, t topology.Topology) error {
 	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("open channel: %w", err)
@@ -85,9 +87,8 @@ func declare(conn *amqp.Connection, t topology.Topology) error {
 
 // brokerOf returns the release line of the broker conn is connected to, from
 // the version it announced in the connection handshake.
-func brokerOf(conn *amqp.Connection) topology.Broker {
-	version, _ := conn.Properties["version"].(string)
-	return topology.BrokerOf(version)
+func brokerOf(conn transport.Connection) topology.Broker {
+	return topology.BrokerOf(conn.ServerVersion())
 }
 
 // inequivalentArg matches RabbitMQ's PRECONDITION_FAILED reason, e.g.

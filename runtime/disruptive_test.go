@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -99,7 +100,7 @@ func TestDisruptiveForceCloseWhileFactsFlow(t *testing.T) {
 		dups += n - 1
 	}
 	handledMu.Unlock()
-	t.Logf("%s, forced closes: sent %d, confirmed %d, handled %d distinct (%d duplicates), lost 0; each connection back %v after its close", brokerOf(b.raw), total, published.Load(), len(handled), dups, rec.reconnectTimes())
+	t.Logf("%s, forced closes: sent %d, confirmed %d, handled %d distinct (%d duplicates), lost 0; each connection back %v after its close", brokerOf(transport.Network{Connection: b.raw}), total, published.Load(), len(handled), dups, rec.reconnectTimes())
 
 	// Both sides are running again: one more fact goes all the way through.
 	mustPublish(t, pub, f, item{SKU: "after", N: total})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/transport"
 )
 
 // The engine is the one delivery loop that every kind of consumer runs on:
@@ -192,7 +194,7 @@ func (e *engine[J]) run(ctx context.Context) error {
 // channelRun is one channel of a consumer and what its work runs under.
 type channelRun struct {
 	s      *session
-	ch     *amqp.Channel
+	ch     transport.Channel
 	closed chan *amqp.Error
 	// hctx is the handlers' ctx. Handlers outlive Run's ctx: cancelling
 	// Run asks for a graceful stop, not for the work in hand to be

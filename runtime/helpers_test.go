@@ -16,6 +16,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/transport"
+
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -62,7 +64,7 @@ func newBrokerAt(t testing.TB, url string, specs ...topology.ConsumerSpec) *brok
 	}
 	b := &broker{t: t, url: url, top: top, raw: raw, logs: testLogger(t)}
 	t.Cleanup(b.cleanup)
-	if err := declare(raw, top); err != nil {
+	if err := declare(transport.Network{Connection: raw}, top); err != nil {
 		t.Fatal(err)
 	}
 	return b

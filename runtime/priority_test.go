@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -31,7 +32,7 @@ func TestHighPriorityOvertakesTheBacklog(t *testing.T) {
 func TestQuorumPriorityOnRabbitMQ4(t *testing.T) {
 	spec := topology.ConsumerSpec{Name: testenv.Name("qprio"), Bindings: []string{"item.added"},
 		MaxAttempts: 1, MaxPriority: topology.QuorumMaxPriority, Concurrency: 1, Prefetch: 1}
-	if probe := newBroker(t); brokerOf(probe.raw) < topology.RabbitMQ4 {
+	if probe := newBroker(t); brokerOf(transport.Network{Connection: probe.raw}) < topology.RabbitMQ4 {
 		top, err := topology.Build(topology.Spec{Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
 			Consumers: []topology.ConsumerSpec{spec}})
 		if err != nil {

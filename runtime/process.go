@@ -63,9 +63,11 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
 		Headers: in.d.Headers,
 	}
+	returned := in.sess.handlerStarted(c.spec.Name, in.d)
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), d, c.chain)
 	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
+	returned()
 	return h.duplicate, err
 }
 

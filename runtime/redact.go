@@ -32,7 +32,12 @@ func (c *Conn) OpenChannel(ctx context.Context) (*amqp.Channel, error) {
 	if err != nil {
 		return nil, c.redact(fmt.Errorf("open channel on %s: %w", s.url, err))
 	}
-	return ch, nil
+	amqpCh, ok := ch.(*amqp.Channel)
+	if !ok {
+		_ = ch.Close()
+		return nil, fmt.Errorf("open channel on %s: the operations tools need a connection to RabbitMQ, and this one is in-process", s.url)
+	}
+	return amqpCh, nil
 }
 
 // URL returns the address of the live connection with its password

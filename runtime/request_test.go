@@ -12,6 +12,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/transport"
+
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -75,7 +77,7 @@ func newRequestBroker(t testing.TB) *requestBroker {
 	}
 	b := &broker{t: t, url: url, top: top, raw: raw, logs: testLogger(t)}
 	t.Cleanup(b.cleanup)
-	if err := declare(raw, top); err != nil {
+	if err := declare(transport.Network{Connection: raw}, top); err != nil {
 		t.Fatal(err)
 	}
 	return &requestBroker{broker: b, key: key, responder: top.Responders[0]}

@@ -205,7 +205,7 @@ func (k responderKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) sourc
 	return feedSource{feeds[0]}
 }
 
-func (k responderKind) work(r *channelRun, d amqp.Delivery) { k.r.answer(r.hctx, d) }
+func (k responderKind) work(r *channelRun, d amqp.Delivery) { k.r.answer(r.hctx, r.s, d) }
 
 func (k responderKind) giveBack(d amqp.Delivery, why string) {
 	if err := d.Nack(false, true); err != nil {
@@ -221,12 +221,12 @@ func (responderKind) traits() traits { return traits{queueNoun: "requests queue"
 // answer works on one request and replies, then acks it. Every path ends
 // in exactly one ack, or none when the channel is gone (the broker then
 // redelivers the request).
-func (r *Responder) answer(ctx context.Context, d amqp.Delivery) {
+func (r *Responder) answer(ctx context.Context, s *session, d amqp.Delivery) {
 	r.count(Delivered, d.RoutingKey)
 	if d.Redelivered {
 		r.count(Redelivered, d.RoutingKey)
 	}
-	env, reply, err := r.work(ctx, d)
+	env, reply, err := r.work(ctx, s, d)
 	switch {
 	case errors.Is(err, errExpired):
 		r.counts.expired.Add(1)
@@ -291,7 +291,7 @@ func (e *duplicateError) Error() string {
 
 // work checks and decodes a request and calls its handler through the
 // chain (middleware, guard, panic recovery), under the caller's deadline.
-func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.RawMessage, error) {
+func (r *Responder) work(ctx context.Context, s *session, d amqp.Delivery) (Envelope, json.RawMessage, error) {
 	if err := checkBody(d, r.opts.maxBodySize); err != nil {
 		return Envelope{}, nil, err
 	}
@@ -319,9 +319,11 @@ func (r *Responder) work(ctx context.Context, d amqp.Delivery) (Envelope, json.R
 		Attempt: 1, Redelivered: d.Redelivered, Consumer: r.spec.Name, Headers: d.Headers,
 	}
 	h := &handling{call: funcInvoker(call)}
+	returned := s.handlerStarted(r.name, d)
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), dv, r.chain)
 	r.metrics.ObserveHandler(r.name, d.RoutingKey, time.Since(start), err)
+	returned()
 	if err == nil && h.duplicate {
 		return env, nil, &duplicateError{id: env.ID}
 	}
