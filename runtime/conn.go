@@ -87,13 +87,15 @@ func (s *session) waitUnblocked(ctx context.Context) error {
 // broker of runtime/warrentest, which names a handler that blocks a test)
 // that consumer's handler now runs on d, and returns the call that says it
 // returned.
-func (s *session) handlerStarted(consumer string, d amqp.Delivery) (returned func()) {
+func (s *session) handlerStarted(consumer string, d amqp.Delivery) (returned func(err error, duplicate bool)) {
 	o, ok := s.conn.(transport.Observer)
 	if !ok {
-		return func() {}
+		return func(error, bool) {}
 	}
 	o.HandlerStarted(consumer, d)
-	return func() { o.HandlerReturned(consumer, d) }
+	return func(err error, duplicate bool) {
+		o.HandlerReturned(consumer, d, transport.Outcome{Err: err, Duplicate: duplicate})
+	}
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -67,7 +67,7 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), d, c.chain)
 	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
-	returned()
+	returned(err, h.duplicate)
 	return h.duplicate, err
 }
 

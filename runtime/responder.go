@@ -323,7 +323,7 @@ func (r *Responder) work(ctx context.Context, s *session, d amqp.Delivery) (Enve
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), dv, r.chain)
 	r.metrics.ObserveHandler(r.name, d.RoutingKey, time.Since(start), err)
-	returned()
+	returned(err, h.duplicate)
 	if err == nil && h.duplicate {
 		return env, nil, &duplicateError{id: env.ID}
 	}

@@ -70,7 +70,14 @@ type Channel interface {
 // held. The in-process broker uses it to name a blocked handler.
 type Observer interface {
 	HandlerStarted(consumer string, d amqp.Delivery)
-	HandlerReturned(consumer string, d amqp.Delivery)
+	HandlerReturned(consumer string, d amqp.Delivery, o Outcome)
+}
+
+// Outcome is what a handler call came to, before the runtime settles the
+// delivery by it.
+type Outcome struct {
+	Err       error // what the handler returned (or its panic, as an error)
+	Duplicate bool  // the idempotency guard found the fact handled before, so the handler was not called
 }
 
 // Dialer opens a connection to url. cfg carries what amqp091-go needs for
