@@ -14,7 +14,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/transport"
-
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
