@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/warrenbus/warren/generator/asyncapi"
 	"github.com/warrenbus/warren/generator/docgen"
@@ -47,6 +48,12 @@ type Options struct {
 	// [Open] is then a path in FS, "." for its root, and paths in errors
 	// are relative to it.
 	FS fs.FS
+	// ImportPath is the Go import path the generated package will have
+	// ("example.com/shop/internal/catalogueevents"). When it is set,
+	// [Project.GoFiles] also renders the package's test kit, which imports
+	// the package (see gogen.Kit); when it is empty, there is no kit. The
+	// warren CLI sets it from the go.mod that encloses --out.
+	ImportPath string
 }
 
 // Project is a schema directory read by [Open]: its files loaded and
@@ -59,6 +66,8 @@ type Project struct {
 	// broker topology. It is nil when Open also returned an error: the
 	// files loaded, but the model did not build.
 	Model *model.Model
+
+	importPath string // Options.ImportPath
 }
 
 // Open reads the schema directory dir (on disk, or in opts.FS) and builds
@@ -81,11 +90,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Project, error) {
 	var list load.ErrorList
 	switch {
 	case errors.As(err, &list):
-		return &Project{Schemas: s}, err
+		return &Project{Schemas: s, importPath: opts.ImportPath}, err
 	case err != nil:
 		return nil, err
 	}
-	return &Project{Schemas: s, Model: m}, nil
+	return &Project{Schemas: s, Model: m, importPath: opts.ImportPath}, nil
 }
 
 // loadDir loads dir from opts.FS when it is set, else from the disk.
@@ -122,6 +131,12 @@ var errNoModel = errors.New("generator: the schema directory's model did not bui
 // GoFiles renders the Go package, keyed by file name, and writes nothing.
 // It needs a Go package name: open with [Options.Go] to have a missing one
 // reported, with its place, among the directory's errors.
+//
+// When the directory was opened with [Options.ImportPath], the files
+// include the package's test kit, in a subdirectory: the key is
+// "<package>test/kit.go" (gogen.KitDir, gogen.KitFile). Without an import
+// path there is no kit: it imports the package, and only the import path
+// says how.
 func (p *Project) GoFiles() (map[string][]byte, error) {
 	if p.Model == nil {
 		return nil, errNoModel
@@ -129,7 +144,16 @@ func (p *Project) GoFiles() (map[string][]byte, error) {
 	if p.Model.Package == "" {
 		return nil, errors.New("generator: no Go package name: the schema directory was opened without Options.Go")
 	}
-	return gogen.Generate(p.Model)
+	files, err := gogen.Generate(p.Model)
+	if err != nil || p.importPath == "" {
+		return files, err
+	}
+	kit, err := gogen.Kit(p.Model, p.importPath)
+	if err != nil {
+		return nil, err
+	}
+	files[path.Join(gogen.KitDir(p.Model.Package), gogen.KitFile)] = kit
+	return files, nil
 }
 
 // Docs renders the documentation of the directory, keyed by file name

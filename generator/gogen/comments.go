@@ -13,6 +13,17 @@ import (
 // cannot hold or that could confuse a reader (control characters, BOM,
 // invalid UTF-8) become spaces or U+FFFD. Nothing can end the comment.
 func docComment(paragraphs ...string) []jen.Code {
+	lines := docLines(paragraphs...)
+	out := make([]jen.Code, len(lines))
+	for i, l := range lines {
+		out[i] = jen.Comment(commentLine(l))
+	}
+	return out
+}
+
+// docLines is docComment's text: the sanitised, wrapped lines of the
+// paragraphs, a blank line between two, for [commentLine].
+func docLines(paragraphs ...string) []string {
 	var lines []string
 	for _, p := range paragraphs {
 		if strings.TrimSpace(p) == "" {
@@ -23,11 +34,7 @@ func docComment(paragraphs ...string) []jen.Code {
 		}
 		lines = append(lines, commentLines(p)...)
 	}
-	out := make([]jen.Code, len(lines))
-	for i, l := range lines {
-		out[i] = jen.Comment(commentLine(l))
-	}
-	return out
+	return lines
 }
 
 // lineBreaks turns every line break Unicode knows into "\n".

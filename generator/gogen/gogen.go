@@ -113,8 +113,7 @@ func always(*model.Model) bool         { return true }
 func hasConsumers(m *model.Model) bool { return len(m.Consumers) > 0 }
 func hasFacts(m *model.Model) bool     { return len(m.OwnFacts()) > 0 }
 
-// render writes one file and formats it. A formatting failure is a bug in
-// the emitter; its error carries the numbered source to find it.
+// render writes one file and formats it.
 func render(pkg string, o output, e *emitter) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.NoFormat = true
@@ -133,6 +132,13 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 		f.HeaderComment(commentLine("source: " + o.source))
 	}
 	o.gen(e, f)
+	return formatFile(f)
+}
+
+// formatFile renders f with its imports grouped and gofmts it. A formatting
+// failure is a bug in the emitter; its error carries the numbered source to
+// find it.
+func formatFile(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, err

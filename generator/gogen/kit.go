@@ -1,0 +1,327 @@
+package gogen
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/generator/names"
+)
+
+// Import paths the test kit uses besides the runtime's.
+const (
+	warrentestPath = "github.com/warrenbus/warren/runtime/warrentest"
+	testingPath    = "testing"
+)
+
+// KitFile is the name of the test kit's file in its directory, KitDir.
+const KitFile = "kit.go"
+
+// KitDir returns the directory, below the generated package's, and the
+// package name of the test kit of package pkg: pkg followed by "test", as
+// net/http has net/http/httptest.
+func KitDir(pkg string) string { return pkg + "test" }
+
+// Kit renders the test kit of the package m generates, KitDir(m.Package)
+// /KitFile: a package that wires the generated facts, consumers, responders
+// and requester to an in-process bus (runtime/warrentest), one short method
+// each, so that a service's tests drive its handlers through the real
+// topology without a broker. The kit imports the generated package, so it
+// needs its import path, importPath; it is a package of its own so that
+// building the generated package for production never compiles it.
+//
+// The kit's identifiers are derived from the consumers' and responders'
+// names; a directory whose names would collide in the kit (a consumer
+// named "kit", say) is an error naming them, since the kit cannot be
+// compiled.
+func Kit(m *model.Model, importPath string) ([]byte, error) {
+	if importPath == "" {
+		return nil, fmt.Errorf("generate %s: the generated package's import path is needed", kitName(m))
+	}
+	k := &kitEmitter{m: m, pkg: importPath}
+	if err := k.checkNames(); err != nil {
+		return nil, fmt.Errorf("generate %s: %w", kitName(m), err)
+	}
+	f := jen.NewFile(KitDir(m.Package))
+	f.NoFormat = true
+	if path.Base(importPath) == m.Package {
+		f.ImportName(importPath, m.Package)
+	} else {
+		f.ImportAlias(importPath, m.Package)
+	}
+	f.ImportName(runtimePath, "runtime")
+	f.ImportName(warrentestPath, "warrentest")
+	for _, imp := range m.Imports {
+		if imp.Reused() && imp.GoPackageName != "" {
+			f.ImportName(imp.GoPackage, imp.GoPackageName)
+		}
+	}
+	f.HeaderComment(GeneratedHeader)
+	f.HeaderComment(commentLine("source: warren.json"))
+	k.gen(f)
+	out, err := formatFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: %w", kitName(m), err)
+	}
+	return out, nil
+}
+
+func kitName(m *model.Model) string { return path.Join(KitDir(m.Package), KitFile) }
+
+// kitEmitter writes the kit of one model; pkg is the generated package's
+// import path.
+type kitEmitter struct {
+	m   *model.Model
+	pkg string
+}
+
+// qual names a declaration of the generated package.
+func (k *kitEmitter) qual(name string) *jen.Statement { return jen.Qual(k.pkg, name) }
+
+// fact names a declaration of fact: in the generated package, or in the
+// producer's when the fact's types are reused from it.
+func (k *kitEmitter) fact(fact *model.Fact, name string) *jen.Statement {
+	if pkg := fact.GoPackage(); pkg != "" {
+		return jen.Qual(pkg, name)
+	}
+	return k.qual(name)
+}
+
+// The kit's own package-level names; the consumer-name constants must
+// not take them.
+const (
+	kitType = "Kit"
+	kitNew  = "New"
+	kitRun  = "Run"
+	kitWire = "wire"
+)
+
+func consumerConst(c *model.Consumer) string   { return names.Exported(c.Name) }
+func startConsumer(c *model.Consumer) string   { return "Start" + names.Exported(c.Name) }
+func startResponder(r *model.Responder) string { return "Start" + r.InterfaceName() }
+func publishedName(f *model.Fact) string       { return "Published" + f.GoName }
+
+// requesterMethod is the Kit method that returns a requester.
+const requesterMethod = "Requester"
+
+// checkNames reports the kit identifiers that two declarations would take.
+func (k *kitEmitter) checkNames() error {
+	pkgLevel := map[string]string{kitType: "type " + kitType, kitNew: "func " + kitNew, kitRun: "func " + kitRun}
+	methods := map[string]string{"Bus": "the embedded *warrentest.Bus"}
+	var clashes []string
+	claim := func(taken map[string]string, name, what string) {
+		if prev, ok := taken[name]; ok {
+			clashes = append(clashes, fmt.Sprintf("%s of %s is also %s", name, what, prev))
+			return
+		}
+		taken[name] = what
+	}
+	for _, f := range k.m.Facts {
+		claim(methods, f.PublishName(), "fact "+f.RoutingKey)
+		claim(methods, publishedName(f), "fact "+f.RoutingKey)
+	}
+	for _, c := range k.m.Consumers {
+		what := "consumer " + strconv.Quote(c.Name)
+		claim(pkgLevel, consumerConst(c), what)
+		claim(methods, startConsumer(c), what)
+	}
+	for _, r := range k.m.Responders {
+		claim(methods, startResponder(r), "responder "+strconv.Quote(r.Name))
+	}
+	if hasRequests(k.m) {
+		claim(methods, requesterMethod, "the requester")
+	}
+	if len(clashes) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the test kit cannot name everything (rename in warren.json, or generate outside a Go module to go without the kit): %s", strings.Join(clashes, "; "))
+}
+
+func (k *kitEmitter) gen(f *jen.File) {
+	k.genDoc(f)
+	bus := jen.Op("*").Qual(warrentestPath, "Bus")
+	opts := jen.Id("opts").Op("...").Qual(warrentestPath, "Option")
+	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus (Context, Conn, Start, ...) work on it as well.", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
+		f.Add(c)
+	}
+	f.Type().Id(kitType).Struct(jen.Add(bus.Clone()))
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s returns a %s for a test that runs in real time. It is torn down when the test ends.", kitNew, kitType)) {
+		f.Add(c)
+	}
+	f.Func().Id(kitNew).Params(jen.Id("t").Qual(testingPath, "TB"), opts.Clone()).Op("*").Id(kitType).Block(
+		jen.Id("t").Dot("Helper").Call(),
+		jen.Return(jen.Id(kitWire).Call(jen.Qual(warrentestPath, "New").Call(jen.Id("t"), k.qual(names.TopologyVar), jen.Id("opts").Op("...")))),
+	)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s runs f with a %s in virtual time (a testing/synctest bubble): retry delays and timeouts pass at once, and time.Sleep returns when everything else is idle.", kitRun, kitType)) {
+		f.Add(c)
+	}
+	f.Func().Id(kitRun).Params(
+		jen.Id("t").Op("*").Qual(testingPath, "T"),
+		jen.Id("f").Func().Params(jen.Id("t").Op("*").Qual(testingPath, "T"), jen.Id("k").Op("*").Id(kitType)),
+		opts.Clone(),
+	).Block(
+		jen.Id("t").Dot("Helper").Call(),
+		jen.Qual(warrentestPath, "Run").Call(
+			jen.Id("t"), k.qual(names.TopologyVar),
+			jen.Func().Params(jen.Id("t").Op("*").Qual(testingPath, "T"), jen.Id("b").Add(bus.Clone())).Block(
+				jen.Id("f").Call(jen.Id("t"), jen.Id(kitWire).Call(jen.Id("b"))),
+			),
+			jen.Id("opts").Op("..."),
+		),
+	)
+	f.Line()
+	for _, c := range docComment("wire tells b the Go type of each fact, so that Published can decode them.") {
+		f.Add(c)
+	}
+	f.Func().Id(kitWire).Params(jen.Id("b").Add(bus.Clone())).Op("*").Id(kitType).BlockFunc(func(g *jen.Group) {
+		for _, fact := range k.m.Facts {
+			g.Qual(warrentestPath, "Register").Index(k.fact(fact, fact.Type.GoName)).Call(jen.Id("b"), k.fact(fact, fact.VarName()))
+		}
+		g.Return(jen.Op("&").Id(kitType).Values(jen.Id("b")))
+	})
+	if len(k.m.Consumers) > 0 {
+		f.Line()
+		for _, c := range docComment("The consumers' names, for the methods of warrentest.Bus that take one.") {
+			f.Add(c)
+		}
+		f.Const().DefsFunc(func(g *jen.Group) {
+			for _, c := range k.m.Consumers {
+				g.Id(consumerConst(c)).Op("=").Lit(c.Name)
+			}
+		})
+	}
+	for _, fact := range k.m.Facts {
+		f.Line()
+		k.genFact(f, fact)
+	}
+	for _, c := range k.m.Consumers {
+		f.Line()
+		k.genConsumer(f, c)
+	}
+	for _, r := range k.m.Responders {
+		f.Line()
+		k.genResponder(f, r)
+	}
+	if hasRequests(k.m) {
+		f.Line()
+		k.genRequester(f)
+	}
+}
+
+// genDoc writes the package doc, with an example built from the first
+// consumer and a fact it receives, or the first fact, so that it names
+// what this package has.
+func (k *kitEmitter) genDoc(f *jen.File) {
+	pkg, kit := k.m.Package, KitDir(k.m.Package)
+	paras := []string{
+		fmt.Sprintf("Package %s runs the facts and consumers of package %s on an in-process bus, for tests: no broker, the same topology. Start the consumers under test with the handlers under test, publish facts, and check what the handlers did and what was published; Run does it in virtual time, so that retry delays cost nothing.", kit, pkg),
+		"Generated by warren generate beside the package; building the package never compiles it.",
+	}
+	var example []string
+	start := func(c *model.Consumer) {
+		example = append(example, fmt.Sprintf("\t\t\tk.%s(handler{}) // your %s", startConsumer(c), c.HandlerName()))
+	}
+	var fact *model.Fact
+	switch {
+	case len(k.m.Consumers) > 0 && len(k.m.Consumers[0].Facts) > 0:
+		c := k.m.Consumers[0]
+		start(c)
+		fact = c.Facts[0]
+	case len(k.m.Facts) > 0:
+		fact = k.m.Facts[0]
+	}
+	if fact != nil {
+		typ := fact.Type.GoName
+		if fact.GoPackage() != "" && fact.Import.GoPackageName != "" {
+			typ = fact.Import.GoPackageName + "." + typ
+		} else if fact.GoPackage() == "" {
+			typ = pkg + "." + typ
+		}
+		example = append(example, fmt.Sprintf("\t\t\tk.%s(%s{ /* ... */ })", fact.PublishName(), typ))
+	}
+	if len(example) > 0 {
+		example = append([]string{
+			"For example:",
+			"",
+			"\tfunc TestHandler(t *testing.T) {",
+			fmt.Sprintf("\t\t%s.Run(t, func(t *testing.T, k *%s.Kit) {", kit, kit),
+		}, example...)
+		example = append(example,
+			"\t\t\ttime.Sleep(time.Minute) // virtual time: returns once everything is idle, retries included",
+			"\t\t\t// check what handler{} did",
+			"\t\t})",
+			"\t}",
+		)
+		paras = append(paras, strings.Join(example, "\n"))
+	}
+	for _, l := range docLines(paras...) {
+		f.PackageComment(commentLine(l))
+	}
+}
+
+func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
+	t := k.fact(fact, fact.Type.GoName)
+	for _, c := range docComment(fmt.Sprintf("%s validates v and publishes it with routing key %s, and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName(), fact.RoutingKey)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(t.Clone())).String().Block(
+		jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
+		jen.Return(jen.Qual(warrentestPath, "Publish").Call(jen.Id("k").Dot("Bus"), k.fact(fact, fact.VarName()), jen.Id("v"))),
+	)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("%s returns the %s facts published so far, in order.", publishedName(fact), fact.RoutingKey)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(publishedName(fact)).Params().Index().Add(t.Clone()).Block(
+		jen.Return(jen.Qual(warrentestPath, "Published").Index(t.Clone()).Call(jen.Id("k").Dot("Bus"))),
+	)
+}
+
+// genStart writes a Start method: build with the generated constructor
+// on the kit's connection and hand the result to Bus.Start, which fails
+// the test on a constructor error or an early end of Run.
+func (k *kitEmitter) genStart(f *jen.File, method, handler, constructor, name string, doc string) {
+	for _, c := range docComment(doc) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(method).Params(
+		jen.Id("h").Add(k.qual(handler)),
+		jen.Id("opts").Op("...").Qual(runtimePath, "ConsumerOption"),
+	).Block(
+		jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
+		jen.List(jen.Id("c"), jen.Err()).Op(":=").Add(k.qual(constructor)).Call(jen.Id("k").Dot("Conn").Call(), jen.Id("h"), jen.Id("opts").Op("...")),
+		jen.Id("k").Dot("Start").Call(jen.Id(name), jen.Id("c"), jen.Err()),
+	)
+}
+
+func (k *kitEmitter) genConsumer(f *jen.File, c *model.Consumer) {
+	k.genStart(f, startConsumer(c), c.HandlerName(), c.ConstructorName(), consumerConst(c),
+		fmt.Sprintf("%s runs consumer %q with h until the test ends, as %s.%s builds it; opts adjust it as they do there. A consumer that fails to start, or stops early, fails the test.", startConsumer(c), c.Name, k.m.Package, c.ConstructorName()))
+}
+
+func (k *kitEmitter) genResponder(f *jen.File, r *model.Responder) {
+	k.genStart(f, startResponder(r), r.InterfaceName(), r.ConstructorName(), strconv.Quote(r.Name),
+		fmt.Sprintf("%s runs responder %q with h until the test ends, as %s.%s builds it. A responder that fails to start, or stops early, fails the test.", startResponder(r), r.Name, k.m.Package, r.ConstructorName()))
+}
+
+func (k *kitEmitter) genRequester(f *jen.File) {
+	for _, c := range docComment(fmt.Sprintf("%s returns a %s.%s on the bus; an error fails the test.", requesterMethod, k.m.Package, names.RequesterType)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(requesterMethod).Params(
+		jen.Id("opts").Op("...").Qual(runtimePath, "RequesterOption"),
+	).Op("*").Add(k.qual(names.RequesterType)).Block(
+		jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
+		jen.List(jen.Id("r"), jen.Err()).Op(":=").Add(k.qual(names.RequesterConstructor)).Call(jen.Id("k").Dot("Conn").Call(), jen.Id("opts").Op("...")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Id("k").Dot("T").Call().Dot("Fatalf").Call(jen.Lit("new requester: %v"), jen.Err()),
+		),
+		jen.Return(jen.Id("r")),
+	)
+}
