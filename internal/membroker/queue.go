@@ -1,0 +1,460 @@
+package membroker
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// message is one copy of a message in one queue.
+type message struct {
+	seq        uint64 // broker-wide arrival order, to restore position on requeue
+	exchange   string
+	key        string
+	pub        amqp.Publishing
+	priority   int
+	expiresAt  time.Time // zero: never
+	returns    int       // times given back without an ack (quorum x-delivery-count)
+	redeliver  bool
+	bodyLength int
+}
+
+func (m *message) delivery(queue string) amqp.Delivery {
+	p := m.pub
+	return amqp.Delivery{
+		Headers: copyTable(p.Headers), ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
+		DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationId: p.CorrelationId,
+		ReplyTo: p.ReplyTo, Expiration: p.Expiration, MessageId: p.MessageId, Timestamp: p.Timestamp,
+		Type: p.Type, UserId: p.UserId, AppId: p.AppId,
+		Redelivered: m.redeliver, Exchange: m.exchange, RoutingKey: m.key, Body: p.Body,
+	}
+}
+
+type queue struct {
+	b          *Broker
+	name       string
+	durable    bool
+	exclusive  *Conn // the connection that owns an exclusive queue
+	autoDelete bool
+	args       amqp.Table
+
+	quorum        bool
+	ttl           time.Duration // -1: none
+	dlx           *string
+	dlrk          *string
+	maxLen        int64 // -1: none
+	maxBytes      int64 // -1: none
+	rejectPublish bool
+	maxPriority   int // 0: none
+	twoLevels     bool
+	sac           bool
+	deliveryLimit int // 0: none
+
+	ready     []*message // sorted: priority descending, then seq
+	bytes     int64
+	unacked   int
+	consumers []*consumer
+	rr        int
+	timer     *time.Timer
+	timerAt   time.Time
+}
+
+func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, args amqp.Table) (*queue, *amqp.Error) {
+	q := &queue{b: b, name: name, durable: durable, autoDelete: autoDelete, exclusive: owner, args: copyTable(args), ttl: -1, maxLen: -1, maxBytes: -1}
+	typ, _ := args["x-queue-type"].(string)
+	switch typ {
+	case "", "classic":
+	case "quorum":
+		q.quorum = true
+		if !durable || autoDelete || owner != nil {
+			return nil, precondition("invalid property 'non-durable, auto-delete or exclusive' for queue '%s' in vhost '/'", name)
+		}
+	default:
+		return nil, precondition("invalid arg 'x-queue-type' for queue '%s' in vhost '/': unsupported queue type '%s' in the in-process broker", name, typ)
+	}
+	if v, ok := intArg(args, "x-message-ttl"); ok {
+		if v < 0 {
+			return nil, precondition("invalid arg 'x-message-ttl' for queue '%s' in vhost '/': %d is negative", name, v)
+		}
+		q.ttl = time.Duration(v) * time.Millisecond
+	}
+	if s, ok := args["x-dead-letter-exchange"].(string); ok {
+		q.dlx = &s
+	}
+	if s, ok := args["x-dead-letter-routing-key"].(string); ok {
+		q.dlrk = &s
+	}
+	if v, ok := intArg(args, "x-max-length"); ok {
+		q.maxLen = v
+	}
+	if v, ok := intArg(args, "x-max-length-bytes"); ok {
+		q.maxBytes = v
+	}
+	switch o, _ := args["x-overflow"].(string); o {
+	case "", "drop-head":
+	case "reject-publish", "reject-publish-dlx":
+		q.rejectPublish = true
+	default:
+		return nil, precondition("invalid arg 'x-overflow' for queue '%s' in vhost '/': %q", name, o)
+	}
+	if v, ok := intArg(args, "x-max-priority"); ok {
+		if v < 0 || v > 255 {
+			return nil, precondition("invalid arg 'x-max-priority' for queue '%s' in vhost '/': %d", name, v)
+		}
+		q.maxPriority = int(v)
+	}
+	if q.quorum && major(b.opts.Version) >= 4 {
+		// RabbitMQ 4 quorum queues have two levels, without an argument:
+		// priority 5 and above is high.
+		q.twoLevels = true
+	}
+	if v, ok := args["x-single-active-consumer"].(bool); ok {
+		q.sac = v
+	}
+	if v, ok := intArg(args, "x-delivery-limit"); ok && q.quorum && v > 0 {
+		q.deliveryLimit = int(v)
+	} else if q.quorum && !ok && major(b.opts.Version) >= 4 {
+		q.deliveryLimit = 20 // RabbitMQ 4's default
+	}
+	return q, nil
+}
+
+func major(version string) int {
+	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
+	return n
+}
+
+func intArg(t amqp.Table, k string) (int64, bool) {
+	switch v := t[k].(type) {
+	case int:
+		return int64(v), true
+	case int8:
+		return int64(v), true
+	case int16:
+		return int64(v), true
+	case int32:
+		return int64(v), true
+	case int64:
+		return v, true
+	case uint8:
+		return int64(v), true
+	case uint16:
+		return int64(v), true
+	case uint32:
+		return int64(v), true
+	case float64:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// equivalenceArgs are the arguments RabbitMQ compares when a queue is
+// declared again.
+var equivalenceArgs = []string{
+	"x-queue-type", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
+	"x-max-length", "x-max-length-bytes", "x-overflow", "x-max-priority",
+	"x-single-active-consumer", "x-delivery-limit", "x-dead-letter-strategy", "x-expires",
+}
+
+func (q *queue) equivalent(durable bool, args amqp.Table) *amqp.Error {
+	if q.durable != durable {
+		return precondition("inequivalent arg 'durable' for queue '%s' in vhost '/': received '%t' but current is '%t'", q.name, durable, q.durable)
+	}
+	for _, k := range equivalenceArgs {
+		have, hadIt := q.args[k]
+		got, gotIt := args[k]
+		if k == "x-queue-type" {
+			if !hadIt {
+				have, hadIt = "classic", true
+			}
+			if !gotIt {
+				continue // a declaration without a type accepts the existing one
+			}
+		}
+		if hadIt != gotIt || norm(have) != norm(got) {
+			cur := "none"
+			if hadIt {
+				cur = fmt.Sprintf("the value '%v'", have)
+			}
+			recv := "none"
+			if gotIt {
+				recv = fmt.Sprintf("the value '%v'", got)
+			}
+			return precondition("inequivalent arg '%s' for queue '%s' in vhost '/': received %s but current is %s", k, q.name, recv, cur)
+		}
+	}
+	return nil
+}
+
+func norm(v any) string {
+	if n, ok := intArg(amqp.Table{"v": v}, "v"); ok {
+		return strconv.FormatInt(n, 10)
+	}
+	return fmt.Sprint(v)
+}
+
+func (q *queue) state() QueueState {
+	s := QueueState{Name: q.name, Ready: len(q.ready), Unacked: q.unacked, Args: copyTable(q.args)}
+	for _, c := range q.consumers {
+		if !c.cancelled {
+			s.Consumers++
+		}
+	}
+	if len(q.ready) > 0 {
+		s.Due = q.ready[0].expiresAt
+	}
+	return s
+}
+
+// push adds a message from exchange with key. It reports false when the
+// queue is full and refuses new messages.
+func (q *queue) push(exchange, key string, pub amqp.Publishing) bool {
+	m := &message{exchange: exchange, key: key, pub: pub, bodyLength: len(pub.Body)}
+	m.pub.Headers = copyTable(pub.Headers)
+	if q.full(m) {
+		if q.rejectPublish {
+			return false
+		}
+		for len(q.ready) > 0 && q.full(m) {
+			head := q.ready[0]
+			q.remove(0)
+			q.deadLetter(head, "maxlen")
+		}
+	}
+	q.b.seq++
+	m.seq = q.b.seq
+	switch {
+	case q.twoLevels && pub.Priority >= 5:
+		m.priority = 1
+	case q.maxPriority > 0:
+		m.priority = min(int(pub.Priority), q.maxPriority)
+	}
+	ttl := q.ttl
+	if pub.Expiration != "" {
+		if ms, err := strconv.ParseInt(pub.Expiration, 10, 64); err == nil && ms >= 0 {
+			if d := time.Duration(ms) * time.Millisecond; ttl < 0 || d < ttl {
+				ttl = d
+			}
+		}
+	}
+	if ttl >= 0 {
+		m.expiresAt = time.Now().Add(ttl)
+	}
+	q.insert(m)
+	q.dispatch()
+	return true
+}
+
+func (q *queue) full(m *message) bool {
+	if q.maxLen >= 0 && int64(len(q.ready))+1 > q.maxLen {
+		return true
+	}
+	return q.maxBytes >= 0 && q.bytes+int64(m.bodyLength) > q.maxBytes
+}
+
+// insert places m by priority, then by arrival, so that a message given
+// back takes its old place.
+func (q *queue) insert(m *message) {
+	i := sort.Search(len(q.ready), func(i int) bool {
+		r := q.ready[i]
+		return r.priority < m.priority || (r.priority == m.priority && r.seq > m.seq)
+	})
+	q.ready = append(q.ready, nil)
+	copy(q.ready[i+1:], q.ready[i:])
+	q.ready[i] = m
+	q.bytes += int64(m.bodyLength)
+}
+
+func (q *queue) remove(i int) {
+	q.bytes -= int64(q.ready[i].bodyLength)
+	q.ready = append(q.ready[:i], q.ready[i+1:]...)
+}
+
+// dispatch hands waiting messages to consumers with credit, expiring
+// those at the head whose time has come, and arms the timer for the next
+// expiry.
+func (q *queue) dispatch() {
+	for len(q.ready) > 0 {
+		head := q.ready[0]
+		if !head.expiresAt.IsZero() && !time.Now().Before(head.expiresAt) {
+			q.remove(0)
+			q.deadLetter(head, "expired")
+			continue
+		}
+		c := q.pick()
+		if c == nil {
+			break
+		}
+		q.remove(0)
+		c.deliver(q, head)
+	}
+	q.armTimer()
+}
+
+// pick returns the consumer the next message goes to, or nil when none
+// has credit. A single-active-consumer queue delivers only to its first
+// consumer.
+func (q *queue) pick() *consumer {
+	var live []*consumer
+	for _, c := range q.consumers {
+		if !c.cancelled {
+			live = append(live, c)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	if q.sac {
+		if live[0].hasCredit() {
+			return live[0]
+		}
+		return nil
+	}
+	for i := range live {
+		c := live[(q.rr+i)%len(live)]
+		if c.hasCredit() {
+			q.rr = (q.rr + i + 1) % len(live)
+			return c
+		}
+	}
+	return nil
+}
+
+func (q *queue) armTimer() {
+	if q.b.closed || len(q.ready) == 0 || q.ready[0].expiresAt.IsZero() {
+		q.stopTimer()
+		return
+	}
+	at := q.ready[0].expiresAt
+	if q.timer != nil && q.timerAt.Equal(at) {
+		return
+	}
+	q.stopTimer()
+	q.timerAt = at
+	q.timer = time.AfterFunc(time.Until(at), func() {
+		q.b.mu.Lock()
+		defer q.b.mu.Unlock()
+		if q.b.closed || q.b.queues[q.name] != q {
+			return
+		}
+		q.timer = nil
+		q.dispatch()
+		q.b.touch()
+	})
+}
+
+func (q *queue) stopTimer() {
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+}
+
+// giveBack returns a delivered message to its place, counting the
+// return; a quorum queue dead-letters it past its delivery limit.
+func (q *queue) giveBack(m *message) {
+	m.redeliver = true
+	if q.quorum {
+		m.returns++
+		if m.pub.Headers == nil {
+			m.pub.Headers = amqp.Table{}
+		}
+		m.pub.Headers["x-delivery-count"] = int64(m.returns)
+		if q.deliveryLimit > 0 && m.returns > q.deliveryLimit {
+			q.deadLetter(m, "delivery_limit")
+			return
+		}
+	}
+	q.insert(m)
+}
+
+// deadLetter republishes m to the queue's dead-letter exchange, recording
+// why in x-death as RabbitMQ does; without one the message is dropped.
+func (q *queue) deadLetter(m *message, reason string) {
+	b := q.b
+	if q.dlx == nil {
+		return
+	}
+	if _, ok := b.exchanges[*q.dlx]; !ok {
+		return
+	}
+	pub := m.pub
+	h := copyTable(pub.Headers)
+	if h == nil {
+		h = amqp.Table{}
+	}
+	delete(h, "x-delivery-count")
+	now := time.Now()
+	entry := amqp.Table{
+		"count": int64(1), "reason": reason, "queue": q.name, "time": now,
+		"exchange": m.exchange, "routing-keys": []any{m.key},
+	}
+	if pub.Expiration != "" {
+		entry["original-expiration"] = pub.Expiration
+		pub.Expiration = ""
+	}
+	deaths, _ := h["x-death"].([]any)
+	var kept []any
+	for _, d := range deaths {
+		t, ok := d.(amqp.Table)
+		if ok && t["queue"] == q.name && t["reason"] == reason {
+			n, _ := intArg(t, "count")
+			entry["count"] = n + 1
+			continue
+		}
+		kept = append(kept, d)
+	}
+	h["x-death"] = append([]any{entry}, kept...)
+	if _, ok := h["x-first-death-queue"]; !ok {
+		h["x-first-death-queue"] = q.name
+		h["x-first-death-reason"] = reason
+		h["x-first-death-exchange"] = m.exchange
+	}
+	h["x-last-death-queue"] = q.name
+	h["x-last-death-reason"] = reason
+	h["x-last-death-exchange"] = m.exchange
+	pub.Headers = h
+	key := m.key
+	if q.dlrk != nil {
+		key = *q.dlrk
+	}
+	targets := b.route(*q.dlx, key, pub)
+	r := Record{DeadLettered: q.name, Reason: reason, Exchange: *q.dlx, RoutingKey: key, Msg: pub}
+	for _, t := range targets {
+		if t == q && reason != "expired" {
+			continue // no cycle without a TTL to break it
+		}
+		if t.push(*q.dlx, key, pub) {
+			r.Queues = append(r.Queues, t.name)
+		}
+	}
+	b.record(r)
+}
+
+// delete removes the queue: its consumers are cancelled by the broker,
+// its messages dropped.
+func (q *queue) delete() int {
+	b := q.b
+	n := len(q.ready)
+	q.stopTimer()
+	delete(b.queues, q.name)
+	for _, x := range b.exchanges {
+		kept := x.bindings[:0]
+		for _, bd := range x.bindings {
+			if bd.queue != q.name {
+				kept = append(kept, bd)
+			}
+		}
+		x.bindings = kept
+	}
+	for _, c := range q.consumers {
+		c.ch.dropConsumer(c, true)
+	}
+	q.consumers = nil
+	q.ready = nil
+	return n
+}

@@ -1,0 +1,103 @@
+package warrentest
+
+import (
+	"encoding/json"
+
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// factIndex knows the Go type each registered fact decodes into.
+type factIndex struct {
+	byType map[reflect.Type]runtime.Fact
+}
+
+// Register tells the bus that facts of f decode into T, so that
+// [Published] can find and decode them. A generated kit registers every
+// fact of its package.
+func Register[T any](b *Bus, f runtime.Fact) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.facts.byType == nil {
+		b.facts.byType = map[reflect.Type]runtime.Fact{}
+	}
+	b.facts.byType[reflect.TypeFor[T]()] = f
+}
+
+// factFor returns the fact T was registered with, or fails the test
+// naming the types the bus knows.
+func factFor[T any](b *Bus) runtime.Fact {
+	b.t.Helper()
+	t := reflect.TypeFor[T]()
+	b.mu.Lock()
+	f, ok := b.facts.byType[t]
+	var known []string
+	for k := range b.facts.byType {
+		known = append(known, k.String())
+	}
+	b.mu.Unlock()
+	if !ok {
+		sort.Strings(known)
+		if len(known) == 0 {
+			known = []string{"none (use the generated kit, or Register)"}
+		}
+		b.t.Fatalf("warrentest: %s is not a fact type registered with the bus; it knows %s", t, strings.Join(known, ", "))
+	}
+	return f
+}
+
+// Publish publishes v as a fact of f on the topology's events exchange,
+// as a service's publisher does (validated, enveloped, confirmed), and
+// returns its message id. Any error fails the test.
+func Publish[T any](b *Bus, f runtime.Fact, v T) string {
+	b.t.Helper()
+	id, err := TryPublish(b, f, v)
+	if err != nil {
+		b.t.Fatalf("warrentest: publish %s: %v", f.RoutingKey, err)
+	}
+	return id
+}
+
+// TryPublish is Publish that returns the error (a validation error, an
+// unroutable fact, a refusal by a full queue) instead of failing the
+// test.
+func TryPublish[T any](b *Bus, f runtime.Fact, v T) (string, error) {
+	b.t.Helper()
+	return b.publisher().Publish(b.ctx, f, v)
+}
+
+// Published returns the facts of type T published on the events exchange
+// so far, decoded by their generated code, in publish order. T must be
+// registered (the generated kit does it).
+func Published[T any](b *Bus) []T {
+	b.t.Helper()
+	f := factFor[T](b)
+	var out []T
+	for _, m := range b.Published() {
+		if m.RoutingKey != f.RoutingKey {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(m.Payload(), &v); err != nil {
+			b.t.Fatalf("warrentest: message %s (%s) does not decode as %T: %v", m.MessageID, m.RoutingKey, v, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// describe renders a fact's body for a failure message: its payload, cut
+// to a readable length.
+func describe(body []byte) string {
+	p := string(payloadOf(body))
+	if p == "" {
+		p = string(body)
+	}
+	if len(p) > 200 {
+		p = p[:200] + "…"
+	}
+	return p
+}
