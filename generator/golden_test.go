@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,8 +54,14 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// goldenImportPath is the import path of a case's want/ package, a
+// package of this module, which its test kit imports.
+func goldenImportPath(dir string) string {
+	return "github.com/warrenbus/warren/golden/" + filepath.Base(dir) + "/want"
+}
+
 func runGolden(t *testing.T, dir string) {
-	files, err := generator.Generate(context.Background(), filepath.Join(dir, "events"), generator.Options{})
+	files, err := generator.Generate(context.Background(), filepath.Join(dir, "events"), generator.Options{ImportPath: goldenImportPath(dir)})
 	stderrPath := filepath.Join(dir, "stderr.txt")
 	wantDir := filepath.Join(dir, "want")
 	_, statErr := os.Stat(stderrPath)
@@ -79,26 +86,21 @@ func runGolden(t *testing.T, dir string) {
 	compareDir(t, wantDir, files)
 }
 
-// compareDir compares generated files with the .go files of dir.
+// compareDir compares generated files with the .go files of dir and of
+// its subdirectories (the test kit's), one level down.
 func compareDir(t *testing.T, dir string, files map[string][]byte) {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("read %s: %v (run with -update to create it)", dir, err)
 	}
-	var onDisk []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
-			onDisk = append(onDisk, e.Name())
-		}
-	}
+	onDisk := goFiles(t, dir)
 	for _, name := range onDisk {
 		got, ok := files[name]
 		if !ok {
 			t.Errorf("%s: in %s but no longer generated", name, dir)
 			continue
 		}
-		want, err := os.ReadFile(filepath.Join(dir, name))
+		want, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,19 +115,48 @@ func compareDir(t *testing.T, dir string, files map[string][]byte) {
 	}
 }
 
+// goFiles returns the generated .go files of dir and of its immediate
+// subdirectories, as slash-separated names relative to dir ("x.go",
+// "xtest/kit.go"); tests beside them (_test.go) are not generated.
+func goFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out, subs []string
+	read := func(sub string) {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			switch {
+			case e.IsDir():
+				if sub == "" {
+					subs = append(subs, e.Name())
+				}
+			case strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go"):
+				out = append(out, path.Join(sub, e.Name()))
+			}
+		}
+	}
+	read("")
+	for _, sub := range subs {
+		read(sub)
+	}
+	return out
+}
+
 func updateGolden(t *testing.T, dir string, files map[string][]byte, genErr error) {
 	t.Helper()
 	wantDir := filepath.Join(dir, "want")
 	stderrPath := filepath.Join(dir, "stderr.txt")
 	// Remove the old output first: a golden whose output is now empty (or
-	// now an error) must not linger.
-	if entries, err := os.ReadDir(wantDir); err == nil {
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
-				if err := os.Remove(filepath.Join(wantDir, e.Name())); err != nil {
-					t.Fatal(err)
-				}
-			}
+	// now an error, or without a kit) must not linger.
+	for _, name := range goFiles(t, wantDir) {
+		p := filepath.Join(wantDir, filepath.FromSlash(name))
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if sub := filepath.Dir(p); sub != wantDir {
+			os.Remove(sub) // only succeeds when empty
 		}
 	}
 	os.Remove(stderrPath)
@@ -140,7 +171,11 @@ func updateGolden(t *testing.T, dir string, files map[string][]byte, genErr erro
 		t.Fatal(err)
 	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(wantDir, name), content, 0o644); err != nil {
+		p := filepath.Join(wantDir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +184,7 @@ func updateGolden(t *testing.T, dir string, files map[string][]byte, genErr erro
 // TestExampleUpToDate fails when examples/catalogue/catalogueevents is not
 // what `make generate` would write from examples/catalogue/events.
 func TestExampleUpToDate(t *testing.T) {
-	files, err := generator.Generate(context.Background(), "../examples/catalogue/events", generator.Options{})
+	files, err := generator.Generate(context.Background(), "../examples/catalogue/events", generator.Options{ImportPath: "github.com/warrenbus/warren/examples/catalogue/catalogueevents"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +195,7 @@ func TestExampleUpToDate(t *testing.T) {
 // generate` would write from bench/events: the benchmarks measure what the
 // generator makes today.
 func TestBenchUpToDate(t *testing.T) {
-	files, err := generator.Generate(context.Background(), "../bench/events", generator.Options{})
+	files, err := generator.Generate(context.Background(), "../bench/events", generator.Options{ImportPath: "github.com/warrenbus/warren/bench/benchevents"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +205,12 @@ func TestBenchUpToDate(t *testing.T) {
 // TestDeterministic generates the example twice and expects identical
 // bytes: map iteration or pointer order must never leak into output.
 func TestDeterministic(t *testing.T) {
-	first, err := generator.Generate(context.Background(), "../examples/catalogue/events", generator.Options{})
+	first, err := generator.Generate(context.Background(), "../examples/catalogue/events", generator.Options{ImportPath: "example.com/catalogueevents"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		again, err := generator.Generate(context.Background(), "../examples/catalogue/events", generator.Options{})
+		again, err := generator.Generate(context.Background(), "../examples/catalogue/events", generator.Options{ImportPath: "example.com/catalogueevents"})
 		if err != nil {
 			t.Fatal(err)
 		}
