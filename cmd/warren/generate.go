@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/cmd/warren/internal/outdir"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/gogen"
@@ -21,8 +22,10 @@ func generateCommand() *cli.Command {
 		UsageText: "warren generate [--out DIR] [--package NAME] [--check] SCHEMA_DIR",
 		Description: `Reads warren.json and every JSON Schema below SCHEMA_DIR and writes the Go
 package: one type per fact, its embedded schema, one handler interface per
-consumer. Files are written only when everything succeeded; generated files
-that are no longer produced are removed. Hand-written files are never touched.
+consumer. Inside a Go module it also writes the package's test kit into
+DIR/<package>test, importing DIR by the path the enclosing go.mod gives it.
+Files are written only when everything succeeded; generated files that are no
+longer produced are removed. Hand-written files are never touched.
 
 Examples:
    warren generate --out internal/catalogueevents ./events
@@ -47,7 +50,16 @@ func runGenerate(c *cli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	p, err := generator.Open(c.Context, dir, goOptions(c, dir))
+	out := c.String("out")
+	opts := goOptions(c, dir)
+	// The test kit imports the package, so it needs the package's import
+	// path; outside a module there is none, and no kit.
+	importPath, _, err := gomod.PackagePath(out)
+	if err != nil {
+		return reportError(stderr, "generate", "", err)
+	}
+	opts.ImportPath = importPath
+	p, err := generator.Open(c.Context, dir, opts)
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
 	}
@@ -55,8 +67,7 @@ func runGenerate(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
 	}
-	out := c.String("out")
-	plan, err := outdir.NewPlan(out, gogen.GeneratedHeader, files)
+	plan, err := outdir.NewPlan(out, gogen.GeneratedHeader, files, gogen.KitFile)
 	if err != nil {
 		return reportError(stderr, "generate", "", err)
 	}
@@ -88,7 +99,7 @@ func reportStale(w io.Writer, plan *outdir.Plan, fix string) {
 		removed[name] = true
 	}
 	for _, name := range plan.Stale() {
-		path := filepath.Join(plan.Dir, name)
+		path := filepath.Join(plan.Dir, filepath.FromSlash(name))
 		switch {
 		case missing[name]:
 			fmt.Fprintf(w, "%s: missing; run %s\n", path, fix)
