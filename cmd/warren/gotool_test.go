@@ -116,10 +116,45 @@ func main() {
 	if v := goCmd("tool", "warren", "--version"); v != "warren v0.0.0 (replaced by "+root+")\n" {
 		t.Errorf("go tool warren --version printed %q", v)
 	}
+	// A test of the service drives its handler through the generated kit
+	// on the in-process bus: the kit was generated with the service's
+	// import path of the package.
+	write("main_test.go", `package main
+
+import (
+	"testing"
+	"time"
+
+	"example.com/shop/internal/catalogueevents"
+	"example.com/shop/internal/catalogueevents/catalogueeventstest"
+)
+
+func TestMailerWithTheKit(t *testing.T) {
+	catalogueeventstest.Run(t, func(t *testing.T, k *catalogueeventstest.Kit) {
+		k.StartOrderMailer(mailer{})
+		price := catalogueevents.Money{Amount: 1999, Currency: catalogueevents.CurrencyEUR}
+		k.PublishOrderPlaced(catalogueevents.OrderPlaced{
+			OrderID:  "7d0c7f68-1c1b-4bc4-9e2f-3c7a3c1f8e11",
+			Customer: catalogueevents.OrderPlacedCustomer{CustomerID: "c-42", Email: "ada@example.com"},
+			Lines:    []catalogueevents.OrderLine{{Sku: "BOOK-123", Quantity: 2, UnitPrice: price}},
+			Total:    catalogueevents.Money{Amount: 3998, Currency: catalogueevents.CurrencyEUR},
+			Payment:  catalogueevents.OrderPlacedPayment{InvoicePayment: &catalogueevents.InvoicePayment{Method: catalogueevents.InvoicePaymentMethodInvoice, DueDays: catalogueevents.InvoicePaymentDueDays30}},
+			PlacedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		})
+		k.Idle()
+		if n := len(k.Poisoned(catalogueeventstest.OrderMailer)); n != 1 {
+			t.Errorf("%d facts poisoned, want the one the mailer keeps failing", n)
+		}
+	})
+}
+`)
 	goCmd("generate", "./...")
 	goCmd("mod", "tidy")
 	goCmd("build", "./...")
 	goCmd("vet", "./...")
+	if out := goCmd("test", "-v", "-run", "^TestMailerWithTheKit$", "."); !strings.Contains(out, "--- PASS: TestMailerWithTheKit") {
+		t.Errorf("the service's test of its handler through the kit did not pass:\n%s", out)
+	}
 	// The service's generated package is the example's, compiled there.
 	if out, want := goCmd("run", "."), fmt.Sprintf("order.placed %d\n", len(catalogueevents.Topology.Queues)); out != want {
 		t.Errorf("the service printed %q, want %q", out, want)

@@ -380,6 +380,11 @@ func TestConsumerModuleReusesTheProducersPackage(t *testing.T) {
 	if !files["consumers.go"] || !files["topology.go"] {
 		t.Errorf("the consumer's package lacks consumers.go or topology.go: %v", files)
 	}
+	// Its test kit, built and vetted with the module, publishes the
+	// producer's types.
+	if !files["searcheventstest"] {
+		t.Errorf("the consumer's package has no test kit: %v", files)
+	}
 	m.warren(0, "check", filepath.Join(m.consumer, "events"))
 	docs := m.warren(0, "docs", filepath.Join(m.consumer, "events"))
 	for _, want := range []string{"## Imports", "`example.com/catalogue@v1.3.0/events (replaced by ../producer)`", "`v1.3.0`", "reused from `example.com/catalogue/catalogueevents`", "- Imported from: `example.com/catalogue@v1.3.0/events"} {
