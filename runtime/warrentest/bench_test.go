@@ -158,7 +158,6 @@ func BenchmarkLadderToPoison(b *testing.B) {
 	benchScenario(b, scenario{ladder: hoursLadder, fail: true})
 }
 
-
 // BenchmarkLadderScenarioTest is what a user's test of a poisoning handler
 // costs whole: a new bus in virtual time with the topology declared, the
 // consumer started, one fact published and walked through a five-tier
