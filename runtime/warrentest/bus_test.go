@@ -2,7 +2,9 @@ package warrentest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +125,50 @@ func TestGoldenRecordsThePublishedFacts(t *testing.T) {
 		warrentest.Publish(b, factItemUpdated, itemUpdated{SKU: "BOOK-4"})
 		warrentest.Publish(b, factItemUpdated, itemUpdated{SKU: "BOOK-5"})
 		b.Golden("two-updates")
+	})
+}
+
+func TestPublishAgainIsAbsorbedByTheGuard(t *testing.T) {
+	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[itemUpdated](b, factItemUpdated)
+		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error { return nil }),
+		}, runtime.WithGuard(idempotency.NewMemoryGuard(idempotency.MemoryConfig{})))
+		b.Start("search-indexer", c, err)
+		id := warrentest.Publish(b, factItemUpdated, itemUpdated{SKU: "BOOK-6"})
+		b.Idle()
+		b.PublishAgain(id)
+		b.Idle()
+		b.WantHandled("search-indexer", 1)
+		b.WantDuplicates("search-indexer", 1)
+		if d := b.Duplicates("search-indexer"); len(d) == 1 && d[0].MessageID != id {
+			t.Errorf("duplicate %s, want %s", d[0].MessageID, id)
+		}
+	})
+}
+
+func TestPublishRawReachesTheConsumerUnvalidated(t *testing.T) {
+	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
+		strict := factItemUpdated
+		strict.Validate = func(payload []byte) error {
+			if !strings.Contains(string(payload), `"sku"`) {
+				return errors.New("/sku: required")
+			}
+			return nil
+		}
+		called := 0
+		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+			runtime.Handle(strict, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error { called++; return nil }),
+		})
+		b.Start("search-indexer", c, err)
+		id := b.PublishRaw(factItemUpdated.RoutingKey, json.RawMessage(`{"name":"no sku"}`))
+		b.Idle()
+		if called != 0 {
+			t.Errorf("the handler was called %d times with a payload its schema refuses", called)
+		}
+		p := b.Poisoned("search-indexer")
+		if len(p) != 1 || p[0].MessageID != id || !strings.Contains(p[0].Failure, "/sku: required") {
+			t.Fatalf("poisoned = %+v", p)
+		}
 	})
 }
