@@ -33,6 +33,7 @@ func ExampleOpen() {
 	}
 	// Output:
 	// order-mailer: order.placed
+	// price-history: catalogue.item.deleted, catalogue.item.updated
 	// search-indexer: catalogue.import.completed, catalogue.item.deleted, catalogue.item.updated
 }
 

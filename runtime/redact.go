@@ -7,6 +7,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/internal/transport"
 )
 
 // redactURL returns raw with its password replaced by "xxxxx", by the URL's
@@ -24,20 +25,30 @@ func (c *Conn) redact(err error) error { return secret.Error(err) }
 // it. Operations tools (package poison, warren status) work through it, so
 // a service and the CLI reach the broker the same way.
 func (c *Conn) OpenChannel(ctx context.Context) (*amqp.Channel, error) {
-	s, err := c.session(ctx)
+	ch, url, err := c.openChannel(ctx)
 	if err != nil {
 		return nil, err
-	}
-	ch, err := s.conn.Channel()
-	if err != nil {
-		return nil, c.redact(fmt.Errorf("open channel on %s: %w", s.url, err))
 	}
 	amqpCh, ok := ch.(*amqp.Channel)
 	if !ok {
 		_ = ch.Close()
-		return nil, fmt.Errorf("open channel on %s: the operations tools need a connection to RabbitMQ, and this one is in-process", s.url)
+		return nil, fmt.Errorf("open channel on %s: the operations tools need a connection to RabbitMQ, and this one is in-process", url)
 	}
 	return amqpCh, nil
+}
+
+// openChannel opens a channel on whatever transport the live connection
+// runs on, for the runtime's own inspections.
+func (c *Conn) openChannel(ctx context.Context) (transport.Channel, string, error) {
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	ch, err := s.conn.Channel()
+	if err != nil {
+		return nil, s.url, c.redact(fmt.Errorf("open channel on %s: %w", s.url, err))
+	}
+	return ch, s.url, nil
 }
 
 // URL returns the address of the live connection with its password

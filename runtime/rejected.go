@@ -118,7 +118,7 @@ func (c *Conn) explainNack(ctx context.Context, exchange, key string, nack error
 		return nack
 	}
 	var full, all []string
-	ch, err := c.OpenChannel(ctx)
+	ch, _, err := c.openChannel(ctx)
 	if err == nil {
 		defer ch.Close()
 	}

@@ -39,6 +39,41 @@ func (s *searchIndexer) HandleItemDeleted(_ context.Context, d runtime.Delivery,
 	return s.j.handled(d, "removed %s from the index", f.Sku)
 }
 
+// priceHistory implements cat.PriceHistoryHandler. It is an ordered
+// consumer: the facts of one item (the ordering key /item/sku or /sku)
+// reach it one at a time in publish order, so a price recorded after a
+// deletion, or two prices swapped, cannot happen.
+type priceHistory struct {
+	j      *journal
+	mu     sync.Mutex
+	prices map[cat.SKU][]cat.Money
+}
+
+func (p *priceHistory) HandleItemUpdated(_ context.Context, d runtime.Delivery, f cat.ItemUpdated) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.prices == nil {
+		p.prices = map[cat.SKU][]cat.Money{}
+	}
+	p.prices[f.Item.Sku] = append(p.prices[f.Item.Sku], f.Item.Price)
+	return p.j.handled(d, "recorded %s at %s (%d price(s) so far)", f.Item.Sku, money(f.Item.Price), len(p.prices[f.Item.Sku]))
+}
+
+func (p *priceHistory) HandleItemDeleted(_ context.Context, d runtime.Delivery, f cat.ItemDeleted) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.prices[f.Sku])
+	delete(p.prices, f.Sku)
+	return p.j.handled(d, "closed the history of %s after %d price(s)", f.Sku, n)
+}
+
+// history returns the prices recorded for sku, in order.
+func (p *priceHistory) history(sku cat.SKU) []cat.Money {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.prices[sku])
+}
+
 // orderMailer implements cat.OrderMailerHandler.
 type orderMailer struct{ j *journal }
 
@@ -115,20 +150,27 @@ func (j *journal) entries() []entry {
 	return slices.Clone(j.log)
 }
 
-// waitFor returns once every message id in ids was handled successfully,
-// or with ctx's error.
-func (j *journal) waitFor(ctx context.Context, ids []string) error {
+// waitFor returns once each consumer in want handled every message id
+// listed for it, or with ctx's error.
+func (j *journal) waitFor(ctx context.Context, want map[string][]string) error {
 	for {
 		j.mu.Lock()
-		done := map[string]bool{}
+		done := map[[2]string]bool{} // consumer, message id
 		for _, e := range j.log {
 			if e.Err == nil {
-				done[e.MessageID] = true
+				done[[2]string{e.Consumer, e.MessageID}] = true
 			}
 		}
 		changed := j.changed
 		j.mu.Unlock()
-		missing := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return done[id] })
+		var missing []string
+		for consumer, ids := range want {
+			for _, id := range ids {
+				if !done[[2]string{consumer, id}] {
+					missing = append(missing, id)
+				}
+			}
+		}
 		if len(missing) == 0 {
 			return nil
 		}

@@ -3,8 +3,8 @@
 // examples/catalogue/events (make generate).
 //
 // It connects to the broker at WARREN_AMQP_URL (default the local one),
-// declares the topology, starts the search-indexer and order-mailer
-// consumers, publishes a few facts with the typed Publisher, prints what
+// declares the topology, starts the search-indexer, order-mailer and
+// price-history consumers, publishes a few facts with the typed Publisher, prints what
 // each handler did, and shuts down once every fact is handled. The
 // search-indexer fails its first attempt at each item update, as a busy
 // search cluster would, so the run also shows a retry that waits in the
@@ -81,12 +81,18 @@ func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([
 	if err != nil {
 		return nil, err
 	}
+	// The price history is an ordered consumer: one item's facts one at a
+	// time, in publish order, different items in parallel.
+	prices, err := catalogueevents.NewPriceHistoryConsumer(conn, &priceHistory{j: j})
+	if err != nil {
+		return nil, err
+	}
 	consumersCtx, stopConsumers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConsumers()
-	// RunAll runs both until consumersCtx ends (or one fails for good) and
-	// shuts both down gracefully before it returns.
+	// RunAll runs all three until consumersCtx ends (or one fails for good) and
+	// shuts them down gracefully before it returns.
 	stopped := make(chan error, 1)
-	go func() { stopped <- runtime.RunAll(consumersCtx, indexer, mailer) }()
+	go func() { stopped <- runtime.RunAll(consumersCtx, indexer, mailer, prices) }()
 
 	pub, err := catalogueevents.NewPublisher(conn)
 	if err != nil {
@@ -98,7 +104,11 @@ func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([
 		return nil, err
 	}
 
-	waitErr := j.waitFor(ctx, ids)
+	waitErr := j.waitFor(ctx, map[string][]string{
+		"search-indexer": {ids[catalogueevents.ImportCompletedRoutingKey], ids[catalogueevents.ItemUpdatedRoutingKey], ids[catalogueevents.ItemDeletedRoutingKey]},
+		"price-history":  {ids[catalogueevents.ItemUpdatedRoutingKey], ids[catalogueevents.ItemDeletedRoutingKey]},
+		"order-mailer":   {ids[catalogueevents.OrderPlacedRoutingKey]},
+	})
 	// Graceful shutdown: stop taking deliveries, let running handlers
 	// finish, then close the connection (deferred above).
 	stopConsumers()

@@ -55,12 +55,19 @@ func TestWalkthrough(t *testing.T) {
 		{"search-indexer", cat.ItemUpdatedRoutingKey, 1, true},
 		{"search-indexer", cat.ItemUpdatedRoutingKey, 2, false},
 		{"order-mailer", cat.OrderPlacedRoutingKey, 1, false},
+		{"price-history", cat.ItemUpdatedRoutingKey, 1, false},
+		{"price-history", cat.ItemDeletedRoutingKey, 1, false},
 	}
 	// Consumers run concurrently: compare without order, except that a
-	// fact's attempts come in order.
+	// fact's attempts at one consumer come in order.
 	sortCalls := func(cs []call) []call {
 		cs = slices.Clone(cs)
-		slices.SortStableFunc(cs, func(a, b call) int { return strings.Compare(a.RoutingKey, b.RoutingKey) })
+		slices.SortStableFunc(cs, func(a, b call) int {
+			if c := strings.Compare(a.RoutingKey, b.RoutingKey); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Consumer, b.Consumer)
+		})
 		return cs
 	}
 	if diff := cmp.Diff(sortCalls(want), sortCalls(got)); diff != "" {

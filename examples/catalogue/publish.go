@@ -10,17 +10,18 @@ import (
 
 // publishAll publishes one fact of each kind through the typed Publisher,
 // and one that breaks its schema, which the Publisher rejects before
-// sending. It returns the ids of the facts the broker confirmed.
-func publishAll(ctx context.Context, pub *cat.Publisher, j *journal) ([]string, error) {
+// sending. It returns the ids of the facts the broker confirmed, by routing
+// key.
+func publishAll(ctx context.Context, pub *cat.Publisher, j *journal) (map[string]string, error) {
 	now := time.Now().UTC().Truncate(time.Second)
 	price := cat.Money{Amount: 1999, Currency: cat.CurrencyEUR}
-	var ids []string
+	ids := map[string]string{}
 	published := func(routingKey, id string, err error) error {
 		if err != nil {
 			return err // it names the routing key
 		}
 		j.printf("publisher", routingKey, "published, confirmed by the broker: id %s", id)
-		ids = append(ids, id)
+		ids[routingKey] = id
 		return nil
 	}
 

@@ -3,6 +3,8 @@ package warrentest
 import (
 	"encoding/json"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"reflect"
 	"sort"
 	"strings"
@@ -100,4 +102,74 @@ func describe(body []byte) string {
 		p = p[:200] + "…"
 	}
 	return p
+}
+
+// PublishRaw publishes payload as a fact with routing key, in a fresh
+// envelope, bypassing validation: what a producer that breaks the contract
+// sends. It returns the message id. The consumer's generated code should
+// refuse it; this is how a test shows that it does.
+func (b *Bus) PublishRaw(routingKey string, payload json.RawMessage) string {
+	b.t.Helper()
+	env, err := runtime.NewEnvelope(payload)
+	if err != nil {
+		b.t.Fatalf("warrentest: PublishRaw: %v", err)
+	}
+	body, err := json.Marshal(env)
+	if err != nil {
+		b.t.Fatalf("warrentest: PublishRaw: %v", err)
+	}
+	b.publishDirect(b.eventsExchange(), routingKey, amqp.Publishing{
+		ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: env.ID, Timestamp: env.OccurredAt, Body: body,
+	})
+	return env.ID
+}
+
+// PublishAgain publishes the message with id once more, exactly as it was
+// first published: what a producer does when it never heard the broker's
+// confirm, and what an idempotency guard must absorb.
+func (b *Bus) PublishAgain(messageID string) {
+	b.t.Helper()
+	for _, m := range b.Published() {
+		if m.MessageID == messageID {
+			b.publishDirect(m.Exchange, m.RoutingKey, amqp.Publishing{
+				ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: m.MessageID,
+				Headers: m.Headers, Body: m.Body,
+			})
+			return
+		}
+	}
+	b.t.Fatalf("warrentest: PublishAgain: no message %s was published on the bus", messageID)
+}
+
+// publishDirect publishes on a channel of its own, waiting for the
+// confirm.
+func (b *Bus) publishDirect(exchange, key string, msg amqp.Publishing) {
+	b.t.Helper()
+	conn, err := b.broker.Dial()
+	if err != nil {
+		b.t.Fatalf("warrentest: publish: %v", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		b.t.Fatalf("warrentest: publish: %v", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		b.t.Fatalf("warrentest: publish: %v", err)
+	}
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 1))
+	returns := ch.NotifyReturn(make(chan amqp.Return, 1))
+	if err := ch.PublishWithContext(b.ctx, exchange, key, true, false, msg); err != nil {
+		b.t.Fatalf("warrentest: publish %s: %v", key, err)
+	}
+	c := <-confirms
+	// The bus sends a return before its confirm, as RabbitMQ does.
+	select {
+	case r := <-returns:
+		b.t.Fatalf("warrentest: publish %s: unroutable (%s): no queue is bound to it", key, r.ReplyText)
+	default:
+	}
+	if !c.Ack {
+		b.t.Fatalf("warrentest: publish %s: refused by a full queue", key)
+	}
 }

@@ -18,9 +18,17 @@ const ItemDeletedRoutingKey = "catalogue.item.deleted"
 // FactItemDeleted describes ItemDeleted facts to the runtime: routing key,
 // schema version and payload validation.
 var FactItemDeleted = runtime.Fact{
-	RoutingKey: ItemDeletedRoutingKey,
-	Validate:   schemaSet.Validator("catalogue/item-deleted.json"),
-	Version:    1,
+	KeyOf: func(payload any) (string, bool) {
+		v, ok := payload.(ItemDeleted)
+		if !ok {
+			return "", false
+		}
+		return string(v.Sku), true
+	},
+	OrderingKey: "/sku",
+	RoutingKey:  ItemDeletedRoutingKey,
+	Validate:    schemaSet.Validator("catalogue/item-deleted.json"),
+	Version:     1,
 }
 
 // ItemDeleted is the payload of catalogue.item.deleted facts (schema

@@ -18,9 +18,17 @@ const ItemUpdatedRoutingKey = "catalogue.item.updated"
 // FactItemUpdated describes ItemUpdated facts to the runtime: routing key,
 // schema version and payload validation.
 var FactItemUpdated = runtime.Fact{
-	RoutingKey: ItemUpdatedRoutingKey,
-	Validate:   schemaSet.Validator("catalogue/item-updated.json"),
-	Version:    2,
+	KeyOf: func(payload any) (string, bool) {
+		v, ok := payload.(ItemUpdated)
+		if !ok {
+			return "", false
+		}
+		return string(v.Item.Sku), true
+	},
+	OrderingKey: "/item/sku",
+	RoutingKey:  ItemUpdatedRoutingKey,
+	Validate:    schemaSet.Validator("catalogue/item-updated.json"),
+	Version:     2,
 }
 
 // ItemUpdated is the payload of catalogue.item.updated facts (schema

@@ -43,6 +43,43 @@ func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...ru
 	}, opts...)
 }
 
+// PriceHistoryHandler handles the facts that consumer "price-history"
+// receives: one method per fact its bindings match. NewPriceHistoryConsumer
+// binds it to the runtime.
+//
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
+//
+// Keeps each item's price history, in the order the catalogue changed it.
+//
+// Bindings: catalogue.item.*
+type PriceHistoryHandler interface {
+	// HandleItemDeleted is called with each ItemDeleted fact (routing key
+	// catalogue.item.deleted) the consumer receives.
+	HandleItemDeleted(ctx context.Context, d runtime.Delivery, fact ItemDeleted) error
+
+	// HandleItemUpdated is called with each ItemUpdated fact (routing key
+	// catalogue.item.updated) the consumer receives.
+	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
+}
+
+// NewPriceHistoryConsumer returns consumer "price-history": it reads the work
+// queue and calls h for each fact, with the prefetch, concurrency, retry
+// ladder and attempt limit of Topology. Start it with Run. opts adjust it, for
+// example runtime.WithGuard or runtime.WithShutdownTimeout.
+func NewPriceHistoryConsumer(conn *runtime.Conn, h PriceHistoryHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"price-history\": nil PriceHistoryHandler")
+	}
+	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
+		runtime.Handle(FactItemDeleted, h.HandleItemDeleted),
+		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),
+	}, opts...)
+}
+
 // SearchIndexerHandler handles the facts that consumer "search-indexer"
 // receives: one method per fact its bindings match. NewSearchIndexerConsumer
 // binds it to the runtime.
@@ -79,7 +116,7 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 	if h == nil {
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")
 	}
-	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
+	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
 		runtime.Handle(FactImportCompleted, h.HandleImportCompleted),
 		runtime.Handle(FactItemDeleted, h.HandleItemDeleted),
 		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),

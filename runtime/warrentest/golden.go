@@ -1,0 +1,112 @@
+package warrentest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// update is -warrentest.update. A package whose tests define their own
+// -update flag (as golden-file tests often do) may use that instead.
+var update = flag.Bool("warrentest.update", false, "rewrite the golden files of warrentest.Bus.Golden")
+
+func updating() bool {
+	if *update {
+		return true
+	}
+	if f := flag.Lookup("update"); f != nil {
+		return f.Value.String() == "true"
+	}
+	return false
+}
+
+// goldenFact is one published fact as a golden file records it: what a
+// service's behaviour decides (which fact, with what payload), without
+// what changes on every run (message ids and times).
+type goldenFact struct {
+	RoutingKey string          `json:"routing_key"`
+	Version    string          `json:"version,omitempty"`
+	Payload    json.RawMessage `json:"payload"`
+}
+
+// Golden compares the facts published on the bus so far, in publish
+// order, with testdata/<name>.golden.json: each fact's routing key,
+// version and payload as canonical JSON (sorted keys, two-space indent).
+// Run the tests with -warrentest.update (or the package's own -update) to
+// write the file instead. Facts published concurrently are recorded in the
+// order the bus received them, so keep a golden scenario's publishes in a
+// fixed order.
+func (b *Bus) Golden(name string) {
+	b.t.Helper()
+	if name == "" || strings.ContainsAny(name, `/\`) || name != filepath.Clean(name) {
+		b.t.Fatalf("warrentest: Golden(%q): want a plain file name, without a directory", name)
+	}
+	got, err := b.goldenJSON()
+	if err != nil {
+		b.t.Fatalf("warrentest: Golden(%q): %v", name, err)
+	}
+	path := filepath.Join("testdata", name+".golden.json")
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			b.t.Fatalf("warrentest: Golden: %v", err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			b.t.Fatalf("warrentest: Golden: %v", err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		b.t.Fatalf("warrentest: Golden: %s does not exist; run the test with -warrentest.update to write it", path)
+	}
+	if err != nil {
+		b.t.Fatalf("warrentest: Golden: %v", err)
+	}
+	if !bytes.Equal(want, got) {
+		diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
+		b.t.Errorf("warrentest: the facts published differ from %s (-want +got):\n%s\nrun the test with -warrentest.update to accept them", path, diff)
+	}
+}
+
+func (b *Bus) goldenJSON() ([]byte, error) {
+	facts := []goldenFact{}
+	for _, m := range b.Published() {
+		p, err := canonical(m.Payload())
+		if err != nil {
+			return nil, fmt.Errorf("message %s (%s): %w", m.MessageID, m.RoutingKey, err)
+		}
+		g := goldenFact{RoutingKey: m.RoutingKey, Payload: p}
+		if v, ok := m.Headers[runtime.HeaderFactVersion]; ok {
+			g.Version = fmt.Sprint(v)
+		}
+		facts = append(facts, g)
+	}
+	out, err := json.MarshalIndent(facts, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+// canonical re-encodes JSON with sorted keys, numbers as written.
+func canonical(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("payload is not JSON: %w", err)
+	}
+	return json.Marshal(v)
+}

@@ -1,0 +1,79 @@
+package warrentest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// WantHandled fails the test unless consumer handled exactly n facts,
+// telling what happened to each fact it saw.
+func (b *Bus) WantHandled(consumer string, n int) {
+	b.t.Helper()
+	b.want(consumer, "handled", len(b.Handled(consumer)), n)
+}
+
+// WantRetried fails the test unless exactly n of consumer's handler calls
+// failed and sent their fact round again.
+func (b *Bus) WantRetried(consumer string, n int) {
+	b.t.Helper()
+	b.want(consumer, "retried", len(b.Retried(consumer)), n)
+}
+
+// WantPoisoned fails the test unless exactly n facts reached consumer's
+// poison queue.
+func (b *Bus) WantPoisoned(consumer string, n int) {
+	b.t.Helper()
+	b.want(consumer, "poisoned", len(b.Poisoned(consumer)), n)
+}
+
+// WantDuplicates fails the test unless the idempotency guard skipped
+// exactly n deliveries of consumer.
+func (b *Bus) WantDuplicates(consumer string, n int) {
+	b.t.Helper()
+	b.want(consumer, "skipped as duplicates", len(b.Duplicates(consumer)), n)
+}
+
+func (b *Bus) want(consumer, what string, got, want int) {
+	b.t.Helper()
+	if got == want {
+		return
+	}
+	b.t.Errorf("warrentest: %s: want %d %s, got %d\n%s", consumer, want, plural(want, "fact"), got, b.Story(consumer))
+}
+
+// Story tells what happened on the bus to consumer's facts, call by call,
+// for a failure message.
+func (b *Bus) Story(consumer string) string {
+	b.t.Helper()
+	var sb strings.Builder
+	calls := b.Calls(consumer)
+	poisoned := b.Poisoned(consumer)
+	fmt.Fprintf(&sb, "what %s saw (%d %s, %d poisoned):", consumer, len(calls), plural(len(calls), "call"), len(poisoned))
+	if len(calls) == 0 {
+		sb.WriteString("\n  no handler call")
+		if started := b.startedQueues(); len(started) == 0 {
+			sb.WriteString(" (no consumer was started on the bus: use the kit's Start methods or Bus.Start)")
+		}
+	}
+	for _, c := range calls {
+		outcome := "handled"
+		switch {
+		case c.Duplicate:
+			outcome = "skipped: handled before (idempotency guard)"
+		case c.Err != nil:
+			outcome = "failed: " + c.Err.Error()
+		}
+		fmt.Fprintf(&sb, "\n  %s attempt %d of message %s: %s\n    %s", c.RoutingKey, c.Attempt, c.MessageID, outcome, describe(c.Body))
+	}
+	for _, m := range poisoned {
+		fmt.Fprintf(&sb, "\n  poisoned %s message %s after %d failed %s: %s", m.RoutingKey, m.MessageID, m.Attempts, plural(m.Attempts, "attempt"), m.Failure)
+	}
+	return sb.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
