@@ -76,6 +76,7 @@ func wire(b *warrentest.Bus) *Kit {
 // rather than a failing test.
 const (
 	OrderMailer   = "order-mailer"
+	PriceHistory  = "price-history"
 	SearchIndexer = "search-indexer"
 )
 
@@ -142,6 +143,15 @@ func (k *Kit) StartOrderMailer(h catalogueevents.OrderMailerHandler, opts ...run
 	k.T().Helper()
 	c, err := catalogueevents.NewOrderMailerConsumer(k.Conn(), h, opts...)
 	k.Start(OrderMailer, c, err)
+}
+
+// StartPriceHistory runs consumer "price-history" with h until the test ends,
+// as catalogueevents.NewPriceHistoryConsumer builds it; opts adjust it as they
+// do there. A consumer that fails to start, or stops early, fails the test.
+func (k *Kit) StartPriceHistory(h catalogueevents.PriceHistoryHandler, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := catalogueevents.NewPriceHistoryConsumer(k.Conn(), h, opts...)
+	k.Start(PriceHistory, c, err)
 }
 
 // StartSearchIndexer runs consumer "search-indexer" with h until the test
