@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	cat "github.com/warrenbus/warren/examples/catalogue/catalogueevents"
@@ -77,7 +78,15 @@ func (p *priceHistory) history(sku cat.SKU) []cat.Money {
 // orderMailer implements cat.OrderMailerHandler.
 type orderMailer struct{ j *journal }
 
+// errUndeliverable is permanent: the mail server refuses the address and
+// would on every attempt, so the runtime sends the order to
+// order-mailer.poison at once instead of retrying.
+var errUndeliverable = errors.New("the mail server refuses the address")
+
 func (m *orderMailer) HandleOrderPlaced(_ context.Context, d runtime.Delivery, f cat.OrderPlaced) error {
+	if strings.HasSuffix(f.Customer.Email, ".invalid") {
+		return m.j.failed(d, runtime.Permanent(fmt.Errorf("mail %s: %w", f.Customer.Email, errUndeliverable)))
+	}
 	return m.j.handled(d, "mailed %s the confirmation of order %s: %d line(s), %s",
 		f.Customer.Email, f.OrderID, len(f.Lines), money(f.Total))
 }
@@ -125,7 +134,10 @@ func (j *journal) add(e entry) {
 	defer j.mu.Unlock()
 	j.log = append(j.log, e)
 	outcome := e.Text
-	if e.Err != nil {
+	switch {
+	case runtime.IsPermanent(e.Err):
+		outcome = fmt.Sprintf("failed for good: %v (to the poison queue)", e.Err)
+	case e.Err != nil:
 		outcome = fmt.Sprintf("failed: %v (the broker retries it)", e.Err)
 	}
 	j.printLocked(e.Consumer, e.RoutingKey, "attempt %d: %s", e.Attempt, outcome)
