@@ -1,0 +1,79 @@
+package warrentest_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/topology"
+	"github.com/warrenbus/warren/runtime/warrentest"
+)
+
+// A fact written to a SQLite outbox in a committed transaction reaches the
+// consumer through the relay, on the bus and in virtual time; a rolled back
+// one does not.
+func TestOutboxRelayPublishesCommittedFactsOnTheBus(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "shop.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
+		ctx := b.Context()
+		warrentest.Register[itemUpdated](b, factItemUpdated)
+		ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.Migrate(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error { return nil }),
+		})
+		b.Start("search-indexer", c, err)
+		pub, err := runtime.NewPublisher(b.Conn(), topology.DefaultExchanges.Events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close()
+		relay, err := outbox.NewRelay(db, pub, outbox.RelayConfig{Dialect: outbox.SQLite})
+		b.Start("outbox relay", relay, err)
+
+		write := func(sku string, commit bool) string {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+			id, err := ob.Write(ctx, tx, factItemUpdated, itemUpdated{SKU: sku})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if commit {
+				if err := tx.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return id
+		}
+		committed := write("BOOK-10", true)
+		write("BOOK-11", false)
+		// The relay polls the table: let its interval pass.
+		b.Advance(outbox.DefaultPollInterval)
+		b.Idle()
+		h := b.Handled("search-indexer")
+		if len(h) != 1 || h[0].MessageID != committed {
+			t.Fatalf("handled %+v, want message %s alone", h, committed)
+		}
+		if got := warrentest.Published[itemUpdated](b); len(got) != 1 || got[0].SKU != "BOOK-10" {
+			t.Errorf("published %+v", got)
+		}
+	})
+}
