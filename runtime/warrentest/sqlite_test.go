@@ -10,6 +10,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/topology"
 	"github.com/warrenbus/warren/runtime/warrentest"
@@ -75,5 +76,35 @@ func TestOutboxRelayPublishesCommittedFactsOnTheBus(t *testing.T) {
 		if got := warrentest.Published[itemUpdated](b); len(got) != 1 || got[0].SKU != "BOOK-10" {
 			t.Errorf("published %+v", got)
 		}
+	})
+}
+
+// The SQLite idempotency guard claims in the handler's transaction on the
+// bus as on the broker: a fact published twice is handled once.
+func TestSQLiteGuardSkipsAFactPublishedTwice(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
+		g, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: idempotency.SQLite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Migrate(b.Context()); err != nil {
+			t.Fatal(err)
+		}
+		warrentest.Register[itemUpdated](b, factItemUpdated)
+		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error { return nil }),
+		}, runtime.WithGuard(g))
+		b.Start("search-indexer", c, err)
+		id := warrentest.Publish(b, factItemUpdated, itemUpdated{SKU: "BOOK-12"})
+		b.Idle()
+		b.PublishAgain(id)
+		b.Idle()
+		b.WantHandled("search-indexer", 1)
+		b.WantDuplicates("search-indexer", 1)
 	})
 }
