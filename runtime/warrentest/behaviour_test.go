@@ -1,0 +1,698 @@
+package warrentest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/idempotency"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// TestBehaviour runs every scenario of the runtime's semantics against the
+// real broker and the in-process bus: TestBehaviour/<scenario>/<target>.
+func TestBehaviour(t *testing.T) {
+	runScenarios(t, []scenario{
+		routingScenario,
+		validationScenario,
+		retryScenario,
+		poisonScenario,
+		unavailableScenario,
+		guardScenario("GuardMemory", func(t *testing.T) runtime.Guard {
+			return idempotency.NewMemoryGuard(idempotency.MemoryConfig{})
+		}),
+		guardScenario("GuardSQLite", sqliteGuard),
+		orderedScenario,
+		priorityScenario,
+		boundedScenario,
+		requestScenario,
+	})
+}
+
+const ms = time.Millisecond
+
+// item is the payload of the catalogue facts.
+type item struct {
+	SKU string `json:"sku"`
+}
+
+// validItem is the schema of item facts: a non-empty sku.
+func validItem(payload []byte) error {
+	var v item
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return fmt.Errorf("not an item: %w", err)
+	}
+	if v.SKU == "" {
+		return errors.New("/sku: expected a non-empty string")
+	}
+	return nil
+}
+
+var (
+	itemUpdatedFact  = runtime.Fact{RoutingKey: "catalogue.item.updated", Version: 1, Validate: validItem}
+	priceChangedFact = runtime.Fact{RoutingKey: "catalogue.price.changed", Version: 1, Validate: validItem}
+	itemReservedFact = runtime.Fact{RoutingKey: "stock.item.reserved", Version: 1, Validate: validItem}
+	invoiceSentFact  = runtime.Fact{RoutingKey: "billing.invoice.sent", Version: 1, Validate: validItem}
+	cartLostFact     = runtime.Fact{RoutingKey: "orders.cart.abandoned", Version: 1}
+	itemRetiredFact  = runtime.Fact{RoutingKey: "catalogue.item.retired", Version: 1, Validate: validItem}
+)
+
+func publish(t *testing.T, e env, f runtime.Fact, v any) string {
+	t.Helper()
+	id, err := e.Publisher().Publish(e.Context(), f, v)
+	if err != nil {
+		t.Fatalf("publish %s: %v", f.RoutingKey, err)
+	}
+	return id
+}
+
+func skus(calls []call) []string {
+	var out []string
+	for _, c := range calls {
+		switch v := c.Payload.(type) {
+		case item:
+			out = append(out, c.RoutingKey+":"+v.SKU)
+		case order:
+			out = append(out, v.OrderID+"/"+v.Step)
+		default:
+			out = append(out, fmt.Sprintf("%s:%v", c.RoutingKey, v))
+		}
+	}
+	return out
+}
+
+func wantPoisonEmpty(t *testing.T, e env, consumer string) {
+	t.Helper()
+	if p := e.Poisoned(consumer); len(p) != 0 {
+		t.Errorf("%s poison queue holds %d messages, want none: %+v", consumer, len(p), p)
+	}
+}
+
+// 1. Topic routing: overlapping patterns each get their copy, a consumer
+// whose patterns do not match gets nothing, and a fact nobody binds is an
+// error.
+var routingScenario = scenario{
+	name: "Routing",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "catalogue-all", Bindings: []string{"catalogue.#"}, MaxAttempts: 1},
+		{Name: "any-item", Bindings: []string{"*.item.*"}, MaxAttempts: 1},
+		{Name: "billing", Bindings: []string{"billing.#"}, MaxAttempts: 1},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		top := e.Topology()
+		all, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "catalogue-all"), []runtime.Route{
+			route(rec, "catalogue-all", itemUpdatedFact, succeed[item]),
+			route(rec, "catalogue-all", priceChangedFact, succeed[item]),
+		})
+		e.Start("catalogue-all", all, err)
+		anyItem, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "any-item"), []runtime.Route{
+			route(rec, "any-item", itemUpdatedFact, succeed[item]),
+			route(rec, "any-item", itemReservedFact, succeed[item]),
+		})
+		e.Start("any-item", anyItem, err)
+		billing, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "billing"), []runtime.Route{
+			route(rec, "billing", invoiceSentFact, succeed[item]),
+		})
+		e.Start("billing", billing, err)
+
+		publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})  // catalogue.# and *.item.*
+		publish(t, e, priceChangedFact, item{SKU: "BOOK-2"}) // catalogue.# only
+		publish(t, e, itemReservedFact, item{SKU: "BOOK-3"}) // *.item.* only
+
+		_, err = e.Publisher().Publish(e.Context(), cartLostFact, map[string]string{"cart": "c-1"})
+		var ue *runtime.UnroutableError
+		if !errors.Is(err, runtime.ErrUnroutable) || !errors.As(err, &ue) || ue.RoutingKey != cartLostFact.RoutingKey {
+			t.Errorf("publishing a fact no queue binds: %v, want an *UnroutableError for %s matching ErrUnroutable", err, cartLostFact.RoutingKey)
+		}
+		e.Idle()
+
+		sorted := func(c []call) []string { s := skus(c); slices.Sort(s); return s }
+		if got, want := sorted(rec.handled("catalogue-all")), []string{"catalogue.item.updated:BOOK-1", "catalogue.price.changed:BOOK-2"}; !slices.Equal(got, want) {
+			t.Errorf("catalogue-all handled %v, want %v", got, want)
+		}
+		if got, want := sorted(rec.handled("any-item")), []string{"catalogue.item.updated:BOOK-1", "stock.item.reserved:BOOK-3"}; !slices.Equal(got, want) {
+			t.Errorf("any-item handled %v, want %v", got, want)
+		}
+		if got := rec.all("billing"); len(got) != 0 {
+			t.Errorf("billing was called %v, want never", skus(got))
+		}
+		// The two copies of one fact carry one message id.
+		a, b := rec.handled("catalogue-all"), rec.handled("any-item")
+		idOf := func(cs []call, key string) string {
+			for _, c := range cs {
+				if c.RoutingKey == key {
+					return c.MessageID
+				}
+			}
+			return ""
+		}
+		if x, y := idOf(a, itemUpdatedFact.RoutingKey), idOf(b, itemUpdatedFact.RoutingKey); x == "" || x != y {
+			t.Errorf("the copies of %s have message ids %q and %q, want one id", itemUpdatedFact.RoutingKey, x, y)
+		}
+		for _, c := range []string{"catalogue-all", "any-item", "billing"} {
+			wantPoisonEmpty(t, e, c)
+		}
+	},
+}
+
+// 2. Validation: a payload the schema refuses is refused at publish; one
+// that reaches a consumer anyway (a producer without the schema) is
+// poisoned without calling the handler, the header saying why.
+var validationScenario = scenario{
+	name: "Validation",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 3, Backoff: []time.Duration{20 * ms, 40 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+			route(rec, "search-indexer", itemUpdatedFact, succeed[item]),
+		})
+		e.Start("search-indexer", c, err)
+
+		_, err = e.Publisher().Publish(e.Context(), itemUpdatedFact, item{SKU: ""})
+		if err == nil || !strings.Contains(err.Error(), "does not match its schema") || !strings.Contains(err.Error(), "/sku") {
+			t.Errorf("publishing an invalid payload: %v, want the schema's refusal", err)
+		}
+		env0, err := runtime.NewEnvelope(item{SKU: ""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Publisher().PublishEnvelope(e.Context(), itemUpdatedFact, env0); err == nil || !strings.Contains(err.Error(), "does not match its schema") {
+			t.Errorf("publishing an invalid envelope: %v, want the schema's refusal", err)
+		}
+		e.Idle()
+		if got := rec.all(""); len(got) != 0 {
+			t.Fatalf("handler called %v after refused publishes, want never", skus(got))
+		}
+		wantPoisonEmpty(t, e, "search-indexer")
+
+		// A producer that does not validate: the same routing key, no schema.
+		loose := runtime.Fact{RoutingKey: itemUpdatedFact.RoutingKey, Version: 1}
+		bad, err := runtime.NewEnvelope(json.RawMessage(`{"sku":""}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Publisher().PublishEnvelope(e.Context(), loose, bad); err != nil {
+			t.Fatalf("publish without a schema: %v", err)
+		}
+		e.Idle()
+		if got := rec.all(""); len(got) != 0 {
+			t.Errorf("handler called %v for an invalid payload, want never", skus(got))
+		}
+		p := e.Poisoned("search-indexer")
+		if len(p) != 1 {
+			t.Fatalf("poison queue holds %d messages, want the invalid one", len(p))
+		}
+		failure, _ := p[0].header(runtime.HeaderFailure).(string)
+		if p[0].MessageID != bad.ID || !strings.Contains(failure, "does not match its schema") || !strings.Contains(failure, "/sku: expected a non-empty string") {
+			t.Errorf("poisoned %s with x-failure %q, want %s refused by its schema", p[0].MessageID, failure, bad.ID)
+		}
+		if n := headerInt(p[0].Headers, runtime.HeaderAttempts); n != 1 {
+			t.Errorf("x-attempts %d, want 1: an invalid payload is not retried", n)
+		}
+	},
+}
+
+// 3. The retry ladder: a handler that fails twice then succeeds sees
+// attempts 1, 2, 3, each copy counting the failures before it.
+var retryScenario = scenario{
+	name: "RetryLadder",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 4, Backoff: []time.Duration{20 * ms, 40 * ms, 60 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+			route(rec, "search-indexer", itemUpdatedFact, func(_ context.Context, d runtime.Delivery, _ item) error {
+				if d.Attempt <= 2 {
+					return fmt.Errorf("index busy (attempt %d)", d.Attempt)
+				}
+				return nil
+			}),
+		})
+		e.Start("search-indexer", c, err)
+		id := publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		e.Idle()
+
+		calls := rec.all("search-indexer")
+		var got []string
+		for _, c := range calls {
+			got = append(got, fmt.Sprintf("attempt %d x-attempts %d ok %t", c.Attempt, c.Attempts, c.Err == nil))
+			if c.MessageID != id {
+				t.Errorf("call with message id %s, want %s on every attempt", c.MessageID, id)
+			}
+		}
+		want := []string{"attempt 1 x-attempts -1 ok false", "attempt 2 x-attempts 1 ok false", "attempt 3 x-attempts 2 ok true"}
+		if !slices.Equal(got, want) {
+			t.Errorf("calls:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+		if n := len(rec.handled("search-indexer")); n != 1 {
+			t.Errorf("handled %d times, want once", n)
+		}
+		wantPoisonEmpty(t, e, "search-indexer")
+	},
+}
+
+// 4. An exhausted ladder and a permanent error both end in poison with
+// the failure headers; a permanent error is not retried.
+var poisonScenario = scenario{
+	name: "Poison",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 3, Backoff: []time.Duration{20 * ms, 40 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+			route(rec, "search-indexer", itemUpdatedFact, func(context.Context, runtime.Delivery, item) error {
+				return errors.New("index down")
+			}),
+			route(rec, "search-indexer", itemRetiredFact, func(context.Context, runtime.Delivery, item) error {
+				return runtime.Permanent(errors.New("sku was never listed"))
+			}),
+		})
+		e.Start("search-indexer", c, err)
+		exhausted := publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		permanent := publish(t, e, itemRetiredFact, item{SKU: "BOOK-2"})
+		e.Idle()
+
+		attempts := map[string][]int{}
+		for _, c := range rec.all("search-indexer") {
+			attempts[c.MessageID] = append(attempts[c.MessageID], c.Attempt)
+		}
+		if got := attempts[exhausted]; !slices.Equal(got, []int{1, 2, 3}) {
+			t.Errorf("attempts of the always failing fact: %v, want [1 2 3]", got)
+		}
+		if got := attempts[permanent]; !slices.Equal(got, []int{1}) {
+			t.Errorf("attempts of the permanently failing fact: %v, want [1]: not retried", got)
+		}
+		want := map[string]struct {
+			failure, key string
+			attempts     int
+		}{
+			exhausted: {"index down", itemUpdatedFact.RoutingKey, 3},
+			permanent: {"sku was never listed", itemRetiredFact.RoutingKey, 1},
+		}
+		p := e.Poisoned("search-indexer")
+		if len(p) != 2 {
+			t.Fatalf("poison queue holds %d messages, want 2", len(p))
+		}
+		for _, m := range p {
+			w, ok := want[m.MessageID]
+			if !ok {
+				t.Errorf("unexpected poison message %s", m.MessageID)
+				continue
+			}
+			h := m.Headers
+			if h[runtime.HeaderFailure] != w.failure || h[runtime.HeaderConsumer] != "search-indexer" ||
+				headerInt(h, runtime.HeaderAttempts) != w.attempts || h[runtime.HeaderOriginalRoutingKey] != w.key ||
+				h[runtime.HeaderOriginalExchange] != e.Topology().Exchanges[0].Name {
+				t.Errorf("poison message %s headers: x-failure %v, x-consumer %v, x-attempts %v, x-original-routing-key %v, x-original-exchange %v; want %q, search-indexer, %d, %s, %s",
+					m.MessageID, h[runtime.HeaderFailure], h[runtime.HeaderConsumer], h[runtime.HeaderAttempts], h[runtime.HeaderOriginalRoutingKey], h[runtime.HeaderOriginalExchange],
+					w.failure, w.attempts, w.key, e.Topology().Exchanges[0].Name)
+			}
+			if at, _ := h[runtime.HeaderFailedAt].(string); at == "" {
+				t.Errorf("poison message %s has no %s", m.MessageID, runtime.HeaderFailedAt)
+			} else if _, err := time.Parse(time.RFC3339, at); err != nil {
+				t.Errorf("poison message %s: %s %q: %v", m.MessageID, runtime.HeaderFailedAt, at, err)
+			}
+		}
+	},
+}
+
+// 5. An unavailable dependency: the fact is held without spending an
+// attempt, the consumer pauses after a run of outages, and the fact is
+// handled once the dependency is back.
+var unavailableScenario = scenario{
+	name: "Unavailable",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		const outage = 4 // calls that find the index down; more than MaxAttempts
+		var (
+			mu     sync.Mutex
+			calls  int
+			paused []bool
+			cons   *runtime.Consumer
+		)
+		rec := &recorder{}
+		cons, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+			route(rec, "search-indexer", itemUpdatedFact, func(context.Context, runtime.Delivery, item) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				paused = append(paused, cons.Health().Paused)
+				if calls <= outage {
+					return runtime.Unavailable(errors.New("index unreachable"))
+				}
+				return nil
+			}),
+		}, runtime.WithOutagePolicy(runtime.OutagePolicy{PauseAfter: 2, ProbeMin: 20 * ms, ProbeMax: 40 * ms}))
+		e.Start("search-indexer", cons, err)
+		id := publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		e.Idle()
+
+		all := rec.all("search-indexer")
+		if len(all) != outage+1 {
+			t.Fatalf("%d calls, want %d: %d outages, then the fact handled", len(all), outage+1, outage)
+		}
+		for i, c := range all {
+			if c.MessageID != id || c.Attempt != 1 || c.Attempts > 0 {
+				t.Errorf("call %d: message %s, attempt %d, x-attempts %d; want %s, attempt 1 and no failed attempt counted every time", i+1, c.MessageID, c.Attempt, c.Attempts, id)
+			}
+		}
+		if n := len(rec.handled("search-indexer")); n != 1 {
+			t.Errorf("handled %d times, want once", n)
+		}
+		mu.Lock()
+		want := []bool{false, false, true, true, true} // paused from the second outage on, probing
+		if !slices.Equal(paused, want) {
+			t.Errorf("paused during calls: %v, want %v", paused, want)
+		}
+		mu.Unlock()
+		if cons.Health().Paused {
+			t.Error("still paused after the dependency came back")
+		}
+		if held := e.Conn().Counts("search-indexer").Get(runtime.Held); held != outage {
+			t.Errorf("held %d times, want %d", held, outage)
+		}
+		wantPoisonEmpty(t, e, "search-indexer")
+	},
+}
+
+// 6. The idempotency guard: one envelope published twice is handled once;
+// the second delivery is a duplicate.
+func guardScenario(name string, guard func(t *testing.T) runtime.Guard) scenario {
+	return scenario{
+		name: name,
+		spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+			{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
+		}},
+		run: func(t *testing.T, e env) {
+			rec := &recorder{}
+			c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+				route(rec, "search-indexer", itemUpdatedFact, succeed[item]),
+			}, runtime.WithGuard(guard(t)))
+			e.Start("search-indexer", c, err)
+			env0, err := runtime.NewEnvelope(item{SKU: "BOOK-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if err := e.Publisher().PublishEnvelope(e.Context(), itemUpdatedFact, env0); err != nil {
+					t.Fatalf("publish: %v", err)
+				}
+				e.Idle()
+			}
+			if got := rec.all("search-indexer"); len(got) != 1 || got[0].MessageID != env0.ID {
+				t.Errorf("handler calls %+v, want one, for %s", got, env0.ID)
+			}
+			counts := e.Conn().Counts("search-indexer")
+			if d, a := counts.Get(runtime.DuplicateSkipped), counts.Get(runtime.Acked); d != 1 || a != 1 {
+				t.Errorf("acked %d and skipped %d as duplicates, want 1 and 1", a, d)
+			}
+			wantPoisonEmpty(t, e, "search-indexer")
+		},
+	}
+}
+
+// sqliteGuard is an SQL guard on an SQLite file of the test's own.
+func sqliteGuard(t *testing.T) runtime.Guard {
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db"))
+	g, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: idempotency.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// order is the payload of the ordered facts.
+type order struct {
+	OrderID string `json:"order_id"`
+	Step    string `json:"step"`
+}
+
+var orderStepFact = runtime.Fact{
+	RoutingKey: "orders.order.step", Version: 1, OrderingKey: "/order_id",
+	KeyOf: func(p any) (string, bool) {
+		o, ok := p.(order)
+		return o.OrderID, ok
+	},
+}
+
+// 7. An ordered consumer: the facts of one key are handled in publish
+// order, also when one fails once and waits for its retry, while other
+// keys go on.
+var orderedScenario = scenario{
+	name: "Ordered",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 4, Concurrency: 4,
+			MaxAttempts: 3, Backoff: []time.Duration{20 * ms, 40 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		otherDone := make(chan struct{}) // closed once a fact of another key was handled
+		var once sync.Once
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "fulfilment"), []runtime.Route{
+			route(rec, "fulfilment", orderStepFact, func(ctx context.Context, d runtime.Delivery, o order) error {
+				if o.OrderID != "A" {
+					once.Do(func() { close(otherDone) })
+					return nil
+				}
+				if o.Step == "2" && d.Attempt == 1 {
+					// Wait, holding key A, until another key made progress.
+					select {
+					case <-otherDone:
+					case <-time.After(10 * time.Second):
+						return errors.New("no other key was handled while A/2 was in hand")
+					}
+					return errors.New("warehouse busy")
+				}
+				return nil
+			}),
+		})
+		for _, step := range []string{"1", "2", "3"} {
+			for _, key := range []string{"A", "B", "C"} {
+				publish(t, e, orderStepFact, order{OrderID: key, Step: step})
+			}
+		}
+		e.Start("fulfilment", c, err)
+		e.Idle()
+
+		perKey := map[string][]string{}
+		for _, s := range skus(rec.handled("fulfilment")) {
+			k, _, _ := strings.Cut(s, "/")
+			perKey[k] = append(perKey[k], s)
+		}
+		for _, k := range []string{"A", "B", "C"} {
+			want := []string{k + "/1", k + "/2", k + "/3"}
+			if !slices.Equal(perKey[k], want) {
+				t.Errorf("key %s handled %v, want %v", k, perKey[k], want)
+			}
+		}
+		var a2 []string
+		for _, c := range rec.all("fulfilment") {
+			if o := c.Payload.(order); o.OrderID == "A" && o.Step == "2" {
+				a2 = append(a2, fmt.Sprintf("attempt %d ok %t", c.Attempt, c.Err == nil))
+			}
+		}
+		if want := []string{"attempt 1 ok false", "attempt 2 ok true"}; !slices.Equal(a2, want) {
+			t.Errorf("A/2: %v, want %v", a2, want)
+		}
+		// Other keys went on while A/2 was in hand: its first attempt
+		// waited for a fact of another key to be handled.
+		select {
+		case <-otherDone:
+		default:
+			t.Error("no fact of another key was handled")
+		}
+		wantPoisonEmpty(t, e, "fulfilment")
+	},
+}
+
+// 8. Priorities: with a backlog waiting, high-priority facts are handled
+// first.
+var priorityScenario = scenario{
+	name: "Priority",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "mailer", Bindings: []string{"catalogue.#"}, QueueType: topology.Classic, MaxPriority: 9,
+			Concurrency: 1, Prefetch: 1, MaxAttempts: 1},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "mailer"), []runtime.Route{
+			route(rec, "mailer", itemUpdatedFact, succeed[item]),
+		})
+		for _, s := range []string{"low-1", "low-2", "low-3"} {
+			publish(t, e, itemUpdatedFact, item{SKU: s})
+		}
+		for _, s := range []string{"high-1", "high-2"} {
+			publish(t, e, itemUpdatedFact.WithPriority(9), item{SKU: s})
+		}
+		e.Start("mailer", c, err)
+		e.Idle()
+		k := itemUpdatedFact.RoutingKey + ":"
+		want := []string{k + "high-1", k + "high-2", k + "low-1", k + "low-2", k + "low-3"}
+		if got := skus(rec.handled("mailer")); !slices.Equal(got, want) {
+			t.Errorf("handled %v, want %v", got, want)
+		}
+	},
+}
+
+// 9. A bounded work queue refuses what it has no room for, and the
+// publisher says which queue is full.
+var boundedScenario = scenario{
+	name: "Bounded",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "thumbnailer", Bindings: []string{"catalogue.#"}, MaxLength: 2, MaxAttempts: 1},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "thumbnailer"), []runtime.Route{
+			route(rec, "thumbnailer", itemUpdatedFact, succeed[item]),
+		})
+		publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		publish(t, e, itemUpdatedFact, item{SKU: "BOOK-2"})
+		_, err3 := e.Publisher().Publish(e.Context(), itemUpdatedFact, item{SKU: "BOOK-3"})
+		var re *runtime.RejectedError
+		switch {
+		case !errors.Is(err3, runtime.ErrRejected) || !errors.Is(err3, runtime.ErrNacked):
+			t.Errorf("publishing past the bound: %v, want an error matching ErrRejected and ErrNacked", err3)
+		case !errors.As(err3, &re) || !slices.Equal(re.Queues, []string{"thumbnailer"}) || re.RoutingKey != itemUpdatedFact.RoutingKey:
+			t.Errorf("publishing past the bound: %#v, want a *RejectedError naming queue thumbnailer", re)
+		}
+		e.Start("thumbnailer", c, err)
+		e.Idle()
+		k := itemUpdatedFact.RoutingKey + ":"
+		if got := skus(rec.handled("thumbnailer")); !slices.Equal(got, []string{k + "BOOK-1", k + "BOOK-2"}) {
+			t.Errorf("handled %v, want the two that fitted", got)
+		}
+		// Room again once the consumer drained the queue.
+		publish(t, e, itemUpdatedFact, item{SKU: "BOOK-4"})
+		e.Idle()
+		if n := len(rec.handled("thumbnailer")); n != 3 {
+			t.Errorf("handled %d, want 3 once there was room again", n)
+		}
+	},
+}
+
+// quote is the request of the requests scenario, quoteReply its reply.
+type quote struct {
+	SKU string `json:"sku"`
+}
+
+type quoteReply struct {
+	Cents int `json:"cents"`
+}
+
+var quoteRequest = runtime.Request{
+	Key:      "pricing.quote",
+	Validate: validItem,
+	ValidateReply: func(p []byte) error {
+		var r quoteReply
+		if err := json.Unmarshal(p, &r); err != nil {
+			return err
+		}
+		if r.Cents < 0 {
+			return errors.New("/cents: expected at least 0")
+		}
+		return nil
+	},
+}
+
+// 10. Requests: an answer, an error reply, and a deadline that passes
+// first.
+var requestScenario = scenario{
+	name: "Requests",
+	spec: topology.Spec{Responders: []topology.ResponderSpec{
+		{Name: "pricing", Requests: []string{"pricing.quote"}, Concurrency: 2},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		spec, _ := e.Topology().Responder("pricing")
+		resp, err := runtime.NewResponder(e.Conn(), spec, []runtime.Answer{
+			runtime.Respond(quoteRequest, func(ctx context.Context, d runtime.Delivery, q quote) (quoteReply, error) {
+				var rep quoteReply
+				var err error
+				switch q.SKU {
+				case "BOOK-1":
+					rep = quoteReply{Cents: 1250}
+				case "RETIRED":
+					err = runtime.Permanent(errors.New("sku retired"))
+				case "FLAKY":
+					err = errors.New("price list loading")
+				case "SLOW":
+					<-ctx.Done() // the caller's deadline, which the responder's ctx carries
+					err = ctx.Err()
+				}
+				rec.add(call{Consumer: "pricing", MessageID: d.MessageID, RoutingKey: d.RoutingKey, Attempt: d.Attempt, Payload: item{SKU: q.SKU}, Err: err})
+				return rep, err
+			}),
+		})
+		e.Start("pricing", resp, err)
+		req, err := runtime.NewRequester(e.Conn(), spec.Exchange)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer req.Close()
+		ask := func(sku string, within time.Duration) (quoteReply, error) {
+			ctx, cancel := context.WithTimeout(e.Context(), within)
+			defer cancel()
+			return runtime.Call[quoteReply](ctx, req, quoteRequest, quote{SKU: sku})
+		}
+
+		if rep, err := ask("BOOK-1", 10*time.Second); err != nil || rep.Cents != 1250 {
+			t.Errorf("quote BOOK-1: %+v, %v; want 1250 cents", rep, err)
+		}
+		_, err = ask("RETIRED", 10*time.Second)
+		var re *runtime.ReplyError
+		if !errors.As(err, &re) || !re.Permanent || re.Message != "sku retired" || !runtime.IsPermanent(err) {
+			t.Errorf("quote RETIRED: %v, want a permanent *ReplyError \"sku retired\"", err)
+		}
+		_, err = ask("FLAKY", 10*time.Second)
+		if !errors.As(err, &re) || re.Permanent || re.Message != "price list loading" || runtime.IsPermanent(err) {
+			t.Errorf("quote FLAKY: %v, want a *ReplyError \"price list loading\", not permanent", err)
+		}
+		_, err = ask("", 10*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "does not match its schema") {
+			t.Errorf("an invalid request: %v, want the schema's refusal", err)
+		}
+		start := time.Now()
+		_, err = ask("SLOW", 50*ms)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("quote SLOW within 50ms: %v, want context.DeadlineExceeded", err)
+		}
+		if waited := time.Since(start); waited < 50*ms {
+			t.Errorf("quote SLOW gave up after %v, before its deadline", waited)
+		}
+		e.Idle()
+
+		var got []string
+		for _, c := range rec.all("pricing") {
+			got = append(got, fmt.Sprintf("%s ok %t", c.Payload.(item).SKU, c.Err == nil))
+		}
+		if want := []string{"BOOK-1 ok true", "RETIRED ok false", "FLAKY ok false", "SLOW ok false"}; !slices.Equal(got, want) {
+			t.Errorf("responder calls %v, want %v (an invalid request is refused before it is sent)", got, want)
+		}
+		counts := resp.Counts()
+		if counts.Answered != 1 || counts.Failed != 3 {
+			t.Errorf("responder counts %+v, want 1 answered and 3 failed", counts)
+		}
+	},
+}
