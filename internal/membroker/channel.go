@@ -680,6 +680,7 @@ func (ch *Channel) QueuePurge(name string, noWait bool) (int, error) {
 	}
 	n := len(q.ready)
 	q.ready, q.bytes = nil, 0
+	q.relieve()
 	q.armTimer()
 	return n, nil
 }

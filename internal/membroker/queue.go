@@ -49,6 +49,9 @@ type queue struct {
 	maxLen        int64 // -1: none
 	maxBytes      int64 // -1: none
 	rejectPublish bool
+	// rejecting is a quorum queue's reject-publish state: entered once
+	// the queue is over its bound, left once it drained to 80% of it.
+	rejecting     bool
 	maxPriority   int // 0: none
 	twoLevels     bool
 	sac           bool
@@ -215,7 +218,16 @@ func (q *queue) state() QueueState {
 func (q *queue) push(exchange, key string, pub amqp.Publishing) bool {
 	m := &message{exchange: exchange, key: key, pub: pub, bodyLength: len(pub.Body)}
 	m.pub.Headers = copyTable(pub.Headers)
-	if q.full(m) {
+	if q.quorum && q.rejectPublish {
+		// A quorum queue checks its bound after each enqueue, as
+		// RabbitMQ's rabbit_fifo does: the message that takes it over
+		// the bound is taken, and from then on publishes are refused
+		// until it drained to 80% of the bound. x-max-length N holds
+		// N+1 messages.
+		if q.rejecting {
+			return false
+		}
+	} else if q.full(m) {
 		if q.rejectPublish {
 			return false
 		}
@@ -245,8 +257,28 @@ func (q *queue) push(exchange, key string, pub amqp.Publishing) bool {
 		m.expiresAt = time.Now().Add(ttl)
 	}
 	q.insert(m)
+	if q.quorum && q.rejectPublish && q.over() {
+		q.rejecting = true
+	}
 	q.dispatch()
 	return true
+}
+
+// over reports whether the queue holds more than its bound.
+func (q *queue) over() bool {
+	return q.maxLen >= 0 && int64(len(q.ready)) > q.maxLen || q.maxBytes >= 0 && q.bytes > q.maxBytes
+}
+
+// relieve ends a quorum queue's reject-publish state once it holds no
+// more than 80% of its bound.
+func (q *queue) relieve() {
+	if !q.rejecting {
+		return
+	}
+	below := func(limit, n int64) bool { return limit < 0 || n <= limit*8/10 }
+	if below(q.maxLen, int64(len(q.ready))) && below(q.maxBytes, q.bytes) {
+		q.rejecting = false
+	}
 }
 
 func (q *queue) full(m *message) bool {
@@ -272,6 +304,7 @@ func (q *queue) insert(m *message) {
 func (q *queue) remove(i int) {
 	q.bytes -= int64(q.ready[i].bodyLength)
 	q.ready = append(q.ready[:i], q.ready[i+1:]...)
+	q.relieve()
 }
 
 // dispatch hands waiting messages to consumers with credit, expiring
