@@ -495,14 +495,15 @@ func mustConsumer(t testing.TB, top topology.Topology, name string) topology.Con
 
 // call is one handler call, as the scenario's handler saw it.
 type call struct {
-	Consumer   string
-	MessageID  string
-	RoutingKey string
-	Attempt    int
-	Attempts   int // the x-attempts header; -1 when absent
-	Payload    any
-	Err        error
-	Paused     bool // the consumer reported itself paused during the call
+	Consumer    string
+	MessageID   string
+	RoutingKey  string
+	Attempt     int
+	Attempts    int // the x-attempts header; -1 when absent
+	Payload     any
+	Err         error
+	Headers     map[string]any
+	Redelivered bool
 }
 
 // recorder keeps the calls of a scenario's handlers, in the order they
@@ -548,9 +549,27 @@ func route[T any](r *recorder, consumer string, f runtime.Fact, fn func(ctx cont
 	return runtime.Handle(f, func(ctx context.Context, d runtime.Delivery, v T) error {
 		err := fn(ctx, d, v)
 		r.add(call{Consumer: consumer, MessageID: d.MessageID, RoutingKey: d.RoutingKey, Attempt: d.Attempt,
-			Attempts: headerInt(d.Headers, runtime.HeaderAttempts), Payload: v, Err: err})
+			Attempts: headerInt(d.Headers, runtime.HeaderAttempts), Payload: v, Err: err,
+			Headers: d.Headers, Redelivered: d.Redelivered})
 		return err
 	})
 }
 
 func succeed[T any](context.Context, runtime.Delivery, T) error { return nil }
+
+// deaths renders a message's x-death header as "queue reason count" per
+// entry, newest first, as the broker keeps it.
+func deaths(h map[string]any) []string {
+	list, _ := h["x-death"].([]any)
+	var out []string
+	for _, e := range list {
+		t, ok := e.(amqp.Table)
+		if !ok {
+			out = append(out, fmt.Sprintf("%T", e))
+			continue
+		}
+		keys, _ := t["routing-keys"].([]any)
+		out = append(out, fmt.Sprintf("%v %v %d via %q %v", t["queue"], t["reason"], headerInt(t, "count"), t["exchange"], keys))
+	}
+	return out
+}
