@@ -38,6 +38,7 @@ func TestBehaviour(t *testing.T) {
 		boundedScenario(topology.Classic, 2),
 		boundedScenario(topology.Quorum, 3),
 		requestScenario,
+		connectionLossScenario,
 	})
 }
 
@@ -737,5 +738,54 @@ var requestScenario = scenario{
 		// expired requests is not part of the contract, the handler's
 		// silence is.
 		t.Logf("responder counts: %+v", counts)
+	},
+}
+
+// 11. A lost connection: a delivery whose handler was running when the
+// connection went is not lost; the broker delivers it again, marked
+// redelivered, on the connection the runtime makes next. Delivery is at
+// least once: without a guard the handler runs twice.
+var connectionLossScenario = scenario{
+	name: "ConnectionLoss",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		started, release := make(chan struct{}), make(chan struct{})
+		var first, released sync.Once
+		unblock := func() { released.Do(func() { close(release) }) }
+		defer unblock() // also when the scenario fails before it releases the handler
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+			route(rec, "search-indexer", itemUpdatedFact, func(_ context.Context, d runtime.Delivery, _ item) error {
+				block := false
+				first.Do(func() { block = true })
+				if block {
+					close(started)
+					<-release
+				}
+				return nil
+			}),
+		})
+		e.Start("search-indexer", c, err)
+		id := publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		select {
+		case <-started:
+		case <-time.After(testenv.DefaultWait):
+			t.Fatal("the handler was never called")
+		}
+		e.DropConnections()
+		unblock() // the handler succeeds, but its ack has no connection to go on
+		e.Idle()
+
+		var got []string
+		for _, c := range rec.all("search-indexer") {
+			got = append(got, fmt.Sprintf("%s attempt %d redelivered %t ok %t", c.MessageID, c.Attempt, c.Redelivered, c.Err == nil))
+		}
+		want := []string{id + " attempt 1 redelivered false ok true", id + " attempt 1 redelivered true ok true"}
+		if !slices.Equal(got, want) {
+			t.Errorf("calls:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+		wantPoisonEmpty(t, e, "search-indexer")
 	},
 }
