@@ -66,6 +66,8 @@ var (
 	priceChangedFact = runtime.Fact{RoutingKey: "catalogue.price.changed", Version: 1, Validate: validItem}
 	itemReservedFact = runtime.Fact{RoutingKey: "stock.item.reserved", Version: 1, Validate: validItem}
 	invoiceSentFact  = runtime.Fact{RoutingKey: "billing.invoice.sent", Version: 1, Validate: validItem}
+	catalogueFact    = runtime.Fact{RoutingKey: "catalogue", Version: 1, Validate: validItem}
+	itemUpdatedV2    = runtime.Fact{RoutingKey: "catalogue.item.updated.v2", Version: 2, Validate: validItem}
 	cartLostFact     = runtime.Fact{RoutingKey: "orders.cart.abandoned", Version: 1}
 	itemRetiredFact  = runtime.Fact{RoutingKey: "catalogue.item.retired", Version: 1, Validate: validItem}
 )
@@ -117,6 +119,8 @@ var routingScenario = scenario{
 		all, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "catalogue-all"), []runtime.Route{
 			route(rec, "catalogue-all", itemUpdatedFact, succeed[item]),
 			route(rec, "catalogue-all", priceChangedFact, succeed[item]),
+			route(rec, "catalogue-all", catalogueFact, succeed[item]),
+			route(rec, "catalogue-all", itemUpdatedV2, succeed[item]),
 		})
 		e.Start("catalogue-all", all, err)
 		anyItem, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "any-item"), []runtime.Route{
@@ -132,6 +136,8 @@ var routingScenario = scenario{
 		publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})  // catalogue.# and *.item.*
 		publish(t, e, priceChangedFact, item{SKU: "BOOK-2"}) // catalogue.# only
 		publish(t, e, itemReservedFact, item{SKU: "BOOK-3"}) // *.item.* only
+		publish(t, e, catalogueFact, item{SKU: "BOOK-4"})    // catalogue.#: '#' matches zero words
+		publish(t, e, itemUpdatedV2, item{SKU: "BOOK-5"})    // catalogue.#; '*' is one word, so not *.item.*
 
 		_, err = e.Publisher().Publish(e.Context(), cartLostFact, map[string]string{"cart": "c-1"})
 		var ue *runtime.UnroutableError
@@ -141,7 +147,7 @@ var routingScenario = scenario{
 		e.Idle()
 
 		sorted := func(c []call) []string { s := skus(c); slices.Sort(s); return s }
-		if got, want := sorted(rec.handled("catalogue-all")), []string{"catalogue.item.updated:BOOK-1", "catalogue.price.changed:BOOK-2"}; !slices.Equal(got, want) {
+		if got, want := sorted(rec.handled("catalogue-all")), []string{"catalogue.item.updated.v2:BOOK-5", "catalogue.item.updated:BOOK-1", "catalogue.price.changed:BOOK-2", "catalogue:BOOK-4"}; !slices.Equal(got, want) {
 			t.Errorf("catalogue-all handled %v, want %v", got, want)
 		}
 		if got, want := sorted(rec.handled("any-item")), []string{"catalogue.item.updated:BOOK-1", "stock.item.reserved:BOOK-3"}; !slices.Equal(got, want) {
