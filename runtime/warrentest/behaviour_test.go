@@ -17,6 +17,7 @@ import (
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
+	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -34,6 +35,8 @@ func TestBehaviour(t *testing.T) {
 		}),
 		guardScenario("GuardSQLite", sqliteGuard),
 		orderedScenario,
+		orderedParkScenario(false),
+		orderedParkScenario(true),
 		priorityScenario,
 		boundedScenario(topology.Classic, 2),
 		boundedScenario(topology.Quorum, 3),
@@ -794,4 +797,96 @@ var connectionLossScenario = scenario{
 		}
 		wantPoisonEmpty(t, e, "search-indexer")
 	},
+}
+
+// 7b. An ordered consumer that parks: once a fact of a key went to
+// poison, the key's later facts follow it there, marked with its id,
+// while other keys go on. With replay, the poisoned fact coming back
+// lifts the park and the parked facts follow it, in order.
+func orderedParkScenario(replay bool) scenario {
+	sc := scenario{
+		name: "OrderedPark",
+		spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+			{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 2, Concurrency: 2,
+				MaxAttempts: 2, Backoff: []time.Duration{20 * ms}, Park: true},
+		}},
+	}
+	if replay {
+		sc.name = "OrderedParkReplay"
+		sc.only = "broker"
+		sc.why = "replaying a poison queue needs runtime/poison, which works over Conn.OpenChannel, and the in-process transport has no AMQP channel to give it"
+	}
+	sc.run = func(t *testing.T, e env) {
+		rec := &recorder{}
+		var mu sync.Mutex
+		broken := true // A/2 breaks a rule until the rule is fixed
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "fulfilment"), []runtime.Route{
+			route(rec, "fulfilment", orderStepFact, func(_ context.Context, _ runtime.Delivery, o order) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if o.OrderID == "A" && o.Step == "2" && broken {
+					return runtime.Permanent(errors.New("order A cannot be packed"))
+				}
+				return nil
+			}),
+		})
+		ids := map[string]string{}
+		for _, step := range []string{"1", "2", "3", "4"} {
+			for _, key := range []string{"A", "B"} {
+				ids[key+"/"+step] = publish(t, e, orderStepFact, order{OrderID: key, Step: step})
+			}
+		}
+		e.Start("fulfilment", c, err)
+		e.Idle()
+
+		if got, want := skus(rec.all("fulfilment")), []string{"A/1", "A/2"}; !slices.Equal(filterKey(got, "A"), want) {
+			t.Errorf("calls of key A %v, want %v: the later facts are parked without a call", filterKey(got, "A"), want)
+		}
+		if got, want := filterKey(skus(rec.handled("fulfilment")), "B"), []string{"B/1", "B/2", "B/3", "B/4"}; !slices.Equal(got, want) {
+			t.Errorf("key B handled %v, want %v", got, want)
+		}
+		p := e.Poisoned("fulfilment")
+		var got []string
+		for _, m := range p {
+			got = append(got, m.MessageID)
+		}
+		if want := []string{ids["A/2"], ids["A/3"], ids["A/4"]}; !slices.Equal(got, want) {
+			t.Fatalf("poison queue holds %v, want A/2, A/3, A/4: %v", got, want)
+		}
+		if f, _ := p[0].header(runtime.HeaderFailure).(string); f != "order A cannot be packed" {
+			t.Errorf("A/2 x-failure %q", f)
+		}
+		for _, m := range p[1:] {
+			if f, _ := m.header(runtime.HeaderFailure).(string); !strings.Contains(f, "parked") || !strings.Contains(f, ids["A/2"]) {
+				t.Errorf("parked fact %s: x-failure %q, want it parked behind %s", m.MessageID, f, ids["A/2"])
+			}
+		}
+		if !replay {
+			return
+		}
+		mu.Lock()
+		broken = false
+		mu.Unlock()
+		ctx, cancel := context.WithTimeout(e.Context(), testenv.DefaultWait)
+		defer cancel()
+		if _, err := poison.Replay(ctx, e.Conn(), mustConsumer(t, e.Topology(), "fulfilment"), poison.Filter{}); err != nil {
+			t.Fatalf("replay: %v", err)
+		}
+		e.Idle()
+		if got, want := filterKey(skus(rec.handled("fulfilment")), "A"), []string{"A/1", "A/2", "A/3", "A/4"}; !slices.Equal(got, want) {
+			t.Errorf("key A handled %v after the replay, want %v", got, want)
+		}
+		wantPoisonEmpty(t, e, "fulfilment")
+	}
+	return sc
+}
+
+func filterKey(steps []string, key string) []string {
+	var out []string
+	for _, s := range steps {
+		if strings.HasPrefix(s, key+"/") {
+			out = append(out, s)
+		}
+	}
+	return out
 }
