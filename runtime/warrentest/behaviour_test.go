@@ -42,6 +42,7 @@ func TestBehaviour(t *testing.T) {
 		boundedScenario(topology.Quorum, 3),
 		requestScenario,
 		connectionLossScenario,
+		deliveryLimitScenario,
 	})
 }
 
@@ -889,4 +890,54 @@ func filterKey(steps []string, key string) []string {
 		}
 	}
 	return out
+}
+
+// 12. A quorum work queue's delivery limit: a fact whose handler never
+// gets to settle it (its connection goes every time) is dead-lettered to
+// poison by the broker itself once it was returned more often than the
+// limit, x-death saying why.
+var deliveryLimitScenario = scenario{
+	name: "DeliveryLimit",
+	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, DeliveryLimit: 1, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		started := make(chan struct{}, 1)
+		release := make(chan struct{})
+		defer close(release) // also when the scenario fails first
+		c, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, e.Topology(), "search-indexer"), []runtime.Route{
+			route(rec, "search-indexer", itemUpdatedFact, func(context.Context, runtime.Delivery, item) error {
+				started <- struct{}{}
+				<-release
+				return nil
+			}),
+		})
+		e.Start("search-indexer", c, err)
+		id := publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		for range 2 { // the first delivery and the one redelivery the limit allows
+			select {
+			case <-started:
+			case <-time.After(testenv.DefaultWait):
+				t.Fatal("the handler was not called")
+			}
+			e.DropConnections()
+			release <- struct{}{}
+		}
+		e.Idle()
+
+		if n := len(rec.all("search-indexer")); n != 2 {
+			t.Errorf("%d handler calls, want 2: the delivery and one redelivery", n)
+		}
+		p := e.Poisoned("search-indexer")
+		if len(p) != 1 || p[0].MessageID != id {
+			t.Fatalf("poison queue holds %+v, want %s", p, id)
+		}
+		if got, want := deaths(p[0].Headers), []string{`search-indexer delivery_limit 1 via "app.events" [catalogue.item.updated]`}; !slices.Equal(got, want) {
+			t.Errorf("x-death %q, want %q", got, want)
+		}
+		if f := p[0].header(runtime.HeaderFailure); f != nil {
+			t.Errorf("x-failure %v on a message the broker dead-lettered, want none", f)
+		}
+	},
 }
