@@ -98,8 +98,8 @@ type target interface {
 	run(t *testing.T, top topology.Topology, body func(t *testing.T, e env))
 }
 
-// scenario is one behaviour of the runtime, stated once.
-type scenario struct {
+// behaviourScenario is one behaviour of the runtime, stated once.
+type behaviourScenario struct {
 	name string
 	spec topology.Spec
 	// only, when set, names the one target the scenario runs on, and why
@@ -108,7 +108,7 @@ type scenario struct {
 	run       func(t *testing.T, e env)
 }
 
-func runScenarios(t *testing.T, scenarios []scenario) {
+func runScenarios(t *testing.T, scenarios []behaviourScenario) {
 	targets := []target{brokerTarget{}, busTarget{}}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

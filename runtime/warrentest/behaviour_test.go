@@ -24,7 +24,7 @@ import (
 // TestBehaviour runs every scenario of the runtime's semantics against the
 // real broker and the in-process bus: TestBehaviour/<scenario>/<target>.
 func TestBehaviour(t *testing.T) {
-	runScenarios(t, []scenario{
+	runScenarios(t, []behaviourScenario{
 		routingScenario,
 		validationScenario,
 		retryScenario,
@@ -110,7 +110,7 @@ func wantPoisonEmpty(t *testing.T, e env, consumer string) {
 // 1. Topic routing: overlapping patterns each get their copy, a consumer
 // whose patterns do not match gets nothing, and a fact nobody binds is an
 // error.
-var routingScenario = scenario{
+var routingScenario = behaviourScenario{
 	name: "Routing",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "catalogue-all", Bindings: []string{"catalogue.#"}, MaxAttempts: 1},
@@ -182,7 +182,7 @@ var routingScenario = scenario{
 // 2. Validation: a payload the schema refuses is refused at publish; one
 // that reaches a consumer anyway (a producer without the schema) is
 // poisoned without calling the handler, the header saying why.
-var validationScenario = scenario{
+var validationScenario = behaviourScenario{
 	name: "Validation",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 3, Backoff: []time.Duration{20 * ms, 40 * ms}},
@@ -240,7 +240,7 @@ var validationScenario = scenario{
 
 // 3. The retry ladder: a handler that fails twice then succeeds sees
 // attempts 1, 2, 3, each copy counting the failures before it.
-var retryScenario = scenario{
+var retryScenario = behaviourScenario{
 	name: "RetryLadder",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 4, Backoff: []time.Duration{20 * ms, 40 * ms, 60 * ms}},
@@ -301,7 +301,7 @@ var retryScenario = scenario{
 
 // 4. An exhausted ladder and a permanent error both end in poison with
 // the failure headers; a permanent error is not retried.
-var poisonScenario = scenario{
+var poisonScenario = behaviourScenario{
 	name: "Poison",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 3, Backoff: []time.Duration{20 * ms, 40 * ms}},
@@ -368,7 +368,7 @@ var poisonScenario = scenario{
 // 5. An unavailable dependency: the fact is held without spending an
 // attempt, the consumer pauses after a run of outages, and the fact is
 // handled once the dependency is back.
-var unavailableScenario = scenario{
+var unavailableScenario = behaviourScenario{
 	name: "Unavailable",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
@@ -428,8 +428,8 @@ var unavailableScenario = scenario{
 
 // 6. The idempotency guard: one envelope published twice is handled once;
 // the second delivery is a duplicate.
-func guardScenario(name string, guard func(t *testing.T) runtime.Guard) scenario {
-	return scenario{
+func guardScenario(name string, guard func(t *testing.T) runtime.Guard) behaviourScenario {
+	return behaviourScenario{
 		name: name,
 		spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 			{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
@@ -492,7 +492,7 @@ var orderStepFact = runtime.Fact{
 // 7. An ordered consumer: the facts of one key are handled in publish
 // order, also when one fails once and waits for its retry, while other
 // keys go on.
-var orderedScenario = scenario{
+var orderedScenario = behaviourScenario{
 	name: "Ordered",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 4, Concurrency: 4,
@@ -561,7 +561,7 @@ var orderedScenario = scenario{
 
 // 8. Priorities: with a backlog waiting, high-priority facts are handled
 // first.
-var priorityScenario = scenario{
+var priorityScenario = behaviourScenario{
 	name: "Priority",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"catalogue.#"}, QueueType: topology.Classic, MaxPriority: 9,
@@ -593,8 +593,8 @@ var priorityScenario = scenario{
 // bound; a quorum queue checks its bound after each enqueue, so it takes
 // one message more (RabbitMQ's quorum queues document the overshoot), and
 // refuses from then on until it drained.
-func boundedScenario(qt topology.QueueType, fits int) scenario {
-	return scenario{
+func boundedScenario(qt topology.QueueType, fits int) behaviourScenario {
+	return behaviourScenario{
 		name: "Bounded" + strings.ToUpper(string(qt[:1])) + string(qt[1:]),
 		spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 			{Name: "thumbnailer", Bindings: []string{"catalogue.#"}, QueueType: qt, MaxLength: 2, MaxAttempts: 1},
@@ -662,7 +662,7 @@ var quoteRequest = runtime.Request{
 
 // 10. Requests: an answer, an error reply, and a deadline that passes
 // first.
-var requestScenario = scenario{
+var requestScenario = behaviourScenario{
 	name: "Requests",
 	spec: topology.Spec{Responders: []topology.ResponderSpec{
 		{Name: "pricing", Requests: []string{"pricing.quote"}, Concurrency: 2},
@@ -755,7 +755,7 @@ var requestScenario = scenario{
 // connection went is not lost; the broker delivers it again, marked
 // redelivered, on the connection the runtime makes next. Delivery is at
 // least once: without a guard the handler runs twice.
-var connectionLossScenario = scenario{
+var connectionLossScenario = behaviourScenario{
 	name: "ConnectionLoss",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
@@ -804,8 +804,8 @@ var connectionLossScenario = scenario{
 // poison, the key's later facts follow it there, marked with its id,
 // while other keys go on. With replay, the poisoned fact coming back
 // lifts the park and the parked facts follow it, in order.
-func orderedParkScenario(replay bool) scenario {
-	sc := scenario{
+func orderedParkScenario(replay bool) behaviourScenario {
+	sc := behaviourScenario{
 		name: "OrderedPark",
 		spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 			{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 2, Concurrency: 2,
@@ -896,7 +896,7 @@ func filterKey(steps []string, key string) []string {
 // gets to settle it (its connection goes every time) is dead-lettered to
 // poison by the broker itself once it was returned more often than the
 // limit, x-death saying why.
-var deliveryLimitScenario = scenario{
+var deliveryLimitScenario = behaviourScenario{
 	name: "DeliveryLimit",
 	spec: topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "search-indexer", Bindings: []string{"catalogue.#"}, DeliveryLimit: 1, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}},
