@@ -41,6 +41,15 @@ func TestBehaviour(t *testing.T) {
 		boundedScenario(topology.Classic, 2),
 		boundedScenario(topology.Quorum, 3),
 		requestScenario,
+	})
+}
+
+// TestDisruptiveBehaviour runs the scenarios that cut connections: on the
+// broker they close the connections of their own vhost, so they run after
+// the main suite, one package at a time, as make test arranges.
+func TestDisruptiveBehaviour(t *testing.T) {
+	testenv.Disruptive(t)
+	runScenarios(t, []behaviourScenario{
 		connectionLossScenario,
 		deliveryLimitScenario,
 	})
