@@ -17,6 +17,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/poison"
@@ -71,25 +72,10 @@ func (p poisoned) header(name string) any { return p.Headers[name] }
 // headerInt reads an integer header of any AMQP integer type; -1 when
 // absent.
 func headerInt(h map[string]any, name string) int {
-	switch v := h[name].(type) {
-	case int:
-		return v
-	case int8:
-		return int(v)
-	case int16:
-		return int(v)
-	case int32:
-		return int(v)
-	case int64:
-		return int(v)
-	case uint8:
-		return int(v)
-	case uint16:
-		return int(v)
-	case uint32:
-		return int(v)
+	if _, ok := h[name]; !ok {
+		return -1
 	}
-	return -1
+	return amqpmsg.HeaderInt(amqp.Table(h), name)
 }
 
 // target runs a scenario's body against one transport.
