@@ -1,0 +1,32 @@
+package membroker_test
+
+import (
+	"context"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/membroker"
+)
+
+// The empty routing key has no words: "*" does not match it, "#" does.
+func TestTopicEmptyKeyHasNoWords(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	exchange(t, ch, "t", "topic", nil)
+	for q, pattern := range map[string]string{"star": "*", "hash": "#", "empty": ""} {
+		declare(t, ch, q, nil)
+		bind(t, ch, q, pattern, "t")
+	}
+	must(t, "publish", ch.PublishWithContext(context.Background(), "t", "", false, false, amqp.Publishing{Body: []byte("x")}))
+	for q, want := range map[string]int{"star": 0, "hash": 1, "empty": 1} {
+		if s, _ := b.Queue(q); s.Ready != want {
+			t.Errorf("queue bound with %q holds %d messages published with the empty key, want %d", q, s.Ready, want)
+		}
+	}
+}
