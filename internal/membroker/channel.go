@@ -478,7 +478,11 @@ func (ch *Channel) settle(tag uint64, multiple bool, then func(*held)) error {
 		tags = []uint64{tag}
 	}
 	if len(tags) == 0 && !(multiple && tag == 0) {
-		return ch.fail(precondition("unknown delivery tag %d", tag))
+		// As on the network, the call itself succeeds: basic.ack has no
+		// reply, and the client hears of the refusal as the channel's
+		// close.
+		ch.fail(precondition("unknown delivery tag %d", tag))
+		return nil
 	}
 	for _, t := range tags {
 		h := ch.unacked[t]

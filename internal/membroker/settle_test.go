@@ -1,0 +1,37 @@
+package membroker_test
+
+import (
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/membroker"
+)
+
+// An ack of a tag the channel never delivered succeeds as a call, as
+// basic.ack has no reply, and closes the channel with 406.
+func TestAckOfAnUnknownTagClosesTheChannel(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	declare(t, ch, "q", nil)
+	publish(t, ch, "", "q", body("x"))
+	d, ok, err := ch.Get("q", false)
+	if err != nil || !ok {
+		t.Fatalf("get: %v %v", ok, err)
+	}
+	if err := d.Acknowledger.Ack(99, false); err != nil {
+		t.Errorf("ack of an unknown tag returned %v, want nil", err)
+	}
+	if e := await(t, closed, "the channel's close"); e.Code != amqp.PreconditionFailed {
+		t.Errorf("channel closed with %v, want 406", e)
+	}
+	if err := d.Ack(false); err != amqp.ErrClosed {
+		t.Errorf("ack on the closed channel returned %v, want %v", err, amqp.ErrClosed)
+	}
+}
