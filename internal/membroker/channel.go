@@ -626,7 +626,7 @@ func (ch *Channel) queueDeclare(name string, durable, autoDelete, exclusive, pas
 	case ok && q.exclusive != nil && q.exclusive != ch.conn:
 		return amqp.Queue{}, ch.fail(lockedQueue(name))
 	case ok && !passive:
-		if err := q.equivalent(durable, args); err != nil {
+		if err := q.equivalent(durable, autoDelete, args); err != nil {
 			return amqp.Queue{}, ch.fail(err)
 		}
 	case !ok && passive:

@@ -163,9 +163,12 @@ var equivalenceArgs = []string{
 	"x-single-active-consumer", "x-delivery-limit", "x-dead-letter-strategy", "x-expires",
 }
 
-func (q *queue) equivalent(durable bool, args amqp.Table) *amqp.Error {
+func (q *queue) equivalent(durable, autoDelete bool, args amqp.Table) *amqp.Error {
 	if q.durable != durable {
 		return precondition("inequivalent arg 'durable' for queue '%s' in vhost '/': received '%t' but current is '%t'", q.name, durable, q.durable)
+	}
+	if q.autoDelete != autoDelete {
+		return precondition("inequivalent arg 'auto_delete' for queue '%s' in vhost '/': received '%t' but current is '%t'", q.name, autoDelete, q.autoDelete)
 	}
 	for _, k := range equivalenceArgs {
 		have, hadIt := q.args[k]

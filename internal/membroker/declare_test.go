@@ -1,0 +1,43 @@
+package membroker_test
+
+import (
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/membroker"
+)
+
+func redeclare(t *testing.T, b *membroker.Broker, name string, durable, autoDelete bool, args amqp.Table) error {
+	t.Helper()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = channel(t, conn).QueueDeclare(name, durable, autoDelete, false, false, args)
+	return err
+}
+
+func wantInequivalent(t *testing.T, err error, arg string) {
+	t.Helper()
+	ae, ok := err.(*amqp.Error)
+	if !ok || ae.Code != amqp.PreconditionFailed || !strings.Contains(ae.Reason, "inequivalent arg '"+arg+"'") {
+		t.Errorf("redeclaration: %v, want 406 naming %s", err, arg)
+	}
+}
+
+// A queue declared again with another auto-delete flag is refused, as
+// one with another durable flag is.
+func TestRedeclareWithAnotherAutoDelete(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	if err := redeclare(t, b, "q", false, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantInequivalent(t, redeclare(t, b, "q", false, false, nil), "auto_delete")
+	if err := redeclare(t, b, "q", false, true, nil); err != nil {
+		t.Errorf("the same declaration again: %v", err)
+	}
+}
