@@ -41,3 +41,24 @@ func TestRedeclareWithAnotherAutoDelete(t *testing.T) {
 		t.Errorf("the same declaration again: %v", err)
 	}
 }
+
+// Before 3.13, a quorum queue declared again without x-queue-type is
+// refused; later versions accept it as the existing type.
+func TestRedeclareQuorumWithoutType(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		refused bool
+	}{{"3.10.8", true}, {"3.12.14", true}, {"3.13.7", false}, {"4.1.0", false}} {
+		b := membroker.New(membroker.Options{Version: c.version})
+		if err := redeclare(t, b, "q", true, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
+			t.Fatal(err)
+		}
+		err := redeclare(t, b, "q", true, false, nil)
+		if c.refused {
+			wantInequivalent(t, err, "x-queue-type")
+		} else if err != nil {
+			t.Errorf("%s: redeclaration without a type: %v, want it accepted", c.version, err)
+		}
+		b.Close()
+	}
+}

@@ -131,6 +131,17 @@ func major(version string) int {
 	return n
 }
 
+// before reports whether version is older than major.minor.
+func before(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	ma, _ := strconv.Atoi(parts[0])
+	mi := 0
+	if len(parts) > 1 {
+		mi, _ = strconv.Atoi(parts[1])
+	}
+	return ma < major || (ma == major && mi < minor)
+}
+
 func intArg(t amqp.Table, k string) (int64, bool) {
 	switch v := t[k].(type) {
 	case int:
@@ -177,8 +188,10 @@ func (q *queue) equivalent(durable, autoDelete bool, args amqp.Table) *amqp.Erro
 			if !hadIt {
 				have, hadIt = "classic", true
 			}
-			if !gotIt {
-				continue // a declaration without a type accepts the existing one
+			if !gotIt && (!q.quorum || !before(q.b.opts.Version, 3, 13)) {
+				// A declaration without a type accepts the existing one;
+				// before 3.13, RabbitMQ refuses it for a quorum queue.
+				continue
 			}
 		}
 		if hadIt != gotIt || norm(have) != norm(got) {
