@@ -463,9 +463,12 @@ func (q *queue) deadLetter(m *message, reason string) {
 		h["x-first-death-reason"] = reason
 		h["x-first-death-exchange"] = m.exchange
 	}
-	h["x-last-death-queue"] = q.name
-	h["x-last-death-reason"] = reason
-	h["x-last-death-exchange"] = m.exchange
+	if !before(b.opts.Version, 3, 13) {
+		// RabbitMQ writes the x-last-death-* headers from 3.13 on.
+		h["x-last-death-queue"] = q.name
+		h["x-last-death-reason"] = reason
+		h["x-last-death-exchange"] = m.exchange
+	}
 	pub.Headers = h
 	key := m.key
 	if q.dlrk != nil {
