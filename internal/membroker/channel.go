@@ -582,6 +582,9 @@ func (ch *Channel) bind(source string, bd binding, add bool) error {
 	defer ch.unlock()
 	b := ch.b
 	x, ok := b.exchanges[source]
+	if !ok && !add {
+		return nil // unbinding is idempotent: nothing to remove
+	}
 	if !ok {
 		return ch.fail(notFound("no exchange '%s' in vhost '/'", source))
 	}
@@ -589,10 +592,10 @@ func (ch *Channel) bind(source string, bd binding, add bool) error {
 		return ch.fail(&amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED - operation not permitted on the default exchange", Server: true})
 	}
 	if bd.queue != "" {
-		if _, ok := b.queues[bd.queue]; !ok {
+		if _, ok := b.queues[bd.queue]; !ok && add {
 			return ch.fail(notFound("no queue '%s' in vhost '/'", bd.queue))
 		}
-	} else if _, ok := b.exchanges[bd.toExchange]; !ok {
+	} else if _, ok := b.exchanges[bd.toExchange]; !ok && add {
 		return ch.fail(notFound("no exchange '%s' in vhost '/'", bd.toExchange))
 	}
 	if add {

@@ -30,3 +30,21 @@ func TestTopicEmptyKeyHasNoWords(t *testing.T) {
 		}
 	}
 }
+
+// Unbinding what does not exist (the binding, its queue, its exchanges)
+// succeeds and leaves the channel open, as on RabbitMQ.
+func TestUnbindIsIdempotent(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	declare(t, ch, "q", nil)
+	must(t, "unbind a missing queue", ch.QueueUnbind("missing", "k", "amq.direct", nil))
+	must(t, "unbind from a missing exchange", ch.QueueUnbind("q", "k", "missing", nil))
+	must(t, "unbind what was never bound", ch.QueueUnbind("q", "k", "amq.direct", nil))
+	must(t, "unbind a missing exchange", ch.ExchangeUnbind("missing", "k", "amq.direct", false, nil))
+	must(t, "declare on the same channel after", func() error { _, err := ch.QueueDeclare("r", false, false, false, false, nil); return err }())
+}
