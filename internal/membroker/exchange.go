@@ -87,11 +87,12 @@ func (x *exchange) hashPick(key string, msg amqp.Publishing) (binding, bool) {
 	}
 	value := key
 	if h, _ := x.args["hash-header"].(string); h != "" {
-		v, ok := msg.Headers[h]
-		if !ok {
-			return binding{}, false // RabbitMQ drops a message without the header
+		// RabbitMQ hashes a missing header as one more value: every
+		// message without it reaches the same queue.
+		value = ""
+		if v, ok := msg.Headers[h]; ok {
+			value = fmt.Sprint(v)
 		}
-		value = fmt.Sprint(v)
 	}
 	f := fnv.New32a()
 	f.Write([]byte(value))

@@ -2,6 +2,8 @@ package membroker_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -47,4 +49,33 @@ func TestUnbindIsIdempotent(t *testing.T) {
 	must(t, "unbind what was never bound", ch.QueueUnbind("q", "k", "amq.direct", nil))
 	must(t, "unbind a missing exchange", ch.ExchangeUnbind("missing", "k", "amq.direct", false, nil))
 	must(t, "declare on the same channel after", func() error { _, err := ch.QueueDeclare("r", false, false, false, false, nil); return err }())
+}
+
+// A message without the hash header is routed all the same, every such
+// message to one queue, as RabbitMQ's consistent-hash exchange does.
+func TestHashExchangeRoutesWithoutTheHeader(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	exchange(t, ch, "h", "x-consistent-hash", amqp.Table{"hash-header": "k"})
+	for _, q := range []string{"h1", "h2", "h3"} {
+		declare(t, ch, q, nil)
+		bind(t, ch, q, "1", "h")
+	}
+	for i := range 9 {
+		publish(t, ch, "h", fmt.Sprint(i), body("x"))
+	}
+	var counts []int
+	for _, q := range []string{"h1", "h2", "h3"} {
+		s, _ := b.Queue(q)
+		counts = append(counts, s.Ready)
+	}
+	slices.Sort(counts)
+	if !slices.Equal(counts, []int{0, 0, 9}) {
+		t.Errorf("messages without the header per queue: %v, want all 9 in one", counts)
+	}
 }
