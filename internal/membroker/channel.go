@@ -316,14 +316,19 @@ func (ch *Channel) Consume(queueName, tag string, autoAck, exclusive, noLocal, n
 	if err := ch.lock(); err != nil {
 		return nil, err
 	}
+	if _, ok := ch.consumers[tag]; ok && tag != "" {
+		// NOT_ALLOWED is a connection error: RabbitMQ closes the whole
+		// connection over it.
+		ch.b.mu.Unlock()
+		err := &amqp.Error{Code: amqp.NotAllowed, Reason: fmt.Sprintf("NOT_ALLOWED - attempt to reuse consumer tag '%s'", tag), Server: true}
+		ch.conn.close(err)
+		return nil, err
+	}
 	defer ch.unlock()
 	b := ch.b
 	if tag == "" {
 		b.ids++
 		tag = fmt.Sprintf("amq.ctag-%d", b.ids)
-	}
-	if _, ok := ch.consumers[tag]; ok {
-		return nil, ch.fail(&amqp.Error{Code: amqp.NotAllowed, Reason: fmt.Sprintf("NOT_ALLOWED - attempt to reuse consumer tag '%s'", tag), Server: true})
 	}
 	c := &consumer{ch: ch, tag: tag, autoAck: autoAck, exclusive: exclusive, prefetch: ch.prefetch,
 		deliveries: make(chan amqp.Delivery), out: newMailbox[amqp.Delivery](), stop: make(chan struct{})}
