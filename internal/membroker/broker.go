@@ -14,8 +14,19 @@
 //
 // What it does not simulate: several nodes, restarts (nothing survives
 // Close), flow control and resource alarms, authentication, vhosts (one
-// per Broker), the headers exchange, and message sizes beyond counting
-// body bytes for x-max-length-bytes.
+// per Broker), the headers exchange, internal exchanges (the flag is
+// ignored), and message sizes beyond counting body bytes for
+// x-max-length-bytes. Nor these, which a client can see on RabbitMQ but
+// should not rely on: the hash function of x-consistent-hash (which queue
+// a value reaches; that all messages with one value reach one queue is
+// simulated); the form of direct reply-to addresses; the timing of
+// confirms, which here follow publish order at once, where RabbitMQ
+// confirms a routed message only once its queues have it, so that the
+// return of an unroutable message may come before the confirm of an
+// earlier one (a return still always comes before its own confirm); and
+// RabbitMQ 3.10's return of a mandatory reply to a direct reply-to
+// address that it did deliver (a reply here is returned only when its
+// requester has gone).
 package membroker
 
 import (
