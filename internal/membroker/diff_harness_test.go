@@ -79,6 +79,7 @@ func runDifferential(t *testing.T, cases []diffCase) {
 				t.Cleanup(func() { conn.Close() })
 				mem = c.run(t, conn)
 			})
+			t.Logf("RabbitMQ: %+v", real)
 			if !okReal || !okMem {
 				return
 			}
@@ -416,4 +417,50 @@ func confirming(t *testing.T, ch transport.Channel) func() []confirmSeen {
 		}
 		return got
 	}
+}
+
+// returnOrder reduces a watcher's events to what a client may rely on
+// when it publishes routed and unroutable messages together: the confirms,
+// by tag, and each return with whether it came before the confirm of its
+// own publish (tagOf gives the tag of a returned body). A return's place
+// among the confirms of other publishes is not fixed: RabbitMQ confirms a
+// routed message once its queue has it, an unroutable one at once.
+func returnOrder(events []any, tagOf map[string]uint64) observation {
+	var o observation
+	confirmed := map[uint64]bool{}
+	var confs []confirmSeen
+	for _, e := range events {
+		switch e := e.(type) {
+		case confirmSeen:
+			confirmed[e.Tag] = true
+			confs = append(confs, e)
+		case returnSeen:
+			o.add(e, "before its confirm", !confirmed[tagOf[e.Body]])
+		default:
+			o.add(e)
+		}
+	}
+	sort.Slice(confs, func(i, j int) bool { return confs[i].Tag < confs[j].Tag })
+	o.add(confs)
+	return o
+}
+
+// untilConfirms waits until the watcher has recorded n confirms, and
+// returns every event so far.
+func (w *watcher) untilConfirms(t *testing.T, n int, what string) []any {
+	t.Helper()
+	var out []any
+	eventually(t, what, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		out = append([]any(nil), w.events...)
+		c := 0
+		for _, e := range out {
+			if _, ok := e.(confirmSeen); ok {
+				c++
+			}
+		}
+		return c >= n
+	})
+	return out
 }
