@@ -403,8 +403,9 @@ func (q *queue) stopTimer() {
 	}
 }
 
-// giveBack returns a delivered message to its place, counting the
-// return; a quorum queue dead-letters it past its delivery limit.
+// giveBack returns a delivered message to its place (before 3.13, to
+// the back of a quorum queue), counting the return; a quorum queue
+// dead-letters it past its delivery limit.
 func (q *queue) giveBack(m *message) {
 	m.redeliver = true
 	if q.quorum {
@@ -416,6 +417,12 @@ func (q *queue) giveBack(m *message) {
 		if q.deliveryLimit > 0 && m.returns > q.deliveryLimit {
 			q.deadLetter(m, "delivery_limit")
 			return
+		}
+		if before(q.b.opts.Version, 3, 13) {
+			// RabbitMQ 3.10's quorum queues put a returned message behind
+			// those waiting, where classic queues restore its place.
+			q.b.seq++
+			m.seq = q.b.seq
 		}
 	}
 	q.insert(m)

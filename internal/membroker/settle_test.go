@@ -35,3 +35,33 @@ func TestAckOfAnUnknownTagClosesTheChannel(t *testing.T) {
 		t.Errorf("ack on the closed channel returned %v, want %v", err, amqp.ErrClosed)
 	}
 }
+
+// A message given back to a quorum queue takes its old place from 3.13
+// on; before, RabbitMQ puts it behind the messages waiting.
+func TestQuorumRequeuePlace(t *testing.T) {
+	for version, want := range map[string]string{"3.10.8": "231", "3.13.7": "123"} {
+		b := membroker.New(membroker.Options{Version: version})
+		conn, err := b.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := channel(t, conn)
+		declare(t, ch, "q", amqp.Table{"x-queue-type": "quorum"})
+		for _, s := range []string{"1", "2", "3"} {
+			publish(t, ch, "", "q", body(s))
+		}
+		d, ok, err := ch.Get("q", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		must(t, "nack", d.Nack(false, true))
+		got := ""
+		for _, m := range b.Messages("q") {
+			got += string(m.Body)
+		}
+		if got != want {
+			t.Errorf("%s: order after a requeue %s, want %s", version, got, want)
+		}
+		b.Close()
+	}
+}
