@@ -437,6 +437,15 @@ func (ch *Channel) Get(queueName string, autoAck bool) (amqp.Delivery, bool, err
 	d.Acknowledger = ch
 	d.DeliveryTag = ch.deliveryTag
 	d.MessageCount = uint32(len(q.ready))
+	if q.quorum && before(ch.b.opts.Version, 3, 13) {
+		// RabbitMQ 3.10 counts deliveries on basic.get from the first:
+		// x-delivery-count is 0 before any return, where a consumer's
+		// first delivery has no header.
+		if d.Headers == nil {
+			d.Headers = amqp.Table{}
+		}
+		d.Headers["x-delivery-count"] = int64(m.returns)
+	}
 	if !autoAck {
 		ch.unacked[d.DeliveryTag] = &held{q: q, m: m}
 		q.unacked++

@@ -65,3 +65,34 @@ func TestQuorumRequeuePlace(t *testing.T) {
 		b.Close()
 	}
 }
+
+// Before 3.13, basic.get on a quorum queue carries x-delivery-count from
+// the first delivery, 0 before any return.
+func TestQuorumGetDeliveryCount(t *testing.T) {
+	for version, want := range map[string]any{"3.10.8": int64(0), "3.13.7": nil} {
+		b := membroker.New(membroker.Options{Version: version})
+		conn, err := b.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := channel(t, conn)
+		declare(t, ch, "q", amqp.Table{"x-queue-type": "quorum"})
+		publish(t, ch, "", "q", body("1"))
+		d, ok, err := ch.Get("q", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		if got := d.Headers["x-delivery-count"]; got != want {
+			t.Errorf("%s: x-delivery-count on the first get %#v, want %#v", version, got, want)
+		}
+		must(t, "nack", d.Nack(false, true))
+		d, ok, err = ch.Get("q", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		if got := d.Headers["x-delivery-count"]; got != int64(1) {
+			t.Errorf("%s: x-delivery-count after a return %#v, want 1", version, got)
+		}
+		b.Close()
+	}
+}
