@@ -1,6 +1,8 @@
 package membroker_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -35,5 +37,46 @@ func TestLastDeathHeadersFollowTheVersion(t *testing.T) {
 			t.Errorf("%s: x-last-death-reason present %t, x-first-death-reason present %t; want %t and true", version, last, first, want)
 		}
 		b.Close()
+	}
+}
+
+// A message rejected into its own queue comes back, as a cycle with a
+// rejection in it is not one RabbitMQ breaks; one that expires into its
+// own queue, or round a cycle of expiries, is dropped.
+func TestDeadLetterCycles(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	declare(t, ch, "self", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "self"})
+	publish(t, ch, "", "self", body("m"))
+	d, ok, err := ch.Get("self", false)
+	if err != nil || !ok {
+		t.Fatalf("get: %v %v", ok, err)
+	}
+	must(t, "reject", d.Reject(false))
+	if s, _ := b.Queue("self"); s.Ready != 1 {
+		t.Errorf("rejected into its own queue: %d messages there, want it back", s.Ready)
+	}
+
+	declare(t, ch, "a", amqp.Table{"x-message-ttl": int32(5), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "b"})
+	declare(t, ch, "b", amqp.Table{"x-message-ttl": int32(5), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "a"})
+	publish(t, ch, "", "a", body("round"))
+	eventually(t, "the expiring message to be dropped", func() bool {
+		sa, _ := b.Queue("a")
+		sb, _ := b.Queue("b")
+		return sa.Ready+sb.Ready == 0
+	})
+	var hops []string
+	for _, r := range b.Journal(0) {
+		if r.DeadLettered != "" {
+			hops = append(hops, r.DeadLettered+"->"+strings.Join(r.Queues, ","))
+		}
+	}
+	if want := []string{"self->self", "a->b", "b->"}; !slices.Equal(hops, want) {
+		t.Errorf("dead-letter hops %v, want %v", hops, want)
 	}
 }

@@ -484,14 +484,31 @@ func (q *queue) deadLetter(m *message, reason string) {
 	targets := b.route(*q.dlx, key, pub)
 	r := Record{DeadLettered: q.name, Reason: reason, Exchange: *q.dlx, RoutingKey: key, Msg: pub}
 	for _, t := range targets {
-		if t == q && reason != "expired" {
-			continue // no cycle without a TTL to break it
+		if reason != "rejected" && isCycle(t.name, h["x-death"].([]any)) {
+			continue
 		}
 		if t.push(*q.dlx, key, pub) {
 			r.Queues = append(r.Queues, t.name)
 		}
 	}
 	b.record(r)
+}
+
+// isCycle reports whether dead-lettering to queue would close a cycle
+// that no client broke, as RabbitMQ decides: queue is in deaths (most
+// recent first), and no death up to and including it was a rejection.
+// Such a message is dropped rather than dead-lettered for ever.
+func isCycle(queue string, deaths []any) bool {
+	for _, d := range deaths {
+		t, _ := d.(amqp.Table)
+		if t["reason"] == "rejected" {
+			return false
+		}
+		if t["queue"] == queue {
+			return true
+		}
+	}
+	return false
 }
 
 // delete removes the queue: its consumers are cancelled by the broker,
