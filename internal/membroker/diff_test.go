@@ -44,6 +44,9 @@ func TestDifferential(t *testing.T) {
 		{"connection errors close the connection", connectionErrors},
 		{"consistent hash without the header", consistentHashNoHeader},
 		{"deleting what does not exist", deleteMissing},
+		{"x-max-length-bytes with reject-publish nacks", maxBytesRejectPublish},
+		{"dead-lettering back to the same queue", deadLetterCycle},
+		{"quorum queue requeue and delivery count on basic.get", quorumRequeue},
 	})
 }
 
@@ -717,5 +720,84 @@ func deleteMissing(t *testing.T, conn transport.Connection) observation {
 	ch = channel(t, conn)
 	err = ch.ExchangeUnbind("missing", "k", "amq.direct", false, nil)
 	o.add("unbind a missing exchange", seenErr(err, ""))
+	return o
+}
+
+func maxBytesRejectPublish(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	declare(t, ch, "q", amqp.Table{"x-max-length-bytes": int32(5), "x-overflow": "reject-publish"})
+	done := confirming(t, ch)
+	for _, s := range []string{"abc", "de", "f"} {
+		publish(t, ch, "", "q", body(s))
+	}
+	var o observation
+	o.add(done(), getAll(t, ch, "q"))
+	return o
+}
+
+func deadLetterCycle(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	// Rejected into itself through the default exchange: a cycle with a
+	// rejection in it is not one RabbitMQ breaks.
+	declare(t, ch, "self", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "self"})
+	publish(t, ch, "", "self", body("m"))
+	awaitCount(t, ch, "self", 1)
+	var o observation
+	for i := range 2 {
+		d, ok, err := ch.Get("self", false)
+		must(t, "get", err)
+		o.add(ok, seen(d))
+		if !ok {
+			return o
+		}
+		must(t, "reject", d.Reject(false))
+		if i == 0 {
+			// It comes back, or is gone: wait for either.
+			eventually(t, "the rejected message to settle", func() bool {
+				q, err := ch.QueueDeclarePassive("self", false, false, false, false, nil)
+				must(t, "passive", err)
+				return q.Messages == 1 || q.Messages == 0
+			})
+		}
+	}
+	// Expired into itself with nothing else in the cycle: dropped.
+	declare(t, ch, "loop", amqp.Table{"x-message-ttl": int32(10), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "loop"})
+	declare(t, ch, "watch", nil)
+	publish(t, ch, "", "loop", body("l"))
+	eventually(t, "the expired message to leave its queue", func() bool {
+		q, err := ch.QueueDeclarePassive("loop", false, false, false, false, nil)
+		must(t, "passive", err)
+		return q.Messages == 0
+	})
+	return o
+}
+
+func quorumRequeue(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	declare(t, ch, "q", amqp.Table{"x-queue-type": "quorum"})
+	done := confirming(t, ch)
+	for _, s := range []string{"1", "2", "3"} {
+		publish(t, ch, "", "q", body(s))
+	}
+	var o observation
+	o.add(done())
+	var ds []amqp.Delivery
+	for range 2 {
+		d, ok, err := ch.Get("q", false)
+		must(t, "get", err)
+		if !ok {
+			t.Fatal("get: the queue is empty")
+		}
+		o.add(seen(d), d.MessageCount)
+		ds = append(ds, d)
+	}
+	must(t, "nack 1", ds[0].Nack(false, true))
+	awaitCount(t, ch, "q", 2)
+	for range 3 {
+		d, ok, err := ch.Get("q", true)
+		must(t, "get", err)
+		o.add(ok, seen(d), d.MessageCount)
+	}
+	must(t, "ack 2", ds[1].Ack(false))
 	return o
 }
