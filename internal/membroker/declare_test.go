@@ -62,3 +62,21 @@ func TestRedeclareQuorumWithoutType(t *testing.T) {
 		b.Close()
 	}
 }
+
+// RabbitMQ 3's quorum queues refuse the classic x-max-priority and
+// x-queue-mode arguments.
+func TestQuorumRefusesClassicArguments(t *testing.T) {
+	b := membroker.New(membroker.Options{Version: "3.10.8"})
+	defer b.Close()
+	for _, k := range []string{"x-max-priority", "x-queue-mode"} {
+		args := amqp.Table{"x-queue-type": "quorum", k: int32(5)}
+		if k == "x-queue-mode" {
+			args[k] = "lazy"
+		}
+		err := redeclare(t, b, "q-"+k, true, false, args)
+		ae, ok := err.(*amqp.Error)
+		if !ok || ae.Code != amqp.PreconditionFailed || !strings.Contains(ae.Reason, "invalid arg '"+k+"'") {
+			t.Errorf("quorum queue with %s: %v, want 406 naming it", k, err)
+		}
+	}
+}

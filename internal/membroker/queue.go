@@ -76,6 +76,14 @@ func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, ar
 		if !durable || autoDelete || owner != nil {
 			return nil, precondition("invalid property 'non-durable, auto-delete or exclusive' for queue '%s' in vhost '/'", name)
 		}
+		if before(b.opts.Version, 4, 0) {
+			// Classic queue arguments RabbitMQ 3's quorum queues refuse.
+			for _, k := range []string{"x-max-priority", "x-queue-mode"} {
+				if _, ok := args[k]; ok {
+					return nil, precondition("invalid arg '%s' for queue '%s' in vhost '/': unsupported by quorum queues", k, name)
+				}
+			}
+		}
 	default:
 		return nil, precondition("invalid arg 'x-queue-type' for queue '%s' in vhost '/': unsupported queue type '%s' in the in-process broker", name, typ)
 	}
