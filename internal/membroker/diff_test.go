@@ -47,6 +47,8 @@ func TestDifferential(t *testing.T) {
 		{"x-max-length-bytes with reject-publish nacks", maxBytesRejectPublish},
 		{"dead-lettering back to the same queue", deadLetterCycle},
 		{"quorum queue requeue and delivery count on basic.get", quorumRequeue},
+		{"quorum queue arguments", quorumArguments},
+		{"quorum queue TTL dead-letters", quorumTTL},
 	})
 }
 
@@ -799,5 +801,53 @@ func quorumRequeue(t *testing.T, conn transport.Connection) observation {
 		o.add(ok, seen(d), d.MessageCount)
 	}
 	must(t, "ack 2", ds[1].Ack(false))
+	return o
+}
+
+func quorumArguments(t *testing.T, conn transport.Connection) observation {
+	var o observation
+	for i, args := range []amqp.Table{
+		{"x-max-priority": int32(5)},
+		{"x-message-ttl": int32(1000)},
+		{"x-overflow": "reject-publish"},
+		{"x-overflow": "reject-publish-dlx"},
+		{"x-overflow": "drop-head", "x-max-length": int32(3)},
+		{"x-single-active-consumer": true},
+		{"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish", "x-dead-letter-exchange": "dlx"},
+		{"x-delivery-limit": int32(3)},
+		{"x-max-length-bytes": int32(100)},
+		{"x-queue-mode": "lazy"},
+	} {
+		ch := channel(t, conn)
+		args["x-queue-type"] = "quorum"
+		_, err := ch.QueueDeclare(fmt.Sprintf("q%d", i), true, false, false, false, args)
+		o.add(fmt.Sprint(args), seenErr(err, "invalid arg"))
+		if err == nil {
+			ch.Close()
+		}
+	}
+	ch := channel(t, conn)
+	_, err := ch.QueueDeclare("transient", false, false, false, false, amqp.Table{"x-queue-type": "quorum"})
+	o.add("not durable", seenErr(err, "invalid property"))
+	return o
+}
+
+func quorumTTL(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	deadLetterRig(t, ch, "back")
+	declare(t, ch, "wait", amqp.Table{"x-queue-type": "quorum", "x-message-ttl": int32(20), "x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "back"})
+	ds := consume(t, ch, "dead", "", true)
+	publish(t, ch, "", "wait", body("m"))
+	msg := body("e")
+	msg.Expiration = "10"
+	publish(t, ch, "", "wait", msg)
+	var o observation
+	a := await(t, ds, "the first dead-lettered message")
+	b := await(t, ds, "the second dead-lettered message")
+	got := []deliverySeen{seen(a), seen(b)}
+	if got[0].Body > got[1].Body {
+		got[0], got[1] = got[1], got[0]
+	}
+	o.add(got)
 	return o
 }
