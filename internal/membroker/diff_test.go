@@ -48,6 +48,8 @@ func TestDifferential(t *testing.T) {
 		{"dead-lettering back to the same queue", deadLetterCycle},
 		{"quorum queue requeue and delivery count on basic.get", quorumRequeue},
 		{"quorum queue arguments", quorumArguments},
+		{"deleting a queue cancels its consumers", deleteCancels},
+		{"consumers of one queue take turns", roundRobin},
 		{"quorum queue TTL dead-letters", quorumTTL},
 	})
 }
@@ -594,7 +596,7 @@ func directReplyTo(t *testing.T, conn transport.Connection) observation {
 	// Once the requester has gone, a reply to it is dropped.
 	must(t, "close the client channel", client.Close())
 	must(t, "late reply", server.PublishWithContext(context.Background(), "", req.ReplyTo, true, false, amqp.Publishing{Body: []byte("late")}))
-	publish(t, server, "", "rpc", body("marker")) // confirmed after the late reply
+	publish(t, server, "", "rpc", body("marker"))                                                           // confirmed after the late reply
 	o.add(withoutReturnsOf("answer", sw.untilConfirms(t, 3, "the late reply's and the marker's confirms"))) // a return, if any, comes before its confirm
 	m := await(t, requests, "the marker")
 	must(t, "ack", m.Ack(false))
@@ -849,5 +851,48 @@ func quorumTTL(t *testing.T, conn transport.Connection) observation {
 		got[0], got[1] = got[1], got[0]
 	}
 	o.add(got)
+	return o
+}
+
+func deleteCancels(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	declare(t, ch, "q", nil)
+	for _, s := range []string{"1", "2"} {
+		publish(t, ch, "", "q", body(s))
+	}
+	awaitCount(t, ch, "q", 2)
+	c := consume(t, ch, "q", "c", false)
+	var o observation
+	d := await(t, c, "the first delivery")
+	o.add(seen(d))
+	other := channel(t, conn)
+	n, err := other.QueueDelete("q", false, false, false)
+	o.add("deleted", n, seenErr(err, ""))
+	// The consumer's delivery channel closes once the broker cancels it.
+	// Whether "2" reaches the client first is not observed: on the
+	// network it was in flight, and arrives; the in-process broker had not
+	// handed it over yet (see the package doc).
+	for range c {
+	}
+	o.add("delivery channel closed")
+	o.add("ack of a delivery from the deleted queue", seenErr(d.Ack(false), ""))
+	_, err = ch.QueueDeclare("r", false, false, false, false, nil)
+	o.add("channel still open", seenErr(err, ""))
+	return o
+}
+
+func roundRobin(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	declare(t, ch, "q", nil)
+	a := consume(t, ch, "q", "a", true)
+	b := consume(t, ch, "q", "b", true)
+	for _, s := range []string{"1", "2", "3", "4"} {
+		publish(t, ch, "", "q", body(s))
+	}
+	var o observation
+	for i := range 2 {
+		o.add("a", string(await(t, a, fmt.Sprintf("delivery %d to a", i+1)).Body))
+		o.add("b", string(await(t, b, fmt.Sprintf("delivery %d to b", i+1)).Body))
+	}
 	return o
 }
