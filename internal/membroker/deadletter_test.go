@@ -80,3 +80,50 @@ func TestDeadLetterCycles(t *testing.T) {
 		t.Errorf("dead-letter hops %v, want %v", hops, want)
 	}
 }
+
+// With x-overflow reject-publish-dlx, a publish a full queue refuses is
+// nacked and dead-lettered as "maxlen".
+func TestRejectPublishDLXDeadLetters(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	deadLetterRig(t, ch, "q")
+	declare(t, ch, "q", amqp.Table{"x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": "dlx"})
+	done := confirming(t, ch)
+	publish(t, ch, "", "q", body("1"))
+	publish(t, ch, "", "q", body("2"))
+	if got := done(); len(got) != 2 || !got[0].Ack || got[1].Ack {
+		t.Errorf("confirms %v, want an ack then a nack", got)
+	}
+	dead := b.Messages("dead")
+	if len(dead) != 1 || string(dead[0].Body) != "2" || dead[0].Headers["x-first-death-reason"] != "maxlen" {
+		t.Errorf("dead-lettered %v, want the refused message, as maxlen", dead)
+	}
+}
+
+// A quorum queue takes x-overflow reject-publish-dlx but drops the head,
+// as RabbitMQ's quorum queues fall back to drop-head.
+func TestQuorumRejectPublishDLXDropsHead(t *testing.T) {
+	b := membroker.New(membroker.Options{})
+	defer b.Close()
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := channel(t, conn)
+	deadLetterRig(t, ch, "qq")
+	declare(t, ch, "qq", amqp.Table{"x-queue-type": "quorum", "x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": "dlx"})
+	done := confirming(t, ch)
+	publish(t, ch, "", "qq", body("1"))
+	publish(t, ch, "", "qq", body("2"))
+	if got := done(); len(got) != 2 || !got[0].Ack || !got[1].Ack {
+		t.Errorf("confirms %v, want two acks", got)
+	}
+	if kept, dead := b.Messages("qq"), b.Messages("dead"); len(kept) != 1 || string(kept[0].Body) != "2" || len(dead) != 1 || string(dead[0].Body) != "1" {
+		t.Errorf("kept %v, dead-lettered %v; want 2 kept and 1 dead-lettered", kept, dead)
+	}
+}

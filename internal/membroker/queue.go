@@ -49,6 +49,7 @@ type queue struct {
 	maxLen        int64 // -1: none
 	maxBytes      int64 // -1: none
 	rejectPublish bool
+	rejectDLX     bool // reject-publish-dlx: the refused message is dead-lettered too
 	// rejecting is a quorum queue's reject-publish state: entered once
 	// the queue is over its bound, left once it drained to 80% of it.
 	rejecting     bool
@@ -107,8 +108,12 @@ func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, ar
 	}
 	switch o, _ := args["x-overflow"].(string); o {
 	case "", "drop-head":
-	case "reject-publish", "reject-publish-dlx":
+	case "reject-publish":
 		q.rejectPublish = true
+	case "reject-publish-dlx":
+		// Quorum queues take the argument but fall back to drop-head.
+		q.rejectPublish = !q.quorum
+		q.rejectDLX = !q.quorum
 	default:
 		return nil, precondition("invalid arg 'x-overflow' for queue '%s' in vhost '/': %q", name, o)
 	}
@@ -253,6 +258,9 @@ func (q *queue) push(exchange, key string, pub amqp.Publishing) bool {
 		}
 	} else if q.full(m) {
 		if q.rejectPublish {
+			if q.rejectDLX {
+				q.deadLetter(m, "maxlen")
+			}
 			return false
 		}
 		for len(q.ready) > 0 && q.full(m) {
