@@ -50,6 +50,7 @@ func TestDifferential(t *testing.T) {
 		{"quorum queue arguments", quorumArguments},
 		{"deleting a queue cancels its consumers", deleteCancels},
 		{"consumers of one queue take turns", roundRobin},
+		{"x-overflow reject-publish-dlx", rejectPublishDLX},
 		{"quorum queue TTL dead-letters", quorumTTL},
 	})
 }
@@ -894,5 +895,33 @@ func roundRobin(t *testing.T, conn transport.Connection) observation {
 		o.add("a", string(await(t, a, fmt.Sprintf("delivery %d to a", i+1)).Body))
 		o.add("b", string(await(t, b, fmt.Sprintf("delivery %d to b", i+1)).Body))
 	}
+	return o
+}
+
+func rejectPublishDLX(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	deadLetterRig(t, ch, "q")
+	declare(t, ch, "q", amqp.Table{"x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": "dlx"})
+	w := watch(ch)
+	must(t, "confirm", ch.Confirm(false))
+	for _, s := range []string{"1", "2"} {
+		must(t, "publish", ch.PublishWithContext(context.Background(), "", "q", true, false, body(s)))
+	}
+	var o observation
+	o.add(w.untilConfirms(t, 2, "two confirms"))
+	o.add(getAll(t, ch, "q"))
+	// The refused copy is dead-lettered as well as nacked.
+	awaitCount(t, ch, "dead", 1)
+	o.add(getAll(t, ch, "dead"))
+	// A quorum queue takes the argument, but not its meaning.
+	declare(t, ch, "qq", amqp.Table{"x-queue-type": "quorum", "x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "q"})
+	for _, s := range []string{"3", "4"} {
+		must(t, "publish", ch.PublishWithContext(context.Background(), "", "qq", true, false, body(s)))
+	}
+	o.add(withoutReturns(w.untilConfirms(t, 4, "four confirms")))
+	awaitCount(t, ch, "qq", 1)
+	o.add(getAll(t, ch, "qq"))
+	awaitCount(t, ch, "dead", 1)
+	o.add(getAll(t, ch, "dead"))
 	return o
 }
