@@ -14,8 +14,28 @@
 //
 // What it does not simulate: several nodes, restarts (nothing survives
 // Close), flow control and resource alarms, authentication, vhosts (one
-// per Broker), the headers exchange, and message sizes beyond counting
-// body bytes for x-max-length-bytes.
+// per Broker), the headers exchange, internal exchanges (the flag is
+// ignored), and message sizes beyond counting body bytes for
+// x-max-length-bytes. Nor what a client can see on RabbitMQ but should
+// not rely on (the differential test compares everything else):
+//
+//   - the hash function of x-consistent-hash: which queue a value
+//     reaches (that every message with one value reaches one queue is
+//     simulated);
+//   - the form of direct reply-to addresses;
+//   - the timing of confirms: here they follow publish order at once,
+//     where RabbitMQ confirms a routed message once its queues have it,
+//     so the return of an unroutable message may come before the confirm
+//     of an earlier one (a return always comes before its own confirm,
+//     here as there);
+//   - deliveries in flight when a consumer is cancelled, by the client or
+//     by the broker as its queue is deleted: on the network they are in
+//     the client library's buffer already and still reach the client;
+//     here those the client has not read go back to the queue, or are
+//     gone with it;
+//   - RabbitMQ 3.10's return of a mandatory reply to a direct reply-to
+//     address that it did deliver; here a reply is returned only when its
+//     requester has gone.
 package membroker
 
 import (

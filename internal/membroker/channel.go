@@ -316,14 +316,19 @@ func (ch *Channel) Consume(queueName, tag string, autoAck, exclusive, noLocal, n
 	if err := ch.lock(); err != nil {
 		return nil, err
 	}
+	if _, ok := ch.consumers[tag]; ok && tag != "" {
+		// NOT_ALLOWED is a connection error: RabbitMQ closes the whole
+		// connection over it.
+		ch.b.mu.Unlock()
+		err := &amqp.Error{Code: amqp.NotAllowed, Reason: fmt.Sprintf("NOT_ALLOWED - attempt to reuse consumer tag '%s'", tag), Server: true}
+		ch.conn.close(err)
+		return nil, err
+	}
 	defer ch.unlock()
 	b := ch.b
 	if tag == "" {
 		b.ids++
 		tag = fmt.Sprintf("amq.ctag-%d", b.ids)
-	}
-	if _, ok := ch.consumers[tag]; ok {
-		return nil, ch.fail(&amqp.Error{Code: amqp.NotAllowed, Reason: fmt.Sprintf("NOT_ALLOWED - attempt to reuse consumer tag '%s'", tag), Server: true})
 	}
 	c := &consumer{ch: ch, tag: tag, autoAck: autoAck, exclusive: exclusive, prefetch: ch.prefetch,
 		deliveries: make(chan amqp.Delivery), out: newMailbox[amqp.Delivery](), stop: make(chan struct{})}
@@ -432,6 +437,15 @@ func (ch *Channel) Get(queueName string, autoAck bool) (amqp.Delivery, bool, err
 	d.Acknowledger = ch
 	d.DeliveryTag = ch.deliveryTag
 	d.MessageCount = uint32(len(q.ready))
+	if q.quorum && before(ch.b.opts.Version, 3, 13) {
+		// RabbitMQ 3.10 counts deliveries on basic.get from the first:
+		// x-delivery-count is 0 before any return, where a consumer's
+		// first delivery has no header.
+		if d.Headers == nil {
+			d.Headers = amqp.Table{}
+		}
+		d.Headers["x-delivery-count"] = int64(m.returns)
+	}
 	if !autoAck {
 		ch.unacked[d.DeliveryTag] = &held{q: q, m: m}
 		q.unacked++
@@ -478,7 +492,11 @@ func (ch *Channel) settle(tag uint64, multiple bool, then func(*held)) error {
 		tags = []uint64{tag}
 	}
 	if len(tags) == 0 && !(multiple && tag == 0) {
-		return ch.fail(precondition("unknown delivery tag %d", tag))
+		// As on the network, the call itself succeeds: basic.ack has no
+		// reply, and the client hears of the refusal as the channel's
+		// close.
+		ch.fail(precondition("unknown delivery tag %d", tag))
+		return nil
 	}
 	for _, t := range tags {
 		h := ch.unacked[t]
@@ -578,6 +596,9 @@ func (ch *Channel) bind(source string, bd binding, add bool) error {
 	defer ch.unlock()
 	b := ch.b
 	x, ok := b.exchanges[source]
+	if !ok && !add {
+		return nil // unbinding is idempotent: nothing to remove
+	}
 	if !ok {
 		return ch.fail(notFound("no exchange '%s' in vhost '/'", source))
 	}
@@ -585,10 +606,10 @@ func (ch *Channel) bind(source string, bd binding, add bool) error {
 		return ch.fail(&amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED - operation not permitted on the default exchange", Server: true})
 	}
 	if bd.queue != "" {
-		if _, ok := b.queues[bd.queue]; !ok {
+		if _, ok := b.queues[bd.queue]; !ok && add {
 			return ch.fail(notFound("no queue '%s' in vhost '/'", bd.queue))
 		}
-	} else if _, ok := b.exchanges[bd.toExchange]; !ok {
+	} else if _, ok := b.exchanges[bd.toExchange]; !ok && add {
 		return ch.fail(notFound("no exchange '%s' in vhost '/'", bd.toExchange))
 	}
 	if add {
@@ -622,7 +643,7 @@ func (ch *Channel) queueDeclare(name string, durable, autoDelete, exclusive, pas
 	case ok && q.exclusive != nil && q.exclusive != ch.conn:
 		return amqp.Queue{}, ch.fail(lockedQueue(name))
 	case ok && !passive:
-		if err := q.equivalent(durable, args); err != nil {
+		if err := q.equivalent(durable, autoDelete, args); err != nil {
 			return amqp.Queue{}, ch.fail(err)
 		}
 	case !ok && passive:

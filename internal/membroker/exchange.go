@@ -61,7 +61,7 @@ func (x *exchange) matches(key string, msg amqp.Publishing) []binding {
 		}
 	case "topic":
 		for _, bd := range x.bindings {
-			if topology.TopicMatch(bd.key, key) {
+			if topology.MatchWords(topicWords(bd.key), topicWords(key)) {
 				out = append(out, bd)
 			}
 		}
@@ -87,11 +87,12 @@ func (x *exchange) hashPick(key string, msg amqp.Publishing) (binding, bool) {
 	}
 	value := key
 	if h, _ := x.args["hash-header"].(string); h != "" {
-		v, ok := msg.Headers[h]
-		if !ok {
-			return binding{}, false // RabbitMQ drops a message without the header
+		// RabbitMQ hashes a missing header as one more value: every
+		// message without it reaches the same queue.
+		value = ""
+		if v, ok := msg.Headers[h]; ok {
+			value = fmt.Sprint(v)
 		}
-		value = fmt.Sprint(v)
 	}
 	f := fnv.New32a()
 	f.Write([]byte(value))
@@ -103,6 +104,16 @@ func (x *exchange) hashPick(key string, msg amqp.Publishing) (binding, bool) {
 		}
 	}
 	return binding{}, false
+}
+
+// topicWords splits a routing or binding key into its words as RabbitMQ
+// does: the empty key has no words at all, so "*" does not match it and
+// "#" does.
+func topicWords(key string) []string {
+	if key == "" {
+		return nil
+	}
+	return strings.Split(key, ".")
 }
 
 func weight(key string) int {

@@ -49,6 +49,7 @@ type queue struct {
 	maxLen        int64 // -1: none
 	maxBytes      int64 // -1: none
 	rejectPublish bool
+	rejectDLX     bool // reject-publish-dlx: the refused message is dead-lettered too
 	// rejecting is a quorum queue's reject-publish state: entered once
 	// the queue is over its bound, left once it drained to 80% of it.
 	rejecting     bool
@@ -76,6 +77,14 @@ func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, ar
 		if !durable || autoDelete || owner != nil {
 			return nil, precondition("invalid property 'non-durable, auto-delete or exclusive' for queue '%s' in vhost '/'", name)
 		}
+		if before(b.opts.Version, 4, 0) {
+			// Classic queue arguments RabbitMQ 3's quorum queues refuse.
+			for _, k := range []string{"x-max-priority", "x-queue-mode"} {
+				if _, ok := args[k]; ok {
+					return nil, precondition("invalid arg '%s' for queue '%s' in vhost '/': unsupported by quorum queues", k, name)
+				}
+			}
+		}
 	default:
 		return nil, precondition("invalid arg 'x-queue-type' for queue '%s' in vhost '/': unsupported queue type '%s' in the in-process broker", name, typ)
 	}
@@ -99,8 +108,12 @@ func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, ar
 	}
 	switch o, _ := args["x-overflow"].(string); o {
 	case "", "drop-head":
-	case "reject-publish", "reject-publish-dlx":
+	case "reject-publish":
 		q.rejectPublish = true
+	case "reject-publish-dlx":
+		// Quorum queues take the argument but fall back to drop-head.
+		q.rejectPublish = !q.quorum
+		q.rejectDLX = !q.quorum
 	default:
 		return nil, precondition("invalid arg 'x-overflow' for queue '%s' in vhost '/': %q", name, o)
 	}
@@ -129,6 +142,17 @@ func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, ar
 func major(version string) int {
 	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
 	return n
+}
+
+// before reports whether version is older than major.minor.
+func before(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	ma, _ := strconv.Atoi(parts[0])
+	mi := 0
+	if len(parts) > 1 {
+		mi, _ = strconv.Atoi(parts[1])
+	}
+	return ma < major || (ma == major && mi < minor)
 }
 
 func intArg(t amqp.Table, k string) (int64, bool) {
@@ -163,9 +187,12 @@ var equivalenceArgs = []string{
 	"x-single-active-consumer", "x-delivery-limit", "x-dead-letter-strategy", "x-expires",
 }
 
-func (q *queue) equivalent(durable bool, args amqp.Table) *amqp.Error {
+func (q *queue) equivalent(durable, autoDelete bool, args amqp.Table) *amqp.Error {
 	if q.durable != durable {
 		return precondition("inequivalent arg 'durable' for queue '%s' in vhost '/': received '%t' but current is '%t'", q.name, durable, q.durable)
+	}
+	if q.autoDelete != autoDelete {
+		return precondition("inequivalent arg 'auto_delete' for queue '%s' in vhost '/': received '%t' but current is '%t'", q.name, autoDelete, q.autoDelete)
 	}
 	for _, k := range equivalenceArgs {
 		have, hadIt := q.args[k]
@@ -174,8 +201,10 @@ func (q *queue) equivalent(durable bool, args amqp.Table) *amqp.Error {
 			if !hadIt {
 				have, hadIt = "classic", true
 			}
-			if !gotIt {
-				continue // a declaration without a type accepts the existing one
+			if !gotIt && (!q.quorum || !before(q.b.opts.Version, 3, 13)) {
+				// A declaration without a type accepts the existing one;
+				// before 3.13, RabbitMQ refuses it for a quorum queue.
+				continue
 			}
 		}
 		if hadIt != gotIt || norm(have) != norm(got) {
@@ -229,6 +258,9 @@ func (q *queue) push(exchange, key string, pub amqp.Publishing) bool {
 		}
 	} else if q.full(m) {
 		if q.rejectPublish {
+			if q.rejectDLX {
+				q.deadLetter(m, "maxlen")
+			}
 			return false
 		}
 		for len(q.ready) > 0 && q.full(m) {
@@ -387,8 +419,9 @@ func (q *queue) stopTimer() {
 	}
 }
 
-// giveBack returns a delivered message to its place, counting the
-// return; a quorum queue dead-letters it past its delivery limit.
+// giveBack returns a delivered message to its place (before 3.13, to
+// the back of a quorum queue), counting the return; a quorum queue
+// dead-letters it past its delivery limit.
 func (q *queue) giveBack(m *message) {
 	m.redeliver = true
 	if q.quorum {
@@ -400,6 +433,12 @@ func (q *queue) giveBack(m *message) {
 		if q.deliveryLimit > 0 && m.returns > q.deliveryLimit {
 			q.deadLetter(m, "delivery_limit")
 			return
+		}
+		if before(q.b.opts.Version, 3, 13) {
+			// RabbitMQ 3.10's quorum queues put a returned message behind
+			// those waiting, where classic queues restore its place.
+			q.b.seq++
+			m.seq = q.b.seq
 		}
 	}
 	q.insert(m)
@@ -447,9 +486,12 @@ func (q *queue) deadLetter(m *message, reason string) {
 		h["x-first-death-reason"] = reason
 		h["x-first-death-exchange"] = m.exchange
 	}
-	h["x-last-death-queue"] = q.name
-	h["x-last-death-reason"] = reason
-	h["x-last-death-exchange"] = m.exchange
+	if !before(b.opts.Version, 3, 13) {
+		// RabbitMQ writes the x-last-death-* headers from 3.13 on.
+		h["x-last-death-queue"] = q.name
+		h["x-last-death-reason"] = reason
+		h["x-last-death-exchange"] = m.exchange
+	}
 	pub.Headers = h
 	key := m.key
 	if q.dlrk != nil {
@@ -458,14 +500,31 @@ func (q *queue) deadLetter(m *message, reason string) {
 	targets := b.route(*q.dlx, key, pub)
 	r := Record{DeadLettered: q.name, Reason: reason, Exchange: *q.dlx, RoutingKey: key, Msg: pub}
 	for _, t := range targets {
-		if t == q && reason != "expired" {
-			continue // no cycle without a TTL to break it
+		if reason != "rejected" && isCycle(t.name, h["x-death"].([]any)) {
+			continue
 		}
 		if t.push(*q.dlx, key, pub) {
 			r.Queues = append(r.Queues, t.name)
 		}
 	}
 	b.record(r)
+}
+
+// isCycle reports whether dead-lettering to queue would close a cycle
+// that no client broke, as RabbitMQ decides: queue is in deaths (most
+// recent first), and no death up to and including it was a rejection.
+// Such a message is dropped rather than dead-lettered for ever.
+func isCycle(queue string, deaths []any) bool {
+	for _, d := range deaths {
+		t, _ := d.(amqp.Table)
+		if t["reason"] == "rejected" {
+			return false
+		}
+		if t["queue"] == queue {
+			return true
+		}
+	}
+	return false
 }
 
 // delete removes the queue: its consumers are cancelled by the broker,
