@@ -171,38 +171,17 @@ func (ch *Channel) Close() error {
 
 // NotifyClose registers n for the error that closes the channel.
 func (ch *Channel) NotifyClose(n chan *amqp.Error) chan *amqp.Error {
-	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
-	if ch.closed {
-		close(n)
-		return n
-	}
-	ch.notifyClose = append(ch.notifyClose, n)
-	return n
+	return register(ch.b, &ch.closed, &ch.notifyClose, n)
 }
 
 // NotifyPublish registers n for publisher confirms.
 func (ch *Channel) NotifyPublish(n chan amqp.Confirmation) chan amqp.Confirmation {
-	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
-	if ch.closed {
-		close(n)
-		return n
-	}
-	ch.notifyPublish = append(ch.notifyPublish, n)
-	return n
+	return register(ch.b, &ch.closed, &ch.notifyPublish, n)
 }
 
 // NotifyReturn registers n for mandatory messages that reached no queue.
 func (ch *Channel) NotifyReturn(n chan amqp.Return) chan amqp.Return {
-	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
-	if ch.closed {
-		close(n)
-		return n
-	}
-	ch.notifyReturn = append(ch.notifyReturn, n)
-	return n
+	return register(ch.b, &ch.closed, &ch.notifyReturn, n)
 }
 
 // Confirm puts the channel in confirm mode.
@@ -806,4 +785,17 @@ func (ch *Channel) requeueUnseen(c *consumer, d amqp.Delivery) {
 		h.q.dispatch()
 	}
 	ch.b.touch()
+}
+
+// register adds n to the notify list of a channel or connection, or, once
+// that is closed, closes n at once, as amqp091-go does.
+func register[T any](b *Broker, closed *bool, list *[]chan T, n chan T) chan T {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if *closed {
+		close(n)
+		return n
+	}
+	*list = append(*list, n)
+	return n
 }

@@ -100,27 +100,13 @@ func (c *Conn) close(err *amqp.Error) {
 
 // NotifyClose registers n for the error that closes the connection.
 func (c *Conn) NotifyClose(n chan *amqp.Error) chan *amqp.Error {
-	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
-	if c.closed {
-		close(n)
-		return n
-	}
-	c.notifyClose = append(c.notifyClose, n)
-	return n
+	return register(c.b, &c.closed, &c.notifyClose, n)
 }
 
 // NotifyBlocked registers n; the in-process broker raises no resource
 // alarms, so n only closes with the connection.
 func (c *Conn) NotifyBlocked(n chan amqp.Blocking) chan amqp.Blocking {
-	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
-	if c.closed {
-		close(n)
-		return n
-	}
-	c.notifyBlocked = append(c.notifyBlocked, n)
-	return n
+	return register(c.b, &c.closed, &c.notifyBlocked, n)
 }
 
 // ServerVersion is the version the broker announces.
