@@ -85,3 +85,51 @@ func TestADelayedFactArrivesWhenDueInVirtualTime(t *testing.T) {
 		b.WantHandled("stock", 0)
 	})
 }
+
+type step struct {
+	OrderID string `json:"order_id"`
+	N       int    `json:"n"`
+}
+
+var factStep = runtime.Fact{RoutingKey: "orders.order.step", Version: 1, OrderingKey: "/order_id"}
+
+// An ordered consumer receives delayed facts through its hash exchange,
+// in due order per key, whatever order they were scheduled in.
+func TestAnOrderedConsumerReceivesDelayedFacts(t *testing.T) {
+	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+		{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 2},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[step](b, factStep)
+		var mu sync.Mutex
+		var got []int
+		c, err := runtime.NewConsumer(b.Conn(), top.Consumers[0], []runtime.Route{
+			runtime.Handle(factStep, func(ctx context.Context, d runtime.Delivery, v step) error {
+				mu.Lock()
+				got = append(got, v.N)
+				mu.Unlock()
+				return nil
+			}),
+		})
+		b.Start("fulfilment", c, err)
+		pub, err := runtime.NewPublisher(b.Conn(), top.Exchanges[0].Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Scheduled last-first; due first-last.
+		for _, n := range []int{3, 2, 1} {
+			if _, err := pub.In(time.Duration(n)*time.Minute).Publish(b.Context(), factStep, step{OrderID: "o-1", N: n}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.Idle()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 {
+			t.Errorf("handled %v, want [1 2 3]", got)
+		}
+	})
+}
