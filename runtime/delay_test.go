@@ -188,3 +188,32 @@ func TestDelayedPublishWithoutDelayLevels(t *testing.T) {
 	// The publisher goes on publishing now.
 	mustPublish(t, pub, itemFact("item.added"), item{SKU: "b"})
 }
+
+// An ordered consumer's hash exchange is bound to the delivery exchange:
+// delayed facts reach its shards, each key's in one shard.
+func TestDelayedFactsReachAnOrderedConsumer(t *testing.T) {
+	b := newDelayBroker(t, orderedSpec("ordered"))
+	conn := b.dial(Config{})
+	var got seen
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(orderedFact(), func(ctx context.Context, d Delivery, it item) error {
+		got.add(d)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	t.Cleanup(func() { _ = stop() })
+	pub, _ := NewPublisher(conn, b.events())
+	for n := range 10 {
+		if _, err := pub.In(time.Duration(10+n)*time.Millisecond).Publish(context.Background(), orderedFact(), item{SKU: "key-" + string(rune('a'+n%3)), N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, "10 delayed facts handled", func() bool { return conn.Counts(b.consumer(0).Name).Get(Acked) == 10 })
+	for _, d := range got.all() {
+		if d.RoutingKey != "item.added" || d.DueAt.IsZero() {
+			t.Errorf("delivery %+v", d)
+		}
+	}
+}
