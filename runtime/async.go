@@ -12,7 +12,7 @@ import (
 // has not been waited for. Wait for it exactly once.
 type Pending struct {
 	p    *Publisher
-	key  string
+	dst  destination
 	msg  amqp.Publishing
 	sent inFlight
 	err  error // the first send failed as a channel loss: Wait republishes
@@ -33,10 +33,10 @@ func (h *Pending) Wait(ctx context.Context) error {
 		err = h.sent.wait(ctx)
 	}
 	if h.err != nil || errors.Is(err, errChannelLost) {
-		err = h.p.send(ctx, h.msg, h.key)
+		err = h.p.send(ctx, h.msg, h.dst)
 	}
 	if err != nil {
-		return h.p.conn.redact(fmt.Errorf("publish %s: %w", h.key, err))
+		return h.p.conn.redact(fmt.Errorf("publish %s: %w", h.dst.fact, h.p.explainDelayed(h.dst, err)))
 	}
 	return nil
 }
@@ -86,17 +86,21 @@ func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pe
 	if err != nil {
 		return nil, p.publishError(f, err)
 	}
-	h := &Pending{p: p, key: f.RoutingKey, msg: msg}
+	dst, err := p.destination(f, &msg)
+	if err != nil {
+		return nil, p.publishError(f, err)
+	}
+	h := &Pending{p: p, dst: dst, msg: msg}
 	if len(p.opts.middleware) == 0 {
 		err = h.send(ctx)
 	} else {
-		err = p.through(ctx, f, h.msg, func(ctx context.Context, msg amqp.Publishing) error {
+		err = p.through(ctx, f, dst, h.msg, func(ctx context.Context, msg amqp.Publishing) error {
 			h.msg = msg
 			return h.send(ctx)
 		})
 	}
 	if err != nil {
-		return nil, p.publishError(f, err)
+		return nil, p.publishError(f, p.explainDelayed(dst, err))
 	}
 	return h, nil
 }
@@ -104,7 +108,7 @@ func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pe
 // send sends h's message once. A channel loss is not an error yet: Wait
 // publishes it again.
 func (h *Pending) send(ctx context.Context) error {
-	h.sent, h.err = h.p.sendOnce(ctx, h.msg, h.key)
+	h.sent, h.err = h.p.sendOnce(ctx, h.msg, h.dst)
 	if errors.Is(h.err, errChannelLost) {
 		return nil
 	}

@@ -12,6 +12,10 @@
 //   - [Publisher] publishes facts in the JSON [Envelope] and waits for the
 //     broker's confirm; an unroutable fact is an error ([ErrUnroutable])
 //     unless [AllowUnroutable] is set.
+//   - [Publisher.In] and [Publisher.At] publish a fact later: it is
+//     validated now and held by the broker in the delay levels of a
+//     topology built with delays (TTL queues, no plugin), then routed by
+//     its own key when due; [Delivery.DueAt] says when that was.
 //   - [Consumer] runs the handlers of one consumer ([Route], [Handle]) and
 //     settles each delivery: ack on success; on a transient error a copy to
 //     the next delay queue of the ladder (header [HeaderAttempts]); after

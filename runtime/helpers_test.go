@@ -54,6 +54,13 @@ func newBrokerAt(t testing.TB, url string, specs ...topology.ConsumerSpec) *brok
 		s.Name = testenv.Name(s.Name)
 		spec.Consumers = append(spec.Consumers, s)
 	}
+	return newBrokerFrom(t, url, spec)
+}
+
+// newBrokerFrom builds spec, whose names the caller made test-unique, and
+// declares it on the broker at url.
+func newBrokerFrom(t testing.TB, url string, spec topology.Spec) *broker {
+	t.Helper()
 	top, err := topology.Build(spec)
 	if err != nil {
 		t.Fatal(err)

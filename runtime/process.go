@@ -61,7 +61,7 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	d := Delivery{
 		MessageID: head.ID, OccurredAt: head.OccurredAt, RoutingKey: in.routingKey,
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
-		Headers: in.d.Headers,
+		DueAt: dueAt(in.d.Headers), Headers: in.d.Headers,
 	}
 	returned := in.sess.handlerStarted(c.spec.Name, in.d)
 	start := time.Now()

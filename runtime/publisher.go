@@ -14,7 +14,15 @@ import (
 // goroutines may call Publish at once, each waiting only for its own
 // confirm. While the connection is down, Publish waits for it to come back,
 // up to the deadline of its ctx.
+//
+// [Publisher.In] and [Publisher.At] return views of a Publisher that
+// publish later; they share its channel.
 type Publisher struct {
+	*publisher          // shared by p and every view of it
+	due        schedule // when the view's facts are due; zero: now
+}
+
+type publisher struct {
 	conn     *Conn
 	exchange string
 	opts     publisherOptions
@@ -45,7 +53,7 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 	if conn == nil {
 		return nil, errors.New("new publisher: nil Conn")
 	}
-	p := &Publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}, seq: newSequencer()}
+	p := &Publisher{publisher: &publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}, seq: newSequencer()}}
 	for _, o := range opts {
 		o(&p.opts)
 	}
@@ -98,24 +106,28 @@ func (p *Publisher) publishMessage(ctx context.Context, f Fact, m outMessage) er
 	if err != nil {
 		return p.publishError(f, err)
 	}
+	dst, err := p.destination(f, &msg)
+	if err != nil {
+		return p.publishError(f, err)
+	}
 	if len(p.opts.middleware) == 0 {
-		err = p.send(ctx, msg, f.RoutingKey)
+		err = p.send(ctx, msg, dst)
 	} else {
-		err = p.through(ctx, f, msg, func(ctx context.Context, msg amqp.Publishing) error {
-			return p.send(ctx, msg, f.RoutingKey)
+		err = p.through(ctx, f, dst, msg, func(ctx context.Context, msg amqp.Publishing) error {
+			return p.send(ctx, msg, dst)
 		})
 	}
 	if err != nil {
-		return p.publishError(f, err)
+		return p.publishError(f, p.explainDelayed(dst, err))
 	}
 	return nil
 }
 
 // through hands msg to terminal through the publish middleware, which may
 // add headers.
-func (p *Publisher) through(ctx context.Context, f Fact, msg amqp.Publishing, terminal func(context.Context, amqp.Publishing) error) error {
+func (p *Publisher) through(ctx context.Context, f Fact, dst destination, msg amqp.Publishing, terminal func(context.Context, amqp.Publishing) error) error {
 	out := &Outgoing{
-		Exchange: p.exchange, RoutingKey: f.RoutingKey, MessageID: msg.MessageId,
+		Exchange: dst.exchange, RoutingKey: f.RoutingKey, MessageID: msg.MessageId,
 		Headers: map[string]any(msg.Headers),
 	}
 	send := func(ctx context.Context, out *Outgoing) error {
@@ -128,25 +140,35 @@ func (p *Publisher) through(ctx context.Context, f Fact, msg amqp.Publishing, te
 	return send(ctx, out)
 }
 
+// explainDelayed names the missing delay levels when a delayed publish
+// found no exchange to publish to.
+func (p *Publisher) explainDelayed(dst destination, err error) error {
+	var ae *amqp.Error
+	if dst.exchange != p.exchange && errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return fmt.Errorf("the delay levels of exchange %q are not declared (a topology built with delays: \"delayedFacts\": true in warren.json): %w", p.exchange, err)
+	}
+	return err
+}
+
 // send publishes msg with the mandatory flag (unless unroutable facts are
 // allowed) and waits for its confirm, publishing it again (same id) on the
 // next channel after a channel loss.
-func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, routingKey string) error {
+func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, dst destination) error {
 	for {
-		sent, err := p.sendOnce(ctx, msg, routingKey)
+		sent, err := p.sendOnce(ctx, msg, dst)
 		if err == nil {
 			err = sent.wait(ctx)
 		}
 		if !errors.Is(err, errChannelLost) {
 			return err
 		}
-		p.conn.log.Debug("republishing after channel loss", "message_id", msg.MessageId, "routing_key", routingKey, "err", p.conn.redact(err))
+		p.conn.log.Debug("republishing after channel loss", "message_id", msg.MessageId, "routing_key", dst.fact, "err", p.conn.redact(err))
 	}
 }
 
 // sendOnce writes msg on the lane's current channel without waiting for
 // its confirm.
-func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, routingKey string) (inFlight, error) {
+func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, dst destination) (inFlight, error) {
 	cc, err := p.lane.channel(ctx)
 	if errors.Is(err, ErrClosed) && p.closed.Load() {
 		return inFlight{}, fmt.Errorf("publisher: %w", ErrClosed)
@@ -154,7 +176,7 @@ func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, routingKe
 	if err != nil {
 		return inFlight{}, err
 	}
-	return cc.send(ctx, p.exchange, routingKey, !p.opts.allowUnroutable, msg)
+	return cc.send(ctx, dst.exchange, dst.key, !p.opts.allowUnroutable, msg)
 }
 
 // Close releases the publisher's channel. Publishes still waiting fail or

@@ -15,13 +15,15 @@ import (
 // literal says topology.Quorum rather than "quorum". A value missing here
 // is still rendered correctly, as a conversion.
 var topologyConsts = map[any]string{
-	topology.RoleWork:     "RoleWork",
-	topology.RoleRetry:    "RoleRetry",
-	topology.RolePoison:   "RolePoison",
-	topology.RoleShard:    "RoleShard",
-	topology.RoleRequests: "RoleRequests",
-	topology.Quorum:       "Quorum",
-	topology.Classic:      "Classic",
+	topology.RoleWork:       "RoleWork",
+	topology.RoleRetry:      "RoleRetry",
+	topology.RolePoison:     "RolePoison",
+	topology.RoleShard:      "RoleShard",
+	topology.RoleRequests:   "RoleRequests",
+	topology.RoleDelay:      "RoleDelay",
+	topology.RoleUnroutable: "RoleUnroutable",
+	topology.Quorum:         "Quorum",
+	topology.Classic:        "Classic",
 }
 
 // alwaysWritten lists the fields written even when zero, because their

@@ -39,6 +39,9 @@ func (e *emitter) genPublisher(f *jen.File) {
 	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id("Close").Params().Error().Block(
 		jen.Return(jen.Id("p").Dot("p").Dot("Close").Call()),
 	)
+	if e.m.Topology.Delay.Enabled() {
+		e.genDelayed(f)
+	}
 	for _, fact := range e.m.OwnFacts() {
 		f.Line()
 		e.genPublish(f, fact)
@@ -77,5 +80,25 @@ func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
 		jen.Id("v").Id(fact.Type.GoName),
 	).Params(jen.Id("messageID").String(), jen.Err().Error()).Block(
 		jen.Return(jen.Id("p").Dot("p").Dot("Publish").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v"))),
+	)
+}
+
+// genDelayed writes In and At, the two methods that publish any fact of
+// the package later through the delay levels (warren.json "delayedFacts").
+func (e *emitter) genDelayed(f *jen.File) {
+	pub := names.PublisherType
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("In returns a %s whose publishes are due after d: each fact is validated now and held by the broker in the delay levels until it is due, then reaches the consumers it would reach if published then. d == 0 publishes now; a negative d or one beyond topology.MaxDelay is an error matching runtime.ErrDelay. See runtime.Publisher.In.", pub)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("p").Op("*").Id(pub)).Id("In").Params(jen.Id("d").Qual("time", "Duration")).Op("*").Id(pub).Block(
+		jen.Return(jen.Op("&").Id(pub).Values(jen.Dict{jen.Id("p"): jen.Id("p").Dot("p").Dot("In").Call(jen.Id("d"))})),
+	)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("At returns a %s whose publishes are due at t, as In with the time left until t; a t that has passed publishes now. See runtime.Publisher.At.", pub)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("p").Op("*").Id(pub)).Id("At").Params(jen.Id("t").Qual("time", "Time")).Op("*").Id(pub).Block(
+		jen.Return(jen.Op("&").Id(pub).Values(jen.Dict{jen.Id("p"): jen.Id("p").Dot("p").Dot("At").Call(jen.Id("t"))})),
 	)
 }

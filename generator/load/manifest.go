@@ -18,7 +18,10 @@ type Manifest struct {
 	// ("FULL", "BACKWARD_TRANSITIVE", ...); "" when absent, which means FULL.
 	Compatibility string
 	Exchanges     Exchanges // exchange names, "" when absent
-	Defaults      Settings  // /defaults
+	// DelayedFacts is "delayedFacts": declare the delay levels, so that
+	// facts can be published later (topology.Spec.Delays).
+	DelayedFacts bool
+	Defaults     Settings // /defaults
 	// AssertFormats are the formats payloads are checked against; every
 	// other "format" is an annotation.
 	AssertFormats []string
@@ -87,6 +90,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 	m.Package, _ = root["package"].(string)
 	m.Description, _ = root["description"].(string)
 	m.Compatibility, _ = root["compatibility"].(string)
+	m.DelayedFacts, _ = root["delayedFacts"].(bool)
 	if ex, ok := root["exchanges"].(map[string]any); ok {
 		m.Exchanges.Events, _ = ex["events"].(string)
 		m.Exchanges.Retry, _ = ex["retry"].(string)

@@ -117,6 +117,7 @@ func (b *builder) buildTopology(m *Model) {
 		spec.Consumers = append(spec.Consumers, ConsumerSpec(lc, man.Defaults))
 	}
 	spec.Responders = b.responderSpecs()
+	spec.Delays = man.DelayedFacts
 	top, err := topology.Build(spec)
 	if err != nil {
 		var se *topology.SpecError
@@ -143,6 +144,9 @@ func (b *builder) buildTopology(m *Model) {
 // else at the consumer's entry (or the exchanges) as a whole.
 func (b *builder) topologyError(p topology.Problem) *load.Error {
 	doc := b.s.Manifest.Doc
+	if p.Consumer < 0 && p.Field == "delayedFacts" {
+		return doc.Errorf("/delayedFacts", "%s", p.Detail)
+	}
 	if p.Consumer < 0 {
 		return doc.Errorf(firstWritten(doc, load.Pointer("exchanges", p.Field), "/exchanges"), "%s", p.Detail)
 	}

@@ -143,6 +143,7 @@ func (b *Broker) route(exchangeName, key string, msg amqp.Publishing) []*queue {
 			}
 			return
 		}
+		before := len(out)
 		for _, bd := range x.matches(key, msg) {
 			if bd.toExchange != "" {
 				if next, ok := b.exchanges[bd.toExchange]; ok {
@@ -153,6 +154,12 @@ func (b *Broker) route(exchangeName, key string, msg amqp.Publishing) []*queue {
 			if q, ok := b.queues[bd.queue]; ok && !seenQ[bd.queue] {
 				seenQ[bd.queue] = true
 				out = append(out, q)
+			}
+		}
+		// What the exchange routed nowhere goes to its alternate exchange.
+		if ae, _ := x.args["alternate-exchange"].(string); ae != "" && len(out) == before {
+			if next, ok := b.exchanges[ae]; ok {
+				walk(next)
 			}
 		}
 	}
@@ -173,8 +180,10 @@ func (b *Broker) declareExchange(name, kind string, durable, passive bool, args 
 		if x.durable != durable {
 			return precondition("inequivalent arg 'durable' for exchange '%s' in vhost '/': received '%t' but current is '%t'", name, durable, x.durable)
 		}
-		if h, had := x.args["hash-header"], args["hash-header"]; fmt.Sprint(h) != fmt.Sprint(had) {
-			return precondition("inequivalent arg 'hash-header' for exchange '%s' in vhost '/': received '%v' but current is '%v'", name, had, h)
+		for _, arg := range []string{"hash-header", "alternate-exchange"} {
+			if h, had := x.args[arg], args[arg]; fmt.Sprint(h) != fmt.Sprint(had) {
+				return precondition("inequivalent arg '%s' for exchange '%s' in vhost '/': received '%v' but current is '%v'", arg, name, had, h)
+			}
 		}
 		return nil
 	}

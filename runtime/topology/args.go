@@ -63,7 +63,9 @@ func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	}
 	if dl := q.DeadLetter; dl != nil {
 		args["x-dead-letter-exchange"] = dl.Exchange
-		args["x-dead-letter-routing-key"] = dl.RoutingKey
+		if dl.RoutingKey != "" {
+			args["x-dead-letter-routing-key"] = dl.RoutingKey
+		}
 		if dl.AtLeastOnce {
 			args["x-dead-letter-strategy"] = "at-least-once"
 			args["x-overflow"] = "reject-publish"

@@ -62,6 +62,9 @@ func Build(s Spec) (Topology, error) {
 		t.Bindings = append(t.Bindings, bindings...)
 		t.Consumers = append(t.Consumers, consumer)
 	}
+	if s.Delays && len(all) == 0 {
+		all = append(all, buildDelays(&t, ex, s.Consumers, owner)...)
+	}
 	all = append(all, buildResponders(&t, ex.Requests, s.Responders, owner)...)
 	if len(all) > 0 {
 		return Topology{}, &SpecError{Problems: all}

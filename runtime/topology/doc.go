@@ -24,6 +24,10 @@
 //     consumer bound to the same key.
 //   - C.poison is bound to D with routing key C. Nothing consumes it.
 //
+// With Spec.Delays the topology also has the delay levels of delayed
+// facts, shared by all consumers: E.delay.<k> for k from 0 to 35,
+// E.delay.deliver and E.delay.unroutable (see delay.go).
+//
 // A delay is written as a whole number of the largest unit that divides it
 // exactly, among h, m, s and ms: 20ms, 1500ms, 4s, 90s, 1m, 2h. The format
 // is part of the wire contract: changing it would rename queues.

@@ -10,6 +10,11 @@ type Spec struct {
 	// Responders answer requests (see responders.go); none means no
 	// requests exchange is declared.
 	Responders []ResponderSpec
+	// Delays declares the delay levels of delayed facts (see delay.go):
+	// DelayLevels exchanges and queues shared by the whole topology, a
+	// delivery exchange every work queue is bound to, and the lane of due
+	// facts no consumer binds. Without it facts can only be published now.
+	Delays bool
 }
 
 // Exchanges names the three exchanges. An empty name takes its default

@@ -17,25 +17,39 @@ type Topology struct {
 	// Responders are the services that answer requests, each reading its
 	// "<name>.requests" queue bound to the requests exchange.
 	Responders []Responder
+	// Delay is the delay levels of delayed facts (see delay.go), present
+	// when the spec asked for them (Spec.Delays); the zero Delay otherwise.
+	Delay Delay
 }
 
 // Exchange is one exchange to declare. warren declares only durable topic
 // exchanges; the fields exist so a declaration reads completely.
 type Exchange struct {
 	Name    string
-	Kind    string // "topic"; "direct" for the requests exchange; "x-consistent-hash" for an ordered consumer's
+	Kind    string // "topic"; "direct" for the requests exchange; "x-consistent-hash" for an ordered consumer's; "fanout" for the delay levels' unroutable lane
 	Durable bool   // always true
 	// HashHeader is the header an x-consistent-hash exchange hashes on
 	// (its hash-header argument); "" for other kinds.
 	HashHeader string
+	// AlternateExchange receives what the exchange cannot route (its
+	// alternate-exchange argument): the delivery exchange of the delay
+	// levels has one, so a due fact nobody binds is kept. "" for none.
+	AlternateExchange string
 }
 
 // Arguments returns the exchange's arguments for its declaration.
 func (e Exchange) Arguments() map[string]any {
-	if e.HashHeader == "" {
+	if e.HashHeader == "" && e.AlternateExchange == "" {
 		return nil
 	}
-	return map[string]any{"hash-header": e.HashHeader}
+	args := map[string]any{}
+	if e.HashHeader != "" {
+		args["hash-header"] = e.HashHeader
+	}
+	if e.AlternateExchange != "" {
+		args["alternate-exchange"] = e.AlternateExchange
+	}
+	return args
 }
 
 // Role says what a queue is for within its consumer.
@@ -82,7 +96,9 @@ type Queue struct {
 
 // DeadLetter names where a queue sends the messages it gives up on.
 type DeadLetter struct {
-	Exchange   string // "" is the default exchange, which routes by queue name
+	Exchange string // "" is the default exchange, which routes by queue name
+	// RoutingKey replaces the message's routing key (x-dead-letter-routing-key);
+	// "" keeps the key it was published with, as the delay levels need.
 	RoutingKey string
 	// AtLeastOnce makes the broker keep a message in the source queue until
 	// the target confirms it (x-dead-letter-strategy: at-least-once). Quorum
@@ -205,14 +221,31 @@ func (t Topology) Part(consumers ...string) Topology {
 	}
 	part := Topology{Exchanges: t.Exchanges}
 	queues := map[string]bool{}
+	// The delay levels are shared by every consumer: a part has them all,
+	// and of the delivery exchange's bindings those of its consumers.
+	part.Delay = t.Delay
+	exchanges := map[string]bool{}
+	for _, c := range t.Consumers {
+		if want[c.Name] && c.ShardExchange != "" {
+			exchanges[c.ShardExchange] = true
+		}
+	}
+	if t.Delay.Enabled() {
+		exchanges[t.Delay.Deliver] = true
+	}
 	for _, q := range t.Queues {
-		if want[q.Consumer] {
+		if q.Role == RoleDelay {
+			exchanges[q.Name] = true // each level's exchange and queue share its name
+		}
+	}
+	for _, q := range t.Queues {
+		if want[q.Consumer] || q.Role == RoleDelay || q.Role == RoleUnroutable {
 			part.Queues = append(part.Queues, q)
 			queues[q.Name] = true
 		}
 	}
 	for _, b := range t.Bindings {
-		if queues[b.Queue] {
+		if queues[b.Queue] || b.ToExchange != "" && exchanges[b.ToExchange] {
 			part.Bindings = append(part.Bindings, b)
 		}
 	}

@@ -84,13 +84,16 @@ func messageOf(r membroker.Record) Message {
 
 // Published returns the facts published to the events exchange so far,
 // in publish order: by the test and by the code under test, excluding the
-// runtime's retry and poison copies.
+// runtime's retry and poison copies. A fact published later
+// (runtime.Publisher.In or At) is listed when it was published, with its
+// own routing key, Exchange the top delay level's and header x-due-at.
 func (b *Bus) Published() []Message {
 	b.settle()
 	var out []Message
 	events := b.eventsExchange()
+	delayed := b.top.Delay.Exchange // "" without delay levels
 	for _, r := range b.broker.Journal(1) {
-		if r.DeadLettered == "" && r.Exchange == events && !r.Nacked {
+		if r.DeadLettered == "" && (r.Exchange == events || delayed != "" && r.Exchange == delayed) && !r.Nacked {
 			out = append(out, messageOf(r))
 		}
 	}

@@ -31,13 +31,15 @@ func drawTopology(top topology.Topology) []byte {
 		limits[q.Name] = q.DeliveryLimit
 		types[q.Name] = string(q.Type)
 	}
-	bindings := map[string][]string{}
-	for _, bd := range top.Bindings {
-		bindings[bd.Queue] = append(bindings[bd.Queue], bd.Key)
-	}
 	events := ""
 	if len(top.Exchanges) > 0 {
 		events = top.Exchanges[0].Name // Build lists events, retry, dead
+	}
+	bindings := map[string][]string{}
+	for _, bd := range top.Bindings {
+		if bd.Exchange == events { // not the delay levels' prefixed copies
+			bindings[bd.Queue] = append(bindings[bd.Queue], bd.Key)
+		}
 	}
 	for i, c := range top.Consumers {
 		y := 20 + i*laneH

@@ -1,0 +1,171 @@
+package topology
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDelayedRoutingKey(t *testing.T) {
+	key, err := DelayedRoutingKey(10*time.Millisecond, "order.placed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Repeat("0.", DelayLevels-4) + "1.0.1.0.order.placed"
+	if key != want {
+		t.Errorf("key = %q, want %q", key, want)
+	}
+	// A fraction of a millisecond rounds up: never early.
+	if key, _ := DelayedRoutingKey(time.Microsecond, "a"); key != strings.Repeat("0.", DelayLevels-1)+"1.a" {
+		t.Errorf("1µs: key = %q", key)
+	}
+	if key, _ := DelayedRoutingKey(MaxDelay, "a"); key != strings.Repeat("1.", DelayLevels)+"a" {
+		t.Errorf("MaxDelay: key = %q", key)
+	}
+	if MaxDelay < 366*24*time.Hour {
+		t.Errorf("MaxDelay %s: less than a year", MaxDelay)
+	}
+	for _, d := range []time.Duration{0, -time.Second, MaxDelay + time.Millisecond} {
+		if _, err := DelayedRoutingKey(d, "a"); err == nil {
+			t.Errorf("delay %s: no error", d)
+		}
+	}
+	if _, err := DelayedRoutingKey(time.Second, strings.Repeat("a", MaxDelayedKeyLen+1)); err == nil {
+		t.Error("a key too long for the delay words: no error")
+	}
+}
+
+// route follows top's bindings as a topic exchange does, exchange to
+// exchange included, and returns the queues key reaches from exchange.
+func route(top Topology, exchange, key string) []string {
+	var out []string
+	var walk func(x string)
+	walk = func(x string) {
+		routed := false
+		for _, b := range top.Bindings {
+			if b.Exchange != x || !(b.Key == "" || TopicMatch(b.Key, key)) {
+				continue
+			}
+			routed = true
+			if b.ToExchange != "" {
+				walk(b.ToExchange)
+			} else {
+				out = append(out, b.Queue)
+			}
+		}
+		for _, e := range top.Exchanges {
+			if e.Name == x && !routed && e.AlternateExchange != "" {
+				walk(e.AlternateExchange)
+			}
+		}
+	}
+	walk(exchange)
+	return out
+}
+
+func TestBuildDelays(t *testing.T) {
+	top, err := Build(Spec{
+		Exchanges: Exchanges{Events: "shop.events"},
+		Delays:    true,
+		Consumers: []ConsumerSpec{
+			{Name: "mailer", Bindings: []string{"order.*"}},
+			{Name: "audit", Bindings: []string{"#"}},
+			{Name: "stock", Bindings: []string{"stock.#"}},
+			{Name: "ledger", Bindings: []string{"order.placed"}, Ordered: true},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := top.Delay
+	if d.Levels != DelayLevels || d.Exchange != "shop.events.delay.35" || d.Deliver != "shop.events.delay.deliver" || d.Unroutable != "shop.events.delay.unroutable" {
+		t.Errorf("Delay = %+v", d)
+	}
+	for k := 0; k < DelayLevels; k++ {
+		q, ok := top.Queue(DelayExchange("shop.events", k))
+		if !ok {
+			t.Fatalf("no queue for level %d", k)
+		}
+		args := q.ArgumentsFor(RabbitMQ3)
+		next := DelayExchange("shop.events", k-1)
+		if k == 0 {
+			next = d.Deliver
+		}
+		if q.Role != RoleDelay || args["x-queue-type"] != "quorum" || args["x-message-ttl"] != int64(1)<<k ||
+			args["x-dead-letter-exchange"] != next || args["x-dead-letter-strategy"] != "at-least-once" {
+			t.Errorf("level %d: %+v", k, args)
+		}
+		if _, has := args["x-dead-letter-routing-key"]; has {
+			t.Errorf("level %d replaces the routing key: %+v", k, args)
+		}
+	}
+
+	// Each level either holds a fact (its digit 1) or passes it down: the
+	// queues a key reaches at each hop, then at the delivery exchange.
+	key, _ := DelayedRoutingKey(5*time.Millisecond, "order.placed") // 101
+	if got := route(top, d.Exchange, key); len(got) != 1 || got[0] != DelayExchange("shop.events", 2) {
+		t.Errorf("published: %v", got)
+	}
+	if got := route(top, DelayExchange("shop.events", 1), key); len(got) != 1 || got[0] != DelayExchange("shop.events", 0) {
+		t.Errorf("after level 2: %v", got)
+	}
+	if got := strings.Join(route(top, d.Deliver, key), ","); got != "mailer,audit" {
+		t.Errorf("delivered to %s, want mailer,audit (and ledger's hash exchange)", got)
+	}
+	var toHash bool
+	for _, b := range top.Bindings {
+		toHash = toHash || b.Exchange == d.Deliver && b.ToExchange == "ledger.ordered" && b.Key == DelayedPattern("order.placed")
+	}
+	if !toHash {
+		t.Error("the ordered consumer's hash exchange is not bound to the delivery exchange")
+	}
+	// A due fact nobody binds goes to the unroutable lane, not nowhere.
+	noone, _ := DelayedRoutingKey(time.Millisecond, "nobody.binds.this")
+	top2, _ := Build(Spec{Delays: true, Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}})
+	if got := route(top2, top2.Delay.Deliver, noone); len(got) != 1 || got[0] != "app.events.delay.unroutable" {
+		t.Errorf("unroutable: %v", got)
+	}
+
+	part := top.Part("mailer")
+	levels, lanes := 0, 0
+	for _, q := range part.Queues {
+		switch q.Role {
+		case RoleDelay:
+			levels++
+		case RoleUnroutable:
+			lanes++
+		}
+	}
+	if !part.Delay.Enabled() || levels != DelayLevels || lanes != 1 {
+		t.Errorf("Part(mailer): delay %+v, %d levels, %d unroutable lanes", part.Delay, levels, lanes)
+	}
+	for _, b := range part.Bindings {
+		if b.Exchange == d.Deliver && b.Queue != "mailer" {
+			t.Errorf("Part(mailer) has %+v", b)
+		}
+	}
+	for _, e := range top.Exchanges {
+		if e.Name == d.Deliver && e.Arguments()["alternate-exchange"] != d.Unroutable {
+			t.Errorf("delivery exchange arguments = %v", e.Arguments())
+		}
+	}
+}
+
+func TestBuildWithoutDelays(t *testing.T) {
+	top, err := Build(Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Delay.Enabled() || len(top.Exchanges) != 3 {
+		t.Errorf("delay %+v, exchanges %+v", top.Delay, top.Exchanges)
+	}
+}
+
+func TestBuildDelaysCollision(t *testing.T) {
+	_, err := Build(Spec{Delays: true, Consumers: []ConsumerSpec{{Name: "app.events.delay.3", Bindings: []string{"a.b"}}}})
+	var se *SpecError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), `delay exchange "app.events.delay.3": collides with`) {
+		t.Errorf("err = %v", err)
+	}
+}
