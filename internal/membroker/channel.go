@@ -250,7 +250,7 @@ func (ch *Channel) PublishWithContext(ctx context.Context, exchange, key string,
 		}
 	} else {
 		for _, q := range b.route(exchange, key, msg) {
-			if q.push(exchange, key, msg) {
+			if q.push(exchange, key, msg, true) {
 				r.Queues = append(r.Queues, q.name)
 			} else {
 				r.Nacked = true

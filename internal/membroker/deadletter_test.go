@@ -1,6 +1,7 @@
 package membroker_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -125,5 +126,49 @@ func TestQuorumRejectPublishDLXDropsHead(t *testing.T) {
 	}
 	if kept, dead := b.Messages("qq"), b.Messages("dead"); len(kept) != 1 || string(kept[0].Body) != "2" || len(dead) != 1 || string(dead[0].Body) != "1" {
 		t.Errorf("kept %v, dead-lettered %v; want 2 kept and 1 dead-lettered", kept, dead)
+	}
+}
+
+// From 3.13 a message a client publishes starts without dead-letter
+// history, whatever x-death header it carries; before, the broker adds to
+// the header's entries. The runtime's retry copies carry their earlier
+// hops' x-death, so this is what a consumer sees on each attempt.
+func TestClientXDeathIsKeptBefore313Only(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		entries int
+	}{{"3.10.8", 2}, {"3.13.7", 1}, {"4.0.5", 1}} {
+		b := membroker.New(membroker.Options{Version: c.version})
+		conn, err := b.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare("out", true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare("wait", true, false, false, false, amqp.Table{
+			"x-message-ttl": int64(0), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "out",
+		}); err != nil {
+			t.Fatal(err)
+		}
+		earlier := amqp.Table{"count": int64(1), "reason": "expired", "queue": "earlier", "exchange": "", "routing-keys": []any{"earlier"}}
+		if err := ch.PublishWithContext(context.Background(), "", "wait", false, false, amqp.Publishing{
+			Headers: amqp.Table{"x-death": []any{earlier}}, Body: []byte("m"),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		d, ok, err := ch.Get("out", true)
+		if err != nil || !ok {
+			t.Fatalf("%s: get: %v %v", c.version, ok, err)
+		}
+		deaths, _ := d.Headers["x-death"].([]any)
+		if len(deaths) != c.entries {
+			t.Errorf("%s: x-death %v, want %d entries", c.version, deaths, c.entries)
+		}
+		b.Close()
 	}
 }

@@ -20,6 +20,7 @@ type message struct {
 	expiresAt  time.Time // zero: never
 	returns    int       // times given back without an ack (quorum x-delivery-count)
 	redeliver  bool
+	byClient   bool // published by a client, not dead-lettered by the broker
 	bodyLength int
 }
 
@@ -77,12 +78,11 @@ func (b *Broker) newQueue(name string, durable, autoDelete bool, owner *Conn, ar
 		if !durable || autoDelete || owner != nil {
 			return nil, precondition("invalid property 'non-durable, auto-delete or exclusive' for queue '%s' in vhost '/'", name)
 		}
-		if before(b.opts.Version, 4, 0) {
-			// Classic queue arguments RabbitMQ 3's quorum queues refuse.
-			for _, k := range []string{"x-max-priority", "x-queue-mode"} {
-				if _, ok := args[k]; ok {
-					return nil, precondition("invalid arg '%s' for queue '%s' in vhost '/': unsupported by quorum queues", k, name)
-				}
+		// Classic queue arguments quorum queues refuse (measured on 3.10.8
+		// and 4.0.5; RabbitMQ 4's two priority levels take no argument).
+		for _, k := range []string{"x-max-priority", "x-queue-mode"} {
+			if _, ok := args[k]; ok {
+				return nil, precondition("invalid arg '%s' for queue '%s' in vhost '/': unsupported by quorum queues", k, name)
 			}
 		}
 	default:
@@ -201,9 +201,10 @@ func (q *queue) equivalent(durable, autoDelete bool, args amqp.Table) *amqp.Erro
 			if !hadIt {
 				have, hadIt = "classic", true
 			}
-			if !gotIt && (!q.quorum || !before(q.b.opts.Version, 3, 13)) {
-				// A declaration without a type accepts the existing one;
-				// before 3.13, RabbitMQ refuses it for a quorum queue.
+			if !gotIt && !q.quorum {
+				// A declaration without a type accepts an existing classic
+				// queue; RabbitMQ refuses it for a quorum queue (3.10.8 and
+				// 4.0.5 alike).
 				continue
 			}
 		}
@@ -244,8 +245,8 @@ func (q *queue) state() QueueState {
 
 // push adds a message from exchange with key. It reports false when the
 // queue is full and refuses new messages.
-func (q *queue) push(exchange, key string, pub amqp.Publishing) bool {
-	m := &message{exchange: exchange, key: key, pub: pub, bodyLength: len(pub.Body)}
+func (q *queue) push(exchange, key string, pub amqp.Publishing, byClient bool) bool {
+	m := &message{exchange: exchange, key: key, pub: pub, bodyLength: len(pub.Body), byClient: byClient}
 	m.pub.Headers = copyTable(pub.Headers)
 	if q.quorum && q.rejectPublish {
 		// A quorum queue checks its bound after each enqueue, as
@@ -469,6 +470,15 @@ func (q *queue) deadLetter(m *message, reason string) {
 		entry["original-expiration"] = pub.Expiration
 		pub.Expiration = ""
 	}
+	if m.byClient && !before(b.opts.Version, 3, 13) {
+		// From 3.13 the broker keeps its dead-letter history beside the
+		// message, not in the headers a client can write: a message a
+		// client published starts with none, whatever x-death it carries
+		// (a runtime's retry copy carries the x-death of its earlier hops).
+		for _, k := range []string{"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange"} {
+			delete(h, k)
+		}
+	}
 	deaths, _ := h["x-death"].([]any)
 	var kept []any
 	for _, d := range deaths {
@@ -503,7 +513,7 @@ func (q *queue) deadLetter(m *message, reason string) {
 		if reason != "rejected" && isCycle(t.name, h["x-death"].([]any)) {
 			continue
 		}
-		if t.push(*q.dlx, key, pub) {
+		if t.push(*q.dlx, key, pub, false) {
 			r.Queues = append(r.Queues, t.name)
 		}
 	}

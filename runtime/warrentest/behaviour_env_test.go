@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -37,6 +39,9 @@ type env interface {
 	// Target is "broker" or "bus", for messages only: a scenario must not
 	// branch on it.
 	Target() string
+	// BrokerVersion is the RabbitMQ version both targets speak as: the
+	// broker's, which the bus announces too.
+	BrokerVersion() string
 	Context() context.Context
 	Conn() *runtime.Conn
 	Topology() topology.Topology
@@ -123,20 +128,64 @@ type busTarget struct{}
 func (busTarget) name() string { return "bus" }
 
 func (busTarget) run(t *testing.T, top topology.Topology, body func(t *testing.T, e env)) {
+	// The bus speaks as the broker the suite runs against, so that the two
+	// targets compare like with like on every release line (make
+	// test-rabbitmq4 runs the suite against RabbitMQ 4).
+	version := suiteBrokerVersion()
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
-		e := &busEnv{b: b}
+		e := &busEnv{b: b, version: version}
 		defer e.close()
 		body(t, e)
+	}, warrentest.WithBrokerVersion(version))
+}
+
+var (
+	suiteVersionOnce sync.Once
+	suiteVersion     string
+)
+
+// suiteBrokerVersion is the version the suite's broker announces, or the
+// bus's default when there is no broker to ask (the broker target then
+// skips, or fails under CI).
+func suiteBrokerVersion() string {
+	suiteVersionOnce.Do(func() {
+		suiteVersion = "3.13.7"
+		addr := os.Getenv("WARREN_AMQP_URL")
+		if addr == "" {
+			addr = "amqp://guest:guest@127.0.0.1:5672/"
+		}
+		conn, err := transport.Dial(context.Background(), addr, amqp.Config{Dial: amqp.DefaultDial(5 * time.Second)})
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		if v := conn.ServerVersion(); v != "" {
+			suiteVersion = v
+		}
 	})
+	return suiteVersion
+}
+
+// versionAtLeast reports whether version is major.minor or later.
+func versionAtLeast(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, _ := strconv.Atoi(parts[0])
+	mi, _ := strconv.Atoi(parts[1])
+	return ma > major || (ma == major && mi >= minor)
 }
 
 type busEnv struct {
-	b   *warrentest.Bus
-	mu  sync.Mutex
-	pub *runtime.Publisher
+	b       *warrentest.Bus
+	version string
+	mu      sync.Mutex
+	pub     *runtime.Publisher
 }
 
 func (e *busEnv) Target() string              { return "bus" }
+func (e *busEnv) BrokerVersion() string       { return e.version }
 func (e *busEnv) Context() context.Context    { return e.b.Context() }
 func (e *busEnv) Conn() *runtime.Conn         { return e.b.Conn() }
 func (e *busEnv) Topology() topology.Topology { return e.b.Topology() }
@@ -235,6 +284,7 @@ type brokerRunner struct {
 }
 
 func (e *brokerEnv) Target() string              { return "broker" }
+func (e *brokerEnv) BrokerVersion() string       { return suiteBrokerVersion() }
 func (e *brokerEnv) Context() context.Context    { return e.ctx }
 func (e *brokerEnv) Conn() *runtime.Conn         { return e.conn }
 func (e *brokerEnv) Topology() topology.Topology { return e.top }

@@ -284,13 +284,20 @@ var retryScenario = behaviourScenario{
 			t.Errorf("handled %d times, want once", n)
 		}
 		// Each retry came back from its delay queue by expiry, the broker
-		// recording the passage in x-death, newest first.
+		// recording the passage in x-death, newest first. From 3.13 the
+		// broker keeps that history beside the message rather than in the
+		// headers a client writes, so a retry copy (published by the
+		// runtime) shows only its own hop.
 		if len(calls) == 3 {
+			third := []string{`search-indexer.retry.40ms expired 1 via "app.retry" [search-indexer.retry.40ms]`,
+				`search-indexer.retry.20ms expired 1 via "app.retry" [search-indexer.retry.20ms]`}
+			if versionAtLeast(e.BrokerVersion(), 3, 13) {
+				third = third[:1]
+			}
 			wantDeaths := [][]string{
 				nil,
 				{`search-indexer.retry.20ms expired 1 via "app.retry" [search-indexer.retry.20ms]`},
-				{`search-indexer.retry.40ms expired 1 via "app.retry" [search-indexer.retry.40ms]`,
-					`search-indexer.retry.20ms expired 1 via "app.retry" [search-indexer.retry.20ms]`},
+				third,
 			}
 			for i, c := range calls {
 				if got := deaths(c.Headers); !slices.Equal(got, wantDeaths[i]) {
