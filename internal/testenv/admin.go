@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Admin administers the broker at [AMQPURL] through rabbitmqctl: the
@@ -65,9 +67,54 @@ func (a *Admin) RunInput(t testing.TB, stdin io.Reader, args ...string) string {
 // Try runs rabbitmqctl with args and stdin (nil for none) and returns its
 // standard output, or an error carrying what it printed.
 func (a *Admin) Try(stdin io.Reader, args ...string) (string, error) {
-	return run(a.cmd, stdin, args...)
+	return runCtl(a.cmd, stdin, args...)
 }
 
+// ctlSlots bounds the rabbitmqctl commands of one test process that run at
+// once: each starts an Erlang node of its own, and a dozen parallel tests
+// starting them together on a small machine make some fail to reach the
+// broker within the command's own timeout.
+var ctlSlots = make(chan struct{}, 2)
+
+// exUnavailable is rabbitmqctl's exit status when it could not reach or
+// authenticate with the node ("unable to perform an operation on node"),
+// which a loaded machine causes now and then; the command is run again.
+const exUnavailable = 69
+
+// runCtl runs a rabbitmqctl command of a test, a slot at a time, again
+// when the node was momentarily unreachable.
+func runCtl(cmd []string, stdin io.Reader, args ...string) (string, error) {
+	ctlSlots <- struct{}{}
+	defer func() { <-ctlSlots }()
+	var input []byte
+	if stdin != nil {
+		var err error
+		if input, err = io.ReadAll(stdin); err != nil {
+			return "", fmt.Errorf("%s %s: read its input: %w", strings.Join(cmd, " "), strings.Join(args, " "), err)
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		var stdout, stderr bytes.Buffer
+		c := exec.Command(cmd[0], append(cmd[1:len(cmd):len(cmd)], args...)...)
+		if stdin != nil {
+			c.Stdin = bytes.NewReader(input)
+		}
+		c.Stdout, c.Stderr = &stdout, &stderr
+		err := c.Run()
+		if err == nil {
+			return stdout.String(), nil
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == exUnavailable && attempt < 3 {
+			time.Sleep(time.Second)
+			continue
+		}
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s%s", strings.Join(cmd, " "), strings.Join(args, " "), err, stdout.Bytes(), stderr.Bytes())
+	}
+}
+
+// run runs cmd once: the cluster's node scripts and the probes that expect
+// a stopped node to fail.
 func run(cmd []string, stdin io.Reader, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	c := exec.Command(cmd[0], append(cmd[1:len(cmd):len(cmd)], args...)...)
