@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
+
+	"github.com/warrenbus/warren/internal/testenv"
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
@@ -107,4 +110,32 @@ func TestSQLiteGuardSkipsAFactPublishedTwice(t *testing.T) {
 		b.WantHandled("search-indexer", 1)
 		b.WantDuplicates("search-indexer", 1)
 	})
+}
+
+// With a PostgreSQL database, which a virtual-time bubble cannot wait on,
+// the test runs in real time (New): the guard's claims share the handler's
+// transaction there as in production.
+func TestPostgresGuardSkipsAFactPublishedTwiceInRealTime(t *testing.T) {
+	db := testenv.OpenDB(t, "pgx", testenv.PGDSN(t))
+	table := testenv.TableName("warren_claims")
+	g, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: idempotency.Postgres, Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := warrentest.New(t, shop(t, 10*time.Millisecond))
+	if err := g.Migrate(b.Context()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.DropTable(t, db, table)
+	warrentest.Register[itemUpdated](b, factItemUpdated)
+	c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+		runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error { return nil }),
+	}, runtime.WithGuard(g))
+	b.Start("search-indexer", c, err)
+	id := warrentest.Publish(b, factItemUpdated, itemUpdated{SKU: "BOOK-13"})
+	b.Idle()
+	b.PublishAgain(id)
+	b.Idle()
+	b.WantHandled("search-indexer", 1)
+	b.WantDuplicates("search-indexer", 1)
 }
