@@ -11,7 +11,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/warrenbus/warren/internal/testenv"
-
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/outbox"
