@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/urfave/cli/v2"
@@ -31,6 +32,9 @@ func statusCommand() *cli.Command {
    CONSUMERS  consumers attached to the work queue, in every process; 0 with work waiting is a deploy that half-happened
    RETRYING   messages waiting in the delay queues for another attempt, per delay
    POISON     messages given up on, waiting for warren replay; alert on anything above 0
+With delayed facts ("delayedFacts" in the manifest), a second table:
+   DELAYED    facts published for later, waiting in the delay levels, per level
+   UNROUTABLE facts that fell due with no consumer bound to them, waiting for a person
 
 The broker is asked by passive declare, so no management plugin is needed.
 Without it the broker does not count redeliveries: RETRYING is what it can
@@ -42,6 +46,7 @@ Exit status 1 when a condition of --fail-on holds, each named on stderr:
               declare), or the schema directory is not the one the services run
    poison     a poison queue holds a message
    idle       a work queue holds messages and no consumer is attached
+   unroutable a delayed fact fell due and no consumer was bound to it
 The default is --fail-on missing; --fail-on missing,poison,idle drives an alert.
 
 Examples:
@@ -77,6 +82,21 @@ type tierStatus struct {
 type statusJSON struct {
 	Broker    string           `json:"broker"` // redacted
 	Consumers []consumerStatus `json:"consumers"`
+	Delayed   *delayedStatus   `json:"delayed,omitempty"` // only with delayed facts
+}
+
+// delayedStatus is what the delay levels hold.
+type delayedStatus struct {
+	Waiting    int           `json:"waiting"`    // in every level
+	Levels     []levelStatus `json:"levels"`     // the levels that hold something, longest first
+	Unroutable int           `json:"unroutable"` // fell due with no consumer bound
+	Missing    []string      `json:"missing"`    // level queues that do not exist
+}
+
+type levelStatus struct {
+	Queue    string `json:"queue"`
+	Hold     string `json:"hold"` // how long the level holds a fact
+	Messages int    `json:"messages"`
 }
 
 func runStatus(c *cli.Context) error {
@@ -108,19 +128,23 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
+	delayed, err := readDelayed(c.Context, conn, p.Model.Topology)
+	if err != nil {
+		return reportError(stderr, "status", "", err)
+	}
 	if format == "json" {
-		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows})
+		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Delayed: delayed})
 		if err != nil {
 			return err
 		}
 		if _, err := c.App.Writer.Write(out); err != nil {
 			return err
 		}
-	} else if err := writeStatusTable(c.App.Writer, rows); err != nil {
+	} else if err := writeStatusTable(c.App.Writer, rows, delayed); err != nil {
 		return err
 	}
 
-	if alerts(stderr, rows, failOn, dir, shown) {
+	if alerts(stderr, rows, delayed, failOn, dir, shown) {
 		return errReported
 	}
 	return nil
@@ -173,7 +197,45 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 	return rows, nil
 }
 
-func writeStatusTable(w io.Writer, rows []consumerStatus) error {
+// readDelayed inspects the delay levels and the unroutable lane of t; nil
+// when t has no delayed facts.
+func readDelayed(ctx context.Context, conn *runtime.Conn, t topology.Topology) (*delayedStatus, error) {
+	if !t.Delay.Enabled() {
+		return nil, nil
+	}
+	events := topology.DefaultExchanges.Events
+	if len(t.Exchanges) > 0 {
+		events = t.Exchanges[0].Name
+	}
+	d := &delayedStatus{Levels: []levelStatus{}, Missing: []string{}}
+	for k := t.Delay.Levels - 1; k >= 0; k-- {
+		name := topology.DelayExchange(events, k)
+		q, err := amqpmsg.InspectQueue(ctx, conn, name)
+		if errors.Is(err, amqpmsg.ErrNoQueue) {
+			d.Missing = append(d.Missing, name)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.Waiting += q.Messages
+		if q.Messages > 0 {
+			d.Levels = append(d.Levels, levelStatus{Queue: name, Hold: topology.FormatDelay(time.Duration(1<<k) * time.Millisecond), Messages: q.Messages})
+		}
+	}
+	q, err := amqpmsg.InspectQueue(ctx, conn, t.Delay.Unroutable)
+	switch {
+	case errors.Is(err, amqpmsg.ErrNoQueue):
+		d.Missing = append(d.Missing, t.Delay.Unroutable)
+	case err != nil:
+		return nil, err
+	default:
+		d.Unroutable = q.Messages
+	}
+	return d, nil
+}
+
+func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tWORK\tCONSUMERS\tRETRYING\tPOISON")
 	for _, r := range rows {
@@ -183,6 +245,28 @@ func writeStatusTable(w io.Writer, rows []consumerStatus) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", r.Consumer, r.Work, r.Consumers, retrying(r), r.Poison)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if delayed == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DELAYED\tUNROUTABLE")
+	if len(delayed.Missing) > 0 {
+		fmt.Fprintln(tw, "-\t-\t(not declared)")
+		return tw.Flush()
+	}
+	var parts []string
+	for _, l := range delayed.Levels {
+		parts = append(parts, l.Hold+":"+strconv.Itoa(l.Messages))
+	}
+	waiting := strconv.Itoa(delayed.Waiting)
+	if len(parts) > 0 {
+		waiting += " (" + strings.Join(parts, " ") + ")"
+	}
+	fmt.Fprintf(tw, "%s\t%d\n", waiting, delayed.Unroutable)
 	return tw.Flush()
 }
 

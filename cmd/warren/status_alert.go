@@ -14,9 +14,11 @@ const (
 	failMissing = "missing" // a queue of the topology does not exist
 	failPoison  = "poison"  // a poison queue holds a message
 	failIdle    = "idle"    // a work queue holds messages and no consumer is attached
+	// failUnroutable: a delayed fact fell due with no consumer bound to it.
+	failUnroutable = "unroutable"
 )
 
-var failConditions = []string{failMissing, failPoison, failIdle}
+var failConditions = []string{failMissing, failPoison, failIdle, failUnroutable}
 
 // defaultFailOn keeps warren status quiet about what a healthy system may
 // show for a moment (a poison message waiting for a human, a consumer
@@ -27,7 +29,7 @@ func failOnFlag() cli.Flag {
 	return &cli.StringFlag{
 		Name:  "fail-on",
 		Value: defaultFailOn,
-		Usage: "exit 1 when any of `CONDITIONS` holds: comma-separated missing, poison, idle; none for never",
+		Usage: "exit 1 when any of `CONDITIONS` holds: comma-separated missing, poison, idle, unroutable; none for never",
 	}
 }
 
@@ -52,8 +54,20 @@ func parseFailOn(c *cli.Context) (map[string]bool, error) {
 // alerts writes one line to w per condition of failOn that holds, and
 // reports whether any did. A missing queue is always reported, since the
 // figures of its consumer are incomplete, but fails only if failOn says so.
-func alerts(w io.Writer, rows []consumerStatus, failOn map[string]bool, dir, broker string) bool {
+func alerts(w io.Writer, rows []consumerStatus, delayed *delayedStatus, failOn map[string]bool, dir, broker string) bool {
 	failed, missing := false, false
+	if delayed != nil && len(delayed.Missing) > 0 {
+		missing = true
+		failed = failOn[failMissing]
+		names := strings.Join(delayed.Missing, ", ")
+		if n := len(delayed.Missing); n > 2 {
+			names = fmt.Sprintf("%d queues, %s to %s", n, delayed.Missing[0], delayed.Missing[n-1])
+		}
+		fmt.Fprintf(w, "warren status: delay levels: missing %s on %s\n", names, broker)
+	} else if delayed != nil && failOn[failUnroutable] && delayed.Unroutable > 0 {
+		failed = true
+		fmt.Fprintf(w, "warren status: %s fell due with no consumer bound; they wait in the unroutable lane for a person\n", count(delayed.Unroutable, "delayed fact"))
+	}
 	for _, r := range rows {
 		if len(r.Missing) > 0 {
 			missing = true

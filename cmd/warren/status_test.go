@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // statusSchemas has a consumer with a long ladder, so that a message put
@@ -182,7 +184,59 @@ func TestStatusFailOn(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, `"consumer": "`+other+`"`) {
 		t.Errorf("--format json --fail-on idle: exit %d, stdout:\n%s", code, stdout)
 	}
-	if code, _, stderr := run(t, "status", "--fail-on", "poison,lag", b.dir); code != 2 || !strings.HasPrefix(stderr, `warren status: --fail-on "poison,lag": expected a comma-separated list of missing, poison, idle, or none`) {
+	if code, _, stderr := run(t, "status", "--fail-on", "poison,lag", b.dir); code != 2 || !strings.HasPrefix(stderr, `warren status: --fail-on "poison,lag": expected a comma-separated list of missing, poison, idle, unroutable, or none`) {
 		t.Errorf("unknown condition: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// statusDelayedSchemas publishes facts for later.
+var statusDelayedSchemas = map[string]string{
+	"warren.json": `{
+  "package": "events",
+  "delayedFacts": true,
+  "exchanges": {"events": "{{events}}", "retry": "{{retry}}", "dead": "{{dead}}"},
+  "consumers": {"{{svc}}": {"bindings": ["order.placed"]}}
+}`,
+	"order/placed.json": `{"x-routing-key": "order.placed", "type": "object"}`,
+}
+
+func TestStatusDelayed(t *testing.T) {
+	b := newBrokerCase(t, statusDelayedSchemas, "events", "retry", "dead", "svc")
+	events := b.name("events")
+	code, stdout, stderr := b.run("status", b.dir)
+	if code != 1 || !strings.Contains(stderr, "warren status: delay levels: missing 37 queues, "+events+".delay.35 to "+events+".delay.unroutable on ") ||
+		!strings.Contains(stdout, "DELAYED  UNROUTABLE\n-        -  (not declared)\n") {
+		t.Errorf("undeclared: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	// A fact due in two hours waits in the level that holds 2^22 ms; one
+	// that fell due with no consumer bound waits in the unroutable lane.
+	key, err := topology.DelayedRoutingKey(2*time.Hour, "order.placed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.publish(topology.DelayExchange(events, topology.DelayLevels-1), key, amqp.Publishing{Body: []byte("{}")})
+	b.publish("", topology.UnroutableQueue(events), amqp.Publishing{Body: []byte("{}")})
+	hold := topology.FormatDelay(time.Duration(1<<22) * time.Millisecond)
+	testenv.Eventually(t, "status to show the delayed fact", func() bool {
+		_, stdout, _ = b.run("status", b.dir)
+		return strings.Contains(stdout, "1 ("+hold+":1)  1\n")
+	})
+	if code, _, stderr := b.run("status", b.dir); code != 0 {
+		t.Errorf("declared, default --fail-on: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = b.run("status", "--fail-on", "unroutable", b.dir)
+	if code != 1 || !strings.Contains(stderr, "1 delayed fact fell due with no consumer bound") {
+		t.Errorf("--fail-on unroutable: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, _ = b.run("status", "--format", "json", b.dir)
+	var got statusJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || got.Delayed == nil {
+		t.Fatalf("--format json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if d := got.Delayed; d.Waiting != 1 || d.Unroutable != 1 || len(d.Levels) != 1 || d.Levels[0].Queue != events+".delay.22" || len(d.Missing) != 0 {
+		t.Errorf("--format json: delayed = %+v", d)
 	}
 }
