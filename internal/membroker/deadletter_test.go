@@ -7,19 +7,12 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenbus/warren/internal/membroker"
 )
 
 // x-last-death-* headers are written from 3.13 on; x-first-death-* always.
 func TestLastDeathHeadersFollowTheVersion(t *testing.T) {
 	for version, want := range map[string]bool{"3.10.8": false, "3.12.14": false, "3.13.7": true, "4.1.0": true} {
-		b := membroker.New(membroker.Options{Version: version})
-		conn, err := b.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch := channel(t, conn)
+		b, ch := openBroker(t, version)
 		deadLetterRig(t, ch, "q")
 		declare(t, ch, "q", amqp.Table{"x-dead-letter-exchange": "dlx"})
 		publish(t, ch, "", "q", body("x"))
@@ -37,7 +30,6 @@ func TestLastDeathHeadersFollowTheVersion(t *testing.T) {
 		if last != want || !first {
 			t.Errorf("%s: x-last-death-reason present %t, x-first-death-reason present %t; want %t and true", version, last, first, want)
 		}
-		b.Close()
 	}
 }
 
@@ -45,13 +37,7 @@ func TestLastDeathHeadersFollowTheVersion(t *testing.T) {
 // rejection in it is not one RabbitMQ breaks; one that expires into its
 // own queue, or round a cycle of expiries, is dropped.
 func TestDeadLetterCycles(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	b, ch := openBroker(t, "")
 	declare(t, ch, "self", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "self"})
 	publish(t, ch, "", "self", body("m"))
 	d, ok, err := ch.Get("self", false)
@@ -85,13 +71,7 @@ func TestDeadLetterCycles(t *testing.T) {
 // With x-overflow reject-publish-dlx, a publish a full queue refuses is
 // nacked and dead-lettered as "maxlen".
 func TestRejectPublishDLXDeadLetters(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	b, ch := openBroker(t, "")
 	deadLetterRig(t, ch, "q")
 	declare(t, ch, "q", amqp.Table{"x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": "dlx"})
 	done := confirming(t, ch)
@@ -109,13 +89,7 @@ func TestRejectPublishDLXDeadLetters(t *testing.T) {
 // A quorum queue takes x-overflow reject-publish-dlx but drops the head,
 // as RabbitMQ's quorum queues fall back to drop-head.
 func TestQuorumRejectPublishDLXDropsHead(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	b, ch := openBroker(t, "")
 	deadLetterRig(t, ch, "qq")
 	declare(t, ch, "qq", amqp.Table{"x-queue-type": "quorum", "x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": "dlx"})
 	done := confirming(t, ch)
@@ -138,15 +112,7 @@ func TestClientXDeathIsKeptBefore313Only(t *testing.T) {
 		version string
 		entries int
 	}{{"3.10.8", 2}, {"3.13.7", 1}, {"4.0.5", 1}} {
-		b := membroker.New(membroker.Options{Version: c.version})
-		conn, err := b.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, ch := openBroker(t, c.version)
 		if _, err := ch.QueueDeclare("out", true, false, false, false, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +135,5 @@ func TestClientXDeathIsKeptBefore313Only(t *testing.T) {
 		if len(deaths) != c.entries {
 			t.Errorf("%s: x-death %v, want %d entries", c.version, deaths, c.entries)
 		}
-		b.Close()
 	}
 }

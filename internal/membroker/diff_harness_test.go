@@ -134,6 +134,20 @@ func channel(t *testing.T, conn transport.Connection) transport.Channel {
 	return ch
 }
 
+// openBroker returns an in-process broker announcing version ("" for the
+// default) and a channel on a connection to it; the broker closes when the
+// test ends.
+func openBroker(t *testing.T, version string) (*membroker.Broker, transport.Channel) {
+	t.Helper()
+	b := membroker.New(membroker.Options{Version: version})
+	t.Cleanup(b.Close)
+	conn, err := b.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, channel(t, conn)
+}
+
 func must(t *testing.T, what string, err error) {
 	t.Helper()
 	if err != nil {

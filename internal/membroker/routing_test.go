@@ -7,19 +7,11 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenbus/warren/internal/membroker"
 )
 
 // The empty routing key has no words: "*" does not match it, "#" does.
 func TestTopicEmptyKeyHasNoWords(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	b, ch := openBroker(t, "")
 	exchange(t, ch, "t", "topic", nil)
 	for q, pattern := range map[string]string{"star": "*", "hash": "#", "empty": ""} {
 		declare(t, ch, q, nil)
@@ -36,13 +28,7 @@ func TestTopicEmptyKeyHasNoWords(t *testing.T) {
 // Unbinding what does not exist (the binding, its queue, its exchanges)
 // succeeds and leaves the channel open, as on RabbitMQ.
 func TestUnbindIsIdempotent(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	_, ch := openBroker(t, "")
 	declare(t, ch, "q", nil)
 	must(t, "unbind a missing queue", ch.QueueUnbind("missing", "k", "amq.direct", nil))
 	must(t, "unbind from a missing exchange", ch.QueueUnbind("q", "k", "missing", nil))
@@ -54,13 +40,7 @@ func TestUnbindIsIdempotent(t *testing.T) {
 // A message without the hash header is routed all the same, every such
 // message to one queue, as RabbitMQ's consistent-hash exchange does.
 func TestHashExchangeRoutesWithoutTheHeader(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	b, ch := openBroker(t, "")
 	exchange(t, ch, "h", "x-consistent-hash", amqp.Table{"hash-header": "k"})
 	for _, q := range []string{"h1", "h2", "h3"} {
 		declare(t, ch, q, nil)

@@ -4,20 +4,12 @@ import (
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/warrenbus/warren/internal/membroker"
 )
 
 // An ack of a tag the channel never delivered succeeds as a call, as
 // basic.ack has no reply, and closes the channel with 406.
 func TestAckOfAnUnknownTagClosesTheChannel(t *testing.T) {
-	b := membroker.New(membroker.Options{})
-	defer b.Close()
-	conn, err := b.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := channel(t, conn)
+	_, ch := openBroker(t, "")
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	declare(t, ch, "q", nil)
 	publish(t, ch, "", "q", body("x"))
@@ -40,12 +32,7 @@ func TestAckOfAnUnknownTagClosesTheChannel(t *testing.T) {
 // on; before, RabbitMQ puts it behind the messages waiting.
 func TestQuorumRequeuePlace(t *testing.T) {
 	for version, want := range map[string]string{"3.10.8": "231", "3.13.7": "123"} {
-		b := membroker.New(membroker.Options{Version: version})
-		conn, err := b.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch := channel(t, conn)
+		b, ch := openBroker(t, version)
 		declare(t, ch, "q", amqp.Table{"x-queue-type": "quorum"})
 		for _, s := range []string{"1", "2", "3"} {
 			publish(t, ch, "", "q", body(s))
@@ -62,7 +49,6 @@ func TestQuorumRequeuePlace(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: order after a requeue %s, want %s", version, got, want)
 		}
-		b.Close()
 	}
 }
 
@@ -70,12 +56,7 @@ func TestQuorumRequeuePlace(t *testing.T) {
 // the first delivery, 0 before any return.
 func TestQuorumGetDeliveryCount(t *testing.T) {
 	for version, want := range map[string]any{"3.10.8": int64(0), "3.13.7": nil} {
-		b := membroker.New(membroker.Options{Version: version})
-		conn, err := b.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch := channel(t, conn)
+		_, ch := openBroker(t, version)
 		declare(t, ch, "q", amqp.Table{"x-queue-type": "quorum"})
 		publish(t, ch, "", "q", body("1"))
 		d, ok, err := ch.Get("q", false)
@@ -93,6 +74,5 @@ func TestQuorumGetDeliveryCount(t *testing.T) {
 		if got := d.Headers["x-delivery-count"]; got != int64(1) {
 			t.Errorf("%s: x-delivery-count after a return %#v, want 1", version, got)
 		}
-		b.Close()
 	}
 }
