@@ -155,8 +155,11 @@ func before(version string, major, minor int) bool {
 	return ma < major || (ma == major && mi < minor)
 }
 
-func intArg(t amqp.Table, k string) (int64, bool) {
-	switch v := t[k].(type) {
+// intArg reads an integer argument of any AMQP integer type.
+func intArg(t amqp.Table, k string) (int64, bool) { return toInt64(t[k]) }
+
+func toInt64(v any) (int64, bool) {
+	switch v := v.(type) {
 	case int:
 		return int64(v), true
 	case int8:
@@ -224,7 +227,7 @@ func (q *queue) equivalent(durable, autoDelete bool, args amqp.Table) *amqp.Erro
 }
 
 func norm(v any) string {
-	if n, ok := intArg(amqp.Table{"v": v}, "v"); ok {
+	if n, ok := toInt64(v); ok {
 		return strconv.FormatInt(n, 10)
 	}
 	return fmt.Sprint(v)
