@@ -75,6 +75,9 @@ type destination struct {
 func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, error) {
 	dst := destination{exchange: p.exchange, key: f.RoutingKey, fact: f.RoutingKey}
 	if !p.due.set {
+		if f.dueAt != nil {
+			msg.Headers[HeaderDueAt] = f.dueAt.UTC().Format(dueAtLayout)
+		}
 		return dst, nil
 	}
 	now := time.Now()
@@ -105,6 +108,16 @@ func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, erro
 	dst.exchange = topology.DelayExchange(p.exchange, topology.DelayLevels-1)
 	dst.key = key
 	return dst, nil
+}
+
+// WithDueAt returns f with the time its fact was due, for one publish that
+// happens now: an outbox relay publishing a scheduled row passes the row's
+// due time, which the fact then carries as [HeaderDueAt] so that its
+// consumers can tell how late it came. A view made by [Publisher.In] or
+// [Publisher.At] sets the header from its own schedule instead.
+func (f Fact) WithDueAt(t time.Time) Fact {
+	f.dueAt = &t
+	return f
 }
 
 // dueAt reads [HeaderDueAt] from h; the zero time when it is absent or

@@ -1,5 +1,7 @@
 package runtime
 
+import "time"
+
 // Fact describes one kind of fact to the runtime. Generated code declares
 // one Fact value per schema; publishers and consumers use it to route,
 // version and validate payloads without reflection on the Go type.
@@ -26,6 +28,7 @@ type Fact struct {
 	KeyOf func(payload any) (key string, ok bool)
 
 	sequenced *Sequenced // set by WithSequence for one publish
+	dueAt     *time.Time // set by WithDueAt for one publish
 }
 
 // WithPriority returns f with priority p, for one publish call that must

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -47,26 +48,31 @@ Example:
 	}
 	return &cli.Command{
 		Name:      "outbox",
-		Usage:     "inspect a transactional outbox table; retry or discard its failed rows",
-		UsageText: "warren outbox status|failed|retry|discard --dsn DSN [options]",
+		Usage:     "inspect a transactional outbox table; retry or discard its failed rows, list or cancel its scheduled facts",
+		UsageText: "warren outbox status|failed|retry|discard|scheduled|cancel --dsn DSN [options]",
 		Description: `The outbox table of runtime/outbox holds the facts written in business
-transactions and not yet published.
+transactions and not yet published, and the facts scheduled for later
+(written through In or At) until they fall due.
 
 Examples:
    warren outbox status --dsn "$DATABASE_URL"
    warren outbox failed --dsn sqlite:/var/lib/shop/shop.db
-   warren outbox retry --dsn "$DATABASE_URL" --reason "queue limit raised" --all`,
+   warren outbox retry --dsn "$DATABASE_URL" --reason "queue limit raised" --all
+   warren outbox scheduled --dsn "$DATABASE_URL" --routing-key order.reminder
+   warren outbox cancel --dsn "$DATABASE_URL" 0192f1d2-8c4e-7a31-9b7d-2f5c0e4a6b18`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "status",
-				Usage:     "count pending, retrying and failed rows; age of the oldest pending row",
+				Usage:     "count pending, retrying, failed and scheduled rows; age of the oldest pending row",
 				UsageText: "warren outbox status --dsn DSN [--table TABLE] [--fail-on-failed]",
 				Description: `Prints the rows of the outbox table by state:
-   PENDING     rows still to be published, of which RETRYING were refused at least once
-   OLDEST      age of the oldest pending row: the relay's lag, or its absence
+   PENDING     rows due and still to be published, of which RETRYING were refused at least once
+   OLDEST      how long the longest-waiting pending row has been due: the relay's lag, or its absence
    FAILED      rows refused MaxAttempts times, waiting for warren outbox retry or discard
    DISCARDED   rows given up on, kept with their reason until pruned
    PUBLISHED   published rows kept (RelayConfig.KeepPublished)
+   SCHEDULED   facts written for later that are not due yet
+   NEXT DUE    when the first of those falls due
 
 Exit status 1 with --fail-on-failed when a row is failed.
 
@@ -88,6 +94,36 @@ Example:
 			},
 			resolve("retry", "Makes pending again (attempts reset)"),
 			resolve("discard", "Gives up"),
+			{
+				Name:      "scheduled",
+				Usage:     "list the scheduled facts not published yet, soonest due first",
+				UsageText: "warren outbox scheduled --dsn DSN [--table TABLE] [--routing-key KEY] [--limit N]",
+				Description: `Lists the facts written for later (through In or At) that the relay has
+not published yet, soonest due first, with their ids for warren outbox
+cancel. Facts already due but not yet published are listed too.
+
+Example:
+   warren outbox scheduled --dsn "$DATABASE_URL" --routing-key order.reminder`,
+				Flags: flags(
+					&cli.StringFlag{Name: "routing-key", Usage: "only the facts of routing `KEY`"},
+					&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most `N` rows"},
+				),
+				Action: runOutboxScheduled,
+			},
+			{
+				Name:      "cancel",
+				Usage:     "cancel scheduled facts before they are published",
+				UsageText: "warren outbox cancel --dsn DSN [--table TABLE] ID ...",
+				Description: `Deletes the scheduled facts named by id that the relay has not published
+yet, and prints how many it cancelled. An id that is unknown, already
+published, or of a fact written to be published at once is left alone and
+named, and the exit status is then 1.
+
+Example:
+   warren outbox cancel --dsn "$DATABASE_URL" 0192f1d2-8c4e-7a31-9b7d-2f5c0e4a6b18`,
+				Flags:  flags(),
+				Action: runOutboxCancel,
+			},
 		},
 	}
 }
@@ -141,10 +177,88 @@ func printOutboxStatus(w io.Writer, table string, st outbox.Status, now time.Tim
 	if !st.OldestPending.IsZero() {
 		oldest = now.Sub(st.OldestPending).Round(time.Second).String()
 	}
+	next := "-"
+	if !st.NextDue.IsZero() {
+		next = dueIn(st.NextDue, now)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tPENDING\tRETRYING\tOLDEST\tFAILED\tDISCARDED\tPUBLISHED")
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\n", table, st.Pending, st.Retrying, oldest, st.Failed, st.Discarded, st.Published)
+	fmt.Fprintln(tw, "TABLE\tPENDING\tRETRYING\tOLDEST\tFAILED\tDISCARDED\tPUBLISHED\tSCHEDULED\tNEXT DUE")
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\n", table, st.Pending, st.Retrying, oldest, st.Failed, st.Discarded, st.Published, st.Scheduled, next)
 	_ = tw.Flush()
+}
+
+// dueIn renders a due time for a person: the time in UTC to the second,
+// and how far off it is.
+func dueIn(t, now time.Time) string {
+	d := t.Sub(now).Round(time.Second)
+	rel := "in " + d.String()
+	if d < 0 {
+		rel = (-d).String() + " ago"
+	}
+	return t.UTC().Format(time.RFC3339) + " (" + rel + ")"
+}
+
+func runOutboxScheduled(c *cli.Context) error {
+	ob, db, closeDB, err := openOutbox(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	rows, err := ob.Scheduled(c.Context, db, c.String("routing-key"), c.Int("limit"))
+	if err != nil {
+		return outboxError(c, err)
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tROUTING KEY\tDUE\tWRITTEN\tATTEMPTS")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", r.ID, r.RoutingKey, dueIn(r.DueAt, now), r.CreatedAt.UTC().Format(time.RFC3339), r.Attempts)
+	}
+	return tw.Flush()
+}
+
+func runOutboxCancel(c *cli.Context) error {
+	ids := c.Args().Slice()
+	if len(ids) == 0 {
+		return usageError(c, "expected the ids of scheduled facts (warren outbox scheduled lists them)")
+	}
+	ob, db, closeDB, err := openOutbox(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	cancelled, missed := 0, []string(nil)
+	// One transaction per id, so that the count can name the ids left
+	// alone: each DELETE says whether its fact was still waiting.
+	for _, id := range ids {
+		n, err := cancelOne(c.Context, ob, db, id)
+		if err != nil {
+			return outboxError(c, err)
+		}
+		if n == 0 {
+			missed = append(missed, id)
+		}
+		cancelled += int(n)
+	}
+	fmt.Fprintf(c.App.Writer, "cancelled %d scheduled facts of %s\n", cancelled, ob.Table())
+	if len(missed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "warren outbox cancel: not waiting (unknown, already published, or not scheduled): %s\n", strings.Join(missed, ", "))
+		return errReported
+	}
+	return nil
+}
+
+func cancelOne(ctx context.Context, ob *outbox.Outbox, db sqldb.DB, id string) (int64, error) {
+	tx, err := db.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	n, err := ob.Cancel(ctx, tx, id)
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit(ctx)
 }
 
 func runOutboxFailed(c *cli.Context) error {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/outbox"
@@ -98,5 +99,62 @@ func TestOutboxBadDSN(t *testing.T) {
 	code, _, errOut = run(t, "outbox", "status", "--dsn", "postgres://postgres:s3cr3t@127.0.0.1:1/test?connect_timeout=2")
 	if code != 1 || strings.Contains(errOut, "s3cr3t") || !strings.Contains(errOut, "warren outbox status") {
 		t.Errorf("status against no server = %d, %q; want an error without the password", code, errOut)
+	}
+}
+
+// TestOutboxScheduledAndCancel: facts written for later are counted by
+// status with their next due time, listed soonest first by scheduled
+// (filtered by routing key), and cancel deletes the one named, exiting 1
+// and naming the ids that were not waiting.
+func TestOutboxScheduledAndCancel(t *testing.T) {
+	dsn, ids := outboxFile(t)
+	path := strings.TrimPrefix(dsn, "sqlite:")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon, err := ob.In(time.Hour).Write(ctx, tx, runtime.Fact{RoutingKey: "parcel.reminder"}, map[string]int{"n": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late, err := ob.In(48*time.Hour).Write(ctx, tx, runtime.Fact{RoutingKey: "parcel.expired"}, map[string]int{"n": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := run(t, "outbox", "status", "--dsn", dsn)
+	if code != 0 || !regexp.MustCompile(`warren_outbox\s+2\s+1\s+\d+s\s+1\s+0\s+0\s+2\s+\S+Z \(in (59m5\ds|1h0m0s)\)`).MatchString(out) {
+		t.Errorf("status = %d, %q, %q; want 2 pending as before, 2 scheduled, the next due in an hour", code, out, errOut)
+	}
+	code, out, _ = run(t, "outbox", "scheduled", "--dsn", dsn)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[1], soon+"  parcel.reminder") || !strings.HasPrefix(lines[2], late+"  parcel.expired") {
+		t.Errorf("scheduled = %d, %q; want the reminder, then the expiry", code, out)
+	}
+	if code, out, _ := run(t, "outbox", "scheduled", "--dsn", dsn, "--routing-key", "parcel.expired"); code != 0 || strings.Contains(out, soon) || !strings.Contains(out, late) {
+		t.Errorf("scheduled --routing-key parcel.expired = %d, %q; want the expiry alone", code, out)
+	}
+	if code, _, errOut := run(t, "outbox", "cancel", "--dsn", dsn); code != 2 || !strings.Contains(errOut, "expected the ids") {
+		t.Errorf("cancel without ids = %d, %q; want a usage error", code, errOut)
+	}
+	code, out, errOut = run(t, "outbox", "cancel", "--dsn", dsn, late, ids[0])
+	if code != 1 || out != "cancelled 1 scheduled facts of warren_outbox\n" || !strings.Contains(errOut, "not waiting") || !strings.Contains(errOut, ids[0]) || strings.Contains(errOut, late) {
+		t.Errorf("cancel of a scheduled and an unscheduled fact = %d, %q, %q; want 1 cancelled, the other named", code, out, errOut)
+	}
+	if code, out, _ := run(t, "outbox", "scheduled", "--dsn", dsn); code != 0 || strings.Contains(out, late) || !strings.Contains(out, soon) {
+		t.Errorf("scheduled after cancel = %d, %q; want the reminder alone", code, out)
 	}
 }

@@ -54,12 +54,44 @@ func (e *emitter) genOutbox(f *jen.File) {
 	f.Func().Params(jen.Id("w").Op("*").Id(outboxWriterType)).Id("Outbox").Params().Op("*").Qual(outboxPath, "Outbox").Block(
 		jen.Return(jen.Id("w").Dot("o")),
 	)
+	e.genOutboxSchedule(f)
 	for _, fact := range e.m.OwnFacts() {
 		f.Line()
 		e.genOutboxWrite(f, fact)
 	}
 	f.Line()
 	e.genOutboxRelay(f, events)
+}
+
+// genOutboxSchedule writes In and At: views of the writer whose facts the
+// relay publishes later, two methods per package and none per fact.
+func (e *emitter) genOutboxSchedule(f *jen.File) {
+	w := outboxWriterType
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("In returns an %s whose writes are due after d: each fact is validated and written now, in the caller's transaction, and the relay publishes it once d has passed; until then Cancel deletes it, by the id the write returned. A negative d is an error matching outbox.ErrSchedule. See outbox.Outbox.In.", w)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("w").Op("*").Id(w)).Id("In").Params(jen.Id("d").Qual("time", "Duration")).Op("*").Id(w).Block(
+		jen.Return(jen.Op("&").Id(w).Values(jen.Dict{jen.Id("o"): jen.Id("w").Dot("o").Dot("In").Call(jen.Id("d"))})),
+	)
+	f.Line()
+	for _, c := range docComment(fmt.Sprintf("At returns an %s whose writes are due at t, as In; a t that has passed is due at once. See outbox.Outbox.At.", w)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("w").Op("*").Id(w)).Id("At").Params(jen.Id("t").Qual("time", "Time")).Op("*").Id(w).Block(
+		jen.Return(jen.Op("&").Id(w).Values(jen.Dict{jen.Id("o"): jen.Id("w").Dot("o").Dot("At").Call(jen.Id("t"))})),
+	)
+	f.Line()
+	for _, c := range docComment("Cancel deletes, in tx, the scheduled facts with the given ids (as written through In or At) that the relay has not published yet, and returns how many it deleted: 0 for a fact already published. See outbox.Outbox.Cancel.") {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("w").Op("*").Id(w)).Id("Cancel").Params(
+		jen.Id("ctx").Qual(contextPath, "Context"),
+		jen.Id("tx").Qual(sqldbPath, "Execer"),
+		jen.Id("ids").Op("...").String(),
+	).Params(jen.Id("cancelled").Int64(), jen.Err().Error()).Block(
+		jen.Return(jen.Id("w").Dot("o").Dot("Cancel").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("ids").Op("..."))),
+	)
 }
 
 func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {

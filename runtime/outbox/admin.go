@@ -12,12 +12,17 @@ import (
 
 // Status is what an outbox table holds, as [Outbox.Status] reads it.
 type Status struct {
-	Pending       int64     // rows still to be published (retrying ones included)
-	Retrying      int64     // pending rows that were refused at least once
-	Failed        int64     // rows marked failed after MaxAttempts refusals, waiting for Retry or Discard
-	Discarded     int64     // rows discarded, kept until pruned
-	Published     int64     // published rows kept (RelayConfig.KeepPublished)
-	OldestPending time.Time // creation time of the oldest pending row; zero when none
+	Pending   int64 // rows due and still to be published (retrying ones included)
+	Retrying  int64 // pending rows that were refused at least once
+	Failed    int64 // rows marked failed after MaxAttempts refusals, waiting for Retry or Discard
+	Discarded int64 // rows discarded, kept until pruned
+	Published int64 // published rows kept (RelayConfig.KeepPublished)
+	// OldestPending is when the pending row that has waited longest became
+	// due: its creation, or for a scheduled fact its due time; zero when
+	// none.
+	OldestPending time.Time
+	Scheduled     int64     // scheduled rows not due yet ([Outbox.In], [Outbox.At])
+	NextDue       time.Time // when the first of those is due; zero when none
 }
 
 // FailedRow is a row marked failed, as [Outbox.Failed] lists it.
@@ -31,23 +36,33 @@ type FailedRow struct {
 
 // Status counts the rows of the outbox table in db by state.
 func (o *Outbox) Status(ctx context.Context, db sqldb.DB) (Status, error) {
+	// The clock is read once, through a one-row join, so that the query
+	// takes one argument in both dialects (SQLite's placeholders are not
+	// numbered).
+	due := pendingCond + " AND (due_at IS NULL OR due_at <= c.now)"
+	waiting := pendingCond + " AND due_at > c.now"
 	q := fmt.Sprintf(`SELECT
 	count(CASE WHEN %[2]s THEN 1 END),
 	count(CASE WHEN %[2]s AND attempts > 0 THEN 1 END),
 	count(CASE WHEN failed_at IS NOT NULL AND discarded_at IS NULL THEN 1 END),
 	count(discarded_at),
 	count(published_at),
-	min(CASE WHEN %[2]s THEN created_at END)
-FROM %[1]s`, o.table.Quoted(), pendingCond)
+	min(CASE WHEN %[2]s THEN coalesce(due_at, created_at) END),
+	count(CASE WHEN %[3]s THEN 1 END),
+	min(CASE WHEN %[3]s THEN due_at END)
+FROM %[1]s, (SELECT CAST(%[4]s AS %[5]s) AS now) AS c`, o.table.Quoted(), due, waiting, o.d.Placeholder(1), o.d.TimeType())
 	var s Status
-	var oldest any
-	err := o.read(ctx, db, q, nil, func(rs sqldb.Rows) error {
-		return rs.Scan(&s.Pending, &s.Retrying, &s.Failed, &s.Discarded, &s.Published, &oldest)
+	var oldest, next any
+	err := o.read(ctx, db, q, []any{o.d.Time(time.Now())}, func(rs sqldb.Rows) error {
+		return rs.Scan(&s.Pending, &s.Retrying, &s.Failed, &s.Discarded, &s.Published, &oldest, &s.Scheduled, &next)
 	})
 	if err != nil {
 		return Status{}, fmt.Errorf("outbox: status of %s: %w", o.table, err)
 	}
-	s.OldestPending, err = o.time(oldest)
+	if s.OldestPending, err = o.time(oldest); err != nil {
+		return Status{}, err
+	}
+	s.NextDue, err = o.time(next)
 	return s, err
 }
 
@@ -145,6 +160,11 @@ func (o *Outbox) resolve(ctx context.Context, db sqldb.DB, op, reason string, id
 
 // read runs query q in a transaction of its own and calls scan per row.
 func (o *Outbox) read(ctx context.Context, db sqldb.DB, q string, args []any, scan func(sqldb.Rows) error) error {
+	return readRows(ctx, db, q, args, scan)
+}
+
+// readRows runs query q in a transaction of its own and calls scan per row.
+func readRows(ctx context.Context, db sqldb.DB, q string, args []any, scan func(sqldb.Rows) error) error {
 	if db == nil {
 		return errors.New("nil sqldb.DB")
 	}
@@ -166,9 +186,11 @@ func (o *Outbox) read(ctx context.Context, db sqldb.DB, q string, args []any, sc
 	return rs.Err()
 }
 
-// time converts a time column's value as the driver returns it: a
+func (o *Outbox) time(v any) (time.Time, error) { return timeOf(v) }
+
+// timeOf converts a time column's value as the driver returns it: a
 // time.Time on PostgreSQL, Unix milliseconds on SQLite; zero for NULL.
-func (o *Outbox) time(v any) (time.Time, error) {
+func timeOf(v any) (time.Time, error) {
 	switch t := v.(type) {
 	case nil:
 		return time.Time{}, nil

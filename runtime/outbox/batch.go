@@ -39,6 +39,7 @@ type row struct {
 	envelope       []byte
 	attempts       int           // refused publishes before this round
 	seq            sql.NullInt64 // ordering_seq: the fact's number in its key's sequence
+	due            time.Time     // due_at: when a scheduled fact was due; zero for the others
 }
 
 type failure struct {
@@ -142,20 +143,51 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx) ([]row, error) {
 			return nil, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
-	rs, err := tx.QueryContext(ctx, r.claim, r.d.Time(r.cfg.Now()))
+	now := r.d.Time(r.cfg.Now())
+	// Scheduled facts that fell due first: they are late already.
+	rows, err := r.claimRows(ctx, tx, nil, r.claimDue, now, now, r.cfg.BatchSize)
+	if err != nil || len(rows) == r.cfg.BatchSize {
+		return rows, err
+	}
+	return r.claimRows(ctx, tx, rows, r.claimNow, now, r.cfg.BatchSize-len(rows))
+}
+
+// claimRows runs one claim query and appends its rows to rows.
+func (r *Relay) claimRows(ctx context.Context, tx sqldb.Tx, rows []row, q string, args ...any) ([]row, error) {
+	rs, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return rows, err
 	}
 	defer rs.Close()
-	var rows []row
 	for rs.Next() {
 		var x row
-		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq); err != nil {
-			return nil, err
+		var due any
+		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq, &due); err != nil {
+			return rows, err
+		}
+		if x.due, err = timeOf(due); err != nil {
+			return rows, err
 		}
 		rows = append(rows, x)
 	}
 	return rows, rs.Err()
+}
+
+// nextDueIn returns how long until the next scheduled row falls due, and
+// false when none waits (or the database could not say: the poll interval
+// then rules).
+func (r *Relay) nextDueIn(ctx context.Context) (time.Duration, bool) {
+	now := r.cfg.Now()
+	var next any
+	err := readRows(ctx, r.db, r.nextDue, []any{r.d.Time(now)}, func(rs sqldb.Rows) error { return rs.Scan(&next) })
+	if err != nil {
+		return 0, false
+	}
+	t, err := timeOf(next)
+	if err != nil || t.IsZero() {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
 }
 
 // publish publishes rows and returns each row's outcome. It sends them one
@@ -238,6 +270,9 @@ func (r *Relay) send(ctx context.Context, x row) (*runtime.Pending, error) {
 	f.RoutingKey, f.Version, f.Validate = x.routingKey, x.version, nil
 	if x.seq.Valid {
 		f = f.WithSequence(sequenceSource(r.table), x.seq.Int64)
+	}
+	if !x.due.IsZero() {
+		f = f.WithDueAt(x.due)
 	}
 	return r.pub.PublishEnvelopeAsync(ctx, f, env)
 }

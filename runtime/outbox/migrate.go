@@ -23,7 +23,13 @@ var kind = sqldb.Kind{
 	Name:       "outbox",
 	Migrations: migrations,
 	Vars: func(t sqldb.Table) map[string]string {
-		return map[string]string{"pending_index": sqldb.Quote(t.Derived("_pending_idx")), "seq_table": seqTable(t).Quoted()}
+		return map[string]string{
+			// Dropped by name, so qualified: the index is in the table's schema.
+			"pending_index":  t.Sibling("_pending_idx").Quoted(),
+			"ready_index":    sqldb.Quote(t.Derived("_ready_idx")),
+			"schedule_index": sqldb.Quote(t.Derived("_due_idx")),
+			"seq_table":      seqTable(t).Quoted(),
+		}
 	},
 }
 

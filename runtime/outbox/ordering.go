@@ -23,35 +23,27 @@ import (
 // share rows without regard to keys. The consumer's sequence check counts
 // and logs either case as a step back.
 type ordering struct {
-	count  string // counts the key up
-	insert string // the row insert that takes the key's number
+	count string // counts the key up
 }
 
 func newOrdering(d dialect, t sqldb.Table) ordering {
-	p := d.Placeholder
 	seq := seqTable(t).Quoted()
-	o := ordering{
-		count: fmt.Sprintf("INSERT INTO %[1]s (ordering_key, seq) VALUES (%[2]s, 1) ON CONFLICT (ordering_key) DO UPDATE SET seq = %[1]s.seq + 1", seq, p(1)),
-		insert: fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at, ordering_seq) VALUES (%s, %s, %s, %s, %s, (SELECT seq FROM %s WHERE ordering_key = %s))",
-			t.Quoted(), p(1), p(2), p(3), p(4), p(5), seq, p(6)),
+	return ordering{
+		count: fmt.Sprintf("INSERT INTO %[1]s (ordering_key, seq) VALUES (%[2]s, 1) ON CONFLICT (ordering_key) DO UPDATE SET seq = %[1]s.seq + 1", seq, d.Placeholder(1)),
 	}
-	if d.notify {
-		o.insert = fmt.Sprintf("WITH written AS (%s RETURNING 1) SELECT pg_notify(%s, '') FROM written", o.insert, p(7))
-	}
-	return o
 }
 
-// number counts the fact's key up in tx and returns the insert statement
-// and arguments that store the row with the key's new number.
-func (o ordering) number(ctx context.Context, tx sqldb.Execer, f runtime.Fact, env runtime.Envelope, args []any) (string, []any, error) {
+// number counts the fact's key up in tx and returns the key, which the
+// row's insert (insertSQL with ordered) takes its new number by.
+func (o ordering) number(ctx context.Context, tx sqldb.Execer, f runtime.Fact, env runtime.Envelope) (string, error) {
 	key, err := runtime.OrderingKeyOf(env.Payload, f.OrderingKey)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if _, err := tx.ExecContext(ctx, o.count, key); err != nil {
-		return "", nil, fmt.Errorf("number the fact in its ordering key's sequence: %w", err)
+		return "", fmt.Errorf("number the fact in its ordering key's sequence: %w", err)
 	}
-	return o.insert, append(args, key), nil
+	return key, nil
 }
 
 // sequenceSource is the x-ordering-source of the facts relayed from the

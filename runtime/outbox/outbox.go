@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
+	"time"
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/sqldb"
@@ -40,8 +42,13 @@ type Outbox struct {
 	d       dialect
 	table   sqldb.Table
 	channel string // the NOTIFY channel, on PostgreSQL
-	insert  string
-	ordered ordering // statements for facts with an ordering key
+	// insert is the row's INSERT, by whether the fact is scheduled and
+	// whether it has an ordering key: a fact written now uses none of the
+	// columns added since the first migration but ordering_seq, so a
+	// service can write into a table a newer version has not migrated yet.
+	insert  [2][2]string
+	ordered ordering // counts the facts of each ordering key
+	due     schedule // when the facts of this view are due; zero: once committed
 }
 
 // New returns an Outbox writing to the table cfg names. It does not create
@@ -54,16 +61,11 @@ func New(cfg Config) (*Outbox, error) {
 	}
 	t, _ := kind.Table(cfg.Dialect, cfg.Table) // checked by Validate
 	d := dialects[cfg.Dialect]
-	p := d.Placeholder
 	o := &Outbox{d: d, table: t, channel: channel(t)}
-	o.insert = fmt.Sprintf("INSERT INTO %s (id, routing_key, version, envelope, created_at) VALUES (%s, %s, %s, %s, %s)",
-		t.Quoted(), p(1), p(2), p(3), p(4), p(5))
-	if d.notify {
-		// One statement, one round trip: the NOTIFY is queued in the
-		// transaction and delivered when it commits (never if it rolls
-		// back); PostgreSQL folds a transaction's identical notifications
-		// into one.
-		o.insert = fmt.Sprintf("WITH written AS (%s RETURNING 1) SELECT pg_notify(%s, '') FROM written", o.insert, p(6))
+	for _, due := range []int{0, 1} {
+		for _, ordered := range []int{0, 1} {
+			o.insert[due][ordered] = insertSQL(d, t, due == 1, ordered == 1)
+		}
 	}
 	o.ordered = newOrdering(d, t)
 	return o, nil
@@ -95,6 +97,10 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 	if f.RoutingKey == "" {
 		return "", errors.New("outbox: write: fact has no routing key")
 	}
+	due, err := o.due.at(time.Now())
+	if err != nil {
+		return "", fmt.Errorf("outbox: write %s: %w", f.RoutingKey, err)
+	}
 	env, err := runtime.NewEnvelope(payload)
 	if err != nil {
 		return "", fmt.Errorf("outbox: write %s: %w", f.RoutingKey, err)
@@ -108,12 +114,19 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 	if err != nil {
 		return "", fmt.Errorf("outbox: write %s: encode envelope: %w", f.RoutingKey, err)
 	}
-	insert, args := o.insert, []any{env.ID, f.RoutingKey, version(f), body, o.d.Time(env.OccurredAt)}
+	args := []any{env.ID, f.RoutingKey, version(f), body, o.d.Time(env.OccurredAt)}
+	scheduled, ordered := 0, 0
+	if !due.IsZero() {
+		scheduled, args = 1, append(args, o.d.Time(due))
+	}
 	if f.OrderingKey != "" {
-		if insert, args, err = o.ordered.number(ctx, tx, f, env, args); err != nil {
+		key, err := o.ordered.number(ctx, tx, f, env)
+		if err != nil {
 			return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
 		}
+		ordered, args = 1, append(args, key)
 	}
+	insert := o.insert[scheduled][ordered]
 	if o.d.notify {
 		args = append(args, o.channel)
 	}
@@ -124,6 +137,31 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 		wakeRelays(o.d.Dialect, o.table)
 	}
 	return env.ID, nil
+}
+
+// insertSQL returns the INSERT of a row: its arguments are the id, routing
+// key, version, envelope and creation time; then the due time if due; then
+// the ordering key if ordered; then, on PostgreSQL, the NOTIFY channel.
+func insertSQL(d dialect, t sqldb.Table, due, ordered bool) string {
+	p := d.Placeholder
+	cols, vals, n := "id, routing_key, version, envelope, created_at", []string{p(1), p(2), p(3), p(4), p(5)}, 5
+	if due {
+		n++
+		cols, vals = cols+", due_at", append(vals, p(n))
+	}
+	if ordered {
+		n++
+		cols, vals = cols+", ordering_seq", append(vals, fmt.Sprintf("(SELECT seq FROM %s WHERE ordering_key = %s)", seqTable(t).Quoted(), p(n)))
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Quoted(), cols, strings.Join(vals, ", "))
+	if d.notify {
+		// One statement, one round trip: the NOTIFY is queued in the
+		// transaction and delivered when it commits (never if it rolls
+		// back); PostgreSQL folds a transaction's identical notifications
+		// into one.
+		q = fmt.Sprintf("WITH written AS (%s RETURNING 1) SELECT pg_notify(%s, '') FROM written", q, p(n+1))
+	}
+	return q
 }
 
 // isNil reports whether tx is nil, or a nil pointer in the interface.

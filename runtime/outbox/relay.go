@@ -202,16 +202,18 @@ func (c RelayConfig) Validate() error {
 // in one process or many, may run over one table: each claims rows the
 // others do not hold. On SQLite run one.
 type Relay struct {
-	db    sqldb.DB
-	pub   *runtime.Publisher
-	cfg   RelayConfig
-	d     dialect
-	table sqldb.Table
-	log   *slog.Logger
-	setup []string                // statements opening every transaction
-	facts map[string]runtime.Fact // by routing key, from RelayConfig.Facts
-	claim string                  // selects and locks the next batch
-	fail  string                  // records a refused publish on its row
+	db       sqldb.DB
+	pub      *runtime.Publisher
+	cfg      RelayConfig
+	d        dialect
+	table    sqldb.Table
+	log      *slog.Logger
+	setup    []string                // statements opening every transaction
+	facts    map[string]runtime.Fact // by routing key, from RelayConfig.Facts
+	claimDue string                  // selects and locks the scheduled rows due now
+	claimNow string                  // selects and locks the next unscheduled rows
+	nextDue  string                  // reads when the next scheduled row falls due
+	fail     string                  // records a refused publish on its row
 	// markPub is the DELETE, or the UPDATE setting published_at, of
 	// confirmed rows, without its id list.
 	markPub string
@@ -265,8 +267,16 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 		r.setup = append(r.setup, d.lockTable(t.Quoted()))
 	}
 	p := d.Placeholder
-	r.claim = fmt.Sprintf("SELECT id, routing_key, version, envelope, attempts, ordering_seq FROM %s WHERE %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %d%s",
-		t.Quoted(), pendingCond, p(1), cfg.BatchSize, d.claimSuffix)
+	// Two claims, each reading one partial index (see
+	// migrations/postgres/004_schedule.sql): scheduled rows not yet due
+	// never cost a claim a step. The limit is the last placeholder.
+	const cols = "id, routing_key, version, envelope, attempts, ordering_seq, due_at"
+	r.claimDue = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND due_at IS NOT NULL AND due_at <= %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY due_at, id LIMIT %s%s",
+		cols, t.Quoted(), pendingCond, p(1), p(2), p(3), d.claimSuffix)
+	r.claimNow = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND due_at IS NULL AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %s%s",
+		cols, t.Quoted(), pendingCond, p(1), p(2), d.claimSuffix)
+	r.nextDue = fmt.Sprintf("SELECT min(due_at) FROM %s WHERE %s AND due_at IS NOT NULL AND due_at > %s",
+		t.Quoted(), pendingCond, p(1))
 	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s, failed_at = CASE WHEN attempts + 1 >= %s THEN CAST(%s AS %s) END WHERE id = %s",
 		t.Quoted(), p(1), p(2), p(3), p(4), p(5), d.TimeType(), p(6))
 	r.markPub = "DELETE FROM " + t.Quoted()
@@ -293,8 +303,8 @@ func (r *Relay) Stats() Stats {
 
 // Run relays until ctx is done, then returns nil. It relays a batch with
 // [Relay.RelayOnce] and, when the batch was full, the next one at once;
-// otherwise it waits until a row may be due: PollInterval, or sooner when
-// woken. On PostgreSQL, over a DB that is a [sqldb.Listener]
+// otherwise it waits until a row may be due: PollInterval, or until the
+// next scheduled fact falls due if that is sooner, or less when woken. On PostgreSQL, over a DB that is a [sqldb.Listener]
 // (runtime/sqldb/pgxdb), Run LISTENs on the table's channel, which Write
 // notifies when its transaction commits; on SQLite a Write in this process
 // wakes it. Polling stays the fallback: rows written by other processes
@@ -333,7 +343,12 @@ func (r *Relay) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		t := time.NewTimer(r.cfg.PollInterval)
+		wait := r.cfg.PollInterval
+		if d, ok := r.nextDueIn(ctx); ok && d < wait {
+			// A scheduled fact falls due before the next poll: wake for it.
+			wait = d
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

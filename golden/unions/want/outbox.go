@@ -4,6 +4,7 @@ package unions
 
 import (
 	"context"
+	"time"
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/outbox"
@@ -37,6 +38,28 @@ func NewOutboxWriter(cfg outbox.Config) (*OutboxWriter, error) {
 // Table.
 func (w *OutboxWriter) Outbox() *outbox.Outbox {
 	return w.o
+}
+
+// In returns an OutboxWriter whose writes are due after d: each fact is
+// validated and written now, in the caller's transaction, and the relay
+// publishes it once d has passed; until then Cancel deletes it, by the id the
+// write returned. A negative d is an error matching outbox.ErrSchedule. See
+// outbox.Outbox.In.
+func (w *OutboxWriter) In(d time.Duration) *OutboxWriter {
+	return &OutboxWriter{o: w.o.In(d)}
+}
+
+// At returns an OutboxWriter whose writes are due at t, as In; a t that has
+// passed is due at once. See outbox.Outbox.At.
+func (w *OutboxWriter) At(t time.Time) *OutboxWriter {
+	return &OutboxWriter{o: w.o.At(t)}
+}
+
+// Cancel deletes, in tx, the scheduled facts with the given ids (as written
+// through In or At) that the relay has not published yet, and returns how many
+// it deleted: 0 for a fact already published. See outbox.Outbox.Cancel.
+func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...string) (cancelled int64, err error) {
+	return w.o.Cancel(ctx, tx, ids...)
 }
 
 // WritePaymentMade writes v with routing key payment.made into the outbox in

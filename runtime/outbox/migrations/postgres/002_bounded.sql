@@ -14,6 +14,4 @@ ALTER TABLE {{table}}
     ADD COLUMN IF NOT EXISTS discarded_at timestamptz,
     ADD COLUMN IF NOT EXISTS note         text;
 
--- The claim reads pending rows in id order, past any kept ones.
-CREATE INDEX IF NOT EXISTS {{pending_index}} ON {{table}} (id)
-    WHERE failed_at IS NULL AND published_at IS NULL AND discarded_at IS NULL;
+-- The claim's indexes are made by 004_schedule.sql.

@@ -1,3 +1,4 @@
--- The claim reads pending rows in id order, past any kept ones.
-CREATE INDEX IF NOT EXISTS {{pending_index}} ON {{table}} (id)
-    WHERE failed_at IS NULL AND published_at IS NULL AND discarded_at IS NULL;
+-- The claim's indexes are made by 010 and 011 (see
+-- migrations/postgres/004_schedule.sql); an index over every pending row,
+-- made here by earlier versions, is dropped.
+DROP INDEX IF EXISTS {{pending_index}};
