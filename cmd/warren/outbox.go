@@ -134,6 +134,12 @@ func openOutbox(c *cli.Context) (*outbox.Outbox, sqldb.DB, func(), error) {
 	if dsn == "" {
 		return nil, nil, nil, usageError(c, "expected --dsn (or WARREN_OUTBOX_DSN): the service's database")
 	}
+	return openOutboxAt(c, dsn, c.String("table"), "--dsn", "--table")
+}
+
+// openOutboxAt opens the database dsn and the outbox of table, naming the
+// flags they came from in its errors.
+func openOutboxAt(c *cli.Context, dsn, table, dsnFlag, tableFlag string) (*outbox.Outbox, sqldb.DB, func(), error) {
 	driver, source, dialect := "", dsn, outbox.Dialect("")
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -141,11 +147,11 @@ func openOutbox(c *cli.Context) (*outbox.Outbox, sqldb.DB, func(), error) {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		driver, dialect, source = "sqlite", outbox.SQLite, strings.TrimPrefix(dsn, "sqlite:")
 	default:
-		return nil, nil, nil, usageError(c, "--dsn %s: expected postgres://..., postgresql://... or sqlite:PATH", secret.URL(dsn))
+		return nil, nil, nil, usageError(c, "%s %s: expected postgres://..., postgresql://... or sqlite:PATH", dsnFlag, secret.URL(dsn))
 	}
-	ob, err := outbox.New(outbox.Config{Dialect: dialect, Table: c.String("table")})
+	ob, err := outbox.New(outbox.Config{Dialect: dialect, Table: table})
 	if err != nil {
-		return nil, nil, nil, usageError(c, "--table: %v", err)
+		return nil, nil, nil, usageError(c, "%s: %v", tableFlag, err)
 	}
 	db, err := sql.Open(driver, source)
 	if err != nil {

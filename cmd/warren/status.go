@@ -16,7 +16,10 @@ import (
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/delaystat"
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -34,7 +37,11 @@ func statusCommand() *cli.Command {
    POISON     messages given up on, waiting for warren replay; alert on anything above 0
 With delayed facts ("delayedFacts" in the manifest), a second table:
    DELAYED    facts published for later, waiting in the delay levels, per level
+   NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;
+              a fact's own due time is not read off the broker)
    UNROUTABLE facts that fell due with no consumer bound to them, waiting for a person
+With --outbox-dsn, a third table: the outbox table's rows (see warren outbox
+status), its facts scheduled for later among them, and when the next falls due.
 
 The broker is asked by passive declare, so no management plugin is needed.
 Without it the broker does not count redeliveries: RETRYING is what it can
@@ -57,6 +64,9 @@ Examples:
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 			failOnFlag(),
+			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
+				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
+			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
 		),
 		Action: runStatus,
 	}
@@ -83,21 +93,48 @@ type statusJSON struct {
 	Broker    string           `json:"broker"` // redacted
 	Consumers []consumerStatus `json:"consumers"`
 	Delayed   *delayedStatus   `json:"delayed,omitempty"` // only with delayed facts
+	Outbox    *outboxStatus    `json:"outbox,omitempty"`  // only with --outbox-dsn
+}
+
+// outboxStatus is the outbox table's figures in --format json.
+type outboxStatus struct {
+	Table         string     `json:"table"`
+	Pending       int64      `json:"pending"` // due and not yet published
+	Retrying      int64      `json:"retrying"`
+	Failed        int64      `json:"failed"`
+	OldestPending *time.Time `json:"oldest_pending,omitempty"` // when the longest-waiting pending row became due
+	Scheduled     int64      `json:"scheduled"`                // written for later, not due yet
+	NextDue       *time.Time `json:"next_due,omitempty"`
+}
+
+// readOutbox reads the outbox table of --outbox-dsn; nil without it.
+func readOutbox(c *cli.Context) (*outboxStatus, error) {
+	dsn := c.String("outbox-dsn")
+	if dsn == "" {
+		return nil, nil
+	}
+	ob, db, closeDB, err := openOutboxAt(c, dsn, c.String("outbox-table"), "--outbox-dsn", "--outbox-table")
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+	st, err := ob.Status(c.Context, db)
+	if err != nil {
+		return nil, secret.Error(err)
+	}
+	at := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	return &outboxStatus{Table: ob.Table(), Pending: st.Pending, Retrying: st.Retrying, Failed: st.Failed,
+		OldestPending: at(st.OldestPending), Scheduled: st.Scheduled, NextDue: at(st.NextDue)}, nil
 }
 
 // delayedStatus is what the delay levels hold.
-type delayedStatus struct {
-	Waiting    int           `json:"waiting"`    // in every level
-	Levels     []levelStatus `json:"levels"`     // the levels that hold something, longest first
-	Unroutable int           `json:"unroutable"` // fell due with no consumer bound
-	Missing    []string      `json:"missing"`    // level queues that do not exist
-}
-
-type levelStatus struct {
-	Queue    string `json:"queue"`
-	Hold     string `json:"hold"` // how long the level holds a fact
-	Messages int    `json:"messages"`
-}
+type delayedStatus = delaystat.Levels
 
 func runStatus(c *cli.Context) error {
 	dir, err := oneArg(c, "SCHEMA_DIR")
@@ -128,19 +165,26 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
-	delayed, err := readDelayed(c.Context, conn, p.Model.Topology)
+	delayed, err := delaystat.Read(c.Context, conn, p.Model.Topology)
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
+	ob, err := readOutbox(c)
+	if err != nil {
+		if ec := cli.ExitCoder(nil); errors.As(err, &ec) {
+			return err // a usage error, already worded
+		}
+		return reportError(stderr, "status", "", err)
+	}
 	if format == "json" {
-		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Delayed: delayed})
+		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Delayed: delayed, Outbox: ob})
 		if err != nil {
 			return err
 		}
 		if _, err := c.App.Writer.Write(out); err != nil {
 			return err
 		}
-	} else if err := writeStatusTable(c.App.Writer, rows, delayed); err != nil {
+	} else if err := writeStatusTable(c.App.Writer, rows, delayed, ob); err != nil {
 		return err
 	}
 
@@ -197,45 +241,7 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 	return rows, nil
 }
 
-// readDelayed inspects the delay levels and the unroutable lane of t; nil
-// when t has no delayed facts.
-func readDelayed(ctx context.Context, conn *runtime.Conn, t topology.Topology) (*delayedStatus, error) {
-	if !t.Delay.Enabled() {
-		return nil, nil
-	}
-	events := topology.DefaultExchanges.Events
-	if len(t.Exchanges) > 0 {
-		events = t.Exchanges[0].Name
-	}
-	d := &delayedStatus{Levels: []levelStatus{}, Missing: []string{}}
-	for k := t.Delay.Levels - 1; k >= 0; k-- {
-		name := topology.DelayExchange(events, k)
-		q, err := amqpmsg.InspectQueue(ctx, conn, name)
-		if errors.Is(err, amqpmsg.ErrNoQueue) {
-			d.Missing = append(d.Missing, name)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		d.Waiting += q.Messages
-		if q.Messages > 0 {
-			d.Levels = append(d.Levels, levelStatus{Queue: name, Hold: topology.FormatDelay(time.Duration(1<<k) * time.Millisecond), Messages: q.Messages})
-		}
-	}
-	q, err := amqpmsg.InspectQueue(ctx, conn, t.Delay.Unroutable)
-	switch {
-	case errors.Is(err, amqpmsg.ErrNoQueue):
-		d.Missing = append(d.Missing, t.Delay.Unroutable)
-	case err != nil:
-		return nil, err
-	default:
-		d.Unroutable = q.Messages
-	}
-	return d, nil
-}
-
-func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus) error {
+func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus, ob *outboxStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tWORK\tCONSUMERS\tRETRYING\tPOISON")
 	for _, r := range rows {
@@ -248,14 +254,36 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if delayed == nil {
+	if delayed != nil {
+		if err := writeDelayedTable(w, delayed); err != nil {
+			return err
+		}
+	}
+	if ob == nil {
 		return nil
 	}
 	fmt.Fprintln(w)
+	now := time.Now()
+	oldest, next := "-", "-"
+	if ob.OldestPending != nil {
+		oldest = now.Sub(*ob.OldestPending).Round(time.Second).String()
+	}
+	if ob.NextDue != nil {
+		next = dueIn(*ob.NextDue, now)
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DELAYED\tUNROUTABLE")
+	fmt.Fprintln(tw, "OUTBOX\tPENDING\tRETRYING\tOLDEST\tFAILED\tSCHEDULED\tNEXT DUE")
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%s\n", ob.Table, ob.Pending, ob.Retrying, oldest, ob.Failed, ob.Scheduled, next)
+	return tw.Flush()
+}
+
+// writeDelayedTable writes what the delay levels hold.
+func writeDelayedTable(w io.Writer, delayed *delayedStatus) error {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DELAYED\tNEXT DUE WITHIN\tUNROUTABLE")
 	if len(delayed.Missing) > 0 {
-		fmt.Fprintln(tw, "-\t-\t(not declared)")
+		fmt.Fprintln(tw, "-\t-\t-\t(not declared)")
 		return tw.Flush()
 	}
 	var parts []string
@@ -266,7 +294,11 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 	if len(parts) > 0 {
 		waiting += " (" + strings.Join(parts, " ") + ")"
 	}
-	fmt.Fprintf(tw, "%s\t%d\n", waiting, delayed.Unroutable)
+	within := delayed.NextDueWithin
+	if within == "" {
+		within = "-"
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%d\n", waiting, within, delayed.Unroutable)
 	return tw.Flush()
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -205,7 +210,7 @@ func TestStatusDelayed(t *testing.T) {
 	events := b.name("events")
 	code, stdout, stderr := b.run("status", b.dir)
 	if code != 1 || !strings.Contains(stderr, "warren status: delay levels: missing 37 queues, "+events+".delay.35 to "+events+".delay.unroutable on ") ||
-		!strings.Contains(stdout, "DELAYED  UNROUTABLE\n-        -  (not declared)\n") {
+		!regexp.MustCompile(`DELAYED +NEXT DUE WITHIN +UNROUTABLE\n- +- +- +\(not declared\)\n`).MatchString(stdout) {
 		t.Errorf("undeclared: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if code, _, stderr := b.run("declare", b.dir); code != 0 {
@@ -222,7 +227,9 @@ func TestStatusDelayed(t *testing.T) {
 	hold := topology.FormatDelay(time.Duration(1<<22) * time.Millisecond)
 	testenv.Eventually(t, "status to show the delayed fact", func() bool {
 		_, stdout, _ = b.run("status", b.dir)
-		return strings.Contains(stdout, "1 ("+hold+":1)  1\n")
+		// Level 22 is the lowest holding a fact: it is due within twice
+		// what that level holds (2^23 ms).
+		return strings.Contains(stdout, "1 ("+hold+":1)  2h19m49s         1\n")
 	})
 	if code, _, stderr := b.run("status", b.dir); code != 0 {
 		t.Errorf("declared, default --fail-on: exit %d, %s", code, stderr)
@@ -236,7 +243,56 @@ func TestStatusDelayed(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || got.Delayed == nil {
 		t.Fatalf("--format json: exit %d, %v\n%s", code, err, stdout)
 	}
-	if d := got.Delayed; d.Waiting != 1 || d.Unroutable != 1 || len(d.Levels) != 1 || d.Levels[0].Queue != events+".delay.22" || len(d.Missing) != 0 {
+	if d := got.Delayed; d.Waiting != 1 || d.Unroutable != 1 || len(d.Levels) != 1 || d.Levels[0].Queue != events+".delay.22" || d.NextDueWithin != "2h19m49s" || len(d.Missing) != 0 {
 		t.Errorf("--format json: delayed = %+v", d)
+	}
+}
+
+// TestStatusShowsTheOutbox: with --outbox-dsn, status adds the outbox
+// table's figures, its scheduled facts and the next due time among them,
+// in text and JSON; a DSN it cannot use is a usage error that shows no
+// password.
+func TestStatusShowsTheOutbox(t *testing.T) {
+	b := newBrokerCase(t, statusDelayedSchemas, "events", "retry", "dead", "svc")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	dsn, _ := outboxFile(t)
+	db, err := sql.Open("sqlite", strings.TrimPrefix(dsn, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Millisecond)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.At(due).Write(context.Background(), tx, runtime.Fact{RoutingKey: "order.placed"}, map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := b.run("status", "--outbox-dsn", dsn, b.dir)
+	if code != 0 || !regexp.MustCompile(`OUTBOX +PENDING +RETRYING +OLDEST +FAILED +SCHEDULED +NEXT DUE\nwarren_outbox +2 +1 +\d+s +1 +1 +`+regexp.QuoteMeta(due.Format(time.RFC3339))+` \(in (2h59m5\ds|3h0m0s)\)\n`).MatchString(stdout) {
+		t.Errorf("status --outbox-dsn: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = b.run("status", "--format", "json", "--outbox-dsn", dsn, b.dir)
+	var got statusJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || got.Outbox == nil {
+		t.Fatalf("--format json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if o := got.Outbox; o.Table != "warren_outbox" || o.Pending != 2 || o.Failed != 1 || o.Scheduled != 1 || o.NextDue == nil || !o.NextDue.Equal(due) || o.OldestPending == nil {
+		t.Errorf("--format json: outbox = %+v", o)
+	}
+	code, _, stderr = b.run("status", "--outbox-dsn", "mysql://root:s3cr3t@db/shop", b.dir)
+	if code != 2 || !strings.Contains(stderr, "--outbox-dsn") || strings.Contains(stderr, "s3cr3t") {
+		t.Errorf("status with a mysql outbox DSN: exit %d, %q; want a usage error without the password", code, stderr)
 	}
 }
