@@ -16,6 +16,8 @@ import (
 	"github.com/warrenbus/warren/cmd/warren/internal/console"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/docgen"
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
 func init() { register(consoleCommand) }
@@ -28,7 +30,7 @@ func consoleCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "console",
 		Usage:     "serve a web page for operators: live figures, poison review, topology, catalogue",
-		UsageText: "warren console [--listen ADDR] [--management-url URL] [--read-only] [--url URL ...] SCHEMA_DIR",
+		UsageText: "warren console [--listen ADDR] [--management-url URL] [--outbox-dsn DSN] [--read-only] [--url URL ...] SCHEMA_DIR",
 		Description: `Serves, for the consumers of SCHEMA_DIR on the broker:
    - every consumer's work depth, poison depth, consumer count and redelivery
      rate, refreshing live, with the last hour drawn; a consumer with poison,
@@ -37,6 +39,10 @@ func consoleCommand() *cli.Command {
      filtered by routing key and text; replay the ones you pick to the work
      queue, or discard them with a reason (they are kept in
      <consumer>.discarded); each copy is confirmed by the broker first;
+   - facts for later: with delayed facts, how many wait in the delay levels
+     (per level), the latest the next falls due, and the unroutable lane; with
+     --outbox-dsn, the outbox table's pending, failed and scheduled rows and
+     the next due time;
    - the topology drawn, and the catalogue and schema of every fact.
 
 Depths and consumer counts come over AMQP. The broker counts redeliveries
@@ -59,6 +65,9 @@ Examples:
 			&cli.BoolFlag{Name: "read-only", Usage: "show everything, change nothing"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "read the figures every `DURATION`"},
 			&cli.DurationFlag{Name: "history", Value: time.Hour, Usage: "draw the last `DURATION` of the figures"},
+			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
+				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
+			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
 		),
 		Action: runConsole,
 	}
@@ -100,6 +109,14 @@ func runConsole(c *cli.Context) error {
 			}
 		}
 	}
+	if dsn := c.String("outbox-dsn"); dsn != "" {
+		ob, db, closeDB, err := openOutboxAt(c, dsn, c.String("outbox-table"), "--outbox-dsn", "--outbox-table")
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		cfg.Outbox = outboxReader{ob: ob, db: db}
+	}
 	conn, err := dialBroker(c, urls)
 	if err != nil {
 		return reportError(stderr, "console", "", err)
@@ -119,6 +136,17 @@ func runConsole(c *cli.Context) error {
 	}
 	announce(c, l.Addr(), cfg)
 	return serveConsole(c.Context, srv, l)
+}
+
+// outboxReader is the console's view of an outbox table in a database.
+type outboxReader struct {
+	ob *outbox.Outbox
+	db sqldb.DB
+}
+
+func (r outboxReader) Table() string { return r.ob.Table() }
+func (r outboxReader) Status(ctx context.Context) (outbox.Status, error) {
+	return r.ob.Status(ctx, r.db)
 }
 
 // announce prints where the console is; the token goes in the address's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -111,13 +113,15 @@ func TestConsoleInTheBrowser(t *testing.T) {
 		}
 	})
 
-	console := startConsole(t, url, dir, "--interval", "200ms", "--history", "1m")
+	outboxDSN := scheduledOutbox(t)
+	console := startConsole(t, url, dir, "--interval", "200ms", "--history", "1m", "--outbox-dsn", outboxDSN)
 	script := exec.Command(node, "console.spec.mjs")
 	script.Dir = browserDir
 	script.Env = append(os.Environ(),
 		"CHROMIUM="+chromium,
 		"CONSOLE_URL="+console.page+"#token="+console.token,
 		"CONSUMER="+mailer.Name, "REPLAY_ID=m-replay", "DISCARD_ID=m-discard", "XSS_ID=m-xss", "POISON_COUNT=5",
+		"OUTBOX_PENDING=1", "OUTBOX_SCHEDULED=2",
 	)
 	if shot := os.Getenv("WARREN_CONSOLE_SCREENSHOT"); shot != "" {
 		abs, err := filepath.Abs(shot)
@@ -166,6 +170,40 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	if len(left) != 3 {
 		t.Errorf("the poison lane keeps %d messages, want 3 (m-xss, m-keep, m-raw)", len(left))
 	}
+}
+
+// scheduledOutbox returns the DSN of a SQLite outbox holding one fact
+// due now and two scheduled for later.
+func scheduledOutbox(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shop.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	for _, w := range []*outbox.Outbox{ob, ob.In(time.Hour), ob.In(24 * time.Hour)} {
+		if _, err := w.Write(ctx, tx, runtime.Fact{RoutingKey: "order.placed"}, map[string]string{"order_id": "o-9"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return "sqlite:" + path
 }
 
 // seeder puts messages on the broker the way the runtime would.

@@ -23,6 +23,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -52,6 +53,9 @@ type Config struct {
 	Interval time.Duration
 	// History is how much of the figures' past the charts show. Default 1h.
 	History time.Duration
+	// Outbox, when set, is the outbox table whose pending, failed and
+	// scheduled facts the overview shows beside the delay levels.
+	Outbox OutboxReader
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int
@@ -60,6 +64,13 @@ type Config struct {
 	// 127.0.0.1 (DNS rebinding) cannot read the console.
 	AllowedHosts []string
 	Logger       *slog.Logger // default slog.Default()
+}
+
+// OutboxReader reads an outbox table's figures: outbox.Outbox.Status over
+// the service's database.
+type OutboxReader interface {
+	Table() string
+	Status(ctx context.Context) (outbox.Status, error)
 }
 
 // Schema is one fact's schema document.

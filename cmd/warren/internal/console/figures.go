@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/delaystat"
 	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -44,6 +45,18 @@ type rates struct {
 // consumers, redeliveries/s or -1 when unknown].
 type point [5]float64
 
+// outboxFig is one reading of the outbox table.
+type outboxFig struct {
+	Table         string     `json:"table"`
+	Pending       int64      `json:"pending"` // due, not yet published
+	Retrying      int64      `json:"retrying"`
+	Failed        int64      `json:"failed"`
+	OldestPending *time.Time `json:"oldest_pending"` // when the longest-waiting pending row became due
+	Scheduled     int64      `json:"scheduled"`      // written for later, not due yet
+	NextDue       *time.Time `json:"next_due"`
+	Error         string     `json:"error"` // the last reading failed, redacted; the figures are the one before
+}
+
 // sampler reads the figures of every consumer every interval and keeps
 // the last History of them.
 type sampler struct {
@@ -51,8 +64,10 @@ type sampler struct {
 
 	mu       sync.Mutex
 	current  []figures
-	err      string // the last reading's error, redacted
-	mgmtErr  string // the management API's last error, redacted
+	delayed  *delaystat.Levels // nil without delay levels, or before a reading
+	outbox   *outboxFig        // nil without Config.Outbox
+	err      string            // the last reading's error, redacted
+	mgmtErr  string            // the management API's last error, redacted
 	readOnce chan struct{}
 	once     sync.Once
 }
@@ -88,6 +103,11 @@ func (s *sampler) read(ctx context.Context) {
 	if s.cfg.Management != nil {
 		mgmt, mgmtErr = s.cfg.Management.Queues(ctx)
 	}
+	delayed, delayErr := delaystat.Read(ctx, s.cfg.Broker, s.cfg.Topology)
+	var ob *outboxFig
+	if s.cfg.Outbox != nil {
+		ob = s.readOutbox(ctx)
+	}
 	next := make([]figures, len(s.cfg.Topology.Consumers))
 	read := make([]bool, len(next))
 	var readErr error
@@ -105,8 +125,23 @@ func (s *sampler) read(ctx context.Context) {
 		next[i] = f
 	}
 
+	if readErr == nil {
+		readErr = delayErr
+	}
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if delayErr == nil {
+		s.delayed = delayed
+	}
+	if ob != nil {
+		if ob.Error != "" && s.outbox != nil {
+			kept := *s.outbox
+			kept.Error = ob.Error
+			ob = &kept
+		}
+		s.outbox = ob
+	}
 	s.err, s.mgmtErr = "", ""
 	if readErr != nil {
 		s.err = secret.Text(readErr.Error())
@@ -134,6 +169,27 @@ func (s *sampler) read(ctx context.Context) {
 	}
 	s.current = next
 	s.once.Do(func() { close(s.readOnce) })
+}
+
+// readOutbox reads the outbox table's figures; a failed reading carries
+// its error and no figures.
+func (s *sampler) readOutbox(ctx context.Context) *outboxFig {
+	f := &outboxFig{Table: s.cfg.Outbox.Table()}
+	st, err := s.cfg.Outbox.Status(ctx)
+	if err != nil {
+		f.Error = secret.Text(err.Error())
+		return f
+	}
+	at := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	f.Pending, f.Retrying, f.Failed, f.Scheduled = st.Pending, st.Retrying, st.Failed, st.Scheduled
+	f.OldestPending, f.NextDue = at(st.OldestPending), at(st.NextDue)
+	return f
 }
 
 // readConsumer inspects the consumer's work, delay and poison queues. A
@@ -187,13 +243,21 @@ func alerts(f figures) []string {
 	return out
 }
 
+// reading is what snapshot returns: the latest reading of everything.
+type reading struct {
+	consumers        []figures
+	delayed          *delaystat.Levels
+	outbox           *outboxFig
+	readErr, mgmtErr string
+}
+
 // snapshot returns the latest reading, waiting for the first one (or ctx).
-func (s *sampler) snapshot(ctx context.Context) (cur []figures, readErr, mgmtErr string) {
+func (s *sampler) snapshot(ctx context.Context) reading {
 	select {
 	case <-s.readOnce:
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]figures(nil), s.current...), s.err, s.mgmtErr
+	return reading{consumers: append([]figures(nil), s.current...), delayed: s.delayed, outbox: s.outbox, readErr: s.err, mgmtErr: s.mgmtErr}
 }

@@ -40,11 +40,18 @@ type consoleCase struct {
 
 func newConsole(t *testing.T, mutate func(*Config)) *consoleCase {
 	t.Helper()
+	return newConsoleOf(t, topology.Spec{}, mutate)
+}
+
+// newConsoleOf is newConsole over spec with the two consumers added.
+func newConsoleOf(t *testing.T, spec topology.Spec, mutate func(*Config)) *consoleCase {
+	t.Helper()
 	url := testenv.VHost(t, "console")
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+	spec.Consumers = []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.*"}, Backoff: []time.Duration{20 * time.Millisecond}},
 		{Name: "indexer", Bindings: []string{"item.#"}, MaxAttempts: 1},
-	}})
+	}
+	top, err := topology.Build(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,44 @@ func TestTopologyDrawing(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := drawTopology(top)
+	all := svgText(t, svg)
+	for _, want := range []string{"app.events", "mailer", "mailer.poison", "mailer.retry.*", "delay queues 1s, 5s", "order.placed, order.cancelled", "indexer.poison", "retry via app.retry", "give up via app.dead"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("drawing lacks %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "delay levels") {
+		t.Error("a topology without delayed facts is drawn with delay levels")
+	}
+	if strings.Contains(all, "indexer.retry") {
+		t.Error("a consumer without retries is drawn with delay queues")
+	}
+	if bytes.Contains(svg, []byte("<script")) || bytes.Contains(svg, []byte("href")) {
+		t.Errorf("drawing holds a script or a link:\n%s", svg)
+	}
+}
+
+// With delayed facts the drawing has a lane for the delay levels, their
+// delivery exchange and the unroutable lane.
+func TestTopologyDrawingWithDelayLevels(t *testing.T) {
+	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+		{Name: "mailer", Bindings: []string{"order.placed"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := svgText(t, drawTopology(top))
+	for _, want := range []string{"36 delay levels (TTL queues)", top.Delay.Exchange, top.Delay.Deliver, top.Delay.Unroutable, "when due", "no consumer bound", "mailer.poison"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("drawing lacks %q:\n%s", want, all)
+		}
+	}
+}
+
+// svgText checks that svg is well-formed and returns its text, a line per
+// text node.
+func svgText(t *testing.T, svg []byte) string {
+	t.Helper()
 	dec := xml.NewDecoder(bytes.NewReader(svg))
 	var texts []string
 	for {
@@ -70,16 +108,5 @@ func TestTopologyDrawing(t *testing.T) {
 			texts = append(texts, string(cd))
 		}
 	}
-	all := strings.Join(texts, "\n")
-	for _, want := range []string{"app.events", "mailer", "mailer.poison", "mailer.retry.*", "delay queues 1s, 5s", "order.placed, order.cancelled", "indexer.poison", "retry via app.retry", "give up via app.dead"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("drawing lacks %q:\n%s", want, all)
-		}
-	}
-	if strings.Contains(all, "indexer.retry") {
-		t.Error("a consumer without retries is drawn with delay queues")
-	}
-	if bytes.Contains(svg, []byte("<script")) || bytes.Contains(svg, []byte("href")) {
-		t.Errorf("drawing holds a script or a link:\n%s", svg)
-	}
+	return strings.Join(texts, "\n")
 }

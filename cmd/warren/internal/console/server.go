@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/warrenbus/warren/internal/delaystat"
 	"github.com/warrenbus/warren/internal/secret"
 )
 
@@ -118,14 +119,17 @@ func (s *Server) change(h func(w http.ResponseWriter, r *http.Request, req actio
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
-	cur, readErr, mgmtErr := s.figures.snapshot(r.Context())
+	now := s.figures.snapshot(r.Context())
+	mgmtErr := now.mgmtErr
 	out := overviewJSON{
 		Broker:    secret.URL(s.cfg.BrokerURL),
 		ReadOnly:  s.cfg.ReadOnly,
 		Interval:  s.cfg.Interval.Milliseconds(),
 		History:   s.cfg.History.Milliseconds(),
-		Consumers: cur,
-		Error:     readErr,
+		Consumers: now.consumers,
+		Delayed:   now.delayed,
+		Outbox:    now.outbox,
+		Error:     now.readErr,
 		Unshown:   []string{},
 	}
 	if s.cfg.Management == nil {
@@ -146,8 +150,12 @@ type overviewJSON struct {
 	Interval   int64     `json:"interval_ms"`
 	History    int64     `json:"history_ms"`
 	Consumers  []figures `json:"consumers"`
-	Error      string    `json:"error"`   // the last reading failed
-	Unshown    []string  `json:"unshown"` // figures the console cannot show, and why
+	// Delayed is what the delay levels hold; absent without delayed facts.
+	Delayed *delaystat.Levels `json:"delayed,omitempty"`
+	// Outbox is the outbox table's figures; absent without --outbox-dsn.
+	Outbox  *outboxFig `json:"outbox,omitempty"`
+	Error   string     `json:"error"`   // the last reading failed
+	Unshown []string   `json:"unshown"` // figures the console cannot show, and why
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -18,7 +18,11 @@ import (
 func drawTopology(top topology.Topology) []byte {
 	const laneH, width = 170, 1120
 	var b bytes.Buffer
-	height := 40 + laneH*max(len(top.Consumers), 1)
+	lanes := max(len(top.Consumers), 1)
+	if top.Delay.Enabled() {
+		lanes++
+	}
+	height := 40 + laneH*lanes
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="system-ui, sans-serif" font-size="13">`, width, height, width, height)
 	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z" fill="#555"/></marker></defs>`)
 	b.WriteString(`<rect width="100%" height="100%" fill="#fff"/>`)
@@ -41,12 +45,33 @@ func drawTopology(top topology.Topology) []byte {
 			bindings[bd.Queue] = append(bindings[bd.Queue], bd.Key)
 		}
 	}
-	for i, c := range top.Consumers {
-		y := 20 + i*laneH
+	y := 20
+	if top.Delay.Enabled() {
+		delayLane(&b, y, top.Delay)
+		y += laneH
+	}
+	for _, c := range top.Consumers {
 		lane(&b, y, c, bindings[c.Queue], events, types[c.Queue], limits[c.Queue])
+		y += laneH
 	}
 	b.WriteString(`</svg>`)
 	return b.Bytes()
+}
+
+// delayLane draws the delay levels: published to the top level, held by
+// the levels' TTL queues, then routed by the delivery exchange to every
+// work queue whose patterns match, or to the unroutable lane.
+func delayLane(b *bytes.Buffer, y int, d topology.Delay) {
+	text(b, 20, y+12, "facts published for later", "bold", "#222")
+	box(b, 20, y+30, 240, 44, "#fdf6e3", "#b58900", 0, fmt.Sprintf("%d delay levels (TTL queues)", d.Levels), d.Exchange)
+	box(b, 340, y+30, 240, 44, "#eef3fb", "#4a6fa5", 0, "delivery exchange", d.Deliver)
+	box(b, 660, y+30, 220, 44, "#f4f4f4", "#666", 0, "work queues", "by each consumer's patterns")
+	box(b, 340, y+110, 240, 44, "#fbeeee", "#b03a2e", 0, "unroutable lane", d.Unroutable)
+	edge(b, 260, y+52, 340, y+52, false)
+	label(b, 300, y+24, "when due")
+	edge(b, 580, y+52, 660, y+52, false)
+	edge(b, 460, y+74, 460, y+110, false)
+	label(b, 560, y+97, "no consumer bound")
 }
 
 func lane(b *bytes.Buffer, y int, c topology.Consumer, keys []string, events, queueType string, limit int) {

@@ -49,6 +49,13 @@ try {
   expect((await page.locator("#unshown").textContent()).includes("redelivery rate"), "the page says which figure it cannot show");
   await page.waitForFunction(() => document.querySelectorAll("#figures svg.chart polyline")[0]?.getAttribute("points").split(" ").length >= 2);
   expect(true, "the history chart has points");
+  // The outbox's schedule, beside the figures.
+  const outbox = page.locator("#outbox tbody tr");
+  await outbox.locator("td.scheduled", { hasText: env("OUTBOX_SCHEDULED") }).waitFor();
+  expect(await page.locator("#later").isVisible(), "the facts for later are shown");
+  expect(await page.locator("#delayed").isHidden(), "a topology without delay levels shows none");
+  expect((await outbox.locator("td.next").textContent()).includes("(in "), "the outbox's next due time is shown with how far off it is");
+  expect(await outbox.locator("td.pending").textContent() === env("OUTBOX_PENDING"), "the outbox's pending rows are counted apart from the scheduled ones");
   if (process.env.SCREENSHOT) {
     await page.waitForTimeout(Number(process.env.SCREENSHOT_WAIT || 0));
     await page.locator("body").screenshot({ path: process.env.SCREENSHOT });

@@ -66,9 +66,50 @@ async function refresh() {
   $("history-span").textContent = span(o.history_ms);
   const tbody = $("figures").tBodies[0];
   tbody.replaceChildren(...o.consumers.map((c) => row(c, o.history_ms)));
+  later(o.delayed, o.outbox);
   $("unshown").replaceChildren(...o.unshown.map((u) => el("li", {}, "Not shown: " + u)));
   $("updated").textContent = "Read " + (o.consumers[0] && o.consumers[0].read_at ? new Date(o.consumers[0].read_at).toLocaleTimeString() : "-") +
     ", every " + o.interval_ms / 1000 + "s.";
+}
+
+// later shows what waits to be published later: in the delay levels, and
+// in the outbox table's schedule. Either is absent when not configured.
+function later(delayed, outbox) {
+  $("later").hidden = !delayed && !outbox;
+  $("delayed").hidden = !delayed;
+  if (delayed) {
+    const missing = delayed.missing.length > 0;
+    const levels = delayed.levels.map((l) => l.hold + ":" + l.messages).join(" ");
+    $("delayed").tBodies[0].replaceChildren(el("tr", { class: missing || delayed.unroutable > 0 ? "alert" : "" },
+      el("td", { class: "num waiting" }, missing ? "- (not declared)" : delayed.waiting),
+      el("td", { class: "levels" }, missing ? "-" : levels || "-"),
+      el("td", { class: "num within" }, delayed.next_due_within || "-"),
+      el("td", { class: "num unroutable" + (delayed.unroutable > 0 ? " hot" : "") }, missing ? "-" : delayed.unroutable)));
+  }
+  $("outbox").hidden = !outbox;
+  if (outbox) {
+    const oldest = outbox.oldest_pending ? ago(new Date(outbox.oldest_pending)) : "-";
+    const next = outbox.next_due ? new Date(outbox.next_due).toLocaleString() + " (in " + ago(new Date(), new Date(outbox.next_due)) + ")" : "-";
+    const name = el("td", {}, outbox.table);
+    if (outbox.error) name.append(el("div", { class: "alert-text" }, "The last reading failed: " + outbox.error));
+    $("outbox").tBodies[0].replaceChildren(el("tr", { class: outbox.failed > 0 || outbox.error ? "alert" : "" },
+      name,
+      el("td", { class: "num pending" }, outbox.pending),
+      el("td", { class: "num" }, outbox.retrying),
+      el("td", { class: "num" }, oldest),
+      el("td", { class: "num failed" + (outbox.failed > 0 ? " hot" : "") }, outbox.failed),
+      el("td", { class: "num scheduled" }, outbox.scheduled),
+      el("td", { class: "num next" }, next)));
+  }
+}
+
+// ago renders the time from a to b (b defaults to now) for a person.
+function ago(a, b) {
+  const s = Math.max(0, Math.round(((b || new Date()) - a) / 1000));
+  if (s < 120) return s + "s";
+  if (s < 7200) return Math.round(s / 60) + "m";
+  if (s < 172800) return Math.round(s / 3600) + "h";
+  return Math.round(s / 86400) + "d";
 }
 
 function row(c, historyMs) {
