@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,7 +24,7 @@ func replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "list a consumer's poison queue, or move its messages back to the work queue",
-		UsageText: "warren replay --consumer NAME [--list | --dry-run] [--from poison|discarded] [--to-exchange] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR",
+		UsageText: "warren replay --consumer NAME [--list | --dry-run] [--from poison|discarded] [--to-exchange] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR\nwarren replay --from unroutable [--list | --dry-run] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR",
 		Description: `With --list, prints the messages of the consumer's poison queue (id, routing
 key, attempts, when and why it failed) and leaves them there.
 
@@ -40,6 +41,10 @@ starts are moved: one that fails again waits for the next replay.
 (<consumer>.discarded) instead of the poison queue, within its retention.
 --to-exchange republishes through the events exchange with each message's
 original routing key: every consumer bound to that key receives it again.
+--from unroutable (without --consumer) reads the lane of delayed facts that
+fell due with no consumer bound (<events>.delay.unroutable) and publishes
+them through the events exchange, now that their consumer exists; one that
+still reaches no queue stays in the lane.
 
 --limit, --id and --routing-key select messages for all of them; --limit
 must be positive (leave it out to select every message).
@@ -50,12 +55,13 @@ Examples:
    warren replay --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
    warren replay --consumer order-mailer --routing-key order.placed --limit 10 ./events
    warren replay --consumer order-mailer --from discarded --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
-   warren replay --consumer order-mailer ./events   # all of them`,
+   warren replay --consumer order-mailer ./events   # all of them
+   warren replay --from unroutable --dry-run ./events`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
 			&cli.BoolFlag{Name: "list", Usage: "print the queue; change nothing"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would move; change nothing"},
-			&cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded"},
+			&cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded, or unroutable (without --consumer)"},
 			&cli.BoolFlag{Name: "to-exchange", Usage: "republish through the events exchange to every consumer of the routing key"},
 			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages (N > 0)"},
 			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
@@ -66,9 +72,17 @@ Examples:
 	}
 }
 
+// fromUnroutable is --from unroutable: the lane of delayed facts that fell
+// due with no consumer bound, shared by every consumer.
+const fromUnroutable = "unroutable"
+
 // checkReplayFlags refuses flags that make no sense alone or together.
 func checkReplayFlags(c *cli.Context) error {
-	if c.String("consumer") == "" {
+	if c.String("from") == fromUnroutable {
+		if c.String("consumer") != "" {
+			return usageError(c, "--from unroutable: the lane belongs to no consumer; its facts go back through the events exchange to whoever binds them now: expected no --consumer")
+		}
+	} else if c.String("consumer") == "" {
 		return usageError(c, "expected --consumer NAME")
 	}
 	if format := c.String("format"); format != "text" && format != "json" {
@@ -92,9 +106,13 @@ func runReplay(c *cli.Context) error {
 		return err
 	}
 	format := c.String("format")
-	from, err := poison.ParseSource(c.String("from"))
-	if err != nil {
-		return usageError(c, "--from: %v", err)
+	unroutable := c.String("from") == fromUnroutable
+	from := poison.FromPoison
+	if !unroutable {
+		var err error
+		if from, err = poison.ParseSource(c.String("from")); err != nil {
+			return usageError(c, "--from: %v (or unroutable, the delayed facts that fell due with no consumer bound)", err)
+		}
 	}
 	stderr := c.App.ErrWriter
 	p, err := generator.Open(c.Context, dir, genOptions(dir))
@@ -102,8 +120,15 @@ func runReplay(c *cli.Context) error {
 		return reportError(stderr, "replay", dir, err)
 	}
 	m := p.Model
-	consumer, err := consumerOf(m, c.String("consumer"))
-	if err != nil {
+	var consumer topology.Consumer
+	if unroutable {
+		if !m.Topology.Delay.Enabled() {
+			return reportError(stderr, "replay", dir, errors.New(`--from unroutable: the manifest has no delayed facts ("delayedFacts"), so no unroutable lane`))
+		}
+		// The lane read as a poison queue: its facts carry the routing key
+		// and exchange they were published with.
+		consumer = topology.Consumer{Name: "the delay levels", PoisonQueue: m.Topology.Delay.Unroutable}
+	} else if consumer, err = consumerOf(m, c.String("consumer")); err != nil {
 		return reportError(stderr, "replay", "", err)
 	}
 	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
@@ -114,7 +139,13 @@ func runReplay(c *cli.Context) error {
 		// its key's shard.
 		dst = "exchange " + consumer.ShardExchange
 	}
-	if c.Bool("to-exchange") {
+	if unroutable {
+		// Published now, as the fact was to be when it fell due: to every
+		// consumer bound to its routing key by now; one nobody binds yet
+		// is refused (mandatory) and stays in the lane.
+		opts.Exchange = m.Exchanges.Events
+		dst = "exchange " + opts.Exchange
+	} else if c.Bool("to-exchange") {
 		opts.Exchange = m.Exchanges.Events
 		dst = "exchange " + opts.Exchange
 		fmt.Fprintf(stderr, "warren replay: warning: --to-exchange republishes through %s: every consumer bound to each message's routing key receives it again, not only %s\n", opts.Exchange, consumer.Name)

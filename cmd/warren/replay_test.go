@@ -247,3 +247,73 @@ func TestReplayErrors(t *testing.T) {
 		t.Errorf("replay --help: exit %d, no example in:\n%s", code, stdout)
 	}
 }
+
+// TestReplayFromTheUnroutableLane: a delayed fact that fell due with no
+// consumer bound waits in the unroutable lane; --list shows it under its
+// own routing key, a replay while still nobody binds it is refused and
+// leaves it there, and once a queue binds its key a replay publishes it
+// through the events exchange, to that queue, as the fact it is.
+func TestReplayFromTheUnroutableLane(t *testing.T) {
+	b := newBrokerCase(t, statusDelayedSchemas, "events", "retry", "dead", "svc")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	events := b.name("events")
+	lane := topology.UnroutableQueue(events)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{b.url}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	pub, err := runtime.NewPublisher(conn, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := pub.In(20*time.Millisecond).Publish(ctx, runtime.Fact{RoutingKey: "order.shipped"}, map[string]string{"order_id": "o-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the fact in the unroutable lane", func() bool { return b.depth(lane) == 1 })
+
+	if code, _, stderr := b.run("replay", "--from", "unroutable", "--consumer", b.name("svc"), b.dir); code != 2 || !strings.Contains(stderr, "expected no --consumer") {
+		t.Errorf("--from unroutable with --consumer: exit %d, %q; want a usage error", code, stderr)
+	}
+	code, stdout, _ := b.run("replay", "--from", "unroutable", "--list", b.dir)
+	if code != 0 || !strings.Contains(stdout, id) || !strings.Contains(stdout, "order.shipped") {
+		t.Errorf("--list: exit %d\n%s", code, stdout)
+	}
+	code, _, stderr := b.run("replay", "--from", "unroutable", b.dir)
+	if code != 1 || !strings.Contains(stderr, "unroutable") || b.depth(lane) != 1 {
+		t.Errorf("replay with nobody bound: exit %d, %q, %d left in the lane; want a refusal and the fact kept", code, stderr, b.depth(lane))
+	}
+
+	// The consumer of order.shipped exists now.
+	ch, err := b.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclare(testenv.Name("shipping"), false, true, true, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.QueueBind(q.Name, "order.shipped", events, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = b.run("replay", "--from", "unroutable", b.dir)
+	if code != 0 || !strings.Contains(stdout, "replayed "+id+" order.shipped") || !strings.Contains(stdout, "to exchange "+events) {
+		t.Fatalf("replay: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	d, ok, err := ch.Get(q.Name, true)
+	if err != nil || !ok {
+		t.Fatalf("the shipping queue got nothing: %v", err)
+	}
+	if d.MessageId != id || d.RoutingKey != "order.shipped" || d.Headers[runtime.HeaderDueAt] == nil {
+		t.Errorf("replayed %s with key %s, headers %v; want %s as order.shipped with its due time", d.MessageId, d.RoutingKey, d.Headers, id)
+	}
+	if n := b.depth(lane); n != 0 {
+		t.Errorf("%d facts left in the lane", n)
+	}
+}
