@@ -49,6 +49,7 @@ type failure struct {
 
 // batchResult is what one round did.
 type batchResult struct {
+	claimedAt                      time.Time // the clock the claim read rows by; zero if it did not
 	claimed, published, unroutable int
 	failures                       []failure // refused: an attempt spent
 	unavailable                    int       // not published because the broker could not be reached
@@ -71,7 +72,8 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 		return b, r.storeError(ctx, "begin", err)
 	}
 	defer tx.Rollback(txCtx) //nolint:errcheck // a no-op after Commit
-	rows, err := r.claimBatch(ctx, tx)
+	b.claimedAt = r.cfg.Now()
+	rows, err := r.claimBatch(ctx, tx, b.claimedAt)
 	if err != nil {
 		return b, r.storeError(ctx, "claim", err)
 	}
@@ -137,13 +139,13 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 // claimBatch opens the claim (the dialect's lock first) and reads the due
 // rows, oldest id first. It runs under ctx, so a relay that is stopped
 // while waiting for a lock gives up without having claimed anything.
-func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx) ([]row, error) {
+func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx, at time.Time) ([]row, error) {
 	for _, stmt := range r.setup {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
-	now := r.d.Time(r.cfg.Now())
+	now := r.d.Time(at)
 	// Scheduled facts that fell due first: they are late already.
 	rows, err := r.claimRows(ctx, tx, nil, r.claimDue, now, now, r.cfg.BatchSize)
 	if err != nil || len(rows) == r.cfg.BatchSize {
@@ -173,13 +175,18 @@ func (r *Relay) claimRows(ctx context.Context, tx sqldb.Tx, rows []row, q string
 	return rows, rs.Err()
 }
 
-// nextDueIn returns how long until the next scheduled row falls due, and
-// false when none waits (or the database could not say: the poll interval
-// then rules).
-func (r *Relay) nextDueIn(ctx context.Context) (time.Duration, bool) {
+// nextDueIn returns how long until the next scheduled row falls due after
+// claimedAt, the clock of the last claim, and false when none waits (or the
+// database could not say: the poll interval then rules). Counting from the
+// claim's clock, not from now, keeps a row that fell due between the claim
+// and this query from being missed by both: it is due at once.
+func (r *Relay) nextDueIn(ctx context.Context, claimedAt time.Time) (time.Duration, bool) {
 	now := r.cfg.Now()
+	if claimedAt.IsZero() {
+		claimedAt = now
+	}
 	var next any
-	err := readRows(ctx, r.db, r.nextDue, []any{r.d.Time(now)}, func(rs sqldb.Rows) error { return rs.Scan(&next) })
+	err := readRows(ctx, r.db, r.nextDue, []any{r.d.Time(claimedAt)}, func(rs sqldb.Rows) error { return rs.Scan(&next) })
 	if err != nil {
 		return 0, false
 	}

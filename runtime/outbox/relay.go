@@ -344,7 +344,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 		}
 		wait := r.cfg.PollInterval
-		if d, ok := r.nextDueIn(ctx); ok && d < wait {
+		if d, ok := r.nextDueIn(ctx, b.claimedAt); ok && d < wait {
 			// A scheduled fact falls due before the next poll: wake for it.
 			wait = d
 		}
