@@ -34,7 +34,7 @@ const (
 	SequenceGap      // a fact's x-ordering-seq skipped numbers after the last one of its key and source
 	SequenceStepBack // a fact's x-ordering-seq was not above the last one of its key and source (and it was not the same fact again)
 	// Responders only (see [Responder]), ending a request:
-	Expired      // a request taken after its caller's deadline: acked, not worked on
+	Expired      // a request whose caller's deadline had passed, acked without a reply: taken after it (not worked on), or failed after it
 	ErrorReplied // the request failed (handler error, panic, refused request) and the error went back as its reply; then acked
 	numEvents
 )

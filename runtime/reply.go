@@ -40,11 +40,11 @@ type ReplyError struct {
 }
 
 func (e *ReplyError) Error() string {
-	kind := "error"
+	kind := "an error"
 	if e.Permanent {
-		kind = "permanent error"
+		kind = "a permanent error"
 	}
-	return fmt.Sprintf("responder of %s replied with a %s: %s", e.Request, kind, e.Message)
+	return fmt.Sprintf("responder of %s replied with %s: %s", e.Request, kind, e.Message)
 }
 
 // replyBody is the body of a reply: the request's envelope id, when the

@@ -249,6 +249,17 @@ func (r *Responder) answer(ctx context.Context, s *session, d amqp.Delivery) {
 		r.counts.duplicates.Add(1)
 		outcome = DuplicateSkipped
 		body.Error = &replyFailure{Message: err.Error()}
+	case err != nil && overdue(env, d):
+		// The caller's deadline passed while the handler worked (its ctx
+		// carried it): the caller has given up, or is about to with its
+		// own context's error. An error reply could beat that by the
+		// moments between the envelope's time and the publish, and make
+		// the caller give up before its deadline with another error.
+		r.counts.failed.Add(1)
+		r.log.Warn("request failed after its caller's deadline; no reply, the caller has given up",
+			"message_id", d.MessageId, "request", d.RoutingKey, "err", r.conn.redact(err))
+		r.ack(d, Expired)
+		return
 	case err != nil:
 		r.counts.failed.Add(1)
 		outcome = ErrorReplied
@@ -282,6 +293,13 @@ func (r *Responder) ack(d amqp.Delivery, e Event) {
 }
 
 var errExpired = errors.New("request expired")
+
+// overdue reports whether the request's deadline, when it has one, has
+// passed.
+func overdue(env Envelope, d amqp.Delivery) bool {
+	deadline, ok := requestDeadline(env.OccurredAt, d.Expiration)
+	return ok && !time.Now().Before(deadline)
+}
 
 type duplicateError struct{ id string }
 
