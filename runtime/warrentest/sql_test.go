@@ -81,6 +81,82 @@ func TestOutboxRelayPublishesCommittedFactsOnTheBus(t *testing.T) {
 	})
 }
 
+// A fact scheduled in the outbox on the bus waits in virtual time: the
+// relay, polling once an hour, wakes for its due time; the consumer sees
+// it exactly then, and a cancelled one never.
+func TestOutboxScheduledFactsOnTheBus(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "shop.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
+		ctx := b.Context()
+		warrentest.Register[itemUpdated](b, factItemUpdated)
+		ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.Migrate(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		var due []time.Time
+		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error {
+				if !d.DueAt.Equal(time.Now()) {
+					t.Errorf("%s arrived at %s, due %s", v.SKU, time.Now(), d.DueAt)
+				}
+				due = append(due, d.DueAt)
+				return nil
+			}),
+		})
+		b.Start("search-indexer", c, err)
+		pub, err := runtime.NewPublisher(b.Conn(), topology.DefaultExchanges.Events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close()
+		relay, err := outbox.NewRelay(db, pub, outbox.RelayConfig{Dialect: outbox.SQLite, PollInterval: time.Hour})
+		b.Start("outbox relay", relay, err)
+
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := ob.In(90*time.Minute).Write(ctx, tx, factItemUpdated, itemUpdated{SKU: "BOOK-20"}); err != nil {
+			t.Fatal(err)
+		}
+		dropped, err := ob.In(2*time.Hour).Write(ctx, tx, factItemUpdated, itemUpdated{SKU: "BOOK-21"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b.Advance(90*time.Minute - time.Millisecond)
+		b.WantHandled("search-indexer", 0)
+		b.Advance(time.Millisecond)
+		b.WantHandled("search-indexer", 1)
+
+		tx, err = db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ob.Cancel(ctx, tx, dropped); n != 1 || err != nil {
+			t.Fatalf("Cancel = %d, %v", n, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		b.Advance(24 * time.Hour)
+		b.WantHandled("search-indexer", 1)
+		if len(due) != 1 || !due[0].Equal(start.Add(90*time.Minute)) {
+			t.Errorf("due times %v, want %s", due, start.Add(90*time.Minute))
+		}
+	})
+}
+
 // The SQLite idempotency guard claims in the handler's transaction on the
 // bus as on the broker: a fact published twice is handled once.
 func TestSQLiteGuardSkipsAFactPublishedTwice(t *testing.T) {
