@@ -78,7 +78,7 @@ func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) 
 	consumer := Consumer{
 		Name: c.Name, Queue: work, PoisonQueue: poison,
 		RetryExchange: ex.Retry, DeadExchange: ex.Dead,
-		MaxAttempts: c.MaxAttempts, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
+		MaxAttempts: c.MaxAttempts, MaxDeferrals: c.MaxDeferrals, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
 	}
 	queues := []Queue{
 		{Name: poison, Consumer: c.Name, Role: RolePoison, Type: c.QueueType},
@@ -175,6 +175,9 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 		ps.add("maxAttempts", -1, "maxAttempts %d: expected at least 1", c.MaxAttempts)
 	} else if c.MaxAttempts > 1 && len(c.Backoff) == 0 {
 		ps.add("backoff", -1, "backoff: empty, but maxAttempts %d needs at least one delay", c.MaxAttempts)
+	}
+	if c.MaxDeferrals < 1 {
+		ps.add("maxDeferrals", -1, "maxDeferrals %d: expected at least 1 (how often one fact may be deferred)", c.MaxDeferrals)
 	}
 	for i, d := range c.Backoff {
 		if err := checkDelay(d); err != nil {

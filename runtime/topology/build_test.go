@@ -58,7 +58,7 @@ func TestBuildSearchIndexer(t *testing.T) {
 				{Delay: 40 * ms, Queue: "search-indexer.retry.40ms"},
 				{Delay: 80 * ms, Queue: "search-indexer.retry.80ms"},
 			},
-			MaxAttempts: 5, Prefetch: DefaultPrefetch, Concurrency: DefaultConcurrency,
+			MaxAttempts: 5, MaxDeferrals: DefaultMaxDeferrals, Prefetch: DefaultPrefetch, Concurrency: DefaultConcurrency,
 		}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

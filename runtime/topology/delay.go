@@ -25,8 +25,20 @@ import (
 //     a fact waits exactly its delay in total, whatever path it takes;
 //   - the delivery exchange binds every work queue (and every ordered
 //     consumer's hash exchange) by the consumer's own patterns, each prefixed
-//     with DelayLevels "*" words, so a delayed fact reaches exactly the
+//     with a "0" or "1" word and DelayLevels-1 "*" words (two bindings per
+//     pattern, see [DelayedPatterns]), so a delayed fact reaches exactly the
 //     consumers the same fact published now would;
+//   - a deferred fact (a handler returned runtime.Defer) travels the same levels
+//     back to one consumer's work queue alone: its key marks the first
+//     digit word ("d0" or "d1") and ends with the queue's name instead of
+//     the fact's key (see [DeferredRoutingKey]). Level DelayLevels-1 binds
+//     "d1.#" and "d0.#" beside "1.#" and "0.#", the lower levels match the
+//     marked word with their "*", and the delivery exchange binds each work
+//     queue by "d0" and "d1", DelayLevels-1 "*" words and its own name. No
+//     consumer pattern can match a deferred fact (every one begins with a
+//     bare digit word), and no deferral key can match a consumer pattern;
+//     a deferred fact whose queue is gone goes to the unroutable lane like
+//     a due fact nobody binds;
 //   - a due fact that no consumer binds goes, through the delivery
 //     exchange's alternate exchange, to the queue E.delay.unroutable (a
 //     fanout exchange and a queue of that name): kept for a person, never
@@ -115,10 +127,44 @@ func DelayedRoutingKey(d time.Duration, key string) (string, error) {
 	return b.String(), nil
 }
 
-// DelayedPattern returns the binding pattern on the delivery exchange for a
-// consumer's pattern: DelayLevels "*" words, then the pattern.
-func DelayedPattern(pattern string) string {
-	return strings.Repeat("*.", DelayLevels) + pattern
+// MaxDeferQueueLen is the longest work-queue name a deferred fact can be
+// routed back to: the delay's words, the first marked ("d0" or "d1"), take
+// 2*DelayLevels+1 bytes of AMQP's 255.
+const MaxDeferQueueLen = maxNameLen - 2*DelayLevels - 1
+
+// DeferredRoutingKey returns the routing key that carries a deferred fact
+// through the delay levels for delay d and back to the work queue queue
+// alone: the delay in milliseconds as DelayLevels binary digits, most
+// significant first, one word each, the first marked with a "d" ("d0" or
+// "d1"), then the queue's name. d must be a positive whole number of
+// milliseconds up to MaxDelay (a fraction is rounded up).
+func DeferredRoutingKey(d time.Duration, queue string) (string, error) {
+	if len(queue) > MaxDeferQueueLen {
+		return "", fmt.Errorf("queue %q: longer than %d bytes cannot take deferred facts (the delay takes %d of AMQP's 255)", queue, MaxDeferQueueLen, 2*DelayLevels+1)
+	}
+	key, err := DelayedRoutingKey(d, queue)
+	if err != nil {
+		return "", err
+	}
+	return "d" + key, nil
+}
+
+// DelayedPatterns returns the binding patterns on the delivery exchange for
+// a consumer's pattern: a bare digit word ("0", then "1"), DelayLevels-1 "*"
+// words, then the pattern. The first word is spelled out rather than "*" so
+// that a pattern such as "#" cannot match a deferred fact's key, whose first
+// word is "d0" or "d1".
+func DelayedPatterns(pattern string) [2]string {
+	rest := strings.Repeat("*.", DelayLevels-1) + pattern
+	return [2]string{"0." + rest, "1." + rest}
+}
+
+// DeferPatterns returns the binding patterns on the delivery exchange that
+// bring deferred facts back to the work queue queue: "d0" and "d1",
+// DelayLevels-1 "*" words, then the queue's name, which has no wildcards.
+func DeferPatterns(queue string) [2]string {
+	rest := strings.Repeat("*.", DelayLevels-1) + queue
+	return [2]string{"d0." + rest, "d1." + rest}
 }
 
 // levelPattern is level k's binding key for the digit bit: the words of
@@ -173,22 +219,44 @@ func buildDelays(t *Topology, ex Exchanges, specs []ConsumerSpec, owner map[stri
 			Binding{Exchange: name, Queue: name, Key: levelPattern(k, "1")},
 			Binding{Exchange: name, ToExchange: next, Key: levelPattern(k, "0")},
 		)
+		if k == DelayLevels-1 {
+			// Deferred facts: the top level reads the marked digit word.
+			t.Bindings = append(t.Bindings,
+				Binding{Exchange: name, Queue: name, Key: "d1.#"},
+				Binding{Exchange: name, ToExchange: next, Key: "d0.#"},
+			)
+		}
 		next = name
 	}
-	for _, c := range t.Consumers {
+	for ci := range t.Consumers {
+		c := &t.Consumers[ci]
 		i := indexOfSpec(specs, c.Name)
 		if i < 0 {
 			continue
 		}
 		for _, p := range specs[i].Bindings {
-			b := Binding{Exchange: d.Deliver, Queue: c.Queue, Key: DelayedPattern(p)}
-			if c.Ordered() {
-				b = Binding{Exchange: d.Deliver, ToExchange: c.ShardExchange, Key: DelayedPattern(p)}
+			for _, key := range DelayedPatterns(p) {
+				b := Binding{Exchange: d.Deliver, Queue: c.Queue, Key: key}
+				if c.Ordered() {
+					b = Binding{Exchange: d.Deliver, ToExchange: c.ShardExchange, Key: key}
+				}
+				t.Bindings = append(t.Bindings, b)
 			}
-			t.Bindings = append(t.Bindings, b)
 		}
+		if c.Ordered() {
+			continue // an ordered consumer defers in place
+		}
+		if len(c.Queue) > MaxDeferQueueLen {
+			ps.consumer, ps.name = i, c.Name
+			ps.add("name", -1, "name: longer than %d bytes leaves no room in a deferred fact's routing key (the delay levels take %d of AMQP's 255)", MaxDeferQueueLen, 2*DelayLevels+1)
+			continue
+		}
+		for _, key := range DeferPatterns(c.Queue) {
+			t.Bindings = append(t.Bindings, Binding{Exchange: d.Deliver, Queue: c.Queue, Key: key})
+		}
+		c.DeferExchange = d.Exchange
 	}
-	return nil
+	return ps.list
 }
 
 func indexOfSpec(specs []ConsumerSpec, name string) int {

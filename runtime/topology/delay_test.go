@@ -115,7 +115,7 @@ func TestBuildDelays(t *testing.T) {
 	}
 	var toHash bool
 	for _, b := range top.Bindings {
-		toHash = toHash || b.Exchange == d.Deliver && b.ToExchange == "ledger.ordered" && b.Key == DelayedPattern("order.placed")
+		toHash = toHash || b.Exchange == d.Deliver && b.ToExchange == "ledger.ordered" && b.Key == DelayedPatterns("order.placed")[1]
 	}
 	if !toHash {
 		t.Error("the ordered consumer's hash exchange is not bound to the delivery exchange")
@@ -167,5 +167,157 @@ func TestBuildDelaysCollision(t *testing.T) {
 	var se *SpecError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), `delay exchange "app.events.delay.3": collides with`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestDeferredRoutingKey(t *testing.T) {
+	key, err := DeferredRoutingKey(10*time.Millisecond, "mailer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "d" + strings.Repeat("0.", DelayLevels-4) + "1.0.1.0.mailer"; key != want {
+		t.Errorf("key = %q, want %q", key, want)
+	}
+	if key, _ := DeferredRoutingKey(MaxDelay, "q"); key != "d"+strings.Repeat("1.", DelayLevels)+"q" {
+		t.Errorf("MaxDelay: key = %q", key)
+	}
+	long := strings.Repeat("q", MaxDeferQueueLen)
+	if key, err := DeferredRoutingKey(MaxDelay, long); err != nil || len(key) != maxNameLen {
+		t.Errorf("longest queue: key of %d bytes, err %v; want %d bytes", len(key), err, maxNameLen)
+	}
+	if _, err := DeferredRoutingKey(time.Second, long+"q"); err == nil {
+		t.Error("a queue name too long for the delay words: no error")
+	}
+	for _, d := range []time.Duration{0, -time.Second, MaxDelay + time.Millisecond} {
+		if _, err := DeferredRoutingKey(d, "q"); err == nil {
+			t.Errorf("delay %s: no error", d)
+		}
+	}
+}
+
+// travel follows a message published to the top delay level through the
+// levels as the broker moves it: routed by the bindings, held by a level's
+// queue and dead-lettered to its target with the key kept. It returns the
+// queues outside the levels it reaches and how long the levels held it.
+func travel(top Topology, key string) (queues []string, waited time.Duration) {
+	next := []string{top.Delay.Exchange}
+	for len(next) > 0 {
+		x := next[0]
+		next = next[1:]
+		for _, q := range route(top, x, key) {
+			lq, _ := top.Queue(q)
+			if lq.Role != RoleDelay {
+				queues = append(queues, q)
+				continue
+			}
+			waited += lq.MessageTTL
+			next = append(next, lq.DeadLetter.Exchange)
+		}
+	}
+	return queues, waited
+}
+
+func TestBuildDeferralBindings(t *testing.T) {
+	top, err := Build(Spec{
+		Exchanges: Exchanges{Events: "shop.events"},
+		Delays:    true,
+		Consumers: []ConsumerSpec{
+			{Name: "mailer", Bindings: []string{"order.*"}},
+			{Name: "audit", Bindings: []string{"#"}},
+			{Name: "mailer.eu", Bindings: []string{"order.placed"}},
+			{Name: "ledger", Bindings: []string{"order.placed"}, Ordered: true},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A deferred fact comes back to its own queue alone, after its delay:
+	// not to "audit", whose "#" matches any fact, nor to "mailer.eu",
+	// whose name begins with "mailer".
+	for _, d := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 9 * time.Hour, MaxDelay} {
+		key, err := DeferredRoutingKey(d, "mailer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, waited := travel(top, key)
+		if strings.Join(got, ",") != "mailer" || waited != d {
+			t.Errorf("deferred %s: reached %v after %s, want mailer after %s", d, got, waited, d)
+		}
+	}
+	// A delayed fact still reaches every consumer that binds it, and only
+	// them, whatever its first digit: never a consumer's deferral binding.
+	for _, d := range []time.Duration{5 * time.Millisecond, MaxDelay} {
+		key, _ := DelayedRoutingKey(d, "order.placed")
+		got, waited := travel(top, key)
+		if strings.Join(got, ",") != "mailer,audit,mailer.eu" || waited != d {
+			t.Errorf("delayed %s: reached %v after %s", d, got, waited)
+		}
+	}
+	// A deferred fact whose queue is gone is kept in the unroutable lane.
+	gone, _ := DeferredRoutingKey(time.Millisecond, "deleted-consumer")
+	if got, _ := travel(top, gone); strings.Join(got, ",") != "shop.events.delay.unroutable" {
+		t.Errorf("deferred to a queue nobody declares: reached %v", got)
+	}
+	// Plain consumers publish their deferrals to the top level; an ordered
+	// consumer defers in place, so it has no deferral binding.
+	for _, c := range top.Consumers {
+		want := top.Delay.Exchange
+		if c.Ordered() {
+			want = ""
+		}
+		if c.DeferExchange != want || c.MaxDeferrals != DefaultMaxDeferrals {
+			t.Errorf("consumer %s: DeferExchange %q, MaxDeferrals %d; want %q, %d", c.Name, c.DeferExchange, c.MaxDeferrals, want, DefaultMaxDeferrals)
+		}
+	}
+	for _, b := range top.Bindings {
+		if b.Exchange == top.Delay.Deliver && strings.HasPrefix(b.Key, "d") && b.Queue != "mailer" && b.Queue != "audit" && b.Queue != "mailer.eu" {
+			t.Errorf("deferral binding to %+v", b)
+		}
+	}
+	// Part keeps a consumer's deferral bindings.
+	var own int
+	for _, b := range top.Part("mailer").Bindings {
+		if b.Exchange == top.Delay.Deliver && b.Queue == "mailer" && strings.HasPrefix(b.Key, "d") {
+			own++
+		}
+	}
+	if own != 2 {
+		t.Errorf("Part(mailer) has %d deferral bindings, want 2", own)
+	}
+	if _, err := Build(Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}}); err != nil {
+		t.Fatal(err)
+	} else if c, _ := mustBuild(t, Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}}).Consumer("c"); c.DeferExchange != "" {
+		t.Errorf("without delay levels: DeferExchange %q", c.DeferExchange)
+	}
+}
+
+func mustBuild(t *testing.T, s Spec) Topology {
+	t.Helper()
+	top, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+func TestBuildDeferralProblems(t *testing.T) {
+	long := strings.Repeat("q", MaxDeferQueueLen+1)
+	_, err := Build(Spec{Delays: true, Consumers: []ConsumerSpec{
+		{Name: "fine", Bindings: []string{"a.b"}},
+		{Name: long, Bindings: []string{"a.b"}},
+	}})
+	var se *SpecError
+	if !errors.As(err, &se) || len(se.Problems) != 1 {
+		t.Fatalf("err = %v", err)
+	}
+	if p := se.Problems[0]; p.Consumer != 1 || p.Field != "name" || !strings.Contains(p.Detail, "deferred fact") {
+		t.Errorf("problem = %+v", p)
+	}
+	// Without delay levels the same name is fine: nothing is deferred there.
+	mustBuild(t, Spec{Consumers: []ConsumerSpec{{Name: long, Bindings: []string{"a.b"}}}})
+
+	_, err = Build(Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}, MaxDeferrals: -1}}})
+	if !errors.As(err, &se) || se.Problems[0].Field != "maxDeferrals" || !strings.Contains(se.Problems[0].Detail, "maxDeferrals -1: expected at least 1") {
+		t.Errorf("maxDeferrals -1: err = %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func buildOrdered(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) {
 	hash := ShardExchange(c.Name)
 	consumer := Consumer{
 		Name: c.Name, PoisonQueue: poison, DeadExchange: ex.Dead, RetryExchange: ex.Retry,
-		MaxAttempts: c.MaxAttempts, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
+		MaxAttempts: c.MaxAttempts, MaxDeferrals: c.MaxDeferrals, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
 		ShardExchange: hash, Delays: c.Backoff, Park: c.Park,
 	}
 	queues := []Queue{{Name: poison, Consumer: c.Name, Role: RolePoison, Type: c.QueueType}}

@@ -42,6 +42,10 @@ type ConsumerSpec struct {
 	// MaxAttempts counts handler attempts, the first included; the attempt
 	// that fails with MaxAttempts used goes to poison. Default len(Backoff)+1.
 	MaxAttempts int
+	// MaxDeferrals bounds how often one fact may be deferred by the
+	// consumer's handler (runtime.Defer): the deferral beyond it sends the
+	// fact to poison. Default DefaultMaxDeferrals.
+	MaxDeferrals int
 	// Backoff is the retry ladder: the delay after the first failed
 	// attempt, after the second, and so on; the last step repeats. Only the
 	// first MaxAttempts-1 steps can be used, so only those get queues.
@@ -97,6 +101,10 @@ const (
 	DefaultQueueType     = Quorum
 	// DefaultShards is the number of shard queues of an ordered consumer.
 	DefaultShards = 4
+	// DefaultMaxDeferrals lets a fact wait for its moment a hundred times
+	// (hourly for four days, say) before a handler that defers it forever
+	// is taken for the bug it is.
+	DefaultMaxDeferrals = 100
 )
 
 func (e Exchanges) withDefaults() Exchanges {
@@ -130,6 +138,9 @@ func (c ConsumerSpec) withDefaults() ConsumerSpec {
 	}
 	if c.MaxAttempts > 0 && len(c.Backoff) > c.MaxAttempts-1 {
 		c.Backoff = c.Backoff[:c.MaxAttempts-1]
+	}
+	if c.MaxDeferrals == 0 {
+		c.MaxDeferrals = DefaultMaxDeferrals
 	}
 	if c.Ordered && c.Shards == 0 {
 		c.Shards = DefaultShards

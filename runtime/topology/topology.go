@@ -131,8 +131,16 @@ type Consumer struct {
 	// once the ladder is used up. Steps with equal delays share a queue.
 	Tiers       []Tier
 	MaxAttempts int // handler attempts before a transient failure goes to poison
-	Prefetch    int // unacknowledged deliveries the broker sends ahead
-	Concurrency int // handlers running at once
+	// MaxDeferrals is how often one fact may be deferred (runtime.Defer);
+	// the deferral beyond it sends the fact to poison.
+	MaxDeferrals int
+	Prefetch     int // unacknowledged deliveries the broker sends ahead
+	Concurrency  int // handlers running at once
+	// DeferExchange is where a plain consumer publishes a deferred copy:
+	// the top delay level's exchange, the copy's key made by
+	// DeferredRoutingKey for Queue. "" when the topology has no delay
+	// levels, and for ordered consumers, which defer in place.
+	DeferExchange string
 
 	// Ordered consumers (see ordered.go) read Shards, the shard queues
 	// behind the x-consistent-hash exchange ShardExchange, and have no work
