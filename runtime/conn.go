@@ -87,15 +87,13 @@ func (s *session) waitUnblocked(ctx context.Context) error {
 // broker of runtime/warrentest, which names a handler that blocks a test)
 // that consumer's handler now runs on d, and returns the call that says it
 // returned.
-func (s *session) handlerStarted(consumer string, d amqp.Delivery) (returned func(err error, duplicate bool)) {
+func (s *session) handlerStarted(consumer string, d amqp.Delivery) (returned func(transport.Outcome)) {
 	o, ok := s.conn.(transport.Observer)
 	if !ok {
-		return func(error, bool) {}
+		return func(transport.Outcome) {}
 	}
 	o.HandlerStarted(consumer, d)
-	return func(err error, duplicate bool) {
-		o.HandlerReturned(consumer, d, transport.Outcome{Err: err, Duplicate: duplicate})
-	}
+	return func(out transport.Outcome) { o.HandlerReturned(consumer, d, out) }
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -41,12 +41,21 @@ type HandlerFunc func(ctx context.Context, d Delivery) error
 // timeouts. It may return an error marked with [Permanent].
 type Middleware func(next HandlerFunc) HandlerFunc
 
+// plainRefuses are the options that do not apply to a plain consumer.
+var plainRefuses = map[optionSet]string{
+	optMaxDeferInPlace: "a plain consumer's deferred facts wait in the delay levels, not in place",
+}
+
 // NewConsumer returns a consumer of c's work queue (or, for an ordered
 // consumer, its shard queues) that dispatches each fact by routing key to
 // one of routes. Facts with no route go to poison. Run starts it. Every
 // [ConsumerOption] applies to both.
 func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...ConsumerOption) (*Consumer, error) {
-	o, err := newOptions(c.Prefetch, c.Concurrency, opts, nil)
+	var refused map[optionSet]string
+	if !c.Ordered() {
+		refused = plainRefuses
+	}
+	o, err := newOptions(c.Prefetch, c.Concurrency, opts, refused)
 	errs := []error{err}
 	if conn == nil {
 		errs = append(errs, errors.New("nil Conn"))

@@ -10,8 +10,8 @@ import (
 type Event int
 
 // The events a consumer counts. Every delivery is Delivered once and then
-// ends as at most one of Acked, Retried, Held, Poisoned, DuplicateSkipped or
-// Returned (for a responder: Acked, ErrorReplied, Expired,
+// ends as at most one of Acked, Retried, Held, Deferred, Poisoned,
+// DuplicateSkipped or Returned (for a responder: Acked, ErrorReplied, Expired,
 // DuplicateSkipped or Returned): none when the ack itself fails because
 // the channel is gone, in
 // which case the broker delivers the message again and that delivery is
@@ -36,10 +36,12 @@ const (
 	// Responders only (see [Responder]), ending a request:
 	Expired      // a request whose caller's deadline had passed, acked without a reply: taken after it (not worked on), or failed after it
 	ErrorReplied // the request failed (handler error, panic, refused request) and the error went back as its reply; then acked
+	// Consumers, plain and ordered:
+	Deferred // the handler deferred the fact (Defer): a plain consumer's confirmed copy went to the delay levels with its attempts unchanged, then the original was acked; an ordered consumer waits in place until it is due (counted besides)
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back", "expired", "error_replied"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back", "expired", "error_replied", "deferred"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {

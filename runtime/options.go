@@ -19,7 +19,8 @@ type consumerOptions struct {
 	concurrency     int
 	maxBodySize     int
 	outage          OutagePolicy
-	given           optionSet // the options that were passed, to refuse those a kind does not apply
+	maxDeferInPlace time.Duration // ordered consumers: the longest deferral held in place
+	given           optionSet     // the options that were passed, to refuse those a kind does not apply
 }
 
 // optionSet records which options were passed.
@@ -33,12 +34,13 @@ const (
 	optConcurrency
 	optMaxBodySize
 	optOutagePolicy
+	optMaxDeferInPlace
 )
 
 var optionNames = map[optionSet]string{
 	optGuard: "WithGuard", optMiddleware: "WithMiddleware", optShutdownTimeout: "WithShutdownTimeout",
 	optPrefetch: "WithPrefetch", optConcurrency: "WithConcurrency", optMaxBodySize: "WithMaxBodySize",
-	optOutagePolicy: "WithOutagePolicy",
+	optOutagePolicy: "WithOutagePolicy", optMaxDeferInPlace: "WithMaxDeferInPlace",
 }
 
 // WithMiddleware adds middleware around every handler call. The first
@@ -68,18 +70,30 @@ func WithConcurrency(n int) ConsumerOption {
 	return func(o *consumerOptions) { o.concurrency = n; o.given |= optConcurrency }
 }
 
+// WithMaxDeferInPlace bounds how long an ordered consumer holds a deferred
+// fact ([Defer]) in place, unacked, its key's later facts waiting behind
+// it (default [DefaultMaxDeferInPlace], 15 minutes). Keep it below the
+// broker's consumer_timeout (RabbitMQ's default is 30 minutes): the broker
+// closes the channel of a consumer that holds a delivery longer. A
+// deferral beyond it is a failure, tried again in place after the ladder's
+// delay as any other. Plain consumers refuse the option: their deferred
+// facts wait in the delay levels.
+func WithMaxDeferInPlace(d time.Duration) ConsumerOption {
+	return func(o *consumerOptions) { o.maxDeferInPlace = d; o.given |= optMaxDeferInPlace }
+}
+
 // newOptions applies opts over a kind's topology figures and checks them:
 // every option given must be one the kind applies (refused names the
 // others and why), and each value must be in range.
 func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[optionSet]string) (consumerOptions, error) {
-	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: prefetch, concurrency: concurrency, maxBodySize: DefaultMaxBodySize}
+	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: prefetch, concurrency: concurrency, maxBodySize: DefaultMaxBodySize, maxDeferInPlace: DefaultMaxDeferInPlace}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
 	var errs []error
-	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy} {
+	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace} {
 		if why, ok := refused[bit]; ok && o.given&bit != 0 {
 			errs = append(errs, fmt.Errorf("%s does not apply: %s", optionNames[bit], why))
 		}
@@ -95,6 +109,9 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 	}
 	if o.given&optShutdownTimeout != 0 && o.shutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("WithShutdownTimeout(%s): expected a positive duration", o.shutdownTimeout))
+	}
+	if o.given&optMaxDeferInPlace != 0 && o.maxDeferInPlace <= 0 {
+		errs = append(errs, fmt.Errorf("WithMaxDeferInPlace(%s): expected a positive duration", o.maxDeferInPlace))
 	}
 	o.concurrency = max(o.concurrency, 1)
 	o.prefetch = max(o.prefetch, o.concurrency)

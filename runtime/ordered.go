@@ -36,6 +36,13 @@ import (
 //     parking lasts as long as the consumer runs.
 //   - An unavailable dependency ([Unavailable]) is waited out in place
 //     without spending attempts.
+//   - A deferral ([Defer]) is waited out in place too, unacked, until it
+//     is due, without spending an attempt: the key's later facts wait
+//     behind it, other keys go on. The wait is bounded by
+//     WithMaxDeferInPlace (below RabbitMQ's consumer_timeout); a longer
+//     deferral is a failure. The deferrals are counted in memory (nothing
+//     is republished), so MaxDeferrals bounds them while the fact stays in
+//     hand; a fact that returns to its shard starts counting again.
 //
 // Shutdown lets running handlers finish (bounded by the shutdown timeout)
 // and then closes the channel: the broker returns every unacked fact to
@@ -177,7 +184,26 @@ func (c *Consumer) processOrdered(r *channelRun, d amqp.Delivery) {
 		case err == nil:
 			c.ack(in, Acked)
 			return
-		case IsPermanent(err) || !IsUnavailable(err) && in.attempt >= c.spec.MaxAttempts:
+		case IsPermanent(err):
+			if !c.poisonOrdered(r.hctx, in, err) {
+				c.abandonChannel(r, in)
+			}
+			return
+		case deferredTo(err) != nil:
+			// Deferred in place: no attempt spent, the key's later facts
+			// waiting behind it; a stop returns it to its shard in order.
+			de := deferredTo(err)
+			wait := deferredDelay(de.DueAt)
+			c.count(Deferred, in.routingKey)
+			c.log.Info("deferred until "+de.DueAt.UTC().Format(dueAtLayout)+"; waiting in place, the later facts of its key waiting",
+				append(logAttrs(in, err), "deferrals", in.deferrals+1)...)
+			in.deferrals++
+			in.due = de.DueAt
+			if !waitUnlessStopped(r.hctx, r.stop, wait) {
+				return
+			}
+			continue
+		case !IsUnavailable(err) && in.attempt >= c.spec.MaxAttempts:
 			if !c.poisonOrdered(r.hctx, in, err) {
 				c.abandonChannel(r, in)
 			}

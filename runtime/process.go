@@ -11,21 +11,26 @@ import (
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/internal/transport"
 )
 
 // inbound is a delivery with what the consumer reads from its headers.
 type inbound struct {
 	d          amqp.Delivery
-	sess       *session // the connection the delivery came on
-	attempt    int      // this attempt, 1 for the first
-	routingKey string   // the fact's routing key, as first published
-	exchange   string   // the exchange it was first published to
+	sess       *session  // the connection the delivery came on
+	attempt    int       // this attempt, 1 for the first
+	routingKey string    // the fact's routing key, as first published
+	exchange   string    // the exchange it was first published to
+	deferrals  int       // how often the fact was deferred so far
+	due        time.Time // when it was due (HeaderDueAt); the zero time for a fact published now
 }
 
 func inspect(s *session, d amqp.Delivery) inbound {
-	in := inbound{d: d, sess: s, attempt: amqpmsg.HeaderInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange}
+	in := inbound{d: d, sess: s, attempt: amqpmsg.HeaderInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange, deferrals: deferrals(d.Headers), due: dueAt(d.Headers)}
 	// A retry comes back through the default exchange with the consumer's
-	// name as routing key; the copy recorded where it started.
+	// name as routing key, a delayed or deferred fact through the delay
+	// levels with their words in its key; the copy recorded where it
+	// started.
 	if rk, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
 		in.routingKey = rk
 		in.exchange, _ = d.Headers[HeaderOriginalExchange].(string)
@@ -49,7 +54,9 @@ func (c *Consumer) process(ctx context.Context, s *session, d amqp.Delivery) err
 // handle checks the bytes and the envelope, finds the route, validates and
 // decodes the payload, and calls the handler through the consumer's chain.
 // Every error before the handler call is permanent: it would fail the same
-// way on every attempt.
+// way on every attempt. It returns the error the consumer settles by: the
+// handler's, or, for a deferral the consumer cannot honour, the failure it
+// is instead (see [Consumer.deferral]).
 func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err error) {
 	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
 		return false, err
@@ -61,14 +68,15 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	d := Delivery{
 		MessageID: head.ID, OccurredAt: head.OccurredAt, RoutingKey: in.routingKey,
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
-		DueAt: dueAt(in.d.Headers), Headers: in.d.Headers,
+		DueAt: in.due, Deferrals: in.deferrals, Headers: in.d.Headers,
 	}
 	returned := in.sess.handlerStarted(c.spec.Name, in.d)
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), d, c.chain)
 	c.metrics.ObserveHandler(c.spec.Name, in.routingKey, time.Since(start), err)
-	returned(err, h.duplicate)
-	return h.duplicate, err
+	settled, deferred := c.deferral(in, err)
+	returned(transport.Outcome{Err: err, Duplicate: h.duplicate, Deferred: deferred})
+	return h.duplicate, settled
 }
 
 // decode reads the envelope and the payload and returns the delivery's

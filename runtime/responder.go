@@ -11,6 +11,7 @@ import (
 	"github.com/go-faster/jx"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -139,7 +140,8 @@ func (r *Responder) Counts() ResponderCounts {
 
 // responderRefuses are the options that do not apply to a responder.
 var responderRefuses = map[optionSet]string{
-	optOutagePolicy: "a responder answers each request once, at once, and never holds one for later; a handler error (Unavailable included) is the reply",
+	optOutagePolicy:    "a responder answers each request once, at once, and never holds one for later; a handler error (Unavailable included) is the reply",
+	optMaxDeferInPlace: "a responder answers each request at once; a deferral is an error reply",
 }
 
 // NewResponder returns a responder for spec (one of a topology's
@@ -341,7 +343,7 @@ func (r *Responder) work(ctx context.Context, s *session, d amqp.Delivery) (Enve
 	start := time.Now()
 	err = safeCall(context.WithValue(ctx, handlingKey{}, h), dv, r.chain)
 	r.metrics.ObserveHandler(r.name, d.RoutingKey, time.Since(start), err)
-	returned(err, h.duplicate)
+	returned(transport.Outcome{Err: err, Duplicate: h.duplicate})
 	if err == nil && h.duplicate {
 		return env, nil, &duplicateError{id: env.ID}
 	}

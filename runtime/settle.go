@@ -9,6 +9,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // settle ends a delivery by the outcome of its handling. Acking, giving
@@ -25,6 +26,9 @@ func (c *Consumer) settle(ctx context.Context, in inbound, duplicate bool, err e
 	case IsPermanent(err):
 		c.outage.succeeded()
 		c.poison(ctx, in, err)
+	case deferredTo(err) != nil:
+		c.outage.succeeded()
+		c.deferFact(ctx, in, err)
 	case IsUnavailable(err):
 		c.hold(ctx, in, err)
 		c.outage.failed(err)
@@ -104,6 +108,42 @@ func (c *Consumer) retry(ctx context.Context, in inbound, cause error) {
 	c.ack(in, Retried)
 }
 
+// deferFact sends a copy of the delivery through the delay levels back to
+// the consumer's own work queue, due when the handler asked, with its
+// attempts unchanged and its deferrals counted, and acks the original once
+// the broker confirmed the copy. If the copy is not confirmed the original
+// goes back to the queue, as for a retry.
+func (c *Consumer) deferFact(ctx context.Context, in inbound, cause error) {
+	de := deferredTo(cause)
+	due := de.DueAt.UTC().Format(dueAtLayout)
+	key, err := topology.DeferredRoutingKey(deferredDelay(de.DueAt), c.spec.Queue)
+	if err != nil {
+		// Build refuses a queue name too long for the key, and Defer a
+		// delay the levels cannot hold: this is a topology not from Build.
+		c.log.Error("could not defer; returning the message to the queue", append(logAttrs(in, cause), "key_err", err)...)
+		c.giveBack(in.d, "deferral key: "+err.Error())
+		return
+	}
+	msg := copyOf(in)
+	msg.Headers[HeaderDeferrals] = int64(in.deferrals + 1)
+	msg.Headers[HeaderDueAt] = due
+	if err := c.publishCopy(ctx, in, c.spec.DeferExchange, key, msg); err != nil {
+		c.log.Error("could not send a deferred copy; returning the message to the queue",
+			append(logAttrs(in, cause), "copy_err", c.conn.redact(err))...)
+		c.giveBack(in.d, "deferred copy not confirmed")
+		return
+	}
+	c.log.Info("deferred until "+due, append(logAttrs(in, cause), "deferrals", in.deferrals+1)...)
+	c.ack(in, Deferred)
+}
+
+// deferredTo returns the deferral that err asks for and the consumer
+// honours (see [Consumer.deferral]), or nil.
+func deferredTo(err error) *DeferredError {
+	de, _ := honoured(err)
+	return de
+}
+
 // poison sends a copy to the poison queue with the failure attached and
 // acks the original once the broker confirmed the copy. It reports false
 // when the copy was not confirmed and the original was given back.
@@ -113,6 +153,10 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) bool {
 	msg.Headers[HeaderFailure] = failureText(cause)
 	msg.Headers[HeaderFailedAt] = time.Now().UTC().Format(time.RFC3339)
 	msg.Headers[HeaderConsumer] = c.spec.Name
+	if in.deferrals > 0 {
+		// An ordered consumer counts its deferrals in place, not in the header.
+		msg.Headers[HeaderDeferrals] = int64(in.deferrals)
+	}
 	if err := c.publishCopy(ctx, in, c.spec.DeadExchange, c.spec.Name, msg); err != nil {
 		c.log.Error("could not send a poison copy; returning the message to the queue",
 			append(logAttrs(in, cause), "copy_err", c.conn.redact(err))...)

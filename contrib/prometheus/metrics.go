@@ -89,6 +89,7 @@ var help = map[runtime.Event]string{
 	runtime.SequenceStepBack: "Ordered consumers: facts whose x-ordering-seq was not above the last fact of their key and source (not counting the same fact again).",
 	runtime.Expired:          "Responders: requests taken after their caller's deadline, acked without being worked on.",
 	runtime.ErrorReplied:     "Responders: requests that failed and whose error went back to the caller as the reply.",
+	runtime.Deferred:         "Messages whose handler deferred them (runtime.Defer): held for later without spending an attempt, in the delay levels or, by an ordered consumer, in place.",
 }
 
 var labels = []string{"consumer", "routing_key"}

@@ -46,6 +46,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/transport"
 )
 
 // Options adjust a Broker.
@@ -61,7 +63,7 @@ type Options struct {
 // Observer is told about handler calls on the broker's deliveries.
 type Observer interface {
 	HandlerStarted(consumer string, d amqp.Delivery)
-	HandlerReturned(consumer string, d amqp.Delivery, err error, duplicate bool)
+	HandlerReturned(consumer string, d amqp.Delivery, out transport.Outcome)
 }
 
 // Broker is one in-process broker with one virtual host.

@@ -123,6 +123,6 @@ func (c *Conn) HandlerStarted(consumer string, d amqp.Delivery) {
 // to.
 func (c *Conn) HandlerReturned(consumer string, d amqp.Delivery, out transport.Outcome) {
 	if o := c.b.opts.Observer; o != nil {
-		o.HandlerReturned(consumer, d, out.Err, out.Duplicate)
+		o.HandlerReturned(consumer, d, out)
 	}
 }

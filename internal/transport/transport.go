@@ -78,6 +78,10 @@ type Observer interface {
 type Outcome struct {
 	Err       error // what the handler returned (or its panic, as an error)
 	Duplicate bool  // the idempotency guard found the fact handled before, so the handler was not called
+	// Deferred: Err is a deferral (runtime.Defer) that the runtime
+	// honours; a deferral it refuses (see runtime.Defer) settles as the
+	// failure it then is, and Deferred is false.
+	Deferred bool
 }
 
 // Dialer opens a connection to url. cfg carries what amqp091-go needs for

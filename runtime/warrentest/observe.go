@@ -4,6 +4,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -21,11 +22,16 @@ func (o *observer) HandlerStarted(consumer string, d amqp.Delivery) {
 	defer b.mu.Unlock()
 	c := callOf(consumer, d)
 	if b.ordered(consumer) {
-		// An ordered consumer retries in place, so no header counts its
-		// attempts: the calls before this one on the same fact do.
+		// An ordered consumer retries and defers in place, so no header
+		// counts its attempts and deferrals: the calls before this one on
+		// the same fact do.
 		c.Attempt = 1
 		for _, prev := range b.calls {
-			if prev.Consumer == consumer && prev.MessageID == d.MessageId && prev.Err != nil && !prev.Duplicate {
+			switch {
+			case prev.Consumer != consumer || prev.MessageID != d.MessageId || prev.Duplicate:
+			case prev.Deferred:
+				c.Deferrals++
+			case prev.Err != nil:
 				c.Attempt++
 			}
 		}
@@ -43,7 +49,7 @@ func (b *Bus) ordered(consumer string) bool {
 	return false
 }
 
-func (o *observer) HandlerReturned(consumer string, d amqp.Delivery, err error, duplicate bool) {
+func (o *observer) HandlerReturned(consumer string, d amqp.Delivery, out transport.Outcome) {
 	b := (*Bus)(o)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -53,7 +59,7 @@ func (o *observer) HandlerReturned(consumer string, d amqp.Delivery, err error, 
 		c = callOf(consumer, d)
 	}
 	delete(b.running, k)
-	c.Err, c.Duplicate = err, duplicate
+	c.Err, c.Duplicate, c.Deferred = out.Err, out.Duplicate, out.Deferred
 	b.calls = append(b.calls, c)
 }
 
@@ -65,6 +71,7 @@ func callOf(consumer string, d amqp.Delivery) Call {
 	return Call{
 		Consumer: consumer, MessageID: d.MessageId, RoutingKey: rk,
 		Attempt:     amqpmsg.HeaderInt(d.Headers, runtime.HeaderAttempts) + 1,
+		Deferrals:   amqpmsg.HeaderInt(d.Headers, runtime.HeaderDeferrals),
 		Redelivered: d.Redelivered, Body: d.Body,
 	}
 }

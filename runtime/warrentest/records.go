@@ -26,6 +26,13 @@ type Call struct {
 	// Duplicate is set when the idempotency guard found the fact handled
 	// before and the handler was not called.
 	Duplicate bool
+	// Deferred is set when Err is a deferral (runtime.Defer) that the
+	// runtime honoured: the fact comes back later, no attempt spent. A
+	// deferral the runtime refused (no delay levels, maxDeferrals used up)
+	// is a failure, and Deferred is false.
+	Deferred bool
+	// Deferrals is how often the fact was deferred before this call.
+	Deferrals int
 	Body      []byte // the message body: the fact's envelope
 }
 
@@ -84,7 +91,7 @@ func messageOf(r membroker.Record) Message {
 
 // Published returns the facts published to the events exchange so far,
 // in publish order: by the test and by the code under test, excluding the
-// runtime's retry and poison copies. A fact published later
+// runtime's retry, deferral and poison copies. A fact published later
 // (runtime.Publisher.In or At) is listed when it was published, with its
 // own routing key, Exchange the top delay level's and header x-due-at.
 func (b *Bus) Published() []Message {
@@ -93,7 +100,8 @@ func (b *Bus) Published() []Message {
 	events := b.eventsExchange()
 	delayed := b.top.Delay.Exchange // "" without delay levels
 	for _, r := range b.broker.Journal(1) {
-		if r.DeadLettered == "" && (r.Exchange == events || delayed != "" && r.Exchange == delayed) && !r.Nacked {
+		_, deferred := r.Msg.Headers[runtime.HeaderDeferrals] // a deferral's copy, not a new fact
+		if r.DeadLettered == "" && (r.Exchange == events || delayed != "" && r.Exchange == delayed && !deferred) && !r.Nacked {
 			out = append(out, messageOf(r))
 		}
 	}
@@ -131,10 +139,20 @@ func (b *Bus) Duplicates(consumer string) []Call {
 	return filter(b.Calls(consumer), func(c Call) bool { return c.Duplicate })
 }
 
-// Failed returns consumer's calls whose handler returned an error.
+// Failed returns consumer's calls whose handler returned an error, other
+// than a deferral the runtime honoured (see [Bus.Deferred]).
 func (b *Bus) Failed(consumer string) []Call {
 	b.t.Helper()
-	return filter(b.Calls(consumer), func(c Call) bool { return c.Err != nil })
+	return filter(b.Calls(consumer), func(c Call) bool { return c.Err != nil && !c.Deferred })
+}
+
+// Deferred returns consumer's calls that deferred their fact
+// (runtime.Defer): it comes back later, or waits to, without spending an
+// attempt. errors.As on Call.Err finds the *runtime.DeferredError and its
+// due time.
+func (b *Bus) Deferred(consumer string) []Call {
+	b.t.Helper()
+	return filter(b.Calls(consumer), func(c Call) bool { return c.Deferred })
 }
 
 // Retried returns consumer's failed calls whose fact was tried again or

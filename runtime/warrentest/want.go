@@ -19,6 +19,13 @@ func (b *Bus) WantRetried(consumer string, n int) {
 	b.want(consumer, "retried", len(b.Retried(consumer)), n)
 }
 
+// WantDeferred fails the test unless exactly n of consumer's handler
+// calls deferred their fact.
+func (b *Bus) WantDeferred(consumer string, n int) {
+	b.t.Helper()
+	b.want(consumer, "deferred", len(b.Deferred(consumer)), n)
+}
+
 // WantPoisoned fails the test unless exactly n facts reached consumer's
 // poison queue.
 func (b *Bus) WantPoisoned(consumer string, n int) {
@@ -60,10 +67,16 @@ func (b *Bus) Story(consumer string) string {
 		switch {
 		case c.Duplicate:
 			outcome = "skipped: handled before (idempotency guard)"
+		case c.Deferred:
+			outcome = c.Err.Error()
 		case c.Err != nil:
 			outcome = "failed: " + c.Err.Error()
 		}
-		fmt.Fprintf(&sb, "\n  %s attempt %d of message %s: %s\n    %s", c.RoutingKey, c.Attempt, c.MessageID, outcome, describe(c.Body))
+		deferred := ""
+		if c.Deferrals > 0 {
+			deferred = fmt.Sprintf(" (deferred %d %s before)", c.Deferrals, plural(c.Deferrals, "time"))
+		}
+		fmt.Fprintf(&sb, "\n  %s attempt %d%s of message %s: %s\n    %s", c.RoutingKey, c.Attempt, deferred, c.MessageID, outcome, describe(c.Body))
 	}
 	for _, m := range poisoned {
 		fmt.Fprintf(&sb, "\n  poisoned %s message %s after %d failed %s: %s", m.RoutingKey, m.MessageID, m.Attempts, plural(m.Attempts, "attempt"), m.Failure)
