@@ -47,8 +47,10 @@ type Settings struct {
 	Prefetch    *int
 	Concurrency *int
 	MaxAttempts *int
-	Backoff     []time.Duration // nil when not set; never empty when set
-	QueueType   string          // "quorum", "classic" or "" when not set
+	// MaxDeferrals is maxDeferrals: how often one fact may be deferred.
+	MaxDeferrals *int
+	Backoff      []time.Duration // nil when not set; never empty when set
+	QueueType    string          // "quorum", "classic" or "" when not set
 	// DeliveryLimit is deliveryLimit: quorum work queues dead-letter a
 	// message delivered this often without an ack.
 	DeliveryLimit *int
@@ -141,6 +143,7 @@ func readSettings(doc *Document, pointer string, obj map[string]any, errs *Error
 	s.Prefetch = intAt("prefetch")
 	s.Concurrency = intAt("concurrency")
 	s.MaxAttempts = intAt("maxAttempts")
+	s.MaxDeferrals = intAt("maxDeferrals")
 	s.DeliveryLimit = intAt("deliveryLimit")
 	s.QueueType, _ = obj["queueType"].(string)
 	if p := intAt("maxPriority"); p != nil {

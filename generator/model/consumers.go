@@ -190,13 +190,14 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		return 0
 	}
 	cs := topology.ConsumerSpec{
-		Name:        c.Name,
-		Bindings:    slices.Clone(c.Bindings),
-		QueueType:   topology.QueueType(cmpOr(c.Settings.QueueType, defaults.QueueType)),
-		Prefetch:    pick(c.Settings.Prefetch, defaults.Prefetch),
-		Concurrency: pick(c.Settings.Concurrency, defaults.Concurrency),
-		MaxAttempts: pick(c.Settings.MaxAttempts, defaults.MaxAttempts),
-		Backoff:     slices.Clone(defaults.Backoff),
+		Name:         c.Name,
+		Bindings:     slices.Clone(c.Bindings),
+		QueueType:    topology.QueueType(cmpOr(c.Settings.QueueType, defaults.QueueType)),
+		Prefetch:     pick(c.Settings.Prefetch, defaults.Prefetch),
+		Concurrency:  pick(c.Settings.Concurrency, defaults.Concurrency),
+		MaxAttempts:  pick(c.Settings.MaxAttempts, defaults.MaxAttempts),
+		MaxDeferrals: pick(c.Settings.MaxDeferrals, defaults.MaxDeferrals),
+		Backoff:      slices.Clone(defaults.Backoff),
 		// A classic queue has no delivery limit; Build ignores it there.
 		DeliveryLimit:  pick(c.Settings.DeliveryLimit, defaults.DeliveryLimit),
 		MaxLength:      maxLength(c.Settings, defaults).Messages,

@@ -106,9 +106,9 @@ func TestConsumers(t *testing.T) {
 	m, err := build(t, map[string]string{
 		"warren.json": `{"package": "events",
   "exchanges": {"events": "shop.events"},
-  "defaults": {"concurrency": 3, "backoff": ["1s", "5s"]},
+  "defaults": {"concurrency": 3, "backoff": ["1s", "5s"], "maxDeferrals": 7},
   "consumers": {
-    "mailer": {"bindings": ["order.*"], "maxAttempts": 2, "deliveryLimit": 4},
+    "mailer": {"bindings": ["order.*"], "maxAttempts": 2, "deliveryLimit": 4, "maxDeferrals": 30},
     "audit": {"bindings": ["#"], "queueType": "classic", "backoff": ["100ms"], "prefetch": 40}
   }}`,
 		"placed.json": `{"x-routing-key": "order.placed", "type": "object"}`,
@@ -138,10 +138,10 @@ func TestConsumers(t *testing.T) {
 		queueType                          topology.QueueType
 		prefetch, concurrency, maxAttempts int
 		ladder                             []time.Duration
-		deliveryLimit                      int
+		deliveryLimit, maxDeferrals        int
 	}{
-		{mailer, topology.Quorum, topology.DefaultPrefetch, 3, 2, []time.Duration{time.Second}, 4},
-		{audit, topology.Classic, 40, 3, 2, []time.Duration{100 * time.Millisecond}, 0}, // classic queues have none
+		{mailer, topology.Quorum, topology.DefaultPrefetch, 3, 2, []time.Duration{time.Second}, 4, 30},
+		{audit, topology.Classic, 40, 3, 2, []time.Duration{100 * time.Millisecond}, 0, 7}, // classic queues have none
 	} {
 		top := tc.c.Topology
 		if top == nil {
@@ -160,6 +160,9 @@ func TestConsumers(t *testing.T) {
 		}
 		if q.DeliveryLimit != tc.deliveryLimit {
 			t.Errorf("%s: delivery limit %d, want %d", tc.c.Name, q.DeliveryLimit, tc.deliveryLimit)
+		}
+		if top.MaxDeferrals != tc.maxDeferrals {
+			t.Errorf("%s: maxDeferrals %d, want %d", tc.c.Name, top.MaxDeferrals, tc.maxDeferrals)
 		}
 		i := slices.IndexFunc(m.Topology.Consumers, func(c topology.Consumer) bool { return c.Name == tc.c.Name })
 		if i < 0 || top != &m.Topology.Consumers[i] {

@@ -119,9 +119,10 @@ var Topology = topology.Topology{
 				{Delay: 32 * time.Second, Queue: "analytics.retry.32s"},
 				{Delay: time.Minute, Queue: "analytics.retry.1m"},
 			},
-			MaxAttempts: 8,
-			Prefetch:    10,
-			Concurrency: 1,
+			MaxAttempts:  8,
+			MaxDeferrals: 100,
+			Prefetch:     10,
+			Concurrency:  1,
 		},
 	},
 }

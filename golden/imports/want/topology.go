@@ -69,9 +69,10 @@ var Topology = topology.Topology{
 				{Delay: 20 * time.Millisecond, Queue: "search-indexer.retry.20ms"},
 				{Delay: 40 * time.Millisecond, Queue: "search-indexer.retry.40ms"},
 			},
-			MaxAttempts: 3,
-			Prefetch:    10,
-			Concurrency: 1,
+			MaxAttempts:  3,
+			MaxDeferrals: 100,
+			Prefetch:     10,
+			Concurrency:  1,
 		},
 	},
 }
