@@ -125,6 +125,7 @@ func (c *Consumer) deferFact(ctx context.Context, in inbound, cause error) {
 		return
 	}
 	msg := copyOf(in)
+	dropDelayDeaths(msg.Headers, c.spec.DeferExchange)
 	msg.Headers[HeaderDeferrals] = int64(in.deferrals + 1)
 	msg.Headers[HeaderDueAt] = due
 	if err := c.publishCopy(ctx, in, c.spec.DeferExchange, key, msg); err != nil {
@@ -135,6 +136,33 @@ func (c *Consumer) deferFact(ctx context.Context, in inbound, cause error) {
 	}
 	c.log.Info("deferred until "+due, append(logAttrs(in, cause), "deferrals", in.deferrals+1)...)
 	c.ack(in, Deferred)
+}
+
+// dropDelayDeaths removes from h's x-death the entries of the delay levels
+// whose top exchange is top. The broker drops a message dead-lettered to a
+// queue its x-death names, unless a rejection came between (its guard
+// against dead-letter cycles), so a fact that passed the levels before (a
+// delayed fact, or one deferred already) would vanish on its way through
+// them again. The other entries (the retry queues it passed) stay.
+func dropDelayDeaths(h amqp.Table, top string) {
+	deaths, ok := h["x-death"].([]any)
+	if !ok {
+		return
+	}
+	kept := make([]any, 0, len(deaths))
+	for _, d := range deaths {
+		if t, ok := d.(amqp.Table); ok {
+			if q, _ := t["queue"].(string); topology.IsDelayLevel(top, q) {
+				continue
+			}
+		}
+		kept = append(kept, d)
+	}
+	if len(kept) == 0 {
+		delete(h, "x-death")
+		return
+	}
+	h["x-death"] = kept
 }
 
 // deferredTo returns the deferral that err asks for and the consumer

@@ -149,6 +149,21 @@ func DeferredRoutingKey(d time.Duration, queue string) (string, error) {
 	return "d" + key, nil
 }
 
+// IsDelayLevel reports whether queue is one of the delay levels whose top
+// level's exchange is top (Delay.Exchange, Consumer.DeferExchange).
+func IsDelayLevel(top, queue string) bool {
+	prefix, ok := strings.CutSuffix(top, strconv.Itoa(DelayLevels-1))
+	if !ok {
+		return false
+	}
+	rest, ok := strings.CutPrefix(queue, prefix)
+	if !ok {
+		return false
+	}
+	k, err := strconv.Atoi(rest)
+	return err == nil && k >= 0 && k < DelayLevels && strconv.Itoa(k) == rest
+}
+
 // DelayedPatterns returns the binding patterns on the delivery exchange for
 // a consumer's pattern: a bare digit word ("0", then "1"), DelayLevels-1 "*"
 // words, then the pattern. The first word is spelled out rather than "*" so

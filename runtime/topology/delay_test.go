@@ -321,3 +321,19 @@ func TestBuildDeferralProblems(t *testing.T) {
 		t.Errorf("maxDeferrals -1: err = %v", err)
 	}
 }
+
+func TestIsDelayLevel(t *testing.T) {
+	top := DelayExchange("shop.events", DelayLevels-1)
+	for q, want := range map[string]bool{
+		"shop.events.delay.0": true, "shop.events.delay.35": true,
+		"shop.events.delay.36": false, "shop.events.delay.01": false, "shop.events.delay.deliver": false,
+		"shop.events.delay.unroutable": false, "other.events.delay.3": false, "mailer": false,
+	} {
+		if got := IsDelayLevel(top, q); got != want {
+			t.Errorf("IsDelayLevel(%q, %q) = %v, want %v", top, q, got, want)
+		}
+	}
+	if IsDelayLevel("", "shop.events.delay.3") {
+		t.Error("a consumer without delay levels has none")
+	}
+}

@@ -97,8 +97,17 @@ func TestAPlainDeferralComesBackWhenDueInVirtualTime(t *testing.T) {
 }
 
 // Beyond maxDeferrals a fact goes to poison, saying how often it was
-// deferred and what the bound allows.
+// deferred and what the bound allows. Each deferral travels the same delay
+// levels again: on RabbitMQ before 3.13, which reads a published message's
+// x-death, the copy must not carry the levels' entries of its earlier
+// journey, or the broker takes it for a dead-letter cycle and drops it.
 func TestDeferringBeyondMaxDeferralsPoisons(t *testing.T) {
+	for _, version := range []string{"3.10.0", "3.13.7"} {
+		t.Run(version, func(t *testing.T) { deferBeyondMaxDeferrals(t, version) })
+	}
+}
+
+func deferBeyondMaxDeferrals(t *testing.T, version string) {
 	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}, MaxDeferrals: 3},
 	}})
@@ -123,7 +132,37 @@ func TestDeferringBeyondMaxDeferralsPoisons(t *testing.T) {
 		if calls := b.Calls("mailer"); len(calls) != 4 || calls[3].Deferrals != 3 || calls[3].Deferred {
 			t.Errorf("calls %+v: want 4, the last after 3 deferrals and not deferred", calls)
 		}
-	})
+	}, warrentest.WithBrokerVersion(version))
+}
+
+// A fact published for later, then deferred, travels the delay levels
+// twice and arrives both times (on RabbitMQ 3.10 too, see above).
+func TestADelayedFactCanBeDeferred(t *testing.T) {
+	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+		{Name: "mailer", Bindings: []string{"order.placed"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[orderPlaced](b, factOrderPlaced)
+		startDeferring(t, b, top, "mailer", func(d runtime.Delivery) error {
+			if d.Deferrals == 0 {
+				return runtime.Defer(time.Hour)
+			}
+			return nil
+		})
+		pub, err := runtime.NewPublisher(b.Conn(), top.Exchanges[0].Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pub.In(time.Hour).Publish(b.Context(), factOrderPlaced, orderPlaced{ID: "o-1"}); err != nil {
+			t.Fatal(err)
+		}
+		b.Idle()
+		b.WantDeferred("mailer", 1)
+		b.WantHandled("mailer", 1)
+	}, warrentest.WithBrokerVersion("3.10.0"))
 }
 
 // Without delay levels a plain consumer cannot defer: the deferral is a
