@@ -422,13 +422,13 @@ type watched struct {
 	reader string
 }
 
-// watchedQueues are the work, delay, shard and requests queues of the
+// watchedQueues are the work, retry, delay-level, shard and requests queues of the
 // topology; poison queues are where work ends, not work to do.
 func (e *brokerEnv) watchedQueues() []watched {
 	var out []watched
 	for _, q := range e.top.Queues {
 		switch q.Role {
-		case topology.RoleRetry:
+		case topology.RoleRetry, topology.RoleDelay:
 			out = append(out, watched{name: q.Name, always: true, reader: q.Consumer})
 		case topology.RoleWork, topology.RoleShard, topology.RoleRequests:
 			out = append(out, watched{name: q.Name, reader: q.Consumer})

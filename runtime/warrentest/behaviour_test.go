@@ -30,6 +30,7 @@ func TestBehaviour(t *testing.T) {
 		retryScenario,
 		poisonScenario,
 		unavailableScenario,
+		deferralScenario,
 		guardScenario("GuardMemory", func(t *testing.T) runtime.Guard {
 			return idempotency.NewMemoryGuard(idempotency.MemoryConfig{})
 		}),
@@ -955,5 +956,75 @@ var deliveryLimitScenario = behaviourScenario{
 		if f := p[0].header(runtime.HeaderFailure); f != nil {
 			t.Errorf("x-failure %v on a message the broker dead-lettered, want none", f)
 		}
+	},
+}
+
+// A handler defers a fact: it comes back to that consumer alone, later,
+// its attempts unspent and its deferrals counted; a consumer bound to the
+// same fact by "#" sees it once. A fact deferred beyond maxDeferrals goes
+// to poison saying so.
+var deferralScenario = behaviourScenario{
+	name: "Deferral",
+	spec: topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+		{Name: "partner-sync", Bindings: []string{"catalogue.item.updated"}, MaxAttempts: 2, Backoff: []time.Duration{20 * ms}, MaxDeferrals: 2},
+		{Name: "audit", Bindings: []string{"#"}, MaxAttempts: 1},
+	}},
+	run: func(t *testing.T, e env) {
+		rec := &recorder{}
+		top := e.Topology()
+		partner, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "partner-sync"), []runtime.Route{
+			route(rec, "partner-sync", itemUpdatedFact, func(ctx context.Context, d runtime.Delivery, v item) error {
+				if v.SKU == "NEVER" || d.Deferrals == 0 {
+					return fmt.Errorf("partner closed: %w", runtime.Defer(30*ms))
+				}
+				return nil
+			}),
+		})
+		e.Start("partner-sync", partner, err)
+		audit, err := runtime.NewConsumer(e.Conn(), mustConsumer(t, top, "audit"), []runtime.Route{
+			route(rec, "audit", itemUpdatedFact, succeed[item]),
+		})
+		e.Start("audit", audit, err)
+
+		id := publish(t, e, itemUpdatedFact, item{SKU: "BOOK-1"})
+		never := publish(t, e, itemUpdatedFact, item{SKU: "NEVER"})
+		e.Idle()
+
+		if got := skus(rec.all("audit")); len(got) != 2 {
+			t.Errorf("audit was called for %v, want once for each fact", got)
+		}
+		var book []call
+		for _, c := range rec.all("partner-sync") {
+			if c.MessageID == id {
+				book = append(book, c)
+			}
+		}
+		if len(book) != 2 || !runtime.IsDeferred(book[0].Err) || book[1].Err != nil {
+			t.Fatalf("partner-sync's calls for BOOK-1: %+v, want a deferral, then handled", book)
+		}
+		back := book[1]
+		if back.Attempt != 1 || back.Attempts != -1 || headerInt(back.Headers, runtime.HeaderDeferrals) != 1 || back.RoutingKey != itemUpdatedFact.RoutingKey {
+			t.Errorf("back from its deferral: attempt %d, x-attempts %d, x-deferrals %d, key %q; want 1, absent, 1, %s",
+				back.Attempt, back.Attempts, headerInt(back.Headers, runtime.HeaderDeferrals), back.RoutingKey, itemUpdatedFact.RoutingKey)
+		}
+		if _, ok := back.Headers[runtime.HeaderDueAt].(string); !ok {
+			t.Errorf("back from its deferral without %s: %v", runtime.HeaderDueAt, back.Headers)
+		}
+		p := e.Poisoned("partner-sync")
+		if len(p) != 1 || p[0].MessageID != never {
+			t.Fatalf("partner-sync poison holds %+v, want NEVER alone", p)
+		}
+		if f, _ := p[0].header(runtime.HeaderFailure).(string); !strings.HasPrefix(f, "deferred 2 times, and maxDeferrals allows 2: partner closed: deferred until ") {
+			t.Errorf("x-failure %q: does not say it was deferred beyond maxDeferrals", f)
+		}
+		if a, d := headerInt(p[0].Headers, runtime.HeaderAttempts), headerInt(p[0].Headers, runtime.HeaderDeferrals); a != 1 || d != 2 {
+			t.Errorf("poisoned with x-attempts %d, x-deferrals %d; want 1, 2", a, d)
+		}
+		c := e.Conn().Counts("partner-sync")
+		if c.Get(runtime.Deferred) != 3 || c.Get(runtime.Retried) != 0 || c.Get(runtime.Acked) != 1 || c.Get(runtime.Poisoned) != 1 {
+			t.Errorf("partner-sync counted deferred %d, retried %d, acked %d, poisoned %d; want 3, 0, 1, 1",
+				c.Get(runtime.Deferred), c.Get(runtime.Retried), c.Get(runtime.Acked), c.Get(runtime.Poisoned))
+		}
+		wantPoisonEmpty(t, e, "audit")
 	},
 }
