@@ -180,3 +180,44 @@ func ExamplePublisher_PublishAsync() {
 		}
 	}
 }
+
+// opensAt returns when the partner's API opens next: 09:00 UTC.
+func opensAt(now time.Time) time.Time {
+	open := time.Date(now.Year(), now.Month(), now.Day(), 9, 0, 0, 0, time.UTC)
+	if !now.Before(open) {
+		open = open.AddDate(0, 0, 1)
+	}
+	return open
+}
+
+// A handler defers a fact it cannot handle yet: "come back at 09:00, this
+// is not a failure". The fact returns to this consumer alone at that time,
+// its attempts unspent; nothing goes near the poison queue.
+func ExampleDeferUntil() {
+	handle := func(ctx context.Context, d runtime.Delivery, v importCompleted) error {
+		now := time.Date(2026, 12, 3, 6, 30, 0, 0, time.UTC) // time.Now() in a service
+		if now.Hour() < 9 {
+			return fmt.Errorf("partner closed: %w", runtime.DeferUntil(opensAt(now)))
+		}
+		return nil // call the partner
+	}
+	err := handle(context.Background(), runtime.Delivery{}, importCompleted{CatalogueID: 7})
+
+	var de *runtime.DeferredError
+	fmt.Println(runtime.IsDeferred(err), errors.As(err, &de) && de.DueAt.Hour() == 9)
+	fmt.Println(err)
+	// Output:
+	// true true
+	// partner closed: deferred until 2026-12-03T09:00:00.000Z
+}
+
+// Defer's delay must fit the delay levels: a negative one is a failure
+// (matching ErrDelay) that walks the retry ladder, not a deferral.
+func ExampleDefer() {
+	fmt.Println(runtime.IsDeferred(runtime.Defer(10 * time.Minute)))
+	err := runtime.Defer(-time.Second)
+	fmt.Println(runtime.IsDeferred(err), errors.Is(err, runtime.ErrDelay))
+	// Output:
+	// true
+	// false true
+}
