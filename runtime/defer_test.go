@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -280,5 +282,54 @@ func TestOrderedDeferralHoldsItsKeyAndNotOthers(t *testing.T) {
 	defer mu.Unlock()
 	if got := strings.Join(order, ","); got != "a1@1,a2@1" {
 		t.Errorf("after the stop, handled %s, want a1@1,a2@1", got)
+	}
+}
+
+// A broker declared by an earlier release binds consumer patterns on the
+// delivery exchange behind 36 "*" words, which match deferred facts'
+// keys; Declare removes those bindings, so one consumer's deferral does
+// not reach another bound by "#".
+func TestDeclareRemovesTheRetiredDeliveryBindings(t *testing.T) {
+	b := newDelayBroker(t,
+		topology.ConsumerSpec{Name: "mailer", Bindings: []string{"item.added"}},
+		topology.ConsumerSpec{Name: "audit", Bindings: []string{"#"}},
+	)
+	ch, err := b.raw.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	mailer, audit := b.consumer(0).Queue, b.consumer(1).Queue
+	deliver := b.top.Delay.Deliver
+	if err := ch.QueueBind(audit, strings.Repeat("*.", topology.DelayLevels)+"#", deliver, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	deferred, err := topology.DeferredRoutingKey(time.Millisecond, mailer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func() {
+		t.Helper()
+		if err := ch.Confirm(false); err != nil {
+			t.Fatal(err)
+		}
+		dc, err := ch.PublishWithDeferredConfirm(deliver, deferred, true, false, amqp.Publishing{Body: []byte("{}"), DeliveryMode: amqp.Persistent})
+		if err != nil || !dc.Wait() {
+			t.Fatalf("publish: %v", err)
+		}
+	}
+	publish()
+	testenv.Eventually(t, "the retired binding to hand mailer's deferral to audit", func() bool { return b.depth(audit) == 1 })
+
+	conn := b.dial(Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := conn.Declare(ctx, b.top); err != nil {
+		t.Fatal(err)
+	}
+	publish()
+	testenv.Eventually(t, "both deferrals in mailer's queue", func() bool { return b.depth(mailer) == 2 })
+	if n := b.depth(audit); n != 1 {
+		t.Errorf("audit's queue holds %d, want only the one from before Declare", n)
 	}
 }

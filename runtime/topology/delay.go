@@ -182,6 +182,28 @@ func DeferPatterns(queue string) [2]string {
 	return [2]string{"d0." + rest, "d1." + rest}
 }
 
+// RetiredBindings returns the bindings that earlier releases declared for
+// t and this one does not, for [Topology] declarations to remove: on the
+// delivery exchange, each consumer pattern behind DelayLevels "*" words.
+// Such a binding matches a deferred fact's key (a pattern "#" matches any
+// key), so left in place it would hand one consumer's deferred facts to
+// another; its successors are the two of [DelayedPatterns]. Removing a
+// binding that does not exist is no error.
+func (t Topology) RetiredBindings() []Binding {
+	if !t.Delay.Enabled() {
+		return nil
+	}
+	var out []Binding
+	for _, b := range t.Bindings {
+		if b.Exchange != t.Delay.Deliver || !strings.HasPrefix(b.Key, "0.") {
+			continue
+		}
+		b.Key = "*." + b.Key[len("0."):]
+		out = append(out, b)
+	}
+	return out
+}
+
 // levelPattern is level k's binding key for the digit bit: the words of
 // the higher levels, any; k's word, bit; the rest, anything.
 func levelPattern(k int, bit string) string {

@@ -337,3 +337,22 @@ func TestIsDelayLevel(t *testing.T) {
 		t.Error("a consumer without delay levels has none")
 	}
 }
+
+func TestRetiredBindings(t *testing.T) {
+	top := mustBuild(t, Spec{Delays: true, Consumers: []ConsumerSpec{
+		{Name: "mailer", Bindings: []string{"order.*", "item.added"}},
+		{Name: "ledger", Bindings: []string{"order.placed"}, Ordered: true},
+	}})
+	var got []string
+	for _, b := range top.RetiredBindings() {
+		got = append(got, b.Queue+b.ToExchange+" "+b.Key)
+	}
+	all := strings.Repeat("*.", DelayLevels)
+	want := []string{"mailer " + all + "order.*", "mailer " + all + "item.added", "ledger.ordered " + all + "order.placed"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("retired %q, want %q", got, want)
+	}
+	if r := mustBuild(t, Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"#"}}}}).RetiredBindings(); r != nil {
+		t.Errorf("without delay levels: retired %v", r)
+	}
+}
