@@ -71,7 +71,10 @@ type destination struct {
 }
 
 // destination returns where msg goes now and adds the delay's headers to
-// it.
+// it. A delayed fact's key is topology.DelayedRoutingKey's, whose bare
+// first digit word the consumers' bindings on the delivery exchange
+// require; a handler's deferral goes another way (Consumer.deferFact, with
+// topology.DeferredRoutingKey), back to one work queue.
 func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, error) {
 	dst := destination{exchange: p.exchange, key: f.RoutingKey, fact: f.RoutingKey}
 	if !p.due.set {

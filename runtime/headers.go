@@ -9,8 +9,9 @@ const (
 	HeaderFactVersion = "x-fact-version"
 	// HeaderAttempts counts the handler attempts that failed so far, as an
 	// integer. A retry copy carries it so the count survives the delay queue
-	// and broker restarts; a poison copy carries the final count. Absent
-	// means no attempt has failed yet.
+	// and broker restarts; a poison copy carries the final count; a
+	// deferred copy ([Defer]) carries it unchanged. Absent means no attempt
+	// has failed yet.
 	HeaderAttempts = "x-attempts"
 	// HeaderOriginalRoutingKey and HeaderOriginalExchange record where a fact
 	// was first published. A retry returns through the default exchange with

@@ -105,7 +105,10 @@ const MaxDelayedKeyLen = maxNameLen - 2*DelayLevels
 // DelayedRoutingKey returns the routing key that carries a fact with
 // routing key key through the delay levels for delay d, which must be a
 // positive whole number of milliseconds up to MaxDelay (a fraction of a
-// millisecond is rounded up, so a fact is never early).
+// millisecond is rounded up, so a fact is never early). Its first word is
+// a bare digit, which the delivery exchange's bindings of consumer patterns
+// require ([DelayedPatterns]); a deferred fact's key marks that word
+// instead ([DeferredRoutingKey]).
 func DelayedRoutingKey(d time.Duration, key string) (string, error) {
 	if d <= 0 || d > MaxDelay {
 		return "", fmt.Errorf("delay %s: expected more than 0 and at most %s (%d delay levels of milliseconds)", d, MaxDelay, DelayLevels)
