@@ -68,6 +68,9 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 	} else if c.MaxAttempts > 1 && !c.Ordered() && (len(c.Tiers) == 0 || c.RetryExchange == "") {
 		errs = append(errs, fmt.Errorf("MaxAttempts %d needs retry tiers and a retry exchange", c.MaxAttempts))
 	}
+	if c.DeferExchange != "" && len(c.Queue) > topology.MaxDeferQueueLen {
+		errs = append(errs, fmt.Errorf("work queue %q: longer than %d bytes cannot take deferred facts", c.Queue, topology.MaxDeferQueueLen))
+	}
 	if len(routes) == 0 {
 		errs = append(errs, errors.New("no routes"))
 	}

@@ -120,6 +120,10 @@ func (c *Consumer) deferral(in inbound, err error) (settled error, ok bool) {
 	case c.spec.DeferExchange == "":
 		return &refusedDeferral{
 			why: `not deferred: deferral needs the delay levels ("delayedFacts": true in warren.json, topology.Spec.Delays)`, err: err}, false
+	case time.Until(de.DueAt) > topology.MaxDelay:
+		// Defer and DeferUntil refuse it; a DeferredError made by hand can ask.
+		return &refusedDeferral{
+			why: fmt.Sprintf("not deferred: due at %s, beyond the %s the delay levels hold", de.DueAt.UTC().Format(dueAtLayout), topology.MaxDelay), err: err}, false
 	}
 	return err, true
 }

@@ -131,16 +131,16 @@ func TestDeferralComesBackOnlyToTheDeferringConsumer(t *testing.T) {
 	}
 }
 
-// A fact deferred more often than maxDeferrals allows goes to poison,
-// saying so; its attempts are still unspent.
-func TestDeferralBeyondMaxDeferralsGoesToPoison(t *testing.T) {
-	b := newDelayBroker(t, topology.ConsumerSpec{Name: "mailer", Bindings: []string{"item.added"}, Backoff: testLadder, MaxDeferrals: 2})
+// poisonedAfter runs b's first consumer with handle, publishes one fact
+// and returns its poison copy, and what the consumer counted.
+func poisonedAfter(t *testing.T, b *broker, handle func() error) (amqp.Delivery, Counts, int) {
+	t.Helper()
 	conn := b.dial(Config{})
 	f := itemFact("item.added")
 	var got seen
 	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
 		got.add(d)
-		return Defer(10 * time.Millisecond)
+		return handle()
 	})})
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,14 @@ func TestDeferralBeyondMaxDeferralsGoesToPoison(t *testing.T) {
 	mustPublish(t, pub, f, item{SKU: "a"})
 	poisonQ := b.consumer(0).PoisonQueue
 	testenv.Eventually(t, "the fact in poison", func() bool { return b.depth(poisonQ) == 1 })
-	m := b.get(poisonQ)
+	return b.get(poisonQ), conn.Counts(b.consumer(0).Name), len(got.all())
+}
+
+// A fact deferred more often than maxDeferrals allows goes to poison,
+// saying so; its attempts are still unspent.
+func TestDeferralBeyondMaxDeferralsGoesToPoison(t *testing.T) {
+	b := newDelayBroker(t, topology.ConsumerSpec{Name: "mailer", Bindings: []string{"item.added"}, Backoff: testLadder, MaxDeferrals: 2})
+	m, counts, calls := poisonedAfter(t, b, func() error { return Defer(10 * time.Millisecond) })
 	failure, _ := m.Headers[HeaderFailure].(string)
 	if !strings.HasPrefix(failure, "deferred 2 times, and maxDeferrals allows 2: deferred until ") {
 		t.Errorf("x-failure %q", failure)
@@ -158,11 +165,8 @@ func TestDeferralBeyondMaxDeferralsGoesToPoison(t *testing.T) {
 	if m.Headers[HeaderAttempts] != int64(1) || m.Headers[HeaderDeferrals] != int64(2) {
 		t.Errorf("poisoned with x-attempts %v, x-deferrals %v; want 1, 2", m.Headers[HeaderAttempts], m.Headers[HeaderDeferrals])
 	}
-	if n := len(got.all()); n != 3 {
-		t.Errorf("%d deliveries, want 3", n)
-	}
-	if n := conn.Counts(b.consumer(0).Name).Get(Deferred); n != 2 {
-		t.Errorf("counted %d deferrals, want 2", n)
+	if calls != 3 || counts.Get(Deferred) != 2 {
+		t.Errorf("%d deliveries, %d deferrals counted; want 3, 2", calls, counts.Get(Deferred))
 	}
 }
 
@@ -170,27 +174,13 @@ func TestDeferralBeyondMaxDeferralsGoesToPoison(t *testing.T) {
 // failure that walks the retry ladder, its text saying what is missing.
 func TestDeferralWithoutDelayLevelsWalksTheRetryLadder(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "mailer", Bindings: []string{"item.added"}, MaxAttempts: 2, Backoff: testLadder})
-	conn := b.dial(Config{})
-	f := itemFact("item.added")
-	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		return fmt.Errorf("partner closed: %w", Defer(time.Hour))
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(t, c)
-	pub, _ := NewPublisher(conn, b.events())
-	mustPublish(t, pub, f, item{SKU: "a"})
-	poisonQ := b.consumer(0).PoisonQueue
-	testenv.Eventually(t, "the fact in poison", func() bool { return b.depth(poisonQ) == 1 })
-	m := b.get(poisonQ)
+	m, counts, calls := poisonedAfter(t, b, func() error { return fmt.Errorf("partner closed: %w", Defer(time.Hour)) })
 	failure, _ := m.Headers[HeaderFailure].(string)
 	if !strings.HasPrefix(failure, `not deferred: deferral needs the delay levels ("delayedFacts": true in warren.json, topology.Spec.Delays): partner closed: deferred until `) {
 		t.Errorf("x-failure %q", failure)
 	}
-	counts := conn.Counts(b.consumer(0).Name)
-	if counts.Get(Retried) != 1 || counts.Get(Deferred) != 0 || m.Headers[HeaderAttempts] != int64(2) {
-		t.Errorf("retried %d, deferred %d, x-attempts %v; want 1, 0, 2", counts.Get(Retried), counts.Get(Deferred), m.Headers[HeaderAttempts])
+	if calls != 2 || counts.Get(Retried) != 1 || counts.Get(Deferred) != 0 || m.Headers[HeaderAttempts] != int64(2) {
+		t.Errorf("%d deliveries, retried %d, deferred %d, x-attempts %v; want 2, 1, 0, 2", calls, counts.Get(Retried), counts.Get(Deferred), m.Headers[HeaderAttempts])
 	}
 }
 
@@ -211,7 +201,7 @@ func TestOrderedDeferralHoldsItsKeyAndNotOthers(t *testing.T) {
 	var stopDeferring atomic.Bool
 	routes := []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
 		name := fmt.Sprintf("%s%d", v.SKU, v.N)
-		if name == "a1" && !bHandled.Load() {
+		if name == "a1" && (d.Deferrals == 0 || !bHandled.Load()) {
 			return Defer(10 * time.Millisecond)
 		}
 		if name == "a1" && stopDeferring.Load() {

@@ -118,8 +118,8 @@ func (c *Consumer) deferFact(ctx context.Context, in inbound, cause error) {
 	due := de.DueAt.UTC().Format(dueAtLayout)
 	key, err := topology.DeferredRoutingKey(deferredDelay(de.DueAt), c.spec.Queue)
 	if err != nil {
-		// Build refuses a queue name too long for the key, and Defer a
-		// delay the levels cannot hold: this is a topology not from Build.
+		// Unreachable: NewConsumer refuses a queue name too long for the
+		// key, and Consumer.deferral a delay the levels cannot hold.
 		c.log.Error("could not defer; returning the message to the queue", append(logAttrs(in, cause), "key_err", err)...)
 		c.giveBack(in.d, "deferral key: "+err.Error())
 		return

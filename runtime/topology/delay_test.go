@@ -64,20 +64,24 @@ func route(top Topology, exchange, key string) []string {
 	return out
 }
 
-func TestBuildDelays(t *testing.T) {
-	top, err := Build(Spec{
+// shopWithDelays builds a shop with delay levels: a mailer, an audit bound
+// by "#", third, and an ordered ledger.
+func shopWithDelays(t *testing.T, third ConsumerSpec) Topology {
+	t.Helper()
+	return mustBuild(t, Spec{
 		Exchanges: Exchanges{Events: "shop.events"},
 		Delays:    true,
 		Consumers: []ConsumerSpec{
 			{Name: "mailer", Bindings: []string{"order.*"}},
 			{Name: "audit", Bindings: []string{"#"}},
-			{Name: "stock", Bindings: []string{"stock.#"}},
+			third,
 			{Name: "ledger", Bindings: []string{"order.placed"}, Ordered: true},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func TestBuildDelays(t *testing.T) {
+	top := shopWithDelays(t, ConsumerSpec{Name: "stock", Bindings: []string{"stock.#"}})
 	d := top.Delay
 	if d.Levels != DelayLevels || d.Exchange != "shop.events.delay.35" || d.Deliver != "shop.events.delay.deliver" || d.Unroutable != "shop.events.delay.unroutable" {
 		t.Errorf("Delay = %+v", d)
@@ -218,19 +222,7 @@ func travel(top Topology, key string) (queues []string, waited time.Duration) {
 }
 
 func TestBuildDeferralBindings(t *testing.T) {
-	top, err := Build(Spec{
-		Exchanges: Exchanges{Events: "shop.events"},
-		Delays:    true,
-		Consumers: []ConsumerSpec{
-			{Name: "mailer", Bindings: []string{"order.*"}},
-			{Name: "audit", Bindings: []string{"#"}},
-			{Name: "mailer.eu", Bindings: []string{"order.placed"}},
-			{Name: "ledger", Bindings: []string{"order.placed"}, Ordered: true},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	top := shopWithDelays(t, ConsumerSpec{Name: "mailer.eu", Bindings: []string{"order.placed"}})
 	// A deferred fact comes back to its own queue alone, after its delay:
 	// not to "audit", whose "#" matches any fact, nor to "mailer.eu",
 	// whose name begins with "mailer".
@@ -284,9 +276,7 @@ func TestBuildDeferralBindings(t *testing.T) {
 	if own != 2 {
 		t.Errorf("Part(mailer) has %d deferral bindings, want 2", own)
 	}
-	if _, err := Build(Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}}); err != nil {
-		t.Fatal(err)
-	} else if c, _ := mustBuild(t, Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}}).Consumer("c"); c.DeferExchange != "" {
+	if c, _ := mustBuild(t, Spec{Consumers: []ConsumerSpec{{Name: "c", Bindings: []string{"a.b"}}}}).Consumer("c"); c.DeferExchange != "" {
 		t.Errorf("without delay levels: DeferExchange %q", c.DeferExchange)
 	}
 }

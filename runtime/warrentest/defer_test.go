@@ -28,17 +28,38 @@ func startDeferring(t *testing.T, b *warrentest.Bus, top topology.Topology, name
 	b.Start(name, cons, err)
 }
 
+func buildTopology(t *testing.T, spec topology.Spec) topology.Topology {
+	t.Helper()
+	top, err := topology.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+// deferOneFact runs spec's consumer "mailer" with handle on the bus, as
+// the broker of version speaks, publishes one fact and waits until nothing
+// is left to do; then check reads what happened.
+func deferOneFact(t *testing.T, version string, spec topology.Spec, handle func(runtime.Delivery) error, check func(b *warrentest.Bus)) {
+	t.Helper()
+	top := buildTopology(t, spec)
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[orderPlaced](b, factOrderPlaced)
+		startDeferring(t, b, top, "mailer", handle)
+		warrentest.Publish(b, factOrderPlaced, orderPlaced{ID: "o-1"})
+		b.Idle()
+		check(b)
+	}, warrentest.WithBrokerVersion(version))
+}
+
 // A plain consumer's deferral waits in the delay levels in virtual time
 // and comes back to that consumer alone, when due, its attempts unspent;
 // a consumer bound to the same fact by "#" sees it once.
 func TestAPlainDeferralComesBackWhenDueInVirtualTime(t *testing.T) {
-	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+	top := buildTopology(t, topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}},
 		{Name: "audit", Bindings: []string{"#"}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
 		warrentest.Register[orderPlaced](b, factOrderPlaced)
 		opens := time.Now().Add(2 * time.Hour) // the partner opens at 09:00
@@ -108,17 +129,10 @@ func TestDeferringBeyondMaxDeferralsPoisons(t *testing.T) {
 }
 
 func deferBeyondMaxDeferrals(t *testing.T, version string) {
-	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+	spec := topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}, MaxDeferrals: 3},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
-		warrentest.Register[orderPlaced](b, factOrderPlaced)
-		startDeferring(t, b, top, "mailer", func(runtime.Delivery) error { return runtime.Defer(time.Minute) })
-		warrentest.Publish(b, factOrderPlaced, orderPlaced{ID: "o-1"})
-		b.Idle()
+	}}
+	deferOneFact(t, version, spec, func(runtime.Delivery) error { return runtime.Defer(time.Minute) }, func(b *warrentest.Bus) {
 		b.WantDeferred("mailer", 3)
 		b.WantPoisoned("mailer", 1)
 		b.WantRetried("mailer", 0)
@@ -132,18 +146,15 @@ func deferBeyondMaxDeferrals(t *testing.T, version string) {
 		if calls := b.Calls("mailer"); len(calls) != 4 || calls[3].Deferrals != 3 || calls[3].Deferred {
 			t.Errorf("calls %+v: want 4, the last after 3 deferrals and not deferred", calls)
 		}
-	}, warrentest.WithBrokerVersion(version))
+	})
 }
 
 // A fact published for later, then deferred, travels the delay levels
 // twice and arrives both times (on RabbitMQ 3.10 too, see above).
 func TestADelayedFactCanBeDeferred(t *testing.T) {
-	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+	top := buildTopology(t, topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
 		warrentest.Register[orderPlaced](b, factOrderPlaced)
 		startDeferring(t, b, top, "mailer", func(d runtime.Delivery) error {
@@ -168,17 +179,10 @@ func TestADelayedFactCanBeDeferred(t *testing.T) {
 // Without delay levels a plain consumer cannot defer: the deferral is a
 // failure that walks the retry ladder, and says what is missing.
 func TestDeferringWithoutDelayLevelsIsAFailure(t *testing.T) {
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+	spec := topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}, MaxAttempts: 2, Backoff: []time.Duration{10 * time.Millisecond}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
-		warrentest.Register[orderPlaced](b, factOrderPlaced)
-		startDeferring(t, b, top, "mailer", func(runtime.Delivery) error { return runtime.Defer(time.Hour) })
-		warrentest.Publish(b, factOrderPlaced, orderPlaced{ID: "o-1"})
-		b.Idle()
+	}}
+	deferOneFact(t, "3.13.7", spec, func(runtime.Delivery) error { return runtime.Defer(time.Hour) }, func(b *warrentest.Bus) {
 		b.WantDeferred("mailer", 0)
 		b.WantRetried("mailer", 1)
 		b.WantPoisoned("mailer", 1)
@@ -200,12 +204,9 @@ func TestDeferralsOutOfRange(t *testing.T) {
 	if err := runtime.DeferUntil(time.Now().Add(topology.MaxDelay + time.Hour)); runtime.IsDeferred(err) || !errors.Is(err, runtime.ErrDelay) {
 		t.Errorf("DeferUntil(beyond MaxDelay) = %v: want a failure matching ErrDelay", err)
 	}
-	top, err := topology.Build(topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
+	top := buildTopology(t, topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}, MaxAttempts: 2, Backoff: []time.Duration{10 * time.Millisecond}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
 		warrentest.Register[orderPlaced](b, factOrderPlaced)
 		past := time.Now().Add(-time.Hour)
@@ -243,12 +244,9 @@ func TestDeferralsOutOfRange(t *testing.T) {
 // An ordered consumer defers in place: the key's later facts wait behind
 // the deferred one, other keys go on, and no attempt is spent.
 func TestAnOrderedDeferralHoldsItsKeyInVirtualTime(t *testing.T) {
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+	top := buildTopology(t, topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 1, Concurrency: 2},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
 		warrentest.Register[step](b, factStep)
 		var mu sync.Mutex
@@ -298,12 +296,9 @@ func TestAnOrderedDeferralHoldsItsKeyInVirtualTime(t *testing.T) {
 // An ordered consumer refuses to hold a fact in place beyond
 // WithMaxDeferInPlace: the deferral is a failure, retried in place.
 func TestAnOrderedDeferralBeyondItsBoundIsAFailure(t *testing.T) {
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+	top := buildTopology(t, topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true, Shards: 1, MaxAttempts: 2, Backoff: []time.Duration{time.Second}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
 		warrentest.Register[step](b, factStep)
 		c, err := runtime.NewConsumer(b.Conn(), top.Consumers[0], []runtime.Route{
@@ -325,13 +320,10 @@ func TestAnOrderedDeferralBeyondItsBoundIsAFailure(t *testing.T) {
 // WithMaxDeferInPlace is an ordered consumer's: a plain consumer and a
 // responder refuse it, and it must be positive.
 func TestWithMaxDeferInPlaceApplies(t *testing.T) {
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+	top := buildTopology(t, topology.Spec{Consumers: []topology.ConsumerSpec{
 		{Name: "mailer", Bindings: []string{"order.placed"}},
 		{Name: "fulfilment", Bindings: []string{"orders.#"}, Ordered: true},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
 		route := runtime.Handle(factOrderPlaced, func(context.Context, runtime.Delivery, orderPlaced) error { return nil })
 		if _, err := runtime.NewConsumer(b.Conn(), top.Consumers[0], []runtime.Route{route}, runtime.WithMaxDeferInPlace(time.Minute)); err == nil || !strings.Contains(err.Error(), "WithMaxDeferInPlace does not apply") {
@@ -342,6 +334,22 @@ func TestWithMaxDeferInPlaceApplies(t *testing.T) {
 		}
 		if _, err := runtime.NewConsumer(b.Conn(), top.Consumers[1], []runtime.Route{route}, runtime.WithMaxDeferInPlace(time.Minute)); err != nil {
 			t.Errorf("ordered consumer: %v", err)
+		}
+	})
+}
+
+// A DeferredError made by hand, due beyond what the delay levels hold, is
+// a failure rather than a deferral.
+func TestADeferralBeyondTheDelayLevelsIsAFailure(t *testing.T) {
+	spec := topology.Spec{Delays: true, Consumers: []topology.ConsumerSpec{{Name: "mailer", Bindings: []string{"order.placed"}, MaxAttempts: 1}}}
+	far := func(runtime.Delivery) error {
+		return &runtime.DeferredError{DueAt: time.Now().Add(topology.MaxDelay + time.Hour)}
+	}
+	deferOneFact(t, "3.13.7", spec, far, func(b *warrentest.Bus) {
+		b.WantDeferred("mailer", 0)
+		b.WantPoisoned("mailer", 1)
+		if f := b.Poisoned("mailer")[0].Failure; !strings.HasPrefix(f, "not deferred: due at ") {
+			t.Errorf("failure %q", f)
 		}
 	})
 }
