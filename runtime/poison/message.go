@@ -42,6 +42,8 @@ type Message struct {
 
 	Body    []byte     // the JSON envelope, as published
 	Headers amqp.Table // every header, as the poison queue holds them
+
+	key string // the routing key the message has in the queue
 }
 
 // read describes a delivery from consumer c's poison queue.
@@ -54,6 +56,7 @@ func read(d amqp.Delivery, c topology.Consumer) Message {
 		Replays:    amqpmsg.HeaderInt(d.Headers, HeaderReplayCount),
 		Body:       d.Body,
 		Headers:    d.Headers,
+		key:        d.RoutingKey,
 	}
 	if m.ID == "" {
 		var env struct {

@@ -48,7 +48,9 @@ type ReplayOptions struct {
 	// with, instead of to the consumer's work queue alone. Every consumer
 	// bound to that key then receives it again: use it when the fact
 	// itself must be redelivered to everybody, never to retry one
-	// consumer's failure.
+	// consumer's failure. A fact one consumer deferred (runtime.Defer),
+	// found in the unroutable lane because its work queue was gone when
+	// it fell due, goes to that work queue alone instead.
 	Exchange string
 }
 
@@ -107,6 +109,12 @@ func replayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter,
 	}
 	if o.Exchange != "" {
 		target = func(m Message) (string, string, error) {
+			if q, ok := topology.DeferredQueue(m.key); ok {
+				// A fact one consumer deferred whose work queue was gone
+				// when it fell due (the unroutable lane): back to that
+				// queue alone, as its deferral meant, never to the others.
+				return "", q, nil
+			}
 			if m.RoutingKey == "" {
 				return "", "", errors.New("its original routing key is unknown, so it cannot go through the exchange")
 			}

@@ -167,6 +167,24 @@ func IsDelayLevel(top, queue string) bool {
 	return err == nil && k >= 0 && k < DelayLevels && strconv.Itoa(k) == rest
 }
 
+// DeferredQueue returns the work queue a deferred fact's routing key (see
+// [DeferredRoutingKey]) brings it back to, and false for a key that is no
+// deferral's, such as a delayed fact's.
+func DeferredQueue(key string) (string, bool) {
+	if !strings.HasPrefix(key, "d0.") && !strings.HasPrefix(key, "d1.") {
+		return "", false
+	}
+	rest := key[len("d0."):]
+	for range DelayLevels - 1 {
+		word, tail, ok := strings.Cut(rest, ".")
+		if !ok || word != "0" && word != "1" {
+			return "", false
+		}
+		rest = tail
+	}
+	return rest, rest != ""
+}
+
 // DelayedPatterns returns the binding patterns on the delivery exchange for
 // a consumer's pattern: a bare digit word ("0", then "1"), DelayLevels-1 "*"
 // words, then the pattern. The first word is spelled out rather than "*" so

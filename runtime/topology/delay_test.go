@@ -185,6 +185,20 @@ func TestDeferredRoutingKey(t *testing.T) {
 	if key, _ := DeferredRoutingKey(MaxDelay, "q"); key != "d"+strings.Repeat("1.", DelayLevels)+"q" {
 		t.Errorf("MaxDelay: key = %q", key)
 	}
+	if q, ok := DeferredQueue(key); !ok || q != "mailer" {
+		t.Errorf("DeferredQueue(%q) = %q, %v; want mailer", key, q, ok)
+	}
+	if key, _ := DeferredRoutingKey(time.Second, "mailer.eu"); !strings.HasSuffix(key, ".mailer.eu") {
+		t.Errorf("key %q", key)
+	} else if q, _ := DeferredQueue(key); q != "mailer.eu" {
+		t.Errorf("DeferredQueue(%q) = %q, want mailer.eu", key, q)
+	}
+	delayed, _ := DelayedRoutingKey(time.Second, "order.placed")
+	for _, k := range []string{delayed, "order.placed", "d0.1.mailer", "d2." + delayed[2:], ""} {
+		if q, ok := DeferredQueue(k); ok {
+			t.Errorf("DeferredQueue(%q) = %q: no deferral's key", k, q)
+		}
+	}
 	long := strings.Repeat("q", MaxDeferQueueLen)
 	if key, err := DeferredRoutingKey(MaxDelay, long); err != nil || len(key) != maxNameLen {
 		t.Errorf("longest queue: key of %d bytes, err %v; want %d bytes", len(key), err, maxNameLen)
