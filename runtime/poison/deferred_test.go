@@ -8,7 +8,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -19,26 +18,10 @@ import (
 // deferred (its work queue was gone when it fell due) to that consumer's
 // work queue alone.
 func TestReplayFromTheLaneSendsADeferralToItsQueueAlone(t *testing.T) {
-	conn := dial(t)
-	events := testenv.Name("events")
-	top, err := topology.Build(topology.Spec{
-		Exchanges: topology.Exchanges{Events: events, Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
-		Delays:    true,
-		Consumers: []topology.ConsumerSpec{
-			{Name: testenv.Name("a"), Bindings: []string{"item.*"}, MaxAttempts: 1},
-			{Name: testenv.Name("b"), Bindings: []string{"item.*"}, MaxAttempts: 1},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &lane{t: t, conn: conn, top: top, a: top.Consumers[0], b: top.Consumers[1]}
-	t.Cleanup(l.cleanup)
+	l := newLaneOf(t, true)
+	conn, top, events := l.conn, l.top, l.top.Exchanges[0].Name
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := conn.Declare(ctx, top); err != nil {
-		t.Fatal(err)
-	}
 	deferred, _ := topology.DeferredRoutingKey(time.Millisecond, l.a.Queue)
 	delayed, _ := topology.DelayedRoutingKey(time.Millisecond, "item.added")
 	for id, key := range map[string]string{"deferred": deferred, "delayed": delayed} {

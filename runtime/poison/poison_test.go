@@ -42,8 +42,15 @@ func dial(t *testing.T) *runtime.Conn {
 
 func newLane(t *testing.T) *lane {
 	t.Helper()
+	return newLaneOf(t, false)
+}
+
+// newLaneOf is newLane, with the delay levels when delays is set.
+func newLaneOf(t *testing.T, delays bool) *lane {
+	t.Helper()
 	conn := dial(t)
 	top, err := topology.Build(topology.Spec{
+		Delays:    delays,
 		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
 		Consumers: []topology.ConsumerSpec{
 			{Name: testenv.Name("a"), Bindings: []string{"item.*"}, MaxAttempts: 2, Backoff: []time.Duration{20 * time.Millisecond}},
