@@ -43,8 +43,9 @@ starts are moved: one that fails again waits for the next replay.
 original routing key: every consumer bound to that key receives it again.
 --from unroutable (without --consumer) reads the lane of delayed facts that
 fell due with no consumer bound (<events>.delay.unroutable) and publishes
-them through the events exchange, now that their consumer exists; one that
-still reaches no queue stays in the lane.
+them through the events exchange, now that their consumer exists (a fact
+one consumer deferred goes back to that consumer's work queue alone); one
+that still reaches no queue stays in the lane.
 
 --limit, --id and --routing-key select messages for all of them; --limit
 must be positive (leave it out to select every message).
@@ -144,7 +145,7 @@ func runReplay(c *cli.Context) error {
 		// consumer bound to its routing key by now; one nobody binds yet
 		// is refused (mandatory) and stays in the lane.
 		opts.Exchange = m.Exchanges.Events
-		dst = "exchange " + opts.Exchange
+		dst = "exchange " + opts.Exchange + " (a fact one consumer deferred: that consumer's work queue alone)"
 	} else if c.Bool("to-exchange") {
 		opts.Exchange = m.Exchanges.Events
 		dst = "exchange " + opts.Exchange
