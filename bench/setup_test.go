@@ -36,6 +36,7 @@ type env struct {
 	conn     *runtime.Conn
 	wm       *wmamqp.ConnectionWrapper
 	acks     *ackCounter
+	logger   *slog.Logger // warnings and errors, to standard error
 }
 
 func newEnv(b *testing.B, kind string) *env {
@@ -46,8 +47,8 @@ func newEnv(b *testing.B, kind string) *env {
 	top := only(benchevents.Topology, e.consumer)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Logger: logger, Metrics: e.acks})
+	e.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Logger: e.logger, Metrics: e.acks})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,19 +66,21 @@ func newEnv(b *testing.B, kind string) *env {
 }
 
 // only returns the part of t that belongs to one consumer: the exchanges,
-// its queues and their bindings. The two consumers of the manifest bind
-// the same fact; declaring one keeps the other's queue from filling up.
+// its queues and their bindings, and what every consumer shares: the delay
+// levels (queues of no consumer, and the exchange-to-exchange bindings
+// between levels). The two consumers of the manifest bind the same fact;
+// declaring one keeps the other's queue from filling up.
 func only(t topology.Topology, consumer string) topology.Topology {
-	out := topology.Topology{Exchanges: t.Exchanges}
+	out := topology.Topology{Exchanges: t.Exchanges, Delay: t.Delay}
 	queues := map[string]bool{}
 	for _, q := range t.Queues {
-		if q.Consumer == consumer {
+		if q.Consumer == consumer || q.Consumer == "" {
 			out.Queues = append(out.Queues, q)
 			queues[q.Name] = true
 		}
 	}
 	for _, bd := range t.Bindings {
-		if queues[bd.Queue] {
+		if queues[bd.Queue] || bd.ToExchange != "" {
 			out.Bindings = append(out.Bindings, bd)
 		}
 	}

@@ -4,6 +4,7 @@ package benchevents
 
 import (
 	"context"
+	"time"
 
 	"github.com/warrenbus/warren/runtime"
 )
@@ -33,6 +34,21 @@ func NewPublisher(conn *runtime.Conn, opts ...runtime.PublisherOption) (*Publish
 // flight.
 func (p *Publisher) Close() error {
 	return p.p.Close()
+}
+
+// In returns a Publisher whose publishes are due after d: each fact is
+// validated now and held by the broker in the delay levels until it is due,
+// then reaches the consumers it would reach if published then. d == 0
+// publishes now; a negative d or one beyond topology.MaxDelay is an error
+// matching runtime.ErrDelay. See runtime.Publisher.In.
+func (p *Publisher) In(d time.Duration) *Publisher {
+	return &Publisher{p: p.p.In(d)}
+}
+
+// At returns a Publisher whose publishes are due at t, as In with the time
+// left until t; a t that has passed publishes now. See runtime.Publisher.At.
+func (p *Publisher) At(t time.Time) *Publisher {
+	return &Publisher{p: p.p.At(t)}
 }
 
 // PublishOrderPlaced publishes v with routing key bench.order.placed and
