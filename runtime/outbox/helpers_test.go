@@ -244,6 +244,13 @@ type broker struct {
 func newBroker(t testing.TB, declared bool) *broker {
 	t.Helper()
 	url := testenv.AMQPURL(t)
+	return newBrokerAt(t, url, []string{url}, declared)
+}
+
+// newBrokerAt is newBroker on the nodes of a cluster: the plain connection
+// to url, the runtime's to urls, the first that answers.
+func newBrokerAt(t testing.TB, url string, urls []string, declared bool) *broker {
+	t.Helper()
 	top, err := topology.Build(topology.Spec{
 		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
 		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("outbox-sink"), Bindings: []string{"order.*"}, MaxAttempts: 1}},
@@ -259,7 +266,7 @@ func newBroker(t testing.TB, declared bool) *broker {
 	t.Cleanup(b.cleanup)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := runtime.Config{URLs: []string{url}, Logger: quietLogger(), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 500 * time.Millisecond}
+	cfg := runtime.Config{URLs: urls, Logger: quietLogger(), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 500 * time.Millisecond}
 	if declared {
 		cfg.Topology = &b.top
 	}
