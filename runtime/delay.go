@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -108,9 +109,20 @@ func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, erro
 	// does for a retry: the delivery itself carries the delay's words.
 	msg.Headers[HeaderOriginalRoutingKey] = f.RoutingKey
 	msg.Headers[HeaderOriginalExchange] = p.exchange
-	dst.exchange = topology.DelayExchange(p.exchange, topology.DelayLevels-1)
+	dst.exchange = topology.DelayExchange(p.exchange, entryLevel(d))
 	dst.key = key
 	return dst, nil
+}
+
+// entryLevel is the delay level a fact delayed by d (0 < d <= MaxDelay) is
+// published to: that of the delay's highest 1 digit. Every level above it
+// would pass the fact straight down, each by an exchange-to-exchange hop
+// that costs the broker a topic match of the whole 36-word key; entering
+// lower, the fact takes the same path from there, waits the same time and
+// arrives the same.
+func entryLevel(d time.Duration) int {
+	ms := uint64((d + time.Millisecond - 1) / time.Millisecond)
+	return bits.Len64(ms) - 1
 }
 
 // WithDueAt returns f with the time its fact was due, for one publish that

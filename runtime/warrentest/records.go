@@ -93,15 +93,18 @@ func messageOf(r membroker.Record) Message {
 // in publish order: by the test and by the code under test, excluding the
 // runtime's retry, deferral and poison copies. A fact published later
 // (runtime.Publisher.In or At) is listed when it was published, with its
-// own routing key, Exchange the top delay level's and header x-due-at.
+// own routing key, Exchange the delay level it entered and header x-due-at.
 func (b *Bus) Published() []Message {
 	b.settle()
 	var out []Message
 	events := b.eventsExchange()
-	delayed := b.top.Delay.Exchange // "" without delay levels
+	levels := map[string]bool{} // empty without delay levels
+	for k := range b.top.Delay.Levels {
+		levels[topology.DelayExchange(events, k)] = true
+	}
 	for _, r := range b.broker.Journal(1) {
 		_, deferred := r.Msg.Headers[runtime.HeaderDeferrals] // a deferral's copy, not a new fact
-		if r.DeadLettered == "" && (r.Exchange == events || delayed != "" && r.Exchange == delayed && !deferred) && !r.Nacked {
+		if r.DeadLettered == "" && (r.Exchange == events || levels[r.Exchange] && !deferred) && !r.Nacked {
 			out = append(out, messageOf(r))
 		}
 	}
