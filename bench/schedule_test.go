@@ -49,7 +49,8 @@ const outboxWriters = 16
 //     interval) publishes them when due.
 //
 // Metrics: late-p50-ms, late-p99-ms and late-max-ms over every scheduled
-// fact (each counted once, at its first arrival); now-msgs/s and
+// fact (each counted once, at its first arrival), also logged for eight
+// windows of their due times; now-msgs/s and
 // sched-msgs/s, the rates of publishing (or writing and committing) now
 // and scheduled; sched/now, their ratio; redelivered, arrivals of a fact
 // already seen. It takes about the spread plus a minute per path:
@@ -186,17 +187,67 @@ func lateness(b *testing.B, e *env, n, workers int, now, later func(i int) error
 		nowRate += float64(n) / inParallel(b, n, workers, now).Seconds()
 		arrivals.await(b, n, false)
 		laterRate += float64(n) / inParallel(b, n, workers, later).Seconds()
-		late = append(late, arrivals.await(b, n, true)...)
+		facts := arrivals.await(b, n, true)
+		logByDueTime(b, facts)
+		for _, f := range facts {
+			late = append(late, f.late)
+		}
 	}
-	slices.Sort(late)
+	p50, p99, most := percentiles(late)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(late[len(late)/2]), "late-p50-ms")
-	b.ReportMetric(ms(late[(len(late)*99)/100]), "late-p99-ms")
-	b.ReportMetric(ms(late[len(late)-1]), "late-max-ms")
+	b.ReportMetric(ms(p50), "late-p50-ms")
+	b.ReportMetric(ms(p99), "late-p99-ms")
+	b.ReportMetric(ms(most), "late-max-ms")
 	b.ReportMetric(nowRate/float64(b.N), "now-msgs/s")
 	b.ReportMetric(laterRate/float64(b.N), "sched-msgs/s")
 	b.ReportMetric(laterRate/nowRate, "sched/now")
 	b.ReportMetric(float64(arrivals.redelivered.Load())/float64(b.N), "redelivered")
+}
+
+// percentiles sorts late and returns its median, 99th percentile and
+// maximum.
+func percentiles(late []time.Duration) (p50, p99, most time.Duration) {
+	slices.Sort(late)
+	return late[len(late)/2], late[len(late)*99/100], late[len(late)-1]
+}
+
+// logByDueTime logs the lateness of facts by when they were due, in eight
+// windows from the first due time to the last: where in the schedule the
+// late ones were. (A benchmark's log is cut at ten lines without -v.)
+func logByDueTime(b *testing.B, facts []scheduledFact) {
+	first, last := facts[0].due, facts[0].due
+	for _, f := range facts {
+		first, last = minTime(first, f.due), maxTime(last, f.due)
+	}
+	const windows = 8
+	width := last.Sub(first)/windows + time.Millisecond
+	var byWindow [windows][]time.Duration
+	for _, f := range facts {
+		w := int(f.due.Sub(first) / width)
+		byWindow[w] = append(byWindow[w], f.late)
+	}
+	for w, l := range byWindow {
+		if len(l) > 0 {
+			p50, p99, most := percentiles(l)
+			from, to := time.Duration(w)*width, time.Duration(w+1)*width
+			b.Logf("due %5.1fs to %5.1fs after the first: %5d facts, late p50 %6s, p99 %6s, max %6s", from.Seconds(), to.Seconds(), len(l),
+				p50.Round(time.Millisecond), p99.Round(time.Millisecond), most.Round(time.Millisecond))
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // inParallel calls do for 0..n-1 from workers goroutines and returns how
@@ -229,7 +280,7 @@ type arrivals struct {
 	mu          sync.Mutex
 	seen        map[string]bool
 	now         int             // facts without a due time
-	late        []time.Duration // of the facts with one
+	late        []scheduledFact // the facts with one
 	redelivered atomic.Int64
 	changed     chan struct{} // receives after each new fact, when not full
 }
@@ -250,7 +301,7 @@ func (a *arrivals) HandleOrderPlaced(_ context.Context, d runtime.Delivery, _ be
 	if d.DueAt.IsZero() {
 		a.now++
 	} else {
-		a.late = append(a.late, at.Sub(d.DueAt))
+		a.late = append(a.late, scheduledFact{due: d.DueAt, late: at.Sub(d.DueAt)})
 	}
 	select {
 	case a.changed <- struct{}{}:
@@ -265,11 +316,17 @@ func (a *arrivals) reset() {
 	a.seen, a.now, a.late = map[string]bool{}, 0, nil
 }
 
+// scheduledFact is when a scheduled fact was due, and how late it arrived.
+type scheduledFact struct {
+	due  time.Time
+	late time.Duration
+}
+
 // await waits until n facts published now (scheduled false) or n scheduled
-// facts have arrived, and returns the lateness of the scheduled ones. It
+// facts have arrived, and returns the scheduled ones. It
 // gives up when no new fact has arrived for a minute past the longest
 // delay, naming how many are missing.
-func (a *arrivals) await(b *testing.B, n int, scheduled bool) []time.Duration {
+func (a *arrivals) await(b *testing.B, n int, scheduled bool) []scheduledFact {
 	b.Helper()
 	count := func() int {
 		a.mu.Lock()
