@@ -89,15 +89,8 @@ func BenchmarkScheduleLateness(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- relay.Run(ctx) }()
-		defer func() {
-			stop()
-			if err := <-done; err != nil {
-				b.Error(err)
-			}
-		}()
+		inBackground(b, relay.Run)
+		ctx := context.Background()
 		write := func(w *benchevents.OutboxWriter, i int) error {
 			tx, err := pool.Begin(ctx)
 			if err != nil {
@@ -171,15 +164,7 @@ func lateness(b *testing.B, e *env, n, workers int, now, later func(i int) error
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	inBackground(b, c.Run)
 	var late []time.Duration
 	var nowRate, laterRate float64
 	for b.Loop() {
@@ -248,6 +233,20 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// inBackground calls run (a consumer's or a relay's Run) on a goroutine
+// until b ends, and fails b if it returns an error.
+func inBackground(b *testing.B, run func(context.Context) error) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	b.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
 }
 
 // inParallel calls do for 0..n-1 from workers goroutines and returns how

@@ -64,15 +64,7 @@ func TestClusterScheduledFactsSurviveANodeLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopConsumer, cancelConsumer := context.WithCancel(context.Background())
-	consumed := make(chan error, 1)
-	go func() { consumed <- consumer.Run(stopConsumer) }()
-	t.Cleanup(func() {
-		cancelConsumer()
-		if err := <-consumed; err != nil {
-			t.Error(err)
-		}
-	})
+	runRelay(t, consumer)
 
 	ids := make([]string, total)
 	for n := range total {

@@ -12,9 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/outbox"
 )
 
-// runRelay runs r.Run in the background; stop cancels it and returns Run's
-// result, waiting for it with a generous deadline.
-func runRelay(t testing.TB, r *outbox.Relay) (stop func() error) {
+// runRelay runs r.Run (a relay's, or a consumer's) in the background; stop
+// cancels it and returns Run's result, waiting for it with a generous
+// deadline.
+func runRelay(t testing.TB, r interface{ Run(context.Context) error }) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
