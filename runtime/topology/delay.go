@@ -45,7 +45,12 @@ import (
 //     dropped, and never stuck in level 0, whose at-least-once
 //     dead-lettering would otherwise retry an unroutable message forever.
 //
-// Facts are published to the top level's exchange, E.delay.<DelayLevels-1>.
+// A delayed fact may be published to the top level's exchange,
+// E.delay.<DelayLevels-1>, or to the exchange of its delay's highest 1
+// digit, since every level above passes it straight down (warren's
+// publisher does the latter: each level passed costs a topic match of the
+// whole key). A deferred copy is published to the top level, which alone
+// reads its marked word.
 
 // DelayLevels is the number of delay levels: delays up to 2^36-1 ms (about
 // 795 days), so that "in a year" and "on this date next year" both fit with
@@ -68,7 +73,7 @@ const (
 // the zero Delay means the topology has none.
 type Delay struct {
 	Levels     int    // DelayLevels
-	Exchange   string // the top level's exchange: delayed facts are published here
+	Exchange   string // the top level's exchange: any delayed fact may be published here
 	Deliver    string // the delivery exchange, bound to every work queue by prefixed patterns
 	Unroutable string // the alternate exchange and queue of due facts no consumer binds
 }
