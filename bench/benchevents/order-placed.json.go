@@ -41,26 +41,27 @@ type OrderPlaced struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
 		case "customer":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Customer.DecodeJSON(d)
 		case "lines":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
 		case "total":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Total.DecodeJSON(d)
 		case "status":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			err = v.Status.DecodeJSON(d)
 		case "placed_at":
-			seen |= 1 << 5
+			o.Seen |= 1 << 5
 			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
 		case "tags":
 			v.Tags, err = codec.DistinctOf(d, &checkOrderPlaced_Tags, checkOrderPlaced_Tags_item.Str)
@@ -69,12 +70,9 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlaced)
+	return o.End(requiredOfOrderPlaced)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -203,29 +201,27 @@ type OrderPlacedCustomer struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedCustomer{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "customer_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CustomerID, err = checkOrderPlacedCustomer_CustomerID.Str(d)
 		case "email":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
 		case "name":
 			v.Name, err = codec.Ptr(d, checkOrderPlacedCustomer_Name.Str)
 		case "address":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Address.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlacedCustomer)
+	return o.End(requiredOfOrderPlacedCustomer)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -301,30 +297,28 @@ type Address struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Address) DecodeJSON(d *jx.Decoder) error {
 	*v = Address{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "street":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Street, err = checkAddress_Street.Str(d)
 		case "city":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.City, err = checkAddress_City.Str(d)
 		case "postcode":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Postcode, err = checkAddress_Postcode.Str(d)
 		case "country":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Country.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfAddress)
+	return o.End(requiredOfAddress)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -426,29 +420,27 @@ type OrderLine struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderLine{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = checkOrderLine_Sku.Str(d)
 		case "title":
 			v.Title, err = codec.Ptr(d, checkOrderLine_Title.Str)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkOrderLine_Quantity.Int(d)
 		case "unit_price":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.UnitPrice.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderLine)
+	return o.End(requiredOfOrderLine)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -555,24 +547,22 @@ type Money struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "amount":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Amount, err = checkMoney_Amount.Int(d)
 		case "currency":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Currency.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfMoney)
+	return o.End(requiredOfMoney)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -53,38 +53,36 @@ var propertiesOfOrderPlaced = []string{"order_id", "customer", "lines", "total",
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
 		case "customer":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Customer.DecodeJSON(d)
 		case "lines":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
 		case "total":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Total.DecodeJSON(d)
 		case "payment":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			err = v.Payment.DecodeJSON(d)
 		case "placed_at":
-			seen |= 1 << 5
+			o.Seen |= 1 << 5
 			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
 		case "gift_message":
 			v.GiftMessage, err = codec.Nullable(d, checkOrderPlaced_GiftMessage.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlaced)
+	return o.End(requiredOfOrderPlaced)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -203,26 +201,24 @@ var propertiesOfOrderPlacedCustomer = []string{"customer_id", "email", "name"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedCustomer{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "customer_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CustomerID, err = codec.Str(d)
 		case "email":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
 		case "name":
 			v.Name, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlacedCustomer)
+	return o.End(requiredOfOrderPlacedCustomer)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -299,27 +295,25 @@ var propertiesOfOrderLine = []string{"sku", "quantity", "unit_price"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderLine{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Sku.DecodeJSON(d)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkOrderLine_Quantity.Int(d)
 		case "unit_price":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.UnitPrice.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderLine)
+	return o.End(requiredOfOrderLine)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -460,24 +454,22 @@ var propertiesOfCardPayment = []string{"method", "last4"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
 	*v = CardPayment{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "method":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Method.DecodeJSON(d)
 		case "last4":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Last4, err = checkCardPayment_Last4.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCardPayment)
+	return o.End(requiredOfCardPayment)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -577,24 +569,22 @@ var propertiesOfInvoicePayment = []string{"method", "due_days"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
 	*v = InvoicePayment{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "method":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Method.DecodeJSON(d)
 		case "due_days":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.DueDays.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfInvoicePayment)
+	return o.End(requiredOfInvoicePayment)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -43,8 +43,10 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = ConfigChanged{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "labels":
 			v.Labels, err = codec.Map(d, codec.Str)
 		case "limits":
@@ -52,19 +54,21 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 		case "closed":
 			err = v.Closed.DecodeJSON(d)
 		case "empty":
-			v.Empty, err = codec.Ptr(d, codec.Dec[ConfigChangedEmpty])
+			v.Empty = new(ConfigChangedEmpty)
+			err = v.Empty.DecodeJSON(d)
 		case "open":
 			v.Open, err = codec.Map(d, codec.Raw)
 		case "features":
-			v.Features, err = codec.Ptr(d, codec.Dec[ConfigChangedFeatures])
+			v.Features = new(ConfigChangedFeatures)
+			err = v.Features.DecodeJSON(d)
 		case "by_pattern":
 			v.ByPattern, err = codec.Map(d, codec.Raw)
 		default:
 			err = d.Skip()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -133,16 +137,18 @@ type ConfigChangedClosed struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedClosed{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "a":
 			v.A, err = codec.Ptr(d, codec.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -176,14 +182,16 @@ type ConfigChangedEmpty struct{}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedEmpty{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -225,21 +233,19 @@ var propertiesOfConfigChangedFeatures = []string{"dark_mode"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedFeatures) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedFeatures{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "dark_mode":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.DarkMode, err = codec.Bool(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Bool)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Bool)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfConfigChangedFeatures)
+	return o.End(requiredOfConfigChangedFeatures)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

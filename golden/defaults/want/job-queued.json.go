@@ -75,8 +75,10 @@ var propertiesOfJobQueued = []string{"priority", "ratio", "retry", "queue", "mod
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 	*v = JobQueued{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "priority":
 			v.Priority, err = codec.Ptr(d, codec.Int64)
 		case "ratio":
@@ -86,17 +88,19 @@ func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 		case "queue":
 			v.Queue, err = codec.Ptr(d, codec.Str)
 		case "mode":
-			v.Mode, err = codec.Ptr(d, codec.Dec[JobQueuedMode])
+			v.Mode = new(JobQueuedMode)
+			err = v.Mode.DecodeJSON(d)
 		case "tags":
 			v.Tags, err = codec.Slice(d, codec.Str)
 		case "limits":
-			v.Limits, err = codec.Ptr(d, codec.Dec[JobQueuedLimits])
+			v.Limits = new(JobQueuedLimits)
+			err = v.Limits.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -226,16 +230,18 @@ var propertiesOfJobQueuedLimits = []string{"cpu"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
 	*v = JobQueuedLimits{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "cpu":
 			v.CPU, err = codec.Ptr(d, codec.Int64)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -50,39 +50,39 @@ var propertiesOfTicketOpened = []string{"kind", "status", "priority", "severity"
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
 	*v = TicketOpened{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Kind.DecodeJSON(d)
 		case "status":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Status.DecodeJSON(d)
 		case "priority":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Priority.DecodeJSON(d)
 		case "severity":
 			v.Severity, err = codec.Nullable(d, codec.Dec[Severity])
 		case "channels":
 			v.Channels, err = codec.Slice(d, codec.Dec[TicketOpenedChannelsItem])
 		case "version":
-			v.Version, err = codec.Ptr(d, codec.Dec[TicketOpenedVersion])
+			v.Version = new(TicketOpenedVersion)
+			err = v.Version.DecodeJSON(d)
 		case "ratio":
 			v.Ratio, err = codec.Ptr(d, checkTicketOpened_Ratio.Float)
 		case "flag":
 			v.Flag, err = codec.Ptr(d, checkTicketOpened_Flag.Bool)
 		case "region":
-			v.Region, err = codec.Ptr(d, codec.Dec[TicketOpenedRegion])
+			v.Region = new(TicketOpenedRegion)
+			err = v.Region.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTicketOpened)
+	return o.End(requiredOfTicketOpened)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

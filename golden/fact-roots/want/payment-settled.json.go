@@ -95,21 +95,19 @@ type CardSettlement struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
 	*v = CardSettlement{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "card_last4":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CardLast4, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCardSettlement)
+	return o.End(requiredOfCardSettlement)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -147,21 +145,19 @@ type BankSettlement struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
 	*v = BankSettlement{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "iban":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Iban, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfBankSettlement)
+	return o.End(requiredOfBankSettlement)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -41,24 +41,22 @@ var propertiesOfShipmentSent = []string{"shipment_id", "destination"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSent{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "shipment_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ShipmentID, err = codec.Str(d)
 		case "destination":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Destination.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentSent)
+	return o.End(requiredOfShipmentSent)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -119,23 +117,22 @@ var propertiesOfShipmentSentDestination = []string{"address", "contact"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestination{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "address":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Address.DecodeJSON(d)
 		case "contact":
-			v.Contact, err = codec.Ptr(d, codec.Dec[Contact])
+			v.Contact = new(Contact)
+			err = v.Contact.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentSentDestination)
+	return o.End(requiredOfShipmentSentDestination)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -204,26 +201,25 @@ var propertiesOfShipmentSentDestinationAddress = []string{"street", "city", "geo
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestinationAddress{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "street":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Street, err = codec.Str(d)
 		case "city":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.City, err = codec.Str(d)
 		case "geo":
-			v.Geo, err = codec.Ptr(d, codec.Dec[ShipmentSentDestinationAddressGeo])
+			v.Geo = new(ShipmentSentDestinationAddressGeo)
+			err = v.Geo.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentSentDestinationAddress)
+	return o.End(requiredOfShipmentSentDestinationAddress)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -290,18 +286,20 @@ var propertiesOfShipmentSentDestinationAddressGeo = []string{"lat", "lon"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestinationAddressGeo{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "lat":
 			v.Lat, err = codec.Ptr(d, codec.Float64)
 		case "lon":
 			v.Lon, err = codec.Ptr(d, codec.Float64)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -358,16 +356,18 @@ var propertiesOfContact = []string{"phone"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Contact) DecodeJSON(d *jx.Decoder) error {
 	*v = Contact{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "phone":
 			v.Phone, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -48,21 +48,19 @@ var propertiesOfPaymentReceived = []string{"order"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentReceived{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Order.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentReceived)
+	return o.End(requiredOfPaymentReceived)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -120,21 +118,19 @@ var propertiesOfPaymentReceivedOrder = []string{"id"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentReceivedOrder{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentReceivedOrder)
+	return o.End(requiredOfPaymentReceivedOrder)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -46,30 +46,30 @@ var propertiesOfPaymentMade = []string{"method", "reference", "voucher", "contac
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMade) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMade{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "method":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Method.DecodeJSON(d)
 		case "reference":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Reference.DecodeJSON(d)
 		case "voucher":
 			v.Voucher, err = codec.Nullable(d, codec.Dec[Voucher])
 		case "contact":
-			v.Contact, err = codec.Ptr(d, codec.Dec[PaymentMadeContact])
+			v.Contact = new(PaymentMadeContact)
+			err = v.Contact.DecodeJSON(d)
 		case "amount_or_free":
-			v.AmountOrFree, err = codec.Ptr(d, codec.Dec[PaymentMadeAmountOrFree])
+			v.AmountOrFree = new(PaymentMadeAmountOrFree)
+			err = v.AmountOrFree.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentMade)
+	return o.End(requiredOfPaymentMade)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -163,24 +163,22 @@ var propertiesOfCard = []string{"type", "last4"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Card) DecodeJSON(d *jx.Decoder) error {
 	*v = Card{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "type":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Type.DecodeJSON(d)
 		case "last4":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Last4, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCard)
+	return o.End(requiredOfCard)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -272,24 +270,22 @@ var propertiesOfTransfer = []string{"type", "iban"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
 	*v = Transfer{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "type":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Type.DecodeJSON(d)
 		case "iban":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Iban, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTransfer)
+	return o.End(requiredOfTransfer)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -381,21 +377,19 @@ var propertiesOfVoucher = []string{"code"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
 	*v = Voucher{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "code":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Code, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfVoucher)
+	return o.End(requiredOfVoucher)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -655,21 +649,19 @@ var propertiesOfPaymentMadeContactOption1 = []string{"email"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMadeContactOption1{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "email":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Email, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentMadeContactOption1)
+	return o.End(requiredOfPaymentMadeContactOption1)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -724,21 +716,19 @@ var propertiesOfPaymentMadeContactOption2 = []string{"phone"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMadeContactOption2{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "phone":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Phone, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentMadeContactOption2)
+	return o.End(requiredOfPaymentMadeContactOption2)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -53,19 +53,21 @@ var propertiesOfInstanceChanged = []string{"state", "severity", "sign", "wildcar
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = InstanceChanged{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "state":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.State, err = checkInstanceChanged_State.Raw(d)
 		case "severity":
 			v.Severity, err = codec.Nullable(d, codec.Dec[InstanceChangedSeverity])
 		case "sign":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Sign.DecodeJSON(d)
 		case "wildcard":
-			v.Wildcard, err = codec.Ptr(d, codec.Dec[InstanceChangedWildcard])
+			v.Wildcard = new(InstanceChangedWildcard)
+			err = v.Wildcard.DecodeJSON(d)
 		case "label":
 			v.Label, err = checkInstanceChanged_Label.Raw(d)
 		case "note":
@@ -79,20 +81,20 @@ func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 		case "Foo":
 			v.Foo2, err = codec.Ptr(d, codec.Str)
 		case "alpha":
-			v.Alpha, err = codec.Ptr(d, codec.Dec[Owner])
+			v.Alpha = new(Owner)
+			err = v.Alpha.DecodeJSON(d)
 		case "beta":
-			v.Beta, err = codec.Ptr(d, codec.Dec[BetaOwner])
+			v.Beta = new(BetaOwner)
+			err = v.Beta.DecodeJSON(d)
 		case "when":
-			v.When, err = codec.Ptr(d, codec.Dec[InstanceChangedWhen])
+			v.When = new(InstanceChangedWhen)
+			err = v.When.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfInstanceChanged)
+	return o.End(requiredOfInstanceChanged)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -50,28 +50,34 @@ var propertiesOfPatternMembers = []string{"dotted", "labelled", "counters", "sco
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PatternMembers) DecodeJSON(d *jx.Decoder) error {
 	*v = PatternMembers{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "dotted":
 			v.Dotted, err = codec.PatternMap(d, &checkPatternMembers_Dotted, codec.Str)
 		case "labelled":
-			v.Labelled, err = codec.Ptr(d, codec.Dec[PatternMembersLabelled])
+			v.Labelled = new(PatternMembersLabelled)
+			err = v.Labelled.DecodeJSON(d)
 		case "counters":
 			v.Counters, err = codec.PatternMap(d, &checkPatternMembers_Counters, checkPatternMembers_Counters_value.Int)
 		case "scores":
 			v.Scores, err = codec.Map(d, codec.Float64)
 		case "mixed":
-			v.Mixed, err = codec.Ptr(d, codec.Dec[PatternMembersMixed])
+			v.Mixed = new(PatternMembersMixed)
+			err = v.Mixed.DecodeJSON(d)
 		case "overlapping":
-			v.Overlapping, err = codec.Ptr(d, codec.Dec[PatternMembersOverlapping])
+			v.Overlapping = new(PatternMembersOverlapping)
+			err = v.Overlapping.DecodeJSON(d)
 		case "staged":
-			v.Staged, err = codec.Ptr(d, codec.Dec[PatternMembersStaged])
+			v.Staged = new(PatternMembersStaged)
+			err = v.Staged.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -200,16 +206,18 @@ var propertiesOfPatternMembersLabelled = []string{"name"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PatternMembersLabelled) DecodeJSON(d *jx.Decoder) error {
 	*v = PatternMembersLabelled{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
 			v.Name, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.PatternExtra(d, key, &checkPatternMembersLabelled_keys, &v.AdditionalProperties, codec.Raw)
+			err = codec.PatternExtra(d, o.Key(), &checkPatternMembersLabelled_keys, &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -275,16 +283,18 @@ func (v *PatternMembersMixed) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PatternMembersMixed{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
 			v.ID, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.PatternExtra(d, key, &checkPatternMembersMixed_keys, &v.AdditionalProperties, codec.Raw)
+			err = codec.PatternExtra(d, o.Key(), &checkPatternMembersMixed_keys, &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -344,16 +354,18 @@ func (v *PatternMembersOverlapping) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PatternMembersOverlapping{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "x-id":
 			v.XID, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.PatternExtra(d, key, &checkPatternMembersOverlapping_keys, &v.AdditionalProperties, checkPatternMembersOverlapping_extra.Str)
+			err = codec.PatternExtra(d, o.Key(), &checkPatternMembersOverlapping_keys, &v.AdditionalProperties, checkPatternMembersOverlapping_extra.Str)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -415,16 +427,18 @@ func (v *PatternMembersStaged) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PatternMembersStaged{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
 			v.Kind, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

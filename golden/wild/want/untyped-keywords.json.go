@@ -55,8 +55,10 @@ func (v *UntypedKeywords) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = UntypedKeywords{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "members":
 			v.Members, err = codec.Raw(d)
 		case "point":
@@ -70,13 +72,14 @@ func (v *UntypedKeywords) DecodeJSON(d *jx.Decoder) error {
 		case "count":
 			v.Count, err = codec.Raw(d)
 		case "event":
-			v.Event, err = codec.Ptr(d, codec.Dec[UntypedKeywordsEvent])
+			v.Event = new(UntypedKeywordsEvent)
+			err = v.Event.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -213,21 +216,19 @@ type UntypedKeywordsEventOption1 struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption1{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Kind.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUntypedKeywordsEventOption1)
+	return o.End(requiredOfUntypedKeywordsEventOption1)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -303,24 +304,22 @@ type UntypedKeywordsEventOption2 struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption2{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Kind.DecodeJSON(d)
 		case "to":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.To, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUntypedKeywordsEventOption2)
+	return o.End(requiredOfUntypedKeywordsEventOption2)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
