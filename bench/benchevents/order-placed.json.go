@@ -259,16 +259,6 @@ func (v OrderPlacedCustomer) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkOrderPlacedCustomer_CustomerID = codec.String{
 		MaxLength: -1,
@@ -352,16 +342,6 @@ func (v Address) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v Address) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Address) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkAddress_Street   = codec.String{MaxLength: 200}
 	checkAddress_City     = codec.String{MaxLength: 100}
@@ -402,11 +382,6 @@ func (v AddressCountry) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AddressCountry) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // OrderLine is generated from order-placed.json#/properties/lines/items.
@@ -478,16 +453,6 @@ func (v OrderLine) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderLine) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderLine) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkOrderLine_Sku = codec.String{
 		MaxLength: -1,
@@ -529,11 +494,6 @@ func (v OrderPlacedStatus) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"placed\", \"paid\", \"shipped\", \"cancelled\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedStatus) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // Money is generated from order-placed.json#/$defs/money.
@@ -632,9 +592,4 @@ func (v MoneyCurrency) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *MoneyCurrency) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -61,7 +61,12 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
 	f.Func().Params(recv(false)).Id("Validate").Params().Error().Block(val...)
-	e.genJSONMethods(f, t)
+	if !t.Inline() {
+		// An inline type is reached through the types around it, whose
+		// methods call its own: it has no encoding/json methods, which
+		// would be compiled for every nested object, enum and union.
+		e.genJSONMethods(f, t)
+	}
 	if len(c.vars) > 0 {
 		f.Line()
 		f.Var().Defs(c.vars...)

@@ -208,16 +208,6 @@ func (v ImportCompletedCounts) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v ImportCompletedCounts) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ImportCompletedCounts) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkImportCompletedCounts_Created = codec.Int{
 		Max: math.MaxInt64,
@@ -288,19 +278,6 @@ func (v ImportCompletedWarningsItem) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ImportCompletedWarningsItem) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ImportCompletedWarningsItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

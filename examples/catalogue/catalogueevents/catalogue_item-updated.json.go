@@ -184,11 +184,6 @@ func (v ItemUpdatedChangedItem) Validate() error {
 	return codec.Expect("one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemUpdatedChangedItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // ItemUpdatedSource is generated from
 // catalogue/item-updated.json#/properties/source.
 type ItemUpdatedSource string
@@ -217,9 +212,4 @@ func (v ItemUpdatedSource) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"import\", \"editor\", \"api\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemUpdatedSource) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

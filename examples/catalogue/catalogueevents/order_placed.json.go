@@ -247,19 +247,6 @@ func (v OrderPlacedCustomer) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkOrderPlacedCustomer_Email = codec.String{
 		Format:    codec.FormatOf("email"),
@@ -346,19 +333,6 @@ func (v OrderLine) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderLine) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderLine) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkOrderLine_Quantity = codec.Int{
 		Max: math.MaxInt64,
@@ -421,19 +395,6 @@ func (v OrderPlacedPayment) Validate() error {
 		return err
 	}
 	return codec.Revalidate(v, new(OrderPlacedPayment))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlacedPayment) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedPayment) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // CardPayment is generated from order/placed.json#/$defs/card. Properties the
@@ -546,11 +507,6 @@ func (v CardPaymentMethod) Validate() error {
 	return codec.Expect("the constant \"card\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardPaymentMethod) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
 // Properties the schema does not declare are kept in AdditionalProperties.
 type InvoicePayment struct {
@@ -657,11 +613,6 @@ func (v InvoicePaymentMethod) Validate() error {
 	return codec.Expect("the constant \"invoice\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InvoicePaymentMethod) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // InvoicePaymentDueDays is generated from
 // order/placed.json#/$defs/invoice/properties/due_days.
 type InvoicePaymentDueDays int64
@@ -689,9 +640,4 @@ func (v InvoicePaymentDueDays) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of 14, 30")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InvoicePaymentDueDays) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -166,16 +166,6 @@ func (v ConfigChangedClosed) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChangedClosed) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChangedClosed) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // ConfigChangedEmpty is generated from config-changed.json#/properties/empty.
 type ConfigChangedEmpty struct{}
 
@@ -203,16 +193,6 @@ func (v ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ConfigChangedEmpty) Validate() error {
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChangedEmpty) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChangedEmpty) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // ConfigChangedFeatures is generated from
@@ -265,19 +245,6 @@ func (v ConfigChangedFeatures) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChangedFeatures) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChangedFeatures) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

@@ -153,8 +153,3 @@ func (v UserRegisteredPlan) Validate() error {
 	}
 	return codec.Expect("one of \"free\", \"pro\"")
 }
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UserRegisteredPlan) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}

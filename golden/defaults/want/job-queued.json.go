@@ -201,11 +201,6 @@ func (v JobQueuedMode) Validate() error {
 	return codec.Expect("one of \"fast\", \"safe\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *JobQueuedMode) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 // Properties the schema does not declare are kept in AdditionalProperties.
 type JobQueuedLimits struct {
@@ -261,17 +256,4 @@ func (v JobQueuedLimits) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v JobQueuedLimits) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *JobQueuedLimits) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

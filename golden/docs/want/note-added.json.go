@@ -182,8 +182,3 @@ func (v NoteAddedQuote) Validate() error {
 	}
 	return codec.Expect("one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\"")
 }
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *NoteAddedQuote) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}

@@ -227,11 +227,6 @@ func (v TicketOpenedKind) Validate() error {
 	return codec.Expect("the constant \"ticket\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedKind) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // TicketOpenedStatus is generated from ticket-opened.json#/properties/status.
 type TicketOpenedStatus string
 
@@ -260,11 +255,6 @@ func (v TicketOpenedStatus) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedStatus) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // TicketOpenedPriority is generated from
@@ -298,11 +288,6 @@ func (v TicketOpenedPriority) Validate() error {
 	return codec.Expect("one of 1, 2, 3, -1")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedPriority) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // Severity is generated from ticket-opened.json#/properties/severity.
 type Severity string
 
@@ -329,11 +314,6 @@ func (v Severity) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"low\", \"high\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Severity) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // TicketOpenedChannelsItem is generated from
@@ -365,11 +345,6 @@ func (v TicketOpenedChannelsItem) Validate() error {
 	return codec.Expect("one of \"email\", \"sms\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedChannelsItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // TicketOpenedVersion is generated from
 // ticket-opened.json#/properties/version.
 type TicketOpenedVersion int64
@@ -396,11 +371,6 @@ func (v TicketOpenedVersion) Validate() error {
 		return nil
 	}
 	return codec.Expect("the constant 2")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedVersion) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // TicketOpenedRegion is generated from ticket-opened.json#/properties/region.
@@ -430,9 +400,4 @@ func (v TicketOpenedRegion) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"EU\", \"US\", \"APAC\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedRegion) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -123,16 +123,6 @@ func (v CardSettlement) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v CardSettlement) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardSettlement) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfCardSettlement = []string{"card_last4"}
 )
@@ -171,16 +161,6 @@ func (v BankSettlement) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v BankSettlement) Validate() error {
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v BankSettlement) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *BankSettlement) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

@@ -171,11 +171,6 @@ func (v CheckoutStartedCurrency) Validate() error {
 	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CheckoutStartedCurrency) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // Item is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/definitions/item.
 type Item struct {

@@ -256,11 +256,6 @@ func (v IssueState) Validate() error {
 	return codec.Expect("one of \"open\", \"closed\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *IssueState) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // Label is generated from vendor/github/common.json#/definitions/label.
 type Label struct {
 	Name  string  `json:"name"`

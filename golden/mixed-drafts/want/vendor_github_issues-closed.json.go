@@ -118,8 +118,3 @@ func (v IssueClosedAction) Validate() error {
 	}
 	return codec.Expect("the constant \"closed\"")
 }
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *IssueClosedAction) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}

@@ -164,19 +164,6 @@ func (v ShipmentSentDestination) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSentDestination) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSentDestination) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfShipmentSentDestination = []string{"address"}
 )
@@ -250,19 +237,6 @@ func (v ShipmentSentDestinationAddress) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSentDestinationAddress) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSentDestinationAddress) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfShipmentSentDestinationAddress = []string{"street", "city"}
 )
@@ -325,19 +299,6 @@ func (v ShipmentSentDestinationAddressGeo) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSentDestinationAddressGeo) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSentDestinationAddressGeo) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // Contact is generated from
 // shipment-sent.json#/properties/destination/properties/contact. Properties
 // the schema does not declare are kept in AdditionalProperties.
@@ -387,17 +348,4 @@ func (v Contact) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v Contact) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Contact) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -150,19 +150,6 @@ func (v PaymentReceivedOrder) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentReceivedOrder) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentReceivedOrder) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfPaymentReceivedOrder = []string{"id"}
 )

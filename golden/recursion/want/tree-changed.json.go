@@ -492,11 +492,6 @@ func (v BinaryOp) Validate() error {
 	return codec.Expect("one of \"add\", \"sub\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *BinaryOp) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // Forest is generated from tree-changed.json#/$defs/forest.
 type Forest []Forest
 

@@ -167,19 +167,6 @@ func (v PricingQuoteReply) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PricingQuoteReply) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PricingQuoteReply) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfPricingQuoteReply = []string{"total", "valid_until"}
 )

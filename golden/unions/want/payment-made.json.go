@@ -247,11 +247,6 @@ func (v CardType) Validate() error {
 	return codec.Expect("the constant \"card\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardType) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
 // schema does not declare are kept in AdditionalProperties.
 type Transfer struct {
@@ -353,11 +348,6 @@ func (v TransferType) Validate() error {
 		return nil
 	}
 	return codec.Expect("the constant \"transfer\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TransferType) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
@@ -479,19 +469,6 @@ func (v PaymentMadeMethod) Validate() error {
 	return codec.Revalidate(v, new(PaymentMadeMethod))
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeMethod) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeMethod) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // PaymentMadeReference is generated from
 // payment-made.json#/properties/reference. It holds at least one of String,
 // Integer (anyOf): decoding sets the field of every branch whose schema the
@@ -552,19 +529,6 @@ func (v PaymentMadeReference) Validate() error {
 	return codec.Revalidate(v, new(PaymentMadeReference))
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeReference) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeReference) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // PaymentMadeContact is generated from payment-made.json#/properties/contact.
 // It holds at least one of Option1, Option2 (anyOf): decoding sets the field
 // of every branch whose schema the JSON matches, encoding merges them.
@@ -618,19 +582,6 @@ func (v PaymentMadeContact) Validate() error {
 	return codec.Revalidate(v, new(PaymentMadeContact))
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeContact) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeContact) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // PaymentMadeContactOption1 is generated from
 // payment-made.json#/properties/contact/anyOf/0. Properties the schema does
 // not declare are kept in AdditionalProperties.
@@ -679,19 +630,6 @@ func (v PaymentMadeContactOption1) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeContactOption1) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeContactOption1) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -746,19 +684,6 @@ func (v PaymentMadeContactOption2) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeContactOption2) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeContactOption2) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -822,19 +747,6 @@ func (v PaymentMadeAmountOrFree) Validate() error {
 	return codec.Revalidate(v, new(PaymentMadeAmountOrFree))
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeAmountOrFree) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeAmountOrFree) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkPaymentMadeAmountOrFree_Number = codec.Float{
 		ExclusiveMin: true,
@@ -869,9 +781,4 @@ func (v PaymentMadeAmountOrFreeOption2) Validate() error {
 		return nil
 	}
 	return codec.Expect("the constant \"free\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeAmountOrFreeOption2) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

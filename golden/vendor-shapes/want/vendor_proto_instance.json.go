@@ -250,11 +250,6 @@ func (v InstanceChangedSeverity) Validate() error {
 	return codec.Expect("one of \"low\", \"high\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedSeverity) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // InstanceChangedSign is generated from
 // vendor/proto/instance.json#/properties/sign.
 type InstanceChangedSign string
@@ -286,11 +281,6 @@ func (v InstanceChangedSign) Validate() error {
 	return codec.Expect("one of \"*\", \"+1\", \"-1\", \"1\"")
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedSign) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // InstanceChangedWildcard is generated from
 // vendor/proto/instance.json#/properties/wildcard.
 type InstanceChangedWildcard string
@@ -317,11 +307,6 @@ func (v InstanceChangedWildcard) Validate() error {
 		return nil
 	}
 	return codec.Expect("the constant \"*\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedWildcard) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // InstanceChangedWhen is generated from
@@ -382,19 +367,6 @@ func (v InstanceChangedWhen) Validate() error {
 		return err
 	}
 	return codec.Revalidate(v, new(InstanceChangedWhen))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v InstanceChangedWhen) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedWhen) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

@@ -162,16 +162,3 @@ func (v AnyofAnnotatedRunner) Validate() error {
 	}
 	return nil
 }
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v AnyofAnnotatedRunner) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotatedRunner); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AnyofAnnotatedRunner) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}

@@ -275,19 +275,6 @@ func (v OptionalCheckedOwner) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v OptionalCheckedOwner) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalCheckedOwner); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OptionalCheckedOwner) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfOptionalCheckedOwner = []string{"name"}
 )
@@ -319,11 +306,6 @@ func (v OptionalCheckedLevel) Validate() error {
 		return nil
 	}
 	return codec.Expect("one of \"low\", \"high\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OptionalCheckedLevel) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // Labels is generated from optional-checked.json#/$defs/labels.

@@ -242,19 +242,6 @@ func (v PatternMembersLabelled) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersLabelled) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersLabelled); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersLabelled) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkPatternMembersLabelled_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^x-")}}
 )
@@ -311,19 +298,6 @@ func (v PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v PatternMembersMixed) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/mixed"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersMixed) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersMixed); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersMixed) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -386,19 +360,6 @@ func (v PatternMembersOverlapping) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/overlapping"))
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersOverlapping) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersOverlapping); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersOverlapping) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	checkPatternMembersOverlapping_extra = codec.String{MaxLength: 3}
 	checkPatternMembersOverlapping_keys  = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^x-")}}
@@ -455,17 +416,4 @@ func (v PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v PatternMembersStaged) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/staged"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersStaged) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersStaged); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersStaged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -218,19 +218,6 @@ func (v RequiredSetsContact) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v RequiredSetsContact) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsContact); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *RequiredSetsContact) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOneOfRequiredSetsContact = codec.Branches{
 		Names: []string{"email", "phone"},
@@ -298,19 +285,6 @@ func (v RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v RequiredSetsWindow) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("required-sets.json#/properties/window"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v RequiredSetsWindow) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsWindow); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *RequiredSetsWindow) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // Phone is generated from required-sets.json#/$defs/phone.

@@ -194,19 +194,6 @@ func (v UntypedKeywordsEvent) Validate() error {
 	return codec.Revalidate(v, new(UntypedKeywordsEvent))
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v UntypedKeywordsEvent) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEvent) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 // UntypedKeywordsEventOption1 is generated from
 // untyped-keywords.json#/properties/event/oneOf/0.
 type UntypedKeywordsEventOption1 struct {
@@ -247,16 +234,6 @@ func (v UntypedKeywordsEventOption1) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v UntypedKeywordsEventOption1) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption1) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfUntypedKeywordsEventOption1 = []string{"kind"}
 )
@@ -287,11 +264,6 @@ func (v UntypedKeywordsEventOption1Kind) Validate() error {
 		return nil
 	}
 	return codec.Expect("the constant \"created\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption1Kind) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // UntypedKeywordsEventOption2 is generated from
@@ -340,16 +312,6 @@ func (v UntypedKeywordsEventOption2) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes v with EncodeJSON.
-func (v UntypedKeywordsEventOption2) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption2) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
-
 var (
 	requiredOfUntypedKeywordsEventOption2 = []string{"kind", "to"}
 )
@@ -380,9 +342,4 @@ func (v UntypedKeywordsEventOption2Kind) Validate() error {
 		return nil
 	}
 	return codec.Expect("the constant \"moved\"")
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption2Kind) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
