@@ -13,6 +13,11 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
+// The helpers generated code calls once per property or object are kept
+// out of line (go:noinline): inlined, each call site in a generated
+// package would compile a copy of their bodies, which costs the package's
+// build more than the call costs a decode.
+
 // A decode function reads one JSON value of type T. Generated code
 // composes them: codec.Slice(d, codec.Str) reads an array of strings.
 
@@ -112,6 +117,8 @@ func IsNull(d *jx.Decoder) bool {
 }
 
 // Ptr reads a value that may not be null into a new pointer.
+//
+//go:noinline
 func Ptr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
 	v, err := dec(d)
 	if err != nil {
@@ -121,6 +128,8 @@ func Ptr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
 }
 
 // NullPtr reads null as nil, and any other value into a new pointer.
+//
+//go:noinline
 func NullPtr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
 	if IsNull(d) {
 		return nil, nil
@@ -129,6 +138,8 @@ func NullPtr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error)
 }
 
 // Nullable reads a property that is present: null, or a value.
+//
+//go:noinline
 func Nullable[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (schemaset.Nullable[T], error) {
 	if IsNull(d) {
 		return schemaset.Null[T](), nil
@@ -139,6 +150,8 @@ func Nullable[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (schemaset
 
 // OrNull reads null as the zero value (nil, for the slices, maps and raw
 // JSON it is used on), and any other value with dec.
+//
+//go:noinline
 func OrNull[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (T, error) {
 	if IsNull(d) {
 		var zero T
@@ -225,6 +238,8 @@ type Obj struct {
 
 // Members starts reading the object that is next in d: the decoder is at
 // each member's value after Next.
+//
+//go:noinline
 func Members(d *jx.Decoder) Obj {
 	var o Obj
 	if o.err = want(d, jx.Object, "an object"); o.err == nil {
@@ -281,6 +296,8 @@ type Arr struct {
 
 // Elements starts reading the array that is next in d: the decoder is at
 // each element after Next.
+//
+//go:noinline
 func Elements(d *jx.Decoder) Arr {
 	var a Arr
 	if a.err = want(d, jx.Array, "an array"); a.err == nil {
@@ -318,6 +335,8 @@ func (a *Arr) End() error {
 
 // Extra reads the value of a property a struct does not declare into
 // *extra, creating the map on first use.
+//
+//go:noinline
 func Extra[T any](d *jx.Decoder, key []byte, extra *map[string]T, dec func(*jx.Decoder) (T, error)) error {
 	v, err := dec(d)
 	if err != nil {
