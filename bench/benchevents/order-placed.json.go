@@ -225,7 +225,7 @@ func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("customer_id")
 	e.Str(v.CustomerID)
@@ -241,7 +241,7 @@ func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedCustomer) Validate() error {
+func (v *OrderPlacedCustomer) Validate() error {
 	if err := checkOrderPlacedCustomer_CustomerID.Check(v.CustomerID); err != nil {
 		return codec.AtField(err, "customer_id")
 	}
@@ -312,7 +312,7 @@ func (v *Address) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Address) EncodeJSON(e *jx.Encoder) {
+func (v *Address) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("street")
 	e.Str(v.Street)
@@ -326,7 +326,7 @@ func (v Address) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Address) Validate() error {
+func (v *Address) Validate() error {
 	if err := checkAddress_Street.Check(v.Street); err != nil {
 		return codec.AtField(err, "street")
 	}
@@ -419,7 +419,7 @@ func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderLine) EncodeJSON(e *jx.Encoder) {
+func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	e.Str(v.Sku)
@@ -435,7 +435,7 @@ func (v OrderLine) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderLine) Validate() error {
+func (v *OrderLine) Validate() error {
 	if err := checkOrderLine_Sku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}

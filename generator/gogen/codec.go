@@ -55,12 +55,16 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 		f.Add(cm)
 	}
 	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Block(dec...)
+	// The methods of an inline struct or union, which only the methods of
+	// the types around it call, take a pointer: on a value, each would
+	// have a pointer twin for the compiler to write.
+	ptr := t.Inline() && (t.Kind == model.Struct || t.Kind == model.Union)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv(false)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
+	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
-	f.Func().Params(recv(false)).Id("Validate").Params().Error().Block(val...)
+	f.Func().Params(recv(ptr)).Id("Validate").Params().Error().Block(val...)
 	if !t.Inline() {
 		// An inline type is reached through the types around it, whose
 		// methods call its own: it has no encoding/json methods, which

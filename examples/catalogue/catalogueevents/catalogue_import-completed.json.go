@@ -183,7 +183,7 @@ func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
+func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("created")
 	e.Int64(v.Created)
@@ -195,7 +195,7 @@ func (v ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompletedCounts) Validate() error {
+func (v *ImportCompletedCounts) Validate() error {
 	if err := checkImportCompletedCounts_Created.Check(v.Created); err != nil {
 		return codec.AtField(err, "created")
 	}
@@ -262,7 +262,7 @@ func (v *ImportCompletedWarningsItem) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
+func (v *ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("line")
 	e.Int64(v.Line)
@@ -273,7 +273,7 @@ func (v ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompletedWarningsItem) Validate() error {
+func (v *ImportCompletedWarningsItem) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
 		return err
 	}

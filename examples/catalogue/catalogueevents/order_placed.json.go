@@ -222,7 +222,7 @@ func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("customer_id")
 	e.Str(v.CustomerID)
@@ -237,7 +237,7 @@ func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedCustomer) Validate() error {
+func (v *OrderPlacedCustomer) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderLine) EncodeJSON(e *jx.Encoder) {
+func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	v.Sku.EncodeJSON(e)
@@ -317,7 +317,7 @@ func (v OrderLine) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderLine) Validate() error {
+func (v *OrderLine) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func (v *OrderPlacedPayment) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.CardPayment != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -390,7 +390,7 @@ func (v OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedPayment) Validate() error {
+func (v *OrderPlacedPayment) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.A != nil {
 		e.FieldStart("a")
@@ -162,7 +162,7 @@ func (v ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChangedClosed) Validate() error {
+func (v *ConfigChangedClosed) Validate() error {
 	return nil
 }
 
@@ -185,13 +185,13 @@ func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.ObjEnd()
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChangedEmpty) Validate() error {
+func (v *ConfigChangedEmpty) Validate() error {
 	return nil
 }
 
@@ -229,7 +229,7 @@ func (v *ConfigChangedFeatures) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("dark_mode")
 	e.Bool(v.DarkMode)
@@ -240,7 +240,7 @@ func (v ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChangedFeatures) Validate() error {
+func (v *ConfigChangedFeatures) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
 		return err
 	}

@@ -197,7 +197,7 @@ func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
+func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	e.Str(v.Sku)
@@ -210,7 +210,7 @@ func (v BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BasketUpdatedLinesItem) Validate() error {
+func (v *BasketUpdatedLinesItem) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem); err != nil {
 		return err
 	}

@@ -240,7 +240,7 @@ func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
+func (v *JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.CPU != nil {
 		e.FieldStart("cpu")
@@ -251,7 +251,7 @@ func (v JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueuedLimits) Validate() error {
+func (v *JobQueuedLimits) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
 		return err
 	}

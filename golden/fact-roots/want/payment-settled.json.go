@@ -111,7 +111,7 @@ func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardSettlement) EncodeJSON(e *jx.Encoder) {
+func (v *CardSettlement) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("card_last4")
 	e.Str(v.CardLast4)
@@ -119,7 +119,7 @@ func (v CardSettlement) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardSettlement) Validate() error {
+func (v *CardSettlement) Validate() error {
 	return nil
 }
 
@@ -151,7 +151,7 @@ func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BankSettlement) EncodeJSON(e *jx.Encoder) {
+func (v *BankSettlement) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("iban")
 	e.Str(v.Iban)
@@ -159,7 +159,7 @@ func (v BankSettlement) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BankSettlement) Validate() error {
+func (v *BankSettlement) Validate() error {
 	return nil
 }
 

@@ -136,7 +136,7 @@ func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
+func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("address")
 	v.Address.EncodeJSON(e)
@@ -149,7 +149,7 @@ func (v ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSentDestination) Validate() error {
+func (v *ShipmentSentDestination) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
+func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("street")
 	e.Str(v.Street)
@@ -225,7 +225,7 @@ func (v ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSentDestinationAddress) Validate() error {
+func (v *ShipmentSentDestinationAddress) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
+func (v *ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Lat != nil {
 		e.FieldStart("lat")
@@ -292,7 +292,7 @@ func (v ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSentDestinationAddressGeo) Validate() error {
+func (v *ShipmentSentDestinationAddressGeo) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (v *Contact) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Contact) EncodeJSON(e *jx.Encoder) {
+func (v *Contact) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Phone != nil {
 		e.FieldStart("phone")
@@ -343,7 +343,7 @@ func (v Contact) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Contact) Validate() error {
+func (v *Contact) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
 		return err
 	}

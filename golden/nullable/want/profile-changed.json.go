@@ -216,7 +216,7 @@ func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
+func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("city")
 	e.Str(v.City)
@@ -225,7 +225,7 @@ func (v ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ProfileChangedAddress) Validate() error {
+func (v *ProfileChangedAddress) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChangedAddress); err != nil {
 		return err
 	}

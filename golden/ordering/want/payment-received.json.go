@@ -134,7 +134,7 @@ func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(v.ID)
@@ -143,7 +143,7 @@ func (v PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentReceivedOrder) Validate() error {
+func (v *PaymentReceivedOrder) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
 		return err
 	}

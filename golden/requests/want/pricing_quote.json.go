@@ -146,7 +146,7 @@ func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
+func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("total")
 	v.Total.EncodeJSON(e)
@@ -157,7 +157,7 @@ func (v PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PricingQuoteReply) Validate() error {
+func (v *PricingQuoteReply) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
 		return err
 	}

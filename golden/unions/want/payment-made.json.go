@@ -446,7 +446,7 @@ func (v *PaymentMadeMethod) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Card != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -462,7 +462,7 @@ func (v PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeMethod) Validate() error {
+func (v *PaymentMadeMethod) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
 		return err
 	}
@@ -506,7 +506,7 @@ func (v *PaymentMadeReference) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.String != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -522,7 +522,7 @@ func (v PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeReference) Validate() error {
+func (v *PaymentMadeReference) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
 		return err
 	}
@@ -559,7 +559,7 @@ func (v *PaymentMadeContact) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Option1 != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -575,7 +575,7 @@ func (v PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeContact) Validate() error {
+func (v *PaymentMadeContact) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
 		return err
 	}
@@ -616,7 +616,7 @@ func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("email")
 	e.Str(v.Email)
@@ -625,7 +625,7 @@ func (v PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeContactOption1) Validate() error {
+func (v *PaymentMadeContactOption1) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
 		return err
 	}
@@ -670,7 +670,7 @@ func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("phone")
 	e.Str(v.Phone)
@@ -679,7 +679,7 @@ func (v PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeContactOption2) Validate() error {
+func (v *PaymentMadeContactOption2) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
 		return err
 	}
@@ -724,7 +724,7 @@ func (v *PaymentMadeAmountOrFree) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Number != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -740,7 +740,7 @@ func (v PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeAmountOrFree) Validate() error {
+func (v *PaymentMadeAmountOrFree) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
 		return err
 	}

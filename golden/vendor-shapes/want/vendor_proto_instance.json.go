@@ -346,7 +346,7 @@ func (v *InstanceChangedWhen) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
+func (v *InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.String != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -362,7 +362,7 @@ func (v InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InstanceChangedWhen) Validate() error {
+func (v *InstanceChangedWhen) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
 		return err
 	}

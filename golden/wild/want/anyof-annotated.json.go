@@ -145,7 +145,7 @@ func (v *AnyofAnnotatedRunner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
+func (v *AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Label != nil {
 		e.FieldStart("label")
@@ -156,7 +156,7 @@ func (v AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AnyofAnnotatedRunner) Validate() error {
+func (v *AnyofAnnotatedRunner) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotatedRunner); err != nil {
 		return err
 	}

@@ -259,7 +259,7 @@ func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
+func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("name")
 	e.Str(v.Name)
@@ -268,7 +268,7 @@ func (v OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OptionalCheckedOwner) Validate() error {
+func (v *OptionalCheckedOwner) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalCheckedOwner); err != nil {
 		return err
 	}

@@ -221,7 +221,7 @@ func (v *PatternMembersLabelled) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersLabelled) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersLabelled) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Name != nil {
 		e.FieldStart("name")
@@ -232,7 +232,7 @@ func (v PatternMembersLabelled) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersLabelled) Validate() error {
+func (v *PatternMembersLabelled) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersLabelled); err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (v *PatternMembersMixed) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.ID != nil {
 		e.FieldStart("id")
@@ -296,7 +296,7 @@ func (v PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersMixed) Validate() error {
+func (v *PatternMembersMixed) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/mixed"))
 }
 
@@ -343,7 +343,7 @@ func (v *PatternMembersOverlapping) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.XID != nil {
 		e.FieldStart("x-id")
@@ -356,7 +356,7 @@ func (v PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersOverlapping) Validate() error {
+func (v *PatternMembersOverlapping) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/overlapping"))
 }
 
@@ -403,7 +403,7 @@ func (v *PatternMembersStaged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Kind != nil {
 		e.FieldStart("kind")
@@ -414,6 +414,6 @@ func (v PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersStaged) Validate() error {
+func (v *PatternMembersStaged) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/staged"))
 }

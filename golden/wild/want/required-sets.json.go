@@ -186,7 +186,7 @@ func (v *RequiredSetsContact) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RequiredSetsContact) EncodeJSON(e *jx.Encoder) {
+func (v *RequiredSetsContact) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Email != nil {
 		e.FieldStart("email")
@@ -203,7 +203,7 @@ func (v RequiredSetsContact) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RequiredSetsContact) Validate() error {
+func (v *RequiredSetsContact) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsContact); err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (v *RequiredSetsWindow) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
+func (v *RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.From != nil {
 		e.FieldStart("from")
@@ -283,7 +283,7 @@ func (v RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RequiredSetsWindow) Validate() error {
+func (v *RequiredSetsWindow) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("required-sets.json#/properties/window"))
 }
 

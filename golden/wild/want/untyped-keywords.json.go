@@ -171,7 +171,7 @@ func (v *UntypedKeywordsEvent) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Option1 != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -187,7 +187,7 @@ func (v UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEvent) Validate() error {
+func (v *UntypedKeywordsEvent) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), true); err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("kind")
 	v.Kind.EncodeJSON(e)
@@ -227,7 +227,7 @@ func (v UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption1) Validate() error {
+func (v *UntypedKeywordsEventOption1) Validate() error {
 	if err := v.Kind.Validate(); err != nil {
 		return codec.AtField(err, "kind")
 	}
@@ -295,7 +295,7 @@ func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("kind")
 	v.Kind.EncodeJSON(e)
@@ -305,7 +305,7 @@ func (v UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption2) Validate() error {
+func (v *UntypedKeywordsEventOption2) Validate() error {
 	if err := v.Kind.Validate(); err != nil {
 		return codec.AtField(err, "kind")
 	}
