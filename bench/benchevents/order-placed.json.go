@@ -377,12 +377,12 @@ func (v AddressCountry) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v AddressCountry) Validate() error {
-	switch v {
-	case AddressCountryDE, AddressCountryFR, AddressCountryGB, AddressCountryNL, AddressCountryUS:
-		return nil
-	}
-	return codec.Expect("one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\"")
+	return valuesOfAddressCountry.Check(string(v))
 }
+
+var (
+	valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
+)
 
 // OrderLine is generated from order-placed.json#/properties/lines/items.
 type OrderLine struct {
@@ -489,12 +489,12 @@ func (v OrderPlacedStatus) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlacedStatus) Validate() error {
-	switch v {
-	case OrderPlacedStatusPlaced, OrderPlacedStatusPaid, OrderPlacedStatusShipped, OrderPlacedStatusCancelled:
-		return nil
-	}
-	return codec.Expect("one of \"placed\", \"paid\", \"shipped\", \"cancelled\"")
+	return valuesOfOrderPlacedStatus.Check(string(v))
 }
+
+var (
+	valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
+)
 
 // Money is generated from order-placed.json#/$defs/money.
 //
@@ -587,9 +587,9 @@ func (v MoneyCurrency) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v MoneyCurrency) Validate() error {
-	switch v {
-	case MoneyCurrencyEUR, MoneyCurrencyGBP, MoneyCurrencyUSD:
-		return nil
-	}
-	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+	return valuesOfMoneyCurrency.Check(string(v))
 }
+
+var (
+	valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
+)

@@ -417,18 +417,40 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	if len(shown) == 1 {
 		want = "the constant " + shown[0]
 	}
-	var cases []jen.Code
-	for _, n := range names {
-		cases = append(cases, jen.Id(n))
-	}
-	if len(cases) == 0 {
+	if len(names) == 0 {
 		val = []jen.Code{jen.Return(codecID("Expect").Call(jen.Lit("no value (the enum is empty)")))}
+		return dec, []jen.Code{write}, val
+	}
+	// The values are data the method looks up (codec.Strings), not a
+	// switch of its own to compile for every enum type.
+	set, elem := "Strings", jen.String()
+	var sorted []jen.Code
+	if t.Base.Kind == model.Int {
+		set, elem = "Ints", jen.Int64()
+		var is []int64
+		for _, v := range t.Values {
+			is = append(is, v.Value.(int64))
+		}
+		slices.Sort(is)
+		for _, i := range slices.Compact(is) {
+			sorted = append(sorted, jen.Op(strconv.FormatInt(i, 10)))
+		}
 	} else {
-		val = []jen.Code{
-			jen.Switch(jen.Id("v")).Block(jen.Case(cases...).Block(jen.Return(jen.Nil()))),
-			jen.Return(codecID("Expect").Call(jen.Lit(want))),
+		var ss []string
+		for _, v := range t.Values {
+			ss = append(ss, v.Value.(string))
+		}
+		slices.Sort(ss)
+		for _, s := range slices.Compact(ss) {
+			sorted = append(sorted, jen.Lit(s))
 		}
 	}
+	id := "valuesOf" + t.GoName
+	c.vars = append(c.vars, jen.Id(id).Op("=").Add(codecID(set)).Values(
+		jen.Id("Sorted").Op(":").Index().Add(elem).Values(sorted...),
+		jen.Id("Expected").Op(":").Lit(want),
+	))
+	val = []jen.Code{jen.Return(jen.Id(id).Dot("Check").Call(jen.Add(elem).Call(jen.Id("v"))))}
 	return dec, []jen.Code{write}, val
 }
 

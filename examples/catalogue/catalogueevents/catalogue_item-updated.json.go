@@ -177,12 +177,12 @@ func (v ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemUpdatedChangedItem) Validate() error {
-	switch v {
-	case ItemUpdatedChangedItemName, ItemUpdatedChangedItemDescription, ItemUpdatedChangedItemPrice, ItemUpdatedChangedItemTags, ItemUpdatedChangedItemImages, ItemUpdatedChangedItemAttributes:
-		return nil
-	}
-	return codec.Expect("one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\"")
+	return valuesOfItemUpdatedChangedItem.Check(string(v))
 }
+
+var (
+	valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
+)
 
 // ItemUpdatedSource is generated from
 // catalogue/item-updated.json#/properties/source.
@@ -207,9 +207,9 @@ func (v ItemUpdatedSource) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemUpdatedSource) Validate() error {
-	switch v {
-	case ItemUpdatedSourceImport, ItemUpdatedSourceEditor, ItemUpdatedSourceAPI:
-		return nil
-	}
-	return codec.Expect("one of \"import\", \"editor\", \"api\"")
+	return valuesOfItemUpdatedSource.Check(string(v))
 }
+
+var (
+	valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}
+)

@@ -94,14 +94,14 @@ func (v Currency) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Currency) Validate() error {
-	switch v {
-	case CurrencyEUR, CurrencyGBP, CurrencyUSD:
-		return nil
-	}
-	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+	return valuesOfCurrency.Check(string(v))
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *Currency) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var (
+	valuesOfCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
+)

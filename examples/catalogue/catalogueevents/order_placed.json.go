@@ -500,12 +500,12 @@ func (v CardPaymentMethod) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CardPaymentMethod) Validate() error {
-	switch v {
-	case CardPaymentMethodCard:
-		return nil
-	}
-	return codec.Expect("the constant \"card\"")
+	return valuesOfCardPaymentMethod.Check(string(v))
 }
+
+var (
+	valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
+)
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -606,12 +606,12 @@ func (v InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InvoicePaymentMethod) Validate() error {
-	switch v {
-	case InvoicePaymentMethodInvoice:
-		return nil
-	}
-	return codec.Expect("the constant \"invoice\"")
+	return valuesOfInvoicePaymentMethod.Check(string(v))
 }
+
+var (
+	valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
+)
 
 // InvoicePaymentDueDays is generated from
 // order/placed.json#/$defs/invoice/properties/due_days.
@@ -635,9 +635,9 @@ func (v InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InvoicePaymentDueDays) Validate() error {
-	switch v {
-	case InvoicePaymentDueDays14, InvoicePaymentDueDays30:
-		return nil
-	}
-	return codec.Expect("one of 14, 30")
+	return valuesOfInvoicePaymentDueDays.Check(int64(v))
 }
+
+var (
+	valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}
+)

@@ -147,9 +147,9 @@ func (v UserRegisteredPlan) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserRegisteredPlan) Validate() error {
-	switch v {
-	case UserRegisteredPlanFree, UserRegisteredPlanPro:
-		return nil
-	}
-	return codec.Expect("one of \"free\", \"pro\"")
+	return valuesOfUserRegisteredPlan.Check(string(v))
 }
+
+var (
+	valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}
+)

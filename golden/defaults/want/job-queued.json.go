@@ -194,12 +194,12 @@ func (v JobQueuedMode) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v JobQueuedMode) Validate() error {
-	switch v {
-	case JobQueuedModeFast, JobQueuedModeSafe:
-		return nil
-	}
-	return codec.Expect("one of \"fast\", \"safe\"")
+	return valuesOfJobQueuedMode.Check(string(v))
 }
+
+var (
+	valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
+)
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 // Properties the schema does not declare are kept in AdditionalProperties.

@@ -176,9 +176,9 @@ func (v NoteAddedQuote) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v NoteAddedQuote) Validate() error {
-	switch v {
-	case NoteAddedQuoteBacktick, NoteAddedQuoteQuoted, NoteAddedQuoteNewLine:
-		return nil
-	}
-	return codec.Expect("one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\"")
+	return valuesOfNoteAddedQuote.Check(string(v))
 }
+
+var (
+	valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}
+)

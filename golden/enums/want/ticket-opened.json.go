@@ -220,12 +220,12 @@ func (v TicketOpenedKind) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedKind) Validate() error {
-	switch v {
-	case TicketOpenedKindTicket:
-		return nil
-	}
-	return codec.Expect("the constant \"ticket\"")
+	return valuesOfTicketOpenedKind.Check(string(v))
 }
+
+var (
+	valuesOfTicketOpenedKind = codec.Strings{Sorted: []string{"ticket"}, Expected: "the constant \"ticket\""}
+)
 
 // TicketOpenedStatus is generated from ticket-opened.json#/properties/status.
 type TicketOpenedStatus string
@@ -250,12 +250,12 @@ func (v TicketOpenedStatus) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedStatus) Validate() error {
-	switch v {
-	case TicketOpenedStatusOpen, TicketOpenedStatusInProgress, TicketOpenedStatusWaitingForCustomer, TicketOpenedStatusClosed:
-		return nil
-	}
-	return codec.Expect("one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\"")
+	return valuesOfTicketOpenedStatus.Check(string(v))
 }
+
+var (
+	valuesOfTicketOpenedStatus = codec.Strings{Sorted: []string{"closed", "in-progress", "open", "waiting_for_customer"}, Expected: "one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\""}
+)
 
 // TicketOpenedPriority is generated from
 // ticket-opened.json#/properties/priority.
@@ -281,12 +281,12 @@ func (v TicketOpenedPriority) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedPriority) Validate() error {
-	switch v {
-	case TicketOpenedPriority1, TicketOpenedPriority2, TicketOpenedPriority3, TicketOpenedPriorityMinus1:
-		return nil
-	}
-	return codec.Expect("one of 1, 2, 3, -1")
+	return valuesOfTicketOpenedPriority.Check(int64(v))
 }
+
+var (
+	valuesOfTicketOpenedPriority = codec.Ints{Sorted: []int64{-1, 1, 2, 3}, Expected: "one of 1, 2, 3, -1"}
+)
 
 // Severity is generated from ticket-opened.json#/properties/severity.
 type Severity string
@@ -309,12 +309,12 @@ func (v Severity) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Severity) Validate() error {
-	switch v {
-	case SeverityLow, SeverityHigh:
-		return nil
-	}
-	return codec.Expect("one of \"low\", \"high\"")
+	return valuesOfSeverity.Check(string(v))
 }
+
+var (
+	valuesOfSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
+)
 
 // TicketOpenedChannelsItem is generated from
 // ticket-opened.json#/properties/channels/items.
@@ -338,12 +338,12 @@ func (v TicketOpenedChannelsItem) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedChannelsItem) Validate() error {
-	switch v {
-	case TicketOpenedChannelsItemEmail, TicketOpenedChannelsItemSms:
-		return nil
-	}
-	return codec.Expect("one of \"email\", \"sms\"")
+	return valuesOfTicketOpenedChannelsItem.Check(string(v))
 }
+
+var (
+	valuesOfTicketOpenedChannelsItem = codec.Strings{Sorted: []string{"email", "sms"}, Expected: "one of \"email\", \"sms\""}
+)
 
 // TicketOpenedVersion is generated from
 // ticket-opened.json#/properties/version.
@@ -366,12 +366,12 @@ func (v TicketOpenedVersion) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedVersion) Validate() error {
-	switch v {
-	case TicketOpenedVersion2:
-		return nil
-	}
-	return codec.Expect("the constant 2")
+	return valuesOfTicketOpenedVersion.Check(int64(v))
 }
+
+var (
+	valuesOfTicketOpenedVersion = codec.Ints{Sorted: []int64{2}, Expected: "the constant 2"}
+)
 
 // TicketOpenedRegion is generated from ticket-opened.json#/properties/region.
 type TicketOpenedRegion string
@@ -395,9 +395,9 @@ func (v TicketOpenedRegion) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedRegion) Validate() error {
-	switch v {
-	case TicketOpenedRegionEU, TicketOpenedRegionUS, TicketOpenedRegionAPAC:
-		return nil
-	}
-	return codec.Expect("one of \"EU\", \"US\", \"APAC\"")
+	return valuesOfTicketOpenedRegion.Check(string(v))
 }
+
+var (
+	valuesOfTicketOpenedRegion = codec.Strings{Sorted: []string{"APAC", "EU", "US"}, Expected: "one of \"EU\", \"US\", \"APAC\""}
+)

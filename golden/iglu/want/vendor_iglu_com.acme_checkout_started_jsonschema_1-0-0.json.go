@@ -164,12 +164,12 @@ func (v CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CheckoutStartedCurrency) Validate() error {
-	switch v {
-	case CheckoutStartedCurrencyEUR, CheckoutStartedCurrencyGBP, CheckoutStartedCurrencyUSD:
-		return nil
-	}
-	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+	return valuesOfCheckoutStartedCurrency.Check(string(v))
 }
+
+var (
+	valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
+)
 
 // Item is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/definitions/item.

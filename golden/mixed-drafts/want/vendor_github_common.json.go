@@ -249,12 +249,12 @@ func (v IssueState) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v IssueState) Validate() error {
-	switch v {
-	case IssueStateOpen, IssueStateClosed:
-		return nil
-	}
-	return codec.Expect("one of \"open\", \"closed\"")
+	return valuesOfIssueState.Check(string(v))
 }
+
+var (
+	valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
+)
 
 // Label is generated from vendor/github/common.json#/definitions/label.
 type Label struct {

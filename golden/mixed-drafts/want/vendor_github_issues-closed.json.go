@@ -112,9 +112,9 @@ func (v IssueClosedAction) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v IssueClosedAction) Validate() error {
-	switch v {
-	case IssueClosedActionClosed:
-		return nil
-	}
-	return codec.Expect("the constant \"closed\"")
+	return valuesOfIssueClosedAction.Check(string(v))
 }
+
+var (
+	valuesOfIssueClosedAction = codec.Strings{Sorted: []string{"closed"}, Expected: "the constant \"closed\""}
+)

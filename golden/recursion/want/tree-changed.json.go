@@ -485,12 +485,12 @@ func (v BinaryOp) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v BinaryOp) Validate() error {
-	switch v {
-	case BinaryOpAdd, BinaryOpSub:
-		return nil
-	}
-	return codec.Expect("one of \"add\", \"sub\"")
+	return valuesOfBinaryOp.Check(string(v))
 }
+
+var (
+	valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
+)
 
 // Forest is generated from tree-changed.json#/$defs/forest.
 type Forest []Forest

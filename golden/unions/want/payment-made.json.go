@@ -240,12 +240,12 @@ func (v CardType) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CardType) Validate() error {
-	switch v {
-	case CardTypeCard:
-		return nil
-	}
-	return codec.Expect("the constant \"card\"")
+	return valuesOfCardType.Check(string(v))
 }
+
+var (
+	valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
+)
 
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -343,12 +343,12 @@ func (v TransferType) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TransferType) Validate() error {
-	switch v {
-	case TransferTypeTransfer:
-		return nil
-	}
-	return codec.Expect("the constant \"transfer\"")
+	return valuesOfTransferType.Check(string(v))
 }
+
+var (
+	valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
+)
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -776,9 +776,9 @@ func (v PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v PaymentMadeAmountOrFreeOption2) Validate() error {
-	switch v {
-	case PaymentMadeAmountOrFreeOption2Free:
-		return nil
-	}
-	return codec.Expect("the constant \"free\"")
+	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(v))
 }
+
+var (
+	valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}
+)

@@ -243,12 +243,12 @@ func (v InstanceChangedSeverity) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChangedSeverity) Validate() error {
-	switch v {
-	case InstanceChangedSeverityLow, InstanceChangedSeverityHigh:
-		return nil
-	}
-	return codec.Expect("one of \"low\", \"high\"")
+	return valuesOfInstanceChangedSeverity.Check(string(v))
 }
+
+var (
+	valuesOfInstanceChangedSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
+)
 
 // InstanceChangedSign is generated from
 // vendor/proto/instance.json#/properties/sign.
@@ -274,12 +274,12 @@ func (v InstanceChangedSign) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChangedSign) Validate() error {
-	switch v {
-	case InstanceChangedSignStar, InstanceChangedSign1, InstanceChangedSignMinus1, InstanceChangedSignX1:
-		return nil
-	}
-	return codec.Expect("one of \"*\", \"+1\", \"-1\", \"1\"")
+	return valuesOfInstanceChangedSign.Check(string(v))
 }
+
+var (
+	valuesOfInstanceChangedSign = codec.Strings{Sorted: []string{"*", "+1", "-1", "1"}, Expected: "one of \"*\", \"+1\", \"-1\", \"1\""}
+)
 
 // InstanceChangedWildcard is generated from
 // vendor/proto/instance.json#/properties/wildcard.
@@ -302,12 +302,12 @@ func (v InstanceChangedWildcard) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChangedWildcard) Validate() error {
-	switch v {
-	case InstanceChangedWildcardStar:
-		return nil
-	}
-	return codec.Expect("the constant \"*\"")
+	return valuesOfInstanceChangedWildcard.Check(string(v))
 }
+
+var (
+	valuesOfInstanceChangedWildcard = codec.Strings{Sorted: []string{"*"}, Expected: "the constant \"*\""}
+)
 
 // InstanceChangedWhen is generated from
 // vendor/proto/instance.json#/properties/when. It holds at least one of

@@ -301,12 +301,12 @@ func (v OptionalCheckedLevel) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OptionalCheckedLevel) Validate() error {
-	switch v {
-	case OptionalCheckedLevelLow, OptionalCheckedLevelHigh:
-		return nil
-	}
-	return codec.Expect("one of \"low\", \"high\"")
+	return valuesOfOptionalCheckedLevel.Check(string(v))
 }
+
+var (
+	valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
+)
 
 // Labels is generated from optional-checked.json#/$defs/labels.
 type Labels []string

@@ -259,12 +259,12 @@ func (v UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UntypedKeywordsEventOption1Kind) Validate() error {
-	switch v {
-	case UntypedKeywordsEventOption1KindCreated:
-		return nil
-	}
-	return codec.Expect("the constant \"created\"")
+	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(v))
 }
+
+var (
+	valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
+)
 
 // UntypedKeywordsEventOption2 is generated from
 // untyped-keywords.json#/properties/event/oneOf/1.
@@ -337,9 +337,9 @@ func (v UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UntypedKeywordsEventOption2Kind) Validate() error {
-	switch v {
-	case UntypedKeywordsEventOption2KindMoved:
-		return nil
-	}
-	return codec.Expect("the constant \"moved\"")
+	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(v))
 }
+
+var (
+	valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}
+)
