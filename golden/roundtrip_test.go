@@ -45,6 +45,7 @@ import (
 	wild "github.com/warrenbus/warren/golden/wild/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -305,26 +306,27 @@ func TestOptionalNullable(t *testing.T) {
 }
 
 // TestUnionBranches checks that decoding picks branches by schema, not by
-// which struct happens to accept the JSON, and that a oneOf refuses to
-// encode with two branches set.
+// which struct happens to accept the JSON, and that a oneOf with two
+// branches set does not validate. The unions are inline: their parent's
+// DecodeJSON calls theirs, as codec.Unmarshal does here.
 func TestUnionBranches(t *testing.T) {
 	var m unions.PaymentMadeMethod
-	if err := json.Unmarshal([]byte(`{"type":"transfer","iban":"DE00"}`), &m); err != nil {
+	if err := codec.Unmarshal([]byte(`{"type":"transfer","iban":"DE00"}`), &m); err != nil {
 		t.Fatal(err)
 	}
 	if m.Card != nil || m.Transfer == nil || m.Transfer.Iban != "DE00" {
 		t.Fatalf("decoded %+v, want only Transfer", m)
 	}
-	if err := json.Unmarshal([]byte(`{"type":"cash"}`), &m); err == nil {
+	if err := codec.Unmarshal([]byte(`{"type":"cash"}`), &m); err == nil {
 		t.Fatal("a value matching no branch decoded without error")
 	}
 	both := unions.PaymentMadeMethod{Card: &unions.Card{Type: unions.CardTypeCard, Last4: "1"}, Transfer: &unions.Transfer{Type: unions.TransferTypeTransfer}}
-	if _, err := json.Marshal(both); err == nil {
-		t.Fatal("a oneOf with two branches set encoded without error")
+	if err := both.Validate(); err == nil {
+		t.Fatal("a oneOf with two branches set validated without error")
 	}
 
 	var c unions.PaymentMadeContact
-	if err := json.Unmarshal([]byte(`{"email":"a@example.com","phone":"+49"}`), &c); err != nil {
+	if err := codec.Unmarshal([]byte(`{"email":"a@example.com","phone":"+49"}`), &c); err != nil {
 		t.Fatal(err)
 	}
 	if c.Option1 == nil || c.Option2 == nil {
@@ -333,17 +335,19 @@ func TestUnionBranches(t *testing.T) {
 }
 
 // TestAdditionalProperties checks that undeclared properties survive in
-// AdditionalProperties and cannot shadow a declared one.
+// AdditionalProperties and cannot shadow a declared one. The object is
+// inline: its parent's DecodeJSON calls its own, as codec.Unmarshal does
+// here.
 func TestAdditionalProperties(t *testing.T) {
 	var f additional.ConfigChangedFeatures
-	if err := json.Unmarshal([]byte(`{"dark_mode":true,"beta":false}`), &f); err != nil {
+	if err := codec.Unmarshal([]byte(`{"dark_mode":true,"beta":false}`), &f); err != nil {
 		t.Fatal(err)
 	}
 	if !f.DarkMode || len(f.AdditionalProperties) != 1 || f.AdditionalProperties["beta"] {
 		t.Fatalf("decoded %+v", f)
 	}
 	f.AdditionalProperties["dark_mode"] = false
-	if _, err := json.Marshal(f); err == nil {
-		t.Fatal("an additional property named like a declared one encoded without error")
+	if err := f.Validate(); err == nil {
+		t.Fatal("an additional property named like a declared one validated without error")
 	}
 }

@@ -38,7 +38,11 @@ type funcInvoker handlerCall
 func (f funcInvoker) invoke(ctx context.Context, d Delivery) error { return f(ctx, d) }
 
 // typedHandling is the handling of one delivery of a T together with its
-// decoded fact: one allocation for both.
+// decoded fact: one allocation for both. The typedHandling of a route,
+// with fn only, starts those of its deliveries. Its two methods are all the
+// code that each fact type instantiates: the rest of a route ([newRoute])
+// is the same for every type, so that a package of many fact types
+// compiles one copy of it.
 type typedHandling[T any] struct {
 	handling
 	fn   func(ctx context.Context, d Delivery, fact T) error
@@ -47,6 +51,18 @@ type typedHandling[T any] struct {
 
 func (t *typedHandling[T]) invoke(ctx context.Context, d Delivery) error {
 	return t.fn(ctx, d, t.fact)
+}
+
+func (t *typedHandling[T]) start() (*handling, any) {
+	h := &typedHandling[T]{fn: t.fn}
+	h.call = h
+	return &h.handling, &h.fact
+}
+
+// starter begins the handling of one delivery: it returns the handling,
+// bound to a zero fact, and the address of that fact to decode into.
+type starter interface {
+	start() (*handling, any)
 }
 
 // Fact returns the fact the route handles.
@@ -62,22 +78,31 @@ func (r Route) Fact() Fact { return r.fact }
 // without f.Validate. Other types are validated with f.Validate and then
 // decoded with encoding/json.
 func Handle[T any](f Fact, fn func(ctx context.Context, d Delivery, fact T) error) Route {
+	return newRoute(f, &typedHandling[T]{fn: fn})
+}
+
+// newRoute is [Handle] but for the type: s starts each delivery's handling.
+func newRoute(f Fact, s starter) Route {
 	r := Route{fact: f, decode: func(payload []byte) (handlerCall, error) {
-		var v T
-		if err := json.Unmarshal(payload, &v); err != nil {
+		h, v := s.start()
+		if err := json.Unmarshal(payload, v); err != nil {
 			return nil, Permanent(fmt.Errorf("decode %s payload: %w", f.RoutingKey, err))
 		}
-		return func(ctx context.Context, d Delivery) error { return fn(ctx, d, v) }, nil
+		return h.call.invoke, nil
 	}}
-	if _, ok := any((*T)(nil)).(codec.Decoder); ok {
+	if _, v := s.start(); isDecoder(v) {
 		r.decodeAt = func(d *jx.Decoder) (*handling, error) {
-			t := &typedHandling[T]{fn: fn}
-			if err := any(&t.fact).(codec.Decoder).DecodeJSON(d); err != nil {
+			h, v := s.start()
+			if err := v.(codec.Decoder).DecodeJSON(d); err != nil {
 				return nil, err
 			}
-			t.call = t
-			return &t.handling, nil
+			return h, nil
 		}
 	}
 	return r
+}
+
+func isDecoder(v any) bool {
+	_, ok := v.(codec.Decoder)
+	return ok
 }

@@ -41,26 +41,27 @@ type OrderPlaced struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
 		case "customer":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Customer.DecodeJSON(d)
 		case "lines":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
 		case "total":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Total.DecodeJSON(d)
 		case "status":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			err = v.Status.DecodeJSON(d)
 		case "placed_at":
-			seen |= 1 << 5
+			o.Seen |= 1 << 5
 			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
 		case "tags":
 			v.Tags, err = codec.DistinctOf(d, &checkOrderPlaced_Tags, checkOrderPlaced_Tags_item.Str)
@@ -69,12 +70,9 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlaced)
+	return o.End(requiredOfOrderPlaced)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -203,33 +201,31 @@ type OrderPlacedCustomer struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedCustomer{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "customer_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CustomerID, err = checkOrderPlacedCustomer_CustomerID.Str(d)
 		case "email":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
 		case "name":
 			v.Name, err = codec.Ptr(d, checkOrderPlacedCustomer_Name.Str)
 		case "address":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Address.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlacedCustomer)
+	return o.End(requiredOfOrderPlacedCustomer)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("customer_id")
 	e.Str(v.CustomerID)
@@ -245,7 +241,7 @@ func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedCustomer) Validate() error {
+func (v *OrderPlacedCustomer) Validate() error {
 	if err := checkOrderPlacedCustomer_CustomerID.Check(v.CustomerID); err != nil {
 		return codec.AtField(err, "customer_id")
 	}
@@ -261,16 +257,6 @@ func (v OrderPlacedCustomer) Validate() error {
 		return codec.AtField(err, "address")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -301,34 +287,32 @@ type Address struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Address) DecodeJSON(d *jx.Decoder) error {
 	*v = Address{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "street":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Street, err = checkAddress_Street.Str(d)
 		case "city":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.City, err = checkAddress_City.Str(d)
 		case "postcode":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Postcode, err = checkAddress_Postcode.Str(d)
 		case "country":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Country.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfAddress)
+	return o.End(requiredOfAddress)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Address) EncodeJSON(e *jx.Encoder) {
+func (v *Address) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("street")
 	e.Str(v.Street)
@@ -342,7 +326,7 @@ func (v Address) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Address) Validate() error {
+func (v *Address) Validate() error {
 	if err := checkAddress_Street.Check(v.Street); err != nil {
 		return codec.AtField(err, "street")
 	}
@@ -356,16 +340,6 @@ func (v Address) Validate() error {
 		return codec.AtField(err, "country")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v Address) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Address) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -403,17 +377,12 @@ func (v AddressCountry) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v AddressCountry) Validate() error {
-	switch v {
-	case AddressCountryDE, AddressCountryFR, AddressCountryGB, AddressCountryNL, AddressCountryUS:
-		return nil
-	}
-	return codec.Expect("one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\"")
+	return valuesOfAddressCountry.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AddressCountry) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
+)
 
 // OrderLine is generated from order-placed.json#/properties/lines/items.
 type OrderLine struct {
@@ -426,33 +395,31 @@ type OrderLine struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderLine{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = checkOrderLine_Sku.Str(d)
 		case "title":
 			v.Title, err = codec.Ptr(d, checkOrderLine_Title.Str)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkOrderLine_Quantity.Int(d)
 		case "unit_price":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.UnitPrice.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderLine)
+	return o.End(requiredOfOrderLine)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderLine) EncodeJSON(e *jx.Encoder) {
+func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	e.Str(v.Sku)
@@ -468,7 +435,7 @@ func (v OrderLine) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderLine) Validate() error {
+func (v *OrderLine) Validate() error {
 	if err := checkOrderLine_Sku.Check(v.Sku); err != nil {
 		return codec.AtField(err, "sku")
 	}
@@ -484,16 +451,6 @@ func (v OrderLine) Validate() error {
 		return codec.AtField(err, "unit_price")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderLine) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderLine) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -532,17 +489,12 @@ func (v OrderPlacedStatus) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlacedStatus) Validate() error {
-	switch v {
-	case OrderPlacedStatusPlaced, OrderPlacedStatusPaid, OrderPlacedStatusShipped, OrderPlacedStatusCancelled:
-		return nil
-	}
-	return codec.Expect("one of \"placed\", \"paid\", \"shipped\", \"cancelled\"")
+	return valuesOfOrderPlacedStatus.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedStatus) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
+)
 
 // Money is generated from order-placed.json#/$defs/money.
 //
@@ -555,24 +507,22 @@ type Money struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "amount":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Amount, err = checkMoney_Amount.Int(d)
 		case "currency":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Currency.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfMoney)
+	return o.End(requiredOfMoney)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -637,14 +587,9 @@ func (v MoneyCurrency) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v MoneyCurrency) Validate() error {
-	switch v {
-	case MoneyCurrencyEUR, MoneyCurrencyGBP, MoneyCurrencyUSD:
-		return nil
-	}
-	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+	return valuesOfMoneyCurrency.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *MoneyCurrency) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
+)

@@ -55,13 +55,22 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 		f.Add(cm)
 	}
 	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Block(dec...)
+	// The methods of an inline struct or union, which only the methods of
+	// the types around it call, take a pointer: on a value, each would
+	// have a pointer twin for the compiler to write.
+	ptr := t.Inline() && (t.Kind == model.Struct || t.Kind == model.Union)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv(false)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
+	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
-	f.Func().Params(recv(false)).Id("Validate").Params().Error().Block(val...)
-	e.genJSONMethods(f, t)
+	f.Func().Params(recv(ptr)).Id("Validate").Params().Error().Block(val...)
+	if !t.Inline() {
+		// An inline type is reached through the types around it, whose
+		// methods call its own: it has no encoding/json methods, which
+		// would be compiled for every nested object, enum and union.
+		e.genJSONMethods(f, t)
+	}
 	if len(c.vars) > 0 {
 		f.Line()
 		f.Var().Defs(c.vars...)
@@ -124,10 +133,10 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		name := ruleName(t.GoName, fl.GoName)
 		body := []jen.Code{}
 		if fl.Required && !c.lenient { // a lenient type's schema checked them
-			body = append(body, jen.Id("seen").Op("|=").Lit(1).Op("<<").Lit(len(required)))
+			body = append(body, jen.Id("o").Dot("Seen").Op("|=").Lit(1).Op("<<").Lit(len(required)))
 			required = append(required, fl.JSONName)
 		}
-		body = append(body, c.fieldDec(fl, name))
+		body = append(body, c.fieldDec(fl, name)...)
 		cases = append(cases, jen.Case(jen.Lit(fl.JSONName)).Block(body...))
 		enc = append(enc, c.fieldEnc(fl)...)
 		val = append(val, c.fieldCheck(fl, name)...)
@@ -135,10 +144,10 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	if t.Extra != nil {
 		extra := jen.Op("&").Id("v").Dot(model.ExtraField)
 		dec := c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))
-		read := codecID("Extra").Call(jen.Id("d"), jen.Id("key"), extra, dec)
+		read := codecID("Extra").Call(jen.Id("d"), jen.Id("o").Dot("Key").Call(), extra, dec)
 		if len(t.Patterns) > 0 {
 			keys := c.keysRule(t.Patterns, ruleName(t.GoName, "keys"))
-			read = codecID("PatternExtra").Call(jen.Id("d"), jen.Id("key"), jen.Op("&").Add(keys), extra, dec)
+			read = codecID("PatternExtra").Call(jen.Id("d"), jen.Id("o").Dot("Key").Call(), jen.Op("&").Add(keys), extra, dec)
 			val = append(val, errReturn(codecID("CheckKeys").Call(jen.Op("&").Add(keys), jen.Id("v").Dot(model.ExtraField)), func(err jen.Code) jen.Code { return err }))
 		}
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(read)))
@@ -161,32 +170,30 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	if !c.lenient {
 		branches = c.branchChecks(t)
 	}
-	dec = []jen.Code{jen.Op("*").Id("v").Op("=").Id(t.GoName).Values()}
-	if len(required) > 0 {
-		dec = append(dec, jen.Var().Id("seen").Uint64())
+	// The members are read in a loop of the method's own (codec.Obj), not
+	// in a function literal called for each: one function less per type
+	// to compile, and no call per member.
+	dec = []jen.Code{
+		jen.Op("*").Id("v").Op("=").Id(t.GoName).Values(),
+		jen.Id("o").Op(":=").Add(codecID("Members").Call(jen.Id("d"))),
+		jen.For(jen.Id("o").Dot("Next").Call()).Block(
+			jen.Var().Err().Error(),
+			jen.Switch(jen.String().Call(jen.Id("o").Dot("Key").Call())).Block(cases...),
+			jen.Id("o").Dot("Check").Call(jen.Err()),
+		),
 	}
-	dec = append(dec, jen.Err().Op(":=").Add(codecID("Object").Call(jen.Id("d"), jen.Func().Params(decoderParam(), jen.Id("key").Index().Byte()).Params(jen.Err().Error()).Block(
-		jen.Switch(jen.String().Call(jen.Id("key"))).Block(cases...),
-		jen.Return(jen.Err()),
-	))))
+	end := jen.Id("o").Dot("End").Call(jen.Nil())
 	if len(required) > 0 {
 		c.vars = append(c.vars, jen.Id(requiredVar(t)).Op("=").Index().String().ValuesFunc(func(g *jen.Group) {
 			for _, r := range required {
 				g.Lit(r)
 			}
 		}))
-		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
-		branches = append([]jen.Code{codecID("Required").Call(jen.Id("seen"), jen.Id(requiredVar(t)))}, branches...)
-		dec = append(dec, checksThen(branches[:len(branches)-1], branches[len(branches)-1])...)
-		val = append(val, checksThen(branches[1:], jen.Nil())...)
-	} else if len(branches) > 0 {
-		dec = append(dec, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
-		dec = append(dec, checksThen(branches[:len(branches)-1], branches[len(branches)-1])...)
-		val = append(val, checksThen(branches, jen.Nil())...)
-	} else {
-		dec = append(dec, jen.Return(jen.Err()))
-		val = append(val, jen.Return(jen.Nil()))
+		end = jen.Id("o").Dot("End").Call(jen.Id(requiredVar(t)))
 	}
+	checks := append([]jen.Code{end}, branches...)
+	dec = append(dec, checksThen(checks[:len(checks)-1], checks[len(checks)-1])...)
+	val = append(val, checksThen(branches, jen.Nil())...)
 	enc = append([]jen.Code{jen.Id("e").Dot("ObjStart").Call()}, append(enc, jen.Id("e").Dot("ObjEnd").Call())...)
 	return dec, enc, val
 }
@@ -259,24 +266,62 @@ func presentExpr(fl *model.Field) jen.Code {
 }
 
 // fieldDec reads the value of one property into its field.
-func (c *valueCodec) fieldDec(fl *model.Field, name string) jen.Code {
+func (c *valueCodec) fieldDec(fl *model.Field, name string) []jen.Code {
 	dst := jen.Id("v").Dot(fl.GoName)
 	r := fl.Type
+	one := func(x jen.Code) []jen.Code { return []jen.Code{x} }
 	switch {
 	case fl.NullOrAbsent():
-		return jen.List(dst, jen.Err()).Op("=").Add(codecID("Nullable").Call(jen.Id("d"), c.decFn(r, name)))
+		return one(jen.List(dst, jen.Err()).Op("=").Add(codecID("Nullable").Call(jen.Id("d"), c.decFn(r, name))))
 	case fl.IsPointer() && r.Nullable:
-		return jen.List(dst, jen.Err()).Op("=").Add(codecID("NullPtr").Call(jen.Id("d"), c.decFn(r, name)))
+		return one(jen.List(dst, jen.Err()).Op("=").Add(codecID("NullPtr").Call(jen.Id("d"), c.decFn(r, name))))
+	case fl.IsPointer() && resolve(r).Kind == model.Named:
+		// Not codec.Ptr(d, codec.Dec[T]): generic code is compiled once
+		// for each struct type it is given.
+		return []jen.Code{
+			jen.Add(dst).Op("=").New(typeExpr(r)),
+			jen.Err().Op("=").Add(dst).Dot("DecodeJSON").Call(jen.Id("d")),
+		}
 	case fl.IsPointer():
-		return jen.List(dst, jen.Err()).Op("=").Add(codecID("Ptr").Call(jen.Id("d"), c.decFn(r, name)))
+		return one(jen.List(dst, jen.Err()).Op("=").Add(codecID("Ptr").Call(jen.Id("d"), c.decFn(r, name))))
 	case r.Nullable && resolve(r).Kind != model.Raw: // a slice or map: nil is null
 		// Raw JSON keeps a null as the text null, so that an optional
 		// property that is null stays apart from one that is absent (nil).
-		return jen.List(dst, jen.Err()).Op("=").Add(codecID("OrNull").Call(jen.Id("d"), c.decFn(r, name)))
+		return one(jen.List(dst, jen.Err()).Op("=").Add(codecID("OrNull").Call(jen.Id("d"), c.decFn(r, name))))
 	case resolve(r).Kind == model.Named:
-		return jen.Err().Op("=").Add(dst).Dot("DecodeJSON").Call(jen.Id("d"))
+		return one(jen.Err().Op("=").Add(dst).Dot("DecodeJSON").Call(jen.Id("d")))
 	}
-	return jen.List(dst, jen.Err()).Op("=").Add(c.decCall(r, name))
+	if elem, ok := c.structSlice(r); ok {
+		// Each element decodes itself in place, in a loop of the
+		// method's own (not codec.Slice(d, codec.Dec[T]), compiled once
+		// for each struct type).
+		last := jen.Add(dst).Index(jen.Len(dst).Op("-").Lit(1))
+		return []jen.Code{
+			jen.Id("a").Op(":=").Add(codecID("Elements").Call(jen.Id("d"))),
+			jen.For(jen.Add(dst).Op("=").Add(typeExpr(r)).Values(), jen.Id("a").Dot("Next").Call(), jen.Empty()).Block(
+				jen.Add(dst).Op("=").Append(dst, jen.Add(typeExpr(elem)).Values()),
+				jen.Id("a").Dot("Check").Call(jen.Add(last).Dot("DecodeJSON").Call(jen.Id("d"))),
+			),
+			jen.Err().Op("=").Id("a").Dot("End").Call(),
+		}
+	}
+	return one(jen.List(dst, jen.Err()).Op("=").Add(c.decCall(r, name)))
+}
+
+// structSlice reports whether r is a slice of a generated struct (or
+// union) type, not null, whose array has no rule of its own: its items
+// are decoded and checked by the items' own methods, in loops of the
+// struct's methods. It returns the items' type.
+func (c *valueCodec) structSlice(r model.Ref) (model.Ref, bool) {
+	r = resolve(r)
+	if r.Kind != model.Slice || r.Nullable || !r.Check(c.assert).IsZero() {
+		return model.Ref{}, false
+	}
+	elem := *r.Elem
+	if elem.Nullable || elem.Kind != model.Named || elem.Type.Kind != model.Struct && elem.Type.Kind != model.Union {
+		return model.Ref{}, false
+	}
+	return elem, true
 }
 
 // fieldEnc writes one property, or nothing when it is absent.
@@ -321,6 +366,13 @@ func (c *valueCodec) fieldCheck(fl *model.Field, name string) []jen.Code {
 		}
 		return stmts
 	default:
+		if _, ok := c.structSlice(r); ok {
+			return []jen.Code{jen.For(jen.Id("i").Op(":=").Range().Add(x)).Block(
+				errReturn(jen.Add(x).Index(jen.Id("i")).Dot("Validate").Call(), func(err jen.Code) jen.Code {
+					return wrap(codecID("AtIndex").Call(err, jen.Id("i")))
+				}),
+			)}
+		}
 		chk := c.check(r, x, false, name)
 		if chk == nil {
 			return nil
@@ -365,18 +417,40 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	if len(shown) == 1 {
 		want = "the constant " + shown[0]
 	}
-	var cases []jen.Code
-	for _, n := range names {
-		cases = append(cases, jen.Id(n))
-	}
-	if len(cases) == 0 {
+	if len(names) == 0 {
 		val = []jen.Code{jen.Return(codecID("Expect").Call(jen.Lit("no value (the enum is empty)")))}
+		return dec, []jen.Code{write}, val
+	}
+	// The values are data the method looks up (codec.Strings), not a
+	// switch of its own to compile for every enum type.
+	set, elem := "Strings", jen.String()
+	var sorted []jen.Code
+	if t.Base.Kind == model.Int {
+		set, elem = "Ints", jen.Int64()
+		var is []int64
+		for _, v := range t.Values {
+			is = append(is, v.Value.(int64))
+		}
+		slices.Sort(is)
+		for _, i := range slices.Compact(is) {
+			sorted = append(sorted, jen.Op(strconv.FormatInt(i, 10)))
+		}
 	} else {
-		val = []jen.Code{
-			jen.Switch(jen.Id("v")).Block(jen.Case(cases...).Block(jen.Return(jen.Nil()))),
-			jen.Return(codecID("Expect").Call(jen.Lit(want))),
+		var ss []string
+		for _, v := range t.Values {
+			ss = append(ss, v.Value.(string))
+		}
+		slices.Sort(ss)
+		for _, s := range slices.Compact(ss) {
+			sorted = append(sorted, jen.Lit(s))
 		}
 	}
+	id := "valuesOf" + t.GoName
+	c.vars = append(c.vars, jen.Id(id).Op("=").Add(codecID(set)).Values(
+		jen.Id("Sorted").Op(":").Index().Add(elem).Values(sorted...),
+		jen.Id("Expected").Op(":").Lit(want),
+	))
+	val = []jen.Code{jen.Return(jen.Id(id).Dot("Check").Call(jen.Add(elem).Call(jen.Id("v"))))}
 	return dec, []jen.Code{write}, val
 }
 

@@ -128,6 +128,11 @@ func (t *Type) Methods() []string {
 	return []string{"DecodeJSON", "EncodeJSON", "MarshalJSON", "UnmarshalJSON", "Validate"}
 }
 
+// Inline reports whether the type's schema sits inside another's (a
+// property, an item, a branch), not at a file's root or an entry of $defs:
+// only the generated code of the types around it reaches it.
+func (t *Type) Inline() bool { return t.Fact == nil && !isDefinition(t.Pointer) }
+
 // Location returns "source#pointer", which identifies the type's schema in
 // the embedded schema set.
 func (t *Type) Location() string { return location(t.Source, t.Pointer) }

@@ -70,6 +70,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // was expected. Callers up the tree prefix the pointer with [AtField] and
 // [AtIndex] as the error travels out, so the success path never builds a
 // pointer.
+//
+//go:noinline
 func Expect(expected string) error {
 	return &Error{Expected: expected}
 }

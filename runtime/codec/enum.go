@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math/big"
 	"slices"
@@ -223,6 +224,34 @@ func Distinct[T comparable](c *Array, items []T) error {
 			return Expect("unique items; items " + strconv.Itoa(j) + " and " + strconv.Itoa(i) + " are equal")
 		}
 		seen[x] = i
+	}
+	return nil
+}
+
+// Strings is the set of values of a string enum type, for its generated
+// Validate: Sorted in byte order, what Check expects said as Expected
+// ("one of \"new\", \"done\""). Generated code declares one per enum type as
+// a package-level literal, which the compiler lays out as data.
+type Strings struct {
+	Sorted   []string
+	Expected string
+}
+
+// Check checks that s is one of the values.
+func (c *Strings) Check(s string) error { return oneOf(c.Sorted, s, c.Expected) }
+
+// Ints is Strings for an integer enum type.
+type Ints struct {
+	Sorted   []int64
+	Expected string
+}
+
+// Check checks that i is one of the values.
+func (c *Ints) Check(i int64) error { return oneOf(c.Sorted, i, c.Expected) }
+
+func oneOf[T cmp.Ordered](sorted []T, v T, expected string) error {
+	if _, ok := slices.BinarySearch(sorted, v); !ok {
+		return Expect(expected)
 	}
 	return nil
 }

@@ -13,6 +13,11 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
+// The helpers generated code calls once per property or object are kept
+// out of line (go:noinline): inlined, each call site in a generated
+// package would compile a copy of their bodies, which costs the package's
+// build more than the call costs a decode.
+
 // A decode function reads one JSON value of type T. Generated code
 // composes them: codec.Slice(d, codec.Str) reads an array of strings.
 
@@ -112,6 +117,8 @@ func IsNull(d *jx.Decoder) bool {
 }
 
 // Ptr reads a value that may not be null into a new pointer.
+//
+//go:noinline
 func Ptr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
 	v, err := dec(d)
 	if err != nil {
@@ -121,6 +128,8 @@ func Ptr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
 }
 
 // NullPtr reads null as nil, and any other value into a new pointer.
+//
+//go:noinline
 func NullPtr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error) {
 	if IsNull(d) {
 		return nil, nil
@@ -129,6 +138,8 @@ func NullPtr[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (*T, error)
 }
 
 // Nullable reads a property that is present: null, or a value.
+//
+//go:noinline
 func Nullable[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (schemaset.Nullable[T], error) {
 	if IsNull(d) {
 		return schemaset.Null[T](), nil
@@ -139,6 +150,8 @@ func Nullable[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (schemaset
 
 // OrNull reads null as the zero value (nil, for the slices, maps and raw
 // JSON it is used on), and any other value with dec.
+//
+//go:noinline
 func OrNull[T any](d *jx.Decoder, dec func(*jx.Decoder) (T, error)) (T, error) {
 	if IsNull(d) {
 		var zero T
@@ -200,8 +213,130 @@ func Object(d *jx.Decoder, f func(d *jx.Decoder, key []byte) error) error {
 	return Wrap(it.Err(), "an object")
 }
 
+// Obj reads a JSON object member by member, for a generated DecodeJSON,
+// which switches on each member's name in a loop of its own:
+//
+//	o := codec.Members(d)
+//	for o.Next() {
+//		var err error
+//		switch string(o.Key()) {
+//		case "id":
+//			o.Seen |= 1 << 0
+//			v.ID, err = codec.Str(d)
+//		default:
+//			err = codec.Unknown()
+//		}
+//		o.Check(err)
+//	}
+//	return o.End(requiredOfT)
+type Obj struct {
+	// Seen has bit i set when the i-th required property was read.
+	Seen uint64
+	it   jx.ObjIter
+	err  error
+}
+
+// Members starts reading the object that is next in d: the decoder is at
+// each member's value after Next.
+//
+//go:noinline
+func Members(d *jx.Decoder) Obj {
+	var o Obj
+	if o.err = want(d, jx.Object, "an object"); o.err == nil {
+		var err error
+		// The iterator, unlike ObjBytes, does not wrap (with a stack
+		// trace) the errors of the members: a union tries branches that
+		// fail.
+		o.it, err = d.ObjIter()
+		o.err = Wrap(err, "an object")
+	}
+	return o
+}
+
+// Next moves to the next member, if there is one and nothing has failed.
+func (o *Obj) Next() bool { return o.err == nil && o.it.Next() }
+
+// Key is the member's name, valid until Next.
+func (o *Obj) Key() []byte { return o.it.Key() }
+
+// Check records the error of reading the member's value, if any, with the
+// member's name in its pointer: Next stops and End returns it.
+func (o *Obj) Check(err error) {
+	if err != nil {
+		o.err = AtField(err, string(o.it.Key()))
+	}
+}
+
+// End returns the first error of the object, else checks that every
+// required property was seen: bit i of Seen for required[i].
+func (o *Obj) End(required []string) error {
+	if o.err != nil {
+		return o.err
+	}
+	if err := o.it.Err(); err != nil {
+		return Wrap(err, "an object")
+	}
+	return Required(o.Seen, required)
+}
+
+// Arr reads a JSON array element by element, for generated code that
+// appends each element to a slice of a generated type itself:
+//
+//	a := codec.Elements(d)
+//	for v.Lines = []T{}; a.Next(); {
+//		v.Lines = append(v.Lines, T{})
+//		a.Check(v.Lines[len(v.Lines)-1].DecodeJSON(d))
+//	}
+//	err = a.End()
+type Arr struct {
+	it  jx.ArrIter
+	n   int // elements begun
+	err error
+}
+
+// Elements starts reading the array that is next in d: the decoder is at
+// each element after Next.
+//
+//go:noinline
+func Elements(d *jx.Decoder) Arr {
+	var a Arr
+	if a.err = want(d, jx.Array, "an array"); a.err == nil {
+		var err error
+		a.it, err = d.ArrIter()
+		a.err = Wrap(err, "an array")
+	}
+	return a
+}
+
+// Next moves to the next element, if there is one and nothing has failed.
+func (a *Arr) Next() bool {
+	if a.err != nil || !a.it.Next() {
+		return false
+	}
+	a.n++
+	return true
+}
+
+// Check records the error of reading the element, if any, with its index
+// in its pointer: Next stops and End returns it.
+func (a *Arr) Check(err error) {
+	if err != nil {
+		a.err = AtIndex(err, a.n-1)
+	}
+}
+
+// End returns the first error of the array, if any.
+func (a *Arr) End() error {
+	if a.err != nil {
+		return a.err
+	}
+	return Wrap(a.it.Err(), "an array")
+}
+
 // Extra reads the value of a property a struct does not declare into
 // *extra, creating the map on first use.
+//
+//go:noinline
 func Extra[T any](d *jx.Decoder, key []byte, extra *map[string]T, dec func(*jx.Decoder) (T, error)) error {
 	v, err := dec(d)
 	if err != nil {

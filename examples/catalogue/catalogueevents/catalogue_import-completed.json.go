@@ -50,32 +50,35 @@ var propertiesOfImportCompleted = []string{"import_id", "supplier", "completed_a
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
 	*v = ImportCompleted{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "import_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ImportID, err = checkImportCompleted_ImportID.Str(d)
 		case "supplier":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Supplier, err = codec.Str(d)
 		case "completed_at":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.CompletedAt, err = checkImportCompleted_CompletedAt.Time(d)
 		case "counts":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Counts.DecodeJSON(d)
 		case "warnings":
-			v.Warnings, err = codec.Slice(d, codec.Dec[ImportCompletedWarningsItem])
+			a := codec.Elements(d)
+			for v.Warnings = []ImportCompletedWarningsItem{}; a.Next(); {
+				v.Warnings = append(v.Warnings, ImportCompletedWarningsItem{})
+				a.Check(v.Warnings[len(v.Warnings)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfImportCompleted)
+	return o.End(requiredOfImportCompleted)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -112,10 +115,10 @@ func (v ImportCompleted) Validate() error {
 	if err := v.Counts.Validate(); err != nil {
 		return codec.AtField(err, "counts")
 	}
-	if err := codec.Each(v.Warnings, func(x1 ImportCompletedWarningsItem) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "warnings")
+	for i := range v.Warnings {
+		if err := v.Warnings[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "warnings")
+		}
 	}
 	return nil
 }
@@ -158,31 +161,29 @@ type ImportCompletedCounts struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
 	*v = ImportCompletedCounts{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "created":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Created, err = checkImportCompletedCounts_Created.Int(d)
 		case "updated":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Updated, err = checkImportCompletedCounts_Updated.Int(d)
 		case "deleted":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Deleted, err = checkImportCompletedCounts_Deleted.Int(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfImportCompletedCounts)
+	return o.End(requiredOfImportCompletedCounts)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
+func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("created")
 	e.Int64(v.Created)
@@ -194,7 +195,7 @@ func (v ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompletedCounts) Validate() error {
+func (v *ImportCompletedCounts) Validate() error {
 	if err := checkImportCompletedCounts_Created.Check(v.Created); err != nil {
 		return codec.AtField(err, "created")
 	}
@@ -205,16 +206,6 @@ func (v ImportCompletedCounts) Validate() error {
 		return codec.AtField(err, "deleted")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ImportCompletedCounts) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ImportCompletedCounts) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -252,28 +243,26 @@ var propertiesOfImportCompletedWarningsItem = []string{"line", "message"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ImportCompletedWarningsItem) DecodeJSON(d *jx.Decoder) error {
 	*v = ImportCompletedWarningsItem{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "line":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Line, err = codec.Int64(d)
 		case "message":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Message, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfImportCompletedWarningsItem)
+	return o.End(requiredOfImportCompletedWarningsItem)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
+func (v *ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("line")
 	e.Int64(v.Line)
@@ -284,24 +273,11 @@ func (v ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompletedWarningsItem) Validate() error {
+func (v *ImportCompletedWarningsItem) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ImportCompletedWarningsItem) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ImportCompletedWarningsItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

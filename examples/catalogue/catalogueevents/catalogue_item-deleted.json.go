@@ -53,26 +53,24 @@ var propertiesOfItemDeleted = []string{"sku", "deleted_at", "reason"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemDeleted{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Sku.DecodeJSON(d)
 		case "deleted_at":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.DeletedAt, err = checkItemDeleted_DeletedAt.Time(d)
 		case "reason":
 			v.Reason, err = codec.Ptr(d, checkItemDeleted_Reason.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItemDeleted)
+	return o.End(requiredOfItemDeleted)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

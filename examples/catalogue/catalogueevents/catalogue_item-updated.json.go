@@ -64,29 +64,28 @@ var propertiesOfItemUpdated = []string{"item", "changed", "updated_at", "source"
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemUpdated{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "item":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Item.DecodeJSON(d)
 		case "changed":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Changed, err = codec.Slice(d, codec.Dec[ItemUpdatedChangedItem])
 		case "updated_at":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.UpdatedAt, err = checkItemUpdated_UpdatedAt.Time(d)
 		case "source":
-			v.Source, err = codec.Ptr(d, codec.Dec[ItemUpdatedSource])
+			v.Source = new(ItemUpdatedSource)
+			err = v.Source.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItemUpdated)
+	return o.End(requiredOfItemUpdated)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -178,17 +177,12 @@ func (v ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemUpdatedChangedItem) Validate() error {
-	switch v {
-	case ItemUpdatedChangedItemName, ItemUpdatedChangedItemDescription, ItemUpdatedChangedItemPrice, ItemUpdatedChangedItemTags, ItemUpdatedChangedItemImages, ItemUpdatedChangedItemAttributes:
-		return nil
-	}
-	return codec.Expect("one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\"")
+	return valuesOfItemUpdatedChangedItem.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemUpdatedChangedItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
+)
 
 // ItemUpdatedSource is generated from
 // catalogue/item-updated.json#/properties/source.
@@ -213,14 +207,9 @@ func (v ItemUpdatedSource) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemUpdatedSource) Validate() error {
-	switch v {
-	case ItemUpdatedSourceImport, ItemUpdatedSourceEditor, ItemUpdatedSourceAPI:
-		return nil
-	}
-	return codec.Expect("one of \"import\", \"editor\", \"api\"")
+	return valuesOfItemUpdatedSource.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemUpdatedSource) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}
+)

@@ -74,19 +74,20 @@ var propertiesOfItem = []string{"sku", "name", "description", "price", "tags", "
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Item) DecodeJSON(d *jx.Decoder) error {
 	*v = Item{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Sku.DecodeJSON(d)
 		case "name":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Name, err = checkItem_Name.Str(d)
 		case "description":
 			v.Description, err = codec.Nullable(d, codec.Str)
 		case "price":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Price.DecodeJSON(d)
 		case "tags":
 			v.Tags, err = codec.DistinctOf(d, &checkItem_Tags, codec.Str)
@@ -95,14 +96,11 @@ func (v *Item) DecodeJSON(d *jx.Decoder) error {
 		case "attributes":
 			v.Attributes, err = codec.Map(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItem)
+	return o.End(requiredOfItem)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

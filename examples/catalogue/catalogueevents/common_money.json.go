@@ -20,24 +20,22 @@ type Money struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "amount":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Amount, err = codec.Int64(d)
 		case "currency":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Currency.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfMoney)
+	return o.End(requiredOfMoney)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -96,14 +94,14 @@ func (v Currency) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Currency) Validate() error {
-	switch v {
-	case CurrencyEUR, CurrencyGBP, CurrencyUSD:
-		return nil
-	}
-	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+	return valuesOfCurrency.Check(string(v))
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *Currency) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var (
+	valuesOfCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
+)

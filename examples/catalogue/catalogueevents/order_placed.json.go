@@ -53,38 +53,36 @@ var propertiesOfOrderPlaced = []string{"order_id", "customer", "lines", "total",
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
 		case "customer":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Customer.DecodeJSON(d)
 		case "lines":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
 		case "total":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			err = v.Total.DecodeJSON(d)
 		case "payment":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			err = v.Payment.DecodeJSON(d)
 		case "placed_at":
-			seen |= 1 << 5
+			o.Seen |= 1 << 5
 			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
 		case "gift_message":
 			v.GiftMessage, err = codec.Nullable(d, checkOrderPlaced_GiftMessage.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlaced)
+	return o.End(requiredOfOrderPlaced)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -203,30 +201,28 @@ var propertiesOfOrderPlacedCustomer = []string{"customer_id", "email", "name"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedCustomer{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "customer_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CustomerID, err = codec.Str(d)
 		case "email":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
 		case "name":
 			v.Name, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlacedCustomer)
+	return o.End(requiredOfOrderPlacedCustomer)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("customer_id")
 	e.Str(v.CustomerID)
@@ -241,7 +237,7 @@ func (v OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedCustomer) Validate() error {
+func (v *OrderPlacedCustomer) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
 		return err
 	}
@@ -249,19 +245,6 @@ func (v OrderPlacedCustomer) Validate() error {
 		return codec.AtField(err, "email")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlacedCustomer) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedCustomer) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -299,31 +282,29 @@ var propertiesOfOrderLine = []string{"sku", "quantity", "unit_price"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderLine{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Sku.DecodeJSON(d)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkOrderLine_Quantity.Int(d)
 		case "unit_price":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.UnitPrice.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderLine)
+	return o.End(requiredOfOrderLine)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderLine) EncodeJSON(e *jx.Encoder) {
+func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	v.Sku.EncodeJSON(e)
@@ -336,7 +317,7 @@ func (v OrderLine) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderLine) Validate() error {
+func (v *OrderLine) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
 		return err
 	}
@@ -350,19 +331,6 @@ func (v OrderLine) Validate() error {
 		return codec.AtField(err, "unit_price")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderLine) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderLine) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -406,7 +374,7 @@ func (v *OrderPlacedPayment) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.CardPayment != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -422,24 +390,11 @@ func (v OrderPlacedPayment) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedPayment) Validate() error {
+func (v *OrderPlacedPayment) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(OrderPlacedPayment))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlacedPayment) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlacedPayment) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // CardPayment is generated from order/placed.json#/$defs/card. Properties the
@@ -460,24 +415,22 @@ var propertiesOfCardPayment = []string{"method", "last4"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
 	*v = CardPayment{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "method":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Method.DecodeJSON(d)
 		case "last4":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Last4, err = checkCardPayment_Last4.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCardPayment)
+	return o.End(requiredOfCardPayment)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -547,17 +500,12 @@ func (v CardPaymentMethod) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CardPaymentMethod) Validate() error {
-	switch v {
-	case CardPaymentMethodCard:
-		return nil
-	}
-	return codec.Expect("the constant \"card\"")
+	return valuesOfCardPaymentMethod.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardPaymentMethod) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
+)
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -577,24 +525,22 @@ var propertiesOfInvoicePayment = []string{"method", "due_days"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
 	*v = InvoicePayment{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "method":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Method.DecodeJSON(d)
 		case "due_days":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.DueDays.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfInvoicePayment)
+	return o.End(requiredOfInvoicePayment)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -660,17 +606,12 @@ func (v InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InvoicePaymentMethod) Validate() error {
-	switch v {
-	case InvoicePaymentMethodInvoice:
-		return nil
-	}
-	return codec.Expect("the constant \"invoice\"")
+	return valuesOfInvoicePaymentMethod.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InvoicePaymentMethod) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
+)
 
 // InvoicePaymentDueDays is generated from
 // order/placed.json#/$defs/invoice/properties/due_days.
@@ -694,14 +635,9 @@ func (v InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InvoicePaymentDueDays) Validate() error {
-	switch v {
-	case InvoicePaymentDueDays14, InvoicePaymentDueDays30:
-		return nil
-	}
-	return codec.Expect("one of 14, 30")
+	return valuesOfInvoicePaymentDueDays.Check(int64(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InvoicePaymentDueDays) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}
+)

@@ -43,8 +43,10 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = ConfigChanged{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "labels":
 			v.Labels, err = codec.Map(d, codec.Str)
 		case "limits":
@@ -52,19 +54,21 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 		case "closed":
 			err = v.Closed.DecodeJSON(d)
 		case "empty":
-			v.Empty, err = codec.Ptr(d, codec.Dec[ConfigChangedEmpty])
+			v.Empty = new(ConfigChangedEmpty)
+			err = v.Empty.DecodeJSON(d)
 		case "open":
 			v.Open, err = codec.Map(d, codec.Raw)
 		case "features":
-			v.Features, err = codec.Ptr(d, codec.Dec[ConfigChangedFeatures])
+			v.Features = new(ConfigChangedFeatures)
+			err = v.Features.DecodeJSON(d)
 		case "by_pattern":
 			v.ByPattern, err = codec.Map(d, codec.Raw)
 		default:
 			err = d.Skip()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -133,20 +137,22 @@ type ConfigChangedClosed struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedClosed{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "a":
 			v.A, err = codec.Ptr(d, codec.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.A != nil {
 		e.FieldStart("a")
@@ -156,18 +162,8 @@ func (v ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChangedClosed) Validate() error {
+func (v *ConfigChangedClosed) Validate() error {
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChangedClosed) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChangedClosed) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // ConfigChangedEmpty is generated from config-changed.json#/properties/empty.
@@ -176,35 +172,27 @@ type ConfigChangedEmpty struct{}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedEmpty{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.ObjEnd()
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChangedEmpty) Validate() error {
+func (v *ConfigChangedEmpty) Validate() error {
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChangedEmpty) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChangedEmpty) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // ConfigChangedFeatures is generated from
@@ -225,25 +213,23 @@ var propertiesOfConfigChangedFeatures = []string{"dark_mode"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedFeatures) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedFeatures{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "dark_mode":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.DarkMode, err = codec.Bool(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Bool)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Bool)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfConfigChangedFeatures)
+	return o.End(requiredOfConfigChangedFeatures)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("dark_mode")
 	e.Bool(v.DarkMode)
@@ -254,24 +240,11 @@ func (v ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChangedFeatures) Validate() error {
+func (v *ConfigChangedFeatures) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChangedFeatures) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChangedFeatures) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

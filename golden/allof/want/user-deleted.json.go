@@ -43,26 +43,24 @@ var propertiesOfUserDeleted = []string{"actor", "at", "user_id"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
 	*v = UserDeleted{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "actor":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Actor, err = codec.Str(d)
 		case "at":
 			v.At, err = codec.Ptr(d, codec.Time)
 		case "user_id":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.UserID, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUserDeleted)
+	return o.End(requiredOfUserDeleted)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -45,31 +45,30 @@ var propertiesOfUserRegistered = []string{"actor", "at", "user_id", "email", "pl
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 	*v = UserRegistered{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "actor":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Actor, err = codec.Str(d)
 		case "at":
 			v.At, err = codec.Ptr(d, codec.Time)
 		case "user_id":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.UserID, err = codec.Str(d)
 		case "email":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Email, err = checkUserRegistered_Email.Str(d)
 		case "plan":
-			v.Plan, err = codec.Ptr(d, codec.Dec[UserRegisteredPlan])
+			v.Plan = new(UserRegisteredPlan)
+			err = v.Plan.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUserRegistered)
+	return o.End(requiredOfUserRegistered)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -148,14 +147,9 @@ func (v UserRegisteredPlan) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserRegisteredPlan) Validate() error {
-	switch v {
-	case UserRegisteredPlanFree, UserRegisteredPlanPro:
-		return nil
-	}
-	return codec.Expect("one of \"free\", \"pro\"")
+	return valuesOfUserRegisteredPlan.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UserRegisteredPlan) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}
+)

@@ -45,37 +45,40 @@ var propertiesOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix"
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BasketUpdated) DecodeJSON(d *jx.Decoder) error {
 	*v = BasketUpdated{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "skus":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Skus, err = codec.Slice(d, codec.Str)
 		case "quantities":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantities, err = codec.Slice(d, codec.Int64)
 		case "lines":
-			seen |= 1 << 2
-			v.Lines, err = codec.Slice(d, codec.Dec[BasketUpdatedLinesItem])
+			o.Seen |= 1 << 2
+			a := codec.Elements(d)
+			for v.Lines = []BasketUpdatedLinesItem{}; a.Next(); {
+				v.Lines = append(v.Lines, BasketUpdatedLinesItem{})
+				a.Check(v.Lines[len(v.Lines)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "matrix":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			v.Matrix, err = codec.Slice(d, func(d *jx.Decoder) ([]float64, error) {
 				return codec.Slice(d, codec.Float64)
 			})
 		case "anything":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			v.Anything, err = codec.Slice(d, codec.Raw)
 		case "coupons":
 			v.Coupons, err = codec.Slice(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfBasketUpdated)
+	return o.End(requiredOfBasketUpdated)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -132,10 +135,10 @@ func (v BasketUpdated) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdated); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Lines, func(x1 BasketUpdatedLinesItem) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "lines")
+	for i := range v.Lines {
+		if err := v.Lines[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "lines")
+		}
 	}
 	return nil
 }
@@ -176,27 +179,25 @@ var propertiesOfBasketUpdatedLinesItem = []string{"sku", "qty"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error {
 	*v = BasketUpdatedLinesItem{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = codec.Str(d)
 		case "qty":
 			v.Qty, err = codec.Ptr(d, codec.Int64)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfBasketUpdatedLinesItem)
+	return o.End(requiredOfBasketUpdatedLinesItem)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
+func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	e.Str(v.Sku)
@@ -209,24 +210,11 @@ func (v BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BasketUpdatedLinesItem) Validate() error {
+func (v *BasketUpdatedLinesItem) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v BasketUpdatedLinesItem) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *BasketUpdatedLinesItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

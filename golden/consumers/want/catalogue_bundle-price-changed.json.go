@@ -41,16 +41,18 @@ var propertiesOfCatalogueBundlePriceChanged = []string{"bundle_id"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CatalogueBundlePriceChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = CatalogueBundlePriceChanged{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "bundle_id":
 			v.BundleID, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

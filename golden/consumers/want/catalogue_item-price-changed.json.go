@@ -41,21 +41,19 @@ var propertiesOfCatalogueItemPriceChanged = []string{"sku"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = CatalogueItemPriceChanged{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCatalogueItemPriceChanged)
+	return o.End(requiredOfCatalogueItemPriceChanged)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

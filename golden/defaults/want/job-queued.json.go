@@ -75,8 +75,10 @@ var propertiesOfJobQueued = []string{"priority", "ratio", "retry", "queue", "mod
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 	*v = JobQueued{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "priority":
 			v.Priority, err = codec.Ptr(d, codec.Int64)
 		case "ratio":
@@ -86,17 +88,19 @@ func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 		case "queue":
 			v.Queue, err = codec.Ptr(d, codec.Str)
 		case "mode":
-			v.Mode, err = codec.Ptr(d, codec.Dec[JobQueuedMode])
+			v.Mode = new(JobQueuedMode)
+			err = v.Mode.DecodeJSON(d)
 		case "tags":
 			v.Tags, err = codec.Slice(d, codec.Str)
 		case "limits":
-			v.Limits, err = codec.Ptr(d, codec.Dec[JobQueuedLimits])
+			v.Limits = new(JobQueuedLimits)
+			err = v.Limits.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -190,17 +194,12 @@ func (v JobQueuedMode) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v JobQueuedMode) Validate() error {
-	switch v {
-	case JobQueuedModeFast, JobQueuedModeSafe:
-		return nil
-	}
-	return codec.Expect("one of \"fast\", \"safe\"")
+	return valuesOfJobQueuedMode.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *JobQueuedMode) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
+)
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -226,20 +225,22 @@ var propertiesOfJobQueuedLimits = []string{"cpu"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
 	*v = JobQueuedLimits{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "cpu":
 			v.CPU, err = codec.Ptr(d, codec.Int64)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
+func (v *JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.CPU != nil {
 		e.FieldStart("cpu")
@@ -250,22 +251,9 @@ func (v JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueuedLimits) Validate() error {
+func (v *JobQueuedLimits) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v JobQueuedLimits) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *JobQueuedLimits) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -75,29 +75,28 @@ var propertiesOfNoteAdded = []string{"text", "old_field", "legacy", "quote", "sl
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
 	*v = NoteAdded{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "text":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Text, err = codec.Str(d)
 		case "old_field":
 			v.OldField, err = codec.Ptr(d, codec.Str)
 		case "legacy":
 			v.Legacy, err = codec.Ptr(d, codec.Str)
 		case "quote":
-			v.Quote, err = codec.Ptr(d, codec.Dec[NoteAddedQuote])
+			v.Quote = new(NoteAddedQuote)
+			err = v.Quote.DecodeJSON(d)
 		case "slashes":
 			v.Slashes, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfNoteAdded)
+	return o.End(requiredOfNoteAdded)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -177,14 +176,9 @@ func (v NoteAddedQuote) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v NoteAddedQuote) Validate() error {
-	switch v {
-	case NoteAddedQuoteBacktick, NoteAddedQuoteQuoted, NoteAddedQuoteNewLine:
-		return nil
-	}
-	return codec.Expect("one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\"")
+	return valuesOfNoteAddedQuote.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *NoteAddedQuote) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}
+)

@@ -50,39 +50,39 @@ var propertiesOfTicketOpened = []string{"kind", "status", "priority", "severity"
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
 	*v = TicketOpened{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Kind.DecodeJSON(d)
 		case "status":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Status.DecodeJSON(d)
 		case "priority":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Priority.DecodeJSON(d)
 		case "severity":
 			v.Severity, err = codec.Nullable(d, codec.Dec[Severity])
 		case "channels":
 			v.Channels, err = codec.Slice(d, codec.Dec[TicketOpenedChannelsItem])
 		case "version":
-			v.Version, err = codec.Ptr(d, codec.Dec[TicketOpenedVersion])
+			v.Version = new(TicketOpenedVersion)
+			err = v.Version.DecodeJSON(d)
 		case "ratio":
 			v.Ratio, err = codec.Ptr(d, checkTicketOpened_Ratio.Float)
 		case "flag":
 			v.Flag, err = codec.Ptr(d, checkTicketOpened_Flag.Bool)
 		case "region":
-			v.Region, err = codec.Ptr(d, codec.Dec[TicketOpenedRegion])
+			v.Region = new(TicketOpenedRegion)
+			err = v.Region.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTicketOpened)
+	return o.End(requiredOfTicketOpened)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -220,17 +220,12 @@ func (v TicketOpenedKind) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedKind) Validate() error {
-	switch v {
-	case TicketOpenedKindTicket:
-		return nil
-	}
-	return codec.Expect("the constant \"ticket\"")
+	return valuesOfTicketOpenedKind.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedKind) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTicketOpenedKind = codec.Strings{Sorted: []string{"ticket"}, Expected: "the constant \"ticket\""}
+)
 
 // TicketOpenedStatus is generated from ticket-opened.json#/properties/status.
 type TicketOpenedStatus string
@@ -255,17 +250,12 @@ func (v TicketOpenedStatus) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedStatus) Validate() error {
-	switch v {
-	case TicketOpenedStatusOpen, TicketOpenedStatusInProgress, TicketOpenedStatusWaitingForCustomer, TicketOpenedStatusClosed:
-		return nil
-	}
-	return codec.Expect("one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\"")
+	return valuesOfTicketOpenedStatus.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedStatus) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTicketOpenedStatus = codec.Strings{Sorted: []string{"closed", "in-progress", "open", "waiting_for_customer"}, Expected: "one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\""}
+)
 
 // TicketOpenedPriority is generated from
 // ticket-opened.json#/properties/priority.
@@ -291,17 +281,12 @@ func (v TicketOpenedPriority) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedPriority) Validate() error {
-	switch v {
-	case TicketOpenedPriority1, TicketOpenedPriority2, TicketOpenedPriority3, TicketOpenedPriorityMinus1:
-		return nil
-	}
-	return codec.Expect("one of 1, 2, 3, -1")
+	return valuesOfTicketOpenedPriority.Check(int64(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedPriority) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTicketOpenedPriority = codec.Ints{Sorted: []int64{-1, 1, 2, 3}, Expected: "one of 1, 2, 3, -1"}
+)
 
 // Severity is generated from ticket-opened.json#/properties/severity.
 type Severity string
@@ -324,17 +309,12 @@ func (v Severity) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Severity) Validate() error {
-	switch v {
-	case SeverityLow, SeverityHigh:
-		return nil
-	}
-	return codec.Expect("one of \"low\", \"high\"")
+	return valuesOfSeverity.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Severity) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
+)
 
 // TicketOpenedChannelsItem is generated from
 // ticket-opened.json#/properties/channels/items.
@@ -358,17 +338,12 @@ func (v TicketOpenedChannelsItem) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedChannelsItem) Validate() error {
-	switch v {
-	case TicketOpenedChannelsItemEmail, TicketOpenedChannelsItemSms:
-		return nil
-	}
-	return codec.Expect("one of \"email\", \"sms\"")
+	return valuesOfTicketOpenedChannelsItem.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedChannelsItem) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTicketOpenedChannelsItem = codec.Strings{Sorted: []string{"email", "sms"}, Expected: "one of \"email\", \"sms\""}
+)
 
 // TicketOpenedVersion is generated from
 // ticket-opened.json#/properties/version.
@@ -391,17 +366,12 @@ func (v TicketOpenedVersion) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedVersion) Validate() error {
-	switch v {
-	case TicketOpenedVersion2:
-		return nil
-	}
-	return codec.Expect("the constant 2")
+	return valuesOfTicketOpenedVersion.Check(int64(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedVersion) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTicketOpenedVersion = codec.Ints{Sorted: []int64{2}, Expected: "the constant 2"}
+)
 
 // TicketOpenedRegion is generated from ticket-opened.json#/properties/region.
 type TicketOpenedRegion string
@@ -425,14 +395,9 @@ func (v TicketOpenedRegion) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TicketOpenedRegion) Validate() error {
-	switch v {
-	case TicketOpenedRegionEU, TicketOpenedRegionUS, TicketOpenedRegionAPAC:
-		return nil
-	}
-	return codec.Expect("one of \"EU\", \"US\", \"APAC\"")
+	return valuesOfTicketOpenedRegion.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpenedRegion) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTicketOpenedRegion = codec.Strings{Sorted: []string{"APAC", "EU", "US"}, Expected: "one of \"EU\", \"US\", \"APAC\""}
+)

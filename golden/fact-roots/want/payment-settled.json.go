@@ -95,25 +95,23 @@ type CardSettlement struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
 	*v = CardSettlement{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "card_last4":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CardLast4, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCardSettlement)
+	return o.End(requiredOfCardSettlement)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardSettlement) EncodeJSON(e *jx.Encoder) {
+func (v *CardSettlement) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("card_last4")
 	e.Str(v.CardLast4)
@@ -121,18 +119,8 @@ func (v CardSettlement) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardSettlement) Validate() error {
+func (v *CardSettlement) Validate() error {
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v CardSettlement) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardSettlement) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -147,25 +135,23 @@ type BankSettlement struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
 	*v = BankSettlement{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "iban":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Iban, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfBankSettlement)
+	return o.End(requiredOfBankSettlement)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BankSettlement) EncodeJSON(e *jx.Encoder) {
+func (v *BankSettlement) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("iban")
 	e.Str(v.Iban)
@@ -173,18 +159,8 @@ func (v BankSettlement) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BankSettlement) Validate() error {
+func (v *BankSettlement) Validate() error {
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v BankSettlement) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *BankSettlement) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

@@ -31,26 +31,24 @@ type UserMerged struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserMerged) DecodeJSON(d *jx.Decoder) error {
 	*v = UserMerged{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "actor":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Actor, err = codec.Str(d)
 		case "action":
 			v.Action, err = codec.Ptr(d, codec.Str)
 		case "into":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Into, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUserMerged)
+	return o.End(requiredOfUserMerged)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

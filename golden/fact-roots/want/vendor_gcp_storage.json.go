@@ -36,8 +36,10 @@ type ObjectFinalized struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 	*v = ObjectFinalized{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "bucket":
 			v.Bucket, err = codec.Ptr(d, codec.Str)
 		case "name":
@@ -49,9 +51,9 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -34,31 +34,30 @@ type PushReceived struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PushReceived) DecodeJSON(d *jx.Decoder) error {
 	*v = PushReceived{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "ref":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Ref, err = codec.Str(d)
 		case "after":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.After.DecodeJSON(d)
 		case "before":
-			v.Before, err = codec.Ptr(d, codec.Dec[Sha])
+			v.Before = new(Sha)
+			err = v.Before.DecodeJSON(d)
 		case "repository":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Repository.DecodeJSON(d)
 		case "head_commit":
 			v.HeadCommit, err = codec.Nullable(d, codec.Dec[Commit])
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPushReceived)
+	return o.End(requiredOfPushReceived)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -162,24 +161,22 @@ type Repository struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 	*v = Repository{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Int64(d)
 		case "full_name":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.FullName, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfRepository)
+	return o.End(requiredOfRepository)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -220,24 +217,22 @@ type Commit struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Commit) DecodeJSON(d *jx.Decoder) error {
 	*v = Commit{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.ID.DecodeJSON(d)
 		case "message":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Message, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCommit)
+	return o.End(requiredOfCommit)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -50,25 +50,26 @@ var propertiesOfPaymentCaptured = []string{"captured_at", "settled_at", "voided_
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentCaptured) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentCaptured{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "captured_at":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CapturedAt, err = codec.Time(d)
 		case "settled_at":
 			v.SettledAt, err = codec.Ptr(d, codec.Time)
 		case "voided_at":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.VoidedAt, err = codec.NullPtr(d, codec.Time)
 		case "payment_id":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.PaymentID, err = checkPaymentCaptured_PaymentID.Str(d)
 		case "payer_email":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			v.PayerEmail, err = checkPaymentCaptured_PayerEmail.Str(d)
 		case "value_date":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			v.ValueDate, err = checkPaymentCaptured_ValueDate.Str(d)
 		case "receipt_url":
 			v.ReceiptURL, err = codec.Ptr(d, checkPaymentCaptured_ReceiptURL.Str)
@@ -79,14 +80,11 @@ func (v *PaymentCaptured) DecodeJSON(d *jx.Decoder) error {
 		case "history":
 			v.History, err = codec.Slice(d, codec.Time)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentCaptured)
+	return o.End(requiredOfPaymentCaptured)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -38,31 +38,34 @@ type CheckoutStarted struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error {
 	*v = CheckoutStarted{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "cartId":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.CartID, err = checkCheckoutStarted_CartID.Str(d)
 		case "currency":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Currency.DecodeJSON(d)
 		case "total":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Total, err = checkCheckoutStarted_Total.Float(d)
 		case "items":
-			v.Items, err = codec.Slice(d, codec.Dec[Item])
+			a := codec.Elements(d)
+			for v.Items = []Item{}; a.Next(); {
+				v.Items = append(v.Items, Item{})
+				a.Check(v.Items[len(v.Items)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "coupon":
 			v.Coupon, err = codec.Nullable(d, checkCheckoutStarted_Coupon.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCheckoutStarted)
+	return o.End(requiredOfCheckoutStarted)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -104,10 +107,10 @@ func (v CheckoutStarted) Validate() error {
 	if err := checkCheckoutStarted_Total.Check(v.Total); err != nil {
 		return codec.AtField(err, "total")
 	}
-	if err := codec.Each(v.Items, func(x1 Item) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "items")
+	for i := range v.Items {
+		if err := v.Items[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "items")
+		}
 	}
 	if v.Coupon.Valid {
 		if err := checkCheckoutStarted_Coupon.Check(v.Coupon.Value); err != nil {
@@ -161,17 +164,12 @@ func (v CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CheckoutStartedCurrency) Validate() error {
-	switch v {
-	case CheckoutStartedCurrencyEUR, CheckoutStartedCurrencyGBP, CheckoutStartedCurrencyUSD:
-		return nil
-	}
-	return codec.Expect("one of \"EUR\", \"GBP\", \"USD\"")
+	return valuesOfCheckoutStartedCurrency.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CheckoutStartedCurrency) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
+)
 
 // Item is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/definitions/item.
@@ -183,24 +181,22 @@ type Item struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Item) DecodeJSON(d *jx.Decoder) error {
 	*v = Item{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = codec.Str(d)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkItem_Quantity.Int(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItem)
+	return o.End(requiredOfItem)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

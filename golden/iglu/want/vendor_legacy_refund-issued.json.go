@@ -46,26 +46,24 @@ var propertiesOfRefundIssued = []string{"refundId", "amount", "reason"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error {
 	*v = RefundIssued{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "refundId":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.RefundID, err = codec.Str(d)
 		case "amount":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Amount, err = checkRefundIssued_Amount.Int(d)
 		case "reason":
 			v.Reason, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfRefundIssued)
+	return o.End(requiredOfRefundIssued)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -44,26 +44,24 @@ var propertiesOfItemCreated = []string{"sku", "name", "tags"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemCreated) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemCreated{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Sku.DecodeJSON(d)
 		case "name":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Name, err = codec.Str(d)
 		case "tags":
 			v.Tags, err = codec.Slice(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItemCreated)
+	return o.End(requiredOfItemCreated)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -40,8 +40,10 @@ type ObjectFinalized struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 	*v = ObjectFinalized{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "bucket":
 			v.Bucket, err = codec.Ptr(d, codec.Str)
 		case "name":
@@ -55,13 +57,14 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 		case "metadata":
 			v.Metadata, err = codec.Map(d, codec.Str)
 		case "owner":
-			v.Owner, err = codec.Ptr(d, codec.Dec[ObjectOwner])
+			v.Owner = new(ObjectOwner)
+			err = v.Owner.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -157,8 +160,10 @@ type ObjectOwner struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = ObjectOwner{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "entity":
 			v.Entity, err = codec.Ptr(d, codec.Str)
 		case "entityId":
@@ -166,9 +171,9 @@ func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -17,24 +17,22 @@ type User struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *User) DecodeJSON(d *jx.Decoder) error {
 	*v = User{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "login":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Login, err = codec.Str(d)
 		case "id":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.ID, err = codec.Int64(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUser)
+	return o.End(requiredOfUser)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -77,26 +75,24 @@ type Repository struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 	*v = Repository{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Int64(d)
 		case "full_name":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.FullName, err = codec.Str(d)
 		case "issues_url":
 			v.IssuesURL, err = codec.Ptr(d, checkRepository_IssuesURL.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfRepository)
+	return o.End(requiredOfRepository)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -152,29 +148,32 @@ type Issue struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Issue) DecodeJSON(d *jx.Decoder) error {
 	*v = Issue{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "number":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Number, err = codec.Int64(d)
 		case "state":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.State.DecodeJSON(d)
 		case "closed_at":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.ClosedAt, err = codec.NullPtr(d, codec.Str)
 		case "labels":
-			v.Labels, err = codec.Slice(d, codec.Dec[Label])
+			a := codec.Elements(d)
+			for v.Labels = []Label{}; a.Next(); {
+				v.Labels = append(v.Labels, Label{})
+				a.Check(v.Labels[len(v.Labels)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfIssue)
+	return o.End(requiredOfIssue)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -206,10 +205,10 @@ func (v Issue) Validate() error {
 	if err := v.State.Validate(); err != nil {
 		return codec.AtField(err, "state")
 	}
-	if err := codec.Each(v.Labels, func(x1 Label) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "labels")
+	for i := range v.Labels {
+		if err := v.Labels[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "labels")
+		}
 	}
 	return nil
 }
@@ -250,17 +249,12 @@ func (v IssueState) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v IssueState) Validate() error {
-	switch v {
-	case IssueStateOpen, IssueStateClosed:
-		return nil
-	}
-	return codec.Expect("one of \"open\", \"closed\"")
+	return valuesOfIssueState.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *IssueState) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
+)
 
 // Label is generated from vendor/github/common.json#/definitions/label.
 type Label struct {
@@ -271,23 +265,21 @@ type Label struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Label) DecodeJSON(d *jx.Decoder) error {
 	*v = Label{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "color":
 			v.Color, err = codec.Ptr(d, codec.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfLabel)
+	return o.End(requiredOfLabel)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

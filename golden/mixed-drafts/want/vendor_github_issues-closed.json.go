@@ -38,8 +38,10 @@ func (v *IssueClosed) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = IssueClosed{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "action":
 			err = v.Action.DecodeJSON(d)
 		case "issue":
@@ -51,9 +53,9 @@ func (v *IssueClosed) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = d.Skip()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -110,14 +112,9 @@ func (v IssueClosedAction) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v IssueClosedAction) Validate() error {
-	switch v {
-	case IssueClosedActionClosed:
-		return nil
-	}
-	return codec.Expect("the constant \"closed\"")
+	return valuesOfIssueClosedAction.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *IssueClosedAction) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfIssueClosedAction = codec.Strings{Sorted: []string{"closed"}, Expected: "the constant \"closed\""}
+)

@@ -17,23 +17,22 @@ type Party struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Party) DecodeJSON(d *jx.Decoder) error {
 	*v = Party{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "website":
-			v.Website, err = codec.Ptr(d, codec.Dec[Link])
+			v.Website = new(Link)
+			err = v.Website.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfParty)
+	return o.End(requiredOfParty)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

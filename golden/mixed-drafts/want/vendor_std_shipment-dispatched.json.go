@@ -32,29 +32,28 @@ type ShipmentDispatched struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentDispatched{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "shipment_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ShipmentID, err = codec.Str(d)
 		case "dispatched_at":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.DispatchedAt, err = checkShipmentDispatched_DispatchedAt.Time(d)
 		case "carrier":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Carrier.DecodeJSON(d)
 		case "tracking":
-			v.Tracking, err = codec.Ptr(d, codec.Dec[Link])
+			v.Tracking = new(Link)
+			err = v.Tracking.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentDispatched)
+	return o.End(requiredOfShipmentDispatched)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -50,8 +50,10 @@ var propertiesOfUserSignedUp = []string{"catalogue_id", "url", "image_urls", "ty
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
 	*v = UserSignedUp{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "catalogue_id":
 			v.CatalogueID, err = codec.Ptr(d, codec.Str)
 		case "url":
@@ -75,11 +77,11 @@ func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
 		case "x-":
 			v.X, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -41,24 +41,22 @@ var propertiesOfShipmentSent = []string{"shipment_id", "destination"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSent{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "shipment_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ShipmentID, err = codec.Str(d)
 		case "destination":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Destination.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentSent)
+	return o.End(requiredOfShipmentSent)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -119,27 +117,26 @@ var propertiesOfShipmentSentDestination = []string{"address", "contact"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestination{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "address":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Address.DecodeJSON(d)
 		case "contact":
-			v.Contact, err = codec.Ptr(d, codec.Dec[Contact])
+			v.Contact = new(Contact)
+			err = v.Contact.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentSentDestination)
+	return o.End(requiredOfShipmentSentDestination)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
+func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("address")
 	v.Address.EncodeJSON(e)
@@ -152,7 +149,7 @@ func (v ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSentDestination) Validate() error {
+func (v *ShipmentSentDestination) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
 		return err
 	}
@@ -165,19 +162,6 @@ func (v ShipmentSentDestination) Validate() error {
 		}
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSentDestination) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSentDestination) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -204,30 +188,29 @@ var propertiesOfShipmentSentDestinationAddress = []string{"street", "city", "geo
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestinationAddress{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "street":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Street, err = codec.Str(d)
 		case "city":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.City, err = codec.Str(d)
 		case "geo":
-			v.Geo, err = codec.Ptr(d, codec.Dec[ShipmentSentDestinationAddressGeo])
+			v.Geo = new(ShipmentSentDestinationAddressGeo)
+			err = v.Geo.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfShipmentSentDestinationAddress)
+	return o.End(requiredOfShipmentSentDestinationAddress)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
+func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("street")
 	e.Str(v.Street)
@@ -242,7 +225,7 @@ func (v ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSentDestinationAddress) Validate() error {
+func (v *ShipmentSentDestinationAddress) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
 		return err
 	}
@@ -252,19 +235,6 @@ func (v ShipmentSentDestinationAddress) Validate() error {
 		}
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSentDestinationAddress) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSentDestinationAddress) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -290,22 +260,24 @@ var propertiesOfShipmentSentDestinationAddressGeo = []string{"lat", "lon"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestinationAddressGeo{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "lat":
 			v.Lat, err = codec.Ptr(d, codec.Float64)
 		case "lon":
 			v.Lon, err = codec.Ptr(d, codec.Float64)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
+func (v *ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Lat != nil {
 		e.FieldStart("lat")
@@ -320,24 +292,11 @@ func (v ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSentDestinationAddressGeo) Validate() error {
+func (v *ShipmentSentDestinationAddressGeo) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSentDestinationAddressGeo) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSentDestinationAddressGeo) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // Contact is generated from
@@ -358,20 +317,22 @@ var propertiesOfContact = []string{"phone"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Contact) DecodeJSON(d *jx.Decoder) error {
 	*v = Contact{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "phone":
 			v.Phone, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Contact) EncodeJSON(e *jx.Encoder) {
+func (v *Contact) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Phone != nil {
 		e.FieldStart("phone")
@@ -382,22 +343,9 @@ func (v Contact) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Contact) Validate() error {
+func (v *Contact) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v Contact) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Contact) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

@@ -48,45 +48,43 @@ var propertiesOfProfileChanged = []string{"nickname", "age", "score", "verified"
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ProfileChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = ProfileChanged{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "nickname":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Nickname, err = codec.NullPtr(d, codec.Str)
 		case "age":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Age, err = codec.NullPtr(d, codec.Int64)
 		case "score":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Score, err = codec.NullPtr(d, codec.Float64)
 		case "verified":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			v.Verified, err = codec.NullPtr(d, codec.Bool)
 		case "address":
-			seen |= 1 << 4
+			o.Seen |= 1 << 4
 			v.Address, err = codec.NullPtr(d, codec.Dec[ProfileChangedAddress])
 		case "tags":
-			seen |= 1 << 5
+			o.Seen |= 1 << 5
 			v.Tags, err = codec.OrNull(d, func(d *jx.Decoder) ([]string, error) {
 				return codec.Slice(d, codec.Str)
 			})
 		case "middle_name":
 			v.MiddleName, err = codec.Nullable(d, codec.Str)
 		case "scores":
-			seen |= 1 << 6
+			o.Seen |= 1 << 6
 			v.Scores, err = codec.Slice(d, func(d *jx.Decoder) (*int64, error) {
 				return codec.NullPtr(d, codec.Int64)
 			})
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfProfileChanged)
+	return o.End(requiredOfProfileChanged)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -202,25 +200,23 @@ var propertiesOfProfileChangedAddress = []string{"city"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error {
 	*v = ProfileChangedAddress{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "city":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.City, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfProfileChangedAddress)
+	return o.End(requiredOfProfileChangedAddress)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
+func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("city")
 	e.Str(v.City)
@@ -229,24 +225,11 @@ func (v ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ProfileChangedAddress) Validate() error {
+func (v *ProfileChangedAddress) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChangedAddress); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v ProfileChangedAddress) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChangedAddress); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ProfileChangedAddress) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

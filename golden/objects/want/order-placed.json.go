@@ -51,20 +51,21 @@ var propertiesOfOrderPlaced = []string{"order_id", "quantity", "weight_kg", "gif
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = codec.Str(d)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = codec.Int64(d)
 		case "weight_kg":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.WeightKg, err = codec.Float64(d)
 		case "gift":
-			seen |= 1 << 3
+			o.Seen |= 1 << 3
 			v.Gift, err = codec.Bool(d)
 		case "note":
 			v.Note, err = codec.Ptr(d, codec.Str)
@@ -77,14 +78,11 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 		case "metadata":
 			v.Metadata, err = codec.Raw(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlaced)
+	return o.End(requiredOfOrderPlaced)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

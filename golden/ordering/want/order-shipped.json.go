@@ -50,23 +50,21 @@ var propertiesOfOrderShipped = []string{"order_id", "carrier"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderShipped) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderShipped{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = codec.Str(d)
 		case "carrier":
 			v.Carrier, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderShipped)
+	return o.End(requiredOfOrderShipped)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -48,21 +48,19 @@ var propertiesOfPaymentReceived = []string{"order"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentReceived{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Order.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentReceived)
+	return o.End(requiredOfPaymentReceived)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -120,25 +118,23 @@ var propertiesOfPaymentReceivedOrder = []string{"id"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentReceivedOrder{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentReceivedOrder)
+	return o.End(requiredOfPaymentReceivedOrder)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(v.ID)
@@ -147,24 +143,11 @@ func (v PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentReceivedOrder) Validate() error {
+func (v *PaymentReceivedOrder) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentReceivedOrder) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentReceivedOrder) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

@@ -51,24 +51,22 @@ var propertiesOfStockCounted = []string{"warehouse", "count"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
 	*v = StockCounted{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "warehouse":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Warehouse, err = checkStockCounted_Warehouse.Int(d)
 		case "count":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Count, err = codec.Int64(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfStockCounted)
+	return o.End(requiredOfStockCounted)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

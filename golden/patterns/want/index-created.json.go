@@ -49,8 +49,10 @@ func (v *IndexCreated) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = IndexCreated{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
 			v.Name, err = checkIndexCreated_Name.Str(d)
 		case "version":
@@ -64,9 +66,9 @@ func (v *IndexCreated) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = d.Skip()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

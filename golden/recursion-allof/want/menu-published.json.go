@@ -43,25 +43,33 @@ var propertiesOfMenuPublished = []string{"name", "subsections", "dishes"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error {
 	*v = MenuPublished{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "subsections":
-			v.Subsections, err = codec.Slice(d, codec.Dec[Subsection])
+			a := codec.Elements(d)
+			for v.Subsections = []Subsection{}; a.Next(); {
+				v.Subsections = append(v.Subsections, Subsection{})
+				a.Check(v.Subsections[len(v.Subsections)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "dishes":
-			v.Dishes, err = codec.Slice(d, codec.Dec[Dish])
+			a := codec.Elements(d)
+			for v.Dishes = []Dish{}; a.Next(); {
+				v.Dishes = append(v.Dishes, Dish{})
+				a.Check(v.Dishes[len(v.Dishes)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfMenuPublished)
+	return o.End(requiredOfMenuPublished)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -94,15 +102,15 @@ func (v MenuPublished) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMenuPublished); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Subsections, func(x1 Subsection) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "subsections")
+	for i := range v.Subsections {
+		if err := v.Subsections[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "subsections")
+		}
 	}
-	if err := codec.Each(v.Dishes, func(x1 Dish) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "dishes")
+	for i := range v.Dishes {
+		if err := v.Dishes[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "dishes")
+		}
 	}
 	return nil
 }
@@ -145,25 +153,33 @@ var propertiesOfSubsection = []string{"name", "subsections", "dishes"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Subsection) DecodeJSON(d *jx.Decoder) error {
 	*v = Subsection{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "subsections":
-			v.Subsections, err = codec.Slice(d, codec.Dec[Subsection])
+			a := codec.Elements(d)
+			for v.Subsections = []Subsection{}; a.Next(); {
+				v.Subsections = append(v.Subsections, Subsection{})
+				a.Check(v.Subsections[len(v.Subsections)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "dishes":
-			v.Dishes, err = codec.Slice(d, codec.Dec[Dish])
+			a := codec.Elements(d)
+			for v.Dishes = []Dish{}; a.Next(); {
+				v.Dishes = append(v.Dishes, Dish{})
+				a.Check(v.Dishes[len(v.Dishes)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfSubsection)
+	return o.End(requiredOfSubsection)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -196,15 +212,15 @@ func (v Subsection) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfSubsection); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Subsections, func(x1 Subsection) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "subsections")
+	for i := range v.Subsections {
+		if err := v.Subsections[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "subsections")
+		}
 	}
-	if err := codec.Each(v.Dishes, func(x1 Dish) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "dishes")
+	for i := range v.Dishes {
+		if err := v.Dishes[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "dishes")
+		}
 	}
 	return nil
 }
@@ -248,27 +264,35 @@ var propertiesOfDish = []string{"name", "subsections", "dishes", "price"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Dish) DecodeJSON(d *jx.Decoder) error {
 	*v = Dish{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "subsections":
-			v.Subsections, err = codec.Slice(d, codec.Dec[Subsection])
+			a := codec.Elements(d)
+			for v.Subsections = []Subsection{}; a.Next(); {
+				v.Subsections = append(v.Subsections, Subsection{})
+				a.Check(v.Subsections[len(v.Subsections)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "dishes":
-			v.Dishes, err = codec.Slice(d, codec.Dec[Dish])
+			a := codec.Elements(d)
+			for v.Dishes = []Dish{}; a.Next(); {
+				v.Dishes = append(v.Dishes, Dish{})
+				a.Check(v.Dishes[len(v.Dishes)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "price":
 			v.Price, err = codec.Ptr(d, checkDish_Price.Int)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfDish)
+	return o.End(requiredOfDish)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -305,15 +329,15 @@ func (v Dish) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfDish); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Subsections, func(x1 Subsection) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "subsections")
+	for i := range v.Subsections {
+		if err := v.Subsections[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "subsections")
+		}
 	}
-	if err := codec.Each(v.Dishes, func(x1 Dish) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "dishes")
+	for i := range v.Dishes {
+		if err := v.Dishes[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "dishes")
+		}
 	}
 	if v.Price != nil {
 		if err := checkDish_Price.Check(*v.Price); err != nil {

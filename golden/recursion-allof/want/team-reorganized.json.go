@@ -40,21 +40,19 @@ var propertiesOfTeamReorganized = []string{"root"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error {
 	*v = TeamReorganized{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "root":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Root.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTeamReorganized)
+	return o.End(requiredOfTeamReorganized)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -112,23 +110,26 @@ var propertiesOfTeam = []string{"name", "subteams"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Team) DecodeJSON(d *jx.Decoder) error {
 	*v = Team{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "subteams":
-			v.Subteams, err = codec.Slice(d, codec.Dec[Subteam])
+			a := codec.Elements(d)
+			for v.Subteams = []Subteam{}; a.Next(); {
+				v.Subteams = append(v.Subteams, Subteam{})
+				a.Check(v.Subteams[len(v.Subteams)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTeam)
+	return o.End(requiredOfTeam)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -153,10 +154,10 @@ func (v Team) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTeam); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Subteams, func(x1 Subteam) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "subteams")
+	for i := range v.Subteams {
+		if err := v.Subteams[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "subteams")
+		}
 	}
 	return nil
 }
@@ -197,25 +198,28 @@ var propertiesOfSubteam = []string{"name", "subteams", "lead"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Subteam) DecodeJSON(d *jx.Decoder) error {
 	*v = Subteam{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "subteams":
-			v.Subteams, err = codec.Slice(d, codec.Dec[Subteam])
+			a := codec.Elements(d)
+			for v.Subteams = []Subteam{}; a.Next(); {
+				v.Subteams = append(v.Subteams, Subteam{})
+				a.Check(v.Subteams[len(v.Subteams)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "lead":
 			v.Lead, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfSubteam)
+	return o.End(requiredOfSubteam)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -244,10 +248,10 @@ func (v Subteam) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfSubteam); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Subteams, func(x1 Subteam) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "subteams")
+	for i := range v.Subteams {
+		if err := v.Subteams[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "subteams")
+		}
 	}
 	return nil
 }

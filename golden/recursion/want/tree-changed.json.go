@@ -43,27 +43,27 @@ var propertiesOfTreeChanged = []string{"root", "chain", "expr", "forest"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TreeChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = TreeChanged{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "root":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Root.DecodeJSON(d)
 		case "chain":
-			v.Chain, err = codec.Ptr(d, codec.Dec[Link])
+			v.Chain = new(Link)
+			err = v.Chain.DecodeJSON(d)
 		case "expr":
-			v.Expr, err = codec.Ptr(d, codec.Dec[Expr])
+			v.Expr = new(Expr)
+			err = v.Expr.DecodeJSON(d)
 		case "forest":
 			err = v.Forest.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTreeChanged)
+	return o.End(requiredOfTreeChanged)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -149,26 +149,30 @@ var propertiesOfNode = []string{"name", "children", "parent"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Node) DecodeJSON(d *jx.Decoder) error {
 	*v = Node{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		case "children":
-			seen |= 1 << 1
-			v.Children, err = codec.Slice(d, codec.Dec[Node])
+			o.Seen |= 1 << 1
+			a := codec.Elements(d)
+			for v.Children = []Node{}; a.Next(); {
+				v.Children = append(v.Children, Node{})
+				a.Check(v.Children[len(v.Children)-1].DecodeJSON(d))
+			}
+			err = a.End()
 		case "parent":
-			v.Parent, err = codec.Ptr(d, codec.Dec[Node])
+			v.Parent = new(Node)
+			err = v.Parent.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfNode)
+	return o.End(requiredOfNode)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -195,10 +199,10 @@ func (v Node) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNode); err != nil {
 		return err
 	}
-	if err := codec.Each(v.Children, func(x1 Node) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "children")
+	for i := range v.Children {
+		if err := v.Children[i].Validate(); err != nil {
+			return codec.AtField(codec.AtIndex(err, i), "children")
+		}
 	}
 	if v.Parent != nil {
 		if err := v.Parent.Validate(); err != nil {
@@ -243,23 +247,22 @@ var propertiesOfLink = []string{"value", "next"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Link) DecodeJSON(d *jx.Decoder) error {
 	*v = Link{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "value":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Value, err = codec.Int64(d)
 		case "next":
-			v.Next, err = codec.Ptr(d, codec.Dec[Link])
+			v.Next = new(Link)
+			err = v.Next.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfLink)
+	return o.End(requiredOfLink)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -393,27 +396,25 @@ var propertiesOfBinary = []string{"op", "left", "right"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Binary) DecodeJSON(d *jx.Decoder) error {
 	*v = Binary{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "op":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Op.DecodeJSON(d)
 		case "left":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Left.DecodeJSON(d)
 		case "right":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			err = v.Right.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfBinary)
+	return o.End(requiredOfBinary)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -484,17 +485,12 @@ func (v BinaryOp) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v BinaryOp) Validate() error {
-	switch v {
-	case BinaryOpAdd, BinaryOpSub:
-		return nil
-	}
-	return codec.Expect("one of \"add\", \"sub\"")
+	return valuesOfBinaryOp.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *BinaryOp) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
+)
 
 // Forest is generated from tree-changed.json#/$defs/forest.
 type Forest []Forest

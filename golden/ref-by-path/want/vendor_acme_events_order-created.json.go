@@ -44,26 +44,25 @@ var propertiesOfOrderCreated = []string{"orderId", "total", "shipTo"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderCreated) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderCreated{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "orderId":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.OrderID, err = codec.Str(d)
 		case "total":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Total.DecodeJSON(d)
 		case "shipTo":
-			v.ShipTo, err = codec.Ptr(d, codec.Dec[Address])
+			v.ShipTo = new(Address)
+			err = v.ShipTo.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderCreated)
+	return o.End(requiredOfOrderCreated)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -28,23 +28,21 @@ var propertiesOfAddress = []string{"street", "city"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Address) DecodeJSON(d *jx.Decoder) error {
 	*v = Address{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "street":
 			v.Street, err = codec.Ptr(d, codec.Str)
 		case "city":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.City, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfAddress)
+	return o.End(requiredOfAddress)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -28,24 +28,22 @@ var propertiesOfMoney = []string{"amount", "currency"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "amount":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Amount, err = codec.Int64(d)
 		case "currency":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Currency.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfMoney)
+	return o.End(requiredOfMoney)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

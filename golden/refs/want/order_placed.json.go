@@ -45,28 +45,27 @@ var propertiesOfOrderPlaced = []string{"order_id", "total", "shipping", "tags"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.OrderID.DecodeJSON(d)
 		case "total":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Total.DecodeJSON(d)
 		case "shipping":
-			v.Shipping, err = codec.Ptr(d, codec.Dec[Shipping])
+			v.Shipping = new(Shipping)
+			err = v.Shipping.DecodeJSON(d)
 		case "tags":
 			err = v.Tags.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderPlaced)
+	return o.End(requiredOfOrderPlaced)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -147,18 +146,21 @@ var propertiesOfShipping = []string{"cost", "carrier"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
 	*v = Shipping{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "cost":
-			v.Cost, err = codec.Ptr(d, codec.Dec[Money])
+			v.Cost = new(Money)
+			err = v.Cost.DecodeJSON(d)
 		case "carrier":
 			v.Carrier, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -41,24 +41,22 @@ var propertiesOfOrderRefunded = []string{"order_id", "amount"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderRefunded{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "order_id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.OrderID.DecodeJSON(d)
 		case "amount":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Amount.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOrderRefunded)
+	return o.End(requiredOfOrderRefunded)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -22,24 +22,22 @@ type Money struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "amount":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Amount, err = checkMoney_Amount.Int(d)
 		case "currency":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Currency, err = checkMoney_Currency.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfMoney)
+	return o.End(requiredOfMoney)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -33,26 +33,24 @@ var propertiesOfPricingQuote = []string{"sku", "quantity", "customer_id"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
 	*v = PricingQuote{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = checkPricingQuote_Sku.Str(d)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkPricingQuote_Quantity.Int(d)
 		case "customer_id":
 			v.CustomerID, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPricingQuote)
+	return o.End(requiredOfPricingQuote)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -129,28 +127,26 @@ var propertiesOfPricingQuoteReply = []string{"total", "valid_until"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
 	*v = PricingQuoteReply{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "total":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Total.DecodeJSON(d)
 		case "valid_until":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.ValidUntil, err = codec.Time(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPricingQuoteReply)
+	return o.End(requiredOfPricingQuoteReply)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
+func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("total")
 	v.Total.EncodeJSON(e)
@@ -161,7 +157,7 @@ func (v PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PricingQuoteReply) Validate() error {
+func (v *PricingQuoteReply) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
 		return err
 	}
@@ -169,19 +165,6 @@ func (v PricingQuoteReply) Validate() error {
 		return codec.AtField(err, "total")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PricingQuoteReply) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PricingQuoteReply) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

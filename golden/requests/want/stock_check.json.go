@@ -28,21 +28,19 @@ var propertiesOfStockQuery = []string{"sku"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
 	*v = StockQuery{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfStockQuery)
+	return o.End(requiredOfStockQuery)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -96,21 +94,19 @@ var propertiesOfLevel = []string{"available"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Level) DecodeJSON(d *jx.Decoder) error {
 	*v = Level{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "available":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Available, err = checkLevel_Available.Int(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfLevel)
+	return o.End(requiredOfLevel)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -39,16 +39,18 @@ var propertiesOfAyBee = []string{"cee"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AyBee) DecodeJSON(d *jx.Decoder) error {
 	*v = AyBee{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "cee":
 			v.Cee, err = codec.Ptr(d, checkAyBee_Cee.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

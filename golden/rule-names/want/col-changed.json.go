@@ -44,18 +44,20 @@ var propertiesOfColChanged = []string{"bar", "bar_item"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ColChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = ColChanged{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "bar":
 			v.Bar, err = codec.Slice(d, checkColChanged_Bar_item.Str)
 		case "bar_item":
 			v.BarItem, err = codec.Ptr(d, checkColChanged_BarItem.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -112,8 +112,10 @@ func (v *WideRow) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = WideRow{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "p00":
 			v.P00, err = codec.Str(d)
 		case "p01":
@@ -245,11 +247,11 @@ func (v *WideRow) DecodeJSON(d *jx.Decoder) error {
 		case "p64":
 			v.P64, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -46,30 +46,30 @@ var propertiesOfPaymentMade = []string{"method", "reference", "voucher", "contac
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMade) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMade{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "method":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Method.DecodeJSON(d)
 		case "reference":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Reference.DecodeJSON(d)
 		case "voucher":
 			v.Voucher, err = codec.Nullable(d, codec.Dec[Voucher])
 		case "contact":
-			v.Contact, err = codec.Ptr(d, codec.Dec[PaymentMadeContact])
+			v.Contact = new(PaymentMadeContact)
+			err = v.Contact.DecodeJSON(d)
 		case "amount_or_free":
-			v.AmountOrFree, err = codec.Ptr(d, codec.Dec[PaymentMadeAmountOrFree])
+			v.AmountOrFree = new(PaymentMadeAmountOrFree)
+			err = v.AmountOrFree.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentMade)
+	return o.End(requiredOfPaymentMade)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -163,24 +163,22 @@ var propertiesOfCard = []string{"type", "last4"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Card) DecodeJSON(d *jx.Decoder) error {
 	*v = Card{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "type":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Type.DecodeJSON(d)
 		case "last4":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Last4, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfCard)
+	return o.End(requiredOfCard)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -242,17 +240,12 @@ func (v CardType) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CardType) Validate() error {
-	switch v {
-	case CardTypeCard:
-		return nil
-	}
-	return codec.Expect("the constant \"card\"")
+	return valuesOfCardType.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardType) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
+)
 
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -272,24 +265,22 @@ var propertiesOfTransfer = []string{"type", "iban"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
 	*v = Transfer{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "type":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Type.DecodeJSON(d)
 		case "iban":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Iban, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfTransfer)
+	return o.End(requiredOfTransfer)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -352,17 +343,12 @@ func (v TransferType) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TransferType) Validate() error {
-	switch v {
-	case TransferTypeTransfer:
-		return nil
-	}
-	return codec.Expect("the constant \"transfer\"")
+	return valuesOfTransferType.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TransferType) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
+)
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -381,21 +367,19 @@ var propertiesOfVoucher = []string{"code"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
 	*v = Voucher{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "code":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Code, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfVoucher)
+	return o.End(requiredOfVoucher)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -462,7 +446,7 @@ func (v *PaymentMadeMethod) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Card != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -478,24 +462,11 @@ func (v PaymentMadeMethod) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeMethod) Validate() error {
+func (v *PaymentMadeMethod) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(PaymentMadeMethod))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeMethod) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeMethod) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // PaymentMadeReference is generated from
@@ -535,7 +506,7 @@ func (v *PaymentMadeReference) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.String != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -551,24 +522,11 @@ func (v PaymentMadeReference) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeReference) Validate() error {
+func (v *PaymentMadeReference) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(PaymentMadeReference))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeReference) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeReference) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // PaymentMadeContact is generated from payment-made.json#/properties/contact.
@@ -601,7 +559,7 @@ func (v *PaymentMadeContact) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Option1 != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -617,24 +575,11 @@ func (v PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeContact) Validate() error {
+func (v *PaymentMadeContact) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(PaymentMadeContact))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeContact) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeContact) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // PaymentMadeContactOption1 is generated from
@@ -655,25 +600,23 @@ var propertiesOfPaymentMadeContactOption1 = []string{"email"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMadeContactOption1{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "email":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Email, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentMadeContactOption1)
+	return o.End(requiredOfPaymentMadeContactOption1)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("email")
 	e.Str(v.Email)
@@ -682,24 +625,11 @@ func (v PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeContactOption1) Validate() error {
+func (v *PaymentMadeContactOption1) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeContactOption1) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeContactOption1) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -724,25 +654,23 @@ var propertiesOfPaymentMadeContactOption2 = []string{"phone"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMadeContactOption2{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "phone":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Phone, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfPaymentMadeContactOption2)
+	return o.End(requiredOfPaymentMadeContactOption2)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("phone")
 	e.Str(v.Phone)
@@ -751,24 +679,11 @@ func (v PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeContactOption2) Validate() error {
+func (v *PaymentMadeContactOption2) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeContactOption2) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeContactOption2) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -809,7 +724,7 @@ func (v *PaymentMadeAmountOrFree) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Number != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -825,24 +740,11 @@ func (v PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeAmountOrFree) Validate() error {
+func (v *PaymentMadeAmountOrFree) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(PaymentMadeAmountOrFree))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PaymentMadeAmountOrFree) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeAmountOrFree) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -874,14 +776,9 @@ func (v PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v PaymentMadeAmountOrFreeOption2) Validate() error {
-	switch v {
-	case PaymentMadeAmountOrFreeOption2Free:
-		return nil
-	}
-	return codec.Expect("the constant \"free\"")
+	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMadeAmountOrFreeOption2) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}
+)

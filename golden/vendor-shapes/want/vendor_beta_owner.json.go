@@ -16,16 +16,18 @@ type BetaOwner struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = BetaOwner{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "username":
 			v.Username, err = codec.Ptr(d, codec.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -29,21 +29,19 @@ type DocumentSaved struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
 	*v = DocumentSaved{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "root":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Root.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfDocumentSaved)
+	return o.End(requiredOfDocumentSaved)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -90,8 +88,10 @@ type Value struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Value) DecodeJSON(d *jx.Decoder) error {
 	*v = Value{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "string_value":
 			v.StringValue, err = codec.Ptr(d, codec.Str)
 		case "number_value":
@@ -103,9 +103,9 @@ func (v *Value) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -53,19 +53,21 @@ var propertiesOfInstanceChanged = []string{"state", "severity", "sign", "wildcar
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = InstanceChanged{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "state":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.State, err = checkInstanceChanged_State.Raw(d)
 		case "severity":
 			v.Severity, err = codec.Nullable(d, codec.Dec[InstanceChangedSeverity])
 		case "sign":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			err = v.Sign.DecodeJSON(d)
 		case "wildcard":
-			v.Wildcard, err = codec.Ptr(d, codec.Dec[InstanceChangedWildcard])
+			v.Wildcard = new(InstanceChangedWildcard)
+			err = v.Wildcard.DecodeJSON(d)
 		case "label":
 			v.Label, err = checkInstanceChanged_Label.Raw(d)
 		case "note":
@@ -79,20 +81,20 @@ func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 		case "Foo":
 			v.Foo2, err = codec.Ptr(d, codec.Str)
 		case "alpha":
-			v.Alpha, err = codec.Ptr(d, codec.Dec[Owner])
+			v.Alpha = new(Owner)
+			err = v.Alpha.DecodeJSON(d)
 		case "beta":
-			v.Beta, err = codec.Ptr(d, codec.Dec[BetaOwner])
+			v.Beta = new(BetaOwner)
+			err = v.Beta.DecodeJSON(d)
 		case "when":
-			v.When, err = codec.Ptr(d, codec.Dec[InstanceChangedWhen])
+			v.When = new(InstanceChangedWhen)
+			err = v.When.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfInstanceChanged)
+	return o.End(requiredOfInstanceChanged)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -241,17 +243,12 @@ func (v InstanceChangedSeverity) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChangedSeverity) Validate() error {
-	switch v {
-	case InstanceChangedSeverityLow, InstanceChangedSeverityHigh:
-		return nil
-	}
-	return codec.Expect("one of \"low\", \"high\"")
+	return valuesOfInstanceChangedSeverity.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedSeverity) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfInstanceChangedSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
+)
 
 // InstanceChangedSign is generated from
 // vendor/proto/instance.json#/properties/sign.
@@ -277,17 +274,12 @@ func (v InstanceChangedSign) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChangedSign) Validate() error {
-	switch v {
-	case InstanceChangedSignStar, InstanceChangedSign1, InstanceChangedSignMinus1, InstanceChangedSignX1:
-		return nil
-	}
-	return codec.Expect("one of \"*\", \"+1\", \"-1\", \"1\"")
+	return valuesOfInstanceChangedSign.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedSign) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfInstanceChangedSign = codec.Strings{Sorted: []string{"*", "+1", "-1", "1"}, Expected: "one of \"*\", \"+1\", \"-1\", \"1\""}
+)
 
 // InstanceChangedWildcard is generated from
 // vendor/proto/instance.json#/properties/wildcard.
@@ -310,17 +302,12 @@ func (v InstanceChangedWildcard) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InstanceChangedWildcard) Validate() error {
-	switch v {
-	case InstanceChangedWildcardStar:
-		return nil
-	}
-	return codec.Expect("the constant \"*\"")
+	return valuesOfInstanceChangedWildcard.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedWildcard) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfInstanceChangedWildcard = codec.Strings{Sorted: []string{"*"}, Expected: "the constant \"*\""}
+)
 
 // InstanceChangedWhen is generated from
 // vendor/proto/instance.json#/properties/when. It holds at least one of
@@ -359,7 +346,7 @@ func (v *InstanceChangedWhen) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
+func (v *InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.String != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -375,24 +362,11 @@ func (v InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InstanceChangedWhen) Validate() error {
+func (v *InstanceChangedWhen) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(InstanceChangedWhen))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v InstanceChangedWhen) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChangedWhen) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (

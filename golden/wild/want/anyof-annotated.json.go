@@ -45,25 +45,24 @@ var propertiesOfAnyofAnnotated = []string{"shell", "timeout", "runner"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error {
 	*v = AnyofAnnotated{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "shell":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Shell, err = codec.Str(d)
 		case "timeout":
 			v.Timeout, err = codec.Raw(d)
 		case "runner":
-			v.Runner, err = codec.Ptr(d, codec.Dec[AnyofAnnotatedRunner])
+			v.Runner = new(AnyofAnnotatedRunner)
+			err = v.Runner.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfAnyofAnnotated)
+	return o.End(requiredOfAnyofAnnotated)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -131,20 +130,22 @@ var propertiesOfAnyofAnnotatedRunner = []string{"label"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AnyofAnnotatedRunner) DecodeJSON(d *jx.Decoder) error {
 	*v = AnyofAnnotatedRunner{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "label":
 			v.Label, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
+func (v *AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Label != nil {
 		e.FieldStart("label")
@@ -155,22 +156,9 @@ func (v AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AnyofAnnotatedRunner) Validate() error {
+func (v *AnyofAnnotatedRunner) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotatedRunner); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v AnyofAnnotatedRunner) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotatedRunner); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AnyofAnnotatedRunner) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

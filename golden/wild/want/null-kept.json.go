@@ -46,32 +46,30 @@ var propertiesOfNullKept = []string{"id", "nothing", "scalar", "always", "choice
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *NullKept) DecodeJSON(d *jx.Decoder) error {
 	*v = NullKept{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Str(d)
 		case "nothing":
 			v.Nothing, err = checkNullKept_Nothing.Raw(d)
 		case "scalar":
 			v.Scalar, err = checkNullKept_Scalar.Raw(d)
 		case "always":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Always, err = checkNullKept_Always.Raw(d)
 		case "choice":
 			v.Choice, err = checkNullKept_Choice.Raw(d)
 		case "any":
 			v.Any, err = codec.Raw(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfNullKept)
+	return o.End(requiredOfNullKept)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -50,11 +50,12 @@ var propertiesOfOptionalChecked = []string{"id", "tags", "unique", "labels", "al
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OptionalChecked) DecodeJSON(d *jx.Decoder) error {
 	*v = OptionalChecked{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Str(d)
 		case "tags":
 			v.Tags, err = codec.DistinctOf(d, &checkOptionalChecked_Tags, codec.Str)
@@ -63,27 +64,26 @@ func (v *OptionalChecked) DecodeJSON(d *jx.Decoder) error {
 		case "labels":
 			err = v.Labels.DecodeJSON(d)
 		case "aliases":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Aliases, err = codec.OrNull(d, func(d *jx.Decoder) ([]string, error) {
 				return codec.DistinctOf(d, &checkOptionalChecked_Aliases, codec.Str)
 			})
 		case "code":
 			v.Code, err = codec.Ptr(d, checkOptionalChecked_Code.Str)
 		case "owner":
-			v.Owner, err = codec.Ptr(d, codec.Dec[OptionalCheckedOwner])
+			v.Owner = new(OptionalCheckedOwner)
+			err = v.Owner.DecodeJSON(d)
 		case "level":
-			v.Level, err = codec.Ptr(d, codec.Dec[OptionalCheckedLevel])
+			v.Level = new(OptionalCheckedLevel)
+			err = v.Level.DecodeJSON(d)
 		case "flag":
 			v.Flag, err = checkOptionalChecked_Flag.Raw(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOptionalChecked)
+	return o.End(requiredOfOptionalChecked)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -243,25 +243,23 @@ var propertiesOfOptionalCheckedOwner = []string{"name"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = OptionalCheckedOwner{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Name, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfOptionalCheckedOwner)
+	return o.End(requiredOfOptionalCheckedOwner)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
+func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("name")
 	e.Str(v.Name)
@@ -270,24 +268,11 @@ func (v OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OptionalCheckedOwner) Validate() error {
+func (v *OptionalCheckedOwner) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalCheckedOwner); err != nil {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v OptionalCheckedOwner) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalCheckedOwner); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OptionalCheckedOwner) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -316,17 +301,12 @@ func (v OptionalCheckedLevel) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OptionalCheckedLevel) Validate() error {
-	switch v {
-	case OptionalCheckedLevelLow, OptionalCheckedLevelHigh:
-		return nil
-	}
-	return codec.Expect("one of \"low\", \"high\"")
+	return valuesOfOptionalCheckedLevel.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OptionalCheckedLevel) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
+)
 
 // Labels is generated from optional-checked.json#/$defs/labels.
 type Labels []string

@@ -50,28 +50,34 @@ var propertiesOfPatternMembers = []string{"dotted", "labelled", "counters", "sco
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PatternMembers) DecodeJSON(d *jx.Decoder) error {
 	*v = PatternMembers{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "dotted":
 			v.Dotted, err = codec.PatternMap(d, &checkPatternMembers_Dotted, codec.Str)
 		case "labelled":
-			v.Labelled, err = codec.Ptr(d, codec.Dec[PatternMembersLabelled])
+			v.Labelled = new(PatternMembersLabelled)
+			err = v.Labelled.DecodeJSON(d)
 		case "counters":
 			v.Counters, err = codec.PatternMap(d, &checkPatternMembers_Counters, checkPatternMembers_Counters_value.Int)
 		case "scores":
 			v.Scores, err = codec.Map(d, codec.Float64)
 		case "mixed":
-			v.Mixed, err = codec.Ptr(d, codec.Dec[PatternMembersMixed])
+			v.Mixed = new(PatternMembersMixed)
+			err = v.Mixed.DecodeJSON(d)
 		case "overlapping":
-			v.Overlapping, err = codec.Ptr(d, codec.Dec[PatternMembersOverlapping])
+			v.Overlapping = new(PatternMembersOverlapping)
+			err = v.Overlapping.DecodeJSON(d)
 		case "staged":
-			v.Staged, err = codec.Ptr(d, codec.Dec[PatternMembersStaged])
+			v.Staged = new(PatternMembersStaged)
+			err = v.Staged.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -200,20 +206,22 @@ var propertiesOfPatternMembersLabelled = []string{"name"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PatternMembersLabelled) DecodeJSON(d *jx.Decoder) error {
 	*v = PatternMembersLabelled{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "name":
 			v.Name, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.PatternExtra(d, key, &checkPatternMembersLabelled_keys, &v.AdditionalProperties, codec.Raw)
+			err = codec.PatternExtra(d, o.Key(), &checkPatternMembersLabelled_keys, &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersLabelled) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersLabelled) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Name != nil {
 		e.FieldStart("name")
@@ -224,7 +232,7 @@ func (v PatternMembersLabelled) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersLabelled) Validate() error {
+func (v *PatternMembersLabelled) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersLabelled); err != nil {
 		return err
 	}
@@ -232,19 +240,6 @@ func (v PatternMembersLabelled) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersLabelled) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersLabelled); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersLabelled) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -275,20 +270,22 @@ func (v *PatternMembersMixed) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PatternMembersMixed{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
 			v.ID, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.PatternExtra(d, key, &checkPatternMembersMixed_keys, &v.AdditionalProperties, codec.Raw)
+			err = codec.PatternExtra(d, o.Key(), &checkPatternMembersMixed_keys, &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.ID != nil {
 		e.FieldStart("id")
@@ -299,21 +296,8 @@ func (v PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersMixed) Validate() error {
+func (v *PatternMembersMixed) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/mixed"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersMixed) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersMixed); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersMixed) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -344,20 +328,22 @@ func (v *PatternMembersOverlapping) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PatternMembersOverlapping{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "x-id":
 			v.XID, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.PatternExtra(d, key, &checkPatternMembersOverlapping_keys, &v.AdditionalProperties, checkPatternMembersOverlapping_extra.Str)
+			err = codec.PatternExtra(d, o.Key(), &checkPatternMembersOverlapping_keys, &v.AdditionalProperties, checkPatternMembersOverlapping_extra.Str)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.XID != nil {
 		e.FieldStart("x-id")
@@ -370,21 +356,8 @@ func (v PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersOverlapping) Validate() error {
+func (v *PatternMembersOverlapping) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/overlapping"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersOverlapping) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersOverlapping); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersOverlapping) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -415,20 +388,22 @@ func (v *PatternMembersStaged) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PatternMembersStaged{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
 			v.Kind, err = codec.Ptr(d, codec.Str)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Kind != nil {
 		e.FieldStart("kind")
@@ -439,19 +414,6 @@ func (v PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembersStaged) Validate() error {
+func (v *PatternMembersStaged) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/staged"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v PatternMembersStaged) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersStaged); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembersStaged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }

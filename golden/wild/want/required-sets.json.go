@@ -47,29 +47,29 @@ var propertiesOfRequiredSets = []string{"id", "a", "b", "contact", "window"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *RequiredSets) DecodeJSON(d *jx.Decoder) error {
 	*v = RequiredSets{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.ID, err = codec.Str(d)
 		case "a":
 			v.A, err = codec.Ptr(d, codec.Str)
 		case "b":
 			v.B, err = codec.Ptr(d, codec.Str)
 		case "contact":
-			v.Contact, err = codec.Ptr(d, codec.Dec[RequiredSetsContact])
+			v.Contact = new(RequiredSetsContact)
+			err = v.Contact.DecodeJSON(d)
 		case "window":
-			v.Window, err = codec.Ptr(d, codec.Dec[RequiredSetsWindow])
+			v.Window = new(RequiredSetsWindow)
+			err = v.Window.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	if err := codec.Required(seen, requiredOfRequiredSets); err != nil {
+	if err := o.End(requiredOfRequiredSets); err != nil {
 		return err
 	}
 	return requiredAnyOfRequiredSets.Check(v.A != nil, v.B != nil)
@@ -162,32 +162,31 @@ var propertiesOfRequiredSetsContact = []string{"email", "phone", "kind"}
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *RequiredSetsContact) DecodeJSON(d *jx.Decoder) error {
 	*v = RequiredSetsContact{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "email":
 			v.Email, err = codec.Ptr(d, codec.Str)
 		case "phone":
-			v.Phone, err = codec.Ptr(d, codec.Dec[Phone])
+			v.Phone = new(Phone)
+			err = v.Phone.DecodeJSON(d)
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Kind, err = codec.Str(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	if err := codec.Required(seen, requiredOfRequiredSetsContact); err != nil {
+	if err := o.End(requiredOfRequiredSetsContact); err != nil {
 		return err
 	}
 	return requiredOneOfRequiredSetsContact.Check(v.Email != nil, v.Phone != nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RequiredSetsContact) EncodeJSON(e *jx.Encoder) {
+func (v *RequiredSetsContact) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Email != nil {
 		e.FieldStart("email")
@@ -204,7 +203,7 @@ func (v RequiredSetsContact) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RequiredSetsContact) Validate() error {
+func (v *RequiredSetsContact) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsContact); err != nil {
 		return err
 	}
@@ -217,19 +216,6 @@ func (v RequiredSetsContact) Validate() error {
 		return err
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v RequiredSetsContact) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsContact); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *RequiredSetsContact) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -265,22 +251,24 @@ func (v *RequiredSetsWindow) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = RequiredSetsWindow{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "from":
 			v.From, err = codec.Ptr(d, codec.Int64)
 		case "to":
 			v.To, err = codec.Ptr(d, codec.Int64)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
+func (v *RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.From != nil {
 		e.FieldStart("from")
@@ -295,21 +283,8 @@ func (v RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RequiredSetsWindow) Validate() error {
+func (v *RequiredSetsWindow) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("required-sets.json#/properties/window"))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v RequiredSetsWindow) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsWindow); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *RequiredSetsWindow) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // Phone is generated from required-sets.json#/$defs/phone.

@@ -55,8 +55,10 @@ func (v *UntypedKeywords) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = UntypedKeywords{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "members":
 			v.Members, err = codec.Raw(d)
 		case "point":
@@ -70,13 +72,14 @@ func (v *UntypedKeywords) DecodeJSON(d *jx.Decoder) error {
 		case "count":
 			v.Count, err = codec.Raw(d)
 		case "event":
-			v.Event, err = codec.Ptr(d, codec.Dec[UntypedKeywordsEvent])
+			v.Event = new(UntypedKeywordsEvent)
+			err = v.Event.DecodeJSON(d)
 		default:
-			err = codec.Extra(d, key, &v.AdditionalProperties, codec.Raw)
+			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -168,7 +171,7 @@ func (v *UntypedKeywordsEvent) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Option1 != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -184,24 +187,11 @@ func (v UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEvent) Validate() error {
+func (v *UntypedKeywordsEvent) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), true); err != nil {
 		return err
 	}
 	return codec.Revalidate(v, new(UntypedKeywordsEvent))
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v UntypedKeywordsEvent) MarshalJSON() ([]byte, error) {
-	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), true); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEvent) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 // UntypedKeywordsEventOption1 is generated from
@@ -213,25 +203,23 @@ type UntypedKeywordsEventOption1 struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption1{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Kind.DecodeJSON(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUntypedKeywordsEventOption1)
+	return o.End(requiredOfUntypedKeywordsEventOption1)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("kind")
 	v.Kind.EncodeJSON(e)
@@ -239,21 +227,11 @@ func (v UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption1) Validate() error {
+func (v *UntypedKeywordsEventOption1) Validate() error {
 	if err := v.Kind.Validate(); err != nil {
 		return codec.AtField(err, "kind")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v UntypedKeywordsEventOption1) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption1) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -281,17 +259,12 @@ func (v UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UntypedKeywordsEventOption1Kind) Validate() error {
-	switch v {
-	case UntypedKeywordsEventOption1KindCreated:
-		return nil
-	}
-	return codec.Expect("the constant \"created\"")
+	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption1Kind) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
+)
 
 // UntypedKeywordsEventOption2 is generated from
 // untyped-keywords.json#/properties/event/oneOf/1.
@@ -303,28 +276,26 @@ type UntypedKeywordsEventOption2 struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption2{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "kind":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			err = v.Kind.DecodeJSON(d)
 		case "to":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.To, err = codec.Str(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfUntypedKeywordsEventOption2)
+	return o.End(requiredOfUntypedKeywordsEventOption2)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("kind")
 	v.Kind.EncodeJSON(e)
@@ -334,21 +305,11 @@ func (v UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption2) Validate() error {
+func (v *UntypedKeywordsEventOption2) Validate() error {
 	if err := v.Kind.Validate(); err != nil {
 		return codec.AtField(err, "kind")
 	}
 	return nil
-}
-
-// MarshalJSON encodes v with EncodeJSON.
-func (v UntypedKeywordsEventOption2) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
-
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption2) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
 }
 
 var (
@@ -376,14 +337,9 @@ func (v UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UntypedKeywordsEventOption2Kind) Validate() error {
-	switch v {
-	case UntypedKeywordsEventOption2KindMoved:
-		return nil
-	}
-	return codec.Expect("the constant \"moved\"")
+	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(v))
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywordsEventOption2Kind) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+var (
+	valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}
+)

@@ -41,8 +41,10 @@ func (v *UntypedRoot) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = UntypedRoot{}
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "id":
 			v.ID, err = checkUntypedRoot_ID.Str(d)
 		case "meta":
@@ -50,9 +52,9 @@ func (v *UntypedRoot) DecodeJSON(d *jx.Decoder) error {
 		default:
 			err = d.Skip()
 		}
-		return err
-	})
-	return err
+		o.Check(err)
+	}
+	return o.End(nil)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -35,26 +35,24 @@ type ItemCounted struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemCounted) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemCounted{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = checkItemCounted_Sku.Str(d)
 		case "quantity":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.Quantity, err = checkItemCounted_Quantity.Int(d)
 		case "counted_by":
 			v.CountedBy, err = codec.Ptr(d, codec.Str)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItemCounted)
+	return o.End(requiredOfItemCounted)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -35,27 +35,25 @@ type ItemReserved struct {
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemReserved{}
-	var seen uint64
-	err := codec.Object(d, func(d *jx.Decoder, key []byte) (err error) {
-		switch string(key) {
+	o := codec.Members(d)
+	for o.Next() {
+		var err error
+		switch string(o.Key()) {
 		case "sku":
-			seen |= 1 << 0
+			o.Seen |= 1 << 0
 			v.Sku, err = checkItemReserved_Sku.Str(d)
 		case "order_id":
-			seen |= 1 << 1
+			o.Seen |= 1 << 1
 			v.OrderID, err = codec.Str(d)
 		case "quantity":
-			seen |= 1 << 2
+			o.Seen |= 1 << 2
 			v.Quantity, err = checkItemReserved_Quantity.Int(d)
 		default:
 			err = codec.Unknown()
 		}
-		return err
-	})
-	if err != nil {
-		return err
+		o.Check(err)
 	}
-	return codec.Required(seen, requiredOfItemReserved)
+	return o.End(requiredOfItemReserved)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
