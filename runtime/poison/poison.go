@@ -20,10 +20,12 @@
 //
 // # Reading without removing
 //
-// AMQP has no "peek". Both functions take messages with basic.get and
-// manual acknowledgement, and hold every message they do not remove
-// unacknowledged until they return; closing the channel then hands all of
-// them back to the queue. Consequences:
+// AMQP has no "peek". Every function here takes messages with manual
+// acknowledgement (a subscription whose prefetch is the number of messages
+// ready at the start, so the broker pushes them without a round trip each,
+// and basic.get should it go quiet), and holds every message it does not
+// remove unacknowledged until it returns; closing the channel then hands
+// all of them back to the queue. Consequences:
 //
 //   - A scan covers the messages that were in the queue when it began.
 //     Messages that arrive later, including a replayed message that fails
@@ -159,15 +161,29 @@ func where(exchange, key string) string {
 	return fmt.Sprintf("exchange %s with routing key %s", exchange, key)
 }
 
-// scan takes the messages that were ready in a queue when it began, one at
-// a time, without acking them.
+// scan takes the messages that were ready in a queue when it began, in
+// queue order, without acking them. It subscribes with a prefetch of
+// exactly that many, so the broker pushes them without a round trip each
+// (basic.get costs one per message), and falls back to basic.get when the
+// subscription goes quiet: someone else took some, or returned ones are
+// not ready yet.
 type scan struct {
 	conn  Broker
 	ch    *amqp.Channel
 	queue string
 	left  int // ready when the scan began and not taken yet
 	held  int // taken and neither acked nor returned
+
+	deliveries <-chan amqp.Delivery // the subscription's; nil once it is closed
+	cancelled  bool                 // basic.cancel was sent
 }
+
+// scanTag names the scan's subscription on its own channel.
+const scanTag = "warren-poison-scan"
+
+// quiet is how long next waits for a pushed message before it asks with
+// basic.get instead.
+const quiet = time.Second
 
 func openScan(ctx context.Context, conn Broker, queue string) (*scan, error) {
 	ch, err := conn.OpenChannel(ctx)
@@ -179,7 +195,27 @@ func openScan(ctx context.Context, conn Broker, queue string) (*scan, error) {
 		_ = ch.Close()
 		return nil, queueError(queue, err)
 	}
-	return &scan{conn: conn, ch: ch, queue: queue, left: q.Messages}, nil
+	s := &scan{conn: conn, ch: ch, queue: queue, left: q.Messages}
+	// A prefetch of 0 is no limit, so it is never 0 here; above the
+	// field's 16 bits the broker pushes without a limit, and the scan
+	// still takes only the messages that were there.
+	if prefetch := s.left; prefetch > 0 {
+		if prefetch > 65535 {
+			prefetch = 0
+		}
+		if err := ch.Qos(prefetch, 0, false); err == nil {
+			if d, err := ch.Consume(queue, scanTag, false, false, false, false, nil); err == nil {
+				s.deliveries = d
+			}
+		}
+	}
+	if s.deliveries == nil && ch.IsClosed() {
+		// A refused subscription closes the channel; basic.get needs one.
+		if s.ch, err = conn.OpenChannel(ctx); err != nil {
+			return nil, fmt.Errorf("open channel: %w", err)
+		}
+	}
+	return s, nil
 }
 
 // next returns the next message, or false once every message that was
@@ -192,6 +228,14 @@ func (s *scan) next(ctx context.Context) (amqp.Delivery, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return amqp.Delivery{}, false, err
 	}
+	if s.deliveries != nil {
+		if d, ok := s.pushed(ctx); ok {
+			return s.took(d), true, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return amqp.Delivery{}, false, err
+		}
+	}
 	d, ok, err := s.ch.Get(s.queue, false)
 	if err != nil {
 		return amqp.Delivery{}, false, fmt.Errorf("read %s: %w", s.queue, err)
@@ -200,9 +244,55 @@ func (s *scan) next(ctx context.Context) (amqp.Delivery, bool, error) {
 		s.left = 0
 		return amqp.Delivery{}, false, nil
 	}
+	return s.took(d), true, nil
+}
+
+// pushed waits for the subscription's next message. When none comes for a
+// while it cancels the subscription, and hands over what was already on
+// its way, in order, before next turns to basic.get.
+func (s *scan) pushed(ctx context.Context) (amqp.Delivery, bool) {
+	if s.cancelled {
+		return s.drain()
+	}
+	timer := time.NewTimer(quiet)
+	defer timer.Stop()
+	select {
+	case d, ok := <-s.deliveries:
+		if ok {
+			return d, true
+		}
+		s.deliveries = nil
+		return amqp.Delivery{}, false
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	s.cancel()
+	return s.drain()
+}
+
+// cancel ends the subscription. The messages it delivered stay held.
+func (s *scan) cancel() {
+	if s.deliveries != nil && !s.cancelled {
+		s.cancelled = true
+		_ = s.ch.Cancel(scanTag, false)
+	}
+}
+
+// drain hands over a delivery sent before the subscription ended: after
+// basic.cancel the channel closes once every delivery sent before the
+// broker's cancel-ok has been handed over.
+func (s *scan) drain() (amqp.Delivery, bool) {
+	d, ok := <-s.deliveries
+	if !ok {
+		s.deliveries = nil
+	}
+	return d, ok
+}
+
+func (s *scan) took(d amqp.Delivery) amqp.Delivery {
 	s.left--
 	s.held++
-	return d, true, nil
+	return d
 }
 
 // ack removes a message taken by next from the queue.
@@ -223,6 +313,14 @@ const returnWait = 10 * time.Second
 // queue takes them back a few milliseconds after the channel is gone;
 // without the wait, a List followed at once by a Replay would not see them.
 func (s *scan) close(ctx context.Context) {
+	// Nothing is pushed to the scan while it hands messages back; what was
+	// pushed and not taken is held too.
+	s.cancel()
+	for s.deliveries != nil {
+		if _, ok := s.drain(); ok {
+			s.held++
+		}
+	}
 	var before int
 	if s.held > 0 {
 		if q, err := s.ch.QueueDeclarePassive(s.queue, true, false, false, false, nil); err == nil {
