@@ -33,7 +33,12 @@ type brokerCase struct {
 // exchanges and consumers.
 func newBrokerCase(t *testing.T, files map[string]string, placeholders ...string) *brokerCase {
 	t.Helper()
-	url := testenv.AMQPURL(t)
+	return newBrokerCaseAt(t, testenv.AMQPURL(t), files, placeholders...)
+}
+
+// newBrokerCaseAt is newBrokerCase on the broker (or vhost) at url.
+func newBrokerCaseAt(t *testing.T, url string, files map[string]string, placeholders ...string) *brokerCase {
+	t.Helper()
 	names := map[string]string{}
 	var pairs []string
 	for _, p := range placeholders {

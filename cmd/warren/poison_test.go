@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/poison"
+)
+
+// poisonCase is the ops topology declared in a vhost of the test's own,
+// consumer {{mailer}}'s poison queue filled by the test.
+func poisonCase(t *testing.T) (*brokerCase, string) {
+	t.Helper()
+	b := newBrokerCaseAt(t, testenv.VHost(t, "poisonops"), opsSchemas, opsPlaceholders...)
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	return b, b.name("mailer")
+}
+
+// poison runs `warren poison SUB` against the test's broker.
+func (b *brokerCase) poison(sub string, args ...string) (int, string, string) {
+	b.t.Helper()
+	return run(b.t, append([]string{"poison", sub, "--url", b.url}, args...)...)
+}
+
+// poisonFailures puts one poison copy per failure in mailer's poison
+// queue, ids m1, m2, ...
+func (b *brokerCase) poisonFailures(mailer string, failures ...string) {
+	b.t.Helper()
+	for i, f := range failures {
+		b.publish(b.name("dead"), mailer, amqpPoisonCopy(fmt.Sprintf("m%d", i+1), "order.placed", b.name("events"), f, 3))
+	}
+}
+
+const (
+	failSKU   = `payload of order.placed does not match its schema: /lines/%d/sku: required property "sku"`
+	failStock = `order %d: warehouse said "no stock for SKU-%d"`
+)
+
+// groupsOf runs poison groups --format json and returns the groups.
+func (b *brokerCase) groupsOf(mailer string, more ...string) []poison.Group {
+	b.t.Helper()
+	code, stdout, stderr := b.poison("groups", append([]string{"--consumer", mailer, "--format", "json"}, append(more, b.dir)...)...)
+	if code != 0 {
+		b.t.Fatalf("poison groups: exit %d, %s", code, stderr)
+	}
+	var out struct {
+		Messages int            `json:"messages"`
+		Groups   []poison.Group `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		b.t.Fatalf("poison groups --format json: %v\n%s", err, stdout)
+	}
+	return out.Groups
+}
+
+func TestPoisonGroups(t *testing.T) {
+	b, mailer := poisonCase(t)
+	b.poisonFailures(mailer, fmt.Sprintf(failSKU, 0), fmt.Sprintf(failStock, 1, 1), fmt.Sprintf(failSKU, 3), fmt.Sprintf(failStock, 2, 7), fmt.Sprintf(failStock, 3, 9))
+
+	groups := b.groupsOf(mailer)
+	if len(groups) != 2 || groups[0].Count != 3 || groups[1].Count != 2 {
+		t.Fatalf("groups: %+v", groups)
+	}
+	if g := groups[0]; g.Cause.Kind != poison.KindHandler || g.Cause.Text != `order <n>: warehouse said "…"` || g.RoutingKeys[0] != (poison.KeyCount{Key: "order.placed", Count: 3}) {
+		t.Errorf("handler group: %+v", g)
+	}
+	if g := groups[1]; g.Cause.Kind != poison.KindValidation || len(g.Cause.Problems) != 1 || g.Cause.Problems[0].Pointer != "/lines/*/sku" {
+		t.Errorf("validation group: %+v", g)
+	}
+	code, stdout, stderr := b.poison("groups", "--consumer", mailer, b.dir)
+	if code != 0 || !strings.Contains(stdout, groups[0].ID+"  handler") || !strings.HasSuffix(stdout, fmt.Sprintf("5 messages in %s.poison, 2 groups\n", mailer)) {
+		t.Errorf("poison groups: exit %d, stderr %s, stdout:\n%s", code, stderr, stdout)
+	}
+	if p := b.depth(mailer + ".poison"); p != 5 {
+		t.Errorf("after grouping the poison queue holds %d, want 5", p)
+	}
+}
+
+// A consumer that is not in the manifest, or whose poison queue was never
+// declared, is an error that says what was expected.
+func TestPoisonGroupsBadInput(t *testing.T) {
+	b := newBrokerCaseAt(t, testenv.VHost(t, "poisonops"), opsSchemas, opsPlaceholders...)
+	mailer := b.name("mailer")
+	code, _, stderr := b.poison("groups", "--consumer", "nobody", b.dir)
+	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of`) {
+		t.Errorf("unknown consumer: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = b.poison("groups", "--consumer", mailer, b.dir)
+	if want := fmt.Sprintf("warren poison groups: group %s.poison: queue does not exist: %q; declare the topology first\n", mailer, mailer+".poison"); code != 1 || stderr != want {
+		t.Errorf("undeclared: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+	code, _, stderr = run(t, "poison", "groups", "--url", "amqp://ana:s3cret@127.0.0.1:1/", "--timeout", "1s", "--consumer", mailer, b.dir)
+	if code != 1 || strings.Contains(stderr, "s3cret") || stderr == "" {
+		t.Errorf("unreachable broker: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -1,0 +1,250 @@
+package poison_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/poison"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+func failed(failure string) poison.Message {
+	return poison.Message{Failure: failure, Headers: amqp.Table{runtime.HeaderFailure: failure}}
+}
+
+// Messages that failed for the same reason have the same cause, whatever
+// ids, numbers, quoted values and array indices their failures quote.
+func TestCauseMasksWhatVaries(t *testing.T) {
+	same := [][]string{
+		{
+			`payload of order.placed does not match its schema: does not match schema order/placed.json: /lines/0/qty: minimum: got -1, want 1`,
+			`payload of order.placed does not match its schema: does not match schema order/placed.json: /lines/12/qty: minimum: got -7, want 1`,
+		},
+		{
+			`payload of order.placed does not match its schema: /customer/email: 'x@' is not valid 'email': missing domain`,
+			`payload of order.placed does not match its schema: /customer/email: 'ana@' is not valid 'email': missing domain`,
+		},
+		{
+			`order 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11: sku "AB-12" unknown in warehouse 3`,
+			`order 0190b2c4-8888-7c1a-9f5e-2b8d1c0e4a99: sku "ZZ-9" unknown in warehouse 41`,
+		},
+		{
+			`KeyError: 'customer_id' at line 42`,
+			`KeyError: 'order_id' at line 7`,
+		},
+		{`handler panicked: runtime error: index out of range [3] with length 2`, `handler panicked: runtime error: index out of range [5] with length 1`},
+		{`charge ord-123 failed: card declined (ref 5f2b9c0d1e3a4b5c6d7e)`, `charge ord-9 failed: card declined (ref 0a1b2c3d4e5f60718293)`},
+	}
+	seen := map[string]int{}
+	for i, group := range same {
+		a, b := poison.CauseOf(failed(group[0])), poison.CauseOf(failed(group[1]))
+		if a.ID() != b.ID() {
+			t.Errorf("group %d: %+v and %+v differ", i, a, b)
+		}
+		if j, ok := seen[a.ID()]; ok {
+			t.Errorf("groups %d and %d have the same id %s", j, i, a.ID())
+		}
+		seen[a.ID()] = i
+	}
+	for _, tc := range []struct {
+		failure string
+		want    poison.Cause
+	}{
+		{same[0][0], poison.Cause{Kind: poison.KindValidation, Problems: []poison.Problem{{Pointer: "/lines/*/qty", Rule: "minimum: got …, want 1"}}, Text: "/lines/*/qty: minimum: got …, want 1"}},
+		{`payload of a.b does not match its schema: (root): required property "id"`, poison.Cause{Kind: poison.KindValidation, Problems: []poison.Problem{{Rule: `required property "id"`}}, Text: `(root): required property "id"`}},
+		{same[3][0], poison.Cause{Kind: poison.KindHandler, Exception: "KeyError", Text: `KeyError: "…" at line <n>`}},
+		{same[4][0], poison.Cause{Kind: poison.KindPanic, Exception: "runtime error", Text: "runtime error: index out of range [<n>] with length <n>"}},
+		{`java.lang.IllegalStateException: no tenant for 42`, poison.Cause{Kind: poison.KindHandler, Exception: "java.lang.IllegalStateException", Text: "java.lang.IllegalStateException: no tenant for <n>"}},
+		{same[5][0], poison.Cause{Kind: poison.KindHandler, Text: "charge ord-<n> failed: card declined (ref <hex>)"}},
+	} {
+		got := poison.CauseOf(failed(tc.failure))
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("CauseOf(%q)\n got %+v\nwant %+v", tc.failure, got, tc.want)
+		}
+	}
+	broker := poison.Message{Failure: "the broker dead-lettered it", Headers: amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "reason": "delivery_limit"}}}}
+	if got := poison.CauseOf(broker); got.Kind != poison.KindBroker || got.Text != "dead-lettered by the broker: delivery_limit" {
+		t.Errorf("broker dead-lettered: %+v", got)
+	}
+	if got := poison.CauseOf(poison.Message{}); got.Kind != poison.KindUnknown {
+		t.Errorf("no failure: %+v", got)
+	}
+}
+
+// vhostLane is a consumer's topology in a vhost of the test's own.
+func vhostLane(t *testing.T, prefix string) (*runtime.Conn, topology.Consumer) {
+	t.Helper()
+	url := testenv.VHost(t, prefix)
+	ctx := context.Background()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	top, err := topology.Build(topology.Spec{
+		Exchanges: topology.Exchanges{Events: "events", Retry: "retry", Dead: "dead"},
+		Consumers: []topology.ConsumerSpec{{Name: "mailer", Bindings: []string{"order.*"}, MaxAttempts: 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Declare(ctx, top); err != nil {
+		t.Fatal(err)
+	}
+	return conn, top.Consumers[0]
+}
+
+// causeWords make the 20 causes of fill distinct after masking.
+var causeWords = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+	"kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"}
+
+// fill puts n poison copies in c's poison queue, message i with id m<i>
+// and cause i%20 (half of them validation failures, half handler
+// errors, each quoting values of its own), publishing with confirms
+// pipelined.
+func fill(t *testing.T, conn *runtime.Conn, c topology.Consumer, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	ch, err := conn.OpenChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, n)
+	const window = 2000
+	var pending []*amqp.DeferredConfirmation
+	wait := func() {
+		for _, dc := range pending {
+			if ok, err := dc.WaitContext(ctx); err != nil || !ok {
+				t.Fatalf("publish not confirmed: %v", err)
+			}
+		}
+		pending = pending[:0]
+	}
+	for i := range n {
+		id := fmt.Sprintf("m%06d", i)
+		ids[i] = id
+		k := i % len(causeWords)
+		failure := fmt.Sprintf("order %08x-0000-4000-8000-%012x: warehouse %s refused sku %q after %d tries", i, i, causeWords[k], fmt.Sprint("S-", i), i%5)
+		if k%2 == 0 {
+			failure = fmt.Sprintf("payload of order.placed does not match its schema: /lines/%d/%s: minimum: got %d, want 1", i%9, causeWords[k], -i)
+		}
+		key := "order.placed"
+		if i%3 == 0 {
+			key = "order.paid"
+		}
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", c.PoisonQueue, true, false, amqp.Publishing{
+			MessageId: id, ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Body: fmt.Appendf(nil, `{"id":%q,"payload":{"sku":"S-%d"}}`, id, i),
+			Headers: amqp.Table{
+				runtime.HeaderAttempts: int64(1), runtime.HeaderFailure: failure, runtime.HeaderConsumer: c.Name,
+				runtime.HeaderFailedAt:           time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+				runtime.HeaderOriginalRoutingKey: key, runtime.HeaderOriginalExchange: "events",
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pending = append(pending, dc); len(pending) == window {
+			wait()
+		}
+	}
+	wait()
+	return ids
+}
+
+// drainIDs takes every message of queue (acked: the end of the test) and
+// returns their ids in queue order.
+func drainIDs(t *testing.T, conn *runtime.Conn, queue string, n int) []string {
+	t.Helper()
+	ch, err := conn.OpenChannel(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Messages != n {
+		t.Fatalf("%s holds %d messages, want %d", queue, q.Messages, n)
+	}
+	if err := ch.Qos(1000, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := ch.Consume(queue, "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, n)
+	for d := range deliveries {
+		if ids = append(ids, d.MessageId); len(ids) == n {
+			break
+		}
+	}
+	return ids
+}
+
+// Grouping a poison queue of 50,000 messages finds its 20 causes, counts
+// them exactly, and leaves all 50,000 in the queue in their order.
+func TestGroupsOfALargeQueueLeaveItAsItWas(t *testing.T) {
+	conn, c := vhostLane(t, "poisongroups")
+	const n = 50_000
+	ids := fill(t, conn, c, n)
+
+	start := time.Now()
+	groups, err := poison.Groups(context.Background(), conn, c, poison.FromPoison)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("grouped %d messages into %d groups in %v", n, len(groups), time.Since(start).Round(time.Millisecond))
+
+	if len(groups) != len(causeWords) {
+		t.Fatalf("%d groups, want %d: %+v", len(groups), len(causeWords), groups)
+	}
+	total := 0
+	for _, g := range groups {
+		total += g.Count
+		if g.Count != n/len(causeWords) {
+			t.Errorf("group %s (%s) holds %d, want %d", g.ID, g.Cause.Text, g.Count, n/len(causeWords))
+		}
+		keys := 0
+		for _, k := range g.RoutingKeys {
+			keys += k.Count
+		}
+		if keys != g.Count || len(g.RoutingKeys) != 2 {
+			t.Errorf("group %s: routing keys %+v do not add up to %d", g.ID, g.RoutingKeys, g.Count)
+		}
+		if g.FirstSeen.IsZero() || !g.LastSeen.After(g.FirstSeen) {
+			t.Errorf("group %s: first seen %v, last seen %v", g.ID, g.FirstSeen, g.LastSeen)
+		}
+	}
+	if total != n {
+		t.Errorf("groups hold %d messages, want %d", total, n)
+	}
+	again, err := poison.Groups(context.Background(), conn, c, poison.FromPoison)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != len(groups) || again[0].ID != groups[0].ID {
+		t.Errorf("grouping again gave other ids")
+	}
+	if got := drainIDs(t, conn, c.PoisonQueue, n); !slices.Equal(got, ids) {
+		i := 0
+		for i < len(got) && got[i] == ids[i] {
+			i++
+		}
+		t.Fatalf("the queue's order changed: first difference at %d of %d", i, len(got))
+	}
+}
