@@ -22,6 +22,27 @@ func poisonCommand() *cli.Command {
 	from := &cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded"}
 	format := &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"}
 	flags := func(more ...cli.Flag) []cli.Flag { return append(append(brokerFlags(), consumer), more...) }
+	subs := append([]*cli.Command{
+		{
+			Name:      "groups",
+			Usage:     "group a consumer's poison queue (or its archive) by cause",
+			UsageText: "warren poison groups --consumer NAME [--from poison|discarded] [--format text|json] [--url URL ...] SCHEMA_DIR",
+			Description: `Reads the consumer's poison queue (or with --from discarded its archive) and
+groups its messages by failure kind and normalised error: for a payload that
+does not match its schema, the JSON pointers (array indices as *) and rules;
+for a handler's error, its text with uuids, ids, numbers and quoted strings
+masked, and the error or exception type it starts with. Each group has its
+count, first and last x-failed-at, and routing keys.
+
+The messages stay in the queue, in their order: they are read without an
+acknowledgement and handed back when the reading ends (see warren replay).
+
+Example:
+   warren poison groups --consumer order-mailer ./events`,
+			Flags:  flags(from, format),
+			Action: runPoisonGroups,
+		},
+	}, groupCommands(flags)...)
 	return &cli.Command{
 		Name:      "poison",
 		Usage:     "a consumer's poison lane by cause: group, retry, discard, export, edit, history",
@@ -37,27 +58,7 @@ Examples:
    warren poison export --consumer order-mailer --group 3fa2b1c09e4d ./events > group.jsonl
    warren poison edit --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 --payload fixed.json --by ana ./events
    warren poison history --consumer order-mailer ./events`,
-		Subcommands: []*cli.Command{
-			{
-				Name:      "groups",
-				Usage:     "group a consumer's poison queue (or its archive) by cause",
-				UsageText: "warren poison groups --consumer NAME [--from poison|discarded] [--format text|json] [--url URL ...] SCHEMA_DIR",
-				Description: `Reads the consumer's poison queue (or with --from discarded its archive) and
-groups its messages by failure kind and normalised error: for a payload that
-does not match its schema, the JSON pointers (array indices as *) and rules;
-for a handler's error, its text with uuids, ids, numbers and quoted strings
-masked, and the error or exception type it starts with. Each group has its
-count, first and last x-failed-at, and routing keys.
-
-The messages stay in the queue, in their order: they are read without an
-acknowledgement and handed back when the reading ends (see warren replay).
-
-Example:
-   warren poison groups --consumer order-mailer ./events`,
-				Flags:  flags(from, format),
-				Action: runPoisonGroups,
-			},
-		},
+		Subcommands: subs,
 	}
 }
 

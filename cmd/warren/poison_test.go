@@ -99,3 +99,80 @@ func TestPoisonGroupsBadInput(t *testing.T) {
 		t.Errorf("unreachable broker: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A group is retried, discarded and exported as a whole, the others left
+// alone; --dry-run and a stale --expect change nothing; an unknown group
+// says which there are; each action is in the history.
+func TestPoisonGroupActions(t *testing.T) {
+	b, mailer := poisonCase(t)
+	archive := mailer + ".discarded"
+	b.poisonFailures(mailer, fmt.Sprintf(failSKU, 0), fmt.Sprintf(failStock, 1, 1), fmt.Sprintf(failSKU, 3), fmt.Sprintf(failStock, 2, 7), fmt.Sprintf(failStock, 3, 9))
+	groups := b.groupsOf(mailer)
+	stock, sku := groups[0], groups[1]
+
+	code, stdout, stderr := b.poison("retry", "--consumer", mailer, "--group", stock.ID, "--dry-run", b.dir)
+	if want := fmt.Sprintf("3 messages would retry from %s.poison to %s; dry run, nothing changed\n", mailer, mailer); code != 0 || stdout != want || !strings.Contains(stderr, "3 messages match") {
+		t.Errorf("retry --dry-run: exit %d, stderr %q, stdout %q, want %q", code, stderr, stdout, want)
+	}
+	code, _, stderr = b.poison("retry", "--consumer", mailer, "--group", stock.ID, "--expect", "4", b.dir)
+	if code != 1 || !strings.Contains(stderr, "group "+stock.ID+" holds 3 messages now, not 4 (--expect): nothing changed") {
+		t.Errorf("retry --expect 4: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = b.poison("retry", "--consumer", mailer, "--group", "000000000000", b.dir)
+	if code != 1 || !strings.Contains(stderr, `unknown group: no group "000000000000" in `+mailer+".poison (now); expected one of "+stock.ID+", "+sku.ID) {
+		t.Errorf("unknown group: exit %d, stderr %q", code, stderr)
+	}
+	if p, w := b.depth(mailer+".poison"), b.depth(mailer); p != 5 || w != 0 {
+		t.Fatalf("after refusals: poison %d, work %d; want 5 and 0", p, w)
+	}
+
+	code, stdout, stderr = b.poison("export", "--consumer", mailer, "--group", sku.ID, "--by", "ana", b.dir)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 0 || len(lines) != 2 || !strings.Contains(stderr, "exported 2 messages of group "+sku.ID) {
+		t.Fatalf("export: exit %d, stderr %q, stdout %q", code, stderr, stdout)
+	}
+	var line struct {
+		ID         string         `json:"id"`
+		RoutingKey string         `json:"routing_key"`
+		Payload    map[string]any `json:"payload"`
+		Headers    map[string]any `json:"headers"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil || line.ID != "m1" || line.RoutingKey != "order.placed" || line.Payload["sku"] != "x" || line.Headers["x-failure"] != fmt.Sprintf(failSKU, 0) {
+		t.Errorf("export line %s: %+v, %v", lines[0], line, err)
+	}
+
+	code, stdout, stderr = b.poison("retry", "--consumer", mailer, "--group", stock.ID, "--expect", "3", "--by", "ana", b.dir)
+	if want := fmt.Sprintf("retried 3 messages of group %s from %s.poison to %s\n", stock.ID, mailer, mailer); code != 0 || stdout != want {
+		t.Fatalf("retry: exit %d, stderr %q, stdout %q, want %q", code, stderr, stdout, want)
+	}
+	code, stdout, stderr = b.poison("discard", "--consumer", mailer, "--group", sku.ID, "--reason", "sku missing upstream", "--by", "bo", b.dir)
+	if want := fmt.Sprintf("discarded 2 messages of group %s from %s.poison to %s\n", sku.ID, mailer, archive); code != 0 || stdout != want {
+		t.Fatalf("discard: exit %d, stderr %q, stdout %q, want %q", code, stderr, stdout, want)
+	}
+	t.Cleanup(func() { b.deleteQueue(archive); b.deleteQueue(mailer + ".poison-history") })
+	work := b.take(mailer)
+	if len(work) != 3 || work[0].MessageId != "m2" || work[2].MessageId != "m5" {
+		t.Errorf("work queue: %d messages", len(work))
+	}
+	kept := b.take(archive)
+	if len(kept) != 2 || kept[0].Headers[poison.HeaderDiscardGroup] != sku.ID || kept[0].Headers[poison.HeaderDiscardBatch] != int64(2) || kept[0].Headers[poison.HeaderDiscardedBy] != "bo" {
+		t.Errorf("archive: %d messages, headers %v", len(kept), kept)
+	}
+	if p := b.depth(mailer + ".poison"); p != 0 {
+		t.Errorf("poison holds %d, want 0", p)
+	}
+
+	code, stdout, stderr = b.poison("history", "--consumer", mailer, "--format", "json", b.dir)
+	var history []poison.Action
+	if err := json.Unmarshal([]byte(stdout), &history); code != 0 || err != nil {
+		t.Fatalf("history: exit %d, %v, stderr %q", code, err, stderr)
+	}
+	if len(history) != 3 || history[0].Action != "export" || history[1].Action != "retry" || history[1].By != "ana" || history[1].Count != 3 ||
+		history[2].Action != "discard" || history[2].Reason != "sku missing upstream" || history[2].Count != 2 || history[2].At.IsZero() {
+		t.Errorf("history: %+v", history)
+	}
+	code, stdout, _ = b.poison("history", "--consumer", mailer, b.dir)
+	if code != 0 || !strings.Contains(stdout, "discard") || !strings.Contains(stdout, "2 of 2") {
+		t.Errorf("history text: %s", stdout)
+	}
+}

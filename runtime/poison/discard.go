@@ -18,6 +18,11 @@ const (
 	HeaderDiscardReason = "x-discard-reason" // why a person discarded the message
 	HeaderDiscardedAt   = "x-discarded-at"   // when (RFC 3339, UTC)
 	HeaderDiscardedBy   = "x-discarded-by"   // who, when they said (Record.By)
+	// HeaderDiscardGroup and HeaderDiscardBatch record a discard of a whole
+	// group (Record.Group, Record.Batch): the cause's id, and how many
+	// messages the group held when the discard began.
+	HeaderDiscardGroup = "x-discard-group"
+	HeaderDiscardBatch = "x-discard-batch"
 )
 
 // The archive's bounded retention. A discarded message is kept for
@@ -39,6 +44,10 @@ func DiscardQueue(c topology.Consumer) string { return c.Name + ".discarded" }
 type Record struct {
 	Reason string // required: what the next person to look will read
 	By     string // who decided, optional
+	// Group and Batch, optional, say that the message went with a whole
+	// group: the group's id, and how many messages it held.
+	Group string
+	Batch int
 }
 
 // Discard is [DiscardAs] with a reason and nobody named.
@@ -87,13 +96,19 @@ func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r 
 	now := time.Now().UTC().Format(time.RFC3339)
 	toArchive := func(Message) (string, string, error) { return "", archive, nil }
 	return move(ctx, s, pub, c, f, toArchive, func(d amqp.Delivery, _ Message) amqp.Publishing {
-		h := amqpmsg.CloneHeaders(d.Headers, 3)
+		h := amqpmsg.CloneHeaders(d.Headers, 5)
 		h[HeaderDiscardReason] = reason
 		h[HeaderDiscardedAt] = now
+		// Values from an earlier discard of the same message go.
+		delete(h, HeaderDiscardedBy)
+		delete(h, HeaderDiscardGroup)
+		delete(h, HeaderDiscardBatch)
 		if by != "" {
 			h[HeaderDiscardedBy] = by
-		} else {
-			delete(h, HeaderDiscardedBy) // from an earlier discard of the same message
+		}
+		if r.Group != "" {
+			h[HeaderDiscardGroup] = r.Group
+			h[HeaderDiscardBatch] = int64(r.Batch)
 		}
 		return amqpmsg.Republish(d, h)
 	})

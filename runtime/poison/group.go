@@ -224,22 +224,13 @@ type KeyCount struct {
 // leaves every message where it was, in its place; it keeps no message in
 // memory, only the groups.
 func Groups(ctx context.Context, conn Broker, c topology.Consumer, from Source) ([]Group, error) {
-	queue := from.Queue(c)
-	s, err := openScan(ctx, conn, queue)
-	if err != nil {
-		return nil, fmt.Errorf("group %s: %w", queue, err)
-	}
-	defer s.close(ctx)
 	var g grouper
-	for {
-		d, ok, err := s.next(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("group %s: %w", queue, err)
-		}
-		if !ok {
-			break
-		}
-		g.add(read(d, c))
+	err := walk(ctx, conn, c, from.Queue(c), Filter{}, func(m Message) error {
+		g.add(m)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("group %s: %w", from.Queue(c), err)
 	}
 	return g.groups(), nil
 }

@@ -107,10 +107,10 @@ var causeWords = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot
 	"kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"}
 
 // fill puts n poison copies in c's poison queue, message i with id m<i>
-// and cause i%20 (half of them validation failures, half handler
+// and cause i%causes (of at most 20; half of them validation failures, half handler
 // errors, each quoting values of its own), publishing with confirms
 // pipelined.
-func fill(t *testing.T, conn *runtime.Conn, c topology.Consumer, n int) []string {
+func fill(t *testing.T, conn *runtime.Conn, c topology.Consumer, n, causes int) []string {
 	t.Helper()
 	ctx := context.Background()
 	ch, err := conn.OpenChannel(ctx)
@@ -135,11 +135,7 @@ func fill(t *testing.T, conn *runtime.Conn, c topology.Consumer, n int) []string
 	for i := range n {
 		id := fmt.Sprintf("m%06d", i)
 		ids[i] = id
-		k := i % len(causeWords)
-		failure := fmt.Sprintf("order %08x-0000-4000-8000-%012x: warehouse %s refused sku %q after %d tries", i, i, causeWords[k], fmt.Sprint("S-", i), i%5)
-		if k%2 == 0 {
-			failure = fmt.Sprintf("payload of order.placed does not match its schema: /lines/%d/%s: minimum: got %d, want 1", i%9, causeWords[k], -i)
-		}
+		failure := failureOf(i, causes)
 		key := "order.placed"
 		if i%3 == 0 {
 			key = "order.paid"
@@ -162,6 +158,15 @@ func fill(t *testing.T, conn *runtime.Conn, c topology.Consumer, n int) []string
 	}
 	wait()
 	return ids
+}
+
+// failureOf is the failure of fill's message i.
+func failureOf(i, causes int) string {
+	k := i % causes
+	if k%2 == 0 {
+		return fmt.Sprintf("payload of order.placed does not match its schema: /lines/%d/%s: minimum: got %d, want 1", i%9, causeWords[k], -i)
+	}
+	return fmt.Sprintf("order %08x-0000-4000-8000-%012x: warehouse %s refused sku %q after %d tries", i, i, causeWords[k], fmt.Sprint("S-", i), i%5)
 }
 
 // drainIDs takes every message of queue (acked: the end of the test) and
@@ -201,7 +206,7 @@ func drainIDs(t *testing.T, conn *runtime.Conn, queue string, n int) []string {
 func TestGroupsOfALargeQueueLeaveItAsItWas(t *testing.T) {
 	conn, c := vhostLane(t, "poisongroups")
 	const n = 50_000
-	ids := fill(t, conn, c, n)
+	ids := fill(t, conn, c, n, len(causeWords))
 
 	start := time.Now()
 	groups, err := poison.Groups(context.Background(), conn, c, poison.FromPoison)
@@ -246,5 +251,52 @@ func TestGroupsOfALargeQueueLeaveItAsItWas(t *testing.T) {
 			i++
 		}
 		t.Fatalf("the queue's order changed: first difference at %d of %d", i, len(got))
+	}
+}
+
+// Retrying a group of 10,000 sends each of its messages to the work queue
+// exactly once, and leaves the other group in the poison queue, in order.
+func TestRetryOfALargeGroupLosesAndDuplicatesNothing(t *testing.T) {
+	conn, c := vhostLane(t, "poisonretry")
+	const n = 20_000
+	ids := fill(t, conn, c, n, 2)
+	groups, err := poison.Groups(context.Background(), conn, c, poison.FromPoison)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 2 || groups[0].Count != n/2 {
+		t.Fatalf("groups: %+v", groups)
+	}
+	retried := groups[0]
+	done, err := poison.ReplayWith(context.Background(), conn, c, poison.Filter{Group: retried.ID}, poison.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != n/2 {
+		t.Errorf("retried %d, want %d", len(done), n/2)
+	}
+	var want, stay []string
+	for i, id := range ids {
+		if poison.CauseOf(failed(failureOf(i, 2))).ID() == retried.ID {
+			want = append(want, id)
+		} else {
+			stay = append(stay, id)
+		}
+	}
+	got := drainIDs(t, conn, c.Queue, n/2)
+	seen := map[string]int{}
+	for _, id := range got {
+		seen[id]++
+	}
+	for _, id := range want {
+		if seen[id] != 1 {
+			t.Fatalf("message %s is in the work queue %d times, want once", id, seen[id])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("the work queue holds %d distinct ids, want %d", len(seen), len(want))
+	}
+	if left := drainIDs(t, conn, c.PoisonQueue, n/2); !slices.Equal(left, stay) {
+		t.Errorf("the other group's messages are not all in the poison queue in order")
 	}
 }

@@ -68,11 +68,14 @@ type Filter struct {
 	// IDs selects only the messages with one of these ids, for a person
 	// who picked several; nil selects every id.
 	IDs []string
+	// Group selects only the messages whose cause has this id (see
+	// [Groups] and [Cause.ID]).
+	Group string
 }
 
 func (f Filter) match(m Message) bool {
 	return (f.ID == "" || m.ID == f.ID) && (f.RoutingKey == "" || m.RoutingKey == f.RoutingKey) &&
-		(f.IDs == nil || slices.Contains(f.IDs, m.ID))
+		(f.IDs == nil || slices.Contains(f.IDs, m.ID)) && (f.Group == "" || CauseOf(m).ID() == f.Group)
 }
 
 func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
@@ -85,25 +88,55 @@ func List(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]Me
 }
 
 func list(ctx context.Context, conn Broker, c topology.Consumer, queue string, f Filter) ([]Message, error) {
+	var out []Message
+	err := each(ctx, conn, c, queue, f, func(m Message) error {
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Each calls fn with each message of the queue from stands for in c that
+// f selects, in queue order, reading as [List] does, and stops at fn's
+// first error, which it returns. It keeps no message once fn returned:
+// use it for a queue too large to hold in memory.
+func Each(ctx context.Context, conn Broker, c topology.Consumer, from Source, f Filter, fn func(Message) error) error {
+	return each(ctx, conn, c, from.Queue(c), f, fn)
+}
+
+func each(ctx context.Context, conn Broker, c topology.Consumer, queue string, f Filter, fn func(Message) error) error {
+	if err := walk(ctx, conn, c, queue, f, fn); err != nil {
+		return fmt.Errorf("list %s: %w", queue, err)
+	}
+	return nil
+}
+
+// walk is each with errors that do not name the queue.
+func walk(ctx context.Context, conn Broker, c topology.Consumer, queue string, f Filter, fn func(Message) error) error {
 	s, err := openScan(ctx, conn, queue)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", queue, err)
+		return err
 	}
 	defer s.close(ctx)
-	var out []Message
-	for !f.full(len(out)) {
+	for n := 0; !f.full(n); {
 		d, ok, err := s.next(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", queue, err)
+			return err
 		}
 		if !ok {
 			break
 		}
 		if m := read(d, c); f.match(m) {
-			out = append(out, m)
+			n++
+			if err := fn(m); err != nil {
+				return err
+			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Replay moves the messages of c's poison queue that f selects back to c's
