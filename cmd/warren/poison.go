@@ -42,7 +42,7 @@ Example:
 			Flags:  flags(from, format),
 			Action: runPoisonGroups,
 		},
-	}, groupCommands(flags)...)
+	}, append(groupCommands(flags), editCommand(flags))...)
 	return &cli.Command{
 		Name:      "poison",
 		Usage:     "a consumer's poison lane by cause: group, retry, discard, export, edit, history",

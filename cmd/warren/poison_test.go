@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -174,5 +175,59 @@ func TestPoisonGroupActions(t *testing.T) {
 	code, stdout, _ = b.poison("history", "--consumer", mailer, b.dir)
 	if code != 0 || !strings.Contains(stdout, "discard") || !strings.Contains(stdout, "2 of 2") {
 		t.Errorf("history text: %s", stdout)
+	}
+}
+
+// An edited payload is checked against its fact's schema before anything
+// is sent; a valid one is retried with the edit recorded, the original
+// kept in the archive.
+func TestPoisonEdit(t *testing.T) {
+	b, mailer := poisonCase(t)
+	archive := mailer + ".discarded"
+	t.Cleanup(func() { b.deleteQueue(archive); b.deleteQueue(mailer + ".poison-history") })
+	b.poisonFailures(mailer, fmt.Sprintf(failSKU, 0), fmt.Sprintf(failStock, 1, 1))
+	dir := t.TempDir()
+	file := func(name, src string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad, notJSON, good := file("bad.json", `{"sku": 5}`), file("broken.json", `{"sku": `), file("good.json", "{\n  \"sku\": \"AB-1\"\n}\n")
+
+	for _, tc := range []struct{ id, payload, want string }{
+		{"m1", bad, "warren poison edit: edit m1 in " + mailer + ".poison: the edited payload is refused: does not match schema order/placed.json: /sku: "},
+		{"m1", notJSON, "the edited payload is refused: not JSON"},
+		{"zz", good, `no such message: no message with id "zz" in ` + mailer + ".poison"},
+	} {
+		code, _, stderr := b.poison("edit", "--consumer", mailer, "--id", tc.id, "--payload", tc.payload, b.dir)
+		if code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("edit %s with %s: exit %d, stderr %q; want %q", tc.id, tc.payload, code, stderr, tc.want)
+		}
+	}
+	if p, w := b.depth(mailer+".poison"), b.depth(mailer); p != 2 || w != 0 {
+		t.Fatalf("after refused edits: poison %d, work %d; want 2 and 0", p, w)
+	}
+
+	code, stdout, stderr := b.poison("edit", "--consumer", mailer, "--id", "m1", "--payload", good, "--by", "ana", b.dir)
+	if want := fmt.Sprintf("edited m1 order.placed: retried to %s, the original kept in %s\n", mailer, archive); code != 0 || stdout != want {
+		t.Fatalf("edit: exit %d, stderr %q, stdout %q, want %q", code, stderr, stdout, want)
+	}
+	work := b.take(mailer)
+	if len(work) != 1 || string(work[0].Body) != `{"id":"m1","payload":{"sku":"AB-1"}}` || work[0].Headers[poison.HeaderEditedBy] != "ana" || work[0].Headers[poison.HeaderEditedAt] == nil ||
+		work[0].Headers[poison.HeaderLastFailure] != fmt.Sprintf(failSKU, 0) {
+		t.Fatalf("work queue: %+v", work)
+	}
+	kept := b.take(archive)
+	if len(kept) != 1 || string(kept[0].Body) != `{"id":"m1","payload":{"sku":"x"}}` || !strings.HasPrefix(kept[0].Headers[poison.HeaderDiscardReason].(string), "edited") || kept[0].Headers[poison.HeaderDiscardedBy] != "ana" {
+		t.Errorf("archive: %+v", kept)
+	}
+	if left := b.take(mailer + ".poison"); len(left) != 1 || left[0].MessageId != "m2" {
+		t.Errorf("poison queue: %+v", left)
+	}
+	code, stdout, _ = b.poison("history", "--consumer", mailer, b.dir)
+	if code != 0 || !strings.Contains(stdout, "edit") || !strings.Contains(stdout, "id m1") {
+		t.Errorf("history: %s", stdout)
 	}
 }

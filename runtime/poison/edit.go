@@ -1,0 +1,177 @@
+package poison
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Headers an edit writes on the copy it retries.
+const (
+	HeaderEditedAt = "x-edited-at" // when the payload was edited (RFC 3339, UTC)
+	HeaderEditedBy = "x-edited-by" // who edited it (EditOptions.By), when they said
+)
+
+// Edit is what [EditMessage] does to one message.
+type Edit struct {
+	ID      string // the message to edit
+	Payload []byte // the new payload: JSON, replacing the envelope's payload
+	By      string // who edits, optional
+	// Validate checks the new payload against the schema of the fact the
+	// message is (its routing key) before anything is sent; required.
+	Validate func(routingKey string, payload []byte) error
+}
+
+// ErrNotFound is matched by the error of [EditMessage] for an id that is
+// not in the poison queue.
+var ErrNotFound = errors.New("no such message")
+
+// ErrInvalidPayload is matched by the error of [EditMessage] for a new
+// payload that is not JSON or that Validate refuses.
+var ErrInvalidPayload = errors.New("the edited payload is refused")
+
+// EditMessage replaces the payload of one message of c's poison queue and
+// retries it: it checks e.Payload with e.Validate (refused, nothing
+// changes), keeps the original in [DiscardQueue] with the reason "edited"
+// (x-discard-reason, x-discarded-by, x-discarded-at), sends the edited
+// copy to the consumer's work queue as [Replay] would, with x-edited-at and
+// x-edited-by, and only once the broker confirmed both removes the
+// original. It returns the message as it was.
+func EditMessage(ctx context.Context, conn Broker, c topology.Consumer, e Edit) (Message, error) {
+	m, err := edit(ctx, conn, c, e)
+	if err != nil {
+		return m, fmt.Errorf("edit %s in %s: %w", e.ID, c.PoisonQueue, err)
+	}
+	return m, nil
+}
+
+func edit(ctx context.Context, conn Broker, c topology.Consumer, e Edit) (Message, error) {
+	if e.Validate == nil {
+		return Message{}, errors.New("no validator: an edited payload is checked against its fact's schema before it is sent")
+	}
+	var payload bytes.Buffer
+	if err := json.Compact(&payload, e.Payload); err != nil {
+		return Message{}, fmt.Errorf("%w: not JSON: %v", ErrInvalidPayload, err)
+	}
+	if !c.Ordered() {
+		if err := checkQueue(ctx, conn, c.Queue); err != nil {
+			return Message{}, err
+		}
+	}
+	archive := DiscardQueue(c)
+	if err := declareArchive(ctx, conn, archive); err != nil {
+		return Message{}, err
+	}
+	pub, err := openPublisher(ctx, conn)
+	if err != nil {
+		return Message{}, err
+	}
+	defer pub.close()
+	s, err := openScan(ctx, conn, c.PoisonQueue)
+	if err != nil {
+		return Message{}, err
+	}
+	defer s.close(ctx)
+	for {
+		d, ok, err := s.next(ctx)
+		if err != nil {
+			return Message{}, err
+		}
+		if !ok {
+			return Message{}, fmt.Errorf("%w: no message with id %q in %s", ErrNotFound, e.ID, c.PoisonQueue)
+		}
+		m := read(d, c)
+		if m.ID != e.ID {
+			continue
+		}
+		if err := e.Validate(m.RoutingKey, payload.Bytes()); err != nil {
+			return m, fmt.Errorf("%w: %w; nothing changed", ErrInvalidPayload, err)
+		}
+		body, err := withPayload(d.Body, payload.Bytes())
+		if err != nil {
+			return m, err
+		}
+		return m, sendEdited(ctx, s, pub, c, d, m, body, strings.TrimSpace(e.By))
+	}
+}
+
+// sendEdited keeps the original in the archive, sends the edited copy,
+// and removes the original.
+func sendEdited(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, d amqp.Delivery, m Message, body []byte, by string) error {
+	now := time.Now().UTC()
+	archive := DiscardQueue(c)
+	kept := amqpmsg.CloneHeaders(d.Headers, 3)
+	kept[HeaderDiscardReason] = "edited: an edited copy was retried to " + c.Name
+	kept[HeaderDiscardedAt] = now.Format(time.RFC3339)
+	delete(kept, HeaderDiscardedBy)
+	if by != "" {
+		kept[HeaderDiscardedBy] = by
+	}
+	if err := pub.publish(ctx, "", archive, amqpmsg.Republish(d, kept)); err != nil {
+		return err
+	}
+	retry := replayCopy(d, m, now)
+	retry.Body = body
+	retry.Headers[HeaderEditedAt] = now.Format(time.RFC3339)
+	delete(retry.Headers, HeaderEditedBy)
+	if by != "" {
+		retry.Headers[HeaderEditedBy] = by
+	}
+	exchange, key := "", c.Queue
+	if c.Ordered() {
+		exchange, key = c.ShardExchange, m.RoutingKey
+	}
+	if err := pub.publish(ctx, exchange, key, retry); err != nil {
+		return fmt.Errorf("the original is kept in %s and still in %s: %w", archive, c.PoisonQueue, err)
+	}
+	if err := s.ack(d); err != nil {
+		return fmt.Errorf("sent to %s, but removing it from %s failed, so it is in both: %w", where(exchange, key), c.PoisonQueue, err)
+	}
+	return nil
+}
+
+// withPayload returns the envelope body with its payload replaced, every
+// other member kept in its place.
+func withPayload(body, payload []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("the message is not a JSON envelope, so it has no payload to replace")
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	replaced := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("read the envelope: %w", err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("read the envelope: %w", err)
+		}
+		key, _ := json.Marshal(tok)
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		out.Write(key)
+		out.WriteByte(':')
+		if tok == "payload" {
+			v, replaced = payload, true
+		}
+		out.Write(v)
+	}
+	if !replaced {
+		return nil, errors.New("the envelope has no payload to replace")
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
