@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime/poison"
 )
 
@@ -96,7 +97,7 @@ func runPoisonGroupAction(c *cli.Context, action string) error {
 	if c.String("group") == "" {
 		return usageError(c, "expected --group ID (warren poison groups lists them)")
 	}
-	if action == "discard" && strings.TrimSpace(c.String("reason")) == "" {
+	if action == poison.ActDiscard && strings.TrimSpace(c.String("reason")) == "" {
 		return usageError(c, "expected --reason TEXT: it is what the next person to look will read")
 	}
 	if c.IsSet("expect") && c.Int("expect") <= 0 {
@@ -111,69 +112,47 @@ func runPoisonGroupAction(c *cli.Context, action string) error {
 	if err != nil {
 		return err
 	}
-	src := from.Queue(r.consumer)
-	groups, err := poison.Groups(c.Context, r.conn, r.consumer, from)
-	if err != nil {
-		return r.fail(err)
+	w := bufio.NewWriter(c.App.Writer)
+	act := poison.GroupAct{
+		Action: action, Group: c.String("group"), From: from, Expect: c.Int("expect"),
+		By: c.String("by"), Reason: c.String("reason"), DryRun: c.Bool("dry-run"),
+		Export: func(m poison.Message) error { return writeExportLine(w, m) },
 	}
-	g, err := poison.FindGroup(groups, c.String("group"), src)
-	if err != nil {
-		return r.fail(fmt.Errorf("%w; warren poison groups --consumer %s lists them", err, r.consumer.Name))
-	}
-	if n := c.Int("expect"); c.IsSet("expect") && g.Count != n {
-		return r.fail(fmt.Errorf("group %s holds %s now, not %d (--expect): nothing changed; list it again with warren poison groups", g.ID, count(g.Count, "message"), n))
-	}
-	dst := map[string]string{"retry": r.consumer.Queue, "discard": poison.DiscardQueue(r.consumer), "export": "standard output"}[action]
-	if action == "retry" && r.consumer.Ordered() {
-		dst = "exchange " + r.consumer.ShardExchange
+	g, done, err := poison.ActOnGroup(c.Context, r.conn, r.consumer, act)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
 	}
 	stderr := c.App.ErrWriter
-	fmt.Fprintf(stderr, "group %s (%s: %s): %s match in %s now\n", g.ID, g.Cause.Kind, cell(g.Cause.Text), count(g.Count, "message"), src)
-	if c.Bool("dry-run") {
-		fmt.Fprintf(c.App.Writer, "%s would %s from %s to %s; dry run, nothing changed\n", count(g.Count, "message"), action, src, dst)
-		return nil
+	if g.ID != "" {
+		fmt.Fprintf(stderr, "group %s (%s: %s): %s match in %s now\n", g.ID, g.Cause.Kind, cell(g.Cause.Text), count(g.Count, "message"), done.From)
 	}
-	filter := poison.Filter{Group: g.ID, Limit: c.Int("expect")}
-	var done int
-	switch action {
-	case "retry":
-		var msgs []poison.Message
-		msgs, err = poison.ReplayWith(c.Context, r.conn, r.consumer, filter, poison.ReplayOptions{From: from})
-		done = len(msgs)
-	case "discard":
-		var msgs []poison.Message
-		msgs, err = poison.DiscardAs(c.Context, r.conn, r.consumer, filter, poison.Record{Reason: c.String("reason"), By: c.String("by"), Group: g.ID, Batch: g.Count})
-		done = len(msgs)
-	case "export":
-		done, err = exportGroup(c, r, from, filter)
-	}
-	a := poison.Action{
-		By: c.String("by"), Action: action, Group: g.ID, Cause: g.Cause.Text, From: src, To: dst,
-		Matched: g.Count, Count: done, Reason: c.String("reason"),
-	}
-	if action == "export" {
-		a.To = ""
+	if errors.Is(err, poison.ErrNoGroup) {
+		return r.fail(fmt.Errorf("%w; warren poison groups --consumer %s lists them", err, r.consumer.Name))
 	}
 	if err != nil {
-		a.Error = secret.Text(err.Error())
-	}
-	if rerr := poison.RecordAction(c.Context, r.conn, r.consumer, a); rerr != nil {
-		fmt.Fprintf(stderr, "warren %s: warning: %v\n", commandName(c), rerr)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s of group %s done before the error\n", count(done, "message"), g.ID)
+		if g.ID != "" && !errors.Is(err, poison.ErrExpect) {
+			fmt.Fprintf(stderr, "%s of group %s done before the error\n", count(done.Count, "message"), g.ID)
+		}
 		return r.fail(err)
 	}
-	verb := map[string]string{"retry": "retried", "discard": "discarded", "export": "exported"}[action]
-	summary := fmt.Sprintf("%s %s of group %s from %s", verb, count(done, "message"), g.ID, src)
-	if action != "export" {
-		summary += " to " + dst
+	to := done.To
+	if to == "" {
+		to = "standard output"
 	}
-	if done != g.Count {
+	if act.DryRun {
+		fmt.Fprintf(c.App.Writer, "%s would %s from %s to %s; dry run, nothing changed\n", count(g.Count, "message"), action, done.From, to)
+		return nil
+	}
+	verb := map[string]string{poison.ActRetry: "retried", poison.ActDiscard: "discarded", poison.ActExport: "exported"}[action]
+	summary := fmt.Sprintf("%s %s of group %s from %s", verb, count(done.Count, "message"), g.ID, done.From)
+	if done.To != "" {
+		summary += " to " + done.To
+	}
+	if done.Count != g.Count {
 		summary += fmt.Sprintf(" (%d matched when counted: the group changed meanwhile)", g.Count)
 	}
 	out := c.App.Writer
-	if action == "export" {
+	if action == poison.ActExport {
 		out = stderr // standard output holds the export
 	}
 	fmt.Fprintln(out, summary)
@@ -188,26 +167,14 @@ type exportJSON struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
-// exportGroup writes the messages f selects as JSON lines, one message in
-// memory at a time.
-func exportGroup(c *cli.Context, r *poisonRun, from poison.Source, f poison.Filter) (int, error) {
-	w := bufio.NewWriter(c.App.Writer)
-	n := 0
-	err := poison.Each(c.Context, r.conn, r.consumer, from, f, func(m poison.Message) error {
-		line, err := json.Marshal(exportJSON{ID: m.ID, RoutingKey: m.RoutingKey, Headers: m.Headers, Payload: payloadOf(m.Body)})
-		if err != nil {
-			return fmt.Errorf("message %s: %w", m.ID, err)
-		}
-		if _, err := w.Write(append(line, '\n')); err != nil {
-			return err
-		}
-		n++
-		return nil
-	})
-	if ferr := w.Flush(); err == nil {
-		err = ferr
+// writeExportLine writes one message as a line of JSON.
+func writeExportLine(w io.Writer, m poison.Message) error {
+	line, err := json.Marshal(exportJSON{ID: m.ID, RoutingKey: m.RoutingKey, Headers: m.Headers, Payload: payloadOf(m.Body)})
+	if err != nil {
+		return fmt.Errorf("message %s: %w", m.ID, err)
 	}
-	return n, err
+	_, err = w.Write(append(line, '\n'))
+	return err
 }
 
 // payloadOf returns the envelope's payload, or the body as a JSON string

@@ -116,7 +116,7 @@ func TestPoisonGroupActions(t *testing.T) {
 		t.Errorf("retry --dry-run: exit %d, stderr %q, stdout %q, want %q", code, stderr, stdout, want)
 	}
 	code, _, stderr = b.poison("retry", "--consumer", mailer, "--group", stock.ID, "--expect", "4", b.dir)
-	if code != 1 || !strings.Contains(stderr, "group "+stock.ID+" holds 3 messages now, not 4 (--expect): nothing changed") {
+	if code != 1 || !strings.Contains(stderr, "the group changed: group "+stock.ID+" holds 3 messages now, not 4 as expected: nothing changed") {
 		t.Errorf("retry --expect 4: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = b.poison("retry", "--consumer", mailer, "--group", "000000000000", b.dir)
