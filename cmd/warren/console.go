@@ -93,7 +93,7 @@ func runConsole(c *cli.Context) error {
 	catalogue := docs[docgen.CatalogueFile]
 	urls := brokerURLs(c)
 	cfg := console.Config{
-		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p),
+		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: payloadValidator(p.Model),
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

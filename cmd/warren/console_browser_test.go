@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -89,15 +90,26 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	seed.poison(mailer, "m-xss", `{"note":"<script>window.__xss=1</script>","html":"\"><img src=x onerror=window.__xss=2>"}`,
 		`template failed near "><img src=x onerror=window.__xss=2>`)
 	seed.poison(mailer, "m-keep", `{"order_id":"o-4"}`, "address rejected")
+	// A cause of two messages, for the causes view.
+	seed.poison(mailer, "m-group-1", `{"order_id":"o-5"}`, "smtp timeout after 3000 ms")
+	seed.poison(mailer, "m-group-2", `{"order_id":"o-6"}`, "smtp timeout after 4500 ms")
+	group := poison.CauseOf(poison.Message{Headers: amqp.Table{runtime.HeaderFailure: "smtp timeout after 1 ms"}}).ID()
+	// The payload the page puts in place of m-keep's: valid for order.placed.
+	edited := `{"order_id":"0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11","customer":{"customer_id":"c-1","email":"ana@example.com"},` +
+		`"lines":[{"sku":"ABC-12","quantity":1,"unit_price":{"amount":1999,"currency":"EUR"}}],"total":{"amount":1999,"currency":"EUR"},` +
+		`"payment":{"method":"card","last4":"4242"},"placed_at":"2026-12-01T09:00:00Z"}`
+	if err := payloadValidator(m)("order.placed", []byte(edited)); err != nil {
+		t.Fatalf("the edit the page makes is not valid: %v", err)
+	}
 	seed.publish(mailer.DeadExchange, mailer.Name, amqp.Publishing{MessageId: "m-raw", Body: []byte("<script>window.__xss=3</script>")})
 	for range 3 { // work for a consumer that is not running: it stands out too
 		seed.publish(m.Topology.Exchanges[0].Name, "catalogue.item.deleted", amqp.Publishing{Body: []byte(`{}`)})
 	}
 
-	handled := make(chan string, 10)
+	handled := make(chan runtime.Delivery, 10)
 	c, err := runtime.NewConsumer(conn, mailer, []runtime.Route{
 		runtime.Handle(runtime.Fact{RoutingKey: "order.placed"}, func(ctx context.Context, d runtime.Delivery, _ map[string]any) error {
-			handled <- d.MessageID
+			handled <- d
 			return nil
 		}),
 	})
@@ -120,7 +132,8 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	script.Env = append(os.Environ(),
 		"CHROMIUM="+chromium,
 		"CONSOLE_URL="+console.page+"#token="+console.token,
-		"CONSUMER="+mailer.Name, "REPLAY_ID=m-replay", "DISCARD_ID=m-discard", "XSS_ID=m-xss", "POISON_COUNT=5",
+		"CONSUMER="+mailer.Name, "REPLAY_ID=m-replay", "DISCARD_ID=m-discard", "XSS_ID=m-xss", "POISON_COUNT=7",
+		"GROUP_ID="+group, "EDIT_ID=m-keep", "EDITED_PAYLOAD="+edited,
 		"OUTBOX_PENDING=1", "OUTBOX_SCHEDULED=2",
 	)
 	if shot := os.Getenv("WARREN_CONSOLE_SCREENSHOT"); shot != "" {
@@ -147,28 +160,39 @@ func TestConsoleInTheBrowser(t *testing.T) {
 		t.Fatalf("the browser script failed: %v", err)
 	}
 
-	// The broker's side of what the page did.
-	select {
-	case id := <-handled:
-		if id != "m-replay" {
-			t.Errorf("the consumer handled %s, want the replayed m-replay", id)
+	// The broker's side of what the page did: the replayed message, the
+	// group retried and the edited one reach the consumer.
+	got := map[string]runtime.Delivery{}
+	for len(got) < 4 {
+		select {
+		case d := <-handled:
+			got[d.MessageID] = d
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the consumer handled only %d of the 4 messages the page sent back", len(got))
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the consumer never handled the replayed message")
+	}
+	for _, id := range []string{"m-replay", "m-group-1", "m-group-2", "m-keep"} {
+		if _, ok := got[id]; !ok {
+			t.Errorf("the consumer did not handle %s; it handled %v", id, got)
+		}
+	}
+	if h := got["m-keep"].Headers; h[poison.HeaderEditedAt] == nil || h[poison.HeaderEditedBy] != "warren console" {
+		t.Errorf("the edited message came without the edit recorded: %v", h)
 	}
 	kept, err := poison.List(ctx, conn, topology.Consumer{Name: mailer.Name, Queue: mailer.Queue, PoisonQueue: poison.DiscardQueue(mailer)}, poison.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(kept) != 1 || kept[0].ID != "m-discard" || kept[0].Headers[poison.HeaderDiscardReason] != "a test order, placed twice" {
+	if len(kept) != 2 || kept[0].ID != "m-discard" || kept[0].Headers[poison.HeaderDiscardReason] != "a test order, placed twice" ||
+		kept[1].ID != "m-keep" || !strings.HasPrefix(kept[1].Headers[poison.HeaderDiscardReason].(string), "edited") {
 		t.Errorf("order-mailer.discarded holds %+v", kept)
 	}
 	left, err := poison.List(ctx, conn, mailer, poison.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(left) != 3 {
-		t.Errorf("the poison lane keeps %d messages, want 3 (m-xss, m-keep, m-raw)", len(left))
+	if len(left) != 2 {
+		t.Errorf("the poison lane keeps %d messages, want 2 (m-xss, m-raw)", len(left))
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -159,35 +158,14 @@ func runPoisonGroupAction(c *cli.Context, action string) error {
 	return nil
 }
 
-// exportJSON is one line of warren poison export.
-type exportJSON struct {
-	ID         string          `json:"id"`
-	RoutingKey string          `json:"routing_key"`
-	Headers    map[string]any  `json:"headers"`
-	Payload    json.RawMessage `json:"payload"`
-}
-
 // writeExportLine writes one message as a line of JSON.
 func writeExportLine(w io.Writer, m poison.Message) error {
-	line, err := json.Marshal(exportJSON{ID: m.ID, RoutingKey: m.RoutingKey, Headers: m.Headers, Payload: payloadOf(m.Body)})
+	line, err := poison.ExportLine(m)
 	if err != nil {
-		return fmt.Errorf("message %s: %w", m.ID, err)
+		return err
 	}
-	_, err = w.Write(append(line, '\n'))
+	_, err = w.Write(line)
 	return err
-}
-
-// payloadOf returns the envelope's payload, or the body as a JSON string
-// when it is not an envelope.
-func payloadOf(body []byte) json.RawMessage {
-	var env struct {
-		Payload json.RawMessage `json:"payload"`
-	}
-	if json.Unmarshal(body, &env) == nil && len(env.Payload) > 0 {
-		return env.Payload
-	}
-	s, _ := json.Marshal(string(body))
-	return s
 }
 
 func runPoisonHistory(c *cli.Context) error {

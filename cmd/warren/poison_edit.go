@@ -88,10 +88,7 @@ func runPoisonEdit(c *cli.Context) error {
 	if err != nil {
 		return r.fail(err)
 	}
-	dst := r.consumer.Queue
-	if r.consumer.Ordered() {
-		dst = "exchange " + r.consumer.ShardExchange
-	}
+	dst := poison.RetryDestination(r.consumer)
 	a := poison.Action{By: c.String("by"), Action: "edit", ID: m.ID, Cause: poison.CauseOf(m).Text, From: r.consumer.PoisonQueue, To: dst, Matched: 1, Count: 1}
 	if err := poison.RecordAction(c.Context, r.conn, r.consumer, a); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "warren %s: warning: %v\n", commandName(c), err)

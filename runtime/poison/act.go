@@ -2,6 +2,7 @@ package poison
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,6 +34,15 @@ type GroupAct struct {
 	Export func(Message) error
 }
 
+// RetryDestination names where a retry of c's messages goes: its work
+// queue, or the hash exchange of an ordered consumer.
+func RetryDestination(c topology.Consumer) string {
+	if c.Ordered() {
+		return "exchange " + c.ShardExchange
+	}
+	return c.Queue
+}
+
 // ErrExpect is matched by the error of [ActOnGroup] for a group that does
 // not hold GroupAct.Expect messages.
 var ErrExpect = errors.New("the group changed")
@@ -46,13 +56,10 @@ var ErrExpect = errors.New("the group changed")
 // the action as recorded.
 func ActOnGroup(ctx context.Context, conn Broker, c topology.Consumer, a GroupAct) (Group, Action, error) {
 	src := a.From.Queue(c)
-	dst := map[string]string{ActRetry: c.Queue, ActDiscard: DiscardQueue(c), ActExport: ""}
+	dst := map[string]string{ActRetry: RetryDestination(c), ActDiscard: DiscardQueue(c), ActExport: ""}
 	to, known := dst[a.Action]
 	if !known {
 		return Group{}, Action{}, fmt.Errorf("action %q: expected retry, discard or export", a.Action)
-	}
-	if a.Action == ActRetry && c.Ordered() {
-		to = "exchange " + c.ShardExchange
 	}
 	if a.Action == ActDiscard && strings.TrimSpace(a.Reason) == "" {
 		return Group{}, Action{}, errors.New("a reason is required: it is what the next person to look will read")
@@ -103,4 +110,35 @@ func ActOnGroup(ctx context.Context, conn Broker, c topology.Consumer, a GroupAc
 		err = errors.Join(err, rerr)
 	}
 	return g, rec, err
+}
+
+// exportLine is one line of an export: a message's id, routing key,
+// headers and payload.
+type exportLine struct {
+	ID         string          `json:"id"`
+	RoutingKey string          `json:"routing_key"`
+	Headers    map[string]any  `json:"headers"`
+	Payload    json.RawMessage `json:"payload"`
+}
+
+// ExportLine is m as one line of JSON (newline included): its id,
+// routing key, headers and payload (the envelope's payload; the whole
+// body as a string when it is not a JSON envelope).
+func ExportLine(m Message) ([]byte, error) {
+	line, err := json.Marshal(exportLine{ID: m.ID, RoutingKey: m.RoutingKey, Headers: m.Headers, Payload: payloadOf(m.Body)})
+	if err != nil {
+		return nil, fmt.Errorf("message %s: %w", m.ID, err)
+	}
+	return append(line, '\n'), nil
+}
+
+func payloadOf(body []byte) json.RawMessage {
+	var env struct {
+		Payload json.RawMessage `json:"payload"`
+	}
+	if json.Unmarshal(body, &env) == nil && len(env.Payload) > 0 {
+		return env.Payload
+	}
+	s, _ := json.Marshal(string(body))
+	return s
 }

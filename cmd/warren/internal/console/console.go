@@ -1,7 +1,8 @@
 // Package console serves warren's operations console: a web page that
 // shows every consumer's dashboard figures live, with an hour of history,
-// lets a person review, replay and discard poison messages, and draws the
-// topology and the catalogue of facts.
+// lets a person review, replay and discard poison messages, one by one or
+// grouped by cause, and correct a payload (checked against its schema), and
+// draws the topology and the catalogue of facts.
 //
 // Everything the page needs (HTML, CSS, script) is embedded in the binary;
 // it loads nothing from elsewhere. The server is safe by default: every
@@ -56,6 +57,10 @@ type Config struct {
 	// Outbox, when set, is the outbox table whose pending, failed and
 	// scheduled facts the overview shows beside the delay levels.
 	Outbox OutboxReader
+	// Validate checks an edited payload against the schema of the fact
+	// with routingKey before the console sends it. Nil: the page cannot
+	// edit.
+	Validate func(routingKey string, payload []byte) error
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int

@@ -45,12 +45,18 @@ type poisonJSON struct {
 	Limit       int           `json:"limit"` // the page lists at most this many
 	Messages    []messageJSON `json:"messages"`
 	ReadOnly    bool          `json:"read_only"`
+	CanEdit     bool          `json:"can_edit"` // the console checks edited payloads against their schemas
 }
 
-// actionRequest is the body of a replay or a discard.
+// actionRequest is the body of a replay, a discard, an action on a group
+// or an edit.
 type actionRequest struct {
-	IDs    []string `json:"ids"`
-	Reason string   `json:"reason"`
+	IDs     []string `json:"ids"`
+	Reason  string   `json:"reason"`
+	Expect  int      `json:"expect"`  // a group's count as the page showed it; 0 acts on what is there now
+	By      string   `json:"by"`      // who acts, for the history
+	ID      string   `json:"id"`      // the message to edit
+	Payload string   `json:"payload"` // its new payload, JSON text
 }
 
 // actionJSON says what an action did.
@@ -88,7 +94,7 @@ func (s *Server) listPoison(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadGateway, err.Error())
 		return
 	}
-	out := poisonJSON{Consumer: c.Name, PoisonQueue: c.PoisonQueue, Limit: s.cfg.PoisonLimit, Messages: []messageJSON{}, ReadOnly: s.cfg.ReadOnly}
+	out := poisonJSON{Consumer: c.Name, PoisonQueue: c.PoisonQueue, Limit: s.cfg.PoisonLimit, Messages: []messageJSON{}, ReadOnly: s.cfg.ReadOnly, CanEdit: s.cfg.Validate != nil}
 	for _, m := range msgs {
 		out.Messages = append(out.Messages, describe(m))
 	}

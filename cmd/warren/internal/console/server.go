@@ -41,6 +41,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/consumers/{name}/poison", s.listPoison)
 	mux.HandleFunc("POST /api/consumers/{name}/replay", s.change(s.replay))
 	mux.HandleFunc("POST /api/consumers/{name}/discard", s.change(s.discard))
+	mux.HandleFunc("GET /api/consumers/{name}/causes", s.listCauses)
+	mux.HandleFunc("POST /api/consumers/{name}/groups/{group}/{action}", s.change(s.actOnGroup))
+	mux.HandleFunc("POST /api/consumers/{name}/edit", s.change(s.edit))
 	mux.HandleFunc("GET /api/topology.svg", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		_, _ = w.Write(s.svg)

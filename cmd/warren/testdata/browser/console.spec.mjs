@@ -17,6 +17,7 @@ const env = (k) => {
 const url = env("CONSOLE_URL"), consumer = env("CONSUMER");
 const replayID = env("REPLAY_ID"), discardID = env("DISCARD_ID"), xssID = env("XSS_ID");
 const poisonCount = Number(env("POISON_COUNT"));
+const groupID = env("GROUP_ID"), editID = env("EDIT_ID"), editedPayload = env("EDITED_PAYLOAD");
 
 function expect(ok, what) {
   if (!ok) throw new Error("expected " + what);
@@ -136,9 +137,55 @@ try {
   await page.waitForFunction((n) => document.querySelectorAll("#messages tr.message").length === n, poisonCount - 2);
   expect(true, "the discarded message left the lane");
 
+  // The causes: the lane grouped, a group exported and retried whole.
+  await page.click("#tab-causes");
+  const causes = page.locator("#causes tr.cause");
+  await causes.first().waitFor();
+  expect(await causes.count() === 4, "the lane's 5 messages fall in 4 causes, got " + await causes.count());
+  const group = page.locator(`#causes tr.cause[data-group="${groupID}"]`);
+  expect(await group.locator("td.count").textContent() === "2", "the group of two smtp timeouts counts 2");
+  expect(await group.locator("td.keys").textContent() === "order.placed 2", "and names its routing key");
+  expect((await group.locator("td.cause-text").textContent()) === "smtp timeout after <n> ms", "its cause is shown with the numbers masked, as text");
+  expect((await page.locator("#causes").textContent()).includes(`"><img src=x onerror=window.__xss=<n>>`), "a cause with markup is shown as text");
+  expect(await page.locator("#causes img").count() === 0, "no image element came from a cause");
+  await group.locator("button.group-export").click();
+  expect((await page.locator("#confirm-text").textContent()).startsWith("Export the 2 messages of group " + groupID), "an export asks for confirmation");
+  await page.click("#confirm-yes");
+  await page.locator("#result.done", { hasText: "exported" }).waitFor();
+  expect((await page.locator("#result").textContent()).includes(`exported 2 messages of 2 in group ${groupID}`), "the page says what the export did");
+  expect(await page.locator("#export-link").isVisible() && (await page.locator("#export-link").getAttribute("href")).startsWith("blob:"), "the export can be downloaded");
+  await group.locator("button.group-retry").click();
+  expect((await page.locator("#confirm-text").textContent()).startsWith("Retry the 2 messages of group " + groupID), "a group retry asks for confirmation");
+  await page.click("#confirm-yes");
+  await page.locator("#result.done", { hasText: "retried" }).waitFor();
+  const retried = await page.locator("#result").textContent();
+  expect(retried.includes(`retried 2 messages of 2 in group ${groupID} from ${consumer}.poison to ${consumer}`), "the page says what the group retry did: " + retried);
+  await page.waitForFunction(() => document.querySelectorAll("#causes tr.cause").length === 3);
+  expect(await group.count() === 0, "the retried group left the lane");
+
+  // Edit one message: refused with the schema's error, then retried.
+  await page.click("#tab-messages");
+  await page.waitForFunction((n) => document.querySelectorAll("#messages tr.message").length === n, poisonCount - 4);
+  const edit = page.locator(`#messages tr.message[data-id="${editID}"]`).locator("xpath=following-sibling::tr[1]");
+  await edit.locator("details").evaluate((e) => { e.open = true; });
+  expect((await edit.locator("textarea.edit-payload").inputValue()).includes('"order_id": "o-4"'), "the editor holds the payload");
+  await edit.locator("textarea.edit-payload").fill('{"order_id": "<b>not a uuid</b>"}');
+  await edit.locator("button.edit-send").click();
+  await edit.locator(".edit-result.error").waitFor();
+  const refused = await edit.locator(".edit-result").textContent();
+  expect(refused.includes("does not match schema order/placed.json") && refused.includes("missing properties"), "an invalid payload is refused with the schema's error: " + refused);
+  expect(await edit.locator(".edit-result b").count() === 0, "the error is shown as text");
+  expect(await page.locator(`#messages tr.message[data-id="${editID}"]`).count() === 1, "nothing was sent");
+  await edit.locator("textarea.edit-payload").fill(editedPayload);
+  await edit.locator("button.edit-send").click();
+  await page.locator("#result.done", { hasText: "edited" }).waitFor();
+  expect((await page.locator("#result").textContent()).includes(`edited ${editID} (order.placed): retried to ${consumer}`), "the page says the edit was retried");
+  await page.waitForFunction((n) => document.querySelectorAll("#messages tr.message").length === n, poisonCount - 5);
+  expect(true, "the edited message left the lane");
+
   // Back on the overview, the figures follow.
   await page.click("#back");
-  await row.locator("td.poison", { hasText: String(poisonCount - 2) }).waitFor();
+  await row.locator("td.poison", { hasText: String(poisonCount - 5) }).waitFor();
   expect(true, "the overview shows the poison depth after the actions");
 
   // The other views render.

@@ -4,7 +4,7 @@
 // server from the schema directory with every text escaped.
 "use strict";
 
-const state = { view: "overview", lane: null, messages: [], readOnly: true, timer: null };
+const state = { view: "overview", lane: null, messages: [], readOnly: true, canEdit: false, timer: null };
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -170,7 +170,107 @@ async function openLane(name) {
   show("lane");
   $("lane-name").textContent = name;
   $("result").textContent = "";
-  await loadLane();
+  $("export-link").hidden = true;
+  await laneTab("messages");
+}
+
+// laneTab shows the lane's messages one by one, or grouped by cause.
+async function laneTab(which) {
+  $("tab-messages").classList.toggle("current", which === "messages");
+  $("tab-causes").classList.toggle("current", which === "causes");
+  $("messages-pane").hidden = $("messages").hidden = which !== "messages";
+  $("causes-pane").hidden = which !== "causes";
+  if (which === "causes") await loadCauses();
+  else await loadLane();
+}
+
+// ---- causes ----
+
+async function loadCauses() {
+  $("causes-info").textContent = "Reading…";
+  const p = await api("api/consumers/" + encodeURIComponent(state.lane) + "/causes");
+  const groups = p.error ? [] : p.groups;
+  $("causes-info").textContent = p.error ? p.error
+    : p.poison_queue + ": " + p.messages + " message" + (p.messages === 1 ? "" : "s") + " in " + groups.length + " group" + (groups.length === 1 ? "" : "s") + " by cause";
+  const rows = groups.map((g) => {
+    const actions = el("td", { class: "actions" });
+    if (!state.readOnly) {
+      for (const action of ["retry", "discard", "export"]) {
+        actions.append(el("button", { type: "button", class: "group-" + action, onclick: () => askGroup(action, g) }, action[0].toUpperCase() + action.slice(1)));
+      }
+    }
+    return el("tr", { class: "cause", "data-group": g.id },
+      el("td", { class: "mono" }, g.id),
+      el("td", {}, g.kind + (g.exception ? " (" + g.exception + ")" : "")),
+      el("td", { class: "num count" }, g.count),
+      el("td", {}, g.first_seen || "-"),
+      el("td", {}, g.last_seen || "-"),
+      el("td", { class: "mono keys" }, g.routing_keys.map((k) => k.key + " " + k.count).join(", ")),
+      el("td", { class: "failure cause-text", title: g.example }, g.cause),
+      actions);
+  });
+  if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 8, class: "muted" }, "No messages.")));
+  $("causes").tBodies[0].replaceChildren(...rows);
+}
+
+function askGroup(action, g) {
+  state.pending = { action, group: g.id, count: g.count };
+  $("confirm").hidden = false;
+  $("reason-row").hidden = action !== "discard";
+  $("reason").value = "";
+  const n = g.count + " message" + (g.count === 1 ? "" : "s");
+  $("confirm-text").textContent = {
+    retry: "Retry the " + n + " of group " + g.id + " to the work queue of " + state.lane + "? If the group no longer holds " + g.count + ", nothing is done.",
+    discard: "Discard the " + n + " of group " + g.id + "? They are kept in " + state.lane + ".discarded with your reason.",
+    export: "Export the " + n + " of group " + g.id + " as JSON lines? They stay in the poison lane.",
+  }[action];
+}
+
+async function actOnGroup() {
+  const { action, group, count } = state.pending;
+  const body = { expect: count };
+  if (action === "discard") {
+    body.reason = $("reason").value.trim();
+    if (!body.reason) { $("result").textContent = "Give a reason for discarding."; return; }
+  }
+  $("confirm").hidden = true;
+  $("result").textContent = "Working…";
+  const r = await post("api/consumers/" + encodeURIComponent(state.lane) + "/groups/" + encodeURIComponent(group) + "/" + action, body);
+  $("result").className = r.error ? "error" : "done";
+  $("result").textContent = r.summary ? r.summary + (r.error ? ". Stopped: " + r.error : ".") : "Refused: " + r.error;
+  if (action === "export" && r.lines) {
+    const link = $("export-link");
+    if (link.href) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([r.lines], { type: "application/x-ndjson" }));
+    link.download = state.lane + "-" + group + ".jsonl";
+    link.hidden = false;
+  }
+  await loadCauses();
+}
+
+function post(path, body) {
+  return api(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Warren-Token": sessionStorage.getItem("warren-token") || "" },
+    body: JSON.stringify(body),
+  });
+}
+
+// editor lets a person correct one message's payload; the server checks
+// it against the fact's schema before anything is sent.
+function editor(m) {
+  const box = el("textarea", { class: "edit-payload", rows: 8, spellcheck: "false" });
+  box.value = m.payload;
+  const said = el("p", { class: "edit-result", role: "status" });
+  const send = el("button", { type: "button", class: "edit-send", onclick: async () => {
+    said.className = "edit-result";
+    said.textContent = "Checking…";
+    const r = await post("api/consumers/" + encodeURIComponent(state.lane) + "/edit", { id: m.id, payload: box.value });
+    said.className = "edit-result " + (r.error ? "error" : "done");
+    said.textContent = r.error ? "Refused: " + r.error : r.summary + ".";
+    if (!r.error) { $("result").className = "done"; $("result").textContent = r.summary + "."; await loadLane(); }
+  } }, "Check against the schema and retry");
+  return el("div", { class: "editor" }, el("h4", {}, "Edit the payload"), box, send, said);
 }
 
 async function loadLane() {
@@ -181,6 +281,7 @@ async function loadLane() {
     state.messages = [];
   } else {
     state.messages = p.messages;
+    state.canEdit = p.can_edit;
     $("lane-info").textContent = p.poison_queue + ": " + p.messages.length + " message" + (p.messages.length === 1 ? "" : "s") +
       (p.messages.length >= p.limit ? " (the first " + p.limit + ")" : "");
   }
@@ -219,6 +320,7 @@ function renderMessages() {
         el("h4", {}, "x-failure"), el("pre", { class: "x-failure" }, m.failure || "-"),
         el("h4", {}, "Payload" + (m.occurred_at ? " (occurred at " + m.occurred_at + ")" : "") + (m.payload_json ? "" : " (not JSON)")),
         el("pre", { class: "payload" }, m.payload),
+        state.canEdit && !state.readOnly && m.id ? editor(m) : "",
         el("h4", {}, "Headers"), headers))));
   }
   if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No messages.")));
@@ -250,6 +352,7 @@ function ask(action) {
 }
 
 async function act() {
+  if (state.pending.group) return actOnGroup();
   const { action, ids } = state.pending;
   const body = { ids };
   if (action === "discard") {
@@ -258,11 +361,7 @@ async function act() {
   }
   $("confirm").hidden = true;
   $("result").textContent = (action === "replay" ? "Replaying" : "Discarding") + "…";
-  const r = await api("api/consumers/" + encodeURIComponent(state.lane) + "/" + action, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-Warren-Token": sessionStorage.getItem("warren-token") || "" },
-    body: JSON.stringify(body),
-  });
+  const r = await post("api/consumers/" + encodeURIComponent(state.lane) + "/" + action, body);
   $("result").className = r.error ? "error" : "done";
   $("result").textContent = r.summary
     ? r.summary + (r.done.length ? ": " + r.done.map((d) => d.id + " (" + d.routing_key + ")").join(", ") : "") + (r.error ? ". Stopped: " + r.error : ".")
@@ -299,6 +398,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.view));
   $("back").addEventListener("click", () => show("overview"));
   $("reload").addEventListener("click", loadLane);
+  $("tab-messages").addEventListener("click", () => laneTab("messages"));
+  $("tab-causes").addEventListener("click", () => laneTab("causes"));
   $("filter-key").addEventListener("change", renderMessages);
   $("filter-text").addEventListener("input", renderMessages);
   $("select-all").addEventListener("change", () => {
