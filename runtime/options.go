@@ -19,12 +19,13 @@ type consumerOptions struct {
 	concurrency     int
 	maxBodySize     int
 	outage          OutagePolicy
-	maxDeferInPlace time.Duration // ordered consumers: the longest deferral held in place
-	given           optionSet     // the options that were passed, to refuse those a kind does not apply
+	maxDeferInPlace time.Duration     // ordered consumers: the longest deferral held in place
+	poisonHook      func(PoisonEvent) // see WithPoisonHook
+	given           optionSet         // the options that were passed, to refuse those a kind does not apply
 }
 
 // optionSet records which options were passed.
-type optionSet uint8
+type optionSet uint16
 
 const (
 	optGuard optionSet = 1 << iota
@@ -35,12 +36,13 @@ const (
 	optMaxBodySize
 	optOutagePolicy
 	optMaxDeferInPlace
+	optPoisonHook
 )
 
 var optionNames = map[optionSet]string{
 	optGuard: "WithGuard", optMiddleware: "WithMiddleware", optShutdownTimeout: "WithShutdownTimeout",
 	optPrefetch: "WithPrefetch", optConcurrency: "WithConcurrency", optMaxBodySize: "WithMaxBodySize",
-	optOutagePolicy: "WithOutagePolicy", optMaxDeferInPlace: "WithMaxDeferInPlace",
+	optOutagePolicy: "WithOutagePolicy", optMaxDeferInPlace: "WithMaxDeferInPlace", optPoisonHook: "WithPoisonHook",
 }
 
 // WithMiddleware adds middleware around every handler call. The first
@@ -93,7 +95,7 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 		}
 	}
 	var errs []error
-	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace} {
+	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook} {
 		if why, ok := refused[bit]; ok && o.given&bit != 0 {
 			errs = append(errs, fmt.Errorf("%s does not apply: %s", optionNames[bit], why))
 		}

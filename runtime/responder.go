@@ -142,6 +142,7 @@ func (r *Responder) Counts() ResponderCounts {
 var responderRefuses = map[optionSet]string{
 	optOutagePolicy:    "a responder answers each request once, at once, and never holds one for later; a handler error (Unavailable included) is the reply",
 	optMaxDeferInPlace: "a responder answers each request at once; a deferral is an error reply",
+	optPoisonHook:      "a responder has no poison queue: a failed request is answered with the error",
 }
 
 // NewResponder returns a responder for spec (one of a topology's

@@ -194,6 +194,7 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) bool {
 	c.log.Error("gave up on a message; it is in the poison queue",
 		append(logAttrs(in, cause), "poison_queue", c.spec.PoisonQueue)...)
 	c.ack(in, Poisoned)
+	c.notifyPoisoned(in, msg)
 	return true
 }
 
