@@ -69,6 +69,7 @@ type poisonRun struct {
 	dir      string
 	model    *model.Model
 	consumer topology.Consumer
+	from     poison.Source // --from, where the subcommand has it
 	conn     *runtime.Conn
 }
 
@@ -94,7 +95,12 @@ func openPoison(c *cli.Context) (*poisonRun, error) {
 			return nil, usageError(c, "--format %q: expected text or json", f)
 		}
 	}
-	r := &poisonRun{c: c, dir: dir}
+	r := &poisonRun{c: c, dir: dir, from: poison.FromPoison}
+	if c.IsSet("from") {
+		if r.from, err = poison.ParseSource(c.String("from")); err != nil {
+			return nil, usageError(c, "--from: %v", err)
+		}
+	}
 	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return nil, reportError(c.App.ErrWriter, commandName(c), dir, err)
@@ -109,29 +115,14 @@ func openPoison(c *cli.Context) (*poisonRun, error) {
 	return r, nil
 }
 
-func (r *poisonRun) source() (poison.Source, error) {
-	if !r.c.IsSet("from") {
-		return poison.FromPoison, nil
-	}
-	s, err := poison.ParseSource(r.c.String("from"))
-	if err != nil {
-		return "", usageError(r.c, "--from: %v", err)
-	}
-	return s, nil
-}
-
 func runPoisonGroups(c *cli.Context) error {
 	r, err := openPoison(c)
 	if err != nil {
 		return err
 	}
 	defer r.conn.Close()
-	from, err := r.source()
-	if err != nil {
-		return err
-	}
-	queue := from.Queue(r.consumer)
-	groups, err := poison.Groups(c.Context, r.conn, r.consumer, from)
+	queue := r.from.Queue(r.consumer)
+	groups, err := poison.Groups(c.Context, r.conn, r.consumer, r.from)
 	if err != nil {
 		return r.fail(err)
 	}

@@ -107,13 +107,9 @@ func runPoisonGroupAction(c *cli.Context, action string) error {
 		return err
 	}
 	defer r.conn.Close()
-	from, err := r.source()
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriter(c.App.Writer)
 	act := poison.GroupAct{
-		Action: action, Group: c.String("group"), From: from, Expect: c.Int("expect"),
+		Action: action, Group: c.String("group"), From: r.from, Expect: c.Int("expect"),
 		By: c.String("by"), Reason: c.String("reason"), DryRun: c.Bool("dry-run"),
 		Export: func(m poison.Message) error { return writeExportLine(w, m) },
 	}

@@ -125,17 +125,10 @@ func ArchiveArguments() amqp.Table {
 }
 
 func declareArchive(ctx context.Context, conn Broker, queue string) error {
-	ch, err := conn.OpenChannel(ctx)
-	if err != nil {
-		return fmt.Errorf("open channel: %w", err)
+	err := declare(ctx, conn, queue, ArchiveArguments())
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+		return fmt.Errorf("declare %s: it exists with other arguments (an archive made before retention was bounded?); move its messages elsewhere and delete it, then discard again: %w", queue, ae)
 	}
-	defer ch.Close()
-	if _, err := ch.QueueDeclare(queue, true, false, false, false, ArchiveArguments()); err != nil {
-		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
-			return fmt.Errorf("declare %s: it exists with other arguments (an archive made before retention was bounded?); move its messages elsewhere and delete it, then discard again: %w", queue, err)
-		}
-		return fmt.Errorf("declare %s: %w", queue, err)
-	}
-	return nil
+	return err
 }
