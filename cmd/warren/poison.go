@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -123,6 +124,9 @@ func runPoisonGroups(c *cli.Context) error {
 	defer r.conn.Close()
 	queue := r.from.Queue(r.consumer)
 	groups, err := poison.Groups(c.Context, r.conn, r.consumer, r.from)
+	if errors.Is(err, poison.ErrNoQueue) && r.from == poison.FromDiscarded {
+		groups, err = nil, nil // the first discard declares the archive
+	}
 	if err != nil {
 		return r.fail(err)
 	}

@@ -80,6 +80,13 @@ func TestPoisonGroups(t *testing.T) {
 	if p := b.depth(mailer + ".poison"); p != 5 {
 		t.Errorf("after grouping the poison queue holds %d, want 5", p)
 	}
+	if g := b.groupsOf(mailer, "--from", "discarded"); len(g) != 0 {
+		t.Errorf("an archive nothing was discarded to yet: %+v", g)
+	}
+	code, stdout, _ = b.poison("groups", "--consumer", mailer, "--from", "trash", b.dir)
+	if code != 2 || stdout != "" {
+		t.Errorf("--from trash: exit %d, stdout %q", code, stdout)
+	}
 }
 
 // A consumer that is not in the manifest, or whose poison queue was never

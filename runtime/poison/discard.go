@@ -88,7 +88,7 @@ func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r 
 		return nil, err
 	}
 	defer pub.close()
-	s, err := openScan(ctx, conn, c.PoisonQueue)
+	s, err := openScan(ctx, conn, c.PoisonQueue, f.moving())
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func edit(ctx context.Context, conn Broker, c topology.Consumer, e Edit) (Messag
 		return Message{}, err
 	}
 	defer pub.close()
-	s, err := openScan(ctx, conn, c.PoisonQueue)
+	s, err := openScan(ctx, conn, c.PoisonQueue, wholeQueue)
 	if err != nil {
 		return Message{}, err
 	}

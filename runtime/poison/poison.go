@@ -21,11 +21,13 @@
 // # Reading without removing
 //
 // AMQP has no "peek". Every function here takes messages with manual
-// acknowledgement (a subscription whose prefetch is the number of messages
-// ready at the start, so the broker pushes them without a round trip each,
-// and basic.get should it go quiet), and holds every message it does not
-// remove unacknowledged until it returns; closing the channel then hands
-// all of them back to the queue. Consequences:
+// acknowledgement (through a subscription whose prefetch is the number of
+// messages ready at the start, or the limit of a listing, so the broker
+// pushes them without a round trip each; one basic.get at a time for a
+// replay or discard that stops at a limit, and should the subscription go
+// quiet), and holds every message it does not remove unacknowledged until
+// it returns; closing the channel then hands all of them back to the
+// queue. Consequences:
 //
 //   - A scan covers the messages that were in the queue when it began.
 //     Messages that arrive later, including a replayed message that fails
@@ -80,6 +82,27 @@ func (f Filter) match(m Message) bool {
 
 func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
 
+// needs is how many messages a scan for f takes at most: its limit when
+// every message matches, else (wholeQueue) every one.
+func (f Filter) needs() int {
+	if f.ID != "" || f.RoutingKey != "" || f.IDs != nil || f.Group != "" {
+		return wholeQueue
+	}
+	return f.Limit
+}
+
+// moving is the window of a scan for f that removes what it takes: the
+// whole queue, else none. A window of n messages would be refilled by
+// the broker as each one is acked, with messages beyond the n that the
+// scan then hands back, and a quorum queue puts those behind the ones the
+// scan never reached.
+func (f Filter) moving() int {
+	if n := f.needs(); n != wholeQueue {
+		return noWindow
+	}
+	return wholeQueue
+}
+
 // List returns the messages of c's poison queue that f selects, in queue
 // order, and leaves every one of them in the queue (see the package
 // comment for what reading does to them).
@@ -116,7 +139,7 @@ func each(ctx context.Context, conn Broker, c topology.Consumer, queue string, f
 
 // walk is each with errors that do not name the queue.
 func walk(ctx context.Context, conn Broker, c topology.Consumer, queue string, f Filter, fn func(Message) error) error {
-	s, err := openScan(ctx, conn, queue)
+	s, err := openScan(ctx, conn, queue, f.needs())
 	if err != nil {
 		return err
 	}
@@ -218,7 +241,15 @@ const scanTag = "warren-poison-scan"
 // basic.get instead.
 const quiet = time.Second
 
-func openScan(ctx context.Context, conn Broker, queue string) (*scan, error) {
+// The windows of a scan, besides a number of messages.
+const (
+	wholeQueue = 0  // every message ready when the scan begins
+	noWindow   = -1 // none pushed: one basic.get per message
+)
+
+// openScan starts a scan of queue. window bounds how many messages the
+// broker pushes to it: wholeQueue, noWindow, or at most that many.
+func openScan(ctx context.Context, conn Broker, queue string, window int) (*scan, error) {
 	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
@@ -232,7 +263,11 @@ func openScan(ctx context.Context, conn Broker, queue string) (*scan, error) {
 	// A prefetch of 0 is no limit, so it is never 0 here; above the
 	// field's 16 bits the broker pushes without a limit, and the scan
 	// still takes only the messages that were there.
-	if prefetch := s.left; prefetch > 0 {
+	prefetch := s.left
+	if window != wholeQueue {
+		prefetch = min(prefetch, window)
+	}
+	if prefetch > 0 {
 		if prefetch > 65535 {
 			prefetch = 0
 		}

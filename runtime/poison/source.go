@@ -94,7 +94,7 @@ func replayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter,
 		return nil, err
 	}
 	defer pub.close()
-	s, err := openScan(ctx, conn, o.From.Queue(c))
+	s, err := openScan(ctx, conn, o.From.Queue(c), f.moving())
 	if err != nil {
 		return nil, err
 	}
