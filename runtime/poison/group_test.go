@@ -178,12 +178,17 @@ func drainIDs(t *testing.T, conn *runtime.Conn, queue string, n int) []string {
 		t.Fatal(err)
 	}
 	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q.Messages != n {
-		t.Fatalf("%s holds %d messages, want %d", queue, q.Messages, n)
+	var ready int
+	testenv.Eventually(t, fmt.Sprintf("%s to hold %d messages ready", queue, n), func() bool {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready = q.Messages
+		return ready >= n
+	})
+	if ready != n {
+		t.Fatalf("%s holds %d messages, want %d", queue, ready, n)
 	}
 	if err := ch.Qos(1000, 0, false); err != nil {
 		t.Fatal(err)

@@ -373,8 +373,13 @@ func (s *scan) ack(d amqp.Delivery) error {
 }
 
 // returnWait bounds how long close waits for returned messages to be ready
-// again. It is only reached if someone else takes them meanwhile.
-const returnWait = 10 * time.Second
+// again, per message returned, with a floor of minReturnWait. It is only
+// reached if someone else takes them meanwhile, or on a broker so loaded
+// that tens of thousands of returns take longer.
+const (
+	minReturnWait = 10 * time.Second
+	returnWait    = time.Millisecond
+)
 
 // close hands every message taken and not acked back to the queue, and
 // waits until the queue shows them ready again (or ctx is done). A quorum
@@ -408,7 +413,7 @@ func (s *scan) close(ctx context.Context) {
 		return
 	}
 	defer ch.Close()
-	for deadline := time.Now().Add(returnWait); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(max(minReturnWait, time.Duration(s.held)*returnWait)); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
 		q, err := ch.QueueDeclarePassive(s.queue, true, false, false, false, nil)
 		if err != nil || q.Messages >= before+s.held {
 			return
