@@ -30,6 +30,11 @@
 //	warren_consumer_resumes_total              it took them again
 //	warren_consumer_pause_duration_seconds     how long each pause lasted
 //
+// and, once [Metrics.PoisonHook] is given to runtime.WithPoisonHook,
+// labelled consumer, kind and cause (a bounded set of cause ids):
+//
+//	warren_consumer_poisoned_by_cause_total    sent to the poison queue, by normalised cause
+//
 // Any delivery event a newer runtime adds is exported the same way, as
 // warren_consumer_<event>_total, without a change here. The redelivery
 // rate of a dashboard is rate(redelivered) / rate(delivered).
@@ -56,6 +61,12 @@ type Options struct {
 	Buckets []float64
 	// ConstLabels are added to every metric, e.g. {"service": "mailer"}.
 	ConstLabels prometheus.Labels
+	// PoisonCauses is how many distinct causes of each consumer
+	// warren_consumer_poisoned_by_cause_total labels by their id before
+	// it counts the rest as "other" (see [Metrics.PoisonHook]). Default
+	// DefaultPoisonCauses; negative labels every cause "other", leaving
+	// the kind alone to tell causes apart.
+	PoisonCauses int
 }
 
 // Metrics is a [runtime.Metrics] and a [prometheus.Collector]: pass it as
@@ -67,6 +78,7 @@ type Metrics struct {
 	pauses   *prometheus.CounterVec // consumers paused for an outage of a dependency
 	resumes  *prometheus.CounterVec
 	paused   *prometheus.HistogramVec // how long pauses lasted
+	poisoned *poisonCauses            // fed by PoisonHook
 }
 
 var _ runtime.Metrics = (*Metrics)(nil)
@@ -132,6 +144,7 @@ func New(o Options) *Metrics {
 		ConstLabels: o.ConstLabels,
 		Buckets:     []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600},
 	}, []string{"consumer"})
+	m.poisoned = newPoisonCauses(o)
 	return m
 }
 
@@ -170,6 +183,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.pauses.Describe(ch)
 	m.resumes.Describe(ch)
 	m.paused.Describe(ch)
+	m.poisoned.counter.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -181,4 +195,5 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.pauses.Collect(ch)
 	m.resumes.Collect(ch)
 	m.paused.Collect(ch)
+	m.poisoned.counter.Collect(ch)
 }
