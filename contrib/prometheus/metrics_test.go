@@ -244,7 +244,7 @@ func TestDashboardUsesExportedMetrics(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"Work-queue depth", "Poison depth", "Consumers per work queue", "Redelivery rate"}; !slices.Equal(titles, want) {
-		t.Errorf("panels %q, want the four figures %q", titles, want)
+	if want := []string{"Work-queue depth", "Poison depth", "Consumers per work queue", "Redelivery rate", "Poisoned by cause"}; !slices.Equal(titles, want) {
+		t.Errorf("panels %q, want the four figures and the poison causes %q", titles, want)
 	}
 }
