@@ -80,12 +80,14 @@ func (p *poisonCauses) observe(e runtime.PoisonEvent) {
 // group id that warren poison groups and [poison.Groups] show, so a
 // panel's line leads straight to the messages behind it.
 //
-// The cause label is bounded: each consumer gets a series for its first
-// Options.PoisonCauses distinct causes (DefaultPoisonCauses when 0) and
-// counts every later cause as "other", under its kind. Causes are
+// The cause label is bounded: each consumer (in each process) gets a
+// series for its first Options.PoisonCauses distinct causes
+// (DefaultPoisonCauses when 0) and counts every later cause as "other",
+// under its kind. Causes are
 // normalised, but a handler whose error carries free text the masking
 // does not catch would otherwise make a new series for every fact, and
-// each series lives in the process and in Prometheus until a restart.
+// each series lives in the process until it restarts, and in Prometheus
+// for its retention.
 // A series is never dropped for a newer cause, since a counter that
 // disappears reads as a reset. The series of one consumer therefore
 // number at most PoisonCauses plus one per kind; "other" growing means

@@ -6,7 +6,8 @@
 //	curl -s 127.0.0.1:2112/metrics | grep warren_
 //
 // It publishes one fact a second to itself so there is something to see;
-// every third one fails once and is retried.
+// every third one fails once and is retried. Its consumer counts what it
+// would poison by cause (warren_consumer_poisoned_by_cause_total).
 package main
 
 import (
@@ -86,7 +87,7 @@ func run(ctx context.Context, url string, l net.Listener, every time.Duration) e
 			}
 			return nil
 		}),
-	})
+	}, runtime.WithPoisonHook(metrics.PoisonHook()))
 	if err != nil {
 		return err
 	}
