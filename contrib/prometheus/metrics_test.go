@@ -30,90 +30,53 @@ type order struct {
 // poisons a third; the registry then holds exactly those counts under
 // the consumer's and the routing key's labels.
 func TestCountsOnTheBroker(t *testing.T) {
-	url := testenv.VHost(t, "prom")
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{
-		Name: "mailer", Bindings: []string{"order.*"}, MaxAttempts: 2,
-		Backoff: []time.Duration{20 * time.Millisecond},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := warrenprom.New(warrenprom.Options{ConstLabels: prometheus.Labels{"service": "test"}})
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(m)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Metrics: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-
-	placed := runtime.Fact{RoutingKey: "order.placed", Version: 1}
 	var mu sync.Mutex
 	seen := map[int]int{}
-	spec, _ := top.Consumer("mailer")
-	consumer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
-		runtime.Handle(placed, func(ctx context.Context, d runtime.Delivery, o order) error {
-			mu.Lock()
-			seen[o.N]++
-			attempt := seen[o.N]
-			mu.Unlock()
-			switch {
-			case o.N == 2 && attempt == 1:
-				return errors.New("mail server busy")
-			case o.N == 3:
-				return runtime.Permanent(errors.New("no such address"))
-			}
-			return nil
-		}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- consumer.Run(ctx) }()
-
-	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n := 1; n <= 3; n++ {
-		if _, err := pub.Publish(ctx, placed, order{N: n}); err != nil {
-			t.Fatal(err)
+	r := runMailer(t, "prom", topology.ConsumerSpec{
+		Bindings: []string{"order.*"}, MaxAttempts: 2, Backoff: []time.Duration{20 * time.Millisecond},
+	}, m, func(ctx context.Context, d runtime.Delivery, o order) error {
+		mu.Lock()
+		seen[o.N]++
+		attempt := seen[o.N]
+		mu.Unlock()
+		switch {
+		case o.N == 2 && attempt == 1:
+			return errors.New("mail server busy")
+		case o.N == 3:
+			return runtime.Permanent(errors.New("no such address"))
 		}
-	}
+		return nil
+	})
+	r.publish(t, 1, 3)
 	// Settled: 1 and 2 (after its retry) acked, 3 poisoned.
 	testenv.Eventually(t, "two facts acked and one poisoned", func() bool {
-		c := conn.Counts("mailer")
+		c := r.conn.Counts("mailer")
 		return c.Get(runtime.Acked) >= 2 && c.Get(runtime.Poisoned) >= 1
 	})
-	cancel()
-	if err := <-done; err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
-
 	want := map[string]float64{
 		"delivered": 4, "acked": 2, "retried": 1, "poisoned": 1, "duplicate_skipped": 0, "redelivered": 0,
 	}
 	for event, n := range want {
 		name := "warren_consumer_" + event + "_total"
-		if got := counterValue(t, reg, name); got != n {
+		if got := counterValue(t, r.reg, name); got != n {
 			t.Errorf("%s = %v, want %v", name, got, n)
 		}
 	}
 	if n := testutil.CollectAndCount(m, "warren_consumer_handler_duration_seconds"); n != 2 {
 		t.Errorf("handler_duration_seconds has %d series, want 2 (ok and error)", n)
 	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	if err := testutil.GatherAndCompare(r.reg, strings.NewReader(`
 # HELP warren_consumer_poisoned_total Messages given up on (attempts exhausted or a permanent error), copied to the poison queue.
 # TYPE warren_consumer_poisoned_total counter
 warren_consumer_poisoned_total{consumer="mailer",routing_key="order.placed",service="test"} 1
 `), "warren_consumer_poisoned_total"); err != nil {
 		t.Error(err)
 	}
-	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+	if problems, err := testutil.GatherAndLint(r.reg); err != nil || len(problems) > 0 {
 		t.Errorf("metric names break Prometheus conventions: %v %v", problems, err)
 	}
 }
@@ -138,66 +101,92 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return sum
 }
 
-// A handler whose database is down pauses its consumer on the real broker;
-// once the database answers, a probe resumes it. Both count, the pause's
-// length is observed, and the message waited as held rather than retried.
-func TestPauseAndResumeOnTheBroker(t *testing.T) {
-	url := testenv.VHost(t, "prom-pause")
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{
-		Name: "mailer", Bindings: []string{"order.*"}, Backoff: []time.Duration{20 * time.Millisecond},
-	}}})
+var placed = runtime.Fact{RoutingKey: "order.placed", Version: 1}
+
+// mailer is a consumer on its own vhost of the real broker, counting into
+// m, which reg gathers, and a publisher to its events exchange.
+type mailer struct {
+	reg  *prometheus.Registry
+	conn *runtime.Conn
+	spec topology.Consumer
+	pub  *runtime.Publisher
+	stop func() error // ends the consumer, returning what Run returned
+}
+
+// runMailer builds consumer spec (named "mailer") on vhost prefix of the
+// real broker and runs it, handling order.placed with handle, until the
+// test ends or stop is called.
+func runMailer(t *testing.T, prefix string, c topology.ConsumerSpec, m *warrenprom.Metrics,
+	handle func(context.Context, runtime.Delivery, order) error, opts ...runtime.ConsumerOption) *mailer {
+	t.Helper()
+	url := testenv.VHost(t, prefix)
+	c.Name = "mailer"
+	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{c}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := warrenprom.New(warrenprom.Options{})
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(m)
+	r := &mailer{reg: prometheus.NewPedanticRegistry()}
+	r.reg.MustRegister(m)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Metrics: m})
-	if err != nil {
+	t.Cleanup(cancel)
+	if r.conn, err = runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Metrics: m}); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	placed := runtime.Fact{RoutingKey: "order.placed", Version: 1}
-	var mu sync.Mutex
-	calls := 0
-	spec, _ := top.Consumer("mailer")
-	consumer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
-		runtime.Handle(placed, func(ctx context.Context, d runtime.Delivery, o order) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if calls++; calls <= 3 {
-				return runtime.Unavailable(errors.New("database is restarting"))
-			}
-			return nil
-		}),
-	}, runtime.WithOutagePolicy(runtime.OutagePolicy{PauseAfter: 2, ProbeMin: 20 * time.Millisecond, ProbeMax: 40 * time.Millisecond}))
+	t.Cleanup(func() { r.conn.Close() })
+	r.spec, _ = top.Consumer("mailer")
+	consumer, err := runtime.NewConsumer(r.conn, r.spec, []runtime.Route{runtime.Handle(placed, handle)}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- consumer.Run(ctx) }()
-	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events)
-	if err != nil {
+	r.stop = func() error { cancel(); return <-done }
+	if r.pub, err = runtime.NewPublisher(r.conn, topology.DefaultExchanges.Events); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pub.Publish(ctx, placed, order{N: 1}); err != nil {
+	return r
+}
+
+// publish publishes order.placed facts numbered first to last.
+func (r *mailer) publish(t *testing.T, first, last int) {
+	t.Helper()
+	for n := first; n <= last; n++ {
+		if _, err := r.pub.Publish(context.Background(), placed, order{N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A handler whose database is down pauses its consumer on the real broker;
+// once the database answers, a probe resumes it. Both count, the pause's
+// length is observed, and the message waited as held rather than retried.
+func TestPauseAndResumeOnTheBroker(t *testing.T) {
+	m := warrenprom.New(warrenprom.Options{})
+	var mu sync.Mutex
+	calls := 0
+	r := runMailer(t, "prom-pause", topology.ConsumerSpec{
+		Bindings: []string{"order.*"}, Backoff: []time.Duration{20 * time.Millisecond},
+	}, m, func(ctx context.Context, d runtime.Delivery, o order) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls <= 3 {
+			return runtime.Unavailable(errors.New("database is restarting"))
+		}
+		return nil
+	}, runtime.WithOutagePolicy(runtime.OutagePolicy{PauseAfter: 2, ProbeMin: 20 * time.Millisecond, ProbeMax: 40 * time.Millisecond}))
+	r.publish(t, 1, 1)
+	testenv.Eventually(t, "the consumer resumed", func() bool { return counterValue(t, r.reg, "warren_consumer_resumes_total") == 1 })
+	testenv.Eventually(t, "the message acked", func() bool { return r.conn.Counts("mailer").Get(runtime.Acked) == 1 })
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "the consumer resumed", func() bool { return counterValue(t, reg, "warren_consumer_resumes_total") == 1 })
-	testenv.Eventually(t, "the message acked", func() bool { return conn.Counts("mailer").Get(runtime.Acked) == 1 })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got := counterValue(t, reg, "warren_consumer_pauses_total"); got != 1 {
+	if got := counterValue(t, r.reg, "warren_consumer_pauses_total"); got != 1 {
 		t.Errorf("pauses_total = %v, want 1", got)
 	}
-	if got := counterValue(t, reg, "warren_consumer_held_total"); got < 2 {
+	if got := counterValue(t, r.reg, "warren_consumer_held_total"); got < 2 {
 		t.Errorf("held_total = %v, want the unavailable attempts", got)
 	}
-	if got := counterValue(t, reg, "warren_consumer_retried_total") + counterValue(t, reg, "warren_consumer_poisoned_total"); got != 0 {
+	if got := counterValue(t, r.reg, "warren_consumer_retried_total") + counterValue(t, r.reg, "warren_consumer_poisoned_total"); got != 0 {
 		t.Errorf("retried+poisoned = %v, want 0: an outage spends no attempt", got)
 	}
 	if n := testutil.CollectAndCount(m, "warren_consumer_pause_duration_seconds"); n != 1 {

@@ -22,57 +22,21 @@ const byCause = "warren_consumer_poisoned_by_cause_total"
 // those counts, under the group ids that poison.Groups reads from the
 // poison queue.
 func TestPoisonedByCauseOnTheBroker(t *testing.T) {
-	url := testenv.VHost(t, "prom-poison")
-	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{
-		Name: "mailer", Bindings: []string{"order.*"}, MaxAttempts: 1,
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := warrenprom.New(warrenprom.Options{})
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(m)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &top, Metrics: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-
-	placed := runtime.Fact{RoutingKey: "order.placed", Version: 1}
-	spec, _ := top.Consumer("mailer")
-	consumer, err := runtime.NewConsumer(conn, spec, []runtime.Route{
-		runtime.Handle(placed, func(ctx context.Context, d runtime.Delivery, o order) error {
+	r := runMailer(t, "prom-poison", topology.ConsumerSpec{Bindings: []string{"order.*"}, MaxAttempts: 1},
+		m, func(ctx context.Context, d runtime.Delivery, o order) error {
 			if o.N%2 == 0 {
 				panic("template missing")
 			}
 			return fmt.Errorf("no such address for order %d", o.N)
-		}),
-	}, runtime.WithPoisonHook(m.PoisonHook()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- consumer.Run(ctx) }()
-
-	pub, err := runtime.NewPublisher(conn, topology.DefaultExchanges.Events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n := 1; n <= 5; n++ {
-		if _, err := pub.Publish(ctx, placed, order{N: n}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	testenv.Eventually(t, "five facts counted by cause", func() bool { return counterValue(t, reg, byCause) == 5 })
-	cancel()
-	if err := <-done; err != nil {
+		}, runtime.WithPoisonHook(m.PoisonHook()))
+	r.publish(t, 1, 5)
+	testenv.Eventually(t, "five facts counted by cause", func() bool { return counterValue(t, r.reg, byCause) == 5 })
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
 
-	groups, err := poison.Groups(context.Background(), conn, spec, poison.FromPoison)
+	groups, err := poison.Groups(context.Background(), r.conn, r.spec, poison.FromPoison)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +47,7 @@ func TestPoisonedByCauseOnTheBroker(t *testing.T) {
 	if len(want) != 2 {
 		t.Fatalf("the poison queue holds groups %v, want two", groups)
 	}
-	got := causeSeries(t, reg)
+	got := causeSeries(t, r.reg)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("%s = %v, want %v (the poison queue's groups)", byCause, got, want)
 	}
@@ -94,7 +58,7 @@ func TestPoisonedByCauseOnTheBroker(t *testing.T) {
 	if kinds[poison.KindHandler] != 3 || kinds[poison.KindPanic] != 2 {
 		t.Errorf("groups by kind %v, want 3 handler and 2 panic", kinds)
 	}
-	if got := counterValue(t, reg, "warren_consumer_poisoned_total"); got != 5 {
+	if got := counterValue(t, r.reg, "warren_consumer_poisoned_total"); got != 5 {
 		t.Errorf("poisoned_total = %v, want 5 as by cause", got)
 	}
 }
