@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -201,19 +200,8 @@ func TestConsoleInTheBrowser(t *testing.T) {
 func scheduledOutbox(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "shop.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, ob := openSQLiteOutbox(t, path)
 	ctx := context.Background()
-	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ob.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

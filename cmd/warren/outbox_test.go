@@ -18,19 +18,8 @@ import (
 func outboxFile(t *testing.T) (dsn string, ids []string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "shop.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, ob := openSQLiteOutbox(t, path)
 	ctx := context.Background()
-	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ob.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,17 +97,8 @@ func TestOutboxBadDSN(t *testing.T) {
 // and naming the ids that were not waiting.
 func TestOutboxScheduledAndCancel(t *testing.T) {
 	dsn, ids := outboxFile(t)
-	path := strings.TrimPrefix(dsn, "sqlite:")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, ob := openSQLiteOutbox(t, strings.TrimPrefix(dsn, "sqlite:"))
 	ctx := context.Background()
-	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -157,4 +137,23 @@ func TestOutboxScheduledAndCancel(t *testing.T) {
 	if code, out, _ := run(t, "outbox", "scheduled", "--dsn", dsn); code != 0 || strings.Contains(out, late) || !strings.Contains(out, soon) {
 		t.Errorf("scheduled after cancel = %d, %q; want the reminder alone", code, out)
 	}
+}
+
+// openSQLiteOutbox opens the SQLite file at path and its outbox table,
+// made if need be; the database is closed when the test ends.
+func openSQLiteOutbox(t *testing.T, path string) (*sql.DB, *outbox.Outbox) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db, ob
 }

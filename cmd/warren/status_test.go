@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -15,7 +14,6 @@ import (
 	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
-	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -258,15 +256,7 @@ func TestStatusShowsTheOutbox(t *testing.T) {
 		t.Fatalf("declare: exit %d, %s", code, stderr)
 	}
 	dsn, _ := outboxFile(t)
-	db, err := sql.Open("sqlite", strings.TrimPrefix(dsn, "sqlite:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, ob := openSQLiteOutbox(t, strings.TrimPrefix(dsn, "sqlite:"))
 	due := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Millisecond)
 	tx, err := db.Begin()
 	if err != nil {

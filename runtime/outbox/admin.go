@@ -82,11 +82,7 @@ WHERE failed_at IS NOT NULL AND discarded_at IS NULL ORDER BY id LIMIT %d`, o.ta
 		if lastErr != nil {
 			f.LastError = *lastErr
 		}
-		var err error
-		if f.CreatedAt, err = o.time(created); err != nil {
-			return err
-		}
-		if f.FailedAt, err = o.time(failed); err != nil {
+		if err := readTimes([]any{created, failed}, &f.CreatedAt, &f.FailedAt); err != nil {
 			return err
 		}
 		out = append(out, f)
@@ -187,6 +183,19 @@ func readRows(ctx context.Context, db sqldb.DB, q string, args []any, scan func(
 }
 
 func (o *Outbox) time(v any) (time.Time, error) { return timeOf(v) }
+
+// readTimes converts the values of time columns (see timeOf) into dst, in
+// order.
+func readTimes(vals []any, dst ...*time.Time) error {
+	for i, v := range vals {
+		t, err := timeOf(v)
+		if err != nil {
+			return err
+		}
+		*dst[i] = t
+	}
+	return nil
+}
 
 // timeOf converts a time column's value as the driver returns it: a
 // time.Time on PostgreSQL, Unix milliseconds on SQLite; zero for NULL.

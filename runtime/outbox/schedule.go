@@ -137,11 +137,7 @@ func (o *Outbox) Scheduled(ctx context.Context, db sqldb.DB, routingKey string, 
 		if err := rs.Scan(&x.ID, &x.RoutingKey, &due, &created, &x.Attempts); err != nil {
 			return err
 		}
-		var err error
-		if x.DueAt, err = o.time(due); err != nil {
-			return err
-		}
-		if x.CreatedAt, err = o.time(created); err != nil {
+		if err := readTimes([]any{due, created}, &x.DueAt, &x.CreatedAt); err != nil {
 			return err
 		}
 		out = append(out, x)
