@@ -137,7 +137,8 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 }
 
 // claimBatch opens the claim (the dialect's lock first) and reads the due
-// rows, oldest id first. It runs under ctx, so a relay that is stopped
+// rows: the scheduled ones that fell due, soonest due first, then the
+// others, oldest id first. It runs under ctx, so a relay that is stopped
 // while waiting for a lock gives up without having claimed anything.
 func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx, at time.Time) ([]row, error) {
 	for _, stmt := range r.setup {

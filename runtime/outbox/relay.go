@@ -368,8 +368,9 @@ func (r *Relay) wakeUp() {
 	}
 }
 
-// RelayOnce relays one batch: it claims up to BatchSize rows that are due,
-// oldest id first, publishes them, deletes the ones the broker confirmed
+// RelayOnce relays one batch: it claims up to BatchSize rows that are due
+// (scheduled rows that fell due first, by due time; then the others, oldest
+// id first), publishes them, deletes the ones the broker confirmed
 // and records the failure on the others, all in one transaction. It
 // returns how many facts it published.
 //
