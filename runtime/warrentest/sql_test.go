@@ -22,32 +22,16 @@ import (
 // consumer through the relay, on the bus and in virtual time; a rolled back
 // one does not.
 func TestOutboxRelayPublishesCommittedFactsOnTheBus(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "shop.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqliteFile(t, "shop.db")
 	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
 		ctx := b.Context()
 		warrentest.Register[itemUpdated](b, factItemUpdated)
-		ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ob.Migrate(ctx, db); err != nil {
-			t.Fatal(err)
-		}
+		ob := migratedOutbox(t, ctx, db)
 		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
 			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error { return nil }),
 		})
 		b.Start("search-indexer", c, err)
-		pub, err := runtime.NewPublisher(b.Conn(), topology.DefaultExchanges.Events)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pub.Close()
-		relay, err := outbox.NewRelay(db, pub, outbox.RelayConfig{Dialect: outbox.SQLite})
-		b.Start("outbox relay", relay, err)
+		defer startRelay(t, b, db, outbox.RelayConfig{Dialect: outbox.SQLite}).Close()
 
 		write := func(sku string, commit bool) string {
 			tx, err := db.BeginTx(ctx, nil)
@@ -85,21 +69,11 @@ func TestOutboxRelayPublishesCommittedFactsOnTheBus(t *testing.T) {
 // relay, polling once an hour, wakes for its due time; the consumer sees
 // it exactly then, and a cancelled one never.
 func TestOutboxScheduledFactsOnTheBus(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "shop.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqliteFile(t, "shop.db")
 	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
 		ctx := b.Context()
 		warrentest.Register[itemUpdated](b, factItemUpdated)
-		ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ob.Migrate(ctx, db); err != nil {
-			t.Fatal(err)
-		}
+		ob := migratedOutbox(t, ctx, db)
 		var due []time.Time
 		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
 			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error {
@@ -111,13 +85,7 @@ func TestOutboxScheduledFactsOnTheBus(t *testing.T) {
 			}),
 		})
 		b.Start("search-indexer", c, err)
-		pub, err := runtime.NewPublisher(b.Conn(), topology.DefaultExchanges.Events)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pub.Close()
-		relay, err := outbox.NewRelay(db, pub, outbox.RelayConfig{Dialect: outbox.SQLite, PollInterval: time.Hour})
-		b.Start("outbox relay", relay, err)
+		defer startRelay(t, b, db, outbox.RelayConfig{Dialect: outbox.SQLite, PollInterval: time.Hour}).Close()
 
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
@@ -160,11 +128,7 @@ func TestOutboxScheduledFactsOnTheBus(t *testing.T) {
 // The SQLite idempotency guard claims in the handler's transaction on the
 // bus as on the broker: a fact published twice is handled once.
 func TestSQLiteGuardSkipsAFactPublishedTwice(t *testing.T) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sqliteFile(t, "claims.db")
 	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
 		g, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: idempotency.SQLite})
 		if err != nil {
@@ -213,4 +177,42 @@ func TestPostgresGuardSkipsAFactPublishedTwiceInRealTime(t *testing.T) {
 	b.Idle()
 	b.WantHandled("search-indexer", 1)
 	b.WantDuplicates("search-indexer", 1)
+}
+
+// sqliteFile opens a SQLite database of the test's own, closed when the
+// test ends.
+func sqliteFile(t *testing.T, name string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), name)+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// migratedOutbox returns the SQLite outbox of db, its table made.
+func migratedOutbox(t *testing.T, ctx context.Context, db *sql.DB) *outbox.Outbox {
+	t.Helper()
+	ob, err := outbox.New(outbox.Config{Dialect: outbox.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	return ob
+}
+
+// startRelay starts an outbox relay of db on the bus and returns its
+// publisher, for the test to close.
+func startRelay(t *testing.T, b *warrentest.Bus, db *sql.DB, cfg outbox.RelayConfig) *runtime.Publisher {
+	t.Helper()
+	pub, err := runtime.NewPublisher(b.Conn(), topology.DefaultExchanges.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay, err := outbox.NewRelay(db, pub, cfg)
+	b.Start("outbox relay", relay, err)
+	return pub
 }
