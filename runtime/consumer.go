@@ -71,6 +71,9 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 	if c.DeferExchange != "" && len(c.Queue) > topology.MaxDeferQueueLen {
 		errs = append(errs, fmt.Errorf("work queue %q: longer than %d bytes cannot take deferred facts", c.Queue, topology.MaxDeferQueueLen))
 	}
+	if c.DeferExchange != "" && topology.DelayLevelExchange(c.DeferExchange, 0) == "" {
+		errs = append(errs, fmt.Errorf("DeferExchange %q: expected the top delay level's exchange, <events>.delay.%d", c.DeferExchange, topology.DelayLevels-1))
+	}
 	if len(routes) == 0 {
 		errs = append(errs, errors.New("no routes"))
 	}

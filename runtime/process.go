@@ -29,7 +29,7 @@ func inspect(s *session, d amqp.Delivery) inbound {
 	in := inbound{d: d, sess: s, attempt: amqpmsg.HeaderInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange, deferrals: deferrals(d.Headers), due: dueAt(d.Headers)}
 	// A retry comes back through the default exchange with the consumer's
 	// name as routing key, a delayed or deferred fact through the delay
-	// levels with their words in its key; the copy recorded where it
+	// levels with "f." or "d." before its key; the copy recorded where it
 	// started.
 	if rk, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
 		in.routingKey = rk

@@ -216,11 +216,15 @@ func TestStatusDelayed(t *testing.T) {
 	}
 	// A fact due in two hours waits in the level that holds 2^22 ms; one
 	// that fell due with no consumer bound waits in the unroutable lane.
-	key, err := topology.DelayedRoutingKey(2*time.Hour, "order.placed")
+	key, err := topology.DelayedRoutingKey("order.placed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.publish(topology.DelayExchange(events, topology.DelayLevels-1), key, amqp.Publishing{Body: []byte("{}")})
+	h := amqp.Table{}
+	if _, err := topology.SetDelayHeaders(h, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(topology.DelayExchange(events, topology.DelayLevels-1), key, amqp.Publishing{Headers: h, Body: []byte("{}")})
 	b.publish("", topology.UnroutableQueue(events), amqp.Publishing{Body: []byte("{}")})
 	hold := topology.FormatDelay(time.Duration(1<<22) * time.Millisecond)
 	testenv.Eventually(t, "status to show the delayed fact", func() bool {
