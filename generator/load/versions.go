@@ -108,7 +108,7 @@ func groupVersions(facts []*Fact, errs *ErrorList) []*Fact {
 			kept = append(kept, f)
 		}
 		newest := kept[len(kept)-1]
-		newest.Older = kept[:len(kept)-1 : len(kept)-1]
+		newest.Older = kept[: len(kept)-1 : len(kept)-1]
 		out = append(out, newest)
 	}
 	return out
