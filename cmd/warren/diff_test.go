@@ -158,7 +158,7 @@ func TestDiffCannotCompare(t *testing.T) {
 		{[]string{"diff", old, invalid}, invalid + "/warren.json:1:13: /package: expected string, got 1"},
 		{[]string{"diff", old}, "warren diff: expected OLD_DIR NEW_DIR"},
 		{[]string{"diff", "--base", "main", old, cur}, "warren diff: with --base, expected one NEW_DIR"},
-		{[]string{"diff", "--format", "html", old, cur}, `warren diff: --format "html": expected text, markdown or json`},
+		{[]string{"diff", "--format", "html", old, cur}, `warren diff: --format "html": expected text, markdown, json, github or sarif`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, tt.args...)

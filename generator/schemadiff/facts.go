@@ -22,6 +22,7 @@ import (
 func Compare(old, new *Dir) *Report {
 	r := compare(old, new)
 	r.judge(old, new)
+	r.migrate(old, new)
 	return r.finish()
 }
 
