@@ -190,8 +190,11 @@ func versionOf(h map[string]any) int {
 }
 
 // markVersionMismatch sets HeaderVersionMismatch on a poison copy whose
-// cause is a VersionError.
+// cause is a VersionError. It drops HeaderFactVersions: the consumer
+// acked the fact's other copies, so the poisoned one is the only one left
+// to it, and a replay must not take it for a copy to skip.
 func markVersionMismatch(cause error, h map[string]any) {
+	delete(h, HeaderFactVersions)
 	if ve := (*VersionError)(nil); errors.As(cause, &ve) {
 		h[HeaderVersionMismatch] = ve.mismatch()
 	}

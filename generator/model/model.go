@@ -368,7 +368,9 @@ func (b *builder) reachableDocs() []*load.Document {
 		}
 	}
 	for _, f := range b.localFacts() {
-		visit(f.Doc)
+		for _, v := range f.Versions() {
+			visit(v.Doc)
+		}
 	}
 	for _, r := range b.s.Requests {
 		visit(r.Doc)

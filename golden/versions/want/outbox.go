@@ -92,7 +92,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactOrderPlaced, FactOrderShipped}
+		cfg.Facts = []runtime.Fact{FactOrderPlacedV1, FactOrderPlacedV2, FactOrderPlaced, FactOrderShippedV1, FactOrderShipped}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

@@ -8,6 +8,9 @@ import "github.com/warrenbus/warren/runtime/schemaset"
 // from, keyed by their path in the schema directory; values are validated
 // against them.
 var schemaSet = schemaset.New(map[string]string{
+	"order/placed.v1.json":  `{"x-routing-key":"order.placed","x-version":1,"title":"OrderPlaced","description":"An order was placed.","type":"object","required":["order_id","total"],"properties":{"order_id":{"type":"string"},"total":{"type":"integer","description":"In cents."}}}`,
+	"order/placed.v2.json":  `{"x-routing-key":"order.placed","x-version":2,"x-upcast":"generated","title":"OrderPlaced","description":"An order was placed.","type":"object","required":["order_id","amount"],"properties":{"order_id":{"type":"string"},"amount":{"type":"number","x-renamed-from":"total","description":"In cents."},"coupon":{"type":"string"}}}`,
 	"order/placed.v3.json":  `{"x-routing-key":"order.placed","x-version":3,"title":"OrderPlaced","description":"An order was placed.","type":"object","required":["order_id","amount"],"properties":{"order_id":{"type":"string"},"amount":{"type":"object","required":["cents","currency"],"properties":{"cents":{"type":"integer"},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}}},"coupon":{"type":"string"}}}`,
+	"order/shipped.v1.json": `{"x-routing-key":"order.shipped","title":"OrderShipped","type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"}}}`,
 	"order/shipped.v2.json": `{"x-routing-key":"order.shipped","x-version":2,"title":"OrderShipped","type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"},"carrier":{"type":"string"}}}`,
 })
