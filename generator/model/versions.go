@@ -300,3 +300,13 @@ func (f *Fact) UpcasterName() string { return f.GoName + "Upcaster" }
 // DowncasterName returns the name of the interface of the fact's
 // hand-written downcasts.
 func (f *Fact) DowncasterName() string { return f.GoName + "Downcaster" }
+
+// Latest returns the newest version of the fact: f itself, or the fact
+// whose older version f is. Readers that show one version per fact (the
+// catalogue, AsyncAPI) name a consumer's fact by it.
+func (f *Fact) Latest() *Fact {
+	if f.Newest != nil {
+		return f.Newest
+	}
+	return f
+}
