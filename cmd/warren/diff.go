@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
 	"github.com/warrenbus/warren/generator"
+	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/schemadiff"
 )
 
@@ -132,7 +134,7 @@ func runDiff(c *cli.Context) error {
 		reportError(stderr, "diff", labels.Old, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the old directory %s is not valid", labels.Old))
 	}
-	cur, err := openSide(c.Context, newDir, genOptions(newDir))
+	cur, err := openNewSide(c.Context, newDir, genOptions(newDir))
 	if err != nil {
 		reportError(stderr, "diff", newDir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the new directory %s is not valid", newDir))
@@ -155,6 +157,29 @@ func openSide(ctx context.Context, dir string, opts generator.Options) (*schemad
 	p, err := generator.Open(ctx, dir, opts)
 	if p == nil {
 		return nil, err
+	}
+	return schemadiff.NewDir(p.Schemas), nil
+}
+
+// openNewSide is openSide for the directory after the change, which must
+// also declare its versions' upcasts truthfully: an x-upcast "generated"
+// on a change that is not mechanical is an error here as in generate.
+func openNewSide(ctx context.Context, dir string, opts generator.Options) (*schemadiff.Dir, error) {
+	p, err := generator.Open(ctx, dir, opts)
+	if p == nil {
+		return nil, err
+	}
+	var list load.ErrorList
+	if errors.As(err, &list) {
+		var upcasts load.ErrorList
+		for _, e := range list {
+			if e.Pointer == "/x-upcast" {
+				upcasts = append(upcasts, e)
+			}
+		}
+		if len(upcasts) > 0 {
+			return nil, upcasts
+		}
 	}
 	return schemadiff.NewDir(p.Schemas), nil
 }
