@@ -301,3 +301,20 @@ func (p *Publisher) encodeVersions(copies []Copy) ([]Fact, []outMessage, error) 
 	}
 	return facts, msgs, nil
 }
+
+// ArgReads is the basic.consume argument in which a consumer announces the
+// versions of each fact it reads: "order.placed=1,2,3;order.shipped=2",
+// routing keys sorted. The broker shows it beside the consumer (its
+// management API's consumer arguments), so that every live process,
+// whatever build it runs, says which versions it still needs.
+const ArgReads = "x-warren-reads"
+
+// announceReads renders the ArgReads of a consumer's routes.
+func announceReads(routes []Route) string {
+	parts := make([]string, 0, len(routes))
+	for _, r := range routes {
+		parts = append(parts, r.fact.RoutingKey+"="+formatVersions(r.Reads()))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ";")
+}

@@ -159,3 +159,24 @@ func TestFactPublishedInTwoVersionsIsHandledOnce(t *testing.T) {
 		t.Errorf("invalid copy: err %v, want one naming version 1", err)
 	}
 }
+
+// A consumer announces the versions it reads in its basic.consume
+// arguments, which the broker keeps beside the consumer.
+func TestConsumerAnnouncesTheVersionsItReads(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "announces", Bindings: []string{"item.#", "other.#"}, MaxAttempts: 1})
+	admin := testenv.BrokerAdmin(t)
+	conn := b.dial(Config{Logger: testLogger(t)})
+	c, err := NewConsumer(conn, b.consumer(0), []Route{
+		HandleVersions(itemFact("item.changed"), func(context.Context, Delivery, item) error { return nil }, Upcast(itemV1Fact("item.changed"), upcastItem)),
+		Handle(itemV1Fact("other.changed"), func(context.Context, Delivery, itemV1) error { return nil }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	want := `{"queue_name":"` + b.consumer(0).Queue + `","arguments":[["` + ArgReads + `","longstr","item.changed=1,2;other.changed=1"]]}`
+	testenv.Eventually(t, "the broker to list the consumer with its announcement", func() bool {
+		out := admin.Run(t, "list_consumers", "-p", "/", "queue_name", "arguments", "--formatter", "json")
+		return strings.Contains(out, want)
+	})
+}
