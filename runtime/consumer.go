@@ -96,6 +96,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 		spec: c, routes: byKey,
 		chain: buildChain(c.Name, o.guard, o.middleware),
 	}
+	cons.consumeArgs = amqp.Table{ArgReads: announceReads(routes)}
 	var k kind[amqp.Delivery] = plainKind{cons}
 	if c.Ordered() {
 		cons.ordered = newOrderedState()

@@ -187,6 +187,7 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) bool {
 	msg.Headers[HeaderFailure] = failureText(cause)
 	msg.Headers[HeaderFailedAt] = time.Now().UTC().Format(time.RFC3339)
 	msg.Headers[HeaderConsumer] = c.spec.Name
+	markVersionMismatch(cause, msg.Headers)
 	if in.deferrals > 0 {
 		// An ordered consumer counts its deferrals in place, not in the header.
 		msg.Headers[HeaderDeferrals] = int64(in.deferrals)

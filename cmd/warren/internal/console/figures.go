@@ -26,7 +26,8 @@ type figures struct {
 	Missing     []string   `json:"missing"` // queues that do not exist
 	Alerts      []string   `json:"alerts"`  // why the row stands out; empty when it does not
 	History     []point    `json:"history"`
-	ReadAt      *time.Time `json:"read_at"` // nil before the first reading
+	ReadAt      *time.Time `json:"read_at"`            // nil before the first reading
+	Versions    string     `json:"versions,omitempty"` // the versions it reads of facts with several (Config.Versions)
 }
 
 type tierFig struct {
@@ -75,7 +76,7 @@ type sampler struct {
 func newSampler(cfg Config) *sampler {
 	s := &sampler{cfg: cfg, readOnce: make(chan struct{})}
 	for _, c := range cfg.Topology.Consumers {
-		s.current = append(s.current, figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue})
+		s.current = append(s.current, figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Versions: cfg.Versions[c.Name]})
 	}
 	return s
 }
@@ -195,7 +196,7 @@ func (s *sampler) readOutbox(ctx context.Context) *outboxFig {
 // readConsumer inspects the consumer's work, delay and poison queues. A
 // missing queue is recorded, not an error: the page shows it.
 func (s *sampler) readConsumer(ctx context.Context, c topology.Consumer) (figures, error) {
-	f := figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Tiers: []tierFig{}, Missing: []string{}}
+	f := figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Tiers: []tierFig{}, Missing: []string{}, Versions: s.cfg.Versions[c.Name]}
 	inspect := func(name string) (messages, consumers int, err error) {
 		q, err := amqpmsg.InspectQueue(ctx, s.cfg.Broker, name)
 		if errors.Is(err, amqpmsg.ErrNoQueue) {
