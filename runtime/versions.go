@@ -71,7 +71,7 @@ func Upcast[O, T any](f Fact, up func(O) (T, error)) Older[T] {
 		}
 		if v, ok := any(t).(codec.Validator); ok {
 			if err := v.Validate(); err != nil {
-				return zero, fmt.Errorf("version %d upcast to %d does not match its schema: %w", f.Version, f.Version+1, err)
+				return zero, fmt.Errorf("version %d, upcast: the result does not match the schema of the version the route reads: %w", f.Version, err)
 			}
 		}
 		return t, nil
