@@ -22,6 +22,10 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	if t.Kind == model.Alias {
 		return // the aliased type's methods are its own
 	}
+	if e.tabled(t) {
+		e.tableCodec(f, t)
+		return
+	}
 	why := t.Inexact()
 	c := &valueCodec{assert: e.m.AssertFormats, lenient: why != ""}
 	var dec, enc, val []jen.Code

@@ -236,48 +236,30 @@ type OptionalCheckedOwner struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOptionalCheckedOwner are the property names OptionalCheckedOwner
-// declares; the others are additional.
-var propertiesOfOptionalCheckedOwner = []string{"name"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOptionalCheckedOwner.
+func (v *OptionalCheckedOwner) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOptionalCheckedOwner, append(f, &v.Name, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = OptionalCheckedOwner{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOptionalCheckedOwner)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OptionalCheckedOwner) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalCheckedOwner); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfOptionalCheckedOwner = []string{"name"}
-)
+var shapeOfOptionalCheckedOwner = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+}}
 
 // OptionalCheckedLevel is generated from
 // optional-checked.json#/properties/level.

@@ -200,43 +200,30 @@ type UntypedKeywordsEventOption1 struct {
 	Kind UntypedKeywordsEventOption1Kind `json:"kind"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption1.
+func (v *UntypedKeywordsEventOption1) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUntypedKeywordsEventOption1, append(f, &v.Kind)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption1{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "kind":
-			o.Seen |= 1 << 0
-			err = v.Kind.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUntypedKeywordsEventOption1)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("kind")
-	v.Kind.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *UntypedKeywordsEventOption1) Validate() error {
-	if err := v.Kind.Validate(); err != nil {
-		return codec.AtField(err, "kind")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfUntypedKeywordsEventOption1 = []string{"kind"}
-)
+var shapeOfUntypedKeywordsEventOption1 = codec.Shape{Props: []codec.Prop{
+	{Name: "kind", Required: true},
+}}
 
 // UntypedKeywordsEventOption1Kind is generated from
 // untyped-keywords.json#/properties/event/oneOf/0/properties/kind.
@@ -273,48 +260,31 @@ type UntypedKeywordsEventOption2 struct {
 	To   string                          `json:"to"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption2.
+func (v *UntypedKeywordsEventOption2) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUntypedKeywordsEventOption2, append(f, &v.Kind, &v.To)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption2{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "kind":
-			o.Seen |= 1 << 0
-			err = v.Kind.DecodeJSON(d)
-		case "to":
-			o.Seen |= 1 << 1
-			v.To, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUntypedKeywordsEventOption2)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("kind")
-	v.Kind.EncodeJSON(e)
-	e.FieldStart("to")
-	e.Str(v.To)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *UntypedKeywordsEventOption2) Validate() error {
-	if err := v.Kind.Validate(); err != nil {
-		return codec.AtField(err, "kind")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfUntypedKeywordsEventOption2 = []string{"kind", "to"}
-)
+var shapeOfUntypedKeywordsEventOption2 = codec.Shape{Props: []codec.Prop{
+	{Name: "kind", Required: true},
+	{Name: "to", Required: true},
+}}
 
 // UntypedKeywordsEventOption2Kind is generated from
 // untyped-keywords.json#/properties/event/oneOf/1/properties/kind.
