@@ -105,7 +105,12 @@ func Decode(d *jx.Decoder, v Struct) error {
 
 func decodeObject(d *jx.Decoder, v Struct, s *scratch) error {
 	obj, fields, base := s.list(v)
-	defer s.drop(base)
+	err := readMembers(d, obj, fields, s)
+	s.drop(base)
+	return err
+}
+
+func readMembers(d *jx.Decoder, obj *Shape, fields []any, s *scratch) error {
 	props := obj.Props
 	var seen uint64 // bit i: props[i] was read
 	next := 0       // members mostly come in the order of the properties
@@ -316,7 +321,6 @@ func Encode(e *jx.Encoder, v Struct) {
 
 func encodeObject(e *jx.Encoder, v Struct, s *scratch) {
 	obj, fields, base := s.list(v)
-	defer s.drop(base)
 	e.ObjStart()
 	for i := range obj.Props {
 		encodeField(e, &obj.Props[i], fields[i], s)
@@ -325,6 +329,7 @@ func encodeObject(e *jx.Encoder, v Struct, s *scratch) {
 		WriteExtra(e, *fields[len(obj.Props)].(*map[string]json.RawMessage), WriteRaw)
 	}
 	e.ObjEnd()
+	s.drop(base)
 }
 
 // encodeField writes one property, or nothing when it is absent: an
@@ -354,15 +359,25 @@ func encodeField(e *jx.Encoder, p *Prop, f any, s *scratch) {
 		e.FieldStart(p.Name)
 		WriteRaw(e, *f)
 	case **string:
-		writePtr(e, p, *f, func(e *jx.Encoder, x string) { e.Str(x) })
+		if absent(e, p, *f == nil) {
+			e.Str(**f)
+		}
 	case **int64:
-		writePtr(e, p, *f, func(e *jx.Encoder, x int64) { e.Int64(x) })
+		if absent(e, p, *f == nil) {
+			e.Int64(**f)
+		}
 	case **float64:
-		writePtr(e, p, *f, WriteFloat)
+		if absent(e, p, *f == nil) {
+			WriteFloat(e, **f)
+		}
 	case **bool:
-		writePtr(e, p, *f, func(e *jx.Encoder, x bool) { e.Bool(x) })
+		if absent(e, p, *f == nil) {
+			e.Bool(**f)
+		}
 	case **time.Time:
-		writePtr(e, p, *f, WriteTime)
+		if absent(e, p, *f == nil) {
+			WriteTime(e, **f)
+		}
 	case *schemaset.Nullable[string]:
 		writeNullable(e, p, *f, func(e *jx.Encoder, x string) { e.Str(x) })
 	case *schemaset.Nullable[int64]:
@@ -396,15 +411,19 @@ func encodeField(e *jx.Encoder, p *Prop, f any, s *scratch) {
 	}
 }
 
-func writePtr[T any](e *jx.Encoder, p *Prop, x *T, write func(*jx.Encoder, T)) {
+// absent writes the name of a property whose pointer is nil or not and
+// reports whether its value is to be written: a nil pointer is absent,
+// or null when the property is required.
+func absent(e *jx.Encoder, p *Prop, isNil bool) bool {
 	switch {
-	case x != nil:
+	case !isNil:
 		e.FieldStart(p.Name)
-		write(e, *x)
+		return true
 	case p.Required:
 		e.FieldStart(p.Name)
 		e.Null()
 	}
+	return false
 }
 
 func writeNullable[T any](e *jx.Encoder, p *Prop, x schemaset.Nullable[T], write func(*jx.Encoder, T)) {
@@ -450,7 +469,12 @@ func Check(v Struct) error {
 
 func checkObject(v Struct, s *scratch) error {
 	obj, fields, base := s.list(v)
-	defer s.drop(base)
+	err := checkFields(obj, fields, s)
+	s.drop(base)
+	return err
+}
+
+func checkFields(obj *Shape, fields []any, s *scratch) error {
 	if obj.Open {
 		if err := extraClash(obj, *fields[len(obj.Props)].(*map[string]json.RawMessage)); err != nil {
 			return err
@@ -663,7 +687,7 @@ func decodeOpt(d *jx.Decoder, p *Prop, o Optional, s *scratch) error {
 		o.ptr(optNil)
 		return nil
 	}
-	return decodeValue(d, o.ptr(optNew).(Decoder), s)
+	return decodeValue(d, o.ptr(optNew), s)
 }
 
 func encodeOpt(e *jx.Encoder, p *Prop, o Optional, s *scratch) {
@@ -671,7 +695,7 @@ func encodeOpt(e *jx.Encoder, p *Prop, o Optional, s *scratch) {
 	switch {
 	case x != nil:
 		e.FieldStart(p.Name)
-		encodeValue(e, x.(Encoder), s)
+		encodeValue(e, x, s)
 	case p.Required:
 		e.FieldStart(p.Name)
 		e.Null()
@@ -686,7 +710,7 @@ func checkOpt(p *Prop, o Optional, s *scratch) error {
 		}
 		return nil
 	}
-	return checkValue(x.(Validator), s)
+	return checkValue(x, s)
 }
 
 // List is a field that is a slice of values of a generated type:
@@ -732,7 +756,7 @@ func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
 	}
 	a := Elements(d)
 	for l.item(listEmpty); a.Next(); {
-		a.Check(decodeValue(d, l.item(a.n-1).(Decoder), s))
+		a.Check(decodeValue(d, l.item(a.n-1), s))
 	}
 	if err := a.End(); err != nil {
 		return err
@@ -764,7 +788,7 @@ func encodeList(e *jx.Encoder, p *Prop, l Sequence, s *scratch) {
 	}
 	e.ArrStart()
 	for i := range n {
-		encodeValue(e, l.item(i).(Encoder), s)
+		encodeValue(e, l.item(i), s)
 	}
 	e.ArrEnd()
 }
@@ -777,7 +801,7 @@ func checkList(p *Prop, l Sequence, s *scratch) error {
 		}
 	}
 	for i := range n {
-		if err := checkValue(l.item(i).(Validator), s); err != nil {
+		if err := checkValue(l.item(i), s); err != nil {
 			return AtIndex(err, i)
 		}
 	}
@@ -786,26 +810,26 @@ func checkList(p *Prop, l Sequence, s *scratch) error {
 
 // decodeValue, encodeValue and checkValue use the loops of this file for
 // a generated struct, and its methods for any other generated type.
-func decodeValue(d *jx.Decoder, v Decoder, s *scratch) error {
+func decodeValue(d *jx.Decoder, v any, s *scratch) error {
 	if st, ok := v.(Struct); ok {
 		return decodeObject(d, st, s)
 	}
-	return v.DecodeJSON(d)
+	return v.(Decoder).DecodeJSON(d)
 }
 
-func encodeValue(e *jx.Encoder, v Encoder, s *scratch) {
+func encodeValue(e *jx.Encoder, v any, s *scratch) {
 	if st, ok := v.(Struct); ok {
 		encodeObject(e, st, s)
 		return
 	}
-	v.EncodeJSON(e)
+	v.(Encoder).EncodeJSON(e)
 }
 
-func checkValue(v Validator, s *scratch) error {
+func checkValue(v any, s *scratch) error {
 	if st, ok := v.(Struct); ok {
 		return checkObject(st, s)
 	}
-	return v.Validate()
+	return v.(Validator).Validate()
 }
 
 // typeOf names the Go type of a field generated code should not have
