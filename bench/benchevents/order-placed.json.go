@@ -70,35 +70,15 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfOrderPlaced = codec.Shape{Props: []codec.Prop{
-	{Name: "order_id", Required: true, Rule: &checkOrderPlaced_OrderID},
+	{Name: "order_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
 	{Name: "customer", Required: true},
-	{Name: "lines", Required: true, Rule: &checkOrderPlaced_Lines},
+	{Name: "lines", Required: true, Rule: &codec.Array{MaxItems: 100, MinItems: 1}},
 	{Name: "total", Required: true},
 	{Name: "status", Required: true},
-	{Name: "placed_at", Required: true, Rule: &checkOrderPlaced_PlacedAt},
-	{Name: "tags", Rule: &checkOrderPlaced_Tags, Item: &checkOrderPlaced_Tags_item},
-	{Name: "note", Null: true, Rule: &checkOrderPlaced_Note},
+	{Name: "placed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "tags", Rule: &codec.Array{MaxItems: -1, Unique: true}, Item: &codec.String{MaxLength: 32}},
+	{Name: "note", Null: true, Rule: &codec.String{MaxLength: 500}},
 }}
-var (
-	checkOrderPlaced_OrderID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_Lines = codec.Array{
-		MaxItems: 100,
-		MinItems: 1,
-	}
-	checkOrderPlaced_PlacedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_Tags = codec.Array{
-		MaxItems: -1,
-		Unique:   true,
-	}
-	checkOrderPlaced_Tags_item = codec.String{MaxLength: 32}
-	checkOrderPlaced_Note      = codec.String{MaxLength: 500}
-)
 
 // OrderPlacedCustomer is generated from
 // order-placed.json#/properties/customer.
@@ -131,25 +111,11 @@ func (v *OrderPlacedCustomer) Validate() error {
 }
 
 var shapeOfOrderPlacedCustomer = codec.Shape{Props: []codec.Prop{
-	{Name: "customer_id", Required: true, Rule: &checkOrderPlacedCustomer_CustomerID},
-	{Name: "email", Required: true, Rule: &checkOrderPlacedCustomer_Email},
-	{Name: "name", Rule: &checkOrderPlacedCustomer_Name},
+	{Name: "customer_id", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^C-[0-9]{6}$")}},
+	{Name: "email", Required: true, Rule: &codec.String{Format: codec.FormatOf("email"), MaxLength: -1}},
+	{Name: "name", Rule: &codec.String{MaxLength: 100, MinLength: 1}},
 	{Name: "address", Required: true},
 }}
-var (
-	checkOrderPlacedCustomer_CustomerID = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^C-[0-9]{6}$"),
-	}
-	checkOrderPlacedCustomer_Email = codec.String{
-		Format:    codec.FormatOf("email"),
-		MaxLength: -1,
-	}
-	checkOrderPlacedCustomer_Name = codec.String{
-		MaxLength: 100,
-		MinLength: 1,
-	}
-)
 
 // Address is generated from
 // order-placed.json#/properties/customer/properties/address.
@@ -182,19 +148,11 @@ func (v *Address) Validate() error {
 }
 
 var shapeOfAddress = codec.Shape{Props: []codec.Prop{
-	{Name: "street", Required: true, Rule: &checkAddress_Street},
-	{Name: "city", Required: true, Rule: &checkAddress_City},
-	{Name: "postcode", Required: true, Rule: &checkAddress_Postcode},
+	{Name: "street", Required: true, Rule: &codec.String{MaxLength: 200}},
+	{Name: "city", Required: true, Rule: &codec.String{MaxLength: 100}},
+	{Name: "postcode", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{5}$")}},
 	{Name: "country", Required: true},
 }}
-var (
-	checkAddress_Street   = codec.String{MaxLength: 200}
-	checkAddress_City     = codec.String{MaxLength: 100}
-	checkAddress_Postcode = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]{5}$"),
-	}
-)
 
 // AddressCountry is generated from
 // order-placed.json#/properties/customer/properties/address/properties/country.
@@ -211,7 +169,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AddressCountry) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, AddressCountry.Validate)
+	return valuesOfAddressCountry.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -224,9 +182,7 @@ func (v AddressCountry) Validate() error {
 	return valuesOfAddressCountry.Check(string(v))
 }
 
-var (
-	valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
-)
+var valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
 
 // OrderLine is generated from order-placed.json#/properties/lines/items.
 type OrderLine struct {
@@ -258,22 +214,11 @@ func (v *OrderLine) Validate() error {
 }
 
 var shapeOfOrderLine = codec.Shape{Props: []codec.Prop{
-	{Name: "sku", Required: true, Rule: &checkOrderLine_Sku},
-	{Name: "title", Rule: &checkOrderLine_Title},
-	{Name: "quantity", Required: true, Rule: &checkOrderLine_Quantity},
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$")}},
+	{Name: "title", Rule: &codec.String{MaxLength: 200}},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: 999, Min: 1}},
 	{Name: "unit_price", Required: true},
 }}
-var (
-	checkOrderLine_Sku = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$"),
-	}
-	checkOrderLine_Title    = codec.String{MaxLength: 200}
-	checkOrderLine_Quantity = codec.Int{
-		Max: 999,
-		Min: 1,
-	}
-)
 
 // OrderPlacedStatus is generated from order-placed.json#/properties/status.
 type OrderPlacedStatus string
@@ -288,7 +233,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedStatus) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, OrderPlacedStatus.Validate)
+	return valuesOfOrderPlacedStatus.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -301,9 +246,7 @@ func (v OrderPlacedStatus) Validate() error {
 	return valuesOfOrderPlacedStatus.Check(string(v))
 }
 
-var (
-	valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
-)
+var valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
 
 // Money is generated from order-placed.json#/$defs/money.
 //
@@ -345,15 +288,9 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{
-	{Name: "amount", Required: true, Rule: &checkMoney_Amount},
+	{Name: "amount", Required: true, Rule: &codec.Int{Max: 100000000, Min: 0}},
 	{Name: "currency", Required: true},
 }}
-var (
-	checkMoney_Amount = codec.Int{
-		Max: 100000000,
-		Min: 0,
-	}
-)
 
 // MoneyCurrency is generated from
 // order-placed.json#/$defs/money/properties/currency.
@@ -368,7 +305,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *MoneyCurrency) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, MoneyCurrency.Validate)
+	return valuesOfMoneyCurrency.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -381,6 +318,4 @@ func (v MoneyCurrency) Validate() error {
 	return valuesOfMoneyCurrency.Check(string(v))
 }
 
-var (
-	valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
-)
+var valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

@@ -109,7 +109,7 @@ func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rul
 
 // tableCodec writes t's Shape and its methods; see tabled.
 func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
-	c := &valueCodec{assert: e.m.AssertFormats}
+	c := &valueCodec{assert: e.m.AssertFormats, inline: true}
 	props, ptrs, _ := c.shape(t)
 	shape := "shapeOf" + t.GoName
 	recv := jen.Id("v").Id(t.GoName)
@@ -155,7 +155,4 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Var().Id(shape).Op("=").Add(codecID("Shape")).Values(append(open,
 		jen.Id("Props").Op(":").Index().Add(codecID("Prop")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, props...))...)
-	if len(c.vars) > 0 {
-		f.Var().Defs(c.vars...)
-	}
 }

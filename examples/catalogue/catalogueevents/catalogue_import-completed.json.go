@@ -45,7 +45,7 @@ type ImportCompleted struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompleted.
 func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, codec.List(&v.Warnings), &v.AdditionalProperties)
+	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, (*codec.List[ImportCompletedWarningsItem])(&v.Warnings), &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -75,22 +75,12 @@ func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfImportCompleted = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "import_id", Required: true, Rule: &checkImportCompleted_ImportID},
+	{Name: "import_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
 	{Name: "supplier", Required: true},
-	{Name: "completed_at", Required: true, Rule: &checkImportCompleted_CompletedAt},
+	{Name: "completed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
 	{Name: "counts", Required: true},
 	{Name: "warnings"},
 }}
-var (
-	checkImportCompleted_ImportID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkImportCompleted_CompletedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-)
 
 // ImportCompletedCounts is generated from
 // catalogue/import-completed.json#/properties/counts.
@@ -124,24 +114,10 @@ func (v *ImportCompletedCounts) Validate() error {
 }
 
 var shapeOfImportCompletedCounts = codec.Shape{Props: []codec.Prop{
-	{Name: "created", Required: true, Rule: &checkImportCompletedCounts_Created},
-	{Name: "updated", Required: true, Rule: &checkImportCompletedCounts_Updated},
-	{Name: "deleted", Required: true, Rule: &checkImportCompletedCounts_Deleted},
+	{Name: "created", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+	{Name: "updated", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+	{Name: "deleted", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 }}
-var (
-	checkImportCompletedCounts_Created = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	checkImportCompletedCounts_Updated = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	checkImportCompletedCounts_Deleted = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-)
 
 // ImportCompletedWarningsItem is generated from
 // catalogue/import-completed.json#/properties/warnings/items. Properties the

@@ -79,13 +79,6 @@ func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
 
 var shapeOfItemDeleted = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},
-	{Name: "deleted_at", Required: true, Rule: &checkItemDeleted_DeletedAt},
-	{Name: "reason", Rule: &checkItemDeleted_Reason},
+	{Name: "deleted_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "reason", Rule: &codec.String{MaxLength: 500}},
 }}
-var (
-	checkItemDeleted_DeletedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkItemDeleted_Reason = codec.String{MaxLength: 500}
-)

@@ -59,7 +59,7 @@ const (
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
 func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfItemUpdated, append(f, &v.Item, codec.List(&v.Changed), &v.UpdatedAt, codec.Opt(&v.Source), &v.AdditionalProperties)
+	return &shapeOfItemUpdated, append(f, &v.Item, (*codec.List[ItemUpdatedChangedItem])(&v.Changed), &v.UpdatedAt, codec.Opt(&v.Source), &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -91,15 +91,9 @@ func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
 var shapeOfItemUpdated = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "item", Required: true},
 	{Name: "changed", Required: true},
-	{Name: "updated_at", Required: true, Rule: &checkItemUpdated_UpdatedAt},
+	{Name: "updated_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
 	{Name: "source"},
 }}
-var (
-	checkItemUpdated_UpdatedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-)
 
 // ItemUpdatedChangedItem is generated from
 // catalogue/item-updated.json#/properties/changed/items.
@@ -117,7 +111,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemUpdatedChangedItem) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, ItemUpdatedChangedItem.Validate)
+	return valuesOfItemUpdatedChangedItem.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -130,9 +124,7 @@ func (v ItemUpdatedChangedItem) Validate() error {
 	return valuesOfItemUpdatedChangedItem.Check(string(v))
 }
 
-var (
-	valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
-)
+var valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
 
 // ItemUpdatedSource is generated from
 // catalogue/item-updated.json#/properties/source.
@@ -147,7 +139,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemUpdatedSource) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, ItemUpdatedSource.Validate)
+	return valuesOfItemUpdatedSource.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -160,6 +152,4 @@ func (v ItemUpdatedSource) Validate() error {
 	return valuesOfItemUpdatedSource.Check(string(v))
 }
 
-var (
-	valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}
-)
+var valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}

@@ -67,7 +67,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Currency) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, Currency.Validate)
+	return valuesOfCurrency.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -85,6 +85,4 @@ func (v *Currency) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	valuesOfCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
-)
+var valuesOfCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

@@ -48,7 +48,7 @@ type OrderPlaced struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, codec.List(&v.Lines), &v.Total, &v.Payment, &v.PlacedAt, &v.GiftMessage, &v.AdditionalProperties)
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, &v.Payment, &v.PlacedAt, &v.GiftMessage, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -78,29 +78,14 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "order_id", Required: true, Rule: &checkOrderPlaced_OrderID},
+	{Name: "order_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
 	{Name: "customer", Required: true},
-	{Name: "lines", Required: true, Rule: &checkOrderPlaced_Lines},
+	{Name: "lines", Required: true, Rule: &codec.Array{MaxItems: -1, MinItems: 1}},
 	{Name: "total", Required: true},
 	{Name: "payment", Required: true},
-	{Name: "placed_at", Required: true, Rule: &checkOrderPlaced_PlacedAt},
-	{Name: "gift_message", Null: true, Rule: &checkOrderPlaced_GiftMessage},
+	{Name: "placed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "gift_message", Null: true, Rule: &codec.String{MaxLength: 300}},
 }}
-var (
-	checkOrderPlaced_OrderID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_Lines = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-	}
-	checkOrderPlaced_PlacedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_GiftMessage = codec.String{MaxLength: 300}
-)
 
 // OrderPlacedCustomer is generated from
 // order/placed.json#/properties/customer. Properties the schema does not
@@ -138,15 +123,9 @@ func (v *OrderPlacedCustomer) Validate() error {
 
 var shapeOfOrderPlacedCustomer = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "customer_id", Required: true},
-	{Name: "email", Required: true, Rule: &checkOrderPlacedCustomer_Email},
+	{Name: "email", Required: true, Rule: &codec.String{Format: codec.FormatOf("email"), MaxLength: -1}},
 	{Name: "name"},
 }}
-var (
-	checkOrderPlacedCustomer_Email = codec.String{
-		Format:    codec.FormatOf("email"),
-		MaxLength: -1,
-	}
-)
 
 // OrderLine is generated from order/placed.json#/properties/lines/items.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -191,15 +170,9 @@ func (v *OrderLine) Validate() error {
 
 var shapeOfOrderLine = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},
-	{Name: "quantity", Required: true, Rule: &checkOrderLine_Quantity},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 	{Name: "unit_price", Required: true},
 }}
-var (
-	checkOrderLine_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)
 
 // OrderPlacedPayment is generated from order/placed.json#/properties/payment.
 // It holds exactly one of CardPayment, InvoicePayment (oneOf): decoding sets
@@ -301,14 +274,8 @@ func (v *CardPayment) UnmarshalJSON(data []byte) error {
 
 var shapeOfCardPayment = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "method", Required: true},
-	{Name: "last4", Required: true, Rule: &checkCardPayment_Last4},
+	{Name: "last4", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{4}$")}},
 }}
-var (
-	checkCardPayment_Last4 = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]{4}$"),
-	}
-)
 
 // CardPaymentMethod is generated from
 // order/placed.json#/$defs/card/properties/method.
@@ -321,7 +288,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, CardPaymentMethod.Validate)
+	return valuesOfCardPaymentMethod.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -334,9 +301,7 @@ func (v CardPaymentMethod) Validate() error {
 	return valuesOfCardPaymentMethod.Check(string(v))
 }
 
-var (
-	valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
-)
+var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -396,7 +361,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, InvoicePaymentMethod.Validate)
+	return valuesOfInvoicePaymentMethod.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -409,9 +374,7 @@ func (v InvoicePaymentMethod) Validate() error {
 	return valuesOfInvoicePaymentMethod.Check(string(v))
 }
 
-var (
-	valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
-)
+var valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
 
 // InvoicePaymentDueDays is generated from
 // order/placed.json#/$defs/invoice/properties/due_days.
@@ -425,7 +388,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
-	return codec.IntEnum(d, v, InvoicePaymentDueDays.Validate)
+	return valuesOfInvoicePaymentDueDays.Read(d, (*int64)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -438,6 +401,4 @@ func (v InvoicePaymentDueDays) Validate() error {
 	return valuesOfInvoicePaymentDueDays.Check(int64(v))
 }
 
-var (
-	valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}
-)
+var valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}

@@ -237,6 +237,4 @@ func (v *ConfigChangedFeatures) Validate() error {
 	return nil
 }
 
-var (
-	requiredOfConfigChangedFeatures = []string{"dark_mode"}
-)
+var requiredOfConfigChangedFeatures = []string{"dark_mode"}

@@ -73,12 +73,9 @@ var shapeOfUserRegistered = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "actor", Required: true},
 	{Name: "at"},
 	{Name: "user_id", Required: true},
-	{Name: "email", Required: true, Rule: &checkUserRegistered_Email},
+	{Name: "email", Required: true, Rule: &codec.String{MaxLength: 200}},
 	{Name: "plan"},
 }}
-var (
-	checkUserRegistered_Email = codec.String{MaxLength: 200}
-)
 
 // UserRegisteredPlan is generated from user-registered.json#/properties/plan.
 type UserRegisteredPlan string
@@ -91,7 +88,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserRegisteredPlan) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, UserRegisteredPlan.Validate)
+	return valuesOfUserRegisteredPlan.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -104,6 +101,4 @@ func (v UserRegisteredPlan) Validate() error {
 	return valuesOfUserRegisteredPlan.Check(string(v))
 }
 
-var (
-	valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}
-)
+var valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}

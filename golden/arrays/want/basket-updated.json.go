@@ -156,9 +156,7 @@ func (v *BasketUpdated) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
-)
+var requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
 
 // BasketUpdatedLinesItem is generated from
 // basket-updated.json#/properties/lines/items. Properties the schema does not

@@ -120,7 +120,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueuedMode) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, JobQueuedMode.Validate)
+	return valuesOfJobQueuedMode.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -133,9 +133,7 @@ func (v JobQueuedMode) Validate() error {
 	return valuesOfJobQueuedMode.Check(string(v))
 }
 
-var (
-	valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
-)
+var valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 // Properties the schema does not declare are kept in AdditionalProperties.

@@ -119,7 +119,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *NoteAddedQuote) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, NoteAddedQuote.Validate)
+	return valuesOfNoteAddedQuote.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -132,6 +132,4 @@ func (v NoteAddedQuote) Validate() error {
 	return valuesOfNoteAddedQuote.Check(string(v))
 }
 
-var (
-	valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}
-)
+var valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}

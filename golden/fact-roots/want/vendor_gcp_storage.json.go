@@ -68,11 +68,5 @@ var shapeOfObjectFinalized = codec.Shape{Props: []codec.Prop{
 	{Name: "bucket"},
 	{Name: "name"},
 	{Name: "size"},
-	{Name: "generation", Rule: &checkObjectFinalized_Generation},
+	{Name: "generation", Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 }}
-var (
-	checkObjectFinalized_Generation = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)

@@ -115,9 +115,7 @@ func (v *PushReceived) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfPushReceived = []string{"ref", "after", "repository"}
-)
+var requiredOfPushReceived = []string{"ref", "after", "repository"}
 
 // Sha is generated from vendor/github/push.json#/definitions/sha.
 type Sha string
@@ -144,12 +142,7 @@ func (v *Sha) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkSha = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9a-f]{40}$"),
-	}
-)
+var checkSha = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9a-f]{40}$")}
 
 // Repository is generated from
 // vendor/github/push.json#/definitions/repository.

@@ -67,21 +67,12 @@ func (v *CheckoutStarted) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfCheckoutStarted = codec.Shape{Props: []codec.Prop{
-	{Name: "cartId", Required: true, Rule: &checkCheckoutStarted_CartID},
+	{Name: "cartId", Required: true, Rule: &codec.String{MaxLength: 64}},
 	{Name: "currency", Required: true},
-	{Name: "total", Required: true, Rule: &checkCheckoutStarted_Total},
+	{Name: "total", Required: true, Rule: &codec.Float{ExclusiveMin: true, Max: math.Inf(1), Min: 0.0}},
 	{Name: "items"},
-	{Name: "coupon", Null: true, Rule: &checkCheckoutStarted_Coupon},
+	{Name: "coupon", Null: true, Rule: &codec.String{MaxLength: 32}},
 }}
-var (
-	checkCheckoutStarted_CartID = codec.String{MaxLength: 64}
-	checkCheckoutStarted_Total  = codec.Float{
-		ExclusiveMin: true,
-		Max:          math.Inf(1),
-		Min:          0.0,
-	}
-	checkCheckoutStarted_Coupon = codec.String{MaxLength: 32}
-)
 
 // CheckoutStartedCurrency is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/properties/currency.
@@ -96,7 +87,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CheckoutStartedCurrency) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, CheckoutStartedCurrency.Validate)
+	return valuesOfCheckoutStartedCurrency.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -109,9 +100,7 @@ func (v CheckoutStartedCurrency) Validate() error {
 	return valuesOfCheckoutStartedCurrency.Check(string(v))
 }
 
-var (
-	valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
-)
+var valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
 
 // Item is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/definitions/item.
@@ -153,11 +142,5 @@ func (v *Item) UnmarshalJSON(data []byte) error {
 
 var shapeOfItem = codec.Shape{Props: []codec.Prop{
 	{Name: "sku", Required: true},
-	{Name: "quantity", Required: true, Rule: &checkItem_Quantity},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 }}
-var (
-	checkItem_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)

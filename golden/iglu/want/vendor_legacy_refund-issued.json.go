@@ -72,12 +72,6 @@ func (v *RefundIssued) UnmarshalJSON(data []byte) error {
 
 var shapeOfRefundIssued = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "refundId", Required: true},
-	{Name: "amount", Required: true, Rule: &checkRefundIssued_Amount},
+	{Name: "amount", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 	{Name: "reason"},
 }}
-var (
-	checkRefundIssued_Amount = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)

@@ -136,18 +136,9 @@ func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkObjectFinalized_Size = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]+$"),
-	}
-	checkObjectFinalized_Generation = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	checkObjectFinalized_TimeCreated = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
+	checkObjectFinalized_Size        = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]+$")}
+	checkObjectFinalized_Generation  = codec.Int{Max: math.MaxInt64, Min: 1}
+	checkObjectFinalized_TimeCreated = codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}
 )
 
 // ObjectOwner is generated from

@@ -92,14 +92,8 @@ func (v *Repository) UnmarshalJSON(data []byte) error {
 var shapeOfRepository = codec.Shape{Props: []codec.Prop{
 	{Name: "id", Required: true},
 	{Name: "full_name", Required: true},
-	{Name: "issues_url", Rule: &checkRepository_IssuesURL},
+	{Name: "issues_url", Rule: &codec.String{Format: codec.FormatOf("uri-template"), MaxLength: -1}},
 }}
-var (
-	checkRepository_IssuesURL = codec.String{
-		Format:    codec.FormatOf("uri-template"),
-		MaxLength: -1,
-	}
-)
 
 // Issue is generated from vendor/github/common.json#/definitions/issue.
 type Issue struct {
@@ -159,7 +153,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *IssueState) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, IssueState.Validate)
+	return valuesOfIssueState.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -172,9 +166,7 @@ func (v IssueState) Validate() error {
 	return valuesOfIssueState.Check(string(v))
 }
 
-var (
-	valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
-)
+var valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
 
 // Label is generated from vendor/github/common.json#/definitions/label.
 type Label struct {

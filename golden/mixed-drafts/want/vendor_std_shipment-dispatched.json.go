@@ -62,13 +62,7 @@ func (v *ShipmentDispatched) UnmarshalJSON(data []byte) error {
 
 var shapeOfShipmentDispatched = codec.Shape{Props: []codec.Prop{
 	{Name: "shipment_id", Required: true},
-	{Name: "dispatched_at", Required: true, Rule: &checkShipmentDispatched_DispatchedAt},
+	{Name: "dispatched_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
 	{Name: "carrier", Required: true},
 	{Name: "tracking"},
 }}
-var (
-	checkShipmentDispatched_DispatchedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-)

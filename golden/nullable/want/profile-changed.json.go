@@ -178,9 +178,7 @@ func (v *ProfileChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
-)
+var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
 
 // ProfileChangedAddress is generated from
 // profile-changed.json#/properties/address. Properties the schema does not

@@ -76,12 +76,6 @@ func (v *StockCounted) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfStockCounted = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "warehouse", Required: true, Rule: &checkStockCounted_Warehouse},
+	{Name: "warehouse", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 	{Name: "count", Required: true},
 }}
-var (
-	checkStockCounted_Warehouse = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)

@@ -174,11 +174,5 @@ var shapeOfDish = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},
 	{Name: "subsections"},
 	{Name: "dishes"},
-	{Name: "price", Rule: &checkDish_Price},
+	{Name: "price", Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 }}
-var (
-	checkDish_Price = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-)

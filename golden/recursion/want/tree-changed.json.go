@@ -126,9 +126,7 @@ func (v *TreeChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfTreeChanged = []string{"root"}
-)
+var requiredOfTreeChanged = []string{"root"}
 
 // Node is generated from tree-changed.json#/$defs/node. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -355,7 +353,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, BinaryOp.Validate)
+	return valuesOfBinaryOp.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -368,9 +366,7 @@ func (v BinaryOp) Validate() error {
 	return valuesOfBinaryOp.Check(string(v))
 }
 
-var (
-	valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
-)
+var valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
 
 // Forest is generated from tree-changed.json#/$defs/forest.
 type Forest []Forest

@@ -48,11 +48,5 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{
 	{Name: "amount", Required: true},
-	{Name: "currency", Required: true, Rule: &checkMoney_Currency},
+	{Name: "currency", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}},
 }}
-var (
-	checkMoney_Currency = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}$"),
-	}
-)

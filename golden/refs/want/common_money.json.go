@@ -82,9 +82,4 @@ func (v *Currency) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkCurrency = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}$"),
-	}
-)
+var checkCurrency = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}

@@ -124,9 +124,7 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderPlaced = []string{"order_id", "total"}
-)
+var requiredOfOrderPlaced = []string{"order_id", "total"}
 
 // Shipping is generated from order/placed.json#/$defs/shipping. Properties the
 // schema does not declare are kept in AdditionalProperties.

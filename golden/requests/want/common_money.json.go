@@ -51,16 +51,6 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{
-	{Name: "amount", Required: true, Rule: &checkMoney_Amount},
-	{Name: "currency", Required: true, Rule: &checkMoney_Currency},
+	{Name: "amount", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+	{Name: "currency", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}},
 }}
-var (
-	checkMoney_Amount = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	checkMoney_Currency = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}$"),
-	}
-)

@@ -58,20 +58,10 @@ func (v *PricingQuote) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfPricingQuote = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "sku", Required: true, Rule: &checkPricingQuote_Sku},
-	{Name: "quantity", Required: true, Rule: &checkPricingQuote_Quantity},
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, MinLength: 1}},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 	{Name: "customer_id"},
 }}
-var (
-	checkPricingQuote_Sku = codec.String{
-		MaxLength: -1,
-		MinLength: 1,
-	}
-	checkPricingQuote_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)
 
 // PricingQuoteReply is generated from pricing/quote.json#/x-reply. Properties
 // the schema does not declare are kept in AdditionalProperties.

@@ -98,11 +98,5 @@ func (v *Level) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfLevel = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "available", Required: true, Rule: &checkLevel_Available},
+	{Name: "available", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 }}
-var (
-	checkLevel_Available = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-)

@@ -64,8 +64,5 @@ func (v *AyBee) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfAyBee = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "cee", Rule: &checkAyBee_Cee},
+	{Name: "cee", Rule: &codec.String{MaxLength: 5}},
 }}
-var (
-	checkAyBee_Cee = codec.String{MaxLength: 5}
-)

@@ -66,8 +66,5 @@ func (v *Ay) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfAy = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "bee_cee", Rule: &checkAy_BeeCee},
+	{Name: "bee_cee", Rule: &codec.String{MaxLength: 2}},
 }}
-var (
-	checkAy_BeeCee = codec.String{MaxLength: 2}
-)

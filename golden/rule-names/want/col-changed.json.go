@@ -69,10 +69,6 @@ func (v *ColChanged) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfColChanged = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "bar", Item: &checkColChanged_Bar_item},
-	{Name: "bar_item", Rule: &checkColChanged_BarItem},
+	{Name: "bar", Item: &codec.String{MaxLength: 3}},
+	{Name: "bar_item", Rule: &codec.String{MaxLength: 10}},
 }}
-var (
-	checkColChanged_Bar_item = codec.String{MaxLength: 3}
-	checkColChanged_BarItem  = codec.String{MaxLength: 10}
-)

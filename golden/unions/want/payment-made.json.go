@@ -141,9 +141,7 @@ func (v *PaymentMade) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfPaymentMade = []string{"method", "reference"}
-)
+var requiredOfPaymentMade = []string{"method", "reference"}
 
 // Card is generated from payment-made.json#/$defs/card. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -202,7 +200,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardType) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, CardType.Validate)
+	return valuesOfCardType.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -215,9 +213,7 @@ func (v CardType) Validate() error {
 	return valuesOfCardType.Check(string(v))
 }
 
-var (
-	valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
-)
+var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -277,7 +273,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, TransferType.Validate)
+	return valuesOfTransferType.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -290,9 +286,7 @@ func (v TransferType) Validate() error {
 	return valuesOfTransferType.Check(string(v))
 }
 
-var (
-	valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
-)
+var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -634,13 +628,7 @@ func (v *PaymentMadeAmountOrFree) Validate() error {
 	return codec.Revalidate(v, new(PaymentMadeAmountOrFree))
 }
 
-var (
-	checkPaymentMadeAmountOrFree_Number = codec.Float{
-		ExclusiveMin: true,
-		Max:          math.Inf(1),
-		Min:          0.0,
-	}
-)
+var checkPaymentMadeAmountOrFree_Number = codec.Float{ExclusiveMin: true, Max: math.Inf(1), Min: 0.0}
 
 // PaymentMadeAmountOrFreeOption2 is generated from
 // payment-made.json#/properties/amount_or_free/oneOf/1.
@@ -653,7 +641,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeAmountOrFreeOption2) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, PaymentMadeAmountOrFreeOption2.Validate)
+	return valuesOfPaymentMadeAmountOrFreeOption2.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -666,6 +654,4 @@ func (v PaymentMadeAmountOrFreeOption2) Validate() error {
 	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(v))
 }
 
-var (
-	valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}
-)
+var valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}

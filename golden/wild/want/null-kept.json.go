@@ -72,15 +72,9 @@ func (v *NullKept) UnmarshalJSON(data []byte) error {
 
 var shapeOfNullKept = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "id", Required: true},
-	{Name: "nothing", Null: true, Rule: &checkNullKept_Nothing},
-	{Name: "scalar", Null: true, Rule: &checkNullKept_Scalar},
-	{Name: "always", Required: true, Null: true, Rule: &checkNullKept_Always},
-	{Name: "choice", Null: true, Rule: &checkNullKept_Choice},
+	{Name: "nothing", Null: true, Rule: &codec.Any{Types: []string{"null"}}},
+	{Name: "scalar", Null: true, Rule: &codec.Any{Types: []string{"string", "integer", "null"}}},
+	{Name: "always", Required: true, Null: true, Rule: &codec.Any{Types: []string{"boolean", "number", "null"}}},
+	{Name: "choice", Null: true, Rule: &codec.Any{Enum: codec.EnumOf("\"a\"", "1", "null")}},
 	{Name: "any"},
 }}
-var (
-	checkNullKept_Nothing = codec.Any{Types: []string{"null"}}
-	checkNullKept_Scalar  = codec.Any{Types: []string{"string", "integer", "null"}}
-	checkNullKept_Always  = codec.Any{Types: []string{"boolean", "number", "null"}}
-	checkNullKept_Choice  = codec.Any{Enum: codec.EnumOf("\"a\"", "1", "null")}
-)

@@ -201,28 +201,12 @@ func (v *OptionalChecked) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOptionalChecked_Tags = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-	}
-	checkOptionalChecked_Unique = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-		Unique:   true,
-	}
-	checkOptionalChecked_Aliases = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-	}
-	checkOptionalChecked_Code = codec.String{
-		MaxLength: -1,
-		MinLength: 2,
-	}
-	checkOptionalChecked_Flag = codec.Any{
-		Enum:  codec.EnumOf("\"on\"", "1"),
-		Types: []string{"string", "integer"},
-	}
-	requiredOfOptionalChecked = []string{"id", "aliases"}
+	checkOptionalChecked_Tags    = codec.Array{MaxItems: -1, MinItems: 1}
+	checkOptionalChecked_Unique  = codec.Array{MaxItems: -1, MinItems: 1, Unique: true}
+	checkOptionalChecked_Aliases = codec.Array{MaxItems: -1, MinItems: 1}
+	checkOptionalChecked_Code    = codec.String{MaxLength: -1, MinLength: 2}
+	checkOptionalChecked_Flag    = codec.Any{Enum: codec.EnumOf("\"on\"", "1"), Types: []string{"string", "integer"}}
+	requiredOfOptionalChecked    = []string{"id", "aliases"}
 )
 
 // OptionalCheckedOwner is generated from
@@ -273,7 +257,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OptionalCheckedLevel) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, OptionalCheckedLevel.Validate)
+	return valuesOfOptionalCheckedLevel.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -286,9 +270,7 @@ func (v OptionalCheckedLevel) Validate() error {
 	return valuesOfOptionalCheckedLevel.Check(string(v))
 }
 
-var (
-	valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
-)
+var valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
 
 // Labels is generated from optional-checked.json#/$defs/labels.
 type Labels []string
@@ -324,9 +306,4 @@ func (v *Labels) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkLabels = codec.Array{
-		MaxItems: -1,
-		MinItems: 2,
-	}
-)
+var checkLabels = codec.Array{MaxItems: -1, MinItems: 2}

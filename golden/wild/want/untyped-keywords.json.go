@@ -236,7 +236,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption1Kind) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, UntypedKeywordsEventOption1Kind.Validate)
+	return valuesOfUntypedKeywordsEventOption1Kind.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -249,9 +249,7 @@ func (v UntypedKeywordsEventOption1Kind) Validate() error {
 	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(v))
 }
 
-var (
-	valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
-)
+var valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
 
 // UntypedKeywordsEventOption2 is generated from
 // untyped-keywords.json#/properties/event/oneOf/1.
@@ -297,7 +295,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption2Kind) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, UntypedKeywordsEventOption2Kind.Validate)
+	return valuesOfUntypedKeywordsEventOption2Kind.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -310,6 +308,4 @@ func (v UntypedKeywordsEventOption2Kind) Validate() error {
 	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(v))
 }
 
-var (
-	valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}
-)
+var valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}

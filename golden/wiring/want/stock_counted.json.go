@@ -64,17 +64,7 @@ func (v *ItemCounted) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfItemCounted = codec.Shape{Props: []codec.Prop{
-	{Name: "sku", Required: true, Rule: &checkItemCounted_Sku},
-	{Name: "quantity", Required: true, Rule: &checkItemCounted_Quantity},
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}-[0-9]{4}$")}},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 	{Name: "counted_by"},
 }}
-var (
-	checkItemCounted_Sku = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
-	}
-	checkItemCounted_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-)

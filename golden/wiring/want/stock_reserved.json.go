@@ -64,17 +64,7 @@ func (v *ItemReserved) UnmarshalJSON(data []byte) error {
 }
 
 var shapeOfItemReserved = codec.Shape{Props: []codec.Prop{
-	{Name: "sku", Required: true, Rule: &checkItemReserved_Sku},
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}-[0-9]{4}$")}},
 	{Name: "order_id", Required: true},
-	{Name: "quantity", Required: true, Rule: &checkItemReserved_Quantity},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 }}
-var (
-	checkItemReserved_Sku = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
-	}
-	checkItemReserved_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)
