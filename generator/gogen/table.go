@@ -85,7 +85,7 @@ func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rul
 		case fl.NullOrAbsent() || r.HasNil():
 			return nil, nil, nil, false
 		case fl.IsPointer():
-			return codecID("Opt").Call(addr), nil, nil, true
+			return codecID("Opt").Types(typeExpr(r)).Values(jen.Id("F").Op(":").Add(addr)), nil, nil, true
 		}
 		return addr, nil, nil, true
 	case model.Slice:

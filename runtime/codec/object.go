@@ -649,10 +649,12 @@ func MarshalObject(v Struct) ([]byte, error) {
 
 // Opt is a field that is a pointer to a value of a generated type: nil
 // when absent (or null, when the property allows it). Generated
-// CodecFields lists codec.Opt(&v.Field).
-func Opt[T any](f **T) Optional { return opt[T]{f} }
+// CodecFields lists codec.Opt[T]{&v.Field}. It has one method, and T no
+// constraint, so that each type it is used with compiles one small
+// function and its wrappers.
+type Opt[T any] struct{ F **T }
 
-// Optional is what [Opt] returns.
+// Optional is an [Opt].
 type Optional interface {
 	// ptr returns the pointer (nil: untyped nil), after setting it to a
 	// new value (op optNew) or to nil (op optNil) when asked.
@@ -665,21 +667,17 @@ const (
 	optNil
 )
 
-// opt has one method, and T no constraint, so that each type it is
-// instantiated with compiles one small function.
-type opt[T any] struct{ f **T }
-
-func (o opt[T]) ptr(op int) any {
+func (o Opt[T]) ptr(op int) any {
 	switch op {
 	case optNew:
-		*o.f = new(T)
+		*o.F = new(T)
 	case optNil:
-		*o.f = nil
+		*o.F = nil
 	}
-	if *o.f == nil {
+	if *o.F == nil {
 		return nil
 	}
-	return *o.f
+	return *o.F
 }
 
 func decodeOpt(d *jx.Decoder, p *Prop, o Optional, s *scratch) error {
@@ -721,33 +719,43 @@ type List[T any] []T
 // Sequence is a *[List].
 type Sequence interface {
 	// item returns a pointer to item i, appending a zero item first when
-	// i is the length; listEmpty and listNil set the slice to empty (not
-	// nil) or nil and return nil.
-	item(i int) any
-	// length returns the slice's length and whether it is nil.
-	length() (int, bool)
+	// i is the length; listEmpty and listNil first set the slice to empty
+	// (not nil) or nil, and listLen only reports. It returns the length
+	// and whether the slice is nil too.
+	item(i int) (p any, n int, isNil bool)
 }
 
 const (
-	listEmpty = -1
-	listNil   = -2
+	listLen   = -1
+	listEmpty = -2
+	listNil   = -3
 )
 
-func (l *List[T]) item(i int) any {
+func (l *List[T]) item(i int) (any, int, bool) {
 	switch {
 	case i == listEmpty:
 		*l = List[T]{}
-		return nil
 	case i == listNil:
 		*l = nil
-		return nil
 	case i == len(*l):
 		*l = append(*l, *new(T))
 	}
-	return &(*l)[i]
+	if i < 0 {
+		return nil, len(*l), *l == nil
+	}
+	return &(*l)[i], len(*l), false
 }
 
-func (l *List[T]) length() (int, bool) { return len(*l), *l == nil }
+// itemAt is a pointer to item i.
+func itemAt(l Sequence, i int) any {
+	p, _, _ := l.item(i)
+	return p
+}
+
+func length(l Sequence) (int, bool) {
+	_, n, isNil := l.item(listLen)
+	return n, isNil
+}
 
 func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
 	if p.Null && IsNull(d) {
@@ -756,7 +764,7 @@ func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
 	}
 	a := Elements(d)
 	for l.item(listEmpty); a.Next(); {
-		a.Check(decodeValue(d, l.item(a.n-1), s))
+		a.Check(decodeValue(d, itemAt(l, a.n-1), s))
 	}
 	if err := a.End(); err != nil {
 		return err
@@ -768,16 +776,16 @@ func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
 }
 
 func uniqueList(r *Array, l Sequence) error {
-	n, _ := l.length()
+	n, _ := length(l)
 	return r.Check(n, func(i int) string {
 		var e jx.Encoder
-		l.item(i).(Encoder).EncodeJSON(&e)
+		itemAt(l, i).(Encoder).EncodeJSON(&e)
 		return canonical(e.Bytes())
 	})
 }
 
 func encodeList(e *jx.Encoder, p *Prop, l Sequence, s *scratch) {
-	n, isNil := l.length()
+	n, isNil := length(l)
 	if isNil && !p.Required {
 		return
 	}
@@ -788,20 +796,20 @@ func encodeList(e *jx.Encoder, p *Prop, l Sequence, s *scratch) {
 	}
 	e.ArrStart()
 	for i := range n {
-		encodeValue(e, l.item(i), s)
+		encodeValue(e, itemAt(l, i), s)
 	}
 	e.ArrEnd()
 }
 
 func checkList(p *Prop, l Sequence, s *scratch) error {
-	n, isNil := l.length()
+	n, isNil := length(l)
 	if r, ok := p.Rule.(*Array); ok && (!isNil || p.Required && !p.Null) {
 		if err := uniqueList(r, l); err != nil {
 			return err
 		}
 	}
 	for i := range n {
-		if err := checkValue(l.item(i), s); err != nil {
+		if err := checkValue(itemAt(l, i), s); err != nil {
 			return AtIndex(err, i)
 		}
 	}
