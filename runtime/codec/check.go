@@ -95,6 +95,10 @@ type Pattern struct {
 	once sync.Once
 	re   *pattern.Regexp
 	err  error
+	// fast matches the anchored runs of ASCII classes most patterns of
+	// identifiers are without the engine (see compileSimple); nil for
+	// any other pattern.
+	fast *simple
 }
 
 // ErrPatternTimeout is the cause of a failed check whose match was
@@ -106,7 +110,12 @@ var ErrPatternTimeout = pattern.ErrTimeout
 func Regexp(expr string) *Pattern { return &Pattern{expr: expr} }
 
 func (p *Pattern) compiled() (*pattern.Regexp, error) {
-	p.once.Do(func() { p.re, p.err = pattern.Compile(p.expr) })
+	p.once.Do(func() {
+		p.re, p.err = pattern.Compile(p.expr)
+		if p.err == nil {
+			p.fast = compileSimple(p.expr)
+		}
+	})
 	return p.re, p.err
 }
 
@@ -121,6 +130,11 @@ func (p *Pattern) Match(s string) (bool, error) {
 	re, err := p.compiled()
 	if err != nil {
 		return false, Wrap(err, "a schema whose pattern "+strconv.Quote(p.expr)+" compiles")
+	}
+	if p.fast != nil {
+		if ok, sure := p.fast.match(s); sure {
+			return ok, nil
+		}
 	}
 	ok, err := re.Match(s)
 	if err != nil {
