@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"testing"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
 // The patterns the fast matcher takes, and some it must leave to the
@@ -89,5 +91,25 @@ func BenchmarkSimplePattern(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// isUUID accepts only what the reference's uuid check accepts.
+func TestUUIDAgreesWithTheReference(t *testing.T) {
+	ref := schemaset.FormatChecker("uuid")
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("0123456789abcdefABCDEFgG-é")
+	cases := []string{"", "123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000", "123e4567e89b-12d3-a456-426614174000-", "123e4567-e89b-12d3-a456-42661417400g"}
+	for range 50000 {
+		b := []byte("123e4567-e89b-12d3-a456-426614174000")
+		for range rng.IntN(3) {
+			b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		if got, want := isUUID(s), ref(s) == nil; got != want {
+			t.Fatalf("%q: isUUID %v, reference %v", s, got, want)
+		}
 	}
 }
