@@ -38,128 +38,30 @@ type OrderPlaced struct {
 	Note     schemaset.Nullable[string] `json:"note,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
+func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, &v.Status, &v.PlacedAt, &v.Tags, &v.Note)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
-		case "customer":
-			o.Seen |= 1 << 1
-			err = v.Customer.DecodeJSON(d)
-		case "lines":
-			o.Seen |= 1 << 2
-			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
-		case "total":
-			o.Seen |= 1 << 3
-			err = v.Total.DecodeJSON(d)
-		case "status":
-			o.Seen |= 1 << 4
-			err = v.Status.DecodeJSON(d)
-		case "placed_at":
-			o.Seen |= 1 << 5
-			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
-		case "tags":
-			v.Tags, err = codec.DistinctOf(d, &checkOrderPlaced_Tags, checkOrderPlaced_Tags_item.Str)
-		case "note":
-			v.Note, err = codec.Nullable(d, checkOrderPlaced_Note.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlaced)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("customer")
-	v.Customer.EncodeJSON(e)
-	e.FieldStart("lines")
-	e.ArrStart()
-	for _, x1 := range v.Lines {
-		x1.EncodeJSON(e)
-	}
-	e.ArrEnd()
-	e.FieldStart("total")
-	v.Total.EncodeJSON(e)
-	e.FieldStart("status")
-	v.Status.EncodeJSON(e)
-	e.FieldStart("placed_at")
-	codec.WriteTime(e, v.PlacedAt)
-	if v.Tags != nil {
-		e.FieldStart("tags")
-		e.ArrStart()
-		for _, x1 := range v.Tags {
-			e.Str(x1)
-		}
-		e.ArrEnd()
-	}
-	if v.Note.Present {
-		e.FieldStart("note")
-		if !v.Note.Valid {
-			e.Null()
-		} else {
-			e.Str(v.Note.Value)
-		}
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlaced) Validate() error {
-	if err := checkOrderPlaced_OrderID.Check(v.OrderID); err != nil {
-		return codec.AtField(err, "order_id")
-	}
-	if err := v.Customer.Validate(); err != nil {
-		return codec.AtField(err, "customer")
-	}
-	if err := func() error {
-		if err := codec.Items(&checkOrderPlaced_Lines, v.Lines, nil); err != nil {
-			return err
-		}
-		return codec.Each(v.Lines, func(x1 OrderLine) error {
-			return x1.Validate()
-		})
-	}(); err != nil {
-		return codec.AtField(err, "lines")
-	}
-	if err := v.Total.Validate(); err != nil {
-		return codec.AtField(err, "total")
-	}
-	if err := v.Status.Validate(); err != nil {
-		return codec.AtField(err, "status")
-	}
-	if v.Tags != nil {
-		if err := func() error {
-			if err := codec.Distinct(&checkOrderPlaced_Tags, v.Tags); err != nil {
-				return err
-			}
-			return codec.Each(v.Tags, func(x1 string) error {
-				return checkOrderPlaced_Tags_item.Check(x1)
-			})
-		}(); err != nil {
-			return codec.AtField(err, "tags")
-		}
-	}
-	if v.Note.Valid {
-		if err := checkOrderPlaced_Note.Check(v.Note.Value); err != nil {
-			return codec.AtField(err, "note")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -167,27 +69,16 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkOrderPlaced_OrderID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_Lines = codec.Array{
-		MaxItems: 100,
-		MinItems: 1,
-	}
-	checkOrderPlaced_PlacedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_Tags = codec.Array{
-		MaxItems: -1,
-		Unique:   true,
-	}
-	checkOrderPlaced_Tags_item = codec.String{MaxLength: 32}
-	checkOrderPlaced_Note      = codec.String{MaxLength: 500}
-	requiredOfOrderPlaced      = []string{"order_id", "customer", "lines", "total", "status", "placed_at"}
-)
+var shapeOfOrderPlaced = codec.Shape{Props: []codec.Prop{
+	{Name: "order_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
+	{Name: "customer", Required: true},
+	{Name: "lines", Required: true, Rule: &codec.Array{MaxItems: 100, MinItems: 1}},
+	{Name: "total", Required: true},
+	{Name: "status", Required: true},
+	{Name: "placed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "tags", Rule: &codec.Array{MaxItems: -1, Unique: true}, Item: &codec.String{MaxLength: 32}},
+	{Name: "note", Null: true, Rule: &codec.String{MaxLength: 500}},
+}}
 
 // OrderPlacedCustomer is generated from
 // order-placed.json#/properties/customer.
@@ -198,82 +89,33 @@ type OrderPlacedCustomer struct {
 	Address    Address `json:"address"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedCustomer.
+func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlacedCustomer, append(f, &v.CustomerID, &v.Email, &v.Name, &v.Address)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedCustomer{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "customer_id":
-			o.Seen |= 1 << 0
-			v.CustomerID, err = checkOrderPlacedCustomer_CustomerID.Str(d)
-		case "email":
-			o.Seen |= 1 << 1
-			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
-		case "name":
-			v.Name, err = codec.Ptr(d, checkOrderPlacedCustomer_Name.Str)
-		case "address":
-			o.Seen |= 1 << 2
-			err = v.Address.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlacedCustomer)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("customer_id")
-	e.Str(v.CustomerID)
-	e.FieldStart("email")
-	e.Str(v.Email)
-	if v.Name != nil {
-		e.FieldStart("name")
-		e.Str(*v.Name)
-	}
-	e.FieldStart("address")
-	v.Address.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OrderPlacedCustomer) Validate() error {
-	if err := checkOrderPlacedCustomer_CustomerID.Check(v.CustomerID); err != nil {
-		return codec.AtField(err, "customer_id")
-	}
-	if err := checkOrderPlacedCustomer_Email.Check(v.Email); err != nil {
-		return codec.AtField(err, "email")
-	}
-	if v.Name != nil {
-		if err := checkOrderPlacedCustomer_Name.Check(*v.Name); err != nil {
-			return codec.AtField(err, "name")
-		}
-	}
-	if err := v.Address.Validate(); err != nil {
-		return codec.AtField(err, "address")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkOrderPlacedCustomer_CustomerID = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^C-[0-9]{6}$"),
-	}
-	checkOrderPlacedCustomer_Email = codec.String{
-		Format:    codec.FormatOf("email"),
-		MaxLength: -1,
-	}
-	checkOrderPlacedCustomer_Name = codec.String{
-		MaxLength: 100,
-		MinLength: 1,
-	}
-	requiredOfOrderPlacedCustomer = []string{"customer_id", "email", "address"}
-)
+var shapeOfOrderPlacedCustomer = codec.Shape{Props: []codec.Prop{
+	{Name: "customer_id", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^C-[0-9]{6}$")}},
+	{Name: "email", Required: true, Rule: &codec.String{Format: codec.FormatOf("email"), MaxLength: -1}},
+	{Name: "name", Rule: &codec.String{MaxLength: 100, MinLength: 1}},
+	{Name: "address", Required: true},
+}}
 
 // Address is generated from
 // order-placed.json#/properties/customer/properties/address.
@@ -284,73 +126,33 @@ type Address struct {
 	Country  AddressCountry `json:"country"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAddress.
+func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.Postcode, &v.Country)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Address) DecodeJSON(d *jx.Decoder) error {
 	*v = Address{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "street":
-			o.Seen |= 1 << 0
-			v.Street, err = checkAddress_Street.Str(d)
-		case "city":
-			o.Seen |= 1 << 1
-			v.City, err = checkAddress_City.Str(d)
-		case "postcode":
-			o.Seen |= 1 << 2
-			v.Postcode, err = checkAddress_Postcode.Str(d)
-		case "country":
-			o.Seen |= 1 << 3
-			err = v.Country.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfAddress)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Address) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("street")
-	e.Str(v.Street)
-	e.FieldStart("city")
-	e.Str(v.City)
-	e.FieldStart("postcode")
-	e.Str(v.Postcode)
-	e.FieldStart("country")
-	v.Country.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *Address) Validate() error {
-	if err := checkAddress_Street.Check(v.Street); err != nil {
-		return codec.AtField(err, "street")
-	}
-	if err := checkAddress_City.Check(v.City); err != nil {
-		return codec.AtField(err, "city")
-	}
-	if err := checkAddress_Postcode.Check(v.Postcode); err != nil {
-		return codec.AtField(err, "postcode")
-	}
-	if err := v.Country.Validate(); err != nil {
-		return codec.AtField(err, "country")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkAddress_Street   = codec.String{MaxLength: 200}
-	checkAddress_City     = codec.String{MaxLength: 100}
-	checkAddress_Postcode = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]{5}$"),
-	}
-	requiredOfAddress = []string{"street", "city", "postcode", "country"}
-)
+var shapeOfAddress = codec.Shape{Props: []codec.Prop{
+	{Name: "street", Required: true, Rule: &codec.String{MaxLength: 200}},
+	{Name: "city", Required: true, Rule: &codec.String{MaxLength: 100}},
+	{Name: "postcode", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{5}$")}},
+	{Name: "country", Required: true},
+}}
 
 // AddressCountry is generated from
 // order-placed.json#/properties/customer/properties/address/properties/country.
@@ -367,7 +169,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AddressCountry) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, AddressCountry.Validate)
+	return valuesOfAddressCountry.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -380,9 +182,7 @@ func (v AddressCountry) Validate() error {
 	return valuesOfAddressCountry.Check(string(v))
 }
 
-var (
-	valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
-)
+var valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
 
 // OrderLine is generated from order-placed.json#/properties/lines/items.
 type OrderLine struct {
@@ -392,79 +192,33 @@ type OrderLine struct {
 	UnitPrice Money   `json:"unit_price"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
+func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderLine, append(f, &v.Sku, &v.Title, &v.Quantity, &v.UnitPrice)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderLine{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = checkOrderLine_Sku.Str(d)
-		case "title":
-			v.Title, err = codec.Ptr(d, checkOrderLine_Title.Str)
-		case "quantity":
-			o.Seen |= 1 << 1
-			v.Quantity, err = checkOrderLine_Quantity.Int(d)
-		case "unit_price":
-			o.Seen |= 1 << 2
-			err = v.UnitPrice.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderLine)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	if v.Title != nil {
-		e.FieldStart("title")
-		e.Str(*v.Title)
-	}
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	e.FieldStart("unit_price")
-	v.UnitPrice.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OrderLine) Validate() error {
-	if err := checkOrderLine_Sku.Check(v.Sku); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if v.Title != nil {
-		if err := checkOrderLine_Title.Check(*v.Title); err != nil {
-			return codec.AtField(err, "title")
-		}
-	}
-	if err := checkOrderLine_Quantity.Check(v.Quantity); err != nil {
-		return codec.AtField(err, "quantity")
-	}
-	if err := v.UnitPrice.Validate(); err != nil {
-		return codec.AtField(err, "unit_price")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkOrderLine_Sku = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$"),
-	}
-	checkOrderLine_Title    = codec.String{MaxLength: 200}
-	checkOrderLine_Quantity = codec.Int{
-		Max: 999,
-		Min: 1,
-	}
-	requiredOfOrderLine = []string{"sku", "quantity", "unit_price"}
-)
+var shapeOfOrderLine = codec.Shape{Props: []codec.Prop{
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$")}},
+	{Name: "title", Rule: &codec.String{MaxLength: 200}},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: 999, Min: 1}},
+	{Name: "unit_price", Required: true},
+}}
 
 // OrderPlacedStatus is generated from order-placed.json#/properties/status.
 type OrderPlacedStatus string
@@ -479,7 +233,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedStatus) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, OrderPlacedStatus.Validate)
+	return valuesOfOrderPlacedStatus.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -492,9 +246,7 @@ func (v OrderPlacedStatus) Validate() error {
 	return valuesOfOrderPlacedStatus.Check(string(v))
 }
 
-var (
-	valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
-)
+var valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
 
 // Money is generated from order-placed.json#/$defs/money.
 //
@@ -504,51 +256,30 @@ type Money struct {
 	Currency MoneyCurrency `json:"currency"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
+func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "amount":
-			o.Seen |= 1 << 0
-			v.Amount, err = checkMoney_Amount.Int(d)
-		case "currency":
-			o.Seen |= 1 << 1
-			err = v.Currency.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfMoney)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("amount")
-	e.Int64(v.Amount)
-	e.FieldStart("currency")
-	v.Currency.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Money) Validate() error {
-	if err := checkMoney_Amount.Check(v.Amount); err != nil {
-		return codec.AtField(err, "amount")
-	}
-	if err := v.Currency.Validate(); err != nil {
-		return codec.AtField(err, "currency")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -556,13 +287,10 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkMoney_Amount = codec.Int{
-		Max: 100000000,
-		Min: 0,
-	}
-	requiredOfMoney = []string{"amount", "currency"}
-)
+var shapeOfMoney = codec.Shape{Props: []codec.Prop{
+	{Name: "amount", Required: true, Rule: &codec.Int{Max: 100000000, Min: 0}},
+	{Name: "currency", Required: true},
+}}
 
 // MoneyCurrency is generated from
 // order-placed.json#/$defs/money/properties/currency.
@@ -577,7 +305,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *MoneyCurrency) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, MoneyCurrency.Validate)
+	return valuesOfMoneyCurrency.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -590,6 +318,4 @@ func (v MoneyCurrency) Validate() error {
 	return valuesOfMoneyCurrency.Check(string(v))
 }
 
-var (
-	valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
-)
+var valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

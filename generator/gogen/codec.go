@@ -22,6 +22,10 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	if t.Kind == model.Alias {
 		return // the aliased type's methods are its own
 	}
+	if e.tabled(t) {
+		e.tableCodec(f, t)
+		return
+	}
 	why := t.Inexact()
 	c := &valueCodec{assert: e.m.AssertFormats, lenient: why != ""}
 	var dec, enc, val []jen.Code
@@ -71,7 +75,12 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 		// would be compiled for every nested object, enum and union.
 		e.genJSONMethods(f, t)
 	}
-	if len(c.vars) > 0 {
+	switch len(c.vars) {
+	case 0:
+	case 1:
+		f.Line()
+		f.Var().Add(c.vars[0])
+	default:
 		f.Line()
 		f.Var().Defs(c.vars...)
 	}
@@ -446,6 +455,7 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		}
 	}
 	id := "valuesOf" + t.GoName
+	dec = []jen.Code{jen.Return(jen.Id(id).Dot("Read").Call(jen.Id("d"), jen.Parens(jen.Op("*").Add(elem)).Call(jen.Id("v"))))}
 	c.vars = append(c.vars, jen.Id(id).Op("=").Add(codecID(set)).Values(
 		jen.Id("Sorted").Op(":").Index().Add(elem).Values(sorted...),
 		jen.Id("Expected").Op(":").Lit(want),

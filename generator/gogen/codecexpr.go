@@ -2,8 +2,11 @@ package gogen
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -29,6 +32,9 @@ type valueCodec struct {
 	vars   []jen.Code      // rule variables, declared after the type's methods
 	named  map[string]bool // the names in vars
 	depth  int             // nesting of loop variables
+	// inline: rules are written where they are used (in a codec.Shape),
+	// not declared as variables.
+	inline bool
 	// lenient: the type is checked by the reference validator, and its
 	// generated decoding only fills the Go value.
 	lenient bool
@@ -327,7 +333,7 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 		if ck.Enum != nil && r.Kind == model.String {
 			d[jen.Id("Enum")] = enumLitOf(ck.Enum)
 		}
-		lit = codecID("String").Values(d)
+		lit = codecID("String").Values(oneLine(d)...)
 	case model.Raw:
 		d := jen.Dict{}
 		if ck.Enum != nil {
@@ -340,12 +346,12 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 				}
 			})
 		}
-		lit = codecID("Any").Values(d)
+		lit = codecID("Any").Values(oneLine(d)...)
 	case model.Bool:
 		if ck.Enum == nil {
 			return nil
 		}
-		lit = codecID("Flag").Values(jen.Dict{jen.Id("Enum"): enumLitOf(ck.Enum)})
+		lit = codecID("Flag").Values(jen.Id("Enum").Op(":").Add(enumLitOf(ck.Enum)))
 	case model.Int:
 		lit = intRule(ck)
 	case model.Float:
@@ -363,9 +369,12 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 		if ck.UniqueItems {
 			d[jen.Id("Unique")] = jen.True()
 		}
-		lit = codecID("Array").Values(d)
+		lit = codecID("Array").Values(oneLine(d)...)
 	default:
 		return nil
+	}
+	if c.inline {
+		return jen.Add(lit)
 	}
 	if c.named == nil {
 		c.named = map[string]bool{}
@@ -373,6 +382,20 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 	c.named[id] = true
 	c.vars = append(c.vars, jen.Id(id).Op("=").Add(lit))
 	return jen.Id(id)
+}
+
+// oneLine is the fields of a rule literal on one line, in order of name.
+func oneLine(d jen.Dict) []jen.Code {
+	keys := make([]jen.Code, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b jen.Code) int { return strings.Compare(fmt.Sprintf("%#v", a), fmt.Sprintf("%#v", b)) })
+	items := make([]jen.Code, len(keys))
+	for i, k := range keys {
+		items[i] = jen.Add(k).Op(":").Add(d[k])
+	}
+	return items
 }
 
 // keysRule declares the rule for the names of a struct's undeclared
@@ -414,7 +437,7 @@ func intRule(ck model.Check) jen.Code {
 		// v is a multiple of p/q (in lowest terms) when p divides v.
 		d[jen.Id("MultipleOf")] = ratLit(new(big.Int).Abs(r.Num()))
 	}
-	return codecID("Int").Values(d)
+	return codecID("Int").Values(oneLine(d)...)
 }
 
 func intBound(b *load.Bound, lower bool) *big.Int {
@@ -469,7 +492,7 @@ func floatRule(ck model.Check) jen.Code {
 	if ck.Enum != nil {
 		d[jen.Id("Enum")] = enumLitOf(ck.Enum)
 	}
-	return codecID("Float").Values(d)
+	return codecID("Float").Values(oneLine(d)...)
 }
 
 // enumLitOf declares the values of an enum, as JSON texts.

@@ -121,7 +121,7 @@ func (e *emitter) genStruct(f *jen.File, t *model.Type) {
 		}
 	})
 	e.genDefaults(f, t)
-	if t.Extra != nil {
+	if t.Extra != nil && !e.tabled(t) {
 		e.genExtraMethods(f, t)
 	}
 }

@@ -122,8 +122,11 @@ type Type struct {
 // type, which no field may take: every declared type but an alias decodes,
 // encodes and validates itself (runtime/codec).
 func (t *Type) Methods() []string {
-	if t.Kind == Alias {
+	switch t.Kind {
+	case Alias:
 		return nil
+	case Struct:
+		return []string{"CodecFields", "DecodeJSON", "EncodeJSON", "MarshalJSON", "UnmarshalJSON", "Validate"}
 	}
 	return []string{"DecodeJSON", "EncodeJSON", "MarshalJSON", "UnmarshalJSON", "Validate"}
 }

@@ -255,3 +255,26 @@ func oneOf[T cmp.Ordered](sorted []T, v T, expected string) error {
 	}
 	return nil
 }
+
+// Read reads a string into *v, the string of an enum type, and checks
+// that it is one of the values: a generated DecodeJSON, which converts
+// its receiver (not a generic function, compiled for every enum type).
+func (c *Strings) Read(d *jx.Decoder, v *string) error {
+	s, err := Str(d)
+	if err != nil {
+		return err
+	}
+	*v = s
+	return c.Check(s)
+}
+
+// Read reads an integer into *v, the integer of an enum type, and checks
+// that it is one of the values; see [Strings.Read].
+func (c *Ints) Read(d *jx.Decoder, v *int64) error {
+	i, err := Int64(d)
+	if err != nil {
+		return err
+	}
+	*v = i
+	return c.Check(i)
+}

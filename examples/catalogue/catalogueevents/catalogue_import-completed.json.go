@@ -43,92 +43,30 @@ type ImportCompleted struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfImportCompleted are the property names ImportCompleted declares;
-// the others are additional.
-var propertiesOfImportCompleted = []string{"import_id", "supplier", "completed_at", "counts", "warnings"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompleted.
+func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, (*codec.List[ImportCompletedWarningsItem])(&v.Warnings), &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
 	*v = ImportCompleted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "import_id":
-			o.Seen |= 1 << 0
-			v.ImportID, err = checkImportCompleted_ImportID.Str(d)
-		case "supplier":
-			o.Seen |= 1 << 1
-			v.Supplier, err = codec.Str(d)
-		case "completed_at":
-			o.Seen |= 1 << 2
-			v.CompletedAt, err = checkImportCompleted_CompletedAt.Time(d)
-		case "counts":
-			o.Seen |= 1 << 3
-			err = v.Counts.DecodeJSON(d)
-		case "warnings":
-			a := codec.Elements(d)
-			for v.Warnings = []ImportCompletedWarningsItem{}; a.Next(); {
-				v.Warnings = append(v.Warnings, ImportCompletedWarningsItem{})
-				a.Check(v.Warnings[len(v.Warnings)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfImportCompleted)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ImportCompleted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("import_id")
-	e.Str(v.ImportID)
-	e.FieldStart("supplier")
-	e.Str(v.Supplier)
-	e.FieldStart("completed_at")
-	codec.WriteTime(e, v.CompletedAt)
-	e.FieldStart("counts")
-	v.Counts.EncodeJSON(e)
-	if v.Warnings != nil {
-		e.FieldStart("warnings")
-		e.ArrStart()
-		for _, x1 := range v.Warnings {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ImportCompleted) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompleted); err != nil {
-		return err
-	}
-	if err := checkImportCompleted_ImportID.Check(v.ImportID); err != nil {
-		return codec.AtField(err, "import_id")
-	}
-	if err := v.Counts.Validate(); err != nil {
-		return codec.AtField(err, "counts")
-	}
-	for i := range v.Warnings {
-		if err := v.Warnings[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "warnings")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ImportCompleted) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompleted); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -136,17 +74,13 @@ func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkImportCompleted_ImportID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkImportCompleted_CompletedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	requiredOfImportCompleted = []string{"import_id", "supplier", "completed_at", "counts"}
-)
+var shapeOfImportCompleted = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "import_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
+	{Name: "supplier", Required: true},
+	{Name: "completed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "counts", Required: true},
+	{Name: "warnings"},
+}}
 
 // ImportCompletedCounts is generated from
 // catalogue/import-completed.json#/properties/counts.
@@ -158,71 +92,32 @@ type ImportCompletedCounts struct {
 	Deleted int64 `json:"deleted"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompletedCounts.
+func (v *ImportCompletedCounts) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfImportCompletedCounts, append(f, &v.Created, &v.Updated, &v.Deleted)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
 	*v = ImportCompletedCounts{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "created":
-			o.Seen |= 1 << 0
-			v.Created, err = checkImportCompletedCounts_Created.Int(d)
-		case "updated":
-			o.Seen |= 1 << 1
-			v.Updated, err = checkImportCompletedCounts_Updated.Int(d)
-		case "deleted":
-			o.Seen |= 1 << 2
-			v.Deleted, err = checkImportCompletedCounts_Deleted.Int(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfImportCompletedCounts)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("created")
-	e.Int64(v.Created)
-	e.FieldStart("updated")
-	e.Int64(v.Updated)
-	e.FieldStart("deleted")
-	e.Int64(v.Deleted)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ImportCompletedCounts) Validate() error {
-	if err := checkImportCompletedCounts_Created.Check(v.Created); err != nil {
-		return codec.AtField(err, "created")
-	}
-	if err := checkImportCompletedCounts_Updated.Check(v.Updated); err != nil {
-		return codec.AtField(err, "updated")
-	}
-	if err := checkImportCompletedCounts_Deleted.Check(v.Deleted); err != nil {
-		return codec.AtField(err, "deleted")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkImportCompletedCounts_Created = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	checkImportCompletedCounts_Updated = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	checkImportCompletedCounts_Deleted = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	requiredOfImportCompletedCounts = []string{"created", "updated", "deleted"}
-)
+var shapeOfImportCompletedCounts = codec.Shape{Props: []codec.Prop{
+	{Name: "created", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+	{Name: "updated", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+	{Name: "deleted", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+}}
 
 // ImportCompletedWarningsItem is generated from
 // catalogue/import-completed.json#/properties/warnings/items. Properties the
@@ -236,50 +131,28 @@ type ImportCompletedWarningsItem struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfImportCompletedWarningsItem are the property names
-// ImportCompletedWarningsItem declares; the others are additional.
-var propertiesOfImportCompletedWarningsItem = []string{"line", "message"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompletedWarningsItem.
+func (v *ImportCompletedWarningsItem) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfImportCompletedWarningsItem, append(f, &v.Line, &v.Message, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ImportCompletedWarningsItem) DecodeJSON(d *jx.Decoder) error {
 	*v = ImportCompletedWarningsItem{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "line":
-			o.Seen |= 1 << 0
-			v.Line, err = codec.Int64(d)
-		case "message":
-			o.Seen |= 1 << 1
-			v.Message, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfImportCompletedWarningsItem)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("line")
-	e.Int64(v.Line)
-	e.FieldStart("message")
-	e.Str(v.Message)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ImportCompletedWarningsItem) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfImportCompletedWarningsItem); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfImportCompletedWarningsItem = []string{"line", "message"}
-)
+var shapeOfImportCompletedWarningsItem = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "line", Required: true},
+	{Name: "message", Required: true},
+}}

@@ -43,70 +43,30 @@ type ItemDeletedV1 struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfItemDeletedV1 are the property names ItemDeletedV1 declares; the
-// others are additional.
-var propertiesOfItemDeletedV1 = []string{"sku", "deleted_at", "reason"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemDeletedV1.
+func (v *ItemDeletedV1) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItemDeletedV1, append(f, &v.Sku, &v.DeletedAt, &v.Reason, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemDeletedV1) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemDeletedV1{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			err = v.Sku.DecodeJSON(d)
-		case "deleted_at":
-			o.Seen |= 1 << 1
-			v.DeletedAt, err = checkItemDeletedV1_DeletedAt.Time(d)
-		case "reason":
-			v.Reason, err = codec.Ptr(d, checkItemDeletedV1_Reason.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItemDeletedV1)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemDeletedV1) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	v.Sku.EncodeJSON(e)
-	e.FieldStart("deleted_at")
-	codec.WriteTime(e, v.DeletedAt)
-	if v.Reason != nil {
-		e.FieldStart("reason")
-		e.Str(*v.Reason)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemDeletedV1) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeletedV1); err != nil {
-		return err
-	}
-	if err := v.Sku.Validate(); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if v.Reason != nil {
-		if err := checkItemDeletedV1_Reason.Check(*v.Reason); err != nil {
-			return codec.AtField(err, "reason")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemDeletedV1) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeletedV1); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -114,11 +74,8 @@ func (v *ItemDeletedV1) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkItemDeletedV1_DeletedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkItemDeletedV1_Reason = codec.String{MaxLength: 500}
-	requiredOfItemDeletedV1   = []string{"sku", "deleted_at"}
-)
+var shapeOfItemDeletedV1 = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+	{Name: "deleted_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "reason", Rule: &codec.String{MaxLength: 500}},
+}}

@@ -51,81 +51,30 @@ type ItemDeleted struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfItemDeleted are the property names ItemDeleted declares; the
-// others are additional.
-var propertiesOfItemDeleted = []string{"sku", "deleted_at", "reason", "deleted_by"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemDeleted.
+func (v *ItemDeleted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItemDeleted, append(f, &v.Sku, &v.DeletedAt, &v.Reason, &v.DeletedBy, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemDeleted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			err = v.Sku.DecodeJSON(d)
-		case "deleted_at":
-			o.Seen |= 1 << 1
-			v.DeletedAt, err = checkItemDeleted_DeletedAt.Time(d)
-		case "reason":
-			v.Reason, err = codec.Ptr(d, checkItemDeleted_Reason.Str)
-		case "deleted_by":
-			v.DeletedBy, err = codec.Ptr(d, checkItemDeleted_DeletedBy.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItemDeleted)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemDeleted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	v.Sku.EncodeJSON(e)
-	e.FieldStart("deleted_at")
-	codec.WriteTime(e, v.DeletedAt)
-	if v.Reason != nil {
-		e.FieldStart("reason")
-		e.Str(*v.Reason)
-	}
-	if v.DeletedBy != nil {
-		e.FieldStart("deleted_by")
-		e.Str(*v.DeletedBy)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemDeleted) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeleted); err != nil {
-		return err
-	}
-	if err := v.Sku.Validate(); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if v.Reason != nil {
-		if err := checkItemDeleted_Reason.Check(*v.Reason); err != nil {
-			return codec.AtField(err, "reason")
-		}
-	}
-	if v.DeletedBy != nil {
-		if err := checkItemDeleted_DeletedBy.Check(*v.DeletedBy); err != nil {
-			return codec.AtField(err, "deleted_by")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemDeleted) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeleted); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -133,15 +82,9 @@ func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkItemDeleted_DeletedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkItemDeleted_Reason    = codec.String{MaxLength: 500}
-	checkItemDeleted_DeletedBy = codec.String{
-		Format:    codec.FormatOf("email"),
-		MaxLength: -1,
-	}
-	requiredOfItemDeleted = []string{"sku", "deleted_at"}
-)
+var shapeOfItemDeleted = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+	{Name: "deleted_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "reason", Rule: &codec.String{MaxLength: 500}},
+	{Name: "deleted_by", Rule: &codec.String{Format: codec.FormatOf("email"), MaxLength: -1}},
+}}

@@ -57,85 +57,30 @@ const (
 	ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 )
 
-// propertiesOfItemUpdated are the property names ItemUpdated declares; the
-// others are additional.
-var propertiesOfItemUpdated = []string{"item", "changed", "updated_at", "source"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
+func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItemUpdated, append(f, &v.Item, (*codec.List[ItemUpdatedChangedItem])(&v.Changed), &v.UpdatedAt, codec.Opt[ItemUpdatedSource]{F: &v.Source}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemUpdated{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "item":
-			o.Seen |= 1 << 0
-			err = v.Item.DecodeJSON(d)
-		case "changed":
-			o.Seen |= 1 << 1
-			v.Changed, err = codec.Slice(d, codec.Dec[ItemUpdatedChangedItem])
-		case "updated_at":
-			o.Seen |= 1 << 2
-			v.UpdatedAt, err = checkItemUpdated_UpdatedAt.Time(d)
-		case "source":
-			v.Source = new(ItemUpdatedSource)
-			err = v.Source.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItemUpdated)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemUpdated) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("item")
-	v.Item.EncodeJSON(e)
-	e.FieldStart("changed")
-	e.ArrStart()
-	for _, x1 := range v.Changed {
-		x1.EncodeJSON(e)
-	}
-	e.ArrEnd()
-	e.FieldStart("updated_at")
-	codec.WriteTime(e, v.UpdatedAt)
-	if v.Source != nil {
-		e.FieldStart("source")
-		v.Source.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemUpdated) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemUpdated); err != nil {
-		return err
-	}
-	if err := v.Item.Validate(); err != nil {
-		return codec.AtField(err, "item")
-	}
-	if err := codec.Each(v.Changed, func(x1 ItemUpdatedChangedItem) error {
-		return x1.Validate()
-	}); err != nil {
-		return codec.AtField(err, "changed")
-	}
-	if v.Source != nil {
-		if err := v.Source.Validate(); err != nil {
-			return codec.AtField(err, "source")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemUpdated) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemUpdated); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -143,13 +88,12 @@ func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkItemUpdated_UpdatedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	requiredOfItemUpdated = []string{"item", "changed", "updated_at"}
-)
+var shapeOfItemUpdated = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "item", Required: true},
+	{Name: "changed", Required: true},
+	{Name: "updated_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "source"},
+}}
 
 // ItemUpdatedChangedItem is generated from
 // catalogue/item-updated.json#/properties/changed/items.
@@ -167,7 +111,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemUpdatedChangedItem) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, ItemUpdatedChangedItem.Validate)
+	return valuesOfItemUpdatedChangedItem.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -180,9 +124,7 @@ func (v ItemUpdatedChangedItem) Validate() error {
 	return valuesOfItemUpdatedChangedItem.Check(string(v))
 }
 
-var (
-	valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
-)
+var valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
 
 // ItemUpdatedSource is generated from
 // catalogue/item-updated.json#/properties/source.
@@ -197,7 +139,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemUpdatedSource) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, ItemUpdatedSource.Validate)
+	return valuesOfItemUpdatedSource.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -210,6 +152,4 @@ func (v ItemUpdatedSource) Validate() error {
 	return valuesOfItemUpdatedSource.Check(string(v))
 }
 
-var (
-	valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}
-)
+var valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}

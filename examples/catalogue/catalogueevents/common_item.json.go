@@ -38,12 +38,7 @@ func (v *SKU) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkSKU = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$"),
-	}
-)
+var checkSKU = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$")}
 
 // Item is generated from common/item.json#/$defs/item. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -189,17 +184,8 @@ func (v *Item) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkItem_Name = codec.String{
-		MaxLength: 200,
-		MinLength: 1,
-	}
-	checkItem_Tags = codec.Array{
-		MaxItems: -1,
-		Unique:   true,
-	}
-	checkItem_ImageURLs_item = codec.String{
-		Format:    codec.FormatOf("uri"),
-		MaxLength: -1,
-	}
-	requiredOfItem = []string{"sku", "name", "price"}
+	checkItem_Name           = codec.String{MaxLength: 200, MinLength: 1}
+	checkItem_Tags           = codec.Array{MaxItems: -1, Unique: true}
+	checkItem_ImageURLs_item = codec.String{Format: codec.FormatOf("uri"), MaxLength: -1}
+	requiredOfItem           = []string{"sku", "name", "price"}
 )

@@ -17,48 +17,30 @@ type Money struct {
 	Currency Currency `json:"currency"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
+func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "amount":
-			o.Seen |= 1 << 0
-			v.Amount, err = codec.Int64(d)
-		case "currency":
-			o.Seen |= 1 << 1
-			err = v.Currency.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfMoney)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("amount")
-	e.Int64(v.Amount)
-	e.FieldStart("currency")
-	v.Currency.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Money) Validate() error {
-	if err := v.Currency.Validate(); err != nil {
-		return codec.AtField(err, "currency")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -66,9 +48,10 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfMoney = []string{"amount", "currency"}
-)
+var shapeOfMoney = codec.Shape{Props: []codec.Prop{
+	{Name: "amount", Required: true},
+	{Name: "currency", Required: true},
+}}
 
 // Currency is generated from common/money.json#/$defs/currency.
 //
@@ -84,7 +67,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Currency) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, Currency.Validate)
+	return valuesOfCurrency.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -102,6 +85,4 @@ func (v *Currency) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	valuesOfCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
-)
+var valuesOfCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

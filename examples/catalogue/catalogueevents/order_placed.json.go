@@ -46,117 +46,30 @@ type OrderPlaced struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlaced are the property names OrderPlaced declares; the
-// others are additional.
-var propertiesOfOrderPlaced = []string{"order_id", "customer", "lines", "total", "payment", "placed_at", "gift_message"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
+func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, &v.Payment, &v.PlacedAt, &v.GiftMessage, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = checkOrderPlaced_OrderID.Str(d)
-		case "customer":
-			o.Seen |= 1 << 1
-			err = v.Customer.DecodeJSON(d)
-		case "lines":
-			o.Seen |= 1 << 2
-			v.Lines, err = codec.ArrayOf(d, &checkOrderPlaced_Lines, codec.Dec[OrderLine], nil)
-		case "total":
-			o.Seen |= 1 << 3
-			err = v.Total.DecodeJSON(d)
-		case "payment":
-			o.Seen |= 1 << 4
-			err = v.Payment.DecodeJSON(d)
-		case "placed_at":
-			o.Seen |= 1 << 5
-			v.PlacedAt, err = checkOrderPlaced_PlacedAt.Time(d)
-		case "gift_message":
-			v.GiftMessage, err = codec.Nullable(d, checkOrderPlaced_GiftMessage.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlaced)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("customer")
-	v.Customer.EncodeJSON(e)
-	e.FieldStart("lines")
-	e.ArrStart()
-	for _, x1 := range v.Lines {
-		x1.EncodeJSON(e)
-	}
-	e.ArrEnd()
-	e.FieldStart("total")
-	v.Total.EncodeJSON(e)
-	e.FieldStart("payment")
-	v.Payment.EncodeJSON(e)
-	e.FieldStart("placed_at")
-	codec.WriteTime(e, v.PlacedAt)
-	if v.GiftMessage.Present {
-		e.FieldStart("gift_message")
-		if !v.GiftMessage.Valid {
-			e.Null()
-		} else {
-			e.Str(v.GiftMessage.Value)
-		}
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlaced) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
-		return err
-	}
-	if err := checkOrderPlaced_OrderID.Check(v.OrderID); err != nil {
-		return codec.AtField(err, "order_id")
-	}
-	if err := v.Customer.Validate(); err != nil {
-		return codec.AtField(err, "customer")
-	}
-	if err := func() error {
-		if err := codec.Items(&checkOrderPlaced_Lines, v.Lines, nil); err != nil {
-			return err
-		}
-		return codec.Each(v.Lines, func(x1 OrderLine) error {
-			return x1.Validate()
-		})
-	}(); err != nil {
-		return codec.AtField(err, "lines")
-	}
-	if err := v.Total.Validate(); err != nil {
-		return codec.AtField(err, "total")
-	}
-	if err := v.Payment.Validate(); err != nil {
-		return codec.AtField(err, "payment")
-	}
-	if v.GiftMessage.Valid {
-		if err := checkOrderPlaced_GiftMessage.Check(v.GiftMessage.Value); err != nil {
-			return codec.AtField(err, "gift_message")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -164,22 +77,15 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkOrderPlaced_OrderID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_Lines = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-	}
-	checkOrderPlaced_PlacedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	checkOrderPlaced_GiftMessage = codec.String{MaxLength: 300}
-	requiredOfOrderPlaced        = []string{"order_id", "customer", "lines", "total", "payment", "placed_at"}
-)
+var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
+	{Name: "customer", Required: true},
+	{Name: "lines", Required: true, Rule: &codec.Array{MaxItems: -1, MinItems: 1}},
+	{Name: "total", Required: true},
+	{Name: "payment", Required: true},
+	{Name: "placed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "gift_message", Null: true, Rule: &codec.String{MaxLength: 300}},
+}}
 
 // OrderPlacedCustomer is generated from
 // order/placed.json#/properties/customer. Properties the schema does not
@@ -194,66 +100,32 @@ type OrderPlacedCustomer struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlacedCustomer are the property names OrderPlacedCustomer
-// declares; the others are additional.
-var propertiesOfOrderPlacedCustomer = []string{"customer_id", "email", "name"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedCustomer.
+func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlacedCustomer, append(f, &v.CustomerID, &v.Email, &v.Name, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedCustomer{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "customer_id":
-			o.Seen |= 1 << 0
-			v.CustomerID, err = codec.Str(d)
-		case "email":
-			o.Seen |= 1 << 1
-			v.Email, err = checkOrderPlacedCustomer_Email.Str(d)
-		case "name":
-			v.Name, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlacedCustomer)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("customer_id")
-	e.Str(v.CustomerID)
-	e.FieldStart("email")
-	e.Str(v.Email)
-	if v.Name != nil {
-		e.FieldStart("name")
-		e.Str(*v.Name)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OrderPlacedCustomer) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedCustomer); err != nil {
-		return err
-	}
-	if err := checkOrderPlacedCustomer_Email.Check(v.Email); err != nil {
-		return codec.AtField(err, "email")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkOrderPlacedCustomer_Email = codec.String{
-		Format:    codec.FormatOf("email"),
-		MaxLength: -1,
-	}
-	requiredOfOrderPlacedCustomer = []string{"customer_id", "email"}
-)
+var shapeOfOrderPlacedCustomer = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "customer_id", Required: true},
+	{Name: "email", Required: true, Rule: &codec.String{Format: codec.FormatOf("email"), MaxLength: -1}},
+	{Name: "name"},
+}}
 
 // OrderLine is generated from order/placed.json#/properties/lines/items.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -275,71 +147,32 @@ const (
 	OrderLineQuantityDefault = 1
 )
 
-// propertiesOfOrderLine are the property names OrderLine declares; the others
-// are additional.
-var propertiesOfOrderLine = []string{"sku", "quantity", "unit_price"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
+func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderLine, append(f, &v.Sku, &v.Quantity, &v.UnitPrice, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderLine{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			err = v.Sku.DecodeJSON(d)
-		case "quantity":
-			o.Seen |= 1 << 1
-			v.Quantity, err = checkOrderLine_Quantity.Int(d)
-		case "unit_price":
-			o.Seen |= 1 << 2
-			err = v.UnitPrice.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderLine)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	v.Sku.EncodeJSON(e)
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	e.FieldStart("unit_price")
-	v.UnitPrice.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OrderLine) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderLine); err != nil {
-		return err
-	}
-	if err := v.Sku.Validate(); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if err := checkOrderLine_Quantity.Check(v.Quantity); err != nil {
-		return codec.AtField(err, "quantity")
-	}
-	if err := v.UnitPrice.Validate(); err != nil {
-		return codec.AtField(err, "unit_price")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkOrderLine_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	requiredOfOrderLine = []string{"sku", "quantity", "unit_price"}
-)
+var shapeOfOrderLine = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+	{Name: "unit_price", Required: true},
+}}
 
 // OrderPlacedPayment is generated from order/placed.json#/properties/payment.
 // It holds exactly one of CardPayment, InvoicePayment (oneOf): decoding sets
@@ -408,62 +241,30 @@ type CardPayment struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfCardPayment are the property names CardPayment declares; the
-// others are additional.
-var propertiesOfCardPayment = []string{"method", "last4"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCardPayment.
+func (v *CardPayment) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCardPayment, append(f, &v.Method, &v.Last4, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
 	*v = CardPayment{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "method":
-			o.Seen |= 1 << 0
-			err = v.Method.DecodeJSON(d)
-		case "last4":
-			o.Seen |= 1 << 1
-			v.Last4, err = checkCardPayment_Last4.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfCardPayment)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v CardPayment) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("method")
-	v.Method.EncodeJSON(e)
-	e.FieldStart("last4")
-	e.Str(v.Last4)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CardPayment) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCardPayment); err != nil {
-		return err
-	}
-	if err := v.Method.Validate(); err != nil {
-		return codec.AtField(err, "method")
-	}
-	if err := checkCardPayment_Last4.Check(v.Last4); err != nil {
-		return codec.AtField(err, "last4")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CardPayment) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCardPayment); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -471,13 +272,10 @@ func (v *CardPayment) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkCardPayment_Last4 = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]{4}$"),
-	}
-	requiredOfCardPayment = []string{"method", "last4"}
-)
+var shapeOfCardPayment = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "method", Required: true},
+	{Name: "last4", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{4}$")}},
+}}
 
 // CardPaymentMethod is generated from
 // order/placed.json#/$defs/card/properties/method.
@@ -490,7 +288,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, CardPaymentMethod.Validate)
+	return valuesOfCardPaymentMethod.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -503,9 +301,7 @@ func (v CardPaymentMethod) Validate() error {
 	return valuesOfCardPaymentMethod.Check(string(v))
 }
 
-var (
-	valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
-)
+var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -518,62 +314,30 @@ type InvoicePayment struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfInvoicePayment are the property names InvoicePayment declares;
-// the others are additional.
-var propertiesOfInvoicePayment = []string{"method", "due_days"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfInvoicePayment.
+func (v *InvoicePayment) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfInvoicePayment, append(f, &v.Method, &v.DueDays, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
 	*v = InvoicePayment{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "method":
-			o.Seen |= 1 << 0
-			err = v.Method.DecodeJSON(d)
-		case "due_days":
-			o.Seen |= 1 << 1
-			err = v.DueDays.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfInvoicePayment)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v InvoicePayment) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("method")
-	v.Method.EncodeJSON(e)
-	e.FieldStart("due_days")
-	v.DueDays.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v InvoicePayment) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInvoicePayment); err != nil {
-		return err
-	}
-	if err := v.Method.Validate(); err != nil {
-		return codec.AtField(err, "method")
-	}
-	if err := v.DueDays.Validate(); err != nil {
-		return codec.AtField(err, "due_days")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v InvoicePayment) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInvoicePayment); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -581,9 +345,10 @@ func (v *InvoicePayment) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfInvoicePayment = []string{"method", "due_days"}
-)
+var shapeOfInvoicePayment = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "method", Required: true},
+	{Name: "due_days", Required: true},
+}}
 
 // InvoicePaymentMethod is generated from
 // order/placed.json#/$defs/invoice/properties/method.
@@ -596,7 +361,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, InvoicePaymentMethod.Validate)
+	return valuesOfInvoicePaymentMethod.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -609,9 +374,7 @@ func (v InvoicePaymentMethod) Validate() error {
 	return valuesOfInvoicePaymentMethod.Check(string(v))
 }
 
-var (
-	valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
-)
+var valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
 
 // InvoicePaymentDueDays is generated from
 // order/placed.json#/$defs/invoice/properties/due_days.
@@ -625,7 +388,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
-	return codec.IntEnum(d, v, InvoicePaymentDueDays.Validate)
+	return valuesOfInvoicePaymentDueDays.Read(d, (*int64)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -638,6 +401,4 @@ func (v InvoicePaymentDueDays) Validate() error {
 	return valuesOfInvoicePaymentDueDays.Check(int64(v))
 }
 
-var (
-	valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}
-)
+var valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}

@@ -134,66 +134,56 @@ type ConfigChangedClosed struct {
 	A *string `json:"a,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfConfigChangedClosed.
+func (v *ConfigChangedClosed) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfConfigChangedClosed, append(f, &v.A)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedClosed{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "a":
-			v.A, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.A != nil {
-		e.FieldStart("a")
-		e.Str(*v.A)
-	}
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ConfigChangedClosed) Validate() error {
-	return nil
+	return codec.Check(v)
 }
+
+var shapeOfConfigChangedClosed = codec.Shape{Props: []codec.Prop{
+	{Name: "a"},
+}}
 
 // ConfigChangedEmpty is generated from config-changed.json#/properties/empty.
 type ConfigChangedEmpty struct{}
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfConfigChangedEmpty.
+func (v *ConfigChangedEmpty) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfConfigChangedEmpty, f
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
 	*v = ConfigChangedEmpty{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ConfigChangedEmpty) Validate() error {
-	return nil
+	return codec.Check(v)
 }
+
+var shapeOfConfigChangedEmpty = codec.Shape{Props: []codec.Prop{}}
 
 // ConfigChangedFeatures is generated from
 // config-changed.json#/properties/features. Properties the schema does not
@@ -247,6 +237,4 @@ func (v *ConfigChangedFeatures) Validate() error {
 	return nil
 }
 
-var (
-	requiredOfConfigChangedFeatures = []string{"dark_mode"}
-)
+var requiredOfConfigChangedFeatures = []string{"dark_mode"}

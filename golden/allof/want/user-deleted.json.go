@@ -36,62 +36,30 @@ type UserDeleted struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfUserDeleted are the property names UserDeleted declares; the
-// others are additional.
-var propertiesOfUserDeleted = []string{"actor", "at", "user_id"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserDeleted.
+func (v *UserDeleted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUserDeleted, append(f, &v.Actor, &v.At, &v.UserID, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
 	*v = UserDeleted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "actor":
-			o.Seen |= 1 << 0
-			v.Actor, err = codec.Str(d)
-		case "at":
-			v.At, err = codec.Ptr(d, codec.Time)
-		case "user_id":
-			o.Seen |= 1 << 1
-			v.UserID, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUserDeleted)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v UserDeleted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("actor")
-	e.Str(v.Actor)
-	if v.At != nil {
-		e.FieldStart("at")
-		codec.WriteTime(e, *v.At)
-	}
-	e.FieldStart("user_id")
-	e.Str(v.UserID)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserDeleted) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserDeleted); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserDeleted) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserDeleted); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -99,6 +67,8 @@ func (v *UserDeleted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfUserDeleted = []string{"actor", "user_id"}
-)
+var shapeOfUserDeleted = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "actor", Required: true},
+	{Name: "at"},
+	{Name: "user_id", Required: true},
+}}

@@ -38,82 +38,30 @@ type UserRegistered struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfUserRegistered are the property names UserRegistered declares;
-// the others are additional.
-var propertiesOfUserRegistered = []string{"actor", "at", "user_id", "email", "plan"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserRegistered.
+func (v *UserRegistered) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUserRegistered, append(f, &v.Actor, &v.At, &v.UserID, &v.Email, codec.Opt[UserRegisteredPlan]{F: &v.Plan}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 	*v = UserRegistered{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "actor":
-			o.Seen |= 1 << 0
-			v.Actor, err = codec.Str(d)
-		case "at":
-			v.At, err = codec.Ptr(d, codec.Time)
-		case "user_id":
-			o.Seen |= 1 << 1
-			v.UserID, err = codec.Str(d)
-		case "email":
-			o.Seen |= 1 << 2
-			v.Email, err = checkUserRegistered_Email.Str(d)
-		case "plan":
-			v.Plan = new(UserRegisteredPlan)
-			err = v.Plan.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUserRegistered)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v UserRegistered) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("actor")
-	e.Str(v.Actor)
-	if v.At != nil {
-		e.FieldStart("at")
-		codec.WriteTime(e, *v.At)
-	}
-	e.FieldStart("user_id")
-	e.Str(v.UserID)
-	e.FieldStart("email")
-	e.Str(v.Email)
-	if v.Plan != nil {
-		e.FieldStart("plan")
-		v.Plan.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserRegistered) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserRegistered); err != nil {
-		return err
-	}
-	if err := checkUserRegistered_Email.Check(v.Email); err != nil {
-		return codec.AtField(err, "email")
-	}
-	if v.Plan != nil {
-		if err := v.Plan.Validate(); err != nil {
-			return codec.AtField(err, "plan")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserRegistered) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserRegistered); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -121,10 +69,13 @@ func (v *UserRegistered) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkUserRegistered_Email = codec.String{MaxLength: 200}
-	requiredOfUserRegistered  = []string{"actor", "user_id", "email"}
-)
+var shapeOfUserRegistered = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "actor", Required: true},
+	{Name: "at"},
+	{Name: "user_id", Required: true},
+	{Name: "email", Required: true, Rule: &codec.String{MaxLength: 200}},
+	{Name: "plan"},
+}}
 
 // UserRegisteredPlan is generated from user-registered.json#/properties/plan.
 type UserRegisteredPlan string
@@ -137,7 +88,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserRegisteredPlan) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, UserRegisteredPlan.Validate)
+	return valuesOfUserRegisteredPlan.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -150,6 +101,4 @@ func (v UserRegisteredPlan) Validate() error {
 	return valuesOfUserRegisteredPlan.Check(string(v))
 }
 
-var (
-	valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}
-)
+var valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}

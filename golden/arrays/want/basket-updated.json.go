@@ -156,9 +156,7 @@ func (v *BasketUpdated) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
-)
+var requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
 
 // BasketUpdatedLinesItem is generated from
 // basket-updated.json#/properties/lines/items. Properties the schema does not
@@ -172,51 +170,28 @@ type BasketUpdatedLinesItem struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfBasketUpdatedLinesItem are the property names
-// BasketUpdatedLinesItem declares; the others are additional.
-var propertiesOfBasketUpdatedLinesItem = []string{"sku", "qty"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBasketUpdatedLinesItem.
+func (v *BasketUpdatedLinesItem) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfBasketUpdatedLinesItem, append(f, &v.Sku, &v.Qty, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error {
 	*v = BasketUpdatedLinesItem{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = codec.Str(d)
-		case "qty":
-			v.Qty, err = codec.Ptr(d, codec.Int64)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfBasketUpdatedLinesItem)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	if v.Qty != nil {
-		e.FieldStart("qty")
-		e.Int64(*v.Qty)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *BasketUpdatedLinesItem) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdatedLinesItem); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfBasketUpdatedLinesItem = []string{"sku"}
-)
+var shapeOfBasketUpdatedLinesItem = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+	{Name: "qty"},
+}}

@@ -34,55 +34,37 @@ type CatalogueBundlePriceChanged struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfCatalogueBundlePriceChanged are the property names
-// CatalogueBundlePriceChanged declares; the others are additional.
-var propertiesOfCatalogueBundlePriceChanged = []string{"bundle_id"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCatalogueBundlePriceChanged.
+func (v *CatalogueBundlePriceChanged) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCatalogueBundlePriceChanged, append(f, &v.BundleID, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CatalogueBundlePriceChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = CatalogueBundlePriceChanged{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "bundle_id":
-			v.BundleID, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v CatalogueBundlePriceChanged) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.BundleID != nil {
-		e.FieldStart("bundle_id")
-		e.Str(*v.BundleID)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CatalogueBundlePriceChanged) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CatalogueBundlePriceChanged) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueBundlePriceChanged); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *CatalogueBundlePriceChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfCatalogueBundlePriceChanged = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "bundle_id"},
+}}

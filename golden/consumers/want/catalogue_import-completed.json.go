@@ -34,55 +34,37 @@ type CatalogueImportCompleted struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfCatalogueImportCompleted are the property names
-// CatalogueImportCompleted declares; the others are additional.
-var propertiesOfCatalogueImportCompleted = []string{"count"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCatalogueImportCompleted.
+func (v *CatalogueImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCatalogueImportCompleted, append(f, &v.Count, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CatalogueImportCompleted) DecodeJSON(d *jx.Decoder) error {
 	*v = CatalogueImportCompleted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "count":
-			v.Count, err = codec.Ptr(d, codec.Int64)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v CatalogueImportCompleted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Count != nil {
-		e.FieldStart("count")
-		e.Int64(*v.Count)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CatalogueImportCompleted) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueImportCompleted); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CatalogueImportCompleted) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueImportCompleted); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *CatalogueImportCompleted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfCatalogueImportCompleted = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "count"},
+}}

@@ -34,51 +34,30 @@ type CatalogueItemPriceChanged struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfCatalogueItemPriceChanged are the property names
-// CatalogueItemPriceChanged declares; the others are additional.
-var propertiesOfCatalogueItemPriceChanged = []string{"sku"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCatalogueItemPriceChanged.
+func (v *CatalogueItemPriceChanged) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCatalogueItemPriceChanged, append(f, &v.Sku, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = CatalogueItemPriceChanged{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfCatalogueItemPriceChanged)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v CatalogueItemPriceChanged) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CatalogueItemPriceChanged) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CatalogueItemPriceChanged) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCatalogueItemPriceChanged); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -86,6 +65,6 @@ func (v *CatalogueItemPriceChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfCatalogueItemPriceChanged = []string{"sku"}
-)
+var shapeOfCatalogueItemPriceChanged = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+}}

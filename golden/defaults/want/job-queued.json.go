@@ -68,110 +68,46 @@ const (
 	JobQueuedModeDefault     JobQueuedMode = "safe"
 )
 
-// propertiesOfJobQueued are the property names JobQueued declares; the others
-// are additional.
-var propertiesOfJobQueued = []string{"priority", "ratio", "retry", "queue", "mode", "tags", "limits"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueued.
+func (v *JobQueued) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, codec.Opt[JobQueuedMode]{F: &v.Mode}, &v.Tags, codec.Opt[JobQueuedLimits]{F: &v.Limits}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 	*v = JobQueued{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "priority":
-			v.Priority, err = codec.Ptr(d, codec.Int64)
-		case "ratio":
-			v.Ratio, err = codec.Ptr(d, codec.Float64)
-		case "retry":
-			v.Retry, err = codec.Ptr(d, codec.Bool)
-		case "queue":
-			v.Queue, err = codec.Ptr(d, codec.Str)
-		case "mode":
-			v.Mode = new(JobQueuedMode)
-			err = v.Mode.DecodeJSON(d)
-		case "tags":
-			v.Tags, err = codec.Slice(d, codec.Str)
-		case "limits":
-			v.Limits = new(JobQueuedLimits)
-			err = v.Limits.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v JobQueued) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Priority != nil {
-		e.FieldStart("priority")
-		e.Int64(*v.Priority)
-	}
-	if v.Ratio != nil {
-		e.FieldStart("ratio")
-		codec.WriteFloat(e, *v.Ratio)
-	}
-	if v.Retry != nil {
-		e.FieldStart("retry")
-		e.Bool(*v.Retry)
-	}
-	if v.Queue != nil {
-		e.FieldStart("queue")
-		e.Str(*v.Queue)
-	}
-	if v.Mode != nil {
-		e.FieldStart("mode")
-		v.Mode.EncodeJSON(e)
-	}
-	if v.Tags != nil {
-		e.FieldStart("tags")
-		e.ArrStart()
-		for _, x1 := range v.Tags {
-			e.Str(x1)
-		}
-		e.ArrEnd()
-	}
-	if v.Limits != nil {
-		e.FieldStart("limits")
-		v.Limits.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v JobQueued) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueued); err != nil {
-		return err
-	}
-	if v.Mode != nil {
-		if err := v.Mode.Validate(); err != nil {
-			return codec.AtField(err, "mode")
-		}
-	}
-	if v.Limits != nil {
-		if err := v.Limits.Validate(); err != nil {
-			return codec.AtField(err, "limits")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v JobQueued) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueued); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *JobQueued) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfJobQueued = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "priority"},
+	{Name: "ratio"},
+	{Name: "retry"},
+	{Name: "queue"},
+	{Name: "mode"},
+	{Name: "tags"},
+	{Name: "limits"},
+}}
 
 // JobQueuedMode is generated from job-queued.json#/properties/mode.
 type JobQueuedMode string
@@ -184,7 +120,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueuedMode) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, JobQueuedMode.Validate)
+	return valuesOfJobQueuedMode.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -197,9 +133,7 @@ func (v JobQueuedMode) Validate() error {
 	return valuesOfJobQueuedMode.Check(string(v))
 }
 
-var (
-	valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
-)
+var valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -218,42 +152,27 @@ const (
 	JobQueuedLimitsCPUDefault = 2
 )
 
-// propertiesOfJobQueuedLimits are the property names JobQueuedLimits declares;
-// the others are additional.
-var propertiesOfJobQueuedLimits = []string{"cpu"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueuedLimits.
+func (v *JobQueuedLimits) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfJobQueuedLimits, append(f, &v.CPU, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
 	*v = JobQueuedLimits{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "cpu":
-			v.CPU, err = codec.Ptr(d, codec.Int64)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.CPU != nil {
-		e.FieldStart("cpu")
-		e.Int64(*v.CPU)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *JobQueuedLimits) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfJobQueuedLimits); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
+
+var shapeOfJobQueuedLimits = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "cpu"},
+}}

@@ -68,81 +68,30 @@ const (
 	NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 )
 
-// propertiesOfNoteAdded are the property names NoteAdded declares; the others
-// are additional.
-var propertiesOfNoteAdded = []string{"text", "old_field", "legacy", "quote", "slashes"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfNoteAdded.
+func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfNoteAdded, append(f, &v.Text, &v.OldField, &v.Legacy, codec.Opt[NoteAddedQuote]{F: &v.Quote}, &v.Slashes, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
 	*v = NoteAdded{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "text":
-			o.Seen |= 1 << 0
-			v.Text, err = codec.Str(d)
-		case "old_field":
-			v.OldField, err = codec.Ptr(d, codec.Str)
-		case "legacy":
-			v.Legacy, err = codec.Ptr(d, codec.Str)
-		case "quote":
-			v.Quote = new(NoteAddedQuote)
-			err = v.Quote.DecodeJSON(d)
-		case "slashes":
-			v.Slashes, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfNoteAdded)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v NoteAdded) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("text")
-	e.Str(v.Text)
-	if v.OldField != nil {
-		e.FieldStart("old_field")
-		e.Str(*v.OldField)
-	}
-	if v.Legacy != nil {
-		e.FieldStart("legacy")
-		e.Str(*v.Legacy)
-	}
-	if v.Quote != nil {
-		e.FieldStart("quote")
-		v.Quote.EncodeJSON(e)
-	}
-	if v.Slashes != nil {
-		e.FieldStart("slashes")
-		e.Str(*v.Slashes)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v NoteAdded) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNoteAdded); err != nil {
-		return err
-	}
-	if v.Quote != nil {
-		if err := v.Quote.Validate(); err != nil {
-			return codec.AtField(err, "quote")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v NoteAdded) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNoteAdded); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -150,9 +99,13 @@ func (v *NoteAdded) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfNoteAdded = []string{"text"}
-)
+var shapeOfNoteAdded = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "text", Required: true},
+	{Name: "old_field"},
+	{Name: "legacy"},
+	{Name: "quote"},
+	{Name: "slashes"},
+}}
 
 // NoteAddedQuote is generated from note-added.json#/properties/quote.
 type NoteAddedQuote string
@@ -166,7 +119,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *NoteAddedQuote) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, NoteAddedQuote.Validate)
+	return valuesOfNoteAddedQuote.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -179,6 +132,4 @@ func (v NoteAddedQuote) Validate() error {
 	return valuesOfNoteAddedQuote.Check(string(v))
 }
 
-var (
-	valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}
-)
+var valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}

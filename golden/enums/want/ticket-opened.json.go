@@ -191,13 +191,9 @@ func (v *TicketOpened) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkTicketOpened_Ratio = codec.Float{
-		Enum: codec.EnumOf("0.5", "1.5"),
-		Max:  math.Inf(1),
-		Min:  math.Inf(-1),
-	}
-	checkTicketOpened_Flag = codec.Flag{Enum: codec.EnumOf("true")}
-	requiredOfTicketOpened = []string{"kind", "status", "priority"}
+	checkTicketOpened_Ratio = codec.Float{Enum: codec.EnumOf("0.5", "1.5"), Max: math.Inf(1), Min: math.Inf(-1)}
+	checkTicketOpened_Flag  = codec.Flag{Enum: codec.EnumOf("true")}
+	requiredOfTicketOpened  = []string{"kind", "status", "priority"}
 )
 
 // TicketOpenedKind is generated from ticket-opened.json#/properties/kind.
@@ -210,7 +206,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpenedKind) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, TicketOpenedKind.Validate)
+	return valuesOfTicketOpenedKind.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -223,9 +219,7 @@ func (v TicketOpenedKind) Validate() error {
 	return valuesOfTicketOpenedKind.Check(string(v))
 }
 
-var (
-	valuesOfTicketOpenedKind = codec.Strings{Sorted: []string{"ticket"}, Expected: "the constant \"ticket\""}
-)
+var valuesOfTicketOpenedKind = codec.Strings{Sorted: []string{"ticket"}, Expected: "the constant \"ticket\""}
 
 // TicketOpenedStatus is generated from ticket-opened.json#/properties/status.
 type TicketOpenedStatus string
@@ -240,7 +234,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpenedStatus) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, TicketOpenedStatus.Validate)
+	return valuesOfTicketOpenedStatus.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -253,9 +247,7 @@ func (v TicketOpenedStatus) Validate() error {
 	return valuesOfTicketOpenedStatus.Check(string(v))
 }
 
-var (
-	valuesOfTicketOpenedStatus = codec.Strings{Sorted: []string{"closed", "in-progress", "open", "waiting_for_customer"}, Expected: "one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\""}
-)
+var valuesOfTicketOpenedStatus = codec.Strings{Sorted: []string{"closed", "in-progress", "open", "waiting_for_customer"}, Expected: "one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\""}
 
 // TicketOpenedPriority is generated from
 // ticket-opened.json#/properties/priority.
@@ -271,7 +263,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpenedPriority) DecodeJSON(d *jx.Decoder) error {
-	return codec.IntEnum(d, v, TicketOpenedPriority.Validate)
+	return valuesOfTicketOpenedPriority.Read(d, (*int64)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -284,9 +276,7 @@ func (v TicketOpenedPriority) Validate() error {
 	return valuesOfTicketOpenedPriority.Check(int64(v))
 }
 
-var (
-	valuesOfTicketOpenedPriority = codec.Ints{Sorted: []int64{-1, 1, 2, 3}, Expected: "one of 1, 2, 3, -1"}
-)
+var valuesOfTicketOpenedPriority = codec.Ints{Sorted: []int64{-1, 1, 2, 3}, Expected: "one of 1, 2, 3, -1"}
 
 // Severity is generated from ticket-opened.json#/properties/severity.
 type Severity string
@@ -299,7 +289,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Severity) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, Severity.Validate)
+	return valuesOfSeverity.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -312,9 +302,7 @@ func (v Severity) Validate() error {
 	return valuesOfSeverity.Check(string(v))
 }
 
-var (
-	valuesOfSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
-)
+var valuesOfSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
 
 // TicketOpenedChannelsItem is generated from
 // ticket-opened.json#/properties/channels/items.
@@ -328,7 +316,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpenedChannelsItem) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, TicketOpenedChannelsItem.Validate)
+	return valuesOfTicketOpenedChannelsItem.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -341,9 +329,7 @@ func (v TicketOpenedChannelsItem) Validate() error {
 	return valuesOfTicketOpenedChannelsItem.Check(string(v))
 }
 
-var (
-	valuesOfTicketOpenedChannelsItem = codec.Strings{Sorted: []string{"email", "sms"}, Expected: "one of \"email\", \"sms\""}
-)
+var valuesOfTicketOpenedChannelsItem = codec.Strings{Sorted: []string{"email", "sms"}, Expected: "one of \"email\", \"sms\""}
 
 // TicketOpenedVersion is generated from
 // ticket-opened.json#/properties/version.
@@ -356,7 +342,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpenedVersion) DecodeJSON(d *jx.Decoder) error {
-	return codec.IntEnum(d, v, TicketOpenedVersion.Validate)
+	return valuesOfTicketOpenedVersion.Read(d, (*int64)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -369,9 +355,7 @@ func (v TicketOpenedVersion) Validate() error {
 	return valuesOfTicketOpenedVersion.Check(int64(v))
 }
 
-var (
-	valuesOfTicketOpenedVersion = codec.Ints{Sorted: []int64{2}, Expected: "the constant 2"}
-)
+var valuesOfTicketOpenedVersion = codec.Ints{Sorted: []int64{2}, Expected: "the constant 2"}
 
 // TicketOpenedRegion is generated from ticket-opened.json#/properties/region.
 type TicketOpenedRegion string
@@ -385,7 +369,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TicketOpenedRegion) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, TicketOpenedRegion.Validate)
+	return valuesOfTicketOpenedRegion.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -398,6 +382,4 @@ func (v TicketOpenedRegion) Validate() error {
 	return valuesOfTicketOpenedRegion.Check(string(v))
 }
 
-var (
-	valuesOfTicketOpenedRegion = codec.Strings{Sorted: []string{"APAC", "EU", "US"}, Expected: "one of \"EU\", \"US\", \"APAC\""}
-)
+var valuesOfTicketOpenedRegion = codec.Strings{Sorted: []string{"APAC", "EU", "US"}, Expected: "one of \"EU\", \"US\", \"APAC\""}

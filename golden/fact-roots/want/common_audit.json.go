@@ -27,46 +27,30 @@ type AuditLogged struct {
 	Action *string `json:"action,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAuditLogged.
+func (v *AuditLogged) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAuditLogged, append(f, &v.Actor, &v.Action)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error {
 	*v = AuditLogged{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "actor":
-			o.Seen |= 1 << 0
-			v.Actor, err = codec.Str(d)
-		case "action":
-			v.Action, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfAuditLogged)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v AuditLogged) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("actor")
-	e.Str(v.Actor)
-	if v.Action != nil {
-		e.FieldStart("action")
-		e.Str(*v.Action)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v AuditLogged) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AuditLogged) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -74,6 +58,7 @@ func (v *AuditLogged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfAuditLogged = []string{"actor"}
-)
+var shapeOfAuditLogged = codec.Shape{Props: []codec.Prop{
+	{Name: "actor", Required: true},
+	{Name: "action"},
+}}

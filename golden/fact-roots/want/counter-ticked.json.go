@@ -48,9 +48,4 @@ func (v *CounterTicked) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkCounterTicked = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-)
+var checkCounterTicked = codec.Int{Max: math.MaxInt64, Min: 0}

@@ -92,77 +92,57 @@ type CardSettlement struct {
 	CardLast4 string `json:"card_last4"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCardSettlement.
+func (v *CardSettlement) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCardSettlement, append(f, &v.CardLast4)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
 	*v = CardSettlement{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "card_last4":
-			o.Seen |= 1 << 0
-			v.CardLast4, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfCardSettlement)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *CardSettlement) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("card_last4")
-	e.Str(v.CardLast4)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *CardSettlement) Validate() error {
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfCardSettlement = []string{"card_last4"}
-)
+var shapeOfCardSettlement = codec.Shape{Props: []codec.Prop{
+	{Name: "card_last4", Required: true},
+}}
 
 // BankSettlement is generated from payment-settled.json#/oneOf/1.
 type BankSettlement struct {
 	Iban string `json:"iban"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBankSettlement.
+func (v *BankSettlement) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfBankSettlement, append(f, &v.Iban)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
 	*v = BankSettlement{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "iban":
-			o.Seen |= 1 << 0
-			v.Iban, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfBankSettlement)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BankSettlement) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("iban")
-	e.Str(v.Iban)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *BankSettlement) Validate() error {
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfBankSettlement = []string{"iban"}
-)
+var shapeOfBankSettlement = codec.Shape{Props: []codec.Prop{
+	{Name: "iban", Required: true},
+}}

@@ -28,51 +28,30 @@ type UserMerged struct {
 	Into   string  `json:"into"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserMerged.
+func (v *UserMerged) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUserMerged, append(f, &v.Actor, &v.Action, &v.Into)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserMerged) DecodeJSON(d *jx.Decoder) error {
 	*v = UserMerged{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "actor":
-			o.Seen |= 1 << 0
-			v.Actor, err = codec.Str(d)
-		case "action":
-			v.Action, err = codec.Ptr(d, codec.Str)
-		case "into":
-			o.Seen |= 1 << 1
-			v.Into, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUserMerged)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v UserMerged) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("actor")
-	e.Str(v.Actor)
-	if v.Action != nil {
-		e.FieldStart("action")
-		e.Str(*v.Action)
-	}
-	e.FieldStart("into")
-	e.Str(v.Into)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserMerged) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserMerged) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -80,6 +59,8 @@ func (v *UserMerged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfUserMerged = []string{"actor", "into"}
-)
+var shapeOfUserMerged = codec.Shape{Props: []codec.Prop{
+	{Name: "actor", Required: true},
+	{Name: "action"},
+	{Name: "into", Required: true},
+}}

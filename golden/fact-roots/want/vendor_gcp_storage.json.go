@@ -33,64 +33,30 @@ type ObjectFinalized struct {
 	Generation *int64  `json:"generation,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfObjectFinalized.
+func (v *ObjectFinalized) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfObjectFinalized, append(f, &v.Bucket, &v.Name, &v.Size, &v.Generation)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 	*v = ObjectFinalized{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "bucket":
-			v.Bucket, err = codec.Ptr(d, codec.Str)
-		case "name":
-			v.Name, err = codec.Ptr(d, codec.Str)
-		case "size":
-			v.Size, err = codec.Ptr(d, codec.Str)
-		case "generation":
-			v.Generation, err = codec.Ptr(d, checkObjectFinalized_Generation.Int)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Bucket != nil {
-		e.FieldStart("bucket")
-		e.Str(*v.Bucket)
-	}
-	if v.Name != nil {
-		e.FieldStart("name")
-		e.Str(*v.Name)
-	}
-	if v.Size != nil {
-		e.FieldStart("size")
-		e.Str(*v.Size)
-	}
-	if v.Generation != nil {
-		e.FieldStart("generation")
-		e.Int64(*v.Generation)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ObjectFinalized) Validate() error {
-	if v.Generation != nil {
-		if err := checkObjectFinalized_Generation.Check(*v.Generation); err != nil {
-			return codec.AtField(err, "generation")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectFinalized) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -98,9 +64,9 @@ func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkObjectFinalized_Generation = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-)
+var shapeOfObjectFinalized = codec.Shape{Props: []codec.Prop{
+	{Name: "bucket"},
+	{Name: "name"},
+	{Name: "size"},
+	{Name: "generation", Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+}}

@@ -115,9 +115,7 @@ func (v *PushReceived) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfPushReceived = []string{"ref", "after", "repository"}
-)
+var requiredOfPushReceived = []string{"ref", "after", "repository"}
 
 // Sha is generated from vendor/github/push.json#/definitions/sha.
 type Sha string
@@ -144,12 +142,7 @@ func (v *Sha) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkSha = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9a-f]{40}$"),
-	}
-)
+var checkSha = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9a-f]{40}$")}
 
 // Repository is generated from
 // vendor/github/push.json#/definitions/repository.
@@ -158,45 +151,30 @@ type Repository struct {
 	FullName string `json:"full_name"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfRepository.
+func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfRepository, append(f, &v.ID, &v.FullName)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 	*v = Repository{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "id":
-			o.Seen |= 1 << 0
-			v.ID, err = codec.Int64(d)
-		case "full_name":
-			o.Seen |= 1 << 1
-			v.FullName, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfRepository)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Repository) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("id")
-	e.Int64(v.ID)
-	e.FieldStart("full_name")
-	e.Str(v.FullName)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Repository) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Repository) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -204,9 +182,10 @@ func (v *Repository) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfRepository = []string{"id", "full_name"}
-)
+var shapeOfRepository = codec.Shape{Props: []codec.Prop{
+	{Name: "id", Required: true},
+	{Name: "full_name", Required: true},
+}}
 
 // Commit is generated from vendor/github/push.json#/definitions/commit.
 type Commit struct {
@@ -214,48 +193,30 @@ type Commit struct {
 	Message string `json:"message"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCommit.
+func (v *Commit) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCommit, append(f, &v.ID, &v.Message)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Commit) DecodeJSON(d *jx.Decoder) error {
 	*v = Commit{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "id":
-			o.Seen |= 1 << 0
-			err = v.ID.DecodeJSON(d)
-		case "message":
-			o.Seen |= 1 << 1
-			v.Message, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfCommit)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Commit) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("id")
-	v.ID.EncodeJSON(e)
-	e.FieldStart("message")
-	e.Str(v.Message)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Commit) Validate() error {
-	if err := v.ID.Validate(); err != nil {
-		return codec.AtField(err, "id")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Commit) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -263,6 +224,7 @@ func (v *Commit) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfCommit = []string{"id", "message"}
-)
+var shapeOfCommit = codec.Shape{Props: []codec.Prop{
+	{Name: "id", Required: true},
+	{Name: "message", Required: true},
+}}

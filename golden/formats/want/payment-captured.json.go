@@ -173,25 +173,10 @@ func (v *PaymentCaptured) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkPaymentCaptured_PaymentID = codec.String{
-		Format:    codec.FormatOf("uuid"),
-		MaxLength: -1,
-	}
-	checkPaymentCaptured_PayerEmail = codec.String{
-		Format:    codec.FormatOf("email"),
-		MaxLength: -1,
-	}
-	checkPaymentCaptured_ValueDate = codec.String{
-		Format:    codec.FormatOf("date"),
-		MaxLength: -1,
-	}
-	checkPaymentCaptured_ReceiptURL = codec.String{
-		Format:    codec.FormatOf("uri"),
-		MaxLength: -1,
-	}
-	checkPaymentCaptured_IssuesURL = codec.String{
-		Format:    codec.FormatOf("uri-template"),
-		MaxLength: -1,
-	}
-	requiredOfPaymentCaptured = []string{"captured_at", "voided_at", "payment_id", "payer_email", "value_date"}
+	checkPaymentCaptured_PaymentID  = codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}
+	checkPaymentCaptured_PayerEmail = codec.String{Format: codec.FormatOf("email"), MaxLength: -1}
+	checkPaymentCaptured_ValueDate  = codec.String{Format: codec.FormatOf("date"), MaxLength: -1}
+	checkPaymentCaptured_ReceiptURL = codec.String{Format: codec.FormatOf("uri"), MaxLength: -1}
+	checkPaymentCaptured_IssuesURL  = codec.String{Format: codec.FormatOf("uri-template"), MaxLength: -1}
+	requiredOfPaymentCaptured       = []string{"captured_at", "voided_at", "payment_id", "payer_email", "value_date"}
 )

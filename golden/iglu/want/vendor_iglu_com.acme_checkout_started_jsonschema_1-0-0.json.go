@@ -35,94 +35,30 @@ type CheckoutStarted struct {
 	Coupon   schemaset.Nullable[string] `json:"coupon,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckoutStarted.
+func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCheckoutStarted, append(f, &v.CartID, &v.Currency, &v.Total, (*codec.List[Item])(&v.Items), &v.Coupon)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error {
 	*v = CheckoutStarted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "cartId":
-			o.Seen |= 1 << 0
-			v.CartID, err = checkCheckoutStarted_CartID.Str(d)
-		case "currency":
-			o.Seen |= 1 << 1
-			err = v.Currency.DecodeJSON(d)
-		case "total":
-			o.Seen |= 1 << 2
-			v.Total, err = checkCheckoutStarted_Total.Float(d)
-		case "items":
-			a := codec.Elements(d)
-			for v.Items = []Item{}; a.Next(); {
-				v.Items = append(v.Items, Item{})
-				a.Check(v.Items[len(v.Items)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "coupon":
-			v.Coupon, err = codec.Nullable(d, checkCheckoutStarted_Coupon.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfCheckoutStarted)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v CheckoutStarted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("cartId")
-	e.Str(v.CartID)
-	e.FieldStart("currency")
-	v.Currency.EncodeJSON(e)
-	e.FieldStart("total")
-	codec.WriteFloat(e, v.Total)
-	if v.Items != nil {
-		e.FieldStart("items")
-		e.ArrStart()
-		for _, x1 := range v.Items {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	if v.Coupon.Present {
-		e.FieldStart("coupon")
-		if !v.Coupon.Valid {
-			e.Null()
-		} else {
-			e.Str(v.Coupon.Value)
-		}
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CheckoutStarted) Validate() error {
-	if err := checkCheckoutStarted_CartID.Check(v.CartID); err != nil {
-		return codec.AtField(err, "cartId")
-	}
-	if err := v.Currency.Validate(); err != nil {
-		return codec.AtField(err, "currency")
-	}
-	if err := checkCheckoutStarted_Total.Check(v.Total); err != nil {
-		return codec.AtField(err, "total")
-	}
-	for i := range v.Items {
-		if err := v.Items[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "items")
-		}
-	}
-	if v.Coupon.Valid {
-		if err := checkCheckoutStarted_Coupon.Check(v.Coupon.Value); err != nil {
-			return codec.AtField(err, "coupon")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CheckoutStarted) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -130,16 +66,13 @@ func (v *CheckoutStarted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkCheckoutStarted_CartID = codec.String{MaxLength: 64}
-	checkCheckoutStarted_Total  = codec.Float{
-		ExclusiveMin: true,
-		Max:          math.Inf(1),
-		Min:          0.0,
-	}
-	checkCheckoutStarted_Coupon = codec.String{MaxLength: 32}
-	requiredOfCheckoutStarted   = []string{"cartId", "currency", "total"}
-)
+var shapeOfCheckoutStarted = codec.Shape{Props: []codec.Prop{
+	{Name: "cartId", Required: true, Rule: &codec.String{MaxLength: 64}},
+	{Name: "currency", Required: true},
+	{Name: "total", Required: true, Rule: &codec.Float{ExclusiveMin: true, Max: math.Inf(1), Min: 0.0}},
+	{Name: "items"},
+	{Name: "coupon", Null: true, Rule: &codec.String{MaxLength: 32}},
+}}
 
 // CheckoutStartedCurrency is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/properties/currency.
@@ -154,7 +87,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CheckoutStartedCurrency) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, CheckoutStartedCurrency.Validate)
+	return valuesOfCheckoutStartedCurrency.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -167,9 +100,7 @@ func (v CheckoutStartedCurrency) Validate() error {
 	return valuesOfCheckoutStartedCurrency.Check(string(v))
 }
 
-var (
-	valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
-)
+var valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
 
 // Item is generated from
 // vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json#/definitions/item.
@@ -178,48 +109,30 @@ type Item struct {
 	Quantity int64  `json:"quantity"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItem.
+func (v *Item) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItem, append(f, &v.Sku, &v.Quantity)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Item) DecodeJSON(d *jx.Decoder) error {
 	*v = Item{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = codec.Str(d)
-		case "quantity":
-			o.Seen |= 1 << 1
-			v.Quantity, err = checkItem_Quantity.Int(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItem)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Item) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Item) Validate() error {
-	if err := checkItem_Quantity.Check(v.Quantity); err != nil {
-		return codec.AtField(err, "quantity")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Item) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -227,10 +140,7 @@ func (v *Item) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkItem_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	requiredOfItem = []string{"sku", "quantity"}
-)
+var shapeOfItem = codec.Shape{Props: []codec.Prop{
+	{Name: "sku", Required: true},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+}}

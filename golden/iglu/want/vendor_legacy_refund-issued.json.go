@@ -39,65 +39,30 @@ type RefundIssued struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfRefundIssued are the property names RefundIssued declares; the
-// others are additional.
-var propertiesOfRefundIssued = []string{"refundId", "amount", "reason"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfRefundIssued.
+func (v *RefundIssued) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfRefundIssued, append(f, &v.RefundID, &v.Amount, &v.Reason, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error {
 	*v = RefundIssued{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "refundId":
-			o.Seen |= 1 << 0
-			v.RefundID, err = codec.Str(d)
-		case "amount":
-			o.Seen |= 1 << 1
-			v.Amount, err = checkRefundIssued_Amount.Int(d)
-		case "reason":
-			v.Reason, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfRefundIssued)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v RefundIssued) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("refundId")
-	e.Str(v.RefundID)
-	e.FieldStart("amount")
-	e.Int64(v.Amount)
-	if v.Reason != nil {
-		e.FieldStart("reason")
-		e.Str(*v.Reason)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v RefundIssued) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRefundIssued); err != nil {
-		return err
-	}
-	if err := checkRefundIssued_Amount.Check(v.Amount); err != nil {
-		return codec.AtField(err, "amount")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v RefundIssued) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRefundIssued); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -105,10 +70,8 @@ func (v *RefundIssued) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkRefundIssued_Amount = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	requiredOfRefundIssued = []string{"refundId", "amount"}
-)
+var shapeOfRefundIssued = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "refundId", Required: true},
+	{Name: "amount", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+	{Name: "reason"},
+}}

@@ -33,10 +33,4 @@ func (v *SKU) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkSKU = codec.String{
-		MaxLength: -1,
-		MinLength: 3,
-		Pattern:   codec.Regexp("^[A-Z0-9-]+$"),
-	}
-)
+var checkSKU = codec.String{MaxLength: -1, MinLength: 3, Pattern: codec.Regexp("^[A-Z0-9-]+$")}

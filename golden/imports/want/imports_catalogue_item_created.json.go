@@ -37,69 +37,30 @@ type ItemCreated struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfItemCreated are the property names ItemCreated declares; the
-// others are additional.
-var propertiesOfItemCreated = []string{"sku", "name", "tags"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemCreated.
+func (v *ItemCreated) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItemCreated, append(f, &v.Sku, &v.Name, &v.Tags, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemCreated) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemCreated{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			err = v.Sku.DecodeJSON(d)
-		case "name":
-			o.Seen |= 1 << 1
-			v.Name, err = codec.Str(d)
-		case "tags":
-			v.Tags, err = codec.Slice(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItemCreated)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemCreated) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	v.Sku.EncodeJSON(e)
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Tags != nil {
-		e.FieldStart("tags")
-		e.ArrStart()
-		for _, x1 := range v.Tags {
-			e.Str(x1)
-		}
-		e.ArrEnd()
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemCreated) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemCreated); err != nil {
-		return err
-	}
-	if err := v.Sku.Validate(); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemCreated) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemCreated); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -107,6 +68,8 @@ func (v *ItemCreated) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfItemCreated = []string{"sku", "name"}
-)
+var shapeOfItemCreated = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+	{Name: "name", Required: true},
+	{Name: "tags"},
+}}

@@ -136,18 +136,9 @@ func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkObjectFinalized_Size = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]+$"),
-	}
-	checkObjectFinalized_Generation = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	checkObjectFinalized_TimeCreated = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
+	checkObjectFinalized_Size        = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]+$")}
+	checkObjectFinalized_Generation  = codec.Int{Max: math.MaxInt64, Min: 1}
+	checkObjectFinalized_TimeCreated = codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}
 )
 
 // ObjectOwner is generated from
@@ -157,50 +148,38 @@ type ObjectOwner struct {
 	EntityID *string `json:"entityId,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfObjectOwner.
+func (v *ObjectOwner) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfObjectOwner, append(f, &v.Entity, &v.EntityID)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = ObjectOwner{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "entity":
-			v.Entity, err = codec.Ptr(d, codec.Str)
-		case "entityId":
-			v.EntityID, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ObjectOwner) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Entity != nil {
-		e.FieldStart("entity")
-		e.Str(*v.Entity)
-	}
-	if v.EntityID != nil {
-		e.FieldStart("entityId")
-		e.Str(*v.EntityID)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ObjectOwner) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectOwner) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *ObjectOwner) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfObjectOwner = codec.Shape{Props: []codec.Prop{
+	{Name: "entity"},
+	{Name: "entityId"},
+}}

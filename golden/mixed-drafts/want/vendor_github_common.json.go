@@ -14,45 +14,30 @@ type User struct {
 	ID    int64  `json:"id"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUser.
+func (v *User) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUser, append(f, &v.Login, &v.ID)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *User) DecodeJSON(d *jx.Decoder) error {
 	*v = User{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "login":
-			o.Seen |= 1 << 0
-			v.Login, err = codec.Str(d)
-		case "id":
-			o.Seen |= 1 << 1
-			v.ID, err = codec.Int64(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUser)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v User) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("login")
-	e.Str(v.Login)
-	e.FieldStart("id")
-	e.Int64(v.ID)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v User) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v User) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -60,9 +45,10 @@ func (v *User) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfUser = []string{"login", "id"}
-)
+var shapeOfUser = codec.Shape{Props: []codec.Prop{
+	{Name: "login", Required: true},
+	{Name: "id", Required: true},
+}}
 
 // Repository is generated from
 // vendor/github/common.json#/definitions/repository.
@@ -72,56 +58,30 @@ type Repository struct {
 	IssuesURL *string `json:"issues_url,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfRepository.
+func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfRepository, append(f, &v.ID, &v.FullName, &v.IssuesURL)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 	*v = Repository{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "id":
-			o.Seen |= 1 << 0
-			v.ID, err = codec.Int64(d)
-		case "full_name":
-			o.Seen |= 1 << 1
-			v.FullName, err = codec.Str(d)
-		case "issues_url":
-			v.IssuesURL, err = codec.Ptr(d, checkRepository_IssuesURL.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfRepository)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Repository) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("id")
-	e.Int64(v.ID)
-	e.FieldStart("full_name")
-	e.Str(v.FullName)
-	if v.IssuesURL != nil {
-		e.FieldStart("issues_url")
-		e.Str(*v.IssuesURL)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Repository) Validate() error {
-	if v.IssuesURL != nil {
-		if err := checkRepository_IssuesURL.Check(*v.IssuesURL); err != nil {
-			return codec.AtField(err, "issues_url")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Repository) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -129,13 +89,11 @@ func (v *Repository) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkRepository_IssuesURL = codec.String{
-		Format:    codec.FormatOf("uri-template"),
-		MaxLength: -1,
-	}
-	requiredOfRepository = []string{"id", "full_name"}
-)
+var shapeOfRepository = codec.Shape{Props: []codec.Prop{
+	{Name: "id", Required: true},
+	{Name: "full_name", Required: true},
+	{Name: "issues_url", Rule: &codec.String{Format: codec.FormatOf("uri-template"), MaxLength: -1}},
+}}
 
 // Issue is generated from vendor/github/common.json#/definitions/issue.
 type Issue struct {
@@ -145,77 +103,30 @@ type Issue struct {
 	Labels   []Label    `json:"labels,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfIssue.
+func (v *Issue) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfIssue, append(f, &v.Number, &v.State, &v.ClosedAt, (*codec.List[Label])(&v.Labels))
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Issue) DecodeJSON(d *jx.Decoder) error {
 	*v = Issue{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "number":
-			o.Seen |= 1 << 0
-			v.Number, err = codec.Int64(d)
-		case "state":
-			o.Seen |= 1 << 1
-			err = v.State.DecodeJSON(d)
-		case "closed_at":
-			o.Seen |= 1 << 2
-			v.ClosedAt, err = codec.NullPtr(d, codec.Str)
-		case "labels":
-			a := codec.Elements(d)
-			for v.Labels = []Label{}; a.Next(); {
-				v.Labels = append(v.Labels, Label{})
-				a.Check(v.Labels[len(v.Labels)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfIssue)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Issue) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("number")
-	e.Int64(v.Number)
-	e.FieldStart("state")
-	v.State.EncodeJSON(e)
-	e.FieldStart("closed_at")
-	if v.ClosedAt == nil {
-		e.Null()
-	} else {
-		e.Str(*v.ClosedAt)
-	}
-	if v.Labels != nil {
-		e.FieldStart("labels")
-		e.ArrStart()
-		for _, x1 := range v.Labels {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Issue) Validate() error {
-	if err := v.State.Validate(); err != nil {
-		return codec.AtField(err, "state")
-	}
-	for i := range v.Labels {
-		if err := v.Labels[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "labels")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Issue) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -223,9 +134,12 @@ func (v *Issue) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfIssue = []string{"number", "state", "closed_at"}
-)
+var shapeOfIssue = codec.Shape{Props: []codec.Prop{
+	{Name: "number", Required: true},
+	{Name: "state", Required: true},
+	{Name: "closed_at", Required: true, Null: true},
+	{Name: "labels"},
+}}
 
 // IssueState is generated from
 // vendor/github/common.json#/definitions/issue/properties/state.
@@ -239,7 +153,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *IssueState) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, IssueState.Validate)
+	return valuesOfIssueState.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -252,9 +166,7 @@ func (v IssueState) Validate() error {
 	return valuesOfIssueState.Check(string(v))
 }
 
-var (
-	valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
-)
+var valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
 
 // Label is generated from vendor/github/common.json#/definitions/label.
 type Label struct {
@@ -262,46 +174,30 @@ type Label struct {
 	Color *string `json:"color,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfLabel.
+func (v *Label) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfLabel, append(f, &v.Name, &v.Color)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Label) DecodeJSON(d *jx.Decoder) error {
 	*v = Label{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "color":
-			v.Color, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfLabel)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Label) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Color != nil {
-		e.FieldStart("color")
-		e.Str(*v.Color)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Label) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Label) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -309,6 +205,7 @@ func (v *Label) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfLabel = []string{"name"}
-)
+var shapeOfLabel = codec.Shape{Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "color"},
+}}

@@ -102,7 +102,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *IssueClosedAction) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, IssueClosedAction.Validate)
+	return valuesOfIssueClosedAction.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -115,6 +115,4 @@ func (v IssueClosedAction) Validate() error {
 	return valuesOfIssueClosedAction.Check(string(v))
 }
 
-var (
-	valuesOfIssueClosedAction = codec.Strings{Sorted: []string{"closed"}, Expected: "the constant \"closed\""}
-)
+var valuesOfIssueClosedAction = codec.Strings{Sorted: []string{"closed"}, Expected: "the constant \"closed\""}

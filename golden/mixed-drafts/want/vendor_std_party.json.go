@@ -14,52 +14,30 @@ type Party struct {
 	Website *Link  `json:"website,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfParty.
+func (v *Party) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfParty, append(f, &v.Name, codec.Opt[Link]{F: &v.Website})
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Party) DecodeJSON(d *jx.Decoder) error {
 	*v = Party{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "website":
-			v.Website = new(Link)
-			err = v.Website.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfParty)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Party) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Website != nil {
-		e.FieldStart("website")
-		v.Website.EncodeJSON(e)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Party) Validate() error {
-	if v.Website != nil {
-		if err := v.Website.Validate(); err != nil {
-			return codec.AtField(err, "website")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Party) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -67,6 +45,7 @@ func (v *Party) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfParty = []string{"name"}
-)
+var shapeOfParty = codec.Shape{Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "website"},
+}}

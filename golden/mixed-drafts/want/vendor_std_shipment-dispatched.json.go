@@ -29,65 +29,30 @@ type ShipmentDispatched struct {
 	Tracking     *Link     `json:"tracking,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentDispatched.
+func (v *ShipmentDispatched) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, codec.Opt[Link]{F: &v.Tracking})
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentDispatched{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "shipment_id":
-			o.Seen |= 1 << 0
-			v.ShipmentID, err = codec.Str(d)
-		case "dispatched_at":
-			o.Seen |= 1 << 1
-			v.DispatchedAt, err = checkShipmentDispatched_DispatchedAt.Time(d)
-		case "carrier":
-			o.Seen |= 1 << 2
-			err = v.Carrier.DecodeJSON(d)
-		case "tracking":
-			v.Tracking = new(Link)
-			err = v.Tracking.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfShipmentDispatched)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ShipmentDispatched) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("shipment_id")
-	e.Str(v.ShipmentID)
-	e.FieldStart("dispatched_at")
-	codec.WriteTime(e, v.DispatchedAt)
-	e.FieldStart("carrier")
-	v.Carrier.EncodeJSON(e)
-	if v.Tracking != nil {
-		e.FieldStart("tracking")
-		v.Tracking.EncodeJSON(e)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ShipmentDispatched) Validate() error {
-	if err := v.Carrier.Validate(); err != nil {
-		return codec.AtField(err, "carrier")
-	}
-	if v.Tracking != nil {
-		if err := v.Tracking.Validate(); err != nil {
-			return codec.AtField(err, "tracking")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ShipmentDispatched) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -95,10 +60,9 @@ func (v *ShipmentDispatched) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkShipmentDispatched_DispatchedAt = codec.String{
-		Format:    codec.FormatOf("date-time"),
-		MaxLength: -1,
-	}
-	requiredOfShipmentDispatched = []string{"shipment_id", "dispatched_at", "carrier"}
-)
+var shapeOfShipmentDispatched = codec.Shape{Props: []codec.Prop{
+	{Name: "shipment_id", Required: true},
+	{Name: "dispatched_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
+	{Name: "carrier", Required: true},
+	{Name: "tracking"},
+}}

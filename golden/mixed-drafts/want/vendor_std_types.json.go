@@ -38,9 +38,4 @@ func (v *Link) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkLink = codec.String{
-		Format:    codec.FormatOf("uri"),
-		MaxLength: -1,
-	}
-)
+var checkLink = codec.String{Format: codec.FormatOf("uri"), MaxLength: -1}

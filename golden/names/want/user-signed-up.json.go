@@ -43,119 +43,47 @@ type UserSignedUp struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfUserSignedUp are the property names UserSignedUp declares; the
-// others are additional.
-var propertiesOfUserSignedUp = []string{"catalogue_id", "url", "image_urls", "type", "func", "3d_model", "HTTPServer", "größe", "json", "api-key", "x-"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserSignedUp.
+func (v *UserSignedUp) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUserSignedUp, append(f, &v.CatalogueID, &v.URL, &v.ImageURLs, &v.Type, &v.Func, &v.X3dModel, &v.HTTPServer, &v.Größe, &v.JSON, &v.APIKey, &v.X, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
 	*v = UserSignedUp{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "catalogue_id":
-			v.CatalogueID, err = codec.Ptr(d, codec.Str)
-		case "url":
-			v.URL, err = codec.Ptr(d, codec.Str)
-		case "image_urls":
-			v.ImageURLs, err = codec.Slice(d, codec.Str)
-		case "type":
-			v.Type, err = codec.Ptr(d, codec.Str)
-		case "func":
-			v.Func, err = codec.Ptr(d, codec.Str)
-		case "3d_model":
-			v.X3dModel, err = codec.Ptr(d, codec.Str)
-		case "HTTPServer":
-			v.HTTPServer, err = codec.Ptr(d, codec.Str)
-		case "größe":
-			v.Größe, err = codec.Ptr(d, codec.Int64)
-		case "json":
-			v.JSON, err = codec.Ptr(d, codec.Str)
-		case "api-key":
-			v.APIKey, err = codec.Ptr(d, codec.Str)
-		case "x-":
-			v.X, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v UserSignedUp) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.CatalogueID != nil {
-		e.FieldStart("catalogue_id")
-		e.Str(*v.CatalogueID)
-	}
-	if v.URL != nil {
-		e.FieldStart("url")
-		e.Str(*v.URL)
-	}
-	if v.ImageURLs != nil {
-		e.FieldStart("image_urls")
-		e.ArrStart()
-		for _, x1 := range v.ImageURLs {
-			e.Str(x1)
-		}
-		e.ArrEnd()
-	}
-	if v.Type != nil {
-		e.FieldStart("type")
-		e.Str(*v.Type)
-	}
-	if v.Func != nil {
-		e.FieldStart("func")
-		e.Str(*v.Func)
-	}
-	if v.X3dModel != nil {
-		e.FieldStart("3d_model")
-		e.Str(*v.X3dModel)
-	}
-	if v.HTTPServer != nil {
-		e.FieldStart("HTTPServer")
-		e.Str(*v.HTTPServer)
-	}
-	if v.Größe != nil {
-		e.FieldStart("größe")
-		e.Int64(*v.Größe)
-	}
-	if v.JSON != nil {
-		e.FieldStart("json")
-		e.Str(*v.JSON)
-	}
-	if v.APIKey != nil {
-		e.FieldStart("api-key")
-		e.Str(*v.APIKey)
-	}
-	if v.X != nil {
-		e.FieldStart("x-")
-		e.Str(*v.X)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v UserSignedUp) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserSignedUp); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserSignedUp) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUserSignedUp); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *UserSignedUp) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfUserSignedUp = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "catalogue_id"},
+	{Name: "url"},
+	{Name: "image_urls"},
+	{Name: "type"},
+	{Name: "func"},
+	{Name: "3d_model"},
+	{Name: "HTTPServer"},
+	{Name: "größe"},
+	{Name: "json"},
+	{Name: "api-key"},
+	{Name: "x-"},
+}}

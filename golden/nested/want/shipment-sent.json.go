@@ -34,59 +34,30 @@ type ShipmentSent struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfShipmentSent are the property names ShipmentSent declares; the
-// others are additional.
-var propertiesOfShipmentSent = []string{"shipment_id", "destination"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSent.
+func (v *ShipmentSent) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfShipmentSent, append(f, &v.ShipmentID, &v.Destination, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSent{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "shipment_id":
-			o.Seen |= 1 << 0
-			v.ShipmentID, err = codec.Str(d)
-		case "destination":
-			o.Seen |= 1 << 1
-			err = v.Destination.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfShipmentSent)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ShipmentSent) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("shipment_id")
-	e.Str(v.ShipmentID)
-	e.FieldStart("destination")
-	v.Destination.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ShipmentSent) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSent); err != nil {
-		return err
-	}
-	if err := v.Destination.Validate(); err != nil {
-		return codec.AtField(err, "destination")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ShipmentSent) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSent); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -94,9 +65,10 @@ func (v *ShipmentSent) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfShipmentSent = []string{"shipment_id", "destination"}
-)
+var shapeOfShipmentSent = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "shipment_id", Required: true},
+	{Name: "destination", Required: true},
+}}
 
 // ShipmentSentDestination is generated from
 // shipment-sent.json#/properties/destination. Properties the schema does not
@@ -110,63 +82,31 @@ type ShipmentSentDestination struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfShipmentSentDestination are the property names
-// ShipmentSentDestination declares; the others are additional.
-var propertiesOfShipmentSentDestination = []string{"address", "contact"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestination.
+func (v *ShipmentSentDestination) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfShipmentSentDestination, append(f, &v.Address, codec.Opt[Contact]{F: &v.Contact}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestination{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "address":
-			o.Seen |= 1 << 0
-			err = v.Address.DecodeJSON(d)
-		case "contact":
-			v.Contact = new(Contact)
-			err = v.Contact.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfShipmentSentDestination)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("address")
-	v.Address.EncodeJSON(e)
-	if v.Contact != nil {
-		e.FieldStart("contact")
-		v.Contact.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ShipmentSentDestination) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestination); err != nil {
-		return err
-	}
-	if err := v.Address.Validate(); err != nil {
-		return codec.AtField(err, "address")
-	}
-	if v.Contact != nil {
-		if err := v.Contact.Validate(); err != nil {
-			return codec.AtField(err, "contact")
-		}
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfShipmentSentDestination = []string{"address"}
-)
+var shapeOfShipmentSentDestination = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "address", Required: true},
+	{Name: "contact"},
+}}
 
 // ShipmentSentDestinationAddress is generated from
 // shipment-sent.json#/properties/destination/properties/address. Properties
@@ -181,65 +121,32 @@ type ShipmentSentDestinationAddress struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfShipmentSentDestinationAddress are the property names
-// ShipmentSentDestinationAddress declares; the others are additional.
-var propertiesOfShipmentSentDestinationAddress = []string{"street", "city", "geo"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestinationAddress.
+func (v *ShipmentSentDestinationAddress) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, codec.Opt[ShipmentSentDestinationAddressGeo]{F: &v.Geo}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestinationAddress{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "street":
-			o.Seen |= 1 << 0
-			v.Street, err = codec.Str(d)
-		case "city":
-			o.Seen |= 1 << 1
-			v.City, err = codec.Str(d)
-		case "geo":
-			v.Geo = new(ShipmentSentDestinationAddressGeo)
-			err = v.Geo.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfShipmentSentDestinationAddress)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("street")
-	e.Str(v.Street)
-	e.FieldStart("city")
-	e.Str(v.City)
-	if v.Geo != nil {
-		e.FieldStart("geo")
-		v.Geo.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ShipmentSentDestinationAddress) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddress); err != nil {
-		return err
-	}
-	if v.Geo != nil {
-		if err := v.Geo.Validate(); err != nil {
-			return codec.AtField(err, "geo")
-		}
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfShipmentSentDestinationAddress = []string{"street", "city"}
-)
+var shapeOfShipmentSentDestinationAddress = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "street", Required: true},
+	{Name: "city", Required: true},
+	{Name: "geo"},
+}}
 
 // ShipmentSentDestinationAddressGeo is generated from
 // shipment-sent.json#/properties/destination/properties/address/properties/geo.
@@ -253,51 +160,31 @@ type ShipmentSentDestinationAddressGeo struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfShipmentSentDestinationAddressGeo are the property names
-// ShipmentSentDestinationAddressGeo declares; the others are additional.
-var propertiesOfShipmentSentDestinationAddressGeo = []string{"lat", "lon"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestinationAddressGeo.
+func (v *ShipmentSentDestinationAddressGeo) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfShipmentSentDestinationAddressGeo, append(f, &v.Lat, &v.Lon, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
 	*v = ShipmentSentDestinationAddressGeo{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "lat":
-			v.Lat, err = codec.Ptr(d, codec.Float64)
-		case "lon":
-			v.Lon, err = codec.Ptr(d, codec.Float64)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Lat != nil {
-		e.FieldStart("lat")
-		codec.WriteFloat(e, *v.Lat)
-	}
-	if v.Lon != nil {
-		e.FieldStart("lon")
-		codec.WriteFloat(e, *v.Lon)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ShipmentSentDestinationAddressGeo) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipmentSentDestinationAddressGeo); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
+
+var shapeOfShipmentSentDestinationAddressGeo = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "lat"},
+	{Name: "lon"},
+}}
 
 // Contact is generated from
 // shipment-sent.json#/properties/destination/properties/contact. Properties
@@ -310,42 +197,27 @@ type Contact struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfContact are the property names Contact declares; the others are
-// additional.
-var propertiesOfContact = []string{"phone"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfContact.
+func (v *Contact) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfContact, append(f, &v.Phone, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Contact) DecodeJSON(d *jx.Decoder) error {
 	*v = Contact{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "phone":
-			v.Phone, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Contact) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Phone != nil {
-		e.FieldStart("phone")
-		e.Str(*v.Phone)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *Contact) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfContact); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
+
+var shapeOfContact = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "phone"},
+}}

@@ -178,9 +178,7 @@ func (v *ProfileChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
-)
+var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
 
 // ProfileChangedAddress is generated from
 // profile-changed.json#/properties/address. Properties the schema does not
@@ -193,45 +191,27 @@ type ProfileChangedAddress struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfProfileChangedAddress are the property names
-// ProfileChangedAddress declares; the others are additional.
-var propertiesOfProfileChangedAddress = []string{"city"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfProfileChangedAddress.
+func (v *ProfileChangedAddress) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfProfileChangedAddress, append(f, &v.City, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error {
 	*v = ProfileChangedAddress{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "city":
-			o.Seen |= 1 << 0
-			v.City, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfProfileChangedAddress)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("city")
-	e.Str(v.City)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ProfileChangedAddress) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChangedAddress); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfProfileChangedAddress = []string{"city"}
-)
+var shapeOfProfileChangedAddress = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "city", Required: true},
+}}

@@ -44,96 +44,30 @@ type OrderPlaced struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlaced are the property names OrderPlaced declares; the
-// others are additional.
-var propertiesOfOrderPlaced = []string{"order_id", "quantity", "weight_kg", "gift", "note", "discount", "rush", "line_count", "metadata"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
+func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Quantity, &v.WeightKg, &v.Gift, &v.Note, &v.Discount, &v.Rush, &v.LineCount, &v.Metadata, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		case "quantity":
-			o.Seen |= 1 << 1
-			v.Quantity, err = codec.Int64(d)
-		case "weight_kg":
-			o.Seen |= 1 << 2
-			v.WeightKg, err = codec.Float64(d)
-		case "gift":
-			o.Seen |= 1 << 3
-			v.Gift, err = codec.Bool(d)
-		case "note":
-			v.Note, err = codec.Ptr(d, codec.Str)
-		case "discount":
-			v.Discount, err = codec.Ptr(d, codec.Float64)
-		case "rush":
-			v.Rush, err = codec.Ptr(d, codec.Bool)
-		case "line_count":
-			v.LineCount, err = codec.Ptr(d, codec.Int64)
-		case "metadata":
-			v.Metadata, err = codec.Raw(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlaced)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	e.FieldStart("weight_kg")
-	codec.WriteFloat(e, v.WeightKg)
-	e.FieldStart("gift")
-	e.Bool(v.Gift)
-	if v.Note != nil {
-		e.FieldStart("note")
-		e.Str(*v.Note)
-	}
-	if v.Discount != nil {
-		e.FieldStart("discount")
-		codec.WriteFloat(e, *v.Discount)
-	}
-	if v.Rush != nil {
-		e.FieldStart("rush")
-		e.Bool(*v.Rush)
-	}
-	if v.LineCount != nil {
-		e.FieldStart("line_count")
-		e.Int64(*v.LineCount)
-	}
-	if v.Metadata != nil {
-		e.FieldStart("metadata")
-		codec.WriteRaw(e, v.Metadata)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlaced) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -141,6 +75,14 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderPlaced = []string{"order_id", "quantity", "weight_kg", "gift"}
-)
+var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+	{Name: "quantity", Required: true},
+	{Name: "weight_kg", Required: true},
+	{Name: "gift", Required: true},
+	{Name: "note"},
+	{Name: "discount"},
+	{Name: "rush"},
+	{Name: "line_count"},
+	{Name: "metadata"},
+}}

@@ -41,54 +41,30 @@ type PaymentReceived struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfPaymentReceived are the property names PaymentReceived declares;
-// the others are additional.
-var propertiesOfPaymentReceived = []string{"order"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentReceived.
+func (v *PaymentReceived) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfPaymentReceived, append(f, &v.Order, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentReceived{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order":
-			o.Seen |= 1 << 0
-			err = v.Order.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfPaymentReceived)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v PaymentReceived) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order")
-	v.Order.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v PaymentReceived) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceived); err != nil {
-		return err
-	}
-	if err := v.Order.Validate(); err != nil {
-		return codec.AtField(err, "order")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v PaymentReceived) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceived); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -96,9 +72,9 @@ func (v *PaymentReceived) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfPaymentReceived = []string{"order"}
-)
+var shapeOfPaymentReceived = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order", Required: true},
+}}
 
 // PaymentReceivedOrder is generated from
 // payment-received.json#/properties/order. Properties the schema does not
@@ -111,45 +87,27 @@ type PaymentReceivedOrder struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfPaymentReceivedOrder are the property names PaymentReceivedOrder
-// declares; the others are additional.
-var propertiesOfPaymentReceivedOrder = []string{"id"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentReceivedOrder.
+func (v *PaymentReceivedOrder) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfPaymentReceivedOrder, append(f, &v.ID, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentReceivedOrder{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "id":
-			o.Seen |= 1 << 0
-			v.ID, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfPaymentReceivedOrder)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("id")
-	e.Str(v.ID)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PaymentReceivedOrder) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentReceivedOrder); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfPaymentReceivedOrder = []string{"id"}
-)
+var shapeOfPaymentReceivedOrder = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "id", Required: true},
+}}

@@ -44,59 +44,30 @@ type StockCounted struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfStockCounted are the property names StockCounted declares; the
-// others are additional.
-var propertiesOfStockCounted = []string{"warehouse", "count"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfStockCounted.
+func (v *StockCounted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfStockCounted, append(f, &v.Warehouse, &v.Count, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
 	*v = StockCounted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "warehouse":
-			o.Seen |= 1 << 0
-			v.Warehouse, err = checkStockCounted_Warehouse.Int(d)
-		case "count":
-			o.Seen |= 1 << 1
-			v.Count, err = codec.Int64(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfStockCounted)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v StockCounted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("warehouse")
-	e.Int64(v.Warehouse)
-	e.FieldStart("count")
-	e.Int64(v.Count)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v StockCounted) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockCounted); err != nil {
-		return err
-	}
-	if err := checkStockCounted_Warehouse.Check(v.Warehouse); err != nil {
-		return codec.AtField(err, "warehouse")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v StockCounted) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockCounted); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -104,10 +75,7 @@ func (v *StockCounted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkStockCounted_Warehouse = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	requiredOfStockCounted = []string{"warehouse", "count"}
-)
+var shapeOfStockCounted = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "warehouse", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+	{Name: "count", Required: true},
+}}

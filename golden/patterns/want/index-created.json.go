@@ -109,20 +109,8 @@ func (v *IndexCreated) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkIndexCreated_Name = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^(?!lucene\\.)[a-z][a-z0-9._-]*$"),
-	}
-	checkIndexCreated_Version = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^(?<major>0|[1-9]\\d*)\\.(?<minor>0|[1-9]\\d*)$"),
-	}
-	checkIndexCreated_Label = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^\\S(.*\\S)?$"),
-	}
-	checkIndexCreated_Filter = codec.String{
-		Format:    codec.FormatOf("regex"),
-		MaxLength: -1,
-	}
+	checkIndexCreated_Name    = codec.String{MaxLength: -1, Pattern: codec.Regexp("^(?!lucene\\.)[a-z][a-z0-9._-]*$")}
+	checkIndexCreated_Version = codec.String{MaxLength: -1, Pattern: codec.Regexp("^(?<major>0|[1-9]\\d*)\\.(?<minor>0|[1-9]\\d*)$")}
+	checkIndexCreated_Label   = codec.String{MaxLength: -1, Pattern: codec.Regexp("^\\S(.*\\S)?$")}
+	checkIndexCreated_Filter  = codec.String{Format: codec.FormatOf("regex"), MaxLength: -1}
 )

@@ -36,91 +36,30 @@ type MenuPublished struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfMenuPublished are the property names MenuPublished declares; the
-// others are additional.
-var propertiesOfMenuPublished = []string{"name", "subsections", "dishes"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMenuPublished.
+func (v *MenuPublished) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfMenuPublished, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error {
 	*v = MenuPublished{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "subsections":
-			a := codec.Elements(d)
-			for v.Subsections = []Subsection{}; a.Next(); {
-				v.Subsections = append(v.Subsections, Subsection{})
-				a.Check(v.Subsections[len(v.Subsections)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "dishes":
-			a := codec.Elements(d)
-			for v.Dishes = []Dish{}; a.Next(); {
-				v.Dishes = append(v.Dishes, Dish{})
-				a.Check(v.Dishes[len(v.Dishes)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfMenuPublished)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v MenuPublished) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Subsections != nil {
-		e.FieldStart("subsections")
-		e.ArrStart()
-		for _, x1 := range v.Subsections {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	if v.Dishes != nil {
-		e.FieldStart("dishes")
-		e.ArrStart()
-		for _, x1 := range v.Dishes {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v MenuPublished) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMenuPublished); err != nil {
-		return err
-	}
-	for i := range v.Subsections {
-		if err := v.Subsections[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "subsections")
-		}
-	}
-	for i := range v.Dishes {
-		if err := v.Dishes[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "dishes")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v MenuPublished) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMenuPublished); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -128,9 +67,11 @@ func (v *MenuPublished) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfMenuPublished = []string{"name"}
-)
+var shapeOfMenuPublished = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "subsections"},
+	{Name: "dishes"},
+}}
 
 // Subsection is generated from menu-published.json#/definitions/subsection.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -146,91 +87,30 @@ type Subsection struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfSubsection are the property names Subsection declares; the
-// others are additional.
-var propertiesOfSubsection = []string{"name", "subsections", "dishes"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubsection.
+func (v *Subsection) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfSubsection, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Subsection) DecodeJSON(d *jx.Decoder) error {
 	*v = Subsection{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "subsections":
-			a := codec.Elements(d)
-			for v.Subsections = []Subsection{}; a.Next(); {
-				v.Subsections = append(v.Subsections, Subsection{})
-				a.Check(v.Subsections[len(v.Subsections)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "dishes":
-			a := codec.Elements(d)
-			for v.Dishes = []Dish{}; a.Next(); {
-				v.Dishes = append(v.Dishes, Dish{})
-				a.Check(v.Dishes[len(v.Dishes)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfSubsection)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Subsection) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Subsections != nil {
-		e.FieldStart("subsections")
-		e.ArrStart()
-		for _, x1 := range v.Subsections {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	if v.Dishes != nil {
-		e.FieldStart("dishes")
-		e.ArrStart()
-		for _, x1 := range v.Dishes {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Subsection) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfSubsection); err != nil {
-		return err
-	}
-	for i := range v.Subsections {
-		if err := v.Subsections[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "subsections")
-		}
-	}
-	for i := range v.Dishes {
-		if err := v.Dishes[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "dishes")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Subsection) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfSubsection); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -238,9 +118,11 @@ func (v *Subsection) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfSubsection = []string{"name"}
-)
+var shapeOfSubsection = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "subsections"},
+	{Name: "dishes"},
+}}
 
 // Dish is generated from menu-published.json#/definitions/dish. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -257,102 +139,30 @@ type Dish struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfDish are the property names Dish declares; the others are
-// additional.
-var propertiesOfDish = []string{"name", "subsections", "dishes", "price"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfDish.
+func (v *Dish) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfDish, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.Price, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Dish) DecodeJSON(d *jx.Decoder) error {
 	*v = Dish{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "subsections":
-			a := codec.Elements(d)
-			for v.Subsections = []Subsection{}; a.Next(); {
-				v.Subsections = append(v.Subsections, Subsection{})
-				a.Check(v.Subsections[len(v.Subsections)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "dishes":
-			a := codec.Elements(d)
-			for v.Dishes = []Dish{}; a.Next(); {
-				v.Dishes = append(v.Dishes, Dish{})
-				a.Check(v.Dishes[len(v.Dishes)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "price":
-			v.Price, err = codec.Ptr(d, checkDish_Price.Int)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfDish)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Dish) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Subsections != nil {
-		e.FieldStart("subsections")
-		e.ArrStart()
-		for _, x1 := range v.Subsections {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	if v.Dishes != nil {
-		e.FieldStart("dishes")
-		e.ArrStart()
-		for _, x1 := range v.Dishes {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	if v.Price != nil {
-		e.FieldStart("price")
-		e.Int64(*v.Price)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Dish) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfDish); err != nil {
-		return err
-	}
-	for i := range v.Subsections {
-		if err := v.Subsections[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "subsections")
-		}
-	}
-	for i := range v.Dishes {
-		if err := v.Dishes[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "dishes")
-		}
-	}
-	if v.Price != nil {
-		if err := checkDish_Price.Check(*v.Price); err != nil {
-			return codec.AtField(err, "price")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Dish) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfDish); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -360,10 +170,9 @@ func (v *Dish) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkDish_Price = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	requiredOfDish = []string{"name"}
-)
+var shapeOfDish = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "subsections"},
+	{Name: "dishes"},
+	{Name: "price", Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+}}

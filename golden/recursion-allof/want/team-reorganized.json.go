@@ -33,54 +33,30 @@ type TeamReorganized struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfTeamReorganized are the property names TeamReorganized declares;
-// the others are additional.
-var propertiesOfTeamReorganized = []string{"root"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfTeamReorganized.
+func (v *TeamReorganized) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfTeamReorganized, append(f, &v.Root, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error {
 	*v = TeamReorganized{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "root":
-			o.Seen |= 1 << 0
-			err = v.Root.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfTeamReorganized)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v TeamReorganized) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("root")
-	v.Root.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v TeamReorganized) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTeamReorganized); err != nil {
-		return err
-	}
-	if err := v.Root.Validate(); err != nil {
-		return codec.AtField(err, "root")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v TeamReorganized) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTeamReorganized); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -88,9 +64,9 @@ func (v *TeamReorganized) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfTeamReorganized = []string{"root"}
-)
+var shapeOfTeamReorganized = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "root", Required: true},
+}}
 
 // Team is generated from team-reorganized.json#/definitions/team. Properties
 // the schema does not declare are kept in AdditionalProperties.
@@ -103,71 +79,30 @@ type Team struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfTeam are the property names Team declares; the others are
-// additional.
-var propertiesOfTeam = []string{"name", "subteams"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfTeam.
+func (v *Team) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfTeam, append(f, &v.Name, (*codec.List[Subteam])(&v.Subteams), &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Team) DecodeJSON(d *jx.Decoder) error {
 	*v = Team{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "subteams":
-			a := codec.Elements(d)
-			for v.Subteams = []Subteam{}; a.Next(); {
-				v.Subteams = append(v.Subteams, Subteam{})
-				a.Check(v.Subteams[len(v.Subteams)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfTeam)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Team) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Subteams != nil {
-		e.FieldStart("subteams")
-		e.ArrStart()
-		for _, x1 := range v.Subteams {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Team) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTeam); err != nil {
-		return err
-	}
-	for i := range v.Subteams {
-		if err := v.Subteams[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "subteams")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Team) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTeam); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -175,9 +110,10 @@ func (v *Team) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfTeam = []string{"name"}
-)
+var shapeOfTeam = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "subteams"},
+}}
 
 // Subteam is generated from team-reorganized.json#/definitions/subteam.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -191,77 +127,30 @@ type Subteam struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfSubteam are the property names Subteam declares; the others are
-// additional.
-var propertiesOfSubteam = []string{"name", "subteams", "lead"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubteam.
+func (v *Subteam) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfSubteam, append(f, &v.Name, (*codec.List[Subteam])(&v.Subteams), &v.Lead, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Subteam) DecodeJSON(d *jx.Decoder) error {
 	*v = Subteam{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "subteams":
-			a := codec.Elements(d)
-			for v.Subteams = []Subteam{}; a.Next(); {
-				v.Subteams = append(v.Subteams, Subteam{})
-				a.Check(v.Subteams[len(v.Subteams)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "lead":
-			v.Lead, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfSubteam)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Subteam) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	if v.Subteams != nil {
-		e.FieldStart("subteams")
-		e.ArrStart()
-		for _, x1 := range v.Subteams {
-			x1.EncodeJSON(e)
-		}
-		e.ArrEnd()
-	}
-	if v.Lead != nil {
-		e.FieldStart("lead")
-		e.Str(*v.Lead)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Subteam) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfSubteam); err != nil {
-		return err
-	}
-	for i := range v.Subteams {
-		if err := v.Subteams[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "subteams")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Subteam) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfSubteam); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -269,6 +158,8 @@ func (v *Subteam) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfSubteam = []string{"name"}
-)
+var shapeOfSubteam = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "subteams"},
+	{Name: "lead"},
+}}

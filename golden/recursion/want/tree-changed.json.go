@@ -126,9 +126,7 @@ func (v *TreeChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfTreeChanged = []string{"root"}
-)
+var requiredOfTreeChanged = []string{"root"}
 
 // Node is generated from tree-changed.json#/$defs/node. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -142,82 +140,30 @@ type Node struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfNode are the property names Node declares; the others are
-// additional.
-var propertiesOfNode = []string{"name", "children", "parent"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfNode.
+func (v *Node) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfNode, append(f, &v.Name, (*codec.List[Node])(&v.Children), codec.Opt[Node]{F: &v.Parent}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Node) DecodeJSON(d *jx.Decoder) error {
 	*v = Node{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		case "children":
-			o.Seen |= 1 << 1
-			a := codec.Elements(d)
-			for v.Children = []Node{}; a.Next(); {
-				v.Children = append(v.Children, Node{})
-				a.Check(v.Children[len(v.Children)-1].DecodeJSON(d))
-			}
-			err = a.End()
-		case "parent":
-			v.Parent = new(Node)
-			err = v.Parent.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfNode)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Node) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	e.FieldStart("children")
-	e.ArrStart()
-	for _, x1 := range v.Children {
-		x1.EncodeJSON(e)
-	}
-	e.ArrEnd()
-	if v.Parent != nil {
-		e.FieldStart("parent")
-		v.Parent.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Node) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNode); err != nil {
-		return err
-	}
-	for i := range v.Children {
-		if err := v.Children[i].Validate(); err != nil {
-			return codec.AtField(codec.AtIndex(err, i), "children")
-		}
-	}
-	if v.Parent != nil {
-		if err := v.Parent.Validate(); err != nil {
-			return codec.AtField(err, "parent")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Node) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNode); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -225,9 +171,11 @@ func (v *Node) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfNode = []string{"name", "children"}
-)
+var shapeOfNode = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+	{Name: "children", Required: true},
+	{Name: "parent"},
+}}
 
 // Link is generated from tree-changed.json#/$defs/link. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -240,63 +188,30 @@ type Link struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfLink are the property names Link declares; the others are
-// additional.
-var propertiesOfLink = []string{"value", "next"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfLink.
+func (v *Link) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfLink, append(f, &v.Value, codec.Opt[Link]{F: &v.Next}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Link) DecodeJSON(d *jx.Decoder) error {
 	*v = Link{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "value":
-			o.Seen |= 1 << 0
-			v.Value, err = codec.Int64(d)
-		case "next":
-			v.Next = new(Link)
-			err = v.Next.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfLink)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Link) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("value")
-	e.Int64(v.Value)
-	if v.Next != nil {
-		e.FieldStart("next")
-		v.Next.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Link) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLink); err != nil {
-		return err
-	}
-	if v.Next != nil {
-		if err := v.Next.Validate(); err != nil {
-			return codec.AtField(err, "next")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Link) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLink); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -304,9 +219,10 @@ func (v *Link) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfLink = []string{"value"}
-)
+var shapeOfLink = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "value", Required: true},
+	{Name: "next"},
+}}
 
 // Expr is generated from tree-changed.json#/$defs/expr. It holds exactly one
 // of Number, Binary (oneOf): decoding sets the field of the branch whose
@@ -389,70 +305,30 @@ type Binary struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfBinary are the property names Binary declares; the others are
-// additional.
-var propertiesOfBinary = []string{"op", "left", "right"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBinary.
+func (v *Binary) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfBinary, append(f, &v.Op, &v.Left, &v.Right, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Binary) DecodeJSON(d *jx.Decoder) error {
 	*v = Binary{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "op":
-			o.Seen |= 1 << 0
-			err = v.Op.DecodeJSON(d)
-		case "left":
-			o.Seen |= 1 << 1
-			err = v.Left.DecodeJSON(d)
-		case "right":
-			o.Seen |= 1 << 2
-			err = v.Right.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfBinary)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Binary) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("op")
-	v.Op.EncodeJSON(e)
-	e.FieldStart("left")
-	v.Left.EncodeJSON(e)
-	e.FieldStart("right")
-	v.Right.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Binary) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBinary); err != nil {
-		return err
-	}
-	if err := v.Op.Validate(); err != nil {
-		return codec.AtField(err, "op")
-	}
-	if err := v.Left.Validate(); err != nil {
-		return codec.AtField(err, "left")
-	}
-	if err := v.Right.Validate(); err != nil {
-		return codec.AtField(err, "right")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Binary) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBinary); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -460,9 +336,11 @@ func (v *Binary) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfBinary = []string{"op", "left", "right"}
-)
+var shapeOfBinary = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "op", Required: true},
+	{Name: "left", Required: true},
+	{Name: "right", Required: true},
+}}
 
 // BinaryOp is generated from tree-changed.json#/$defs/binary/properties/op.
 type BinaryOp string
@@ -475,7 +353,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, BinaryOp.Validate)
+	return valuesOfBinaryOp.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -488,9 +366,7 @@ func (v BinaryOp) Validate() error {
 	return valuesOfBinaryOp.Check(string(v))
 }
 
-var (
-	valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
-)
+var valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
 
 // Forest is generated from tree-changed.json#/$defs/forest.
 type Forest []Forest

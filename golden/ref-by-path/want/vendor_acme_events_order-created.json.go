@@ -37,71 +37,30 @@ type OrderCreated struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderCreated are the property names OrderCreated declares; the
-// others are additional.
-var propertiesOfOrderCreated = []string{"orderId", "total", "shipTo"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCreated.
+func (v *OrderCreated) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderCreated, append(f, &v.OrderID, &v.Total, codec.Opt[Address]{F: &v.ShipTo}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderCreated) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderCreated{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "orderId":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		case "total":
-			o.Seen |= 1 << 1
-			err = v.Total.DecodeJSON(d)
-		case "shipTo":
-			v.ShipTo = new(Address)
-			err = v.ShipTo.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderCreated)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderCreated) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("orderId")
-	e.Str(v.OrderID)
-	e.FieldStart("total")
-	v.Total.EncodeJSON(e)
-	if v.ShipTo != nil {
-		e.FieldStart("shipTo")
-		v.ShipTo.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderCreated) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderCreated); err != nil {
-		return err
-	}
-	if err := v.Total.Validate(); err != nil {
-		return codec.AtField(err, "total")
-	}
-	if v.ShipTo != nil {
-		if err := v.ShipTo.Validate(); err != nil {
-			return codec.AtField(err, "shipTo")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderCreated) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderCreated); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -109,6 +68,8 @@ func (v *OrderCreated) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderCreated = []string{"orderId", "total"}
-)
+var shapeOfOrderCreated = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "orderId", Required: true},
+	{Name: "total", Required: true},
+	{Name: "shipTo"},
+}}

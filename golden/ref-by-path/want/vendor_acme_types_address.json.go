@@ -21,57 +21,30 @@ type Address struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfAddress are the property names Address declares; the others are
-// additional.
-var propertiesOfAddress = []string{"street", "city"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAddress.
+func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Address) DecodeJSON(d *jx.Decoder) error {
 	*v = Address{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "street":
-			v.Street, err = codec.Ptr(d, codec.Str)
-		case "city":
-			o.Seen |= 1 << 0
-			v.City, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfAddress)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Address) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Street != nil {
-		e.FieldStart("street")
-		e.Str(*v.Street)
-	}
-	e.FieldStart("city")
-	e.Str(v.City)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Address) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAddress); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Address) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAddress); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -79,6 +52,7 @@ func (v *Address) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfAddress = []string{"city"}
-)
+var shapeOfAddress = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "street"},
+	{Name: "city", Required: true},
+}}

@@ -15,48 +15,30 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
+func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "amount":
-			o.Seen |= 1 << 0
-			v.Amount, err = codec.Int64(d)
-		case "currency":
-			o.Seen |= 1 << 1
-			v.Currency, err = checkMoney_Currency.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfMoney)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("amount")
-	e.Int64(v.Amount)
-	e.FieldStart("currency")
-	e.Str(v.Currency)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Money) Validate() error {
-	if err := checkMoney_Currency.Check(v.Currency); err != nil {
-		return codec.AtField(err, "currency")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -64,10 +46,7 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkMoney_Currency = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}$"),
-	}
-	requiredOfMoney = []string{"amount", "currency"}
-)
+var shapeOfMoney = codec.Shape{Props: []codec.Prop{
+	{Name: "amount", Required: true},
+	{Name: "currency", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}},
+}}

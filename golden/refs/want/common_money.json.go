@@ -21,59 +21,30 @@ type Money struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfMoney are the property names Money declares; the others are
-// additional.
-var propertiesOfMoney = []string{"amount", "currency"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
+func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfMoney, append(f, &v.Amount, &v.Currency, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Money) DecodeJSON(d *jx.Decoder) error {
 	*v = Money{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "amount":
-			o.Seen |= 1 << 0
-			v.Amount, err = codec.Int64(d)
-		case "currency":
-			o.Seen |= 1 << 1
-			err = v.Currency.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfMoney)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("amount")
-	e.Int64(v.Amount)
-	e.FieldStart("currency")
-	v.Currency.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Money) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMoney); err != nil {
-		return err
-	}
-	if err := v.Currency.Validate(); err != nil {
-		return codec.AtField(err, "currency")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfMoney); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -81,9 +52,10 @@ func (v *Money) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfMoney = []string{"amount", "currency"}
-)
+var shapeOfMoney = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "amount", Required: true},
+	{Name: "currency", Required: true},
+}}
 
 // Currency is generated from common/money.json#/$defs/currency.
 type Currency string
@@ -110,9 +82,4 @@ func (v *Currency) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkCurrency = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}$"),
-	}
-)
+var checkCurrency = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}

@@ -124,9 +124,7 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderPlaced = []string{"order_id", "total"}
-)
+var requiredOfOrderPlaced = []string{"order_id", "total"}
 
 // Shipping is generated from order/placed.json#/$defs/shipping. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -139,67 +137,38 @@ type Shipping struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfShipping are the property names Shipping declares; the others
-// are additional.
-var propertiesOfShipping = []string{"cost", "carrier"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipping.
+func (v *Shipping) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfShipping, append(f, codec.Opt[Money]{F: &v.Cost}, &v.Carrier, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
 	*v = Shipping{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "cost":
-			v.Cost = new(Money)
-			err = v.Cost.DecodeJSON(d)
-		case "carrier":
-			v.Carrier, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Shipping) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Cost != nil {
-		e.FieldStart("cost")
-		v.Cost.EncodeJSON(e)
-	}
-	if v.Carrier != nil {
-		e.FieldStart("carrier")
-		e.Str(*v.Carrier)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Shipping) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipping); err != nil {
-		return err
-	}
-	if v.Cost != nil {
-		if err := v.Cost.Validate(); err != nil {
-			return codec.AtField(err, "cost")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Shipping) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfShipping); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *Shipping) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfShipping = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "cost"},
+	{Name: "carrier"},
+}}

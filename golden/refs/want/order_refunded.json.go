@@ -34,62 +34,30 @@ type OrderRefunded struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderRefunded are the property names OrderRefunded declares; the
-// others are additional.
-var propertiesOfOrderRefunded = []string{"order_id", "amount"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderRefunded.
+func (v *OrderRefunded) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderRefunded, append(f, &v.OrderID, &v.Amount, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderRefunded{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			err = v.OrderID.DecodeJSON(d)
-		case "amount":
-			o.Seen |= 1 << 1
-			err = v.Amount.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderRefunded)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderRefunded) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	v.OrderID.EncodeJSON(e)
-	e.FieldStart("amount")
-	v.Amount.EncodeJSON(e)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderRefunded) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderRefunded); err != nil {
-		return err
-	}
-	if err := v.OrderID.Validate(); err != nil {
-		return codec.AtField(err, "order_id")
-	}
-	if err := v.Amount.Validate(); err != nil {
-		return codec.AtField(err, "amount")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderRefunded) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderRefunded); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -97,6 +65,7 @@ func (v *OrderRefunded) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderRefunded = []string{"order_id", "amount"}
-)
+var shapeOfOrderRefunded = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+	{Name: "amount", Required: true},
+}}

@@ -26,68 +26,30 @@ type PricingQuote struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfPricingQuote are the property names PricingQuote declares; the
-// others are additional.
-var propertiesOfPricingQuote = []string{"sku", "quantity", "customer_id"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPricingQuote.
+func (v *PricingQuote) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfPricingQuote, append(f, &v.Sku, &v.Quantity, &v.CustomerID, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
 	*v = PricingQuote{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = checkPricingQuote_Sku.Str(d)
-		case "quantity":
-			o.Seen |= 1 << 1
-			v.Quantity, err = checkPricingQuote_Quantity.Int(d)
-		case "customer_id":
-			v.CustomerID, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfPricingQuote)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v PricingQuote) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	if v.CustomerID != nil {
-		e.FieldStart("customer_id")
-		e.Str(*v.CustomerID)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v PricingQuote) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuote); err != nil {
-		return err
-	}
-	if err := checkPricingQuote_Sku.Check(v.Sku); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if err := checkPricingQuote_Quantity.Check(v.Quantity); err != nil {
-		return codec.AtField(err, "quantity")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v PricingQuote) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuote); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -95,17 +57,11 @@ func (v *PricingQuote) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkPricingQuote_Sku = codec.String{
-		MaxLength: -1,
-		MinLength: 1,
-	}
-	checkPricingQuote_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	requiredOfPricingQuote = []string{"sku", "quantity"}
-)
+var shapeOfPricingQuote = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, MinLength: 1}},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+	{Name: "customer_id"},
+}}
 
 // PricingQuoteReply is generated from pricing/quote.json#/x-reply. Properties
 // the schema does not declare are kept in AdditionalProperties.
@@ -120,53 +76,28 @@ type PricingQuoteReply struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfPricingQuoteReply are the property names PricingQuoteReply
-// declares; the others are additional.
-var propertiesOfPricingQuoteReply = []string{"total", "valid_until"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPricingQuoteReply.
+func (v *PricingQuoteReply) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfPricingQuoteReply, append(f, &v.Total, &v.ValidUntil, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
 	*v = PricingQuoteReply{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "total":
-			o.Seen |= 1 << 0
-			err = v.Total.DecodeJSON(d)
-		case "valid_until":
-			o.Seen |= 1 << 1
-			v.ValidUntil, err = codec.Time(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfPricingQuoteReply)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("total")
-	v.Total.EncodeJSON(e)
-	e.FieldStart("valid_until")
-	codec.WriteTime(e, v.ValidUntil)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PricingQuoteReply) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPricingQuoteReply); err != nil {
-		return err
-	}
-	if err := v.Total.Validate(); err != nil {
-		return codec.AtField(err, "total")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfPricingQuoteReply = []string{"total", "valid_until"}
-)
+var shapeOfPricingQuoteReply = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "total", Required: true},
+	{Name: "valid_until", Required: true},
+}}

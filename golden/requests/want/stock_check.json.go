@@ -21,51 +21,30 @@ type StockQuery struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfStockQuery are the property names StockQuery declares; the
-// others are additional.
-var propertiesOfStockQuery = []string{"sku"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfStockQuery.
+func (v *StockQuery) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfStockQuery, append(f, &v.Sku, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
 	*v = StockQuery{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfStockQuery)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v StockQuery) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v StockQuery) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockQuery); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v StockQuery) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfStockQuery); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -73,9 +52,9 @@ func (v *StockQuery) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfStockQuery = []string{"sku"}
-)
+var shapeOfStockQuery = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "sku", Required: true},
+}}
 
 // Level is generated from stock/check.json#/$defs/level. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -87,54 +66,30 @@ type Level struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfLevel are the property names Level declares; the others are
-// additional.
-var propertiesOfLevel = []string{"available"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfLevel.
+func (v *Level) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfLevel, append(f, &v.Available, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Level) DecodeJSON(d *jx.Decoder) error {
 	*v = Level{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "available":
-			o.Seen |= 1 << 0
-			v.Available, err = checkLevel_Available.Int(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfLevel)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Level) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("available")
-	e.Int64(v.Available)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Level) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLevel); err != nil {
-		return err
-	}
-	if err := checkLevel_Available.Check(v.Available); err != nil {
-		return codec.AtField(err, "available")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Level) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfLevel); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -142,10 +97,6 @@ func (v *Level) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkLevel_Available = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	requiredOfLevel = []string{"available"}
-)
+var shapeOfLevel = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "available", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+}}

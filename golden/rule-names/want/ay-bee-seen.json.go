@@ -32,57 +32,30 @@ type AyBee struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfAyBee are the property names AyBee declares; the others are
-// additional.
-var propertiesOfAyBee = []string{"cee"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAyBee.
+func (v *AyBee) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAyBee, append(f, &v.Cee, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AyBee) DecodeJSON(d *jx.Decoder) error {
 	*v = AyBee{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "cee":
-			v.Cee, err = codec.Ptr(d, checkAyBee_Cee.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v AyBee) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Cee != nil {
-		e.FieldStart("cee")
-		e.Str(*v.Cee)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v AyBee) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAyBee); err != nil {
-		return err
-	}
-	if v.Cee != nil {
-		if err := checkAyBee_Cee.Check(*v.Cee); err != nil {
-			return codec.AtField(err, "cee")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AyBee) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAyBee); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -90,6 +63,6 @@ func (v *AyBee) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkAyBee_Cee = codec.String{MaxLength: 5}
-)
+var shapeOfAyBee = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "cee", Rule: &codec.String{MaxLength: 5}},
+}}

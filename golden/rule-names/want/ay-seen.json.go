@@ -34,57 +34,30 @@ type Ay struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfAy are the property names Ay declares; the others are
-// additional.
-var propertiesOfAy = []string{"bee_cee"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAy.
+func (v *Ay) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAy, append(f, &v.BeeCee, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Ay) DecodeJSON(d *jx.Decoder) error {
 	*v = Ay{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "bee_cee":
-			v.BeeCee, err = codec.Ptr(d, checkAy_BeeCee.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Ay) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.BeeCee != nil {
-		e.FieldStart("bee_cee")
-		e.Str(*v.BeeCee)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Ay) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAy); err != nil {
-		return err
-	}
-	if v.BeeCee != nil {
-		if err := checkAy_BeeCee.Check(*v.BeeCee); err != nil {
-			return codec.AtField(err, "bee_cee")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Ay) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAy); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -92,6 +65,6 @@ func (v *Ay) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkAy_BeeCee = codec.String{MaxLength: 2}
-)
+var shapeOfAy = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "bee_cee", Rule: &codec.String{MaxLength: 2}},
+}}

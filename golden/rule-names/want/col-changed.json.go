@@ -37,72 +37,30 @@ type ColChanged struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfColChanged are the property names ColChanged declares; the
-// others are additional.
-var propertiesOfColChanged = []string{"bar", "bar_item"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfColChanged.
+func (v *ColChanged) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfColChanged, append(f, &v.Bar, &v.BarItem, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ColChanged) DecodeJSON(d *jx.Decoder) error {
 	*v = ColChanged{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "bar":
-			v.Bar, err = codec.Slice(d, checkColChanged_Bar_item.Str)
-		case "bar_item":
-			v.BarItem, err = codec.Ptr(d, checkColChanged_BarItem.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ColChanged) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Bar != nil {
-		e.FieldStart("bar")
-		e.ArrStart()
-		for _, x1 := range v.Bar {
-			e.Str(x1)
-		}
-		e.ArrEnd()
-	}
-	if v.BarItem != nil {
-		e.FieldStart("bar_item")
-		e.Str(*v.BarItem)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ColChanged) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfColChanged); err != nil {
-		return err
-	}
-	if err := codec.Each(v.Bar, func(x1 string) error {
-		return checkColChanged_Bar_item.Check(x1)
-	}); err != nil {
-		return codec.AtField(err, "bar")
-	}
-	if v.BarItem != nil {
-		if err := checkColChanged_BarItem.Check(*v.BarItem); err != nil {
-			return codec.AtField(err, "bar_item")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ColChanged) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfColChanged); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -110,7 +68,7 @@ func (v *ColChanged) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkColChanged_Bar_item = codec.String{MaxLength: 3}
-	checkColChanged_BarItem  = codec.String{MaxLength: 10}
-)
+var shapeOfColChanged = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "bar", Item: &codec.String{MaxLength: 3}},
+	{Name: "bar_item", Rule: &codec.String{MaxLength: 10}},
+}}

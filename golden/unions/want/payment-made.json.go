@@ -141,9 +141,7 @@ func (v *PaymentMade) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfPaymentMade = []string{"method", "reference"}
-)
+var requiredOfPaymentMade = []string{"method", "reference"}
 
 // Card is generated from payment-made.json#/$defs/card. Properties the schema
 // does not declare are kept in AdditionalProperties.
@@ -156,59 +154,30 @@ type Card struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfCard are the property names Card declares; the others are
-// additional.
-var propertiesOfCard = []string{"type", "last4"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCard.
+func (v *Card) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfCard, append(f, &v.Type, &v.Last4, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Card) DecodeJSON(d *jx.Decoder) error {
 	*v = Card{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "type":
-			o.Seen |= 1 << 0
-			err = v.Type.DecodeJSON(d)
-		case "last4":
-			o.Seen |= 1 << 1
-			v.Last4, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfCard)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Card) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("type")
-	v.Type.EncodeJSON(e)
-	e.FieldStart("last4")
-	e.Str(v.Last4)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Card) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCard); err != nil {
-		return err
-	}
-	if err := v.Type.Validate(); err != nil {
-		return codec.AtField(err, "type")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Card) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfCard); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -216,9 +185,10 @@ func (v *Card) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfCard = []string{"type", "last4"}
-)
+var shapeOfCard = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "type", Required: true},
+	{Name: "last4", Required: true},
+}}
 
 // CardType is generated from payment-made.json#/$defs/card/properties/type.
 type CardType string
@@ -230,7 +200,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *CardType) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, CardType.Validate)
+	return valuesOfCardType.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -243,9 +213,7 @@ func (v CardType) Validate() error {
 	return valuesOfCardType.Check(string(v))
 }
 
-var (
-	valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
-)
+var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -258,59 +226,30 @@ type Transfer struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfTransfer are the property names Transfer declares; the others
-// are additional.
-var propertiesOfTransfer = []string{"type", "iban"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfTransfer.
+func (v *Transfer) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfTransfer, append(f, &v.Type, &v.Iban, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
 	*v = Transfer{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "type":
-			o.Seen |= 1 << 0
-			err = v.Type.DecodeJSON(d)
-		case "iban":
-			o.Seen |= 1 << 1
-			v.Iban, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfTransfer)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Transfer) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("type")
-	v.Type.EncodeJSON(e)
-	e.FieldStart("iban")
-	e.Str(v.Iban)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Transfer) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTransfer); err != nil {
-		return err
-	}
-	if err := v.Type.Validate(); err != nil {
-		return codec.AtField(err, "type")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Transfer) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTransfer); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -318,9 +257,10 @@ func (v *Transfer) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfTransfer = []string{"type", "iban"}
-)
+var shapeOfTransfer = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "type", Required: true},
+	{Name: "iban", Required: true},
+}}
 
 // TransferType is generated from
 // payment-made.json#/$defs/transfer/properties/type.
@@ -333,7 +273,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, TransferType.Validate)
+	return valuesOfTransferType.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -346,9 +286,7 @@ func (v TransferType) Validate() error {
 	return valuesOfTransferType.Check(string(v))
 }
 
-var (
-	valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
-)
+var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -360,51 +298,30 @@ type Voucher struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfVoucher are the property names Voucher declares; the others are
-// additional.
-var propertiesOfVoucher = []string{"code"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfVoucher.
+func (v *Voucher) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfVoucher, append(f, &v.Code, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
 	*v = Voucher{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "code":
-			o.Seen |= 1 << 0
-			v.Code, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfVoucher)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Voucher) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("code")
-	e.Str(v.Code)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Voucher) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfVoucher); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Voucher) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfVoucher); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -412,9 +329,9 @@ func (v *Voucher) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfVoucher = []string{"code"}
-)
+var shapeOfVoucher = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "code", Required: true},
+}}
 
 // PaymentMadeMethod is generated from payment-made.json#/properties/method. It
 // holds exactly one of Card, Transfer (oneOf): decoding sets the field of the
@@ -593,48 +510,30 @@ type PaymentMadeContactOption1 struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfPaymentMadeContactOption1 are the property names
-// PaymentMadeContactOption1 declares; the others are additional.
-var propertiesOfPaymentMadeContactOption1 = []string{"email"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentMadeContactOption1.
+func (v *PaymentMadeContactOption1) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfPaymentMadeContactOption1, append(f, &v.Email, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMadeContactOption1{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "email":
-			o.Seen |= 1 << 0
-			v.Email, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfPaymentMadeContactOption1)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("email")
-	e.Str(v.Email)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PaymentMadeContactOption1) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption1); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfPaymentMadeContactOption1 = []string{"email"}
-)
+var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "email", Required: true},
+}}
 
 // PaymentMadeContactOption2 is generated from
 // payment-made.json#/properties/contact/anyOf/1. Properties the schema does
@@ -647,48 +546,30 @@ type PaymentMadeContactOption2 struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfPaymentMadeContactOption2 are the property names
-// PaymentMadeContactOption2 declares; the others are additional.
-var propertiesOfPaymentMadeContactOption2 = []string{"phone"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentMadeContactOption2.
+func (v *PaymentMadeContactOption2) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfPaymentMadeContactOption2, append(f, &v.Phone, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = PaymentMadeContactOption2{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "phone":
-			o.Seen |= 1 << 0
-			v.Phone, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfPaymentMadeContactOption2)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("phone")
-	e.Str(v.Phone)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PaymentMadeContactOption2) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMadeContactOption2); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfPaymentMadeContactOption2 = []string{"phone"}
-)
+var shapeOfPaymentMadeContactOption2 = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "phone", Required: true},
+}}
 
 // PaymentMadeAmountOrFree is generated from
 // payment-made.json#/properties/amount_or_free. It holds exactly one of
@@ -747,13 +628,7 @@ func (v *PaymentMadeAmountOrFree) Validate() error {
 	return codec.Revalidate(v, new(PaymentMadeAmountOrFree))
 }
 
-var (
-	checkPaymentMadeAmountOrFree_Number = codec.Float{
-		ExclusiveMin: true,
-		Max:          math.Inf(1),
-		Min:          0.0,
-	}
-)
+var checkPaymentMadeAmountOrFree_Number = codec.Float{ExclusiveMin: true, Max: math.Inf(1), Min: 0.0}
 
 // PaymentMadeAmountOrFreeOption2 is generated from
 // payment-made.json#/properties/amount_or_free/oneOf/1.
@@ -766,7 +641,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *PaymentMadeAmountOrFreeOption2) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, PaymentMadeAmountOrFreeOption2.Validate)
+	return valuesOfPaymentMadeAmountOrFreeOption2.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -779,6 +654,4 @@ func (v PaymentMadeAmountOrFreeOption2) Validate() error {
 	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(v))
 }
 
-var (
-	valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}
-)
+var valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}

@@ -20,55 +20,37 @@ type Owner struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOwner are the property names Owner declares; the others are
-// additional.
-var propertiesOfOwner = []string{"login"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOwner.
+func (v *Owner) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOwner, append(f, &v.Login, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *Owner) DecodeJSON(d *jx.Decoder) error {
 	*v = Owner{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "login":
-			v.Login, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v Owner) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Login != nil {
-		e.FieldStart("login")
-		e.Str(*v.Login)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Owner) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOwner); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Owner) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOwner); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *Owner) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfOwner = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "login"},
+}}

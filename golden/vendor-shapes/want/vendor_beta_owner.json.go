@@ -13,44 +13,37 @@ type BetaOwner struct {
 	Username *string `json:"username,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBetaOwner.
+func (v *BetaOwner) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfBetaOwner, append(f, &v.Username)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = BetaOwner{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "username":
-			v.Username, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v BetaOwner) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Username != nil {
-		e.FieldStart("username")
-		e.Str(*v.Username)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v BetaOwner) Validate() error {
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v BetaOwner) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
 func (v *BetaOwner) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
+
+var shapeOfBetaOwner = codec.Shape{Props: []codec.Prop{
+	{Name: "username"},
+}}

@@ -26,43 +26,30 @@ type DocumentSaved struct {
 	Root Value `json:"root"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfDocumentSaved.
+func (v *DocumentSaved) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfDocumentSaved, append(f, &v.Root)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
 	*v = DocumentSaved{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "root":
-			o.Seen |= 1 << 0
-			err = v.Root.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfDocumentSaved)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v DocumentSaved) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("root")
-	v.Root.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v DocumentSaved) Validate() error {
-	if err := v.Root.Validate(); err != nil {
-		return codec.AtField(err, "root")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v DocumentSaved) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -70,9 +57,9 @@ func (v *DocumentSaved) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfDocumentSaved = []string{"root"}
-)
+var shapeOfDocumentSaved = codec.Shape{Props: []codec.Prop{
+	{Name: "root", Required: true},
+}}
 
 // Value is generated from vendor/proto/document.json#/definitions/value.
 //

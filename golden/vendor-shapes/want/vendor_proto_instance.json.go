@@ -233,7 +233,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InstanceChangedSeverity) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, InstanceChangedSeverity.Validate)
+	return valuesOfInstanceChangedSeverity.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -246,9 +246,7 @@ func (v InstanceChangedSeverity) Validate() error {
 	return valuesOfInstanceChangedSeverity.Check(string(v))
 }
 
-var (
-	valuesOfInstanceChangedSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
-)
+var valuesOfInstanceChangedSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
 
 // InstanceChangedSign is generated from
 // vendor/proto/instance.json#/properties/sign.
@@ -264,7 +262,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InstanceChangedSign) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, InstanceChangedSign.Validate)
+	return valuesOfInstanceChangedSign.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -277,9 +275,7 @@ func (v InstanceChangedSign) Validate() error {
 	return valuesOfInstanceChangedSign.Check(string(v))
 }
 
-var (
-	valuesOfInstanceChangedSign = codec.Strings{Sorted: []string{"*", "+1", "-1", "1"}, Expected: "one of \"*\", \"+1\", \"-1\", \"1\""}
-)
+var valuesOfInstanceChangedSign = codec.Strings{Sorted: []string{"*", "+1", "-1", "1"}, Expected: "one of \"*\", \"+1\", \"-1\", \"1\""}
 
 // InstanceChangedWildcard is generated from
 // vendor/proto/instance.json#/properties/wildcard.
@@ -292,7 +288,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *InstanceChangedWildcard) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, InstanceChangedWildcard.Validate)
+	return valuesOfInstanceChangedWildcard.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -305,9 +301,7 @@ func (v InstanceChangedWildcard) Validate() error {
 	return valuesOfInstanceChangedWildcard.Check(string(v))
 }
 
-var (
-	valuesOfInstanceChangedWildcard = codec.Strings{Sorted: []string{"*"}, Expected: "the constant \"*\""}
-)
+var valuesOfInstanceChangedWildcard = codec.Strings{Sorted: []string{"*"}, Expected: "the constant \"*\""}
 
 // InstanceChangedWhen is generated from
 // vendor/proto/instance.json#/properties/when. It holds at least one of
@@ -369,9 +363,4 @@ func (v *InstanceChangedWhen) Validate() error {
 	return codec.Revalidate(v, new(InstanceChangedWhen))
 }
 
-var (
-	checkInstanceChangedWhen_String = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[0-9]{4}-Q[1-4]$"),
-	}
-)
+var checkInstanceChangedWhen_String = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{4}-Q[1-4]$")}

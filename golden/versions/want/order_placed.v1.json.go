@@ -35,56 +35,30 @@ type OrderPlacedV1 struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlacedV1 are the property names OrderPlacedV1 declares; the
-// others are additional.
-var propertiesOfOrderPlacedV1 = []string{"order_id", "total"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedV1.
+func (v *OrderPlacedV1) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlacedV1, append(f, &v.OrderID, &v.Total, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedV1) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedV1{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		case "total":
-			o.Seen |= 1 << 1
-			v.Total, err = codec.Int64(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlacedV1)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlacedV1) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("total")
-	e.Int64(v.Total)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlacedV1) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedV1); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlacedV1) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedV1); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -92,6 +66,7 @@ func (v *OrderPlacedV1) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderPlacedV1 = []string{"order_id", "total"}
-)
+var shapeOfOrderPlacedV1 = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+	{Name: "total", Required: true},
+}}

@@ -36,62 +36,30 @@ type OrderPlacedV2 struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlacedV2 are the property names OrderPlacedV2 declares; the
-// others are additional.
-var propertiesOfOrderPlacedV2 = []string{"order_id", "amount", "coupon"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedV2.
+func (v *OrderPlacedV2) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlacedV2, append(f, &v.OrderID, &v.Amount, &v.Coupon, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedV2) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedV2{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		case "amount":
-			o.Seen |= 1 << 1
-			v.Amount, err = codec.Float64(d)
-		case "coupon":
-			v.Coupon, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlacedV2)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlacedV2) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("amount")
-	codec.WriteFloat(e, v.Amount)
-	if v.Coupon != nil {
-		e.FieldStart("coupon")
-		e.Str(*v.Coupon)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlacedV2) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedV2); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlacedV2) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedV2); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -99,6 +67,8 @@ func (v *OrderPlacedV2) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderPlacedV2 = []string{"order_id", "amount"}
-)
+var shapeOfOrderPlacedV2 = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+	{Name: "amount", Required: true},
+	{Name: "coupon"},
+}}

@@ -37,65 +37,30 @@ type OrderPlaced struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlaced are the property names OrderPlaced declares; the
-// others are additional.
-var propertiesOfOrderPlaced = []string{"order_id", "amount", "coupon"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
+func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Amount, &v.Coupon, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlaced{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		case "amount":
-			o.Seen |= 1 << 1
-			err = v.Amount.DecodeJSON(d)
-		case "coupon":
-			v.Coupon, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlaced)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("amount")
-	v.Amount.EncodeJSON(e)
-	if v.Coupon != nil {
-		e.FieldStart("coupon")
-		e.Str(*v.Coupon)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderPlaced) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
-		return err
-	}
-	if err := v.Amount.Validate(); err != nil {
-		return codec.AtField(err, "amount")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -103,9 +68,11 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderPlaced = []string{"order_id", "amount"}
-)
+var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+	{Name: "amount", Required: true},
+	{Name: "coupon"},
+}}
 
 // OrderPlacedAmount is generated from order/placed.v3.json#/properties/amount.
 // Properties the schema does not declare are kept in AdditionalProperties.
@@ -118,57 +85,28 @@ type OrderPlacedAmount struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderPlacedAmount are the property names OrderPlacedAmount
-// declares; the others are additional.
-var propertiesOfOrderPlacedAmount = []string{"cents", "currency"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedAmount.
+func (v *OrderPlacedAmount) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderPlacedAmount, append(f, &v.Cents, &v.Currency, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderPlacedAmount) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderPlacedAmount{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "cents":
-			o.Seen |= 1 << 0
-			v.Cents, err = codec.Int64(d)
-		case "currency":
-			o.Seen |= 1 << 1
-			v.Currency, err = checkOrderPlacedAmount_Currency.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderPlacedAmount)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedAmount) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("cents")
-	e.Int64(v.Cents)
-	e.FieldStart("currency")
-	e.Str(v.Currency)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OrderPlacedAmount) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlacedAmount); err != nil {
-		return err
-	}
-	if err := checkOrderPlacedAmount_Currency.Check(v.Currency); err != nil {
-		return codec.AtField(err, "currency")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	checkOrderPlacedAmount_Currency = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}$"),
-	}
-	requiredOfOrderPlacedAmount = []string{"cents", "currency"}
-)
+var shapeOfOrderPlacedAmount = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "cents", Required: true},
+	{Name: "currency", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}},
+}}

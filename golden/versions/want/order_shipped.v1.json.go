@@ -30,51 +30,30 @@ type OrderShippedV1 struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderShippedV1 are the property names OrderShippedV1 declares;
-// the others are additional.
-var propertiesOfOrderShippedV1 = []string{"order_id"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderShippedV1.
+func (v *OrderShippedV1) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderShippedV1, append(f, &v.OrderID, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderShippedV1) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderShippedV1{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderShippedV1)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderShippedV1) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderShippedV1) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderShippedV1); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderShippedV1) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderShippedV1); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -82,6 +61,6 @@ func (v *OrderShippedV1) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderShippedV1 = []string{"order_id"}
-)
+var shapeOfOrderShippedV1 = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+}}

@@ -34,57 +34,30 @@ type OrderShipped struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOrderShipped are the property names OrderShipped declares; the
-// others are additional.
-var propertiesOfOrderShipped = []string{"order_id", "carrier"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderShipped.
+func (v *OrderShipped) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOrderShipped, append(f, &v.OrderID, &v.Carrier, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OrderShipped) DecodeJSON(d *jx.Decoder) error {
 	*v = OrderShipped{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "order_id":
-			o.Seen |= 1 << 0
-			v.OrderID, err = codec.Str(d)
-		case "carrier":
-			v.Carrier, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOrderShipped)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderShipped) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	if v.Carrier != nil {
-		e.FieldStart("carrier")
-		e.Str(*v.Carrier)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderShipped) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderShipped); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderShipped) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderShipped); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -92,6 +65,7 @@ func (v *OrderShipped) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfOrderShipped = []string{"order_id"}
-)
+var shapeOfOrderShipped = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "order_id", Required: true},
+	{Name: "carrier"},
+}}

@@ -38,69 +38,30 @@ type AnyofAnnotated struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfAnyofAnnotated are the property names AnyofAnnotated declares;
-// the others are additional.
-var propertiesOfAnyofAnnotated = []string{"shell", "timeout", "runner"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotated.
+func (v *AnyofAnnotated) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAnyofAnnotated, append(f, &v.Shell, &v.Timeout, codec.Opt[AnyofAnnotatedRunner]{F: &v.Runner}, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error {
 	*v = AnyofAnnotated{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "shell":
-			o.Seen |= 1 << 0
-			v.Shell, err = codec.Str(d)
-		case "timeout":
-			v.Timeout, err = codec.Raw(d)
-		case "runner":
-			v.Runner = new(AnyofAnnotatedRunner)
-			err = v.Runner.DecodeJSON(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfAnyofAnnotated)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v AnyofAnnotated) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("shell")
-	e.Str(v.Shell)
-	if v.Timeout != nil {
-		e.FieldStart("timeout")
-		codec.WriteRaw(e, v.Timeout)
-	}
-	if v.Runner != nil {
-		e.FieldStart("runner")
-		v.Runner.EncodeJSON(e)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v AnyofAnnotated) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotated); err != nil {
-		return err
-	}
-	if v.Runner != nil {
-		if err := v.Runner.Validate(); err != nil {
-			return codec.AtField(err, "runner")
-		}
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AnyofAnnotated) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotated); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -108,9 +69,11 @@ func (v *AnyofAnnotated) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	requiredOfAnyofAnnotated = []string{"shell"}
-)
+var shapeOfAnyofAnnotated = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "shell", Required: true},
+	{Name: "timeout"},
+	{Name: "runner"},
+}}
 
 // AnyofAnnotatedRunner is generated from
 // anyof-annotated.json#/properties/runner. Properties the schema does not
@@ -123,42 +86,27 @@ type AnyofAnnotatedRunner struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfAnyofAnnotatedRunner are the property names AnyofAnnotatedRunner
-// declares; the others are additional.
-var propertiesOfAnyofAnnotatedRunner = []string{"label"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotatedRunner.
+func (v *AnyofAnnotatedRunner) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfAnyofAnnotatedRunner, append(f, &v.Label, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *AnyofAnnotatedRunner) DecodeJSON(d *jx.Decoder) error {
 	*v = AnyofAnnotatedRunner{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "label":
-			v.Label, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(nil)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	if v.Label != nil {
-		e.FieldStart("label")
-		e.Str(*v.Label)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *AnyofAnnotatedRunner) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfAnyofAnnotatedRunner); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
+
+var shapeOfAnyofAnnotatedRunner = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "label"},
+}}

@@ -39,96 +39,30 @@ type NullKept struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfNullKept are the property names NullKept declares; the others
-// are additional.
-var propertiesOfNullKept = []string{"id", "nothing", "scalar", "always", "choice", "any"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfNullKept.
+func (v *NullKept) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfNullKept, append(f, &v.ID, &v.Nothing, &v.Scalar, &v.Always, &v.Choice, &v.Any, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *NullKept) DecodeJSON(d *jx.Decoder) error {
 	*v = NullKept{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "id":
-			o.Seen |= 1 << 0
-			v.ID, err = codec.Str(d)
-		case "nothing":
-			v.Nothing, err = checkNullKept_Nothing.Raw(d)
-		case "scalar":
-			v.Scalar, err = checkNullKept_Scalar.Raw(d)
-		case "always":
-			o.Seen |= 1 << 1
-			v.Always, err = checkNullKept_Always.Raw(d)
-		case "choice":
-			v.Choice, err = checkNullKept_Choice.Raw(d)
-		case "any":
-			v.Any, err = codec.Raw(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfNullKept)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v NullKept) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("id")
-	e.Str(v.ID)
-	if v.Nothing != nil {
-		e.FieldStart("nothing")
-		codec.WriteRaw(e, v.Nothing)
-	}
-	if v.Scalar != nil {
-		e.FieldStart("scalar")
-		codec.WriteRaw(e, v.Scalar)
-	}
-	e.FieldStart("always")
-	if v.Always == nil {
-		e.Null()
-	} else {
-		codec.WriteRaw(e, v.Always)
-	}
-	if v.Choice != nil {
-		e.FieldStart("choice")
-		codec.WriteRaw(e, v.Choice)
-	}
-	if v.Any != nil {
-		e.FieldStart("any")
-		codec.WriteRaw(e, v.Any)
-	}
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v NullKept) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNullKept); err != nil {
-		return err
-	}
-	if err := checkNullKept_Nothing.Check(v.Nothing); err != nil {
-		return codec.AtField(err, "nothing")
-	}
-	if err := checkNullKept_Scalar.Check(v.Scalar); err != nil {
-		return codec.AtField(err, "scalar")
-	}
-	if err := checkNullKept_Always.Check(v.Always); err != nil {
-		return codec.AtField(err, "always")
-	}
-	if err := checkNullKept_Choice.Check(v.Choice); err != nil {
-		return codec.AtField(err, "choice")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v NullKept) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfNullKept); err != nil {
-		return nil, err
-	}
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -136,10 +70,11 @@ func (v *NullKept) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkNullKept_Nothing = codec.Any{Types: []string{"null"}}
-	checkNullKept_Scalar  = codec.Any{Types: []string{"string", "integer", "null"}}
-	checkNullKept_Always  = codec.Any{Types: []string{"boolean", "number", "null"}}
-	checkNullKept_Choice  = codec.Any{Enum: codec.EnumOf("\"a\"", "1", "null")}
-	requiredOfNullKept    = []string{"id", "always"}
-)
+var shapeOfNullKept = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "id", Required: true},
+	{Name: "nothing", Null: true, Rule: &codec.Any{Types: []string{"null"}}},
+	{Name: "scalar", Null: true, Rule: &codec.Any{Types: []string{"string", "integer", "null"}}},
+	{Name: "always", Required: true, Null: true, Rule: &codec.Any{Types: []string{"boolean", "number", "null"}}},
+	{Name: "choice", Null: true, Rule: &codec.Any{Enum: codec.EnumOf("\"a\"", "1", "null")}},
+	{Name: "any"},
+}}

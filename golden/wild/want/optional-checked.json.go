@@ -201,28 +201,12 @@ func (v *OptionalChecked) UnmarshalJSON(data []byte) error {
 }
 
 var (
-	checkOptionalChecked_Tags = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-	}
-	checkOptionalChecked_Unique = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-		Unique:   true,
-	}
-	checkOptionalChecked_Aliases = codec.Array{
-		MaxItems: -1,
-		MinItems: 1,
-	}
-	checkOptionalChecked_Code = codec.String{
-		MaxLength: -1,
-		MinLength: 2,
-	}
-	checkOptionalChecked_Flag = codec.Any{
-		Enum:  codec.EnumOf("\"on\"", "1"),
-		Types: []string{"string", "integer"},
-	}
-	requiredOfOptionalChecked = []string{"id", "aliases"}
+	checkOptionalChecked_Tags    = codec.Array{MaxItems: -1, MinItems: 1}
+	checkOptionalChecked_Unique  = codec.Array{MaxItems: -1, MinItems: 1, Unique: true}
+	checkOptionalChecked_Aliases = codec.Array{MaxItems: -1, MinItems: 1}
+	checkOptionalChecked_Code    = codec.String{MaxLength: -1, MinLength: 2}
+	checkOptionalChecked_Flag    = codec.Any{Enum: codec.EnumOf("\"on\"", "1"), Types: []string{"string", "integer"}}
+	requiredOfOptionalChecked    = []string{"id", "aliases"}
 )
 
 // OptionalCheckedOwner is generated from
@@ -236,48 +220,30 @@ type OptionalCheckedOwner struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfOptionalCheckedOwner are the property names OptionalCheckedOwner
-// declares; the others are additional.
-var propertiesOfOptionalCheckedOwner = []string{"name"}
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOptionalCheckedOwner.
+func (v *OptionalCheckedOwner) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfOptionalCheckedOwner, append(f, &v.Name, &v.AdditionalProperties)
+}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error {
 	*v = OptionalCheckedOwner{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "name":
-			o.Seen |= 1 << 0
-			v.Name, err = codec.Str(d)
-		default:
-			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfOptionalCheckedOwner)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("name")
-	e.Str(v.Name)
-	codec.WriteExtra(e, v.AdditionalProperties, codec.WriteRaw)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OptionalCheckedOwner) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalCheckedOwner); err != nil {
-		return err
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfOptionalCheckedOwner = []string{"name"}
-)
+var shapeOfOptionalCheckedOwner = codec.Shape{Open: true, Props: []codec.Prop{
+	{Name: "name", Required: true},
+}}
 
 // OptionalCheckedLevel is generated from
 // optional-checked.json#/properties/level.
@@ -291,7 +257,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *OptionalCheckedLevel) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, OptionalCheckedLevel.Validate)
+	return valuesOfOptionalCheckedLevel.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -304,9 +270,7 @@ func (v OptionalCheckedLevel) Validate() error {
 	return valuesOfOptionalCheckedLevel.Check(string(v))
 }
 
-var (
-	valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
-)
+var valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
 
 // Labels is generated from optional-checked.json#/$defs/labels.
 type Labels []string
@@ -342,9 +306,4 @@ func (v *Labels) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkLabels = codec.Array{
-		MaxItems: -1,
-		MinItems: 2,
-	}
-)
+var checkLabels = codec.Array{MaxItems: -1, MinItems: 2}

@@ -182,10 +182,7 @@ func (v *PatternMembers) UnmarshalJSON(data []byte) error {
 var (
 	checkPatternMembers_Dotted         = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^\\..+$")}}
 	checkPatternMembers_Counters       = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^failed_"), codec.Regexp("^ok_")}}
-	checkPatternMembers_Counters_value = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
+	checkPatternMembers_Counters_value = codec.Int{Max: math.MaxInt64, Min: 0}
 )
 
 // PatternMembersLabelled is generated from
@@ -242,9 +239,7 @@ func (v *PatternMembersLabelled) Validate() error {
 	return nil
 }
 
-var (
-	checkPatternMembersLabelled_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^x-")}}
-)
+var checkPatternMembersLabelled_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^x-")}}
 
 // PatternMembersMixed is generated from
 // pattern-members.json#/properties/mixed. Properties the schema does not
@@ -300,9 +295,7 @@ func (v *PatternMembersMixed) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/mixed"))
 }
 
-var (
-	checkPatternMembersMixed_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^i_"), codec.Regexp("^s_")}}
-)
+var checkPatternMembersMixed_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^i_"), codec.Regexp("^s_")}}
 
 // PatternMembersOverlapping is generated from
 // pattern-members.json#/properties/overlapping. Properties the schema does not

@@ -312,9 +312,4 @@ func (v *Phone) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkPhone = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^\\+[0-9]+$"),
-	}
-)
+var checkPhone = codec.String{MaxLength: -1, Pattern: codec.Regexp("^\\+[0-9]+$")}

@@ -200,43 +200,30 @@ type UntypedKeywordsEventOption1 struct {
 	Kind UntypedKeywordsEventOption1Kind `json:"kind"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption1.
+func (v *UntypedKeywordsEventOption1) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUntypedKeywordsEventOption1, append(f, &v.Kind)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption1{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "kind":
-			o.Seen |= 1 << 0
-			err = v.Kind.DecodeJSON(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUntypedKeywordsEventOption1)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("kind")
-	v.Kind.EncodeJSON(e)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *UntypedKeywordsEventOption1) Validate() error {
-	if err := v.Kind.Validate(); err != nil {
-		return codec.AtField(err, "kind")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfUntypedKeywordsEventOption1 = []string{"kind"}
-)
+var shapeOfUntypedKeywordsEventOption1 = codec.Shape{Props: []codec.Prop{
+	{Name: "kind", Required: true},
+}}
 
 // UntypedKeywordsEventOption1Kind is generated from
 // untyped-keywords.json#/properties/event/oneOf/0/properties/kind.
@@ -249,7 +236,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption1Kind) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, UntypedKeywordsEventOption1Kind.Validate)
+	return valuesOfUntypedKeywordsEventOption1Kind.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -262,9 +249,7 @@ func (v UntypedKeywordsEventOption1Kind) Validate() error {
 	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(v))
 }
 
-var (
-	valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
-)
+var valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
 
 // UntypedKeywordsEventOption2 is generated from
 // untyped-keywords.json#/properties/event/oneOf/1.
@@ -273,48 +258,31 @@ type UntypedKeywordsEventOption2 struct {
 	To   string                          `json:"to"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption2.
+func (v *UntypedKeywordsEventOption2) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfUntypedKeywordsEventOption2, append(f, &v.Kind, &v.To)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
 	*v = UntypedKeywordsEventOption2{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "kind":
-			o.Seen |= 1 << 0
-			err = v.Kind.DecodeJSON(d)
-		case "to":
-			o.Seen |= 1 << 1
-			v.To, err = codec.Str(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfUntypedKeywordsEventOption2)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("kind")
-	v.Kind.EncodeJSON(e)
-	e.FieldStart("to")
-	e.Str(v.To)
-	e.ObjEnd()
+	codec.Encode(e, v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *UntypedKeywordsEventOption2) Validate() error {
-	if err := v.Kind.Validate(); err != nil {
-		return codec.AtField(err, "kind")
-	}
-	return nil
+	return codec.Check(v)
 }
 
-var (
-	requiredOfUntypedKeywordsEventOption2 = []string{"kind", "to"}
-)
+var shapeOfUntypedKeywordsEventOption2 = codec.Shape{Props: []codec.Prop{
+	{Name: "kind", Required: true},
+	{Name: "to", Required: true},
+}}
 
 // UntypedKeywordsEventOption2Kind is generated from
 // untyped-keywords.json#/properties/event/oneOf/1/properties/kind.
@@ -327,7 +295,7 @@ const (
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *UntypedKeywordsEventOption2Kind) DecodeJSON(d *jx.Decoder) error {
-	return codec.StrEnum(d, v, UntypedKeywordsEventOption2Kind.Validate)
+	return valuesOfUntypedKeywordsEventOption2Kind.Read(d, (*string)(v))
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -340,6 +308,4 @@ func (v UntypedKeywordsEventOption2Kind) Validate() error {
 	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(v))
 }
 
-var (
-	valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}
-)
+var valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}

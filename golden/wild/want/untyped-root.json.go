@@ -84,9 +84,4 @@ func (v *UntypedRoot) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkUntypedRoot_ID = codec.String{
-		MaxLength: -1,
-		MinLength: 1,
-	}
-)
+var checkUntypedRoot_ID = codec.String{MaxLength: -1, MinLength: 1}

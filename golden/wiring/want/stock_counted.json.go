@@ -32,57 +32,30 @@ type ItemCounted struct {
 	CountedBy *string `json:"counted_by,omitzero"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemCounted.
+func (v *ItemCounted) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItemCounted, append(f, &v.Sku, &v.Quantity, &v.CountedBy)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemCounted) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemCounted{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = checkItemCounted_Sku.Str(d)
-		case "quantity":
-			o.Seen |= 1 << 1
-			v.Quantity, err = checkItemCounted_Quantity.Int(d)
-		case "counted_by":
-			v.CountedBy, err = codec.Ptr(d, codec.Str)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItemCounted)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemCounted) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	if v.CountedBy != nil {
-		e.FieldStart("counted_by")
-		e.Str(*v.CountedBy)
-	}
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemCounted) Validate() error {
-	if err := checkItemCounted_Sku.Check(v.Sku); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if err := checkItemCounted_Quantity.Check(v.Quantity); err != nil {
-		return codec.AtField(err, "quantity")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemCounted) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -90,14 +63,8 @@ func (v *ItemCounted) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkItemCounted_Sku = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
-	}
-	checkItemCounted_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 0,
-	}
-	requiredOfItemCounted = []string{"sku", "quantity"}
-)
+var shapeOfItemCounted = codec.Shape{Props: []codec.Prop{
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}-[0-9]{4}$")}},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
+	{Name: "counted_by"},
+}}

@@ -32,56 +32,30 @@ type ItemReserved struct {
 	Quantity int64  `json:"quantity"`
 }
 
+// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemReserved.
+func (v *ItemReserved) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfItemReserved, append(f, &v.Sku, &v.OrderID, &v.Quantity)
+}
+
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
 func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error {
 	*v = ItemReserved{}
-	o := codec.Members(d)
-	for o.Next() {
-		var err error
-		switch string(o.Key()) {
-		case "sku":
-			o.Seen |= 1 << 0
-			v.Sku, err = checkItemReserved_Sku.Str(d)
-		case "order_id":
-			o.Seen |= 1 << 1
-			v.OrderID, err = codec.Str(d)
-		case "quantity":
-			o.Seen |= 1 << 2
-			v.Quantity, err = checkItemReserved_Quantity.Int(d)
-		default:
-			err = codec.Unknown()
-		}
-		o.Check(err)
-	}
-	return o.End(requiredOfItemReserved)
+	return codec.Decode(d, v)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemReserved) EncodeJSON(e *jx.Encoder) {
-	e.ObjStart()
-	e.FieldStart("sku")
-	e.Str(v.Sku)
-	e.FieldStart("order_id")
-	e.Str(v.OrderID)
-	e.FieldStart("quantity")
-	e.Int64(v.Quantity)
-	e.ObjEnd()
+	codec.Encode(e, &v)
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v ItemReserved) Validate() error {
-	if err := checkItemReserved_Sku.Check(v.Sku); err != nil {
-		return codec.AtField(err, "sku")
-	}
-	if err := checkItemReserved_Quantity.Check(v.Quantity); err != nil {
-		return codec.AtField(err, "quantity")
-	}
-	return nil
+	return codec.Check(&v)
 }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemReserved) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
+	return codec.MarshalObject(&v)
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
@@ -89,14 +63,8 @@ func (v *ItemReserved) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
-var (
-	checkItemReserved_Sku = codec.String{
-		MaxLength: -1,
-		Pattern:   codec.Regexp("^[A-Z]{3}-[0-9]{4}$"),
-	}
-	checkItemReserved_Quantity = codec.Int{
-		Max: math.MaxInt64,
-		Min: 1,
-	}
-	requiredOfItemReserved = []string{"sku", "order_id", "quantity"}
-)
+var shapeOfItemReserved = codec.Shape{Props: []codec.Prop{
+	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}-[0-9]{4}$")}},
+	{Name: "order_id", Required: true},
+	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
+}}

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/bench/benchevents"
+	"github.com/warrenbus/warren/runtime/codec"
+)
+
+// BenchmarkCodec measures the generated codec of the benchmarks' fact
+// alone, without a broker: decoding and checking its JSON in one pass,
+// encoding it, and checking a value built in Go, as consuming and
+// publishing do.
+func BenchmarkCodec(b *testing.B) {
+	o := order(7)
+	data := codec.Marshal(o)
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		d := jx.GetDecoder()
+		for b.Loop() {
+			var v benchevents.OrderPlaced
+			d.ResetBytes(data)
+			if err := v.DecodeJSON(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		e := jx.GetEncoder()
+		for b.Loop() {
+			e.Reset()
+			o.EncodeJSON(e)
+		}
+	})
+	b.Run("validate", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := o.Validate(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestCodecRoundTrip checks that the fact the benchmarks use decodes to
+// what was encoded and passes its own checks.
+func TestCodecRoundTrip(t *testing.T) {
+	o := order(7)
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	data := codec.Marshal(o)
+	var back benchevents.OrderPlaced
+	if err := codec.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if again := codec.Marshal(back); string(again) != string(data) {
+		t.Fatalf("round trip changed the JSON:\n%s\n%s", data, again)
+	}
+}

@@ -1,0 +1,158 @@
+package gogen
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/warrenbus/warren/generator/model"
+)
+
+// A struct whose properties are all of the kinds runtime/codec's loops
+// know (codec.Shape) is written as data: the Shape of its properties, a
+// CodecFields method listing pointers to its fields, and DecodeJSON,
+// EncodeJSON and Validate calling codec.Decode, codec.Encode and
+// codec.Check. Its package then compiles a few small functions per
+// struct, whatever its number of properties, instead of code spelled out
+// per property in each method. Any other struct (unions of required
+// properties beside its fields, patternProperties, a type checked by the
+// embedded schema, maps, nullable items, more than 64 properties) keeps
+// the spelled-out methods of structCodec.
+
+// tabled reports whether t is written as a codec.Shape.
+func (e *emitter) tabled(t *model.Type) bool {
+	if t.Kind != model.Struct || t.Inexact() != "" {
+		return false
+	}
+	_, _, ok := (&valueCodec{assert: e.m.AssertFormats}).shape(t)
+	return ok
+}
+
+// shape returns the elements of t's Shape literal and the pointers its
+// CodecFields lists, declaring the rule variables they use; ok is false
+// when a property is of a kind the Shape cannot describe.
+func (c *valueCodec) shape(t *model.Type) (props, ptrs []jen.Code, ok bool) {
+	if len(t.Fields) > 64 {
+		return nil, nil, false
+	}
+	if all, _ := t.Branches(); len(all) > 0 {
+		return nil, nil, false
+	}
+	if x := t.Extra; x != nil && (x.Kind != model.Raw || x.Nullable || len(t.Patterns) > 0 || !x.Check(c.assert).IsZero()) {
+		return nil, nil, false
+	}
+	for _, fl := range t.Fields {
+		ptr, rule, item, ok := c.shapeField(fl, ruleName(t.GoName, fl.GoName))
+		if !ok {
+			return nil, nil, false
+		}
+		var d []jen.Code
+		d = append(d, jen.Id("Name").Op(":").Lit(fl.JSONName))
+		if fl.Required {
+			d = append(d, jen.Id("Required").Op(":").True())
+		}
+		if fl.Type.Nullable {
+			d = append(d, jen.Id("Null").Op(":").True())
+		}
+		if rule != nil {
+			d = append(d, jen.Id("Rule").Op(":").Op("&").Add(rule))
+		}
+		if item != nil {
+			d = append(d, jen.Id("Item").Op(":").Op("&").Add(item))
+		}
+		props = append(props, jen.Values(d...))
+		ptrs = append(ptrs, ptr)
+	}
+	if t.Extra != nil {
+		ptrs = append(ptrs, jen.Op("&").Id("v").Dot(model.ExtraField))
+	}
+	return props, ptrs, true
+}
+
+// shapeField returns what CodecFields lists for a field and the rules of
+// its Prop.
+func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rule, item *jen.Statement, ok bool) {
+	addr := jen.Op("&").Id("v").Dot(fl.GoName)
+	r := resolve(fl.Type)
+	switch r.Kind {
+	case model.String, model.Int, model.Float, model.Bool, model.Time:
+		return addr, c.rule(r, name), nil, true
+	case model.Raw:
+		if fl.NullOrAbsent() || fl.IsPointer() {
+			return nil, nil, nil, false
+		}
+		return addr, c.rule(r, name), nil, true
+	case model.Named:
+		switch {
+		case fl.NullOrAbsent() || r.HasNil():
+			return nil, nil, nil, false
+		case fl.IsPointer():
+			return codecID("Opt").Types(typeExpr(r)).Values(jen.Id("F").Op(":").Add(addr)), nil, nil, true
+		}
+		return addr, nil, nil, true
+	case model.Slice:
+		elem := *r.Elem
+		if elem.Nullable || fl.NullOrAbsent() || fl.IsPointer() {
+			return nil, nil, nil, false
+		}
+		arr := c.rule(r, name)
+		switch er := resolve(elem); er.Kind {
+		case model.String, model.Int, model.Float, model.Bool:
+			if elem.Kind == model.Named { // a defined type of a scalar
+				return nil, nil, nil, false
+			}
+			return addr, arr, c.rule(er, ruleName(name, "item")), true
+		case model.Named:
+			return jen.Parens(jen.Op("*").Add(codecID("List")).Types(typeExpr(elem))).Call(addr), arr, nil, true
+		}
+	}
+	return nil, nil, nil, false
+}
+
+// tableCodec writes t's Shape and its methods; see tabled.
+func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
+	c := &valueCodec{assert: e.m.AssertFormats, inline: true}
+	props, ptrs, _ := c.shape(t)
+	shape := "shapeOf" + t.GoName
+	recv := jen.Id("v").Id(t.GoName)
+	if t.Inline() {
+		recv = jen.Id("v").Op("*").Id(t.GoName)
+	}
+	self := jen.Op("&").Id("v")
+	if t.Inline() {
+		self = jen.Id("v")
+	}
+	list := jen.Code(jen.Id("f"))
+	if len(ptrs) > 0 {
+		list = jen.Append(append([]jen.Code{jen.Id("f")}, ptrs...)...)
+	}
+	f.Line()
+	f.Comment("CodecFields lists v's fields for runtime/codec, in the order of " + shape + ".")
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Block(
+		jen.Return(jen.Op("&").Id(shape), list),
+	)
+	f.Line()
+	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Block(
+		jen.Op("*").Id("v").Op("=").Id(t.GoName).Values(),
+		jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))),
+	)
+	f.Line()
+	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
+	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Block(codecID("Encode").Call(jen.Id("e"), self))
+	f.Line()
+	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
+	f.Func().Params(recv).Id("Validate").Params().Error().Block(jen.Return(codecID("Check").Call(self)))
+	if !t.Inline() {
+		f.Line()
+		f.Comment("MarshalJSON encodes v with EncodeJSON.")
+		f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v"))))
+		e.genUnmarshal(f, t)
+	}
+	f.Line()
+	open := []jen.Code{}
+	if t.Extra != nil {
+		open = append(open, jen.Id("Open").Op(":").True())
+	}
+	f.Var().Id(shape).Op("=").Add(codecID("Shape")).Values(append(open,
+		jen.Id("Props").Op(":").Index().Add(codecID("Prop")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, props...))...)
+}

@@ -1,0 +1,845 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/runtime/schemaset"
+)
+
+// A generated struct is decoded, encoded and checked by the loops of this
+// file, from data: a [Shape] describing its properties, declared once
+// per type, and the pointers to its fields that its CodecFields method
+// lists in the same order. A type compiles that one method and three
+// one-line methods calling [Decode], [Encode] and [Check], whatever its
+// number of properties; what a property of each kind does (reading it,
+// its bounds, format, pattern and required bit, writing it, checking a
+// value built in Go) is written once, here. Nothing is reflected upon:
+// each field is told apart by the type of its pointer, in a type switch.
+//
+//	var shapeOfMoney = codec.Shape{Props: []codec.Prop{
+//		{Name: "amount", Required: true, Rule: &checkMoney_Amount},
+//		{Name: "currency", Required: true},
+//	}}
+//
+//	func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
+//		return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
+//	}
+
+// Struct is implemented by *T for generated structs that describe
+// themselves to [Decode], [Encode] and [Check].
+type Struct interface {
+	// CodecFields returns the type's Shape and appends to f a pointer
+	// to each field, in the order of the Shape's Props, then the
+	// pointer to the map of additional properties when Extra is
+	// ExtraRaw.
+	CodecFields(f []any) (*Shape, []any)
+}
+
+// Shape describes the properties of a generated struct.
+type Shape struct {
+	Props []Prop
+	// Open keeps the members the object does not declare as raw JSON,
+	// in the struct's last field, a map[string]json.RawMessage; else
+	// they are refused (additionalProperties: false).
+	Open bool
+}
+
+// Prop is one property of a Shape. The Go type of its field says how
+// it is read and written: a string, integer, number, boolean, date-time
+// or raw JSON, a pointer to one (absent, or null when Null), a
+// schemaset.Nullable of one (absent, null or a value), a slice of strings,
+// integers, numbers or booleans, a generated type, or an [Optional]
+// or a [Sequence].
+type Prop struct {
+	Name     string
+	Required bool // listed in required
+	Null     bool // the schema allows null
+	// Rule checks the value beyond its Go type: a *String, *Int, *Float,
+	// *Flag or *Any for a scalar, an *Array for a slice; nil for none.
+	Rule any
+	// Item checks each item of a slice (*String, *Int, *Float, *Flag);
+	// nil for none.
+	Item any
+}
+
+// scratch holds the field pointers of the structs being read or written,
+// nested ones after those of the structs around them, so that listing
+// them allocates nothing.
+type scratch struct{ fields []any }
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{fields: make([]any, 0, 64)} }}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(s *scratch) {
+	clear(s.fields[:cap(s.fields)]) // keep no pointer into a caller's value
+	s.fields = s.fields[:0]
+	scratchPool.Put(s)
+}
+
+// fields lists v's fields on s; release them with s.drop(base).
+func (s *scratch) list(v Struct) (obj *Shape, fields []any, base int) {
+	base = len(s.fields)
+	obj, s.fields = v.CodecFields(s.fields)
+	return obj, s.fields[base:len(s.fields):len(s.fields)], base
+}
+
+func (s *scratch) drop(base int) { s.fields = s.fields[:base] }
+
+// Decode reads the object next in d into v, checking it against its
+// schema in the same pass: a generated DecodeJSON, after zeroing v.
+//
+//go:noinline
+func Decode(d *jx.Decoder, v Struct) error {
+	s := getScratch()
+	err := decodeObject(d, v, s)
+	putScratch(s)
+	return err
+}
+
+func decodeObject(d *jx.Decoder, v Struct, s *scratch) error {
+	obj, fields, base := s.list(v)
+	err := readMembers(d, obj, fields, s)
+	s.drop(base)
+	return err
+}
+
+func readMembers(d *jx.Decoder, obj *Shape, fields []any, s *scratch) error {
+	props := obj.Props
+	var seen uint64 // bit i: props[i] was read
+	next := 0       // members mostly come in the order of the properties
+	o := Members(d)
+	for o.Next() {
+		key := o.Key()
+		i := -1
+		for j := range props {
+			k := next + j
+			if k >= len(props) {
+				k -= len(props)
+			}
+			if props[k].Name == string(key) {
+				i = k
+				break
+			}
+		}
+		var err error
+		switch {
+		case i >= 0:
+			again := seen&(1<<i) != 0
+			seen |= 1 << i
+			next = i + 1
+			err = decodeField(d, &props[i], fields[i], again, s)
+		case obj.Open:
+			err = Extra(d, key, fields[len(props)].(*map[string]json.RawMessage), Raw)
+		default:
+			err = Unknown()
+		}
+		o.Check(err)
+	}
+	if o.err != nil {
+		return o.err
+	}
+	if err := o.it.Err(); err != nil {
+		return Wrap(err, "an object")
+	}
+	for i := range props {
+		if props[i].Required && seen&(1<<i) == 0 {
+			return Expect("required property " + strconv.Quote(props[i].Name))
+		}
+	}
+	return nil
+}
+
+// decodeField reads one property's value into its field f. again: the
+// member came before (a nested struct is then zeroed by its DecodeJSON
+// first, as a property read twice keeps the last value).
+func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
+	var err error
+	switch f := f.(type) {
+	case *string:
+		*f, err = readStr(d, p.Rule)
+	case *int64:
+		*f, err = readInt(d, p.Rule)
+	case *float64:
+		*f, err = readFloat(d, p.Rule)
+	case *bool:
+		*f, err = readBool(d, p.Rule)
+	case *time.Time:
+		*f, err = readTime(d, p.Rule)
+	case *json.RawMessage:
+		*f, err = readRaw(d, p.Rule)
+	case **string:
+		*f, err = readPtr(d, p, readStr)
+	case **int64:
+		*f, err = readPtr(d, p, readInt)
+	case **float64:
+		*f, err = readPtr(d, p, readFloat)
+	case **bool:
+		*f, err = readPtr(d, p, readBool)
+	case **time.Time:
+		*f, err = readPtr(d, p, readTime)
+	case *schemaset.Nullable[string]:
+		*f, err = readNullable(d, p.Rule, readStr)
+	case *schemaset.Nullable[int64]:
+		*f, err = readNullable(d, p.Rule, readInt)
+	case *schemaset.Nullable[float64]:
+		*f, err = readNullable(d, p.Rule, readFloat)
+	case *schemaset.Nullable[bool]:
+		*f, err = readNullable(d, p.Rule, readBool)
+	case *schemaset.Nullable[time.Time]:
+		*f, err = readNullable(d, p.Rule, readTime)
+	case *[]string:
+		*f, err = readSlice(d, p, readStr)
+	case *[]int64:
+		*f, err = readSlice(d, p, readInt)
+	case *[]float64:
+		*f, err = readSlice(d, p, readFloat)
+	case *[]bool:
+		*f, err = readSlice(d, p, readBool)
+	case Optional:
+		err = decodeOpt(d, p, f, s)
+	case Sequence:
+		err = decodeList(d, p, f, s)
+	case Struct:
+		if again {
+			return f.(Decoder).DecodeJSON(d)
+		}
+		return decodeObject(d, f, s)
+	case Decoder:
+		return f.DecodeJSON(d)
+	default:
+		panic("codec: a field of unknown type " + typeOf(f))
+	}
+	return err
+}
+
+func readStr(d *jx.Decoder, rule any) (string, error) {
+	if r, ok := rule.(*String); ok {
+		return r.Str(d)
+	}
+	return Str(d)
+}
+
+func readInt(d *jx.Decoder, rule any) (int64, error) {
+	if r, ok := rule.(*Int); ok {
+		return r.Int(d)
+	}
+	return Int64(d)
+}
+
+func readFloat(d *jx.Decoder, rule any) (float64, error) {
+	if r, ok := rule.(*Float); ok {
+		return r.Float(d)
+	}
+	return Float64(d)
+}
+
+func readBool(d *jx.Decoder, rule any) (bool, error) {
+	if r, ok := rule.(*Flag); ok {
+		return r.Bool(d)
+	}
+	return Bool(d)
+}
+
+func readTime(d *jx.Decoder, rule any) (time.Time, error) {
+	if r, ok := rule.(*String); ok {
+		return r.Time(d)
+	}
+	return Time(d)
+}
+
+func readRaw(d *jx.Decoder, rule any) (json.RawMessage, error) {
+	if r, ok := rule.(*Any); ok {
+		return r.Raw(d)
+	}
+	return Raw(d)
+}
+
+// readPtr reads a value into a new pointer; null is nil when p allows it.
+func readPtr[T any](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any) (T, error)) (*T, error) {
+	if p.Null && IsNull(d) {
+		return nil, nil
+	}
+	v, err := read(d, p.Rule)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+func readNullable[T any](d *jx.Decoder, rule any, read func(*jx.Decoder, any) (T, error)) (schemaset.Nullable[T], error) {
+	if IsNull(d) {
+		return schemaset.Null[T](), nil
+	}
+	v, err := read(d, rule)
+	return schemaset.Some(v), err
+}
+
+// readSlice reads an array of scalars; null is nil when p allows it.
+func readSlice[T comparable](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any) (T, error)) ([]T, error) {
+	if p.Null && IsNull(d) {
+		return nil, nil
+	}
+	if err := want(d, jx.Array, "an array"); err != nil {
+		return nil, err
+	}
+	it, err := d.ArrIter()
+	if err != nil {
+		return nil, Wrap(err, "an array")
+	}
+	out := []T{}
+	for it.Next() {
+		v, err := read(d, p.Item)
+		if err != nil {
+			return nil, AtIndex(err, len(out))
+		}
+		out = append(out, v)
+	}
+	if err := it.Err(); err != nil {
+		return nil, Wrap(err, "an array")
+	}
+	if r, ok := p.Rule.(*Array); ok {
+		return out, Distinct(r, out)
+	}
+	return out, nil
+}
+
+// Encode writes v as a JSON object: a generated EncodeJSON.
+//
+//go:noinline
+func Encode(e *jx.Encoder, v Struct) {
+	s := getScratch()
+	encodeObject(e, v, s)
+	putScratch(s)
+}
+
+func encodeObject(e *jx.Encoder, v Struct, s *scratch) {
+	obj, fields, base := s.list(v)
+	e.ObjStart()
+	for i := range obj.Props {
+		encodeField(e, &obj.Props[i], fields[i], s)
+	}
+	if obj.Open {
+		WriteExtra(e, *fields[len(obj.Props)].(*map[string]json.RawMessage), WriteRaw)
+	}
+	e.ObjEnd()
+	s.drop(base)
+}
+
+// encodeField writes one property, or nothing when it is absent: an
+// optional pointer, slice or raw value that is nil, a Nullable that is
+// not Present. A required pointer that is nil is written as null.
+func encodeField(e *jx.Encoder, p *Prop, f any, s *scratch) {
+	switch f := f.(type) {
+	case *string:
+		e.FieldStart(p.Name)
+		e.Str(*f)
+	case *int64:
+		e.FieldStart(p.Name)
+		e.Int64(*f)
+	case *float64:
+		e.FieldStart(p.Name)
+		WriteFloat(e, *f)
+	case *bool:
+		e.FieldStart(p.Name)
+		e.Bool(*f)
+	case *time.Time:
+		e.FieldStart(p.Name)
+		WriteTime(e, *f)
+	case *json.RawMessage:
+		if *f == nil && !p.Required {
+			return // absent: a null read is kept as the text null
+		}
+		e.FieldStart(p.Name)
+		WriteRaw(e, *f)
+	case **string:
+		if absent(e, p, *f == nil) {
+			e.Str(**f)
+		}
+	case **int64:
+		if absent(e, p, *f == nil) {
+			e.Int64(**f)
+		}
+	case **float64:
+		if absent(e, p, *f == nil) {
+			WriteFloat(e, **f)
+		}
+	case **bool:
+		if absent(e, p, *f == nil) {
+			e.Bool(**f)
+		}
+	case **time.Time:
+		if absent(e, p, *f == nil) {
+			WriteTime(e, **f)
+		}
+	case *schemaset.Nullable[string]:
+		writeNullable(e, p, *f, func(e *jx.Encoder, x string) { e.Str(x) })
+	case *schemaset.Nullable[int64]:
+		writeNullable(e, p, *f, func(e *jx.Encoder, x int64) { e.Int64(x) })
+	case *schemaset.Nullable[float64]:
+		writeNullable(e, p, *f, WriteFloat)
+	case *schemaset.Nullable[bool]:
+		writeNullable(e, p, *f, func(e *jx.Encoder, x bool) { e.Bool(x) })
+	case *schemaset.Nullable[time.Time]:
+		writeNullable(e, p, *f, WriteTime)
+	case *[]string:
+		writeSlice(e, p, *f, func(e *jx.Encoder, x string) { e.Str(x) })
+	case *[]int64:
+		writeSlice(e, p, *f, func(e *jx.Encoder, x int64) { e.Int64(x) })
+	case *[]float64:
+		writeSlice(e, p, *f, WriteFloat)
+	case *[]bool:
+		writeSlice(e, p, *f, func(e *jx.Encoder, x bool) { e.Bool(x) })
+	case Optional:
+		encodeOpt(e, p, f, s)
+	case Sequence:
+		encodeList(e, p, f, s)
+	case Struct:
+		e.FieldStart(p.Name)
+		encodeObject(e, f, s)
+	case Encoder:
+		e.FieldStart(p.Name)
+		f.EncodeJSON(e)
+	default:
+		panic("codec: a field of unknown type " + typeOf(f))
+	}
+}
+
+// absent writes the name of a property whose pointer is nil or not and
+// reports whether its value is to be written: a nil pointer is absent,
+// or null when the property is required.
+func absent(e *jx.Encoder, p *Prop, isNil bool) bool {
+	switch {
+	case !isNil:
+		e.FieldStart(p.Name)
+		return true
+	case p.Required:
+		e.FieldStart(p.Name)
+		e.Null()
+	}
+	return false
+}
+
+func writeNullable[T any](e *jx.Encoder, p *Prop, x schemaset.Nullable[T], write func(*jx.Encoder, T)) {
+	if !x.Present {
+		return
+	}
+	e.FieldStart(p.Name)
+	if !x.Valid {
+		e.Null()
+		return
+	}
+	write(e, x.Value)
+}
+
+// writeSlice writes a slice; nil is absent when optional, null when
+// nullable, and [] otherwise.
+func writeSlice[T any](e *jx.Encoder, p *Prop, x []T, write func(*jx.Encoder, T)) {
+	if x == nil && !p.Required {
+		return
+	}
+	e.FieldStart(p.Name)
+	if x == nil && p.Null {
+		e.Null()
+		return
+	}
+	e.ArrStart()
+	for _, v := range x {
+		write(e, v)
+	}
+	e.ArrEnd()
+}
+
+// Check checks v, a value built in Go, against its schema: a generated
+// Validate.
+//
+//go:noinline
+func Check(v Struct) error {
+	s := getScratch()
+	err := checkObject(v, s)
+	putScratch(s)
+	return err
+}
+
+func checkObject(v Struct, s *scratch) error {
+	obj, fields, base := s.list(v)
+	err := checkFields(obj, fields, s)
+	s.drop(base)
+	return err
+}
+
+func checkFields(obj *Shape, fields []any, s *scratch) error {
+	if obj.Open {
+		if err := extraClash(obj, *fields[len(obj.Props)].(*map[string]json.RawMessage)); err != nil {
+			return err
+		}
+	}
+	for i := range obj.Props {
+		if err := checkField(&obj.Props[i], fields[i], s); err != nil {
+			return AtField(err, obj.Props[i].Name)
+		}
+	}
+	return nil
+}
+
+func extraClash(obj *Shape, extra map[string]json.RawMessage) error {
+	for k := range extra {
+		for i := range obj.Props {
+			if obj.Props[i].Name == k {
+				return AtField(Expect("an additional property that is not named like a declared one"), k)
+			}
+		}
+	}
+	return nil
+}
+
+// errNil is a required property's pointer that is nil.
+func errNil() error { return Expect("a value, not nil") }
+
+// checkField checks one field of a value built in Go.
+func checkField(p *Prop, f any, s *scratch) error {
+	switch f := f.(type) {
+	case *string:
+		return checkStr(p.Rule, *f)
+	case *int64:
+		return checkInt(p.Rule, *f)
+	case *float64:
+		return checkFloat(p.Rule, *f)
+	case *bool:
+		return checkBool(p.Rule, *f)
+	case *time.Time:
+		return checkTime(p.Rule, *f)
+	case *json.RawMessage:
+		if r, ok := p.Rule.(*Any); ok {
+			return r.Check(*f)
+		}
+	case **string:
+		return checkPtr(p, *f, checkStr)
+	case **int64:
+		return checkPtr(p, *f, checkInt)
+	case **float64:
+		return checkPtr(p, *f, checkFloat)
+	case **bool:
+		return checkPtr(p, *f, checkBool)
+	case **time.Time:
+		return checkPtr(p, *f, checkTime)
+	case *schemaset.Nullable[string]:
+		return checkNullable(p, *f, checkStr)
+	case *schemaset.Nullable[int64]:
+		return checkNullable(p, *f, checkInt)
+	case *schemaset.Nullable[float64]:
+		return checkNullable(p, *f, checkFloat)
+	case *schemaset.Nullable[bool]:
+		return checkNullable(p, *f, checkBool)
+	case *schemaset.Nullable[time.Time]:
+		return checkNullable(p, *f, checkTime)
+	case *[]string:
+		return checkSlice(p, *f, checkStr)
+	case *[]int64:
+		return checkSlice(p, *f, checkInt)
+	case *[]float64:
+		return checkSlice(p, *f, checkFloat)
+	case *[]bool:
+		return checkSlice(p, *f, checkBool)
+	case Optional:
+		return checkOpt(p, f, s)
+	case Sequence:
+		return checkList(p, f, s)
+	case Struct:
+		return checkObject(f, s)
+	case Validator:
+		return f.Validate()
+	default:
+		panic("codec: a field of unknown type " + typeOf(f))
+	}
+	return nil
+}
+
+func checkStr(rule any, v string) error {
+	if r, ok := rule.(*String); ok {
+		return r.Check(v)
+	}
+	return nil
+}
+
+func checkInt(rule any, v int64) error {
+	if r, ok := rule.(*Int); ok {
+		return r.Check(v)
+	}
+	return nil
+}
+
+func checkFloat(rule any, v float64) error {
+	if r, ok := rule.(*Float); ok {
+		return r.Check(v)
+	}
+	return nil
+}
+
+func checkBool(rule any, v bool) error {
+	if r, ok := rule.(*Flag); ok {
+		return r.Check(v)
+	}
+	return nil
+}
+
+// checkTime: a time.Time built in Go always writes valid date-time text;
+// its rule (an asserted format) is checked on decoding.
+func checkTime(any, time.Time) error { return nil }
+
+func checkPtr[T any](p *Prop, x *T, check func(any, T) error) error {
+	if x == nil {
+		if p.Required && !p.Null {
+			return errNil()
+		}
+		return nil
+	}
+	return check(p.Rule, *x)
+}
+
+func checkNullable[T any](p *Prop, x schemaset.Nullable[T], check func(any, T) error) error {
+	if !x.Valid {
+		return nil
+	}
+	return check(p.Rule, x.Value)
+}
+
+// checkSlice checks a slice of scalars; the array's rule applies only to
+// a value: nil is an absent property, or null.
+func checkSlice[T comparable](p *Prop, x []T, check func(any, T) error) error {
+	if r, ok := p.Rule.(*Array); ok && (x != nil || p.Required && !p.Null) {
+		if err := Distinct(r, x); err != nil {
+			return err
+		}
+	}
+	if p.Item == nil {
+		return nil
+	}
+	for i, v := range x {
+		if err := check(p.Item, v); err != nil {
+			return AtIndex(err, i)
+		}
+	}
+	return nil
+}
+
+// MarshalObject returns the JSON of v: a generated MarshalJSON. It
+// refuses an additional property named like a declared one.
+func MarshalObject(v Struct) ([]byte, error) {
+	s := getScratch()
+	defer putScratch(s)
+	obj, fields, _ := s.list(v)
+	if obj.Open {
+		if err := extraClash(obj, *fields[len(obj.Props)].(*map[string]json.RawMessage)); err != nil {
+			return nil, err
+		}
+	}
+	s.fields = s.fields[:0]
+	e := jx.GetEncoder()
+	defer jx.PutEncoder(e)
+	encodeObject(e, v, s)
+	return append([]byte(nil), e.Bytes()...), nil
+}
+
+// Opt is a field that is a pointer to a value of a generated type: nil
+// when absent (or null, when the property allows it). Generated
+// CodecFields lists codec.Opt[T]{&v.Field}. It has one method, and T no
+// constraint, so that each type it is used with compiles one small
+// function and its wrappers.
+type Opt[T any] struct{ F **T }
+
+// Optional is an [Opt].
+type Optional interface {
+	// ptr returns the pointer (nil: untyped nil), after setting it to a
+	// new value (op optNew) or to nil (op optNil) when asked.
+	ptr(op int) any
+}
+
+const (
+	optGet = iota
+	optNew
+	optNil
+)
+
+func (o Opt[T]) ptr(op int) any {
+	switch op {
+	case optNew:
+		*o.F = new(T)
+	case optNil:
+		*o.F = nil
+	}
+	if *o.F == nil {
+		return nil
+	}
+	return *o.F
+}
+
+func decodeOpt(d *jx.Decoder, p *Prop, o Optional, s *scratch) error {
+	if p.Null && IsNull(d) {
+		o.ptr(optNil)
+		return nil
+	}
+	return decodeValue(d, o.ptr(optNew), s)
+}
+
+func encodeOpt(e *jx.Encoder, p *Prop, o Optional, s *scratch) {
+	x := o.ptr(optGet)
+	switch {
+	case x != nil:
+		e.FieldStart(p.Name)
+		encodeValue(e, x, s)
+	case p.Required:
+		e.FieldStart(p.Name)
+		e.Null()
+	}
+}
+
+func checkOpt(p *Prop, o Optional, s *scratch) error {
+	x := o.ptr(optGet)
+	if x == nil {
+		if p.Required && !p.Null {
+			return errNil()
+		}
+		return nil
+	}
+	return checkValue(x, s)
+}
+
+// List is a field that is a slice of values of a generated type:
+// generated CodecFields lists (*codec.List[T])(&v.Field). Its Prop's Rule
+// may be an *Array.
+type List[T any] []T
+
+// Sequence is a *[List].
+type Sequence interface {
+	// item returns a pointer to item i, appending a zero item first when
+	// i is the length; listEmpty and listNil first set the slice to empty
+	// (not nil) or nil, and listLen only reports. It returns the length
+	// and whether the slice is nil too.
+	item(i int) (p any, n int, isNil bool)
+}
+
+const (
+	listLen   = -1
+	listEmpty = -2
+	listNil   = -3
+)
+
+func (l *List[T]) item(i int) (any, int, bool) {
+	switch {
+	case i == listEmpty:
+		*l = List[T]{}
+	case i == listNil:
+		*l = nil
+	case i == len(*l):
+		*l = append(*l, *new(T))
+	}
+	if i < 0 {
+		return nil, len(*l), *l == nil
+	}
+	return &(*l)[i], len(*l), false
+}
+
+// itemAt is a pointer to item i.
+func itemAt(l Sequence, i int) any {
+	p, _, _ := l.item(i)
+	return p
+}
+
+func length(l Sequence) (int, bool) {
+	_, n, isNil := l.item(listLen)
+	return n, isNil
+}
+
+func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
+	if p.Null && IsNull(d) {
+		l.item(listNil)
+		return nil
+	}
+	a := Elements(d)
+	for l.item(listEmpty); a.Next(); {
+		a.Check(decodeValue(d, itemAt(l, a.n-1), s))
+	}
+	if err := a.End(); err != nil {
+		return err
+	}
+	if r, ok := p.Rule.(*Array); ok {
+		return uniqueList(r, l)
+	}
+	return nil
+}
+
+func uniqueList(r *Array, l Sequence) error {
+	n, _ := length(l)
+	return r.Check(n, func(i int) string {
+		var e jx.Encoder
+		itemAt(l, i).(Encoder).EncodeJSON(&e)
+		return canonical(e.Bytes())
+	})
+}
+
+func encodeList(e *jx.Encoder, p *Prop, l Sequence, s *scratch) {
+	n, isNil := length(l)
+	if isNil && !p.Required {
+		return
+	}
+	e.FieldStart(p.Name)
+	if isNil && p.Null {
+		e.Null()
+		return
+	}
+	e.ArrStart()
+	for i := range n {
+		encodeValue(e, itemAt(l, i), s)
+	}
+	e.ArrEnd()
+}
+
+func checkList(p *Prop, l Sequence, s *scratch) error {
+	n, isNil := length(l)
+	if r, ok := p.Rule.(*Array); ok && (!isNil || p.Required && !p.Null) {
+		if err := uniqueList(r, l); err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		if err := checkValue(itemAt(l, i), s); err != nil {
+			return AtIndex(err, i)
+		}
+	}
+	return nil
+}
+
+// decodeValue, encodeValue and checkValue use the loops of this file for
+// a generated struct, and its methods for any other generated type.
+func decodeValue(d *jx.Decoder, v any, s *scratch) error {
+	if st, ok := v.(Struct); ok {
+		return decodeObject(d, st, s)
+	}
+	return v.(Decoder).DecodeJSON(d)
+}
+
+func encodeValue(e *jx.Encoder, v any, s *scratch) {
+	if st, ok := v.(Struct); ok {
+		encodeObject(e, st, s)
+		return
+	}
+	v.(Encoder).EncodeJSON(e)
+}
+
+func checkValue(v any, s *scratch) error {
+	if st, ok := v.(Struct); ok {
+		return checkObject(st, s)
+	}
+	return v.(Validator).Validate()
+}
+
+// typeOf names the Go type of a field generated code should not have
+// listed: a bug in the generator.
+func typeOf(f any) string { return fmt.Sprintf("%T", f) }
