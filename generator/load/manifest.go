@@ -77,6 +77,8 @@ type Consumer struct {
 	Settings    Settings // overrides of /defaults
 	// Ordered is the consumer's ordering: "ordered", "shards", "onPoison".
 	Ordered OrderedSettings
+	// Batch is the consumer's "batch": its handler takes facts in batches.
+	Batch BatchSettings
 }
 
 // BindingPointer returns the JSON pointer of the i-th binding, for errors.
@@ -118,6 +120,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		}
 		c.Settings = readSettings(doc, c.Pointer, obj, errs)
 		c.Ordered = readOrderedSettings(c.Pointer, obj)
+		c.Batch = readBatchSettings(doc, c.Pointer, obj, errs)
 		m.Consumers = append(m.Consumers, c)
 	}
 	m.Responders = readResponders(doc, root, errs)

@@ -155,7 +155,10 @@ func (b *builder) topologyError(p topology.Problem) *load.Error {
 	if p.Field == "" || p.Field == "name" {
 		return doc.KeyErrorf(lc.Pointer, "%s", msg)
 	}
-	own, def := load.Append(lc.Pointer, p.Field), load.Append("/defaults", p.Field)
+	own, def := lc.Pointer, "/defaults"
+	for _, token := range strings.Split(p.Field, ".") { // "batch.size": a key inside a key
+		own, def = load.Append(own, token), load.Append(def, token)
+	}
 	if p.Index >= 0 {
 		own, def = load.AppendIndex(own, p.Index), load.AppendIndex(def, p.Index)
 	}
@@ -206,6 +209,9 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		Ordered:        c.Ordered.Ordered,
 		Shards:         c.Ordered.Shards,
 		Park:           c.Ordered.Park,
+	}
+	if c.Batch.Batched() && !c.Batch.Unreadable {
+		cs.Batch = &topology.Batch{Size: c.Batch.Size, Wait: c.Batch.Wait}
 	}
 	if c.Settings.Backoff != nil {
 		cs.Backoff = slices.Clone(c.Settings.Backoff)
