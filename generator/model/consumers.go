@@ -50,7 +50,7 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 	man := b.s.Manifest
 	var out []*Consumer
 	for _, lc := range man.Consumers {
-		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings}
+		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings, Batched: lc.Batch.Batched()}
 		matched := map[int]bool{} // indexes into facts
 		for i, pattern := range lc.Bindings {
 			if len(pattern) > maxBindingLen {
