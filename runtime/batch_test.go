@@ -346,3 +346,28 @@ type singleGuard struct{}
 func (singleGuard) Run(ctx context.Context, _, _ string, fn func(context.Context) error) (bool, error) {
 	return false, fn(ctx)
 }
+
+// Batches work on a classic work queue with priorities and a bound as on
+// the quorum queues of the other tests.
+func TestBatchOnABoundedClassicPriorityQueue(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
+		QueueType: topology.Classic, MaxPriority: 10, MaxLength: 100,
+		Batch: &topology.Batch{Size: 3, Wait: 200 * time.Millisecond}})
+	conn := b.dial(Config{})
+	spec, f := b.consumer(0), itemFact("item.added")
+	publishItems(t, conn, b, f, "a", "b", "c", "d", "e", "f")
+	testenv.Eventually(t, "six facts in the work queue", func() bool { return b.depth(spec.Queue) == 6 })
+	var rec batchRecorder
+	c, err := NewBatchConsumer(conn, spec, []Route{collectItems(f)}, func(ctx context.Context, batch testBatch) (Outcomes, error) {
+		rec.add(batch)
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	testenv.Eventually(t, "six facts acked", func() bool { return conn.Counts(spec.Name).Get(Acked) == 6 })
+	if got := rec.sizes(); !slices.Equal(got, []int{3, 3}) {
+		t.Errorf("batch sizes %v, want [3 3]", got)
+	}
+}
