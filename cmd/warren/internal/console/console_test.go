@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -242,4 +243,21 @@ func TestPageIsEmbeddedAndLockedDown(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// A batch consumer's figures carry its batch, for the page to show.
+func TestOverviewShowsABatchConsumer(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t, func(cfg *Config) {
+		cfg.Topology.Consumers[1].Batch = topology.Batch{Size: 50, Wait: 200 * time.Millisecond}
+	})
+	var o overviewJSON
+	testenv.Eventually(t, "the figures of both consumers", func() bool {
+		c.getJSON("/api/overview", &o)
+		return len(o.Consumers) == 2 && o.Consumers[0].ReadAt != nil
+	})
+	mailer, indexer := o.Consumers[0], o.Consumers[1]
+	if mailer.Batch != nil || indexer.Batch == nil || *indexer.Batch != (batchFig{Size: 50, Wait: "200ms"}) {
+		t.Errorf("batches: mailer %+v, indexer %+v; want the indexer's only", mailer.Batch, indexer.Batch)
+	}
 }
