@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -20,8 +21,12 @@ import (
 //
 //   - A batch closes at Size facts or Batch.Wait after its first fact,
 //     whichever comes first. Its facts are unacked deliveries, so a batch
-//     never holds more than the prefetch; each of the Concurrency workers
-//     fills a batch in turn and handles it while the next fills.
+//     never holds more than the prefetch. One filler per channel reads the
+//     deliveries and checks each as it arrives, so that the next batch is
+//     filled and checked while the Concurrency workers handle theirs.
+//   - The done facts of a batch are acked with one multiple ack, once the
+//     batches filled before it are complete too (their other facts being
+//     settled one by one before): one frame instead of Size.
 //   - Each fact is checked (body, envelope, schema) before the batch
 //     reaches the handler: one that fails goes to poison on its own, and
 //     the others go on without it.
@@ -155,7 +160,45 @@ type batchState struct {
 // batchJob is one batch of deliveries, as its source closed it.
 type batchJob struct {
 	ds     []amqp.Delivery
+	facts  []prepared    // ds, inspected and checked
 	waited time.Duration // from its first delivery until it closed
+	// src is the source that closed the batch, which acks its done facts
+	// together with those of the batches before it; nil for a probe, whose
+	// facts are acked one by one.
+	src *batchSource
+	// done are the facts to ack, each with the event it counts as, once
+	// the batch is complete.
+	done     []doneFact
+	complete bool // every fact is settled but those in done
+}
+
+type doneFact struct {
+	in inbound
+	e  Event
+}
+
+// prepared is a delivery inspected and checked before its batch is
+// handled: the fact ready for the handler, or why it failed its checks.
+type prepared struct {
+	in  inbound
+	f   *batchFact
+	err error
+}
+
+func (j *batchJob) add(p prepared) {
+	j.ds = append(j.ds, p.in.d)
+	j.facts = append(j.facts, p)
+}
+
+// prepare counts a delivery and checks its bytes, envelope and payload.
+func (c *Consumer) prepare(s *session, d amqp.Delivery) prepared {
+	in := inspect(s, d)
+	c.count(Delivered, in.routingKey)
+	if d.Redelivered {
+		c.count(Redelivered, in.routingKey)
+	}
+	f, err := c.checkFact(in)
+	return prepared{in: in, f: f, err: err}
 }
 
 // batchKind is a batch consumer on the engine: it reads one work queue,
@@ -164,91 +207,152 @@ type batchKind struct{ c *Consumer }
 
 func (k batchKind) queues() []string { return []string{k.c.spec.Queue} }
 
-func (k batchKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[*batchJob] {
-	return &batchSource{feed: feeds[0], size: k.c.spec.Batch.Size, wait: k.c.spec.Batch.Wait, lock: make(chan struct{}, 1)}
+func (k batchKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[*batchJob] {
+	s := &batchSource{out: make(chan *batchJob)}
+	go s.fill(k.c, r, feeds[0])
+	return s
 }
 
-func (k batchKind) work(r *channelRun, j *batchJob) { k.c.processBatch(r.hctx, r.s, j) }
+func (k batchKind) work(r *channelRun, j *batchJob) { k.c.processBatch(r.hctx, j) }
 
 func (k batchKind) giveBack(j *batchJob, why string) {
 	for _, d := range j.ds {
 		k.c.giveBack(d, why)
 	}
+	k.c.release(j)
 }
 
 func (k batchKind) hold(r *channelRun, j *batchJob) {
 	for _, d := range j.ds {
 		k.c.hold(r.hctx, inspect(r.s, d), errPaused)
 	}
+	k.c.release(j)
 }
 
 // probe handles one delivery as a batch of one.
 func (k batchKind) probe(r *channelRun, d amqp.Delivery) error {
-	return k.c.processBatch(r.hctx, r.s, &batchJob{ds: []amqp.Delivery{d}})
+	j := &batchJob{}
+	j.add(k.c.prepare(r.s, d))
+	return k.c.processBatch(r.hctx, j)
 }
 
 func (batchKind) traits() traits { return traits{pauses: true, queueNoun: "work queue"} }
 
-// batchSource closes batches of one feed: one worker at a time fills a
-// batch, up to size deliveries or wait after its first, and takes it.
+// batchSource closes batches of one feed: its filler reads the feed,
+// checks each fact as it arrives (so that a batch is checked while the
+// previous one is handled), and closes a batch at its size or its wait
+// after its first fact; the workers take the closed batches in turn.
 type batchSource struct {
-	feed  <-chan amqp.Delivery
-	size  int
-	wait  time.Duration
-	lock  chan struct{} // held by the worker filling a batch; a channel, so that waiting for it can stop
-	ended bool          // the feed closed (under lock)
+	out chan *batchJob // closed batches; closed once the feed ends
+
+	// open are the batches closed and not yet acked, in the order they
+	// were filled, which is the order of their delivery tags: once the
+	// first ones are complete, one multiple ack of the highest tag among
+	// them acks every done fact they hold, and nothing else is unacked
+	// below it (their other facts are settled already).
+	mu   sync.Mutex
+	open []*batchJob
+}
+
+// fill closes batches from feed until it ends, or until the channel is
+// gone (what was taken then returns to the queue by itself).
+func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery) {
+	defer close(s.out)
+	size, wait := c.spec.Batch.Size, c.spec.Batch.Wait
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		first, ok := <-feed
+		if !ok {
+			return
+		}
+		opened := time.Now()
+		j := &batchJob{ds: make([]amqp.Delivery, 0, size), facts: make([]prepared, 0, size), src: s}
+		j.add(c.prepare(r.s, first))
+		timer.Reset(wait)
+		ended := false
+	filling:
+		for len(j.ds) < size {
+			select {
+			case d, ok := <-feed:
+				if !ok {
+					ended = true
+					break filling
+				}
+				j.add(c.prepare(r.s, d))
+			case <-timer.C:
+				break filling
+			}
+		}
+		j.waited = time.Since(opened)
+		s.mu.Lock()
+		s.open = append(s.open, j)
+		s.mu.Unlock()
+		select {
+		case s.out <- j:
+		case <-r.stop:
+			return
+		}
+		if ended {
+			return
+		}
+	}
 }
 
 func (s *batchSource) next(stop <-chan struct{}) (*batchJob, bool) {
 	select {
-	case s.lock <- struct{}{}:
+	case j, ok := <-s.out:
+		return j, ok
 	case <-stop:
 		return nil, false
 	}
-	defer func() { <-s.lock }()
-	if s.ended {
-		return nil, false
-	}
-	var first amqp.Delivery
-	select {
-	case d, ok := <-s.feed:
-		if !ok {
-			s.ended = true
-			return nil, false
-		}
-		first = d
-	case <-stop:
-		return nil, false
-	}
-	j := &batchJob{ds: make([]amqp.Delivery, 1, s.size)}
-	j.ds[0] = first
-	opened := time.Now()
-	timer := time.NewTimer(s.wait)
-	defer timer.Stop()
-	for len(j.ds) < s.size {
-		select {
-		case d, ok := <-s.feed:
-			if !ok {
-				s.ended = true
-				j.waited = time.Since(opened)
-				return j, true
-			}
-			j.ds = append(j.ds, d)
-		case <-timer.C:
-			j.waited = time.Since(opened)
-			return j, true
-		case <-stop:
-			// The channel is gone: what was taken returns to the queue
-			// by itself; the worker's settling fails harmlessly.
-			j.waited = time.Since(opened)
-			return j, true
-		}
-	}
-	j.waited = time.Since(opened)
-	return j, true
 }
 
 func (*batchSource) done(*batchJob)      {}
+
+// release marks j complete and acks the done facts of the complete
+// batches at the head of the channel's open ones with one multiple ack,
+// counting each. The ack is made under the lock, so that two of them never
+// cross: a lower multiple ack after a higher one would name tags acked
+// already, which the broker takes for an error and closes the channel.
+func (c *Consumer) release(j *batchJob) {
+	s := j.src
+	if s == nil {
+		for _, f := range j.done {
+			c.ack(f.in, f.e)
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j.complete = true
+	n := 0
+	var last *inbound
+	for n < len(s.open) && s.open[n].complete {
+		for i := range s.open[n].done {
+			last = &s.open[n].done[i].in
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	released := slices.Clone(s.open[:n])
+	s.open = slices.Delete(s.open, 0, n)
+	if last == nil {
+		return
+	}
+	if err := last.d.Ack(true); err != nil {
+		// The channel is gone; the broker redelivers the messages.
+		c.log.Debug("ack failed; the messages will be redelivered", "message_id", last.d.MessageId, "err", c.conn.redact(err))
+		return
+	}
+	for _, b := range released {
+		for _, f := range b.done {
+			c.count(f.e, f.in.routingKey)
+		}
+	}
+}
 func (*batchSource) lost() <-chan string { return nil }
 
 // batchFact is one fact of a batch that passed its checks.
@@ -264,32 +368,28 @@ type batchFact struct {
 // processBatch checks, handles and settles every delivery of j; it
 // returns the error of the batch's handling that an outage probe goes by:
 // an Unavailable one when the batch, or any of its facts, was unavailable.
-func (c *Consumer) processBatch(ctx context.Context, s *session, j *batchJob) error {
-	facts := make([]*batchFact, 0, len(j.ds))
-	byID := make(map[string]*batchFact, len(j.ds))
-	for _, d := range j.ds {
-		in := inspect(s, d)
-		c.count(Delivered, in.routingKey)
-		if d.Redelivered {
-			c.count(Redelivered, in.routingKey)
-		}
-		f, err := c.checkFact(in)
-		if err != nil {
+func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
+	facts := make([]*batchFact, 0, len(j.facts))
+	byID := make(map[string]*batchFact, len(j.facts))
+	for _, p := range j.facts {
+		if p.err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.
-			c.settle(ctx, in, false, err)
+			c.settle(ctx, p.in, false, p.err)
 			continue
 		}
+		f := p.f
 		if c.batch.guard != nil && byID[f.d.MessageID] != nil {
 			// The same fact twice in one batch (published twice, or
 			// redelivered while in hand): one claim decides it, so the
 			// second goes back and meets the guard on its next delivery.
-			c.giveBack(d, "the same message id is in the batch already")
+			c.giveBack(p.in.d, "the same message id is in the batch already")
 			continue
 		}
 		byID[f.d.MessageID] = f
 		facts = append(facts, f)
 	}
 	if len(facts) == 0 {
+		c.release(j)
 		return nil
 	}
 	if bm, ok := c.metrics.(BatchMetrics); ok {
@@ -300,11 +400,19 @@ func (c *Consumer) processBatch(ctx context.Context, s *session, j *batchJob) er
 	for _, f := range facts {
 		settled, deferred := c.deferral(f.in, f.err)
 		f.returned(transport.Outcome{Err: f.err, Duplicate: f.dup, Deferred: deferred})
-		c.end(ctx, f.in, f.dup, settled)
+		switch {
+		case f.dup:
+			j.done = append(j.done, doneFact{f.in, DuplicateSkipped})
+		case settled == nil:
+			j.done = append(j.done, doneFact{f.in, Acked})
+		default:
+			c.end(ctx, f.in, f.dup, settled)
+		}
 		if outageOf(f.dup, settled) && unavailable == nil {
 			unavailable = settled
 		}
 	}
+	c.release(j)
 	// The batch counts once towards an outage: a whole batch unavailable
 	// is one failure, as one fact is for a plain consumer.
 	if unavailable != nil {

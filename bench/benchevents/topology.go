@@ -64,6 +64,15 @@ var Topology = topology.Topology{
 		{Name: "bench.events.delay.35", Kind: "topic", Durable: true},
 	},
 	Queues: []topology.Queue{
+		{Name: "bench-batch.poison", Consumer: "bench-batch", Role: topology.RolePoison, Type: topology.Quorum},
+		{
+			Name:          "bench-batch",
+			Consumer:      "bench-batch",
+			Role:          topology.RoleWork,
+			Type:          topology.Quorum,
+			DeadLetter:    &topology.DeadLetter{Exchange: "bench.dead", RoutingKey: "bench-batch", AtLeastOnce: true},
+			DeliveryLimit: 10,
+		},
 		{Name: "bench-classic.poison", Consumer: "bench-classic", Role: topology.RolePoison, Type: topology.Classic},
 		{
 			Name:       "bench-classic",
@@ -336,6 +345,8 @@ var Topology = topology.Topology{
 		},
 	},
 	Bindings: []topology.Binding{
+		{Exchange: "bench.events", Queue: "bench-batch", Key: "bench.order.placed"},
+		{Exchange: "bench.dead", Queue: "bench-batch.poison", Key: "bench-batch"},
 		{Exchange: "bench.events", Queue: "bench-classic", Key: "bench.order.placed"},
 		{Exchange: "bench.dead", Queue: "bench-classic.poison", Key: "bench-classic"},
 		{Exchange: "bench.events", Queue: "bench-quorum", Key: "bench.order.placed"},
@@ -415,6 +426,10 @@ var Topology = topology.Topology{
 		{Exchange: "bench.events.delay.35", Key: "0.#", ToExchange: "bench.events.delay.34"},
 		{Exchange: "bench.events.delay.35", Queue: "bench.events.delay.35", Key: "d1.#"},
 		{Exchange: "bench.events.delay.35", Key: "d0.#", ToExchange: "bench.events.delay.34"},
+		{Exchange: "bench.events.delay.deliver", Queue: "bench-batch", Key: "0.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench.order.placed"},
+		{Exchange: "bench.events.delay.deliver", Queue: "bench-batch", Key: "1.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench.order.placed"},
+		{Exchange: "bench.events.delay.deliver", Queue: "bench-batch", Key: "d0.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench-batch"},
+		{Exchange: "bench.events.delay.deliver", Queue: "bench-batch", Key: "d1.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench-batch"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-classic", Key: "0.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench.order.placed"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-classic", Key: "1.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench.order.placed"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-classic", Key: "d0.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench-classic"},
@@ -425,6 +440,19 @@ var Topology = topology.Topology{
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-quorum", Key: "d1.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.*.bench-quorum"},
 	},
 	Consumers: []topology.Consumer{
+		{
+			Name:          "bench-batch",
+			Queue:         "bench-batch",
+			PoisonQueue:   "bench-batch.poison",
+			RetryExchange: "bench.retry",
+			DeadExchange:  "bench.dead",
+			MaxAttempts:   1,
+			MaxDeferrals:  100,
+			Prefetch:      200,
+			Concurrency:   1,
+			DeferExchange: "bench.events.delay.35",
+			Batch:         topology.Batch{Size: 100, Wait: 50 * time.Millisecond},
+		},
 		{
 			Name:          "bench-classic",
 			Queue:         "bench-classic",
