@@ -49,7 +49,9 @@ func BenchmarkBatchAck(b *testing.B) {
 	e := newEnv(b, "batch")
 	b.Run("prefetch=200/concurrency=1", func(b *testing.B) {
 		runSides(b, []side{
-			{"batch", func(b *testing.B) { e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil }) }},
+			{"batch", func(b *testing.B) {
+				e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil })
+			}},
 			{"amqp091-ack", func(b *testing.B) { e.consumeRaw(b, 200, 1, false) }},
 		})
 	})

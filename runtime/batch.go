@@ -308,7 +308,7 @@ func (s *batchSource) next(stop <-chan struct{}) (*batchJob, bool) {
 	}
 }
 
-func (*batchSource) done(*batchJob)      {}
+func (*batchSource) done(*batchJob) {}
 
 // release marks j complete and acks the done facts of the complete
 // batches at the head of the channel's open ones with one multiple ack,
