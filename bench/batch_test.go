@@ -140,13 +140,12 @@ func (e *env) consumeBatchIntoPG(b *testing.B, s *orderStore, conc int) {
 	b.StopTimer()
 	s.reset(b)
 	b.StartTimer()
-	var sql strings.Builder
 	e.consumeBatch(b, conc, func(ctx context.Context, batch benchevents.BenchBatchBatch) (runtime.Outcomes, error) {
 		tx, ok := idempotency.TxAs[pgx.Tx](ctx)
 		if !ok {
 			return nil, runtime.Permanent(fmt.Errorf("no claim transaction"))
 		}
-		sql.Reset()
+		var sql strings.Builder
 		fmt.Fprintf(&sql, `INSERT INTO "%s" (order_id, total) VALUES `, s.table)
 		args := make([]any, 0, 2*len(batch.OrderPlaced))
 		for i, it := range batch.OrderPlaced {
