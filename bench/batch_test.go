@@ -35,7 +35,7 @@ func BenchmarkBatchConsume(b *testing.B) {
 		b.Run(fmt.Sprintf("prefetch=200/concurrency=%d", conc), func(b *testing.B) {
 			runSides(b, []side{
 				{"per-fact", func(b *testing.B) { perFact.consumeIntoPG(b, store, conc) }},
-				{"batch", func(b *testing.B) { batch.consumeBatchIntoPG(b, store, conc) }},
+				{"warren", func(b *testing.B) { batch.consumeBatchIntoPG(b, store, conc) }},
 			})
 		})
 	}
@@ -49,7 +49,7 @@ func BenchmarkBatchAck(b *testing.B) {
 	e := newEnv(b, "batch")
 	b.Run("prefetch=200/concurrency=1", func(b *testing.B) {
 		runSides(b, []side{
-			{"batch", func(b *testing.B) {
+			{"warren", func(b *testing.B) {
 				e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil })
 			}},
 			{"amqp091-ack", func(b *testing.B) { e.consumeRaw(b, 200, 1, false) }},
