@@ -22,8 +22,9 @@ import (
 //   - A batch closes at Size facts or Batch.Wait after its first fact,
 //     whichever comes first. Its facts are unacked deliveries, so a batch
 //     never holds more than the prefetch. One filler per channel reads the
-//     deliveries and checks each as it arrives, so that the next batch is
-//     filled and checked while the Concurrency workers handle theirs.
+//     deliveries and has each checked as it arrives (by two checkers, in
+//     parallel), so that the next batch is filled and checked while the
+//     Concurrency workers handle theirs.
 //   - The done facts of a batch are acked with one multiple ack, once the
 //     batches filled before it are complete too (their other facts being
 //     settled one by one before): one frame instead of Size.
@@ -258,6 +259,19 @@ type batchSource struct {
 // gone (what was taken then returns to the queue by itself).
 func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery) {
 	defer close(s.out)
+	// Checkers decode and check the facts as they arrive, in parallel: the
+	// decoding is most of a batch consumer's work, and a batch's facts
+	// are independent of each other.
+	tasks := make(chan checkTask, checkers)
+	defer close(tasks)
+	for range checkers {
+		go func() {
+			for t := range tasks {
+				*t.slot = c.prepare(r.s, t.d)
+				t.wg.Done()
+			}
+		}()
+	}
 	size, wait := c.spec.Batch.Size, c.spec.Batch.Wait
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -267,8 +281,14 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 			return
 		}
 		opened := time.Now()
-		j := &batchJob{ds: make([]amqp.Delivery, 0, size), facts: make([]prepared, 0, size), src: s}
-		j.add(c.prepare(r.s, first))
+		j := &batchJob{ds: make([]amqp.Delivery, 0, size), facts: make([]prepared, size), src: s}
+		var checked sync.WaitGroup
+		check := func(d amqp.Delivery) {
+			checked.Add(1)
+			tasks <- checkTask{d: d, slot: &j.facts[len(j.ds)], wg: &checked}
+			j.ds = append(j.ds, d)
+		}
+		check(first)
 		timer.Reset(wait)
 		ended := false
 	filling:
@@ -279,12 +299,14 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 					ended = true
 					break filling
 				}
-				j.add(c.prepare(r.s, d))
+				check(d)
 			case <-timer.C:
 				break filling
 			}
 		}
 		j.waited = time.Since(opened)
+		checked.Wait()
+		j.facts = j.facts[:len(j.ds)]
 		s.mu.Lock()
 		s.open = append(s.open, j)
 		s.mu.Unlock()
@@ -297,6 +319,17 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 			return
 		}
 	}
+}
+
+// checkers is how many goroutines of a batch consumer's channel decode
+// and check its facts.
+const checkers = 2
+
+// checkTask is one delivery for a checker, and where its result goes.
+type checkTask struct {
+	d    amqp.Delivery
+	slot *prepared
+	wg   *sync.WaitGroup
 }
 
 func (s *batchSource) next(stop <-chan struct{}) (*batchJob, bool) {
