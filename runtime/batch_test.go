@@ -371,3 +371,41 @@ func TestBatchOnABoundedClassicPriorityQueue(t *testing.T) {
 		t.Errorf("batch sizes %v, want [3 3]", got)
 	}
 }
+
+// batchMetrics records the batches a consumer observes.
+type batchMetrics struct {
+	nopMetrics
+	mu    sync.Mutex
+	sizes []int
+	waits []time.Duration
+}
+
+func (m *batchMetrics) ObserveBatch(_ string, size int, wait time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sizes = append(m.sizes, size)
+	m.waits = append(m.waits, wait)
+}
+
+// A Metrics that is a BatchMetrics hears each batch's size and wait: the
+// full batch, then the partial last one, closed at its wait.
+func TestBatchMetricsObserveEachBatch(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Prefetch: 20, Batch: &topology.Batch{Size: 4, Wait: 300 * time.Millisecond}})
+	m := &batchMetrics{}
+	conn := b.dial(Config{Metrics: m})
+	spec, f := b.consumer(0), itemFact("item.added")
+	publishItems(t, conn, b, f, "a", "b", "c", "d", "e")
+	testenv.Eventually(t, "five facts in the work queue", func() bool { return b.depth(spec.Queue) == 5 })
+	c, err := NewBatchConsumer(conn, spec, []Route{collectItems(f)}, func(context.Context, testBatch) (Outcomes, error) { return nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	testenv.Eventually(t, "five facts acked", func() bool { return conn.Counts(spec.Name).Get(Acked) == 5 })
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Equal(m.sizes, []int{4, 1}) || len(m.waits) != 2 || m.waits[1] < 300*time.Millisecond {
+		t.Errorf("observed sizes %v and waits %v; want [4 1], the second at least the 300ms wait", m.sizes, m.waits)
+	}
+}
