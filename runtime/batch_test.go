@@ -409,3 +409,43 @@ func TestBatchMetricsObserveEachBatch(t *testing.T) {
 		t.Errorf("observed sizes %v and waits %v; want [4 1], the second at least the 300ms wait", m.sizes, m.waits)
 	}
 }
+
+// A fact of a batch that its handler defers waits in the delay levels and
+// comes back on its own, its attempt unspent and its deferral counted,
+// while the rest of its batch is acked.
+func TestBatchDefersOneFact(t *testing.T) {
+	b := newDelayBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Prefetch: 20, Batch: &topology.Batch{Size: 3, Wait: 200 * time.Millisecond}})
+	conn := b.dial(Config{})
+	spec, f := b.consumer(0), itemFact("item.added")
+	ids := publishItems(t, conn, b, f, "a", "later", "c")
+	testenv.Eventually(t, "three facts in the work queue", func() bool { return b.depth(spec.Queue) == 3 })
+	var rec batchRecorder
+	c, err := NewBatchConsumer(conn, spec, []Route{collectItems(f)}, func(ctx context.Context, batch testBatch) (Outcomes, error) {
+		rec.add(batch)
+		out := Outcomes{}
+		for _, it := range batch.items {
+			if it.Fact.SKU == "later" && it.Delivery.Deferrals == 0 {
+				out.Fail(it.Delivery.MessageID, Defer(50*time.Millisecond))
+				continue
+			}
+			out.Done(it.Delivery.MessageID)
+		}
+		return out, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	testenv.Eventually(t, "three facts acked", func() bool { return conn.Counts(spec.Name).Get(Acked) == 3 })
+	if n := conn.Counts(spec.Name).Get(Deferred); n != 1 {
+		t.Errorf("deferred %d, want 1", n)
+	}
+	if got := rec.sizes(); !slices.Equal(got, []int{3, 1}) {
+		t.Fatalf("batch sizes %v, want [3 1]", got)
+	}
+	back := rec.batches[1][0].Delivery
+	if back.MessageID != ids[1] || back.Attempt != 1 || back.Deferrals != 1 {
+		t.Errorf("came back: %s attempt %d deferrals %d; want %s, attempt 1, deferrals 1", back.MessageID, back.Attempt, back.Deferrals, ids[1])
+	}
+}
