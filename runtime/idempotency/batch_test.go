@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -291,4 +292,34 @@ func (g dyingAfterCommit) RunBatch(ctx context.Context, consumer string, ids []s
 		g.committed(ctx)
 	}
 	return dups, err
+}
+
+// With the claims' database gone, a batch's facts are held, never
+// handled, retried or poisoned: a store error is an outage.
+func TestBatchConsumerStoreDownHoldsTheBatch(t *testing.T) {
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "claims.db"))
+	db.Close()
+	guard, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: idempotency.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBroker(t, topology.ConsumerSpec{Name: "loader", Backoff: []time.Duration{20 * time.Millisecond}, MaxAttempts: 2,
+		Batch: &topology.Batch{Size: 3, Wait: 100 * time.Millisecond}})
+	for i := range 3 {
+		b.publish(newEnvelope(t, fmt.Sprintf("o-%d", i)))
+	}
+	var calls atomic.Int32
+	b.runBatch(b.conn, func(context.Context, shipments) (runtime.Outcomes, error) {
+		calls.Add(1)
+		return nil, nil
+	}, runtime.WithGuard(guard))
+	c := b.waitFor("every fact held twice", func(c runtime.Counts) bool {
+		return c.Get(runtime.Held) >= 6 || c.Get(runtime.Acked)+c.Get(runtime.Retried)+c.Get(runtime.Poisoned)+c.Get(runtime.DuplicateSkipped) > 0
+	})
+	if c.Get(runtime.Acked)+c.Get(runtime.Retried)+c.Get(runtime.Poisoned)+c.Get(runtime.DuplicateSkipped) != 0 {
+		t.Errorf("counts %s; want the facts held only", formatCounts(c))
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("handler called %d times with the store down, want 0", n)
+	}
 }
