@@ -42,6 +42,7 @@ import (
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
+	versions "github.com/warrenbus/warren/golden/versions/want"
 	wild "github.com/warrenbus/warren/golden/wild/want"
 	wiring "github.com/warrenbus/warren/golden/wiring/want"
 	"github.com/warrenbus/warren/runtime"
@@ -77,6 +78,7 @@ var topologies = map[string]topology.Topology{
 	"requests":        requests.Topology,
 	"unions":          unions.Topology,
 	"vendor-shapes":   vendorshapes.Topology,
+	"versions":        versions.Topology,
 	"wild":            wild.Topology,
 	"wiring":          wiring.Topology,
 }

@@ -15,7 +15,8 @@ type Pending struct {
 	dst  destination
 	msg  amqp.Publishing
 	sent inFlight
-	err  error // the first send failed as a channel loss: Wait republishes
+	err  error      // the first send failed as a channel loss: Wait republishes
+	also []*Pending // the other copies of a fact published in several versions
 }
 
 // ID returns the message id of the pending fact.
@@ -28,6 +29,18 @@ func (h *Pending) ID() string { return h.msg.MessageId }
 // publishes the same envelope (same id) again on the next connection, as
 // Publish does.
 func (h *Pending) Wait(ctx context.Context) error {
+	if err := h.wait(ctx); err != nil {
+		return err
+	}
+	for _, o := range h.also {
+		if err := o.wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Pending) wait(ctx context.Context) error {
 	var err error
 	if h.err == nil {
 		err = h.sent.wait(ctx)

@@ -93,6 +93,9 @@ func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[op
 	if c.DeferExchange != "" && len(c.Queue) > topology.MaxDeferQueueLen {
 		errs = append(errs, fmt.Errorf("work queue %q: longer than %d bytes cannot take deferred facts", c.Queue, topology.MaxDeferQueueLen))
 	}
+	if c.DeferExchange != "" && topology.DelayLevelExchange(c.DeferExchange, 0) == "" {
+		errs = append(errs, fmt.Errorf("DeferExchange %q: expected the top delay level's exchange, <events>.delay.%d", c.DeferExchange, topology.DelayLevels-1))
+	}
 	if len(routes) == 0 {
 		errs = append(errs, errors.New("no routes"))
 	}
@@ -110,11 +113,13 @@ func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[op
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("new consumer %q: %w", c.Name, err)
 	}
-	return &Consumer{
+	cons := &Consumer{
 		core: newCore(conn, c.Name, "consumer", o),
 		spec: c, routes: byKey,
 		chain: buildChain(c.Name, o.guard, o.middleware),
-	}, nil
+	}
+	cons.consumeArgs = amqp.Table{ArgReads: announceReads(routes)}
+	return cons, nil
 }
 
 // Run consumes until ctx is cancelled, then stops taking deliveries, gives

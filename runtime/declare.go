@@ -34,8 +34,7 @@ func (e *MismatchError) Error() string {
 // announced when the connection opened. Declaring what already exists with the same properties changes nothing,
 // so Declare is safe to repeat. A queue or exchange that exists with other
 // arguments is reported as a [*MismatchError] naming it and the argument.
-// Last, it removes the bindings earlier releases declared that t must not
-// have ([topology.Topology.RetiredBindings]); it deletes nothing else.
+// It deletes nothing.
 func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	s, err := c.session(ctx)
 	if err != nil {
@@ -75,26 +74,16 @@ func declare(conn transport.Connection, t topology.Topology) error {
 	}
 	for _, b := range t.Bindings {
 		if b.ToExchange != "" {
-			if err := ch.ExchangeBind(b.ToExchange, b.Key, b.Exchange, false, nil); err != nil {
+			if err := ch.ExchangeBind(b.ToExchange, b.Key, b.Exchange, false, amqp.Table(b.Arguments())); err != nil {
 				return fmt.Errorf("bind exchange %q to exchange %q with %q: %w", b.ToExchange, b.Exchange, b.Key, err)
 			}
 			continue
 		}
-		if err := ch.QueueBind(b.Queue, b.Key, b.Exchange, false, nil); err != nil {
-			return fmt.Errorf("bind queue %q to exchange %q with %q: %w", b.Queue, b.Exchange, b.Key, err)
-		}
-	}
-	// What earlier releases bound and this one must not keep (see
-	// topology.Topology.RetiredBindings); unbinding is idempotent.
-	for _, b := range t.RetiredBindings() {
-		if b.ToExchange != "" {
-			if err := ch.ExchangeUnbind(b.ToExchange, b.Key, b.Exchange, false, nil); err != nil {
-				return fmt.Errorf("remove the retired binding of exchange %q to exchange %q with %q: %w", b.ToExchange, b.Exchange, b.Key, err)
+		if err := ch.QueueBind(b.Queue, b.Key, b.Exchange, false, amqp.Table(b.Arguments())); err != nil {
+			if b.Header != "" {
+				return fmt.Errorf("bind queue %q to exchange %q by header %q: %w", b.Queue, b.Exchange, b.Header, err)
 			}
-			continue
-		}
-		if err := ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil); err != nil {
-			return fmt.Errorf("remove the retired binding of queue %q to exchange %q with %q: %w", b.Queue, b.Exchange, b.Key, err)
+			return fmt.Errorf("bind queue %q to exchange %q with %q: %w", b.Queue, b.Exchange, b.Key, err)
 		}
 	}
 	return nil

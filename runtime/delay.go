@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -67,14 +66,14 @@ func (p *Publisher) At(t time.Time) *Publisher {
 // on the wire, and the fact's own routing key.
 type destination struct {
 	exchange string
-	key      string // on the wire: the fact's key, or the delay's words and the fact's key
+	key      string // on the wire: the fact's key, or, delayed, "f." and the fact's key
 	fact     string // the fact's routing key
 }
 
 // destination returns where msg goes now and adds the delay's headers to
-// it. A delayed fact's key is topology.DelayedRoutingKey's, whose bare
-// first digit word the consumers' bindings on the delivery exchange
-// require; a handler's deferral goes another way (Consumer.deferFact, with
+// it. A delayed fact's key is topology.DelayedRoutingKey's, whose "f."
+// the consumers' bindings on the delivery exchange require; a handler's
+// deferral goes another way (Consumer.deferFact, with
 // topology.DeferredRoutingKey), back to one work queue.
 func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, error) {
 	dst := destination{exchange: p.exchange, key: f.RoutingKey, fact: f.RoutingKey}
@@ -101,28 +100,24 @@ func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, erro
 	if d == 0 {
 		return dst, nil
 	}
-	key, err := topology.DelayedRoutingKey(d, f.RoutingKey)
+	key, err := topology.DelayedRoutingKey(f.RoutingKey)
+	if err != nil {
+		return dst, err
+	}
+	// Every level above the delay's highest digit would pass the fact
+	// straight down; entering there, it takes the same path, waits the
+	// same time and arrives the same.
+	entry, err := topology.SetDelayHeaders(msg.Headers, d)
 	if err != nil {
 		return dst, err
 	}
 	// The consumer reads the fact's key and exchange from these, as it
-	// does for a retry: the delivery itself carries the delay's words.
+	// does for a retry: the delivery itself carries the "f." key.
 	msg.Headers[HeaderOriginalRoutingKey] = f.RoutingKey
 	msg.Headers[HeaderOriginalExchange] = p.exchange
-	dst.exchange = topology.DelayExchange(p.exchange, entryLevel(d))
+	dst.exchange = topology.DelayExchange(p.exchange, entry)
 	dst.key = key
 	return dst, nil
-}
-
-// entryLevel is the delay level a fact delayed by d (0 < d <= MaxDelay) is
-// published to: that of the delay's highest 1 digit. Every level above it
-// would pass the fact straight down, each by an exchange-to-exchange hop
-// that costs the broker a topic match of the whole 36-word key; entering
-// lower, the fact takes the same path from there, waits the same time and
-// arrives the same.
-func entryLevel(d time.Duration) int {
-	ms := uint64((d + time.Millisecond - 1) / time.Millisecond)
-	return bits.Len64(ms) - 1
 }
 
 // WithDueAt returns f with the time its fact was due, for one publish that

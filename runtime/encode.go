@@ -146,7 +146,7 @@ func (m outMessage) publishing(f Fact) amqp.Publishing {
 	if version == 0 {
 		version = 1
 	}
-	return amqp.Publishing{
+	msg := amqp.Publishing{
 		ContentType:  "application/json",
 		DeliveryMode: amqp.Persistent,
 		Priority:     f.Priority,
@@ -156,4 +156,8 @@ func (m outMessage) publishing(f Fact) amqp.Publishing {
 		Headers:      amqp.Table{HeaderFactVersion: int64(version)},
 		Body:         m.body,
 	}
+	if f.versions != "" {
+		msg.Headers[HeaderFactVersions] = f.versions
+	}
+	return msg
 }

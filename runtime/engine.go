@@ -96,6 +96,10 @@ type core struct {
 	outage   *outage
 	running  atomic.Bool
 
+	// consumeArgs are the arguments of every basic.consume: the versions
+	// a consumer reads ([ArgReads]), which the broker shows per consumer.
+	consumeArgs amqp.Table
+
 	mu   sync.Mutex
 	last lastError // the last channel loss, for Health
 }
@@ -240,7 +244,7 @@ func (e *engine[J]) channel(ctx context.Context, s *session) (end bool, err erro
 func (e *engine[J]) consumeAll(r *channelRun) (feeds []<-chan amqp.Delivery, tags []string, end bool, err error) {
 	for _, q := range e.kind.queues() {
 		tag := consumerTag(e.name)
-		feed, err := r.ch.Consume(q, tag, false, false, false, false, nil)
+		feed, err := r.ch.Consume(q, tag, false, false, false, false, e.consumeArgs)
 		if err != nil {
 			var ae *amqp.Error
 			if errors.As(err, &ae) && ae.Code == amqp.NotFound {

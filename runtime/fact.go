@@ -29,6 +29,7 @@ type Fact struct {
 
 	sequenced *Sequenced // set by WithSequence for one publish
 	dueAt     *time.Time // set by WithDueAt for one publish
+	versions  string     // HeaderFactVersions, set by PublishVersions for one publish
 }
 
 // WithPriority returns f with priority p, for one publish call that must

@@ -29,7 +29,7 @@ func inspect(s *session, d amqp.Delivery) inbound {
 	in := inbound{d: d, sess: s, attempt: amqpmsg.HeaderInt(d.Headers, HeaderAttempts) + 1, routingKey: d.RoutingKey, exchange: d.Exchange, deferrals: deferrals(d.Headers), due: dueAt(d.Headers)}
 	// A retry comes back through the default exchange with the consumer's
 	// name as routing key, a delayed or deferred fact through the delay
-	// levels with their words in its key; the copy recorded where it
+	// levels with "f." or "d." before its key; the copy recorded where it
 	// started.
 	if rk, ok := d.Headers[HeaderOriginalRoutingKey].(string); ok {
 		in.routingKey = rk
@@ -61,6 +61,11 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
 		return false, err
 	}
+	if route, ok := c.routes[in.routingKey]; ok && route.otherCopy(in.d.Headers, versionOf(in.d.Headers)) {
+		// The same fact in another version, which this consumer handles
+		// instead: as a duplicate, acked unhandled.
+		return true, nil
+	}
 	head, h, err := c.decode(in)
 	if err != nil {
 		return false, err
@@ -85,6 +90,15 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 // the fact's schema and then decodes them.
 func (c *Consumer) decode(in inbound) (envelopeHead, *handling, error) {
 	route, ok := c.routes[in.routingKey]
+	if ok && route.older != nil {
+		if dec, older := route.older[versionOf(in.d.Headers)]; older {
+			head, h, err := decodeEnvelopeOnce(in.d.Body, dec)
+			if pe := (*payloadError)(nil); err != nil && errors.As(err, &pe) {
+				return head, nil, Permanent(fmt.Errorf("payload of %s version %d: %w", in.routingKey, versionOf(in.d.Headers), pe.err))
+			}
+			return head, h, err
+		}
+	}
 	if ok && route.decodeAt != nil {
 		head, h, err := decodeEnvelopeOnce(in.d.Body, route.decodeAt)
 		if err == nil {
@@ -94,7 +108,7 @@ func (c *Consumer) decode(in inbound) (envelopeHead, *handling, error) {
 		// (errors.As only on failure: its target escapes, and allocates.)
 		if pe := (*payloadError)(nil); errors.As(err, &pe) {
 			c.checkVersion(in, route.fact) // the envelope was read: as the other path counts it
-			return head, nil, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, pe.err))
+			return head, nil, Permanent(c.unreadable(in, route, fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, pe.err)))
 		}
 		return head, nil, err
 	}
@@ -108,7 +122,7 @@ func (c *Consumer) decode(in inbound) (envelopeHead, *handling, error) {
 	c.checkVersion(in, route.fact)
 	if validate := route.fact.Validate; validate != nil {
 		if err := validate(env.Payload); err != nil {
-			return envelopeHead{}, nil, Permanent(fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, err))
+			return envelopeHead{}, nil, Permanent(c.unreadable(in, route, fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, err)))
 		}
 	}
 	call, err := route.decode(env.Payload)

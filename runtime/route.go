@@ -22,6 +22,9 @@ type Route struct {
 	// stands in the envelope, in the one pass that reads the envelope, and
 	// returns the delivery's handling, the decoded fact in it.
 	decodeAt func(d *jx.Decoder) (*handling, error)
+	// older reads the fact's older versions, by version, through their
+	// upcasts (see [HandleVersions]).
+	older map[int]func(d *jx.Decoder) (*handling, error)
 }
 
 // handlerCall is a handler bound to its decoded fact.

@@ -128,7 +128,14 @@ func (c *Consumer) retry(ctx context.Context, in inbound, cause error) {
 func (c *Consumer) deferFact(ctx context.Context, in inbound, cause error) {
 	de := deferredTo(cause)
 	due := de.DueAt.UTC().Format(dueAtLayout)
-	key, err := topology.DeferredRoutingKey(deferredDelay(de.DueAt), c.spec.Queue)
+	msg := copyOf(in)
+	key, err := topology.DeferredRoutingKey(c.spec.Queue)
+	var entry int
+	if err == nil {
+		// A delayed fact's own delay headers are replaced, or it would
+		// wait that delay again on top of this one.
+		entry, err = topology.SetDelayHeaders(msg.Headers, deferredDelay(de.DueAt))
+	}
 	if err != nil {
 		// Unreachable: NewConsumer refuses a queue name too long for the
 		// key, and Consumer.deferral a delay the levels cannot hold.
@@ -136,11 +143,10 @@ func (c *Consumer) deferFact(ctx context.Context, in inbound, cause error) {
 		c.giveBack(in.d, "deferral key: "+err.Error())
 		return
 	}
-	msg := copyOf(in)
 	dropDelayDeaths(msg.Headers, c.spec.DeferExchange)
 	msg.Headers[HeaderDeferrals] = int64(in.deferrals + 1)
 	msg.Headers[HeaderDueAt] = due
-	if err := c.publishCopy(ctx, in, c.spec.DeferExchange, key, msg); err != nil {
+	if err := c.publishCopy(ctx, in, topology.DelayLevelExchange(c.spec.DeferExchange, entry), key, msg); err != nil {
 		c.log.Error("could not send a deferred copy; returning the message to the queue",
 			append(logAttrs(in, cause), "copy_err", c.conn.redact(err))...)
 		c.giveBack(in.d, "deferred copy not confirmed")
@@ -193,6 +199,7 @@ func (c *Consumer) poison(ctx context.Context, in inbound, cause error) bool {
 	msg.Headers[HeaderFailure] = failureText(cause)
 	msg.Headers[HeaderFailedAt] = time.Now().UTC().Format(time.RFC3339)
 	msg.Headers[HeaderConsumer] = c.spec.Name
+	markVersionMismatch(cause, msg.Headers)
 	if in.deferrals > 0 {
 		// An ordered consumer counts its deferrals in place, not in the header.
 		msg.Headers[HeaderDeferrals] = int64(in.deferrals)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/warrenbus/warren/cmd/warren/internal/console"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/docgen"
+	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
@@ -93,7 +95,7 @@ func runConsole(c *cli.Context) error {
 	catalogue := docs[docgen.CatalogueFile]
 	urls := brokerURLs(c)
 	cfg := console.Config{
-		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: payloadValidator(p.Model),
+		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: payloadValidator(p.Model), Versions: consoleVersions(p.Model),
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -206,6 +208,22 @@ func factSchemas(p *generator.Project) []console.Schema {
 			}
 		}
 		out = append(out, cs)
+	}
+	return out
+}
+
+// consoleVersions renders, per consumer, the versions it reads of each fact
+// with several, as warren status shows them.
+func consoleVersions(m *model.Model) map[string]string {
+	out := map[string]string{}
+	for _, c := range m.Consumers {
+		var parts []string
+		for _, fr := range versionReads(c) {
+			parts = append(parts, fmt.Sprintf("%s %s (published %s)", fr.Fact, versionRange(fr.Reads), joinVersions(fr.Published)))
+		}
+		if len(parts) > 0 {
+			out[c.Name] = strings.Join(parts, "; ")
+		}
 	}
 	return out
 }

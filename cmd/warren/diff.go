@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/warrenbus/warren/cmd/warren/internal/gitbase"
 	"github.com/warrenbus/warren/generator"
+	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/schemadiff"
 )
 
@@ -31,9 +33,9 @@ func diffCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "diff",
 		Usage: "judge the changes between two schema directories in both deploy directions",
-		UsageText: "warren diff [--format text|markdown|json] OLD_DIR NEW_DIR\n" +
-			"warren diff [--format text|markdown|json] --base REV NEW_DIR\n" +
-			"warren diff [--format text|markdown|json] --base-module MODULE@VERSION SCHEMA_DIR",
+		UsageText: "warren diff [--format text|markdown|json|github|sarif] OLD_DIR NEW_DIR\n" +
+			"warren diff [--format text|markdown|json|github|sarif] --base REV NEW_DIR\n" +
+			"warren diff [--format text|markdown|json|github|sarif] --base-module MODULE@VERSION SCHEMA_DIR",
 		Description: `Compares every fact (following $refs) and every consumer's bindings and
 queues, and judges each change in both directions: forward (a consumer built
 from the old schema receiving facts written under the new one) and backward (a
@@ -72,9 +74,11 @@ Rules that never break:
 Examples:
    warren diff ../main/events ./events
    warren diff --base origin/main --format markdown ./events > comment.md   # in CI
+   warren diff --base origin/main --format github ./events   # annotations in a GitHub pull request
+   warren diff --base origin/main --format sarif ./events > warren.sarif   # for code scanning
    warren diff --base-module github.com/acme/catalogue-events@v1.3.0 ./events   # after go get ...@v1.4.0`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, markdown or json"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, markdown, json, github (workflow commands that annotate the changed lines) or sarif (SARIF 2.1.0, for code scanning)"},
 			&cli.StringFlag{Name: "base", Usage: "read OLD_DIR from git at revision `REV` (e.g. origin/main)"},
 			&cli.StringFlag{Name: "base-module", Usage: "compare the imported `MODULE@VERSION` with the version go.mod pins, for SCHEMA_DIR's consumers"},
 		},
@@ -84,8 +88,10 @@ Examples:
 
 func runDiff(c *cli.Context) error {
 	format := c.String("format")
-	if format != "text" && format != "markdown" && format != "json" {
-		return usageError(c, "--format %q: expected text, markdown or json", format)
+	switch format {
+	case "text", "markdown", "json", "github", "sarif":
+	default:
+		return usageError(c, "--format %q: expected text, markdown, json, github or sarif", format)
 	}
 	base := c.String("base")
 	args := c.Args().Slice()
@@ -128,7 +134,7 @@ func runDiff(c *cli.Context) error {
 		reportError(stderr, "diff", labels.Old, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the old directory %s is not valid", labels.Old))
 	}
-	cur, err := openSide(c.Context, newDir, genOptions(newDir))
+	cur, err := openNewSide(c.Context, newDir, genOptions(newDir))
 	if err != nil {
 		reportError(stderr, "diff", newDir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the new directory %s is not valid", newDir))
@@ -155,6 +161,29 @@ func openSide(ctx context.Context, dir string, opts generator.Options) (*schemad
 	return schemadiff.NewDir(p.Schemas), nil
 }
 
+// openNewSide is openSide for the directory after the change, which must
+// also declare its versions' upcasts truthfully: an x-upcast "generated"
+// on a change that is not mechanical is an error here as in generate.
+func openNewSide(ctx context.Context, dir string, opts generator.Options) (*schemadiff.Dir, error) {
+	p, err := generator.Open(ctx, dir, opts)
+	if p == nil {
+		return nil, err
+	}
+	var list load.ErrorList
+	if errors.As(err, &list) {
+		var upcasts load.ErrorList
+		for _, e := range list {
+			if e.Pointer == "/x-upcast" {
+				upcasts = append(upcasts, e)
+			}
+		}
+		if len(upcasts) > 0 {
+			return nil, upcasts
+		}
+	}
+	return schemadiff.NewDir(p.Schemas), nil
+}
+
 // writeDiff prints the report in format and exits 1 when something breaks
 // unannounced.
 func writeDiff(c *cli.Context, r *schemadiff.Report, format string, labels schemadiff.Labels) error {
@@ -164,6 +193,10 @@ func writeDiff(c *cli.Context, r *schemadiff.Report, format string, labels schem
 		err = r.WriteMarkdown(c.App.Writer, labels)
 	case "json":
 		err = r.WriteJSON(c.App.Writer)
+	case "github":
+		err = r.WriteGitHub(c.App.Writer, labels)
+	case "sarif":
+		err = r.WriteSARIF(c.App.Writer, labels)
 	default:
 		err = r.WriteText(c.App.Writer, labels)
 	}

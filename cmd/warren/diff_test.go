@@ -158,7 +158,8 @@ func TestDiffCannotCompare(t *testing.T) {
 		{[]string{"diff", old, invalid}, invalid + "/warren.json:1:13: /package: expected string, got 1"},
 		{[]string{"diff", old}, "warren diff: expected OLD_DIR NEW_DIR"},
 		{[]string{"diff", "--base", "main", old, cur}, "warren diff: with --base, expected one NEW_DIR"},
-		{[]string{"diff", "--format", "html", old, cur}, `warren diff: --format "html": expected text, markdown or json`},
+		{[]string{"diff", "--format", "html", old, cur}, `warren diff: --format "html": expected text, markdown, json, github or sarif`},
+		{[]string{"diff", "../../golden/versions/events", "../../golden/error-upcast-not-mechanical/events"}, `placed.v2.json:4:15: /x-upcast: fact order.placed version 2 declares x-upcast "generated", but the change from version 1 (order/placed.v1.json) is not mechanical`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := run(t, tt.args...)
@@ -342,5 +343,28 @@ func TestDiffExitCodeInEveryMode(t *testing.T) {
 				t.Errorf("%s in %s: exit %d (want %d), stderr %q, stdout:\n%s", name, mode, code, codes[i], stderr, stdout)
 			}
 		}
+	}
+}
+
+// --format github and sarif judge the same changes as the text report:
+// the exit status is the same, each change a command or a result.
+func TestDiffAnnotationFormats(t *testing.T) {
+	old, cur := "../../generator/schemadiff/testdata/versions-side-by-side/old", "../../generator/schemadiff/testdata/versions-side-by-side/new"
+	code, stdout, stderr := run(t, "diff", "--format", "github", old, cur)
+	if code != 0 || !strings.Contains(stdout, "::warning file="+cur+"/order/placed.v2.json,line=11,col=15,title=warren diff%3A required-property-added (intentional)::") ||
+		!strings.Contains(stdout, "::notice title=warren diff%3A migration of order.placed::") {
+		t.Errorf("github: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	code, stdout, stderr = run(t, "diff", "--format", "sarif", old, cur)
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Results []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &log); err != nil || code != 0 || log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Results) != 8 {
+		t.Errorf("sarif: exit %d, err %v, stderr %q, stdout:\n%s", code, err, stderr, stdout)
 	}
 }

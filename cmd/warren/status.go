@@ -41,7 +41,11 @@ With delayed facts ("delayedFacts" in the manifest), a second table:
    NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;
               a fact's own due time is not read off the broker)
    UNROUTABLE facts that fell due with no consumer bound to them, waiting for a person
-With --outbox-dsn, a third table: the outbox table's rows (see warren outbox
+With a fact in several versions side by side, a table of which versions each
+consumer reads (its own, and older ones through upcasts) beside the versions
+the publisher publishes (warren.json "versions"), as the schema directory
+says; a published version that no consumer still needs can be retired.
+With --outbox-dsn, a further table: the outbox table's rows (see warren outbox
 status), its facts scheduled for later among them, and when the next falls due.
 
 The broker is asked by passive declare, so no management plugin is needed.
@@ -76,13 +80,16 @@ Examples:
 // consumerStatus is one consumer's row, and its shape in --format json.
 type consumerStatus struct {
 	Consumer  string       `json:"consumer"`
-	Work      int          `json:"work"`            // ready in the work queue
-	Consumers int          `json:"consumers"`       // attached to the work queue
-	Retrying  int          `json:"retrying"`        // waiting in delay queues
-	Tiers     []tierStatus `json:"tiers"`           // the delay queues, in ladder order
-	Poison    int          `json:"poison"`          // in the poison queue
-	Missing   []string     `json:"missing"`         // queues that do not exist; the figures are incomplete
-	Batch     *batchStatus `json:"batch,omitempty"` // a batch consumer's batch; absent for the others
+	Work      int          `json:"work"`      // ready in the work queue
+	Consumers int          `json:"consumers"` // attached to the work queue
+	Retrying  int          `json:"retrying"`  // waiting in delay queues
+	Tiers     []tierStatus `json:"tiers"`     // the delay queues, in ladder order
+	Poison    int          `json:"poison"`    // in the poison queue
+	Missing   []string     `json:"missing"`   // queues that do not exist; the figures are incomplete
+	// Reads are the facts with several versions that the consumer
+	// receives, with the versions it reads; absent when there are none.
+	Reads []factReads  `json:"reads,omitempty"`
+	Batch *batchStatus `json:"batch,omitempty"` // a batch consumer's batch; absent for the others
 }
 
 // batchStatus is a batch consumer's batch: its handler takes up to Size
@@ -98,6 +105,35 @@ func batchOf(c *topology.Consumer) *batchStatus {
 		return nil
 	}
 	return &batchStatus{Size: c.Batch.Size, Wait: c.Batch.Wait.String()}
+}
+
+// factReads is the versions of a fact one consumer reads, beside those
+// the publisher publishes.
+type factReads struct {
+	Fact      string `json:"fact"`
+	Reads     []int  `json:"reads"`     // the versions the consumer reads (its own, and older ones through upcasts)
+	Published []int  `json:"published"` // the versions the publisher publishes (warren.json "versions")
+}
+
+// versionReads lists the facts with several versions that consumer mc
+// receives, as the schema directory builds it.
+func versionReads(mc *model.Consumer) []factReads {
+	var out []factReads
+	for _, f := range mc.Facts {
+		latest := f.Latest()
+		if len(latest.Older) == 0 {
+			continue
+		}
+		fr := factReads{Fact: f.RoutingKey, Published: latest.Publish}
+		for _, v := range f.Versions() {
+			fr.Reads = append(fr.Reads, v.Version)
+		}
+		if fr.Published == nil {
+			fr.Published = []int{latest.Version}
+		}
+		out = append(out, fr)
+	}
+	return out
 }
 
 type tierStatus struct {
@@ -216,7 +252,7 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 	rows := []consumerStatus{}
 	for _, mc := range m.Consumers {
 		tc := mc.Topology
-		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}, Batch: batchOf(tc)}
+		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}, Reads: versionReads(mc), Batch: batchOf(tc)}
 		// inspect records a missing queue and reports whether it exists.
 		inspect := func(name string) (amqp.Queue, bool, error) {
 			q, err := amqpmsg.InspectQueue(ctx, conn, name)
@@ -275,6 +311,9 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeVersionsTable(w, rows); err != nil {
+		return err
+	}
 	if delayed != nil {
 		if err := writeDelayedTable(w, delayed); err != nil {
 			return err
@@ -296,6 +335,47 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 	fmt.Fprintln(tw, "OUTBOX\tPENDING\tRETRYING\tOLDEST\tFAILED\tSCHEDULED\tNEXT DUE")
 	fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%s\n", ob.Table, ob.Pending, ob.Retrying, oldest, ob.Failed, ob.Scheduled, next)
 	return tw.Flush()
+}
+
+// writeVersionsTable writes, for the facts with several versions, which
+// versions each consumer reads and which the publisher publishes: a
+// published version no consumer needs any more can be retired.
+func writeVersionsTable(w io.Writer, rows []consumerStatus) error {
+	var any bool
+	for _, r := range rows {
+		any = any || len(r.Reads) > 0
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONSUMER\tFACT\tREADS\tPUBLISHED")
+	for _, r := range rows {
+		for _, fr := range r.Reads {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Consumer, fr.Fact, versionRange(fr.Reads), joinVersions(fr.Published))
+		}
+	}
+	return tw.Flush()
+}
+
+// versionRange renders ascending consecutive versions as "1-3", one as "1".
+func versionRange(vs []int) string {
+	if len(vs) == 0 {
+		return "-"
+	}
+	if len(vs) == 1 {
+		return strconv.Itoa(vs[0])
+	}
+	return strconv.Itoa(vs[0]) + "-" + strconv.Itoa(vs[len(vs)-1])
+}
+
+func joinVersions(vs []int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
 }
 
 // writeDelayedTable writes what the delay levels hold.

@@ -216,11 +216,15 @@ func TestStatusDelayed(t *testing.T) {
 	}
 	// A fact due in two hours waits in the level that holds 2^22 ms; one
 	// that fell due with no consumer bound waits in the unroutable lane.
-	key, err := topology.DelayedRoutingKey(2*time.Hour, "order.placed")
+	key, err := topology.DelayedRoutingKey("order.placed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.publish(topology.DelayExchange(events, topology.DelayLevels-1), key, amqp.Publishing{Body: []byte("{}")})
+	h := amqp.Table{}
+	if _, err := topology.SetDelayHeaders(h, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(topology.DelayExchange(events, topology.DelayLevels-1), key, amqp.Publishing{Headers: h, Body: []byte("{}")})
 	b.publish("", topology.UnroutableQueue(events), amqp.Publishing{Body: []byte("{}")})
 	hold := topology.FormatDelay(time.Duration(1<<22) * time.Millisecond)
 	testenv.Eventually(t, "status to show the delayed fact", func() bool {
@@ -284,6 +288,46 @@ func TestStatusShowsTheOutbox(t *testing.T) {
 	code, _, stderr = b.run("status", "--outbox-dsn", "mysql://root:s3cr3t@db/shop", b.dir)
 	if code != 2 || !strings.Contains(stderr, "--outbox-dsn") || strings.Contains(stderr, "s3cr3t") {
 		t.Errorf("status with a mysql outbox DSN: exit %d, %q; want a usage error without the password", code, stderr)
+	}
+}
+
+// With a fact in several versions, status shows which versions each
+// consumer reads beside those the publisher publishes.
+func TestStatusShowsVersionsPerConsumer(t *testing.T) {
+	schemas := map[string]string{
+		"warren.json": `{
+  "package": "events",
+  "exchanges": {"events": "{{events}}", "retry": "{{retry}}", "dead": "{{dead}}"},
+  "versions": {"order.placed": {"publish": [1, 2]}},
+  "consumers": {
+    "{{svc}}": {"bindings": ["order.placed"]},
+    "{{other}}": {"bindings": ["order.placed"], "versions": {"order.placed": 1}}
+  }
+}`,
+		"order/placed.v1.json": `{"x-routing-key": "order.placed", "type": "object", "properties": {"id": {"type": "string"}}}`,
+		"order/placed.v2.json": `{"x-routing-key": "order.placed", "x-version": 2, "type": "object", "properties": {"id": {"type": "string"}, "note": {"type": "string"}}}`,
+	}
+	b := newBrokerCase(t, schemas, "events", "retry", "dead", "svc", "other")
+	svc, other := b.name("svc"), b.name("other")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr := b.run("status", b.dir)
+	if code != 0 {
+		t.Fatalf("status: exit %d, %s", code, stderr)
+	}
+	table := stdout[strings.Index(stdout, "\n\n")+2:]
+	want := [][]string{{"CONSUMER", "FACT", "READS", "PUBLISHED"}, {other, "order.placed", "1", "1,2"}, {svc, "order.placed", "1-2", "1,2"}}
+	if fmt.Sprint(fields(table)) != fmt.Sprint(want) {
+		t.Errorf("versions table\n%s\nwant rows %v", stdout, want)
+	}
+	_, stdout, _ = b.run("status", "--format", "json", b.dir)
+	var got statusJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Consumers[1].Reads; len(r) != 1 || fmt.Sprint(r[0].Reads) != "[1 2]" || fmt.Sprint(r[0].Published) != "[1 2]" {
+		t.Errorf("--format json reads of %s: %+v", svc, r)
 	}
 }
 

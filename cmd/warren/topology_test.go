@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -199,5 +200,53 @@ func TestTopologyUsage(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "topology"); code != 2 || !strings.HasPrefix(stderr, "warren topology: expected SCHEMA_DIR") {
 		t.Errorf("no argument: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// The delay levels survive the export too: imported with rabbitmqctl, a
+// fact published to a level with its delay's headers waits in the level
+// of its highest digit, and one without a level's header passes it by.
+func TestTopologyImportsTheDelayLevels(t *testing.T) {
+	admin := testenv.BrokerAdmin(t)
+	b := newBrokerCase(t, statusDelayedSchemas, "events", "retry", "dead", "svc")
+	version, _ := b.conn.Properties["version"].(string)
+	out := filepath.Join(t.TempDir(), "defs.json")
+	if code, _, stderr := run(t, "topology", "--rabbitmq", fmt.Sprint(int(topology.BrokerOf(version))), "--out", out, b.dir); code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	defs, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer defs.Close()
+	admin.RunInput(t, defs, "import_definitions")
+	events := b.name("events")
+	for _, q := range b.model.Topology.Queues {
+		testenv.Eventually(t, "queue "+q.Name+" to be imported", func() bool { return b.exists(q.Name) })
+	}
+	key, err := topology.DelayedRoutingKey("order.placed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An hour is 3,600,000 ms, binary 1101101110111010000000: digits
+	// 21, 20 and 18 set, 19 not.
+	h := amqp.Table{}
+	if _, err := topology.SetDelayHeaders(h, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// Published a level up, to 22, the fact passes 22 by (no header) and
+	// waits in 21. Without 21's and 20's headers, one published to 21
+	// passes 21, 20 and 19 by and waits in 18.
+	b.publish(topology.DelayExchange(events, 22), key, amqp.Publishing{Headers: h, Body: []byte("{}")})
+	delete(h, topology.DelayHeader(21))
+	delete(h, topology.DelayHeader(20))
+	b.publish(topology.DelayExchange(events, 21), key, amqp.Publishing{Headers: h, Body: []byte("{}")})
+	testenv.Eventually(t, "one fact in level 21 and one in level 18", func() bool {
+		return b.depth(topology.DelayExchange(events, 21)) == 1 && b.depth(topology.DelayExchange(events, 18)) == 1
+	})
+	for _, k := range []int{22, 20, 19} {
+		if n := b.depth(topology.DelayExchange(events, k)); n != 0 {
+			t.Errorf("level %d holds %d facts, want none", k, n)
+		}
 	}
 }

@@ -30,7 +30,7 @@ func TestUsageErrorPrintsTheUsageLineOnly(t *testing.T) {
 	}
 	// A command with two forms shows both, aligned.
 	code, _, stderr = run(t, "diff", "only-one")
-	if code != 2 || !strings.Contains(stderr, "usage: warren diff [--format text|markdown|json] OLD_DIR NEW_DIR\n       warren diff [--format text|markdown|json] --base REV NEW_DIR\n") {
+	if code != 2 || !strings.Contains(stderr, "usage: warren diff [--format text|markdown|json|github|sarif] OLD_DIR NEW_DIR\n       warren diff [--format text|markdown|json|github|sarif] --base REV NEW_DIR\n") {
 		t.Errorf("diff with one directory: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr = run(t, "--bogus")

@@ -40,8 +40,11 @@ func publishAll(ctx context.Context, pub *cat.Publisher, j *journal) (map[string
 	if err := published(cat.ItemUpdatedRoutingKey, id, err); err != nil {
 		return nil, err
 	}
-	reason := "out of print"
-	id, err = pub.PublishItemDeleted(ctx, cat.ItemDeleted{Sku: "BOOK-99", DeletedAt: now, Reason: &reason})
+	// Version 2 of catalogue.item.deleted says who removed the item;
+	// consumers read facts of version 1 still queued through the
+	// generated upcast (events/catalogue/item-deleted.v2.json).
+	reason, by := "out of print", "curator@example.com"
+	id, err = pub.PublishItemDeleted(ctx, cat.ItemDeleted{Sku: "BOOK-99", DeletedAt: now, Reason: &reason, DeletedBy: &by})
 	if err := published(cat.ItemDeletedRoutingKey, id, err); err != nil {
 		return nil, err
 	}

@@ -69,6 +69,7 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 	}
 	for _, c := range m.Consumers {
 		for _, f := range c.Facts {
+			f = f.Latest() // a consumer that reads an older version receives the one channel
 			doc.Operations[receiveID(c, f)] = receiveOperation(c, f)
 		}
 	}

@@ -152,7 +152,7 @@ func newCatalogue(m *model.Model, s *load.Schemas) catalogue {
 			OrderingKey: f.OrderingKey, OrderingEntity: f.OrderingEntity, Priority: f.Priority,
 		}
 		for _, mc := range m.Consumers {
-			if slices.Contains(mc.Facts, f) {
+			if slices.ContainsFunc(mc.Facts, func(g *model.Fact) bool { return g.Latest() == f }) {
 				fv.Consumers = append(fv.Consumers, consumerRef{mc.Name, consumerAnchor(mc.Name)})
 			}
 		}

@@ -27,6 +27,7 @@ const (
 	jsonPath      = "encoding/json"
 	timePath      = "time"
 	contextPath   = "context"
+	fmtPath       = "fmt"
 )
 
 // GeneratedHeader is the first line of every generated file. It matches
@@ -59,6 +60,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 		{name: "outbox.go", when: hasFacts, gen: (*emitter).genOutbox},
 		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
 		{name: "requests.go", source: "warren.json", when: hasRequests, gen: (*emitter).genRequests},
+		{name: "versions.go", source: "warren.json", when: hasVersions, gen: (*emitter).genVersions},
 	}
 	bySource := map[string][]*model.Type{}
 	for _, t := range m.Types {

@@ -115,9 +115,11 @@ func (e *emitter) genOutboxRelay(f *jen.File, events string) {
 	for _, c := range docComment(fmt.Sprintf("%s returns a relay that publishes the outbox table of db to the events exchange %s over conn, validating every row against its fact's schema before it is sent (unless cfg.Facts is set). db is sqldb.FromSQL(db), or pgxdb.FromSQL(db) or pgxdb.FromPool(pool) on PostgreSQL, which wake the relay as soon as a row commits. opts configure its publisher as they do NewPublisher's.", outboxRelayNew, strconv.Quote(events))) {
 		f.Add(c)
 	}
-	facts := make([]jen.Code, len(e.m.OwnFacts()))
-	for i, fact := range e.m.OwnFacts() {
-		facts[i] = jen.Id(fact.VarName())
+	var facts []jen.Code
+	for _, fact := range e.m.OwnFacts() {
+		for _, v := range fact.Versions() { // rows keep the version they were written in
+			facts = append(facts, jen.Id(v.VarName()))
+		}
 	}
 	f.Func().Id(outboxRelayNew).Params(
 		jen.Id("db").Qual(sqldbPath, "DB"),

@@ -95,6 +95,12 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 		f.Add(l)
 	}
 	f.Type().Id(c.HandlerName()).InterfaceFunc(func(g *jen.Group) {
+		for _, fact := range c.Facts {
+			if len(fact.ManualUpcasts()) > 0 {
+				g.Id(fact.UpcasterName())
+				g.Line()
+			}
+		}
 		for i, fact := range c.Facts {
 			if i > 0 {
 				g.Line()
@@ -147,6 +153,10 @@ func factQual(fact *model.Fact, name string) *jen.Statement {
 func routes(c *model.Consumer) []jen.Code {
 	out := make([]jen.Code, len(c.Facts))
 	for i, fact := range c.Facts {
+		if len(fact.Older) > 0 && fact.GoPackage() == "" {
+			out[i] = versionedRoute(fact)
+			continue
+		}
 		out[i] = jen.Qual(runtimePath, "Handle").Call(factQual(fact, fact.VarName()), jen.Id("h").Dot(fact.MethodName()))
 	}
 	return out

@@ -2,7 +2,9 @@ package gogen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -17,21 +19,39 @@ func (e *emitter) genPublisher(f *jen.File) {
 	for _, c := range docComment(fmt.Sprintf("%s publishes the facts of this package to the events exchange %s, one method per fact. Each payload is validated against its fact's schema before anything is sent, and each call returns once the broker has confirmed the message. A %s is safe for concurrent use: calls are pipelined on one channel. While the connection is down, calls wait for it up to their ctx's deadline.", names.PublisherType, strconv.Quote(events), names.PublisherType)) {
 		f.Add(c)
 	}
-	f.Type().Id(names.PublisherType).Struct(
-		jen.Id("p").Op("*").Qual(runtimePath, "Publisher"),
-	)
+	down := len(e.manualDowncasts()) > 0
+	f.Type().Id(names.PublisherType).StructFunc(func(g *jen.Group) {
+		g.Id("p").Op("*").Qual(runtimePath, "Publisher")
+		if down {
+			g.Id("down").Id(downcastersType)
+		}
+	})
 	f.Line()
-	for _, c := range docComment(fmt.Sprintf("%s returns a %s over conn. Publishing a fact that no queue is bound to is an error matching runtime.ErrUnroutable, unless opts include runtime.AllowUnroutable.", names.PublisherConstructor, names.PublisherType)) {
+	doc := fmt.Sprintf("%s returns a %s over conn. Publishing a fact that no queue is bound to is an error matching runtime.ErrUnroutable, unless opts include runtime.AllowUnroutable.", names.PublisherConstructor, names.PublisherType)
+	if down {
+		doc += fmt.Sprintf(" down writes the older versions the publisher publishes that warren cannot convert by itself (see %s).", downcastersType)
+	}
+	for _, c := range docComment(doc) {
 		f.Add(c)
 	}
-	f.Func().Id(names.PublisherConstructor).Params(
-		jen.Id("conn").Op("*").Qual(runtimePath, "Conn"),
-		jen.Id("opts").Op("...").Qual(runtimePath, "PublisherOption"),
-	).Params(jen.Op("*").Id(names.PublisherType), jen.Error()).Block(
-		jen.List(jen.Id("p"), jen.Err()).Op(":=").Qual(runtimePath, "NewPublisher").Call(jen.Id("conn"), jen.Lit(events), jen.Id("opts").Op("...")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Op("&").Id(names.PublisherType).Values(jen.Dict{jen.Id("p"): jen.Id("p")}), jen.Nil()),
-	)
+	f.Func().Id(names.PublisherConstructor).ParamsFunc(func(g *jen.Group) {
+		g.Id("conn").Op("*").Qual(runtimePath, "Conn")
+		if down {
+			g.Id("down").Id(downcastersType)
+		}
+		g.Id("opts").Op("...").Qual(runtimePath, "PublisherOption")
+	}).Params(jen.Op("*").Id(names.PublisherType), jen.Error()).BlockFunc(func(g *jen.Group) {
+		if down {
+			g.If(jen.Id("down").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("new publisher: nil "+downcastersType))))
+		}
+		g.List(jen.Id("p"), jen.Err()).Op(":=").Qual(runtimePath, "NewPublisher").Call(jen.Id("conn"), jen.Lit(events), jen.Id("opts").Op("..."))
+		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err()))
+		vals := jen.Dict{jen.Id("p"): jen.Id("p")}
+		if down {
+			vals[jen.Id("down")] = jen.Id("down")
+		}
+		g.Return(jen.Op("&").Id(names.PublisherType).Values(vals), jen.Nil())
+	})
 	f.Line()
 	for _, c := range docComment("Close releases the publisher's channel. Call it once no publish is in flight.") {
 		f.Add(c)
@@ -63,9 +83,13 @@ func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id(name).Params(
 		jen.Id("ctx").Qual(contextPath, "Context"),
 		jen.Id("v").Id(fact.Type.GoName),
-	).Params(jen.Op("*").Qual(runtimePath, "Pending"), jen.Error()).Block(
-		jen.Return(jen.Id("p").Dot("p").Dot("PublishAsync").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v"))),
-	)
+	).Params(jen.Op("*").Qual(runtimePath, "Pending"), jen.Error()).BlockFunc(func(g *jen.Group) {
+		if fact.PublishesOlder() {
+			publishVersions(g, fact, "PublishVersionsAsync")
+			return
+		}
+		g.Return(jen.Id("p").Dot("p").Dot("PublishAsync").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v")))
+	})
 }
 
 func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
@@ -78,9 +102,13 @@ func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
 	f.Func().Params(jen.Id("p").Op("*").Id(names.PublisherType)).Id(fact.PublishName()).Params(
 		jen.Id("ctx").Qual(contextPath, "Context"),
 		jen.Id("v").Id(fact.Type.GoName),
-	).Params(jen.Id("messageID").String(), jen.Err().Error()).Block(
-		jen.Return(jen.Id("p").Dot("p").Dot("Publish").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v"))),
-	)
+	).Params(jen.Id("messageID").String(), jen.Err().Error()).BlockFunc(func(g *jen.Group) {
+		if fact.PublishesOlder() {
+			publishVersions(g, fact, "PublishVersions")
+			return
+		}
+		g.Return(jen.Id("p").Dot("p").Dot("Publish").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v")))
+	})
 }
 
 // genDelayed writes In and At, the two methods that publish any fact of
@@ -92,13 +120,62 @@ func (e *emitter) genDelayed(f *jen.File) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("p").Op("*").Id(pub)).Id("In").Params(jen.Id("d").Qual("time", "Duration")).Op("*").Id(pub).Block(
-		jen.Return(jen.Op("&").Id(pub).Values(jen.Dict{jen.Id("p"): jen.Id("p").Dot("p").Dot("In").Call(jen.Id("d"))})),
+		jen.Return(jen.Op("&").Id(pub).Values(e.withPublisher(jen.Id("p").Dot("p").Dot("In").Call(jen.Id("d"))))),
 	)
 	f.Line()
 	for _, c := range docComment(fmt.Sprintf("At returns a %s whose publishes are due at t, as In with the time left until t; a t that has passed publishes now. See runtime.Publisher.At.", pub)) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("p").Op("*").Id(pub)).Id("At").Params(jen.Id("t").Qual("time", "Time")).Op("*").Id(pub).Block(
-		jen.Return(jen.Op("&").Id(pub).Values(jen.Dict{jen.Id("p"): jen.Id("p").Dot("p").Dot("At").Call(jen.Id("t"))})),
+		jen.Return(jen.Op("&").Id(pub).Values(e.withPublisher(jen.Id("p").Dot("p").Dot("At").Call(jen.Id("t"))))),
 	)
+}
+
+// withPublisher is the Publisher literal of a derived runtime publisher,
+// keeping the downcasters.
+func (e *emitter) withPublisher(p jen.Code) jen.Dict {
+	d := jen.Dict{jen.Id("p"): p}
+	if len(e.manualDowncasts()) > 0 {
+		d[jen.Id("down")] = jen.Id("p").Dot("down")
+	}
+	return d
+}
+
+// publishVersions writes the body of the publish method of a fact
+// published in several versions (warren.json "versions"): v, and v cast
+// down to each older version, as one fact.
+func publishVersions(g *jen.Group, fact *model.Fact, call string) {
+	var copies []jen.Code
+	vs := fact.Versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		v := vs[i]
+		if !slices.Contains(fact.Publish, v.Version) {
+			continue
+		}
+		payload := jen.Id("v")
+		if v != fact {
+			name := "v" + strconv.Itoa(v.Version)
+			payload = jen.Id(name)
+			if c := v.Downcast; c.Generated && c.From == fact {
+				g.Id(name).Op(":=").Id(castFunc(c)).Call(jen.Id("v"))
+				copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): payload}))
+				continue
+			}
+			cast := castChain(vs, fact, v, jen.Id("p").Dot("down"))
+			if c := v.Downcast; c.From == fact {
+				cast = jen.Id("p").Dot("down").Dot(c.Method())
+			}
+			g.List(jen.Id(name), jen.Err()).Op(":=").Add(cast).Call(jen.Id("v"))
+			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.List(zeroOf(call), jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("publish %s version %d: %%w", fact.RoutingKey, v.Version)), jen.Err()))))
+		}
+		copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): payload}))
+	}
+	g.Return(jen.Id("p").Dot("p").Dot(call).Call(append([]jen.Code{jen.Id("ctx")}, copies...)...))
+}
+
+func zeroOf(call string) jen.Code {
+	if strings.HasSuffix(call, "Async") {
+		return jen.Nil()
+	}
+	return jen.Lit("")
 }

@@ -73,15 +73,23 @@ func deprecated(d bool) string {
 
 // genFact writes the routing-key constant and the runtime.Fact descriptor.
 func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
-	for _, c := range docComment(fmt.Sprintf("%s is the routing key of %s facts.", fact.RoutingKeyConst(), fact.GoName)) {
-		f.Add(c)
+	if fact.Newest == nil {
+		e.genRoutingKey(f, fact)
 	}
-	f.Const().Id(fact.RoutingKeyConst()).Op("=").Lit(fact.RoutingKey)
-	f.Line()
 	for _, c := range docComment(fmt.Sprintf("%s describes %s facts to the runtime: routing key, schema version and payload validation.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
 		f.Add(c)
 	}
 	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(factFields(fact))
+	f.Line()
+}
+
+// genRoutingKey writes the routing-key constant of a fact (of its newest
+// version: its versions share it).
+func (e *emitter) genRoutingKey(f *jen.File, fact *model.Fact) {
+	for _, c := range docComment(fmt.Sprintf("%s is the routing key of %s facts.", fact.RoutingKeyConst(), fact.GoName)) {
+		f.Add(c)
+	}
+	f.Const().Id(fact.RoutingKeyConst()).Op("=").Lit(fact.RoutingKey)
 	f.Line()
 }
 
@@ -301,7 +309,7 @@ func enumLit(v any) jen.Code {
 // key and priority only when the schema declares them.
 func factFields(fact *model.Fact) jen.Dict {
 	d := jen.Dict{
-		jen.Id("RoutingKey"): jen.Id(fact.RoutingKeyConst()),
+		jen.Id("RoutingKey"): jen.Id(routingKeyConst(fact)),
 		jen.Id("Version"):    jen.Lit(fact.Version),
 		jen.Id("Validate"):   jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(fact.Location())),
 	}
@@ -315,6 +323,15 @@ func factFields(fact *model.Fact) jen.Dict {
 		d[jen.Id("Priority")] = jen.Lit(fact.Priority)
 	}
 	return d
+}
+
+// routingKeyConst names a fact's routing-key constant: its newest
+// version's.
+func routingKeyConst(fact *model.Fact) string {
+	if fact.Newest != nil {
+		return fact.Newest.RoutingKeyConst()
+	}
+	return fact.RoutingKeyConst()
 }
 
 // orderingKeyOf renders the function that reads a fact's ordering key from

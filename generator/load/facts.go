@@ -31,6 +31,14 @@ type Fact struct {
 
 	// Ordering is the fact's ordering key and default priority.
 	Ordering Ordering
+
+	// Older are the fact's older versions, oldest first, when the
+	// directory declares several side by side (see versions.go); each is
+	// a Fact of its own, with its file and schema.
+	Older []*Fact
+	// Upcast is x-upcast: "generated", "manual", or "" (generated when
+	// the change from the previous version is mechanical).
+	Upcast string
 }
 
 // Path returns the file of the fact's payload schema, relative to the
@@ -50,6 +58,7 @@ func readFact(doc *Document, root map[string]any) *Fact {
 	f.Description, _ = root["description"].(string)
 	f.Deprecated, _ = root["deprecated"].(bool)
 	f.Compatibility, _ = root["x-compatibility"].(string)
+	f.Upcast, _ = root["x-upcast"].(string)
 	if v, ok := root["x-version"].(json.Number); ok {
 		n, _ := strconv.Atoi(v.String())
 		f.Version = n
@@ -95,19 +104,6 @@ func (s *Schemas) manifestFacts(errs *ErrorList) []*Fact {
 		facts = append(facts, f)
 	}
 	return facts
-}
-
-// checkRoutingKeys reports two facts that claim one routing key, naming
-// both places: a consumer could not tell them apart.
-func checkRoutingKeys(facts []*Fact, errs *ErrorList) {
-	seen := make(map[string]*Fact)
-	for _, f := range facts {
-		if prev, ok := seen[f.RoutingKey]; ok {
-			errs.Add(f.KeyDoc.Errorf(f.KeyPointer, "routing key %s is already declared by %s", strconv.Quote(f.RoutingKey), where(prev.KeyDoc, prev.KeyPointer)))
-			continue
-		}
-		seen[f.RoutingKey] = f
-	}
 }
 
 // where renders a place for an error: "file:line:col".

@@ -219,7 +219,8 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 		}
 	}
 	s.checkRefsByPath(&errs)
-	checkRoutingKeys(s.Facts, &errs)
+	s.Facts = groupVersions(s.Facts, &errs)
+	s.checkManifestVersions(&errs)
 	s.checkImportedKeys(&errs)
 	s.checkRequests(&errs)
 	if errs.Len() > 0 {

@@ -33,6 +33,9 @@ type Manifest struct {
 	// MetaSchemas are the manifest's "metaSchemas", sorted by URL (see
 	// metaschema.go).
 	MetaSchemas []*MetaSchema
+	// Versions are the manifest's "versions", sorted by routing key: the
+	// versions of a fact the publisher publishes (see versions.go).
+	Versions []*PublishVersions
 }
 
 // Exchanges are the exchange names of the manifest's "exchanges".
@@ -79,6 +82,20 @@ type Consumer struct {
 	Ordered OrderedSettings
 	// Batch is the consumer's "batch": its handler takes facts in batches.
 	Batch BatchSettings
+	// Versions are the consumer's "versions", sorted by routing key: the
+	// facts whose handler reads a version older than the newest.
+	Versions []ConsumerVersion
+}
+
+// VersionOf returns the version of fact key the consumer reads, 0 for the
+// newest.
+func (c *Consumer) VersionOf(key string) int {
+	for _, v := range c.Versions {
+		if v.Fact == key {
+			return v.Version
+		}
+	}
+	return 0
 }
 
 // BindingPointer returns the JSON pointer of the i-th binding, for errors.
@@ -121,11 +138,13 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		c.Settings = readSettings(doc, c.Pointer, obj, errs)
 		c.Ordered = readOrderedSettings(c.Pointer, obj)
 		c.Batch = readBatchSettings(doc, c.Pointer, obj, errs)
+		c.Versions = readConsumerVersions(c.Pointer, obj)
 		m.Consumers = append(m.Consumers, c)
 	}
 	m.Responders = readResponders(doc, root, errs)
 	m.Imports = readImports(doc, root, errs)
 	m.MetaSchemas = readMetaSchemas(doc, root, errs)
+	m.Versions = readPublishVersions(root)
 	return m
 }
 

@@ -268,3 +268,23 @@ func ClosestBinding(pattern string, keys []string) (string, bool) {
 	}
 	return suggest.Closest(pattern, candidates)
 }
+
+// checkBatches refuses a batch consumer of a fact it would read in several
+// versions: its batch holds each fact in the one type of the version the
+// consumer reads, and reading older versions through upcasts is for
+// consumers that take one fact at a time.
+func (b *builder) checkBatches(consumers []*Consumer) {
+	man := b.s.Manifest
+	for i, c := range consumers {
+		lc := man.Consumers[i]
+		if !c.Batched || lc.Name != c.Name {
+			continue
+		}
+		for _, f := range c.Facts {
+			if len(f.Older) > 0 {
+				b.errs.Add(man.Doc.Errorf(lc.Batch.Pointer, "consumer %s: batch: fact %s has older versions this consumer would read through upcasts, which a batch consumer does not; pin the version it reads (\"versions\": {%s: N}) or drop batch",
+					strconv.Quote(c.Name), f.RoutingKey, strconv.Quote(f.RoutingKey)))
+			}
+		}
+	}
+}

@@ -116,6 +116,18 @@ type Fact struct {
 	OrderingKeyPath []*Field
 	Priority        int
 
+	// Older are the fact's older versions, oldest first (see
+	// versions.go); Newest is set on each of them. Upcast says how the
+	// previous version is read as this one (nil for the oldest), Downcast
+	// how the next is written as this one, when the publisher publishes
+	// this version besides a newer one. Publish, on the newest, are the
+	// versions the publisher publishes.
+	Older    []*Fact
+	Newest   *Fact
+	Upcast   *Cast
+	Downcast *Cast
+	Publish  []int
+
 	decl *load.Fact
 }
 
@@ -179,14 +191,16 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "package", func() { m.Package = b.packageName(opts) })
 	b.pass(ctx, "imports", func() { b.addImports(ctx, m) })
 	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
-	b.pass(ctx, "types", func() { b.buildTypes(m.Facts) })
+	b.pass(ctx, "types", func() { b.buildTypes(allVersions(m.Facts)) })
 	b.pass(ctx, "requests", func() { b.addRequests(m) })
-	b.pass(ctx, "names", func() { b.resolveNames(m.Facts) })
+	b.pass(ctx, "names", func() { b.resolveNames(allVersions(m.Facts)) })
+	b.pass(ctx, "versions", func() { b.buildCasts(m.Facts) })
 	b.pass(ctx, "constants", func() { b.nameConstants() })
 	b.pass(ctx, "reused facts", func() { b.addReused(m) })
-	b.pass(ctx, "ordering keys", func() { b.orderingKeys(m.Facts) })
-	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts) })
+	b.pass(ctx, "ordering keys", func() { b.orderingKeys(allVersions(m.Facts)) })
+	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts); b.pinVersions(m.Consumers) })
 	b.pass(ctx, "ordered consumers", func() { b.checkOrdered(m.Consumers) })
+	b.pass(ctx, "batch consumers", func() { b.checkBatches(m.Consumers) })
 	b.pass(ctx, "topology", func() { b.buildTopology(m) })
 	b.pass(ctx, "validate", func() { b.validate(m) })
 	if b.err != nil {
@@ -257,6 +271,9 @@ func (b *builder) addFacts() []*Fact {
 			continue
 		}
 		b.factByNode[node] = f
+		if f.Import == nil {
+			b.addOlder(f, lf)
+		}
 		facts = append(facts, f)
 	}
 	slices.SortFunc(facts, func(a, b *Fact) int { return strings.Compare(a.RoutingKey, b.RoutingKey) })
@@ -356,7 +373,9 @@ func (b *builder) reachableDocs() []*load.Document {
 		}
 	}
 	for _, f := range b.localFacts() {
-		visit(f.Doc)
+		for _, v := range f.Versions() {
+			visit(v.Doc)
+		}
 	}
 	for _, r := range b.s.Requests {
 		visit(r.Doc)

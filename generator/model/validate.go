@@ -204,7 +204,7 @@ func (b *builder) validate(m *Model) {
 			b.errs.Add(doc.Errorf(t.Pointer, "definition %s is only another name for itself (through $ref/oneOf); give it a type", t.GoName))
 		}
 	}
-	for _, f := range m.Facts {
+	for _, f := range allVersions(m.Facts) {
 		if f.GoPackage() != "" {
 			continue // declared by the producer's package
 		}

@@ -95,6 +95,9 @@ func (v FactVersions) Raised() bool { return v.Old > 0 && v.New > v.Old }
 type Report struct {
 	Changes  []Change       // sorted: breaking, intentional, ordered, compatible; then by fact, consumer, path, rule
 	Versions []FactVersions // one per fact present on either side, sorted by routing key
+	// Migrations say, per fact with a change that breaks consumers, which
+	// way of shipping it is safe (see migrate.go), sorted by routing key.
+	Migrations []Migration
 	// Deploys says, for each fact with a change that breaks in some
 	// direction, which side must deploy first; sorted by fact.
 	Deploys []Deploy

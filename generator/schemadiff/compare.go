@@ -17,6 +17,18 @@ type comparer struct {
 	fact     string                   // routing key the changes are filed under
 	out      []Change                 // changes found so far
 	seen     map[[2]*load.Schema]bool // schema pairs already compared (cycles, shared definitions)
+	// sameSide is set when both versions compared are of the new
+	// directory (two versions side by side): the older's places are
+	// then on the new side too.
+	sameSide bool
+}
+
+// oldSide is the side the older schema's places are on.
+func (c *comparer) oldSide() Side {
+	if c.sameSide {
+		return New
+	}
+	return Old
 }
 
 // add records a change that breaks what its rule says.
@@ -44,7 +56,7 @@ func (c *comparer) at(ov, nv *view, k string) Pos {
 		return c.new.pos(New, nv.keywordAt(k))
 	}
 	if _, ok := ov.kwAt[k]; ok {
-		return c.old.pos(Old, ov.keywordAt(k))
+		return c.old.pos(c.oldSide(), ov.keywordAt(k))
 	}
 	return c.new.pos(New, nv.at)
 }
@@ -90,7 +102,7 @@ func (c *comparer) types(path string, ov, nv *view) bool {
 	}
 	pos := c.new.pos(New, nv.typeAt)
 	if nt == nil {
-		c.add(TypeWidened, path, c.old.pos(Old, ov.typeAt), "type %s removed: any JSON value is accepted now", fmtTypes(ot))
+		c.add(TypeWidened, path, c.old.pos(c.oldSide(), ov.typeAt), "type %s removed: any JSON value is accepted now", fmtTypes(ot))
 		return true
 	}
 	if ot == nil {
@@ -187,7 +199,7 @@ func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op *load.Schema
 	} else {
 		msg += " from an open object where it was optional"
 	}
-	c.addBreaks(PropertyRemoved, breaks, p, c.old.pos(Old, locOf(op)), "%s", msg)
+	c.addBreaks(PropertyRemoved, breaks, p, c.old.pos(c.oldSide(), locOf(op)), "%s", msg)
 }
 
 func (c *comparer) required(path string, ov, nv *view) {
@@ -219,7 +231,7 @@ func (c *comparer) required(path string, ov, nv *view) {
 		case inOld:
 			// Removed; properties() reported it.
 		default:
-			c.add(ConstraintLoosened, path, c.old.pos(Old, ov.required[name]), "%q is no longer required", name)
+			c.add(ConstraintLoosened, path, c.old.pos(c.oldSide(), ov.required[name]), "%q is no longer required", name)
 		}
 	}
 }

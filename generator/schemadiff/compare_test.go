@@ -36,6 +36,18 @@ func brief(c Change) string {
 // change. Every case directory must have a row here.
 func TestCompare(t *testing.T) {
 	tests := map[string][]string{
+		// Each new version is judged against the one before it, the kept
+		// version against itself; the new files are no move.
+		"versions-side-by-side": {
+			`intentional required-property-added order.placed "/properties/amount" backward new:order/placed.v2.json:11:15`,
+			`intentional type-changed order.placed "/properties/amount" both new:order/placed.v3.json:11:15`,
+			`intentional property-removed order.placed "/properties/total" forward old:order/placed.v1.json:10:14`,
+			`compatible version-raised order.placed "" none new:order/placed.v2.json:3:16`,
+			`compatible version-raised order.placed "" none new:order/placed.v3.json:3:16`,
+			`compatible property-added order.placed "/properties/coupon" none new:order/placed.v2.json:12:15`,
+			`compatible version-raised order.shipped "" none new:order/shipped.v2.json:3:16`,
+			`compatible property-added order.shipped "/properties/carrier" none new:order/shipped.v2.json:9:16`,
+		},
 		"additional-properties-closed": {
 			`breaking additional-properties-closed order.placed "/properties/total" backward new:common/money.json:17:27`,
 		},

@@ -276,7 +276,7 @@ func (c *comparer) branches(path string, ov, nv *view, k string) {
 		c.compare(appendPtr(path, k, strconv.Itoa(j)), o[i], n[j])
 	}
 	for _, i := range restOld {
-		c.add(BranchRemoved, appendPtr(path, k, strconv.Itoa(i)), c.old.pos(Old, ov.branchLoc(k, i)),
+		c.add(BranchRemoved, appendPtr(path, k, strconv.Itoa(i)), c.old.pos(c.oldSide(), ov.branchLoc(k, i)),
 			"%s branch %d removed: facts written to match only it fail new consumers", k, i)
 	}
 	for _, j := range restNew {
@@ -352,7 +352,7 @@ func (c *comparer) unclassified(path string, ov, nv *view) {
 		if inNew {
 			c.add(UnclassifiedChange, path, c.new.pos(New, nat), "$ref %q cannot be followed, so warren cannot compare it", r)
 		} else {
-			c.add(UnclassifiedChange, path, c.old.pos(Old, oat), "$ref %q cannot be followed, so warren cannot compare it", r)
+			c.add(UnclassifiedChange, path, c.old.pos(c.oldSide(), oat), "$ref %q cannot be followed, so warren cannot compare it", r)
 		}
 	}
 }

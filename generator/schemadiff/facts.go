@@ -22,6 +22,7 @@ import (
 func Compare(old, new *Dir) *Report {
 	r := compare(old, new)
 	r.judge(old, new)
+	r.migrate(old, new)
 	return r.finish()
 }
 
@@ -35,7 +36,7 @@ func compare(old, new *Dir) *Report {
 	for _, p := range pairs {
 		renamed[p.old.RoutingKey] = p.new.RoutingKey
 		r.Versions = append(r.Versions, FactVersions{Fact: p.new.RoutingKey, Old: p.old.Version, New: p.new.Version})
-		r.Changes = append(r.Changes, compareFact(old, new, p.old, p.new)...)
+		r.Changes = append(r.Changes, compareVersions(old, new, p.old, p.new)...)
 	}
 	for _, f := range removed {
 		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, Old: f.Version})
@@ -161,9 +162,45 @@ func pairFacts(old, new *Dir) (pairs []factPair, removed, added []*load.Fact) {
 	return pairs, removed, added
 }
 
+// compareVersions compares a fact present on both sides. When the new
+// side keeps the old side's version next to newer ones (versions side by
+// side), the kept version is compared with itself as it was, and each
+// newer version with the one before it, under the fact's mode as any
+// change; otherwise the old fact is compared with the new one.
+func compareVersions(old, new *Dir, o, n *load.Fact) []Change {
+	kept, ok := n.VersionOf(o.Version)
+	if !ok || kept == n || o.RoutingKey != n.RoutingKey {
+		return compareFact(old, new, o, n)
+	}
+	out := compareFact(old, new, o, kept)
+	prevDir, prev := old, o
+	for _, v := range n.Versions() {
+		if v.Version <= o.Version {
+			continue
+		}
+		c := newComparer(prevDir, new, v)
+		c.sameSide = prevDir == new
+		for _, ch := range c.compareFact(prev, v) {
+			if ch.Rule != FactMoved { // a new file for a new version is no move
+				out = append(out, ch)
+			}
+		}
+		prevDir, prev = new, v
+	}
+	return out
+}
+
+func newComparer(old, new *Dir, n *load.Fact) *comparer {
+	return &comparer{old: old, new: new, fact: n.RoutingKey, seen: map[[2]*load.Schema]bool{}}
+}
+
 // compareFact compares one fact present on both sides.
 func compareFact(old, new *Dir, o, n *load.Fact) []Change {
-	c := &comparer{old: old, new: new, fact: n.RoutingKey, seen: map[[2]*load.Schema]bool{}}
+	return newComparer(old, new, n).compareFact(o, n)
+}
+
+func (c *comparer) compareFact(o, n *load.Fact) []Change {
+	new := c.new
 	keyPos := new.pos(New, loc{n.KeyDoc.Path, n.KeyPointer})
 	if o.RoutingKey != n.RoutingKey {
 		c.add(RoutingKeyChanged, "", keyPos, "routing key changed from %q to %q: bindings and messages already queued use the old key", o.RoutingKey, n.RoutingKey)
@@ -186,7 +223,7 @@ func compareFact(old, new *Dir, o, n *load.Fact) []Change {
 	case n.Version < o.Version:
 		c.add(VersionLowered, "", versionPos, "x-version lowered from %d to %d", o.Version, n.Version)
 	case n.Version > o.Version && breaking > 0:
-		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s", o.Version, n.Version, plural(breaking, "change that breaks consumers"))
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s", o.Version, n.Version, breakingChanges(breaking))
 	case n.Version > o.Version:
 		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d, though no change to the fact breaks consumers", o.Version, n.Version)
 	}
@@ -304,4 +341,12 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// breakingChanges says how many changes break consumers, in agreement.
+func breakingChanges(n int) string {
+	if n == 1 {
+		return "1 change that breaks consumers"
+	}
+	return fmt.Sprintf("%d changes that break consumers", n)
 }

@@ -58,6 +58,7 @@ func CompareHistory(base *Dir, older []Version, new *Dir) *Report {
 		}
 	}
 	r.judge(base, new)
+	r.migrate(base, new)
 	return r.finish()
 }
 

@@ -99,6 +99,9 @@ func (r *Report) WriteText(w io.Writer, l Labels) error {
 	for _, d := range r.Deploys {
 		b.WriteString("deploy order: " + d.Message + "\n")
 	}
+	for _, m := range r.Migrations {
+		b.WriteString("migration: " + m.Fact + ": " + m.Message + "\n")
+	}
 	if hint := r.hint(plain); hint != "" {
 		b.WriteString(hint)
 		b.WriteString("\n")
@@ -248,6 +251,16 @@ func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 			b.WriteString("- " + mdText(d.Message) + "\n")
 		}
 	}
+	if len(r.Migrations) > 0 {
+		b.WriteString("\n**Migration**\n\n")
+		for _, m := range r.Migrations {
+			mark := "⚠️"
+			if m.Safe {
+				mark = "✅"
+			}
+			b.WriteString("- " + mark + " " + mdCode(m.Fact) + ": " + mdText(m.Message) + "\n")
+		}
+	}
 	if hint := r.hint(mdCode); hint != "" {
 		b.WriteString("\n" + hint + "\n")
 	}
@@ -279,13 +292,20 @@ func mdText(s string) string {
 // jsonReport is the shape of --format json. Field names are part of the
 // CLI's contract.
 type jsonReport struct {
-	Unannounced int            `json:"unannounced"`
-	Intentional int            `json:"intentional"`
-	Ordered     int            `json:"ordered"`
-	Compatible  int            `json:"compatible"`
-	Changes     []jsonChange   `json:"changes"`
-	Versions    []jsonVersions `json:"versions"`
-	Deploy      []jsonDeploy   `json:"deploy"`
+	Unannounced int             `json:"unannounced"`
+	Intentional int             `json:"intentional"`
+	Ordered     int             `json:"ordered"`
+	Compatible  int             `json:"compatible"`
+	Changes     []jsonChange    `json:"changes"`
+	Versions    []jsonVersions  `json:"versions"`
+	Deploy      []jsonDeploy    `json:"deploy"`
+	Migrations  []jsonMigration `json:"migrations,omitempty"`
+}
+
+type jsonMigration struct {
+	Fact    string `json:"fact"`
+	Safe    bool   `json:"safe"`
+	Message string `json:"message"`
 }
 
 type jsonDeploy struct {
@@ -345,6 +365,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	for _, d := range r.Deploys {
 		out.Deploy = append(out.Deploy, jsonDeploy{Fact: d.Fact, Breaks: d.Breaks.String(), First: d.First, Consumers: d.Consumers, Message: d.Message})
+	}
+	for _, m := range r.Migrations {
+		out.Migrations = append(out.Migrations, jsonMigration(m))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -1,5 +1,5 @@
 // Package membroker is an AMQP 0-9-1 broker in the test process, behind
-// the runtime's transport seam: exchanges (topic, direct, fanout and
+// the runtime's transport seam: exchanges (topic, direct, fanout, headers and
 // x-consistent-hash), queues with the arguments warren declares (message
 // TTL, dead-lettering with x-death, length bounds with reject-publish or
 // drop-head, priorities, single active consumer, quorum delivery limits),
@@ -14,7 +14,7 @@
 //
 // What it does not simulate: several nodes, restarts (nothing survives
 // Close), flow control and resource alarms, authentication, vhosts (one
-// per Broker), the headers exchange, internal exchanges (the flag is
+// per Broker), internal exchanges (the flag is
 // ignored), and message sizes beyond counting body bytes for
 // x-max-length-bytes. Nor what a client can see on RabbitMQ but should
 // not rely on (the differential test compares everything else):

@@ -550,22 +550,22 @@ func (ch *Channel) ExchangeDelete(name string, ifUnused, noWait bool) error {
 
 // ExchangeBind binds destination to source with key.
 func (ch *Channel) ExchangeBind(destination, key, source string, noWait bool, args amqp.Table) error {
-	return ch.bind(source, binding{key: key, toExchange: destination}, true)
+	return ch.bind(source, binding{key: key, toExchange: destination, args: copyTable(args)}, true)
 }
 
 // ExchangeUnbind removes an exchange-to-exchange binding.
 func (ch *Channel) ExchangeUnbind(destination, key, source string, noWait bool, args amqp.Table) error {
-	return ch.bind(source, binding{key: key, toExchange: destination}, false)
+	return ch.bind(source, binding{key: key, toExchange: destination, args: copyTable(args)}, false)
 }
 
 // QueueBind binds a queue to an exchange with key.
 func (ch *Channel) QueueBind(name, key, exchange string, noWait bool, args amqp.Table) error {
-	return ch.bind(exchange, binding{key: key, queue: name}, true)
+	return ch.bind(exchange, binding{key: key, queue: name, args: copyTable(args)}, true)
 }
 
 // QueueUnbind removes a queue's binding.
 func (ch *Channel) QueueUnbind(name, key, exchange string, args amqp.Table) error {
-	return ch.bind(exchange, binding{key: key, queue: name}, false)
+	return ch.bind(exchange, binding{key: key, queue: name, args: copyTable(args)}, false)
 }
 
 func (ch *Channel) bind(source string, bd binding, add bool) error {

@@ -3,6 +3,7 @@ package membroker_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -52,6 +53,7 @@ func TestDifferential(t *testing.T) {
 		{"consumers of one queue take turns", roundRobin},
 		{"x-overflow reject-publish-dlx", rejectPublishDLX},
 		{"quorum queue TTL dead-letters", quorumTTL},
+		{"headers exchange, chained alternate exchanges, dead-lettered into", headersChain},
 	})
 }
 
@@ -924,4 +926,53 @@ func rejectPublishDLX(t *testing.T, conn transport.Connection) observation {
 	awaitCount(t, ch, "dead", 1)
 	o.add(getAll(t, ch, "dead"))
 	return o
+}
+
+// The delay levels' routing: headers exchanges whose bindings match a
+// header's presence (an argument with no value) or its value, what they do
+// not take going on through chained alternate exchanges, for messages
+// published and dead-lettered alike.
+func headersChain(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	exchange(t, ch, "end", "fanout", nil)
+	exchange(t, ch, "h1", "headers", amqp.Table{"alternate-exchange": "end"})
+	exchange(t, ch, "h2", "headers", amqp.Table{"alternate-exchange": "h1"})
+	for _, q := range []string{"q1", "q2", "qany", "out"} {
+		declare(t, ch, q, nil)
+	}
+	bind(t, ch, "out", "", "end")
+	must(t, "bind q2", ch.QueueBind("q2", "", "h2", false, amqp.Table{"x-match": "all", "d2": nil}))
+	must(t, "bind q1", ch.QueueBind("q1", "", "h1", false, amqp.Table{"x-match": "all", "d1": nil}))
+	must(t, "bind qany", ch.QueueBind("qany", "", "h1", false, amqp.Table{"x-match": "any", "color": "red", "size": nil}))
+	declare(t, ch, "wait", amqp.Table{"x-queue-type": "quorum", "x-message-ttl": int32(20), "x-dead-letter-exchange": "h2"})
+	done := confirming(t, ch)
+	for i, h := range []amqp.Table{{"d2": true}, {"d1": true}, {}, {"color": "red"}, {"color": "blue"}, {"size": int32(1)}, {"d2": true, "d1": true}, {"d1": true, "color": "red"}} {
+		msg := body(fmt.Sprint("published ", i))
+		msg.Headers = h
+		publish(t, ch, "h2", "any.key", msg)
+	}
+	for i, h := range []amqp.Table{{"d2": true}, {"d1": true}, {}} {
+		msg := body(fmt.Sprint("dead-lettered ", i))
+		msg.Headers = h
+		publish(t, ch, "", "wait", msg)
+	}
+	var o observation
+	o.add(done())
+	awaitCount(t, ch, "wait", 0)
+	for _, q := range []string{"q1", "q2", "qany"} {
+		o.add(q, bodies(getAll(t, ch, q)))
+	}
+	// What reached the fanout, the messages nobody bound: bodies only, the
+	// dead-lettered ones carrying x-death.
+	o.add("out", bodies(getAll(t, ch, "out")))
+	return o
+}
+
+func bodies(ds []deliverySeen) []string {
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, d.Body)
+	}
+	sort.Strings(out)
+	return out
 }

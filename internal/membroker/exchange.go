@@ -3,6 +3,7 @@ package membroker
 import (
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -25,13 +26,27 @@ type binding struct {
 	key        string
 	queue      string // one of queue and toExchange is set
 	toExchange string
+	args       amqp.Table // what a headers exchange matches; part of the binding's identity, as on RabbitMQ
 }
 
-var exchangeKinds = map[string]bool{"direct": true, "topic": true, "fanout": true, topology.HashExchangeKind: true}
+// same reports whether bd and o are one binding: RabbitMQ tells bindings
+// apart by source, destination, key and arguments.
+func (bd binding) same(o binding) bool {
+	return bd.key == o.key && bd.queue == o.queue && bd.toExchange == o.toExchange && reflect.DeepEqual(nonNil(bd.args), nonNil(o.args))
+}
+
+func nonNil(t amqp.Table) amqp.Table {
+	if t == nil {
+		return amqp.Table{}
+	}
+	return t
+}
+
+var exchangeKinds = map[string]bool{"direct": true, "topic": true, "fanout": true, "headers": true, topology.HashExchangeKind: true}
 
 func (x *exchange) bind(bd binding) {
 	for _, have := range x.bindings {
-		if have == bd {
+		if have.same(bd) {
 			return
 		}
 	}
@@ -40,7 +55,7 @@ func (x *exchange) bind(bd binding) {
 
 func (x *exchange) unbind(bd binding) {
 	for i, have := range x.bindings {
-		if have == bd {
+		if have.same(bd) {
 			x.bindings = append(x.bindings[:i], x.bindings[i+1:]...)
 			return
 		}
@@ -65,12 +80,43 @@ func (x *exchange) matches(key string, msg amqp.Publishing) []binding {
 				out = append(out, bd)
 			}
 		}
+	case "headers":
+		for _, bd := range x.bindings {
+			if headersMatch(bd.args, msg.Headers) {
+				out = append(out, bd)
+			}
+		}
 	case topology.HashExchangeKind:
 		if bd, ok := x.hashPick(key, msg); ok {
 			out = append(out, bd)
 		}
 	}
 	return out
+}
+
+// headersMatch reports whether a headers exchange's binding with args
+// takes a message with headers, as RabbitMQ decides it: x-match "all"
+// (the default) needs every other argument matched, "any" one of them;
+// an argument with no value (AMQP's void) matches a header of that name
+// with any value, one with a value a header equal to it. Arguments whose
+// names begin with "x-" are not matched.
+func headersMatch(args, headers amqp.Table) bool {
+	all := args["x-match"] != "any"
+	matched, tried := 0, 0
+	for name, want := range args {
+		if strings.HasPrefix(name, "x-") {
+			continue
+		}
+		tried++
+		have, ok := headers[name]
+		if ok && (want == nil || fmt.Sprintf("%T %v", want, want) == fmt.Sprintf("%T %v", have, have)) {
+			matched++
+		}
+	}
+	if all {
+		return matched == tried
+	}
+	return matched > 0
 }
 
 // hashPick chooses one binding by the hash of the message's hash header

@@ -268,8 +268,13 @@ func (r *Relay) send(ctx context.Context, x row) (*runtime.Pending, error) {
 		return nil, fmt.Errorf("%w: envelope id %q differs from the row's id", errInvalid, env.ID)
 	}
 	// The payload was validated by Write; it is validated again only
-	// against the facts the relay was given.
-	f := r.facts[x.routingKey]
+	// against the facts the relay was given, in the row's version (a fact
+	// of several versions keeps rows of each).
+	f, ok := r.versions[factVersion{x.routingKey, max(x.version, 1)}]
+	if !ok {
+		f = r.facts[x.routingKey]
+		f.Validate = nil
+	}
 	if f.Validate != nil {
 		if err := f.Validate(env.Payload); err != nil {
 			return nil, fmt.Errorf("%w: payload does not match its schema: %w", errInvalid, err)
@@ -392,4 +397,11 @@ func errorText(err error) string {
 		s = s[:maxErrorText]
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// factVersion is one version of a fact, which validates the outbox rows
+// written in it.
+type factVersion struct {
+	routingKey string
+	version    int
 }

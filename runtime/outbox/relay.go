@@ -208,12 +208,13 @@ type Relay struct {
 	d        dialect
 	table    sqldb.Table
 	log      *slog.Logger
-	setup    []string                // statements opening every transaction
-	facts    map[string]runtime.Fact // by routing key, from RelayConfig.Facts
-	claimDue string                  // selects and locks the scheduled rows due now
-	claimNow string                  // selects and locks the next unscheduled rows
-	nextDue  string                  // reads when the next scheduled row falls due
-	fail     string                  // records a refused publish on its row
+	setup    []string                     // statements opening every transaction
+	facts    map[string]runtime.Fact      // by routing key, from RelayConfig.Facts: the newest version given
+	versions map[factVersion]runtime.Fact // every version given, which validates the rows of that version
+	claimDue string                       // selects and locks the scheduled rows due now
+	claimNow string                       // selects and locks the next unscheduled rows
+	nextDue  string                       // reads when the next scheduled row falls due
+	fail     string                       // records a refused publish on its row
 	// markPub is the DELETE, or the UPDATE setting published_at, of
 	// confirmed rows, without its id list.
 	markPub string
@@ -259,8 +260,12 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 	r.storeDown = outage{log: r.log, what: "database"}
 	r.brokerDown = outage{log: r.log, what: "broker"}
 	r.facts = make(map[string]runtime.Fact, len(cfg.Facts))
+	r.versions = make(map[factVersion]runtime.Fact, len(cfg.Facts))
 	for _, f := range cfg.Facts {
-		r.facts[f.RoutingKey] = f
+		if prev, ok := r.facts[f.RoutingKey]; !ok || f.Version > prev.Version {
+			r.facts[f.RoutingKey] = f
+		}
+		r.versions[factVersion{f.RoutingKey, max(f.Version, 1)}] = f
 	}
 	r.setup = d.BusyTimeout(cfg.BusyTimeout)
 	if d.lockTable != nil {

@@ -22,8 +22,8 @@ func TestReplayFromTheLaneSendsADeferralToItsQueueAlone(t *testing.T) {
 	conn, top, events := l.conn, l.top, l.top.Exchanges[0].Name
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	deferred, _ := topology.DeferredRoutingKey(time.Millisecond, l.a.Queue)
-	delayed, _ := topology.DelayedRoutingKey(time.Millisecond, "item.added")
+	deferred, _ := topology.DeferredRoutingKey(l.a.Queue)
+	delayed, _ := topology.DelayedRoutingKey("item.added")
 	for id, key := range map[string]string{"deferred": deferred, "delayed": delayed} {
 		h := amqp.Table{runtime.HeaderOriginalRoutingKey: "item.added", runtime.HeaderOriginalExchange: events}
 		if id == "deferred" {

@@ -70,9 +70,13 @@ func (t Topology) Definitions(vhost string, b Broker) Definitions {
 		if b.ToExchange != "" {
 			dest, kind = b.ToExchange, "exchange"
 		}
+		args := b.Arguments()
+		if args == nil {
+			args = map[string]any{}
+		}
 		defs.Bindings = append(defs.Bindings, DefinedBinding{
 			Source: b.Exchange, Vhost: vhost, Destination: dest, DestinationType: kind,
-			RoutingKey: b.Key, Arguments: map[string]any{},
+			RoutingKey: b.Key, Arguments: args,
 		})
 	}
 	return defs

@@ -2,43 +2,44 @@ package topology
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // Delayed facts are held by the broker, without a plugin, in a fixed chain
-// of delay levels built from TTL queues (the scheme NServiceBus's RabbitMQ
-// transport uses, here in milliseconds). For an events exchange E and
+// of delay levels built from TTL queues (in the spirit of NServiceBus's
+// RabbitMQ transport, here in milliseconds). For an events exchange E and
 // DelayLevels levels k = DelayLevels-1 down to 0:
 //
-//   - level k is a topic exchange E.delay.<k> and a quorum queue of the
+//   - level k is a headers exchange E.delay.<k> and a quorum queue of the
 //     same name with x-message-ttl 2^k ms, which dead-letters (at least
 //     once, keeping the routing key) to the next lower level's exchange,
 //     or from level 0 to the delivery exchange E.delay.deliver;
-//   - a delayed fact's routing key is its delay in milliseconds as
-//     DelayLevels binary digits, most significant first, one word each
-//     ("0" or "1"), followed by the fact's own routing key;
-//   - level k's exchange routes a key whose digit for k is 1 into its queue,
-//     where the fact waits 2^k ms, and one whose digit is 0 straight on to
-//     the next lower level's exchange (an exchange-to-exchange binding), so
-//     a fact waits exactly its delay in total, whatever path it takes;
-//   - the delivery exchange binds every work queue (and every ordered
-//     consumer's hash exchange) by the consumer's own patterns, each prefixed
-//     with a "0" or "1" word and DelayLevels-1 "*" words (two bindings per
-//     pattern, see [DelayedPatterns]), so a delayed fact reaches exactly the
-//     consumers the same fact published now would;
-//   - a deferred fact (a handler returned runtime.Defer) travels the same levels
-//     back to one consumer's work queue alone: its key marks the first
-//     digit word ("d0" or "d1") and ends with the queue's name instead of
-//     the fact's key (see [DeferredRoutingKey]). Level DelayLevels-1 binds
-//     "d1.#" and "d0.#" beside "1.#" and "0.#", the lower levels match the
-//     marked word with their "*", and the delivery exchange binds each work
-//     queue by "d0" and "d1", DelayLevels-1 "*" words and its own name. No
-//     consumer pattern can match a deferred fact (every one begins with a
-//     bare digit word), and no deferral key can match a consumer pattern;
-//     a deferred fact whose queue is gone goes to the unroutable lane like
-//     a due fact nobody binds;
+//   - a delayed fact carries the delay in milliseconds as headers, one per
+//     binary digit that is 1: "warren-delay-<k>", boolean true
+//     ([DelayHeader]);
+//   - level k's exchange binds its queue by its header, true, so
+//     a fact whose digit for k is 1 waits there 2^k ms; one whose digit is
+//     0 matches nothing and goes on through the exchange's alternate
+//     exchange, the next lower level's, so a fact waits exactly its delay
+//     in total, whatever path it takes. A headers match of one binding
+//     costs the broker a fraction of what a topic match of the delay's
+//     digits as words cost, which bound scheduling before;
+//   - a delayed fact's routing key is "f." and the fact's own key
+//     ([DelayedRoutingKey]); the delivery exchange, a topic exchange,
+//     binds every work queue (and every ordered consumer's hash exchange)
+//     by "f." and each of the consumer's own patterns ([DelayedPattern]),
+//     so a delayed fact reaches exactly the consumers the same fact
+//     published now would;
+//   - a deferred fact (a handler returned runtime.Defer) travels the same
+//     levels back to one consumer's work queue alone: its key is "d." and
+//     the queue's name ([DeferredRoutingKey]), which the delivery exchange
+//     binds to that queue alone. No consumer pattern can match a deferred
+//     fact's key (every one begins with "f."), nor a deferral's a delayed
+//     fact's; a deferred fact whose queue is gone goes to the unroutable
+//     lane like a due fact nobody binds;
 //   - a due fact that no consumer binds goes, through the delivery
 //     exchange's alternate exchange, to the queue E.delay.unroutable (a
 //     fanout exchange and a queue of that name): kept for a person, never
@@ -46,11 +47,9 @@ import (
 //     dead-lettering would otherwise retry an unroutable message forever.
 //
 // A delayed fact may be published to the top level's exchange,
-// E.delay.<DelayLevels-1>, or to the exchange of its delay's highest 1
-// digit, since every level above passes it straight down (warren's
-// publisher does the latter: each level passed costs a topic match of the
-// whole key). A deferred copy is published to the top level, which alone
-// reads its marked word.
+// E.delay.<DelayLevels-1>, or to that of any level at or above its
+// delay's highest 1 digit, since every level above passes it straight
+// down; warren's publisher enters at the highest digit, saving the hops.
 
 // DelayLevels is the number of delay levels: delays up to 2^36-1 ms (about
 // 795 days), so that "in a year" and "on this date next year" both fit with
@@ -103,58 +102,103 @@ func DelayOf(events string) Delay {
 	}
 }
 
-// MaxDelayedKeyLen is the longest fact routing key that can be delayed: the
-// delay's words take 2*DelayLevels bytes of AMQP's 255.
-const MaxDelayedKeyLen = maxNameLen - 2*DelayLevels
+// DelayHeaderPrefix begins the name of every delay digit's header: a
+// delayed fact carries DelayHeaderPrefix+"<k>" for each level k it waits
+// in ([DelayHeader]).
+const DelayHeaderPrefix = "warren-delay-"
 
-// DelayedRoutingKey returns the routing key that carries a fact with
-// routing key key through the delay levels for delay d, which must be a
-// positive whole number of milliseconds up to MaxDelay (a fraction of a
-// millisecond is rounded up, so a fact is never early). Its first word is
-// a bare digit, which the delivery exchange's bindings of consumer patterns
-// require ([DelayedPatterns]); a deferred fact's key marks that word
-// instead ([DeferredRoutingKey]).
-func DelayedRoutingKey(d time.Duration, key string) (string, error) {
+// DelayHeader returns the name of level k's header, "warren-delay-<k>": a
+// fact that carries it, boolean true, waits 2^k ms in level k.
+func DelayHeader(k int) string { return DelayHeaderPrefix + strconv.Itoa(k) }
+
+// DelayPath returns the levels a fact delayed by d waits in, highest
+// first: the binary digits of d in milliseconds that are 1. d must be a
+// positive whole number of milliseconds up to MaxDelay; a fraction of a
+// millisecond is rounded up, so a fact is never early. The first level is
+// where the fact enters (see [DelayLevelExchange]).
+func DelayPath(d time.Duration) ([]int, error) {
 	if d <= 0 || d > MaxDelay {
-		return "", fmt.Errorf("delay %s: expected more than 0 and at most %s (%d delay levels of milliseconds)", d, MaxDelay, DelayLevels)
-	}
-	if len(key) > MaxDelayedKeyLen {
-		return "", fmt.Errorf("routing key %q: longer than %d bytes cannot be delayed (the delay takes %d of AMQP's 255)", key, MaxDelayedKeyLen, 2*DelayLevels)
+		return nil, fmt.Errorf("delay %s: expected more than 0 and at most %s (%d delay levels of milliseconds)", d, MaxDelay, DelayLevels)
 	}
 	ms := uint64((d + time.Millisecond - 1) / time.Millisecond)
-	var b strings.Builder
-	b.Grow(2*DelayLevels + len(key))
+	path := make([]int, 0, bits.OnesCount64(ms))
 	for k := DelayLevels - 1; k >= 0; k-- {
 		if ms&(1<<k) != 0 {
-			b.WriteString("1.")
-		} else {
-			b.WriteString("0.")
+			path = append(path, k)
 		}
 	}
-	b.WriteString(key)
-	return b.String(), nil
+	return path, nil
+}
+
+// SetDelayHeaders sets in h the headers that hold a fact for d in the
+// delay levels, after removing any a fact carried already (a delayed fact
+// that is deferred, say, must not wait its old delay again), and returns
+// the level it enters at, that of the delay's highest 1 digit.
+func SetDelayHeaders(h map[string]any, d time.Duration) (int, error) {
+	path, err := DelayPath(d)
+	if err != nil {
+		return 0, err
+	}
+	for name := range h {
+		if strings.HasPrefix(name, DelayHeaderPrefix) {
+			delete(h, name)
+		}
+	}
+	for _, k := range path {
+		h[DelayHeader(k)] = true
+	}
+	return path[0], nil
+}
+
+// DelayLevelExchange returns the exchange of level k of the delay levels
+// whose top level's exchange is top (Delay.Exchange,
+// Consumer.DeferExchange); "" when top is not a top level's name.
+func DelayLevelExchange(top string, k int) string {
+	prefix, ok := strings.CutSuffix(top, strconv.Itoa(DelayLevels-1))
+	if !ok || k < 0 || k >= DelayLevels {
+		return ""
+	}
+	return prefix + strconv.Itoa(k)
+}
+
+// Routing keys through the delay levels begin with one of these words: a
+// delayed fact's "f" (the fact's key follows), a deferred fact's "d" (its
+// work queue's name follows).
+const (
+	delayedKeyPrefix  = "f."
+	deferredKeyPrefix = "d."
+)
+
+// MaxDelayedKeyLen is the longest fact routing key that can be delayed:
+// its key on the wire begins with "f.".
+const MaxDelayedKeyLen = maxNameLen - len(delayedKeyPrefix)
+
+// DelayedRoutingKey returns the routing key that carries a fact with
+// routing key key through the delay levels: "f." and the key, which the
+// delivery exchange's bindings of consumer patterns require
+// ([DelayedPattern]); a deferred fact's key begins with "d." instead
+// ([DeferredRoutingKey]). The delay itself is in the fact's headers
+// ([SetDelayHeaders]).
+func DelayedRoutingKey(key string) (string, error) {
+	if len(key) > MaxDelayedKeyLen {
+		return "", fmt.Errorf("routing key %q: longer than %d bytes cannot be delayed (a delayed fact's key begins with %q, within AMQP's 255)", key, MaxDelayedKeyLen, delayedKeyPrefix)
+	}
+	return delayedKeyPrefix + key, nil
 }
 
 // MaxDeferQueueLen is the longest work-queue name a deferred fact can be
-// routed back to: the delay's words, the first marked ("d0" or "d1"), take
-// 2*DelayLevels+1 bytes of AMQP's 255.
-const MaxDeferQueueLen = maxNameLen - 2*DelayLevels - 1
+// routed back to: its key begins with "d.".
+const MaxDeferQueueLen = maxNameLen - len(deferredKeyPrefix)
 
 // DeferredRoutingKey returns the routing key that carries a deferred fact
-// through the delay levels for delay d and back to the work queue queue
-// alone: the delay in milliseconds as DelayLevels binary digits, most
-// significant first, one word each, the first marked with a "d" ("d0" or
-// "d1"), then the queue's name. d must be a positive whole number of
-// milliseconds up to MaxDelay (a fraction is rounded up).
-func DeferredRoutingKey(d time.Duration, queue string) (string, error) {
+// through the delay levels and back to the work queue queue alone: "d."
+// and the queue's name. The delay is in the fact's headers
+// ([SetDelayHeaders]).
+func DeferredRoutingKey(queue string) (string, error) {
 	if len(queue) > MaxDeferQueueLen {
-		return "", fmt.Errorf("queue %q: longer than %d bytes cannot take deferred facts (the delay takes %d of AMQP's 255)", queue, MaxDeferQueueLen, 2*DelayLevels+1)
+		return "", fmt.Errorf("queue %q: longer than %d bytes cannot take deferred facts (a deferred fact's key begins with %q, within AMQP's 255)", queue, MaxDeferQueueLen, deferredKeyPrefix)
 	}
-	key, err := DelayedRoutingKey(d, queue)
-	if err != nil {
-		return "", err
-	}
-	return "d" + key, nil
+	return deferredKeyPrefix + queue, nil
 }
 
 // IsDelayLevel reports whether queue is one of the delay levels whose top
@@ -176,65 +220,20 @@ func IsDelayLevel(top, queue string) bool {
 // [DeferredRoutingKey]) brings it back to, and false for a key that is no
 // deferral's, such as a delayed fact's.
 func DeferredQueue(key string) (string, bool) {
-	if !strings.HasPrefix(key, "d0.") && !strings.HasPrefix(key, "d1.") {
-		return "", false
-	}
-	rest := key[len("d0."):]
-	for range DelayLevels - 1 {
-		word, tail, ok := strings.Cut(rest, ".")
-		if !ok || word != "0" && word != "1" {
-			return "", false
-		}
-		rest = tail
-	}
-	return rest, rest != ""
+	q, ok := strings.CutPrefix(key, deferredKeyPrefix)
+	return q, ok && q != ""
 }
 
-// DelayedPatterns returns the binding patterns on the delivery exchange for
-// a consumer's pattern: a bare digit word ("0", then "1"), DelayLevels-1 "*"
-// words, then the pattern. The first word is spelled out rather than "*" so
-// that a pattern such as "#" cannot match a deferred fact's key, whose first
-// word is "d0" or "d1".
-func DelayedPatterns(pattern string) [2]string {
-	rest := strings.Repeat("*.", DelayLevels-1) + pattern
-	return [2]string{"0." + rest, "1." + rest}
-}
+// DelayedPattern returns the binding pattern on the delivery exchange for
+// a consumer's pattern: "f." and the pattern. The first word is spelled
+// out so that a pattern such as "#" cannot match a deferred fact's key,
+// whose first word is "d".
+func DelayedPattern(pattern string) string { return delayedKeyPrefix + pattern }
 
-// DeferPatterns returns the binding patterns on the delivery exchange that
-// bring deferred facts back to the work queue queue: "d0" and "d1",
-// DelayLevels-1 "*" words, then the queue's name, which has no wildcards.
-func DeferPatterns(queue string) [2]string {
-	rest := strings.Repeat("*.", DelayLevels-1) + queue
-	return [2]string{"d0." + rest, "d1." + rest}
-}
-
-// RetiredBindings returns the bindings that earlier releases declared for
-// t and this one does not, for [Topology] declarations to remove: on the
-// delivery exchange, each consumer pattern behind DelayLevels "*" words.
-// Such a binding matches a deferred fact's key (a pattern "#" matches any
-// key), so left in place it would hand one consumer's deferred facts to
-// another; its successors are the two of [DelayedPatterns]. Removing a
-// binding that does not exist is no error.
-func (t Topology) RetiredBindings() []Binding {
-	if !t.Delay.Enabled() {
-		return nil
-	}
-	var out []Binding
-	for _, b := range t.Bindings {
-		if b.Exchange != t.Delay.Deliver || !strings.HasPrefix(b.Key, "0.") {
-			continue
-		}
-		b.Key = "*." + b.Key[len("0."):]
-		out = append(out, b)
-	}
-	return out
-}
-
-// levelPattern is level k's binding key for the digit bit: the words of
-// the higher levels, any; k's word, bit; the rest, anything.
-func levelPattern(k int, bit string) string {
-	return strings.Repeat("*.", DelayLevels-1-k) + bit + ".#"
-}
+// DeferPattern returns the binding pattern on the delivery exchange that
+// brings deferred facts back to the work queue queue: "d." and the queue's
+// name, which has no wildcards.
+func DeferPattern(queue string) string { return deferredKeyPrefix + queue }
 
 // buildDelays adds the delay levels, the delivery exchange and the
 // unroutable lane to t, and binds every consumer's work queue (or hash
@@ -271,24 +270,16 @@ func buildDelays(t *Topology, ex Exchanges, specs []ConsumerSpec, owner map[stri
 	next := d.Deliver
 	for k := 0; k < DelayLevels; k++ {
 		name := DelayExchange(ex.Events, k)
-		t.Exchanges = append(t.Exchanges, Exchange{Name: name, Kind: "topic", Durable: true})
+		// What level k's binding does not take, a fact without its digit,
+		// goes on to the next level through the alternate exchange.
+		t.Exchanges = append(t.Exchanges, Exchange{Name: name, Kind: "headers", Durable: true, AlternateExchange: next})
 		t.Queues = append(t.Queues, Queue{
 			Name: name, Role: RoleDelay, Type: Quorum,
 			MessageTTL: time.Duration(1<<k) * time.Millisecond,
-			// The routing key is kept: the next level reads its own digit.
+			// The routing key is kept: the delivery exchange reads it.
 			DeadLetter: &DeadLetter{Exchange: next, AtLeastOnce: true},
 		})
-		t.Bindings = append(t.Bindings,
-			Binding{Exchange: name, Queue: name, Key: levelPattern(k, "1")},
-			Binding{Exchange: name, ToExchange: next, Key: levelPattern(k, "0")},
-		)
-		if k == DelayLevels-1 {
-			// Deferred facts: the top level reads the marked digit word.
-			t.Bindings = append(t.Bindings,
-				Binding{Exchange: name, Queue: name, Key: "d1.#"},
-				Binding{Exchange: name, ToExchange: next, Key: "d0.#"},
-			)
-		}
+		t.Bindings = append(t.Bindings, Binding{Exchange: name, Queue: name, Header: DelayHeader(k)})
 		next = name
 	}
 	for ci := range t.Consumers {
@@ -298,25 +289,18 @@ func buildDelays(t *Topology, ex Exchanges, specs []ConsumerSpec, owner map[stri
 			continue
 		}
 		for _, p := range specs[i].Bindings {
-			for _, key := range DelayedPatterns(p) {
-				b := Binding{Exchange: d.Deliver, Queue: c.Queue, Key: key}
-				if c.Ordered() {
-					b = Binding{Exchange: d.Deliver, ToExchange: c.ShardExchange, Key: key}
-				}
-				t.Bindings = append(t.Bindings, b)
+			b := Binding{Exchange: d.Deliver, Queue: c.Queue, Key: DelayedPattern(p)}
+			if c.Ordered() {
+				b = Binding{Exchange: d.Deliver, ToExchange: c.ShardExchange, Key: DelayedPattern(p)}
 			}
+			t.Bindings = append(t.Bindings, b)
 		}
 		if c.Ordered() {
 			continue // an ordered consumer defers in place
 		}
-		if len(c.Queue) > MaxDeferQueueLen {
-			ps.consumer, ps.name = i, c.Name
-			ps.add("name", -1, "name: longer than %d bytes leaves no room in a deferred fact's routing key (the delay levels take %d of AMQP's 255)", MaxDeferQueueLen, 2*DelayLevels+1)
-			continue
-		}
-		for _, key := range DeferPatterns(c.Queue) {
-			t.Bindings = append(t.Bindings, Binding{Exchange: d.Deliver, Queue: c.Queue, Key: key})
-		}
+		// A work queue's name is at most 224 bytes (room for its retry
+		// queues' names), so "d." and it always fit a routing key.
+		t.Bindings = append(t.Bindings, Binding{Exchange: d.Deliver, Queue: c.Queue, Key: DeferPattern(c.Queue)})
 		c.DeferExchange = d.Exchange
 	}
 	return ps.list

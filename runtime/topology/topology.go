@@ -107,7 +107,8 @@ type DeadLetter struct {
 	AtLeastOnce bool
 }
 
-// Binding binds a queue to an exchange with a topic pattern.
+// Binding binds a queue to an exchange with a topic pattern, or, on a
+// headers exchange, by a header's presence.
 type Binding struct {
 	Exchange string
 	Queue    string // "" when the destination is an exchange
@@ -116,6 +117,22 @@ type Binding struct {
 	// events exchange to an ordered consumer's hash exchange); Queue is
 	// then "". A hash exchange's binding key to a shard is its weight, "1".
 	ToExchange string
+	// Header, on a headers exchange (a delay level), is the header the
+	// binding matches when it is boolean true: its arguments are x-match
+	// all and the header, true ([Binding.Arguments]). Key is then "".
+	Header string
+}
+
+// Arguments returns the binding's arguments as declared: for a Header
+// binding, x-match all and the header with the value true, nil otherwise.
+// A value rather than AMQP's void ("present, with any value") because
+// definitions exported as JSON cannot carry void: rabbitmqctl
+// import_definitions refuses a null.
+func (b Binding) Arguments() map[string]any {
+	if b.Header == "" {
+		return nil
+	}
+	return map[string]any{"x-match": "all", b.Header: true}
 }
 
 // Consumer is what the runtime needs to run one consumer: its queues, the
@@ -136,10 +153,12 @@ type Consumer struct {
 	MaxDeferrals int
 	Prefetch     int // unacknowledged deliveries the broker sends ahead
 	Concurrency  int // handlers running at once
-	// DeferExchange is where a plain consumer publishes a deferred copy:
-	// the top delay level's exchange, the copy's key made by
-	// DeferredRoutingKey for Queue. "" when the topology has no delay
-	// levels, and for ordered consumers, which defer in place.
+	// DeferExchange is the top delay level's exchange, for a plain
+	// consumer's deferred copies: a copy enters the levels at
+	// DelayLevelExchange(DeferExchange, k) for its delay's highest level
+	// k, its key made by DeferredRoutingKey for Queue. "" when the
+	// topology has no delay levels, and for ordered consumers, which defer
+	// in place.
 	DeferExchange string
 
 	// Ordered consumers (see ordered.go) read Shards, the shard queues

@@ -12,14 +12,11 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemDeletedRoutingKey is the routing key of ItemDeleted facts.
-const ItemDeletedRoutingKey = "catalogue.item.deleted"
-
-// FactItemDeleted describes ItemDeleted facts to the runtime: routing key,
+// FactItemDeletedV1 describes ItemDeletedV1 facts to the runtime: routing key,
 // schema version and payload validation.
-var FactItemDeleted = runtime.Fact{
+var FactItemDeletedV1 = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(ItemDeleted)
+		v, ok := payload.(ItemDeletedV1)
 		if !ok {
 			return "", false
 		}
@@ -31,12 +28,12 @@ var FactItemDeleted = runtime.Fact{
 	Version:     1,
 }
 
-// ItemDeleted is the payload of catalogue.item.deleted facts (schema
+// ItemDeletedV1 is the payload of catalogue.item.deleted facts (schema
 // catalogue/item-deleted.json, version 1). Properties the schema does not
 // declare are kept in AdditionalProperties.
 //
 // An item was removed from the catalogue.
-type ItemDeleted struct {
+type ItemDeletedV1 struct {
 	Sku       SKU       `json:"sku"`
 	DeletedAt time.Time `json:"deleted_at"`
 	Reason    *string   `json:"reason,omitzero"`
@@ -46,13 +43,13 @@ type ItemDeleted struct {
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// propertiesOfItemDeleted are the property names ItemDeleted declares; the
+// propertiesOfItemDeletedV1 are the property names ItemDeletedV1 declares; the
 // others are additional.
-var propertiesOfItemDeleted = []string{"sku", "deleted_at", "reason"}
+var propertiesOfItemDeletedV1 = []string{"sku", "deleted_at", "reason"}
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemDeleted{}
+func (v *ItemDeletedV1) DecodeJSON(d *jx.Decoder) error {
+	*v = ItemDeletedV1{}
 	o := codec.Members(d)
 	for o.Next() {
 		var err error
@@ -62,19 +59,19 @@ func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
 			err = v.Sku.DecodeJSON(d)
 		case "deleted_at":
 			o.Seen |= 1 << 1
-			v.DeletedAt, err = checkItemDeleted_DeletedAt.Time(d)
+			v.DeletedAt, err = checkItemDeletedV1_DeletedAt.Time(d)
 		case "reason":
-			v.Reason, err = codec.Ptr(d, checkItemDeleted_Reason.Str)
+			v.Reason, err = codec.Ptr(d, checkItemDeletedV1_Reason.Str)
 		default:
 			err = codec.Extra(d, o.Key(), &v.AdditionalProperties, codec.Raw)
 		}
 		o.Check(err)
 	}
-	return o.End(requiredOfItemDeleted)
+	return o.End(requiredOfItemDeletedV1)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemDeleted) EncodeJSON(e *jx.Encoder) {
+func (v ItemDeletedV1) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	v.Sku.EncodeJSON(e)
@@ -89,15 +86,15 @@ func (v ItemDeleted) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemDeleted) Validate() error {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeleted); err != nil {
+func (v ItemDeletedV1) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeletedV1); err != nil {
 		return err
 	}
 	if err := v.Sku.Validate(); err != nil {
 		return codec.AtField(err, "sku")
 	}
 	if v.Reason != nil {
-		if err := checkItemDeleted_Reason.Check(*v.Reason); err != nil {
+		if err := checkItemDeletedV1_Reason.Check(*v.Reason); err != nil {
 			return codec.AtField(err, "reason")
 		}
 	}
@@ -105,23 +102,23 @@ func (v ItemDeleted) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ItemDeleted) MarshalJSON() ([]byte, error) {
-	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeleted); err != nil {
+func (v ItemDeletedV1) MarshalJSON() ([]byte, error) {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItemDeletedV1); err != nil {
 		return nil, err
 	}
 	return codec.Marshal(v), nil
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
+func (v *ItemDeletedV1) UnmarshalJSON(data []byte) error {
 	return codec.Unmarshal(data, v)
 }
 
 var (
-	checkItemDeleted_DeletedAt = codec.String{
+	checkItemDeletedV1_DeletedAt = codec.String{
 		Format:    codec.FormatOf("date-time"),
 		MaxLength: -1,
 	}
-	checkItemDeleted_Reason = codec.String{MaxLength: 500}
-	requiredOfItemDeleted   = []string{"sku", "deleted_at"}
+	checkItemDeletedV1_Reason = codec.String{MaxLength: 500}
+	requiredOfItemDeletedV1   = []string{"sku", "deleted_at"}
 )

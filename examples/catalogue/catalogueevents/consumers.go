@@ -75,7 +75,10 @@ func NewPriceHistoryConsumer(conn *runtime.Conn, h PriceHistoryHandler, opts ...
 		return nil, errors.New("new consumer \"price-history\": nil PriceHistoryHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactItemDeleted, h.HandleItemDeleted),
+		runtime.HandleVersions(FactItemDeleted, h.HandleItemDeleted,
+			runtime.Upcast(FactItemDeletedV1, func(v ItemDeletedV1) (ItemDeleted, error) {
+				return upcastItemDeletedV1(v), nil
+			})),
 		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),
 	}, opts...)
 }
@@ -159,7 +162,10 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[3], []runtime.Route{
 		runtime.Handle(FactImportCompleted, h.HandleImportCompleted),
-		runtime.Handle(FactItemDeleted, h.HandleItemDeleted),
+		runtime.HandleVersions(FactItemDeleted, h.HandleItemDeleted,
+			runtime.Upcast(FactItemDeletedV1, func(v ItemDeletedV1) (ItemDeleted, error) {
+				return upcastItemDeletedV1(v), nil
+			})),
 		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),
 	}, opts...)
 }

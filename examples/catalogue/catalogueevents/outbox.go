@@ -75,8 +75,8 @@ func (w *OutboxWriter) WriteImportCompleted(ctx context.Context, tx sqldb.Execer
 // WriteItemDeleted writes v with routing key catalogue.item.deleted into the
 // outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
 // pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against catalogue/item-deleted.json; if it does
-// not match, nothing is written and tx may still commit.
+// with. v is first validated against catalogue/item-deleted.v2.json; if it
+// does not match, nothing is written and tx may still commit.
 func (w *OutboxWriter) WriteItemDeleted(ctx context.Context, tx sqldb.Execer, v ItemDeleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemDeleted, v)
 }
@@ -111,7 +111,7 @@ func NewOutboxRelay(db sqldb.DB, conn *runtime.Conn, cfg outbox.RelayConfig, opt
 		return nil, err
 	}
 	if cfg.Facts == nil {
-		cfg.Facts = []runtime.Fact{FactImportCompleted, FactItemDeleted, FactItemUpdated, FactOrderPlaced}
+		cfg.Facts = []runtime.Fact{FactImportCompleted, FactItemDeletedV1, FactItemDeleted, FactItemUpdated, FactOrderPlaced}
 	}
 	return outbox.NewRelayDB(db, p, cfg)
 }

@@ -52,8 +52,8 @@ func (p *Publisher) PublishImportCompletedAsync(ctx context.Context, v ImportCom
 
 // PublishItemDeleted publishes v with routing key catalogue.item.deleted and
 // returns its message id once the broker has confirmed it. v is first
-// validated against catalogue/item-deleted.json; if it does not match, nothing
-// is sent.
+// validated against catalogue/item-deleted.v2.json; if it does not match,
+// nothing is sent.
 func (p *Publisher) PublishItemDeleted(ctx context.Context, v ItemDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemDeleted, v)
 }

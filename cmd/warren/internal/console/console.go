@@ -61,6 +61,10 @@ type Config struct {
 	// with routingKey before the console sends it. Nil: the page cannot
 	// edit.
 	Validate func(routingKey string, payload []byte) error
+	// Versions says, per consumer name, which versions of the facts with
+	// several versions it reads ("order.placed 1-3 (published 2,3)"),
+	// shown under its name. Nil shows none.
+	Versions map[string]string
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int

@@ -245,6 +245,23 @@ func jsonString(s string) string {
 	return string(b)
 }
 
+// The overview carries, per consumer, the versions it reads of the facts
+// with several.
+func TestOverviewShowsVersionsPerConsumer(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t, func(cfg *Config) {
+		cfg.Versions = map[string]string{"mailer": "order.placed 1-2 (published 1,2)"}
+	})
+	var o overviewJSON
+	testenv.Eventually(t, "the figures of both consumers", func() bool {
+		c.getJSON("/api/overview", &o)
+		return len(o.Consumers) == 2 && o.Consumers[0].ReadAt != nil
+	})
+	if o.Consumers[0].Versions != "order.placed 1-2 (published 1,2)" || o.Consumers[1].Versions != "" {
+		t.Errorf("versions: mailer %q, indexer %q", o.Consumers[0].Versions, o.Consumers[1].Versions)
+	}
+}
+
 // A batch consumer's figures carry its batch, for the page to show.
 func TestOverviewShowsABatchConsumer(t *testing.T) {
 	t.Parallel()

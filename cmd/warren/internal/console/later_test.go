@@ -64,11 +64,18 @@ func TestOverviewShowsFactsForLater(t *testing.T) {
 	}
 
 	c := newConsoleOf(t, topology.Spec{Delays: true}, func(cfg *Config) { cfg.Outbox = sqliteOutbox{ob: ob, db: db} })
-	key, err := topology.DelayedRoutingKey(time.Hour, "order.placed")
+	key, err := topology.DelayedRoutingKey("order.placed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.publish(c.top.Delay.Exchange, key, amqpPublishing(`{}`))
+	msg := amqpPublishing(`{}`)
+	if msg.Headers == nil {
+		msg.Headers = map[string]any{}
+	}
+	if _, err := topology.SetDelayHeaders(msg.Headers, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	c.publish(c.top.Delay.Exchange, key, msg)
 	var o overviewJSON
 	testenv.Eventually(t, "the delayed fact and the outbox's schedule", func() bool {
 		c.getJSON("/api/overview", &o)
