@@ -88,7 +88,7 @@ test-rabbitmq4:
 # Disruptive tests that start a broker node of their own from the machine's
 # installation (runtime/node_test.go), whatever WARREN_AMQP_URL says: make
 # test runs them, and on the RabbitMQ 4 target they would only run again.
-OWN_NODE_TESTS := ^(TestDisruptiveBrokerRestartMidStream|TestDisruptiveBrokerRestartWhileDelayedFactsWait|TestDisruptiveResourceAlarmBlocksPublishes|TestDisruptiveDeclareWithoutHashExchangePlugin)$$
+OWN_NODE_TESTS := ^(TestDisruptiveBrokerRestartMidStream|TestDisruptiveBrokerRestartWhileDelayedFactsWait|TestDisruptiveResourceAlarmBlocksPublishes|TestDisruptiveDeclareWithoutHashExchangePlugin|TestDisruptiveBrokerRestartDuringABatch)$$
 
 ## test-cluster: the node-loss tests, on a three-node RabbitMQ 4 cluster
 test-cluster:

@@ -34,6 +34,7 @@ func ExampleOpen() {
 	// Output:
 	// order-mailer: order.placed
 	// price-history: catalogue.item.deleted, catalogue.item.updated
+	// sales-ledger: order.placed
 	// search-indexer: catalogue.import.completed, catalogue.item.deleted, catalogue.item.updated
 }
 

@@ -40,7 +40,7 @@ func TestTopologyLiteral(t *testing.T) {
 			}
 		})
 	}
-	if c := topologies["consumers"]; len(c.Queues) == 0 || len(c.Consumers) != 3 {
-		t.Errorf("the consumers case declares %d queues and %d consumers; the comparison above needs its three consumers", len(c.Queues), len(c.Consumers))
+	if c := topologies["consumers"]; len(c.Queues) == 0 || len(c.Consumers) != 4 {
+		t.Errorf("the consumers case declares %d queues and %d consumers; the comparison above needs its four consumers", len(c.Queues), len(c.Consumers))
 	}
 }

@@ -30,7 +30,9 @@ type Consumer struct {
 	newerSeen sync.Map
 
 	ordered *orderedState // ordered consumers only: sequences and parked keys
+	batch   *batchState   // batch consumers only: the handler and the guard's batch claims
 	eng     *engine[amqp.Delivery]
+	run     func(ctx context.Context) error // the kind's engine
 }
 
 // HandlerFunc handles one delivery whose envelope, route and payload have
@@ -51,10 +53,30 @@ var plainRefuses = map[optionSet]string{
 // one of routes. Facts with no route go to poison. Run starts it. Every
 // [ConsumerOption] applies to both.
 func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...ConsumerOption) (*Consumer, error) {
-	var refused map[optionSet]string
-	if !c.Ordered() {
-		refused = plainRefuses
+	if c.Batched() {
+		return nil, fmt.Errorf("new consumer %q: a batch consumer (topology.Consumer.Batch): build it with NewBatchConsumer", c.Name)
 	}
+	refused := plainRefuses
+	if c.Ordered() {
+		refused = nil
+	}
+	cons, err := newConsumer(conn, c, routes, refused, opts)
+	if err != nil {
+		return nil, err
+	}
+	var k kind[amqp.Delivery] = plainKind{cons}
+	if c.Ordered() {
+		cons.ordered = newOrderedState()
+		k = orderedKind{cons}
+	}
+	cons.eng = &engine[amqp.Delivery]{core: &cons.core, kind: k}
+	cons.run = cons.eng.run
+	return cons, nil
+}
+
+// newConsumer checks c, routes and opts and returns the consumer that
+// every kind shares, without its engine.
+func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[optionSet]string, opts []ConsumerOption) (*Consumer, error) {
 	o, err := newOptions(c.Prefetch, c.Concurrency, opts, refused)
 	errs := []error{err}
 	if conn == nil {
@@ -97,12 +119,6 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 		chain: buildChain(c.Name, o.guard, o.middleware),
 	}
 	cons.consumeArgs = amqp.Table{ArgReads: announceReads(routes)}
-	var k kind[amqp.Delivery] = plainKind{cons}
-	if c.Ordered() {
-		cons.ordered = newOrderedState()
-		k = orderedKind{cons}
-	}
-	cons.eng = &engine[amqp.Delivery]{core: &cons.core, kind: k}
 	return cons, nil
 }
 
@@ -114,7 +130,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 // resumes by itself. It returns nil after a clean shutdown, and an error if
 // the work queue does not exist, the Conn was closed, or handlers outlived
 // the shutdown timeout (their messages return to the queue).
-func (c *Consumer) Run(ctx context.Context) error { return c.eng.run(ctx) }
+func (c *Consumer) Run(ctx context.Context) error { return c.run(ctx) }
 
 // Name returns the consumer's name in the topology.
 func (c *Consumer) Name() string { return c.name }

@@ -29,3 +29,24 @@ type Guard interface {
 func WithGuard(g Guard) ConsumerOption {
 	return func(o *consumerOptions) { o.guard = g; o.given |= optGuard }
 }
+
+// BatchGuard is a [Guard] that also claims the facts of a batch together,
+// for batch consumers ([NewBatchConsumer]): every claim of the batch in
+// one round trip, in one transaction with the handler's work.
+// runtime/idempotency's guards implement it.
+type BatchGuard interface {
+	Guard
+	// RunBatch claims (consumer, id) for each of messageIDs, which are
+	// distinct, in one round trip. If any claim is new it calls fn with
+	// those ids (fresh, in the order given) and a ctx that carries the
+	// claims' transaction. fn returns the ids among fresh whose facts
+	// failed: their claims are let go and the others commit with fn's
+	// writes, so fn must leave no writes of a fact it reports failed.
+	// An error from fn rolls back every claim and is returned wrapped so
+	// that errors.Is and errors.As still see it. duplicates are the ids
+	// that were handled before: fn never sees them. An error from the
+	// store itself (fn not reached, or the release or commit failed) is an
+	// outage, as for [Guard.Run].
+	RunBatch(ctx context.Context, consumer string, messageIDs []string,
+		fn func(ctx context.Context, fresh []string) (failed []string, err error)) (duplicates []string, err error)
+}

@@ -12,31 +12,43 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// settle ends a delivery by the outcome of its handling. Acking, giving
-// back, retrying, holding and poisoning live in this file alone, so that
-// every way a delivery can end is in one place.
+// settle ends a delivery by the outcome of its handling, and counts the
+// outcome towards an outage. Acking, giving back, retrying, holding and
+// poisoning live in this file alone, so that every way a delivery can end
+// is in one place.
 func (c *Consumer) settle(ctx context.Context, in inbound, duplicate bool, err error) {
+	c.end(ctx, in, duplicate, err)
+	if outageOf(duplicate, err) {
+		c.outage.failed(err)
+	} else {
+		c.outage.succeeded()
+	}
+}
+
+// outageOf reports whether a delivery settled by err was held for an
+// outage of a dependency ([Unavailable]), which [Consumer.end] decides
+// after a permanent failure and a deferral.
+func outageOf(duplicate bool, err error) bool {
+	return !duplicate && err != nil && !IsPermanent(err) && deferredTo(err) == nil && IsUnavailable(err)
+}
+
+// end settles a delivery by the outcome of its handling, without counting
+// it towards an outage: a batch consumer counts a batch once.
+func (c *Consumer) end(ctx context.Context, in inbound, duplicate bool, err error) {
 	switch {
 	case duplicate:
-		c.outage.succeeded()
 		c.ack(in, DuplicateSkipped)
 	case err == nil:
-		c.outage.succeeded()
 		c.ack(in, Acked)
 	case IsPermanent(err):
-		c.outage.succeeded()
 		c.poison(ctx, in, err)
 	case deferredTo(err) != nil:
-		c.outage.succeeded()
 		c.deferFact(ctx, in, err)
 	case IsUnavailable(err):
 		c.hold(ctx, in, err)
-		c.outage.failed(err)
 	case in.attempt >= c.spec.MaxAttempts:
-		c.outage.succeeded()
 		c.poison(ctx, in, err)
 	default:
-		c.outage.succeeded()
 		c.retry(ctx, in, err)
 	}
 }

@@ -10,6 +10,47 @@ import (
 	"github.com/warrenbus/warren/runtime"
 )
 
+// BenchBatchBatch is one batch of consumer "bench-batch": its facts by type,
+// each in arrival order with its delivery.
+type BenchBatchBatch struct {
+	OrderPlaced []runtime.Item[OrderPlaced] // bench.order.placed
+}
+
+// BenchBatchHandler handles the facts that consumer "bench-batch" receives, in
+// batches of up to 100 facts, each closed at that size or 50ms after its first
+// fact. NewBenchBatchConsumer binds it to the runtime.
+//
+// HandleBatch returns an outcome per fact, by its Delivery.MessageID
+// (runtime.Outcomes: nil done, an error failed, runtime.Permanent to poison),
+// or one error for the whole batch; nil and nil mean every fact is done. Each
+// fact settles on its own: a failed one is retried along the consumer's retry
+// ladder, a panic retries the whole batch. Delivery is at least once;
+// runtime.WithGuard claims the batch in the transaction the handler writes in,
+// and the handler must leave no writes of a fact it reports failed.
+//
+// Reads the orders from a quorum queue, a hundred at a time.
+//
+// Bindings: bench.order.placed
+type BenchBatchHandler interface {
+	HandleBatch(ctx context.Context, batch BenchBatchBatch) (runtime.Outcomes, error)
+}
+
+// NewBenchBatchConsumer returns batch consumer "bench-batch": it reads the
+// work queue bench-batch and calls h with each batch, with the batch,
+// prefetch, concurrency, retry ladder and attempt limit of Topology. Start it
+// with Run. opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
+func NewBenchBatchConsumer(conn *runtime.Conn, h BenchBatchHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"bench-batch\": nil BenchBatchHandler")
+	}
+	return runtime.NewBatchConsumer(conn, Topology.Consumers[0], []runtime.Route{
+		runtime.Collect(FactOrderPlaced, func(b *BenchBatchBatch, it runtime.Item[OrderPlaced]) {
+			b.OrderPlaced = append(b.OrderPlaced, it)
+		}),
+	}, h.HandleBatch, opts...)
+}
+
 // BenchClassicHandler handles the facts that consumer "bench-classic"
 // receives: one method per fact its bindings match. NewBenchClassicConsumer
 // binds it to the runtime.
@@ -38,7 +79,7 @@ func NewBenchClassicConsumer(conn *runtime.Conn, h BenchClassicHandler, opts ...
 	if h == nil {
 		return nil, errors.New("new consumer \"bench-classic\": nil BenchClassicHandler")
 	}
-	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
+	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
 		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
 	}, opts...)
 }
@@ -71,7 +112,7 @@ func NewBenchQuorumConsumer(conn *runtime.Conn, h BenchQuorumHandler, opts ...ru
 	if h == nil {
 		return nil, errors.New("new consumer \"bench-quorum\": nil BenchQuorumHandler")
 	}
-	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
+	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
 		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
 	}, opts...)
 }

@@ -64,6 +64,15 @@ var Topology = topology.Topology{
 		{Name: "bench.events.delay.35", Kind: "headers", Durable: true, AlternateExchange: "bench.events.delay.34"},
 	},
 	Queues: []topology.Queue{
+		{Name: "bench-batch.poison", Consumer: "bench-batch", Role: topology.RolePoison, Type: topology.Quorum},
+		{
+			Name:          "bench-batch",
+			Consumer:      "bench-batch",
+			Role:          topology.RoleWork,
+			Type:          topology.Quorum,
+			DeadLetter:    &topology.DeadLetter{Exchange: "bench.dead", RoutingKey: "bench-batch", AtLeastOnce: true},
+			DeliveryLimit: 10,
+		},
 		{Name: "bench-classic.poison", Consumer: "bench-classic", Role: topology.RolePoison, Type: topology.Classic},
 		{
 			Name:       "bench-classic",
@@ -336,6 +345,8 @@ var Topology = topology.Topology{
 		},
 	},
 	Bindings: []topology.Binding{
+		{Exchange: "bench.events", Queue: "bench-batch", Key: "bench.order.placed"},
+		{Exchange: "bench.dead", Queue: "bench-batch.poison", Key: "bench-batch"},
 		{Exchange: "bench.events", Queue: "bench-classic", Key: "bench.order.placed"},
 		{Exchange: "bench.dead", Queue: "bench-classic.poison", Key: "bench-classic"},
 		{Exchange: "bench.events", Queue: "bench-quorum", Key: "bench.order.placed"},
@@ -377,12 +388,27 @@ var Topology = topology.Topology{
 		{Exchange: "bench.events.delay.33", Queue: "bench.events.delay.33", Header: "warren-delay-33"},
 		{Exchange: "bench.events.delay.34", Queue: "bench.events.delay.34", Header: "warren-delay-34"},
 		{Exchange: "bench.events.delay.35", Queue: "bench.events.delay.35", Header: "warren-delay-35"},
+		{Exchange: "bench.events.delay.deliver", Queue: "bench-batch", Key: "f.bench.order.placed"},
+		{Exchange: "bench.events.delay.deliver", Queue: "bench-batch", Key: "d.bench-batch"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-classic", Key: "f.bench.order.placed"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-classic", Key: "d.bench-classic"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-quorum", Key: "f.bench.order.placed"},
 		{Exchange: "bench.events.delay.deliver", Queue: "bench-quorum", Key: "d.bench-quorum"},
 	},
 	Consumers: []topology.Consumer{
+		{
+			Name:          "bench-batch",
+			Queue:         "bench-batch",
+			PoisonQueue:   "bench-batch.poison",
+			RetryExchange: "bench.retry",
+			DeadExchange:  "bench.dead",
+			MaxAttempts:   1,
+			MaxDeferrals:  100,
+			Prefetch:      200,
+			Concurrency:   1,
+			DeferExchange: "bench.events.delay.35",
+			Batch:         topology.Batch{Size: 100, Wait: 50 * time.Millisecond},
+		},
 		{
 			Name:          "bench-classic",
 			Queue:         "bench-classic",

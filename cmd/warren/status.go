@@ -35,6 +35,7 @@ func statusCommand() *cli.Command {
    CONSUMERS  consumers attached to the work queue, in every process; 0 with work waiting is a deploy that half-happened
    RETRYING   messages waiting in the delay queues for another attempt, per delay
    POISON     messages given up on, waiting for warren replay; alert on anything above 0
+A batch consumer's name is followed by its batch: "(batches of 100, 200ms)".
 With delayed facts ("delayedFacts" in the manifest), a second table:
    DELAYED    facts published for later, waiting in the delay levels, per level
    NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;
@@ -87,7 +88,23 @@ type consumerStatus struct {
 	Missing   []string     `json:"missing"`   // queues that do not exist; the figures are incomplete
 	// Reads are the facts with several versions that the consumer
 	// receives, with the versions it reads; absent when there are none.
-	Reads []factReads `json:"reads,omitempty"`
+	Reads []factReads  `json:"reads,omitempty"`
+	Batch *batchStatus `json:"batch,omitempty"` // a batch consumer's batch; absent for the others
+}
+
+// batchStatus is a batch consumer's batch: its handler takes up to Size
+// facts, each batch closing Wait after its first fact at the latest.
+type batchStatus struct {
+	Size int    `json:"size"`
+	Wait string `json:"wait"`
+}
+
+// batchOf returns c's batch for status, nil when c takes one fact at a time.
+func batchOf(c *topology.Consumer) *batchStatus {
+	if !c.Batched() {
+		return nil
+	}
+	return &batchStatus{Size: c.Batch.Size, Wait: c.Batch.Wait.String()}
 }
 
 // factReads is the versions of a fact one consumer reads, beside those
@@ -235,7 +252,7 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 	rows := []consumerStatus{}
 	for _, mc := range m.Consumers {
 		tc := mc.Topology
-		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}, Reads: versionReads(mc)}
+		row := consumerStatus{Consumer: tc.Name, Tiers: []tierStatus{}, Missing: []string{}, Reads: versionReads(mc), Batch: batchOf(tc)}
 		// inspect records a missing queue and reports whether it exists.
 		inspect := func(name string) (amqp.Queue, bool, error) {
 			q, err := amqpmsg.InspectQueue(ctx, conn, name)
@@ -281,11 +298,15 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tWORK\tCONSUMERS\tRETRYING\tPOISON")
 	for _, r := range rows {
+		name := r.Consumer
+		if r.Batch != nil {
+			name += fmt.Sprintf(" (batches of %d, %s)", r.Batch.Size, r.Batch.Wait)
+		}
 		if len(r.Missing) > 0 {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t(not declared)\n", r.Consumer)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t(not declared)\n", name)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", r.Consumer, r.Work, r.Consumers, retrying(r), r.Poison)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", name, r.Work, r.Consumers, retrying(r), r.Poison)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -330,3 +330,31 @@ func TestStatusShowsVersionsPerConsumer(t *testing.T) {
 		t.Errorf("--format json reads of %s: %+v", svc, r)
 	}
 }
+
+// A batch consumer's row says its batch, in the table and in JSON.
+func TestStatusShowsABatchConsumer(t *testing.T) {
+	b := newBrokerCase(t, map[string]string{
+		"warren.json": `{
+  "package": "events",
+  "exchanges": {"events": "{{events}}", "retry": "{{retry}}", "dead": "{{dead}}"},
+  "consumers": {"{{svc}}": {"bindings": ["order.placed"], "maxAttempts": 1, "batch": {"size": 5, "wait": "100ms"}}}
+}`,
+		"order/placed.json": `{"x-routing-key": "order.placed", "type": "object"}`,
+	}, "events", "retry", "dead", "svc")
+	svc := b.name("svc")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr := b.run("status", b.dir)
+	if code != 0 || !strings.Contains(stdout, svc+" (batches of 5, 100ms)  ") {
+		t.Errorf("status: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	_, stdout, _ = b.run("status", "--format", "json", b.dir)
+	var got statusJSON
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("--format json: %v\n%s", err, stdout)
+	}
+	if len(got.Consumers) != 1 || got.Consumers[0].Batch == nil || *got.Consumers[0].Batch != (batchStatus{Size: 5, Wait: "100ms"}) {
+		t.Errorf("--format json: %s", stdout)
+	}
+}

@@ -79,9 +79,16 @@ type Metrics struct {
 	resumes  *prometheus.CounterVec
 	paused   *prometheus.HistogramVec // how long pauses lasted
 	poisoned *poisonCauses            // fed by PoisonHook
+	// Batch consumers: facts per batch, and how long each batch waited
+	// from its first fact until it closed.
+	batchSize *prometheus.HistogramVec
+	batchWait *prometheus.HistogramVec
 }
 
-var _ runtime.Metrics = (*Metrics)(nil)
+var (
+	_ runtime.Metrics      = (*Metrics)(nil)
+	_ runtime.BatchMetrics = (*Metrics)(nil)
+)
 
 // help explains each event's counter; an event missing here gets a
 // generic text.
@@ -145,7 +152,25 @@ func New(o Options) *Metrics {
 		Buckets:     []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600},
 	}, []string{"consumer"})
 	m.poisoned = newPoisonCauses(o)
+	m.batchSize = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: Subsystem, Name: "batch_size",
+		Help:        "Batch consumers: the facts of each batch handed to the handler (after those poisoned for failing their checks).",
+		ConstLabels: o.ConstLabels,
+		Buckets:     []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
+	}, []string{"consumer"})
+	m.batchWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: Subsystem, Name: "batch_wait_seconds",
+		Help:        "Batch consumers: how long each batch waited from its first fact until it closed, full or at its wait.",
+		ConstLabels: o.ConstLabels,
+		Buckets:     []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"consumer"})
 	return m
+}
+
+// ObserveBatch implements [runtime.BatchMetrics].
+func (m *Metrics) ObserveBatch(consumer string, size int, wait time.Duration) {
+	m.batchSize.WithLabelValues(consumer).Observe(float64(size))
+	m.batchWait.WithLabelValues(consumer).Observe(wait.Seconds())
 }
 
 // Paused implements [runtime.Metrics].
@@ -184,6 +209,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.resumes.Describe(ch)
 	m.paused.Describe(ch)
 	m.poisoned.counter.Describe(ch)
+	m.batchSize.Describe(ch)
+	m.batchWait.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
@@ -196,4 +223,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.resumes.Collect(ch)
 	m.paused.Collect(ch)
 	m.poisoned.counter.Collect(ch)
+	m.batchSize.Collect(ch)
+	m.batchWait.Collect(ch)
 }

@@ -237,3 +237,30 @@ func TestDashboardUsesExportedMetrics(t *testing.T) {
 		t.Errorf("panels %q, want the four figures and the poison causes %q", titles, want)
 	}
 }
+
+// A batch consumer's batches land in the size and wait histograms.
+func TestObserveBatch(t *testing.T) {
+	m := warrenprom.New(warrenprom.Options{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	m.ObserveBatch("loader", 100, 20*time.Millisecond)
+	m.ObserveBatch("loader", 7, 200*time.Millisecond)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]float64{} // name -> count, sum
+	for _, f := range families {
+		for _, metric := range f.GetMetric() {
+			if h := metric.GetHistogram(); h != nil && strings.Contains(f.GetName(), "batch") {
+				got[f.GetName()] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+			}
+		}
+	}
+	if c := got[warrenprom.Namespace+"_"+warrenprom.Subsystem+"_batch_size"]; c != [2]float64{2, 107} {
+		t.Errorf("batch size histogram: count and sum %v, want [2 107] (got %v)", c, got)
+	}
+	if c := got[warrenprom.Namespace+"_"+warrenprom.Subsystem+"_batch_wait_seconds"]; c[0] != 2 || c[1] < 0.219 || c[1] > 0.221 {
+		t.Errorf("batch wait histogram: count and sum %v, want 2 and 0.22", c)
+	}
+}

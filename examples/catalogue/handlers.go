@@ -91,6 +91,25 @@ func (m *orderMailer) HandleOrderPlaced(_ context.Context, d runtime.Delivery, f
 		f.Customer.Email, f.OrderID, len(f.Lines), money(f.Total))
 }
 
+// salesLedger implements cat.SalesLedgerHandler, a batch consumer: it
+// takes up to 20 orders at once and books them in one write (a real one
+// would insert them in one statement, in the guard's transaction). An
+// order it cannot book fails on its own; the others are booked.
+type salesLedger struct{ j *journal }
+
+func (l *salesLedger) HandleBatch(_ context.Context, b cat.SalesLedgerBatch) (runtime.Outcomes, error) {
+	out := runtime.Outcomes{}
+	for _, it := range b.OrderPlaced {
+		if it.Fact.Total.Amount <= 0 {
+			out.Fail(it.Delivery.MessageID, l.j.failed(it.Delivery, runtime.Permanent(fmt.Errorf("order %s: nothing to book", it.Fact.OrderID))))
+			continue
+		}
+		_ = l.j.handled(it.Delivery, "booked order %s, %s, in a batch of %d", it.Fact.OrderID, money(it.Fact.Total), len(b.OrderPlaced))
+		out.Done(it.Delivery.MessageID)
+	}
+	return out, nil
+}
+
 func money(m cat.Money) string {
 	return fmt.Sprintf("%d.%02d %s", m.Amount/100, m.Amount%100, m.Currency)
 }

@@ -184,3 +184,30 @@ func TestWalkthroughPublishesTheSameFacts(t *testing.T) {
 		}
 	})
 }
+
+// The sales ledger is a batch consumer: orders published together reach
+// it as one batch, and an order it cannot book goes to poison on its own
+// while the rest of its batch is booked.
+func TestSalesLedgerBooksABatchAndPoisonsWhatItCannotBook(t *testing.T) {
+	catalogueeventstest.Run(t, func(t *testing.T, k *catalogueeventstest.Kit) {
+		j := newJournal(io.Discard)
+		k.StartSalesLedger(&salesLedger{j: j}, runtime.WithGuard(idempotency.NewMemoryGuard(idempotency.MemoryConfig{})))
+		free := placed("ada@example.com")
+		free.Total.Amount = 0
+		k.PublishOrderPlaced(placed("ada@example.com"))
+		k.PublishOrderPlaced(free)
+		k.PublishOrderPlaced(placed("grace@example.com"))
+		k.Idle()
+		k.WantHandled(catalogueeventstest.SalesLedger, 2)
+		k.WantPoisoned(catalogueeventstest.SalesLedger, 1)
+		k.WantRetried(catalogueeventstest.SalesLedger, 0)
+		for _, e := range j.entries() {
+			if e.Err == nil && !strings.Contains(e.Text, "in a batch of 3") {
+				t.Errorf("booked %q: want the three orders in one batch", e.Text)
+			}
+		}
+		if p := k.Poisoned(catalogueeventstest.SalesLedger); len(p) == 1 && !strings.Contains(p[0].Failure, "nothing to book") {
+			t.Errorf("poisoned with %q, want the handler's reason", p[0].Failure)
+		}
+	})
+}

@@ -3,8 +3,8 @@
 // examples/catalogue/events (make generate).
 //
 // It connects to the broker at WARREN_AMQP_URL (default the local one),
-// declares the topology, starts the search-indexer, order-mailer and
-// price-history consumers, publishes a few facts with the typed Publisher, prints what
+// declares the topology, starts the search-indexer, order-mailer,
+// price-history and sales-ledger (a batch consumer) consumers, publishes a few facts with the typed Publisher, prints what
 // each handler did, and shuts down once every fact is handled. The
 // search-indexer fails its first attempt at each item update, as a busy
 // search cluster would, so the run also shows a retry that waits in the
@@ -87,12 +87,18 @@ func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([
 	if err != nil {
 		return nil, err
 	}
+	// The sales ledger is a batch consumer: orders a batch at a time, each
+	// settled on its own.
+	ledger, err := catalogueevents.NewSalesLedgerConsumer(conn, &salesLedger{j: j})
+	if err != nil {
+		return nil, err
+	}
 	consumersCtx, stopConsumers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConsumers()
-	// RunAll runs all three until consumersCtx ends (or one fails for good) and
+	// RunAll runs all four until consumersCtx ends (or one fails for good) and
 	// shuts them down gracefully before it returns.
 	stopped := make(chan error, 1)
-	go func() { stopped <- runtime.RunAll(consumersCtx, indexer, mailer, prices) }()
+	go func() { stopped <- runtime.RunAll(consumersCtx, indexer, mailer, prices, ledger) }()
 
 	pub, err := catalogueevents.NewPublisher(conn)
 	if err != nil {
@@ -108,6 +114,7 @@ func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([
 		"search-indexer": {ids[catalogueevents.ImportCompletedRoutingKey], ids[catalogueevents.ItemUpdatedRoutingKey], ids[catalogueevents.ItemDeletedRoutingKey]},
 		"price-history":  {ids[catalogueevents.ItemUpdatedRoutingKey], ids[catalogueevents.ItemDeletedRoutingKey]},
 		"order-mailer":   {ids[catalogueevents.OrderPlacedRoutingKey]},
+		"sales-ledger":   {ids[catalogueevents.OrderPlacedRoutingKey]},
 	})
 	// Graceful shutdown: stop taking deliveries, let running handlers
 	// finish, then close the connection (deferred above).

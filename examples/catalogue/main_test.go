@@ -55,6 +55,7 @@ func TestWalkthrough(t *testing.T) {
 		{"search-indexer", cat.ItemUpdatedRoutingKey, 1, true},
 		{"search-indexer", cat.ItemUpdatedRoutingKey, 2, false},
 		{"order-mailer", cat.OrderPlacedRoutingKey, 1, false},
+		{"sales-ledger", cat.OrderPlacedRoutingKey, 1, false},
 		{"price-history", cat.ItemUpdatedRoutingKey, 1, false},
 		{"price-history", cat.ItemDeletedRoutingKey, 1, false},
 	}

@@ -213,6 +213,9 @@ func receiveOperation(c *model.Consumer, f *model.Fact) operation {
 			"A failed attempt is retried in place; after the last attempt, or on a permanent error, it goes to %s.",
 			c.Name, queue, c.Topology.ShardExchange, strings.Join(quoteAll(c.Bindings), ", "), c.Topology.PoisonQueue)
 	}
+	if b := c.Topology.Batch; c.Topology.Batched() {
+		desc += fmt.Sprintf(" It takes its facts in batches of up to %d, each closed %s after its first fact at the latest, and settles each fact on its own.", b.Size, b.Wait)
+	}
 	if c.Description != "" {
 		desc = c.Description + "\n\n" + desc
 	}

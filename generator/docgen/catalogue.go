@@ -130,6 +130,9 @@ type consumerView struct {
 	ShardPattern  string
 	Shards        int
 	Park          bool
+	// Batch consumers: the batch's size and wait ("" for the others).
+	BatchSize int
+	BatchWait string
 }
 
 type handledFact struct{ RoutingKey, Anchor, Method string }
@@ -231,7 +234,15 @@ func newConsumerView(mc *model.Consumer, top topology.Topology) consumerView {
 		DeliveryLimit: work.DeliveryLimit,
 	}
 	for _, f := range mc.Facts {
-		v.Facts = append(v.Facts, handledFact{f.RoutingKey, factAnchor(f), f.MethodName()})
+		method := f.MethodName()
+		if tc.Batched() {
+			// One method takes the batch; the fact is a field of it.
+			method = "HandleBatch: " + mc.BatchName() + "." + f.GoName
+		}
+		v.Facts = append(v.Facts, handledFact{f.RoutingKey, factAnchor(f), method})
+	}
+	if tc.Batched() {
+		v.BatchSize, v.BatchWait = tc.Batch.Size, tc.Batch.Wait.String()
 	}
 	if tc.Ordered() {
 		first, _ := top.Queue(tc.Shards[0])

@@ -75,6 +75,10 @@ func (e *emitter) genConsumers(f *jen.File) {
 		if i > 0 {
 			f.Line()
 		}
+		if c.Batched {
+			e.genBatchConsumer(f, c)
+			continue
+		}
 		e.genConsumerInterface(f, c)
 		f.Line()
 		e.genConsumerConstructor(f, c)

@@ -80,6 +80,8 @@ type Consumer struct {
 	Settings    Settings // overrides of /defaults
 	// Ordered is the consumer's ordering: "ordered", "shards", "onPoison".
 	Ordered OrderedSettings
+	// Batch is the consumer's "batch": its handler takes facts in batches.
+	Batch BatchSettings
 	// Versions are the consumer's "versions", sorted by routing key: the
 	// facts whose handler reads a version older than the newest.
 	Versions []ConsumerVersion
@@ -135,6 +137,7 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		}
 		c.Settings = readSettings(doc, c.Pointer, obj, errs)
 		c.Ordered = readOrderedSettings(c.Pointer, obj)
+		c.Batch = readBatchSettings(doc, c.Pointer, obj, errs)
 		c.Versions = readConsumerVersions(c.Pointer, obj)
 		m.Consumers = append(m.Consumers, c)
 	}

@@ -50,7 +50,7 @@ func (b *builder) matchBindings(facts []*Fact) []*Consumer {
 	man := b.s.Manifest
 	var out []*Consumer
 	for _, lc := range man.Consumers {
-		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings}
+		c := &Consumer{Name: lc.Name, GoName: names.Exported(lc.Name), Description: lc.Description, Bindings: lc.Bindings, Batched: lc.Batch.Batched()}
 		matched := map[int]bool{} // indexes into facts
 		for i, pattern := range lc.Bindings {
 			if len(pattern) > maxBindingLen {
@@ -155,7 +155,10 @@ func (b *builder) topologyError(p topology.Problem) *load.Error {
 	if p.Field == "" || p.Field == "name" {
 		return doc.KeyErrorf(lc.Pointer, "%s", msg)
 	}
-	own, def := load.Append(lc.Pointer, p.Field), load.Append("/defaults", p.Field)
+	own, def := lc.Pointer, "/defaults"
+	for _, token := range strings.Split(p.Field, ".") { // "batch.size": a key inside a key
+		own, def = load.Append(own, token), load.Append(def, token)
+	}
 	if p.Index >= 0 {
 		own, def = load.AppendIndex(own, p.Index), load.AppendIndex(def, p.Index)
 	}
@@ -206,6 +209,9 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		Ordered:        c.Ordered.Ordered,
 		Shards:         c.Ordered.Shards,
 		Park:           c.Ordered.Park,
+	}
+	if c.Batch.Batched() && !c.Batch.Unreadable {
+		cs.Batch = &topology.Batch{Size: c.Batch.Size, Wait: c.Batch.Wait}
 	}
 	if c.Settings.Backoff != nil {
 		cs.Backoff = slices.Clone(c.Settings.Backoff)
@@ -261,4 +267,24 @@ func ClosestBinding(pattern string, keys []string) (string, bool) {
 		}
 	}
 	return suggest.Closest(pattern, candidates)
+}
+
+// checkBatches refuses a batch consumer of a fact it would read in several
+// versions: its batch holds each fact in the one type of the version the
+// consumer reads, and reading older versions through upcasts is for
+// consumers that take one fact at a time.
+func (b *builder) checkBatches(consumers []*Consumer) {
+	man := b.s.Manifest
+	for i, c := range consumers {
+		lc := man.Consumers[i]
+		if !c.Batched || lc.Name != c.Name {
+			continue
+		}
+		for _, f := range c.Facts {
+			if len(f.Older) > 0 {
+				b.errs.Add(man.Doc.Errorf(lc.Batch.Pointer, "consumer %s: batch: fact %s has older versions this consumer would read through upcasts, which a batch consumer does not; pin the version it reads (\"versions\": {%s: N}) or drop batch",
+					strconv.Quote(c.Name), f.RoutingKey, strconv.Quote(f.RoutingKey)))
+			}
+		}
+	}
 }

@@ -155,6 +155,7 @@ type Consumer struct {
 	Bindings    []string // topic patterns
 	Facts       []*Fact  // the facts the bindings match, sorted by routing key
 	Ordered     bool     // facts with one ordering key are handled in publish order
+	Batched     bool     // the handler takes a batch of facts (manifest "batch")
 
 	// Topology is the consumer's entry in Model.Topology: its queues, retry
 	// ladder and limits, defaults applied.
@@ -163,6 +164,9 @@ type Consumer struct {
 
 // HandlerName returns the name of the consumer's handler interface.
 func (c *Consumer) HandlerName() string { return names.Handler(c.Name) }
+
+// BatchName returns the name of a batch consumer's batch type.
+func (c *Consumer) BatchName() string { return names.Batch(c.Name) }
 
 // ConstructorName returns the name of the function that binds a handler of
 // this consumer to the runtime.
@@ -196,6 +200,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "ordering keys", func() { b.orderingKeys(allVersions(m.Facts)) })
 	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts); b.pinVersions(m.Consumers) })
 	b.pass(ctx, "ordered consumers", func() { b.checkOrdered(m.Consumers) })
+	b.pass(ctx, "batch consumers", func() { b.checkBatches(m.Consumers) })
 	b.pass(ctx, "topology", func() { b.buildTopology(m) })
 	b.pass(ctx, "validate", func() { b.validate(m) })
 	if b.err != nil {

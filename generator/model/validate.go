@@ -216,6 +216,9 @@ func (b *builder) validate(m *Model) {
 		fix := "rename the consumer or set a \"title\" on the other"
 		claim(c.HandlerName(), ident{"handler interface of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
 		claim(c.ConstructorName(), ident{"constructor of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
+		if c.Batched {
+			claim(c.BatchName(), ident{"batch type of consumer " + strconv.Quote(c.Name), b.s.Manifest.Doc, load.Pointer("consumers", c.Name), fix})
+		}
 	}
 	b.claimRequests(m, claim)
 	files := map[string]string{}

@@ -119,6 +119,10 @@ func Method(factType string) string { return "Handle" + factType }
 // Handler returns the name of a consumer's handler interface.
 func Handler(consumer string) string { return Exported(consumer) + "Handler" }
 
+// Batch returns the name of a batch consumer's batch type, which its
+// handler takes.
+func Batch(consumer string) string { return Exported(consumer) + "Batch" }
+
 // Publish returns the name of the Publisher method that publishes a fact
 // type.
 func Publish(factType string) string { return "Publish" + factType }

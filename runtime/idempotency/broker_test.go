@@ -35,6 +35,8 @@ type broker struct {
 	conn     *runtime.Conn
 	consumer topology.Consumer
 	events   string
+	url      string
+	top      topology.Topology
 }
 
 // newBroker declares one consumer bound to order.* under test-unique names.
@@ -55,19 +57,29 @@ func newBroker(t testing.TB, spec topology.ConsumerSpec) *broker {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { removeTopology(t, raw, top) })
+	c, _ := top.Consumer(spec.Name)
+	b := &broker{t: t, consumer: c, events: top.Exchanges[0].Name, url: url, top: top}
+	b.conn = b.dial()
+	return b
+}
+
+// dial opens a runtime connection that declares the test's topology, and
+// closes it when the test ends.
+func (b *broker) dial() *runtime.Conn {
+	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	top := b.top
 	conn, err := runtime.Dial(ctx, runtime.Config{
-		URLs: []string{url}, Topology: &top,
+		URLs: []string{b.url}, Topology: &top,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 500 * time.Millisecond,
 	})
 	if err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	c, _ := top.Consumer(spec.Name)
-	return &broker{t: t, conn: conn, consumer: c, events: top.Exchanges[0].Name}
+	b.t.Cleanup(func() { _ = conn.Close() })
+	return conn
 }
 
 func removeTopology(t testing.TB, raw *amqp.Connection, top topology.Topology) {

@@ -54,11 +54,30 @@ func (g *MemoryGuard) Run(ctx context.Context, consumer, messageID string, fn fu
 	if err := checkKey(consumer, messageID); err != nil {
 		return false, err
 	}
+	c, dup, err := g.claim(ctx, consumer, messageID)
+	if err != nil || dup {
+		return dup, err
+	}
 	key := claimKey{consumer, messageID}
-	var c *memoryClaim
+	kept := false
+	defer func() { g.settle(key, c, kept) }() // also when fn panics
+	if err := fn(ctx); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, claimError(ctx, "keep claim", consumer, messageID, err)
+	}
+	kept = true
+	return false, nil
+}
+
+// claim makes the pending claim of (consumer, messageID), waiting for one
+// pending in another call; dup reports a claim kept before.
+func (g *MemoryGuard) claim(ctx context.Context, consumer, messageID string) (c *memoryClaim, dup bool, err error) {
+	key := claimKey{consumer, messageID}
 	for c == nil {
 		if err := ctx.Err(); err != nil {
-			return false, claimError(ctx, "claim", consumer, messageID, err)
+			return nil, false, claimError(ctx, "claim", consumer, messageID, err)
 		}
 		g.mu.Lock()
 		other, ok := g.claims[key]
@@ -71,23 +90,14 @@ func (g *MemoryGuard) Run(ctx context.Context, consumer, messageID string, fn fu
 			select {
 			case <-other.settled:
 				if other.kept {
-					return true, nil
+					return nil, true, nil
 				}
 			case <-ctx.Done():
-				return false, claimError(ctx, "wait for pending claim", consumer, messageID, ctx.Err())
+				return nil, false, claimError(ctx, "wait for pending claim", consumer, messageID, ctx.Err())
 			}
 		}
 	}
-	kept := false
-	defer func() { g.settle(key, c, kept) }() // also when fn panics
-	if err := fn(ctx); err != nil {
-		return false, err
-	}
-	if err := ctx.Err(); err != nil {
-		return false, claimError(ctx, "keep claim", consumer, messageID, err)
-	}
-	kept = true
-	return false, nil
+	return c, false, nil
 }
 
 func (g *MemoryGuard) settle(key claimKey, c *memoryClaim, kept bool) {

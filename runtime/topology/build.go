@@ -80,6 +80,9 @@ func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) 
 		RetryExchange: ex.Retry, DeadExchange: ex.Dead,
 		MaxAttempts: c.MaxAttempts, MaxDeferrals: c.MaxDeferrals, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
 	}
+	if c.Batch != nil {
+		consumer.Batch = *c.Batch
+	}
 	queues := []Queue{
 		{Name: poison, Consumer: c.Name, Role: RolePoison, Type: c.QueueType},
 		{
@@ -196,6 +199,7 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 		ps.add("maxPriority", -1, "maxPriority %d: a quorum queue has two levels on RabbitMQ 4 (priority %d and above is high), so set maxPriority %d, or queueType %q for %d levels; RabbitMQ 3 quorum queues have no priorities", c.MaxPriority, QuorumHighPriority, QuorumMaxPriority, Classic, c.MaxPriority)
 	}
 	checkOrdered(ps, c)
+	checkBatch(ps, c)
 	if c.MaxLength < 0 || c.MaxLengthBytes < 0 {
 		ps.add("maxLength", -1, "maxLength: expected 0 (no bound) or more messages and bytes, got %d messages and %d bytes", c.MaxLength, c.MaxLengthBytes)
 	}

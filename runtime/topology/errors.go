@@ -42,8 +42,9 @@ type Problem struct {
 	Name string
 	// Field is the field at fault, spelled as warren.json spells it: for a
 	// consumer "name", "bindings", "queueType", "prefetch", "concurrency",
-	// "maxAttempts", "maxDeferrals", "backoff" or "deliveryLimit"; for an
-	// exchange its role.
+	// "maxAttempts", "maxDeferrals", "backoff" or "deliveryLimit", and a
+	// key inside one joined by a dot ("batch.size"); for an exchange its
+	// role.
 	// It is "" when the consumer as a whole is at fault: one of its queue
 	// names collides with another queue or exchange.
 	Field string

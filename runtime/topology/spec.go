@@ -79,6 +79,10 @@ type ConsumerSpec struct {
 	Ordered bool
 	Shards  int
 	Park    bool
+	// Batch, when set, makes the consumer's handler take its facts in
+	// batches (see [Batch]); the default Prefetch is then at least
+	// Batch.Size × Concurrency.
+	Batch *Batch
 }
 
 // Defaults applied by [Build] to zero fields.
@@ -129,6 +133,9 @@ func (c ConsumerSpec) withDefaults() ConsumerSpec {
 	}
 	if c.Prefetch == 0 {
 		c.Prefetch = max(DefaultPrefetch, 2*c.Concurrency)
+		if c.Batch != nil && c.Batch.Size > 0 {
+			c.Prefetch = max(c.Prefetch, min(c.Batch.Size*c.Concurrency, maxPrefetch))
+		}
 	}
 	if c.Backoff == nil && c.MaxAttempts != 1 {
 		c.Backoff = DefaultBackoff

@@ -171,6 +171,10 @@ type Consumer struct {
 	Shards        []string
 	Delays        []time.Duration
 	Park          bool
+
+	// Batch is a batch consumer's batch (see [Batch]); its zero value
+	// means the handler takes one fact at a time.
+	Batch Batch
 }
 
 // Ordered reports whether the consumer handles facts in order per key.

@@ -17,10 +17,10 @@
 //
 //	func TestHandler(t *testing.T) {
 //		bencheventstest.Run(t, func(t *testing.T, k *bencheventstest.Kit) {
-//			k.StartBenchClassic(handler{}) // the BenchClassicHandler under test
+//			k.StartBenchBatch(handler{}) // the BenchBatchHandler under test
 //			k.PublishOrderPlaced(benchevents.OrderPlaced{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			if p := k.Poisoned(bencheventstest.BenchClassic); len(p) > 0 {
+//			if p := k.Poisoned(bencheventstest.BenchBatch); len(p) > 0 {
 //				t.Errorf("poisoned: %v", p)
 //			}
 //		})
@@ -72,6 +72,7 @@ func wire(b *warrentest.Bus) *Kit {
 // that take one (Calls, Handled, Poisoned, ...): a typo is a compile error
 // rather than a failing test.
 const (
+	BenchBatch   = "bench-batch"
 	BenchClassic = "bench-classic"
 	BenchQuorum  = "bench-quorum"
 )
@@ -88,6 +89,15 @@ func (k *Kit) PublishOrderPlaced(v benchevents.OrderPlaced) string {
 // in order.
 func (k *Kit) PublishedOrderPlaced() []benchevents.OrderPlaced {
 	return warrentest.Published[benchevents.OrderPlaced](k.Bus)
+}
+
+// StartBenchBatch runs consumer "bench-batch" with h until the test ends, as
+// benchevents.NewBenchBatchConsumer builds it; opts adjust it as they do
+// there. A consumer that fails to start, or stops early, fails the test.
+func (k *Kit) StartBenchBatch(h benchevents.BenchBatchHandler, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := benchevents.NewBenchBatchConsumer(k.Conn(), h, opts...)
+	k.Start(BenchBatch, c, err)
 }
 
 // StartBenchClassic runs consumer "bench-classic" with h until the test ends,

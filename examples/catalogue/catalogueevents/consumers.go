@@ -83,6 +83,47 @@ func NewPriceHistoryConsumer(conn *runtime.Conn, h PriceHistoryHandler, opts ...
 	}, opts...)
 }
 
+// SalesLedgerBatch is one batch of consumer "sales-ledger": its facts by type,
+// each in arrival order with its delivery.
+type SalesLedgerBatch struct {
+	OrderPlaced []runtime.Item[OrderPlaced] // order.placed
+}
+
+// SalesLedgerHandler handles the facts that consumer "sales-ledger" receives,
+// in batches of up to 20 facts, each closed at that size or 100ms after its
+// first fact. NewSalesLedgerConsumer binds it to the runtime.
+//
+// HandleBatch returns an outcome per fact, by its Delivery.MessageID
+// (runtime.Outcomes: nil done, an error failed, runtime.Permanent to poison),
+// or one error for the whole batch; nil and nil mean every fact is done. Each
+// fact settles on its own: a failed one is retried along the consumer's retry
+// ladder, a panic retries the whole batch. Delivery is at least once;
+// runtime.WithGuard claims the batch in the transaction the handler writes in,
+// and the handler must leave no writes of a fact it reports failed.
+//
+// Books each order in the sales ledger, a batch of orders in one write.
+//
+// Bindings: order.placed
+type SalesLedgerHandler interface {
+	HandleBatch(ctx context.Context, batch SalesLedgerBatch) (runtime.Outcomes, error)
+}
+
+// NewSalesLedgerConsumer returns batch consumer "sales-ledger": it reads the
+// work queue sales-ledger and calls h with each batch, with the batch,
+// prefetch, concurrency, retry ladder and attempt limit of Topology. Start it
+// with Run. opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
+func NewSalesLedgerConsumer(conn *runtime.Conn, h SalesLedgerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"sales-ledger\": nil SalesLedgerHandler")
+	}
+	return runtime.NewBatchConsumer(conn, Topology.Consumers[2], []runtime.Route{
+		runtime.Collect(FactOrderPlaced, func(b *SalesLedgerBatch, it runtime.Item[OrderPlaced]) {
+			b.OrderPlaced = append(b.OrderPlaced, it)
+		}),
+	}, h.HandleBatch, opts...)
+}
+
 // SearchIndexerHandler handles the facts that consumer "search-indexer"
 // receives: one method per fact its bindings match. NewSearchIndexerConsumer
 // binds it to the runtime.
@@ -119,7 +160,7 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 	if h == nil {
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")
 	}
-	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
+	return runtime.NewConsumer(conn, Topology.Consumers[3], []runtime.Route{
 		runtime.Handle(FactImportCompleted, h.HandleImportCompleted),
 		runtime.HandleVersions(FactItemDeleted, h.HandleItemDeleted,
 			runtime.Upcast(FactItemDeletedV1, func(v ItemDeletedV1) (ItemDeleted, error) {

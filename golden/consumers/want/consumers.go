@@ -144,3 +144,56 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 		runtime.Handle(FactCatalogueItemPriceChanged, h.HandleCatalogueItemPriceChanged),
 	}, opts...)
 }
+
+// WarehouseLoaderBatch is one batch of consumer "warehouse-loader": its facts
+// by type, each in arrival order with its delivery.
+type WarehouseLoaderBatch struct {
+	CatalogueBundlePriceChanged []runtime.Item[CatalogueBundlePriceChanged] // catalogue.bundle.price-changed
+	CatalogueImportCompleted    []runtime.Item[CatalogueImportCompleted]    // catalogue.import.completed
+	CatalogueItemPriceChanged   []runtime.Item[CatalogueItemPriceChanged]   // catalogue.item.price-changed
+	OrderPlaced                 []runtime.Item[OrderPlaced]                 // order.placed
+}
+
+// WarehouseLoaderHandler handles the facts that consumer "warehouse-loader"
+// receives, in batches of up to 100 facts, each closed at that size or 200ms
+// after its first fact. NewWarehouseLoaderConsumer binds it to the runtime.
+//
+// HandleBatch returns an outcome per fact, by its Delivery.MessageID
+// (runtime.Outcomes: nil done, an error failed, runtime.Permanent to poison),
+// or one error for the whole batch; nil and nil mean every fact is done. Each
+// fact settles on its own: a failed one is retried along the consumer's retry
+// ladder, a panic retries the whole batch. Delivery is at least once;
+// runtime.WithGuard claims the batch in the transaction the handler writes in,
+// and the handler must leave no writes of a fact it reports failed.
+//
+// Loads facts into the warehouse a hundred at a time.
+//
+// Bindings: catalogue.#, order.placed
+type WarehouseLoaderHandler interface {
+	HandleBatch(ctx context.Context, batch WarehouseLoaderBatch) (runtime.Outcomes, error)
+}
+
+// NewWarehouseLoaderConsumer returns batch consumer "warehouse-loader": it
+// reads the work queue warehouse-loader and calls h with each batch, with the
+// batch, prefetch, concurrency, retry ladder and attempt limit of Topology.
+// Start it with Run. opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
+func NewWarehouseLoaderConsumer(conn *runtime.Conn, h WarehouseLoaderHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"warehouse-loader\": nil WarehouseLoaderHandler")
+	}
+	return runtime.NewBatchConsumer(conn, Topology.Consumers[3], []runtime.Route{
+		runtime.Collect(FactCatalogueBundlePriceChanged, func(b *WarehouseLoaderBatch, it runtime.Item[CatalogueBundlePriceChanged]) {
+			b.CatalogueBundlePriceChanged = append(b.CatalogueBundlePriceChanged, it)
+		}),
+		runtime.Collect(FactCatalogueImportCompleted, func(b *WarehouseLoaderBatch, it runtime.Item[CatalogueImportCompleted]) {
+			b.CatalogueImportCompleted = append(b.CatalogueImportCompleted, it)
+		}),
+		runtime.Collect(FactCatalogueItemPriceChanged, func(b *WarehouseLoaderBatch, it runtime.Item[CatalogueItemPriceChanged]) {
+			b.CatalogueItemPriceChanged = append(b.CatalogueItemPriceChanged, it)
+		}),
+		runtime.Collect(FactOrderPlaced, func(b *WarehouseLoaderBatch, it runtime.Item[OrderPlaced]) {
+			b.OrderPlaced = append(b.OrderPlaced, it)
+		}),
+	}, h.HandleBatch, opts...)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -258,5 +259,22 @@ func TestOverviewShowsVersionsPerConsumer(t *testing.T) {
 	})
 	if o.Consumers[0].Versions != "order.placed 1-2 (published 1,2)" || o.Consumers[1].Versions != "" {
 		t.Errorf("versions: mailer %q, indexer %q", o.Consumers[0].Versions, o.Consumers[1].Versions)
+	}
+}
+
+// A batch consumer's figures carry its batch, for the page to show.
+func TestOverviewShowsABatchConsumer(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t, func(cfg *Config) {
+		cfg.Topology.Consumers[1].Batch = topology.Batch{Size: 50, Wait: 200 * time.Millisecond}
+	})
+	var o overviewJSON
+	testenv.Eventually(t, "the figures of both consumers", func() bool {
+		c.getJSON("/api/overview", &o)
+		return len(o.Consumers) == 2 && o.Consumers[0].ReadAt != nil
+	})
+	mailer, indexer := o.Consumers[0], o.Consumers[1]
+	if mailer.Batch != nil || indexer.Batch == nil || *indexer.Batch != (batchFig{Size: 50, Wait: "200ms"}) {
+		t.Errorf("batches: mailer %+v, indexer %+v; want the indexer's only", mailer.Batch, indexer.Batch)
 	}
 }

@@ -28,6 +28,21 @@ type figures struct {
 	History     []point    `json:"history"`
 	ReadAt      *time.Time `json:"read_at"`            // nil before the first reading
 	Versions    string     `json:"versions,omitempty"` // the versions it reads of facts with several (Config.Versions)
+	Batch       *batchFig  `json:"batch"`              // a batch consumer's batch; nil for the others
+}
+
+// batchFig is a batch consumer's batch: up to Size facts, closed Wait
+// after the first at the latest.
+type batchFig struct {
+	Size int    `json:"size"`
+	Wait string `json:"wait"`
+}
+
+func batchOf(c topology.Consumer) *batchFig {
+	if !c.Batched() {
+		return nil
+	}
+	return &batchFig{Size: c.Batch.Size, Wait: c.Batch.Wait.String()}
 }
 
 type tierFig struct {
@@ -76,7 +91,7 @@ type sampler struct {
 func newSampler(cfg Config) *sampler {
 	s := &sampler{cfg: cfg, readOnce: make(chan struct{})}
 	for _, c := range cfg.Topology.Consumers {
-		s.current = append(s.current, figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Versions: cfg.Versions[c.Name]})
+		s.current = append(s.current, figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Versions: cfg.Versions[c.Name], Batch: batchOf(c)})
 	}
 	return s
 }
@@ -196,7 +211,7 @@ func (s *sampler) readOutbox(ctx context.Context) *outboxFig {
 // readConsumer inspects the consumer's work, delay and poison queues. A
 // missing queue is recorded, not an error: the page shows it.
 func (s *sampler) readConsumer(ctx context.Context, c topology.Consumer) (figures, error) {
-	f := figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Tiers: []tierFig{}, Missing: []string{}, Versions: s.cfg.Versions[c.Name]}
+	f := figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Tiers: []tierFig{}, Missing: []string{}, Versions: s.cfg.Versions[c.Name], Batch: batchOf(c)}
 	inspect := func(name string) (messages, consumers int, err error) {
 		q, err := amqpmsg.InspectQueue(ctx, s.cfg.Broker, name)
 		if errors.Is(err, amqpmsg.ErrNoQueue) {

@@ -77,6 +77,7 @@ func wire(b *warrentest.Bus) *Kit {
 const (
 	OrderMailer   = "order-mailer"
 	PriceHistory  = "price-history"
+	SalesLedger   = "sales-ledger"
 	SearchIndexer = "search-indexer"
 )
 
@@ -152,6 +153,15 @@ func (k *Kit) StartPriceHistory(h catalogueevents.PriceHistoryHandler, opts ...r
 	k.T().Helper()
 	c, err := catalogueevents.NewPriceHistoryConsumer(k.Conn(), h, opts...)
 	k.Start(PriceHistory, c, err)
+}
+
+// StartSalesLedger runs consumer "sales-ledger" with h until the test ends, as
+// catalogueevents.NewSalesLedgerConsumer builds it; opts adjust it as they do
+// there. A consumer that fails to start, or stops early, fails the test.
+func (k *Kit) StartSalesLedger(h catalogueevents.SalesLedgerHandler, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := catalogueevents.NewSalesLedgerConsumer(k.Conn(), h, opts...)
+	k.Start(SalesLedger, c, err)
 }
 
 // StartSearchIndexer runs consumer "search-indexer" with h until the test

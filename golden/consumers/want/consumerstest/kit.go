@@ -75,9 +75,10 @@ func wire(b *warrentest.Bus) *Kit {
 // that take one (Calls, Handled, Poisoned, ...): a typo is a compile error
 // rather than a failing test.
 const (
-	AuditLog      = "audit_log"
-	PriceWatcher  = "price-watcher"
-	SearchIndexer = "search-indexer"
+	AuditLog        = "audit_log"
+	PriceWatcher    = "price-watcher"
+	SearchIndexer   = "search-indexer"
+	WarehouseLoader = "warehouse-loader"
 )
 
 // PublishCatalogueBundlePriceChanged validates v and publishes it with routing
@@ -162,4 +163,14 @@ func (k *Kit) StartSearchIndexer(h consumers.SearchIndexerHandler, opts ...runti
 	k.T().Helper()
 	c, err := consumers.NewSearchIndexerConsumer(k.Conn(), h, opts...)
 	k.Start(SearchIndexer, c, err)
+}
+
+// StartWarehouseLoader runs consumer "warehouse-loader" with h until the test
+// ends, as consumers.NewWarehouseLoaderConsumer builds it; opts adjust it as
+// they do there. A consumer that fails to start, or stops early, fails the
+// test.
+func (k *Kit) StartWarehouseLoader(h consumers.WarehouseLoaderHandler, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := consumers.NewWarehouseLoaderConsumer(k.Conn(), h, opts...)
+	k.Start(WarehouseLoader, c, err)
 }

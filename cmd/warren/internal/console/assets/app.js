@@ -119,6 +119,7 @@ function row(c, historyMs) {
     : "n/a";
   const tiers = c.tiers.filter((t) => t.messages > 0).map((t) => t.delay + ":" + t.messages).join(" ");
   const name = el("td", {}, el("a", { href: "#", class: "consumer", onclick: (e) => { e.preventDefault(); openLane(c.consumer); } }, c.consumer));
+  if (c.batch) name.append(el("span", { class: "legend" }, "batches of " + c.batch.size + ", " + c.batch.wait));
   if (c.versions) name.append(el("div", { class: "versions", title: "versions read: its own, and older ones through upcasts" }, "reads " + c.versions));
   if (alert) name.append(el("div", { class: "alert-text" }, c.alerts.join("; ")));
   const tr = el("tr", { class: alert ? "alert" : "", "data-consumer": c.consumer },
