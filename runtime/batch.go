@@ -439,10 +439,9 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 		case settled == nil:
 			j.done = append(j.done, doneFact{f.in, Acked})
 		default:
-			c.end(ctx, f.in, f.dup, settled)
-		}
-		if outageOf(f.dup, settled) && unavailable == nil {
-			unavailable = settled
+			if c.end(ctx, f.in, f.dup, settled) && unavailable == nil {
+				unavailable = settled
+			}
 		}
 	}
 	c.release(j)

@@ -17,24 +17,18 @@ import (
 // poisoning live in this file alone, so that every way a delivery can end
 // is in one place.
 func (c *Consumer) settle(ctx context.Context, in inbound, duplicate bool, err error) {
-	c.end(ctx, in, duplicate, err)
-	if outageOf(duplicate, err) {
+	if c.end(ctx, in, duplicate, err) {
 		c.outage.failed(err)
 	} else {
 		c.outage.succeeded()
 	}
 }
 
-// outageOf reports whether a delivery settled by err was held for an
-// outage of a dependency ([Unavailable]), which [Consumer.end] decides
-// after a permanent failure and a deferral.
-func outageOf(duplicate bool, err error) bool {
-	return !duplicate && err != nil && !IsPermanent(err) && deferredTo(err) == nil && IsUnavailable(err)
-}
-
 // end settles a delivery by the outcome of its handling, without counting
-// it towards an outage: a batch consumer counts a batch once.
-func (c *Consumer) end(ctx context.Context, in inbound, duplicate bool, err error) {
+// it towards an outage (a batch consumer counts a batch once), and reports
+// whether it held the delivery for an outage of a dependency
+// ([Unavailable]).
+func (c *Consumer) end(ctx context.Context, in inbound, duplicate bool, err error) (held bool) {
 	switch {
 	case duplicate:
 		c.ack(in, DuplicateSkipped)
@@ -46,11 +40,13 @@ func (c *Consumer) end(ctx context.Context, in inbound, duplicate bool, err erro
 		c.deferFact(ctx, in, err)
 	case IsUnavailable(err):
 		c.hold(ctx, in, err)
+		return true
 	case in.attempt >= c.spec.MaxAttempts:
 		c.poison(ctx, in, err)
 	default:
 		c.retry(ctx, in, err)
 	}
+	return false
 }
 
 func (c *Consumer) ack(in inbound, e Event) {
