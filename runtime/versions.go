@@ -318,3 +318,30 @@ func announceReads(routes []Route) string {
 	slices.Sort(parts)
 	return strings.Join(parts, ";")
 }
+
+// ParseReads reads an [ArgReads] announcement back: each routing key with
+// the versions it reads, ascending. An announcement it cannot read is an
+// error quoting it.
+func ParseReads(s string) (map[string][]int, error) {
+	out := map[string][]int{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for part := range strings.SplitSeq(s, ";") {
+		key, list, ok := strings.Cut(part, "=")
+		if !ok || key == "" || list == "" {
+			return nil, fmt.Errorf("%s %q: expected routing-key=versions;..., like \"order.placed=1,2\"", ArgReads, s)
+		}
+		var vs []int
+		for v := range strings.SplitSeq(list, ",") {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%s %q: version %q of %s: expected an integer from 1", ArgReads, s, v, key)
+			}
+			vs = append(vs, n)
+		}
+		slices.Sort(vs)
+		out[key] = vs
+	}
+	return out, nil
+}

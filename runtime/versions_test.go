@@ -180,3 +180,24 @@ func TestConsumerAnnouncesTheVersionsItReads(t *testing.T) {
 		return strings.Contains(out, want)
 	})
 }
+
+// ParseReads reads back what a consumer announces, and names what it
+// cannot read.
+func TestParseReadsReadsTheAnnouncement(t *testing.T) {
+	routes := []Route{
+		HandleVersions(itemFact("item.changed"), func(context.Context, Delivery, item) error { return nil }, Upcast(itemV1Fact("item.changed"), upcastItem)),
+		Handle(itemV1Fact("other.changed"), func(context.Context, Delivery, itemV1) error { return nil }),
+	}
+	got, err := ParseReads(announceReads(routes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "map[item.changed:[1 2] other.changed:[1]]" {
+		t.Errorf("ParseReads(announceReads) = %v", got)
+	}
+	for _, bad := range []string{"item.changed", "item.changed=", "item.changed=1,x", "=1", "a=0"} {
+		if _, err := ParseReads(bad); err == nil || !strings.Contains(err.Error(), ArgReads) {
+			t.Errorf("ParseReads(%q) = %v, want an error naming %s", bad, err, ArgReads)
+		}
+	}
+}

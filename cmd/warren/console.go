@@ -9,12 +9,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/cmd/warren/internal/console"
+	"github.com/warrenbus/warren/cmd/warren/internal/liveversions"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/docgen"
 	"github.com/warrenbus/warren/generator/model"
@@ -63,7 +63,7 @@ Examples:
    warren console --read-only --listen 0.0.0.0:7878 ./events`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7878", Usage: "serve on `ADDR` (host:port; port 0 picks a free one)"},
-			&cli.StringFlag{Name: "management-url", EnvVars: []string{"WARREN_MANAGEMENT_URL"}, Usage: "RabbitMQ management API `URL`, for rates (http://HOST:15672/)"},
+			managementFlag("rates and the versions live consumers read"),
 			&cli.BoolFlag{Name: "read-only", Usage: "show everything, change nothing"},
 			&cli.DurationFlag{Name: "interval", Value: 5 * time.Second, Usage: "read the figures every `DURATION`"},
 			&cli.DurationFlag{Name: "history", Value: time.Hour, Usage: "draw the last `DURATION` of the figures"},
@@ -99,10 +99,8 @@ func runConsole(c *cli.Context) error {
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	if raw := c.String("management-url"); raw != "" {
-		if cfg.Management, err = console.NewManagement(raw, urls[0]); err != nil {
-			return reportError(stderr, "console", "", err)
-		}
+	if cfg.Management, err = managementOf(c, urls[0]); err != nil {
+		return reportError(stderr, "console", "", err)
 	}
 	if !cfg.ReadOnly {
 		if cfg.Token = os.Getenv(consoleTokenEnv); cfg.Token == "" {
@@ -212,18 +210,12 @@ func factSchemas(p *generator.Project) []console.Schema {
 	return out
 }
 
-// consoleVersions renders, per consumer, the versions it reads of each fact
+// consoleVersions lists, per consumer, the versions it reads of each fact
 // with several, as warren status shows them.
-func consoleVersions(m *model.Model) map[string]string {
-	out := map[string]string{}
+func consoleVersions(m *model.Model) []liveversions.Reads {
+	var out []liveversions.Reads
 	for _, c := range m.Consumers {
-		var parts []string
-		for _, fr := range versionReads(c) {
-			parts = append(parts, fmt.Sprintf("%s %s (published %s)", fr.Fact, versionRange(fr.Reads), joinVersions(fr.Published)))
-		}
-		if len(parts) > 0 {
-			out[c.Name] = strings.Join(parts, "; ")
-		}
+		out = append(out, versionReads(c)...)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/urfave/cli/v2"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/console"
+	"github.com/warrenbus/warren/cmd/warren/internal/liveversions"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/amqpmsg"
@@ -42,13 +45,21 @@ With delayed facts ("delayedFacts" in the manifest), a second table:
               a fact's own due time is not read off the broker)
    UNROUTABLE facts that fell due with no consumer bound to them, waiting for a person
 With a fact in several versions side by side, a table of which versions each
-consumer reads (its own, and older ones through upcasts) beside the versions
-the publisher publishes (warren.json "versions"), as the schema directory
-says; a published version that no consumer still needs can be retired.
+consumer reads: as the schema directory builds it (its own, and older ones
+through upcasts), and, with --management-url, as the processes attached to
+its queues announce it to the broker (LIVE: each announcement and how many
+processes made it); beside them the versions the publisher publishes
+(warren.json "versions"). Below it, for each fact, which published versions
+no consumer needs any more and can be retired: every live process (or, with
+none attached or no --management-url, the schema's build) reads another
+published version. Only the management API lists what consumers announce:
+it is the rabbitmq_management plugin (rabbitmq-plugins enable
+rabbitmq_management).
 With --outbox-dsn, a further table: the outbox table's rows (see warren outbox
 status), its facts scheduled for later among them, and when the next falls due.
 
-The broker is asked by passive declare, so no management plugin is needed.
+The broker is asked by passive declare, so no management plugin is needed
+but for LIVE (--management-url).
 Without it the broker does not count redeliveries: RETRYING is what it can
 tell of failing handlers, and the redelivery rate is counted by each consuming
 process (runtime Conn.Figures).
@@ -65,10 +76,12 @@ Examples:
    warren status ./events
    watch -n 5 warren status ./events
    warren status --fail-on missing,poison,idle ./events   # as a monitoring check
-   warren status --format json ./events | jq '.consumers[] | select(.poison > 0)'`,
+   warren status --format json ./events | jq '.consumers[] | select(.poison > 0)'
+   warren status --management-url http://127.0.0.1:15672/ ./events   # versions live consumers read`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 			failOnFlag(),
+			managementFlag("the versions live consumers read"),
 			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
 				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
 			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
@@ -88,8 +101,8 @@ type consumerStatus struct {
 	Missing   []string     `json:"missing"`   // queues that do not exist; the figures are incomplete
 	// Reads are the facts with several versions that the consumer
 	// receives, with the versions it reads; absent when there are none.
-	Reads []factReads  `json:"reads,omitempty"`
-	Batch *batchStatus `json:"batch,omitempty"` // a batch consumer's batch; absent for the others
+	Reads []liveversions.Reads `json:"reads,omitempty"`
+	Batch *batchStatus         `json:"batch,omitempty"` // a batch consumer's batch; absent for the others
 }
 
 // batchStatus is a batch consumer's batch: its handler takes up to Size
@@ -107,26 +120,22 @@ func batchOf(c *topology.Consumer) *batchStatus {
 	return &batchStatus{Size: c.Batch.Size, Wait: c.Batch.Wait.String()}
 }
 
-// factReads is the versions of a fact one consumer reads, beside those
-// the publisher publishes.
-type factReads struct {
-	Fact      string `json:"fact"`
-	Reads     []int  `json:"reads"`     // the versions the consumer reads (its own, and older ones through upcasts)
-	Published []int  `json:"published"` // the versions the publisher publishes (warren.json "versions")
-}
-
 // versionReads lists the facts with several versions that consumer mc
 // receives, as the schema directory builds it.
-func versionReads(mc *model.Consumer) []factReads {
-	var out []factReads
+func versionReads(mc *model.Consumer) []liveversions.Reads {
+	var out []liveversions.Reads
 	for _, f := range mc.Facts {
 		latest := f.Latest()
 		if len(latest.Older) == 0 {
 			continue
 		}
-		fr := factReads{Fact: f.RoutingKey, Published: latest.Publish}
+		queues := []string{mc.Topology.Queue}
+		if mc.Topology.Ordered() {
+			queues = mc.Topology.Shards
+		}
+		fr := liveversions.Reads{Consumer: mc.Name, Queues: queues, Fact: f.RoutingKey, Published: latest.Publish}
 		for _, v := range f.Versions() {
-			fr.Reads = append(fr.Reads, v.Version)
+			fr.Schema = append(fr.Schema, v.Version)
 		}
 		if fr.Published == nil {
 			fr.Published = []int{latest.Version}
@@ -134,6 +143,24 @@ func versionReads(mc *model.Consumer) []factReads {
 		out = append(out, fr)
 	}
 	return out
+}
+
+// liveReads fills in, from the management API, what the processes attached
+// to each consumer's queues announce they read; without mgmt, the rows
+// say the broker was not asked.
+func liveReads(ctx context.Context, mgmt *console.Management, rows []consumerStatus) error {
+	var attached []liveversions.Attached
+	if mgmt != nil {
+		consumers, err := mgmt.Consumers(ctx)
+		if err != nil {
+			return err
+		}
+		attached = console.Announcements(consumers)
+	}
+	for i := range rows {
+		rows[i].Reads = liveversions.Live(rows[i].Reads, attached, mgmt != nil)
+	}
+	return nil
 }
 
 type tierStatus struct {
@@ -216,6 +243,13 @@ func runStatus(c *cli.Context) error {
 
 	rows, err := readStatus(c.Context, conn, p.Model)
 	if err != nil {
+		return reportError(stderr, "status", "", err)
+	}
+	mgmt, err := managementOf(c, brokerURLs(c)[0])
+	if err != nil {
+		return reportError(stderr, "status", "", err)
+	}
+	if err := liveReads(c.Context, mgmt, rows); err != nil {
 		return reportError(stderr, "status", "", err)
 	}
 	delayed, err := delaystat.Read(c.Context, conn, p.Model.Topology)
@@ -338,44 +372,44 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 }
 
 // writeVersionsTable writes, for the facts with several versions, which
-// versions each consumer reads and which the publisher publishes: a
-// published version no consumer needs any more can be retired.
+// versions each consumer reads, by the schema and by its live processes,
+// beside those the publisher publishes; then which published versions no
+// consumer needs any more.
 func writeVersionsTable(w io.Writer, rows []consumerStatus) error {
-	var any bool
+	var all []liveversions.Reads
 	for _, r := range rows {
-		any = any || len(r.Reads) > 0
+		all = append(all, r.Reads...)
 	}
-	if !any {
+	if len(all) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONSUMER\tFACT\tREADS\tPUBLISHED")
-	for _, r := range rows {
-		for _, fr := range r.Reads {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Consumer, fr.Fact, versionRange(fr.Reads), joinVersions(fr.Published))
+	fmt.Fprintln(tw, "CONSUMER\tFACT\tREADS\tLIVE\tPUBLISHED")
+	for _, fr := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", fr.Consumer, fr.Fact, liveversions.Range(fr.Schema), liveversions.Describe(fr), liveversions.Join(fr.Published))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	retire := liveversions.Retirable(all)
+	var facts []string
+	for _, fr := range all {
+		if !slices.Contains(facts, fr.Fact) {
+			facts = append(facts, fr.Fact)
 		}
 	}
-	return tw.Flush()
-}
-
-// versionRange renders ascending consecutive versions as "1-3", one as "1".
-func versionRange(vs []int) string {
-	if len(vs) == 0 {
-		return "-"
+	for _, f := range facts {
+		if vs := retire[f]; len(vs) > 0 {
+			fmt.Fprintf(w, "%s: no consumer needs version %s any more: it can be retired from \"versions\"\n", f, liveversions.Join(vs))
+		} else {
+			fmt.Fprintf(w, "%s: every published version is still needed\n", f)
+		}
 	}
-	if len(vs) == 1 {
-		return strconv.Itoa(vs[0])
+	if !all[0].Asked {
+		fmt.Fprintln(w, "LIVE needs --management-url: only the management API lists the versions live consumers announce")
 	}
-	return strconv.Itoa(vs[0]) + "-" + strconv.Itoa(vs[len(vs)-1])
-}
-
-func joinVersions(vs []int) string {
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = strconv.Itoa(v)
-	}
-	return strings.Join(parts, ",")
+	return nil
 }
 
 // writeDelayedTable writes what the delay levels hold.

@@ -317,16 +317,23 @@ func TestStatusShowsVersionsPerConsumer(t *testing.T) {
 		t.Fatalf("status: exit %d, %s", code, stderr)
 	}
 	table := stdout[strings.Index(stdout, "\n\n")+2:]
-	want := [][]string{{"CONSUMER", "FACT", "READS", "PUBLISHED"}, {other, "order.placed", "1", "1,2"}, {svc, "order.placed", "1-2", "1,2"}}
-	if fmt.Sprint(fields(table)) != fmt.Sprint(want) {
+	want := [][]string{{"CONSUMER", "FACT", "READS", "LIVE", "PUBLISHED"}, {other, "order.placed", "1", "-", "1,2"}, {svc, "order.placed", "1-2", "-", "1,2"}}
+	if got := fields(table); len(got) < 3 || fmt.Sprint(got[:3]) != fmt.Sprint(want) {
 		t.Errorf("versions table\n%s\nwant rows %v", stdout, want)
+	}
+	// other reads version 1 alone, so version 1 stays; without the
+	// management API the table says where LIVE would come from.
+	for _, line := range []string{"order.placed: every published version is still needed\n", "LIVE needs --management-url"} {
+		if !strings.Contains(table, line) {
+			t.Errorf("versions table without %q:\n%s", line, table)
+		}
 	}
 	_, stdout, _ = b.run("status", "--format", "json", b.dir)
 	var got statusJSON
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if r := got.Consumers[1].Reads; len(r) != 1 || fmt.Sprint(r[0].Reads) != "[1 2]" || fmt.Sprint(r[0].Published) != "[1 2]" {
+	if r := got.Consumers[1].Reads; len(r) != 1 || fmt.Sprint(r[0].Schema) != "[1 2]" || fmt.Sprint(r[0].Published) != "[1 2]" || r[0].Asked {
 		t.Errorf("--format json reads of %s: %+v", svc, r)
 	}
 }

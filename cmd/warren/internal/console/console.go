@@ -24,6 +24,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/liveversions"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -61,10 +62,11 @@ type Config struct {
 	// with routingKey before the console sends it. Nil: the page cannot
 	// edit.
 	Validate func(routingKey string, payload []byte) error
-	// Versions says, per consumer name, which versions of the facts with
-	// several versions it reads ("order.placed 1-3 (published 2,3)"),
-	// shown under its name. Nil shows none.
-	Versions map[string]string
+	// Versions are, per consumer, the facts with several versions it
+	// reads, as the schema directory builds it; with Management, each
+	// reading adds what the processes attached to its queues announce.
+	// Shown under the consumer's name. Nil shows none.
+	Versions []liveversions.Reads
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int

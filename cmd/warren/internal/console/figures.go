@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/warrenbus/warren/cmd/warren/internal/liveversions"
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/delaystat"
 	"github.com/warrenbus/warren/internal/secret"
@@ -27,7 +28,7 @@ type figures struct {
 	Alerts      []string   `json:"alerts"`  // why the row stands out; empty when it does not
 	History     []point    `json:"history"`
 	ReadAt      *time.Time `json:"read_at"`            // nil before the first reading
-	Versions    string     `json:"versions,omitempty"` // the versions it reads of facts with several (Config.Versions)
+	Versions    string     `json:"versions,omitempty"` // the versions it reads of facts with several, and live (Config.Versions)
 	Batch       *batchFig  `json:"batch"`              // a batch consumer's batch; nil for the others
 }
 
@@ -91,7 +92,7 @@ type sampler struct {
 func newSampler(cfg Config) *sampler {
 	s := &sampler{cfg: cfg, readOnce: make(chan struct{})}
 	for _, c := range cfg.Topology.Consumers {
-		s.current = append(s.current, figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Versions: cfg.Versions[c.Name], Batch: batchOf(c)})
+		s.current = append(s.current, figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Versions: versionText(cfg.Versions, nil, false)[c.Name], Batch: batchOf(c)})
 	}
 	return s
 }
@@ -116,9 +117,17 @@ func (s *sampler) read(ctx context.Context) {
 	now := time.Now()
 	var mgmt map[string]queueStats
 	var mgmtErr error
+	var attached []liveversions.Attached
+	asked := false
 	if s.cfg.Management != nil {
 		mgmt, mgmtErr = s.cfg.Management.Queues(ctx)
+		if mgmtErr == nil && len(s.cfg.Versions) > 0 {
+			var consumers []ConsumerArgs
+			consumers, mgmtErr = s.cfg.Management.Consumers(ctx)
+			attached, asked = Announcements(consumers), mgmtErr == nil
+		}
 	}
+	versions := versionText(s.cfg.Versions, attached, asked)
 	delayed, delayErr := delaystat.Read(ctx, s.cfg.Broker, s.cfg.Topology)
 	var ob *outboxFig
 	if s.cfg.Outbox != nil {
@@ -136,6 +145,7 @@ func (s *sampler) read(ctx context.Context) {
 		if st, ok := mgmt[c.Queue]; ok {
 			f.Rates = &rates{Redelivered: st.Redelivered, Delivered: st.Delivered}
 		}
+		f.Versions = versions[c.Name]
 		f.ReadAt = &now
 		f.Alerts = alerts(f)
 		next[i] = f
@@ -211,7 +221,7 @@ func (s *sampler) readOutbox(ctx context.Context) *outboxFig {
 // readConsumer inspects the consumer's work, delay and poison queues. A
 // missing queue is recorded, not an error: the page shows it.
 func (s *sampler) readConsumer(ctx context.Context, c topology.Consumer) (figures, error) {
-	f := figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Tiers: []tierFig{}, Missing: []string{}, Versions: s.cfg.Versions[c.Name], Batch: batchOf(c)}
+	f := figures{Consumer: c.Name, Queue: c.Queue, PoisonQueue: c.PoisonQueue, Tiers: []tierFig{}, Missing: []string{}, Batch: batchOf(c)}
 	inspect := func(name string) (messages, consumers int, err error) {
 		q, err := amqpmsg.InspectQueue(ctx, s.cfg.Broker, name)
 		if errors.Is(err, amqpmsg.ErrNoQueue) {

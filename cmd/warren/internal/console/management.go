@@ -67,27 +67,6 @@ type queueStats struct {
 
 // Queues returns the rates of every queue of the vhost, by name.
 func (m *Management) Queues(ctx context.Context) (map[string]queueStats, error) {
-	api := m.base.String() + "/api/queues/" + url.PathEscape(m.vhost) +
-		"?columns=name,message_stats.redeliver_details.rate,message_stats.deliver_get_details.rate"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, api, nil)
-	if err != nil {
-		return nil, err
-	}
-	if m.user != "" {
-		req.SetBasicAuth(m.user, m.password)
-	}
-	resp, err := m.client.Do(req)
-	if err != nil {
-		return nil, secret.Error(fmt.Errorf("management API: %w", err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("management API %s: %w", m.URL(), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("management API %s: %s", m.URL(), resp.Status)
-	}
 	var queues []struct {
 		Name  string `json:"name"`
 		Stats struct {
@@ -99,12 +78,76 @@ func (m *Management) Queues(ctx context.Context) (map[string]queueStats, error) 
 			} `json:"deliver_get_details"`
 		} `json:"message_stats"`
 	}
-	if err := json.Unmarshal(body, &queues); err != nil {
-		return nil, errors.New("management API " + m.URL() + ": the answer is not a list of queues: " + err.Error())
+	if err := m.get(ctx, "/api/queues/"+url.PathEscape(m.vhost)+
+		"?columns=name,message_stats.redeliver_details.rate,message_stats.deliver_get_details.rate", "a list of queues", &queues); err != nil {
+		return nil, err
 	}
 	out := make(map[string]queueStats, len(queues))
 	for _, q := range queues {
 		out[q.Name] = queueStats{Redelivered: q.Stats.Redeliver.Rate, Delivered: q.Stats.DeliverGet.Rate}
 	}
 	return out, nil
+}
+
+// ConsumerArgs is one consumer attached to a queue, as the broker lists
+// it: its queue and the arguments of its basic.consume.
+type ConsumerArgs struct {
+	Queue     string
+	Arguments map[string]any
+}
+
+// Consumers returns every consumer attached to a queue of the vhost, with
+// the arguments it consumed with: the versions a warren consumer reads
+// are among them (runtime.ArgReads), whatever build of it runs.
+func (m *Management) Consumers(ctx context.Context) ([]ConsumerArgs, error) {
+	var consumers []struct {
+		Queue struct {
+			Name string `json:"name"`
+		} `json:"queue"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := m.get(ctx, "/api/consumers/"+url.PathEscape(m.vhost), "a list of consumers", &consumers); err != nil {
+		return nil, err
+	}
+	out := make([]ConsumerArgs, len(consumers))
+	for i, c := range consumers {
+		out[i] = ConsumerArgs{Queue: c.Queue.Name, Arguments: c.Arguments}
+	}
+	return out, nil
+}
+
+// enablePlugin says how to turn the management API on, for an error of a
+// broker that does not answer it.
+const enablePlugin = "is the rabbitmq_management plugin enabled? (rabbitmq-plugins enable rabbitmq_management)"
+
+// get reads the API's answer at path (with its query) into v, which is
+// what says: "a list of queues".
+func (m *Management) get(ctx context.Context, path, what string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.base.String()+path, nil)
+	if err != nil {
+		return err
+	}
+	if m.user != "" {
+		req.SetBasicAuth(m.user, m.password)
+	}
+	resp, err := m.client.Do(req)
+	if err != nil {
+		return secret.Error(fmt.Errorf("management API %s does not answer, %s: %w", m.URL(), enablePlugin, err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("management API %s: %w", m.URL(), err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return fmt.Errorf("management API %s: %s for %s: %s", m.URL(), resp.Status, path, enablePlugin)
+	default:
+		return fmt.Errorf("management API %s: %s", m.URL(), resp.Status)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errors.New("management API " + m.URL() + ": the answer is not " + what + ": " + err.Error())
+	}
+	return nil
 }
