@@ -85,7 +85,8 @@ func (downcaster) DowncastOrderPlaced(v versions.OrderPlaced) (versions.OrderPla
 // TestVersionMigration moves the producer of order.placed from version 1
 // to version 3 (published as 2 and 3) on the real broker while consumers
 // built for version 1 (legacy-mailer) and version 3 (ledger, with
-// upcasts) are live and an outbox holds rows written as version 1. The
+// upcasts) are live and an outbox holds rows written as version 1; the new
+// producer publishes, and writes through its outbox, in versions 2 and 3. The
 // ledger handles every fact once and poisons none; the legacy mailer
 // handles every version-1 fact once, poisons the new facts it cannot read
 // with a header naming both versions, and handles those once after it is
@@ -179,11 +180,31 @@ func TestVersionMigration(t *testing.T) {
 		}
 		newIDs = append(newIDs, id)
 	}
+	// It writes through its outbox too, which the relay publishes in
+	// versions 2 and 3 as the publisher does.
+	w, err := versions.NewOutboxWriter(outbox.Config{Dialect: outbox.Postgres, Table: table}, downcaster{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err = db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		id, err := w.WriteOrderPlaced(ctx, tx, versions.OrderPlaced{OrderID: fmt.Sprintf("ORD-NEW-OUTBOX-%d", i), Amount: versions.OrderPlacedAmount{Cents: 400, Currency: "USD"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newIDs = append(newIDs, id)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 
-	testenv.Eventually(t, "the ledger to handle all 8 facts", func() bool { return led.placed.len() == 8 })
+	testenv.Eventually(t, "the ledger to handle all 10 facts", func() bool { return led.placed.len() == 10 })
 	testenv.Eventually(t, "the legacy mailer to settle every copy", func() bool {
 		n := conn.Counts(legacyTop.Name)
-		return old.placed.len() == 5 && n.Get(runtime.Poisoned) == 3 && n.Get(runtime.DuplicateSkipped) == 3
+		return old.placed.len() == 5 && n.Get(runtime.Poisoned) == 5 && n.Get(runtime.DuplicateSkipped) == 5
 	})
 	for _, id := range v1IDs {
 		got := led.placed.get(id)
@@ -200,15 +221,15 @@ func TestVersionMigration(t *testing.T) {
 			t.Errorf("ledger handled new fact %s as %+v; want once, the version-3 copy (USD)", id, got)
 		}
 	}
-	if n := conn.Counts(ledgerTop.Name); n.Get(runtime.Poisoned) != 0 || n.Get(runtime.DuplicateSkipped) != 3 {
-		t.Errorf("ledger counts: %d poisoned, %d copies skipped; want 0 and 3", n.Get(runtime.Poisoned), n.Get(runtime.DuplicateSkipped))
+	if n := conn.Counts(ledgerTop.Name); n.Get(runtime.Poisoned) != 0 || n.Get(runtime.DuplicateSkipped) != 5 {
+		t.Errorf("ledger counts: %d poisoned, %d copies skipped; want 0 and 5", n.Get(runtime.Poisoned), n.Get(runtime.DuplicateSkipped))
 	}
 	msgs, err := poison.List(ctx, conn, legacyTop, poison.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 3 {
-		t.Fatalf("legacy poison queue holds %d, want the 3 new facts", len(msgs))
+	if len(msgs) != 5 {
+		t.Fatalf("legacy poison queue holds %d, want the 5 new facts", len(msgs))
 	}
 	for _, m := range msgs {
 		if got, _ := m.Headers[runtime.HeaderVersionMismatch].(string); got != "fact version 2, consumer reads versions 1" {
@@ -237,10 +258,10 @@ func TestVersionMigration(t *testing.T) {
 	}
 	runConsumer(t, nc)
 	replayed, err := poison.Replay(ctx, conn, legacyTop, poison.Filter{})
-	if err != nil || len(replayed) != 3 {
-		t.Fatalf("replay: %d messages, err %v; want 3", len(replayed), err)
+	if err != nil || len(replayed) != 5 {
+		t.Fatalf("replay: %d messages, err %v; want 5", len(replayed), err)
 	}
-	testenv.Eventually(t, "the upgraded mailer to handle the replayed facts", func() bool { return upgraded.len() == 3 })
+	testenv.Eventually(t, "the upgraded mailer to handle the replayed facts", func() bool { return upgraded.len() == 5 })
 	for _, id := range newIDs {
 		if got := upgraded.get(id); len(got) != 1 || got[0].OrderID == "" {
 			t.Errorf("upgraded mailer handled %s as %+v, want once", id, got)

@@ -262,6 +262,61 @@ func (p *Publisher) PublishVersionsAsync(ctx context.Context, copies ...Copy) (*
 	return first, nil
 }
 
+// EnvelopeCopy is one version of a fact enveloped earlier, for
+// [Publisher.PublishEnvelopeVersionsAsync]: its Fact (the version's) and
+// its envelope. The copies of one fact share the envelope's id and time.
+type EnvelopeCopy struct {
+	Fact     Fact
+	Envelope Envelope
+}
+
+// PublishEnvelopeVersionsAsync publishes copies made earlier of one fact
+// in several versions, as [Publisher.PublishVersionsAsync] publishes new
+// ones: an outbox relay publishing a row written in the versions the
+// manifest says are live. Every copy must carry the same envelope id; each
+// is validated against its Fact's schema before anything is sent, and
+// every copy carries [HeaderFactVersions]. Wait on the result waits for
+// the confirms of all of them.
+func (p *Publisher) PublishEnvelopeVersionsAsync(ctx context.Context, copies ...EnvelopeCopy) (*Pending, error) {
+	if len(copies) == 0 {
+		return nil, errors.New("publish versions: no copy")
+	}
+	versions := make([]int, len(copies))
+	for i, c := range copies {
+		if c.Envelope.ID != copies[0].Envelope.ID {
+			return nil, p.publishError(c.Fact, fmt.Errorf("version %d: envelope id %q differs from the first copy's %q: the copies of one fact share one id", c.Fact.Version, c.Envelope.ID, copies[0].Envelope.ID))
+		}
+		versions[i] = max(c.Fact.Version, 1)
+	}
+	slices.Sort(versions)
+	list := formatVersions(versions)
+	facts := make([]Fact, len(copies))
+	msgs := make([]outMessage, len(copies))
+	for i, c := range copies {
+		m, err := encodeEnvelope(c.Fact, c.Envelope)
+		if err != nil {
+			return nil, p.publishError(c.Fact, fmt.Errorf("version %d: %w", c.Fact.Version, err))
+		}
+		facts[i], msgs[i] = c.Fact, m
+		if len(copies) > 1 {
+			facts[i].versions = list
+		}
+	}
+	var first *Pending
+	for i := range msgs {
+		h, err := p.publishAsync(ctx, facts[i], msgs[i])
+		if err != nil {
+			return nil, fmt.Errorf("version %d: %w", facts[i].Version, err)
+		}
+		if first == nil {
+			first = h
+		} else {
+			first.also = append(first.also, h)
+		}
+	}
+	return first, nil
+}
+
 // encodeVersions validates and encodes every copy, with one id and time,
 // and returns each copy's Fact with HeaderFactVersions to send.
 func (p *Publisher) encodeVersions(copies []Copy) ([]Fact, []outMessage, error) {

@@ -3,6 +3,7 @@ package gogen
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -33,20 +34,38 @@ func (e *emitter) genOutbox(f *jen.File) {
 	for _, c := range docComment(fmt.Sprintf("%s writes the facts of this package into a transactional outbox table, in the caller's database transaction, one method per fact. A relay made by %s publishes each fact once that transaction has committed, with the message id the method returned; if it rolls back, the fact is never published. Each payload is validated against its fact's schema first; an invalid one is an error and writes nothing. An %s holds no connection and is safe for concurrent use.", outboxWriterType, outboxRelayNew, outboxWriterType)) {
 		f.Add(c)
 	}
-	f.Type().Id(outboxWriterType).Struct(
-		jen.Id("o").Op("*").Qual(outboxPath, "Outbox"),
-	)
+	down := len(e.manualDowncasts()) > 0
+	f.Type().Id(outboxWriterType).StructFunc(func(g *jen.Group) {
+		g.Id("o").Op("*").Qual(outboxPath, "Outbox")
+		if down {
+			g.Id("down").Id(downcastersType)
+		}
+	})
 	f.Line()
-	for _, c := range docComment(fmt.Sprintf("%s returns an %s writing to the table cfg names (see outbox.New). Create the table with the Migrate method of %s.Outbox, or apply outbox.MigrationSQL with your own migration tool.", outboxWriterNew, outboxWriterType, outboxWriterType)) {
+	doc := fmt.Sprintf("%s returns an %s writing to the table cfg names (see outbox.New). Create the table with the Migrate method of %s.Outbox, or apply outbox.MigrationSQL with your own migration tool.", outboxWriterNew, outboxWriterType, outboxWriterType)
+	if down {
+		doc += fmt.Sprintf(" down writes the older versions the publisher publishes, and so the writer writes, that warren cannot convert by itself (see %s).", downcastersType)
+	}
+	for _, c := range docComment(doc) {
 		f.Add(c)
 	}
-	f.Func().Id(outboxWriterNew).Params(
-		jen.Id("cfg").Qual(outboxPath, "Config"),
-	).Params(jen.Op("*").Id(outboxWriterType), jen.Error()).Block(
-		jen.List(jen.Id("o"), jen.Err()).Op(":=").Qual(outboxPath, "New").Call(jen.Id("cfg")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Op("&").Id(outboxWriterType).Values(jen.Dict{jen.Id("o"): jen.Id("o")}), jen.Nil()),
-	)
+	f.Func().Id(outboxWriterNew).ParamsFunc(func(g *jen.Group) {
+		g.Id("cfg").Qual(outboxPath, "Config")
+		if down {
+			g.Id("down").Id(downcastersType)
+		}
+	}).Params(jen.Op("*").Id(outboxWriterType), jen.Error()).BlockFunc(func(g *jen.Group) {
+		if down {
+			g.If(jen.Id("down").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("new outbox writer: nil "+downcastersType))))
+		}
+		g.List(jen.Id("o"), jen.Err()).Op(":=").Qual(outboxPath, "New").Call(jen.Id("cfg"))
+		g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err()))
+		vals := jen.Dict{jen.Id("o"): jen.Id("o")}
+		if down {
+			vals[jen.Id("down")] = jen.Id("down")
+		}
+		g.Return(jen.Op("&").Id(outboxWriterType).Values(vals), jen.Nil())
+	})
 	f.Line()
 	for _, c := range docComment("Outbox returns the untyped outbox the writer writes with, for Migrate and Table.") {
 		f.Add(c)
@@ -72,14 +91,14 @@ func (e *emitter) genOutboxSchedule(f *jen.File) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("w").Op("*").Id(w)).Id("In").Params(jen.Id("d").Qual("time", "Duration")).Op("*").Id(w).Block(
-		jen.Return(jen.Op("&").Id(w).Values(jen.Dict{jen.Id("o"): jen.Id("w").Dot("o").Dot("In").Call(jen.Id("d"))})),
+		jen.Return(jen.Op("&").Id(w).Values(e.withWriter(jen.Id("w").Dot("o").Dot("In").Call(jen.Id("d"))))),
 	)
 	f.Line()
 	for _, c := range docComment(fmt.Sprintf("At returns an %s whose writes are due at t, as In; a t that has passed is due at once. See outbox.Outbox.At.", w)) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("w").Op("*").Id(w)).Id("At").Params(jen.Id("t").Qual("time", "Time")).Op("*").Id(w).Block(
-		jen.Return(jen.Op("&").Id(w).Values(jen.Dict{jen.Id("o"): jen.Id("w").Dot("o").Dot("At").Call(jen.Id("t"))})),
+		jen.Return(jen.Op("&").Id(w).Values(e.withWriter(jen.Id("w").Dot("o").Dot("At").Call(jen.Id("t"))))),
 	)
 	f.Line()
 	for _, c := range docComment("Cancel deletes, in tx, the scheduled facts with the given ids (as written through In or At) that the relay has not published yet, and returns how many it deleted: 0 for a fact already published. See outbox.Outbox.Cancel.") {
@@ -94,10 +113,24 @@ func (e *emitter) genOutboxSchedule(f *jen.File) {
 	)
 }
 
+// withWriter is the OutboxWriter literal of a derived outbox, keeping the
+// downcasters.
+func (e *emitter) withWriter(o jen.Code) jen.Dict {
+	d := jen.Dict{jen.Id("o"): o}
+	if len(e.manualDowncasts()) > 0 {
+		d[jen.Id("down")] = jen.Id("w").Dot("down")
+	}
+	return d
+}
+
 func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {
 	name := outboxWriterPrefix + fact.GoName
+	doc := fmt.Sprintf("%s writes v with routing key %s into the outbox in tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published with. v is first validated against %s; if it does not match, nothing is written and tx may still commit.", name, fact.RoutingKey, fact.Source)
+	if fact.PublishesOlder() {
+		doc += fmt.Sprintf(" As the Publisher does, the relay publishes it in versions %s (warren.json \"versions\"), one message id for all (see outbox.Outbox.WriteVersions).", joinInts(fact.Publish))
+	}
 	for _, c := range docComment(
-		fmt.Sprintf("%s writes v with routing key %s into the outbox in tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published with. v is first validated against %s; if it does not match, nothing is written and tx may still commit.", name, fact.RoutingKey, fact.Source),
+		doc,
 		deprecated(fact.Deprecated),
 	) {
 		f.Add(c)
@@ -106,9 +139,24 @@ func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {
 		jen.Id("ctx").Qual(contextPath, "Context"),
 		jen.Id("tx").Qual(sqldbPath, "Execer"),
 		jen.Id("v").Id(fact.Type.GoName),
-	).Params(jen.Id("messageID").String(), jen.Err().Error()).Block(
-		jen.Return(jen.Id("w").Dot("o").Dot("Write").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id(fact.VarName()), jen.Id("v"))),
-	)
+	).Params(jen.Id("messageID").String(), jen.Err().Error()).BlockFunc(func(g *jen.Group) {
+		if fact.PublishesOlder() {
+			down := func() *jen.Statement { return jen.Id("w").Dot("down") }
+			copies := versionCopies(g, fact, down, "write", jen.Lit(""))
+			g.Return(jen.Id("w").Dot("o").Dot("WriteVersions").Call(append([]jen.Code{jen.Id("ctx"), jen.Id("tx")}, copies...)...))
+			return
+		}
+		g.Return(jen.Id("w").Dot("o").Dot("Write").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id(fact.VarName()), jen.Id("v")))
+	})
+}
+
+// joinInts renders versions for a sentence: "2 and 3".
+func joinInts(vs []int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, " and ")
 }
 
 func (e *emitter) genOutboxRelay(f *jen.File, events string) {

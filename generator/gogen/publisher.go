@@ -145,6 +145,16 @@ func (e *emitter) withPublisher(p jen.Code) jen.Dict {
 // published in several versions (warren.json "versions"): v, and v cast
 // down to each older version, as one fact.
 func publishVersions(g *jen.Group, fact *model.Fact, call string) {
+	down := func() *jen.Statement { return jen.Id("p").Dot("down") }
+	copies := versionCopies(g, fact, down, "publish", zeroOf(call))
+	g.Return(jen.Id("p").Dot("p").Dot(call).Call(append([]jen.Code{jen.Id("ctx")}, copies...)...))
+}
+
+// versionCopies writes into g the casts of v down to each older version
+// the publisher publishes, and returns the runtime.Copy of each version,
+// newest first. down is the downcasters' expression; a failed cast
+// returns zero and an error that starts with verb.
+func versionCopies(g *jen.Group, fact *model.Fact, down func() *jen.Statement, verb string, zero jen.Code) []jen.Code {
 	var copies []jen.Code
 	vs := fact.Versions()
 	for i := len(vs) - 1; i >= 0; i-- {
@@ -161,16 +171,16 @@ func publishVersions(g *jen.Group, fact *model.Fact, call string) {
 				copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): payload}))
 				continue
 			}
-			cast := castChain(vs, fact, v, jen.Id("p").Dot("down"))
+			cast := castChain(vs, fact, v, down())
 			if c := v.Downcast; c.From == fact {
-				cast = jen.Id("p").Dot("down").Dot(c.Method())
+				cast = down().Dot(c.Method())
 			}
 			g.List(jen.Id(name), jen.Err()).Op(":=").Add(cast).Call(jen.Id("v"))
-			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.List(zeroOf(call), jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("publish %s version %d: %%w", fact.RoutingKey, v.Version)), jen.Err()))))
+			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.List(zero, jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("%s %s version %d: %%w", verb, fact.RoutingKey, v.Version)), jen.Err()))))
 		}
 		copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): payload}))
 	}
-	g.Return(jen.Id("p").Dot("p").Dot(call).Call(append([]jen.Code{jen.Id("ctx")}, copies...)...))
+	return copies
 }
 
 func zeroOf(call string) jen.Code {

@@ -40,6 +40,7 @@ type row struct {
 	attempts       int           // refused publishes before this round
 	seq            sql.NullInt64 // ordering_seq: the fact's number in its key's sequence
 	due            time.Time     // due_at: when a scheduled fact was due; zero for the others
+	copies         []byte        // the further versions of a fact written in several; nil for the others
 }
 
 type failure struct {
@@ -165,7 +166,7 @@ func (r *Relay) claimRows(ctx context.Context, tx sqldb.Tx, rows []row, q string
 	for rs.Next() {
 		var x row
 		var due any
-		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq, &due); err != nil {
+		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq, &due, &x.copies); err != nil {
 			return rows, err
 		}
 		if x.due, err = timeOf(due); err != nil {
@@ -258,7 +259,8 @@ func (r *Relay) publish(ctx context.Context, rows []row) []error {
 	return outcomes
 }
 
-// send checks a row and sends its fact, without waiting for the confirm.
+// send checks a row and sends its fact, without waiting for the confirm;
+// a fact written in several versions is sent in each.
 func (r *Relay) send(ctx context.Context, x row) (*runtime.Pending, error) {
 	var env runtime.Envelope
 	if err := json.Unmarshal(x.envelope, &env); err != nil {
@@ -267,27 +269,52 @@ func (r *Relay) send(ctx context.Context, x row) (*runtime.Pending, error) {
 	if env.ID != x.id {
 		return nil, fmt.Errorf("%w: envelope id %q differs from the row's id", errInvalid, env.ID)
 	}
+	f, err := r.checked(x, x.version, env.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if len(x.copies) == 0 {
+		return r.pub.PublishEnvelopeAsync(ctx, f, env)
+	}
+	var stored []storedCopy
+	if err := json.Unmarshal(x.copies, &stored); err != nil {
+		return nil, fmt.Errorf("%w: decode copies: %w", errInvalid, err)
+	}
+	copies := []runtime.EnvelopeCopy{{Fact: f, Envelope: env}}
+	for _, c := range stored {
+		cf, err := r.checked(x, c.Version, c.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("version %d: %w", c.Version, err)
+		}
+		copies = append(copies, runtime.EnvelopeCopy{Fact: cf, Envelope: runtime.Envelope{ID: env.ID, OccurredAt: env.OccurredAt, Payload: c.Payload}})
+	}
+	return r.pub.PublishEnvelopeVersionsAsync(ctx, copies...)
+}
+
+// checked returns the Fact that publishes version v of row x's fact, once
+// payload matched that version's schema.
+func (r *Relay) checked(x row, v int, payload []byte) (runtime.Fact, error) {
 	// The payload was validated by Write; it is validated again only
 	// against the facts the relay was given, in the row's version (a fact
 	// of several versions keeps rows of each).
-	f, ok := r.versions[factVersion{x.routingKey, max(x.version, 1)}]
+	f, ok := r.versions[factVersion{x.routingKey, max(v, 1)}]
 	if !ok {
 		f = r.facts[x.routingKey]
 		f.Validate = nil
 	}
 	if f.Validate != nil {
-		if err := f.Validate(env.Payload); err != nil {
-			return nil, fmt.Errorf("%w: payload does not match its schema: %w", errInvalid, err)
+		if err := f.Validate(payload); err != nil {
+			return f, fmt.Errorf("%w: payload does not match its schema: %w", errInvalid, err)
 		}
 	}
-	f.RoutingKey, f.Version, f.Validate = x.routingKey, x.version, nil
+	f.RoutingKey, f.Version, f.Validate = x.routingKey, v, nil
 	if x.seq.Valid {
 		f = f.WithSequence(sequenceSource(r.table), x.seq.Int64)
 	}
 	if !x.due.IsZero() {
 		f = f.WithDueAt(x.due)
 	}
-	return r.pub.PublishEnvelopeAsync(ctx, f, env)
+	return f, nil
 }
 
 // settle deletes (or marks published) the confirmed rows, records the

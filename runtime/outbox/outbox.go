@@ -42,11 +42,12 @@ type Outbox struct {
 	d       dialect
 	table   sqldb.Table
 	channel string // the NOTIFY channel, on PostgreSQL
-	// insert is the row's INSERT, by whether the fact is scheduled and
-	// whether it has an ordering key: a fact written now uses none of the
-	// columns added since the first migration but ordering_seq, so a
-	// service can write into a table a newer version has not migrated yet.
-	insert  [2][2]string
+	// insert is the row's INSERT, by whether the fact is scheduled,
+	// whether it has an ordering key and whether it is written in several
+	// versions: a fact written now in one version uses none of the columns
+	// added since the first migration but ordering_seq, so a service can
+	// write into a table a newer version has not migrated yet.
+	insert  [2][2][2]string
 	ordered ordering // counts the facts of each ordering key
 	due     schedule // when the facts of this view are due; zero: once committed
 }
@@ -64,7 +65,9 @@ func New(cfg Config) (*Outbox, error) {
 	o := &Outbox{d: d, table: t, channel: channel(t)}
 	for _, due := range []int{0, 1} {
 		for _, ordered := range []int{0, 1} {
-			o.insert[due][ordered] = insertSQL(d, t, due == 1, ordered == 1)
+			for _, copies := range []int{0, 1} {
+				o.insert[due][ordered][copies] = insertSQL(d, t, due == 1, ordered == 1, copies == 1)
+			}
 		}
 	}
 	o.ordered = newOrdering(d, t)
@@ -91,6 +94,51 @@ func (o *Outbox) SequenceTable() string { return seqTable(o.table).String() }
 //
 // tx is a *sql.Tx as it is, or a pgx.Tx wrapped by pgxdb.Tx.
 func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, payload any) (messageID string, err error) {
+	return o.write(ctx, tx, runtime.Copy{Fact: f, Payload: payload}, nil)
+}
+
+// WriteVersions is [Outbox.Write] for a fact published in several versions
+// at once (a dual publish window, see runtime.Publisher.PublishVersions):
+// one row holds every copy, each validated against its own Fact's schema
+// first, and the relay publishes them all with one message id and time,
+// each carrying runtime.HeaderFactVersions, deleting the row once the
+// broker confirmed every copy. The row's version is the newest copy's; the
+// others wait in its copies column (migration 005 on PostgreSQL, 012 on
+// SQLite). With one copy it is Write.
+func (o *Outbox) WriteVersions(ctx context.Context, tx sqldb.Execer, copies ...runtime.Copy) (messageID string, err error) {
+	if len(copies) == 0 {
+		return "", errors.New("outbox: write versions: no copy")
+	}
+	newest := 0
+	for i, c := range copies {
+		if version(c.Fact) > version(copies[newest].Fact) {
+			newest = i
+		}
+	}
+	others := make([]runtime.Copy, 0, len(copies)-1)
+	for i, c := range copies {
+		if i == newest {
+			continue
+		}
+		if c.Fact.RoutingKey != copies[newest].Fact.RoutingKey || version(c.Fact) == version(copies[newest].Fact) {
+			return "", fmt.Errorf("outbox: write versions of %s: copy of %s version %d: expected other versions of the same fact", copies[newest].Fact.RoutingKey, c.Fact.RoutingKey, version(c.Fact))
+		}
+		others = append(others, c)
+	}
+	return o.write(ctx, tx, copies[newest], others)
+}
+
+// storedCopy is one further version of a row's fact, in its copies
+// column: a JSON array of them.
+type storedCopy struct {
+	Version int             `json:"version"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// write inserts c, the row's own version, with the further versions
+// others (none for a fact written in one version).
+func (o *Outbox) write(ctx context.Context, tx sqldb.Execer, c runtime.Copy, others []runtime.Copy) (string, error) {
+	f, payload := c.Fact, c.Payload
 	if isNil(tx) {
 		return "", fmt.Errorf("outbox: write %s: nil transaction: a fact is written in the transaction of the change it reports", f.RoutingKey)
 	}
@@ -110,12 +158,31 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 			return "", fmt.Errorf("outbox: write %s: payload does not match its schema: %w", f.RoutingKey, err)
 		}
 	}
+	var copies []byte
+	if len(others) > 0 {
+		stored := make([]storedCopy, len(others))
+		for i, oc := range others {
+			e, err := runtime.NewEnvelope(oc.Payload)
+			if err != nil {
+				return "", fmt.Errorf("outbox: write %s version %d: %w", f.RoutingKey, version(oc.Fact), err)
+			}
+			if oc.Fact.Validate != nil {
+				if err := oc.Fact.Validate(e.Payload); err != nil {
+					return "", fmt.Errorf("outbox: write %s version %d: payload does not match its schema: %w", f.RoutingKey, version(oc.Fact), err)
+				}
+			}
+			stored[i] = storedCopy{Version: version(oc.Fact), Payload: e.Payload}
+		}
+		if copies, err = json.Marshal(stored); err != nil {
+			return "", fmt.Errorf("outbox: write %s: encode copies: %w", f.RoutingKey, err)
+		}
+	}
 	body, err := json.Marshal(env)
 	if err != nil {
 		return "", fmt.Errorf("outbox: write %s: encode envelope: %w", f.RoutingKey, err)
 	}
 	args := []any{env.ID, f.RoutingKey, version(f), body, o.d.Time(env.OccurredAt)}
-	scheduled, ordered := 0, 0
+	scheduled, ordered, several := 0, 0, 0
 	if !due.IsZero() {
 		scheduled, args = 1, append(args, o.d.Time(due))
 	}
@@ -126,7 +193,10 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 		}
 		ordered, args = 1, append(args, key)
 	}
-	insert := o.insert[scheduled][ordered]
+	if copies != nil {
+		several, args = 1, append(args, copies)
+	}
+	insert := o.insert[scheduled][ordered][several]
 	if o.d.notify {
 		args = append(args, o.channel)
 	}
@@ -141,8 +211,9 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 
 // insertSQL returns the INSERT of a row: its arguments are the id, routing
 // key, version, envelope and creation time; then the due time if due; then
-// the ordering key if ordered; then, on PostgreSQL, the NOTIFY channel.
-func insertSQL(d dialect, t sqldb.Table, due, ordered bool) string {
+// the ordering key if ordered; then the further versions' copies if
+// copies; then, on PostgreSQL, the NOTIFY channel.
+func insertSQL(d dialect, t sqldb.Table, due, ordered, copies bool) string {
 	p := d.Placeholder
 	cols, vals, n := "id, routing_key, version, envelope, created_at", []string{p(1), p(2), p(3), p(4), p(5)}, 5
 	if due {
@@ -152,6 +223,10 @@ func insertSQL(d dialect, t sqldb.Table, due, ordered bool) string {
 	if ordered {
 		n++
 		cols, vals = cols+", ordering_seq", append(vals, fmt.Sprintf("(SELECT seq FROM %s WHERE ordering_key = %s)", seqTable(t).Quoted(), p(n)))
+	}
+	if copies {
+		n++
+		cols, vals = cols+", copies", append(vals, p(n))
 	}
 	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Quoted(), cols, strings.Join(vals, ", "))
 	if d.notify {

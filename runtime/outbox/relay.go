@@ -275,7 +275,7 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 	// Two claims, each reading one partial index (see
 	// migrations/postgres/004_schedule.sql): scheduled rows not yet due
 	// never cost a claim a step. The limit is the last placeholder.
-	const cols = "id, routing_key, version, envelope, attempts, ordering_seq, due_at"
+	const cols = "id, routing_key, version, envelope, attempts, ordering_seq, due_at, copies"
 	r.claimDue = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND due_at IS NOT NULL AND due_at <= %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY due_at, id LIMIT %s%s",
 		cols, t.Quoted(), pendingCond, p(1), p(2), p(3), d.claimSuffix)
 	r.claimNow = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND due_at IS NULL AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %s%s",

@@ -4,6 +4,8 @@ package versions
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
@@ -19,19 +21,27 @@ import (
 // first; an invalid one is an error and writes nothing. An OutboxWriter holds
 // no connection and is safe for concurrent use.
 type OutboxWriter struct {
-	o *outbox.Outbox
+	o    *outbox.Outbox
+	down Downcasters
 }
 
 // NewOutboxWriter returns an OutboxWriter writing to the table cfg names (see
 // outbox.New). Create the table with the Migrate method of
 // OutboxWriter.Outbox, or apply outbox.MigrationSQL with your own migration
-// tool.
-func NewOutboxWriter(cfg outbox.Config) (*OutboxWriter, error) {
+// tool. down writes the older versions the publisher publishes, and so the
+// writer writes, that warren cannot convert by itself (see Downcasters).
+func NewOutboxWriter(cfg outbox.Config, down Downcasters) (*OutboxWriter, error) {
+	if down == nil {
+		return nil, errors.New("new outbox writer: nil Downcasters")
+	}
 	o, err := outbox.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &OutboxWriter{o: o}, nil
+	return &OutboxWriter{
+		down: down,
+		o:    o,
+	}, nil
 }
 
 // Outbox returns the untyped outbox the writer writes with, for Migrate and
@@ -46,13 +56,19 @@ func (w *OutboxWriter) Outbox() *outbox.Outbox {
 // write returned. A negative d is an error matching outbox.ErrSchedule. See
 // outbox.Outbox.In.
 func (w *OutboxWriter) In(d time.Duration) *OutboxWriter {
-	return &OutboxWriter{o: w.o.In(d)}
+	return &OutboxWriter{
+		down: w.down,
+		o:    w.o.In(d),
+	}
 }
 
 // At returns an OutboxWriter whose writes are due at t, as In; a t that has
 // passed is due at once. See outbox.Outbox.At.
 func (w *OutboxWriter) At(t time.Time) *OutboxWriter {
-	return &OutboxWriter{o: w.o.At(t)}
+	return &OutboxWriter{
+		down: w.down,
+		o:    w.o.At(t),
+	}
 }
 
 // Cancel deletes, in tx, the scheduled facts with the given ids (as written
@@ -66,18 +82,39 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 // tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
 // by pgxdb.Tx), and returns the message id it will be published with. v is
 // first validated against order/placed.v3.json; if it does not match, nothing
-// is written and tx may still commit.
+// is written and tx may still commit. As the Publisher does, the relay
+// publishes it in versions 2 and 3 (warren.json "versions"), one message id
+// for all (see outbox.Outbox.WriteVersions).
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderPlaced, v)
+	v2, err := w.down.DowncastOrderPlaced(v)
+	if err != nil {
+		return "", fmt.Errorf("write order.placed version 2: %w", err)
+	}
+	return w.o.WriteVersions(ctx, tx, runtime.Copy{
+		Fact:    FactOrderPlaced,
+		Payload: v,
+	}, runtime.Copy{
+		Fact:    FactOrderPlacedV2,
+		Payload: v2,
+	})
 }
 
 // WriteOrderShipped writes v with routing key order.shipped into the outbox in
 // tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
 // by pgxdb.Tx), and returns the message id it will be published with. v is
 // first validated against order/shipped.v2.json; if it does not match, nothing
-// is written and tx may still commit.
+// is written and tx may still commit. As the Publisher does, the relay
+// publishes it in versions 1 and 2 (warren.json "versions"), one message id
+// for all (see outbox.Outbox.WriteVersions).
 func (w *OutboxWriter) WriteOrderShipped(ctx context.Context, tx sqldb.Execer, v OrderShipped) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderShipped, v)
+	v1 := downcastOrderShipped(v)
+	return w.o.WriteVersions(ctx, tx, runtime.Copy{
+		Fact:    FactOrderShipped,
+		Payload: v,
+	}, runtime.Copy{
+		Fact:    FactOrderShippedV1,
+		Payload: v1,
+	})
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -1,0 +1,2 @@
+-- Adds copies (see migrations/postgres/005_versions.sql).
+ALTER TABLE {{table}} ADD COLUMN copies BLOB;
