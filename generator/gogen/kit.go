@@ -79,6 +79,18 @@ type kitEmitter struct {
 	pkg string
 }
 
+// dualPublish reports whether a fact of the package is published in
+// several versions (warren.json "versions"): the kit then publishes
+// through the package's Publisher, which casts down, and down reports
+// whether that Publisher takes Downcasters.
+func (k *kitEmitter) dualPublish() (dual, down bool) {
+	for _, f := range k.m.OwnFacts() {
+		dual = dual || f.PublishesOlder()
+		down = down || len(f.ManualDowncasts()) > 0
+	}
+	return dual, down
+}
+
 // qual names a declaration of the generated package.
 func (k *kitEmitter) qual(name string) *jen.Statement { return jen.Qual(k.pkg, name) }
 
@@ -151,42 +163,93 @@ func (k *kitEmitter) gen(f *jen.File) {
 	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus work on it as well: Idle to let everything settle, Handled, Poisoned and Published to see what happened, Conn for what the kit does not wrap.", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
 		f.Add(c)
 	}
-	f.Type().Id(kitType).Struct(jen.Add(bus.Clone()))
+	dual, down := k.dualPublish()
+	f.Type().Id(kitType).StructFunc(func(g *jen.Group) {
+		g.Add(bus.Clone())
+		if dual {
+			g.Id("pub").Op("*").Add(k.qual(names.PublisherType)) // publishes the facts of several versions, casting down
+		}
+	})
+	// downParam and downArg pass the Downcasters along when the
+	// package's Publisher takes them: a kit without them does not compile.
+	downParam := func(g *jen.Group) {
+		if down {
+			g.Id("down").Add(k.qual(downcastersType))
+		}
+	}
+	downArg := func(g *jen.Group) {
+		if down {
+			g.Id("down")
+		}
+	}
+	downDoc := ""
+	if down {
+		downDoc = fmt.Sprintf(" down casts the facts published in several versions down, as for %s.%s.", k.m.Package, names.PublisherConstructor)
+	}
 	f.Line()
-	for _, c := range docComment(fmt.Sprintf("%s returns a %s for a test that runs in real time. It is torn down when the test ends.", kitNew, kitType)) {
+	for _, c := range docComment(fmt.Sprintf("%s returns a %s for a test that runs in real time. It is torn down when the test ends.", kitNew, kitType) + downDoc) {
 		f.Add(c)
 	}
-	f.Func().Id(kitNew).Params(jen.Id("t").Qual(testingPath, "TB"), opts.Clone()).Op("*").Id(kitType).Block(
+	f.Func().Id(kitNew).ParamsFunc(func(g *jen.Group) {
+		g.Id("t").Qual(testingPath, "TB")
+		downParam(g)
+		g.Add(opts.Clone())
+	}).Op("*").Id(kitType).Block(
 		jen.Id("t").Dot("Helper").Call(),
-		jen.Return(jen.Id(kitWire).Call(jen.Qual(warrentestPath, "New").Call(jen.Id("t"), k.qual(names.TopologyVar), jen.Id("opts").Op("...")))),
+		jen.Return(jen.Id(kitWire).CallFunc(func(g *jen.Group) {
+			g.Qual(warrentestPath, "New").Call(jen.Id("t"), k.qual(names.TopologyVar), jen.Id("opts").Op("..."))
+			downArg(g)
+		})),
 	)
 	f.Line()
-	for _, c := range docComment(fmt.Sprintf("%s runs f with a %s in virtual time (a testing/synctest bubble): retry delays and timeouts pass at once, and time.Sleep returns when everything else is idle.", kitRun, kitType)) {
+	for _, c := range docComment(fmt.Sprintf("%s runs f with a %s in virtual time (a testing/synctest bubble): retry delays and timeouts pass at once, and time.Sleep returns when everything else is idle.", kitRun, kitType) + downDoc) {
 		f.Add(c)
 	}
-	f.Func().Id(kitRun).Params(
-		jen.Id("t").Op("*").Qual(testingPath, "T"),
-		jen.Id("f").Func().Params(jen.Id("t").Op("*").Qual(testingPath, "T"), jen.Id("k").Op("*").Id(kitType)),
-		opts.Clone(),
-	).Block(
+	f.Func().Id(kitRun).ParamsFunc(func(g *jen.Group) {
+		g.Id("t").Op("*").Qual(testingPath, "T")
+		downParam(g)
+		g.Id("f").Func().Params(jen.Id("t").Op("*").Qual(testingPath, "T"), jen.Id("k").Op("*").Id(kitType))
+		g.Add(opts.Clone())
+	}).Block(
 		jen.Id("t").Dot("Helper").Call(),
 		jen.Qual(warrentestPath, "Run").Call(
 			jen.Id("t"), k.qual(names.TopologyVar),
 			jen.Func().Params(jen.Id("t").Op("*").Qual(testingPath, "T"), jen.Id("b").Add(bus.Clone())).Block(
-				jen.Id("f").Call(jen.Id("t"), jen.Id(kitWire).Call(jen.Id("b"))),
+				jen.Id("f").Call(jen.Id("t"), jen.Id(kitWire).CallFunc(func(g *jen.Group) {
+					g.Id("b")
+					downArg(g)
+				})),
 			),
 			jen.Id("opts").Op("..."),
 		),
 	)
 	f.Line()
-	for _, c := range docComment("wire tells b the Go type of each fact, so that Published can decode them.") {
+	wireDoc := "wire tells b the Go type of each fact, so that Published can decode them."
+	if dual {
+		wireDoc += fmt.Sprintf(" It makes the %s that publishes the facts of several versions.", names.PublisherType)
+	}
+	for _, c := range docComment(wireDoc) {
 		f.Add(c)
 	}
-	f.Func().Id(kitWire).Params(jen.Id("b").Add(bus.Clone())).Op("*").Id(kitType).BlockFunc(func(g *jen.Group) {
+	f.Func().Id(kitWire).ParamsFunc(func(g *jen.Group) {
+		g.Id("b").Add(bus.Clone())
+		downParam(g)
+	}).Op("*").Id(kitType).BlockFunc(func(g *jen.Group) {
 		for _, fact := range k.m.Facts {
 			g.Qual(warrentestPath, "Register").Index(k.fact(fact, fact.Type.GoName)).Call(jen.Id("b"), k.fact(fact, fact.VarName()))
 		}
-		g.Return(jen.Op("&").Id(kitType).Values(jen.Id("b")))
+		if !dual {
+			g.Return(jen.Op("&").Id(kitType).Values(jen.Id("b")))
+			return
+		}
+		g.List(jen.Id("p"), jen.Err()).Op(":=").Add(k.qual(names.PublisherConstructor)).CallFunc(func(g *jen.Group) {
+			g.Id("b").Dot("Conn").Call()
+			downArg(g)
+		})
+		g.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Id("b").Dot("T").Call().Dot("Fatalf").Call(jen.Lit(KitDir(k.m.Package)+": publisher: %v"), jen.Err()),
+		)
+		g.Return(jen.Op("&").Id(kitType).Values(jen.Dict{jen.Id("Bus"): jen.Id("b"), jen.Id("pub"): jen.Id("p")}))
 	})
 	if len(k.m.Consumers)+len(k.m.Responders) > 0 {
 		f.Line()
@@ -229,6 +292,10 @@ func (k *kitEmitter) genDoc(f *jen.File) {
 		fmt.Sprintf("Package %s runs the facts, consumers and responders of package %s on an in-process bus (runtime/warrentest), for tests: no broker, and the same topology, so a failing handler walks its real retry ladder into its poison queue. Start the handlers under test, publish facts, let the bus settle, and check what happened. Run does it in virtual time, so that retry delays of minutes pass at once; New in real time, for tests that wait on something outside the process.", kit, pkg),
 		fmt.Sprintf("warren generate writes this package beside %s, from the same schema directory; it is a package of its own so that building %s for production never compiles it.", pkg, pkg),
 	}
+	downExample := ""
+	if _, down := k.dualPublish(); down {
+		downExample = "downcasters{}, " // the Downcasters of the facts published in several versions
+	}
 	var c *model.Consumer
 	var fact *model.Fact
 	if len(k.m.Consumers) > 0 && len(k.m.Consumers[0].Facts) > 0 {
@@ -249,7 +316,7 @@ func (k *kitEmitter) genDoc(f *jen.File) {
 			"For example:",
 			"",
 			"\tfunc TestHandler(t *testing.T) {",
-			fmt.Sprintf("\t\t%s.Run(t, func(t *testing.T, k *%s.Kit) {", kit, kit),
+			fmt.Sprintf("\t\t%s.Run(t, %sfunc(t *testing.T, k *%s.Kit) {", kit, downExample, kit),
 		}
 		if c != nil {
 			example = append(example, fmt.Sprintf("\t\t\tk.%s(handler{}) // the %s under test", startConsumer(c), c.HandlerName()))
@@ -277,19 +344,40 @@ func (k *kitEmitter) genDoc(f *jen.File) {
 
 func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
 	t := k.fact(fact, fact.Type.GoName)
-	for _, c := range docComment(fmt.Sprintf("%s validates v and publishes it with routing key %s, and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName(), fact.RoutingKey)) {
-		f.Add(c)
+	if fact.Import == nil && fact.PublishesOlder() {
+		k.genDualPublish(f, fact)
+	} else {
+		for _, c := range docComment(fmt.Sprintf("%s validates v and publishes it with routing key %s, and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName(), fact.RoutingKey)) {
+			f.Add(c)
+		}
+		f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(t.Clone())).String().Block(
+			jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
+			jen.Return(jen.Qual(warrentestPath, "Publish").Call(jen.Id("k").Dot("Bus"), k.fact(fact, fact.VarName()), jen.Id("v"))),
+		)
 	}
-	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(t.Clone())).String().Block(
-		jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
-		jen.Return(jen.Qual(warrentestPath, "Publish").Call(jen.Id("k").Dot("Bus"), k.fact(fact, fact.VarName()), jen.Id("v"))),
-	)
 	f.Line()
 	for _, c := range docComment(fmt.Sprintf("%s returns the %s facts published so far, in order.", publishedName(fact), fact.RoutingKey)) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(publishedName(fact)).Params().Index().Add(t.Clone()).Block(
 		jen.Return(jen.Qual(warrentestPath, "Published").Index(t.Clone()).Call(jen.Id("k").Dot("Bus"))),
+	)
+}
+
+// genDualPublish writes the publish method of a fact published in several
+// versions: through the package's Publisher, as in production, so that
+// every listed version goes out with one message id.
+func (k *kitEmitter) genDualPublish(f *jen.File, fact *model.Fact) {
+	for _, c := range docComment(fmt.Sprintf("%s validates v and publishes it with routing key %s in versions %s (warren.json \"versions\"), cast down and with one message id, as %s.%s does, and returns its message id. An error fails the test.", fact.PublishName(), fact.RoutingKey, joinInts(fact.Publish), names.PublisherType, fact.PublishName())) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(k.fact(fact, fact.Type.GoName))).String().Block(
+		jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
+		jen.List(jen.Id("id"), jen.Err()).Op(":=").Id("k").Dot("pub").Dot(fact.PublishName()).Call(jen.Id("k").Dot("Context").Call(), jen.Id("v")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Id("k").Dot("T").Call().Dot("Fatalf").Call(jen.Lit("warrentest: publish "+fact.RoutingKey+": %v"), jen.Err()),
+		),
+		jen.Return(jen.Id("id")),
 	)
 }
 

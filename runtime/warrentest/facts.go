@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -71,15 +72,39 @@ func TryPublish[T any](b *Bus, f runtime.Fact, v T) (string, error) {
 	return b.publisher().Publish(b.ctx, f, v)
 }
 
+// PublishVersions publishes one fact in several versions at once, as a
+// publisher does during a dual publish window
+// (runtime.Publisher.PublishVersions): one message per copy, all with one
+// message id and runtime.HeaderFactVersions, so that each consumer handles
+// the copy of the newest version it reads and acks the others. It returns
+// the message id; any error fails the test. A generated kit's publish
+// method does this for a fact warren.json publishes in several versions.
+func PublishVersions(b *Bus, copies ...runtime.Copy) string {
+	b.t.Helper()
+	id, err := TryPublishVersions(b, copies...)
+	if err != nil {
+		b.t.Fatalf("warrentest: publish versions: %v", err)
+	}
+	return id
+}
+
+// TryPublishVersions is PublishVersions that returns the error instead of
+// failing the test.
+func TryPublishVersions(b *Bus, copies ...runtime.Copy) (string, error) {
+	b.t.Helper()
+	return b.publisher().PublishVersions(b.ctx, copies...)
+}
+
 // Published returns the facts of type T published on the events exchange
 // so far, decoded by their generated code, in publish order. T must be
-// registered (the generated kit does it).
+// registered (the generated kit does it). Of a fact published in several
+// versions, only the copy of T's version is returned.
 func Published[T any](b *Bus) []T {
 	b.t.Helper()
 	f := factFor[T](b)
 	var out []T
 	for _, m := range b.Published() {
-		if m.RoutingKey != f.RoutingKey {
+		if m.RoutingKey != f.RoutingKey || otherVersion(m, f) {
 			continue
 		}
 		var v T
@@ -89,6 +114,16 @@ func Published[T any](b *Bus) []T {
 		out = append(out, v)
 	}
 	return out
+}
+
+// otherVersion reports whether m is a copy, in another version than f's,
+// of a fact published in several versions: the copy of f's version
+// stands for the fact.
+func otherVersion(m Message, f runtime.Fact) bool {
+	if _, several := m.Headers[runtime.HeaderFactVersions]; !several {
+		return false
+	}
+	return amqpmsg.HeaderInt(m.Headers, runtime.HeaderFactVersion) != max(f.Version, 1)
 }
 
 // describe renders a fact's body for a failure message: its payload, cut

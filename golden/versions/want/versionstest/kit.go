@@ -16,7 +16,7 @@
 // For example:
 //
 //	func TestHandler(t *testing.T) {
-//		versionstest.Run(t, func(t *testing.T, k *versionstest.Kit) {
+//		versionstest.Run(t, downcasters{}, func(t *testing.T, k *versionstest.Kit) {
 //			k.StartLedger(handler{}) // the LedgerHandler under test
 //			k.PublishOrderPlaced(versions.OrderPlaced{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
@@ -43,30 +43,41 @@ import (
 // Conn for what the kit does not wrap.
 type Kit struct {
 	*warrentest.Bus
+	pub *versions.Publisher
 }
 
 // New returns a Kit for a test that runs in real time. It is torn down when
-// the test ends.
-func New(t testing.TB, opts ...warrentest.Option) *Kit {
+// the test ends. down casts the facts published in several versions down, as
+// for versions.NewPublisher.
+func New(t testing.TB, down versions.Downcasters, opts ...warrentest.Option) *Kit {
 	t.Helper()
-	return wire(warrentest.New(t, versions.Topology, opts...))
+	return wire(warrentest.New(t, versions.Topology, opts...), down)
 }
 
 // Run runs f with a Kit in virtual time (a testing/synctest bubble): retry
 // delays and timeouts pass at once, and time.Sleep returns when everything
-// else is idle.
-func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) {
+// else is idle. down casts the facts published in several versions down, as
+// for versions.NewPublisher.
+func Run(t *testing.T, down versions.Downcasters, f func(t *testing.T, k *Kit), opts ...warrentest.Option) {
 	t.Helper()
 	warrentest.Run(t, versions.Topology, func(t *testing.T, b *warrentest.Bus) {
-		f(t, wire(b))
+		f(t, wire(b, down))
 	}, opts...)
 }
 
-// wire tells b the Go type of each fact, so that Published can decode them.
-func wire(b *warrentest.Bus) *Kit {
+// wire tells b the Go type of each fact, so that Published can decode them. It
+// makes the Publisher that publishes the facts of several versions.
+func wire(b *warrentest.Bus, down versions.Downcasters) *Kit {
 	warrentest.Register[versions.OrderPlaced](b, versions.FactOrderPlaced)
 	warrentest.Register[versions.OrderShipped](b, versions.FactOrderShipped)
-	return &Kit{b}
+	p, err := versions.NewPublisher(b.Conn(), down)
+	if err != nil {
+		b.T().Fatalf("versionstest: publisher: %v", err)
+	}
+	return &Kit{
+		Bus: b,
+		pub: p,
+	}
 }
 
 // The names of the consumers and responders, for the methods of warrentest.Bus
@@ -78,11 +89,16 @@ const (
 )
 
 // PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// order.placed in versions 2 and 3 (warren.json "versions"), cast down and
+// with one message id, as Publisher.PublishOrderPlaced does, and returns its
+// message id. An error fails the test.
 func (k *Kit) PublishOrderPlaced(v versions.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, versions.FactOrderPlaced, v)
+	id, err := k.pub.PublishOrderPlaced(k.Context(), v)
+	if err != nil {
+		k.T().Fatalf("warrentest: publish order.placed: %v", err)
+	}
+	return id
 }
 
 // PublishedOrderPlaced returns the order.placed facts published so far, in
@@ -92,11 +108,16 @@ func (k *Kit) PublishedOrderPlaced() []versions.OrderPlaced {
 }
 
 // PublishOrderShipped validates v and publishes it with routing key
-// order.shipped, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// order.shipped in versions 1 and 2 (warren.json "versions"), cast down and
+// with one message id, as Publisher.PublishOrderShipped does, and returns its
+// message id. An error fails the test.
 func (k *Kit) PublishOrderShipped(v versions.OrderShipped) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, versions.FactOrderShipped, v)
+	id, err := k.pub.PublishOrderShipped(k.Context(), v)
+	if err != nil {
+		k.T().Fatalf("warrentest: publish order.shipped: %v", err)
+	}
+	return id
 }
 
 // PublishedOrderShipped returns the order.shipped facts published so far, in
