@@ -26,6 +26,7 @@ import (
 	factroots "github.com/warrenbus/warren/golden/fact-roots/want"
 	formats "github.com/warrenbus/warren/golden/formats/want"
 	iglu "github.com/warrenbus/warren/golden/iglu/want"
+	importsversions "github.com/warrenbus/warren/golden/imports-versions/want"
 	imports "github.com/warrenbus/warren/golden/imports/want"
 	mixeddrafts "github.com/warrenbus/warren/golden/mixed-drafts/want"
 	names "github.com/warrenbus/warren/golden/names/want"
@@ -52,35 +53,36 @@ import (
 
 // topologies maps each golden case to the Topology its package declares.
 var topologies = map[string]topology.Topology{
-	"additional":      additional.Topology,
-	"allof":           allof.Topology,
-	"arrays":          arrays.Topology,
-	"consumers":       consumers.Topology,
-	"defaults":        defaults.Topology,
-	"docs":            docs.Topology,
-	"enums":           enums.Topology,
-	"fact-roots":      factroots.Topology,
-	"formats":         formats.Topology,
-	"iglu":            iglu.Topology,
-	"imports":         imports.Topology,
-	"mixed-drafts":    mixeddrafts.Topology,
-	"names":           names.Topology,
-	"nested":          nested.Topology,
-	"nullable":        nullable.Topology,
-	"objects":         objects.Topology,
-	"ordering":        ordering.Topology,
-	"patterns":        patterns.Topology,
-	"recursion":       recursion.Topology,
-	"recursion-allof": recursionallof.Topology,
-	"ref-by-path":     refbypath.Topology,
-	"refs":            refs.Topology,
-	"rule-names":      rulenames.Topology,
-	"requests":        requests.Topology,
-	"unions":          unions.Topology,
-	"vendor-shapes":   vendorshapes.Topology,
-	"versions":        versions.Topology,
-	"wild":            wild.Topology,
-	"wiring":          wiring.Topology,
+	"additional":       additional.Topology,
+	"allof":            allof.Topology,
+	"arrays":           arrays.Topology,
+	"consumers":        consumers.Topology,
+	"defaults":         defaults.Topology,
+	"docs":             docs.Topology,
+	"enums":            enums.Topology,
+	"fact-roots":       factroots.Topology,
+	"formats":          formats.Topology,
+	"iglu":             iglu.Topology,
+	"imports":          imports.Topology,
+	"imports-versions": importsversions.Topology,
+	"mixed-drafts":     mixeddrafts.Topology,
+	"names":            names.Topology,
+	"nested":           nested.Topology,
+	"nullable":         nullable.Topology,
+	"objects":          objects.Topology,
+	"ordering":         ordering.Topology,
+	"patterns":         patterns.Topology,
+	"recursion":        recursion.Topology,
+	"recursion-allof":  recursionallof.Topology,
+	"ref-by-path":      refbypath.Topology,
+	"refs":             refs.Topology,
+	"rule-names":       rulenames.Topology,
+	"requests":         requests.Topology,
+	"unions":           unions.Topology,
+	"vendor-shapes":    vendorshapes.Topology,
+	"versions":         versions.Topology,
+	"wild":             wild.Topology,
+	"wiring":           wiring.Topology,
 }
 
 // fact ties a golden fact to its generated type.

@@ -153,7 +153,7 @@ func factQual(fact *model.Fact, name string) *jen.Statement {
 func routes(c *model.Consumer) []jen.Code {
 	out := make([]jen.Code, len(c.Facts))
 	for i, fact := range c.Facts {
-		if len(fact.Older) > 0 && fact.GoPackage() == "" {
+		if len(fact.Older) > 0 {
 			out[i] = versionedRoute(fact)
 			continue
 		}

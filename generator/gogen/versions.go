@@ -19,9 +19,10 @@ import (
 // published older version is written by a hand-written downcast.
 const downcastersType = "Downcasters"
 
-// hasVersions reports whether a fact of the package has older versions.
+// hasVersions reports whether a fact of the package, its own or an
+// imported one, has older versions.
 func hasVersions(m *model.Model) bool {
-	for _, f := range m.OwnFacts() {
+	for _, f := range m.Facts {
 		if len(f.Older) > 0 {
 			return true
 		}
@@ -31,14 +32,16 @@ func hasVersions(m *model.Model) bool {
 
 // genVersions writes versions.go.
 func (e *emitter) genVersions(f *jen.File) {
-	for _, fact := range e.m.OwnFacts() {
+	for _, fact := range e.m.Facts {
+		// An imported fact's upcasts are written here too: the
+		// producer's, when its types are reused, are not exported.
 		for _, v := range fact.Versions() {
 			if c := v.Upcast; c != nil && c.Generated {
 				genCast(f, c)
 			}
 		}
 		for _, v := range fact.Versions() {
-			if c := v.Downcast; c != nil && c.Generated {
+			if c := v.Downcast; c != nil && c.Generated && fact.Import == nil { // only a fact published here is cast down
 				genCast(f, c)
 			}
 		}
@@ -82,8 +85,8 @@ func genCast(f *jen.File, c *model.Cast) {
 	for _, l := range docComment(fmt.Sprintf("%s %s version %d of %s as version %d, property by property.", castFunc(c), verb, c.From.Version, c.From.RoutingKey, c.To.Version)) {
 		f.Add(l)
 	}
-	f.Func().Id(castFunc(c)).Params(jen.Id("v").Id(c.From.Type.GoName)).Id(c.To.Type.GoName).BlockFunc(func(g *jen.Group) {
-		g.Var().Id("n").Id(c.To.Type.GoName)
+	f.Func().Id(castFunc(c)).Params(jen.Id("v").Add(versionType(c.From))).Add(versionType(c.To)).BlockFunc(func(g *jen.Group) {
+		g.Var().Id("n").Add(versionType(c.To))
 		for _, s := range c.Steps {
 			src := jen.Id("v").Dot(s.From.GoName)
 			dst := jen.Id("n").Dot(s.To.GoName)
@@ -126,7 +129,7 @@ func genCastInterface(f *jen.File, name, doc string, casts []*model.Cast) {
 			for _, l := range docComment(fmt.Sprintf("%s turns version %d of %s into version %d: %s.", c.Method(), c.From.Version, c.From.RoutingKey, c.To.Version, c.Why)) {
 				g.Add(l)
 			}
-			g.Id(c.Method()).Params(jen.Id("v").Id(c.From.Type.GoName)).Params(jen.Id(c.To.Type.GoName), jen.Error())
+			g.Id(c.Method()).Params(jen.Id("v").Add(versionType(c.From))).Params(versionType(c.To), jen.Error())
 		}
 	})
 	f.Line()
@@ -144,7 +147,7 @@ func castChain(vs []*model.Fact, from, to *model.Fact, impl jen.Code) jen.Code {
 	for _, v := range vs {
 		byVersion[v.Version] = v
 	}
-	return jen.Func().Params(jen.Id("v").Id(from.Type.GoName)).Params(jen.Id(to.Type.GoName), jen.Error()).BlockFunc(func(g *jen.Group) {
+	return jen.Func().Params(jen.Id("v").Add(versionType(from))).Params(versionType(to), jen.Error()).BlockFunc(func(g *jen.Group) {
 		cur := "v"
 		for n := from.Version + step; ; n += step {
 			next := byVersion[n]
@@ -164,7 +167,7 @@ func castChain(vs []*model.Fact, from, to *model.Fact, impl jen.Code) jen.Code {
 			default:
 				g.List(jen.Id(out), jen.Err()).Op(":=").Add(impl).Dot(c.Method()).Call(jen.Id(cur))
 				g.If(jen.Err().Op("!=").Nil()).Block(
-					jen.Var().Id("zero").Id(to.Type.GoName),
+					jen.Var().Id("zero").Add(versionType(to)),
 					jen.Return(jen.Id("zero"), jen.Err()),
 				)
 			}
@@ -180,10 +183,14 @@ func castChain(vs []*model.Fact, from, to *model.Fact, impl jen.Code) jen.Code {
 // versions: runtime.HandleVersions with an upcast chain per version.
 func versionedRoute(fact *model.Fact) jen.Code {
 	return jen.Qual(runtimePath, "HandleVersions").CallFunc(func(g *jen.Group) {
-		g.Id(fact.VarName())
+		g.Add(factQual(fact, fact.VarName()))
 		g.Id("h").Dot(fact.MethodName())
 		for _, o := range fact.Older {
-			g.Line().Qual(runtimePath, "Upcast").Call(jen.Id(o.VarName()), castChain(fact.Versions(), o, fact, jen.Id("h")))
+			g.Line().Qual(runtimePath, "Upcast").Call(factQual(o, o.VarName()), castChain(fact.Versions(), o, fact, jen.Id("h")))
 		}
 	})
 }
+
+// versionType names the Go type of a version of a fact: declared here, or in
+// the producer's package when an imported fact's types are reused.
+func versionType(f *model.Fact) *jen.Statement { return factQual(f, f.Type.GoName) }

@@ -160,10 +160,18 @@ func (s *Schemas) checkManifestVersions(errs *ErrorList) {
 			facts[f.RoutingKey] = f
 		}
 	}
+	own := map[string]bool{}
+	for _, f := range s.Facts {
+		own[f.RoutingKey] = true
+	}
 	for _, pv := range s.Manifest.Versions {
 		f, ok := facts[pv.Fact]
 		if !ok {
 			errs.Add(doc.KeyErrorf(pv.Pointer, "versions: no fact has routing key %s", strconv.Quote(pv.Fact)))
+			continue
+		}
+		if !own[pv.Fact] {
+			errs.Add(doc.KeyErrorf(pv.Pointer, "versions: %s is imported (%s): the versions it is published in are its producer's to list, in the producer's warren.json; a consumer here pins the version it reads with consumers.<name>.versions", pv.Fact, f.Path()))
 			continue
 		}
 		for i, n := range pv.Publish {

@@ -112,9 +112,7 @@ func (b *builder) reuse(ctx context.Context, imp *Import, li *load.Imported, bou
 	}
 	for _, lf := range bound {
 		i := slices.IndexFunc(pm.Facts, func(f *Fact) bool { return f.RoutingKey == lf.RoutingKey })
-		f := *pm.Facts[i]
-		f.Import = imp
-		imp.Facts = append(imp.Facts, &f)
+		imp.Facts = append(imp.Facts, importVersions(pm.Facts[i], imp))
 	}
 }
 
@@ -203,4 +201,35 @@ func (b *builder) checkMethods(c *Consumer) {
 		}
 		seen[f.MethodName()] = f
 	}
+}
+
+// importVersions copies a fact of the producer's model, with its older
+// versions and the casts between them, as a fact of imp: each copy names
+// the producer's package (Fact.GoPackage), so that a consumer here reads
+// the producer's types of every version.
+func importVersions(newest *Fact, imp *Import) *Fact {
+	copies := map[*Fact]*Fact{}
+	for _, v := range newest.Versions() {
+		c := *v
+		c.Import = imp
+		copies[v] = &c
+	}
+	for orig, c := range copies {
+		c.Older = make([]*Fact, len(orig.Older))
+		for i, o := range orig.Older {
+			c.Older[i] = copies[o]
+		}
+		if orig.Newest != nil {
+			c.Newest = copies[orig.Newest]
+		}
+		for _, cast := range []**Cast{&c.Upcast, &c.Downcast} {
+			if *cast == nil {
+				continue
+			}
+			cc := **cast
+			cc.From, cc.To = copies[cc.From], copies[cc.To]
+			*cast = &cc
+		}
+	}
+	return copies[newest]
 }

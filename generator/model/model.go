@@ -271,9 +271,7 @@ func (b *builder) addFacts() []*Fact {
 			continue
 		}
 		b.factByNode[node] = f
-		if f.Import == nil {
-			b.addOlder(f, lf)
-		}
+		b.addOlder(f, lf)
 		facts = append(facts, f)
 	}
 	slices.SortFunc(facts, func(a, b *Fact) int { return strings.Compare(a.RoutingKey, b.RoutingKey) })

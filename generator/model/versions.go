@@ -63,7 +63,7 @@ func (b *builder) addOlder(f *Fact, lf *load.Fact) {
 		o := &Fact{
 			RoutingKey: f.RoutingKey, Version: lo.Version, Source: lo.Path(), Pointer: lo.Schema.Pointer,
 			Description: lo.Description, Deprecated: lo.Deprecated, GoName: VersionedName(f.GoName, lo.Version),
-			decl: lo, Older: append([]*Fact{}, f.Older...), Newest: f,
+			decl: lo, Older: append([]*Fact{}, f.Older...), Newest: f, Import: f.Import,
 		}
 		node := payloadNode(lo.Schema)
 		if prev, ok := b.factByNode[node]; ok {
