@@ -17,7 +17,11 @@ type Deploy struct {
 	// breaks (consumers built from the new schema fail on old facts),
 	// "drain" when only the consumers that stop receiving the fact break
 	// (they must not deploy before what is queued for them is handled),
-	// and "" when both directions break and no order is safe.
+	// "any" when the break ships in the version window of the new
+	// directory (its Migration is Safe): the old version kept beside the
+	// new one, old facts read through upcasts, and the old version still
+	// published while old consumers are live; and "" when both directions
+	// break and no order is safe.
 	First string
 	// Consumers names the consumers concerned when only particular ones
 	// break (a fact their bindings newly match, or no longer match); nil
@@ -106,4 +110,28 @@ func consumerList(names []string) string {
 		return "consumer " + names[0]
 	}
 	return "consumers " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// shippedByVersions gives the facts whose break the version window ships
+// safely (Migration.Safe) the order that window allows: any. Without the
+// window the same changes would need an order, or allow none; with it,
+// consumers of either version read what the producer publishes, so the
+// verdict must not say otherwise beside the migration note.
+func (r *Report) shippedByVersions() {
+	for i, d := range r.Deploys {
+		m, ok := r.migration(d.Fact)
+		if !ok || !m.Safe {
+			continue
+		}
+		var how []string
+		if d.Breaks&Forward != 0 {
+			how = append(how, "the producer may deploy first, since it publishes the old version too")
+		}
+		if d.Breaks&Backward != 0 {
+			how = append(how, "consumers may deploy first, since they read old facts through upcasts")
+		}
+		r.Deploys[i].First = "any"
+		r.Deploys[i].Consumers = nil
+		r.Deploys[i].Message = fmt.Sprintf("the break of %s is shipped safely by its version window: deploy its producer and consumers in any order (%s)", d.Fact, strings.Join(how, "; "))
+	}
 }

@@ -113,6 +113,7 @@ func (r *Report) finish() *Report {
 	r.Changes = dedupe(r.Changes)
 	sortChanges(r.Changes)
 	r.Deploys = deploys(r.Changes)
+	r.shippedByVersions()
 	return r
 }
 
