@@ -78,6 +78,11 @@ type Change struct {
 	// Against names the older version the change was found against, for
 	// a _TRANSITIVE mode; "" is the directory the report compares with.
 	Against string
+
+	// stillLive is set on a version-retired change whose version the old
+	// directory still published or had a consumer pinned to: retired in
+	// the same change that stopped needing it, so nothing has drained yet.
+	stillLive bool
 }
 
 // FactVersions records the x-version of a fact on both sides.

@@ -188,6 +188,9 @@ func TestCompare(t *testing.T) {
 		"version-lowered": {
 			`breaking version-lowered order.shipped "" both new:order/shipped.json:14:16`,
 		},
+		"version-retired": {
+			`breaking version-retired order.shipped "" backward old:order/shipped.v1.json:1:1`,
+		},
 		"version-raised": {
 			`compatible version-raised order.shipped "" none new:order/shipped.json:14:16`,
 		},

@@ -44,7 +44,9 @@ func deploys(changes []Change) []Deploy {
 	byFact := map[string]*acc{}
 	var facts []string
 	for _, c := range changes {
-		if c.Fact == "" || c.Breaks == Neither || c.Rule == VersionLowered {
+		// A retired version has no order to give: its message says to
+		// drain it first.
+		if c.Fact == "" || c.Breaks == Neither || c.Rule == VersionLowered || c.Rule == VersionRetired {
 			continue
 		}
 		a := byFact[c.Fact]

@@ -37,6 +37,7 @@ func compare(old, new *Dir) *Report {
 		renamed[p.old.RoutingKey] = p.new.RoutingKey
 		r.Versions = append(r.Versions, FactVersions{Fact: p.new.RoutingKey, Old: p.old.Version, New: p.new.Version})
 		r.Changes = append(r.Changes, compareVersions(old, new, p.old, p.new)...)
+		r.Changes = append(r.Changes, retiredVersions(old, p.old, p.new)...)
 	}
 	for _, f := range removed {
 		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, Old: f.Version})
@@ -93,6 +94,11 @@ func (r *Report) judge(old, new *Dir) {
 			c.Verdict = Breaking
 		case !c.Breaking:
 			c.Verdict = Ordered
+		case c.Rule == VersionRetired:
+			c.Verdict = Intentional
+			if c.stillLive {
+				c.Verdict = Breaking
+			}
 		case c.Rule == FactRemoved:
 			c.Verdict = Breaking
 			if f := old.Fact(c.Fact); f != nil && f.Deprecated {
@@ -350,4 +356,34 @@ func breakingChanges(n int) string {
 		return "1 change that breaks consumers"
 	}
 	return fmt.Sprintf("%d changes that break consumers", n)
+}
+
+// retiredVersions reports the older versions of a fact that the new
+// directory no longer declares. Retiring one is intentional once the old
+// directory had closed its window (it neither published the version nor
+// had a consumer pinned to it), so that its facts had time to drain;
+// removed in the same change that stops publishing or reading it, it is
+// breaking: facts of it written until the deploy would reach consumers
+// that no longer read it.
+func retiredVersions(old *Dir, o, n *load.Fact) []Change {
+	var out []Change
+	// Only a version kept beside a newer one is retired: the newest on
+	// the old side, edited into a new x-version, is a raise.
+	for _, v := range o.Older {
+		if _, kept := n.VersionOf(v.Version); kept || v.Version >= n.Version {
+			continue
+		}
+		live := slices.Contains(old.Schemas.Manifest.PublishedVersions(o.RoutingKey, o.Version), v.Version)
+		for _, c := range old.Schemas.Manifest.Consumers {
+			live = live || c.VersionOf(o.RoutingKey) == v.Version
+		}
+		msg := fmt.Sprintf("version %d was retired: consumers built from the new directory no longer read its facts still queued, in poison or in outboxes", v.Version)
+		if live {
+			msg += fmt.Sprintf("; the old directory still published it or had a consumer pinned to it: first drop it from warren.json (\"versions\", and every consumer's \"versions\"), deploy, and remove the file once warren status and the outbox show no version %d left", v.Version)
+		}
+		c := change(VersionRetired, n.RoutingKey, old.pos(Old, loc{v.Path(), ""}), "%s", msg)
+		c.stillLive = live
+		out = append(out, c)
+	}
+	return out
 }

@@ -36,7 +36,7 @@ func (r *Report) migration(fact string) (Migration, bool) {
 func (r *Report) migrate(old, new *Dir) {
 	broken := map[string]Direction{}
 	for _, c := range r.Changes {
-		if c.Fact != "" && c.Consumer == "" && c.Breaking && c.Rule != FactRemoved {
+		if c.Fact != "" && c.Consumer == "" && c.Breaking && c.Rule != FactRemoved && c.Rule != VersionRetired {
 			broken[c.Fact] |= c.Breaks
 		}
 	}

@@ -158,6 +158,8 @@ func (r *Report) hint(code func(string) string) string {
 		switch {
 		case c.Rule == FactRemoved:
 			deprecate = appendOnce(deprecate, code(c.Fact))
+		case c.Rule == VersionRetired:
+			// The message says how to retire a version in two steps.
 		case c.Consumer != "" && c.Fact == "":
 			// Queue settings: the message says what the operator does.
 		case c.Rule == BindingStartedMatching && v.Old == 0:

@@ -24,6 +24,7 @@ const (
 	FactRemoved                = "fact-removed"
 	RoutingKeyChanged          = "routing-key-changed"
 	VersionLowered             = "version-lowered"
+	VersionRetired             = "version-retired"
 	PropertyRemoved            = "property-removed"
 	RequiredPropertyAdded      = "required-property-added"
 	PropertyMadeRequired       = "property-made-required"
@@ -67,6 +68,7 @@ var Rules = []Rule{
 	{FactRemoved, Backward, false, "a fact is gone; its facts still queued reach consumers that no longer handle them (announce it by marking the fact deprecated first)"},
 	{RoutingKeyChanged, Both, false, "a fact's routing key changed; bindings and queued messages use the old key"},
 	{VersionLowered, Both, true, "a fact's x-version went down"},
+	{VersionRetired, Backward, false, "an older version of a fact kept side by side is gone: consumers built from the new directory no longer read its facts still queued, in poison or in outboxes (retire it once the old directory neither publishes it nor has a consumer pinned to it)"},
 	{PropertyRemoved, Both, false, "a property is gone: forward when it was required (old consumers require it), backward when the object is closed (old facts carry it)"},
 	{RequiredPropertyAdded, Both, false, "a new property is required; old facts lack it (and, on a closed object, old consumers reject it)"},
 	{PropertyMadeRequired, Backward, false, "an optional property is now required; old facts that omit it fail"},

@@ -70,3 +70,66 @@ func TestABreakShippedByTheVersionWindowIsSafeInAnyOrder(t *testing.T) {
 		t.Errorf("without the window (version 1 not published): deploy %+v; want no order safe", d)
 	}
 }
+
+// Retiring an older version is intentional once the old directory had
+// closed its window, and breaking when the same change stops publishing
+// it or reading it: its facts written until the deploy would reach
+// consumers that no longer read them. Either way the change names the file.
+func TestARetiredVersionIsJudgedByWhetherItsWindowHadClosed(t *testing.T) {
+	copyDir := func(t *testing.T, src string, edit func(dir string)) string {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "events")
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		edit(dir)
+		return dir
+	}
+	rewrite := func(t *testing.T, file, from, to string) {
+		t.Helper()
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Replace(string(b), from, to, 1)
+		if s == string(b) {
+			t.Fatalf("%s has no %q", file, from)
+		}
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const src = "testdata/versions-side-by-side/new"
+	// Version 1 of order.shipped is gone; the old side still published it.
+	retired := copyDir(t, src, func(dir string) {
+		if err := os.Remove(filepath.Join(dir, "order", "shipped.v1.json")); err != nil {
+			t.Fatal(err)
+		}
+		rewrite(t, filepath.Join(dir, "warren.json"), `"order.shipped": { "publish": [1, 2] }`, `"order.shipped": { "publish": [2] }`)
+	})
+	closed := copyDir(t, src, func(dir string) {
+		rewrite(t, filepath.Join(dir, "warren.json"), `"order.shipped": { "publish": [1, 2] }`, `"order.shipped": { "publish": [2] }`)
+	})
+	for _, c := range []struct {
+		name, old string
+		want      Verdict
+	}{
+		{"in the change that stops publishing it", src, Breaking},
+		{"after its window closed", closed, Intentional},
+	} {
+		r := Compare(loadDir(t, c.old), loadDir(t, retired))
+		var got []Change
+		for _, ch := range r.Changes {
+			if ch.Rule == VersionRetired {
+				got = append(got, ch)
+			}
+		}
+		if len(got) != 1 || got[0].Fact != "order.shipped" || got[0].Verdict != c.want || got[0].Breaks != Backward ||
+			!strings.HasSuffix(got[0].Pos.File, filepath.Join("order", "shipped.v1.json")) || !strings.Contains(got[0].Message, "version 1 was retired") {
+			t.Errorf("%s: version-retired changes %+v; want one, %s, at order/shipped.v1.json", c.name, got, c.want)
+		}
+		if _, ok := r.migration("order.shipped"); ok {
+			t.Errorf("%s: a migration note for a retired version: %+v", c.name, r.Migrations)
+		}
+	}
+}
