@@ -74,7 +74,9 @@ func New[S any](conn *runtime.Conn, store *Store, def Definition, q topology.Con
 			return r.timeout(ctx, d, t)
 		}))
 	}
-	opts = append([]runtime.ConsumerOption{runtime.WithGuard(store.guard)}, opts...)
+	// The guard commits inside the middleware, so what a handling started,
+	// completed or timed out is counted once its transaction committed.
+	opts = append([]runtime.ConsumerOption{runtime.WithGuard(store.guard), runtime.WithMiddleware(store.count)}, opts...)
 	return runtime.NewConsumer(conn, q, routes, opts...)
 }
 
@@ -119,14 +121,14 @@ func (r *runner[S]) timeout(ctx context.Context, d runtime.Delivery, t timeoutPa
 	}
 	return r.apply(ctx, t.Instance, func(cur row) (Rule, error) {
 		if !cur.found || cur.completed || cur.timeouts[t.Timeout] != d.MessageID {
-			r.store.stats.late.Add(1)
+			tallyOf(ctx).late++
 			return Ignore, nil
 		}
 		return Handle, nil
 	}, "timeout "+t.Timeout, func(ctx context.Context, in Instance[S]) (Step[S], error) {
 		step, err := b.call(ctx, in, nil)
 		if err == nil {
-			r.store.stats.timedOut.Add(1)
+			tallyOf(ctx).timedOut = 1
 		}
 		return step, err
 	}, t.Timeout)
@@ -154,7 +156,7 @@ func (r *runner[S]) apply(ctx context.Context, id string, rule func(row) (Rule, 
 		}
 		switch verdict {
 		case Ignore:
-			s.stats.ignored.Add(1)
+			tallyOf(ctx).ignored++
 			return nil
 		case Poison:
 			state := "no instance"
@@ -187,11 +189,12 @@ func (r *runner[S]) apply(ctx context.Context, id string, rule func(row) (Rule, 
 			return err
 		}
 		if written {
+			t := tallyOf(ctx)
 			if !cur.found {
-				s.stats.started.Add(1)
+				t.started++
 			}
 			if step.complete {
-				s.stats.completed.Add(1)
+				t.completed++
 			}
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/sqldb"
@@ -160,6 +161,36 @@ type Stats struct {
 
 type stats struct {
 	started, completed, timedOut, conflicts, late, ignored atomic.Int64
+}
+
+// tally is what one handling did, counted once its transaction commits.
+type tally struct{ started, completed, timedOut, late, ignored int64 }
+
+type tallyKey struct{}
+
+// tallyOf returns the handling's tally; a throwaway one outside [Store.count].
+func tallyOf(ctx context.Context) *tally {
+	if t, ok := ctx.Value(tallyKey{}).(*tally); ok {
+		return t
+	}
+	return &tally{}
+}
+
+// count is the middleware that adds a handling's tally to the stats once
+// the guard inside it has committed (the handling returned nil).
+func (s *Store) count(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(ctx context.Context, d runtime.Delivery) error {
+		t := &tally{}
+		err := next(context.WithValue(ctx, tallyKey{}, t), d)
+		if err == nil {
+			s.stats.started.Add(t.started)
+			s.stats.completed.Add(t.completed)
+			s.stats.timedOut.Add(t.timedOut)
+			s.stats.late.Add(t.late)
+			s.stats.ignored.Add(t.ignored)
+		}
+		return err
+	}
 }
 
 // Stats returns the counts so far.
