@@ -32,6 +32,7 @@ import (
 
 	sagas "github.com/warrenbus/warren/golden/sagas/want"
 	"github.com/warrenbus/warren/runtime"
+	saga "github.com/warrenbus/warren/runtime/saga"
 	"github.com/warrenbus/warren/runtime/warrentest"
 )
 
@@ -71,11 +72,12 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// The names of the consumers and responders, for the methods of warrentest.Bus
-// that take one (Calls, Handled, Poisoned, ...): a typo is a compile error
-// rather than a failing test.
+// The names of the consumers, responders and sagas' queues, for the methods of
+// warrentest.Bus that take one (Calls, Handled, Poisoned, ...): a typo is a
+// compile error rather than a failing test.
 const (
-	Mailer = "mailer"
+	Mailer       = "mailer"
+	CheckoutSaga = "saga.checkout"
 )
 
 // PublishOrderCancelRequested validates v and publishes it with routing key
@@ -140,4 +142,14 @@ func (k *Kit) StartMailer(h sagas.MailerHandler, opts ...runtime.ConsumerOption)
 	k.T().Helper()
 	c, err := sagas.NewMailerConsumer(k.Conn(), h, opts...)
 	k.Start(Mailer, c, err)
+}
+
+// StartCheckoutSaga runs saga "checkout" with h until the test ends, as
+// sagas.NewCheckoutSaga builds it, its instances kept in store; opts adjust it
+// as they do there. Timeouts and published facts leave through the outbox:
+// start a relay (sagas.NewOutboxRelay) too.
+func (k *Kit) StartCheckoutSaga(store *saga.Store, h sagas.CheckoutSaga, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := sagas.NewCheckoutSaga(k.Conn(), store, h, opts...)
+	k.Start(CheckoutSaga, c, err)
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	ev "github.com/warrenbus/warren/examples/checkout/checkoutevents"
+	"github.com/warrenbus/warren/examples/checkout/checkoutevents/checkouteventstest"
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/sqldb"
+)
+
+// The saga in virtual time on the test kit's bus, its instances in
+// SQLite: an order paid within its window completes and its timeout never
+// fires; one paid only in part is cancelled when the window ends, exactly
+// then, and the mailer hears of it.
+func TestCheckoutInVirtualTime(t *testing.T) {
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
+	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
+		const window = 30 * time.Minute
+		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.StartCheckoutSaga(parts.Store, checkout{payWithin: window})
+		k.Start("relay", parts.Relay, nil)
+		k.StartOrderMailer(&mailer{cancelled: make(chan string, 10)})
+		start := time.Now()
+
+		k.PublishOrderPlaced(ev.OrderPlaced{OrderID: "order-1", TotalCents: 2500})
+		k.PublishOrderPlaced(ev.OrderPlaced{OrderID: "order-2", TotalCents: 900})
+		k.Idle()
+		k.Advance(10 * time.Minute)
+		k.PublishOrderPaid(ev.OrderPaid{OrderID: "order-1", AmountCents: 1000})
+		k.PublishOrderPaid(ev.OrderPaid{OrderID: "order-2", AmountCents: 900})
+		k.Advance(window - 10*time.Minute - time.Second)
+		if got := k.PublishedOrderCancelled(); len(got) != 0 {
+			t.Fatalf("cancelled %+v before the window ended", got)
+		}
+		k.Advance(time.Second)
+		k.Idle()
+		got := k.PublishedOrderCancelled()
+		if len(got) != 1 || got[0].OrderID != "order-1" || got[0].Reason != ev.OrderCancelledReasonUnpaid {
+			t.Fatalf("cancelled %+v; want order-1 alone, unpaid", got)
+		}
+		if at := time.Since(start); at < window {
+			t.Errorf("cancelled %s after the order; want the window, %s", at, window)
+		}
+		k.WantHandled(checkouteventstest.OrderMailer, 1)
+		if st := parts.Store.Stats(); st.Started != 2 || st.Completed != 2 || st.TimedOut != 1 || st.LateTimeouts != 0 {
+			t.Errorf("stats %+v; want 2 started, 2 completed, 1 timed out and no late timeout (order-2's was cancelled)", st)
+		}
+		k.WantPoisoned(checkouteventstest.CheckoutSaga, 0)
+	})
+}
