@@ -105,6 +105,29 @@ func (m *mailer) reason(order string) (sagas.OrderCancelledReason, bool) {
 	return r, ok
 }
 
+// sagaEvents counts the saga events a store reports, by event, consumer
+// and routing key.
+type sagaEvents struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (m *sagaEvents) Count(consumer string, e runtime.Event, routingKey string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counts[e.String()+" "+consumer+" "+routingKey]++
+}
+
+func (m *sagaEvents) of(e runtime.Event, routingKey string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counts[e.String()+" saga.checkout "+routingKey]
+}
+
+func (*sagaEvents) ObserveHandler(string, string, time.Duration, error) {}
+func (*sagaEvents) Paused(string)                                       {}
+func (*sagaEvents) Resumed(string, time.Duration)                       {}
+
 // sagaDB is one database the saga test runs on.
 type sagaDB struct {
 	name    string
@@ -159,7 +182,8 @@ func testSaga(t *testing.T, d sagaDB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := saga.NewStore(d.txDB, saga.Config{Dialect: d.dialect, Table: instTable, Guard: guard, Outbox: w.Outbox()})
+	events := &sagaEvents{counts: map[string]int{}}
+	store, err := saga.NewStore(d.txDB, saga.Config{Dialect: d.dialect, Table: instTable, Guard: guard, Outbox: w.Outbox(), Metrics: events})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,8 +263,11 @@ func testSaga(t *testing.T, d sagaDB) {
 		if n := pendingTimeouts(); n != 0 {
 			t.Errorf("%d pending timeouts after completion; want the timeout cancelled", n)
 		}
-		if st := store.Stats(); st.Started < 1 || st.Completed < 1 {
+		if st := store.Stats(); st.Started != 1 || st.Completed != 1 {
 			t.Errorf("stats %+v; want a start and a completion counted", st)
+		}
+		if s, c := events.of(runtime.SagaStarted, sagas.OrderPlacedRoutingKey), events.of(runtime.SagaCompleted, sagas.OrderPaidRoutingKey); s != 1 || c != 1 {
+			t.Errorf("metrics: %d saga_started by order.placed, %d saga_completed by order.paid; want 1 of each", s, c)
 		}
 	})
 
@@ -258,6 +285,9 @@ func testSaga(t *testing.T, d sagaDB) {
 		}
 		if st := store.Stats(); st.TimedOut != 1 {
 			t.Errorf("stats %+v; want 1 timeout handled", st)
+		}
+		if n := events.of(runtime.SagaTimedOut, "saga.checkout.timeout"); n != 1 {
+			t.Errorf("metrics: %d saga_timed_out; want 1", n)
 		}
 	})
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,33 @@ func TestCheckoutInVirtualTime(t *testing.T) {
 			t.Errorf("stats %+v; want 2 started, 2 completed, 1 timed out and no late timeout (order-2's was cancelled)", st)
 		}
 		k.WantPoisoned(checkouteventstest.CheckoutSaga, 0)
+	})
+}
+
+// A payment published around its schema's generated code, without the
+// order id the saga finds its instance by, goes to poison at once, saying
+// why; nothing is started.
+func TestCheckoutPoisonsAFactWithoutItsCorrelation(t *testing.T) {
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
+	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
+		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.StartCheckoutSaga(parts.Store, checkout{payWithin: time.Hour})
+		k.PublishRaw(ev.OrderPaidRoutingKey, []byte(`{"amount_cents": 100}`))
+		k.Idle()
+		poisoned := k.Poisoned(checkouteventstest.CheckoutSaga)
+		if len(poisoned) != 1 {
+			t.Fatalf("%d facts poisoned; want the payment", len(poisoned))
+		}
+		// The schema's check comes first: the correlation is a required
+		// property, which warren generate made sure of.
+		if f := poisoned[0].Failure; !strings.Contains(f, "order_id") {
+			t.Errorf("x-failure %q; want it to name the missing order_id", f)
+		}
+		if st := parts.Store.Stats(); st.Started != 0 {
+			t.Errorf("stats %+v; want nothing started", st)
+		}
 	})
 }

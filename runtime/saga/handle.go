@@ -101,7 +101,7 @@ func (r *runner[S]) fact(ctx context.Context, d runtime.Delivery, b Binding[S], 
 	if err != nil {
 		return runtime.Permanent(fmt.Errorf("saga %s: fact %s: correlation %s: %w", r.def.Name, b.fact.RoutingKey, b.correlation, err))
 	}
-	return r.apply(ctx, id, func(cur row) (Rule, error) {
+	return r.apply(ctx, d, id, func(cur row) (Rule, error) {
 		switch {
 		case cur.found && cur.completed:
 			return Ignore, nil
@@ -119,7 +119,7 @@ func (r *runner[S]) timeout(ctx context.Context, d runtime.Delivery, t timeoutPa
 	if !ok {
 		return runtime.Permanent(fmt.Errorf("saga %s: timeout %q: the saga declares no such timeout", r.def.Name, t.Timeout))
 	}
-	return r.apply(ctx, t.Instance, func(cur row) (Rule, error) {
+	return r.apply(ctx, d, t.Instance, func(cur row) (Rule, error) {
 		if !cur.found || cur.completed || cur.timeouts[t.Timeout] != d.MessageID {
 			tallyOf(ctx).late++
 			return Ignore, nil
@@ -138,7 +138,7 @@ func (r *runner[S]) timeout(ctx context.Context, d runtime.Delivery, t timeoutPa
 // calls the handler and writes its step. A write that finds another
 // version reads again and calls the handler again. fired names a timeout
 // being handled, which is pending no more.
-func (r *runner[S]) apply(ctx context.Context, id string, rule func(row) (Rule, error), what string,
+func (r *runner[S]) apply(ctx context.Context, d runtime.Delivery, id string, rule func(row) (Rule, error), what string,
 	call func(context.Context, Instance[S]) (Step[S], error), fired ...string) error {
 	tx, ok := idempotency.ClaimTx(ctx)
 	if !ok {
@@ -199,6 +199,7 @@ func (r *runner[S]) apply(ctx context.Context, id string, rule func(row) (Rule, 
 			return nil
 		}
 		s.stats.conflicts.Add(1)
+		s.event(d, runtime.SagaConflict, 1)
 	}
 }
 

@@ -51,6 +51,10 @@ type Config struct {
 	Outbox *outbox.Outbox
 	// Now is the clock that stamps instances; default time.Now.
 	Now func() time.Time
+	// Metrics receives the saga events (runtime.SagaStarted, ...), labelled
+	// with the saga's queue and the routing key of the fact; nil counts in
+	// Stats alone. Pass the runtime.Config's Metrics.
+	Metrics runtime.Metrics
 }
 
 // Store keeps the instances of sagas in a SQL table. It is safe for
@@ -63,6 +67,7 @@ type Store struct {
 	outbox  *outbox.Outbox
 	now     func() time.Time
 	stats   stats
+	metrics runtime.Metrics
 
 	load, insert, update, setTimeouts, prune string
 }
@@ -87,7 +92,7 @@ func NewStore(db sqldb.DB, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("saga: NewStore: %w", err)
 	}
 	p := cfg.Dialect.Placeholder
-	s := &Store{db: db, dialect: cfg.Dialect, table: t, guard: cfg.Guard, outbox: cfg.Outbox, now: cfg.Now}
+	s := &Store{db: db, dialect: cfg.Dialect, table: t, guard: cfg.Guard, outbox: cfg.Outbox, now: cfg.Now, metrics: cfg.Metrics}
 	q := t.Quoted()
 	s.load = fmt.Sprintf("SELECT version, state, timeouts, completed_at FROM %s WHERE saga = %s AND instance = %s", q, p(1), p(2))
 	// ON CONFLICT DO NOTHING: of two handlings that start one instance,
@@ -188,8 +193,21 @@ func (s *Store) count(next runtime.HandlerFunc) runtime.HandlerFunc {
 			s.stats.timedOut.Add(t.timedOut)
 			s.stats.late.Add(t.late)
 			s.stats.ignored.Add(t.ignored)
+			for e, n := range map[runtime.Event]int64{runtime.SagaStarted: t.started, runtime.SagaCompleted: t.completed, runtime.SagaTimedOut: t.timedOut, runtime.SagaLateTimeout: t.late} {
+				s.event(d, e, n)
+			}
 		}
 		return err
+	}
+}
+
+// event counts n events e of delivery d in the configured Metrics.
+func (s *Store) event(d runtime.Delivery, e runtime.Event, n int64) {
+	if s.metrics == nil {
+		return
+	}
+	for range n {
+		s.metrics.Count(d.Consumer, e, d.RoutingKey)
 	}
 }
 
