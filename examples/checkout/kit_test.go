@@ -11,6 +11,7 @@ import (
 	ev "github.com/warrenbus/warren/examples/checkout/checkoutevents"
 	"github.com/warrenbus/warren/examples/checkout/checkoutevents/checkouteventstest"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/saga"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
@@ -82,6 +83,46 @@ func TestCheckoutPoisonsAFactWithoutItsCorrelation(t *testing.T) {
 		}
 		if st := parts.Store.Stats(); st.Started != 0 {
 			t.Errorf("stats %+v; want nothing started", st)
+		}
+	})
+}
+
+// A completed order is kept for the manifest's keepCompleted (72h), then
+// removed by the store's pruning; a running one stays.
+func TestCheckoutPrunesCompletedOrders(t *testing.T) {
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
+	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
+		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.StartCheckoutSaga(parts.Store, checkout{payWithin: time.Hour})
+		go parts.Store.PruneEvery(k.Context(), time.Hour, func(err error) { t.Errorf("prune: %v", err) })
+		k.PublishOrderPlaced(ev.OrderPlaced{OrderID: "paid", TotalCents: 100})
+		k.PublishOrderPaid(ev.OrderPaid{OrderID: "paid", AmountCents: 100})
+		k.PublishOrderPaid(ev.OrderPaid{OrderID: "running", AmountCents: 50})
+		k.Idle()
+		admin, err := saga.NewAdmin(sqldb.FromSQL(db), sqldb.SQLite, "sagas", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		instances := func() (out []string) {
+			rows, err := admin.List(k.Context(), "checkout", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				out = append(out, r.Instance)
+			}
+			return out
+		}
+		k.Advance(71 * time.Hour)
+		if got := instances(); len(got) != 2 {
+			t.Fatalf("instances after 71h: %v; want both kept", got)
+		}
+		k.Advance(2 * time.Hour)
+		if got := instances(); len(got) != 1 || got[0] != "running" {
+			t.Errorf("instances after 73h: %v; want the running one alone", got)
 		}
 	})
 }

@@ -88,6 +88,9 @@ func (e *emitter) genSagaConstructor(f *jen.File, s *model.Saga) {
 		jen.Id("Name"):          jen.Lit(s.Name),
 		jen.Id("ValidateState"): jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(s.StateLocation)),
 	}
+	if s.KeepCompleted > 0 {
+		def[jen.Id("KeepCompleted")] = durationLit(s.KeepCompleted)
+	}
 	f.Func().Id(s.ConstructorName()).Params(
 		jen.Id("conn").Op("*").Qual(runtimePath, "Conn"),
 		jen.Id("store").Op("*").Qual(sagaPath, "Store"),

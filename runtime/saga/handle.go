@@ -58,6 +58,7 @@ func New[S any](conn *runtime.Conn, store *Store, def Definition, q topology.Con
 	if store == nil {
 		return nil, fmt.Errorf("saga %q: nil Store", def.Name)
 	}
+	store.register(def)
 	r := &runner[S]{store: store, def: def, timeouts: map[string]Binding[S]{}}
 	var routes []runtime.Route
 	for _, b := range bindings {

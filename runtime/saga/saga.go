@@ -104,6 +104,9 @@ type Definition struct {
 	// ValidateState checks a stored state against the state's schema
 	// before the handler sees it.
 	ValidateState func(state []byte) error
+	// KeepCompleted is how long [Store.PruneEvery] keeps a completed
+	// instance (the manifest's keepCompleted); 0 means DefaultKeepCompleted.
+	KeepCompleted time.Duration
 }
 
 // Binding is one fact, or the timeouts, of a saga bound to its handler

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,9 @@ type Store struct {
 	now     func() time.Time
 	stats   stats
 	metrics runtime.Metrics
+
+	mu   sync.Mutex
+	keep map[string]time.Duration // the sagas New bound to the store -> KeepCompleted
 
 	load, insert, update, setTimeouts, prune string
 }
@@ -148,6 +152,48 @@ func (s *Store) Prune(ctx context.Context, saga string, keep time.Duration) (int
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
+}
+
+// register remembers a saga bound to the store, for PruneEvery.
+func (s *Store) register(def Definition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keep == nil {
+		s.keep = map[string]time.Duration{}
+	}
+	s.keep[def.Name] = def.KeepCompleted
+}
+
+// PruneEvery prunes, at once and then every interval until ctx is done,
+// the completed instances of every saga bound to the store ([New]) that
+// have been complete for longer than the saga's KeepCompleted. A failed
+// prune goes to onError (nil ignores it), and the loop carries on. Run it
+// in a goroutine of its own; every replica may run it.
+func (s *Store) PruneEvery(ctx context.Context, interval time.Duration, onError func(error)) {
+	prune := func() {
+		s.mu.Lock()
+		keep := make(map[string]time.Duration, len(s.keep))
+		for name, k := range s.keep {
+			keep[name] = k
+		}
+		s.mu.Unlock()
+		for name, k := range keep {
+			if _, err := s.Prune(ctx, name, k); err != nil && onError != nil && ctx.Err() == nil {
+				onError(err)
+			}
+		}
+	}
+	prune()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			prune()
+		}
+	}
 }
 
 // Stats are what a store counted since it was made, over every saga.

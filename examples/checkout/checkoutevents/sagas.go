@@ -6,6 +6,7 @@ package checkoutevents
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/saga"
@@ -52,6 +53,7 @@ func NewCheckoutSaga(conn *runtime.Conn, store *saga.Store, h CheckoutSaga, opts
 		return nil, errors.New("new saga \"checkout\": nil CheckoutSaga")
 	}
 	return saga.New(conn, store, saga.Definition{
+		KeepCompleted: 72 * time.Hour,
 		Name:          "checkout",
 		ValidateState: schemaSet.Validator("sagas/checkout.json"),
 	}, Topology.Consumers[1], []saga.Binding[Checkout]{

@@ -6,6 +6,7 @@ package sagas
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/saga"
@@ -57,6 +58,7 @@ func NewCheckoutSaga(conn *runtime.Conn, store *saga.Store, h CheckoutSaga, opts
 		return nil, errors.New("new saga \"checkout\": nil CheckoutSaga")
 	}
 	return saga.New(conn, store, saga.Definition{
+		KeepCompleted: 24 * time.Hour,
 		Name:          "checkout",
 		ValidateState: schemaSet.Validator("sagas/checkout.json"),
 	}, Topology.Consumers[1], []saga.Binding[Checkout]{
