@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -31,7 +32,32 @@ const (
 // and version 5 (one write per fact): an update lost to a concurrent
 // handling of the same order would leave a payment out.
 func TestSagaConcurrentInstances(t *testing.T) {
-	url := testenv.VHost(t, "warren-saga-load")
+	sagaConcurrentInstances(t, []string{testenv.VHost(t, "warren-saga-load")})
+}
+
+// TestClusterSagaConcurrentInstances is the same on a three-node RabbitMQ
+// 4 cluster (make test-cluster), in a vhost of its own, each service
+// instance given every node's URL.
+func TestClusterSagaConcurrentInstances(t *testing.T) {
+	c := testenv.NewCluster(t)
+	vhost := testenv.Name("warren-saga-cluster")
+	node := c.Nodes[0].Name
+	c.Ctl(t, node, "add_vhost", vhost)
+	t.Cleanup(func() { c.Ctl(t, node, "delete_vhost", vhost) })
+	var urls []string
+	for _, u := range c.URLs() {
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Ctl(t, node, "set_permissions", "-p", vhost, parsed.User.Username(), ".*", ".*", ".*")
+		parsed.Path = "/" + vhost
+		urls = append(urls, parsed.String())
+	}
+	sagaConcurrentInstances(t, urls)
+}
+
+func sagaConcurrentInstances(t *testing.T, urls []string) {
 	pg := testenv.OpenDB(t, "pgx", testenv.PGDSN(t))
 	db := sqldb.FromSQL(pg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,7 +70,7 @@ func TestSagaConcurrentInstances(t *testing.T) {
 	var stores []*saga.Store
 	var conn *runtime.Conn
 	for i := range 2 { // two service instances, each with its connection, guard and store
-		c, err := runtime.Dial(ctx, runtime.Config{URLs: []string{url}, Topology: &sagas.Topology, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		c, err := runtime.Dial(ctx, runtime.Config{URLs: urls, Topology: &sagas.Topology, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
