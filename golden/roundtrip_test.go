@@ -40,6 +40,7 @@ import (
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
+	sagas "github.com/warrenbus/warren/golden/sagas/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	versions "github.com/warrenbus/warren/golden/versions/want"
@@ -76,6 +77,7 @@ var topologies = map[string]topology.Topology{
 	"refs":            refs.Topology,
 	"rule-names":      rulenames.Topology,
 	"requests":        requests.Topology,
+	"sagas":           sagas.Topology,
 	"unions":          unions.Topology,
 	"vendor-shapes":   vendorshapes.Topology,
 	"versions":        versions.Topology,
