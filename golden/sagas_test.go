@@ -356,6 +356,35 @@ func testSaga(t *testing.T, d sagaDB) {
 			t.Errorf("poison header %s = %q; want it to name the instance and the schema", runtime.HeaderFailure, f)
 		}
 	})
+
+	t.Run("operators list, show and delete instances", func(t *testing.T) {
+		admin, err := saga.NewAdmin(d.txDB, d.dialect, instTable, w.Outbox())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := admin.List(ctx, "checkout", 100)
+		if err != nil || len(rows) < 4 || !rows[0].CompletedAt.IsZero() {
+			t.Fatalf("List = %d rows, %v; want every instance, running ones first", len(rows), err)
+		}
+		sums, err := admin.Summaries(ctx)
+		if err != nil || len(sums) != 1 || sums[0].Running+sums[0].Completed != int64(len(rows)) {
+			t.Fatalf("Summaries = %+v, %v; want one saga counting %d instances", sums, err, len(rows))
+		}
+		r, ok, err := admin.Show(ctx, "checkout", "slow-2")
+		if err != nil || !ok || r.Version != 1 || len(r.Timeouts) != 1 {
+			t.Fatalf("Show = %+v, %v, %v; want slow-2 at version 1 with its timeout pending", r, ok, err)
+		}
+		before := pendingTimeouts()
+		if deleted, err := admin.Delete(ctx, "checkout", "slow-2"); !deleted || err != nil {
+			t.Fatalf("Delete = %v, %v", deleted, err)
+		}
+		if n := pendingTimeouts(); n != before-1 {
+			t.Errorf("%d pending timeouts after the delete, %d before; want its timeout cancelled", n, before)
+		}
+		if _, ok, _ := admin.Show(ctx, "checkout", "slow-2"); ok {
+			t.Error("slow-2 is still there")
+		}
+	})
 }
 
 // getLast takes the messages of queue until the one with message id id.

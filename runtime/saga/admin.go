@@ -162,3 +162,52 @@ func (a *Admin) queryTx(ctx context.Context, tx sqldb.Tx, q string, args ...any)
 	}
 	return out, nil
 }
+
+// Summary is what a saga's instances look like at one moment.
+type Summary struct {
+	Saga      string
+	Running   int64 // instances not completed
+	Completed int64 // completed instances not pruned yet
+	// OldestRunning is when the oldest running instance started; zero
+	// without running instances.
+	OldestRunning time.Time
+	// WithTimeouts counts the running instances with a timeout pending.
+	WithTimeouts int64
+}
+
+// Summaries returns a Summary per saga with instances in the table,
+// sorted by saga.
+func (a *Admin) Summaries(ctx context.Context) ([]Summary, error) {
+	q := fmt.Sprintf(`SELECT saga,
+  SUM(CASE WHEN completed_at IS NULL THEN 1 ELSE 0 END),
+  SUM(CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END),
+  MIN(CASE WHEN completed_at IS NULL THEN created_at END),
+  SUM(CASE WHEN completed_at IS NULL AND timeouts <> '{}' THEN 1 ELSE 0 END)
+FROM %s GROUP BY saga ORDER BY saga`, a.table.Quoted())
+	tx, err := a.db.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var s Summary
+		var oldest *int64
+		if err := rows.Scan(&s.Saga, &s.Running, &s.Completed, &oldest, &s.WithTimeouts); err != nil {
+			return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+		}
+		if oldest != nil {
+			s.OldestRunning = time.UnixMilli(*oldest)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	return out, nil
+}

@@ -47,13 +47,21 @@ func TestPruneDeletesOnlyOldCompletedInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := store.Prune(ctx, "checkout", time.Hour)
-	if err != nil || n != 1 {
-		t.Fatalf("Prune = %d, %v; want the old completed checkout alone", n, err)
-	}
 	admin, err := saga.NewAdmin(sqldb.FromSQL(db), sqldb.SQLite, "", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	sums, err := admin.Summaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != 2 || sums[0].Saga != "checkout" || sums[0].Running != 1 || sums[0].Completed != 2 || sums[0].OldestRunning.UnixMilli() != 0 ||
+		sums[1].Saga != "refund" || sums[1].Running != 0 || !sums[1].OldestRunning.IsZero() {
+		t.Errorf("summaries %+v; want checkout 1 running (since 0) and 2 completed, refund 1 completed", sums)
+	}
+	n, err := store.Prune(ctx, "checkout", time.Hour)
+	if err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want the old completed checkout alone", n, err)
 	}
 	rows, err := admin.List(ctx, "", 10)
 	if err != nil {
