@@ -126,3 +126,35 @@ func TestCheckoutPrunesCompletedOrders(t *testing.T) {
 		}
 	})
 }
+
+// A timeout that fires after its instance is gone (removed here without
+// cancelling it) is dropped and counted, not handled.
+func TestCheckoutDropsALateTimeout(t *testing.T) {
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
+	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
+		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, 30*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.StartCheckoutSaga(parts.Store, checkout{payWithin: 30 * time.Minute})
+		k.Start("relay", parts.Relay, nil)
+		k.PublishOrderPlaced(ev.OrderPlaced{OrderID: "order-1", TotalCents: 2500})
+		k.Idle()
+		admin, err := saga.NewAdmin(sqldb.FromSQL(db), sqldb.SQLite, "sagas", nil) // no outbox: its timeout stays
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deleted, err := admin.Delete(k.Context(), "checkout", "order-1"); !deleted || err != nil {
+			t.Fatalf("Delete = %v, %v", deleted, err)
+		}
+		k.Advance(31 * time.Minute)
+		k.Idle()
+		if st := parts.Store.Stats(); st.LateTimeouts != 1 || st.TimedOut != 0 {
+			t.Errorf("stats %+v; want the timeout dropped as late, not handled", st)
+		}
+		if got := k.PublishedOrderCancelled(); len(got) != 0 {
+			t.Errorf("cancelled %+v for an order that is gone", got)
+		}
+		k.WantPoisoned(checkouteventstest.CheckoutSaga, 0)
+	})
+}
