@@ -44,6 +44,9 @@ func TimeoutFact(saga string) runtime.Fact {
 	return runtime.Fact{RoutingKey: "saga." + saga + ".timeout", Version: 1}
 }
 
+// drop acks a timeout that is late: counted as such, not as ignored.
+const drop Rule = "drop"
+
 // timeoutPayload is the payload of a timeout fact.
 type timeoutPayload struct {
 	Instance string `json:"instance"`
@@ -123,7 +126,7 @@ func (r *runner[S]) timeout(ctx context.Context, d runtime.Delivery, t timeoutPa
 	return r.apply(ctx, d, t.Instance, func(cur row) (Rule, error) {
 		if !cur.found || cur.completed || cur.timeouts[t.Timeout] != d.MessageID {
 			tallyOf(ctx).late++
-			return Ignore, nil
+			return drop, nil
 		}
 		return Handle, nil
 	}, "timeout "+t.Timeout, func(ctx context.Context, in Instance[S]) (Step[S], error) {
@@ -158,6 +161,8 @@ func (r *runner[S]) apply(ctx context.Context, d runtime.Delivery, id string, ru
 		switch verdict {
 		case Ignore:
 			tallyOf(ctx).ignored++
+			return nil
+		case drop:
 			return nil
 		case Poison:
 			state := "no instance"
