@@ -69,8 +69,9 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 
 	var stores []*saga.Store
 	var conn *runtime.Conn
+	events := &sagaEvents{counts: map[string]int{}} // every delivery event of both service instances
 	for i := range 2 { // two service instances, each with its connection, guard and store
-		c, err := runtime.Dial(ctx, runtime.Config{URLs: urls, Topology: &sagas.Topology, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		c, err := runtime.Dial(ctx, runtime.Config{URLs: urls, Topology: &sagas.Topology, Metrics: events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,6 +179,15 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 		t.Errorf("started %d, completed %d; want %d of each", started, completed(), concurrentInstances)
 	}
 	t.Logf("%d facts, %d conflicts retried on the new state", len(sends), conflicts)
+	// A conflict is handled again inside its transaction: it spends none
+	// of the fact's attempts.
+	for _, e := range []runtime.Event{runtime.Retried, runtime.Poisoned} {
+		for _, key := range []string{sagas.OrderPlacedRoutingKey, sagas.OrderPaidRoutingKey} {
+			if n := events.of(e, key); n != 0 {
+				t.Errorf("%d %s %s facts; want none: conflicts must not spend attempts", n, e, key)
+			}
+		}
+	}
 	if conflicts == 0 {
 		t.Error("no conflict was counted: the test did not make two handlings of one instance meet")
 	}
