@@ -70,7 +70,7 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 	var stores []*saga.Store
 	var conn *runtime.Conn
 	events := &sagaEvents{counts: map[string]int{}} // every delivery event of both service instances
-	for i := range 2 { // two service instances, each with its connection, guard and store
+	for i := range 2 {                              // two service instances, each with its connection, guard and store
 		c, err := runtime.Dial(ctx, runtime.Config{URLs: urls, Topology: &sagas.Topology, Metrics: events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
