@@ -69,8 +69,10 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 
 	var stores []*saga.Store
 	var conn *runtime.Conn
-	events := &sagaEvents{counts: map[string]int{}} // every delivery event of both service instances
-	for i := range 2 {                              // two service instances, each with its connection, guard and store
+	// events counts every delivery event of both service instances, each
+	// with its connection, guard and store.
+	events := &sagaEvents{counts: map[string]int{}}
+	for i := range 2 {
 		c, err := runtime.Dial(ctx, runtime.Config{URLs: urls, Topology: &sagas.Topology, Metrics: events, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
