@@ -41,6 +41,7 @@ import (
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
+	sagas "github.com/warrenbus/warren/golden/sagas/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	versions "github.com/warrenbus/warren/golden/versions/want"
@@ -76,8 +77,9 @@ var topologies = map[string]topology.Topology{
 	"recursion-allof":  recursionallof.Topology,
 	"ref-by-path":      refbypath.Topology,
 	"refs":             refs.Topology,
-	"rule-names":       rulenames.Topology,
 	"requests":         requests.Topology,
+	"rule-names":       rulenames.Topology,
+	"sagas":            sagas.Topology,
 	"unions":           unions.Topology,
 	"vendor-shapes":    vendorshapes.Topology,
 	"versions":         versions.Topology,

@@ -38,10 +38,16 @@ const (
 	ErrorReplied // the request failed (handler error, panic, refused request) and the error went back as its reply; then acked
 	// Consumers, plain and ordered:
 	Deferred // the handler deferred the fact (Defer): a plain consumer's confirmed copy went to the delay levels with its attempts unchanged, then the original was acked; an ordered consumer waits in place until it is due (counted besides)
+	// Sagas only (runtime/saga), counted besides, once the handling committed:
+	SagaStarted     // the fact started a saga instance
+	SagaCompleted   // the fact or timeout completed its instance
+	SagaTimedOut    // a saga's timeout fired and was handled
+	SagaConflict    // the instance changed while the fact was handled: handled again on the new state (counted even when the handling then failed)
+	SagaLateTimeout // a timeout that fired after its instance completed, or after it was moved or cancelled: dropped
 	numEvents
 )
 
-var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back", "expired", "error_replied", "deferred"}
+var eventNames = [numEvents]string{"delivered", "redelivered", "acked", "retried", "poisoned", "duplicate_skipped", "returned", "newer_version", "held", "reply_dropped", "retried_in_place", "sequence_gap", "sequence_step_back", "expired", "error_replied", "deferred", "saga_started", "saga_completed", "saga_timed_out", "saga_conflict", "saga_late_timeout"}
 
 // String returns the event's snake_case name, suitable as a metric label.
 func (e Event) String() string {

@@ -19,6 +19,7 @@ import (
 	"github.com/warrenbus/warren/generator/docgen"
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/saga"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
@@ -32,7 +33,7 @@ func consoleCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "console",
 		Usage:     "serve a web page for operators: live figures, poison review, topology, catalogue",
-		UsageText: "warren console [--listen ADDR] [--management-url URL] [--outbox-dsn DSN] [--read-only] [--url URL ...] SCHEMA_DIR",
+		UsageText: "warren console [--listen ADDR] [--management-url URL] [--outbox-dsn DSN] [--saga-dsn DSN] [--read-only] [--url URL ...] SCHEMA_DIR",
 		Description: `Serves, for the consumers of SCHEMA_DIR on the broker:
    - every consumer's work depth, poison depth, consumer count and redelivery
      rate, refreshing live, with the last hour drawn; a consumer with poison,
@@ -45,6 +46,8 @@ func consoleCommand() *cli.Command {
      (per level), the latest the next falls due, and the unroutable lane; with
      --outbox-dsn, the outbox table's pending, failed and scheduled rows and
      the next due time;
+   - with --saga-dsn, each saga's instances: running and completed, the
+     oldest running one's age, and how many wait on a timeout;
    - the topology drawn, and the catalogue and schema of every fact.
 
 Depths and consumer counts come over AMQP. The broker counts redeliveries
@@ -70,6 +73,9 @@ Examples:
 			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
 				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
 			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
+			&cli.StringFlag{Name: "saga-dsn", EnvVars: []string{"WARREN_SAGA_DSN"},
+				Usage: "also show the sagas' instances kept in this database: `DSN` postgres://... or sqlite:PATH"},
+			&cli.StringFlag{Name: "saga-table", Value: saga.DefaultTable, Usage: "the saga instances `TABLE` of --saga-dsn"},
 		),
 		Action: runConsole,
 	}
@@ -116,6 +122,18 @@ func runConsole(c *cli.Context) error {
 		}
 		defer closeDB()
 		cfg.Outbox = outboxReader{ob: ob, db: db}
+	}
+	if dsn := c.String("saga-dsn"); dsn != "" {
+		_, db, closeDB, err := openOutboxAt(c, dsn, outbox.DefaultTable, "--saga-dsn", "--saga-table")
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		a, err := saga.NewAdmin(db, sagaDialect(dsn), c.String("saga-table"), nil)
+		if err != nil {
+			return usageError(c, "--saga-table: %v", err)
+		}
+		cfg.Sagas = a
 	}
 	conn, err := dialBroker(c, urls)
 	if err != nil {

@@ -109,6 +109,11 @@ var help = map[runtime.Event]string{
 	runtime.Expired:          "Responders: requests taken after their caller's deadline, acked without being worked on.",
 	runtime.ErrorReplied:     "Responders: requests that failed and whose error went back to the caller as the reply.",
 	runtime.Deferred:         "Messages whose handler deferred them (runtime.Defer): held for later without spending an attempt, in the delay levels or, by an ordered consumer, in place.",
+	runtime.SagaStarted:      "Sagas: instances started, counted once the handling committed.",
+	runtime.SagaCompleted:    "Sagas: instances completed, counted once the handling committed.",
+	runtime.SagaTimedOut:     "Sagas: timeouts that fired and were handled.",
+	runtime.SagaConflict:     "Sagas: handlings that found their instance changed meanwhile and handled the fact again on the new state.",
+	runtime.SagaLateTimeout:  "Sagas: timeouts that fired after their instance completed, or after they were moved or cancelled, dropped.",
 }
 
 var labels = []string{"consumer", "routing_key"}

@@ -61,6 +61,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
 		{name: "requests.go", source: "warren.json", when: hasRequests, gen: (*emitter).genRequests},
 		{name: "versions.go", source: "warren.json", when: hasVersions, gen: (*emitter).genVersions},
+		{name: "sagas.go", source: "warren.json", when: hasSagas, gen: (*emitter).genSagas},
 	}
 	bySource := map[string][]*model.Type{}
 	for _, t := range m.Types {

@@ -147,6 +147,11 @@ func (k *kitEmitter) checkNames() error {
 		claim(pkgLevel, responderConst(r), what)
 		claim(methods, startResponder(r), what)
 	}
+	for _, s := range k.m.Sagas {
+		what := "saga " + strconv.Quote(s.Name)
+		claim(pkgLevel, s.InterfaceName(), what)
+		claim(methods, "Start"+s.InterfaceName(), what)
+	}
 	if hasRequests(k.m) {
 		claim(methods, requesterMethod, "the requester")
 	}
@@ -251,9 +256,13 @@ func (k *kitEmitter) gen(f *jen.File) {
 		)
 		g.Return(jen.Op("&").Id(kitType).Values(jen.Dict{jen.Id("Bus"): jen.Id("b"), jen.Id("pub"): jen.Id("p")}))
 	})
-	if len(k.m.Consumers)+len(k.m.Responders) > 0 {
+	if len(k.m.Consumers)+len(k.m.Responders)+len(k.m.Sagas) > 0 {
 		f.Line()
-		for _, c := range docComment("The names of the consumers and responders, for the methods of warrentest.Bus that take one (Calls, Handled, Poisoned, ...): a typo is a compile error rather than a failing test.") {
+		what := "consumers and responders"
+		if len(k.m.Sagas) > 0 {
+			what = "consumers, responders and sagas' queues"
+		}
+		for _, c := range docComment("The names of the " + what + ", for the methods of warrentest.Bus that take one (Calls, Handled, Poisoned, ...): a typo is a compile error rather than a failing test.") {
 			f.Add(c)
 		}
 		f.Const().DefsFunc(func(g *jen.Group) {
@@ -262,6 +271,9 @@ func (k *kitEmitter) gen(f *jen.File) {
 			}
 			for _, r := range k.m.Responders {
 				g.Id(responderConst(r)).Op("=").Lit(r.Name)
+			}
+			for _, s := range k.m.Sagas {
+				g.Id(s.InterfaceName()).Op("=").Lit(s.QueueName())
 			}
 		})
 	}
@@ -276,6 +288,10 @@ func (k *kitEmitter) gen(f *jen.File) {
 	for _, r := range k.m.Responders {
 		f.Line()
 		k.genResponder(f, r)
+	}
+	for _, s := range k.m.Sagas {
+		f.Line()
+		k.genSaga(f, s)
 	}
 	if hasRequests(k.m) {
 		f.Line()
@@ -421,5 +437,22 @@ func (k *kitEmitter) genRequester(f *jen.File) {
 			jen.Id("k").Dot("T").Call().Dot("Fatalf").Call(jen.Lit("new requester: %v"), jen.Err()),
 		),
 		jen.Return(jen.Id("r")),
+	)
+}
+
+// genSaga writes Start<Saga>: the saga's consumer on the bus, its
+// instances kept by store (SQLite, say, for a test in virtual time).
+func (k *kitEmitter) genSaga(f *jen.File, s *model.Saga) {
+	for _, c := range docComment(fmt.Sprintf("Start%s runs saga %q with h until the test ends, as %s.%s builds it, its instances kept in store; opts adjust it as they do there. Timeouts and published facts leave through the outbox: start a relay (%s.NewOutboxRelay) too.", s.InterfaceName(), s.Name, k.m.Package, s.ConstructorName(), k.m.Package)) {
+		f.Add(c)
+	}
+	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id("Start"+s.InterfaceName()).Params(
+		jen.Id("store").Op("*").Qual(sagaPath, "Store"),
+		jen.Id("h").Add(k.qual(s.InterfaceName())),
+		jen.Id("opts").Op("...").Qual(runtimePath, "ConsumerOption"),
+	).Block(
+		jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
+		jen.List(jen.Id("c"), jen.Id("err")).Op(":=").Add(k.qual(s.ConstructorName())).Call(jen.Id("k").Dot("Conn").Call(), jen.Id("store"), jen.Id("h"), jen.Id("opts").Op("...")),
+		jen.Id("k").Dot("Start").Call(jen.Id(s.InterfaceName()), jen.Id("c"), jen.Id("err")),
 	)
 }

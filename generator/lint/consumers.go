@@ -96,6 +96,11 @@ func checkUnconsumed(p *pass) {
 			}
 		}
 	}
+	for _, sg := range p.in.Schemas.Manifest.Sagas { // a saga's queue binds its facts
+		for _, f := range sg.Facts {
+			bound[f.RoutingKey] = true
+		}
+	}
 	for _, f := range p.in.Schemas.Facts {
 		if !bound[f.RoutingKey] {
 			p.report(f.KeyDoc, f.KeyPointer, "no consumer binds %q; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable %s here)", f.RoutingKey, FactUnconsumed)

@@ -110,6 +110,10 @@ var Rules = []Rule{
 	{GoNameChanged, Warning, "a name that collides with another is given a different Go name (deterministic, documented in docs/GENERATED.md)", checkRenamed},
 	{RefResolvedByPath, Warning, "a relative $ref that no $id answers was resolved against its file's place in the directory, which tools that follow the specification do not do", checkRefsByPath},
 	{RequestPastTense, Warning, "a request's key should end in a verb in the imperative: one in the past tense is a fact in disguise", checkRequestTense},
+	{SagaNeverStarts, Error, "a saga none of whose facts starts an instance: its facts can never find one", checkSagaStarts},
+	{SagaCorrelationUnmatched, Warning, "a saga's fact whose correlation names a property no starting fact names can never find an instance", checkSagaCorrelations},
+	{SagaStateNotObject, Error, "a saga's state schema must be an object, which can grow fields", checkSagaStates},
+	{SagaTimeoutNeverFires, Error, "a saga's timeouts need the manifest's delayedFacts: they are scheduled facts", checkSagaTimeouts},
 	{LintKeyword, Error, "x-warren-lint must be {\"disable\": [rule names]}", nil},
 }
 

@@ -68,9 +68,22 @@ func TestRules(t *testing.T) {
 		"request-past-tense": {
 			`warning request-past-tense reserved.json:2:16: request key "stock.reserved" ends in "reserved", a past tense: a request asks for something to be done, in the imperative ("pricing.quote"); a key that states what happened is a fact in disguise: declare it with x-routing-key`,
 		},
+		"saga-never-starts": {
+			`error saga-never-starts warren.json:10:25: saga "checkout": fact order.placed can never find an instance: no fact of the saga starts one (every "whenMissing" is "ignore" or "poison"); let a fact of "startsWith" start it`,
+			`error saga-never-starts warren.json:11:23: saga "checkout": fact order.paid can never find an instance: no fact of the saga starts one (every "whenMissing" is "ignore" or "poison"); let a fact of "startsWith" start it`,
+		},
+		"saga-correlation-unmatched": {
+			`warning saga-correlation-unmatched warren.json:11:40: saga "checkout": fact order.paid finds its instance by property "payment_id", which no fact that starts an instance uses ("order_id"): it can never find an instance unless the two name the same thing`,
+		},
+		"saga-state-not-object": {
+			`error saga-state-not-object warren.json:7:16: saga "checkout": its state schema sagas/checkout.json is not an object ("type": "object" with properties): a state records where an instance stands, and must be able to grow fields that old states lack`,
+		},
+		"saga-timeout-never-fires": {
+			`error saga-timeout-never-fires warren.json:13:21: saga "checkout": timeout "payment-due" can never fire: timeouts are scheduled facts, delivered through the delay levels that "delayedFacts": true declares`,
+		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, go-name-changed, ref-resolved-by-path, request-past-tense`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, go-name-changed, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object, saga-timeout-never-fires`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}

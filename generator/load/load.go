@@ -214,6 +214,7 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 	}
 	if s.Manifest != nil {
 		s.Facts = append(s.Facts, s.manifestFacts(&errs)...)
+		s.Manifest.Sagas = s.readSagas(&errs)
 		if err := st.loadImports(ctx, s, prefix, &errs); err != nil {
 			return nil, err
 		}

@@ -28,6 +28,9 @@ type Manifest struct {
 	Consumers     []*Consumer
 	// Responders are the manifest's "responders", sorted by name.
 	Responders []*Responder
+	// Sagas are the manifest's "sagas", sorted by name (see sagas.go);
+	// read once the schema files are, since each names its state's schema.
+	Sagas []*Saga
 	// Imports are the manifest's "imports", in order (see imports.go).
 	Imports []*Import
 	// MetaSchemas are the manifest's "metaSchemas", sorted by URL (see

@@ -116,6 +116,7 @@ func (b *builder) buildTopology(m *Model) {
 	for _, lc := range man.Consumers {
 		spec.Consumers = append(spec.Consumers, ConsumerSpec(lc, man.Defaults))
 	}
+	spec.Consumers = append(spec.Consumers, b.sagaSpecs()...)
 	spec.Responders = b.responderSpecs()
 	spec.Delays = man.DelayedFacts
 	top, err := topology.Build(spec)
@@ -137,6 +138,7 @@ func (b *builder) buildTopology(m *Model) {
 		c.Topology = &m.Topology.Consumers[i]
 	}
 	m.linkResponders()
+	m.linkSagas()
 }
 
 // topologyError places a problem of topology.Build in warren.json: at the
@@ -149,6 +151,17 @@ func (b *builder) topologyError(p topology.Problem) *load.Error {
 	}
 	if p.Consumer < 0 {
 		return doc.Errorf(firstWritten(doc, load.Pointer("exchanges", p.Field), "/exchanges"), "%s", p.Detail)
+	}
+	if p.Consumer >= len(b.s.Manifest.Consumers) { // a saga's queue
+		sg := b.s.Manifest.Sagas[p.Consumer-len(b.s.Manifest.Consumers)]
+		own := sg.Pointer
+		if p.Field != "" && p.Field != "name" {
+			own = firstWritten(doc, load.Append(sg.Pointer, p.Field), load.Append("/defaults", p.Field))
+		}
+		if own == "" {
+			own = sg.Pointer
+		}
+		return doc.Errorf(own, "saga %s: %s", strconv.Quote(sg.Name), p.Detail)
 	}
 	lc := b.s.Manifest.Consumers[p.Consumer]
 	msg := fmt.Sprintf("consumer %s: %s", strconv.Quote(lc.Name), p.Detail)

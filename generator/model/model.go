@@ -37,7 +37,9 @@ type Model struct {
 	// manifest's responders, sorted by name.
 	Requests   []*Request
 	Responders []*Responder
-	Schemas    []Schema // the schema files to embed, sorted by path
+	// Sagas are the manifest's sagas, sorted by name.
+	Sagas   []*Saga
+	Schemas []Schema // the schema files to embed, sorted by path
 	// SchemaIDs maps each $id (or draft-04 id) URI declared in an embedded
 	// file to "file" or "file#pointer", for references by URI.
 	SchemaIDs map[string]string
@@ -193,11 +195,13 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
 	b.pass(ctx, "types", func() { b.buildTypes(allVersions(m.Facts)) })
 	b.pass(ctx, "requests", func() { b.addRequests(m) })
+	b.pass(ctx, "saga states", func() { b.sagaStates(m) })
 	b.pass(ctx, "names", func() { b.resolveNames(allVersions(m.Facts)) })
 	b.pass(ctx, "versions", func() { b.buildCasts(m.Facts) })
 	b.pass(ctx, "constants", func() { b.nameConstants() })
 	b.pass(ctx, "reused facts", func() { b.addReused(m) })
 	b.pass(ctx, "ordering keys", func() { b.orderingKeys(allVersions(m.Facts)) })
+	b.pass(ctx, "sagas", func() { b.addSagas(m) })
 	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts); b.pinVersions(m.Consumers) })
 	b.pass(ctx, "ordered consumers", func() { b.checkOrdered(m.Consumers) })
 	b.pass(ctx, "batch consumers", func() { b.checkBatches(m.Consumers) })
@@ -377,6 +381,11 @@ func (b *builder) reachableDocs() []*load.Document {
 	}
 	for _, r := range b.s.Requests {
 		visit(r.Doc)
+	}
+	for _, s := range b.s.Manifest.Sagas {
+		if s.State != nil {
+			visit(s.State.Doc)
+		}
 	}
 	out := slices.Collect(maps.Keys(reached))
 	slices.SortFunc(out, func(a, b *load.Document) int { return strings.Compare(a.Path, b.Path) })

@@ -88,6 +88,8 @@ func describeRef(r Ref) string {
 	switch r.Kind {
 	case Float:
 		return "a number (1 and 1.0 are the same number written two ways)"
+	case Bool:
+		return "a boolean (two values cannot tell instances apart)"
 	case Time:
 		return "a date-time (one instant has many spellings)"
 	case Named:

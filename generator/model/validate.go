@@ -221,6 +221,7 @@ func (b *builder) validate(m *Model) {
 		}
 	}
 	b.claimRequests(m, claim)
+	b.claimSagas(m, claim)
 	files := map[string]string{}
 	for _, t := range b.sortedTypes() {
 		name := names.File(t.Source)

@@ -55,6 +55,7 @@ func compare(old, new *Dir) *Report {
 	keepImported(old, new, renamed)
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
 	compareRequests(old, new, r)
+	compareSagaStates(old, new, r)
 	return r
 }
 

@@ -119,3 +119,12 @@ func claimError(ctx context.Context, op, consumer, messageID string, err error) 
 	}
 	return fmt.Errorf("idempotency: %s (consumer %q, message %q): %w", op, consumer, messageID, err)
 }
+
+// ClaimTx returns the transaction of the claim that ctx was handed out
+// for, as warren's own tables use it ([sqldb.Tx]): the saga store reads
+// and writes an instance's state in it, beside the claim. The rules of
+// [Tx] apply.
+func ClaimTx(ctx context.Context) (tx sqldb.Tx, ok bool) {
+	tx, ok = ctx.Value(txKey{}).(sqldb.Tx)
+	return tx, ok && tx != nil
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/warrenbus/warren/cmd/warren/internal/liveversions"
 	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/saga"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -58,6 +59,10 @@ type Config struct {
 	// Outbox, when set, is the outbox table whose pending, failed and
 	// scheduled facts the overview shows beside the delay levels.
 	Outbox OutboxReader
+	// Sagas, when set, is the saga instances table whose instances the
+	// overview shows per saga: running and completed, the oldest running
+	// one's age, and how many wait on a timeout.
+	Sagas SagaReader
 	// Validate checks an edited payload against the schema of the fact
 	// with routingKey before the console sends it. Nil: the page cannot
 	// edit.
@@ -82,6 +87,13 @@ type Config struct {
 type OutboxReader interface {
 	Table() string
 	Status(ctx context.Context) (outbox.Status, error)
+}
+
+// SagaReader reads the instances of sagas: saga.Admin over the service's
+// database.
+type SagaReader interface {
+	Table() string
+	Summaries(ctx context.Context) ([]saga.Summary, error)
 }
 
 // Schema is one fact's schema document.

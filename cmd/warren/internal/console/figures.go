@@ -83,6 +83,7 @@ type sampler struct {
 	current  []figures
 	delayed  *delaystat.Levels // nil without delay levels, or before a reading
 	outbox   *outboxFig        // nil without Config.Outbox
+	sagas    *sagasFig         // nil without Config.Sagas
 	err      string            // the last reading's error, redacted
 	mgmtErr  string            // the management API's last error, redacted
 	readOnce chan struct{}
@@ -133,6 +134,10 @@ func (s *sampler) read(ctx context.Context) {
 	if s.cfg.Outbox != nil {
 		ob = s.readOutbox(ctx)
 	}
+	var sg *sagasFig
+	if s.cfg.Sagas != nil {
+		sg = s.readSagas(ctx)
+	}
 	next := make([]figures, len(s.cfg.Topology.Consumers))
 	read := make([]bool, len(next))
 	var readErr error
@@ -167,6 +172,14 @@ func (s *sampler) read(ctx context.Context) {
 			ob = &kept
 		}
 		s.outbox = ob
+	}
+	if sg != nil {
+		if sg.Error != "" && s.sagas != nil {
+			kept := *s.sagas // the last figures stay, with the error
+			kept.Error = sg.Error
+			sg = &kept
+		}
+		s.sagas = sg
 	}
 	s.err, s.mgmtErr = "", ""
 	if readErr != nil {
@@ -215,6 +228,42 @@ func (s *sampler) readOutbox(ctx context.Context) *outboxFig {
 	}
 	f.Pending, f.Retrying, f.Failed, f.Scheduled = st.Pending, st.Retrying, st.Failed, st.Scheduled
 	f.OldestPending, f.NextDue = at(st.OldestPending), at(st.NextDue)
+	return f
+}
+
+// sagasFig is the overview's table of sagas.
+type sagasFig struct {
+	Table string    `json:"table"`
+	Error string    `json:"error,omitempty"` // the last reading failed, redacted
+	Sagas []sagaFig `json:"sagas"`
+}
+
+// sagaFig is one saga's instances.
+type sagaFig struct {
+	Saga          string     `json:"saga"`
+	Running       int64      `json:"running"`
+	Completed     int64      `json:"completed"`
+	OldestRunning *time.Time `json:"oldest_running,omitempty"`
+	WithTimeouts  int64      `json:"with_timeouts"`
+}
+
+// readSagas reads the sagas' figures; a failed reading carries its error
+// and no figures.
+func (s *sampler) readSagas(ctx context.Context) *sagasFig {
+	f := &sagasFig{Table: s.cfg.Sagas.Table(), Sagas: []sagaFig{}}
+	sums, err := s.cfg.Sagas.Summaries(ctx)
+	if err != nil {
+		f.Error = secret.Text(err.Error())
+		return f
+	}
+	for _, x := range sums {
+		g := sagaFig{Saga: x.Saga, Running: x.Running, Completed: x.Completed, WithTimeouts: x.WithTimeouts}
+		if !x.OldestRunning.IsZero() {
+			t := x.OldestRunning.UTC()
+			g.OldestRunning = &t
+		}
+		f.Sagas = append(f.Sagas, g)
+	}
 	return f
 }
 
@@ -274,6 +323,7 @@ type reading struct {
 	consumers        []figures
 	delayed          *delaystat.Levels
 	outbox           *outboxFig
+	sagas            *sagasFig
 	readErr, mgmtErr string
 }
 
@@ -285,5 +335,5 @@ func (s *sampler) snapshot(ctx context.Context) reading {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return reading{consumers: append([]figures(nil), s.current...), delayed: s.delayed, outbox: s.outbox, readErr: s.err, mgmtErr: s.mgmtErr}
+	return reading{consumers: append([]figures(nil), s.current...), delayed: s.delayed, outbox: s.outbox, sagas: s.sagas, readErr: s.err, mgmtErr: s.mgmtErr}
 }

@@ -132,6 +132,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 		Consumers: now.consumers,
 		Delayed:   now.delayed,
 		Outbox:    now.outbox,
+		Sagas:     now.sagas,
 		Error:     now.readErr,
 		Unshown:   []string{},
 	}
@@ -156,9 +157,11 @@ type overviewJSON struct {
 	// Delayed is what the delay levels hold; absent without delayed facts.
 	Delayed *delaystat.Levels `json:"delayed,omitempty"`
 	// Outbox is the outbox table's figures; absent without --outbox-dsn.
-	Outbox  *outboxFig `json:"outbox,omitempty"`
-	Error   string     `json:"error"`   // the last reading failed
-	Unshown []string   `json:"unshown"` // figures the console cannot show, and why
+	Outbox *outboxFig `json:"outbox,omitempty"`
+	// Sagas are the sagas' instances; absent without --saga-dsn.
+	Sagas   *sagasFig `json:"sagas,omitempty"`
+	Error   string    `json:"error"`   // the last reading failed
+	Unshown []string  `json:"unshown"` // figures the console cannot show, and why
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -67,6 +67,7 @@ async function refresh() {
   const tbody = $("figures").tBodies[0];
   tbody.replaceChildren(...o.consumers.map((c) => row(c, o.history_ms)));
   later(o.delayed, o.outbox);
+  sagas(o.sagas);
   $("unshown").replaceChildren(...o.unshown.map((u) => el("li", {}, "Not shown: " + u)));
   $("updated").textContent = "Read " + (o.consumers[0] && o.consumers[0].read_at ? new Date(o.consumers[0].read_at).toLocaleTimeString() : "-") +
     ", every " + o.interval_ms / 1000 + "s.";
@@ -101,6 +102,20 @@ function later(delayed, outbox) {
       el("td", { class: "num scheduled" }, outbox.scheduled),
       el("td", { class: "num next" }, next)));
   }
+}
+
+// sagas shows the instances of each saga; absent without --saga-dsn.
+function sagas(s) {
+  $("sagas-view").hidden = !s;
+  if (!s) return;
+  const rows = s.sagas.map((g) => el("tr", {},
+    el("td", {}, g.saga),
+    el("td", { class: "num running" }, g.running),
+    el("td", { class: "num" }, g.oldest_running ? ago(new Date(g.oldest_running)) : "-"),
+    el("td", { class: "num" }, g.with_timeouts),
+    el("td", { class: "num completed" }, g.completed)));
+  if (s.error) rows.unshift(el("tr", { class: "alert" }, el("td", { colspan: 5 }, s.table + ": the last reading failed: " + s.error)));
+  $("sagas").tBodies[0].replaceChildren(...rows);
 }
 
 // ago renders the time from a to b (b defaults to now) for a person.

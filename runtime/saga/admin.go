@@ -1,0 +1,213 @@
+package saga
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/sqldb"
+)
+
+// Admin reads and removes saga instances for operators (warren saga). It
+// needs no guard: it never handles a fact.
+type Admin struct {
+	db      sqldb.DB
+	dialect sqldb.Dialect
+	table   sqldb.Table
+	outbox  *outbox.Outbox // cancels a deleted instance's timeouts; nil leaves them
+}
+
+// NewAdmin returns an Admin of the instances table named table (default
+// DefaultTable) in db. ob is the outbox the sagas schedule their timeouts
+// in: Delete cancels the deleted instance's pending timeouts there.
+func NewAdmin(db sqldb.DB, d sqldb.Dialect, table string, ob *outbox.Outbox) (*Admin, error) {
+	if db == nil {
+		return nil, errors.New("saga: NewAdmin: nil sqldb.DB")
+	}
+	if table == "" {
+		table = DefaultTable
+	}
+	t, err := instances.Table(d, table)
+	if err != nil {
+		return nil, fmt.Errorf("saga: %w", err)
+	}
+	return &Admin{db: db, dialect: d, table: t, outbox: ob}, nil
+}
+
+// Table returns the instances table's name.
+func (a *Admin) Table() string { return a.table.String() }
+
+// InstanceRow is one stored instance.
+type InstanceRow struct {
+	Saga, Instance string
+	Version        int64
+	State          json.RawMessage
+	// Timeouts are the pending timeouts: name -> the outbox message id
+	// of the scheduled fact.
+	Timeouts    map[string]string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	CompletedAt time.Time // zero while the instance runs
+}
+
+// TimeoutNames returns the names of the pending timeouts, sorted.
+func (r InstanceRow) TimeoutNames() []string {
+	var out []string
+	for n := range r.Timeouts {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// List returns up to limit instances, of saga alone when it is not "",
+// running ones first, each kind oldest first.
+func (a *Admin) List(ctx context.Context, saga string, limit int) ([]InstanceRow, error) {
+	p := a.dialect.Placeholder
+	q := fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s
+WHERE (%s = '' OR saga = %s) ORDER BY completed_at IS NOT NULL, created_at, saga, instance LIMIT %s`, a.table.Quoted(), p(1), p(2), p(3))
+	return a.query(ctx, q, saga, saga, limit)
+}
+
+// Show returns one instance; ok is false when there is none.
+func (a *Admin) Show(ctx context.Context, saga, instance string) (row InstanceRow, ok bool, err error) {
+	p := a.dialect.Placeholder
+	q := fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s WHERE saga = %s AND instance = %s`,
+		a.table.Quoted(), p(1), p(2))
+	rows, err := a.query(ctx, q, saga, instance)
+	if err != nil || len(rows) == 0 {
+		return InstanceRow{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// Delete removes an instance and cancels its pending timeouts, in one
+// transaction; deleted is false when there was no such instance. A fact
+// of the instance that arrives later finds none, and follows its rule.
+func (a *Admin) Delete(ctx context.Context, saga, instance string) (deleted bool, err error) {
+	tx, err := a.db.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		return false, fmt.Errorf("saga: delete %s %q: %w", saga, instance, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	p := a.dialect.Placeholder
+	found, err := a.queryTx(ctx, tx, fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s WHERE saga = %s AND instance = %s`,
+		a.table.Quoted(), p(1), p(2)), saga, instance)
+	if err != nil || len(found) == 0 {
+		return false, err
+	}
+	row := found[0]
+	res, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s WHERE saga = %s AND instance = %s`, a.table.Quoted(), p(1), p(2)), saga, instance)
+	if err != nil {
+		return false, fmt.Errorf("saga: delete %s %q: %w", saga, instance, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	if a.outbox != nil && len(row.Timeouts) > 0 {
+		var ids []string
+		for _, id := range row.Timeouts {
+			ids = append(ids, id)
+		}
+		if _, err := a.outbox.Cancel(ctx, tx, ids...); err != nil {
+			return false, fmt.Errorf("saga: delete %s %q: cancel its timeouts: %w", saga, instance, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("saga: delete %s %q: %w", saga, instance, err)
+	}
+	return true, nil
+}
+
+func (a *Admin) query(ctx context.Context, q string, args ...any) ([]InstanceRow, error) {
+	tx, err := a.db.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	return a.queryTx(ctx, tx, q, args...)
+}
+
+func (a *Admin) queryTx(ctx context.Context, tx sqldb.Tx, q string, args ...any) ([]InstanceRow, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	defer rows.Close()
+	var out []InstanceRow
+	for rows.Next() {
+		var r InstanceRow
+		var state, timeouts string
+		var created, updated int64
+		var completed *int64
+		if err := rows.Scan(&r.Saga, &r.Instance, &r.Version, &state, &timeouts, &created, &updated, &completed); err != nil {
+			return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+		}
+		r.State = json.RawMessage(state)
+		if err := json.Unmarshal([]byte(timeouts), &r.Timeouts); err != nil {
+			return nil, fmt.Errorf("saga: read %s: instance %q: pending timeouts: %w", a.table, r.Instance, err)
+		}
+		r.CreatedAt, r.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
+		if completed != nil {
+			r.CompletedAt = time.UnixMilli(*completed)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	return out, nil
+}
+
+// Summary is what a saga's instances look like at one moment.
+type Summary struct {
+	Saga      string
+	Running   int64 // instances not completed
+	Completed int64 // completed instances not pruned yet
+	// OldestRunning is when the oldest running instance started; zero
+	// without running instances.
+	OldestRunning time.Time
+	// WithTimeouts counts the running instances with a timeout pending.
+	WithTimeouts int64
+}
+
+// Summaries returns a Summary per saga with instances in the table,
+// sorted by saga.
+func (a *Admin) Summaries(ctx context.Context) ([]Summary, error) {
+	q := fmt.Sprintf(`SELECT saga,
+  SUM(CASE WHEN completed_at IS NULL THEN 1 ELSE 0 END),
+  SUM(CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END),
+  MIN(CASE WHEN completed_at IS NULL THEN created_at END),
+  SUM(CASE WHEN completed_at IS NULL AND timeouts <> '{}' THEN 1 ELSE 0 END)
+FROM %s GROUP BY saga ORDER BY saga`, a.table.Quoted())
+	tx, err := a.db.BeginTx(ctx, sqldb.TxOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var s Summary
+		var oldest *int64
+		if err := rows.Scan(&s.Saga, &s.Running, &s.Completed, &oldest, &s.WithTimeouts); err != nil {
+			return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+		}
+		if oldest != nil {
+			s.OldestRunning = time.UnixMilli(*oldest)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	return out, nil
+}
