@@ -100,20 +100,27 @@ var batchRefuses = map[optionSet]string{
 	optMaxDeferInPlace: "a batch consumer's deferred facts wait in the delay levels, not in place",
 }
 
+// orderedBatchRefuses are the options that do not apply to an ordered
+// batch consumer, whose deferred facts wait in place.
+var orderedBatchRefuses = map[optionSet]string{optMiddleware: batchRefuses[optMiddleware]}
+
 // NewBatchConsumer returns a batch consumer of c's work queue: c must be a
 // batch consumer of the topology (topology.Consumer.Batch). routes, built
 // with [Collect], add each fact to a B; fn handles each batch. Facts with
 // no route go to poison. A guard given with [WithGuard] must be a
-// [BatchGuard]; [WithMiddleware] and [WithMaxDeferInPlace] do not apply.
+// [BatchGuard]; [WithMiddleware] does not apply, nor [WithMaxDeferInPlace]
+// unless c is ordered. An ordered c (topology.Consumer.Shards) gets
+// batches of at most one fact per ordering key (see batch_ordered.go).
 func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn BatchFunc[B], opts ...ConsumerOption) (*Consumer, error) {
 	var errs []error
-	if !c.Batched() {
+	switch {
+	case c.Batch == (topology.Batch{}):
 		errs = append(errs, errors.New("not a batch consumer (topology.Consumer.Batch is not set): build it with NewConsumer"))
-	} else if c.Batch.Wait <= 0 {
-		errs = append(errs, fmt.Errorf("batch wait %s: expected a positive duration", c.Batch.Wait))
+	case c.Batch.Size < 1:
+		errs = append(errs, fmt.Errorf("batch size %d: expected at least 1", c.Batch.Size))
 	}
-	if c.Ordered() {
-		errs = append(errs, errors.New("an ordered consumer cannot take batches"))
+	if c.Batch != (topology.Batch{}) && c.Batch.Wait <= 0 {
+		errs = append(errs, fmt.Errorf("batch wait %s: expected a positive duration", c.Batch.Wait))
 	}
 	if fn == nil {
 		errs = append(errs, errors.New("nil batch handler"))
@@ -121,7 +128,11 @@ func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("new consumer %q: %w", c.Name, err)
 	}
-	cons, err := newConsumer(conn, c, routes, batchRefuses, opts)
+	refused := batchRefuses
+	if c.Ordered() {
+		refused = orderedBatchRefuses
+	}
+	cons, err := newConsumer(conn, c, routes, refused, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +157,12 @@ func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn
 		}
 		return fn(ctx, *b)
 	}}
-	eng := &engine[*batchJob]{core: &cons.core, kind: batchKind{cons}}
+	var k kind[*batchJob] = batchKind{cons}
+	if c.Ordered() {
+		cons.ordered = newOrderedState()
+		k = orderedBatchKind{cons}
+	}
+	eng := &engine[*batchJob]{core: &cons.core, kind: k}
 	cons.run = eng.run
 	return cons, nil
 }
@@ -171,6 +187,12 @@ type batchJob struct {
 	// the batch is complete.
 	done     []doneFact
 	complete bool // every fact is settled but those in done
+
+	// An ordered batch's facts, by their place in ds: again holds the
+	// state of each one tried again in place (the zero inbound for one
+	// new in hand), later what became of each once handled.
+	again []inbound
+	later []inPlace
 }
 
 type doneFact struct {

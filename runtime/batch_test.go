@@ -305,6 +305,13 @@ func TestNewBatchConsumerRefuses(t *testing.T) {
 	handler := func(context.Context, testBatch) (Outcomes, error) { return nil, nil }
 	routes := []Route{collectItems(f)}
 	_ = b
+	os := orderedSpec("ordered-batcher")
+	os.Batch = &topology.Batch{Size: 4, Wait: time.Second}
+	ordered := newBroker(t, os).consumer(0)
+	// An ordered batch consumer defers in place, so its bound applies.
+	if _, err := NewBatchConsumer(conn, ordered, routes, handler, WithMaxDeferInPlace(time.Minute)); err != nil {
+		t.Errorf("ordered batch consumer with WithMaxDeferInPlace: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		new  func() error
@@ -326,6 +333,32 @@ func TestNewBatchConsumerRefuses(t *testing.T) {
 			_, err := NewBatchConsumer(conn, plain, routes, handler)
 			return err
 		}, "not a batch consumer"},
+		{"max defer in place", func() error {
+			_, err := NewBatchConsumer(conn, spec, routes, handler, WithMaxDeferInPlace(time.Minute))
+			return err
+		}, "WithMaxDeferInPlace does not apply"},
+		{"wait zero", func() error {
+			s := spec
+			s.Batch.Wait = 0
+			_, err := NewBatchConsumer(conn, s, routes, handler)
+			return err
+		}, "batch wait 0s: expected a positive duration"},
+		{"wait negative", func() error {
+			s := spec
+			s.Batch.Wait = -time.Second
+			_, err := NewBatchConsumer(conn, s, routes, handler)
+			return err
+		}, "batch wait -1s: expected a positive duration"},
+		{"size negative", func() error {
+			s := spec
+			s.Batch.Size = -1
+			_, err := NewBatchConsumer(conn, s, routes, handler)
+			return err
+		}, "batch size -1: expected at least 1"},
+		{"ordered with middleware", func() error {
+			_, err := NewBatchConsumer(conn, ordered, routes, handler, WithMiddleware(func(next HandlerFunc) HandlerFunc { return next }))
+			return err
+		}, "WithMiddleware does not apply"},
 		{"batch consumer built as plain", func() error {
 			_, err := NewConsumer(conn, spec, routes)
 			return err
