@@ -289,7 +289,9 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 	for range checkers {
 		go func() {
 			for t := range tasks {
-				*t.slot = c.prepare(r.s, t.d)
+				for i, d := range t.ds {
+					t.slots[i] = c.prepare(r.s, d)
+				}
 				t.wg.Done()
 			}
 		}()
@@ -305,27 +307,46 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 		opened := time.Now()
 		j := &batchJob{ds: make([]amqp.Delivery, 0, size), facts: make([]prepared, size), src: s}
 		var checked sync.WaitGroup
-		check := func(d amqp.Delivery) {
-			checked.Add(1)
-			tasks <- checkTask{d: d, slot: &j.facts[len(j.ds)], wg: &checked}
-			j.ds = append(j.ds, d)
-		}
-		check(first)
+		j.ds = append(j.ds, first)
 		timer.Reset(wait)
 		ended := false
+		sent := 0 // j.ds[:sent] went to the checkers
 	filling:
 		for len(j.ds) < size {
+			// Take what the feed holds already without blocking, and hand
+			// it to the checkers in one piece: one hand-off (and one
+			// wake-up of a checker) per run of deliveries instead of one
+			// per delivery, which under load was much of the consumer's
+			// CPU beside the decoding.
+			for len(j.ds) < size {
+				select {
+				case d, ok := <-feed:
+					if !ok {
+						ended = true
+						break filling
+					}
+					j.ds = append(j.ds, d)
+					continue
+				default:
+				}
+				break
+			}
+			sent = s.check(tasks, j, sent, &checked)
+			if len(j.ds) == size {
+				break
+			}
 			select {
 			case d, ok := <-feed:
 				if !ok {
 					ended = true
 					break filling
 				}
-				check(d)
+				j.ds = append(j.ds, d)
 			case <-timer.C:
 				break filling
 			}
 		}
+		s.check(tasks, j, sent, &checked)
 		j.waited = time.Since(opened)
 		checked.Wait()
 		j.facts = j.facts[:len(j.ds)]
@@ -343,15 +364,40 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 	}
 }
 
-// checkers is how many goroutines of a batch consumer's channel decode
-// and check its facts.
-const checkers = 2
+// check hands j.ds[from:] to the checkers, split between them when there
+// is enough for each, and returns how many of j.ds were handed out.
+func (s *batchSource) check(tasks chan<- checkTask, j *batchJob, from int, wg *sync.WaitGroup) int {
+	rest := j.ds[from:]
+	if len(rest) == 0 {
+		return from
+	}
+	parts := 1
+	if len(rest) >= checkers*minCheck {
+		parts = checkers
+	}
+	per := (len(rest) + parts - 1) / parts
+	for i := 0; i < len(rest); i += per {
+		n := min(per, len(rest)-i)
+		wg.Add(1)
+		tasks <- checkTask{ds: rest[i : i+n], slots: j.facts[from+i : from+i+n], wg: wg}
+	}
+	return len(j.ds)
+}
 
-// checkTask is one delivery for a checker, and where its result goes.
+// checkers is how many goroutines of a batch consumer's channel decode
+// and check its facts; minCheck is the fewest deliveries worth handing to
+// each of them rather than to one.
+const (
+	checkers = 2
+	minCheck = 8
+)
+
+// checkTask is a run of deliveries for a checker, and where their results
+// go.
 type checkTask struct {
-	d    amqp.Delivery
-	slot *prepared
-	wg   *sync.WaitGroup
+	ds    []amqp.Delivery
+	slots []prepared
+	wg    *sync.WaitGroup
 }
 
 func (s *batchSource) next(stop <-chan struct{}) (*batchJob, bool) {
