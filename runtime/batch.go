@@ -22,9 +22,9 @@ import (
 //   - A batch closes at Size facts or Batch.Wait after its first fact,
 //     whichever comes first. Its facts are unacked deliveries, so a batch
 //     never holds more than the prefetch. One filler per channel reads the
-//     deliveries and has each checked as it arrives (by two checkers, in
-//     parallel), so that the next batch is filled and checked while the
-//     Concurrency workers handle theirs.
+//     deliveries and checks them as they arrive, a run at a time (a long
+//     run shared with a helper), so that the next batch is filled and
+//     checked while the Concurrency workers handle theirs.
 //   - The done facts of a batch are acked with one multiple ack, once the
 //     batches filled before it are complete too (their other facts being
 //     settled one by one before): one frame instead of Size.
@@ -281,18 +281,16 @@ type batchSource struct {
 // gone (what was taken then returns to the queue by itself).
 func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery) {
 	defer close(s.out)
-	// Checkers decode and check the facts as they arrive, in parallel: the
-	// decoding is most of a batch consumer's work, and a batch's facts
-	// are independent of each other.
+	// The facts are decoded and checked as they arrive, by the filler and,
+	// for a long run of them, by helpers in parallel: the decoding is most
+	// of a batch consumer's work, and a batch's facts are independent of
+	// each other.
 	tasks := make(chan checkTask, checkers)
 	defer close(tasks)
-	for range checkers {
+	for range checkers - 1 {
 		go func() {
 			for t := range tasks {
-				for i, d := range t.ds {
-					t.slots[i] = c.prepare(r.s, d)
-				}
-				t.wg.Done()
+				t.run(c, r)
 			}
 		}()
 	}
@@ -310,14 +308,14 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 		j.ds = append(j.ds, first)
 		timer.Reset(wait)
 		ended := false
-		sent := 0 // j.ds[:sent] went to the checkers
+		sent := 0 // j.ds[:sent] are checked, or with a helper
 	filling:
 		for len(j.ds) < size {
-			// Take what the feed holds already without blocking, and hand
-			// it to the checkers in one piece: one hand-off (and one
-			// wake-up of a checker) per run of deliveries instead of one
-			// per delivery, which under load was much of the consumer's
-			// CPU beside the decoding.
+			// Take what the feed holds already without blocking, and check
+			// it as one run: under load, a hand-off and a goroutine's
+			// wake-up per delivery were much of the consumer's CPU beside
+			// the decoding, and each one on a batch's way to its handler
+			// waits for the machine's scheduler.
 			for len(j.ds) < size {
 				select {
 				case d, ok := <-feed:
@@ -331,7 +329,7 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 				}
 				break
 			}
-			sent = s.check(tasks, j, sent, &checked)
+			sent = s.check(c, r, tasks, j, sent, &checked)
 			if len(j.ds) == size {
 				break
 			}
@@ -346,7 +344,7 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 				break filling
 			}
 		}
-		s.check(tasks, j, sent, &checked)
+		s.check(c, r, tasks, j, sent, &checked)
 		j.waited = time.Since(opened)
 		checked.Wait()
 		j.facts = j.facts[:len(j.ds)]
@@ -364,13 +362,13 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 	}
 }
 
-// check hands j.ds[from:] to the checkers, split between them when there
-// is enough for each, and returns how many of j.ds were handed out.
-func (s *batchSource) check(tasks chan<- checkTask, j *batchJob, from int, wg *sync.WaitGroup) int {
+// check checks j.ds[from:] and returns how many of j.ds are checked or
+// being checked. The filler checks a run itself, between two waits for
+// the feed, so that a batch closes without waking another goroutine; a run
+// long enough to share is split, the helpers checking their parts while
+// the filler checks the last.
+func (s *batchSource) check(c *Consumer, r *channelRun, tasks chan<- checkTask, j *batchJob, from int, wg *sync.WaitGroup) int {
 	rest := j.ds[from:]
-	if len(rest) == 0 {
-		return from
-	}
 	parts := 1
 	if len(rest) >= checkers*minCheck {
 		parts = checkers
@@ -378,26 +376,41 @@ func (s *batchSource) check(tasks chan<- checkTask, j *batchJob, from int, wg *s
 	per := (len(rest) + parts - 1) / parts
 	for i := 0; i < len(rest); i += per {
 		n := min(per, len(rest)-i)
-		wg.Add(1)
-		tasks <- checkTask{ds: rest[i : i+n], slots: j.facts[from+i : from+i+n], wg: wg}
+		t := checkTask{ds: rest[i : i+n], slots: j.facts[from+i : from+i+n]}
+		if i+n < len(rest) {
+			wg.Add(1)
+			t.wg = wg
+			tasks <- t
+			continue
+		}
+		t.run(c, r)
 	}
 	return len(j.ds)
 }
 
 // checkers is how many goroutines of a batch consumer's channel decode
-// and check its facts; minCheck is the fewest deliveries worth handing to
-// each of them rather than to one.
+// and check its facts: the filler and checkers-1 helpers. minCheck is the
+// fewest deliveries worth handing to each of them rather than checking
+// all in the filler.
 const (
 	checkers = 2
 	minCheck = 8
 )
 
-// checkTask is a run of deliveries for a checker, and where their results
-// go.
+// checkTask is a run of deliveries to check, and where their results go.
 type checkTask struct {
 	ds    []amqp.Delivery
 	slots []prepared
-	wg    *sync.WaitGroup
+	wg    *sync.WaitGroup // nil when the filler checks the run itself
+}
+
+func (t checkTask) run(c *Consumer, r *channelRun) {
+	for i, d := range t.ds {
+		t.slots[i] = c.prepare(r.s, d)
+	}
+	if t.wg != nil {
+		t.wg.Done()
+	}
 }
 
 func (s *batchSource) next(stop <-chan struct{}) (*batchJob, bool) {
