@@ -196,14 +196,14 @@ type batchJob struct {
 }
 
 type doneFact struct {
-	in inbound
+	in *inbound // the batch fact's own: an inbound is hundreds of bytes
 	e  Event
 }
 
 // prepared is a delivery inspected and checked before its batch is
 // handled: the fact ready for the handler, or why it failed its checks.
 type prepared struct {
-	in  inbound
+	in  *inbound // f's own when it passed (a batch holds one slot per fact)
 	f   *batchFact
 	err error
 }
@@ -221,8 +221,15 @@ func (c *Consumer) prepare(s *session, d amqp.Delivery) prepared {
 		c.count(Redelivered, in.routingKey)
 	}
 	f, err := c.checkFact(in)
-	return prepared{in: in, f: f, err: err}
+	if err != nil {
+		return failedCheck(in, err)
+	}
+	return prepared{in: &f.in, f: f}
 }
+
+// failedCheck is the prepared delivery that failed its checks; apart from
+// prepare, so that only a failure moves its inbound to the heap.
+func failedCheck(in inbound, err error) prepared { return prepared{in: &in, err: err} }
 
 // batchKind is a batch consumer on the engine: it reads one work queue,
 // its source closes batches, and an outage pauses it.
@@ -433,7 +440,7 @@ func (c *Consumer) release(j *batchJob) {
 	s := j.src
 	if s == nil {
 		for _, f := range j.done {
-			c.ack(f.in, f.e)
+			c.ack(*f.in, f.e)
 		}
 		return
 	}
@@ -444,7 +451,7 @@ func (c *Consumer) release(j *batchJob) {
 	var last *inbound
 	for n < len(s.open) && s.open[n].complete {
 		for i := range s.open[n].done {
-			last = &s.open[n].done[i].in
+			last = s.open[n].done[i].in
 		}
 		n++
 	}
@@ -488,7 +495,7 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 	for _, p := range j.facts {
 		if p.err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.
-			c.settle(ctx, p.in, false, p.err)
+			c.settle(ctx, *p.in, false, p.err)
 			continue
 		}
 		f := p.f
@@ -516,9 +523,9 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 		f.returned(transport.Outcome{Err: f.err, Duplicate: f.dup, Deferred: deferred})
 		switch {
 		case f.dup:
-			j.done = append(j.done, doneFact{f.in, DuplicateSkipped})
+			j.done = append(j.done, doneFact{&f.in, DuplicateSkipped})
 		case settled == nil:
-			j.done = append(j.done, doneFact{f.in, Acked})
+			j.done = append(j.done, doneFact{&f.in, Acked})
 		default:
 			if c.end(ctx, f.in, f.dup, settled) && unavailable == nil {
 				unavailable = settled
