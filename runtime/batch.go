@@ -22,9 +22,9 @@ import (
 //   - A batch closes at Size facts or Batch.Wait after its first fact,
 //     whichever comes first. Its facts are unacked deliveries, so a batch
 //     never holds more than the prefetch. One filler per channel reads the
-//     deliveries and has each checked as it arrives (by two checkers, in
-//     parallel), so that the next batch is filled and checked while the
-//     Concurrency workers handle theirs.
+//     deliveries and checks them as they arrive, a run at a time (a long
+//     run shared with a helper), so that the next batch is filled and
+//     checked while the Concurrency workers handle theirs.
 //   - The done facts of a batch are acked with one multiple ack, once the
 //     batches filled before it are complete too (their other facts being
 //     settled one by one before): one frame instead of Size.
@@ -100,20 +100,27 @@ var batchRefuses = map[optionSet]string{
 	optMaxDeferInPlace: "a batch consumer's deferred facts wait in the delay levels, not in place",
 }
 
+// orderedBatchRefuses are the options that do not apply to an ordered
+// batch consumer, whose deferred facts wait in place.
+var orderedBatchRefuses = map[optionSet]string{optMiddleware: batchRefuses[optMiddleware]}
+
 // NewBatchConsumer returns a batch consumer of c's work queue: c must be a
 // batch consumer of the topology (topology.Consumer.Batch). routes, built
 // with [Collect], add each fact to a B; fn handles each batch. Facts with
 // no route go to poison. A guard given with [WithGuard] must be a
-// [BatchGuard]; [WithMiddleware] and [WithMaxDeferInPlace] do not apply.
+// [BatchGuard]; [WithMiddleware] does not apply, nor [WithMaxDeferInPlace]
+// unless c is ordered. An ordered c (topology.Consumer.Shards) gets
+// batches of at most one fact per ordering key (see batch_ordered.go).
 func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn BatchFunc[B], opts ...ConsumerOption) (*Consumer, error) {
 	var errs []error
-	if !c.Batched() {
+	switch {
+	case c.Batch == (topology.Batch{}):
 		errs = append(errs, errors.New("not a batch consumer (topology.Consumer.Batch is not set): build it with NewConsumer"))
-	} else if c.Batch.Wait <= 0 {
-		errs = append(errs, fmt.Errorf("batch wait %s: expected a positive duration", c.Batch.Wait))
+	case c.Batch.Size < 1:
+		errs = append(errs, fmt.Errorf("batch size %d: expected at least 1", c.Batch.Size))
 	}
-	if c.Ordered() {
-		errs = append(errs, errors.New("an ordered consumer cannot take batches"))
+	if c.Batch != (topology.Batch{}) && c.Batch.Wait <= 0 {
+		errs = append(errs, fmt.Errorf("batch wait %s: expected a positive duration", c.Batch.Wait))
 	}
 	if fn == nil {
 		errs = append(errs, errors.New("nil batch handler"))
@@ -121,7 +128,11 @@ func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("new consumer %q: %w", c.Name, err)
 	}
-	cons, err := newConsumer(conn, c, routes, batchRefuses, opts)
+	refused := batchRefuses
+	if c.Ordered() {
+		refused = orderedBatchRefuses
+	}
+	cons, err := newConsumer(conn, c, routes, refused, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +157,12 @@ func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn
 		}
 		return fn(ctx, *b)
 	}}
-	eng := &engine[*batchJob]{core: &cons.core, kind: batchKind{cons}}
+	var k kind[*batchJob] = batchKind{cons}
+	if c.Ordered() {
+		cons.ordered = newOrderedState()
+		k = orderedBatchKind{cons}
+	}
+	eng := &engine[*batchJob]{core: &cons.core, kind: k}
 	cons.run = eng.run
 	return cons, nil
 }
@@ -171,17 +187,23 @@ type batchJob struct {
 	// the batch is complete.
 	done     []doneFact
 	complete bool // every fact is settled but those in done
+
+	// An ordered batch's facts, by their place in ds: again holds the
+	// state of each one tried again in place (the zero inbound for one
+	// new in hand), later what became of each once handled.
+	again []inbound
+	later []inPlace
 }
 
 type doneFact struct {
-	in inbound
+	in *inbound // the batch fact's own: an inbound is hundreds of bytes
 	e  Event
 }
 
 // prepared is a delivery inspected and checked before its batch is
 // handled: the fact ready for the handler, or why it failed its checks.
 type prepared struct {
-	in  inbound
+	in  *inbound // f's own when it passed (a batch holds one slot per fact)
 	f   *batchFact
 	err error
 }
@@ -199,8 +221,15 @@ func (c *Consumer) prepare(s *session, d amqp.Delivery) prepared {
 		c.count(Redelivered, in.routingKey)
 	}
 	f, err := c.checkFact(in)
-	return prepared{in: in, f: f, err: err}
+	if err != nil {
+		return failedCheck(in, err)
+	}
+	return prepared{in: &f.in, f: f}
 }
+
+// failedCheck is the prepared delivery that failed its checks; apart from
+// prepare, so that only a failure moves its inbound to the heap.
+func failedCheck(in inbound, err error) prepared { return prepared{in: &in, err: err} }
 
 // batchKind is a batch consumer on the engine: it reads one work queue,
 // its source closes batches, and an outage pauses it.
@@ -259,16 +288,16 @@ type batchSource struct {
 // gone (what was taken then returns to the queue by itself).
 func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery) {
 	defer close(s.out)
-	// Checkers decode and check the facts as they arrive, in parallel: the
-	// decoding is most of a batch consumer's work, and a batch's facts
-	// are independent of each other.
+	// The facts are decoded and checked as they arrive, by the filler and,
+	// for a long run of them, by helpers in parallel: the decoding is most
+	// of a batch consumer's work, and a batch's facts are independent of
+	// each other.
 	tasks := make(chan checkTask, checkers)
 	defer close(tasks)
-	for range checkers {
+	for range checkers - 1 {
 		go func() {
 			for t := range tasks {
-				*t.slot = c.prepare(r.s, t.d)
-				t.wg.Done()
+				t.run(c, r)
 			}
 		}()
 	}
@@ -283,27 +312,46 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 		opened := time.Now()
 		j := &batchJob{ds: make([]amqp.Delivery, 0, size), facts: make([]prepared, size), src: s}
 		var checked sync.WaitGroup
-		check := func(d amqp.Delivery) {
-			checked.Add(1)
-			tasks <- checkTask{d: d, slot: &j.facts[len(j.ds)], wg: &checked}
-			j.ds = append(j.ds, d)
-		}
-		check(first)
+		j.ds = append(j.ds, first)
 		timer.Reset(wait)
 		ended := false
+		sent := 0 // j.ds[:sent] are checked, or with a helper
 	filling:
 		for len(j.ds) < size {
+			// Take what the feed holds already without blocking, and check
+			// it as one run: under load, a hand-off and a goroutine's
+			// wake-up per delivery were much of the consumer's CPU beside
+			// the decoding, and each one on a batch's way to its handler
+			// waits for the machine's scheduler.
+			for len(j.ds) < size {
+				select {
+				case d, ok := <-feed:
+					if !ok {
+						ended = true
+						break filling
+					}
+					j.ds = append(j.ds, d)
+					continue
+				default:
+				}
+				break
+			}
+			sent = s.check(c, r, tasks, j, sent, &checked)
+			if len(j.ds) == size {
+				break
+			}
 			select {
 			case d, ok := <-feed:
 				if !ok {
 					ended = true
 					break filling
 				}
-				check(d)
+				j.ds = append(j.ds, d)
 			case <-timer.C:
 				break filling
 			}
 		}
+		s.check(c, r, tasks, j, sent, &checked)
 		j.waited = time.Since(opened)
 		checked.Wait()
 		j.facts = j.facts[:len(j.ds)]
@@ -321,15 +369,55 @@ func (s *batchSource) fill(c *Consumer, r *channelRun, feed <-chan amqp.Delivery
 	}
 }
 
-// checkers is how many goroutines of a batch consumer's channel decode
-// and check its facts.
-const checkers = 2
+// check checks j.ds[from:] and returns how many of j.ds are checked or
+// being checked. The filler checks a run itself, between two waits for
+// the feed, so that a batch closes without waking another goroutine; a run
+// long enough to share is split, the helpers checking their parts while
+// the filler checks the last.
+func (s *batchSource) check(c *Consumer, r *channelRun, tasks chan<- checkTask, j *batchJob, from int, wg *sync.WaitGroup) int {
+	rest := j.ds[from:]
+	parts := 1
+	if len(rest) >= checkers*minCheck {
+		parts = checkers
+	}
+	per := (len(rest) + parts - 1) / parts
+	for i := 0; i < len(rest); i += per {
+		n := min(per, len(rest)-i)
+		t := checkTask{ds: rest[i : i+n], slots: j.facts[from+i : from+i+n]}
+		if i+n < len(rest) {
+			wg.Add(1)
+			t.wg = wg
+			tasks <- t
+			continue
+		}
+		t.run(c, r)
+	}
+	return len(j.ds)
+}
 
-// checkTask is one delivery for a checker, and where its result goes.
+// checkers is how many goroutines of a batch consumer's channel decode
+// and check its facts: the filler and checkers-1 helpers. minCheck is the
+// fewest deliveries worth handing to each of them rather than checking
+// all in the filler.
+const (
+	checkers = 2
+	minCheck = 8
+)
+
+// checkTask is a run of deliveries to check, and where their results go.
 type checkTask struct {
-	d    amqp.Delivery
-	slot *prepared
-	wg   *sync.WaitGroup
+	ds    []amqp.Delivery
+	slots []prepared
+	wg    *sync.WaitGroup // nil when the filler checks the run itself
+}
+
+func (t checkTask) run(c *Consumer, r *channelRun) {
+	for i, d := range t.ds {
+		t.slots[i] = c.prepare(r.s, d)
+	}
+	if t.wg != nil {
+		t.wg.Done()
+	}
 }
 
 func (s *batchSource) next(stop <-chan struct{}) (*batchJob, bool) {
@@ -352,7 +440,7 @@ func (c *Consumer) release(j *batchJob) {
 	s := j.src
 	if s == nil {
 		for _, f := range j.done {
-			c.ack(f.in, f.e)
+			c.ack(*f.in, f.e)
 		}
 		return
 	}
@@ -363,7 +451,7 @@ func (c *Consumer) release(j *batchJob) {
 	var last *inbound
 	for n < len(s.open) && s.open[n].complete {
 		for i := range s.open[n].done {
-			last = &s.open[n].done[i].in
+			last = s.open[n].done[i].in
 		}
 		n++
 	}
@@ -407,7 +495,7 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 	for _, p := range j.facts {
 		if p.err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.
-			c.settle(ctx, p.in, false, p.err)
+			c.settle(ctx, *p.in, false, p.err)
 			continue
 		}
 		f := p.f
@@ -435,9 +523,9 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 		f.returned(transport.Outcome{Err: f.err, Duplicate: f.dup, Deferred: deferred})
 		switch {
 		case f.dup:
-			j.done = append(j.done, doneFact{f.in, DuplicateSkipped})
+			j.done = append(j.done, doneFact{&f.in, DuplicateSkipped})
 		case settled == nil:
-			j.done = append(j.done, doneFact{f.in, Acked})
+			j.done = append(j.done, doneFact{&f.in, Acked})
 		default:
 			if c.end(ctx, f.in, f.dup, settled) && unavailable == nil {
 				unavailable = settled

@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -305,6 +306,13 @@ func TestNewBatchConsumerRefuses(t *testing.T) {
 	handler := func(context.Context, testBatch) (Outcomes, error) { return nil, nil }
 	routes := []Route{collectItems(f)}
 	_ = b
+	os := orderedSpec("ordered-batcher")
+	os.Batch = &topology.Batch{Size: 4, Wait: time.Second}
+	ordered := newBroker(t, os).consumer(0)
+	// An ordered batch consumer defers in place, so its bound applies.
+	if _, err := NewBatchConsumer(conn, ordered, routes, handler, WithMaxDeferInPlace(time.Minute)); err != nil {
+		t.Errorf("ordered batch consumer with WithMaxDeferInPlace: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		new  func() error
@@ -326,6 +334,32 @@ func TestNewBatchConsumerRefuses(t *testing.T) {
 			_, err := NewBatchConsumer(conn, plain, routes, handler)
 			return err
 		}, "not a batch consumer"},
+		{"max defer in place", func() error {
+			_, err := NewBatchConsumer(conn, spec, routes, handler, WithMaxDeferInPlace(time.Minute))
+			return err
+		}, "WithMaxDeferInPlace does not apply"},
+		{"wait zero", func() error {
+			s := spec
+			s.Batch.Wait = 0
+			_, err := NewBatchConsumer(conn, s, routes, handler)
+			return err
+		}, "batch wait 0s: expected a positive duration"},
+		{"wait negative", func() error {
+			s := spec
+			s.Batch.Wait = -time.Second
+			_, err := NewBatchConsumer(conn, s, routes, handler)
+			return err
+		}, "batch wait -1s: expected a positive duration"},
+		{"size negative", func() error {
+			s := spec
+			s.Batch.Size = -1
+			_, err := NewBatchConsumer(conn, s, routes, handler)
+			return err
+		}, "batch size -1: expected at least 1"},
+		{"ordered with middleware", func() error {
+			_, err := NewBatchConsumer(conn, ordered, routes, handler, WithMiddleware(func(next HandlerFunc) HandlerFunc { return next }))
+			return err
+		}, "WithMiddleware does not apply"},
 		{"batch consumer built as plain", func() error {
 			_, err := NewConsumer(conn, spec, routes)
 			return err
@@ -447,5 +481,71 @@ func TestBatchDefersOneFact(t *testing.T) {
 	back := rec.batches[1][0].Delivery
 	if back.MessageID != ids[1] || back.Attempt != 1 || back.Deferrals != 1 {
 		t.Errorf("came back: %s attempt %d deferrals %d; want %s, attempt 1, deferrals 1", back.MessageID, back.Attempt, back.Deferrals, ids[1])
+	}
+}
+
+// A batch takes facts in the order the queue hands them out: on a priority
+// queue the high ones first. Classic queues on every broker; a quorum
+// queue's two levels (RabbitMQ 4) when the broker has them, since quorum
+// priorities exist only there (TestQuorumPriorityOnRabbitMQ4 checks the
+// refusal on RabbitMQ 3).
+func TestBatchTakesHighPriorityFactsFirst(t *testing.T) {
+	cases := []struct {
+		name string
+		spec topology.ConsumerSpec
+		high uint8
+	}{
+		{"classic", topology.ConsumerSpec{QueueType: topology.Classic, MaxPriority: 10}, 9},
+	}
+	if probe := newBroker(t); brokerOf(transport.Network{Connection: probe.raw}) >= topology.RabbitMQ4 {
+		cases = append(cases, struct {
+			name string
+			spec topology.ConsumerSpec
+			high uint8
+		}{"quorum", topology.ConsumerSpec{QueueType: topology.Quorum, MaxPriority: topology.QuorumMaxPriority}, topology.QuorumHighPriority})
+	} else {
+		t.Log("RabbitMQ 3: quorum queues have no priorities; classic only")
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec
+			spec.Name, spec.Bindings, spec.Backoff, spec.Prefetch = "prio-batch", []string{"item.#"}, testLadder, 10
+			spec.Batch = &topology.Batch{Size: 10, Wait: 200 * time.Millisecond}
+			b := newBroker(t, spec)
+			conn := b.dial(Config{})
+			pub, err := NewPublisher(conn, b.events())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := itemFact("item.added")
+			const low, urgent = 50, 5
+			for i := range low {
+				mustPublish(t, pub, f, item{SKU: "low", N: i})
+			}
+			for i := range urgent {
+				mustPublish(t, pub, f.WithPriority(tc.high), item{SKU: "high", N: i})
+			}
+			var rec batchRecorder
+			c, err := NewBatchConsumer(conn, b.consumer(0), []Route{collectItems(f)}, func(ctx context.Context, batch testBatch) (Outcomes, error) {
+				rec.add(batch)
+				return nil, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, c)
+			testenv.Eventually(t, "every fact acked", func() bool { return conn.Counts(b.consumer(0).Name).Get(Acked) == low+urgent })
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			highs := 0
+			for _, it := range rec.batches[0] {
+				if it.Fact.SKU == "high" {
+					highs++
+				}
+			}
+			if highs != urgent {
+				t.Errorf("the first batch held %d of the %d high-priority facts, want all", highs, urgent)
+			}
+		})
 	}
 }

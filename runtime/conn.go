@@ -90,8 +90,19 @@ func (s *session) waitUnblocked(ctx context.Context) error {
 func (s *session) handlerStarted(consumer string, d amqp.Delivery) (returned func(transport.Outcome)) {
 	o, ok := s.conn.(transport.Observer)
 	if !ok {
-		return func(transport.Outcome) {}
+		return unobserved
 	}
+	return observe(o, consumer, d)
+}
+
+// unobserved is the returned call of a transport that does not watch
+// handlers.
+func unobserved(transport.Outcome) {}
+
+// observe is handlerStarted on a transport that watches handlers. Apart,
+// because the call it returns keeps d: in handlerStarted itself that moved
+// every delivery to the heap, watched or not.
+func observe(o transport.Observer, consumer string, d amqp.Delivery) func(transport.Outcome) {
 	o.HandlerStarted(consumer, d)
 	return func(out transport.Outcome) { o.HandlerReturned(consumer, d, out) }
 }

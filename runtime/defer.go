@@ -131,9 +131,14 @@ func (c *Consumer) deferral(in inbound, err error) (settled error, ok bool) {
 // honoured returns the deferral err asks for, unless err is marked
 // [Permanent] or is a deferral the consumer refused.
 func honoured(err error) (*DeferredError, bool) {
+	if err == nil {
+		// Before the targets of errors.As, which escape: a fact done, the
+		// common case, allocates nothing here.
+		return nil, false
+	}
 	var de *DeferredError
 	var refused *refusedDeferral
-	if err == nil || !errors.As(err, &de) || IsPermanent(err) || errors.As(err, &refused) {
+	if !errors.As(err, &de) || IsPermanent(err) || errors.As(err, &refused) {
 		return nil, false
 	}
 	return de, true

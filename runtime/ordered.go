@@ -126,16 +126,33 @@ func (q *keyQueues) add(key string, d amqp.Delivery) bool {
 // next takes a key with work and returns its oldest fact; the key stays
 // busy until done. It returns false once stop closes or the feeds ended.
 func (q *keyQueues) next(stop <-chan struct{}) (amqp.Delivery, bool) {
+	d, got := q.take(stop, nil)
+	return d, got == taken
+}
+
+// took is what [keyQueues.take] came to.
+type took int
+
+const (
+	taken   took = iota // a key's oldest fact
+	stopped             // stop closed, or the feeds ended
+	timeout             // after fired first
+)
+
+// take is next, giving up when after fires first (nil: never).
+func (q *keyQueues) take(stop <-chan struct{}, after <-chan time.Time) (amqp.Delivery, took) {
 	select {
 	case <-stop:
-		return amqp.Delivery{}, false
+		return amqp.Delivery{}, stopped
+	case <-after:
+		return amqp.Delivery{}, timeout
 	case key, ok := <-q.ready:
 		if !ok || closed(stop) {
-			return amqp.Delivery{}, false
+			return amqp.Delivery{}, stopped
 		}
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		return q.pending[key][0], true
+		return q.pending[key][0], taken
 	}
 }
 
@@ -158,6 +175,19 @@ func (q *keyQueues) done(d amqp.Delivery) {
 	}
 }
 
+// later makes d's key, whose head d stays, ready again after wait: the
+// fact is tried again in place, its key's later facts waiting behind it.
+func (q *keyQueues) later(d amqp.Delivery, wait time.Duration) {
+	key, _ := d.Headers[HeaderOrderingKey].(string)
+	time.AfterFunc(wait, func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if !q.drained {
+			q.ready <- key // never blocks, as in done
+		}
+	})
+}
+
 func (q *keyQueues) lost() <-chan string { return q.ended }
 
 // processOrdered handles one fact in place until it is settled or the
@@ -177,54 +207,54 @@ func (c *Consumer) processOrdered(r *channelRun, d amqp.Delivery) {
 	c.checkSequence(in)
 	for {
 		dup, err := c.handle(r.hctx, in)
-		switch {
-		case dup:
-			c.ack(in, DuplicateSkipped)
-			return
-		case err == nil:
-			c.ack(in, Acked)
-			return
-		case IsPermanent(err):
-			if !c.poisonOrdered(r.hctx, in, err) {
-				c.abandonChannel(r, in)
-			}
-			return
-		case deferredTo(err) != nil:
-			// Deferred in place: no attempt spent, the key's later facts
-			// waiting behind it; a stop returns it to its shard in order.
-			de := deferredTo(err)
-			wait := deferredDelay(de.DueAt)
-			c.count(Deferred, in.routingKey)
-			c.log.Info("deferred until "+de.DueAt.UTC().Format(dueAtLayout)+"; waiting in place, the later facts of its key waiting",
-				append(logAttrs(in, err), "deferrals", in.deferrals+1)...)
-			in.deferrals++
-			in.due = de.DueAt
-			if !waitUnlessStopped(r.hctx, r.stop, wait) {
-				return
-			}
-			continue
-		case !IsUnavailable(err) && in.attempt >= c.spec.MaxAttempts:
-			if !c.poisonOrdered(r.hctx, in, err) {
-				c.abandonChannel(r, in)
-			}
-			return
-		}
-		wait := c.spec.Delay(in.attempt)
-		if IsUnavailable(err) {
-			// Waiting out an outage spends no attempt, so a ladder of no
-			// delays (maxAttempts 1, or backoff []) must not turn it into
-			// a busy loop against the dependency that is down.
-			wait = max(wait, c.outage.policy.ProbeMin)
-			c.log.Warn("dependency unavailable; the fact is tried again in place without spending an attempt", append(logAttrs(in, err), "delay", wait)...)
-		} else {
-			c.count(RetriedInPlace, in.routingKey)
-			c.log.Warn("handler failed; retrying in place, the later facts of its key waiting", append(logAttrs(in, err), "delay", wait)...)
-			in.attempt++
-		}
-		if !waitUnlessStopped(r.hctx, r.stop, wait) {
+		wait, again := c.settleInPlace(r, &in, dup, err)
+		if !again || !waitUnlessStopped(r.hctx, r.stop, wait) {
 			return
 		}
 	}
+}
+
+// settleInPlace settles one outcome of a fact of an ordered consumer (err
+// is the handling's error as [Consumer.deferral] settles it): it acks the
+// fact, or poisons it, or keeps it in hand to be tried again after wait
+// (again), having counted the attempt or the deferral in in. A fact kept
+// in hand holds back the later facts of its key; other keys go on.
+func (c *Consumer) settleInPlace(r *channelRun, in *inbound, dup bool, err error) (wait time.Duration, again bool) {
+	switch {
+	case dup:
+		c.ack(*in, DuplicateSkipped)
+		return 0, false
+	case err == nil:
+		c.ack(*in, Acked)
+		return 0, false
+	case IsPermanent(err), !IsUnavailable(err) && deferredTo(err) == nil && in.attempt >= c.spec.MaxAttempts:
+		if !c.poisonOrdered(r.hctx, *in, err) {
+			c.abandonChannel(r, *in)
+		}
+		return 0, false
+	case deferredTo(err) != nil:
+		// Deferred in place: no attempt spent, the key's later facts
+		// waiting behind it; a stop returns it to its shard in order.
+		de := deferredTo(err)
+		c.count(Deferred, in.routingKey)
+		c.log.Info("deferred until "+de.DueAt.UTC().Format(dueAtLayout)+"; waiting in place, the later facts of its key waiting",
+			append(logAttrs(*in, err), "deferrals", in.deferrals+1)...)
+		in.deferrals++
+		in.due = de.DueAt
+		return deferredDelay(de.DueAt), true
+	case IsUnavailable(err):
+		// Waiting out an outage spends no attempt, so a ladder of no
+		// delays (maxAttempts 1, or backoff []) must not turn it into a
+		// busy loop against the dependency that is down.
+		wait = max(c.spec.Delay(in.attempt), c.outage.policy.ProbeMin)
+		c.log.Warn("dependency unavailable; the fact is tried again in place without spending an attempt", append(logAttrs(*in, err), "delay", wait)...)
+		return wait, true
+	}
+	wait = c.spec.Delay(in.attempt)
+	c.count(RetriedInPlace, in.routingKey)
+	c.log.Warn("handler failed; retrying in place, the later facts of its key waiting", append(logAttrs(*in, err), "delay", wait)...)
+	in.attempt++
+	return wait, true
 }
 
 // abandonChannel closes the channel after a fact went back to its shard

@@ -16,7 +16,16 @@ import (
 // handler method per fact: the batch type, holding the batch's facts by
 // type, the handler interface that takes it, and the constructor.
 func (e *emitter) genBatchConsumer(f *jen.File, c *model.Consumer) {
-	for _, l := range docComment(fmt.Sprintf("%s is one batch of consumer %q: its facts by type, each in arrival order with its delivery.", c.BatchName(), c.Name)) {
+	tc := c.Topology
+	batchDoc := fmt.Sprintf("%s is one batch of consumer %q: its facts by type, each in arrival order with its delivery.", c.BatchName(), c.Name)
+	settles := "Each fact settles on its own: a failed one is retried along the consumer's retry ladder, a panic retries the whole batch."
+	reads := "the work queue " + tc.Queue
+	if tc.Ordered() {
+		batchDoc = fmt.Sprintf("%s is one batch of ordered consumer %q: its facts by type, at most one per ordering key, each with its delivery.", c.BatchName(), c.Name)
+		settles = "Each fact settles on its own: a failed one is retried in place, the later facts of its key waiting behind it (they reach a later batch only once it is settled), a panic retries the whole batch."
+		reads = fmt.Sprintf("its %d shard queues", len(tc.Shards))
+	}
+	for _, l := range docComment(batchDoc) {
 		f.Add(l)
 	}
 	f.Type().Id(c.BatchName()).StructFunc(func(g *jen.Group) {
@@ -25,10 +34,10 @@ func (e *emitter) genBatchConsumer(f *jen.File, c *model.Consumer) {
 		}
 	})
 	f.Line()
-	batch := c.Topology.Batch
+	batch := tc.Batch
 	for _, l := range docComment(
 		fmt.Sprintf("%s handles the facts that consumer %q receives, in batches of up to %d facts, each closed at that size or %s after its first fact. %s binds it to the runtime.", c.HandlerName(), c.Name, batch.Size, batch.Wait, c.ConstructorName()),
-		"HandleBatch returns an outcome per fact, by its Delivery.MessageID (runtime.Outcomes: nil done, an error failed, runtime.Permanent to poison), or one error for the whole batch; nil and nil mean every fact is done. Each fact settles on its own: a failed one is retried along the consumer's retry ladder, a panic retries the whole batch. Delivery is at least once; runtime.WithGuard claims the batch in the transaction the handler writes in, and the handler must leave no writes of a fact it reports failed.",
+		"HandleBatch returns an outcome per fact, by its Delivery.MessageID (runtime.Outcomes: nil done, an error failed, runtime.Permanent to poison), or one error for the whole batch; nil and nil mean every fact is done. "+settles+" Delivery is at least once; runtime.WithGuard claims the batch in the transaction the handler writes in, and the handler must leave no writes of a fact it reports failed.",
 		c.Description,
 		"Bindings: "+strings.Join(c.Bindings, ", "),
 	) {
@@ -42,7 +51,7 @@ func (e *emitter) genBatchConsumer(f *jen.File, c *model.Consumer) {
 	)
 	f.Line()
 	index := slices.IndexFunc(e.m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
-	for _, l := range docComment(fmt.Sprintf("%s returns batch consumer %q: it reads the work queue %s and calls h with each batch, with the batch, prefetch, concurrency, retry ladder and attempt limit of %s. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.", c.ConstructorName(), c.Name, c.Topology.Queue, names.TopologyVar)) {
+	for _, l := range docComment(fmt.Sprintf("%s returns batch consumer %q: it reads %s and calls h with each batch, with the batch, prefetch, concurrency, retry ladder and attempt limit of %s. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.", c.ConstructorName(), c.Name, reads, names.TopologyVar)) {
 		f.Add(l)
 	}
 	routes := make([]jen.Code, len(c.Facts))

@@ -11,6 +11,10 @@ import "time"
 // handlers, Prefetch of Size × Concurrency lets every handler hold a full
 // batch at once, which is the default prefetch of a batch consumer; with
 // less, the handlers' batches share the window and fill in turn.
+//
+// An ordered consumer with a Batch holds at most one fact per ordering key
+// in a batch; its prefetch is per shard queue, as for any ordered
+// consumer.
 type Batch struct {
 	Size int           // facts per batch, 1 to Prefetch
 	Wait time.Duration // how long a batch waits after its first fact, above 0
@@ -35,12 +39,6 @@ func checkBatch(ps *problems, c ConsumerSpec) {
 	}
 	if b.Wait <= 0 {
 		ps.add("batch.wait", -1, "batch wait %s: expected a positive duration such as \"200ms\", how long a batch waits after its first fact for more", b.Wait)
-	}
-	if c.Ordered {
-		// A key's facts must be handled one after another, each settled
-		// before the next: in one batch a later fact of a key would be
-		// handled before an earlier one is retried.
-		ps.add("batch", -1, "batch: an ordered consumer handles the facts of a key one at a time, each settled before the next, which a batch cannot keep; drop batch or ordered")
 	}
 }
 

@@ -55,6 +55,9 @@ func buildOrdered(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) {
 		MaxAttempts: c.MaxAttempts, MaxDeferrals: c.MaxDeferrals, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
 		ShardExchange: hash, Delays: c.Backoff, Park: c.Park,
 	}
+	if c.Batch != nil {
+		consumer.Batch = *c.Batch
+	}
 	queues := []Queue{{Name: poison, Consumer: c.Name, Role: RolePoison, Type: c.QueueType}}
 	var bindings []Binding
 	for _, key := range c.Bindings {

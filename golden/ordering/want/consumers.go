@@ -96,3 +96,52 @@ func NewFulfilmentConsumer(conn *runtime.Conn, h FulfilmentHandler, opts ...runt
 		runtime.Handle(FactPaymentReceived, h.HandlePaymentReceived),
 	}, opts...)
 }
+
+// LedgerBatch is one batch of ordered consumer "ledger": its facts by type, at
+// most one per ordering key, each with its delivery.
+type LedgerBatch struct {
+	OrderPlaced     []runtime.Item[OrderPlaced]     // order.placed
+	OrderShipped    []runtime.Item[OrderShipped]    // order.shipped
+	PaymentReceived []runtime.Item[PaymentReceived] // payment.received
+}
+
+// LedgerHandler handles the facts that consumer "ledger" receives, in batches
+// of up to 50 facts, each closed at that size or 100ms after its first fact.
+// NewLedgerConsumer binds it to the runtime.
+//
+// HandleBatch returns an outcome per fact, by its Delivery.MessageID
+// (runtime.Outcomes: nil done, an error failed, runtime.Permanent to poison),
+// or one error for the whole batch; nil and nil mean every fact is done. Each
+// fact settles on its own: a failed one is retried in place, the later facts
+// of its key waiting behind it (they reach a later batch only once it is
+// settled), a panic retries the whole batch. Delivery is at least once;
+// runtime.WithGuard claims the batch in the transaction the handler writes in,
+// and the handler must leave no writes of a fact it reports failed.
+//
+// Books orders and payments in batches, each order's facts in publish order.
+//
+// Bindings: order.#, payment.received
+type LedgerHandler interface {
+	HandleBatch(ctx context.Context, batch LedgerBatch) (runtime.Outcomes, error)
+}
+
+// NewLedgerConsumer returns batch consumer "ledger": it reads its 2 shard
+// queues and calls h with each batch, with the batch, prefetch, concurrency,
+// retry ladder and attempt limit of Topology. Start it with Run. opts adjust
+// it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
+func NewLedgerConsumer(conn *runtime.Conn, h LedgerHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"ledger\": nil LedgerHandler")
+	}
+	return runtime.NewBatchConsumer(conn, Topology.Consumers[2], []runtime.Route{
+		runtime.Collect(FactOrderPlaced, func(b *LedgerBatch, it runtime.Item[OrderPlaced]) {
+			b.OrderPlaced = append(b.OrderPlaced, it)
+		}),
+		runtime.Collect(FactOrderShipped, func(b *LedgerBatch, it runtime.Item[OrderShipped]) {
+			b.OrderShipped = append(b.OrderShipped, it)
+		}),
+		runtime.Collect(FactPaymentReceived, func(b *LedgerBatch, it runtime.Item[PaymentReceived]) {
+			b.PaymentReceived = append(b.PaymentReceived, it)
+		}),
+	}, h.HandleBatch, opts...)
+}

@@ -25,6 +25,7 @@ var Topology = topology.Topology{
 		{Name: "app.retry", Kind: "topic", Durable: true},
 		{Name: "app.dead", Kind: "topic", Durable: true},
 		{Name: "fulfilment.ordered", Kind: "x-consistent-hash", Durable: true, HashHeader: "x-ordering-key"},
+		{Name: "ledger.ordered", Kind: "x-consistent-hash", Durable: true, HashHeader: "x-ordering-key"},
 	},
 	Queues: []topology.Queue{
 		{Name: "analytics.poison", Consumer: "analytics", Role: topology.RolePoison, Type: topology.Quorum},
@@ -80,6 +81,25 @@ var Topology = topology.Topology{
 			DeliveryLimit:        10,
 			SingleActiveConsumer: true,
 		},
+		{Name: "ledger.poison", Consumer: "ledger", Role: topology.RolePoison, Type: topology.Quorum},
+		{
+			Name:                 "ledger.shard.0",
+			Consumer:             "ledger",
+			Role:                 topology.RoleShard,
+			Type:                 topology.Quorum,
+			DeadLetter:           &topology.DeadLetter{Exchange: "app.dead", RoutingKey: "ledger", AtLeastOnce: true},
+			DeliveryLimit:        10,
+			SingleActiveConsumer: true,
+		},
+		{
+			Name:                 "ledger.shard.1",
+			Consumer:             "ledger",
+			Role:                 topology.RoleShard,
+			Type:                 topology.Quorum,
+			DeadLetter:           &topology.DeadLetter{Exchange: "app.dead", RoutingKey: "ledger", AtLeastOnce: true},
+			DeliveryLimit:        10,
+			SingleActiveConsumer: true,
+		},
 	},
 	Bindings: []topology.Binding{
 		{Exchange: "app.events", Queue: "analytics", Key: "#"},
@@ -92,6 +112,11 @@ var Topology = topology.Topology{
 		{Exchange: "fulfilment.ordered", Queue: "fulfilment.shard.1", Key: "1"},
 		{Exchange: "fulfilment.ordered", Queue: "fulfilment.shard.2", Key: "1"},
 		{Exchange: "app.dead", Queue: "fulfilment.poison", Key: "fulfilment"},
+		{Exchange: "app.events", Key: "order.#", ToExchange: "ledger.ordered"},
+		{Exchange: "app.events", Key: "payment.received", ToExchange: "ledger.ordered"},
+		{Exchange: "ledger.ordered", Queue: "ledger.shard.0", Key: "1"},
+		{Exchange: "ledger.ordered", Queue: "ledger.shard.1", Key: "1"},
+		{Exchange: "app.dead", Queue: "ledger.poison", Key: "ledger"},
 	},
 	Consumers: []topology.Consumer{
 		{
@@ -129,6 +154,26 @@ var Topology = topology.Topology{
 				40 * time.Millisecond,
 			},
 			Park: true,
+		},
+		{
+			Name:          "ledger",
+			PoisonQueue:   "ledger.poison",
+			RetryExchange: "app.retry",
+			DeadExchange:  "app.dead",
+			MaxAttempts:   3,
+			MaxDeferrals:  100,
+			Prefetch:      50,
+			Concurrency:   1,
+			ShardExchange: "ledger.ordered",
+			Shards: []string{
+				"ledger.shard.0",
+				"ledger.shard.1",
+			},
+			Delays: []time.Duration{
+				20 * time.Millisecond,
+				40 * time.Millisecond,
+			},
+			Batch: topology.Batch{Size: 50, Wait: 100 * time.Millisecond},
 		},
 	},
 }

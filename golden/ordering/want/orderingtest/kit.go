@@ -77,6 +77,7 @@ func wire(b *warrentest.Bus) *Kit {
 const (
 	Analytics  = "analytics"
 	Fulfilment = "fulfilment"
+	Ledger     = "ledger"
 )
 
 // PublishOrderPlaced validates v and publishes it with routing key
@@ -151,4 +152,13 @@ func (k *Kit) StartFulfilment(h ordering.FulfilmentHandler, opts ...runtime.Cons
 	k.T().Helper()
 	c, err := ordering.NewFulfilmentConsumer(k.Conn(), h, opts...)
 	k.Start(Fulfilment, c, err)
+}
+
+// StartLedger runs consumer "ledger" with h until the test ends, as
+// ordering.NewLedgerConsumer builds it; opts adjust it as they do there. A
+// consumer that fails to start, or stops early, fails the test.
+func (k *Kit) StartLedger(h ordering.LedgerHandler, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := ordering.NewLedgerConsumer(k.Conn(), h, opts...)
+	k.Start(Ledger, c, err)
 }
