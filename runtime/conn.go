@@ -36,6 +36,15 @@ type Conn struct {
 	last          lastError // the last connection loss or failed dial, for Health
 
 	bounds bounds // bounded queues declared through this Conn, to explain nacks
+
+	streamEnv streamEnv // the stream protocol's connection, for stream consumers' offsets
+}
+
+// current returns the live session, or nil while reconnecting.
+func (c *Conn) current() *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
 }
 
 // session is one AMQP connection. Channels opened on it die with it.
@@ -141,6 +150,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 func (c *Conn) Close() error {
 	c.cancel()
 	<-c.done
+	c.closeStreams()
 	return nil
 }
 
