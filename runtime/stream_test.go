@@ -27,7 +27,9 @@ func newStreamBroker(t *testing.T, specs ...topology.ConsumerSpec) *broker {
 		s.Stream = spec.Streams[0].Name
 		spec.Consumers = append(spec.Consumers, s)
 	}
-	return newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	return b
 }
 
 // skuLog records the SKUs a handler saw, in order.
