@@ -40,6 +40,7 @@ import (
 	refs "github.com/warrenbus/warren/golden/refs/want"
 	requests "github.com/warrenbus/warren/golden/requests/want"
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
+	streams "github.com/warrenbus/warren/golden/streams/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	versions "github.com/warrenbus/warren/golden/versions/want"
@@ -69,6 +70,7 @@ var topologies = map[string]topology.Topology{
 	"nullable":        nullable.Topology,
 	"objects":         objects.Topology,
 	"ordering":        ordering.Topology,
+	"streams":         streams.Topology,
 	"patterns":        patterns.Topology,
 	"recursion":       recursion.Topology,
 	"recursion-allof": recursionallof.Topology,

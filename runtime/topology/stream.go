@@ -206,7 +206,7 @@ func checkStreamConsumer(ps *problems, c ConsumerSpec, streams []StreamSpec, now
 		}
 	case StartTime:
 		if c.Start.Time.After(now) {
-			ps.add("start", -1, "start %s: in the future (now %s): a consumer cannot start after facts not yet written; use %q", c.Start, now.UTC().Format(time.RFC3339), StartNext)
+			ps.add("start", -1, "start %s: in the future: a consumer cannot start at facts not yet written; use %q to read what is written from its first start on", c.Start, StartNext)
 		}
 	default:
 		ps.add("start", -1, "start %q: expected %q, %q, %q, an offset or a time", c.Start.Kind, StartFirst, StartLast, StartNext)
