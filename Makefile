@@ -8,6 +8,7 @@ EXAMPLE := examples/catalogue
 ## generate: compile the bundled example schemas, and the benchmarks' schema, into Go
 generate:
 	$(GO) run ./cmd/warren generate --out $(EXAMPLE)/catalogueevents $(EXAMPLE)/events
+	$(GO) run ./cmd/warren generate --out examples/orderlog/orderlogevents examples/orderlog/events
 	$(GO) run ./cmd/warren generate --out bench/benchevents bench/events
 
 # Packages with tests that cut broker connections (named TestDisruptive...):
