@@ -273,6 +273,14 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 			_ = conn.Close()
 			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
 		}
+		if sc := t.StreamConsumers(); len(sc) > 0 {
+			// Stream consumers keep their offsets over the stream
+			// protocol: a broker without its plugin is named now.
+			if _, err := c.streamsAt(idx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+				_ = conn.Close()
+				return nil, fmt.Errorf("declare topology on %s: %w", s.url, err)
+			}
+		}
 		c.bounds.add(*t)
 	}
 	return s, nil
@@ -327,6 +335,10 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 func isPermanentDialError(err error) bool {
 	var mismatch *MismatchError
 	if errors.As(err, &mismatch) {
+		return true
+	}
+	// The stream protocol's port refusing connections: its plugin is off.
+	if pe := (*PluginError)(nil); errors.As(err, &pe) && pe.Exchange == "" {
 		return true
 	}
 	var ae *amqp.Error

@@ -267,6 +267,12 @@ func TestDeclareStreamConsumerNamesMissingPlugin(t *testing.T) {
 	if want := "rabbitmq-plugins enable rabbitmq_stream"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("Declare: %v, want it to say %q", err, want)
 	}
+
+	// Declared on connect, the topology fails Dial the same way.
+	_, err = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
+	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Dial: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	}
 }
 
 // The offset stored is the highest below which every fact is settled:

@@ -35,15 +35,22 @@ type streamEnv struct {
 // needed. A broker whose stream port refuses the connection is reported
 // as a [*PluginError] naming the plugin to enable.
 func (c *Conn) streams(need string) (*stream.Environment, error) {
+	idx := 0
+	if s := c.current(); s != nil {
+		idx = s.idx
+	}
+	return c.streamsAt(idx, need)
+}
+
+// streamsAt is [Conn.streams] on the broker of Config.URLs[idx], should
+// the connection have to be opened.
+func (c *Conn) streamsAt(idx int, need string) (*stream.Environment, error) {
 	c.streamEnv.mu.Lock()
 	defer c.streamEnv.mu.Unlock()
 	if e := c.streamEnv.env; e != nil && !e.IsClosed() {
 		return e, nil
 	}
-	raw := c.cfg.URLs[0]
-	if s := c.current(); s != nil {
-		raw = c.cfg.URLs[s.idx]
-	}
+	raw := c.cfg.URLs[idx]
 	opts, host, err := streamOptions(raw, c.cfg)
 	if err != nil {
 		return nil, err
