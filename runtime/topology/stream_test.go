@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,36 @@ func TestBuildStream(t *testing.T) {
 	part := top.Part("audit")
 	if _, ok := part.Queue("catalogue-log"); !ok {
 		t.Errorf("the part of a stream consumer lacks its stream: %+v", part.Queues)
+	}
+}
+
+// With delay levels, a delayed fact of a stream's bindings falls due into
+// the stream, not into its consumers' work queues, which take only their
+// own deferrals.
+func TestBuildStreamWithDelays(t *testing.T) {
+	spec := streamSpec(ConsumerSpec{})
+	spec.Delays = true
+	top, err := Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toStream, toWork []string
+	for _, b := range top.Bindings {
+		if b.Exchange != top.Delay.Deliver {
+			continue
+		}
+		switch b.Queue {
+		case "catalogue-log":
+			toStream = append(toStream, b.Key)
+		case "audit":
+			toWork = append(toWork, b.Key)
+		}
+	}
+	if want := []string{DelayedPattern("catalogue.#")}; !slices.Equal(toStream, want) {
+		t.Errorf("delivery bindings of the stream %v, want %v", toStream, want)
+	}
+	if want := []string{DeferPattern("audit")}; !slices.Equal(toWork, want) {
+		t.Errorf("delivery bindings of the work queue %v, want only its deferrals %v", toWork, want)
 	}
 }
 
