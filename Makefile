@@ -9,6 +9,7 @@ EXAMPLE := examples/catalogue
 generate:
 	$(GO) run ./cmd/warren generate --out $(EXAMPLE)/catalogueevents $(EXAMPLE)/events
 	$(GO) run ./cmd/warren generate --out examples/checkout/checkoutevents examples/checkout/events
+	$(GO) run ./cmd/warren generate --out examples/orderlog/orderlogevents examples/orderlog/events
 	$(GO) run ./cmd/warren generate --out bench/benchevents bench/events
 
 # Packages with tests that cut broker connections (named TestDisruptive...):

@@ -42,6 +42,7 @@ import (
 	requests "github.com/warrenbus/warren/golden/requests/want"
 	rulenames "github.com/warrenbus/warren/golden/rule-names/want"
 	sagas "github.com/warrenbus/warren/golden/sagas/want"
+	streams "github.com/warrenbus/warren/golden/streams/want"
 	unions "github.com/warrenbus/warren/golden/unions/want"
 	vendorshapes "github.com/warrenbus/warren/golden/vendor-shapes/want"
 	versions "github.com/warrenbus/warren/golden/versions/want"
@@ -80,6 +81,7 @@ var topologies = map[string]topology.Topology{
 	"requests":         requests.Topology,
 	"rule-names":       rulenames.Topology,
 	"sagas":            sagas.Topology,
+	"streams":          streams.Topology,
 	"unions":           unions.Topology,
 	"vendor-shapes":    vendorshapes.Topology,
 	"versions":         versions.Topology,

@@ -52,6 +52,10 @@ type Config struct {
 	// comes back is in use again within about a second, and one that stays
 	// down sees at most about two attempts a second per Conn and address.
 	ReconnectMin, ReconnectMax time.Duration
+	// StreamPort is the port of RabbitMQ's stream protocol on the brokers
+	// of URLs, through which stream consumers keep their offsets. Default
+	// DefaultStreamPort.
+	StreamPort int
 }
 
 func (c *Config) setDefaults() {
@@ -69,6 +73,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.DialTimeout == 0 {
 		c.DialTimeout = 10 * time.Second
+	}
+	if c.StreamPort == 0 {
+		c.StreamPort = DefaultStreamPort
 	}
 	if c.ReconnectMin == 0 {
 		c.ReconnectMin = 100 * time.Millisecond

@@ -36,6 +36,15 @@ type Conn struct {
 	last          lastError // the last connection loss or failed dial, for Health
 
 	bounds bounds // bounded queues declared through this Conn, to explain nacks
+
+	streamEnv streamEnv // the stream protocol's connection, for stream consumers' offsets
+}
+
+// current returns the live session, or nil while reconnecting.
+func (c *Conn) current() *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
 }
 
 // session is one AMQP connection. Channels opened on it die with it.
@@ -152,6 +161,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 func (c *Conn) Close() error {
 	c.cancel()
 	<-c.done
+	c.closeStreams()
 	return nil
 }
 
@@ -274,6 +284,14 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 			_ = conn.Close()
 			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
 		}
+		if sc := t.StreamConsumers(); len(sc) > 0 {
+			// Stream consumers keep their offsets over the stream
+			// protocol: a broker without its plugin is named now.
+			if _, err := c.streamsAt(idx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+				_ = conn.Close()
+				return nil, fmt.Errorf("declare topology on %s: %w", s.url, err)
+			}
+		}
 		c.bounds.add(*t)
 	}
 	return s, nil
@@ -328,6 +346,10 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 func isPermanentDialError(err error) bool {
 	var mismatch *MismatchError
 	if errors.As(err, &mismatch) {
+		return true
+	}
+	// The stream protocol's port refusing connections: its plugin is off.
+	if pe := (*PluginError)(nil); errors.As(err, &pe) && pe.Exchange == "" {
 		return true
 	}
 	var ae *amqp.Error

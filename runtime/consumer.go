@@ -64,6 +64,15 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 	if err != nil {
 		return nil, err
 	}
+	if c.Stream != "" {
+		if c.Ordered() {
+			return nil, fmt.Errorf("new consumer %q: a stream consumer cannot be ordered", c.Name)
+		}
+		t := newOffsetTracker(cons)
+		eng := &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}
+		cons.run = cons.runStream(eng, t)
+		return cons, nil
+	}
 	var k kind[amqp.Delivery] = plainKind{cons}
 	if c.Ordered() {
 		cons.ordered = newOrderedState()

@@ -43,6 +43,13 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	if err := declare(s.conn, t); err != nil {
 		return c.redact(err)
 	}
+	if sc := t.StreamConsumers(); len(sc) > 0 {
+		// Their offsets live on the broker, over the stream protocol: a
+		// broker without it is named now, not at the first offset.
+		if _, err := c.streams(fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+			return fmt.Errorf("declare topology: %w", err)
+		}
+	}
 	c.bounds.add(t)
 	return nil
 }
@@ -118,13 +125,23 @@ func declareError(kind, name string, err error) error {
 // by default. The broker closes the connection over the unknown exchange
 // type; the Conn reconnects, and declaring fails the same way until the
 // plugin is enabled.
+//
+// A stream consumer keeps its offset over the stream protocol, which the
+// rabbitmq_stream plugin serves (off by default too): Need then says what
+// needs it and Address is the stream port that did not answer.
 type PluginError struct {
 	Plugin   string // e.g. "rabbitmq_consistent_hash_exchange"
 	Exchange string // the exchange that needs it
 	Kind     string // its type, e.g. "x-consistent-hash"
+	Need     string // what else needs it, e.g. `stream consumer "audit"`
+	Address  string // the stream port that refused the connection
 }
 
 func (e *PluginError) Error() string {
+	if e.Exchange == "" {
+		return fmt.Sprintf("%s needs the RabbitMQ plugin %s, and nothing answers its stream protocol at %s: enable it on every node with `rabbitmq-plugins enable %s`",
+			e.Need, e.Plugin, e.Address, e.Plugin)
+	}
 	return fmt.Sprintf("exchange %q of type %s needs the RabbitMQ plugin %s: enable it on every node with `rabbitmq-plugins enable %s`",
 		e.Exchange, e.Kind, e.Plugin, e.Plugin)
 }

@@ -70,6 +70,12 @@ type pauser[J any] interface {
 	probe(r *channelRun, d amqp.Delivery) error
 }
 
+// consumeArger is a kind whose consume of a queue takes arguments of its
+// own (a stream consumer's start position), computed at each consume.
+type consumeArger interface {
+	consumeArgs(queue string, args amqp.Table) (amqp.Table, error)
+}
+
 // source hands one channel's work to the engine's workers.
 type source[J any] interface {
 	// next returns the next job, or false once the channel's feeds have
@@ -244,7 +250,15 @@ func (e *engine[J]) channel(ctx context.Context, s *session) (end bool, err erro
 func (e *engine[J]) consumeAll(r *channelRun) (feeds []<-chan amqp.Delivery, tags []string, end bool, err error) {
 	for _, q := range e.kind.queues() {
 		tag := consumerTag(e.name)
-		feed, err := r.ch.Consume(q, tag, false, false, false, false, e.consumeArgs)
+		args := e.consumeArgs
+		if a, ok := e.kind.(consumeArger); ok {
+			if args, err = a.consumeArgs(q, args); err != nil {
+				// A missing plugin does not come back by waiting.
+				var pe *PluginError
+				return nil, nil, errors.As(err, &pe), fmt.Errorf("consume %q: %w", q, err)
+			}
+		}
+		feed, err := r.ch.Consume(q, tag, false, false, false, false, args)
 		if err != nil {
 			var ae *amqp.Error
 			if errors.As(err, &ae) && ae.Code == amqp.NotFound {

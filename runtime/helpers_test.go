@@ -35,6 +35,9 @@ type broker struct {
 	top  topology.Topology
 	raw  *amqp.Connection // a plain connection for setup, inspection and cleanup
 	logs *slog.Logger
+	// streamPort is the stream protocol's port of a broker with streams
+	// (newStreamBroker); 0 for the default.
+	streamPort int
 }
 
 // newBroker builds a topology with test-unique exchange and consumer names
@@ -121,6 +124,9 @@ func (b *broker) dial(cfg Config) *Conn {
 	}
 	if cfg.Topology == nil {
 		cfg.Topology = &b.top
+	}
+	if cfg.StreamPort == 0 {
+		cfg.StreamPort = b.streamPort
 	}
 	cfg.ReconnectMin = 20 * time.Millisecond
 	cfg.ReconnectMax = 500 * time.Millisecond

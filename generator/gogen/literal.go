@@ -24,6 +24,13 @@ var topologyConsts = map[any]string{
 	topology.RoleUnroutable: "RoleUnroutable",
 	topology.Quorum:         "Quorum",
 	topology.Classic:        "Classic",
+	topology.RoleStream:     "RoleStream",
+	topology.Stream:         "Stream",
+	topology.StartFirst:     "StartFirst",
+	topology.StartLast:      "StartLast",
+	topology.StartNext:      "StartNext",
+	topology.StartOffset:    "StartOffset",
+	topology.StartTime:      "StartTime",
 }
 
 // alwaysWritten lists the fields written even when zero, because their
@@ -49,6 +56,11 @@ func valueLit(v reflect.Value) jen.Code {
 	switch {
 	case t == reflect.TypeOf(time.Duration(0)):
 		return durationLit(time.Duration(v.Int()))
+	case t == reflect.TypeOf(time.Time{}):
+		// A stream consumer's start time, always UTC to the second.
+		tm := v.Interface().(time.Time).UTC()
+		return jen.Qual(timePath, "Date").Call(jen.Lit(tm.Year()), jen.Qual(timePath, tm.Month().String()), jen.Lit(tm.Day()),
+			jen.Lit(tm.Hour()), jen.Lit(tm.Minute()), jen.Lit(tm.Second()), jen.Lit(tm.Nanosecond()), jen.Qual(timePath, "UTC"))
 	case t.Kind() == reflect.String && t.PkgPath() != "":
 		if name, ok := topologyConsts[v.Interface()]; ok {
 			return jen.Qual(t.PkgPath(), name)

@@ -33,14 +33,14 @@ func TestDurationLit(t *testing.T) {
 
 func TestValueLit(t *testing.T) {
 	q := topology.Queue{
-		Name: "c.retry.20ms", Role: topology.RoleRetry, Type: "stream", MessageTTL: 20 * time.Millisecond,
+		Name: "c.retry.20ms", Role: topology.RoleRetry, Type: "lazy", MessageTTL: 20 * time.Millisecond,
 		DeadLetter: &topology.DeadLetter{RoutingKey: "c\"`"},
 	}
 	got := renderCode(valueLit(reflect.ValueOf(q)))
 	for _, want := range []string{
 		`Name:       "c.retry.20ms",`,
 		`Role:       topology.RoleRetry,`,
-		`Type:       topology.QueueType("stream"),`, // not a known constant
+		`Type:       topology.QueueType("lazy"),`, // not a known constant
 		`MessageTTL: 20 * time.Millisecond,`,
 		`DeadLetter: &topology.DeadLetter{Exchange: "", RoutingKey: "c\"` + "`" + `"},`, // "" is the default exchange
 	} {

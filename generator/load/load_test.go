@@ -139,7 +139,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "unknown keyword in manifest",
 			files: map[string]string{"warren.json": `{"consumers": {"c": {"bindings": ["a.b"], "prefech": 3}}}`},
-			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech"; did you mean "prefetch"? (expected one of "backoff", "batch", "bindings", "concurrency", "deliveryLimit", "description", "maxAttempts", "maxDeferrals", "maxLength", "maxPriority", "onPoison", "ordered", "prefetch", "queueType", "shards", "versions")`},
+			want:  []string{`warren.json:1:43: /consumers/c/prefech: unknown property "prefech"; did you mean "prefetch"? (expected one of "backoff", "batch", "bindings", "concurrency", "deliveryLimit", "description", "maxAttempts", "maxDeferrals", "maxLength", "maxPriority", "onPoison", "ordered", "prefetch", "queueType", "shards", "start", "stream", "versions")`},
 		},
 		{
 			name:  "unknown compatibility mode",

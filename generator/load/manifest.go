@@ -39,6 +39,9 @@ type Manifest struct {
 	// Versions are the manifest's "versions", sorted by routing key: the
 	// versions of a fact the publisher publishes (see versions.go).
 	Versions []*PublishVersions
+	// Streams are the manifest's "streams", sorted by name (see
+	// streams.go).
+	Streams []*Stream
 }
 
 // Exchanges are the exchange names of the manifest's "exchanges".
@@ -88,6 +91,10 @@ type Consumer struct {
 	// Versions are the consumer's "versions", sorted by routing key: the
 	// facts whose handler reads a version older than the newest.
 	Versions []ConsumerVersion
+	// Stream is the stream the consumer reads ("stream"), "" for a
+	// consumer of a queue; Start is where it reads from the first time.
+	Stream string
+	Start  StreamStart
 }
 
 // VersionOf returns the version of fact key the consumer reads, 0 for the
@@ -142,8 +149,10 @@ func readManifest(doc *Document, errs *ErrorList) *Manifest {
 		c.Ordered = readOrderedSettings(c.Pointer, obj)
 		c.Batch = readBatchSettings(doc, c.Pointer, obj, errs)
 		c.Versions = readConsumerVersions(c.Pointer, obj)
+		c.Stream, c.Start = readStreamConsumer(doc, c.Pointer, obj, errs)
 		m.Consumers = append(m.Consumers, c)
 	}
+	m.Streams = readStreams(doc, root, errs)
 	m.Responders = readResponders(doc, root, errs)
 	m.Imports = readImports(doc, root, errs)
 	m.MetaSchemas = readMetaSchemas(doc, root, errs)

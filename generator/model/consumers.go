@@ -119,6 +119,7 @@ func (b *builder) buildTopology(m *Model) {
 	spec.Consumers = append(spec.Consumers, b.sagaSpecs()...)
 	spec.Responders = b.responderSpecs()
 	spec.Delays = man.DelayedFacts
+	spec.Streams = b.streamSpecs()
 	top, err := topology.Build(spec)
 	if err != nil {
 		var se *topology.SpecError
@@ -146,6 +147,9 @@ func (b *builder) buildTopology(m *Model) {
 // else at the consumer's entry (or the exchanges) as a whole.
 func (b *builder) topologyError(p topology.Problem) *load.Error {
 	doc := b.s.Manifest.Doc
+	if e, ok := b.streamProblem(p); ok {
+		return e
+	}
 	if p.Consumer < 0 && p.Field == "delayedFacts" {
 		return doc.Errorf("/delayedFacts", "%s", p.Detail)
 	}
@@ -222,6 +226,8 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		Ordered:        c.Ordered.Ordered,
 		Shards:         c.Ordered.Shards,
 		Park:           c.Ordered.Park,
+		Stream:         c.Stream,
+		Start:          streamStart(c.Start),
 	}
 	if c.Batch.Batched() && !c.Batch.Unreadable {
 		cs.Batch = &topology.Batch{Size: c.Batch.Size, Wait: c.Batch.Wait}

@@ -202,7 +202,11 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "reused facts", func() { b.addReused(m) })
 	b.pass(ctx, "ordering keys", func() { b.orderingKeys(allVersions(m.Facts)) })
 	b.pass(ctx, "sagas", func() { b.addSagas(m) })
-	b.pass(ctx, "consumers", func() { m.Consumers = b.matchBindings(m.Facts); b.pinVersions(m.Consumers) })
+	b.pass(ctx, "consumers", func() {
+		m.Consumers = b.matchBindings(m.Facts)
+		b.pinVersions(m.Consumers)
+		b.checkStreams(m.Facts, m.Consumers)
+	})
 	b.pass(ctx, "ordered consumers", func() { b.checkOrdered(m.Consumers) })
 	b.pass(ctx, "batch consumers", func() { b.checkBatches(m.Consumers) })
 	b.pass(ctx, "topology", func() { b.buildTopology(m) })

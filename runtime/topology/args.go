@@ -58,6 +58,15 @@ func (q Queue) Arguments() map[string]any {
 // it gets no such argument.
 func (q Queue) ArgumentsFor(b Broker) map[string]any {
 	args := map[string]any{"x-queue-type": string(q.Type)}
+	if q.Type == Stream {
+		// A stream takes neither dead-lettering nor overflow: its bound
+		// is its retention.
+		if q.MaxLengthBytes > 0 {
+			args["x-max-length-bytes"] = q.MaxLengthBytes
+		}
+		q.streamArguments(args)
+		return args
+	}
 	if q.MessageTTL > 0 {
 		args["x-message-ttl"] = q.MessageTTL.Milliseconds()
 	}

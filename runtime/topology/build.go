@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // maxNameLen is the AMQP limit on exchange and queue names (a short string).
@@ -36,10 +37,13 @@ func Build(s Spec) (Topology, error) {
 	for _, e := range []string{ex.Events, ex.Retry, ex.Dead} {
 		owner[e] = "exchange " + e
 	}
+	all = append(all, buildStreams(&t, ex, s.Streams, owner)...)
+	now := time.Now()
 	for i, cs := range s.Consumers {
 		c := cs.withDefaults()
 		ps := problems{consumer: i, name: cs.Name}
 		checkConsumer(&ps, c)
+		checkStreamConsumer(&ps, c, s.Streams, now)
 		if len(ps.list) > 0 {
 			all = append(all, ps.list...)
 			continue
@@ -99,8 +103,14 @@ func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) 
 		},
 	}
 	bindings := []Binding{}
-	for _, key := range c.Bindings {
-		bindings = append(bindings, Binding{Exchange: ex.Events, Queue: work, Key: key})
+	if c.Stream != "" {
+		// The stream carries the consumer's facts; its work queue takes
+		// only what it sends itself (retries, deferrals, held facts).
+		consumer.Stream, consumer.Start = c.Stream, c.Start
+	} else {
+		for _, key := range c.Bindings {
+			bindings = append(bindings, Binding{Exchange: ex.Events, Queue: work, Key: key})
+		}
 	}
 	seen := map[string]bool{}
 	for _, d := range c.Backoff {

@@ -289,6 +289,9 @@ func buildDelays(t *Topology, ex Exchanges, specs []ConsumerSpec, owner map[stri
 			continue
 		}
 		for _, p := range specs[i].Bindings {
+			if c.Stream != "" {
+				break // a delayed fact falls due into the stream (below)
+			}
 			b := Binding{Exchange: d.Deliver, Queue: c.Queue, Key: DelayedPattern(p)}
 			if c.Ordered() {
 				b = Binding{Exchange: d.Deliver, ToExchange: c.ShardExchange, Key: DelayedPattern(p)}
@@ -303,6 +306,14 @@ func buildDelays(t *Topology, ex Exchanges, specs []ConsumerSpec, owner map[stri
 		t.Bindings = append(t.Bindings, Binding{Exchange: d.Deliver, Queue: c.Queue, Key: DeferPattern(c.Queue)})
 		c.DeferExchange = d.Exchange
 	}
+	// A stream keeps the delayed facts of its bindings too, once due.
+	var streamBindings []Binding
+	for _, b := range t.Bindings {
+		if q, ok := t.Queue(b.Queue); ok && q.Role == RoleStream && b.Exchange == ex.Events {
+			streamBindings = append(streamBindings, Binding{Exchange: d.Deliver, Queue: b.Queue, Key: DelayedPattern(b.Key)})
+		}
+	}
+	t.Bindings = append(t.Bindings, streamBindings...)
 	return ps.list
 }
 

@@ -15,6 +15,9 @@ type Spec struct {
 	// delivery exchange every work queue is bound to, and the lane of due
 	// facts no consumer binds. Without it facts can only be published now.
 	Delays bool
+	// Streams are the streams facts are appended to (see stream.go),
+	// declared before the consumers that read them.
+	Streams []StreamSpec
 }
 
 // Exchanges names the three exchanges. An empty name takes its default
@@ -83,6 +86,13 @@ type ConsumerSpec struct {
 	// batches (see [Batch]); the default Prefetch is then at least
 	// Batch.Size × Concurrency.
 	Batch *Batch
+	// Stream makes the consumer a stream consumer (see stream.go): it
+	// reads the named stream of Spec.Streams instead of a work queue bound
+	// to the events exchange, from Start the first time (default
+	// StartNext) and from its stored offset after that. Bindings then
+	// choose which of the stream's facts it handles; the others it skips.
+	Stream string
+	Start  Start
 }
 
 // Defaults applied by [Build] to zero fields.

@@ -92,6 +92,12 @@ type Queue struct {
 	// (x-single-active-consumer), so its messages are handled in queue
 	// order; the others wait to take over. Shard queues only.
 	SingleActiveConsumer bool
+	// MaxAge and SegmentBytes are a stream's retention by age
+	// (x-max-age) and the size of its segment files
+	// (x-stream-max-segment-size-bytes); MaxLengthBytes is then its
+	// retention by size. Streams only (Type Stream, Role RoleStream).
+	MaxAge       time.Duration
+	SegmentBytes int64
 }
 
 // DeadLetter names where a queue sends the messages it gives up on.
@@ -175,6 +181,13 @@ type Consumer struct {
 	// Batch is a batch consumer's batch (see [Batch]); its zero value
 	// means the handler takes one fact at a time.
 	Batch Batch
+
+	// Stream, for a stream consumer (see stream.go), is the stream it
+	// reads beside its work queue, which then receives only its own
+	// retries; Start is where it reads from before it has an offset of
+	// its own on the broker.
+	Stream string
+	Start  Start
 }
 
 // Ordered reports whether the consumer handles facts in order per key.
@@ -269,8 +282,13 @@ func (t Topology) Part(consumers ...string) Topology {
 			exchanges[q.Name] = true // each level's exchange and queue share its name
 		}
 	}
+	for _, c := range t.Consumers {
+		if want[c.Name] && c.Stream != "" {
+			want[c.Stream] = true // a stream queue's Consumer is its own name in this map
+		}
+	}
 	for _, q := range t.Queues {
-		if want[q.Consumer] || q.Role == RoleDelay || q.Role == RoleUnroutable {
+		if want[q.Consumer] || q.Role == RoleStream && want[q.Name] || q.Role == RoleDelay || q.Role == RoleUnroutable {
 			part.Queues = append(part.Queues, q)
 			queues[q.Name] = true
 		}

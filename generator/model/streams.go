@@ -1,0 +1,95 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// streamSpecs returns the manifest's streams as topology.Build takes them.
+func (b *builder) streamSpecs() []topology.StreamSpec {
+	var out []topology.StreamSpec
+	for _, s := range b.s.Manifest.Streams {
+		out = append(out, topology.StreamSpec{
+			Name: s.Name, Bindings: append([]string(nil), s.Bindings...),
+			MaxAge: s.MaxAge, MaxBytes: s.MaxBytes, SegmentBytes: s.SegmentBytes,
+		})
+	}
+	return out
+}
+
+// checkStreams reports a stream binding that matches no fact (a typo: the
+// stream would stay empty), and a stream consumer's fact that its stream
+// does not carry (its handler method would never be called).
+func (b *builder) checkStreams(facts []*Fact, consumers []*Consumer) {
+	man := b.s.Manifest
+	byName := map[string]*load.Stream{}
+	for _, s := range man.Streams {
+		byName[s.Name] = s
+		for i, pattern := range s.Bindings {
+			matched := false
+			for _, f := range facts {
+				matched = matched || TopicMatch(pattern, f.RoutingKey)
+			}
+			if !matched {
+				b.errs.Add(man.Doc.Errorf(load.AppendIndex(load.Append(s.Pointer, "bindings"), i), "stream %s: binding %s matches no fact (routing keys: %s)", strconv.Quote(s.Name), strconv.Quote(pattern), routingKeys(facts)))
+			}
+		}
+	}
+	model := map[string]*Consumer{}
+	for _, c := range consumers {
+		model[c.Name] = c
+	}
+	for _, lc := range man.Consumers {
+		s, ok := byName[lc.Stream]
+		c := model[lc.Name]
+		if lc.Stream == "" || !ok || c == nil {
+			continue // an unknown stream is topology.Build's to report
+		}
+		for _, f := range c.Facts {
+			if !carries(s, f.RoutingKey) {
+				b.errs.Add(man.Doc.Errorf(load.Append(lc.Pointer, "bindings"), "consumer %s: fact %s is not on stream %s, whose bindings are %s: add a binding to the stream, or narrow the consumer's", strconv.Quote(lc.Name), strconv.Quote(f.RoutingKey), strconv.Quote(s.Name), strings.Join(s.Bindings, ", ")))
+			}
+		}
+	}
+}
+
+func carries(s *load.Stream, key string) bool {
+	for _, p := range s.Bindings {
+		if TopicMatch(p, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// streamStart converts a consumer's "start" for topology.Build.
+func streamStart(s load.StreamStart) topology.Start {
+	return topology.Start{Kind: topology.StartKind(s.Kind), Offset: s.Offset, Time: s.Time}
+}
+
+// streamProblemPointer places a problem of a stream ("streams.<i>.<field>")
+// at its value in warren.json, else at the stream's entry.
+func (b *builder) streamProblem(p topology.Problem) (*load.Error, bool) {
+	rest, ok := strings.CutPrefix(p.Field, "streams.")
+	if !ok {
+		return nil, false
+	}
+	idx, field, _ := strings.Cut(rest, ".")
+	i, err := strconv.Atoi(idx)
+	man := b.s.Manifest
+	if err != nil || i >= len(man.Streams) {
+		return man.Doc.Errorf("/streams", "%s", p.Detail), true
+	}
+	s := man.Streams[i]
+	ptr := load.Append(s.Pointer, field)
+	if p.Index >= 0 {
+		ptr = load.AppendIndex(ptr, p.Index)
+	}
+	if man.Doc.Offset(ptr) < 0 {
+		return man.Doc.KeyErrorf(s.Pointer, "%s", p.Detail), true
+	}
+	return man.Doc.Errorf(ptr, "%s", p.Detail), true
+}

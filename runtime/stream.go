@@ -1,0 +1,293 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
+)
+
+// A stream consumer (topology.Consumer.Stream) reads a stream and its own
+// work queue on one channel, as two feeds of the one engine:
+//
+//   - The stream is consumed over AMQP from the consumer's stored offset
+//     plus one, or, the first time, from its declared start. Each fact is
+//     handled, validated, decoded and guarded as a plain consumer's.
+//   - A handler failure never holds the stream: the fact is copied to the
+//     consumer's retry ladder (or poison queue) with the same headers as a
+//     plain consumer's copy, the copy confirmed, and the consumer reads on.
+//     The retry comes back through the consumer's work queue, so a failed
+//     fact is handled again after facts written after it: a stream
+//     consumer keeps the stream's order only for facts that succeed the
+//     first time.
+//   - The offset stored on the broker is the highest one below which every
+//     fact is settled (acked, or copied and acked): a crash re-reads what
+//     was in hand (the guard skips what was done), and never skips a fact.
+//     It is stored as it advances, one store in flight at a time, and once
+//     more when the consumer stops.
+//   - Facts on the stream that the consumer has no route for (the stream
+//     carries facts of other bindings) are skipped, not poisoned.
+//   - An outage of a dependency ([Unavailable]) delays the fact in the
+//     retry ladder without spending an attempt; the consumer does not
+//     pause, since a stream has no basic.get to probe with.
+
+// streamJob is one delivery of a stream consumer's channel.
+type streamJob struct {
+	d      amqp.Delivery
+	stream bool  // from the stream, not the work queue
+	offset int64 // its offset in the stream (stream facts only)
+}
+
+// streamKind reads a stream and the consumer's work queue.
+type streamKind struct {
+	c *Consumer
+	t *offsetTracker
+}
+
+func (k streamKind) queues() []string { return []string{k.c.spec.Stream, k.c.spec.Queue} }
+
+// consumeArgs starts the stream's consume at the consumer's position.
+func (k streamKind) consumeArgs(queue string, args amqp.Table) (amqp.Table, error) {
+	if queue != k.c.spec.Stream {
+		return args, nil
+	}
+	pos, err := k.t.position()
+	if err != nil {
+		return nil, err
+	}
+	out := amqp.Table{"x-stream-offset": pos}
+	for key, v := range args {
+		out[key] = v
+	}
+	return out, nil
+}
+
+func (k streamKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
+	k.t.restart()
+	return newStreamSource(k.queues(), feeds, k.t, k.c.opts.prefetch)
+}
+
+func (k streamKind) work(r *channelRun, j streamJob) {
+	if !j.stream {
+		k.c.process(r.hctx, r.s, j.d)
+		return
+	}
+	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
+		// Another consumer's fact on the same stream.
+		if err := j.d.Ack(false); err == nil {
+			k.t.settled(j.offset)
+		}
+		return
+	}
+	rec := &recordingAck{Acknowledger: j.d.Acknowledger}
+	d := j.d
+	d.Acknowledger = rec
+	k.c.process(r.hctx, r.s, d)
+	if rec.acked {
+		k.t.settled(j.offset)
+	}
+}
+
+func (k streamKind) giveBack(j streamJob, why string) { k.c.giveBack(j.d, why) }
+
+func (streamKind) traits() traits { return traits{queueNoun: "stream or work queue"} }
+
+// recordingAck records whether a delivery was acked: a stream fact counts
+// as settled only then, not when it was given back.
+type recordingAck struct {
+	amqp.Acknowledger
+	acked bool
+}
+
+func (a *recordingAck) Ack(tag uint64, multiple bool) error {
+	err := a.Acknowledger.Ack(tag, multiple)
+	a.acked = err == nil
+	return err
+}
+
+// streamSource merges the stream's feed and the work queue's into one
+// line of jobs, noting each stream fact's offset as it arrives.
+type streamSource struct {
+	jobs  chan streamJob
+	ended chan string
+}
+
+func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, prefetch int) *streamSource {
+	s := &streamSource{jobs: make(chan streamJob, prefetch), ended: make(chan string, 1)}
+	var readers sync.WaitGroup
+	for i, feed := range feeds {
+		readers.Go(func() {
+			for d := range feed {
+				j := streamJob{d: d, stream: i == 0}
+				if j.stream {
+					j.offset = streamOffset(d)
+					t.arrived(j.offset)
+				}
+				s.jobs <- j
+			}
+			select {
+			case s.ended <- queues[i]:
+			default:
+			}
+		})
+	}
+	go func() { readers.Wait(); close(s.jobs) }()
+	return s
+}
+
+func (s *streamSource) next(stop <-chan struct{}) (streamJob, bool) {
+	select {
+	case <-stop:
+		return streamJob{}, false
+	case j, ok := <-s.jobs:
+		return j, ok
+	}
+}
+
+func (*streamSource) done(streamJob)        {}
+func (s *streamSource) lost() <-chan string { return s.ended }
+
+// streamOffset reads the offset RabbitMQ puts on every delivery from a
+// stream.
+func streamOffset(d amqp.Delivery) int64 {
+	switch v := d.Headers["x-stream-offset"].(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	}
+	return -1
+}
+
+// offsetTracker keeps a stream consumer's offset: which facts of the
+// stream are in hand, the highest offset below which all are settled (the
+// mark), and what the broker has stored.
+type offsetTracker struct {
+	c      *Consumer
+	mu     sync.Mutex
+	order  []int64        // offsets in hand, in arrival (stream) order
+	done   map[int64]bool // settled offsets still behind an unsettled one
+	mark   int64          // every fact up to it settled; -1 for none yet
+	stored int64          // what the broker holds; -1 for nothing stored
+	kick   chan struct{}  // the mark moved
+	store  sync.Mutex     // one store at a time
+}
+
+func newOffsetTracker(c *Consumer) *offsetTracker {
+	return &offsetTracker{c: c, done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
+}
+
+// restart forgets what a lost channel had in hand: it is read again.
+func (t *offsetTracker) restart() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.order, t.done = nil, map[int64]bool{}
+}
+
+func (t *offsetTracker) arrived(off int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.order = append(t.order, off)
+}
+
+// settled marks off done and moves the mark past every settled fact at
+// the head.
+func (t *offsetTracker) settled(off int64) {
+	t.mu.Lock()
+	t.done[off] = true
+	moved := false
+	for len(t.order) > 0 && t.done[t.order[0]] {
+		delete(t.done, t.order[0])
+		t.mark, t.order, moved = t.order[0], t.order[1:], true
+	}
+	t.mu.Unlock()
+	if moved {
+		select {
+		case t.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// storeLoop stores the mark each time it moves, until ctx ends; a store
+// that fails is logged and tried again at the next move and at the end.
+func (t *offsetTracker) storeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.kick:
+			if err := t.flush(); err != nil {
+				t.c.log.Warn("could not store the stream offset; storing it at the next fact", "stream", t.c.spec.Stream, "err", t.c.conn.redact(err))
+			}
+		}
+	}
+}
+
+// flush stores the mark on the broker if it moved past what is stored.
+func (t *offsetTracker) flush() error {
+	t.store.Lock()
+	defer t.store.Unlock()
+	t.mu.Lock()
+	mark := t.mark
+	t.mu.Unlock()
+	if mark <= t.stored {
+		return nil
+	}
+	env, err := t.c.conn.streams(fmt.Sprintf("stream consumer %q", t.c.spec.Name))
+	if err != nil {
+		return err
+	}
+	if err := env.StoreOffset(t.c.spec.Name, t.c.spec.Stream, mark); err != nil {
+		return fmt.Errorf("store offset %d of stream %q: %w", mark, t.c.spec.Stream, err)
+	}
+	t.stored = mark
+	return nil
+}
+
+// position is where the stream's consume starts: after the stored offset
+// (the mark stored first, so a resumed channel does not read again what
+// was settled), or the declared start the first time.
+func (t *offsetTracker) position() (any, error) {
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
+	env, err := t.c.conn.streams(fmt.Sprintf("stream consumer %q", t.c.spec.Name))
+	if err != nil {
+		return nil, err
+	}
+	off, err := env.QueryOffset(t.c.spec.Name, t.c.spec.Stream)
+	switch {
+	case errors.Is(err, stream.OffsetNotFoundError):
+		return t.c.spec.Start.ConsumeArgument(), nil
+	case err != nil:
+		return nil, fmt.Errorf("query the offset of stream %q: %w", t.c.spec.Stream, err)
+	}
+	t.store.Lock()
+	t.stored = max(t.stored, off)
+	t.store.Unlock()
+	t.mu.Lock()
+	t.mark = max(t.mark, off)
+	t.mu.Unlock()
+	return off + 1, nil
+}
+
+// runStream runs a stream consumer's engine with its offset store beside
+// it, and stores the final mark when the engine stops.
+func (c *Consumer) runStream(eng *engine[streamJob], t *offsetTracker) func(context.Context) error {
+	return func(ctx context.Context) error {
+		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		var wg sync.WaitGroup
+		wg.Go(func() { t.storeLoop(sctx) })
+		err := eng.run(ctx)
+		stop()
+		wg.Wait()
+		if ferr := t.flush(); ferr != nil {
+			c.log.Warn("could not store the stream offset at stop; the facts after the last stored one are read again", "stream", c.spec.Stream, "err", c.conn.redact(ferr))
+		}
+		return err
+	}
+}

@@ -1,0 +1,300 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// newStreamBroker declares a test-unique stream of the "item.#" facts and
+// the given stream consumers of it (their Names used as prefixes).
+func newStreamBroker(t *testing.T, specs ...topology.ConsumerSpec) *broker {
+	t.Helper()
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("items-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour}},
+	}
+	for _, s := range specs {
+		s.Name = testenv.Name(s.Name)
+		s.Stream = spec.Streams[0].Name
+		spec.Consumers = append(spec.Consumers, s)
+	}
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	return b
+}
+
+// skuLog records the SKUs a handler saw, in order.
+type skuLog struct {
+	mu   sync.Mutex
+	skus []string
+}
+
+func (h *skuLog) add(s string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.skus = append(h.skus, s)
+}
+
+func (h *skuLog) list() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.skus)
+}
+
+// consumers returns the number of consumers of a queue or stream.
+func (b *broker) consumers(queue string) int {
+	b.t.Helper()
+	q, err := amqpmsg.InspectQueue(context.Background(), rawChannels{b.raw}, queue)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return q.Consumers
+}
+
+func (b *broker) storedOffset(conn *Conn, c topology.Consumer) int64 {
+	b.t.Helper()
+	env, err := conn.streams("test")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	off, err := env.QueryOffset(c.Name, c.Stream)
+	if err != nil {
+		b.t.Fatalf("query offset of %s on %s: %v", c.Name, c.Stream, err)
+	}
+	return off
+}
+
+// A stream consumer reads from its declared start the first time, stores
+// its offset, and after a restart (on a new connection) reads exactly the
+// facts written since: none again, none skipped.
+func TestStreamConsumerResumesAtStoredOffset(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	for _, s := range []string{"a", "b", "c"} {
+		mustPublish(t, pub, f, item{SKU: s})
+	}
+
+	var got skuLog
+	newReader := func(conn *Conn) *Consumer {
+		c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			got.add(v.SKU)
+			return nil
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stop := run(t, newReader(conn))
+	testenv.Eventually(t, "the three facts written before the start skuLog", func() bool { return len(got.list()) == 3 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if off := b.storedOffset(conn, b.consumer(0)); off != 2 {
+		t.Fatalf("stored offset %d after three facts from the first, want 2", off)
+	}
+
+	for _, s := range []string{"d", "e"} {
+		mustPublish(t, pub, f, item{SKU: s})
+	}
+	conn2 := b.dial(Config{})
+	stop = run(t, newReader(conn2))
+	testenv.Eventually(t, "the two facts written while stopped skuLog", func() bool { return len(got.list()) >= 5 })
+	mustPublish(t, pub, f, item{SKU: "f"})
+	testenv.Eventually(t, "a fact written while running skuLog", func() bool { return len(got.list()) >= 6 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c", "d", "e", "f"}; !slices.Equal(got.list(), want) {
+		t.Fatalf("skuLog %v, want %v: each fact once, in stream order", got.list(), want)
+	}
+	if n := conn2.Counts(b.consumer(0).Name).Get(Acked); n != 3 {
+		t.Fatalf("second run acked %d facts, want 3", n)
+	}
+}
+
+// A stream consumer declared to start at "next" reads nothing written
+// before its first start.
+func TestStreamConsumerStartsAtNext(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "late", Bindings: []string{"item.#"}, Backoff: testLadder})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	mustPublish(t, pub, f, item{SKU: "before"})
+	var got skuLog
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	// The stream's consume has started once the work queue's, which
+	// follows it on the same channel, has.
+	testenv.Eventually(t, "the consumer reading its work queue", func() bool { return b.consumers(b.consumer(0).Queue) == 1 })
+	mustPublish(t, pub, f, item{SKU: "after"})
+	testenv.Eventually(t, "the fact written after the start skuLog", func() bool { return len(got.list()) == 1 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"after"}; !slices.Equal(got.list(), want) {
+		t.Fatalf("skuLog %v, want %v", got.list(), want)
+	}
+}
+
+// A fact whose handler keeps failing does not hold the stream: it walks
+// the consumer's own retry ladder into its poison queue with the usual
+// headers, while the facts behind it are skuLog; the offset moves past
+// it once its copy is confirmed.
+func TestStreamConsumerFailureGoesToRetryAndPoison(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "failing", Bindings: []string{"item.#"}, Backoff: testLadder, MaxAttempts: 3, Start: topology.Start{Kind: topology.StartFirst}})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	var got skuLog
+	var attemptsOfBad attempts
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU == "bad" {
+			attemptsOfBad.add(d.Attempt)
+			return errors.New("search backend refused it")
+		}
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badID := mustPublish(t, pub, f, item{SKU: "bad"})
+	mustPublish(t, pub, f, item{SKU: "good"})
+	stop := run(t, c)
+
+	poisoned := b.get(b.consumer(0).PoisonQueue)
+	if poisoned.MessageId != badID {
+		t.Fatalf("poisoned %q, want the failing fact %q", poisoned.MessageId, badID)
+	}
+	for h, want := range map[string]any{HeaderConsumer: b.consumer(0).Name, HeaderAttempts: int64(3), HeaderOriginalRoutingKey: "item.added"} {
+		if got := poisoned.Headers[h]; got != want {
+			t.Errorf("poison header %s = %v, want %v", h, got, want)
+		}
+	}
+	if s, _ := poisoned.Headers[HeaderFailure].(string); s == "" {
+		t.Errorf("poison copy without %s", HeaderFailure)
+	}
+	if want := []int{1, 2, 3}; !slices.Equal(attemptsOfBad.list(), want) {
+		t.Errorf("attempts of the failing fact %v, want %v", attemptsOfBad.list(), want)
+	}
+	if want := []string{"good"}; !slices.Equal(got.list(), want) {
+		t.Errorf("skuLog %v, want %v", got.list(), want)
+	}
+	if n := conn.Counts(b.consumer(0).Name).Get(Retried); n != 2 {
+		t.Errorf("retried %d times, want 2", n)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if off := b.storedOffset(conn, b.consumer(0)); off != 1 {
+		t.Fatalf("stored offset %d, want 1: past both facts, the failed one copied out", off)
+	}
+}
+
+// Bad input on a stream (a body that is not JSON, a payload that fails
+// its schema) goes to the consumer's poison queue at once; a fact of the
+// stream that the consumer has no route for is skipped, not poisoned.
+func TestStreamConsumerBadInput(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "strict", Bindings: []string{"item.added"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	b.publishRaw("item.added", []byte("not json"))
+	// A payload that fails the schema (sku must be non-empty), which
+	// another client could publish.
+	b.publishRaw("item.added", []byte(`{"id":"0190c3a2-5b7e-7000-8000-000000000001","occurred_at":"2026-01-02T03:04:05Z","payload":{"sku":""}}`))
+	mustPublish(t, pub, itemFact("item.removed"), item{SKU: "other"})
+	mustPublish(t, pub, f, item{SKU: "ok"})
+	var got skuLog
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "the good fact skuLog", func() bool { return len(got.list()) == 1 })
+	testenv.Eventually(t, "the two bad facts poisoned", func() bool { return b.depth(b.consumer(0).PoisonQueue) == 2 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.Counts(b.consumer(0).Name).Get(Retried); n != 0 {
+		t.Errorf("retried %d times: bad input is permanent", n)
+	}
+	if off := b.storedOffset(conn, b.consumer(0)); off != 3 {
+		t.Fatalf("stored offset %d, want 3: past all four facts", off)
+	}
+	if d := b.depth(b.consumer(0).PoisonQueue); d != 2 {
+		t.Fatalf("poison depth %d, want 2: the fact of another binding is skipped, not poisoned", d)
+	}
+}
+
+// Declare names the stream plugin, and how to enable it, when the stream
+// protocol does not answer: here a port where nothing listens.
+func TestDeclareStreamConsumerNamesMissingPlugin(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "noplugin", Bindings: []string{"item.#"}, Backoff: testLadder})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	err = conn.Declare(ctx, b.top)
+	var pe *PluginError
+	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Declare: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	}
+	if want := "rabbitmq-plugins enable rabbitmq_stream"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("Declare: %v, want it to say %q", err, want)
+	}
+
+	// Declared on connect, the topology fails Dial the same way.
+	_, err = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
+	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Dial: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	}
+}
+
+// The offset stored is the highest below which every fact is settled:
+// facts settled out of order do not move it past one still in hand.
+func TestOffsetTrackerMarksOnlySettledRuns(t *testing.T) {
+	tr := newOffsetTracker(nil)
+	for _, off := range []int64{10, 11, 12, 13} {
+		tr.arrived(off)
+	}
+	tr.settled(12)
+	tr.settled(11)
+	if tr.mark != -1 {
+		t.Fatalf("mark %d with offset 10 in hand, want -1", tr.mark)
+	}
+	tr.settled(10)
+	if tr.mark != 12 {
+		t.Fatalf("mark %d after 10, 11, 12 settled, want 12", tr.mark)
+	}
+	tr.restart() // the channel was lost with 13 in hand: it is read again
+	tr.arrived(13)
+	tr.settled(13)
+	if tr.mark != 13 {
+		t.Fatalf("mark %d, want 13", tr.mark)
+	}
+}
