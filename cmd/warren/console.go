@@ -47,7 +47,10 @@ func consoleCommand() *cli.Command {
      --outbox-dsn, the outbox table's pending, failed and scheduled rows and
      the next due time;
    - with --saga-dsn, each saga's instances: running and completed, the
-     oldest running one's age, and how many wait on a timeout;
+     oldest running one's age, and how many wait on a timeout; a saga's
+     view lists its instances (the 200 oldest running by default) with
+     their version, age and pending timeouts, due when the outbox
+     (--outbox-table, in the same database) says;
    - the topology drawn, and the catalogue and schema of every fact.
 
 Depths and consumer counts come over AMQP. The broker counts redeliveries
@@ -72,7 +75,7 @@ Examples:
 			&cli.DurationFlag{Name: "history", Value: time.Hour, Usage: "draw the last `DURATION` of the figures"},
 			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
 				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
-			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
+			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn, and of --saga-dsn (the sagas' timeouts)"},
 			&cli.StringFlag{Name: "saga-dsn", EnvVars: []string{"WARREN_SAGA_DSN"},
 				Usage: "also show the sagas' instances kept in this database: `DSN` postgres://... or sqlite:PATH"},
 			&cli.StringFlag{Name: "saga-table", Value: saga.DefaultTable, Usage: "the saga instances `TABLE` of --saga-dsn"},
@@ -124,12 +127,14 @@ func runConsole(c *cli.Context) error {
 		cfg.Outbox = outboxReader{ob: ob, db: db}
 	}
 	if dsn := c.String("saga-dsn"); dsn != "" {
-		_, db, closeDB, err := openOutboxAt(c, dsn, outbox.DefaultTable, "--saga-dsn", "--saga-table")
+		// The outbox of the sagas' database is read for when their timeouts
+		// are due; the Admin deletes nothing here (SagaReader only reads).
+		ob, db, closeDB, err := openOutboxAt(c, dsn, c.String("outbox-table"), "--saga-dsn", "--outbox-table")
 		if err != nil {
 			return err
 		}
 		defer closeDB()
-		a, err := saga.NewAdmin(db, sagaDialect(dsn), c.String("saga-table"), nil)
+		a, err := saga.NewAdmin(db, sagaDialect(dsn), c.String("saga-table"), ob)
 		if err != nil {
 			return usageError(c, "--saga-table: %v", err)
 		}

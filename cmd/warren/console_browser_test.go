@@ -18,8 +18,11 @@ import (
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/idempotency"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/poison"
+	"github.com/warrenbus/warren/runtime/saga"
+	"github.com/warrenbus/warren/runtime/sqldb"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -59,7 +62,8 @@ func requireBrowser(t *testing.T) (chromium, node string) {
 // real broker: the overview shows the poison lane of order-mailer, the lane
 // lists its messages with markup shown as text, an action without the
 // token is refused, a replayed message reaches the running consumer, and a
-// discarded one is kept with its reason in order-mailer.discarded.
+// discarded one is kept with its reason in order-mailer.discarded; a
+// saga's view lists its instances with their pending timeouts.
 //
 // WARREN_CONSOLE_SCREENSHOT=path writes a screenshot of the overview.
 func TestConsoleInTheBrowser(t *testing.T) {
@@ -125,7 +129,8 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	})
 
 	outboxDSN := scheduledOutbox(t)
-	console := startConsole(t, url, dir, "--interval", "200ms", "--history", "1m", "--outbox-dsn", outboxDSN)
+	sg := sagaInstances(t, outboxDSN)
+	console := startConsole(t, url, dir, "--interval", "200ms", "--history", "1m", "--outbox-dsn", outboxDSN, "--saga-dsn", outboxDSN)
 	script := exec.Command(node, "console.spec.mjs")
 	script.Dir = browserDir
 	script.Env = append(os.Environ(),
@@ -133,7 +138,9 @@ func TestConsoleInTheBrowser(t *testing.T) {
 		"CONSOLE_URL="+console.page+"#token="+console.token,
 		"CONSUMER="+mailer.Name, "REPLAY_ID=m-replay", "DISCARD_ID=m-discard", "XSS_ID=m-xss", "POISON_COUNT=7",
 		"GROUP_ID="+group, "EDIT_ID=m-keep", "EDITED_PAYLOAD="+edited,
-		"OUTBOX_PENDING=1", "OUTBOX_SCHEDULED=2",
+		"OUTBOX_PENDING=1", "OUTBOX_SCHEDULED=3",
+		"SAGA=checkout", "SAGA_INSTANCE="+sg.instance, "SAGA_VERSION=4", "SAGA_TIMEOUT=payment-due", "SAGA_TIMEOUT_DUE="+sg.due,
+		"SAGA_OTHER="+sg.other,
 	)
 	if shot := os.Getenv("WARREN_CONSOLE_SCREENSHOT"); shot != "" {
 		abs, err := filepath.Abs(shot)
@@ -216,6 +223,60 @@ func scheduledOutbox(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return "sqlite:" + path
+}
+
+// sagaSeed is what sagaInstances put in the saga instances table.
+type sagaSeed struct {
+	instance string // the oldest running instance of checkout, with markup in its id
+	due      string // when its payment-due timeout is due, as the console's JSON says it
+	other    string // the newest running instance, which the page lists first when asked
+}
+
+// sagaInstances adds the instances of saga checkout to the SQLite file of
+// dsn: the oldest running one, version 4, waiting on its payment-due
+// timeout scheduled in the outbox (in two hours); a newer running one;
+// a completed one.
+func sagaInstances(t *testing.T, dsn string) sagaSeed {
+	t.Helper()
+	db, ob := openSQLiteOutbox(t, strings.TrimPrefix(dsn, "sqlite:"))
+	ctx := context.Background()
+	guard, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: sqldb.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := saga.NewStore(sqldb.FromSQL(db), saga.Config{Dialect: sqldb.SQLite, Guard: guard, Outbox: ob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Millisecond)
+	seed := sagaSeed{instance: `o-7 "><img src=x onerror=window.__xss=4>`, due: due.Format(time.RFC3339Nano), other: "o-9"}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	id, err := ob.At(due).Write(ctx, tx, saga.TimeoutFact("checkout"), map[string]string{"instance": seed.instance, "timeout": "payment-due"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	for _, r := range [][]any{
+		{seed.instance, 4, `{"payment-due":"` + id + `"}`, nil, now - 3_600_000},
+		{"o-8", 2, `{}`, nil, now - 1_800_000},
+		{seed.other, 1, `{}`, nil, now - 60_000},
+		{"o-6", 6, `{}`, now, now - 7_200_000},
+	} {
+		if _, err := tx.Exec(`INSERT INTO warren_saga_instances (saga, instance, version, state, timeouts, completed_at, created_at, updated_at) VALUES ('checkout', ?, ?, '{}', ?, ?, ?, ?)`, append(r, now)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return seed
 }
 
 // seeder puts messages on the broker the way the runtime would.

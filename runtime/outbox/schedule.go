@@ -148,3 +148,39 @@ func (o *Outbox) Scheduled(ctx context.Context, db sqldb.DB, routingKey string, 
 	}
 	return out, nil
 }
+
+// DueTimes returns when each of the scheduled facts ids is due, for those
+// still to be published: an id that is not in the map was published,
+// cancelled or never scheduled. The ids are read in batches of at most
+// 500, which keeps every query within the databases' limits on arguments.
+func (o *Outbox) DueTimes(ctx context.Context, db sqldb.DB, ids ...string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(ids))
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), 500)]
+		ids = ids[len(batch):]
+		marks := make([]string, len(batch))
+		args := make([]any, len(batch))
+		for i, id := range batch {
+			marks[i], args[i] = o.d.Placeholder(i+1), id
+		}
+		q := fmt.Sprintf("SELECT id, due_at FROM %s WHERE id IN (%s) AND due_at IS NOT NULL AND %s",
+			o.table.Quoted(), strings.Join(marks, ", "), pendingCond)
+		err := o.read(ctx, db, q, args, func(rs sqldb.Rows) error {
+			var id string
+			var due any
+			if err := rs.Scan(&id, &due); err != nil {
+				return err
+			}
+			t, err := o.time(due)
+			if err != nil {
+				return err
+			}
+			out[id] = t
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("outbox: due times in %s: %w", o.table, err)
+		}
+	}
+	return out, nil
+}

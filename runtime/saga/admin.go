@@ -52,6 +52,11 @@ type InstanceRow struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	CompletedAt time.Time // zero while the instance runs
+	// Due is when each pending timeout is due, by name, as the outbox
+	// holds it; only [Admin.Instances] of an Admin with an outbox reads
+	// it. A timeout absent here was published already: its fact is on
+	// its way to the saga.
+	Due map[string]time.Time
 }
 
 // TimeoutNames returns the names of the pending timeouts, sorted.
@@ -67,10 +72,100 @@ func (r InstanceRow) TimeoutNames() []string {
 // List returns up to limit instances, of saga alone when it is not "",
 // running ones first, each kind oldest first.
 func (a *Admin) List(ctx context.Context, saga string, limit int) ([]InstanceRow, error) {
+	if limit < 1 {
+		return nil, nil // as LIMIT 0 would
+	}
+	p, err := a.list(ctx, ListQuery{Saga: saga, Limit: limit})
+	return p.Rows, err
+}
+
+// Which instances a [ListQuery] selects.
+const (
+	AllInstances       = ""          // running and completed
+	RunningInstances   = "running"   // not completed
+	CompletedInstances = "completed" // completed, not pruned yet
+)
+
+// ListQuery selects the instances [Admin.Instances] reads.
+type ListQuery struct {
+	Saga        string // only this saga's instances; "" for every saga's
+	State       string // AllInstances, RunningInstances or CompletedInstances
+	NewestFirst bool   // by start, newest first; default oldest first
+	Limit       int    // at most this many rows; at least 1
+}
+
+// InstancePage is what [Admin.Instances] reads: the first rows and how
+// many there are in all.
+type InstancePage struct {
+	// Rows are running instances first, then completed ones, each kind
+	// in the order the query asked for.
+	Rows []InstanceRow
+	// Total counts the instances the query selects, Limit ignored.
+	Total int64
+}
+
+// Instances reads the instances q selects, as List does, and how many
+// there are beyond the limit. With the Admin's outbox, each row's Due
+// says when its pending timeouts are due.
+func (a *Admin) Instances(ctx context.Context, q ListQuery) (InstancePage, error) {
+	page, err := a.list(ctx, q)
+	if err != nil || a.outbox == nil {
+		return page, err
+	}
+	var ids []string
+	for _, r := range page.Rows {
+		for _, id := range r.Timeouts {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return page, nil
+	}
+	due, err := a.outbox.DueTimes(ctx, a.db, ids...)
+	if err != nil {
+		return InstancePage{}, fmt.Errorf("saga: read %s: %w", a.table, err)
+	}
+	for i, r := range page.Rows {
+		for name, id := range r.Timeouts {
+			if t, ok := due[id]; ok {
+				if page.Rows[i].Due == nil {
+					page.Rows[i].Due = map[string]time.Time{}
+				}
+				page.Rows[i].Due[name] = t
+			}
+		}
+	}
+	return page, nil
+}
+
+// list is the one query of instances: List and Instances read through it.
+func (a *Admin) list(ctx context.Context, q ListQuery) (InstancePage, error) {
+	var state string
+	switch q.State {
+	case AllInstances:
+	case RunningInstances:
+		state = " AND completed_at IS NULL"
+	case CompletedInstances:
+		state = " AND completed_at IS NOT NULL"
+	default:
+		return InstancePage{}, fmt.Errorf("saga: list: state %q: expected %q, %q or \"\"", q.State, RunningInstances, CompletedInstances)
+	}
+	if q.Limit < 1 {
+		return InstancePage{}, fmt.Errorf("saga: list: limit %d: expected at least 1", q.Limit)
+	}
+	order := ""
+	if q.NewestFirst {
+		order = " DESC"
+	}
 	p := a.dialect.Placeholder
-	q := fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s
-WHERE (%s = '' OR saga = %s) ORDER BY completed_at IS NOT NULL, created_at, saga, instance LIMIT %s`, a.table.Quoted(), p(1), p(2), p(3))
-	return a.query(ctx, q, saga, saga, limit)
+	// The window count is taken before LIMIT: it counts every instance
+	// selected, in the same reading as the rows.
+	sql := fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at, COUNT(*) OVER () FROM %s
+WHERE (%s = '' OR saga = %s)%s ORDER BY completed_at IS NOT NULL, created_at%s, saga, instance LIMIT %s`, a.table.Quoted(), p(1), p(2), state, order, p(3))
+	var page InstancePage
+	rows, err := a.query(ctx, sql, []any{&page.Total}, q.Saga, q.Saga, q.Limit)
+	page.Rows = rows
+	return page, err
 }
 
 // Show returns one instance; ok is false when there is none.
@@ -78,7 +173,7 @@ func (a *Admin) Show(ctx context.Context, saga, instance string) (row InstanceRo
 	p := a.dialect.Placeholder
 	q := fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s WHERE saga = %s AND instance = %s`,
 		a.table.Quoted(), p(1), p(2))
-	rows, err := a.query(ctx, q, saga, instance)
+	rows, err := a.query(ctx, q, nil, saga, instance)
 	if err != nil || len(rows) == 0 {
 		return InstanceRow{}, false, err
 	}
@@ -96,7 +191,7 @@ func (a *Admin) Delete(ctx context.Context, saga, instance string) (deleted bool
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	p := a.dialect.Placeholder
 	found, err := a.queryTx(ctx, tx, fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s WHERE saga = %s AND instance = %s`,
-		a.table.Quoted(), p(1), p(2)), saga, instance)
+		a.table.Quoted(), p(1), p(2)), nil, saga, instance)
 	if err != nil || len(found) == 0 {
 		return false, err
 	}
@@ -123,16 +218,18 @@ func (a *Admin) Delete(ctx context.Context, saga, instance string) (deleted bool
 	return true, nil
 }
 
-func (a *Admin) query(ctx context.Context, q string, args ...any) ([]InstanceRow, error) {
+// query reads instances with query q; extra receives the columns q selects
+// after the instance's own, from every row.
+func (a *Admin) query(ctx context.Context, q string, extra []any, args ...any) ([]InstanceRow, error) {
 	tx, err := a.db.BeginTx(ctx, sqldb.TxOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	return a.queryTx(ctx, tx, q, args...)
+	return a.queryTx(ctx, tx, q, extra, args...)
 }
 
-func (a *Admin) queryTx(ctx context.Context, tx sqldb.Tx, q string, args ...any) ([]InstanceRow, error) {
+func (a *Admin) queryTx(ctx context.Context, tx sqldb.Tx, q string, extra []any, args ...any) ([]InstanceRow, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
@@ -144,7 +241,7 @@ func (a *Admin) queryTx(ctx context.Context, tx sqldb.Tx, q string, args ...any)
 		var state, timeouts string
 		var created, updated int64
 		var completed *int64
-		if err := rows.Scan(&r.Saga, &r.Instance, &r.Version, &state, &timeouts, &created, &updated, &completed); err != nil {
+		if err := rows.Scan(append([]any{&r.Saga, &r.Instance, &r.Version, &state, &timeouts, &created, &updated, &completed}, extra...)...); err != nil {
 			return nil, fmt.Errorf("saga: read %s: %w", a.table, err)
 		}
 		r.State = json.RawMessage(state)

@@ -61,7 +61,8 @@ type Config struct {
 	Outbox OutboxReader
 	// Sagas, when set, is the saga instances table whose instances the
 	// overview shows per saga: running and completed, the oldest running
-	// one's age, and how many wait on a timeout.
+	// one's age, and how many wait on a timeout; a saga's own view lists
+	// its instances with their pending timeouts.
 	Sagas SagaReader
 	// Validate checks an edited payload against the schema of the fact
 	// with routingKey before the console sends it. Nil: the page cannot
@@ -90,10 +91,12 @@ type OutboxReader interface {
 }
 
 // SagaReader reads the instances of sagas: saga.Admin over the service's
-// database.
+// database, with the outbox its sagas schedule their timeouts in so that
+// the page shows when they are due.
 type SagaReader interface {
 	Table() string
 	Summaries(ctx context.Context) ([]saga.Summary, error)
+	Instances(ctx context.Context, q saga.ListQuery) (saga.InstancePage, error)
 }
 
 // Schema is one fact's schema document.

@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/consumers/{name}/causes", s.listCauses)
 	mux.HandleFunc("POST /api/consumers/{name}/groups/{group}/{action}", s.change(s.actOnGroup))
 	mux.HandleFunc("POST /api/consumers/{name}/edit", s.change(s.edit))
+	mux.HandleFunc("GET /api/sagas/{saga}/instances", s.listInstances)
 	mux.HandleFunc("GET /api/topology.svg", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		_, _ = w.Write(s.svg)

@@ -197,6 +197,38 @@ try {
   await page.click('nav button[data-view="schemas"]');
   await page.locator("#schemas pre").first().waitFor();
   expect((await page.locator("#schemas").textContent()).includes('"x-routing-key"'), "the schemas are shown");
+  // A saga's instances: the oldest running first, with its version and
+  // its pending timeout and when due; the newest first when asked; the
+  // instance's id, markup and all, shown as text.
+  await page.click('nav button[data-view="overview"]');
+  const sagaRow = page.locator(`#sagas tr[data-saga="${env("SAGA")}"]`);
+  await sagaRow.locator("td.running", { hasText: "3" }).waitFor();
+  await sagaRow.locator("a.saga").click();
+  const instances = page.locator("#instances tr.instance");
+  await page.waitForFunction(() => document.querySelectorAll("#instances tr.instance").length === 3);
+  expect(true, "the saga's view lists its 3 running instances");
+  const first = instances.first();
+  expect(await first.getAttribute("data-instance") === env("SAGA_INSTANCE"), "the oldest running instance comes first: " + await first.getAttribute("data-instance"));
+  expect(await first.locator("td.mono").first().textContent() === env("SAGA_INSTANCE"), "its id, markup and all, is shown as text");
+  expect(await first.locator("td.state").textContent() === "running", "it is running");
+  expect(await first.locator("td.version").textContent() === env("SAGA_VERSION"), "its version is shown");
+  expect(/^6[01]m$/.test(await first.locator("td.age").textContent()), "its age (an hour) is shown: " + await first.locator("td.age").textContent());
+  const timeout = first.locator(`.timeout[data-timeout="${env("SAGA_TIMEOUT")}"]`);
+  expect(await timeout.locator(".timeout-name").textContent() === env("SAGA_TIMEOUT"), "its pending timeout is named");
+  expect(await timeout.locator(".timeout-due").getAttribute("data-due") === env("SAGA_TIMEOUT_DUE"), "with when it is due: " + await timeout.locator(".timeout-due").getAttribute("data-due"));
+  expect(/\(in 1[12][0-9]m\)$/.test(await timeout.locator(".timeout-due").textContent()), "and how far off (two hours): " + await timeout.locator(".timeout-due").textContent());
+  expect((await page.locator("#saga-info").textContent()).includes("3 running instances"), "the page says how many: " + await page.locator("#saga-info").textContent());
+  await page.selectOption("#saga-order", "newest");
+  await page.waitForFunction((id) => document.querySelector("#instances tr.instance")?.dataset.instance === id, env("SAGA_OTHER"));
+  expect(true, "newest first lists the newest running instance first");
+  await page.selectOption("#saga-state", "completed");
+  await page.waitForFunction(() => document.querySelectorAll("#instances tr.instance").length === 1);
+  expect(await instances.first().getAttribute("data-instance") === "o-6" &&
+    (await instances.first().locator("td.state").textContent()).startsWith("completed"), "the completed ones are listed apart");
+  expect(await page.locator("#saga img").count() === 0, "no image element came from an instance");
+  expect(await page.evaluate(() => window.__xss === undefined), "no instance id ran");
+  await page.click("#saga-back");
+
   expect(offsite.length === 0, "nothing was requested from another site: " + offsite.join(", "));
 } catch (e) {
   failed = true;

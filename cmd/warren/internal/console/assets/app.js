@@ -4,7 +4,7 @@
 // server from the schema directory with every text escaped.
 "use strict";
 
-const state = { view: "overview", lane: null, messages: [], readOnly: true, canEdit: false, timer: null };
+const state = { view: "overview", lane: null, saga: null, messages: [], readOnly: true, canEdit: false, timer: null };
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -108,14 +108,61 @@ function later(delayed, outbox) {
 function sagas(s) {
   $("sagas-view").hidden = !s;
   if (!s) return;
-  const rows = s.sagas.map((g) => el("tr", {},
-    el("td", {}, g.saga),
+  const rows = s.sagas.map((g) => el("tr", { "data-saga": g.saga },
+    el("td", {}, el("a", { href: "#", class: "saga", onclick: (e) => { e.preventDefault(); openSaga(g.saga); } }, g.saga)),
     el("td", { class: "num running" }, g.running),
     el("td", { class: "num" }, g.oldest_running ? ago(new Date(g.oldest_running)) : "-"),
     el("td", { class: "num" }, g.with_timeouts),
     el("td", { class: "num completed" }, g.completed)));
   if (s.error) rows.unshift(el("tr", { class: "alert" }, el("td", { colspan: 5 }, s.table + ": the last reading failed: " + s.error)));
   $("sagas").tBodies[0].replaceChildren(...rows);
+}
+
+// ---- a saga's instances ----
+
+async function openSaga(name) {
+  state.saga = name;
+  show("saga");
+  $("saga-name").textContent = name;
+  await loadSaga();
+}
+
+// loadSaga lists the saga's instances as the state and order pickers
+// say, at most the server's limit, and says how many more there are.
+async function loadSaga() {
+  $("saga-info").textContent = "Reading…";
+  const st = $("saga-state").value, order = $("saga-order").value;
+  const p = await api("api/sagas/" + encodeURIComponent(state.saga) + "/instances?state=" + encodeURIComponent(st) + "&order=" + encodeURIComponent(order));
+  const list = p.error ? [] : p.instances;
+  const kind = st === "all" ? "" : st + " ";
+  $("saga-info").textContent = p.error ? p.error
+    : p.table + ": " + p.total + " " + kind + "instance" + (p.total === 1 ? "" : "s") +
+      (p.more > 0 ? "; the " + list.length + " " + (order === "newest" ? "newest" : "oldest") + " listed, " + p.more + " more not shown" : "");
+  const now = new Date();
+  const rows = list.map((i) => el("tr", { class: "instance", "data-instance": i.instance },
+    el("td", { class: "mono" }, i.instance),
+    el("td", { class: "state" }, i.state + (i.completed_at ? " " + ago(new Date(i.completed_at), now) + " ago" : "")),
+    el("td", { class: "num version" }, i.version),
+    el("td", { class: "num age" }, ago(new Date(i.created_at), now)),
+    el("td", {}, ago(new Date(i.updated_at), now) + " ago"),
+    el("td", { class: "timeouts" }, ...timeouts(i.timeouts, now))));
+  if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No instances.")));
+  $("instances").tBodies[0].replaceChildren(...rows);
+}
+
+// timeouts lists an instance's pending timeouts: each one's name and
+// when it is due, or that its fact was published and awaits the saga.
+function timeouts(list, now) {
+  if (list.length === 0) return ["-"];
+  return list.map((t) => {
+    let when = "published, on its way";
+    if (t.due_at) {
+      const due = new Date(t.due_at);
+      when = "due " + due.toLocaleString() + (due > now ? " (in " + ago(now, due) + ")" : " (" + ago(due, now) + " ago)");
+    }
+    return el("div", { class: "timeout", "data-timeout": t.name, title: "outbox message " + t.message_id },
+      el("span", { class: "mono timeout-name" }, t.name), " ", el("span", { class: "timeout-due", "data-due": t.due_at || "" }, when));
+  });
 }
 
 // ago renders the time from a to b (b defaults to now) for a person.
@@ -414,6 +461,10 @@ document.addEventListener("DOMContentLoaded", async () => {
   takeToken();
   for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.view));
   $("back").addEventListener("click", () => show("overview"));
+  $("saga-back").addEventListener("click", () => show("overview"));
+  $("saga-reload").addEventListener("click", loadSaga);
+  $("saga-state").addEventListener("change", loadSaga);
+  $("saga-order").addEventListener("change", loadSaga);
   $("reload").addEventListener("click", loadLane);
   $("tab-messages").addEventListener("click", () => laneTab("messages"));
   $("tab-causes").addEventListener("click", () => laneTab("causes"));

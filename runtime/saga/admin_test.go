@@ -1,0 +1,127 @@
+package saga_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/idempotency"
+	"github.com/warrenbus/warren/runtime/outbox"
+	"github.com/warrenbus/warren/runtime/saga"
+	"github.com/warrenbus/warren/runtime/sqldb"
+)
+
+// Instances selects by saga and state, orders oldest or newest first,
+// counts beyond its limit, and reads the due time of each pending timeout
+// the outbox still holds, on both dialects.
+func TestAdminInstances(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		testAdminInstances(t, testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "sagas.db")), sqldb.SQLite)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testAdminInstances(t, testenv.OpenDB(t, "pgx", testenv.PGDSN(t)), sqldb.Postgres)
+	})
+}
+
+func testAdminInstances(t *testing.T, db *sql.DB, d sqldb.Dialect) {
+	ctx := context.Background()
+	name := testenv.TableName("saga_admin")
+	obTable, sagaTable := name+"_ob", name+"_inst"
+	for _, tbl := range []string{obTable, obTable + "_seq", sagaTable} {
+		testenv.DropTable(t, db, tbl)
+	}
+	ob, err := outbox.New(outbox.Config{Dialect: d, Table: obTable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	guard, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: d, Table: name + "_claims"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := saga.NewStore(sqldb.FromSQL(db), saga.Config{Dialect: d, Table: sagaTable, Guard: guard, Outbox: ob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	dueID, err := ob.At(due).Write(ctx, db, saga.TimeoutFact("checkout"), map[string]string{"instance": "o-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := func(h int) int64 { return time.Date(2026, 5, 1, 12-h, 0, 0, 0, time.UTC).UnixMilli() }
+	ins := fmt.Sprintf(`INSERT INTO %s (saga, instance, version, state, timeouts, completed_at, created_at, updated_at) VALUES (%s, %s, %s, '{}', %s, %s, %s, %s)`,
+		sagaTable, d.Placeholder(1), d.Placeholder(2), d.Placeholder(3), d.Placeholder(4), d.Placeholder(5), d.Placeholder(6), d.Placeholder(7))
+	for _, r := range [][]any{
+		// payment-due is held by the outbox; reminder's fact left it.
+		{"checkout", "o-1", 3, `{"payment-due":"` + dueID + `","reminder":"0190a000-0000-7000-8000-000000000000"}`, nil, ms(3), ms(0)},
+		{"checkout", "o-2", 1, `{}`, nil, ms(2), ms(0)},
+		{"checkout", "o-3", 2, `{}`, nil, ms(1), ms(0)},
+		{"checkout", "o-4", 5, `{}`, ms(0), ms(5), ms(0)},
+		{"refund", "r-1", 1, `{}`, nil, ms(4), ms(0)},
+	} {
+		if _, err := db.ExecContext(ctx, ins, r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, err := saga.NewAdmin(sqldb.FromSQL(db), d, sagaTable, ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func(p saga.InstancePage) string {
+		var out []string
+		for _, r := range p.Rows {
+			s := r.Instance
+			for _, n := range r.TimeoutNames() {
+				s += " " + n
+				if at, ok := r.Due[n]; ok {
+					s += "@" + at.UTC().Format(time.RFC3339Nano)
+				}
+			}
+			out = append(out, s)
+		}
+		return fmt.Sprintf("%s (%d)", strings.Join(out, "; "), p.Total)
+	}
+	at := due.Format(time.RFC3339Nano)
+	for _, tc := range []struct {
+		q    saga.ListQuery
+		want string
+	}{
+		{saga.ListQuery{Saga: "checkout", State: saga.RunningInstances, Limit: 2}, "o-1 payment-due@" + at + " reminder; o-2 (3)"},
+		{saga.ListQuery{Saga: "checkout", State: saga.RunningInstances, NewestFirst: true, Limit: 2}, "o-3; o-2 (3)"},
+		{saga.ListQuery{Saga: "checkout", State: saga.CompletedInstances, Limit: 10}, "o-4 (1)"},
+		{saga.ListQuery{Saga: "checkout", Limit: 10, NewestFirst: true}, "o-3; o-2; o-1 payment-due@" + at + " reminder; o-4 (4)"},
+		{saga.ListQuery{State: saga.RunningInstances, Limit: 1}, "r-1 (4)"},
+	} {
+		p, err := admin.Instances(ctx, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := show(p); got != tc.want {
+			t.Errorf("Instances(%+v) = %s; want %s", tc.q, got, tc.want)
+		}
+	}
+	// List, as warren saga list reads it: running first, oldest first.
+	rows, err := admin.List(ctx, "checkout", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := show(saga.InstancePage{Rows: rows}); got != "o-1 payment-due reminder; o-2; o-3; o-4 (0)" {
+		t.Errorf("List = %s; want o-1 to o-4, without due times", got)
+	}
+	if _, err := admin.Instances(ctx, saga.ListQuery{State: "paused", Limit: 1}); err == nil {
+		t.Error("Instances with state paused: no error")
+	}
+}
