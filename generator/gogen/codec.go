@@ -58,17 +58,17 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	for _, cm := range docComment(decDoc) {
 		f.Add(cm)
 	}
-	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Block(dec...)
+	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(dec...))
 	// The methods of an inline struct or union, which only the methods of
 	// the types around it call, take a pointer: on a value, each would
 	// have a pointer twin for the compiler to write.
 	ptr := t.Inline() && (t.Kind == model.Struct || t.Kind == model.Union)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
+	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Add(body(enc...))
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
-	f.Func().Params(recv(ptr)).Id("Validate").Params().Error().Block(val...)
+	f.Func().Params(recv(ptr)).Id("Validate").Params().Error().Add(body(val...))
 	if !t.Inline() {
 		// An inline type is reached through the types around it, whose
 		// methods call its own: it has no encoding/json methods, which
@@ -103,16 +103,16 @@ func (e *emitter) genJSONMethods(f *jen.File, t *model.Type) {
 	}
 	f.Line()
 	f.Comment("MarshalJSON encodes v with EncodeJSON.")
-	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		append(pre, jen.Return(codecID("Marshal").Call(jen.Id("v")), jen.Nil()))...)
+	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Add(body(
+		append(pre, jen.Return(codecID("Marshal").Call(jen.Id("v")), jen.Nil()))...))
 	e.genUnmarshal(f, t)
 }
 
 func (e *emitter) genUnmarshal(f *jen.File, t *model.Type) {
 	f.Line()
 	f.Comment("UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Return(codecID("Unmarshal").Call(jen.Id("data"), jen.Id("v"))))
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Add(body(
+		jen.Return(codecID("Unmarshal").Call(jen.Id("data"), jen.Id("v")))))
 }
 
 func propertiesVar(t *model.Type) string { return "propertiesOf" + t.GoName }

@@ -126,9 +126,9 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Line()
 	f.Comment("CodecFields lists v's fields for runtime/codec, in the order of " + shape + ".")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Block(
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Add(body(
 		jen.Return(jen.Op("&").Id(shape), list),
-	)
+	))
 	f.Line()
 	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
 	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Block(
@@ -137,15 +137,15 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Block(codecID("Encode").Call(jen.Id("e"), self))
+	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Add(body(codecID("Encode").Call(jen.Id("e"), self)))
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
-	f.Func().Params(recv).Id("Validate").Params().Error().Block(jen.Return(codecID("Check").Call(self)))
+	f.Func().Params(recv).Id("Validate").Params().Error().Add(body(jen.Return(codecID("Check").Call(self))))
 	if !t.Inline() {
 		f.Line()
 		f.Comment("MarshalJSON encodes v with EncodeJSON.")
-		f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v"))))
+		f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Add(body(
+			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v")))))
 		e.genUnmarshal(f, t)
 	}
 	f.Line()
