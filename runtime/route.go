@@ -90,7 +90,11 @@ func Handle[T any](f Fact, fn func(ctx context.Context, d Delivery, fact T) erro
 // Handle compiles its own copy of the route's code for every fact type
 // (each struct is a GC shape of its own), several functions per fact in a
 // package of many facts; HandleEach compiles once, and a fact costs only
-// the two small functions its caller passes.
+// the two small functions its caller passes. (Not inlined, so that a
+// consumer's constructor is a list of calls, not a copy of this body per
+// fact.)
+//
+//go:noinline
 func HandleEach(f Fact, newFact func() any, fn func(ctx context.Context, d Delivery, fact any) error) Route {
 	return newRoute(f, &anyHandling{newFact: newFact, fn: fn})
 }

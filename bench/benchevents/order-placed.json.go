@@ -157,10 +157,10 @@ func (v *AddressCountry) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AddressCountry) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *AddressCountry) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AddressCountry) Validate() error { return valuesOfAddressCountry.Check(string(v)) }
+func (v *AddressCountry) Validate() error { return valuesOfAddressCountry.Check(string(*v)) }
 
 var valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
 
@@ -213,10 +213,10 @@ func (v *OrderPlacedStatus) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *OrderPlacedStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedStatus) Validate() error { return valuesOfOrderPlacedStatus.Check(string(v)) }
+func (v *OrderPlacedStatus) Validate() error { return valuesOfOrderPlacedStatus.Check(string(*v)) }
 
 var valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
 
@@ -273,9 +273,9 @@ func (v *MoneyCurrency) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v MoneyCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *MoneyCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v MoneyCurrency) Validate() error { return valuesOfMoneyCurrency.Check(string(v)) }
+func (v *MoneyCurrency) Validate() error { return valuesOfMoneyCurrency.Check(string(*v)) }
 
 var valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

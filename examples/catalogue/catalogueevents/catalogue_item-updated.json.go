@@ -107,11 +107,11 @@ func (v *ItemUpdatedChangedItem) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdatedChangedItem) Validate() error {
-	return valuesOfItemUpdatedChangedItem.Check(string(v))
+func (v *ItemUpdatedChangedItem) Validate() error {
+	return valuesOfItemUpdatedChangedItem.Check(string(*v))
 }
 
 var valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
@@ -133,9 +133,9 @@ func (v *ItemUpdatedSource) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdatedSource) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *ItemUpdatedSource) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdatedSource) Validate() error { return valuesOfItemUpdatedSource.Check(string(v)) }
+func (v *ItemUpdatedSource) Validate() error { return valuesOfItemUpdatedSource.Check(string(*v)) }
 
 var valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}

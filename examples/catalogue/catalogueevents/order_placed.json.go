@@ -268,10 +268,10 @@ func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardPaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *CardPaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardPaymentMethod) Validate() error { return valuesOfCardPaymentMethod.Check(string(v)) }
+func (v *CardPaymentMethod) Validate() error { return valuesOfCardPaymentMethod.Check(string(*v)) }
 
 var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
@@ -329,10 +329,12 @@ func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePaymentMethod) Validate() error { return valuesOfInvoicePaymentMethod.Check(string(v)) }
+func (v *InvoicePaymentMethod) Validate() error {
+	return valuesOfInvoicePaymentMethod.Check(string(*v))
+}
 
 var valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
 
@@ -352,9 +354,11 @@ func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) { e.Int64(int64(v)) }
+func (v *InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) { e.Int64(int64(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePaymentDueDays) Validate() error { return valuesOfInvoicePaymentDueDays.Check(int64(v)) }
+func (v *InvoicePaymentDueDays) Validate() error {
+	return valuesOfInvoicePaymentDueDays.Check(int64(*v))
+}
 
 var valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}

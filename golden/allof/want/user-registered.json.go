@@ -84,9 +84,9 @@ func (v *UserRegisteredPlan) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserRegisteredPlan) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *UserRegisteredPlan) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserRegisteredPlan) Validate() error { return valuesOfUserRegisteredPlan.Check(string(v)) }
+func (v *UserRegisteredPlan) Validate() error { return valuesOfUserRegisteredPlan.Check(string(*v)) }
 
 var valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}

@@ -116,10 +116,10 @@ func (v *JobQueuedMode) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueuedMode) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *JobQueuedMode) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueuedMode) Validate() error { return valuesOfJobQueuedMode.Check(string(v)) }
+func (v *JobQueuedMode) Validate() error { return valuesOfJobQueuedMode.Check(string(*v)) }
 
 var valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
 

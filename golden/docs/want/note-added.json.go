@@ -115,9 +115,9 @@ func (v *NoteAddedQuote) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NoteAddedQuote) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *NoteAddedQuote) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NoteAddedQuote) Validate() error { return valuesOfNoteAddedQuote.Check(string(v)) }
+func (v *NoteAddedQuote) Validate() error { return valuesOfNoteAddedQuote.Check(string(*v)) }
 
 var valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}

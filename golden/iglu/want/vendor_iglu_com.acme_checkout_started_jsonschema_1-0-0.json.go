@@ -83,11 +83,11 @@ func (v *CheckoutStartedCurrency) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CheckoutStartedCurrency) Validate() error {
-	return valuesOfCheckoutStartedCurrency.Check(string(v))
+func (v *CheckoutStartedCurrency) Validate() error {
+	return valuesOfCheckoutStartedCurrency.Check(string(*v))
 }
 
 var valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

@@ -131,10 +131,10 @@ const (
 func (v *IssueState) DecodeJSON(d *jx.Decoder) error { return valuesOfIssueState.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v IssueState) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *IssueState) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v IssueState) Validate() error { return valuesOfIssueState.Check(string(v)) }
+func (v *IssueState) Validate() error { return valuesOfIssueState.Check(string(*v)) }
 
 var valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
 

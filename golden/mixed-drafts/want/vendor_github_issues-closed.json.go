@@ -102,9 +102,9 @@ func (v *IssueClosedAction) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v IssueClosedAction) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *IssueClosedAction) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v IssueClosedAction) Validate() error { return valuesOfIssueClosedAction.Check(string(v)) }
+func (v *IssueClosedAction) Validate() error { return valuesOfIssueClosedAction.Check(string(*v)) }
 
 var valuesOfIssueClosedAction = codec.Strings{Sorted: []string{"closed"}, Expected: "the constant \"closed\""}

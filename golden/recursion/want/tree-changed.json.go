@@ -327,10 +327,10 @@ const (
 func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error { return valuesOfBinaryOp.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BinaryOp) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *BinaryOp) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BinaryOp) Validate() error { return valuesOfBinaryOp.Check(string(v)) }
+func (v *BinaryOp) Validate() error { return valuesOfBinaryOp.Check(string(*v)) }
 
 var valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
 

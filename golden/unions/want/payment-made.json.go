@@ -192,10 +192,10 @@ const (
 func (v *CardType) DecodeJSON(d *jx.Decoder) error { return valuesOfCardType.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardType) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *CardType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardType) Validate() error { return valuesOfCardType.Check(string(v)) }
+func (v *CardType) Validate() error { return valuesOfCardType.Check(string(*v)) }
 
 var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
@@ -253,10 +253,10 @@ func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TransferType) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *TransferType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TransferType) Validate() error { return valuesOfTransferType.Check(string(v)) }
+func (v *TransferType) Validate() error { return valuesOfTransferType.Check(string(*v)) }
 
 var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
@@ -601,11 +601,11 @@ func (v *PaymentMadeAmountOrFreeOption2) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeAmountOrFreeOption2) Validate() error {
-	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(v))
+func (v *PaymentMadeAmountOrFreeOption2) Validate() error {
+	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(*v))
 }
 
 var valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}

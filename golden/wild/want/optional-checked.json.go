@@ -255,10 +255,12 @@ func (v *OptionalCheckedLevel) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OptionalCheckedLevel) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *OptionalCheckedLevel) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OptionalCheckedLevel) Validate() error { return valuesOfOptionalCheckedLevel.Check(string(v)) }
+func (v *OptionalCheckedLevel) Validate() error {
+	return valuesOfOptionalCheckedLevel.Check(string(*v))
+}
 
 var valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
 

@@ -234,11 +234,11 @@ func (v *UntypedKeywordsEventOption1Kind) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption1Kind) Validate() error {
-	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(v))
+func (v *UntypedKeywordsEventOption1Kind) Validate() error {
+	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(*v))
 }
 
 var valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
@@ -287,11 +287,11 @@ func (v *UntypedKeywordsEventOption2Kind) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
+func (v *UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption2Kind) Validate() error {
-	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(v))
+func (v *UntypedKeywordsEventOption2Kind) Validate() error {
+	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(*v))
 }
 
 var valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}
