@@ -177,18 +177,6 @@ func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderLine, append(f, &v.Sku, &v.Title, &v.Quantity, &v.UnitPrice)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderLine{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderLine) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderLine) Validate() error { return codec.Check(v) }
-
 var shapeOfOrderLine = codec.Shape{Props: []codec.Prop{
 	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$")}},
 	{Name: "title", Rule: &codec.String{MaxLength: 200}},

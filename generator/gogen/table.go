@@ -129,6 +129,11 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Add(body(
 		jen.Return(jen.Op("&").Id(shape), list),
 	))
+	if e.bare[t] {
+		// Only the codec's loops reach it (bareStructs).
+		e.genShape(f, t, props)
+		return
+	}
 	f.Line()
 	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
 	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Block(
@@ -148,6 +153,12 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v")))))
 		e.genUnmarshal(f, t)
 	}
+	e.genShape(f, t, props)
+}
+
+// genShape writes t's Shape variable.
+func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
+	shape := "shapeOf" + t.GoName
 	f.Line()
 	open := []jen.Code{}
 	if t.Extra != nil {
@@ -155,4 +166,57 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Var().Id(shape).Op("=").Add(codecID("Shape")).Values(append(open,
 		jen.Id("Props").Op(":").Index().Add(codecID("Prop")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, props...))...)
+}
+
+// bareStructs returns the inline structs written as a Shape that are
+// reached only as an optional property (codec.Opt) or as the items of an
+// array (codec.List) of structs that are Shapes too. runtime/codec walks
+// them by their CodecFields alone, each from a new value, so they need no
+// DecodeJSON, EncodeJSON or Validate: three functions fewer to compile for
+// each, which is most of a nested object's cost. Any other use (a
+// required property, read twice from a zero struct by its DecodeJSON; a
+// union, map or spelled-out method calling its methods; an alias) keeps
+// them.
+func (e *emitter) bareStructs() map[*model.Type]bool {
+	uses := map[*model.Type]int{}
+	walked := map[*model.Type]int{} // uses through codec.Opt or codec.List
+	var count func(r *model.Ref)
+	count = func(r *model.Ref) {
+		if r == nil {
+			return
+		}
+		if r.Kind == model.Named {
+			uses[r.Type]++
+		}
+		count(r.Elem)
+	}
+	for _, t := range e.m.Types {
+		for _, fl := range t.Fields {
+			count(&fl.Type)
+		}
+		count(t.Extra)
+		count(&t.Base)
+		for _, v := range t.Variants {
+			count(&v.Type)
+		}
+		if !e.tabled(t) {
+			continue
+		}
+		for _, fl := range t.Fields {
+			r := fl.Type
+			switch {
+			case r.Kind == model.Named && fl.IsPointer():
+				walked[r.Type]++
+			case r.Kind == model.Slice && r.Elem.Kind == model.Named && !r.Elem.Nullable && !fl.NullOrAbsent() && !fl.IsPointer():
+				walked[r.Elem.Type]++
+			}
+		}
+	}
+	bare := map[*model.Type]bool{}
+	for t, n := range uses {
+		if t.Kind == model.Struct && t.Inline() && e.tabled(t) && walked[t] == n {
+			bare[t] = true
+		}
+	}
+	return bare
 }

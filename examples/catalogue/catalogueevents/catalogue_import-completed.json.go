@@ -124,18 +124,6 @@ func (v *ImportCompletedWarningsItem) CodecFields(f []any) (*codec.Shape, []any)
 	return &shapeOfImportCompletedWarningsItem, append(f, &v.Line, &v.Message, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompletedWarningsItem) DecodeJSON(d *jx.Decoder) error {
-	*v = ImportCompletedWarningsItem{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *ImportCompletedWarningsItem) Validate() error { return codec.Check(v) }
-
 var shapeOfImportCompletedWarningsItem = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "line", Required: true},
 	{Name: "message", Required: true},

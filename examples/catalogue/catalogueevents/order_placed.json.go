@@ -140,18 +140,6 @@ func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderLine, append(f, &v.Sku, &v.Quantity, &v.UnitPrice, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderLine{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderLine) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderLine) Validate() error { return codec.Check(v) }
-
 var shapeOfOrderLine = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},
 	{Name: "quantity", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},

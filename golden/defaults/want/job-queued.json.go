@@ -145,18 +145,6 @@ func (v *JobQueuedLimits) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfJobQueuedLimits, append(f, &v.CPU, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
-	*v = JobQueuedLimits{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *JobQueuedLimits) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *JobQueuedLimits) Validate() error { return codec.Check(v) }
-
 var shapeOfJobQueuedLimits = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "cpu"},
 }}

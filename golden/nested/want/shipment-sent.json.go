@@ -149,18 +149,6 @@ func (v *ShipmentSentDestinationAddressGeo) CodecFields(f []any) (*codec.Shape, 
 	return &shapeOfShipmentSentDestinationAddressGeo, append(f, &v.Lat, &v.Lon, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSentDestinationAddressGeo{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *ShipmentSentDestinationAddressGeo) Validate() error { return codec.Check(v) }
-
 var shapeOfShipmentSentDestinationAddressGeo = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "lat"},
 	{Name: "lon"},
@@ -181,18 +169,6 @@ type Contact struct {
 func (v *Contact) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfContact, append(f, &v.Phone, &v.AdditionalProperties)
 }
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Contact) DecodeJSON(d *jx.Decoder) error {
-	*v = Contact{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Contact) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *Contact) Validate() error { return codec.Check(v) }
 
 var shapeOfContact = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "phone"},

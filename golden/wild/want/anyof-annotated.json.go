@@ -83,18 +83,6 @@ func (v *AnyofAnnotatedRunner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAnyofAnnotatedRunner, append(f, &v.Label, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AnyofAnnotatedRunner) DecodeJSON(d *jx.Decoder) error {
-	*v = AnyofAnnotatedRunner{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *AnyofAnnotatedRunner) Validate() error { return codec.Check(v) }
-
 var shapeOfAnyofAnnotatedRunner = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "label"},
 }}
