@@ -214,7 +214,9 @@ func (e *emitter) bareStructs() map[*model.Type]bool {
 	}
 	bare := map[*model.Type]bool{}
 	for t, n := range uses {
-		if t.Kind == model.Struct && t.Inline() && e.tabled(t) && walked[t] == n {
+		// (A file's root is never bare, whatever refers to it: a request's
+		// payload is one, which its responder decodes by DecodeJSON.)
+		if t.Kind == model.Struct && t.Inline() && t.Pointer != "" && e.tabled(t) && walked[t] == n {
 			bare[t] = true
 		}
 	}
