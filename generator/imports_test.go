@@ -59,7 +59,8 @@ func TestGenerateConsumerReusingTypes(t *testing.T) {
 	for _, want := range []string{
 		`"example.com/catalogue/catalogueevents"`,
 		"HandleItemCreated(ctx context.Context, d runtime.Delivery, fact catalogueevents.ItemCreated) error",
-		"runtime.Handle(catalogueevents.FactItemCreated, h.HandleItemCreated)",
+		"runtime.HandleEach(catalogueevents.FactItemCreated, func() any { return new(catalogueevents.ItemCreated) }",
+		"return h.HandleItemCreated(ctx, d, *fact.(*catalogueevents.ItemCreated))",
 	} {
 		if !strings.Contains(consumers, want) {
 			t.Errorf("consumers.go lacks %q:\n%s", want, consumers)

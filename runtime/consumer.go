@@ -31,8 +31,10 @@ type Consumer struct {
 
 	ordered *orderedState // ordered consumers only: sequences and parked keys
 	batch   *batchState   // batch consumers only: the handler and the guard's batch claims
-	eng     *engine[amqp.Delivery]
-	run     func(ctx context.Context) error // the kind's engine
+	// run is the kind's engine. The engine itself is no field: a package
+	// that names Consumer (every generated one) would otherwise compile
+	// its own copy of the generic engine's methods.
+	run func(ctx context.Context) error
 }
 
 // HandlerFunc handles one delivery whose envelope, route and payload have
@@ -78,8 +80,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 		cons.ordered = newOrderedState()
 		k = orderedKind{cons}
 	}
-	cons.eng = &engine[amqp.Delivery]{core: &cons.core, kind: k}
-	cons.run = cons.eng.run
+	cons.run = (&engine[amqp.Delivery]{core: &cons.core, kind: k}).run
 	return cons, nil
 }
 

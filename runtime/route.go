@@ -84,6 +84,40 @@ func Handle[T any](f Fact, fn func(ctx context.Context, d Delivery, fact T) erro
 	return newRoute(f, &typedHandling[T]{fn: fn})
 }
 
+// HandleEach is [Handle] without a type parameter, for generated
+// consumers: newFact returns a pointer to a new zero fact, which each
+// payload is decoded into, and fn is called with that pointer. A generic
+// Handle compiles its own copy of the route's code for every fact type
+// (each struct is a GC shape of its own), several functions per fact in a
+// package of many facts; HandleEach compiles once, and a fact costs only
+// the two small functions its caller passes. (Not inlined, so that a
+// consumer's constructor is a list of calls, not a copy of this body per
+// fact.)
+//
+//go:noinline
+func HandleEach(f Fact, newFact func() any, fn func(ctx context.Context, d Delivery, fact any) error) Route {
+	return newRoute(f, &anyHandling{newFact: newFact, fn: fn})
+}
+
+// anyHandling is typedHandling for [HandleEach]: the fact is a pointer,
+// allocated apart from the handling.
+type anyHandling struct {
+	handling
+	newFact func() any
+	fn      func(ctx context.Context, d Delivery, fact any) error
+	fact    any
+}
+
+func (t *anyHandling) invoke(ctx context.Context, d Delivery) error {
+	return t.fn(ctx, d, t.fact)
+}
+
+func (t *anyHandling) start() (*handling, any) {
+	h := &anyHandling{newFact: t.newFact, fn: t.fn, fact: t.newFact()}
+	h.call = h
+	return &h.handling, h.fact
+}
+
 // newRoute is [Handle] but for the type: s starts each delivery's handling.
 func newRoute(f Fact, s starter) Route {
 	r := Route{fact: f, decode: func(payload []byte) (handlerCall, error) {

@@ -80,7 +80,9 @@ func NewBenchClassicConsumer(conn *runtime.Conn, h BenchClassicHandler, opts ...
 		return nil, errors.New("new consumer \"bench-classic\": nil BenchClassicHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
 	}, opts...)
 }
 
@@ -113,6 +115,8 @@ func NewBenchQuorumConsumer(conn *runtime.Conn, h BenchQuorumHandler, opts ...ru
 		return nil, errors.New("new consumer \"bench-quorum\": nil BenchQuorumHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
 	}, opts...)
 }

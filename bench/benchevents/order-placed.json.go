@@ -50,24 +50,16 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderPlaced) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderPlaced = codec.Shape{Props: []codec.Prop{
 	{Name: "order_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
@@ -101,14 +93,10 @@ func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderPlacedCustomer) Validate() error {
-	return codec.Check(v)
-}
+func (v *OrderPlacedCustomer) Validate() error { return codec.Check(v) }
 
 var shapeOfOrderPlacedCustomer = codec.Shape{Props: []codec.Prop{
 	{Name: "customer_id", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^C-[0-9]{6}$")}},
@@ -138,14 +126,10 @@ func (v *Address) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Address) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *Address) Validate() error {
-	return codec.Check(v)
-}
+func (v *Address) Validate() error { return codec.Check(v) }
 
 var shapeOfAddress = codec.Shape{Props: []codec.Prop{
 	{Name: "street", Required: true, Rule: &codec.String{MaxLength: 200}},
@@ -173,14 +157,10 @@ func (v *AddressCountry) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AddressCountry) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *AddressCountry) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AddressCountry) Validate() error {
-	return valuesOfAddressCountry.Check(string(v))
-}
+func (v *AddressCountry) Validate() error { return valuesOfAddressCountry.Check(string(*v)) }
 
 var valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
 
@@ -195,22 +175,6 @@ type OrderLine struct {
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
 func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderLine, append(f, &v.Sku, &v.Title, &v.Quantity, &v.UnitPrice)
-}
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderLine{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderLine) Validate() error {
-	return codec.Check(v)
 }
 
 var shapeOfOrderLine = codec.Shape{Props: []codec.Prop{
@@ -237,14 +201,10 @@ func (v *OrderPlacedStatus) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedStatus) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *OrderPlacedStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedStatus) Validate() error {
-	return valuesOfOrderPlacedStatus.Check(string(v))
-}
+func (v *OrderPlacedStatus) Validate() error { return valuesOfOrderPlacedStatus.Check(string(*v)) }
 
 var valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
 
@@ -268,24 +228,16 @@ func (v *Money) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Money) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Money) Validate() error {
-	return codec.Check(&v)
-}
+func (v Money) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Money) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Money) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Money) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{
 	{Name: "amount", Required: true, Rule: &codec.Int{Max: 100000000, Min: 0}},
@@ -309,13 +261,9 @@ func (v *MoneyCurrency) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v MoneyCurrency) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *MoneyCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v MoneyCurrency) Validate() error {
-	return valuesOfMoneyCurrency.Check(string(v))
-}
+func (v *MoneyCurrency) Validate() error { return valuesOfMoneyCurrency.Check(string(*v)) }
 
 var valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

@@ -58,17 +58,17 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	for _, cm := range docComment(decDoc) {
 		f.Add(cm)
 	}
-	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Block(dec...)
-	// The methods of an inline struct or union, which only the methods of
-	// the types around it call, take a pointer: on a value, each would
-	// have a pointer twin for the compiler to write.
-	ptr := t.Inline() && (t.Kind == model.Struct || t.Kind == model.Union)
+	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(dec...))
+	// The methods of an inline struct, union or enum, which only the
+	// methods of the types around it call, take a pointer: on a value,
+	// each would have a pointer twin for the compiler to write.
+	ptr := t.Inline() && (t.Kind == model.Struct || t.Kind == model.Union || t.Kind == model.Enum)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Block(enc...)
+	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Add(body(enc...))
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
-	f.Func().Params(recv(ptr)).Id("Validate").Params().Error().Block(val...)
+	f.Func().Params(recv(ptr)).Id("Validate").Params().Error().Add(body(val...))
 	if !t.Inline() {
 		// An inline type is reached through the types around it, whose
 		// methods call its own: it has no encoding/json methods, which
@@ -103,16 +103,16 @@ func (e *emitter) genJSONMethods(f *jen.File, t *model.Type) {
 	}
 	f.Line()
 	f.Comment("MarshalJSON encodes v with EncodeJSON.")
-	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		append(pre, jen.Return(codecID("Marshal").Call(jen.Id("v")), jen.Nil()))...)
+	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Add(body(
+		append(pre, jen.Return(codecID("Marshal").Call(jen.Id("v")), jen.Nil()))...))
 	e.genUnmarshal(f, t)
 }
 
 func (e *emitter) genUnmarshal(f *jen.File, t *model.Type) {
 	f.Line()
 	f.Comment("UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Return(codecID("Unmarshal").Call(jen.Id("data"), jen.Id("v"))))
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Add(body(
+		jen.Return(codecID("Unmarshal").Call(jen.Id("data"), jen.Id("v")))))
 }
 
 func propertiesVar(t *model.Type) string { return "propertiesOf" + t.GoName }
@@ -411,9 +411,16 @@ func (c *valueCodec) nilFails(r model.Ref) bool {
 }
 
 func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
-	read, write := "StrEnum", jen.Id("e").Dot("Str").Call(jen.String().Call(jen.Id("v")))
+	// self is the value: an inline enum's methods take a pointer (genCodec).
+	self := func() jen.Code {
+		if t.Inline() {
+			return jen.Op("*").Id("v")
+		}
+		return jen.Id("v")
+	}
+	read, write := "StrEnum", jen.Id("e").Dot("Str").Call(jen.String().Call(self()))
 	if t.Base.Kind == model.Int {
-		read, write = "IntEnum", jen.Id("e").Dot("Int64").Call(jen.Int64().Call(jen.Id("v")))
+		read, write = "IntEnum", jen.Id("e").Dot("Int64").Call(jen.Int64().Call(self()))
 	}
 	dec = []jen.Code{jen.Return(codecID(read).Call(jen.Id("d"), jen.Id("v"), jen.Id(t.GoName).Dot("Validate")))}
 	var names, shown []string
@@ -427,8 +434,10 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		want = "the constant " + shown[0]
 	}
 	if len(names) == 0 {
-		val = []jen.Code{jen.Return(codecID("Expect").Call(jen.Lit("no value (the enum is empty)")))}
-		return dec, []jen.Code{write}, val
+		refuse := func() jen.Code { return jen.Return(codecID("Expect").Call(jen.Lit("no value (the enum is empty)"))) }
+		// Not t's Validate as a method value: an inline enum's is on a pointer.
+		dec = []jen.Code{jen.Return(codecID(read).Call(jen.Id("d"), jen.Id("v"), jen.Func().Params(jen.Id(t.GoName)).Error().Block(refuse())))}
+		return dec, []jen.Code{write}, []jen.Code{refuse()}
 	}
 	// The values are data the method looks up (codec.Strings), not a
 	// switch of its own to compile for every enum type.
@@ -460,7 +469,7 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		jen.Id("Sorted").Op(":").Index().Add(elem).Values(sorted...),
 		jen.Id("Expected").Op(":").Lit(want),
 	))
-	val = []jen.Code{jen.Return(jen.Id(id).Dot("Check").Call(jen.Add(elem).Call(jen.Id("v"))))}
+	val = []jen.Code{jen.Return(jen.Id(id).Dot("Check").Call(jen.Add(elem).Call(self())))}
 	return dec, []jen.Code{write}, val
 }
 

@@ -503,3 +503,15 @@ func enumLitOf(values []json.RawMessage) jen.Code {
 	}
 	return codecID("EnumOf").Call(args...)
 }
+
+// body is the body of a function. One statement is written on one line,
+// which gofmt keeps when the whole function fits in its 100 columns and
+// breaks into the usual three lines when it does not: most generated
+// methods are one call, and a line each instead of three is a third of
+// the type's file.
+func body(stmts ...jen.Code) jen.Code {
+	if len(stmts) != 1 {
+		return jen.Block(stmts...)
+	}
+	return jen.Custom(jen.Options{Open: "{", Close: "}"}, stmts...)
+}

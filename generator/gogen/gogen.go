@@ -52,6 +52,7 @@ type output struct {
 // Generate renders every file of the package, keyed by file name.
 func Generate(m *model.Model) (map[string][]byte, error) {
 	e := &emitter{m: m}
+	e.bare = e.bareStructs()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
 		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
@@ -164,4 +165,7 @@ func numbered(src string) string {
 // emitter carries the model through the per-declaration functions.
 type emitter struct {
 	m *model.Model
+	// bare are the inline structs written with CodecFields alone (see
+	// bareStructs).
+	bare map[*model.Type]bool
 }

@@ -31,7 +31,7 @@ func (e *emitter) genOutbox(f *jen.File) {
 	f.ImportName(outboxPath, "outbox")
 	f.ImportName(sqldbPath, "sqldb")
 	events := e.m.Exchanges.Events
-	for _, c := range docComment(fmt.Sprintf("%s writes the facts of this package into a transactional outbox table, in the caller's database transaction, one method per fact. A relay made by %s publishes each fact once that transaction has committed, with the message id the method returned; if it rolls back, the fact is never published. Each payload is validated against its fact's schema first; an invalid one is an error and writes nothing. An %s holds no connection and is safe for concurrent use.", outboxWriterType, outboxRelayNew, outboxWriterType)) {
+	for _, c := range docComment(fmt.Sprintf("%s writes the facts of this package into a transactional outbox table, in the caller's database transaction, one method per fact. A relay made by %s publishes each fact once that transaction has committed, with the message id the method returned; if it rolls back, the fact is never published. Each method takes tx, the transaction of the change the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload is validated against its fact's schema first; an invalid one is an error, nothing is written and tx may still commit. An %s holds no connection and is safe for concurrent use.", outboxWriterType, outboxRelayNew, outboxWriterType)) {
 		f.Add(c)
 	}
 	down := len(e.manualDowncasts()) > 0
@@ -125,7 +125,7 @@ func (e *emitter) withWriter(o jen.Code) jen.Dict {
 
 func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {
 	name := outboxWriterPrefix + fact.GoName
-	doc := fmt.Sprintf("%s writes v with routing key %s into the outbox in tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published with. v is first validated against %s; if it does not match, nothing is written and tx may still commit.", name, fact.RoutingKey, fact.Source)
+	doc := fmt.Sprintf("%s writes v as %s in tx and returns the id it will be published with.", name, fact.RoutingKey)
 	if fact.PublishesOlder() {
 		doc += fmt.Sprintf(" As the Publisher does, the relay publishes it in versions %s (warren.json \"versions\"), one message id for all (see outbox.Outbox.WriteVersions).", joinInts(fact.Publish))
 	}

@@ -157,9 +157,28 @@ func routes(c *model.Consumer) []jen.Code {
 			out[i] = versionedRoute(fact)
 			continue
 		}
-		out[i] = jen.Qual(runtimePath, "Handle").Call(factQual(fact, fact.VarName()), jen.Id("h").Dot(fact.MethodName()))
+		out[i] = eachRoute(fact)
 	}
 	return out
+}
+
+// eachRoute is the route of a fact through runtime.HandleEach: a function
+// that makes the fact to decode into, and one that calls its handler
+// method. Both compile to a few instructions; runtime.Handle would compile
+// a copy of the route's generic code for each fact type.
+func eachRoute(fact *model.Fact) jen.Code {
+	t := factQual(fact, fact.Type.GoName)
+	return jen.Qual(runtimePath, "HandleEach").Call(
+		factQual(fact, fact.VarName()),
+		jen.Func().Params().Any().Add(body(jen.Return(jen.New(t.Clone())))),
+		jen.Func().Params(
+			jen.Id("ctx").Qual(contextPath, "Context"),
+			jen.Id("d").Qual(runtimePath, "Delivery"),
+			jen.Id("fact").Any(),
+		).Error().Block(
+			jen.Return(jen.Id("h").Dot(fact.MethodName()).Call(jen.Id("ctx"), jen.Id("d"), jen.Op("*").Id("fact").Assert(jen.Op("*").Add(t.Clone())))),
+		),
+	)
 }
 
 // stringLit writes s as a raw string literal when it can (JSON is easier

@@ -75,7 +75,7 @@ func (e *emitter) genPublisher(f *jen.File) {
 func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 	name := fact.PublishName() + "Async"
 	for _, c := range docComment(
-		fmt.Sprintf("%s is %s without waiting for the broker's confirm: it validates and sends v and returns a handle whose Wait reports the confirm (see runtime.Publisher.PublishAsync).", name, fact.PublishName()),
+		fmt.Sprintf("%s is %s without waiting for the confirm: Wait on its result reports it.", name, fact.PublishName()),
 		deprecated(fact.Deprecated),
 	) {
 		f.Add(c)
@@ -94,7 +94,7 @@ func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 
 func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
 	for _, c := range docComment(
-		fmt.Sprintf("%s publishes v with routing key %s and returns its message id once the broker has confirmed it. v is first validated against %s; if it does not match, nothing is sent.", fact.PublishName(), fact.RoutingKey, fact.Location()),
+		fmt.Sprintf("%s publishes v as %s and returns its message id once confirmed.", fact.PublishName(), fact.RoutingKey),
 		deprecated(fact.Deprecated),
 	) {
 		f.Add(c)

@@ -126,9 +126,14 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Line()
 	f.Comment("CodecFields lists v's fields for runtime/codec, in the order of " + shape + ".")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Block(
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Add(body(
 		jen.Return(jen.Op("&").Id(shape), list),
-	)
+	))
+	if e.bare[t] {
+		// Only the codec's loops reach it (bareStructs).
+		e.genShape(f, t, props)
+		return
+	}
 	f.Line()
 	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
 	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Block(
@@ -137,17 +142,23 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Block(codecID("Encode").Call(jen.Id("e"), self))
+	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Add(body(codecID("Encode").Call(jen.Id("e"), self)))
 	f.Line()
 	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
-	f.Func().Params(recv).Id("Validate").Params().Error().Block(jen.Return(codecID("Check").Call(self)))
+	f.Func().Params(recv).Id("Validate").Params().Error().Add(body(jen.Return(codecID("Check").Call(self))))
 	if !t.Inline() {
 		f.Line()
 		f.Comment("MarshalJSON encodes v with EncodeJSON.")
-		f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v"))))
+		f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Add(body(
+			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v")))))
 		e.genUnmarshal(f, t)
 	}
+	e.genShape(f, t, props)
+}
+
+// genShape writes t's Shape variable.
+func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
+	shape := "shapeOf" + t.GoName
 	f.Line()
 	open := []jen.Code{}
 	if t.Extra != nil {
@@ -155,4 +166,59 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Var().Id(shape).Op("=").Add(codecID("Shape")).Values(append(open,
 		jen.Id("Props").Op(":").Index().Add(codecID("Prop")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, props...))...)
+}
+
+// bareStructs returns the inline structs written as a Shape that are
+// reached only as an optional property (codec.Opt) or as the items of an
+// array (codec.List) of structs that are Shapes too. runtime/codec walks
+// them by their CodecFields alone, each from a new value, so they need no
+// DecodeJSON, EncodeJSON or Validate: three functions fewer to compile for
+// each, which is most of a nested object's cost. Any other use (a
+// required property, read twice from a zero struct by its DecodeJSON; a
+// union, map or spelled-out method calling its methods; an alias) keeps
+// them.
+func (e *emitter) bareStructs() map[*model.Type]bool {
+	uses := map[*model.Type]int{}
+	walked := map[*model.Type]int{} // uses through codec.Opt or codec.List
+	var count func(r *model.Ref)
+	count = func(r *model.Ref) {
+		if r == nil {
+			return
+		}
+		if r.Kind == model.Named {
+			uses[r.Type]++
+		}
+		count(r.Elem)
+	}
+	for _, t := range e.m.Types {
+		for _, fl := range t.Fields {
+			count(&fl.Type)
+		}
+		count(t.Extra)
+		count(&t.Base)
+		for _, v := range t.Variants {
+			count(&v.Type)
+		}
+		if !e.tabled(t) {
+			continue
+		}
+		for _, fl := range t.Fields {
+			r := fl.Type
+			switch {
+			case r.Kind == model.Named && fl.IsPointer():
+				walked[r.Type]++
+			case r.Kind == model.Slice && r.Elem.Kind == model.Named && !r.Elem.Nullable && !fl.NullOrAbsent() && !fl.IsPointer():
+				walked[r.Elem.Type]++
+			}
+		}
+	}
+	bare := map[*model.Type]bool{}
+	for t, n := range uses {
+		// (A file's root is never bare, whatever refers to it: a request's
+		// payload is one, which its responder decodes by DecodeJSON.)
+		if t.Kind == model.Struct && t.Inline() && t.Pointer != "" && e.tabled(t) && walked[t] == n {
+			bare[t] = true
+		}
+	}
+	return bare
 }

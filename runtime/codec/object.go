@@ -208,6 +208,9 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 		err = decodeList(d, p, f, s)
 	case Struct:
 		if again {
+			// Read twice: the last value wins, from a zero struct, as its
+			// DecodeJSON does. (A struct without one is only ever an
+			// optional field or an item, which start from a new value.)
 			return f.(Decoder).DecodeJSON(d)
 		}
 		return decodeObject(d, f, s)
@@ -779,7 +782,9 @@ func uniqueList(r *Array, l Sequence) error {
 	n, _ := length(l)
 	return r.Check(n, func(i int) string {
 		var e jx.Encoder
-		itemAt(l, i).(Encoder).EncodeJSON(&e)
+		s := getScratch()
+		encodeValue(&e, itemAt(l, i), s)
+		putScratch(s)
 		return canonical(e.Bytes())
 	})
 }

@@ -367,12 +367,23 @@ func Required(seen uint64, names []string) error {
 }
 
 // Unmarshal decodes data, one JSON value and nothing after it, into v:
-// what generated UnmarshalJSON methods do.
-func Unmarshal(data []byte, v Decoder) error {
+// what generated UnmarshalJSON methods do. v is a [Decoder], or a
+// generated struct with only CodecFields (an inline struct that only the
+// types around it reach), which is decoded over its present value.
+func Unmarshal(data []byte, v any) error {
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)
 	d.ResetBytes(data)
-	if err := v.DecodeJSON(d); err != nil {
+	var err error
+	switch v := v.(type) {
+	case Decoder:
+		err = v.DecodeJSON(d)
+	case Struct:
+		err = Decode(d, v)
+	default:
+		return errors.New("codec: Unmarshal of a type that has neither DecodeJSON nor CodecFields")
+	}
+	if err != nil {
 		return err
 	}
 	return End(d)

@@ -257,7 +257,12 @@ func (s *Set) ValidateValue(loc string, v any) error {
 }
 
 // Validator returns a function that validates payloads against the schema
-// at loc; generated code stores it in runtime.Fact.Validate.
+// at loc; generated code stores it in runtime.Fact.Validate. It is not
+// inlined: inlined, its function literal (and the generic map under
+// Validate) would be compiled again in the generated package, once per
+// fact.
+//
+//go:noinline
 func (s *Set) Validator(loc string) func(payload []byte) error {
 	return func(payload []byte) error { return s.Validate(loc, payload) }
 }

@@ -55,24 +55,16 @@ func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompleted) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompleted) Validate() error {
-	return codec.Check(&v)
-}
+func (v ImportCompleted) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ImportCompleted) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ImportCompleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ImportCompleted) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ImportCompleted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfImportCompleted = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "import_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
@@ -104,14 +96,10 @@ func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ImportCompletedCounts) Validate() error {
-	return codec.Check(v)
-}
+func (v *ImportCompletedCounts) Validate() error { return codec.Check(v) }
 
 var shapeOfImportCompletedCounts = codec.Shape{Props: []codec.Prop{
 	{Name: "created", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
@@ -134,22 +122,6 @@ type ImportCompletedWarningsItem struct {
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompletedWarningsItem.
 func (v *ImportCompletedWarningsItem) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfImportCompletedWarningsItem, append(f, &v.Line, &v.Message, &v.AdditionalProperties)
-}
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompletedWarningsItem) DecodeJSON(d *jx.Decoder) error {
-	*v = ImportCompletedWarningsItem{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ImportCompletedWarningsItem) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *ImportCompletedWarningsItem) Validate() error {
-	return codec.Check(v)
 }
 
 var shapeOfImportCompletedWarningsItem = codec.Shape{Open: true, Props: []codec.Prop{

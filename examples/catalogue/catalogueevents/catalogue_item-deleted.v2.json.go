@@ -63,24 +63,16 @@ func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemDeleted) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ItemDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemDeleted) Validate() error {
-	return codec.Check(&v)
-}
+func (v ItemDeleted) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ItemDeleted) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ItemDeleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemDeleted) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ItemDeleted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemDeleted = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},

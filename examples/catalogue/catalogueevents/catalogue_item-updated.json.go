@@ -69,24 +69,16 @@ func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdated) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ItemUpdated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdated) Validate() error {
-	return codec.Check(&v)
-}
+func (v ItemUpdated) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ItemUpdated) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ItemUpdated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemUpdated) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ItemUpdated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemUpdated = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "item", Required: true},
@@ -115,13 +107,11 @@ func (v *ItemUpdatedChangedItem) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *ItemUpdatedChangedItem) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdatedChangedItem) Validate() error {
-	return valuesOfItemUpdatedChangedItem.Check(string(v))
+func (v *ItemUpdatedChangedItem) Validate() error {
+	return valuesOfItemUpdatedChangedItem.Check(string(*v))
 }
 
 var valuesOfItemUpdatedChangedItem = codec.Strings{Sorted: []string{"attributes", "description", "images", "name", "price", "tags"}, Expected: "one of \"name\", \"description\", \"price\", \"tags\", \"images\", \"attributes\""}
@@ -143,13 +133,9 @@ func (v *ItemUpdatedSource) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdatedSource) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *ItemUpdatedSource) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdatedSource) Validate() error {
-	return valuesOfItemUpdatedSource.Check(string(v))
-}
+func (v *ItemUpdatedSource) Validate() error { return valuesOfItemUpdatedSource.Check(string(*v)) }
 
 var valuesOfItemUpdatedSource = codec.Strings{Sorted: []string{"api", "editor", "import"}, Expected: "one of \"import\", \"editor\", \"api\""}

@@ -39,7 +39,9 @@ func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...ru
 		return nil, errors.New("new consumer \"order-mailer\": nil OrderMailerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
 	}, opts...)
 }
 
@@ -79,7 +81,9 @@ func NewPriceHistoryConsumer(conn *runtime.Conn, h PriceHistoryHandler, opts ...
 			runtime.Upcast(FactItemDeletedV1, func(v ItemDeletedV1) (ItemDeleted, error) {
 				return upcastItemDeletedV1(v), nil
 			})),
-		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),
+		runtime.HandleEach(FactItemUpdated, func() any { return new(ItemUpdated) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemUpdated(ctx, d, *fact.(*ItemUpdated))
+		}),
 	}, opts...)
 }
 
@@ -161,11 +165,15 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[3], []runtime.Route{
-		runtime.Handle(FactImportCompleted, h.HandleImportCompleted),
+		runtime.HandleEach(FactImportCompleted, func() any { return new(ImportCompleted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleImportCompleted(ctx, d, *fact.(*ImportCompleted))
+		}),
 		runtime.HandleVersions(FactItemDeleted, h.HandleItemDeleted,
 			runtime.Upcast(FactItemDeletedV1, func(v ItemDeletedV1) (ItemDeleted, error) {
 				return upcastItemDeletedV1(v), nil
 			})),
-		runtime.Handle(FactItemUpdated, h.HandleItemUpdated),
+		runtime.HandleEach(FactItemUpdated, func() any { return new(ItemUpdated) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemUpdated(ctx, d, *fact.(*ItemUpdated))
+		}),
 	}, opts...)
 }

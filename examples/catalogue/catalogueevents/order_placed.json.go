@@ -58,24 +58,16 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderPlaced) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order_id", Required: true, Rule: &codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}},
@@ -112,14 +104,10 @@ func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderPlacedCustomer) Validate() error {
-	return codec.Check(v)
-}
+func (v *OrderPlacedCustomer) Validate() error { return codec.Check(v) }
 
 var shapeOfOrderPlacedCustomer = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "customer_id", Required: true},
@@ -150,22 +138,6 @@ const (
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
 func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderLine, append(f, &v.Sku, &v.Quantity, &v.UnitPrice, &v.AdditionalProperties)
-}
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderLine) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderLine{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderLine) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderLine) Validate() error {
-	return codec.Check(v)
 }
 
 var shapeOfOrderLine = codec.Shape{Open: true, Props: []codec.Prop{
@@ -253,24 +225,16 @@ func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardPayment) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v CardPayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardPayment) Validate() error {
-	return codec.Check(&v)
-}
+func (v CardPayment) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v CardPayment) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v CardPayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CardPayment) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *CardPayment) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCardPayment = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "method", Required: true},
@@ -292,14 +256,10 @@ func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardPaymentMethod) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *CardPaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardPaymentMethod) Validate() error {
-	return valuesOfCardPaymentMethod.Check(string(v))
-}
+func (v *CardPaymentMethod) Validate() error { return valuesOfCardPaymentMethod.Check(string(*v)) }
 
 var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
@@ -326,24 +286,16 @@ func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePayment) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v InvoicePayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePayment) Validate() error {
-	return codec.Check(&v)
-}
+func (v InvoicePayment) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v InvoicePayment) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v InvoicePayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InvoicePayment) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *InvoicePayment) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfInvoicePayment = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "method", Required: true},
@@ -365,13 +317,11 @@ func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePaymentMethod) Validate() error {
-	return valuesOfInvoicePaymentMethod.Check(string(v))
+func (v *InvoicePaymentMethod) Validate() error {
+	return valuesOfInvoicePaymentMethod.Check(string(*v))
 }
 
 var valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
@@ -392,13 +342,11 @@ func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) {
-	e.Int64(int64(v))
-}
+func (v *InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) { e.Int64(int64(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePaymentDueDays) Validate() error {
-	return valuesOfInvoicePaymentDueDays.Check(int64(v))
+func (v *InvoicePaymentDueDays) Validate() error {
+	return valuesOfInvoicePaymentDueDays.Check(int64(*v))
 }
 
 var valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}

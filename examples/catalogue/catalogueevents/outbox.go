@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,39 +64,26 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteImportCompleted writes v with routing key catalogue.import.completed
-// into the outbox in tx, the transaction of the change it reports (a *sql.Tx,
-// or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be
-// published with. v is first validated against
-// catalogue/import-completed.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteImportCompleted writes v as catalogue.import.completed in tx and
+// returns the id it will be published with.
 func (w *OutboxWriter) WriteImportCompleted(ctx context.Context, tx sqldb.Execer, v ImportCompleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactImportCompleted, v)
 }
 
-// WriteItemDeleted writes v with routing key catalogue.item.deleted into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against catalogue/item-deleted.v2.json; if it
-// does not match, nothing is written and tx may still commit.
+// WriteItemDeleted writes v as catalogue.item.deleted in tx and returns the id
+// it will be published with.
 func (w *OutboxWriter) WriteItemDeleted(ctx context.Context, tx sqldb.Execer, v ItemDeleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemDeleted, v)
 }
 
-// WriteItemUpdated writes v with routing key catalogue.item.updated into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against catalogue/item-updated.json; if it does
-// not match, nothing is written and tx may still commit.
+// WriteItemUpdated writes v as catalogue.item.updated in tx and returns the id
+// it will be published with.
 func (w *OutboxWriter) WriteItemUpdated(ctx context.Context, tx sqldb.Execer, v ItemUpdated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemUpdated, v)
 }
 
-// WriteOrderPlaced writes v with routing key order.placed into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against order/placed.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPlaced, v)
 }

@@ -35,61 +35,50 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishImportCompleted publishes v with routing key
-// catalogue.import.completed and returns its message id once the broker has
-// confirmed it. v is first validated against catalogue/import-completed.json;
-// if it does not match, nothing is sent.
+// PublishImportCompleted publishes v as catalogue.import.completed and returns
+// its message id once confirmed.
 func (p *Publisher) PublishImportCompleted(ctx context.Context, v ImportCompleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactImportCompleted, v)
 }
 
 // PublishImportCompletedAsync is PublishImportCompleted without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishImportCompletedAsync(ctx context.Context, v ImportCompleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactImportCompleted, v)
 }
 
-// PublishItemDeleted publishes v with routing key catalogue.item.deleted and
-// returns its message id once the broker has confirmed it. v is first
-// validated against catalogue/item-deleted.v2.json; if it does not match,
-// nothing is sent.
+// PublishItemDeleted publishes v as catalogue.item.deleted and returns its
+// message id once confirmed.
 func (p *Publisher) PublishItemDeleted(ctx context.Context, v ItemDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemDeleted, v)
 }
 
 // PublishItemDeletedAsync is PublishItemDeleted without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishItemDeletedAsync(ctx context.Context, v ItemDeleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemDeleted, v)
 }
 
-// PublishItemUpdated publishes v with routing key catalogue.item.updated and
-// returns its message id once the broker has confirmed it. v is first
-// validated against catalogue/item-updated.json; if it does not match, nothing
-// is sent.
+// PublishItemUpdated publishes v as catalogue.item.updated and returns its
+// message id once confirmed.
 func (p *Publisher) PublishItemUpdated(ctx context.Context, v ItemUpdated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemUpdated, v)
 }
 
 // PublishItemUpdatedAsync is PublishItemUpdated without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishItemUpdatedAsync(ctx context.Context, v ItemUpdated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemUpdated, v)
 }
 
-// PublishOrderPlaced publishes v with routing key order.placed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// order/placed.json; if it does not match, nothing is sent.
+// PublishOrderPlaced publishes v as order.placed and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

@@ -39,6 +39,8 @@ func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...ru
 		return nil, errors.New("new consumer \"order-mailer\": nil OrderMailerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderCancelled, h.HandleOrderCancelled),
+		runtime.HandleEach(FactOrderCancelled, func() any { return new(OrderCancelled) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderCancelled(ctx, d, *fact.(*OrderCancelled))
+		}),
 	}, opts...)
 }

@@ -41,24 +41,16 @@ func (v *OrderCancelled) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderCancelled) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderCancelled) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderCancelled) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderCancelled) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderCancelled) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderCancelled) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderCancelled) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderCancelled) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderCancelled = codec.Shape{Props: []codec.Prop{
 	{Name: "order_id", Required: true, Rule: &codec.String{MaxLength: -1, MinLength: 1}},
@@ -80,13 +72,11 @@ func (v *OrderCancelledReason) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderCancelledReason) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *OrderCancelledReason) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderCancelledReason) Validate() error {
-	return valuesOfOrderCancelledReason.Check(string(v))
+func (v *OrderCancelledReason) Validate() error {
+	return valuesOfOrderCancelledReason.Check(string(*v))
 }
 
 var valuesOfOrderCancelledReason = codec.Strings{Sorted: []string{"unpaid"}, Expected: "the constant \"unpaid\""}

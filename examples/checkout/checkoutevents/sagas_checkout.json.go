@@ -33,24 +33,16 @@ func (v *Checkout) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Checkout) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Checkout) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Checkout) Validate() error {
-	return codec.Check(&v)
-}
+func (v Checkout) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Checkout) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Checkout) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Checkout) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Checkout) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCheckout = codec.Shape{Props: []codec.Prop{
 	{Name: "status", Required: true},
@@ -74,13 +66,9 @@ func (v *CheckoutStatus) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CheckoutStatus) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *CheckoutStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CheckoutStatus) Validate() error {
-	return valuesOfCheckoutStatus.Check(string(v))
-}
+func (v *CheckoutStatus) Validate() error { return valuesOfCheckoutStatus.Check(string(*v)) }
 
 var valuesOfCheckoutStatus = codec.Strings{Sorted: []string{"awaiting-payment", "cancelled", "paid"}, Expected: "one of \"awaiting-payment\", \"paid\", \"cancelled\""}

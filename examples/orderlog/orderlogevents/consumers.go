@@ -43,7 +43,11 @@ func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...
 		return nil, errors.New("new consumer \"order-history\": nil OrderHistoryHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
-		runtime.Handle(FactOrderShipped, h.HandleOrderShipped),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
+		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
+		}),
 	}, opts...)
 }

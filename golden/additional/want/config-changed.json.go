@@ -119,14 +119,10 @@ func (v ConfigChanged) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChanged) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v ConfigChanged) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ConfigChanged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ConfigChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // ConfigChangedClosed is generated from
 // config-changed.json#/properties/closed.
@@ -146,14 +142,10 @@ func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ConfigChangedClosed) Validate() error {
-	return codec.Check(v)
-}
+func (v *ConfigChangedClosed) Validate() error { return codec.Check(v) }
 
 var shapeOfConfigChangedClosed = codec.Shape{Props: []codec.Prop{
 	{Name: "a"},
@@ -174,14 +166,10 @@ func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ConfigChangedEmpty) Validate() error {
-	return codec.Check(v)
-}
+func (v *ConfigChangedEmpty) Validate() error { return codec.Check(v) }
 
 var shapeOfConfigChangedEmpty = codec.Shape{Props: []codec.Prop{}}
 

@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishConfigChanged publishes v with routing key config.changed and returns
-// its message id once the broker has confirmed it. v is first validated
-// against config-changed.json; if it does not match, nothing is sent.
+// PublishConfigChanged publishes v as config.changed and returns its message
+// id once confirmed.
 func (p *Publisher) PublishConfigChanged(ctx context.Context, v ConfigChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactConfigChanged, v)
 }
 
 // PublishConfigChangedAsync is PublishConfigChanged without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishConfigChangedAsync(ctx context.Context, v ConfigChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactConfigChanged, v)
 }

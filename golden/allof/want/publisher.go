@@ -35,31 +35,26 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishUserDeleted publishes v with routing key user.deleted and returns its
-// message id once the broker has confirmed it. v is first validated against
-// user-deleted.json; if it does not match, nothing is sent.
+// PublishUserDeleted publishes v as user.deleted and returns its message id
+// once confirmed.
 func (p *Publisher) PublishUserDeleted(ctx context.Context, v UserDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserDeleted, v)
 }
 
 // PublishUserDeletedAsync is PublishUserDeleted without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishUserDeletedAsync(ctx context.Context, v UserDeleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserDeleted, v)
 }
 
-// PublishUserRegistered publishes v with routing key user.registered and
-// returns its message id once the broker has confirmed it. v is first
-// validated against user-registered.json; if it does not match, nothing is
-// sent.
+// PublishUserRegistered publishes v as user.registered and returns its message
+// id once confirmed.
 func (p *Publisher) PublishUserRegistered(ctx context.Context, v UserRegistered) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserRegistered, v)
 }
 
 // PublishUserRegisteredAsync is PublishUserRegistered without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishUserRegisteredAsync(ctx context.Context, v UserRegistered) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserRegistered, v)
 }

@@ -48,24 +48,16 @@ func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserDeleted) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v UserDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserDeleted) Validate() error {
-	return codec.Check(&v)
-}
+func (v UserDeleted) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v UserDeleted) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v UserDeleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UserDeleted) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *UserDeleted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUserDeleted = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "actor", Required: true},

@@ -50,24 +50,16 @@ func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserRegistered) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v UserRegistered) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserRegistered) Validate() error {
-	return codec.Check(&v)
-}
+func (v UserRegistered) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v UserRegistered) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v UserRegistered) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UserRegistered) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *UserRegistered) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUserRegistered = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "actor", Required: true},
@@ -92,13 +84,9 @@ func (v *UserRegisteredPlan) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserRegisteredPlan) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *UserRegisteredPlan) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserRegisteredPlan) Validate() error {
-	return valuesOfUserRegisteredPlan.Check(string(v))
-}
+func (v *UserRegisteredPlan) Validate() error { return valuesOfUserRegisteredPlan.Check(string(*v)) }
 
 var valuesOfUserRegisteredPlan = codec.Strings{Sorted: []string{"free", "pro"}, Expected: "one of \"free\", \"pro\""}

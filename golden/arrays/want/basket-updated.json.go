@@ -152,9 +152,7 @@ func (v BasketUpdated) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *BasketUpdated) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *BasketUpdated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
 
@@ -182,14 +180,10 @@ func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *BasketUpdatedLinesItem) Validate() error {
-	return codec.Check(v)
-}
+func (v *BasketUpdatedLinesItem) Validate() error { return codec.Check(v) }
 
 var shapeOfBasketUpdatedLinesItem = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},

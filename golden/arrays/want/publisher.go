@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishBasketUpdated publishes v with routing key basket.updated and returns
-// its message id once the broker has confirmed it. v is first validated
-// against basket-updated.json; if it does not match, nothing is sent.
+// PublishBasketUpdated publishes v as basket.updated and returns its message
+// id once confirmed.
 func (p *Publisher) PublishBasketUpdated(ctx context.Context, v BasketUpdated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactBasketUpdated, v)
 }
 
 // PublishBasketUpdatedAsync is PublishBasketUpdated without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishBasketUpdatedAsync(ctx context.Context, v BasketUpdated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactBasketUpdated, v)
 }

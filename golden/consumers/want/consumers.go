@@ -50,10 +50,18 @@ func NewAuditLogConsumer(conn *runtime.Conn, h AuditLogHandler, opts ...runtime.
 		return nil, errors.New("new consumer \"audit_log\": nil AuditLogHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactCatalogueBundlePriceChanged, h.HandleCatalogueBundlePriceChanged),
-		runtime.Handle(FactCatalogueImportCompleted, h.HandleCatalogueImportCompleted),
-		runtime.Handle(FactCatalogueItemPriceChanged, h.HandleCatalogueItemPriceChanged),
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+		runtime.HandleEach(FactCatalogueBundlePriceChanged, func() any { return new(CatalogueBundlePriceChanged) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueBundlePriceChanged(ctx, d, *fact.(*CatalogueBundlePriceChanged))
+		}),
+		runtime.HandleEach(FactCatalogueImportCompleted, func() any { return new(CatalogueImportCompleted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueImportCompleted(ctx, d, *fact.(*CatalogueImportCompleted))
+		}),
+		runtime.HandleEach(FactCatalogueItemPriceChanged, func() any { return new(CatalogueItemPriceChanged) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueItemPriceChanged(ctx, d, *fact.(*CatalogueItemPriceChanged))
+		}),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
 	}, opts...)
 }
 
@@ -94,9 +102,15 @@ func NewPriceWatcherConsumer(conn *runtime.Conn, h PriceWatcherHandler, opts ...
 		return nil, errors.New("new consumer \"price-watcher\": nil PriceWatcherHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactCatalogueBundlePriceChanged, h.HandleCatalogueBundlePriceChanged),
-		runtime.Handle(FactCatalogueItemPriceChanged, h.HandleCatalogueItemPriceChanged),
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+		runtime.HandleEach(FactCatalogueBundlePriceChanged, func() any { return new(CatalogueBundlePriceChanged) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueBundlePriceChanged(ctx, d, *fact.(*CatalogueBundlePriceChanged))
+		}),
+		runtime.HandleEach(FactCatalogueItemPriceChanged, func() any { return new(CatalogueItemPriceChanged) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueItemPriceChanged(ctx, d, *fact.(*CatalogueItemPriceChanged))
+		}),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
 	}, opts...)
 }
 
@@ -139,9 +153,15 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
-		runtime.Handle(FactCatalogueBundlePriceChanged, h.HandleCatalogueBundlePriceChanged),
-		runtime.Handle(FactCatalogueImportCompleted, h.HandleCatalogueImportCompleted),
-		runtime.Handle(FactCatalogueItemPriceChanged, h.HandleCatalogueItemPriceChanged),
+		runtime.HandleEach(FactCatalogueBundlePriceChanged, func() any { return new(CatalogueBundlePriceChanged) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueBundlePriceChanged(ctx, d, *fact.(*CatalogueBundlePriceChanged))
+		}),
+		runtime.HandleEach(FactCatalogueImportCompleted, func() any { return new(CatalogueImportCompleted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueImportCompleted(ctx, d, *fact.(*CatalogueImportCompleted))
+		}),
+		runtime.HandleEach(FactCatalogueItemPriceChanged, func() any { return new(CatalogueItemPriceChanged) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCatalogueItemPriceChanged(ctx, d, *fact.(*CatalogueItemPriceChanged))
+		}),
 	}, opts...)
 }
 

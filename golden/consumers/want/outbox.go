@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,41 +64,26 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteCatalogueBundlePriceChanged writes v with routing key
-// catalogue.bundle.price-changed into the outbox in tx, the transaction of the
-// change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns
-// the message id it will be published with. v is first validated against
-// catalogue/bundle-price-changed.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteCatalogueBundlePriceChanged writes v as catalogue.bundle.price-changed
+// in tx and returns the id it will be published with.
 func (w *OutboxWriter) WriteCatalogueBundlePriceChanged(ctx context.Context, tx sqldb.Execer, v CatalogueBundlePriceChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCatalogueBundlePriceChanged, v)
 }
 
-// WriteCatalogueImportCompleted writes v with routing key
-// catalogue.import.completed into the outbox in tx, the transaction of the
-// change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns
-// the message id it will be published with. v is first validated against
-// catalogue/import-completed.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteCatalogueImportCompleted writes v as catalogue.import.completed in tx
+// and returns the id it will be published with.
 func (w *OutboxWriter) WriteCatalogueImportCompleted(ctx context.Context, tx sqldb.Execer, v CatalogueImportCompleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCatalogueImportCompleted, v)
 }
 
-// WriteCatalogueItemPriceChanged writes v with routing key
-// catalogue.item.price-changed into the outbox in tx, the transaction of the
-// change it reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx), and returns
-// the message id it will be published with. v is first validated against
-// catalogue/item-price-changed.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteCatalogueItemPriceChanged writes v as catalogue.item.price-changed in
+// tx and returns the id it will be published with.
 func (w *OutboxWriter) WriteCatalogueItemPriceChanged(ctx context.Context, tx sqldb.Execer, v CatalogueItemPriceChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCatalogueItemPriceChanged, v)
 }
 
-// WriteOrderPlaced writes v with routing key order.placed into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against order-placed.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPlaced, v)
 }

@@ -51,64 +51,51 @@ func (p *Publisher) At(t time.Time) *Publisher {
 	return &Publisher{p: p.p.At(t)}
 }
 
-// PublishCatalogueBundlePriceChanged publishes v with routing key
-// catalogue.bundle.price-changed and returns its message id once the broker
-// has confirmed it. v is first validated against
-// catalogue/bundle-price-changed.json; if it does not match, nothing is sent.
+// PublishCatalogueBundlePriceChanged publishes v as
+// catalogue.bundle.price-changed and returns its message id once confirmed.
 func (p *Publisher) PublishCatalogueBundlePriceChanged(ctx context.Context, v CatalogueBundlePriceChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCatalogueBundlePriceChanged, v)
 }
 
 // PublishCatalogueBundlePriceChangedAsync is
-// PublishCatalogueBundlePriceChanged without waiting for the broker's confirm:
-// it validates and sends v and returns a handle whose Wait reports the confirm
-// (see runtime.Publisher.PublishAsync).
+// PublishCatalogueBundlePriceChanged without waiting for the confirm: Wait on
+// its result reports it.
 func (p *Publisher) PublishCatalogueBundlePriceChangedAsync(ctx context.Context, v CatalogueBundlePriceChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCatalogueBundlePriceChanged, v)
 }
 
-// PublishCatalogueImportCompleted publishes v with routing key
-// catalogue.import.completed and returns its message id once the broker has
-// confirmed it. v is first validated against catalogue/import-completed.json;
-// if it does not match, nothing is sent.
+// PublishCatalogueImportCompleted publishes v as catalogue.import.completed
+// and returns its message id once confirmed.
 func (p *Publisher) PublishCatalogueImportCompleted(ctx context.Context, v CatalogueImportCompleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCatalogueImportCompleted, v)
 }
 
 // PublishCatalogueImportCompletedAsync is PublishCatalogueImportCompleted
-// without waiting for the broker's confirm: it validates and sends v and
-// returns a handle whose Wait reports the confirm (see
-// runtime.Publisher.PublishAsync).
+// without waiting for the confirm: Wait on its result reports it.
 func (p *Publisher) PublishCatalogueImportCompletedAsync(ctx context.Context, v CatalogueImportCompleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCatalogueImportCompleted, v)
 }
 
-// PublishCatalogueItemPriceChanged publishes v with routing key
-// catalogue.item.price-changed and returns its message id once the broker has
-// confirmed it. v is first validated against
-// catalogue/item-price-changed.json; if it does not match, nothing is sent.
+// PublishCatalogueItemPriceChanged publishes v as catalogue.item.price-changed
+// and returns its message id once confirmed.
 func (p *Publisher) PublishCatalogueItemPriceChanged(ctx context.Context, v CatalogueItemPriceChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCatalogueItemPriceChanged, v)
 }
 
 // PublishCatalogueItemPriceChangedAsync is PublishCatalogueItemPriceChanged
-// without waiting for the broker's confirm: it validates and sends v and
-// returns a handle whose Wait reports the confirm (see
-// runtime.Publisher.PublishAsync).
+// without waiting for the confirm: Wait on its result reports it.
 func (p *Publisher) PublishCatalogueItemPriceChangedAsync(ctx context.Context, v CatalogueItemPriceChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCatalogueItemPriceChanged, v)
 }
 
-// PublishOrderPlaced publishes v with routing key order.placed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// order-placed.json; if it does not match, nothing is sent.
+// PublishOrderPlaced publishes v as order.placed and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

@@ -80,24 +80,16 @@ func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueued) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueued) Validate() error {
-	return codec.Check(&v)
-}
+func (v JobQueued) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v JobQueued) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v JobQueued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *JobQueued) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *JobQueued) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfJobQueued = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "priority"},
@@ -124,14 +116,10 @@ func (v *JobQueuedMode) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueuedMode) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *JobQueuedMode) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueuedMode) Validate() error {
-	return valuesOfJobQueuedMode.Check(string(v))
-}
+func (v *JobQueuedMode) Validate() error { return valuesOfJobQueuedMode.Check(string(*v)) }
 
 var valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
 
@@ -155,22 +143,6 @@ const (
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueuedLimits.
 func (v *JobQueuedLimits) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfJobQueuedLimits, append(f, &v.CPU, &v.AdditionalProperties)
-}
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *JobQueuedLimits) DecodeJSON(d *jx.Decoder) error {
-	*v = JobQueuedLimits{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *JobQueuedLimits) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *JobQueuedLimits) Validate() error {
-	return codec.Check(v)
 }
 
 var shapeOfJobQueuedLimits = codec.Shape{Open: true, Props: []codec.Prop{

@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishJobQueued publishes v with routing key job.queued and returns its
-// message id once the broker has confirmed it. v is first validated against
-// job-queued.json; if it does not match, nothing is sent.
+// PublishJobQueued publishes v as job.queued and returns its message id once
+// confirmed.
 func (p *Publisher) PublishJobQueued(ctx context.Context, v JobQueued) (messageID string, err error) {
 	return p.p.Publish(ctx, FactJobQueued, v)
 }
 
-// PublishJobQueuedAsync is PublishJobQueued without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishJobQueuedAsync is PublishJobQueued without waiting for the confirm:
+// Wait on its result reports it.
 func (p *Publisher) PublishJobQueuedAsync(ctx context.Context, v JobQueued) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactJobQueued, v)
 }

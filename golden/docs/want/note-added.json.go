@@ -80,24 +80,16 @@ func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NoteAdded) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v NoteAdded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NoteAdded) Validate() error {
-	return codec.Check(&v)
-}
+func (v NoteAdded) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v NoteAdded) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v NoteAdded) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *NoteAdded) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *NoteAdded) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfNoteAdded = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "text", Required: true},
@@ -123,13 +115,9 @@ func (v *NoteAddedQuote) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NoteAddedQuote) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *NoteAddedQuote) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NoteAddedQuote) Validate() error {
-	return valuesOfNoteAddedQuote.Check(string(v))
-}
+func (v *NoteAddedQuote) Validate() error { return valuesOfNoteAddedQuote.Check(string(*v)) }
 
 var valuesOfNoteAddedQuote = codec.Strings{Sorted: []string{"\"quoted\"", "`backtick`", "new\nline"}, Expected: "one of \"`backtick`\", \"\\\"quoted\\\"\", \"new\\nline\""}

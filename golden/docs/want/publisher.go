@@ -35,18 +35,16 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishNoteAdded publishes v with routing key note.added and returns its
-// message id once the broker has confirmed it. v is first validated against
-// note-added.json; if it does not match, nothing is sent.
+// PublishNoteAdded publishes v as note.added and returns its message id once
+// confirmed.
 //
 // Deprecated: the schema marks this as deprecated.
 func (p *Publisher) PublishNoteAdded(ctx context.Context, v NoteAdded) (messageID string, err error) {
 	return p.p.Publish(ctx, FactNoteAdded, v)
 }
 
-// PublishNoteAddedAsync is PublishNoteAdded without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishNoteAddedAsync is PublishNoteAdded without waiting for the confirm:
+// Wait on its result reports it.
 //
 // Deprecated: the schema marks this as deprecated.
 func (p *Publisher) PublishNoteAddedAsync(ctx context.Context, v NoteAdded) (*runtime.Pending, error) {

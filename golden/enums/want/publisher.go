@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishTicketOpened publishes v with routing key ticket.opened and returns
-// its message id once the broker has confirmed it. v is first validated
-// against ticket-opened.json; if it does not match, nothing is sent.
+// PublishTicketOpened publishes v as ticket.opened and returns its message id
+// once confirmed.
 func (p *Publisher) PublishTicketOpened(ctx context.Context, v TicketOpened) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTicketOpened, v)
 }
 
 // PublishTicketOpenedAsync is PublishTicketOpened without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishTicketOpenedAsync(ctx context.Context, v TicketOpened) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactTicketOpened, v)
 }

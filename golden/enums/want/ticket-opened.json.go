@@ -186,9 +186,7 @@ func (v TicketOpened) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TicketOpened) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *TicketOpened) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkTicketOpened_Ratio = codec.Float{Enum: codec.EnumOf("0.5", "1.5"), Max: math.Inf(1), Min: math.Inf(-1)}
@@ -210,14 +208,10 @@ func (v *TicketOpenedKind) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpenedKind) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *TicketOpenedKind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpenedKind) Validate() error {
-	return valuesOfTicketOpenedKind.Check(string(v))
-}
+func (v *TicketOpenedKind) Validate() error { return valuesOfTicketOpenedKind.Check(string(*v)) }
 
 var valuesOfTicketOpenedKind = codec.Strings{Sorted: []string{"ticket"}, Expected: "the constant \"ticket\""}
 
@@ -238,14 +232,10 @@ func (v *TicketOpenedStatus) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpenedStatus) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *TicketOpenedStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpenedStatus) Validate() error {
-	return valuesOfTicketOpenedStatus.Check(string(v))
-}
+func (v *TicketOpenedStatus) Validate() error { return valuesOfTicketOpenedStatus.Check(string(*v)) }
 
 var valuesOfTicketOpenedStatus = codec.Strings{Sorted: []string{"closed", "in-progress", "open", "waiting_for_customer"}, Expected: "one of \"open\", \"in-progress\", \"waiting_for_customer\", \"closed\""}
 
@@ -267,14 +257,10 @@ func (v *TicketOpenedPriority) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpenedPriority) EncodeJSON(e *jx.Encoder) {
-	e.Int64(int64(v))
-}
+func (v *TicketOpenedPriority) EncodeJSON(e *jx.Encoder) { e.Int64(int64(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpenedPriority) Validate() error {
-	return valuesOfTicketOpenedPriority.Check(int64(v))
-}
+func (v *TicketOpenedPriority) Validate() error { return valuesOfTicketOpenedPriority.Check(int64(*v)) }
 
 var valuesOfTicketOpenedPriority = codec.Ints{Sorted: []int64{-1, 1, 2, 3}, Expected: "one of 1, 2, 3, -1"}
 
@@ -288,19 +274,13 @@ const (
 )
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Severity) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfSeverity.Read(d, (*string)(v))
-}
+func (v *Severity) DecodeJSON(d *jx.Decoder) error { return valuesOfSeverity.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Severity) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *Severity) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Severity) Validate() error {
-	return valuesOfSeverity.Check(string(v))
-}
+func (v *Severity) Validate() error { return valuesOfSeverity.Check(string(*v)) }
 
 var valuesOfSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
 
@@ -320,13 +300,11 @@ func (v *TicketOpenedChannelsItem) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpenedChannelsItem) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *TicketOpenedChannelsItem) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpenedChannelsItem) Validate() error {
-	return valuesOfTicketOpenedChannelsItem.Check(string(v))
+func (v *TicketOpenedChannelsItem) Validate() error {
+	return valuesOfTicketOpenedChannelsItem.Check(string(*v))
 }
 
 var valuesOfTicketOpenedChannelsItem = codec.Strings{Sorted: []string{"email", "sms"}, Expected: "one of \"email\", \"sms\""}
@@ -346,14 +324,10 @@ func (v *TicketOpenedVersion) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpenedVersion) EncodeJSON(e *jx.Encoder) {
-	e.Int64(int64(v))
-}
+func (v *TicketOpenedVersion) EncodeJSON(e *jx.Encoder) { e.Int64(int64(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpenedVersion) Validate() error {
-	return valuesOfTicketOpenedVersion.Check(int64(v))
-}
+func (v *TicketOpenedVersion) Validate() error { return valuesOfTicketOpenedVersion.Check(int64(*v)) }
 
 var valuesOfTicketOpenedVersion = codec.Ints{Sorted: []int64{2}, Expected: "the constant 2"}
 
@@ -373,13 +347,9 @@ func (v *TicketOpenedRegion) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpenedRegion) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *TicketOpenedRegion) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpenedRegion) Validate() error {
-	return valuesOfTicketOpenedRegion.Check(string(v))
-}
+func (v *TicketOpenedRegion) Validate() error { return valuesOfTicketOpenedRegion.Check(string(*v)) }
 
 var valuesOfTicketOpenedRegion = codec.Strings{Sorted: []string{"APAC", "EU", "US"}, Expected: "one of \"EU\", \"US\", \"APAC\""}

@@ -39,24 +39,16 @@ func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AuditLogged) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AuditLogged) Validate() error {
-	return codec.Check(&v)
-}
+func (v AuditLogged) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v AuditLogged) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v AuditLogged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AuditLogged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *AuditLogged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfAuditLogged = codec.Shape{Props: []codec.Prop{
 	{Name: "actor", Required: true},

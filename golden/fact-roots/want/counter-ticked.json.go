@@ -34,18 +34,12 @@ func (v *CounterTicked) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CounterTicked) EncodeJSON(e *jx.Encoder) {
-	e.Int64(int64(v))
-}
+func (v CounterTicked) EncodeJSON(e *jx.Encoder) { e.Int64(int64(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CounterTicked) Validate() error {
-	return checkCounterTicked.Check(int64(v))
-}
+func (v CounterTicked) Validate() error { return checkCounterTicked.Check(int64(v)) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CounterTicked) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *CounterTicked) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkCounterTicked = codec.Int{Max: math.MaxInt64, Min: 0}

@@ -43,16 +43,10 @@ func (v OrderLines) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderLines) Validate() error {
-	return nil
-}
+func (v OrderLines) Validate() error { return nil }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderLines) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v OrderLines) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderLines) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderLines) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,65 +64,44 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteAuditLogged writes v with routing key audit.logged into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against audit-logged.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteAuditLogged writes v as audit.logged in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteAuditLogged(ctx context.Context, tx sqldb.Execer, v AuditLogged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAuditLogged, v)
 }
 
-// WriteCounterTicked writes v with routing key counter.ticked into the outbox
-// in tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx
-// wrapped by pgxdb.Tx), and returns the message id it will be published with.
-// v is first validated against counter-ticked.json; if it does not match,
-// nothing is written and tx may still commit.
+// WriteCounterTicked writes v as counter.ticked in tx and returns the id it
+// will be published with.
 func (w *OutboxWriter) WriteCounterTicked(ctx context.Context, tx sqldb.Execer, v CounterTicked) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCounterTicked, v)
 }
 
-// WritePushReceived writes v with routing key github.push.received into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against vendor/github/push.json; if it does not
-// match, nothing is written and tx may still commit.
+// WritePushReceived writes v as github.push.received in tx and returns the id
+// it will be published with.
 func (w *OutboxWriter) WritePushReceived(ctx context.Context, tx sqldb.Execer, v PushReceived) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPushReceived, v)
 }
 
-// WriteOrderLines writes v with routing key order.placed into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against order-placed.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteOrderLines writes v as order.placed in tx and returns the id it will be
+// published with.
 func (w *OutboxWriter) WriteOrderLines(ctx context.Context, tx sqldb.Execer, v OrderLines) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderLines, v)
 }
 
-// WritePaymentSettled writes v with routing key payment.settled into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against payment-settled.json; if it does not
-// match, nothing is written and tx may still commit.
+// WritePaymentSettled writes v as payment.settled in tx and returns the id it
+// will be published with.
 func (w *OutboxWriter) WritePaymentSettled(ctx context.Context, tx sqldb.Execer, v PaymentSettled) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPaymentSettled, v)
 }
 
-// WriteObjectFinalized writes v with routing key storage.object.finalized into
-// the outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against vendor/gcp/storage.json; if it does not
-// match, nothing is written and tx may still commit.
+// WriteObjectFinalized writes v as storage.object.finalized in tx and returns
+// the id it will be published with.
 func (w *OutboxWriter) WriteObjectFinalized(ctx context.Context, tx sqldb.Execer, v ObjectFinalized) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactObjectFinalized, v)
 }
 
-// WriteUserMerged writes v with routing key user.merged into the outbox in tx,
-// the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
-// pgxdb.Tx), and returns the message id it will be published with. v is first
-// validated against user-merged.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteUserMerged writes v as user.merged in tx and returns the id it will be
+// published with.
 func (w *OutboxWriter) WriteUserMerged(ctx context.Context, tx sqldb.Execer, v UserMerged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUserMerged, v)
 }

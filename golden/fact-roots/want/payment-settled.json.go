@@ -83,9 +83,7 @@ func (v PaymentSettled) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentSettled) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PaymentSettled) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // CardSettlement is generated from payment-settled.json#/oneOf/0.
 type CardSettlement struct {
@@ -104,14 +102,10 @@ func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CardSettlement) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *CardSettlement) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *CardSettlement) Validate() error {
-	return codec.Check(v)
-}
+func (v *CardSettlement) Validate() error { return codec.Check(v) }
 
 var shapeOfCardSettlement = codec.Shape{Props: []codec.Prop{
 	{Name: "card_last4", Required: true},
@@ -134,14 +128,10 @@ func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *BankSettlement) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *BankSettlement) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *BankSettlement) Validate() error {
-	return codec.Check(v)
-}
+func (v *BankSettlement) Validate() error { return codec.Check(v) }
 
 var shapeOfBankSettlement = codec.Shape{Props: []codec.Prop{
 	{Name: "iban", Required: true},

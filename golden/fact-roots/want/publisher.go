@@ -35,103 +35,86 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishAuditLogged publishes v with routing key audit.logged and returns its
-// message id once the broker has confirmed it. v is first validated against
-// audit-logged.json; if it does not match, nothing is sent.
+// PublishAuditLogged publishes v as audit.logged and returns its message id
+// once confirmed.
 func (p *Publisher) PublishAuditLogged(ctx context.Context, v AuditLogged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAuditLogged, v)
 }
 
 // PublishAuditLoggedAsync is PublishAuditLogged without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishAuditLoggedAsync(ctx context.Context, v AuditLogged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAuditLogged, v)
 }
 
-// PublishCounterTicked publishes v with routing key counter.ticked and returns
-// its message id once the broker has confirmed it. v is first validated
-// against counter-ticked.json; if it does not match, nothing is sent.
+// PublishCounterTicked publishes v as counter.ticked and returns its message
+// id once confirmed.
 func (p *Publisher) PublishCounterTicked(ctx context.Context, v CounterTicked) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCounterTicked, v)
 }
 
 // PublishCounterTickedAsync is PublishCounterTicked without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishCounterTickedAsync(ctx context.Context, v CounterTicked) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCounterTicked, v)
 }
 
-// PublishPushReceived publishes v with routing key github.push.received and
-// returns its message id once the broker has confirmed it. v is first
-// validated against vendor/github/push.json; if it does not match, nothing is
-// sent.
+// PublishPushReceived publishes v as github.push.received and returns its
+// message id once confirmed.
 func (p *Publisher) PublishPushReceived(ctx context.Context, v PushReceived) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPushReceived, v)
 }
 
 // PublishPushReceivedAsync is PublishPushReceived without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishPushReceivedAsync(ctx context.Context, v PushReceived) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPushReceived, v)
 }
 
-// PublishOrderLines publishes v with routing key order.placed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// order-placed.json; if it does not match, nothing is sent.
+// PublishOrderLines publishes v as order.placed and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOrderLines(ctx context.Context, v OrderLines) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderLines, v)
 }
 
-// PublishOrderLinesAsync is PublishOrderLines without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishOrderLinesAsync is PublishOrderLines without waiting for the confirm:
+// Wait on its result reports it.
 func (p *Publisher) PublishOrderLinesAsync(ctx context.Context, v OrderLines) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderLines, v)
 }
 
-// PublishPaymentSettled publishes v with routing key payment.settled and
-// returns its message id once the broker has confirmed it. v is first
-// validated against payment-settled.json; if it does not match, nothing is
-// sent.
+// PublishPaymentSettled publishes v as payment.settled and returns its message
+// id once confirmed.
 func (p *Publisher) PublishPaymentSettled(ctx context.Context, v PaymentSettled) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentSettled, v)
 }
 
 // PublishPaymentSettledAsync is PublishPaymentSettled without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishPaymentSettledAsync(ctx context.Context, v PaymentSettled) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentSettled, v)
 }
 
-// PublishObjectFinalized publishes v with routing key storage.object.finalized
-// and returns its message id once the broker has confirmed it. v is first
-// validated against vendor/gcp/storage.json#/definitions/StorageObjectData; if
-// it does not match, nothing is sent.
+// PublishObjectFinalized publishes v as storage.object.finalized and returns
+// its message id once confirmed.
 func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalized) (messageID string, err error) {
 	return p.p.Publish(ctx, FactObjectFinalized, v)
 }
 
 // PublishObjectFinalizedAsync is PublishObjectFinalized without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
 }
 
-// PublishUserMerged publishes v with routing key user.merged and returns its
-// message id once the broker has confirmed it. v is first validated against
-// user-merged.json; if it does not match, nothing is sent.
+// PublishUserMerged publishes v as user.merged and returns its message id once
+// confirmed.
 func (p *Publisher) PublishUserMerged(ctx context.Context, v UserMerged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserMerged, v)
 }
 
-// PublishUserMergedAsync is PublishUserMerged without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishUserMergedAsync is PublishUserMerged without waiting for the confirm:
+// Wait on its result reports it.
 func (p *Publisher) PublishUserMergedAsync(ctx context.Context, v UserMerged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserMerged, v)
 }

@@ -40,24 +40,16 @@ func (v *UserMerged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserMerged) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v UserMerged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserMerged) Validate() error {
-	return codec.Check(&v)
-}
+func (v UserMerged) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v UserMerged) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v UserMerged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UserMerged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *UserMerged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUserMerged = codec.Shape{Props: []codec.Prop{
 	{Name: "actor", Required: true},

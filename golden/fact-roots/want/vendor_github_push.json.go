@@ -106,14 +106,10 @@ func (v PushReceived) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v PushReceived) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v PushReceived) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PushReceived) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PushReceived) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfPushReceived = []string{"ref", "after", "repository"}
 
@@ -128,19 +124,13 @@ func (v *Sha) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Sha) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v Sha) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Sha) Validate() error {
-	return checkSha.Check(string(v))
-}
+func (v Sha) Validate() error { return checkSha.Check(string(v)) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Sha) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Sha) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkSha = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9a-f]{40}$")}
 
@@ -163,24 +153,16 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Repository) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Repository) Validate() error {
-	return codec.Check(&v)
-}
+func (v Repository) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Repository) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Repository) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Repository) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfRepository = codec.Shape{Props: []codec.Prop{
 	{Name: "id", Required: true},
@@ -205,24 +187,16 @@ func (v *Commit) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Commit) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Commit) Validate() error {
-	return codec.Check(&v)
-}
+func (v Commit) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Commit) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Commit) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Commit) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Commit) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCommit = codec.Shape{Props: []codec.Prop{
 	{Name: "id", Required: true},

@@ -168,9 +168,7 @@ func (v PaymentCaptured) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentCaptured) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PaymentCaptured) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkPaymentCaptured_PaymentID  = codec.String{Format: codec.FormatOf("uuid"), MaxLength: -1}

@@ -35,17 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishPaymentCaptured publishes v with routing key payment.captured and
-// returns its message id once the broker has confirmed it. v is first
-// validated against payment-captured.json; if it does not match, nothing is
-// sent.
+// PublishPaymentCaptured publishes v as payment.captured and returns its
+// message id once confirmed.
 func (p *Publisher) PublishPaymentCaptured(ctx context.Context, v PaymentCaptured) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentCaptured, v)
 }
 
 // PublishPaymentCapturedAsync is PublishPaymentCaptured without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishPaymentCapturedAsync(ctx context.Context, v PaymentCaptured) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentCaptured, v)
 }

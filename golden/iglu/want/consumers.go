@@ -42,7 +42,11 @@ func NewAnalyticsConsumer(conn *runtime.Conn, h AnalyticsHandler, opts ...runtim
 		return nil, errors.New("new consumer \"analytics\": nil AnalyticsHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactCheckoutStarted, h.HandleCheckoutStarted),
-		runtime.Handle(FactRefundIssued, h.HandleRefundIssued),
+		runtime.HandleEach(FactCheckoutStarted, func() any { return new(CheckoutStarted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleCheckoutStarted(ctx, d, *fact.(*CheckoutStarted))
+		}),
+		runtime.HandleEach(FactRefundIssued, func() any { return new(RefundIssued) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleRefundIssued(ctx, d, *fact.(*RefundIssued))
+		}),
 	}, opts...)
 }

@@ -35,33 +35,26 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishCheckoutStarted publishes v with routing key acme.checkout.started
-// and returns its message id once the broker has confirmed it. v is first
-// validated against
-// vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json; if it does not
-// match, nothing is sent.
+// PublishCheckoutStarted publishes v as acme.checkout.started and returns its
+// message id once confirmed.
 func (p *Publisher) PublishCheckoutStarted(ctx context.Context, v CheckoutStarted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCheckoutStarted, v)
 }
 
 // PublishCheckoutStartedAsync is PublishCheckoutStarted without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishCheckoutStartedAsync(ctx context.Context, v CheckoutStarted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCheckoutStarted, v)
 }
 
-// PublishRefundIssued publishes v with routing key acme.refund.issued and
-// returns its message id once the broker has confirmed it. v is first
-// validated against vendor/legacy/refund-issued.json; if it does not match,
-// nothing is sent.
+// PublishRefundIssued publishes v as acme.refund.issued and returns its
+// message id once confirmed.
 func (p *Publisher) PublishRefundIssued(ctx context.Context, v RefundIssued) (messageID string, err error) {
 	return p.p.Publish(ctx, FactRefundIssued, v)
 }
 
 // PublishRefundIssuedAsync is PublishRefundIssued without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishRefundIssuedAsync(ctx context.Context, v RefundIssued) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactRefundIssued, v)
 }

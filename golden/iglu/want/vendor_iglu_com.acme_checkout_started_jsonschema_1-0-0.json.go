@@ -47,24 +47,16 @@ func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CheckoutStarted) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CheckoutStarted) Validate() error {
-	return codec.Check(&v)
-}
+func (v CheckoutStarted) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v CheckoutStarted) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v CheckoutStarted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *CheckoutStarted) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *CheckoutStarted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCheckoutStarted = codec.Shape{Props: []codec.Prop{
 	{Name: "cartId", Required: true, Rule: &codec.String{MaxLength: 64}},
@@ -91,13 +83,11 @@ func (v *CheckoutStartedCurrency) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CheckoutStartedCurrency) Validate() error {
-	return valuesOfCheckoutStartedCurrency.Check(string(v))
+func (v *CheckoutStartedCurrency) Validate() error {
+	return valuesOfCheckoutStartedCurrency.Check(string(*v))
 }
 
 var valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
@@ -121,24 +111,16 @@ func (v *Item) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Item) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Item) Validate() error {
-	return codec.Check(&v)
-}
+func (v Item) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Item) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Item) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Item) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Item) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItem = codec.Shape{Props: []codec.Prop{
 	{Name: "sku", Required: true},

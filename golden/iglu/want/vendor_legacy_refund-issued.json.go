@@ -51,24 +51,16 @@ func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RefundIssued) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RefundIssued) Validate() error {
-	return codec.Check(&v)
-}
+func (v RefundIssued) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v RefundIssued) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v RefundIssued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *RefundIssued) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *RefundIssued) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfRefundIssued = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "refundId", Required: true},

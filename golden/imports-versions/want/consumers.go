@@ -40,8 +40,12 @@ func NewLegacyFeedConsumer(conn *runtime.Conn, h LegacyFeedHandler, opts ...runt
 		return nil, errors.New("new consumer \"legacy-feed\": nil LegacyFeedHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactItemCreatedV1, h.HandleItemCreatedV1),
-		runtime.Handle(FactItemPricedV1, h.HandleItemPricedV1),
+		runtime.HandleEach(FactItemCreatedV1, func() any { return new(ItemCreatedV1) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemCreatedV1(ctx, d, *fact.(*ItemCreatedV1))
+		}),
+		runtime.HandleEach(FactItemPricedV1, func() any { return new(ItemPricedV1) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemPricedV1(ctx, d, *fact.(*ItemPricedV1))
+		}),
 	}, opts...)
 }
 

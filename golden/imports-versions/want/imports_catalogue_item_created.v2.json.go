@@ -49,24 +49,16 @@ func (v *ItemCreated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemCreated) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ItemCreated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemCreated) Validate() error {
-	return codec.Check(&v)
-}
+func (v ItemCreated) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ItemCreated) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ItemCreated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemCreated) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ItemCreated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemCreated = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},

@@ -46,24 +46,16 @@ func (v *ItemPriced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemPriced) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ItemPriced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemPriced) Validate() error {
-	return codec.Check(&v)
-}
+func (v ItemPriced) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ItemPriced) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ItemPriced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemPriced) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ItemPriced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemPriced = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},
@@ -94,14 +86,10 @@ func (v *ItemPricedPrice) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ItemPricedPrice) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ItemPricedPrice) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ItemPricedPrice) Validate() error {
-	return codec.Check(v)
-}
+func (v *ItemPricedPrice) Validate() error { return codec.Check(v) }
 
 var shapeOfItemPricedPrice = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "cents", Required: true},

@@ -37,6 +37,8 @@ func NewSearchIndexerConsumer(conn *runtime.Conn, h SearchIndexerHandler, opts .
 		return nil, errors.New("new consumer \"search-indexer\": nil SearchIndexerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactItemCreated, h.HandleItemCreated),
+		runtime.HandleEach(FactItemCreated, func() any { return new(ItemCreated) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemCreated(ctx, d, *fact.(*ItemCreated))
+		}),
 	}, opts...)
 }

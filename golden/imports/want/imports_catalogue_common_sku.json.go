@@ -19,18 +19,12 @@ func (v *SKU) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v SKU) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v SKU) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v SKU) Validate() error {
-	return checkSKU.Check(string(v))
-}
+func (v SKU) Validate() error { return checkSKU.Check(string(v)) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *SKU) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *SKU) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkSKU = codec.String{MaxLength: -1, MinLength: 3, Pattern: codec.Regexp("^[A-Z0-9-]+$")}

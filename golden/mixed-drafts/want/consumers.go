@@ -44,8 +44,14 @@ func NewArchiverConsumer(conn *runtime.Conn, h ArchiverHandler, opts ...runtime.
 		return nil, errors.New("new consumer \"archiver\": nil ArchiverHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactObjectFinalized, h.HandleObjectFinalized),
-		runtime.Handle(FactIssueClosed, h.HandleIssueClosed),
-		runtime.Handle(FactShipmentDispatched, h.HandleShipmentDispatched),
+		runtime.HandleEach(FactObjectFinalized, func() any { return new(ObjectFinalized) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleObjectFinalized(ctx, d, *fact.(*ObjectFinalized))
+		}),
+		runtime.HandleEach(FactIssueClosed, func() any { return new(IssueClosed) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleIssueClosed(ctx, d, *fact.(*IssueClosed))
+		}),
+		runtime.HandleEach(FactShipmentDispatched, func() any { return new(ShipmentDispatched) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleShipmentDispatched(ctx, d, *fact.(*ShipmentDispatched))
+		}),
 	}, opts...)
 }

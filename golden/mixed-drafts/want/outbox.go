@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,30 +64,20 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteObjectFinalized writes v with routing key gcp.storage.object.finalized
-// into the outbox in tx, the transaction of the change it reports (a *sql.Tx,
-// or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be
-// published with. v is first validated against vendor/gcp/storage-object.json;
-// if it does not match, nothing is written and tx may still commit.
+// WriteObjectFinalized writes v as gcp.storage.object.finalized in tx and
+// returns the id it will be published with.
 func (w *OutboxWriter) WriteObjectFinalized(ctx context.Context, tx sqldb.Execer, v ObjectFinalized) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactObjectFinalized, v)
 }
 
-// WriteIssueClosed writes v with routing key github.issue.closed into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against vendor/github/issues-closed.json; if it
-// does not match, nothing is written and tx may still commit.
+// WriteIssueClosed writes v as github.issue.closed in tx and returns the id it
+// will be published with.
 func (w *OutboxWriter) WriteIssueClosed(ctx context.Context, tx sqldb.Execer, v IssueClosed) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactIssueClosed, v)
 }
 
-// WriteShipmentDispatched writes v with routing key std.shipment.dispatched
-// into the outbox in tx, the transaction of the change it reports (a *sql.Tx,
-// or a pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be
-// published with. v is first validated against
-// vendor/std/shipment-dispatched.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteShipmentDispatched writes v as std.shipment.dispatched in tx and
+// returns the id it will be published with.
 func (w *OutboxWriter) WriteShipmentDispatched(ctx context.Context, tx sqldb.Execer, v ShipmentDispatched) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactShipmentDispatched, v)
 }

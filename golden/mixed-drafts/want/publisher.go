@@ -35,47 +35,38 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishObjectFinalized publishes v with routing key
-// gcp.storage.object.finalized and returns its message id once the broker has
-// confirmed it. v is first validated against vendor/gcp/storage-object.json;
-// if it does not match, nothing is sent.
+// PublishObjectFinalized publishes v as gcp.storage.object.finalized and
+// returns its message id once confirmed.
 func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalized) (messageID string, err error) {
 	return p.p.Publish(ctx, FactObjectFinalized, v)
 }
 
 // PublishObjectFinalizedAsync is PublishObjectFinalized without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
 }
 
-// PublishIssueClosed publishes v with routing key github.issue.closed and
-// returns its message id once the broker has confirmed it. v is first
-// validated against vendor/github/issues-closed.json; if it does not match,
-// nothing is sent.
+// PublishIssueClosed publishes v as github.issue.closed and returns its
+// message id once confirmed.
 func (p *Publisher) PublishIssueClosed(ctx context.Context, v IssueClosed) (messageID string, err error) {
 	return p.p.Publish(ctx, FactIssueClosed, v)
 }
 
 // PublishIssueClosedAsync is PublishIssueClosed without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishIssueClosedAsync(ctx context.Context, v IssueClosed) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactIssueClosed, v)
 }
 
-// PublishShipmentDispatched publishes v with routing key
-// std.shipment.dispatched and returns its message id once the broker has
-// confirmed it. v is first validated against
-// vendor/std/shipment-dispatched.json; if it does not match, nothing is sent.
+// PublishShipmentDispatched publishes v as std.shipment.dispatched and returns
+// its message id once confirmed.
 func (p *Publisher) PublishShipmentDispatched(ctx context.Context, v ShipmentDispatched) (messageID string, err error) {
 	return p.p.Publish(ctx, FactShipmentDispatched, v)
 }
 
 // PublishShipmentDispatchedAsync is PublishShipmentDispatched without waiting
-// for the broker's confirm: it validates and sends v and returns a handle
-// whose Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// for the confirm: Wait on its result reports it.
 func (p *Publisher) PublishShipmentDispatchedAsync(ctx context.Context, v ShipmentDispatched) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactShipmentDispatched, v)
 }

@@ -126,14 +126,10 @@ func (v ObjectFinalized) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ObjectFinalized) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v ObjectFinalized) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ObjectFinalized) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ObjectFinalized) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkObjectFinalized_Size        = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]+$")}
@@ -160,24 +156,16 @@ func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ObjectOwner) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ObjectOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ObjectOwner) Validate() error {
-	return codec.Check(&v)
-}
+func (v ObjectOwner) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ObjectOwner) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ObjectOwner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ObjectOwner) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ObjectOwner) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfObjectOwner = codec.Shape{Props: []codec.Prop{
 	{Name: "entity"},

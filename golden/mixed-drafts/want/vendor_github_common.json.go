@@ -26,24 +26,16 @@ func (v *User) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v User) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v User) Validate() error {
-	return codec.Check(&v)
-}
+func (v User) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v User) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v User) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *User) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *User) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUser = codec.Shape{Props: []codec.Prop{
 	{Name: "login", Required: true},
@@ -70,24 +62,16 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Repository) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Repository) Validate() error {
-	return codec.Check(&v)
-}
+func (v Repository) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Repository) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Repository) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Repository) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfRepository = codec.Shape{Props: []codec.Prop{
 	{Name: "id", Required: true},
@@ -115,24 +99,16 @@ func (v *Issue) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Issue) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Issue) Validate() error {
-	return codec.Check(&v)
-}
+func (v Issue) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Issue) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Issue) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Issue) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Issue) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfIssue = codec.Shape{Props: []codec.Prop{
 	{Name: "number", Required: true},
@@ -152,19 +128,13 @@ const (
 )
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *IssueState) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfIssueState.Read(d, (*string)(v))
-}
+func (v *IssueState) DecodeJSON(d *jx.Decoder) error { return valuesOfIssueState.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v IssueState) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *IssueState) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v IssueState) Validate() error {
-	return valuesOfIssueState.Check(string(v))
-}
+func (v *IssueState) Validate() error { return valuesOfIssueState.Check(string(*v)) }
 
 var valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
 
@@ -186,24 +156,16 @@ func (v *Label) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Label) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Label) Validate() error {
-	return codec.Check(&v)
-}
+func (v Label) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Label) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Label) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Label) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Label) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfLabel = codec.Shape{Props: []codec.Prop{
 	{Name: "name", Required: true},

@@ -82,14 +82,10 @@ func (v IssueClosed) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v IssueClosed) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v IssueClosed) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *IssueClosed) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *IssueClosed) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // IssueClosedAction is generated from
 // vendor/github/issues-closed.json#/properties/action.
@@ -106,13 +102,9 @@ func (v *IssueClosedAction) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v IssueClosedAction) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *IssueClosedAction) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v IssueClosedAction) Validate() error {
-	return valuesOfIssueClosedAction.Check(string(v))
-}
+func (v *IssueClosedAction) Validate() error { return valuesOfIssueClosedAction.Check(string(*v)) }
 
 var valuesOfIssueClosedAction = codec.Strings{Sorted: []string{"closed"}, Expected: "the constant \"closed\""}

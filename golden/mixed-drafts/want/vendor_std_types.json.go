@@ -24,18 +24,12 @@ func (v *Link) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Link) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v Link) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Link) Validate() error {
-	return checkLink.Check(string(v))
-}
+func (v Link) Validate() error { return checkLink.Check(string(v)) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Link) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Link) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkLink = codec.String{Format: codec.FormatOf("uri"), MaxLength: -1}

@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishUserSignedUp publishes v with routing key user.signed_up and returns
-// its message id once the broker has confirmed it. v is first validated
-// against user-signed-up.json; if it does not match, nothing is sent.
+// PublishUserSignedUp publishes v as user.signed_up and returns its message id
+// once confirmed.
 func (p *Publisher) PublishUserSignedUp(ctx context.Context, v UserSignedUp) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserSignedUp, v)
 }
 
 // PublishUserSignedUpAsync is PublishUserSignedUp without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishUserSignedUpAsync(ctx context.Context, v UserSignedUp) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserSignedUp, v)
 }

@@ -55,24 +55,16 @@ func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserSignedUp) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v UserSignedUp) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserSignedUp) Validate() error {
-	return codec.Check(&v)
-}
+func (v UserSignedUp) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v UserSignedUp) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v UserSignedUp) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UserSignedUp) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *UserSignedUp) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUserSignedUp = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "catalogue_id"},

@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishShipmentSent publishes v with routing key shipment.sent and returns
-// its message id once the broker has confirmed it. v is first validated
-// against shipment-sent.json; if it does not match, nothing is sent.
+// PublishShipmentSent publishes v as shipment.sent and returns its message id
+// once confirmed.
 func (p *Publisher) PublishShipmentSent(ctx context.Context, v ShipmentSent) (messageID string, err error) {
 	return p.p.Publish(ctx, FactShipmentSent, v)
 }
 
 // PublishShipmentSentAsync is PublishShipmentSent without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishShipmentSentAsync(ctx context.Context, v ShipmentSent) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactShipmentSent, v)
 }

@@ -46,24 +46,16 @@ func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSent) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ShipmentSent) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSent) Validate() error {
-	return codec.Check(&v)
-}
+func (v ShipmentSent) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ShipmentSent) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ShipmentSent) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ShipmentSent) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ShipmentSent) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfShipmentSent = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "shipment_id", Required: true},
@@ -94,14 +86,10 @@ func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ShipmentSentDestination) Validate() error {
-	return codec.Check(v)
-}
+func (v *ShipmentSentDestination) Validate() error { return codec.Check(v) }
 
 var shapeOfShipmentSentDestination = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "address", Required: true},
@@ -133,14 +121,10 @@ func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ShipmentSentDestinationAddress) Validate() error {
-	return codec.Check(v)
-}
+func (v *ShipmentSentDestinationAddress) Validate() error { return codec.Check(v) }
 
 var shapeOfShipmentSentDestinationAddress = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "street", Required: true},
@@ -165,22 +149,6 @@ func (v *ShipmentSentDestinationAddressGeo) CodecFields(f []any) (*codec.Shape, 
 	return &shapeOfShipmentSentDestinationAddressGeo, append(f, &v.Lat, &v.Lon, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestinationAddressGeo) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSentDestinationAddressGeo{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSentDestinationAddressGeo) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *ShipmentSentDestinationAddressGeo) Validate() error {
-	return codec.Check(v)
-}
-
 var shapeOfShipmentSentDestinationAddressGeo = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "lat"},
 	{Name: "lon"},
@@ -200,22 +168,6 @@ type Contact struct {
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfContact.
 func (v *Contact) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfContact, append(f, &v.Phone, &v.AdditionalProperties)
-}
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Contact) DecodeJSON(d *jx.Decoder) error {
-	*v = Contact{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Contact) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *Contact) Validate() error {
-	return codec.Check(v)
 }
 
 var shapeOfContact = codec.Shape{Open: true, Props: []codec.Prop{

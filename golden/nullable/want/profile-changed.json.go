@@ -174,9 +174,7 @@ func (v ProfileChanged) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ProfileChanged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ProfileChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
 
@@ -203,14 +201,10 @@ func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *ProfileChangedAddress) Validate() error {
-	return codec.Check(v)
-}
+func (v *ProfileChangedAddress) Validate() error { return codec.Check(v) }
 
 var shapeOfProfileChangedAddress = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "city", Required: true},

@@ -35,17 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishProfileChanged publishes v with routing key profile.changed and
-// returns its message id once the broker has confirmed it. v is first
-// validated against profile-changed.json; if it does not match, nothing is
-// sent.
+// PublishProfileChanged publishes v as profile.changed and returns its message
+// id once confirmed.
 func (p *Publisher) PublishProfileChanged(ctx context.Context, v ProfileChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactProfileChanged, v)
 }
 
 // PublishProfileChangedAsync is PublishProfileChanged without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishProfileChangedAsync(ctx context.Context, v ProfileChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactProfileChanged, v)
 }

@@ -48,10 +48,18 @@ func NewAnalyticsConsumer(conn *runtime.Conn, h AnalyticsHandler, opts ...runtim
 		return nil, errors.New("new consumer \"analytics\": nil AnalyticsHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
-		runtime.Handle(FactOrderShipped, h.HandleOrderShipped),
-		runtime.Handle(FactPaymentReceived, h.HandlePaymentReceived),
-		runtime.Handle(FactStockCounted, h.HandleStockCounted),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
+		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
+		}),
+		runtime.HandleEach(FactPaymentReceived, func() any { return new(PaymentReceived) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandlePaymentReceived(ctx, d, *fact.(*PaymentReceived))
+		}),
+		runtime.HandleEach(FactStockCounted, func() any { return new(StockCounted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleStockCounted(ctx, d, *fact.(*StockCounted))
+		}),
 	}, opts...)
 }
 
@@ -91,9 +99,15 @@ func NewFulfilmentConsumer(conn *runtime.Conn, h FulfilmentHandler, opts ...runt
 		return nil, errors.New("new consumer \"fulfilment\": nil FulfilmentHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
-		runtime.Handle(FactOrderShipped, h.HandleOrderShipped),
-		runtime.Handle(FactPaymentReceived, h.HandlePaymentReceived),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
+		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
+		}),
+		runtime.HandleEach(FactPaymentReceived, func() any { return new(PaymentReceived) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandlePaymentReceived(ctx, d, *fact.(*PaymentReceived))
+		}),
 	}, opts...)
 }
 

@@ -54,24 +54,16 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderPlaced) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order_id", Required: true},

@@ -53,24 +53,16 @@ func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentReceived) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentReceived) Validate() error {
-	return codec.Check(&v)
-}
+func (v PaymentReceived) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v PaymentReceived) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v PaymentReceived) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentReceived) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PaymentReceived) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfPaymentReceived = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order", Required: true},
@@ -99,14 +91,10 @@ func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *PaymentReceivedOrder) Validate() error {
-	return codec.Check(v)
-}
+func (v *PaymentReceivedOrder) Validate() error { return codec.Check(v) }
 
 var shapeOfPaymentReceivedOrder = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "id", Required: true},

@@ -56,24 +56,16 @@ func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v StockCounted) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v StockCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v StockCounted) Validate() error {
-	return codec.Check(&v)
-}
+func (v StockCounted) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v StockCounted) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v StockCounted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *StockCounted) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *StockCounted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfStockCounted = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "warehouse", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},

@@ -99,14 +99,10 @@ func (v IndexCreated) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v IndexCreated) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v IndexCreated) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *IndexCreated) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *IndexCreated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkIndexCreated_Name    = codec.String{MaxLength: -1, Pattern: codec.Regexp("^(?!lucene\\.)[a-z][a-z0-9._-]*$")}

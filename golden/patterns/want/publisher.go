@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishIndexCreated publishes v with routing key search.index.created and
-// returns its message id once the broker has confirmed it. v is first
-// validated against index-created.json; if it does not match, nothing is sent.
+// PublishIndexCreated publishes v as search.index.created and returns its
+// message id once confirmed.
 func (p *Publisher) PublishIndexCreated(ctx context.Context, v IndexCreated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactIndexCreated, v)
 }
 
 // PublishIndexCreatedAsync is PublishIndexCreated without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishIndexCreatedAsync(ctx context.Context, v IndexCreated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactIndexCreated, v)
 }

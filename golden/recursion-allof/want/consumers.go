@@ -40,7 +40,11 @@ func NewStorefrontConsumer(conn *runtime.Conn, h StorefrontHandler, opts ...runt
 		return nil, errors.New("new consumer \"storefront\": nil StorefrontHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactMenuPublished, h.HandleMenuPublished),
-		runtime.Handle(FactTeamReorganized, h.HandleTeamReorganized),
+		runtime.HandleEach(FactMenuPublished, func() any { return new(MenuPublished) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleMenuPublished(ctx, d, *fact.(*MenuPublished))
+		}),
+		runtime.HandleEach(FactTeamReorganized, func() any { return new(TeamReorganized) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleTeamReorganized(ctx, d, *fact.(*TeamReorganized))
+		}),
 	}, opts...)
 }

@@ -48,24 +48,16 @@ func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v MenuPublished) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v MenuPublished) Validate() error {
-	return codec.Check(&v)
-}
+func (v MenuPublished) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v MenuPublished) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v MenuPublished) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *MenuPublished) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *MenuPublished) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMenuPublished = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},
@@ -99,24 +91,16 @@ func (v *Subsection) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Subsection) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Subsection) Validate() error {
-	return codec.Check(&v)
-}
+func (v Subsection) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Subsection) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Subsection) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Subsection) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Subsection) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfSubsection = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},
@@ -151,24 +135,16 @@ func (v *Dish) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Dish) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Dish) Validate() error {
-	return codec.Check(&v)
-}
+func (v Dish) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Dish) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Dish) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Dish) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Dish) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfDish = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},

@@ -35,31 +35,26 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishMenuPublished publishes v with routing key menu.published and returns
-// its message id once the broker has confirmed it. v is first validated
-// against menu-published.json; if it does not match, nothing is sent.
+// PublishMenuPublished publishes v as menu.published and returns its message
+// id once confirmed.
 func (p *Publisher) PublishMenuPublished(ctx context.Context, v MenuPublished) (messageID string, err error) {
 	return p.p.Publish(ctx, FactMenuPublished, v)
 }
 
 // PublishMenuPublishedAsync is PublishMenuPublished without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishMenuPublishedAsync(ctx context.Context, v MenuPublished) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactMenuPublished, v)
 }
 
-// PublishTeamReorganized publishes v with routing key team.reorganized and
-// returns its message id once the broker has confirmed it. v is first
-// validated against team-reorganized.json; if it does not match, nothing is
-// sent.
+// PublishTeamReorganized publishes v as team.reorganized and returns its
+// message id once confirmed.
 func (p *Publisher) PublishTeamReorganized(ctx context.Context, v TeamReorganized) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTeamReorganized, v)
 }
 
 // PublishTeamReorganizedAsync is PublishTeamReorganized without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishTeamReorganizedAsync(ctx context.Context, v TeamReorganized) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactTeamReorganized, v)
 }

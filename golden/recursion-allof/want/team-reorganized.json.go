@@ -45,24 +45,16 @@ func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TeamReorganized) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v TeamReorganized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TeamReorganized) Validate() error {
-	return codec.Check(&v)
-}
+func (v TeamReorganized) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v TeamReorganized) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v TeamReorganized) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TeamReorganized) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *TeamReorganized) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfTeamReorganized = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "root", Required: true},
@@ -91,24 +83,16 @@ func (v *Team) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Team) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Team) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Team) Validate() error {
-	return codec.Check(&v)
-}
+func (v Team) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Team) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Team) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Team) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Team) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfTeam = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},
@@ -139,24 +123,16 @@ func (v *Subteam) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Subteam) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Subteam) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Subteam) Validate() error {
-	return codec.Check(&v)
-}
+func (v Subteam) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Subteam) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Subteam) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Subteam) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Subteam) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfSubteam = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},

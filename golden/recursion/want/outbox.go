@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,11 +64,8 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteTreeChanged writes v with routing key tree.changed into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against tree-changed.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteTreeChanged writes v as tree.changed in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteTreeChanged(ctx context.Context, tx sqldb.Execer, v TreeChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactTreeChanged, v)
 }

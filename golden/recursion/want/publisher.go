@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishTreeChanged publishes v with routing key tree.changed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// tree-changed.json; if it does not match, nothing is sent.
+// PublishTreeChanged publishes v as tree.changed and returns its message id
+// once confirmed.
 func (p *Publisher) PublishTreeChanged(ctx context.Context, v TreeChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTreeChanged, v)
 }
 
 // PublishTreeChangedAsync is PublishTreeChanged without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishTreeChangedAsync(ctx context.Context, v TreeChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactTreeChanged, v)
 }

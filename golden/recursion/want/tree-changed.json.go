@@ -122,9 +122,7 @@ func (v TreeChanged) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *TreeChanged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *TreeChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfTreeChanged = []string{"root"}
 
@@ -152,24 +150,16 @@ func (v *Node) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Node) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Node) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Node) Validate() error {
-	return codec.Check(&v)
-}
+func (v Node) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Node) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Node) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Node) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Node) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfNode = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},
@@ -200,24 +190,16 @@ func (v *Link) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Link) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Link) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Link) Validate() error {
-	return codec.Check(&v)
-}
+func (v Link) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Link) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Link) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Link) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Link) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfLink = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "value", Required: true},
@@ -289,9 +271,7 @@ func (v Expr) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Expr) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Expr) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // Binary is generated from tree-changed.json#/$defs/binary. Properties the
 // schema does not declare are kept in AdditionalProperties.
@@ -317,24 +297,16 @@ func (v *Binary) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Binary) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Binary) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Binary) Validate() error {
-	return codec.Check(&v)
-}
+func (v Binary) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Binary) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Binary) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Binary) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Binary) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfBinary = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "op", Required: true},
@@ -352,19 +324,13 @@ const (
 )
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfBinaryOp.Read(d, (*string)(v))
-}
+func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error { return valuesOfBinaryOp.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BinaryOp) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *BinaryOp) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BinaryOp) Validate() error {
-	return valuesOfBinaryOp.Check(string(v))
-}
+func (v *BinaryOp) Validate() error { return valuesOfBinaryOp.Check(string(*v)) }
 
 var valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
 
@@ -395,11 +361,7 @@ func (v Forest) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Forest) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v Forest) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Forest) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Forest) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -36,6 +36,8 @@ func NewBillingConsumer(conn *runtime.Conn, h BillingHandler, opts ...runtime.Co
 		return nil, errors.New("new consumer \"billing\": nil BillingHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderCreated, h.HandleOrderCreated),
+		runtime.HandleEach(FactOrderCreated, func() any { return new(OrderCreated) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderCreated(ctx, d, *fact.(*OrderCreated))
+		}),
 	}, opts...)
 }

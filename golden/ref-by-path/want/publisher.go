@@ -35,17 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderCreated publishes v with routing key acme.order.created and
-// returns its message id once the broker has confirmed it. v is first
-// validated against vendor/acme/events/order-created.json; if it does not
-// match, nothing is sent.
+// PublishOrderCreated publishes v as acme.order.created and returns its
+// message id once confirmed.
 func (p *Publisher) PublishOrderCreated(ctx context.Context, v OrderCreated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderCreated, v)
 }
 
 // PublishOrderCreatedAsync is PublishOrderCreated without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderCreatedAsync(ctx context.Context, v OrderCreated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderCreated, v)
 }

@@ -33,24 +33,16 @@ func (v *Address) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Address) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Address) Validate() error {
-	return codec.Check(&v)
-}
+func (v Address) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Address) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Address) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Address) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Address) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfAddress = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "street"},

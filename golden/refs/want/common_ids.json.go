@@ -21,19 +21,13 @@ func (v *OrderID) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderID) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v OrderID) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderID) Validate() error {
-	return nil
-}
+func (v OrderID) Validate() error { return nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderID) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderID) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // Tags is generated from common/ids.json#/$defs/tags.
 type Tags []string
@@ -55,16 +49,10 @@ func (v Tags) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Tags) Validate() error {
-	return nil
-}
+func (v Tags) Validate() error { return nil }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Tags) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v Tags) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Tags) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Tags) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

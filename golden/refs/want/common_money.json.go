@@ -33,24 +33,16 @@ func (v *Money) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Money) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Money) Validate() error {
-	return codec.Check(&v)
-}
+func (v Money) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Money) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Money) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Money) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMoney = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "amount", Required: true},
@@ -68,18 +60,12 @@ func (v *Currency) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Currency) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v Currency) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Currency) Validate() error {
-	return checkCurrency.Check(string(v))
-}
+func (v Currency) Validate() error { return checkCurrency.Check(string(v)) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Currency) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Currency) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkCurrency = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}

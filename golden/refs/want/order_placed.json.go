@@ -120,9 +120,7 @@ func (v OrderPlaced) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfOrderPlaced = []string{"order_id", "total"}
 
@@ -149,24 +147,16 @@ func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Shipping) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Shipping) Validate() error {
-	return codec.Check(&v)
-}
+func (v Shipping) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Shipping) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Shipping) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Shipping) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Shipping) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfShipping = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "cost"},

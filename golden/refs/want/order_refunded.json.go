@@ -46,24 +46,16 @@ func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderRefunded) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderRefunded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderRefunded) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderRefunded) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderRefunded) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderRefunded) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderRefunded) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderRefunded) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderRefunded = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order_id", Required: true},

@@ -35,6 +35,8 @@ func NewAuditConsumer(conn *runtime.Conn, h AuditHandler, opts ...runtime.Consum
 		return nil, errors.New("new consumer \"audit\": nil AuditHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
 	}, opts...)
 }

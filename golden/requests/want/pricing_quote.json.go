@@ -38,24 +38,16 @@ func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PricingQuote) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PricingQuote) Validate() error {
-	return codec.Check(&v)
-}
+func (v PricingQuote) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v PricingQuote) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v PricingQuote) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PricingQuote) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PricingQuote) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfPricingQuote = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, MinLength: 1}},
@@ -88,14 +80,10 @@ func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *PricingQuoteReply) Validate() error {
-	return codec.Check(v)
-}
+func (v *PricingQuoteReply) Validate() error { return codec.Check(v) }
 
 var shapeOfPricingQuoteReply = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "total", Required: true},

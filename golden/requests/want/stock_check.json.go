@@ -33,24 +33,16 @@ func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v StockQuery) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v StockQuery) Validate() error {
-	return codec.Check(&v)
-}
+func (v StockQuery) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v StockQuery) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v StockQuery) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *StockQuery) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *StockQuery) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfStockQuery = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},
@@ -78,24 +70,16 @@ func (v *Level) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Level) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Level) Validate() error {
-	return codec.Check(&v)
-}
+func (v Level) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Level) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Level) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Level) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Level) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfLevel = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "available", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},

@@ -44,24 +44,16 @@ func (v *AyBee) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AyBee) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v AyBee) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AyBee) Validate() error {
-	return codec.Check(&v)
-}
+func (v AyBee) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v AyBee) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v AyBee) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AyBee) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *AyBee) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfAyBee = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "cee", Rule: &codec.String{MaxLength: 5}},

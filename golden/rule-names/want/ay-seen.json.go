@@ -46,24 +46,16 @@ func (v *Ay) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Ay) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Ay) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Ay) Validate() error {
-	return codec.Check(&v)
-}
+func (v Ay) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Ay) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Ay) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Ay) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Ay) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfAy = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "bee_cee", Rule: &codec.String{MaxLength: 2}},

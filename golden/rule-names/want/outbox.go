@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,38 +64,26 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteAyBee writes v with routing key ay.bee.seen into the outbox in tx, the
-// transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
-// pgxdb.Tx), and returns the message id it will be published with. v is first
-// validated against ay-bee-seen.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteAyBee writes v as ay.bee.seen in tx and returns the id it will be
+// published with.
 func (w *OutboxWriter) WriteAyBee(ctx context.Context, tx sqldb.Execer, v AyBee) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAyBee, v)
 }
 
-// WriteAy writes v with routing key ay.seen into the outbox in tx, the
-// transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
-// pgxdb.Tx), and returns the message id it will be published with. v is first
-// validated against ay-seen.json; if it does not match, nothing is written and
-// tx may still commit.
+// WriteAy writes v as ay.seen in tx and returns the id it will be published
+// with.
 func (w *OutboxWriter) WriteAy(ctx context.Context, tx sqldb.Execer, v Ay) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAy, v)
 }
 
-// WriteColChanged writes v with routing key col.changed into the outbox in tx,
-// the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
-// pgxdb.Tx), and returns the message id it will be published with. v is first
-// validated against col-changed.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteColChanged writes v as col.changed in tx and returns the id it will be
+// published with.
 func (w *OutboxWriter) WriteColChanged(ctx context.Context, tx sqldb.Execer, v ColChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactColChanged, v)
 }
 
-// WriteWideRow writes v with routing key wide.row.loaded into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against wide-row-loaded.json; if it does not match, nothing
-// is written and tx may still commit.
+// WriteWideRow writes v as wide.row.loaded in tx and returns the id it will be
+// published with.
 func (w *OutboxWriter) WriteWideRow(ctx context.Context, tx sqldb.Execer, v WideRow) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactWideRow, v)
 }

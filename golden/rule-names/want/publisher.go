@@ -35,58 +35,49 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishAyBee publishes v with routing key ay.bee.seen and returns its
-// message id once the broker has confirmed it. v is first validated against
-// ay-bee-seen.json; if it does not match, nothing is sent.
+// PublishAyBee publishes v as ay.bee.seen and returns its message id once
+// confirmed.
 func (p *Publisher) PublishAyBee(ctx context.Context, v AyBee) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAyBee, v)
 }
 
-// PublishAyBeeAsync is PublishAyBee without waiting for the broker's confirm:
-// it validates and sends v and returns a handle whose Wait reports the confirm
-// (see runtime.Publisher.PublishAsync).
+// PublishAyBeeAsync is PublishAyBee without waiting for the confirm: Wait on
+// its result reports it.
 func (p *Publisher) PublishAyBeeAsync(ctx context.Context, v AyBee) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAyBee, v)
 }
 
-// PublishAy publishes v with routing key ay.seen and returns its message id
-// once the broker has confirmed it. v is first validated against ay-seen.json;
-// if it does not match, nothing is sent.
+// PublishAy publishes v as ay.seen and returns its message id once confirmed.
 func (p *Publisher) PublishAy(ctx context.Context, v Ay) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAy, v)
 }
 
-// PublishAyAsync is PublishAy without waiting for the broker's confirm: it
-// validates and sends v and returns a handle whose Wait reports the confirm
-// (see runtime.Publisher.PublishAsync).
+// PublishAyAsync is PublishAy without waiting for the confirm: Wait on its
+// result reports it.
 func (p *Publisher) PublishAyAsync(ctx context.Context, v Ay) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAy, v)
 }
 
-// PublishColChanged publishes v with routing key col.changed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// col-changed.json; if it does not match, nothing is sent.
+// PublishColChanged publishes v as col.changed and returns its message id once
+// confirmed.
 func (p *Publisher) PublishColChanged(ctx context.Context, v ColChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactColChanged, v)
 }
 
-// PublishColChangedAsync is PublishColChanged without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishColChangedAsync is PublishColChanged without waiting for the confirm:
+// Wait on its result reports it.
 func (p *Publisher) PublishColChangedAsync(ctx context.Context, v ColChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactColChanged, v)
 }
 
-// PublishWideRow publishes v with routing key wide.row.loaded and returns its
-// message id once the broker has confirmed it. v is first validated against
-// wide-row-loaded.json; if it does not match, nothing is sent.
+// PublishWideRow publishes v as wide.row.loaded and returns its message id
+// once confirmed.
 func (p *Publisher) PublishWideRow(ctx context.Context, v WideRow) (messageID string, err error) {
 	return p.p.Publish(ctx, FactWideRow, v)
 }
 
-// PublishWideRowAsync is PublishWideRow without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishWideRowAsync is PublishWideRow without waiting for the confirm: Wait
+// on its result reports it.
 func (p *Publisher) PublishWideRowAsync(ctx context.Context, v WideRow) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactWideRow, v)
 }

@@ -405,6 +405,4 @@ func (v WideRow) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *WideRow) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *WideRow) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -35,6 +35,8 @@ func NewMailerConsumer(conn *runtime.Conn, h MailerHandler, opts ...runtime.Cons
 		return nil, errors.New("new consumer \"mailer\": nil MailerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderCancelled, h.HandleOrderCancelled),
+		runtime.HandleEach(FactOrderCancelled, func() any { return new(OrderCancelled) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderCancelled(ctx, d, *fact.(*OrderCancelled))
+		}),
 	}, opts...)
 }

@@ -47,24 +47,16 @@ func (v *OrderCancelRequested) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderCancelRequested) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderCancelRequested) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderCancelRequested) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderCancelRequested) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderCancelRequested) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderCancelRequested) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderCancelRequested) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderCancelRequested) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderCancelRequested = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order", Required: true},
@@ -94,14 +86,10 @@ func (v *OrderCancelRequestedOrder) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderCancelRequestedOrder) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *OrderCancelRequestedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderCancelRequestedOrder) Validate() error {
-	return codec.Check(v)
-}
+func (v *OrderCancelRequestedOrder) Validate() error { return codec.Check(v) }
 
 var shapeOfOrderCancelRequestedOrder = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "id", Required: true},

@@ -51,60 +51,50 @@ func (p *Publisher) At(t time.Time) *Publisher {
 	return &Publisher{p: p.p.At(t)}
 }
 
-// PublishOrderCancelRequested publishes v with routing key
-// order.cancel-requested and returns its message id once the broker has
-// confirmed it. v is first validated against order/cancel-requested.json; if
-// it does not match, nothing is sent.
+// PublishOrderCancelRequested publishes v as order.cancel-requested and
+// returns its message id once confirmed.
 func (p *Publisher) PublishOrderCancelRequested(ctx context.Context, v OrderCancelRequested) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderCancelRequested, v)
 }
 
 // PublishOrderCancelRequestedAsync is PublishOrderCancelRequested without
-// waiting for the broker's confirm: it validates and sends v and returns a
-// handle whose Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// waiting for the confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderCancelRequestedAsync(ctx context.Context, v OrderCancelRequested) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderCancelRequested, v)
 }
 
-// PublishOrderCancelled publishes v with routing key order.cancelled and
-// returns its message id once the broker has confirmed it. v is first
-// validated against order/cancelled.json; if it does not match, nothing is
-// sent.
+// PublishOrderCancelled publishes v as order.cancelled and returns its message
+// id once confirmed.
 func (p *Publisher) PublishOrderCancelled(ctx context.Context, v OrderCancelled) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderCancelled, v)
 }
 
 // PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderCancelledAsync(ctx context.Context, v OrderCancelled) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderCancelled, v)
 }
 
-// PublishOrderPaid publishes v with routing key order.paid and returns its
-// message id once the broker has confirmed it. v is first validated against
-// order/paid.json; if it does not match, nothing is sent.
+// PublishOrderPaid publishes v as order.paid and returns its message id once
+// confirmed.
 func (p *Publisher) PublishOrderPaid(ctx context.Context, v OrderPaid) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPaid, v)
 }
 
-// PublishOrderPaidAsync is PublishOrderPaid without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishOrderPaidAsync is PublishOrderPaid without waiting for the confirm:
+// Wait on its result reports it.
 func (p *Publisher) PublishOrderPaidAsync(ctx context.Context, v OrderPaid) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPaid, v)
 }
 
-// PublishOrderPlaced publishes v with routing key order.placed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// order/placed.json; if it does not match, nothing is sent.
+// PublishOrderPlaced publishes v as order.placed and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

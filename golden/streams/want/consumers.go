@@ -43,8 +43,12 @@ func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...
 		return nil, errors.New("new consumer \"order-history\": nil OrderHistoryHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactOrderPlaced, h.HandleOrderPlaced),
-		runtime.Handle(FactOrderShipped, h.HandleOrderShipped),
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
+		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
+		}),
 	}, opts...)
 }
 
@@ -75,7 +79,9 @@ func NewShippingAuditConsumer(conn *runtime.Conn, h ShippingAuditHandler, opts .
 		return nil, errors.New("new consumer \"shipping-audit\": nil ShippingAuditHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactOrderShipped, h.HandleOrderShipped),
+		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
+		}),
 	}, opts...)
 }
 
@@ -104,6 +110,8 @@ func NewStockConsumer(conn *runtime.Conn, h StockHandler, opts ...runtime.Consum
 		return nil, errors.New("new consumer \"stock\": nil StockHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
-		runtime.Handle(FactStockCounted, h.HandleStockCounted),
+		runtime.HandleEach(FactStockCounted, func() any { return new(StockCounted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleStockCounted(ctx, d, *fact.(*StockCounted))
+		}),
 	}, opts...)
 }

@@ -137,9 +137,7 @@ func (v PaymentMade) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PaymentMade) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PaymentMade) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfPaymentMade = []string{"method", "reference"}
 
@@ -166,24 +164,16 @@ func (v *Card) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Card) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Card) Validate() error {
-	return codec.Check(&v)
-}
+func (v Card) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Card) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Card) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Card) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Card) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCard = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "type", Required: true},
@@ -199,19 +189,13 @@ const (
 )
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardType) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfCardType.Read(d, (*string)(v))
-}
+func (v *CardType) DecodeJSON(d *jx.Decoder) error { return valuesOfCardType.Read(d, (*string)(v)) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardType) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *CardType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardType) Validate() error {
-	return valuesOfCardType.Check(string(v))
-}
+func (v *CardType) Validate() error { return valuesOfCardType.Check(string(*v)) }
 
 var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
@@ -238,24 +222,16 @@ func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Transfer) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Transfer) Validate() error {
-	return codec.Check(&v)
-}
+func (v Transfer) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Transfer) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Transfer) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Transfer) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Transfer) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfTransfer = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "type", Required: true},
@@ -277,14 +253,10 @@ func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TransferType) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *TransferType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TransferType) Validate() error {
-	return valuesOfTransferType.Check(string(v))
-}
+func (v *TransferType) Validate() error { return valuesOfTransferType.Check(string(*v)) }
 
 var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
@@ -310,24 +282,16 @@ func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Voucher) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Voucher) Validate() error {
-	return codec.Check(&v)
-}
+func (v Voucher) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Voucher) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Voucher) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Voucher) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Voucher) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfVoucher = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "code", Required: true},
@@ -522,14 +486,10 @@ func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *PaymentMadeContactOption1) Validate() error {
-	return codec.Check(v)
-}
+func (v *PaymentMadeContactOption1) Validate() error { return codec.Check(v) }
 
 var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "email", Required: true},
@@ -558,14 +518,10 @@ func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *PaymentMadeContactOption2) Validate() error {
-	return codec.Check(v)
-}
+func (v *PaymentMadeContactOption2) Validate() error { return codec.Check(v) }
 
 var shapeOfPaymentMadeContactOption2 = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "phone", Required: true},
@@ -645,13 +601,11 @@ func (v *PaymentMadeAmountOrFreeOption2) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *PaymentMadeAmountOrFreeOption2) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMadeAmountOrFreeOption2) Validate() error {
-	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(v))
+func (v *PaymentMadeAmountOrFreeOption2) Validate() error {
+	return valuesOfPaymentMadeAmountOrFreeOption2.Check(string(*v))
 }
 
 var valuesOfPaymentMadeAmountOrFreeOption2 = codec.Strings{Sorted: []string{"free"}, Expected: "the constant \"free\""}

@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishPaymentMade publishes v with routing key payment.made and returns its
-// message id once the broker has confirmed it. v is first validated against
-// payment-made.json; if it does not match, nothing is sent.
+// PublishPaymentMade publishes v as payment.made and returns its message id
+// once confirmed.
 func (p *Publisher) PublishPaymentMade(ctx context.Context, v PaymentMade) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentMade, v)
 }
 
 // PublishPaymentMadeAsync is PublishPaymentMade without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishPaymentMadeAsync(ctx context.Context, v PaymentMade) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentMade, v)
 }

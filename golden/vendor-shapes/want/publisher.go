@@ -35,32 +35,26 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishDocumentSaved publishes v with routing key config.document.saved and
-// returns its message id once the broker has confirmed it. v is first
-// validated against vendor/proto/document.json; if it does not match, nothing
-// is sent.
+// PublishDocumentSaved publishes v as config.document.saved and returns its
+// message id once confirmed.
 func (p *Publisher) PublishDocumentSaved(ctx context.Context, v DocumentSaved) (messageID string, err error) {
 	return p.p.Publish(ctx, FactDocumentSaved, v)
 }
 
 // PublishDocumentSavedAsync is PublishDocumentSaved without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishDocumentSavedAsync(ctx context.Context, v DocumentSaved) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactDocumentSaved, v)
 }
 
-// PublishInstanceChanged publishes v with routing key proto.instance.changed
-// and returns its message id once the broker has confirmed it. v is first
-// validated against vendor/proto/instance.json; if it does not match, nothing
-// is sent.
+// PublishInstanceChanged publishes v as proto.instance.changed and returns its
+// message id once confirmed.
 func (p *Publisher) PublishInstanceChanged(ctx context.Context, v InstanceChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactInstanceChanged, v)
 }
 
 // PublishInstanceChangedAsync is PublishInstanceChanged without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishInstanceChangedAsync(ctx context.Context, v InstanceChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactInstanceChanged, v)
 }

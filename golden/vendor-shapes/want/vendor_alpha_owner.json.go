@@ -32,24 +32,16 @@ func (v *Owner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Owner) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Owner) Validate() error {
-	return codec.Check(&v)
-}
+func (v Owner) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Owner) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v Owner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Owner) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Owner) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOwner = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "login"},

@@ -38,24 +38,16 @@ func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v DocumentSaved) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v DocumentSaved) Validate() error {
-	return codec.Check(&v)
-}
+func (v DocumentSaved) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v DocumentSaved) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v DocumentSaved) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *DocumentSaved) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *DocumentSaved) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfDocumentSaved = codec.Shape{Props: []codec.Prop{
 	{Name: "root", Required: true},
@@ -137,14 +129,10 @@ func (v Value) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Value) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v Value) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Value) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Value) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // List is generated from vendor/proto/document.json#/definitions/list.
 type List []Value
@@ -173,11 +161,7 @@ func (v List) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v List) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v List) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *List) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *List) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -211,9 +211,7 @@ func (v InstanceChanged) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *InstanceChanged) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *InstanceChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkInstanceChanged_State = codec.Any{Enum: codec.EnumOf("\"STATE_UNSPECIFIED\"", "0", "\"ACTIVE\"", "1", "\"DELETED\"", "2")}
@@ -237,13 +235,11 @@ func (v *InstanceChangedSeverity) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InstanceChangedSeverity) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *InstanceChangedSeverity) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InstanceChangedSeverity) Validate() error {
-	return valuesOfInstanceChangedSeverity.Check(string(v))
+func (v *InstanceChangedSeverity) Validate() error {
+	return valuesOfInstanceChangedSeverity.Check(string(*v))
 }
 
 var valuesOfInstanceChangedSeverity = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
@@ -266,14 +262,10 @@ func (v *InstanceChangedSign) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InstanceChangedSign) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *InstanceChangedSign) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InstanceChangedSign) Validate() error {
-	return valuesOfInstanceChangedSign.Check(string(v))
-}
+func (v *InstanceChangedSign) Validate() error { return valuesOfInstanceChangedSign.Check(string(*v)) }
 
 var valuesOfInstanceChangedSign = codec.Strings{Sorted: []string{"*", "+1", "-1", "1"}, Expected: "one of \"*\", \"+1\", \"-1\", \"1\""}
 
@@ -292,13 +284,11 @@ func (v *InstanceChangedWildcard) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InstanceChangedWildcard) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *InstanceChangedWildcard) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InstanceChangedWildcard) Validate() error {
-	return valuesOfInstanceChangedWildcard.Check(string(v))
+func (v *InstanceChangedWildcard) Validate() error {
+	return valuesOfInstanceChangedWildcard.Check(string(*v))
 }
 
 var valuesOfInstanceChangedWildcard = codec.Strings{Sorted: []string{"*"}, Expected: "the constant \"*\""}

@@ -85,6 +85,8 @@ func NewLegacyMailerConsumer(conn *runtime.Conn, h LegacyMailerHandler, opts ...
 		return nil, errors.New("new consumer \"legacy-mailer\": nil LegacyMailerHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactOrderPlacedV1, h.HandleOrderPlacedV1),
+		runtime.HandleEach(FactOrderPlacedV1, func() any { return new(OrderPlacedV1) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlacedV1(ctx, d, *fact.(*OrderPlacedV1))
+		}),
 	}, opts...)
 }

@@ -49,24 +49,16 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error {
-	return codec.Check(&v)
-}
+func (v OrderPlaced) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v OrderPlaced) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OrderPlaced) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order_id", Required: true},
@@ -97,14 +89,10 @@ func (v *OrderPlacedAmount) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderPlacedAmount) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *OrderPlacedAmount) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderPlacedAmount) Validate() error {
-	return codec.Check(v)
-}
+func (v *OrderPlacedAmount) Validate() error { return codec.Check(v) }
 
 var shapeOfOrderPlacedAmount = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "cents", Required: true},

@@ -17,9 +17,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o    *outbox.Outbox
 	down Downcasters
@@ -78,13 +80,10 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteOrderPlaced writes v with routing key order.placed into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against order/placed.v3.json; if it does not match, nothing
-// is written and tx may still commit. As the Publisher does, the relay
-// publishes it in versions 2 and 3 (warren.json "versions"), one message id
-// for all (see outbox.Outbox.WriteVersions).
+// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
+// be published with. As the Publisher does, the relay publishes it in versions
+// 2 and 3 (warren.json "versions"), one message id for all (see
+// outbox.Outbox.WriteVersions).
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	v2, err := w.down.DowncastOrderPlaced(v)
 	if err != nil {
@@ -99,13 +98,10 @@ func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v 
 	})
 }
 
-// WriteOrderShipped writes v with routing key order.shipped into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against order/shipped.v2.json; if it does not match, nothing
-// is written and tx may still commit. As the Publisher does, the relay
-// publishes it in versions 1 and 2 (warren.json "versions"), one message id
-// for all (see outbox.Outbox.WriteVersions).
+// WriteOrderShipped writes v as order.shipped in tx and returns the id it will
+// be published with. As the Publisher does, the relay publishes it in versions
+// 1 and 2 (warren.json "versions"), one message id for all (see
+// outbox.Outbox.WriteVersions).
 func (w *OutboxWriter) WriteOrderShipped(ctx context.Context, tx sqldb.Execer, v OrderShipped) (messageID string, err error) {
 	v1 := downcastOrderShipped(v)
 	return w.o.WriteVersions(ctx, tx, runtime.Copy{

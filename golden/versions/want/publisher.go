@@ -45,9 +45,8 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderPlaced publishes v with routing key order.placed and returns its
-// message id once the broker has confirmed it. v is first validated against
-// order/placed.v3.json; if it does not match, nothing is sent.
+// PublishOrderPlaced publishes v as order.placed and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	v2, err := p.down.DowncastOrderPlaced(v)
 	if err != nil {
@@ -63,8 +62,7 @@ func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (mess
 }
 
 // PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	v2, err := p.down.DowncastOrderPlaced(v)
 	if err != nil {
@@ -79,9 +77,8 @@ func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) 
 	})
 }
 
-// PublishOrderShipped publishes v with routing key order.shipped and returns
-// its message id once the broker has confirmed it. v is first validated
-// against order/shipped.v2.json; if it does not match, nothing is sent.
+// PublishOrderShipped publishes v as order.shipped and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (messageID string, err error) {
 	v1 := downcastOrderShipped(v)
 	return p.p.PublishVersions(ctx, runtime.Copy{
@@ -94,8 +91,7 @@ func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (me
 }
 
 // PublishOrderShippedAsync is PublishOrderShipped without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOrderShippedAsync(ctx context.Context, v OrderShipped) (*runtime.Pending, error) {
 	v1 := downcastOrderShipped(v)
 	return p.p.PublishVersionsAsync(ctx, runtime.Copy{

@@ -50,24 +50,16 @@ func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AnyofAnnotated) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v AnyofAnnotated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AnyofAnnotated) Validate() error {
-	return codec.Check(&v)
-}
+func (v AnyofAnnotated) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v AnyofAnnotated) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v AnyofAnnotated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *AnyofAnnotated) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *AnyofAnnotated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfAnyofAnnotated = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "shell", Required: true},
@@ -89,22 +81,6 @@ type AnyofAnnotatedRunner struct {
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotatedRunner.
 func (v *AnyofAnnotatedRunner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAnyofAnnotatedRunner, append(f, &v.Label, &v.AdditionalProperties)
-}
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AnyofAnnotatedRunner) DecodeJSON(d *jx.Decoder) error {
-	*v = AnyofAnnotatedRunner{}
-	return codec.Decode(d, v)
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *AnyofAnnotatedRunner) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *AnyofAnnotatedRunner) Validate() error {
-	return codec.Check(v)
 }
 
 var shapeOfAnyofAnnotatedRunner = codec.Shape{Open: true, Props: []codec.Prop{

@@ -51,24 +51,16 @@ func (v *NullKept) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NullKept) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v NullKept) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NullKept) Validate() error {
-	return codec.Check(&v)
-}
+func (v NullKept) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v NullKept) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v NullKept) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *NullKept) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *NullKept) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfNullKept = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "id", Required: true},

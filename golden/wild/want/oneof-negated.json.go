@@ -87,6 +87,4 @@ func (v OneofNegated) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OneofNegated) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OneofNegated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -196,9 +196,7 @@ func (v OptionalChecked) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *OptionalChecked) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *OptionalChecked) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkOptionalChecked_Tags    = codec.Array{MaxItems: -1, MinItems: 1}
@@ -232,14 +230,10 @@ func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *OptionalCheckedOwner) Validate() error {
-	return codec.Check(v)
-}
+func (v *OptionalCheckedOwner) Validate() error { return codec.Check(v) }
 
 var shapeOfOptionalCheckedOwner = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "name", Required: true},
@@ -261,13 +255,11 @@ func (v *OptionalCheckedLevel) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OptionalCheckedLevel) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *OptionalCheckedLevel) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OptionalCheckedLevel) Validate() error {
-	return valuesOfOptionalCheckedLevel.Check(string(v))
+func (v *OptionalCheckedLevel) Validate() error {
+	return valuesOfOptionalCheckedLevel.Check(string(*v))
 }
 
 var valuesOfOptionalCheckedLevel = codec.Strings{Sorted: []string{"high", "low"}, Expected: "one of \"low\", \"high\""}
@@ -292,18 +284,12 @@ func (v Labels) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Labels) Validate() error {
-	return codec.Distinct(&checkLabels, ([]string)(v))
-}
+func (v Labels) Validate() error { return codec.Distinct(&checkLabels, ([]string)(v)) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Labels) MarshalJSON() ([]byte, error) {
-	return codec.Marshal(v), nil
-}
+func (v Labels) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Labels) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Labels) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkLabels = codec.Array{MaxItems: -1, MinItems: 2}

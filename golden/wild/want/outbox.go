@@ -15,9 +15,11 @@ import (
 // table, in the caller's database transaction, one method per fact. A relay
 // made by NewOutboxRelay publishes each fact once that transaction has
 // committed, with the message id the method returned; if it rolls back, the
-// fact is never published. Each payload is validated against its fact's schema
-// first; an invalid one is an error and writes nothing. An OutboxWriter holds
-// no connection and is safe for concurrent use.
+// fact is never published. Each method takes tx, the transaction of the change
+// the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload
+// is validated against its fact's schema first; an invalid one is an error,
+// nothing is written and tx may still commit. An OutboxWriter holds no
+// connection and is safe for concurrent use.
 type OutboxWriter struct {
 	o *outbox.Outbox
 }
@@ -62,74 +64,50 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteAnyofAnnotated writes v with routing key anyof.annotated into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against anyof-annotated.json; if it does not
-// match, nothing is written and tx may still commit.
+// WriteAnyofAnnotated writes v as anyof.annotated in tx and returns the id it
+// will be published with.
 func (w *OutboxWriter) WriteAnyofAnnotated(ctx context.Context, tx sqldb.Execer, v AnyofAnnotated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAnyofAnnotated, v)
 }
 
-// WriteNullKept writes v with routing key null.kept into the outbox in tx, the
-// transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped by
-// pgxdb.Tx), and returns the message id it will be published with. v is first
-// validated against null-kept.json; if it does not match, nothing is written
-// and tx may still commit.
+// WriteNullKept writes v as null.kept in tx and returns the id it will be
+// published with.
 func (w *OutboxWriter) WriteNullKept(ctx context.Context, tx sqldb.Execer, v NullKept) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactNullKept, v)
 }
 
-// WriteOneofNegated writes v with routing key oneof.negated into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against oneof-negated.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteOneofNegated writes v as oneof.negated in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteOneofNegated(ctx context.Context, tx sqldb.Execer, v OneofNegated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOneofNegated, v)
 }
 
-// WriteOptionalChecked writes v with routing key optional.checked into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against optional-checked.json; if it does not
-// match, nothing is written and tx may still commit.
+// WriteOptionalChecked writes v as optional.checked in tx and returns the id
+// it will be published with.
 func (w *OutboxWriter) WriteOptionalChecked(ctx context.Context, tx sqldb.Execer, v OptionalChecked) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOptionalChecked, v)
 }
 
-// WritePatternMembers writes v with routing key pattern.members into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against pattern-members.json; if it does not
-// match, nothing is written and tx may still commit.
+// WritePatternMembers writes v as pattern.members in tx and returns the id it
+// will be published with.
 func (w *OutboxWriter) WritePatternMembers(ctx context.Context, tx sqldb.Execer, v PatternMembers) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPatternMembers, v)
 }
 
-// WriteRequiredSets writes v with routing key required.sets into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against required-sets.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteRequiredSets writes v as required.sets in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteRequiredSets(ctx context.Context, tx sqldb.Execer, v RequiredSets) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactRequiredSets, v)
 }
 
-// WriteUntypedKeywords writes v with routing key untyped.keywords into the
-// outbox in tx, the transaction of the change it reports (a *sql.Tx, or a
-// pgx.Tx wrapped by pgxdb.Tx), and returns the message id it will be published
-// with. v is first validated against untyped-keywords.json; if it does not
-// match, nothing is written and tx may still commit.
+// WriteUntypedKeywords writes v as untyped.keywords in tx and returns the id
+// it will be published with.
 func (w *OutboxWriter) WriteUntypedKeywords(ctx context.Context, tx sqldb.Execer, v UntypedKeywords) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUntypedKeywords, v)
 }
 
-// WriteUntypedRoot writes v with routing key untyped.root into the outbox in
-// tx, the transaction of the change it reports (a *sql.Tx, or a pgx.Tx wrapped
-// by pgxdb.Tx), and returns the message id it will be published with. v is
-// first validated against untyped-root.json; if it does not match, nothing is
-// written and tx may still commit.
+// WriteUntypedRoot writes v as untyped.root in tx and returns the id it will
+// be published with.
 func (w *OutboxWriter) WriteUntypedRoot(ctx context.Context, tx sqldb.Execer, v UntypedRoot) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUntypedRoot, v)
 }

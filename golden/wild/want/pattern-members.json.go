@@ -175,9 +175,7 @@ func (v PatternMembers) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *PatternMembers) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *PatternMembers) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkPatternMembers_Dotted         = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^\\..+$")}}

@@ -35,118 +35,98 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishAnyofAnnotated publishes v with routing key anyof.annotated and
-// returns its message id once the broker has confirmed it. v is first
-// validated against anyof-annotated.json; if it does not match, nothing is
-// sent.
+// PublishAnyofAnnotated publishes v as anyof.annotated and returns its message
+// id once confirmed.
 func (p *Publisher) PublishAnyofAnnotated(ctx context.Context, v AnyofAnnotated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAnyofAnnotated, v)
 }
 
 // PublishAnyofAnnotatedAsync is PublishAnyofAnnotated without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishAnyofAnnotatedAsync(ctx context.Context, v AnyofAnnotated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAnyofAnnotated, v)
 }
 
-// PublishNullKept publishes v with routing key null.kept and returns its
-// message id once the broker has confirmed it. v is first validated against
-// null-kept.json; if it does not match, nothing is sent.
+// PublishNullKept publishes v as null.kept and returns its message id once
+// confirmed.
 func (p *Publisher) PublishNullKept(ctx context.Context, v NullKept) (messageID string, err error) {
 	return p.p.Publish(ctx, FactNullKept, v)
 }
 
-// PublishNullKeptAsync is PublishNullKept without waiting for the broker's
-// confirm: it validates and sends v and returns a handle whose Wait reports
-// the confirm (see runtime.Publisher.PublishAsync).
+// PublishNullKeptAsync is PublishNullKept without waiting for the confirm:
+// Wait on its result reports it.
 func (p *Publisher) PublishNullKeptAsync(ctx context.Context, v NullKept) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactNullKept, v)
 }
 
-// PublishOneofNegated publishes v with routing key oneof.negated and returns
-// its message id once the broker has confirmed it. v is first validated
-// against oneof-negated.json; if it does not match, nothing is sent.
+// PublishOneofNegated publishes v as oneof.negated and returns its message id
+// once confirmed.
 func (p *Publisher) PublishOneofNegated(ctx context.Context, v OneofNegated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOneofNegated, v)
 }
 
 // PublishOneofNegatedAsync is PublishOneofNegated without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishOneofNegatedAsync(ctx context.Context, v OneofNegated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOneofNegated, v)
 }
 
-// PublishOptionalChecked publishes v with routing key optional.checked and
-// returns its message id once the broker has confirmed it. v is first
-// validated against optional-checked.json; if it does not match, nothing is
-// sent.
+// PublishOptionalChecked publishes v as optional.checked and returns its
+// message id once confirmed.
 func (p *Publisher) PublishOptionalChecked(ctx context.Context, v OptionalChecked) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOptionalChecked, v)
 }
 
 // PublishOptionalCheckedAsync is PublishOptionalChecked without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishOptionalCheckedAsync(ctx context.Context, v OptionalChecked) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOptionalChecked, v)
 }
 
-// PublishPatternMembers publishes v with routing key pattern.members and
-// returns its message id once the broker has confirmed it. v is first
-// validated against pattern-members.json; if it does not match, nothing is
-// sent.
+// PublishPatternMembers publishes v as pattern.members and returns its message
+// id once confirmed.
 func (p *Publisher) PublishPatternMembers(ctx context.Context, v PatternMembers) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPatternMembers, v)
 }
 
 // PublishPatternMembersAsync is PublishPatternMembers without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishPatternMembersAsync(ctx context.Context, v PatternMembers) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPatternMembers, v)
 }
 
-// PublishRequiredSets publishes v with routing key required.sets and returns
-// its message id once the broker has confirmed it. v is first validated
-// against required-sets.json; if it does not match, nothing is sent.
+// PublishRequiredSets publishes v as required.sets and returns its message id
+// once confirmed.
 func (p *Publisher) PublishRequiredSets(ctx context.Context, v RequiredSets) (messageID string, err error) {
 	return p.p.Publish(ctx, FactRequiredSets, v)
 }
 
 // PublishRequiredSetsAsync is PublishRequiredSets without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishRequiredSetsAsync(ctx context.Context, v RequiredSets) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactRequiredSets, v)
 }
 
-// PublishUntypedKeywords publishes v with routing key untyped.keywords and
-// returns its message id once the broker has confirmed it. v is first
-// validated against untyped-keywords.json; if it does not match, nothing is
-// sent.
+// PublishUntypedKeywords publishes v as untyped.keywords and returns its
+// message id once confirmed.
 func (p *Publisher) PublishUntypedKeywords(ctx context.Context, v UntypedKeywords) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUntypedKeywords, v)
 }
 
 // PublishUntypedKeywordsAsync is PublishUntypedKeywords without waiting for
-// the broker's confirm: it validates and sends v and returns a handle whose
-// Wait reports the confirm (see runtime.Publisher.PublishAsync).
+// the confirm: Wait on its result reports it.
 func (p *Publisher) PublishUntypedKeywordsAsync(ctx context.Context, v UntypedKeywords) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUntypedKeywords, v)
 }
 
-// PublishUntypedRoot publishes v with routing key untyped.root and returns its
-// message id once the broker has confirmed it. v is first validated against
-// untyped-root.json; if it does not match, nothing is sent.
+// PublishUntypedRoot publishes v as untyped.root and returns its message id
+// once confirmed.
 func (p *Publisher) PublishUntypedRoot(ctx context.Context, v UntypedRoot) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUntypedRoot, v)
 }
 
 // PublishUntypedRootAsync is PublishUntypedRoot without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishUntypedRootAsync(ctx context.Context, v UntypedRoot) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUntypedRoot, v)
 }

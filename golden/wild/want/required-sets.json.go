@@ -130,9 +130,7 @@ func (v RequiredSets) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *RequiredSets) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *RequiredSets) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	requiredAnyOfRequiredSets = codec.Branches{
@@ -298,18 +296,12 @@ func (v *Phone) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Phone) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v Phone) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Phone) Validate() error {
-	return checkPhone.Check(string(v))
-}
+func (v Phone) Validate() error { return checkPhone.Check(string(v)) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *Phone) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *Phone) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkPhone = codec.String{MaxLength: -1, Pattern: codec.Regexp("^\\+[0-9]+$")}

@@ -131,9 +131,7 @@ func (v UntypedKeywords) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *UntypedKeywords) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *UntypedKeywords) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
 	checkUntypedKeywords_List = codec.Any{}
@@ -212,14 +210,10 @@ func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *UntypedKeywordsEventOption1) Validate() error {
-	return codec.Check(v)
-}
+func (v *UntypedKeywordsEventOption1) Validate() error { return codec.Check(v) }
 
 var shapeOfUntypedKeywordsEventOption1 = codec.Shape{Props: []codec.Prop{
 	{Name: "kind", Required: true},
@@ -240,13 +234,11 @@ func (v *UntypedKeywordsEventOption1Kind) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption1Kind) Validate() error {
-	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(v))
+func (v *UntypedKeywordsEventOption1Kind) Validate() error {
+	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(*v))
 }
 
 var valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
@@ -270,14 +262,10 @@ func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, v)
-}
+func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v *UntypedKeywordsEventOption2) Validate() error {
-	return codec.Check(v)
-}
+func (v *UntypedKeywordsEventOption2) Validate() error { return codec.Check(v) }
 
 var shapeOfUntypedKeywordsEventOption2 = codec.Shape{Props: []codec.Prop{
 	{Name: "kind", Required: true},
@@ -299,13 +287,11 @@ func (v *UntypedKeywordsEventOption2Kind) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) {
-	e.Str(string(v))
-}
+func (v *UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywordsEventOption2Kind) Validate() error {
-	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(v))
+func (v *UntypedKeywordsEventOption2Kind) Validate() error {
+	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(*v))
 }
 
 var valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}

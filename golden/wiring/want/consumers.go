@@ -39,7 +39,9 @@ func NewStockAuditorConsumer(conn *runtime.Conn, h StockAuditorHandler, opts ...
 		return nil, errors.New("new consumer \"stock-auditor\": nil StockAuditorHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[0], []runtime.Route{
-		runtime.Handle(FactItemCounted, h.HandleItemCounted),
+		runtime.HandleEach(FactItemCounted, func() any { return new(ItemCounted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemCounted(ctx, d, *fact.(*ItemCounted))
+		}),
 	}, opts...)
 }
 
@@ -76,7 +78,11 @@ func NewStockKeeperConsumer(conn *runtime.Conn, h StockKeeperHandler, opts ...ru
 		return nil, errors.New("new consumer \"stock-keeper\": nil StockKeeperHandler")
 	}
 	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
-		runtime.Handle(FactItemCounted, h.HandleItemCounted),
-		runtime.Handle(FactItemReserved, h.HandleItemReserved),
+		runtime.HandleEach(FactItemCounted, func() any { return new(ItemCounted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemCounted(ctx, d, *fact.(*ItemCounted))
+		}),
+		runtime.HandleEach(FactItemReserved, func() any { return new(ItemReserved) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleItemReserved(ctx, d, *fact.(*ItemReserved))
+		}),
 	}, opts...)
 }

@@ -35,31 +35,26 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishItemCounted publishes v with routing key stock.item.counted and
-// returns its message id once the broker has confirmed it. v is first
-// validated against stock/counted.json; if it does not match, nothing is sent.
+// PublishItemCounted publishes v as stock.item.counted and returns its message
+// id once confirmed.
 func (p *Publisher) PublishItemCounted(ctx context.Context, v ItemCounted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemCounted, v)
 }
 
 // PublishItemCountedAsync is PublishItemCounted without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishItemCountedAsync(ctx context.Context, v ItemCounted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemCounted, v)
 }
 
-// PublishItemReserved publishes v with routing key stock.item.reserved and
-// returns its message id once the broker has confirmed it. v is first
-// validated against stock/reserved.json; if it does not match, nothing is
-// sent.
+// PublishItemReserved publishes v as stock.item.reserved and returns its
+// message id once confirmed.
 func (p *Publisher) PublishItemReserved(ctx context.Context, v ItemReserved) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemReserved, v)
 }
 
 // PublishItemReservedAsync is PublishItemReserved without waiting for the
-// broker's confirm: it validates and sends v and returns a handle whose Wait
-// reports the confirm (see runtime.Publisher.PublishAsync).
+// confirm: Wait on its result reports it.
 func (p *Publisher) PublishItemReservedAsync(ctx context.Context, v ItemReserved) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemReserved, v)
 }

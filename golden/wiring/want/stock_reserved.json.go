@@ -44,24 +44,16 @@ func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemReserved) EncodeJSON(e *jx.Encoder) {
-	codec.Encode(e, &v)
-}
+func (v ItemReserved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemReserved) Validate() error {
-	return codec.Check(&v)
-}
+func (v ItemReserved) Validate() error { return codec.Check(&v) }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ItemReserved) MarshalJSON() ([]byte, error) {
-	return codec.MarshalObject(&v)
-}
+func (v ItemReserved) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
 // UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
-func (v *ItemReserved) UnmarshalJSON(data []byte) error {
-	return codec.Unmarshal(data, v)
-}
+func (v *ItemReserved) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemReserved = codec.Shape{Props: []codec.Prop{
 	{Name: "sku", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}-[0-9]{4}$")}},
