@@ -71,7 +71,8 @@ func main() {}
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"runtime.Handle(catalogueevents.FactItemCreatedV1, h.HandleItemCreatedV1)",
+		"runtime.HandleEach(catalogueevents.FactItemCreatedV1, func() any { return new(catalogueevents.ItemCreatedV1) }",
+		"return h.HandleItemCreatedV1(ctx, d, *fact.(*catalogueevents.ItemCreatedV1))",
 		"runtime.HandleVersions(catalogueevents.FactItemCreated, h.HandleItemCreated,",
 		"runtime.Upcast(catalogueevents.FactItemCreatedV1, func(v catalogueevents.ItemCreatedV1) (catalogueevents.ItemCreated, error) {",
 	} {
