@@ -56,6 +56,13 @@ type Config struct {
 	// of URLs, through which stream consumers keep their offsets. Default
 	// DefaultStreamPort.
 	StreamPort int
+	// StreamOffsets opens the store of stream consumers' offsets, needed
+	// when the topology has stream consumers. Default: the one set by
+	// [SetDefaultOffsetDialer], which importing the package
+	// runtime/streamoffset does (generated packages with stream consumers
+	// import it). It is a field, not a dependency of this package, so that
+	// programs without stream consumers do not compile the stream client.
+	StreamOffsets OffsetDialer
 }
 
 func (c *Config) setDefaults() {

@@ -37,7 +37,7 @@ type Conn struct {
 
 	bounds bounds // bounded queues declared through this Conn, to explain nacks
 
-	streamEnv streamEnv // the stream protocol's connection, for stream consumers' offsets
+	offsetStore offsetStores // stream consumers' offsets, opened when first needed
 }
 
 // current returns the live session, or nil while reconnecting.
@@ -161,7 +161,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 func (c *Conn) Close() error {
 	c.cancel()
 	<-c.done
-	c.closeStreams()
+	c.closeOffsets()
 	return nil
 }
 
@@ -287,7 +287,7 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 		if sc := t.StreamConsumers(); len(sc) > 0 {
 			// Stream consumers keep their offsets over the stream
 			// protocol: a broker without its plugin is named now.
-			if _, err := c.streamsAt(idx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+			if _, err := c.offsetsAt(ctx, idx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
 				_ = conn.Close()
 				return nil, fmt.Errorf("declare topology on %s: %w", s.url, err)
 			}
@@ -350,6 +350,10 @@ func isPermanentDialError(err error) bool {
 	}
 	// The stream protocol's port refusing connections: its plugin is off.
 	if pe := (*PluginError)(nil); errors.As(err, &pe) && pe.Exchange == "" {
+		return true
+	}
+	// Stream consumers and no offset store: the program must pass one.
+	if errors.Is(err, ErrNoOffsetStore) {
 		return true
 	}
 	var ae *amqp.Error

@@ -70,6 +70,10 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 		if c.Ordered() {
 			return nil, fmt.Errorf("new consumer %q: a stream consumer cannot be ordered", c.Name)
 		}
+		if conn.offsetDialer() == nil {
+			// Named now rather than at Run, when the first offset is read.
+			return nil, fmt.Errorf("new consumer %q: %w", c.Name, ErrNoOffsetStore)
+		}
 		t := newOffsetTracker(cons)
 		eng := &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}
 		cons.run = cons.runStream(eng, t)

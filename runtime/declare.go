@@ -46,7 +46,7 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	if sc := t.StreamConsumers(); len(sc) > 0 {
 		// Their offsets live on the broker, over the stream protocol: a
 		// broker without it is named now, not at the first offset.
-		if _, err := c.streams(fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+		if _, err := c.offsets(ctx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
 			return fmt.Errorf("declare topology: %w", err)
 		}
 	}

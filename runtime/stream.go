@@ -2,12 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
-	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 )
 
 // A stream consumer (topology.Consumer.Stream) reads a stream and its own
@@ -237,11 +235,15 @@ func (t *offsetTracker) flush() error {
 	if mark <= t.stored {
 		return nil
 	}
-	env, err := t.c.conn.streams(fmt.Sprintf("stream consumer %q", t.c.spec.Name))
+	// The Conn's context, not a Run's: the last store comes after Run's
+	// context ended, and the store's connection ends with the Conn.
+	ctx := t.c.conn.ctx
+	store, err := t.c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", t.c.spec.Name))
 	if err != nil {
 		return err
 	}
-	if err := env.StoreOffset(t.c.spec.Name, t.c.spec.Stream, mark); err != nil {
+	if err := store.StoreOffset(ctx, t.c.spec.Name, t.c.spec.Stream, mark); err != nil {
+		t.c.conn.dropOffsets(store)
 		return fmt.Errorf("store offset %d of stream %q: %w", mark, t.c.spec.Stream, err)
 	}
 	t.stored = mark
@@ -255,16 +257,18 @@ func (t *offsetTracker) position() (any, error) {
 	if err := t.flush(); err != nil {
 		return nil, err
 	}
-	env, err := t.c.conn.streams(fmt.Sprintf("stream consumer %q", t.c.spec.Name))
+	ctx := t.c.conn.ctx
+	store, err := t.c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", t.c.spec.Name))
 	if err != nil {
 		return nil, err
 	}
-	off, err := env.QueryOffset(t.c.spec.Name, t.c.spec.Stream)
+	off, found, err := store.QueryOffset(ctx, t.c.spec.Name, t.c.spec.Stream)
 	switch {
-	case errors.Is(err, stream.OffsetNotFoundError):
-		return t.c.spec.Start.ConsumeArgument(), nil
 	case err != nil:
+		t.c.conn.dropOffsets(store)
 		return nil, fmt.Errorf("query the offset of stream %q: %w", t.c.spec.Stream, err)
+	case !found:
+		return t.c.spec.Start.ConsumeArgument(), nil
 	}
 	t.store.Lock()
 	t.stored = max(t.stored, off)

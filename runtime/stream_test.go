@@ -62,13 +62,13 @@ func (b *broker) consumers(queue string) int {
 
 func (b *broker) storedOffset(conn *Conn, c topology.Consumer) int64 {
 	b.t.Helper()
-	env, err := conn.streams("test")
+	store, err := conn.offsets(context.Background(), "test")
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	off, err := env.QueryOffset(c.Name, c.Stream)
-	if err != nil {
-		b.t.Fatalf("query offset of %s on %s: %v", c.Name, c.Stream, err)
+	off, found, err := store.QueryOffset(context.Background(), c.Name, c.Stream)
+	if err != nil || !found {
+		b.t.Fatalf("query offset of %s on %s: %v (found %v)", c.Name, c.Stream, err, found)
 	}
 	return off
 }

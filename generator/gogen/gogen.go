@@ -23,11 +23,14 @@ const (
 	runtimePath   = "github.com/warrenbus/warren/runtime"
 	schemasetPath = "github.com/warrenbus/warren/runtime/schemaset"
 	topologyPath  = "github.com/warrenbus/warren/runtime/topology"
-	errorsPath    = "errors"
-	jsonPath      = "encoding/json"
-	timePath      = "time"
-	contextPath   = "context"
-	fmtPath       = "fmt"
+	// streamoffsetPath keeps stream consumers' offsets; a package with
+	// stream consumers imports it so that it is the default.
+	streamoffsetPath = "github.com/warrenbus/warren/runtime/streamoffset"
+	errorsPath       = "errors"
+	jsonPath         = "encoding/json"
+	timePath         = "time"
+	contextPath      = "context"
+	fmtPath          = "fmt"
 )
 
 // GeneratedHeader is the first line of every generated file. It matches
@@ -124,6 +127,7 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 	f.ImportName(runtimePath, "runtime")
 	f.ImportName(schemasetPath, "schemaset")
 	f.ImportName(topologyPath, "topology")
+	f.ImportName(streamoffsetPath, "streamoffset")
 	for _, imp := range e.m.Imports {
 		if imp.Reused() && imp.GoPackageName != "" {
 			f.ImportName(imp.GoPackage, imp.GoPackageName)

@@ -18,6 +18,17 @@ func (e *emitter) genTopology(f *jen.File) {
 	}
 	f.Var().Id(names.TopologyVar).Op("=").Add(valueLit(reflect.ValueOf(e.m.Topology)))
 	f.Line()
+	if len(e.m.Topology.StreamConsumers()) > 0 {
+		// Stream consumers keep their offsets through runtime/streamoffset,
+		// which runtime does not import (its client's dependencies are
+		// heavy): importing it here sets it as the default, so that users
+		// pass nothing more to runtime.Dial.
+		for _, c := range docComment("Stream consumers keep their offsets on the broker through package streamoffset, which imported sets itself as the default runtime.Config.StreamOffsets: users of this package need not pass it to runtime.Dial.") {
+			f.Add(c)
+		}
+		f.Var().Id("_").Qual(runtimePath, "OffsetDialer").Op("=").Qual(streamoffsetPath, "Dial")
+		f.Line()
+	}
 	for _, c := range docComment(names.DeclareFunc + " declares " + names.TopologyVar + " over conn: exchanges, then queues, then bindings. What already exists as declared is left unchanged, so it is safe to repeat; a queue or exchange that exists with other arguments is reported as a *runtime.MismatchError naming it and the argument.") {
 		f.Add(c)
 	}

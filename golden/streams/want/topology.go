@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/streamoffset"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -165,6 +166,12 @@ var Topology = topology.Topology{
 		},
 	},
 }
+
+// Stream consumers keep their offsets on the broker through package
+// streamoffset, which imported sets itself as the default
+// runtime.Config.StreamOffsets: users of this package need not pass it to
+// runtime.Dial.
+var _ runtime.OffsetDialer = streamoffset.Dial
 
 // Declare declares Topology over conn: exchanges, then queues, then bindings.
 // What already exists as declared is left unchanged, so it is safe to repeat;

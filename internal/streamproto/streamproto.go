@@ -1,0 +1,159 @@
+// Package streamproto keeps stream consumers' offsets on RabbitMQ over the
+// stream protocol (the rabbitmq_stream plugin), the only protocol with
+// server-side offset tracking. It is the one place that imports the stream
+// client, whose dependencies (OpenTelemetry, compression libraries) only
+// programs with stream consumers should compile: package runtime reaches it
+// through runtime/streamoffset, never directly. It does not import runtime,
+// so that runtime's own tests can use it.
+package streamproto
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
+)
+
+// Endpoint is where the stream protocol answers and who to log in as. Its
+// fields match runtime.StreamEndpoint's, so that one converts to the other.
+type Endpoint struct {
+	Host     string
+	Port     int
+	User     string
+	Password string
+	VHost    string
+	// TLS, when not nil, makes the connection use TLS with this
+	// configuration.
+	TLS *tls.Config
+}
+
+// Store is one stream-protocol connection that stores and queries
+// offsets. A connection the broker closed is opened again at the next
+// call.
+type Store struct {
+	opts *stream.EnvironmentOptions
+	addr string
+	mu   sync.Mutex
+	env  *stream.Environment
+}
+
+// Open connects to ep. A refused connection (the plugin is off) is
+// returned wrapped, so that errors.Is(err, syscall.ECONNREFUSED) or its
+// message tells it apart.
+func Open(ctx context.Context, ep Endpoint) (*Store, error) {
+	o := stream.NewEnvironmentOptions().SetHost(ep.Host).SetPort(ep.Port).
+		SetUser(ep.User).SetPassword(ep.Password).SetVHost(ep.VHost).
+		// A broker advertises its node's host name, which the client
+		// cannot always resolve: keep the client on the host it was given.
+		SetAddressResolver(stream.AddressResolver{Host: ep.Host, Port: ep.Port})
+	if ep.TLS != nil {
+		o = o.IsTLS(true).SetTLSConfig(ep.TLS)
+	}
+	s := &Store{opts: o, addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))}
+	if _, err := s.environment(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// environment returns the open connection, opening it if it is not.
+func (s *Store) environment(ctx context.Context) (*stream.Environment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.env != nil && !s.env.IsClosed() {
+		return s.env, nil
+	}
+	type opened struct {
+		env *stream.Environment
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		env, err := stream.NewEnvironment(s.opts)
+		done <- opened{env, err}
+	}()
+	var env *stream.Environment
+	var err error
+	select {
+	case o := <-done:
+		env, err = o.env, o.err
+	case <-ctx.Done():
+		// The client takes no context: close what it opens too late.
+		go func() {
+			if o := <-done; o.env != nil {
+				_ = o.env.Close()
+			}
+		}()
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream protocol at %s: %w", s.addr, err)
+	}
+	s.env = env
+	return env, nil
+}
+
+// StoreOffset stores offset as consumer's position in streamName.
+func (s *Store) StoreOffset(ctx context.Context, consumer, streamName string, offset int64) error {
+	env, err := s.environment(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = call(ctx, func() (struct{}, error) { return struct{}{}, env.StoreOffset(consumer, streamName, offset) })
+	return err
+}
+
+// QueryOffset returns consumer's stored position in streamName; found is
+// false when none was ever stored.
+func (s *Store) QueryOffset(ctx context.Context, consumer, streamName string) (offset int64, found bool, err error) {
+	env, err := s.environment(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	off, err := call(ctx, func() (int64, error) { return env.QueryOffset(consumer, streamName) })
+	switch {
+	case errors.Is(err, stream.OffsetNotFoundError):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	return off, true, nil
+}
+
+// Close closes the connection.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.env == nil {
+		return nil
+	}
+	err := s.env.Close()
+	s.env = nil
+	return err
+}
+
+// call runs f, returning early when ctx ends: the stream client's calls
+// take no context. A call abandoned that way finishes in the background.
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}

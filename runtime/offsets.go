@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Stream consumers read their stream over AMQP, on the engine every
+// consumer runs on, and keep their offset on the broker over the stream
+// protocol (the rabbitmq_stream plugin), the only protocol with
+// server-side offset tracking. That protocol's client weighs (it brings
+// OpenTelemetry and compression libraries), so this package only defines
+// what it needs of it, an [OffsetStore], and the package
+// runtime/streamoffset provides it: a program without stream consumers
+// never compiles the client.
+
+// DefaultStreamPort is the port of RabbitMQ's stream protocol
+// (rabbitmq_stream plugin), 5551 with TLS.
+const DefaultStreamPort = 5552
+
+// OffsetStore keeps stream consumers' offsets on the broker. A Conn opens
+// one, through its [OffsetDialer], the first time a stream consumer or
+// Declare needs it, and closes it with the Conn.
+type OffsetStore interface {
+	// StoreOffset stores offset as consumer's position in stream.
+	StoreOffset(ctx context.Context, consumer, stream string, offset int64) error
+	// QueryOffset returns consumer's stored position in stream; found is
+	// false, with a nil error, when none was ever stored.
+	QueryOffset(ctx context.Context, consumer, stream string) (offset int64, found bool, err error)
+	// Close closes the store's connection.
+	Close() error
+}
+
+// StreamEndpoint is where a Conn's broker answers the stream protocol, and
+// as whom to log in: the host, user, password and vhost of the Conn's
+// current AMQP URL, at [Config.StreamPort].
+type StreamEndpoint struct {
+	Host     string
+	Port     int
+	User     string
+	Password string
+	VHost    string
+	// TLS, when not nil, makes the connection use TLS with this
+	// configuration: set for amqps:// URLs, from [Config.TLS].
+	TLS *tls.Config
+}
+
+// OffsetDialer opens an [OffsetStore] at an endpoint. An error wrapping
+// syscall.ECONNREFUSED, or saying "connection refused", is reported as a
+// [*PluginError]: nothing answers the stream protocol there, so its plugin
+// is off.
+type OffsetDialer func(ctx context.Context, ep StreamEndpoint) (OffsetStore, error)
+
+// ErrNoOffsetStore is returned when a topology has stream consumers and
+// no [OffsetDialer] is known: neither [Config.StreamOffsets] nor one set
+// by [SetDefaultOffsetDialer].
+var ErrNoOffsetStore = errors.New("stream consumers keep their offsets over RabbitMQ's stream protocol, and no offset store is set: " +
+	"set runtime.Config.StreamOffsets to streamoffset.Dial, or import the package github.com/warrenbus/warren/runtime/streamoffset " +
+	"(generated packages with stream consumers import it)")
+
+var (
+	defaultDialerMu sync.Mutex
+	defaultDialer   OffsetDialer
+)
+
+// SetDefaultOffsetDialer sets the [OffsetDialer] of Conns whose
+// [Config.StreamOffsets] is nil. The package runtime/streamoffset calls it
+// when imported, and every generated package with stream consumers imports
+// it, so that their users need not.
+func SetDefaultOffsetDialer(d OffsetDialer) {
+	defaultDialerMu.Lock()
+	defer defaultDialerMu.Unlock()
+	defaultDialer = d
+}
+
+func defaultOffsetDialer() OffsetDialer {
+	defaultDialerMu.Lock()
+	defer defaultDialerMu.Unlock()
+	return defaultDialer
+}
+
+// offsetStores is a Conn's one offset store, opened when first needed.
+type offsetStores struct {
+	mu    sync.Mutex
+	store OffsetStore
+}
+
+// offsets returns the Conn's offset store, opening it if needed. need
+// says what needs it, for errors.
+func (c *Conn) offsets(ctx context.Context, need string) (OffsetStore, error) {
+	idx := 0
+	if s := c.current(); s != nil {
+		idx = s.idx
+	}
+	return c.offsetsAt(ctx, idx, need)
+}
+
+// offsetsAt is [Conn.offsets] on the broker of Config.URLs[idx], should
+// the store have to be opened. A stream port that refuses the connection
+// is reported as a [*PluginError] naming the plugin to enable.
+func (c *Conn) offsetsAt(ctx context.Context, idx int, need string) (OffsetStore, error) {
+	c.offsetStore.mu.Lock()
+	defer c.offsetStore.mu.Unlock()
+	if c.offsetStore.store != nil {
+		return c.offsetStore.store, nil
+	}
+	dial := c.offsetDialer()
+	if dial == nil {
+		return nil, fmt.Errorf("%s: %w", need, ErrNoOffsetStore)
+	}
+	ep, err := streamEndpoint(c.cfg.URLs[idx], c.cfg)
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
+	store, err := dial(ctx, ep)
+	if err != nil {
+		if refused(err) {
+			return nil, &PluginError{Plugin: topology.StreamPlugin, Need: need, Address: addr}
+		}
+		return nil, fmt.Errorf("stream protocol at %s: %w", addr, c.redact(err))
+	}
+	c.offsetStore.store = store
+	return store, nil
+}
+
+// offsetDialer is the Conn's [OffsetDialer]: its Config's, or the
+// default; nil if neither is set.
+func (c *Conn) offsetDialer() OffsetDialer {
+	if c.cfg.StreamOffsets != nil {
+		return c.cfg.StreamOffsets
+	}
+	return defaultOffsetDialer()
+}
+
+// dropOffsets closes store after a call of it failed, if it is still the
+// Conn's: the next use opens one at the Conn's current address, which
+// after a failover is another node's.
+func (c *Conn) dropOffsets(store OffsetStore) {
+	c.offsetStore.mu.Lock()
+	defer c.offsetStore.mu.Unlock()
+	if c.offsetStore.store == store {
+		_ = store.Close()
+		c.offsetStore.store = nil
+	}
+}
+
+// closeOffsets closes the offset store, if one was opened.
+func (c *Conn) closeOffsets() {
+	c.offsetStore.mu.Lock()
+	defer c.offsetStore.mu.Unlock()
+	if c.offsetStore.store != nil {
+		_ = c.offsetStore.store.Close()
+		c.offsetStore.store = nil
+	}
+}
+
+// streamEndpoint derives the stream endpoint from an AMQP URL: its host,
+// user, password and vhost, with TLS for amqps://.
+func streamEndpoint(raw string, cfg Config) (StreamEndpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return StreamEndpoint{}, errors.New("stream protocol: the AMQP URL does not parse")
+	}
+	ep := StreamEndpoint{Host: u.Hostname(), Port: cfg.StreamPort, User: "guest", Password: "guest", VHost: "/"}
+	if u.User != nil {
+		ep.User = u.User.Username()
+		ep.Password, _ = u.User.Password()
+	}
+	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
+		if v, err := url.PathUnescape(p); err == nil {
+			ep.VHost = v
+		}
+	}
+	if u.Scheme == "amqps" {
+		ep.TLS = cfg.TLS
+		if ep.TLS == nil {
+			ep.TLS = &tls.Config{ServerName: ep.Host}
+		}
+	}
+	return ep, nil
+}
+
+func refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused")
+}
