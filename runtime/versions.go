@@ -247,6 +247,12 @@ func (p *Publisher) PublishVersionsAsync(ctx context.Context, copies ...Copy) (*
 	if err != nil {
 		return nil, err
 	}
+	return p.sendCopies(ctx, facts, msgs)
+}
+
+// sendCopies sends the encoded copies of one fact and returns one
+// [Pending] that waits for the confirms of all of them.
+func (p *Publisher) sendCopies(ctx context.Context, facts []Fact, msgs []outMessage) (*Pending, error) {
 	var first *Pending
 	for i := range msgs {
 		h, err := p.publishAsync(ctx, facts[i], msgs[i])
@@ -302,19 +308,7 @@ func (p *Publisher) PublishEnvelopeVersionsAsync(ctx context.Context, copies ...
 			facts[i].versions = list
 		}
 	}
-	var first *Pending
-	for i := range msgs {
-		h, err := p.publishAsync(ctx, facts[i], msgs[i])
-		if err != nil {
-			return nil, fmt.Errorf("version %d: %w", facts[i].Version, err)
-		}
-		if first == nil {
-			first = h
-		} else {
-			first.also = append(first.also, h)
-		}
-	}
-	return first, nil
+	return p.sendCopies(ctx, facts, msgs)
 }
 
 // encodeVersions validates and encodes every copy, with one id and time,
