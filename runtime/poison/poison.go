@@ -229,6 +229,9 @@ type scan struct {
 	queue string
 	left  int // ready when the scan began and not taken yet
 	held  int // taken and neither acked nor returned
+	// window is the subscription's prefetch: how many the broker pushes
+	// before the scan acks some (0: no limit).
+	window int
 
 	deliveries <-chan amqp.Delivery // the subscription's; nil once it is closed
 	cancelled  bool                 // basic.cancel was sent
@@ -273,7 +276,7 @@ func openScan(ctx context.Context, conn Broker, queue string, window int) (*scan
 		}
 		if err := ch.Qos(prefetch, 0, false); err == nil {
 			if d, err := ch.Consume(queue, scanTag, false, false, false, false, nil); err == nil {
-				s.deliveries = d
+				s.deliveries, s.window = d, prefetch
 			}
 		}
 	}
@@ -316,26 +319,47 @@ func (s *scan) next(ctx context.Context) (amqp.Delivery, bool, error) {
 }
 
 // pushed waits for the subscription's next message. When none comes for a
-// while it cancels the subscription, and hands over what was already on
-// its way, in order, before next turns to basic.get.
+// while and the broker has none left to push it, it cancels the
+// subscription, and hands over what was already on its way, in order,
+// before next turns to basic.get.
 func (s *scan) pushed(ctx context.Context) (amqp.Delivery, bool) {
 	if s.cancelled {
 		return s.drain()
 	}
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
-	select {
-	case d, ok := <-s.deliveries:
-		if ok {
-			return d, true
+	for {
+		select {
+		case d, ok := <-s.deliveries:
+			if ok {
+				return d, true
+			}
+			s.deliveries = nil
+			return amqp.Delivery{}, false
+		case <-timer.C:
+			if s.slow() {
+				timer.Reset(quiet)
+				continue
+			}
+		case <-ctx.Done():
 		}
-		s.deliveries = nil
-		return amqp.Delivery{}, false
-	case <-timer.C:
-	case <-ctx.Done():
+		s.cancel()
+		return s.drain()
 	}
-	s.cancel()
-	return s.drain()
+}
+
+// slow reports whether a quiet subscription is only slow: the queue still
+// has ready messages and the window lets the broker push them. Turning to
+// basic.get then would take the rest under another consumer of the queue,
+// and a quorum queue given both back when the scan closes may return the
+// two lots out of order; so the scan keeps waiting for its subscription
+// (on a loaded machine a gap of seconds between pushes happens).
+func (s *scan) slow() bool {
+	if s.window > 0 && s.held >= s.window {
+		return false
+	}
+	q, err := s.ch.QueueDeclarePassive(s.queue, true, false, false, false, nil)
+	return err == nil && q.Messages > 0
 }
 
 // cancel ends the subscription. The messages it delivered stay held.
