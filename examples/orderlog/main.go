@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -41,8 +42,19 @@ func main() {
 	if url == "" {
 		url = defaultURL
 	}
+	// The stream protocol's port, where the consumer keeps its offset:
+	// 0 is RabbitMQ's default (see runtime.Config.StreamPort).
+	streamPort := 0
+	if p := os.Getenv("WARREN_STREAM_PORT"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "orderlog: WARREN_STREAM_PORT %q: expected a port number\n", p)
+			os.Exit(2)
+		}
+		streamPort = n
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if _, err := run(ctx, url, os.Stdout, logger); err != nil {
+	if _, err := run(ctx, url, streamPort, os.Stdout, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "orderlog:", err)
 		os.Exit(1)
 	}
@@ -51,9 +63,9 @@ func main() {
 // run publishes orders, reads them from the stream, stops the consumer,
 // publishes a shipment, and starts the consumer again. It returns the
 // facts each run handled, by order id.
-func run(ctx context.Context, url string, out io.Writer, logger *slog.Logger) ([][]string, error) {
+func run(ctx context.Context, url string, streamPort int, out io.Writer, logger *slog.Logger) ([][]string, error) {
 	conn, err := runtime.Dial(ctx, runtime.Config{
-		URLs: []string{url}, Topology: &orderlogevents.Topology, Logger: logger, ConnectionName: "orderlog-demo",
+		URLs: []string{url}, StreamPort: streamPort, Topology: &orderlogevents.Topology, Logger: logger, ConnectionName: "orderlog-demo",
 	})
 	if err != nil {
 		return nil, err

@@ -18,11 +18,11 @@ import (
 // facts published before it, the second only the one written between.
 func TestOrderLog(t *testing.T) {
 	url := testenv.VHost(t, "warren-orderlog")
-	testenv.StreamPort(t)
+	port := testenv.StreamPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	got, err := run(ctx, url, &out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	got, err := run(ctx, url, port, &out, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Logf("output:\n%s", out.String())
 	if err != nil {
 		t.Fatal(err)
