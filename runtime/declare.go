@@ -64,6 +64,9 @@ func declare(conn transport.Connection, t topology.Topology) error {
 	defer ch.Close()
 	broker := brokerOf(conn)
 	// What the broker cannot do is refused before anything is declared.
+	if err := checkSuperStreams(conn, t); err != nil {
+		return fmt.Errorf("declare topology: %w", err)
+	}
 	for _, q := range t.Queues {
 		if err := q.CheckFor(broker); err != nil {
 			return fmt.Errorf("declare queue %q: %w", q.Name, err)

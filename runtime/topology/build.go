@@ -64,6 +64,7 @@ func Build(s Spec) (Topology, error) {
 		all = append(all, ps.list...)
 		t.Queues = append(t.Queues, queues...)
 		t.Bindings = append(t.Bindings, bindings...)
+		consumer.Partitions = superStreamPartitions(s.Streams, consumer.Stream)
 		t.Consumers = append(t.Consumers, consumer)
 	}
 	if s.Delays && len(all) == 0 {

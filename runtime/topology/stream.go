@@ -49,6 +49,10 @@ type StreamSpec struct {
 	// retention drops (x-stream-max-segment-size-bytes). Default
 	// DefaultSegmentBytes.
 	SegmentBytes int64
+	// Partitions, when above 0, makes the stream a super stream of that
+	// many partition streams, each fact on the partition its ordering key
+	// hashes to (see superstream.go). 0 is a plain stream.
+	Partitions int
 }
 
 // StartKind says where a stream consumer reads from the first time, before
@@ -124,6 +128,10 @@ func buildStreams(t *Topology, ex Exchanges, streams []StreamSpec, owner map[str
 			continue
 		}
 		owner[s.Name] = fmt.Sprintf("stream %q", s.Name)
+		if s.Partitions > 0 {
+			all = append(all, buildSuperStream(t, ex, i, s, owner)...)
+			continue
+		}
 		t.Queues = append(t.Queues, Queue{Name: s.Name, Role: RoleStream, Type: Stream, MaxAge: s.MaxAge, MaxLengthBytes: s.MaxBytes, SegmentBytes: s.SegmentBytes})
 		for _, key := range s.Bindings {
 			t.Bindings = append(t.Bindings, Binding{Exchange: ex.Events, Queue: s.Name, Key: key})
@@ -149,6 +157,7 @@ func checkStream(ps *problems, i int, s StreamSpec) {
 			ps.add(streamField(i, "bindings"), j, "stream %q: binding %q: %v", s.Name, b, err)
 		}
 	}
+	checkSuperStream(ps, i, s)
 	switch {
 	case s.MaxAge < 0:
 		ps.add(streamField(i, "maxAge"), -1, "stream %q: maxAge %s: expected a positive duration, or none to keep facts whatever their age", s.Name, s.MaxAge)

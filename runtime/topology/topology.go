@@ -35,11 +35,14 @@ type Exchange struct {
 	// alternate-exchange argument): the delivery exchange of the delay
 	// levels has one, so a due fact nobody binds is kept. "" for none.
 	AlternateExchange string
+	// SuperStream marks a super stream's exchange (x-super-stream), which
+	// the stream protocol reads its partitions from.
+	SuperStream bool
 }
 
 // Arguments returns the exchange's arguments for its declaration.
 func (e Exchange) Arguments() map[string]any {
-	if e.HashHeader == "" && e.AlternateExchange == "" {
+	if e.HashHeader == "" && e.AlternateExchange == "" && !e.SuperStream {
 		return nil
 	}
 	args := map[string]any{}
@@ -48,6 +51,9 @@ func (e Exchange) Arguments() map[string]any {
 	}
 	if e.AlternateExchange != "" {
 		args["alternate-exchange"] = e.AlternateExchange
+	}
+	if e.SuperStream {
+		args["x-super-stream"] = true
 	}
 	return args
 }
@@ -127,6 +133,10 @@ type Binding struct {
 	// binding matches when it is boolean true: its arguments are x-match
 	// all and the header, true ([Binding.Arguments]). Key is then "".
 	Header string
+	// Partition, on a super stream's exchange, is the position of the
+	// bound partition stream counted from 1 (sent as
+	// x-stream-partition-order, counted from 0); 0 for other bindings.
+	Partition int
 }
 
 // Arguments returns the binding's arguments as declared: for a Header
@@ -135,6 +145,9 @@ type Binding struct {
 // definitions exported as JSON cannot carry void: rabbitmqctl
 // import_definitions refuses a null.
 func (b Binding) Arguments() map[string]any {
+	if b.Partition > 0 {
+		return map[string]any{"x-stream-partition-order": b.Partition - 1}
+	}
 	if b.Header == "" {
 		return nil
 	}
@@ -188,6 +201,10 @@ type Consumer struct {
 	// its own on the broker.
 	Stream string
 	Start  Start
+	// Partitions, when Stream is a super stream, are its partition
+	// streams in order: the consumer joins the group of its name on each,
+	// and the broker makes one member of the group active per partition.
+	Partitions []string
 }
 
 // Ordered reports whether the consumer handles facts in order per key.
