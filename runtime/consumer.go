@@ -74,6 +74,16 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 			// Named now rather than at Run, when the first offset is read.
 			return nil, fmt.Errorf("new consumer %q: %w", c.Name, ErrNoOffsetStore)
 		}
+		if len(c.Partitions) > 0 {
+			feed := &groupFeed{in: make(chan streamJob, cons.opts.prefetch)}
+			p := &partitionTrackers{c: cons, by: map[string]*offsetTracker{}}
+			for _, name := range c.Partitions {
+				p.of(name)
+			}
+			eng := &engine[streamJob]{core: &cons.core, kind: groupKind{c: cons, feed: feed, t: p}}
+			cons.run = cons.runGroup(eng, feed, p)
+			return cons, nil
+		}
 		t := newOffsetTracker(cons)
 		eng := &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}
 		cons.run = cons.runStream(eng, t)

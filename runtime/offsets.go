@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -193,4 +194,59 @@ func streamEndpoint(raw string, cfg Config) (StreamEndpoint, error) {
 
 func refused(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused")
+}
+
+// GroupStore is an [OffsetStore] that also joins consumer groups of super
+// streams, as runtime/streamoffset's does: a consumer of a super stream
+// needs one.
+type GroupStore interface {
+	OffsetStore
+	// Join joins g's group on every partition of g.SuperStream as a single
+	// active consumer, until the returned member leaves.
+	Join(ctx context.Context, g ConsumerGroup) (GroupMember, error)
+}
+
+// ConsumerGroup is a consumer's membership in the group of its name on a
+// super stream: what the broker decides about a partition, and each fact.
+type ConsumerGroup struct {
+	SuperStream string
+	Consumer    string
+	// Activated is called when the member becomes a partition's active
+	// consumer, and says where to read from.
+	Activated func(partition string) StreamPosition
+	// Deactivated is called when the broker hands a partition to another
+	// member, which starts reading once it returns.
+	Deactivated func(partition string)
+	// Deliver receives each fact, in partition order per partition.
+	Deliver func(StreamMessage)
+}
+
+// StreamPosition is where a partition's reading starts: Offset, or when
+// it is below 0, Start ("first", "last", "next", or "time" with Time).
+type StreamPosition struct {
+	Offset int64
+	Start  string
+	Time   time.Time
+}
+
+// StreamMessage is a fact read from a partition over the stream protocol,
+// with what AMQP 0-9-1 gave it when it was published to an exchange.
+type StreamMessage struct {
+	Partition   string
+	Offset      int64
+	Body        []byte
+	Exchange    string
+	RoutingKey  string
+	MessageID   string
+	Type        string
+	ContentType string
+	Timestamp   time.Time
+	Headers     map[string]any
+}
+
+// GroupMember is a joined [ConsumerGroup].
+type GroupMember interface {
+	// Leave leaves the group: the broker hands the member's partitions to
+	// the others.
+	Leave() error
 }

@@ -14,6 +14,20 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return s, nil
+		return testGroupStore{s}, nil
+	})
+}
+
+// testGroupStore is runtime/streamoffset's store, which this package's
+// tests cannot import: the stream client as a GroupStore.
+type testGroupStore struct{ *streamproto.Store }
+
+func (s testGroupStore) Join(ctx context.Context, g ConsumerGroup) (GroupMember, error) {
+	return s.Store.Join(ctx, streamproto.Group{
+		SuperStream: g.SuperStream,
+		Consumer:    g.Consumer,
+		Activated:   func(p string) streamproto.Position { return streamproto.Position(g.Activated(p)) },
+		Deactivated: g.Deactivated,
+		Deliver:     func(m streamproto.Message) { g.Deliver(StreamMessage(m)) },
 	})
 }

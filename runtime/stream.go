@@ -165,6 +165,7 @@ func streamOffset(d amqp.Delivery) int64 {
 // mark), and what the broker has stored.
 type offsetTracker struct {
 	c      *Consumer
+	stream string // the stream, or a super stream's partition, it tracks
 	mu     sync.Mutex
 	order  []int64        // offsets in hand, in arrival (stream) order
 	done   map[int64]bool // settled offsets still behind an unsettled one
@@ -175,7 +176,13 @@ type offsetTracker struct {
 }
 
 func newOffsetTracker(c *Consumer) *offsetTracker {
-	return &offsetTracker{c: c, done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
+	return newTrackerOf(c, c.spec.Stream)
+}
+
+// newTrackerOf is an offset tracker of c in stream (a super stream's
+// partition).
+func newTrackerOf(c *Consumer, stream string) *offsetTracker {
+	return &offsetTracker{c: c, stream: stream, done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
 }
 
 // restart forgets what a lost channel had in hand: it is read again.
@@ -219,7 +226,7 @@ func (t *offsetTracker) storeLoop(ctx context.Context) {
 			return
 		case <-t.kick:
 			if err := t.flush(); err != nil {
-				t.c.log.Warn("could not store the stream offset; storing it at the next fact", "stream", t.c.spec.Stream, "err", t.c.conn.redact(err))
+				t.c.log.Warn("could not store the stream offset; storing it at the next fact", "stream", t.stream, "err", t.c.conn.redact(err))
 			}
 		}
 	}
@@ -242,9 +249,9 @@ func (t *offsetTracker) flush() error {
 	if err != nil {
 		return err
 	}
-	if err := store.StoreOffset(ctx, t.c.spec.Name, t.c.spec.Stream, mark); err != nil {
+	if err := store.StoreOffset(ctx, t.c.spec.Name, t.stream, mark); err != nil {
 		t.c.conn.dropOffsets(store)
-		return fmt.Errorf("store offset %d of stream %q: %w", mark, t.c.spec.Stream, err)
+		return fmt.Errorf("store offset %d of stream %q: %w", mark, t.stream, err)
 	}
 	t.stored = mark
 	return nil
@@ -262,11 +269,11 @@ func (t *offsetTracker) position() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	off, found, err := store.QueryOffset(ctx, t.c.spec.Name, t.c.spec.Stream)
+	off, found, err := store.QueryOffset(ctx, t.c.spec.Name, t.stream)
 	switch {
 	case err != nil:
 		t.c.conn.dropOffsets(store)
-		return nil, fmt.Errorf("query the offset of stream %q: %w", t.c.spec.Stream, err)
+		return nil, fmt.Errorf("query the offset of stream %q: %w", t.stream, err)
 	case !found:
 		return t.c.spec.Start.ConsumeArgument(), nil
 	}

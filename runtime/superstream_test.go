@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,5 +92,102 @@ func TestSuperStreamDeclare(t *testing.T) {
 	}
 	if err := conn.Declare(context.Background(), top2); !errors.As(err, &pe) || pe.Have != 3 || pe.Want != 2 {
 		t.Fatalf("Declare with 2 partitions over 3: %v; want a *PartitionCountError 3 -> 2", err)
+	}
+}
+
+// Two instances of a consumer of a super stream of 3 partitions share its
+// partitions, one active consumer per partition. One stops while facts of
+// 20 keys are published: the other takes its partitions over, every fact
+// is handled exactly once, and each key's facts in publish order.
+func TestSuperStreamGroupTakeover(t *testing.T) {
+	probe := newBroker(t)
+	if v := (transport.Network{Connection: probe.raw}).ServerVersion(); !topology.SupportsSuperStreams(v) {
+		t.Skipf("super streams need RabbitMQ 3.11 or later, the broker runs %s (TestSuperStreamDeclare checks the refusal); run with scripts/rabbitmq4 env", v)
+	}
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Prefetch: 50, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	f := orderedFact()
+	f.RoutingKey = "item.added"
+
+	h := newHandled()
+	var mu sync.Mutex
+	owner := map[string]string{}         // key -> instance that handled it last
+	firstTaken := map[string]time.Time{} // instance -> first fact of a key another instance had
+	start := func(name string) func() error {
+		conn := b.dial(Config{})
+		c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			return h.run(v, func() error {
+				mu.Lock()
+				if prev, ok := owner[v.SKU]; ok && prev != name {
+					if _, seen := firstTaken[name]; !seen {
+						firstTaken[name] = time.Now()
+					}
+				}
+				owner[v.SKU] = name
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				return nil
+			})
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run(t, c)
+	}
+	stopA := start("a")
+	start("b")
+
+	const keys, perKey = 20, 30
+	pub, err := NewPublisher(b.dial(Config{}), b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for n := range perKey {
+			for k := range keys {
+				mustPublish(t, pub, f, item{SKU: fmt.Sprintf("k%02d", k), N: n})
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	testenv.Eventually(t, "a third of the facts handled", func() bool { return h.count() >= keys*perKey/3 })
+	mu.Lock()
+	a := 0
+	for _, o := range owner {
+		if o == "a" {
+			a++
+		}
+	}
+	mu.Unlock()
+	if a == 0 {
+		t.Fatalf("instance a handled none of the %d keys: the group did not share partitions", keys)
+	}
+	stopping := time.Now()
+	if err := stopA(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	<-published
+	testenv.Eventually(t, "every fact handled", func() bool { return h.count() >= keys*perKey })
+	mu.Lock()
+	taken := firstTaken["b"]
+	mu.Unlock()
+	if taken.IsZero() {
+		t.Fatal("instance b never handled a key instance a had: no takeover")
+	}
+	t.Logf("instance a had %d of %d keys; stop took %s; b handled a's first key %s after the stop began", a, keys, stopped.Sub(stopping), taken.Sub(stopping))
+	if n := h.count(); n != keys*perKey {
+		t.Errorf("%d facts handled, want %d: each once", n, keys*perKey)
+	}
+	for k, ns := range h.byKey {
+		for i, n := range ns {
+			if n != i {
+				t.Fatalf("key %s handled in the order %v, want 0..%d each once", k, ns, perKey-1)
+			}
+		}
 	}
 }

@@ -26,5 +26,5 @@ func Dial(ctx context.Context, ep runtime.StreamEndpoint) (runtime.OffsetStore, 
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return store{s}, nil
 }

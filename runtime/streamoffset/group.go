@@ -1,0 +1,22 @@
+package streamoffset
+
+import (
+	"context"
+
+	"github.com/warrenbus/warren/internal/streamproto"
+	"github.com/warrenbus/warren/runtime"
+)
+
+// store is the stream protocol's client as a [runtime.GroupStore].
+type store struct{ *streamproto.Store }
+
+// Join joins a consumer group of a super stream.
+func (s store) Join(ctx context.Context, g runtime.ConsumerGroup) (runtime.GroupMember, error) {
+	return s.Store.Join(ctx, streamproto.Group{
+		SuperStream: g.SuperStream,
+		Consumer:    g.Consumer,
+		Activated:   func(p string) streamproto.Position { return streamproto.Position(g.Activated(p)) },
+		Deactivated: g.Deactivated,
+		Deliver:     func(m streamproto.Message) { g.Deliver(runtime.StreamMessage(m)) },
+	})
+}

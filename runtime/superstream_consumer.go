@@ -1,0 +1,309 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// A consumer of a super stream (topology.Consumer.Partitions) is a member
+// of the consumer group of its name on every partition, over the stream
+// protocol: the broker makes one member active per partition, spreads the
+// partitions over the members (instances), and when a member leaves or
+// its connection drops, makes another member active on its partitions.
+// It runs on the one engine with two feeds: the group's facts, and its own
+// work queue (retries, deferrals, held facts) over AMQP.
+//
+//   - Each partition keeps its own offset under the consumer's name, the
+//     highest below which every fact is settled, as a plain stream
+//     consumer's. A member made active reads from that offset plus one
+//     (or the declared start), so a takeover neither skips a fact nor,
+//     after a clean handover, handles one twice.
+//   - Handing a partition over: the broker asks the active member to let
+//     go and waits for its answer before activating the next. The member
+//     answers only once the partition's facts in hand are settled and
+//     their offset stored (bounded by the shutdown timeout), so the next
+//     member starts after them: a key's facts are handled in partition
+//     order across the handover.
+//   - A failure goes to the consumer's retry ladder and poison queue as
+//     for a stream consumer, and the partition reads on: the retried fact
+//     is handled after later facts of its key.
+
+// groupFeed holds a member's facts between the stream client and the
+// engine: the client's deliveries, and facts the engine gave back at
+// shutdown, read first by the next channel.
+type groupFeed struct {
+	in   chan streamJob
+	mu   sync.Mutex
+	back []streamJob
+}
+
+func (g *groupFeed) giveBack(j streamJob) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.back = append([]streamJob{j}, g.back...)
+}
+
+func (g *groupFeed) takeBack() (streamJob, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.back) == 0 {
+		return streamJob{}, false
+	}
+	j := g.back[0]
+	g.back = g.back[1:]
+	return j, true
+}
+
+// groupKind reads a consumer group's facts and the consumer's work queue.
+type groupKind struct {
+	c    *Consumer
+	feed *groupFeed
+	t    *partitionTrackers
+}
+
+func (k groupKind) queues() []string { return []string{k.c.spec.Queue} }
+
+func (k groupKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
+	return &groupSource{feed: k.feed, work: feeds[0]}
+}
+
+func (k groupKind) work(r *channelRun, j streamJob) {
+	if !j.stream {
+		k.c.process(r.hctx, r.s, j.d)
+		return
+	}
+	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
+		// Another consumer's fact on the same super stream.
+		_ = j.d.Ack(false)
+		return
+	}
+	k.c.process(r.hctx, r.s, j.d)
+}
+
+func (k groupKind) giveBack(j streamJob, why string) {
+	if j.stream {
+		// Read first by the next channel, or, once the member leaves, by
+		// the partition's next active member from the stored offset.
+		k.feed.giveBack(j)
+		return
+	}
+	k.c.giveBack(j.d, why)
+}
+
+func (groupKind) traits() traits { return traits{queueNoun: "work queue"} }
+
+// groupSource is one channel's line of jobs: the group's facts and the
+// work queue's deliveries. It ends when the work queue's feed ends (the
+// channel is gone, or its consumer was cancelled at shutdown); the
+// group's facts wait for the next channel.
+type groupSource struct {
+	feed  *groupFeed
+	work  <-chan amqp.Delivery
+	ended atomic.Bool
+}
+
+func (s *groupSource) next(stop <-chan struct{}) (streamJob, bool) {
+	if s.ended.Load() {
+		return streamJob{}, false
+	}
+	// At shutdown the engine drains with a nil stop what the broker sent
+	// on the work queue; the group's facts are not taken then.
+	var in chan streamJob
+	if stop != nil {
+		if j, ok := s.feed.takeBack(); ok {
+			return j, true
+		}
+		in = s.feed.in
+	}
+	select {
+	case <-stop:
+		return streamJob{}, false
+	case j := <-in:
+		return j, true
+	case d, ok := <-s.work:
+		if !ok {
+			s.ended.Store(true)
+			return streamJob{}, false
+		}
+		return streamJob{d: d}, true
+	}
+}
+
+func (*groupSource) done(streamJob)      {}
+func (*groupSource) lost() <-chan string { return nil }
+
+// partitionTrackers are a member's offset trackers, one per partition.
+type partitionTrackers struct {
+	c  *Consumer
+	mu sync.Mutex
+	by map[string]*offsetTracker
+}
+
+func (p *partitionTrackers) of(partition string) *offsetTracker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.by[partition]
+	if !ok {
+		t = newTrackerOf(p.c, partition)
+		p.by[partition] = t
+	}
+	return t
+}
+
+func (p *partitionTrackers) all() []*offsetTracker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*offsetTracker, 0, len(p.by))
+	for _, t := range p.by {
+		out = append(out, t)
+	}
+	return out
+}
+
+// partitionAck settles a fact of a partition: acked, it counts towards
+// the partition's offset; given back, it stays before it, and is read
+// again by the partition's next active member.
+type partitionAck struct {
+	t      *offsetTracker
+	offset int64
+}
+
+func (a partitionAck) Ack(uint64, bool) error          { a.t.settled(a.offset); return nil }
+func (a partitionAck) Nack(uint64, bool, bool) error   { return nil }
+func (a partitionAck) Reject(tag uint64, _ bool) error { return nil }
+
+// delivery turns a fact read over the stream protocol into the delivery
+// that every consumer handles.
+func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
+	t := p.of(m.Partition)
+	t.arrived(m.Offset)
+	d := amqp.Delivery{
+		Acknowledger: partitionAck{t: t, offset: m.Offset},
+		Headers:      amqp.Table(m.Headers),
+		ContentType:  m.ContentType,
+		DeliveryMode: amqp.Persistent,
+		MessageId:    m.MessageID,
+		Timestamp:    m.Timestamp,
+		Type:         m.Type,
+		Exchange:     m.Exchange,
+		RoutingKey:   m.RoutingKey,
+		Body:         m.Body,
+		DeliveryTag:  uint64(m.Offset),
+	}
+	return streamJob{d: d, stream: true, offset: m.Offset}
+}
+
+// activated resets a partition's tracker to the offset stored on the
+// broker and returns where to read from: after it, or the declared start.
+func (p *partitionTrackers) activated(partition string) StreamPosition {
+	t := p.of(partition)
+	c := p.c
+	store, err := c.conn.offsets(c.conn.ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
+	var off int64
+	found := false
+	if err == nil {
+		off, found, err = store.QueryOffset(c.conn.ctx, c.spec.Name, partition)
+	}
+	if err != nil {
+		// Reading from the start would handle again what was done: the
+		// guard skips those, and nothing is skipped.
+		c.log.Warn("could not read a partition's stored offset; reading it from the declared start", "partition", partition, "err", c.conn.redact(err))
+	}
+	t.mu.Lock()
+	t.order, t.done, t.mark = nil, map[int64]bool{}, -1
+	if found {
+		t.mark = off
+	}
+	t.mu.Unlock()
+	t.store.Lock()
+	t.stored = -1
+	if found {
+		t.stored = off
+	}
+	t.store.Unlock()
+	c.log.Info("active on a partition", "partition", partition, "stored", off, "found", found)
+	if found {
+		return StreamPosition{Offset: off + 1}
+	}
+	start := c.spec.Start
+	return StreamPosition{Offset: -1, Start: string(start.Kind), Time: start.Time}
+}
+
+// deactivated waits until the partition's facts in hand are settled, then
+// stores its offset: the next member reads on from there.
+func (p *partitionTrackers) deactivated(partition string) {
+	t := p.of(partition)
+	deadline := time.Now().Add(p.c.opts.shutdownTimeout)
+	for time.Now().Before(deadline) {
+		t.mu.Lock()
+		n := len(t.order)
+		t.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := t.flush(); err != nil {
+		p.c.log.Warn("could not store a partition's offset when handing it over; its next reader reads again from the last stored one", "partition", partition, "err", p.c.conn.redact(err))
+	}
+	p.c.log.Info("handed a partition over", "partition", partition)
+}
+
+// runGroup joins the consumer group, runs the engine, and on the way out
+// stores each partition's offset before leaving the group.
+func (c *Consumer) runGroup(eng *engine[streamJob], feed *groupFeed, p *partitionTrackers) func(context.Context) error {
+	return func(ctx context.Context) error {
+		need := fmt.Sprintf("stream consumer %q", c.spec.Name)
+		store, err := c.conn.offsets(ctx, need)
+		if err != nil {
+			return fmt.Errorf("consumer %q: %w", c.spec.Name, err)
+		}
+		gs, ok := store.(GroupStore)
+		if !ok {
+			return fmt.Errorf("consumer %q reads super stream %q: its offset store does not join consumer groups; use runtime/streamoffset", c.spec.Name, c.spec.Stream)
+		}
+		leaving := make(chan struct{})
+		member, err := gs.Join(ctx, ConsumerGroup{
+			SuperStream: c.spec.Stream,
+			Consumer:    c.spec.Name,
+			Activated:   p.activated,
+			Deactivated: p.deactivated,
+			Deliver: func(m StreamMessage) {
+				select {
+				case feed.in <- p.delivery(m):
+				case <-leaving:
+					// Not settled: read again by the partition's next reader.
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("consumer %q: %w", c.spec.Name, c.conn.redact(err))
+		}
+		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		var wg sync.WaitGroup
+		for _, t := range p.all() {
+			wg.Go(func() { t.storeLoop(sctx) })
+		}
+		err = eng.run(ctx)
+		stop()
+		wg.Wait()
+		var ferrs []error
+		for _, t := range p.all() {
+			ferrs = append(ferrs, t.flush())
+		}
+		if ferr := errors.Join(ferrs...); ferr != nil {
+			c.log.Warn("could not store a partition's offset at stop; the facts after the last stored one are read again", "err", c.conn.redact(ferr))
+		}
+		close(leaving)
+		if lerr := member.Leave(); lerr != nil {
+			c.log.Debug("leave the consumer group", "err", c.conn.redact(lerr))
+		}
+		return err
+	}
+}
