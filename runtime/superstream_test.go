@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -189,5 +190,61 @@ func TestSuperStreamGroupTakeover(t *testing.T) {
 				t.Fatalf("key %s handled in the order %v, want 0..%d each once", k, ns, perKey-1)
 			}
 		}
+	}
+}
+
+// A failure of a super stream consumer's handler goes to its own retry
+// ladder and comes back through its work queue with the attempt counted;
+// a fact that keeps failing ends in its poison queue; the partition reads
+// on meanwhile.
+func TestSuperStreamGroupRetriesAndPoisons(t *testing.T) {
+	probe := newBroker(t)
+	if v := (transport.Network{Connection: probe.raw}).ServerVersion(); !topology.SupportsSuperStreams(v) {
+		t.Skipf("super streams need RabbitMQ 3.11 or later, the broker runs %s (TestSuperStreamDeclare checks the refusal); run with scripts/rabbitmq4 env", v)
+	}
+	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		MaxAttempts: 2, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	f := orderedFact()
+	conn := b.dial(Config{})
+	var mu sync.Mutex
+	attempts := map[string][]int{}
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		mu.Lock()
+		attempts[v.SKU] = append(attempts[v.SKU], d.Attempt)
+		mu.Unlock()
+		switch {
+		case v.SKU == "bad":
+			return errors.New("always fails")
+		case v.SKU == "flaky" && d.Attempt == 1:
+			return errors.New("fails once")
+		}
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	pub, _ := NewPublisher(conn, b.events())
+	for _, s := range []string{"flaky", "bad", "ok"} {
+		mustPublish(t, pub, f, item{SKU: s})
+	}
+	testenv.Eventually(t, "the failing fact in poison", func() bool { return b.depth(b.consumer(0).PoisonQueue) == 1 })
+	testenv.Eventually(t, "the flaky fact handled again", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(attempts["flaky"]) == 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for sku, want := range map[string][]int{"flaky": {1, 2}, "bad": {1, 2}, "ok": {1}} {
+		if !slices.Equal(attempts[sku], want) {
+			t.Errorf("attempts of %s: %v, want %v", sku, attempts[sku], want)
+		}
+	}
+	d := b.get(b.consumer(0).PoisonQueue)
+	if d.Headers[HeaderOriginalRoutingKey] != "item.added" || d.Headers["x-consumer"] != b.consumer(0).Name {
+		t.Errorf("poison copy headers %v: want the original routing key and the consumer", d.Headers)
 	}
 }
