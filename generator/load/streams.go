@@ -18,6 +18,9 @@ type Stream struct {
 	MaxAge       time.Duration
 	MaxBytes     int64
 	SegmentBytes int64
+	// Partitions is "partitions": above 0, the stream is a super stream of
+	// that many partitions (see readSuperStream).
+	Partitions int
 }
 
 // StreamStart is a stream consumer's "start": where it reads from the
@@ -51,6 +54,7 @@ func readStreams(doc *Document, root map[string]any, errs *ErrorList) []*Stream 
 		}
 		s.MaxBytes = int64Of(obj["maxBytes"])
 		s.SegmentBytes = int64Of(obj["segmentBytes"])
+		readSuperStream(s, obj)
 		out = append(out, s)
 	}
 	return out
@@ -91,4 +95,9 @@ func readStreamConsumer(doc *Document, pointer string, obj map[string]any, errs 
 		}
 	}
 	return stream, s
+}
+
+// readSuperStream reads what makes a stream a super stream: "partitions".
+func readSuperStream(s *Stream, obj map[string]any) {
+	s.Partitions = int(int64Of(obj["partitions"]))
 }

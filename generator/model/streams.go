@@ -15,6 +15,7 @@ func (b *builder) streamSpecs() []topology.StreamSpec {
 		out = append(out, topology.StreamSpec{
 			Name: s.Name, Bindings: append([]string(nil), s.Bindings...),
 			MaxAge: s.MaxAge, MaxBytes: s.MaxBytes, SegmentBytes: s.SegmentBytes,
+			Partitions: s.Partitions,
 		})
 	}
 	return out
@@ -37,6 +38,7 @@ func (b *builder) checkStreams(facts []*Fact, consumers []*Consumer) {
 				b.errs.Add(man.Doc.Errorf(load.AppendIndex(load.Append(s.Pointer, "bindings"), i), "stream %s: binding %s matches no fact (routing keys: %s)", strconv.Quote(s.Name), strconv.Quote(pattern), routingKeys(facts)))
 			}
 		}
+		b.checkSuperStream(s, facts)
 	}
 	model := map[string]*Consumer{}
 	for _, c := range consumers {
@@ -92,4 +94,19 @@ func (b *builder) streamProblem(p topology.Problem) (*load.Error, bool) {
 		return man.Doc.KeyErrorf(s.Pointer, "%s", p.Detail), true
 	}
 	return man.Doc.Errorf(ptr, "%s", p.Detail), true
+}
+
+// checkSuperStream reports a fact on a super stream without an ordering
+// key: the partition a fact goes to is its key's hash, so a fact without
+// one could not be routed (the publish would fail as unroutable).
+func (b *builder) checkSuperStream(s *load.Stream, facts []*Fact) {
+	if s.Partitions == 0 {
+		return
+	}
+	man := b.s.Manifest
+	for _, f := range facts {
+		if carries(s, f.RoutingKey) && f.OrderingKey == "" {
+			b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "partitions"), "super stream %s: fact %s (%s) declares no ordering key, which picks a fact's partition: add \"x-ordering-key\", a JSON pointer to the property that identifies the entity, such as \"/order_id\", or narrow the stream's bindings", strconv.Quote(s.Name), f.RoutingKey, f.Location()))
+		}
+	}
 }

@@ -52,6 +52,48 @@ func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...
 	}, opts...)
 }
 
+// OrderProjectionHandler handles the facts that consumer "order-projection"
+// receives: one method per fact its bindings match. NewOrderProjectionConsumer
+// binds it to the runtime.
+//
+// A method that returns nil has handled its fact. An error marked with
+// runtime.Permanent sends the message straight to the poison queue; any other
+// error, or a panic, is retried along the consumer's retry ladder. Delivery is
+// at least once, so a method may see a fact again (the same d.MessageID);
+// runtime.WithGuard makes handling idempotent.
+//
+// Keeps each order's projection; its instances share the partitions.
+//
+// Bindings: order.#
+type OrderProjectionHandler interface {
+	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
+	// order.placed) the consumer receives.
+	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
+
+	// HandleOrderShipped is called with each OrderShipped fact (routing key
+	// order.shipped) the consumer receives.
+	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
+}
+
+// NewOrderProjectionConsumer returns consumer "order-projection": it reads the
+// work queue order-projection and calls h for each fact, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
+func NewOrderProjectionConsumer(conn *runtime.Conn, h OrderProjectionHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
+	if h == nil {
+		return nil, errors.New("new consumer \"order-projection\": nil OrderProjectionHandler")
+	}
+	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
+		runtime.HandleEach(FactOrderPlaced, func() any { return new(OrderPlaced) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderPlaced(ctx, d, *fact.(*OrderPlaced))
+		}),
+		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
+			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
+		}),
+	}, opts...)
+}
+
 // ShippingAuditHandler handles the facts that consumer "shipping-audit"
 // receives: one method per fact its bindings match. NewShippingAuditConsumer
 // binds it to the runtime.
@@ -78,7 +120,7 @@ func NewShippingAuditConsumer(conn *runtime.Conn, h ShippingAuditHandler, opts .
 	if h == nil {
 		return nil, errors.New("new consumer \"shipping-audit\": nil ShippingAuditHandler")
 	}
-	return runtime.NewConsumer(conn, Topology.Consumers[1], []runtime.Route{
+	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
 		runtime.HandleEach(FactOrderShipped, func() any { return new(OrderShipped) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
 			return h.HandleOrderShipped(ctx, d, *fact.(*OrderShipped))
 		}),
@@ -109,7 +151,7 @@ func NewStockConsumer(conn *runtime.Conn, h StockHandler, opts ...runtime.Consum
 	if h == nil {
 		return nil, errors.New("new consumer \"stock\": nil StockHandler")
 	}
-	return runtime.NewConsumer(conn, Topology.Consumers[2], []runtime.Route{
+	return runtime.NewConsumer(conn, Topology.Consumers[3], []runtime.Route{
 		runtime.HandleEach(FactStockCounted, func() any { return new(StockCounted) }, func(ctx context.Context, d runtime.Delivery, fact any) error {
 			return h.HandleStockCounted(ctx, d, *fact.(*StockCounted))
 		}),

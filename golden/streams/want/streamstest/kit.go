@@ -74,9 +74,10 @@ func wire(b *warrentest.Bus) *Kit {
 // that take one (Calls, Handled, Poisoned, ...): a typo is a compile error
 // rather than a failing test.
 const (
-	OrderHistory  = "order-history"
-	ShippingAudit = "shipping-audit"
-	Stock         = "stock"
+	OrderHistory    = "order-history"
+	OrderProjection = "order-projection"
+	ShippingAudit   = "shipping-audit"
+	Stock           = "stock"
 )
 
 // PublishOrderPlaced validates v and publishes it with routing key
@@ -128,6 +129,16 @@ func (k *Kit) StartOrderHistory(h streams.OrderHistoryHandler, opts ...runtime.C
 	k.T().Helper()
 	c, err := streams.NewOrderHistoryConsumer(k.Conn(), h, opts...)
 	k.Start(OrderHistory, c, err)
+}
+
+// StartOrderProjection runs consumer "order-projection" with h until the test
+// ends, as streams.NewOrderProjectionConsumer builds it; opts adjust it as
+// they do there. A consumer that fails to start, or stops early, fails the
+// test.
+func (k *Kit) StartOrderProjection(h streams.OrderProjectionHandler, opts ...runtime.ConsumerOption) {
+	k.T().Helper()
+	c, err := streams.NewOrderProjectionConsumer(k.Conn(), h, opts...)
+	k.Start(OrderProjection, c, err)
 }
 
 // StartShippingAudit runs consumer "shipping-audit" with h until the test
