@@ -16,10 +16,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -592,4 +592,3 @@ func env(k, def string) string {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
-
