@@ -3,6 +3,7 @@ package streamproto
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	samqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
@@ -50,7 +51,9 @@ type Group struct {
 
 // Member is one member of a consumer group of a super stream.
 type Member struct {
-	c *stream.SuperStreamConsumer
+	c       *stream.SuperStreamConsumer
+	leaving chan struct{}
+	once    sync.Once
 }
 
 // Join joins g's consumer group on every partition of g.SuperStream, as a
@@ -73,21 +76,63 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 		SetClientProvidedName(g.Consumer).
 		SetManualCommit().
 		SetSingleActiveConsumer(stream.NewSingleActiveConsumer(update))
+	var closed chan stream.CPartitionClose
 	handle := func(cc stream.ConsumerContext, m *samqp.Message) {
 		g.Deliver(convert(cc.Consumer.GetStreamName(), cc.Consumer.GetOffset(), m))
 	}
 	c, err := call(ctx, func() (*stream.SuperStreamConsumer, error) {
-		return env.NewSuperStreamConsumer(g.SuperStream, handle, opts)
+		ssc, err := env.NewSuperStreamConsumer(g.SuperStream, handle, opts)
+		if err == nil {
+			// Registered before the first partition can drop.
+			closed = ssc.NotifyPartitionClose(64)
+		}
+		return ssc, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("join the consumer group %q of super stream %q: %w", g.Consumer, g.SuperStream, err)
 	}
-	return &Member{c: c}, nil
+	m := &Member{c: c, leaving: make(chan struct{})}
+	go m.rejoin(closed, g.Consumer)
+	return m, nil
+}
+
+// rejoin subscribes again to a partition whose subscription the broker or
+// the network ended (a node went down, the connection dropped), until it
+// succeeds or the member leaves. The broker then makes this member, or
+// another, the partition's active consumer, whose position comes from the
+// stored offset as at any activation.
+func (m *Member) rejoin(closed chan stream.CPartitionClose, consumer string) {
+	for {
+		select {
+		case <-m.leaving:
+			return
+		case e, ok := <-closed:
+			if !ok {
+				return
+			}
+			if e.Event.Reason == stream.UnSubscribe {
+				continue
+			}
+			for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+				select {
+				case <-m.leaving:
+					return
+				case <-time.After(wait):
+				}
+				if err := e.Context.ConnectPartition(e.Partition, stream.OffsetSpecification{}.Next()); err == nil {
+					break
+				}
+			}
+		}
+	}
 }
 
 // Leave leaves the group: the broker hands this member's partitions to
 // the others.
-func (m *Member) Leave() error { return m.c.Close() }
+func (m *Member) Leave() error {
+	m.once.Do(func() { close(m.leaving) })
+	return m.c.Close()
+}
 
 func offsetSpec(p Position) stream.OffsetSpecification {
 	o := stream.OffsetSpecification{}
