@@ -50,7 +50,12 @@ func Open(ctx context.Context, ep Endpoint) (*Store, error) {
 		SetUser(ep.User).SetPassword(ep.Password).SetVHost(ep.VHost).
 		// A broker advertises its node's host name, which the client
 		// cannot always resolve: keep the client on the host it was given.
-		SetAddressResolver(stream.AddressResolver{Host: ep.Host, Port: ep.Port})
+		SetAddressResolver(stream.AddressResolver{Host: ep.Host, Port: ep.Port}).
+		// The client's default socket buffers (8 KiB, which turns the
+		// kernel's autotuning off) held reads of stored facts to about 80
+		// a second here; the kernel's own sizing reads them at tens of
+		// thousands (docs/BENCHMARKS.md, "Streams").
+		SetReadBuffer(0).SetWriteBuffer(0)
 	if ep.TLS != nil {
 		o = o.IsTLS(true).SetTLSConfig(ep.TLS)
 	}

@@ -57,16 +57,17 @@ var orderPlaced = runtime.Fact{RoutingKey: "order.placed", Version: 1, OrderingK
 const window = 256 // publishes in flight
 
 type config struct {
-	url        string
-	streamPort int
-	n          int
-	rounds     int
-	rate       int
-	latencyFor time.Duration
-	super      bool
-	crc        bool
-	replay     int
-	readFor    time.Duration
+	url          string
+	streamPort   int
+	n            int
+	rounds       int
+	rate         int
+	latencyFor   time.Duration
+	super        bool
+	crc          bool
+	replay       int
+	readFor      time.Duration
+	socketBuffer int
 }
 
 func main() {
@@ -81,6 +82,7 @@ func main() {
 	flag.BoolVar(&c.crc, "crc", true, "the stream client checks each chunk's CRC")
 	flag.IntVar(&c.replay, "replay", 0, "after the rounds, store this many facts in a stream and measure a new consumer reading them all")
 	flag.DurationVar(&c.readFor, "read-for", 30*time.Second, "longest a backlog read may take; a slower one reports the rate it reached")
+	flag.IntVar(&c.socketBuffer, "client-socket-buffer", 0, "the stream client's socket buffers in bytes; 0 leaves them to the kernel, as warren does (the client's own default is 8192)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "streambench:", err)
@@ -274,7 +276,8 @@ func measureClient(c config) (result, error) {
 	}
 	envr, err := stream.NewEnvironment(stream.NewEnvironmentOptions().SetHost(u.Hostname()).SetPort(c.streamPort).
 		SetUser(u.User.Username()).SetPassword(pw).SetVHost(vhost).
-		SetAddressResolver(stream.AddressResolver{Host: u.Hostname(), Port: c.streamPort}))
+		SetAddressResolver(stream.AddressResolver{Host: u.Hostname(), Port: c.streamPort}).
+		SetReadBuffer(c.socketBuffer).SetWriteBuffer(c.socketBuffer))
 	if err != nil {
 		return result{}, err
 	}
