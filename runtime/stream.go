@@ -176,7 +176,11 @@ type offsetTracker struct {
 }
 
 func newOffsetTracker(c *Consumer) *offsetTracker {
-	return newTrackerOf(c, c.spec.Stream)
+	var stream string
+	if c != nil {
+		stream = c.spec.Stream
+	}
+	return newTrackerOf(c, stream)
 }
 
 // newTrackerOf is an offset tracker of c in stream (a super stream's
