@@ -114,6 +114,9 @@ func run(c config) error {
 			all[p] = append(all[p], r)
 		}
 	}
+	if c.rounds == 0 {
+		return replay(c)
+	}
 	fmt.Printf("\n%d facts of %d bytes per round and path, %d rounds; median (min–max)\n\n", c.n, len(payload(pad)), c.rounds)
 	fmt.Println("| path | publish facts/s | publish CPU µs/fact | consume facts/s | consume CPU µs/fact | latency p50 | latency p99 |")
 	fmt.Println("|---|---|---|---|---|---|---|")
@@ -388,7 +391,7 @@ func replay(c config) error {
 	suffix := randomSuffix()
 	spec := topology.Spec{Exchanges: topology.Exchanges{Events: "bench.events." + suffix, Retry: "bench.retry." + suffix, Dead: "bench.dead." + suffix},
 		Streams: []topology.StreamSpec{{Name: "bench-replay-" + suffix, Bindings: []string{"order.placed"}, MaxAge: time.Hour}}}
-	spec.Consumers = []topology.ConsumerSpec{{Name: "bench-replay-" + suffix, Bindings: []string{"order.placed"}, Stream: spec.Streams[0].Name,
+	spec.Consumers = []topology.ConsumerSpec{{Name: "bench-replayer-" + suffix, Bindings: []string{"order.placed"}, Stream: spec.Streams[0].Name,
 		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 1000, Concurrency: 4, Backoff: []time.Duration{time.Second}}}
 	top, err := topology.Build(spec)
 	if err != nil {
