@@ -80,7 +80,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 			for _, name := range c.Partitions {
 				p.of(name)
 			}
-			eng := &engine[streamJob]{core: &cons.core, kind: groupKind{c: cons, feed: feed, t: p}}
+			eng := &engine[streamJob]{core: &cons.core, kind: groupKind{c: cons, feed: feed}}
 			cons.run = cons.runGroup(eng, feed, p)
 			return cons, nil
 		}

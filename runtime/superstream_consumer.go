@@ -64,7 +64,6 @@ func (g *groupFeed) takeBack() (streamJob, bool) {
 type groupKind struct {
 	c    *Consumer
 	feed *groupFeed
-	t    *partitionTrackers
 }
 
 func (k groupKind) queues() []string { return []string{k.c.spec.Queue} }
