@@ -30,6 +30,32 @@ func superStreamSpec(partitions int, specs ...topology.ConsumerSpec) topology.Sp
 	return spec
 }
 
+// newSuperStreamBroker declares spec on the test broker with its stream
+// port. On a broker without super streams (before RabbitMQ 3.11) it checks
+// that Declare refuses them, naming the version, and returns nil: the
+// test has nothing more to run there (scripts/rabbitmq4 env points the
+// tests at a RabbitMQ 4 node).
+func newSuperStreamBroker(t *testing.T, spec topology.Spec) *broker {
+	t.Helper()
+	probe := newBroker(t)
+	if v := (transport.Network{Connection: probe.raw}).ServerVersion(); !topology.SupportsSuperStreams(v) {
+		top, err := topology.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn := probe.dial(Config{Topology: &topology.Topology{}})
+		var ve *BrokerVersionError
+		if err := conn.Declare(context.Background(), top); !errors.As(err, &ve) {
+			t.Fatalf("Declare of a super stream on RabbitMQ %s: %v; want a *BrokerVersionError", v, err)
+		}
+		t.Logf("RabbitMQ %s has no super streams: Declare refused them; the consumer group runs on RabbitMQ 3.11 or later", v)
+		return nil
+	}
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	return b
+}
+
 // Super streams are declared on RabbitMQ 3.11 and later; on an older
 // broker Declare refuses them, naming the version, before declaring
 // anything. Declared, the same topology declares again unchanged, and one
@@ -101,14 +127,12 @@ func TestSuperStreamDeclare(t *testing.T) {
 // 20 keys are published: the other takes its partitions over, every fact
 // is handled exactly once, and each key's facts in publish order.
 func TestSuperStreamGroupTakeover(t *testing.T) {
-	probe := newBroker(t)
-	if v := (transport.Network{Connection: probe.raw}).ServerVersion(); !topology.SupportsSuperStreams(v) {
-		t.Skipf("super streams need RabbitMQ 3.11 or later, the broker runs %s (TestSuperStreamDeclare checks the refusal); run with scripts/rabbitmq4 env", v)
-	}
 	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
 		Concurrency: 1, Prefetch: 50, Start: topology.Start{Kind: topology.StartFirst}})
-	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
-	b.streamPort = testenv.StreamPort(t)
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
 	f := orderedFact()
 	f.RoutingKey = "item.added"
 
@@ -198,14 +222,12 @@ func TestSuperStreamGroupTakeover(t *testing.T) {
 // a fact that keeps failing ends in its poison queue; the partition reads
 // on meanwhile.
 func TestSuperStreamGroupRetriesAndPoisons(t *testing.T) {
-	probe := newBroker(t)
-	if v := (transport.Network{Connection: probe.raw}).ServerVersion(); !topology.SupportsSuperStreams(v) {
-		t.Skipf("super streams need RabbitMQ 3.11 or later, the broker runs %s (TestSuperStreamDeclare checks the refusal); run with scripts/rabbitmq4 env", v)
-	}
 	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
 		MaxAttempts: 2, Start: topology.Start{Kind: topology.StartFirst}})
-	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
-	b.streamPort = testenv.StreamPort(t)
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
 	f := orderedFact()
 	conn := b.dial(Config{})
 	var mu sync.Mutex
@@ -246,5 +268,75 @@ func TestSuperStreamGroupRetriesAndPoisons(t *testing.T) {
 	d := b.get(b.consumer(0).PoisonQueue)
 	if d.Headers[HeaderOriginalRoutingKey] != "item.added" || d.Headers["x-consumer"] != b.consumer(0).Name {
 		t.Errorf("poison copy headers %v: want the original routing key and the consumer", d.Headers)
+	}
+}
+
+// A second instance joining a running group takes partitions over from
+// the first, which hands each one over only after its facts in hand are
+// handled and their offset stored: every fact is handled once and each
+// key's facts in publish order, with the handover in the middle.
+func TestSuperStreamGroupRebalance(t *testing.T) {
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Prefetch: 50, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+
+	h := newHandled()
+	var mu sync.Mutex
+	by := map[string]int{} // instance -> facts handled
+	start := func(name string) {
+		c, err := NewConsumer(b.dial(Config{}), b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			return h.run(v, func() error {
+				mu.Lock()
+				by[name]++
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond) // facts in hand when the handover comes
+				return nil
+			})
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, c)
+	}
+	start("a")
+
+	const keys, perKey = 20, 30
+	pub, err := NewPublisher(b.dial(Config{}), b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for n := range perKey {
+			for k := range keys {
+				mustPublish(t, pub, f, item{SKU: fmt.Sprintf("k%02d", k), N: n})
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	testenv.Eventually(t, "a fifth of the facts handled by the first instance", func() bool { return h.count() >= keys*perKey/5 })
+	start("b")
+	<-published
+	testenv.Eventually(t, "every fact handled", func() bool { return h.count() >= keys*perKey })
+	mu.Lock()
+	t.Logf("handled: a %d, b %d", by["a"], by["b"])
+	if by["b"] == 0 {
+		t.Error("the joining instance handled nothing: no partition was handed over")
+	}
+	mu.Unlock()
+	if n := h.count(); n != keys*perKey {
+		t.Errorf("%d facts handled, want %d: each once", n, keys*perKey)
+	}
+	for k, ns := range h.byKey {
+		for i, n := range ns {
+			if n != i {
+				t.Fatalf("key %s handled in the order %v, want 0..%d each once", k, ns, perKey-1)
+			}
+		}
 	}
 }
