@@ -98,7 +98,7 @@ type result struct {
 }
 
 func run(c config) error {
-	paths := []string{"quorum", "stream", "stream-client"}
+	paths := []string{"quorum", "stream", "stream-client", "stream-producer"}
 	if c.super {
 		paths = append(paths, "super-stream")
 	}
@@ -143,6 +143,7 @@ func run(c config) error {
 	cons := func(r result) float64 { return r.consRate }
 	fmt.Printf("stream/quorum: publish %s, consume %s\n", ratio("stream", "quorum", pub), ratio("stream", "quorum", cons))
 	fmt.Printf("stream/stream-client: publish %s, consume %s\n", ratio("stream", "stream-client", pub), ratio("stream", "stream-client", cons))
+	fmt.Printf("stream-producer/quorum: publish %s; stream-producer/stream-client: publish %s\n", ratio("stream-producer", "quorum", pub), ratio("stream-producer", "stream-client", pub))
 	if c.super {
 		fmt.Printf("super-stream/quorum: publish %s, consume %s\n", ratio("super-stream", "quorum", pub), ratio("super-stream", "quorum", cons))
 	}
@@ -157,8 +158,11 @@ func run(c config) error {
 // measure runs one path once: publish n facts, consume them as a backlog
 // (a new consumer reading what is stored), then the latency phase.
 func measure(c config, path string) (result, error) {
-	if path == "stream-client" {
-		return measureClient(c)
+	switch path {
+	case "stream-client":
+		return measureClient(c, false)
+	case "stream-producer":
+		return measureClient(c, true)
 	}
 	ctx := context.Background()
 	suffix := randomSuffix()
@@ -267,7 +271,13 @@ func measure(c config, path string) (result, error) {
 // measureClient is the stream protocol's own client: a producer with
 // confirms into a stream, then a consumer reading it from the first
 // offset, then the latency phase with both.
-func measureClient(c config) (result, error) {
+//
+// With envelope, each message is what warren would send over the stream
+// protocol: the fact in a fresh envelope (UUIDv7, time) encoded as
+// warren's publisher does, with its message id, content type, creation
+// time and fact version as AMQP 1.0 properties: what publishing through
+// the stream producer would cost warren.
+func measureClient(c config, envelope bool) (result, error) {
 	u, err := url.Parse(c.url)
 	if err != nil {
 		return result{}, err
@@ -309,9 +319,25 @@ func measureClient(c config) (result, error) {
 	}()
 	var r result
 	send := func(i int) error {
-		body, _ := json.Marshal(fact{ID: "order-" + strconv.Itoa(i%1000), SentNS: time.Now().UnixNano(), Pad: pad})
+		f := fact{ID: "order-" + strconv.Itoa(i%1000), SentNS: time.Now().UnixNano(), Pad: pad}
+		if !envelope {
+			body, _ := json.Marshal(f)
+			m := samqp.NewMessage(body)
+			m.Properties = &samqp.MessageProperties{MessageID: randomSuffix(), ContentType: "application/json"}
+			return prod.Send(m)
+		}
+		env, err := runtime.NewEnvelope(f)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(env)
+		if err != nil {
+			return err
+		}
 		m := samqp.NewMessage(body)
-		m.Properties = &samqp.MessageProperties{MessageID: randomSuffix(), ContentType: "application/json"}
+		m.Properties = &samqp.MessageProperties{MessageID: env.ID, ContentType: "application/json", CreationTime: env.OccurredAt}
+		m.ApplicationProperties = map[string]any{"x-fact-version": int32(1), runtime.HeaderOrderingKey: f.ID}
+		m.Annotations = samqp.Annotations{"x-routing-key": orderPlaced.RoutingKey}
 		return prod.Send(m)
 	}
 	cpu0, t0 := cpuTime(), time.Now()
@@ -338,7 +364,14 @@ func measureClient(c config) (result, error) {
 	measuring := atomic.Bool{}
 	handle := func(_ stream.ConsumerContext, m *samqp.Message) {
 		var f fact
-		if json.Unmarshal(m.GetData(), &f) == nil && measuring.Load() {
+		body := m.GetData()
+		if envelope {
+			var env runtime.Envelope
+			if json.Unmarshal(body, &env) == nil {
+				body = env.Payload
+			}
+		}
+		if json.Unmarshal(body, &f) == nil && measuring.Load() {
 			lat.add(time.Duration(time.Now().UnixNano() - f.SentNS))
 		}
 		handled.Add(1)
@@ -359,7 +392,7 @@ func measureClient(c config) (result, error) {
 		return r, err
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "stream-client: read %d of %d stored facts in %s\n", read, c.n, c.readFor)
+		fmt.Fprintf(os.Stderr, "client: read %d of %d stored facts in %s\n", read, c.n, c.readFor)
 	}
 	if cons, err = envr.NewConsumer(name, handle, opts(stream.OffsetSpecification{}.Next())); err != nil {
 		return r, err
