@@ -89,6 +89,17 @@ func defaultOffsetDialer() OffsetDialer {
 	return defaultDialer
 }
 
+// StreamEndpoint returns where the Conn's current broker answers the stream
+// protocol ([Config.StreamPort]) and as whom to log in, for tools that
+// speak it beside the Conn (runtime/streamoffset's lag and replay).
+func (c *Conn) StreamEndpoint() (StreamEndpoint, error) {
+	idx := 0
+	if s := c.current(); s != nil {
+		idx = s.idx
+	}
+	return streamEndpoint(c.cfg.URLs[idx], c.cfg)
+}
+
 // offsetStores is a Conn's one offset store, opened when first needed.
 type offsetStores struct {
 	mu    sync.Mutex

@@ -15,7 +15,9 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 )
 
@@ -123,6 +125,42 @@ func (s *Store) QueryOffset(ctx context.Context, consumer, streamName string) (o
 		return 0, false, err
 	}
 	return off, true, nil
+}
+
+// Tail returns the offset of the last fact in streamName, exactly: it
+// attaches at the stream's last chunk of facts (offset "last", which skips
+// the stream's own offset-tracking records) and adds the number of entries
+// of that chunk to its first offset. found is false when no chunk came
+// within wait: the stream holds no fact (a stream cannot tell an empty
+// tail from one that is slow to arrive, so wait bounds the question).
+func (s *Store) Tail(ctx context.Context, streamName string, wait time.Duration) (last int64, found bool, err error) {
+	env, err := s.environment(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	first := make(chan int64, 1)
+	handler := func(cc stream.ConsumerContext, _ *amqp.Message) {
+		select {
+		case first <- cc.Consumer.GetOffset() + int64(cc.GetEntriesCount()) - 1:
+		default:
+		}
+	}
+	opts := stream.NewConsumerOptions().SetOffset(stream.OffsetSpecification{}.Last()).SetInitialCredits(1)
+	c, err := call(ctx, func() (*stream.Consumer, error) { return env.NewConsumer(streamName, handler, opts) })
+	if err != nil {
+		return 0, false, fmt.Errorf("attach to the tail of stream %q: %w", streamName, err)
+	}
+	defer func() { _ = c.Close() }()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case last = <-first:
+		return last, true, nil
+	case <-timer.C:
+		return 0, false, nil
+	case <-ctx.Done():
+		return 0, false, ctx.Err()
+	}
 }
 
 // Close closes the connection.
