@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +48,8 @@ func (b *broker) waitStored(conn *Conn, name, stream string, off int64) {
 func TestStreamReaderUnderOffsetName(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
 	f := itemFact("item.added")
-	conn := b.dial(Config{})
+	logs := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(logs)})
 	pub, _ := NewPublisher(conn, b.events())
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
 		mustPublish(t, pub, f, item{SKU: s})
@@ -88,7 +90,10 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 	var replayed skuLog
 	guard := &namesGuard{}
 	stop = run(t, newReader(&replayed, WithOffsetName(rebuild), WithGuard(guard)))
-	testenv.Eventually(t, "the replay reads offsets 2 and 3", func() bool { return len(replayed.list()) >= 2 })
+	// Logged when offset 4 reached the reader and was held back.
+	testenv.Eventually(t, "the replay reaches its bound", func() bool {
+		return slices.Equal(logs.values("replay done: it read the stream up to its bound", "offset_name"), []string{rebuild})
+	})
 	b.waitStored(conn, rebuild, c.Stream, 3)
 	if err := stop(); err != nil {
 		t.Fatal(err)
