@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,4 +256,45 @@ func TestStatusStreamLag(t *testing.T) {
 	if strings.Contains(out, "nobody") {
 		t.Errorf("a name no stream holds has a row:\n%s", out)
 	}
+}
+
+// The console shows each stream consumer's place in its stream in its
+// row: nothing stored before it ran, then its stored offset at the tail.
+func TestConsoleStreamLag(t *testing.T) {
+	b, port, _ := streamCase(t)
+	history := b.name("history")
+	c := startConsole(t, b.url, b.dir, "--read-only", "--interval", "100ms", "--stream-port", strconv.Itoa(port))
+	stream := func() map[string]any {
+		resp, err := http.Get(c.page + "api/overview")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var o struct {
+			Consumers []struct {
+				Consumer string         `json:"consumer"`
+				Stream   map[string]any `json:"stream"`
+			} `json:"consumers"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&o); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range o.Consumers {
+			if row.Consumer == history {
+				return row.Stream
+			}
+		}
+		t.Fatalf("no row for %s", history)
+		return nil
+	}
+	testenv.Eventually(t, "a reading with the stream's tail", func() bool { return stream()["tail"] == 4.0 })
+	if s := stream(); s["stored"] != nil || s["lag"] != nil || s["stream"] != b.name("log") {
+		t.Fatalf("before the consumer ran: %v", s)
+	}
+	// Under its own name: it reads from its start, the first fact.
+	readUnder(t, b, port, history, 4)
+	testenv.Eventually(t, "the consumer at the tail", func() bool {
+		s := stream()
+		return s["stored"] == 4.0 && s["lag"] == 0.0
+	})
 }
