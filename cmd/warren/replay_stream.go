@@ -141,6 +141,9 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 
 // dialStreamBroker is dialBroker with the stream protocol's port.
 func dialStreamBroker(c *cli.Context) (*runtime.Conn, error) {
+	// The stream client's own log lines are noise here: what fails is
+	// returned as an error and printed once.
+	streamoffset.LogTo(slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	conn, err := runtime.Dial(ctx, runtime.Config{

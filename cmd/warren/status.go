@@ -45,8 +45,9 @@ With stream consumers, a table of how far each is behind its stream:
               protocol (attached at the last chunk); "-" when the stream holds none
    LAG        offsets after STORED up to TAIL: the facts not settled yet, and the
               stream's own offset-tracking records among them (one per store)
---offset-name NAME adds a replay's name (warren replay --from stream) on the
-streams that hold it.
+--offset-name NAME adds a replay's name (warren replay --from stream) on
+every stream; a replay from a stream's first fact stores nothing until its
+reader settles a fact.
 With delayed facts ("delayedFacts" in the manifest), a second table:
    DELAYED    facts published for later, waiting in the delay levels, per level
    NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;
@@ -93,7 +94,7 @@ Examples:
 			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
 				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
 			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
-			&cli.StringSliceFlag{Name: "offset-name", Usage: "also show the lag of offset `NAME` (a replay's, see warren replay --from stream) on the streams that hold it; repeat for several"},
+			&cli.StringSliceFlag{Name: "offset-name", Usage: "also show the lag of offset `NAME` (a replay's, see warren replay --from stream); repeat for several"},
 			streamPortFlag(),
 		),
 		Action: runStatus,

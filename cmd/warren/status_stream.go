@@ -26,7 +26,9 @@ type streamLag struct {
 }
 
 // readStreamLags reads, for every stream consumer of top, the lag of its
-// own offset name, and of each of names that is stored on its stream.
+// own offset name, and of each of names on its stream. A name with nothing
+// stored is shown so: a replay from a stream's first fact stores nothing
+// until its reader settles a fact.
 func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Topology, names []string) ([]streamLag, error) {
 	rows := []streamLag{}
 	seen := map[string]bool{} // stream + "\x00" + name
@@ -39,9 +41,6 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 			l, err := streamoffset.ReadLag(ctx, b, c, name)
 			if err != nil {
 				return nil, fmt.Errorf("the lag of %q on stream %q: %w", name, c.Stream, err)
-			}
-			if i > 0 && !l.HasStored {
-				continue // a replay's name that this stream does not know
 			}
 			row := streamLag{Stream: c.Stream, OffsetName: name}
 			if i == 0 {

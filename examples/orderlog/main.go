@@ -6,9 +6,13 @@
 // consumer: the first time from the first fact the stream holds, so facts
 // published before it ever ran are handled too; after a restart from the
 // offset it stored on the broker, so it handles exactly the facts written
-// while it was stopped. It needs the broker's rabbitmq_stream plugin
-// (rabbitmq-plugins enable rabbitmq_stream), through which the offset is
-// kept.
+// while it was stopped. Then it replays: the stream is read once more for
+// the same consumer, under a fresh offset name, from the time this run
+// began and for at most two of its facts, as a rebuild of the history would
+// (warren replay --from stream does the same from the command line); the
+// consumer's own offset does not move. It needs the broker's
+// rabbitmq_stream plugin (rabbitmq-plugins enable rabbitmq_stream),
+// through which the offsets are kept.
 //
 //	go run ./examples/orderlog
 package main
@@ -27,6 +31,8 @@ import (
 
 	"github.com/warrenbus/warren/examples/orderlog/orderlogevents"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/streamoffset"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 const defaultURL = "amqp://guest:guest@127.0.0.1:5672/"
@@ -64,6 +70,10 @@ func main() {
 // publishes a shipment, and starts the consumer again. It returns the
 // facts each run handled, by order id.
 func run(ctx context.Context, url string, streamPort int, out io.Writer, logger *slog.Logger) ([][]string, error) {
+	// Chunks of a stream carry the broker's time in milliseconds: a run
+	// that began in the same millisecond as the last one's end is not
+	// told apart from it.
+	began := time.Now().Truncate(time.Millisecond)
 	conn, err := runtime.Dial(ctx, runtime.Config{
 		URLs: []string{url}, StreamPort: streamPort, Topology: &orderlogevents.Topology, Logger: logger, ConnectionName: "orderlog-demo",
 	})
@@ -97,14 +107,44 @@ func run(ctx context.Context, url string, streamPort int, out io.Writer, logger 
 	if err != nil {
 		return nil, err
 	}
-	return [][]string{first, second}, nil
+	replayed, err := replay(ctx, conn, out, began)
+	if err != nil {
+		return nil, err
+	}
+	return [][]string{first, second, replayed}, nil
+}
+
+// replay reads this run's first two facts again for order-history, under
+// a fresh offset name, as `warren replay --consumer order-history --from
+// stream --offset-name NAME --since BEGAN --limit 2` would position it:
+// streamoffset.PlanReplay finds the offsets, Apply stores them, and the
+// consumer started with runtime.WithOffsetName reads from there up to the
+// bound.
+func replay(ctx context.Context, conn *runtime.Conn, out io.Writer, began time.Time) ([]string, error) {
+	consumer := orderlogevents.Topology.Consumers[0]
+	name := fmt.Sprintf("%s.rebuild-%d", consumer.Name, began.UnixMilli())
+	plan, err := streamoffset.PlanReplay(ctx, conn, streamoffset.Replay{
+		Consumer: consumer,
+		Keys:     []string{orderlogevents.FactOrderPlaced.RoutingKey, orderlogevents.FactOrderShipped.RoutingKey},
+		Name:     name,
+		From:     topology.Start{Kind: topology.StartTime, Time: began},
+		Limit:    2,
+	}, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if err := streamoffset.Apply(ctx, conn, plan); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "replay %s: offsets %d to %d of %s\n", name, plan.First, plan.Until, plan.Stream)
+	return readUntil(ctx, conn, out, "replay", 2, runtime.WithOffsetName(name))
 }
 
 // readUntil runs the order-history consumer until it handled n facts,
 // then stops it, which stores its offset.
-func readUntil(ctx context.Context, conn *runtime.Conn, out io.Writer, label string, n int) ([]string, error) {
+func readUntil(ctx context.Context, conn *runtime.Conn, out io.Writer, label string, n int, opts ...runtime.ConsumerOption) ([]string, error) {
 	h := &history{out: out, label: label, done: make(chan struct{}), want: n}
-	c, err := orderlogevents.NewOrderHistoryConsumer(conn, h)
+	c, err := orderlogevents.NewOrderHistoryConsumer(conn, h, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -12,12 +12,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/logs"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 )
 
@@ -145,7 +147,10 @@ func (s *Store) Tail(ctx context.Context, streamName string, wait time.Duration)
 		default:
 		}
 	}
-	opts := stream.NewConsumerOptions().SetOffset(stream.OffsetSpecification{}.Last()).SetInitialCredits(1)
+	// One chunk and no more credit: the client then writes nothing after
+	// the first chunk, which a connection closed right after cannot take.
+	opts := stream.NewConsumerOptions().SetOffset(stream.OffsetSpecification{}.Last()).
+		SetInitialCredits(1).SetCreditStrategy(stream.ManualCreditStrategy)
 	c, err := call(ctx, func() (*stream.Consumer, error) { return env.NewConsumer(streamName, handler, opts) })
 	if err != nil {
 		return 0, false, fmt.Errorf("attach to the tail of stream %q: %w", streamName, err)
@@ -195,3 +200,17 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		return zero, ctx.Err()
 	}
 }
+
+// LogTo sends the stream client's own log lines (it logs, for example, a
+// close frame that came after its socket closed) to l, for the whole
+// process: the client has one logger. Programs that print for a person,
+// such as the warren command, send them where their other logs go.
+func LogTo(l *slog.Logger) { logs.SetLogger(clientLogger{l}) }
+
+// clientLogger is the stream client's logger interface over slog.
+type clientLogger struct{ l *slog.Logger }
+
+func (c clientLogger) Info(msg string, v ...any)  { c.l.Info(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) Error(msg string, v ...any) { c.l.Error(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) Debug(msg string, v ...any) { c.l.Debug(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) Warn(msg string, v ...any)  { c.l.Warn(fmt.Sprintf(msg, v...)) }
