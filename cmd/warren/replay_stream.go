@@ -46,7 +46,7 @@ func checkStreamReplayFlags(c *cli.Context) error {
 		}
 		return nil
 	}
-	for _, f := range []string{"list", "to-exchange", "id", "routing-key"} {
+	for _, f := range []string{"list", "to-exchange", "id", "routing-key", "format"} {
 		if c.IsSet(f) {
 			return usageError(c, "--%s: not with --from stream, which positions a fresh offset name for the consumer's own processes to read under", f)
 		}
