@@ -149,8 +149,10 @@ func runConsole(c *cli.Context) error {
 	}
 	defer conn.Close()
 	cfg.Broker, cfg.BrokerURL = conn, conn.URL()
+	lags := streamoffset.NewLagReader(conn)
+	defer lags.Close()
 	cfg.StreamLag = func(ctx context.Context, sc topology.Consumer) (streamoffset.Lag, error) {
-		return streamoffset.ReadLag(ctx, conn, sc, "")
+		return lags.Read(ctx, sc, "")
 	}
 
 	l, err := net.Listen("tcp", c.String("listen"))

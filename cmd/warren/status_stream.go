@@ -31,6 +31,8 @@ type streamLag struct {
 // until its reader settles a fact.
 func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Topology, names []string) ([]streamLag, error) {
 	rows := []streamLag{}
+	lags := streamoffset.NewLagReader(b)
+	defer lags.Close()
 	seen := map[string]bool{} // stream + "\x00" + name
 	for _, c := range top.StreamConsumers() {
 		for i, name := range append([]string{c.Name}, names...) {
@@ -38,7 +40,7 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 				continue
 			}
 			seen[c.Stream+"\x00"+name] = true
-			l, err := streamoffset.ReadLag(ctx, b, c, name)
+			l, err := lags.Read(ctx, c, name)
 			if err != nil {
 				return nil, fmt.Errorf("the lag of %q on stream %q: %w", name, c.Stream, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -54,17 +55,60 @@ func (l Lag) Offsets() (n int64, ok bool) {
 }
 
 // ReadLag reads the tail of c's stream and the offset stored under name
-// (c's own name when name is ""), over the stream protocol at b's broker.
+// (c's own name when name is ""), over the stream protocol at b's broker,
+// on a connection of its own. A [LagReader] keeps one for many readings.
 func ReadLag(ctx context.Context, b Broker, c topology.Consumer, name string) (Lag, error) {
+	r := NewLagReader(b)
+	defer r.Close()
+	return r.Read(ctx, c, name)
+}
+
+// LagReader reads lags over one stream-protocol connection, opened at the
+// first reading and again after the broker closed it: for a console that
+// reads every few seconds, or a status of many stream consumers.
+type LagReader struct {
+	b  Broker
+	mu sync.Mutex
+	s  *streamproto.Store
+}
+
+// NewLagReader returns a LagReader of b's broker; Close closes it.
+func NewLagReader(b Broker) *LagReader { return &LagReader{b: b} }
+
+// Read is [ReadLag] on the reader's connection.
+func (r *LagReader) Read(ctx context.Context, c topology.Consumer, name string) (Lag, error) {
 	if name == "" {
 		name = c.Name
 	}
-	s, err := open(ctx, b)
-	if err != nil {
-		return Lag{}, err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s == nil {
+		s, err := open(ctx, r.b)
+		if err != nil {
+			return Lag{}, err
+		}
+		r.s = s
 	}
-	defer s.Close()
-	return readLag(ctx, s, c.Stream, name)
+	l, err := readLag(ctx, r.s, c.Stream, name)
+	if err != nil {
+		// The next reading opens a connection afresh, at the broker's
+		// current address.
+		_ = r.s.Close()
+		r.s = nil
+	}
+	return l, err
+}
+
+// Close closes the reader's connection, if one is open.
+func (r *LagReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s == nil {
+		return nil
+	}
+	err := r.s.Close()
+	r.s = nil
+	return err
 }
 
 func readLag(ctx context.Context, s *streamproto.Store, stream, name string) (Lag, error) {
