@@ -41,6 +41,14 @@ type OffsetStore interface {
 	Close() error
 }
 
+// TailReader is an [OffsetStore] that also reads a stream's tail: the
+// offset of its last fact, exactly; found is false when the stream holds
+// none. With it, [Conn.Figures] gives a stream consumer's lag.
+// runtime/streamoffset's store is one.
+type TailReader interface {
+	Tail(ctx context.Context, stream string) (last int64, found bool, err error)
+}
+
 // StreamEndpoint is where a Conn's broker answers the stream protocol, and
 // as whom to log in: the host, user, password and vhost of the Conn's
 // current AMQP URL, at [Config.StreamPort].

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -65,12 +67,27 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 		}
 		return r
 	}
+	lag := func() *int64 {
+		f, err := conn.Figures(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.StreamLag
+	}
+	if l := lag(); l != nil {
+		t.Fatalf("Figures.StreamLag before anything was stored: %d, want nil", *l)
+	}
 	var live skuLog
 	stop := run(t, newReader(&live))
 	testenv.Eventually(t, "the live reader reads all five", func() bool { return len(live.list()) == 5 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+	b.waitStored(conn, c.Name, c.Stream, 4)
+	if l := lag(); l == nil || *l != 0 {
+		t.Fatalf("Figures.StreamLag at the tail: %v, want 0", l)
+	}
+	mustPublish(t, pub, f, item{SKU: "f"})
 
 	// A replay from offset 2 to offset 3, as warren replay stores it.
 	rebuild := c.Name + ".rebuild"
@@ -109,13 +126,29 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 	}
 
 	var fresh skuLog
-	stop = run(t, newReader(&fresh, WithOffsetName(c.Name+".fresh")))
-	testenv.Eventually(t, "a fresh name reads from the first fact", func() bool { return len(fresh.list()) >= 5 })
+	var offsetF int64 = -1
+	freshReader, err := NewConsumer(conn, c, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU == "f" {
+			offsetF = streamOffset(amqp.Delivery{Headers: d.Headers})
+		}
+		fresh.add(v.SKU)
+		return nil
+	})}, WithOffsetName(c.Name+".fresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop = run(t, freshReader)
+	testenv.Eventually(t, "a fresh name reads from the first fact", func() bool { return len(fresh.list()) >= 6 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(fresh.list(), want) {
+	if want := []string{"a", "b", "c", "d", "e", "f"}; !slices.Equal(fresh.list(), want) {
 		t.Fatalf("a fresh offset name read %v, want %v", fresh.list(), want)
+	}
+	// The stores of the consumer's offset took offsets of their own
+	// between 4 and f's: the lag counts them.
+	if l := lag(); offsetF <= 4 || l == nil || *l != offsetF-4 {
+		t.Fatalf("Figures.StreamLag with f at offset %d and 4 stored: %v, want %d", offsetF, l, offsetF-4)
 	}
 }
 

@@ -129,13 +129,23 @@ func (s *Store) QueryOffset(ctx context.Context, consumer, streamName string) (o
 	return off, true, nil
 }
 
-// Tail returns the offset of the last fact in streamName, exactly: it
+// DefaultTailWait bounds how long [Store.Tail] waits for the stream's last
+// chunk before it takes the stream for empty.
+const DefaultTailWait = 2 * time.Second
+
+// Tail is [Store.TailWithin] with [DefaultTailWait]; with it the Store is a
+// runtime.TailReader.
+func (s *Store) Tail(ctx context.Context, streamName string) (last int64, found bool, err error) {
+	return s.TailWithin(ctx, streamName, DefaultTailWait)
+}
+
+// TailWithin returns the offset of the last fact in streamName, exactly: it
 // attaches at the stream's last chunk of facts (offset "last", which skips
 // the stream's own offset-tracking records) and adds the number of entries
 // of that chunk to its first offset. found is false when no chunk came
 // within wait: the stream holds no fact (a stream cannot tell an empty
 // tail from one that is slow to arrive, so wait bounds the question).
-func (s *Store) Tail(ctx context.Context, streamName string, wait time.Duration) (last int64, found bool, err error) {
+func (s *Store) TailWithin(ctx context.Context, streamName string, wait time.Duration) (last int64, found bool, err error) {
 	env, err := s.environment(ctx)
 	if err != nil {
 		return 0, false, err

@@ -21,9 +21,9 @@ type Broker interface {
 	StreamEndpoint() (runtime.StreamEndpoint, error)
 }
 
-// DefaultTailWait bounds how long [Tail] waits for the stream's last chunk
-// before it takes the stream for empty.
-const DefaultTailWait = 2 * time.Second
+// DefaultTailWait bounds how long reading a stream's tail waits for its
+// last chunk before it takes the stream for empty.
+const DefaultTailWait = streamproto.DefaultTailWait
 
 // Lag is how far a stream consumer's stored offset is behind the stream's
 // tail, both exact at the moment they were read.
@@ -114,7 +114,7 @@ func (r *LagReader) Close() error {
 func readLag(ctx context.Context, s *streamproto.Store, stream, name string) (Lag, error) {
 	l := Lag{Stream: stream, Name: name}
 	var err error
-	if l.Tail, l.HasTail, err = s.Tail(ctx, stream, DefaultTailWait); err != nil {
+	if l.Tail, l.HasTail, err = s.Tail(ctx, stream); err != nil {
 		return l, err
 	}
 	if l.Stored, l.HasStored, err = s.QueryOffset(ctx, name, stream); err != nil {
@@ -215,7 +215,7 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 			return Plan{}, fmt.Errorf("offset name %q holds offset %d of stream %q (%s): %w; choose another name", r.Name, off, c.Stream, ref, ErrNotFresh)
 		}
 	}
-	tail, found, err := s.Tail(ctx, c.Stream, DefaultTailWait)
+	tail, found, err := s.Tail(ctx, c.Stream)
 	if err != nil {
 		return Plan{}, err
 	}
