@@ -250,7 +250,7 @@ func TestStatusStreamLag(t *testing.T) {
 	if f := strings.Fields(lines[i+1]); !slices.Equal(f, []string{log, history, "-", "4", "-", "(nothing", "stored", "yet)"}) {
 		t.Errorf("the consumer's row: %q\n%s", lines[i+1], out)
 	}
-	if f := strings.Fields(lines[i+2]); !slices.Equal(f, []string{log, history + ".try", "(replay)", "3", "4", "1"}) {
+	if f := strings.Fields(lines[i+2]); !slices.Equal(f, []string{log, history + ".try", "(replay)", "3", "4", "1", "(replay", "done:", "at", "its", "bound", "3)"}) {
 		t.Errorf("the replay's row: %q\n%s", lines[i+2], out)
 	}
 	if f := strings.Fields(lines[i+3]); !slices.Equal(f, []string{log, "nobody", "(replay)", "-", "4", "-", "(nothing", "stored", "yet)"}) {

@@ -47,7 +47,8 @@ With stream consumers, a table of how far each is behind its stream:
               stream's own offset-tracking records among them (one per store)
 --offset-name NAME adds a replay's name (warren replay --from stream) on
 every stream; a replay from a stream's first fact stores nothing until its
-reader settles a fact.
+reader settles a fact. A replay with a bound (--limit) also shows how many
+offsets it has left to it, and "replay done" once its reader is there.
 With delayed facts ("delayedFacts" in the manifest), a second table:
    DELAYED    facts published for later, waiting in the delay levels, per level
    NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;

@@ -23,6 +23,11 @@ type streamLag struct {
 	// settled and, among them, the stream's own offset-tracking records.
 	// null when not known (facts on the stream and nothing stored).
 	Lag *int64 `json:"lag"`
+	// Until is a replay's bound, the last offset it reads (warren replay
+	// --limit); Remaining the offsets it has left to it. Absent without a
+	// bound; remaining null with nothing stored yet.
+	Until     *int64 `json:"until,omitempty"`
+	Remaining *int64 `json:"remaining,omitempty"`
 }
 
 // readStreamLags reads, for every stream consumer of top, the lag of its
@@ -56,6 +61,12 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 			}
 			if n, ok := l.Offsets(); ok {
 				row.Lag = &n
+			}
+			if l.HasUntil {
+				row.Until = &l.Until
+				if n, ok := l.Remaining(); ok {
+					row.Remaining = &n
+				}
 			}
 			rows = append(rows, row)
 		}
@@ -91,6 +102,10 @@ func offsetOrDash(n *int64) string {
 // lagText is a row's LAG: the offsets behind, or why it is not known.
 func lagText(r streamLag) string {
 	switch {
+	case r.Until != nil && r.Remaining != nil && *r.Remaining == 0:
+		return fmt.Sprintf("%s (replay done: at its bound %d)", offsetOrDash(r.Lag), *r.Until)
+	case r.Until != nil && r.Remaining != nil:
+		return fmt.Sprintf("%s (%d to its bound %d)", offsetOrDash(r.Lag), *r.Remaining, *r.Until)
 	case r.Lag != nil:
 		return strconv.FormatInt(*r.Lag, 10)
 	case r.Tail != nil && r.Stored == nil:

@@ -38,6 +38,20 @@ type Lag struct {
 	// none is (the consumer never settled a fact).
 	Stored    int64
 	HasStored bool
+	// Until is a replay's bound (the last offset it reads), stored by
+	// warren replay --limit; HasUntil is false without one (and for a
+	// consumer's own name).
+	Until    int64
+	HasUntil bool
+}
+
+// Remaining is how many offsets a bounded replay has left to its bound;
+// ok is false without a bound or with nothing stored yet.
+func (l Lag) Remaining() (n int64, ok bool) {
+	if !l.HasUntil || !l.HasStored {
+		return 0, false
+	}
+	return max(l.Until-l.Stored, 0), true
 }
 
 // Offsets is how many offsets lie after Stored up to Tail: the facts not
@@ -90,6 +104,12 @@ func (r *LagReader) Read(ctx context.Context, c topology.Consumer, name string) 
 		r.s = s
 	}
 	l, err := readLag(ctx, r.s, c.Stream, name)
+	if err == nil && name != c.Name {
+		ref := name + runtime.ReplayUntilSuffix
+		if l.Until, l.HasUntil, err = r.s.QueryOffset(ctx, ref, c.Stream); err != nil {
+			err = fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err)
+		}
+	}
 	if err != nil {
 		// The next reading opens a connection afresh, at the broker's
 		// current address.
