@@ -23,7 +23,7 @@ func init() { register(replayCommand) }
 func replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
-		Usage:     "list a consumer's poison queue, or move its messages back to the work queue",
+		Usage:     "list a consumer's poison queue, or move its messages back to the work queue; or re-read a stream consumer's stream under a fresh offset name",
 		UsageText: "warren replay --consumer NAME [--list | --dry-run] [--from poison|discarded] [--to-exchange] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR\nwarren replay --from unroutable [--list | --dry-run] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR\nwarren replay --consumer NAME --from stream --offset-name NAME [--offset N | --since TIME] [--limit N] [--dry-run] [--url URL ...] SCHEMA_DIR",
 		Description: `With --list, prints the messages of the consumer's poison queue (id, routing
 key, attempts, when and why it failed) and leaves them there.
