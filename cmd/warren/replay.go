@@ -54,8 +54,9 @@ must be positive (leave it out to select every message).
 under a fresh offset name (--offset-name), leaving the consumer's own offset
 where it is. It stores on the broker where the replay starts: the first fact
 (the default), the first at or after --offset, or the first chunk written at
-or after --since; with --limit N, also where it ends: after N of the
-consumer's facts. A process of the consumer started with
+or after --since (to the second: the broker takes the time in whole seconds);
+with --limit N, also where it ends: after N of the consumer's facts. A
+process of the consumer started with
 runtime.WithOffsetName(NAME) then reads from there, under that name (its
 guard claims under it too, so facts already handled are handled again), and
 stops handling at the end. The name must be fresh: nothing stored under it.

@@ -24,7 +24,7 @@ func streamReplayFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "offset-name", Usage: "with --from stream, the fresh offset `NAME` the replay reads under"},
 		&cli.Int64Flag{Name: "offset", Usage: "with --from stream, start at the first fact at or after `OFFSET`"},
-		&cli.TimestampFlag{Name: "since", Layout: time.RFC3339, Usage: "with --from stream, start at the first chunk of facts written at or after `TIME` (RFC 3339)"},
+		&cli.TimestampFlag{Name: "since", Layout: time.RFC3339, Usage: "with --from stream, start at the first chunk of facts written at or after `TIME` (RFC 3339; its whole second)"},
 		streamPortFlag(),
 	}
 }
