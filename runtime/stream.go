@@ -186,8 +186,11 @@ type offsetTracker struct {
 }
 
 func newOffsetTracker(c *Consumer) *offsetTracker {
-	return &offsetTracker{c: c, name: guardName(c.spec.Name, c.opts.offsetName), until: -1,
-		done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
+	t := &offsetTracker{c: c, until: -1, done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
+	if c != nil {
+		t.name = guardName(c.spec.Name, c.opts.offsetName)
+	}
+	return t
 }
 
 // restart forgets what a lost channel had in hand: it is read again.
