@@ -106,7 +106,7 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	defer cancel()
 	p, err := streamoffset.PlanReplay(ctx, conn, r, c.Duration("timeout"))
 	if errors.Is(err, streamoffset.ErrNothingToReplay) {
-		fmt.Fprintf(c.App.Writer, "nothing to replay: %v\n", err)
+		fmt.Fprintln(c.App.Writer, err)
 		return nil
 	}
 	if err != nil {

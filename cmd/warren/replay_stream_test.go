@@ -170,6 +170,20 @@ func TestReplayStream(t *testing.T) {
 			t.Fatalf("read under the replay's name: %v, want %v", got, want)
 		}
 	})
+	t.Run("refused on the broker", func(t *testing.T) {
+		code, _, errOut := replay("--offset-name", history)
+		if code != 1 || !strings.Contains(errOut, "is the consumer's own") {
+			t.Errorf("the consumer's own name: exit %d, stderr %s", code, errOut)
+		}
+		code, out, errOut := replay("--offset-name", history+".late", "--offset", "99")
+		if code != 0 || out != "nothing to replay: offset 99 is past the tail of stream \""+log+"\" (4)\n" {
+			t.Errorf("an offset past the tail: exit %d, stdout %q, stderr %s", code, out, errOut)
+		}
+		// Nothing was stored under either: the late name is still fresh.
+		if code, _, errOut := replay("--offset-name", history+".late", "--offset", "4", "--dry-run"); code != 0 {
+			t.Errorf("the late name after a refused replay: exit %d, %s", code, errOut)
+		}
+	})
 	t.Run("from the first fact", func(t *testing.T) {
 		code, out, errOut := replay("--offset-name", history+".all")
 		if code != 0 || !strings.Contains(out, "from offset 0 to the tail (4 now) and on") {

@@ -240,11 +240,11 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 		return Plan{}, err
 	}
 	if !found {
-		return Plan{}, fmt.Errorf("stream %q holds no fact: %w", c.Stream, ErrNothingToReplay)
+		return Plan{}, fmt.Errorf("%w: stream %q holds no fact", ErrNothingToReplay, c.Stream)
 	}
 	p := Plan{Stream: c.Stream, Name: r.Name, Tail: tail, Until: -1}
 	if r.From.Kind == topology.StartOffset && r.From.Offset > tail {
-		return Plan{}, fmt.Errorf("offset %d is past the tail of stream %q (%d): %w", r.From.Offset, c.Stream, tail, ErrNothingToReplay)
+		return Plan{}, fmt.Errorf("%w: offset %d is past the tail of stream %q (%d)", ErrNothingToReplay, r.From.Offset, c.Stream, tail)
 	}
 	if err := readPlan(ctx, b, r, &p, wait); err != nil {
 		return Plan{}, err
@@ -281,7 +281,7 @@ func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Durati
 		case d, ok = <-deliveries:
 		case <-timer.C:
 			if first {
-				return fmt.Errorf("stream %q: no fact at or after %s within %s: %w", p.Stream, from, wait, ErrNothingToReplay)
+				return fmt.Errorf("%w: stream %q delivered no fact at or after %s within %s", ErrNothingToReplay, p.Stream, from, wait)
 			}
 			continue
 		case <-ctx.Done():
