@@ -104,7 +104,9 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	p, err := streamoffset.PlanReplay(ctx, conn, r, c.Duration("timeout"))
+	// A stream with facts at or after the start delivers the first at
+	// once: waiting longer would only delay saying that it has none.
+	p, err := streamoffset.PlanReplay(ctx, conn, r, streamoffset.DefaultTailWait)
 	if errors.Is(err, streamoffset.ErrNothingToReplay) {
 		fmt.Fprintln(c.App.Writer, err)
 		return nil

@@ -179,6 +179,14 @@ func TestReplayStream(t *testing.T) {
 		if code != 0 || out != "nothing to replay: offset 99 is past the tail of stream \""+log+"\" (4)\n" {
 			t.Errorf("an offset past the tail: exit %d, stdout %q, stderr %s", code, out, errOut)
 		}
+		// The broker takes the time to its whole second: the next one
+		// begins after every fact of the stream.
+		next := time.Now().Truncate(time.Second).Add(time.Second)
+		time.Sleep(time.Until(next) + 10*time.Millisecond)
+		code, out, errOut = replay("--offset-name", history+".late", "--since", next.UTC().Format(time.RFC3339))
+		if code != 0 || !strings.HasPrefix(out, "nothing to replay: stream \""+log+"\" delivered no fact at or after") {
+			t.Errorf("a time after the last fact: exit %d, stdout %q, stderr %s", code, out, errOut)
+		}
 		// Nothing was stored under either: the late name is still fresh.
 		if code, _, errOut := replay("--offset-name", history+".late", "--offset", "4", "--dry-run"); code != 0 {
 			t.Errorf("the late name after a refused replay: exit %d, %s", code, errOut)
