@@ -102,7 +102,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 // every kind shares, without its engine.
 func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[optionSet]string, opts []ConsumerOption) (*Consumer, error) {
 	o, err := newOptions(c.Prefetch, c.Concurrency, opts, refused)
-	errs := []error{err}
+	errs := []error{err, checkOffsetName(o, c.Stream)}
 	if conn == nil {
 		errs = append(errs, errors.New("nil Conn"))
 	}
@@ -140,7 +140,7 @@ func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[op
 	cons := &Consumer{
 		core: newCore(conn, c.Name, "consumer", o),
 		spec: c, routes: byKey,
-		chain: buildChain(c.Name, o.guard, o.middleware),
+		chain: buildChain(guardName(c.Name, o.offsetName), o.guard, o.middleware),
 	}
 	cons.consumeArgs = amqp.Table{ArgReads: announceReads(routes)}
 	return cons, nil

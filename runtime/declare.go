@@ -40,15 +40,19 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	if err != nil {
 		return fmt.Errorf("declare topology: %w", err)
 	}
-	if err := declare(s.conn, t); err != nil {
-		return c.redact(err)
-	}
 	if sc := t.StreamConsumers(); len(sc) > 0 {
 		// Their offsets live on the broker, over the stream protocol: a
-		// broker without it is named now, not at the first offset.
+		// broker without it is named now, not at the first offset, and
+		// before anything is declared.
 		if _, err := c.offsets(ctx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
 			return fmt.Errorf("declare topology: %w", err)
 		}
+	}
+	if err := checkStreams(s.conn, t); err != nil {
+		return c.redact(err)
+	}
+	if err := declare(s.conn, t); err != nil {
+		return c.redact(err)
 	}
 	c.bounds.add(t)
 	return nil
@@ -94,6 +98,39 @@ func declare(conn transport.Connection, t topology.Topology) error {
 				return fmt.Errorf("bind queue %q to exchange %q by header %q: %w", b.Queue, b.Exchange, b.Header, err)
 			}
 			return fmt.Errorf("bind queue %q to exchange %q with %q: %w", b.Queue, b.Exchange, b.Key, err)
+		}
+	}
+	return nil
+}
+
+// checkStreams refuses, before anything is declared, a topology whose
+// stream exists on the broker with another retention: the broker keeps a
+// stream's arguments as first declared and refuses others, and finding
+// that out in the middle of declare would leave the rest half-declared.
+// Redeclaring an existing stream with its own arguments changes nothing.
+func checkStreams(conn transport.Connection, t topology.Topology) error {
+	broker := brokerOf(conn)
+	for _, q := range t.Queues {
+		if q.Type != topology.Stream {
+			continue
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			return fmt.Errorf("open channel: %w", err)
+		}
+		if _, err := ch.QueueDeclarePassive(q.Name, true, false, false, false, nil); err != nil {
+			_ = ch.Close() // absent: declared below, with its retention
+			continue
+		}
+		_, err = ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.ArgumentsFor(broker)))
+		_ = ch.Close()
+		if err != nil {
+			err = declareError("queue", q.Name, err)
+			var me *MismatchError
+			if errors.As(err, &me) {
+				return fmt.Errorf("%w: the stream keeps the retention it was declared with; change it with a policy (rabbitmqctl set_policy, max-age / max-length-bytes) or declare a new stream, nothing was declared", err)
+			}
+			return err
 		}
 	}
 	return nil

@@ -26,7 +26,14 @@ type Figures struct {
 	// before anything was delivered). A rise usually means a dependency is
 	// wobbling or consumers are crashing.
 	RedeliveryRate float64
-	Counts         Counts // everything this process counted for the consumer
+	// StreamLag, for a stream consumer, is how many offsets lie after the
+	// offset stored under its name up to its stream's tail: the facts not
+	// settled yet, and the stream's own offset-tracking records among
+	// them. Nil when not known: not a stream consumer, nothing stored yet
+	// while the stream holds facts, or an offset store that cannot read
+	// the tail (not a [TailReader]).
+	StreamLag *int64
+	Counts    Counts // everything this process counted for the consumer
 }
 
 // Figures reads the dashboard figures of consumer c: queue depths and the
@@ -55,5 +62,42 @@ func (c *Conn) Figures(ctx context.Context, consumer topology.Consumer) (Figures
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
 	f.PoisonDepth = poison.Messages
+	if consumer.Stream != "" {
+		if f.StreamLag, err = c.streamLag(ctx, consumer); err != nil {
+			return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
+		}
+	}
 	return f, nil
+}
+
+// streamLag reads a stream consumer's lag behind its stream's tail; nil
+// when it is not known.
+func (c *Conn) streamLag(ctx context.Context, consumer topology.Consumer) (*int64, error) {
+	store, err := c.offsets(ctx, fmt.Sprintf("stream consumer %q", consumer.Name))
+	if err != nil {
+		return nil, err
+	}
+	tr, ok := store.(TailReader)
+	if !ok {
+		return nil, nil
+	}
+	tail, hasTail, err := tr.Tail(ctx, consumer.Stream)
+	if err != nil {
+		c.dropOffsets(store)
+		return nil, fmt.Errorf("the tail of stream %q: %w", consumer.Stream, err)
+	}
+	stored, hasStored, err := store.QueryOffset(ctx, consumer.Name, consumer.Stream)
+	if err != nil {
+		c.dropOffsets(store)
+		return nil, fmt.Errorf("the offset of stream %q: %w", consumer.Stream, err)
+	}
+	var lag int64
+	switch {
+	case !hasTail:
+	case !hasStored:
+		return nil, nil
+	default:
+		lag = max(tail-stored, 0)
+	}
+	return &lag, nil
 }

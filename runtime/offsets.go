@@ -42,6 +42,14 @@ type OffsetStore interface {
 	Close() error
 }
 
+// TailReader is an [OffsetStore] that also reads a stream's tail: the
+// offset of its last fact, exactly; found is false when the stream holds
+// none. With it, [Conn.Figures] gives a stream consumer's lag.
+// runtime/streamoffset's store is one.
+type TailReader interface {
+	Tail(ctx context.Context, stream string) (last int64, found bool, err error)
+}
+
 // StreamEndpoint is where a Conn's broker answers the stream protocol, and
 // as whom to log in: the host, user, password and vhost of the Conn's
 // current AMQP URL, at [Config.StreamPort].
@@ -88,6 +96,17 @@ func defaultOffsetDialer() OffsetDialer {
 	defaultDialerMu.Lock()
 	defer defaultDialerMu.Unlock()
 	return defaultDialer
+}
+
+// StreamEndpoint returns where the Conn's current broker answers the stream
+// protocol ([Config.StreamPort]) and as whom to log in, for tools that
+// speak it beside the Conn (runtime/streamoffset's lag and replay).
+func (c *Conn) StreamEndpoint() (StreamEndpoint, error) {
+	idx := 0
+	if s := c.current(); s != nil {
+		idx = s.idx
+	}
+	return streamEndpoint(c.cfg.URLs[idx], c.cfg)
 }
 
 // offsetStores is a Conn's one offset store, opened when first needed.

@@ -21,6 +21,7 @@ type consumerOptions struct {
 	outage          OutagePolicy
 	maxDeferInPlace time.Duration     // ordered consumers: the longest deferral held in place
 	poisonHook      func(PoisonEvent) // see WithPoisonHook
+	offsetName      string            // stream consumers: see WithOffsetName
 	given           optionSet         // the options that were passed, to refuse those a kind does not apply
 }
 
@@ -37,12 +38,14 @@ const (
 	optOutagePolicy
 	optMaxDeferInPlace
 	optPoisonHook
+	optOffsetName
 )
 
 var optionNames = map[optionSet]string{
 	optGuard: "WithGuard", optMiddleware: "WithMiddleware", optShutdownTimeout: "WithShutdownTimeout",
 	optPrefetch: "WithPrefetch", optConcurrency: "WithConcurrency", optMaxBodySize: "WithMaxBodySize",
 	optOutagePolicy: "WithOutagePolicy", optMaxDeferInPlace: "WithMaxDeferInPlace", optPoisonHook: "WithPoisonHook",
+	optOffsetName: "WithOffsetName",
 }
 
 // WithMiddleware adds middleware around every handler call. The first
@@ -95,7 +98,7 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 		}
 	}
 	var errs []error
-	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook} {
+	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook, optOffsetName} {
 		if why, ok := refused[bit]; ok && o.given&bit != 0 {
 			errs = append(errs, fmt.Errorf("%s does not apply: %s", optionNames[bit], why))
 		}

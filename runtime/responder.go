@@ -143,6 +143,7 @@ var responderRefuses = map[optionSet]string{
 	optOutagePolicy:    "a responder answers each request once, at once, and never holds one for later; a handler error (Unavailable included) is the reply",
 	optMaxDeferInPlace: "a responder answers each request at once; a deferral is an error reply",
 	optPoisonHook:      "a responder has no poison queue: a failed request is answered with the error",
+	optOffsetName:      "a responder reads a queue, not a stream",
 }
 
 // NewResponder returns a responder for spec (one of a topology's

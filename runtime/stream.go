@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // A stream consumer (topology.Consumer.Stream) reads a stream and its own
@@ -71,6 +73,12 @@ func (k streamKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[s
 func (k streamKind) work(r *channelRun, j streamJob) {
 	if !j.stream {
 		k.c.process(r.hctx, r.s, j.d)
+		return
+	}
+	if k.t.beyond(j.offset) {
+		// Past a replay's bound: held unsettled, so the stored offset
+		// stays at the bound and the broker, its credit spent, sends
+		// no more.
 		return
 	}
 	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
@@ -166,6 +174,9 @@ func streamOffset(d amqp.Delivery) int64 {
 type offsetTracker struct {
 	c      *Consumer
 	stream string // the stream, or a super stream's partition, it tracks
+	name   string // the name the offset is stored under (WithOffsetName)
+	until  int64  // a replay's bound: the last offset it reads; -1 for none
+	ended  bool   // the bound was reached and logged
 	mu     sync.Mutex
 	order  []int64        // offsets in hand, in arrival (stream) order
 	done   map[int64]bool // settled offsets still behind an unsettled one
@@ -186,7 +197,11 @@ func newOffsetTracker(c *Consumer) *offsetTracker {
 // newTrackerOf is an offset tracker of c in stream (a super stream's
 // partition).
 func newTrackerOf(c *Consumer, stream string) *offsetTracker {
-	return &offsetTracker{c: c, stream: stream, done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
+	t := &offsetTracker{c: c, stream: stream, until: -1, done: map[int64]bool{}, mark: -1, stored: -1, kick: make(chan struct{}, 1)}
+	if c != nil {
+		t.name = guardName(c.spec.Name, c.opts.offsetName)
+	}
+	return t
 }
 
 // restart forgets what a lost channel had in hand: it is read again.
@@ -194,6 +209,21 @@ func (t *offsetTracker) restart() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.order, t.done = nil, map[int64]bool{}
+}
+
+// beyond reports whether off is past a replay's bound, logging the first
+// time that the replay is done.
+func (t *offsetTracker) beyond(off int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.until < 0 || off <= t.until {
+		return false
+	}
+	if !t.ended {
+		t.ended = true
+		t.c.log.Info("replay done: it read the stream up to its bound", "stream", t.stream, "offset_name", t.name, "until", t.until)
+	}
+	return true
 }
 
 func (t *offsetTracker) arrived(off int64) {
@@ -253,7 +283,7 @@ func (t *offsetTracker) flush() error {
 	if err != nil {
 		return err
 	}
-	if err := store.StoreOffset(ctx, t.c.spec.Name, t.stream, mark); err != nil {
+	if err := store.StoreOffset(ctx, t.name, t.stream, mark); err != nil {
 		t.c.conn.dropOffsets(store)
 		return fmt.Errorf("store offset %d of stream %q: %w", mark, t.stream, err)
 	}
@@ -273,11 +303,26 @@ func (t *offsetTracker) position() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	off, found, err := store.QueryOffset(ctx, t.c.spec.Name, t.stream)
+	if t.name != t.c.spec.Name {
+		until, bounded, err := store.QueryOffset(ctx, t.name+ReplayUntilSuffix, t.stream)
+		if err != nil {
+			t.c.conn.dropOffsets(store)
+			return nil, fmt.Errorf("query the bound of replay %q of stream %q: %w", t.name, t.stream, err)
+		}
+		t.mu.Lock()
+		if t.until = -1; bounded {
+			t.until = until
+		}
+		t.mu.Unlock()
+	}
+	off, found, err := store.QueryOffset(ctx, t.name, t.stream)
 	switch {
 	case err != nil:
 		t.c.conn.dropOffsets(store)
 		return nil, fmt.Errorf("query the offset of stream %q: %w", t.stream, err)
+	case !found && t.name != t.c.spec.Name:
+		// A fresh offset name rebuilds: from the first fact kept.
+		return string(topology.StartFirst), nil
 	case !found:
 		return t.c.spec.Start.ConsumeArgument(), nil
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/saga"
 	"github.com/warrenbus/warren/runtime/sqldb"
+	"github.com/warrenbus/warren/runtime/streamoffset"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 func init() { register(consoleCommand) }
@@ -79,6 +81,7 @@ Examples:
 			&cli.StringFlag{Name: "saga-dsn", EnvVars: []string{"WARREN_SAGA_DSN"},
 				Usage: "also show the sagas' instances kept in this database: `DSN` postgres://... or sqlite:PATH"},
 			&cli.StringFlag{Name: "saga-table", Value: saga.DefaultTable, Usage: "the saga instances `TABLE` of --saga-dsn"},
+			streamPortFlag(),
 		),
 		Action: runConsole,
 	}
@@ -140,12 +143,17 @@ func runConsole(c *cli.Context) error {
 		}
 		cfg.Sagas = a
 	}
-	conn, err := dialBroker(c, urls)
+	conn, err := dialStreamBroker(c)
 	if err != nil {
 		return reportError(stderr, "console", "", err)
 	}
 	defer conn.Close()
 	cfg.Broker, cfg.BrokerURL = conn, conn.URL()
+	lags := streamoffset.NewLagReader(conn)
+	defer lags.Close()
+	cfg.StreamLag = func(ctx context.Context, sc topology.Consumer) (streamoffset.Lag, error) {
+		return lags.Read(ctx, sc, "")
+	}
 
 	l, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {

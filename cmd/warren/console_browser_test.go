@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -314,4 +315,37 @@ func (s seeder) poison(c topology.Consumer, id, payload, failure string) {
 			runtime.HeaderFactVersion: int64(1), "x-note": `"><img src=x onerror=window.__xss=2>`,
 		},
 	})
+}
+
+// The console in a real browser shows a stream consumer's place in its
+// stream in its row: nothing stored before it ran, then its lag at the
+// tail.
+func TestConsoleStreamLagInTheBrowser(t *testing.T) {
+	chromium, node := requireBrowser(t)
+	b, port, _ := streamCase(t)
+	history := b.name("history")
+	console := startConsole(t, b.url, b.dir, "--read-only", "--interval", "200ms", "--stream-port", strconv.Itoa(port))
+	script := exec.Command(node, "stream.spec.mjs")
+	script.Dir = browserDir
+	script.Env = append(os.Environ(), "CHROMIUM="+chromium, "CONSOLE_URL="+console.page,
+		"CONSUMER="+history, "STREAM="+b.name("log"), "TAIL=4")
+	stdin, err := script.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	script.Stdout, script.Stderr = &out, &out
+	if err := script.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the page's first reading", func() bool { return strings.Contains(out.String(), "waiting for the consumer") })
+	readUnder(t, b, port, history, 4)
+	if _, err := io.WriteString(stdin, "consumer ran\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = script.Wait()
+	t.Logf("browser:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("the browser script failed: %v", err)
+	}
 }

@@ -23,8 +23,8 @@ func init() { register(replayCommand) }
 func replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
-		Usage:     "list a consumer's poison queue, or move its messages back to the work queue",
-		UsageText: "warren replay --consumer NAME [--list | --dry-run] [--from poison|discarded] [--to-exchange] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR\nwarren replay --from unroutable [--list | --dry-run] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR",
+		Usage:     "list a consumer's poison queue, or move its messages back to the work queue; or re-read a stream consumer's stream under a fresh offset name",
+		UsageText: "warren replay --consumer NAME [--list | --dry-run] [--from poison|discarded] [--to-exchange] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR\nwarren replay --from unroutable [--list | --dry-run] [--limit N] [--id ID] [--routing-key KEY] [--url URL ...] SCHEMA_DIR\nwarren replay --consumer NAME --from stream --offset-name NAME [--offset N | --since TIME] [--limit N] [--dry-run] [--url URL ...] SCHEMA_DIR",
 		Description: `With --list, prints the messages of the consumer's poison queue (id, routing
 key, attempts, when and why it failed) and leaves them there.
 
@@ -50,6 +50,20 @@ that still reaches no queue stays in the lane.
 --limit, --id and --routing-key select messages for all of them; --limit
 must be positive (leave it out to select every message).
 
+--from stream re-reads a stream consumer's stream, to rebuild a projection,
+under a fresh offset name (--offset-name), leaving the consumer's own offset
+where it is. It stores on the broker where the replay starts: the first fact
+(the default), the first at or after --offset, or the first chunk written at
+or after --since (to the second: the broker takes the time in whole seconds);
+with --limit N, also where it ends: after N of the consumer's facts. A
+process of the consumer started with
+runtime.WithOffsetName(NAME) then reads from there, under that name (its
+guard claims under it too, so facts already handled are handled again), and
+stops handling at the end. The name must be fresh: nothing stored under it.
+--dry-run prints the offsets the replay would read (with --limit, each fact)
+and stores nothing. warren status shows the lag of a replay's name with
+--offset-name.
+
 Examples:
    warren replay --consumer order-mailer --list ./events
    warren replay --consumer order-mailer --dry-run ./events
@@ -57,18 +71,21 @@ Examples:
    warren replay --consumer order-mailer --routing-key order.placed --limit 10 ./events
    warren replay --consumer order-mailer --from discarded --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
    warren replay --consumer order-mailer ./events   # all of them
-   warren replay --from unroutable --dry-run ./events`,
-		Flags: append(brokerFlags(),
+   warren replay --from unroutable --dry-run ./events
+   warren replay --consumer order-history --from stream --offset-name order-history.rebuild --dry-run ./events
+   warren replay --consumer order-history --from stream --offset-name order-history.rebuild --since 2026-12-01T00:00:00Z ./events
+   warren replay --consumer order-history --from stream --offset-name order-history.try --offset 1200 --limit 100 ./events`,
+		Flags: append(append(brokerFlags(),
 			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
 			&cli.BoolFlag{Name: "list", Usage: "print the queue; change nothing"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would move; change nothing"},
-			&cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded, or unroutable (without --consumer)"},
+			&cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded, or unroutable (without --consumer), or stream (a stream consumer's stream, under --offset-name)"},
 			&cli.BoolFlag{Name: "to-exchange", Usage: "republish through the events exchange to every consumer of the routing key"},
 			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages (N > 0)"},
 			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
-		),
+		), streamReplayFlags()...),
 		Action: runReplay,
 	}
 }
@@ -95,7 +112,7 @@ func checkReplayFlags(c *cli.Context) error {
 	if c.Bool("list") && (c.Bool("dry-run") || c.Bool("to-exchange")) {
 		return usageError(c, "--list changes nothing: expected it without --dry-run and --to-exchange")
 	}
-	return nil
+	return checkStreamReplayFlags(c)
 }
 
 func runReplay(c *cli.Context) error {
@@ -109,6 +126,13 @@ func runReplay(c *cli.Context) error {
 	format := c.String("format")
 	unroutable := c.String("from") == fromUnroutable
 	from := poison.FromPoison
+	if c.String("from") == fromStream {
+		p, err := generator.Open(c.Context, dir, genOptions(dir))
+		if err != nil {
+			return reportError(c.App.ErrWriter, "replay", dir, err)
+		}
+		return runStreamReplay(c, p.Model)
+	}
 	if !unroutable {
 		var err error
 		if from, err = poison.ParseSource(c.String("from")); err != nil {

@@ -39,6 +39,16 @@ func statusCommand() *cli.Command {
    RETRYING   messages waiting in the delay queues for another attempt, per delay
    POISON     messages given up on, waiting for warren replay; alert on anything above 0
 A batch consumer's name is followed by its batch: "(batches of 100, 200ms)".
+With stream consumers, a table of how far each is behind its stream:
+   STORED     the offset stored under the consumer's name (its last settled fact)
+   TAIL       the offset of the stream's last fact, read exactly over the stream
+              protocol (attached at the last chunk); "-" when the stream holds none
+   LAG        offsets after STORED up to TAIL: the facts not settled yet, and the
+              stream's own offset-tracking records among them (one per store)
+--offset-name NAME adds a replay's name (warren replay --from stream) on
+every stream; a replay from a stream's first fact stores nothing until its
+reader settles a fact. A replay with a bound (--limit) also shows how many
+offsets it has left to it, and "replay done" once its reader is there.
 With delayed facts ("delayedFacts" in the manifest), a second table:
    DELAYED    facts published for later, waiting in the delay levels, per level
    NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;
@@ -85,6 +95,8 @@ Examples:
 			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
 				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
 			&cli.StringFlag{Name: "outbox-table", Value: outbox.DefaultTable, Usage: "the outbox `TABLE` of --outbox-dsn"},
+			&cli.StringSliceFlag{Name: "offset-name", Usage: "also show the lag of offset `NAME` (a replay's, see warren replay --from stream); repeat for several"},
+			streamPortFlag(),
 		),
 		Action: runStatus,
 	}
@@ -172,6 +184,7 @@ type tierStatus struct {
 type statusJSON struct {
 	Broker    string           `json:"broker"` // redacted
 	Consumers []consumerStatus `json:"consumers"`
+	Streams   []streamLag      `json:"streams,omitempty"` // only with stream consumers
 	Delayed   *delayedStatus   `json:"delayed,omitempty"` // only with delayed facts
 	Outbox    *outboxStatus    `json:"outbox,omitempty"`  // only with --outbox-dsn
 }
@@ -234,12 +247,21 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "status", dir, err)
 	}
-	conn, err := dialBroker(c, brokerURLs(c))
+	conn, err := dialStreamBroker(c)
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
 	defer conn.Close()
 	shown := conn.URL()
+	for _, name := range c.StringSlice("offset-name") {
+		if err := runtime.CheckOffsetName(name); err != nil {
+			return usageError(c, "--offset-name: %v", err)
+		}
+	}
+	streams, err := readStreamLags(c.Context, conn, p.Model.Topology, c.StringSlice("offset-name"))
+	if err != nil {
+		return reportError(stderr, "status", "", err)
+	}
 
 	rows, err := readStatus(c.Context, conn, p.Model)
 	if err != nil {
@@ -264,14 +286,14 @@ func runStatus(c *cli.Context) error {
 		return reportError(stderr, "status", "", err)
 	}
 	if format == "json" {
-		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Delayed: delayed, Outbox: ob})
+		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Streams: streams, Delayed: delayed, Outbox: ob})
 		if err != nil {
 			return err
 		}
 		if _, err := c.App.Writer.Write(out); err != nil {
 			return err
 		}
-	} else if err := writeStatusTable(c.App.Writer, rows, delayed, ob); err != nil {
+	} else if err := writeStatusTable(c.App.Writer, rows, streams, delayed, ob); err != nil {
 		return err
 	}
 
@@ -328,7 +350,7 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 	return rows, nil
 }
 
-func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus, ob *outboxStatus) error {
+func writeStatusTable(w io.Writer, rows []consumerStatus, streams []streamLag, delayed *delayedStatus, ob *outboxStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tWORK\tCONSUMERS\tRETRYING\tPOISON")
 	for _, r := range rows {
@@ -343,6 +365,9 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, delayed *delayedStatus
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\n", name, r.Work, r.Consumers, retrying(r), r.Poison)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeStreamTable(w, streams); err != nil {
 		return err
 	}
 	if err := writeVersionsTable(w, rows); err != nil {

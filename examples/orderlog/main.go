@@ -6,9 +6,13 @@
 // consumer: the first time from the first fact the stream holds, so facts
 // published before it ever ran are handled too; after a restart from the
 // offset it stored on the broker, so it handles exactly the facts written
-// while it was stopped. It needs the broker's rabbitmq_stream plugin
-// (rabbitmq-plugins enable rabbitmq_stream), through which the offset is
-// kept.
+// while it was stopped. Then it replays: the stream is read once more for
+// the same consumer, under a fresh offset name, from the offset of this
+// run's first fact and for at most two facts, as a rebuild of the history
+// would (warren replay --from stream does the same from the command line);
+// the consumer's own offset does not move. It needs the broker's
+// rabbitmq_stream plugin (rabbitmq-plugins enable rabbitmq_stream),
+// through which the offsets are kept.
 //
 //	go run ./examples/orderlog
 package main
@@ -27,6 +31,8 @@ import (
 
 	"github.com/warrenbus/warren/examples/orderlog/orderlogevents"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/streamoffset"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 const defaultURL = "amqp://guest:guest@127.0.0.1:5672/"
@@ -88,6 +94,9 @@ func run(ctx context.Context, url string, streamPort int, out io.Writer, logger 
 	if err != nil {
 		return nil, err
 	}
+	// Where this run's facts begin: on a broker where the example ran
+	// before, the stream holds the earlier runs' facts too.
+	from := first.offsets[0]
 	// Written while the consumer is stopped: the next run starts after the
 	// offset the first one stored, and reads this fact only.
 	if _, err := pub.PublishOrderShipped(ctx, orderlogevents.OrderShipped{OrderID: "o-1"}); err != nil {
@@ -97,14 +106,44 @@ func run(ctx context.Context, url string, streamPort int, out io.Writer, logger 
 	if err != nil {
 		return nil, err
 	}
-	return [][]string{first, second}, nil
+	replayed, err := replay(ctx, conn, out, from)
+	if err != nil {
+		return nil, err
+	}
+	return [][]string{first.handled(), second.handled(), replayed.handled()}, nil
+}
+
+// replay reads this run's first two facts again for order-history, under
+// a fresh offset name, as `warren replay --consumer order-history --from
+// stream --offset-name NAME --offset FROM --limit 2` would position it:
+// streamoffset.PlanReplay finds the offsets, Apply stores them, and the
+// consumer started with runtime.WithOffsetName reads from there up to the
+// bound.
+func replay(ctx context.Context, conn *runtime.Conn, out io.Writer, from int64) (*history, error) {
+	consumer := orderlogevents.Topology.Consumers[0]
+	name := fmt.Sprintf("%s.rebuild-%d", consumer.Name, from)
+	plan, err := streamoffset.PlanReplay(ctx, conn, streamoffset.Replay{
+		Consumer: consumer,
+		Keys:     []string{orderlogevents.FactOrderPlaced.RoutingKey, orderlogevents.FactOrderShipped.RoutingKey},
+		Name:     name,
+		From:     topology.Start{Kind: topology.StartOffset, Offset: from},
+		Limit:    2,
+	}, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if err := streamoffset.Apply(ctx, conn, plan); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "replay %s: offsets %d to %d of %s\n", name, plan.First, plan.Until, plan.Stream)
+	return readUntil(ctx, conn, out, "replay", 2, runtime.WithOffsetName(name))
 }
 
 // readUntil runs the order-history consumer until it handled n facts,
 // then stops it, which stores its offset.
-func readUntil(ctx context.Context, conn *runtime.Conn, out io.Writer, label string, n int) ([]string, error) {
+func readUntil(ctx context.Context, conn *runtime.Conn, out io.Writer, label string, n int, opts ...runtime.ConsumerOption) (*history, error) {
 	h := &history{out: out, label: label, done: make(chan struct{}), want: n}
-	c, err := orderlogevents.NewOrderHistoryConsumer(conn, h)
+	c, err := orderlogevents.NewOrderHistoryConsumer(conn, h, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +163,7 @@ func readUntil(ctx context.Context, conn *runtime.Conn, out io.Writer, label str
 	if err := <-errc; err != nil {
 		return nil, err
 	}
-	return h.handled(), nil
+	return h, nil
 }
 
 // history is the order-history handler: it prints each fact.
@@ -134,14 +173,18 @@ type history struct {
 	want  int
 	done  chan struct{}
 
-	mu   sync.Mutex
-	seen []string
+	mu      sync.Mutex
+	seen    []string
+	offsets []int64 // each fact's offset in the stream, as delivered
 }
 
-func (h *history) record(line string) {
+func (h *history) record(d runtime.Delivery, line string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seen = append(h.seen, line)
+	// Every delivery from a stream carries its offset.
+	off, _ := d.Headers["x-stream-offset"].(int64)
+	h.offsets = append(h.offsets, off)
 	fmt.Fprintf(h.out, "order-history (%s): %s\n", h.label, line)
 	if len(h.seen) == h.want {
 		close(h.done)
@@ -155,11 +198,11 @@ func (h *history) handled() []string {
 }
 
 func (h *history) HandleOrderPlaced(ctx context.Context, d runtime.Delivery, f orderlogevents.OrderPlaced) error {
-	h.record(fmt.Sprintf("%s placed, total %.2f", f.OrderID, f.Total))
+	h.record(d, fmt.Sprintf("%s placed, total %.2f", f.OrderID, f.Total))
 	return nil
 }
 
 func (h *history) HandleOrderShipped(ctx context.Context, d runtime.Delivery, f orderlogevents.OrderShipped) error {
-	h.record(f.OrderID + " shipped")
+	h.record(d, f.OrderID+" shipped")
 	return nil
 }

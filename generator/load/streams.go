@@ -47,8 +47,13 @@ func readStreams(doc *Document, root map[string]any, errs *ErrorList) []*Stream 
 		}
 		if a, ok := obj["maxAge"].(string); ok {
 			d, err := time.ParseDuration(a)
-			if err != nil {
+			switch {
+			case err != nil:
 				errs.Add(doc.Errorf(Append(s.Pointer, "maxAge"), "expected a duration such as \"168h\", got %q", a))
+			case d == 0:
+				// Absent keeps facts whatever their age; a written 0 would
+				// ask for a stream that keeps nothing, which cannot be met.
+				errs.Add(doc.Errorf(Append(s.Pointer, "maxAge"), "stream %q: maxAge %s cannot be met: a stream keeps at least the segment it writes; expected a positive duration such as \"168h\", or no maxAge to keep facts whatever their age", name, a))
 			}
 			s.MaxAge = d
 		}

@@ -12,10 +12,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/logs"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 )
 
@@ -130,6 +134,55 @@ func (s *Store) QueryOffset(ctx context.Context, consumer, streamName string) (o
 	return off, true, nil
 }
 
+// DefaultTailWait bounds how long [Store.Tail] waits for the stream's last
+// chunk before it takes the stream for empty.
+const DefaultTailWait = 2 * time.Second
+
+// Tail is [Store.TailWithin] with [DefaultTailWait]; with it the Store is a
+// runtime.TailReader.
+func (s *Store) Tail(ctx context.Context, streamName string) (last int64, found bool, err error) {
+	return s.TailWithin(ctx, streamName, DefaultTailWait)
+}
+
+// TailWithin returns the offset of the last fact in streamName, exactly: it
+// attaches at the stream's last chunk of facts (offset "last", which skips
+// the stream's own offset-tracking records) and adds the number of entries
+// of that chunk to its first offset. found is false when no chunk came
+// within wait: the stream holds no fact (a stream cannot tell an empty
+// tail from one that is slow to arrive, so wait bounds the question).
+func (s *Store) TailWithin(ctx context.Context, streamName string, wait time.Duration) (last int64, found bool, err error) {
+	env, err := s.environment(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	first := make(chan int64, 1)
+	handler := func(cc stream.ConsumerContext, _ *amqp.Message) {
+		select {
+		case first <- cc.Consumer.GetOffset() + int64(cc.GetEntriesCount()) - 1:
+		default:
+		}
+	}
+	// One chunk and no more credit: the client then writes nothing after
+	// the first chunk, which a connection closed right after cannot take.
+	opts := stream.NewConsumerOptions().SetOffset(stream.OffsetSpecification{}.Last()).
+		SetInitialCredits(1).SetCreditStrategy(stream.ManualCreditStrategy)
+	c, err := call(ctx, func() (*stream.Consumer, error) { return env.NewConsumer(streamName, handler, opts) })
+	if err != nil {
+		return 0, false, fmt.Errorf("attach to the tail of stream %q: %w", streamName, err)
+	}
+	defer func() { _ = c.Close() }()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case last = <-first:
+		return last, true, nil
+	case <-timer.C:
+		return 0, false, nil
+	case <-ctx.Done():
+		return 0, false, ctx.Err()
+	}
+}
+
 // Close closes the connection.
 func (s *Store) Close() error {
 	s.mu.Lock()
@@ -162,3 +215,17 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		return zero, ctx.Err()
 	}
 }
+
+// LogTo sends the stream client's own log lines (it logs, for example, a
+// close frame that came after its socket closed) to l, for the whole
+// process: the client has one logger. Programs that print for a person,
+// such as the warren command, send them where their other logs go.
+func LogTo(l *slog.Logger) { logs.SetLogger(clientLogger{l}) }
+
+// clientLogger is the stream client's logger interface over slog.
+type clientLogger struct{ l *slog.Logger }
+
+func (c clientLogger) Info(msg string, v ...any)  { c.l.Info(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) Error(msg string, v ...any) { c.l.Error(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) Debug(msg string, v ...any) { c.l.Debug(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) Warn(msg string, v ...any)  { c.l.Warn(fmt.Sprintf(msg, v...)) }

@@ -11,6 +11,7 @@ package streamoffset
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/warrenbus/warren/internal/streamproto"
 	"github.com/warrenbus/warren/runtime"
@@ -28,3 +29,9 @@ func Dial(ctx context.Context, ep runtime.StreamEndpoint) (runtime.OffsetStore, 
 	}
 	return store{s}, nil
 }
+
+// LogTo sends the stream protocol client's own log lines to l, for the
+// whole process (the client has one logger; by default it prints to
+// stdout). The client logs, for example, a close frame that arrives after
+// its socket closed, which loses nothing.
+func LogTo(l *slog.Logger) { streamproto.LogTo(l) }

@@ -84,6 +84,8 @@ func buildOrdered(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) {
 // checkOrdered adds to ps what is wrong with an ordered consumer's settings.
 func checkOrdered(ps *problems, c ConsumerSpec) {
 	switch {
+	case !c.Ordered && c.Stream != "" && (c.Shards != 0 || c.Park):
+		ps.add("shards", -1, "shards and onPoison: a stream consumer reads its stream in the stream's order, without shards; remove them, or read a queue as an ordered consumer")
 	case !c.Ordered && (c.Shards != 0 || c.Park):
 		ps.add("shards", -1, "shards and onPoison: only for an ordered consumer (set ordered: true)")
 	case c.Ordered && (c.Shards < 1 || c.Shards > maxShards):

@@ -33,6 +33,11 @@ const StreamPlugin = "rabbitmq_stream"
 // segments, never a part of one.
 const DefaultSegmentBytes int64 = 500_000_000
 
+// MaxSegmentBytes is the largest segment size the broker accepts: it
+// refuses a stream declared with more ("Exceeded max value for
+// x-stream-max-segment-size-bytes", RabbitMQ 3.10).
+const MaxSegmentBytes int64 = 3_000_000_000
+
 // StreamSpec describes one stream.
 type StreamSpec struct {
 	Name     string   // the stream queue's name
@@ -167,6 +172,8 @@ func checkStream(ps *problems, i int, s StreamSpec) {
 	switch {
 	case s.SegmentBytes < 0:
 		ps.add(streamField(i, "segmentBytes"), -1, "stream %q: segmentBytes %d: expected a positive size", s.Name, s.SegmentBytes)
+	case s.SegmentBytes > MaxSegmentBytes:
+		ps.add(streamField(i, "segmentBytes"), -1, "stream %q: segmentBytes %d: the broker refuses segments larger than %d bytes; expected %d or less", s.Name, s.SegmentBytes, MaxSegmentBytes, MaxSegmentBytes)
 	case s.MaxBytes < 0:
 		ps.add(streamField(i, "maxBytes"), -1, "stream %q: maxBytes %d: expected a positive size, or none for no bound", s.Name, s.MaxBytes)
 	case s.MaxBytes > 0 && s.MaxBytes < s.SegmentBytes:

@@ -27,6 +27,7 @@ import (
 	"github.com/warrenbus/warren/cmd/warren/internal/liveversions"
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/saga"
+	"github.com/warrenbus/warren/runtime/streamoffset"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -73,6 +74,10 @@ type Config struct {
 	// reading adds what the processes attached to its queues announce.
 	// Shown under the consumer's name. Nil shows none.
 	Versions []liveversions.Reads
+	// StreamLag reads how far a stream consumer's stored offset is behind
+	// its stream's tail (streamoffset.ReadLag); each reading shows it in
+	// the consumer's row. Nil shows none.
+	StreamLag func(ctx context.Context, c topology.Consumer) (streamoffset.Lag, error)
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int

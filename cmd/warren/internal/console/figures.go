@@ -30,6 +30,37 @@ type figures struct {
 	ReadAt      *time.Time `json:"read_at"`            // nil before the first reading
 	Versions    string     `json:"versions,omitempty"` // the versions it reads of facts with several, and live (Config.Versions)
 	Batch       *batchFig  `json:"batch"`              // a batch consumer's batch; nil for the others
+	Stream      *streamFig `json:"stream"`             // a stream consumer's place in its stream; nil for the others
+}
+
+// streamFig is a stream consumer's place in its stream, each figure exact
+// when read, null when not known.
+type streamFig struct {
+	Stream string `json:"stream"`
+	Tail   *int64 `json:"tail"`   // the offset of the stream's last fact; null: the stream holds none
+	Stored *int64 `json:"stored"` // the consumer's stored offset; null: none stored yet
+	// Lag is the offsets after Stored up to Tail: facts not settled yet,
+	// and the stream's own offset-tracking records among them.
+	Lag *int64 `json:"lag"`
+}
+
+// readStream reads c's place in its stream.
+func (s *sampler) readStream(ctx context.Context, c topology.Consumer) (*streamFig, error) {
+	l, err := s.cfg.StreamLag(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	f := &streamFig{Stream: c.Stream}
+	if l.HasTail {
+		f.Tail = &l.Tail
+	}
+	if l.HasStored {
+		f.Stored = &l.Stored
+	}
+	if n, ok := l.Offsets(); ok {
+		f.Lag = &n
+	}
+	return f, nil
 }
 
 // batchFig is a batch consumer's batch: up to Size facts, closed Wait
@@ -298,6 +329,11 @@ func (s *sampler) readConsumer(ctx context.Context, c topology.Consumer) (figure
 	}
 	if f.Poison, _, err = inspect(c.PoisonQueue); err != nil {
 		return f, err
+	}
+	if c.Stream != "" && s.cfg.StreamLag != nil {
+		if f.Stream, err = s.readStream(ctx, c); err != nil {
+			return f, err
+		}
 	}
 	return f, nil
 }

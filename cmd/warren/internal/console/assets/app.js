@@ -174,6 +174,14 @@ function ago(a, b) {
   return Math.round(s / 86400) + "d";
 }
 
+// streamLag describes a stream consumer's place in its stream.
+function streamLag(s) {
+  const tail = s.tail === null ? "holds no fact" : "tail " + s.tail;
+  const stored = s.stored === null ? "nothing stored yet" : "stored " + s.stored;
+  const lag = s.lag === null ? "" : "lag " + s.lag + " · ";
+  return "stream " + s.stream + ": " + lag + stored + ", " + tail;
+}
+
 function row(c, historyMs) {
   const alert = c.alerts.length > 0;
   const rate = c.rates
@@ -182,6 +190,7 @@ function row(c, historyMs) {
   const tiers = c.tiers.filter((t) => t.messages > 0).map((t) => t.delay + ":" + t.messages).join(" ");
   const name = el("td", {}, el("a", { href: "#", class: "consumer", onclick: (e) => { e.preventDefault(); openLane(c.consumer); } }, c.consumer));
   if (c.batch) name.append(el("span", { class: "legend" }, "batches of " + c.batch.size + ", " + c.batch.wait));
+  if (c.stream) name.append(el("div", { class: "stream-lag", title: "offsets after its stored offset up to the stream's tail: facts not settled yet, and the stream's offset-tracking records among them" }, streamLag(c.stream)));
   if (c.versions) name.append(el("div", { class: "versions", title: "versions read: its own, and older ones through upcasts" }, "reads " + c.versions));
   if (alert) name.append(el("div", { class: "alert-text" }, c.alerts.join("; ")));
   const tr = el("tr", { class: alert ? "alert" : "", "data-consumer": c.consumer },

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/streamoffset"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// fromStream is --from stream: re-read a stream consumer's stream under a
+// fresh offset name.
+const fromStream = "stream"
+
+// streamReplayFlags are the flags of warren replay --from stream.
+func streamReplayFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "offset-name", Usage: "with --from stream, the fresh offset `NAME` the replay reads under"},
+		&cli.Int64Flag{Name: "offset", Usage: "with --from stream, start at the first fact at or after `OFFSET`"},
+		&cli.TimestampFlag{Name: "since", Layout: time.RFC3339, Usage: "with --from stream, start at the first chunk of facts written at or after `TIME` (RFC 3339; its whole second)"},
+		streamPortFlag(),
+	}
+}
+
+// streamPortFlag is the port of the broker's stream protocol.
+func streamPortFlag() cli.Flag {
+	return &cli.IntFlag{Name: "stream-port", EnvVars: []string{"WARREN_STREAM_PORT"}, Value: runtime.DefaultStreamPort,
+		Usage: "the broker's stream protocol `PORT` (rabbitmq_stream plugin), where stream consumers keep their offsets"}
+}
+
+// checkStreamReplayFlags refuses, with --from stream, the flags of the
+// poison replay, and without it the stream replay's.
+func checkStreamReplayFlags(c *cli.Context) error {
+	if c.String("from") != fromStream {
+		for _, f := range []string{"offset-name", "offset", "since"} {
+			if c.IsSet(f) {
+				return usageError(c, "--%s: only with --from stream", f)
+			}
+		}
+		return nil
+	}
+	for _, f := range []string{"list", "to-exchange", "id", "routing-key", "format"} {
+		if c.IsSet(f) {
+			return usageError(c, "--%s: not with --from stream, which positions a fresh offset name for the consumer's own processes to read under", f)
+		}
+	}
+	if c.String("offset-name") == "" {
+		return usageError(c, "--from stream: expected --offset-name NAME, the fresh offset name the replay reads under")
+	}
+	if err := runtime.CheckOffsetName(c.String("offset-name")); err != nil {
+		return usageError(c, "--offset-name: %v", err)
+	}
+	if c.IsSet("offset") && c.IsSet("since") {
+		return usageError(c, "--offset and --since: expected one start, or neither to start at the first fact")
+	}
+	if c.IsSet("offset") && c.Int64("offset") < 0 {
+		return usageError(c, "--offset %d: expected 0 or more", c.Int64("offset"))
+	}
+	if t := c.Timestamp("since"); t != nil && t.After(time.Now()) {
+		return usageError(c, "--since %s: in the future: a replay re-reads facts already written", t.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// runStreamReplay is warren replay --from stream: it plans a replay of the
+// consumer's stream under a fresh offset name and, unless --dry-run,
+// stores it on the broker for the consumer's processes started with
+// runtime.WithOffsetName.
+func runStreamReplay(c *cli.Context, m *model.Model) error {
+	stderr := c.App.ErrWriter
+	name := c.String("consumer")
+	tc, err := consumerOf(m, name)
+	if err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	if tc.Stream == "" {
+		return reportError(stderr, "replay", "", fmt.Errorf("--from stream: consumer %q reads a queue, not a stream (warren.json \"stream\")", name))
+	}
+	r := streamoffset.Replay{Consumer: tc, Name: c.String("offset-name"), Limit: c.Int("limit"), From: topology.Start{Kind: topology.StartFirst}}
+	for _, mc := range m.Consumers {
+		if mc.Name == name {
+			for _, f := range mc.Facts {
+				r.Keys = append(r.Keys, f.RoutingKey)
+			}
+		}
+	}
+	switch {
+	case c.IsSet("offset"):
+		r.From = topology.Start{Kind: topology.StartOffset, Offset: c.Int64("offset")}
+	case c.IsSet("since"):
+		r.From = topology.Start{Kind: topology.StartTime, Time: *c.Timestamp("since")}
+	}
+	conn, err := dialStreamBroker(c)
+	if err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	// A stream with facts at or after the start delivers the first at
+	// once: waiting longer would only delay saying that it has none.
+	p, err := streamoffset.PlanReplay(ctx, conn, r, streamoffset.DefaultTailWait)
+	if errors.Is(err, streamoffset.ErrNothingToReplay) {
+		fmt.Fprintln(c.App.Writer, err)
+		return nil
+	}
+	if err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	dry := c.Bool("dry-run")
+	verb := "reads"
+	if dry {
+		verb = "would read"
+	}
+	for _, f := range p.Facts {
+		what := "handled"
+		if !f.Handled {
+			what = "skipped: not " + name + "'s"
+		}
+		fmt.Fprintf(c.App.Writer, "%s offset %d %s %s (%s)\n", verb, f.Offset, cell(f.ID), cell(f.RoutingKey), what)
+	}
+	span := fmt.Sprintf("from offset %d to the tail (%d now) and on", p.First, p.Tail)
+	if p.Until >= 0 {
+		span = fmt.Sprintf("from offset %d to offset %d (%s of %s)", p.First, p.Until, count(p.Handled(), "fact"), name)
+	}
+	if dry {
+		fmt.Fprintf(c.App.Writer, "replay %s would read stream %s %s; dry run, nothing changed\n", p.Name, p.Stream, span)
+		return nil
+	}
+	if err := streamoffset.Apply(ctx, conn, p); err != nil {
+		return reportError(stderr, "replay", "", err)
+	}
+	fmt.Fprintf(c.App.Writer, "replay %s reads stream %s %s: run %s with runtime.WithOffsetName(%q) to read it\n", p.Name, p.Stream, span, name, p.Name)
+	return nil
+}
+
+// dialStreamBroker is dialBroker with the stream protocol's port.
+func dialStreamBroker(c *cli.Context) (*runtime.Conn, error) {
+	// The stream client's own log lines are noise here: what fails is
+	// returned as an error and printed once.
+	streamoffset.LogTo(slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{
+		URLs:           brokerURLs(c),
+		StreamPort:     c.Int("stream-port"),
+		Logger:         slog.New(slog.DiscardHandler),
+		ConnectionName: "warren " + c.Command.Name,
+		DialTimeout:    c.Duration("timeout"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the broker: %w", err)
+	}
+	return conn, nil
+}

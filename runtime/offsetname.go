@@ -1,0 +1,81 @@
+package runtime
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// A stream consumer keeps its offset on the broker under a name, its
+// consumer name by default. Another name makes a second reader of the same
+// stream for the same consumer: a replay that rebuilds a projection from
+// the stream while the consumer's live processes read on, each with its
+// own offset. `warren replay --from stream` positions such a name (from a
+// time or an offset, with an optional bound); a process started with
+// [WithOffsetName] reads under it.
+
+// ReplayUntilSuffix ends the name under which a replay's bound is stored:
+// a fresh offset name N positioned by `warren replay --limit` keeps, under
+// N+ReplayUntilSuffix, the offset of the last fact the replay reads. The
+// "~" cannot occur in a consumer's name, so the two never meet.
+const ReplayUntilSuffix = "~until"
+
+// offsetNamePattern is what an offset name may be: a consumer's name, or
+// any other of the same shape.
+var offsetNamePattern = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*$`)
+
+// CheckOffsetName reports whether name can name a stream consumer's
+// offset: lower-case words joined by '-', '_' or '.', at most 200 bytes,
+// as consumer names are.
+func CheckOffsetName(name string) error {
+	if len(name) > 200 || !offsetNamePattern.MatchString(name) {
+		return fmt.Errorf("offset name %q: expected lower-case words joined by '-', '_' or '.', at most 200 bytes", name)
+	}
+	return nil
+}
+
+// WithOffsetName makes a stream consumer read and store its offset under
+// name instead of its consumer name, so that it reads the stream apart
+// from the consumer's processes that run without it:
+//
+//   - It starts after the offset stored under name; with none stored, at
+//     the stream's first fact (not at the manifest's start: a fresh name
+//     is a rebuild, which reads what the stream holds).
+//   - `warren replay --from stream --offset-name NAME` stores where it
+//     starts (from a time or an offset), and with --limit a bound: the
+//     offset of the last fact it reads. A reader that reaches its bound
+//     handles nothing after it (its stored offset stays at the bound) and
+//     logs once that the replay is done.
+//   - Its guard ([WithGuard]) claims facts under name, so the facts the
+//     live consumer handled are handled again, once each.
+//   - Its retries, deferrals and poison stay the consumer's: a fact it
+//     fails goes to the consumer's retry ladder and comes back through
+//     the consumer's work queue, which every process of the consumer
+//     reads. Run a rebuild while no other process of the consumer fails
+//     facts, or give the rebuilt projection a consumer of its own in
+//     warren.json.
+//
+// Consumers that read a queue refuse it.
+func WithOffsetName(name string) ConsumerOption {
+	return func(o *consumerOptions) { o.offsetName = name; o.given |= optOffsetName }
+}
+
+// checkOffsetName refuses WithOffsetName on a consumer that reads no
+// stream, and a name that is not one.
+func checkOffsetName(o consumerOptions, stream string) error {
+	if o.given&optOffsetName == 0 {
+		return nil
+	}
+	if stream == "" {
+		return fmt.Errorf("WithOffsetName does not apply: the consumer reads a queue, not a stream")
+	}
+	return CheckOffsetName(o.offsetName)
+}
+
+// guardName is the name a consumer's guard claims facts under: the offset
+// name of a reader given one, else the consumer's.
+func guardName(consumer, offsetName string) string {
+	if offsetName != "" {
+		return offsetName
+	}
+	return consumer
+}

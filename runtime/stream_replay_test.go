@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// namesGuard is a Guard that records the names it claims under and lets
+// every fact through.
+type namesGuard struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (g *namesGuard) Run(ctx context.Context, consumer, _ string, fn func(context.Context) error) (bool, error) {
+	g.mu.Lock()
+	if !slices.Contains(g.names, consumer) {
+		g.names = append(g.names, consumer)
+	}
+	g.mu.Unlock()
+	return false, fn(ctx)
+}
+
+// waitStored waits until the broker reports offset off stored under name.
+func (b *broker) waitStored(conn *Conn, name, stream string, off int64) {
+	b.t.Helper()
+	store, err := conn.offsets(context.Background(), "test")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	testenv.Eventually(b.t, "offset "+name+" stored", func() bool {
+		got, found, err := store.QueryOffset(context.Background(), name, stream)
+		return err == nil && found && got == off
+	})
+}
+
+// A reader under another offset name (a replay) reads the stream apart
+// from the consumer's own offset: from where the replay positioned it up to
+// its bound, storing its progress under its name, its guard claiming under
+// that name; a fresh name with nothing stored reads from the first fact.
+func TestStreamReaderUnderOffsetName(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	f := itemFact("item.added")
+	logs := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(logs)})
+	pub, _ := NewPublisher(conn, b.events())
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		mustPublish(t, pub, f, item{SKU: s})
+	}
+	c := b.consumer(0)
+	newReader := func(got *skuLog, opts ...ConsumerOption) *Consumer {
+		r, err := NewConsumer(conn, c, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			got.add(v.SKU)
+			return nil
+		})}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	lag := func() *int64 {
+		f, err := conn.Figures(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.StreamLag
+	}
+	if l := lag(); l != nil {
+		t.Fatalf("Figures.StreamLag before anything was stored: %d, want nil", *l)
+	}
+	var live skuLog
+	stop := run(t, newReader(&live))
+	testenv.Eventually(t, "the live reader reads all five", func() bool { return len(live.list()) == 5 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStored(conn, c.Name, c.Stream, 4)
+	if l := lag(); l == nil || *l != 0 {
+		t.Fatalf("Figures.StreamLag at the tail: %v, want 0", l)
+	}
+	mustPublish(t, pub, f, item{SKU: "f"})
+
+	// A replay from offset 2 to offset 3, as warren replay stores it.
+	rebuild := c.Name + ".rebuild"
+	store, err := conn.offsets(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.StoreOffset(context.Background(), rebuild, c.Stream, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.StoreOffset(context.Background(), rebuild+ReplayUntilSuffix, c.Stream, 3); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStored(conn, rebuild, c.Stream, 1)
+	b.waitStored(conn, rebuild+ReplayUntilSuffix, c.Stream, 3)
+
+	var replayed skuLog
+	guard := &namesGuard{}
+	stop = run(t, newReader(&replayed, WithOffsetName(rebuild), WithGuard(guard)))
+	// Logged when offset 4 reached the reader and was held back.
+	testenv.Eventually(t, "the replay reaches its bound", func() bool {
+		return slices.Equal(logs.values("replay done: it read the stream up to its bound", "offset_name"), []string{rebuild})
+	})
+	b.waitStored(conn, rebuild, c.Stream, 3)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"c", "d"}; !slices.Equal(replayed.list(), want) {
+		t.Fatalf("the replay handled %v, want %v: from its first offset to its bound, not past it", replayed.list(), want)
+	}
+	if !slices.Equal(guard.names, []string{rebuild}) {
+		t.Fatalf("the replay's guard claimed under %v, want only %q", guard.names, rebuild)
+	}
+	if off := b.storedOffset(conn, c); off != 4 {
+		t.Fatalf("the consumer's own offset is %d after the replay, want 4: untouched", off)
+	}
+
+	var fresh skuLog
+	var offsetF int64 = -1
+	freshReader, err := NewConsumer(conn, c, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU == "f" {
+			offsetF = streamOffset(amqp.Delivery{Headers: d.Headers})
+		}
+		fresh.add(v.SKU)
+		return nil
+	})}, WithOffsetName(c.Name+".fresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop = run(t, freshReader)
+	testenv.Eventually(t, "a fresh name reads from the first fact", func() bool { return len(fresh.list()) >= 6 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c", "d", "e", "f"}; !slices.Equal(fresh.list(), want) {
+		t.Fatalf("a fresh offset name read %v, want %v", fresh.list(), want)
+	}
+	// The stores of the consumer's offset took offsets of their own
+	// between 4 and f's: the lag counts them.
+	if l := lag(); offsetF <= 4 || l == nil || *l != offsetF-4 {
+		t.Fatalf("Figures.StreamLag with f at offset %d and 4 stored: %v, want %d", offsetF, l, offsetF-4)
+	}
+}
+
+// WithOffsetName applies to stream consumers only, and takes a name.
+func TestWithOffsetNameRefusals(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "log-reader", Bindings: []string{"item.#"}, Backoff: testLadder})
+	conn := b.dial(Config{})
+	queueReader, err := topology.Build(topology.Spec{
+		Exchanges: topology.Exchanges{Events: "e", Retry: "r", Dead: "d"},
+		Consumers: []topology.ConsumerSpec{{Name: "queue-reader", Bindings: []string{"item.#"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := []Route{Handle(itemFact("item.added"), func(context.Context, Delivery, item) error { return nil })}
+	if _, err := NewConsumer(conn, queueReader.Consumers[0], routes, WithOffsetName("x")); err == nil || !strings.Contains(err.Error(), "WithOffsetName does not apply: the consumer reads a queue") {
+		t.Errorf("WithOffsetName on a queue consumer: %v", err)
+	}
+	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetName("Not A Name")); err == nil || !strings.Contains(err.Error(), `offset name "Not A Name": expected lower-case words`) {
+		t.Errorf("WithOffsetName with a bad name: %v", err)
+	}
+	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetName("log-reader.rebuild")); err != nil {
+		t.Errorf("WithOffsetName on a stream consumer: %v", err)
+	}
+}

@@ -1,0 +1,69 @@
+package streamoffset_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/streamoffset"
+)
+
+// The tail is exact when the broker writes many facts in one chunk: the
+// last chunk's first offset plus its entries. Lag counts from the offset
+// stored.
+func TestLagOfChunksOfManyFacts(t *testing.T) {
+	raw := testenv.AMQPURL(t)
+	port := testenv.StreamPort(t)
+	top := streamTopology(t)
+	deleteAtEnd(t, raw, top)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: port, Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := top.Consumers[0]
+
+	empty, err := streamoffset.ReadLag(ctx, conn, c, "")
+	if err != nil || empty.HasTail || empty.HasStored {
+		t.Fatalf("an empty stream: %+v, %v", empty, err)
+	}
+
+	// 500 facts in flight at once: the broker writes them in few chunks.
+	ch, err := conn.OpenChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	var confirms []*amqp.DeferredConfirmation
+	for range 500 {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", c.Stream, false, false, amqp.Publishing{Body: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		confirms = append(confirms, dc)
+	}
+	for _, dc := range confirms {
+		if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+			t.Fatalf("confirm: %v %v", ok, err)
+		}
+	}
+	l, err := streamoffset.ReadLag(ctx, conn, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.HasTail || l.Tail != 499 || l.HasStored {
+		t.Fatalf("after 500 facts: %+v, want tail 499 and nothing stored", l)
+	}
+	if _, ok := l.Offsets(); ok {
+		t.Fatalf("lag known with nothing stored: %+v", l)
+	}
+}

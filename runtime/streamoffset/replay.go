@@ -1,0 +1,366 @@
+package streamoffset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/streamproto"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Broker is what reading a stream over AMQP needs: a *runtime.Conn.
+type Broker interface {
+	OpenChannel(ctx context.Context) (*amqp.Channel, error)
+	StreamEndpoint() (runtime.StreamEndpoint, error)
+}
+
+// DefaultTailWait bounds how long reading a stream's tail waits for its
+// last chunk before it takes the stream for empty.
+const DefaultTailWait = streamproto.DefaultTailWait
+
+// Lag is how far a stream consumer's stored offset is behind the stream's
+// tail, both exact at the moment they were read.
+type Lag struct {
+	Stream string
+	Name   string // the offset name: the consumer's, or a replay's
+	// Tail is the offset of the stream's last fact; HasTail is false when
+	// the stream holds no fact.
+	Tail    int64
+	HasTail bool
+	// Stored is the offset stored under Name; HasStored is false when
+	// none is (the consumer never settled a fact).
+	Stored    int64
+	HasStored bool
+	// Until is a replay's bound (the last offset it reads), stored by
+	// warren replay --limit; HasUntil is false without one (and for a
+	// consumer's own name).
+	Until    int64
+	HasUntil bool
+}
+
+// Remaining is how many offsets a bounded replay has left to its bound;
+// ok is false without a bound or with nothing stored yet.
+func (l Lag) Remaining() (n int64, ok bool) {
+	if !l.HasUntil || !l.HasStored {
+		return 0, false
+	}
+	return max(l.Until-l.Stored, 0), true
+}
+
+// Offsets is how many offsets lie after Stored up to Tail: the facts not
+// yet settled, plus the stream's own offset-tracking records among them
+// (each stored offset takes one). ok is false when it is not known: no
+// offset stored while the stream holds facts.
+func (l Lag) Offsets() (n int64, ok bool) {
+	switch {
+	case !l.HasTail:
+		return 0, true
+	case !l.HasStored:
+		return 0, false
+	}
+	return max(l.Tail-l.Stored, 0), true
+}
+
+// ReadLag reads the tail of c's stream and the offset stored under name
+// (c's own name when name is ""), over the stream protocol at b's broker,
+// on a connection of its own. A [LagReader] keeps one for many readings.
+func ReadLag(ctx context.Context, b Broker, c topology.Consumer, name string) (Lag, error) {
+	r := NewLagReader(b)
+	defer r.Close()
+	return r.Read(ctx, c, name)
+}
+
+// LagReader reads lags over one stream-protocol connection, opened at the
+// first reading and again after the broker closed it: for a console that
+// reads every few seconds, or a status of many stream consumers.
+type LagReader struct {
+	b  Broker
+	mu sync.Mutex
+	s  *streamproto.Store
+}
+
+// NewLagReader returns a LagReader of b's broker; Close closes it.
+func NewLagReader(b Broker) *LagReader { return &LagReader{b: b} }
+
+// Read is [ReadLag] on the reader's connection.
+func (r *LagReader) Read(ctx context.Context, c topology.Consumer, name string) (Lag, error) {
+	if name == "" {
+		name = c.Name
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s == nil {
+		s, err := open(ctx, r.b)
+		if err != nil {
+			return Lag{}, err
+		}
+		r.s = s
+	}
+	l, err := readLag(ctx, r.s, c.Stream, name)
+	if err == nil && name != c.Name {
+		ref := name + runtime.ReplayUntilSuffix
+		if l.Until, l.HasUntil, err = r.s.QueryOffset(ctx, ref, c.Stream); err != nil {
+			err = fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err)
+		}
+	}
+	if err != nil {
+		// The next reading opens a connection afresh, at the broker's
+		// current address.
+		_ = r.s.Close()
+		r.s = nil
+	}
+	return l, err
+}
+
+// Close closes the reader's connection, if one is open.
+func (r *LagReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s == nil {
+		return nil
+	}
+	err := r.s.Close()
+	r.s = nil
+	return err
+}
+
+func readLag(ctx context.Context, s *streamproto.Store, stream, name string) (Lag, error) {
+	l := Lag{Stream: stream, Name: name}
+	var err error
+	if l.Tail, l.HasTail, err = s.Tail(ctx, stream); err != nil {
+		return l, err
+	}
+	if l.Stored, l.HasStored, err = s.QueryOffset(ctx, name, stream); err != nil {
+		return l, fmt.Errorf("query offset %q of stream %q: %w", name, stream, err)
+	}
+	return l, nil
+}
+
+func open(ctx context.Context, b Broker) (*streamproto.Store, error) {
+	ep, err := b.StreamEndpoint()
+	if err != nil {
+		return nil, err
+	}
+	return streamproto.Open(ctx, streamproto.Endpoint(ep))
+}
+
+// Replay asks to re-read a stream consumer's stream under a fresh offset
+// name, from a position, for at most Limit of the consumer's facts.
+type Replay struct {
+	Consumer topology.Consumer // a stream consumer
+	Keys     []string          // the routing keys it handles; the others are skipped
+	Name     string            // the fresh offset name
+	// From is where the replay starts: StartFirst, StartOffset (the first
+	// fact at or after the offset) or StartTime (the first chunk of facts
+	// written at or after the time).
+	From  topology.Start
+	Limit int // at most this many of the consumer's facts; 0 reads to the tail and on
+}
+
+// Fact is one fact a replay reads.
+type Fact struct {
+	Offset     int64
+	ID         string
+	RoutingKey string
+	Handled    bool // the consumer handles it; false: it is skipped
+}
+
+// Plan is where a replay starts and ends, exact when it was made.
+type Plan struct {
+	Stream string
+	Name   string
+	First  int64 // the offset of the first fact read
+	Tail   int64 // the stream's last offset when planned
+	// Until is the last offset read (with a limit), or -1: the reader
+	// reads to the tail and goes on with what is written after.
+	Until int64
+	// Facts are the facts read, in stream order, when a limit bounds
+	// them; nil without a limit.
+	Facts []Fact
+}
+
+// Handled counts the facts of the plan that the consumer handles.
+func (p Plan) Handled() int {
+	n := 0
+	for _, f := range p.Facts {
+		if f.Handled {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrNotFresh is returned when a replay's offset name already holds an
+// offset or a bound.
+var ErrNotFresh = errors.New("the offset name is not fresh")
+
+// ErrNothingToReplay is returned when the stream holds no fact at or after
+// the replay's start.
+var ErrNothingToReplay = errors.New("nothing to replay")
+
+// PlanReplay finds, without changing anything, where r starts and ends:
+// it checks that r.Name is fresh, reads the stream's tail, and reads the
+// stream over AMQP from r.From for the first offset, and with a limit up
+// to the limit's last fact. wait bounds how long it waits for the first
+// fact (a time after the stream's last chunk delivers none).
+func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Plan, error) {
+	c := r.Consumer
+	if c.Stream == "" {
+		return Plan{}, fmt.Errorf("consumer %q reads a queue, not a stream", c.Name)
+	}
+	if err := runtime.CheckOffsetName(r.Name); err != nil {
+		return Plan{}, err
+	}
+	if r.Name == c.Name {
+		return Plan{}, fmt.Errorf("offset name %q is the consumer's own: a replay reads under a fresh name, beside the consumer's live offset", r.Name)
+	}
+	s, err := open(ctx, b)
+	if err != nil {
+		return Plan{}, err
+	}
+	defer s.Close()
+	for _, ref := range []string{r.Name, r.Name + runtime.ReplayUntilSuffix} {
+		off, found, err := s.QueryOffset(ctx, ref, c.Stream)
+		if err != nil {
+			return Plan{}, fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err)
+		}
+		if found {
+			return Plan{}, fmt.Errorf("offset name %q holds offset %d of stream %q (%s): %w; choose another name", r.Name, off, c.Stream, ref, ErrNotFresh)
+		}
+	}
+	tail, found, err := s.Tail(ctx, c.Stream)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !found {
+		return Plan{}, fmt.Errorf("%w: stream %q holds no fact", ErrNothingToReplay, c.Stream)
+	}
+	p := Plan{Stream: c.Stream, Name: r.Name, Tail: tail, Until: -1}
+	if r.From.Kind == topology.StartOffset && r.From.Offset > tail {
+		return Plan{}, fmt.Errorf("%w: offset %d is past the tail of stream %q (%d)", ErrNothingToReplay, r.From.Offset, c.Stream, tail)
+	}
+	if err := readPlan(ctx, b, r, &p, wait); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+// readPlan reads the stream from r.From until it knows p.First and, with
+// a limit, p.Until and p.Facts.
+func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Duration) error {
+	ch, err := b.OpenChannel(ctx)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	if err := ch.Qos(500, 0, false); err != nil {
+		return fmt.Errorf("read stream %q: %w", p.Stream, err)
+	}
+	from := r.From
+	if from.Kind == "" {
+		from.Kind = topology.StartFirst
+	}
+	deliveries, err := ch.ConsumeWithContext(ctx, p.Stream, "", false, false, false, false, amqp.Table{"x-stream-offset": from.ConsumeArgument()})
+	if err != nil {
+		return fmt.Errorf("read stream %q from %s: %w", p.Stream, from, err)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	first := true
+	for {
+		var d amqp.Delivery
+		var ok bool
+		select {
+		case d, ok = <-deliveries:
+		case <-timer.C:
+			if first {
+				return fmt.Errorf("%w: stream %q delivered no fact at or after %s within %s", ErrNothingToReplay, p.Stream, from, wait)
+			}
+			continue
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !ok {
+			return fmt.Errorf("read stream %q: the channel closed", p.Stream)
+		}
+		_ = d.Ack(false)
+		off := offsetOf(d)
+		if first {
+			p.First, first = off, false
+			if r.Limit == 0 {
+				return nil
+			}
+		}
+		f := Fact{Offset: off, ID: d.MessageId, RoutingKey: d.RoutingKey, Handled: slices.Contains(r.Keys, d.RoutingKey)}
+		p.Facts = append(p.Facts, f)
+		if f.Handled && p.Handled() == r.Limit {
+			p.Until = off
+			return nil
+		}
+		if off >= p.Tail {
+			// Fewer of the consumer's facts than the limit: the
+			// replay ends at the tail as it was.
+			p.Until = p.Tail
+			return nil
+		}
+	}
+}
+
+func offsetOf(d amqp.Delivery) int64 {
+	switch v := d.Headers["x-stream-offset"].(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	}
+	return -1
+}
+
+// Apply stores p on the broker: under p.Name the offset before p.First
+// (nothing when p.First is 0: a fresh name reads from the first fact),
+// and with a bound, p.Until under p.Name+[runtime.ReplayUntilSuffix]. It
+// returns once the broker reports both stored (it applies a store
+// asynchronously), or ctx ends.
+func Apply(ctx context.Context, b Broker, p Plan) error {
+	s, err := open(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	want := map[string]int64{}
+	if p.First > 0 {
+		want[p.Name] = p.First - 1
+	}
+	if p.Until >= 0 {
+		want[p.Name+runtime.ReplayUntilSuffix] = p.Until
+	}
+	for ref, off := range want {
+		if err := s.StoreOffset(ctx, ref, p.Stream, off); err != nil {
+			return fmt.Errorf("store offset %q of stream %q: %w", ref, p.Stream, err)
+		}
+	}
+	for ref, off := range want {
+		for {
+			got, found, err := s.QueryOffset(ctx, ref, p.Stream)
+			if err != nil {
+				return fmt.Errorf("query offset %q of stream %q: %w", ref, p.Stream, err)
+			}
+			if found && got == off {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("offset %q of stream %q not stored yet: %w", ref, p.Stream, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
