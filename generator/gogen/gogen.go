@@ -143,19 +143,47 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 	return formatFile(f)
 }
 
-// formatFile renders f with its imports grouped and gofmts it. A formatting
-// failure is a bug in the emitter; its error carries the numbered source to
-// find it.
+// formatFile renders f with its imports grouped in gofmt's layout: written
+// directly by layout when it knows every construct of the file, by
+// go/format otherwise. A formatting failure is a bug in the emitter; its
+// error carries the numbered source to find it.
 func formatFile(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, err
 	}
-	out, err := format.Source(groupImports(buf.Bytes()))
+	src := groupImports(buf.Bytes())
+	laid, ok := layout(src)
+	if ok && !VerifyLayout {
+		return laid, nil
+	}
+	out, err := format.Source(src)
 	if err != nil {
 		return nil, fmt.Errorf("gofmt: %w\n%s", err, numbered(buf.String()))
 	}
+	if ok && !bytes.Equal(laid, out) {
+		return nil, fmt.Errorf("layout differs from gofmt's: %s", firstDifference(laid, out))
+	}
 	return out, nil
+}
+
+// VerifyLayout makes every generated file go through go/format as well and
+// fail when the layout written directly differs from gofmt's. Tests set it;
+// generation leaves go/format out when the direct layout knows the file.
+var VerifyLayout bool
+
+// firstDifference names the first line where got and want differ, with
+// the lines around it.
+func firstDifference(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			lo := max(0, i-3)
+			return fmt.Sprintf("line %d:\n%s\ngofmt:\n%s", i+1,
+				strings.Join(g[lo:min(len(g), i+3)], "\n"), strings.Join(w[lo:min(len(w), i+3)], "\n"))
+		}
+	}
+	return fmt.Sprintf("%d lines, gofmt %d", len(g), len(w))
 }
 
 func numbered(src string) string {
