@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,6 +47,7 @@ in a hand-written file of the output package, below the package clause:
 }
 
 func runGenerate(c *cli.Context) error {
+	collectLessOften()
 	dir, err := oneArg(c, "SCHEMA_DIR")
 	if err != nil {
 		return err
@@ -89,6 +92,20 @@ func runGenerate(c *cli.Context) error {
 // one whose content differs (a schema changed since the last run), and a
 // generated file no schema produces any more. fix is the command that
 // brings the directory up to date.
+// collectLessOften lets the heap grow to five times what is live between
+// garbage collections instead of twice, within 1 GiB, unless GOGC or
+// GOMEMLIMIT say otherwise: generating a package allocates much that lives
+// briefly, and with the default the collector took a fifth of the time of
+// a thousand facts.
+func collectLessOften() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
+}
+
 func reportStale(w io.Writer, plan *outdir.Plan, fix string) {
 	missing := map[string]bool{}
 	for _, name := range plan.Missing {

@@ -64,7 +64,12 @@ func scanLines(src []byte) ([]srcLine, bool) {
 	var s scanner.Scanner
 	bad := false
 	s.Init(file, src, func(token.Position, string) { bad = true }, scanner.ScanComments)
+	// all tokens in one slice, each line a part of it; lines counted by
+	// hand (token.File.Line searches and locks for every token)
+	toks := make([]tok, 0, len(src)/4)
 	var lines []srcLine
+	var starts []int
+	line, off := 1, 0
 	last := 0
 	for {
 		pos, t, lit := s.Scan()
@@ -83,22 +88,33 @@ func scanLines(src []byte) ([]srcLine, bool) {
 		if t == token.STRING && strings.HasPrefix(lit, "`") && strings.Contains(lit, "\n") {
 			return nil, false
 		}
-		line := file.Line(pos)
+		o := file.Offset(pos)
+		line += bytes.Count(src[off:o], newline)
+		off = o
 		if line != last {
 			lines = append(lines, srcLine{nl: line - last})
+			starts = append(starts, len(toks))
 			last = line
 		}
-		l := &lines[len(lines)-1]
 		if t.IsKeyword() || t.IsOperator() {
 			lit = ""
 		}
-		l.toks = append(l.toks, tok{t, lit})
+		toks = append(toks, tok{t, lit})
 	}
 	if bad {
 		return nil, false
 	}
+	for i := range lines {
+		end := len(toks)
+		if i+1 < len(lines) {
+			end = starts[i+1]
+		}
+		lines[i].toks = toks[starts[i]:end:end]
+	}
 	return lines, true
 }
+
+var newline = []byte{'\n'}
 
 // bracket is an open (, [ or { and what it opens.
 type bracket struct {
