@@ -26,7 +26,7 @@ func layout(src []byte) (out []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	l := &layouter{}
+	l := &layouter{out: make([]outLine, 0, len(lines)+len(lines)/8)}
 	for i := range lines {
 		if !l.line(&lines[i]) {
 			return nil, false
@@ -155,6 +155,8 @@ type layouter struct {
 	groups  int
 	lastTop token.Token // keyword of the last top-level declaration
 	inDecl  bool        // a top-level declaration has started and not ended
+	buf     bytes.Buffer
+	size    int // of the text of the lines, about
 }
 
 func (l *layouter) top() *bracket {
@@ -211,7 +213,8 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 		if closers > len(l.stack) {
 			return false
 		}
-		indent = l.stack[len(l.stack)-closers].indent
+		// the first closer's: gofmt indents the line when it writes it
+		indent = l.stack[len(l.stack)-1].indent
 	} else if t := l.top(); t != nil {
 		indent = t.indent + 1
 	}
@@ -221,7 +224,8 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 			return false
 		}
 	}
-	var b strings.Builder
+	b := &l.buf // reused: text below copies it
+	b.Reset()
 	owner := l.top()
 	var cellAt []int // byte offsets in b where a cell ends
 	sig := -1        // depth of a func keyword whose body is not open yet
@@ -237,7 +241,9 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 			header = true
 		}
 	}
-	for i, t := range toks {
+	funcStart, lit := 0, false // where the last func keyword was written; a literal's
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		var prev tok
 		if i > 0 {
 			prev = toks[i-1]
@@ -300,6 +306,31 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 			}
 			// parameters and results of a function or an interface's method
 			br.params = t.t == token.LPAREN && (sig >= 0 || i == 1 && top != nil && top.kind == kindMethods && len(l.stack) == lineDepth)
+			if kind == kindBlock && lit && sig == len(l.stack) {
+				// a func literal's body: on this line, as gofmt keeps
+				// it, or on lines of its own that follow
+				sig, lit = -1, false
+				if i+1 < len(toks) {
+					j := closing(toks, i)
+					if j < 0 {
+						return false
+					}
+					if j == i+1 {
+						b.WriteString("{}")
+					} else {
+						body, oneLine := l.respace(toks[i+1:j], true)
+						if !oneLine || b.Len()-1-funcStart+len(body) > 100 {
+							return false
+						}
+						b.WriteString("{ " + body + " }")
+					}
+					if top != nil {
+						top.last = token.RBRACE
+					}
+					i = j
+					continue
+				}
+			}
 			if kind == kindBlock {
 				sig = -1
 				if i+1 < len(toks) {
@@ -325,10 +356,9 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 			closedParams = top.params
 			b.WriteString(t.text())
 		case token.FUNC:
-			if i > 0 && len(l.stack) > 0 {
-				return false // a func literal
-			}
 			sig = len(l.stack)
+			lit = i > 0 || len(l.stack) > 0
+			funcStart = b.Len()
 			b.WriteString(t.text())
 		case token.COMMENT:
 			if i > 0 || !plainComment(t.lit) {
@@ -371,6 +401,7 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 		return false
 	}
 	text := b.String()
+	l.size += len(text) + indent
 	ol := outLine{indent: indent, text: text}
 	// cells
 	switch {
@@ -519,6 +550,24 @@ func plainComment(c string) bool {
 	return !strings.ContainsRune(text, '•')
 }
 
+// closing is the index of the bracket in toks that closes toks[open], or
+// -1 when it is not on this line.
+func closing(toks []tok, open int) int {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch toks[j].t {
+		case token.LPAREN, token.LBRACK, token.LBRACE:
+			depth++
+		case token.RPAREN, token.RBRACK, token.RBRACE:
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
 func matches(open, close token.Token) bool {
 	return open == token.LPAREN && close == token.RPAREN ||
 		open == token.LBRACK && close == token.RBRACK ||
@@ -632,6 +681,7 @@ func isAssign(t token.Token) bool {
 // as wide as the widest of its column in the block, plus one.
 func (l *layouter) render() ([]byte, bool) {
 	var buf bytes.Buffer
+	buf.Grow(l.size + 2*len(l.out))
 	out := l.out
 	for i := 0; i < len(out); {
 		o := out[i]
