@@ -55,6 +55,15 @@ type output struct {
 // Generate renders every file of the package, keyed by file name.
 func Generate(m *model.Model) (map[string][]byte, error) {
 	e := &emitter{m: m}
+	// whether each struct is tabled, decided once: the answer builds the
+	// whole Shape, and the files, written at once, only read the map
+	isTabled := map[*model.Type]bool{}
+	for _, t := range m.Types {
+		if t.Kind == model.Struct {
+			isTabled[t] = e.tabled(t)
+		}
+	}
+	e.isTabled = isTabled
 	e.bare = e.bareStructs()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
@@ -200,4 +209,6 @@ type emitter struct {
 	// bare are the inline structs written with CodecFields alone (see
 	// bareStructs).
 	bare map[*model.Type]bool
+	// isTabled caches tabled for the model's structs.
+	isTabled map[*model.Type]bool
 }
