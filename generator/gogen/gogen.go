@@ -1,7 +1,7 @@
 // Package gogen emits the Go files of a generated package from a
 // [model.Model] with dave/jennifer. It decides syntax only: every name comes
-// from the model. Each output is rendered in memory and gofmt'ed; nothing is
-// written to disk here.
+// from the model. Each output is rendered in memory in gofmt's layout (see
+// layout); nothing is written to disk here.
 package gogen
 
 import (
@@ -95,8 +95,8 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 			todo = append(todo, o)
 		}
 	}
-	// Files are independent and gofmt dominates the cost: render them on
-	// every core. The model is only read.
+	// Files are independent and rendering them is most of the cost:
+	// render them on every core. The model is only read.
 	rendered := make([][]byte, len(todo))
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
