@@ -10,17 +10,18 @@ import (
 
 // layout writes jennifer's unformatted output in gofmt's layout without
 // parsing it into a syntax tree and printing that again, which is what made
-// go/format half of the generator's time. It knows the constructs the
-// generated type files are made of: declarations with doc comments,
-// structs with tagged fields, const and var groups, composite literals
-// one element a line or on one line, function bodies of simple statements,
-// comparisons. It re-spaces the tokens of each line, indents by nesting,
-// aligns the columns gofmt aligns, and keeps a function body on its
-// header's line when gofmt would. Anything else (switch statements,
-// arithmetic, func literals, comments after code, a composite literal
-// element spanning lines between aligned ones...) makes it give up: ok is
-// false and the caller runs go/format. Tests compare its output with
-// go/format's for every golden and synthetic file (see verifyLayout).
+// go/format half of the generator's time. It knows the constructs generated
+// files are made of: declarations with doc comments, structs with tagged
+// fields, interfaces, const and var groups, composite literals one element
+// a line or on one line, function bodies and func literals of simple
+// statements, if and for blocks, comparisons. It re-spaces the tokens of
+// each line, indents by nesting, aligns the columns gofmt aligns, and keeps
+// a function body on its header's line when gofmt would. Anything else
+// (switch statements, arithmetic but a number times something in a
+// composite literal, comments after code, doc comments gofmt would
+// reformat, a const group mixing typed and untyped specs...) makes it give
+// up: ok is false and the caller runs go/format. Tests compare the two on
+// every file they generate (VerifyLayout).
 func layout(src []byte) (out []byte, ok bool) {
 	lines, ok := scanLines(src)
 	if !ok {
@@ -191,8 +192,6 @@ func (l *layouter) line(sl *srcLine) bool {
 		default:
 			return false
 		}
-	} else if len(l.stack) == 0 && toks[0].t == token.PACKAGE {
-		// the package clause first
 	}
 	if len(l.out) > 0 && nl == 2 {
 		l.out = append(l.out, outLine{blank: true})
@@ -230,7 +229,7 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 	var cellAt []int // byte offsets in b where a cell ends
 	sig := -1        // depth of a func keyword whose body is not open yet
 	header := false  // the line begins an if, for, switch or else
-	lineDepth := len(l.stack)
+	lineDepth := len(l.stack) - closers // after the leading closers
 	blockStart := -1 // index of the block '{' opened on this line
 	namePos := false
 	binaries := 0         // binary products on the line
@@ -366,6 +365,9 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 			}
 			b.WriteString(t.text())
 		case token.COLON:
+			if top != nil && top.kind == kindBlock {
+				return false // a label, which gofmt outdents
+			}
 			b.WriteString(":")
 			if top != nil && top.kind == kindComposite && len(l.stack) == lineDepth && closers == 0 {
 				cellAt = append(cellAt, b.Len())
@@ -399,6 +401,9 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 	}
 	if binaries > 1 {
 		return false
+	}
+	if owner != nil && (owner.kind == kindFields || owner.kind == kindSpecs) && closers == 0 && len(l.stack) != lineDepth {
+		return false // a field or spec on several lines
 	}
 	text := b.String()
 	l.size += len(text) + indent
