@@ -226,11 +226,11 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 	b := &l.buf // reused: text below copies it
 	b.Reset()
 	owner := l.top()
-	var cellAt []int // byte offsets in b where a cell ends
-	sig := -1        // depth of a func keyword whose body is not open yet
-	header := false  // the line begins an if, for, switch or else
+	var cellAt []int                    // byte offsets in b where a cell ends
+	sig := -1                           // depth of a func keyword whose body is not open yet
+	header := false                     // the line begins an if, for, switch or else
 	lineDepth := len(l.stack) - closers // after the leading closers
-	blockStart := -1 // index of the block '{' opened on this line
+	blockStart := -1                    // index of the block '{' opened on this line
 	namePos := false
 	binaries := 0         // binary products on the line
 	closedParams := false // the token before closed a parameter list
