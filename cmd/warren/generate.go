@@ -87,11 +87,6 @@ func runGenerate(c *cli.Context) error {
 	return nil
 }
 
-// reportStale names, one per line, each file --check found wanting: one
-// that does not exist yet (a new schema, or a package never generated),
-// one whose content differs (a schema changed since the last run), and a
-// generated file no schema produces any more. fix is the command that
-// brings the directory up to date.
 // collectLessOften lets the heap grow to five times what is live between
 // garbage collections instead of twice, within 1 GiB, unless GOGC or
 // GOMEMLIMIT say otherwise: generating a package allocates much that lives
@@ -106,6 +101,11 @@ func collectLessOften() {
 	}
 }
 
+// reportStale names, one per line, each file --check found wanting: one
+// that does not exist yet (a new schema, or a package never generated),
+// one whose content differs (a schema changed since the last run), and a
+// generated file no schema produces any more. fix is the command that
+// brings the directory up to date.
 func reportStale(w io.Writer, plan *outdir.Plan, fix string) {
 	missing := map[string]bool{}
 	for _, name := range plan.Missing {

@@ -155,7 +155,10 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 // formatFile renders f with its imports grouped in gofmt's layout: written
 // directly by layout when it knows every construct of the file, by
 // go/format otherwise. A formatting failure is a bug in the emitter; its
-// error carries the numbered source to find it.
+// error carries the numbered source to find it. layout does not parse the
+// file as go/format does: that the emitter writes Go that parses is
+// checked by the tests, which format every file they generate with
+// go/format too (VerifyLayout), and by the fuzz targets.
 func formatFile(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
