@@ -126,8 +126,8 @@ type bracket struct {
 	elems  int // elements of a composite literal, fields of a struct
 	// specs of a const or var group with a type and without
 	typed, untyped int
-	params         bool // a parameter or result list
-	last           token.Token
+	params         bool        // a parameter or result list
+	last           token.Token // the last token directly inside, so far
 }
 
 const (
@@ -147,7 +147,7 @@ type outLine struct {
 	cells  []string // aligned cells; the text follows them
 	text   string
 	group  int      // lines of one group align; 0: none
-	owner  *bracket // for key-value cells: their composite literal
+	owner  *bracket // for cells: the composite literal, struct or group
 }
 
 type layouter struct {
