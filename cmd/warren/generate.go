@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,6 +47,7 @@ in a hand-written file of the output package, below the package clause:
 }
 
 func runGenerate(c *cli.Context) error {
+	collectLessOften()
 	dir, err := oneArg(c, "SCHEMA_DIR")
 	if err != nil {
 		return err
@@ -82,6 +85,20 @@ func runGenerate(c *cli.Context) error {
 		return reportError(stderr, "generate", "", err)
 	}
 	return nil
+}
+
+// collectLessOften lets the heap grow to five times what is live between
+// garbage collections instead of twice, within 1 GiB, unless GOGC or
+// GOMEMLIMIT say otherwise: generating a package allocates much that lives
+// briefly, and with the default the collector took a fifth of the time of
+// a thousand facts.
+func collectLessOften() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 // reportStale names, one per line, each file --check found wanting: one

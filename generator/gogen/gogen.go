@@ -1,7 +1,7 @@
 // Package gogen emits the Go files of a generated package from a
 // [model.Model] with dave/jennifer. It decides syntax only: every name comes
-// from the model. Each output is rendered in memory and gofmt'ed; nothing is
-// written to disk here.
+// from the model. Each output is rendered in memory in gofmt's layout (see
+// layout); nothing is written to disk here.
 package gogen
 
 import (
@@ -55,6 +55,15 @@ type output struct {
 // Generate renders every file of the package, keyed by file name.
 func Generate(m *model.Model) (map[string][]byte, error) {
 	e := &emitter{m: m}
+	// whether each struct is tabled, decided once: the answer builds the
+	// whole Shape, and the files, written at once, only read the map
+	isTabled := map[*model.Type]bool{}
+	for _, t := range m.Types {
+		if t.Kind == model.Struct {
+			isTabled[t] = e.tabled(t)
+		}
+	}
+	e.isTabled = isTabled
 	e.bare = e.bareStructs()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
@@ -86,8 +95,8 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 			todo = append(todo, o)
 		}
 	}
-	// Files are independent and gofmt dominates the cost: render them on
-	// every core. The model is only read.
+	// Files are independent and rendering them is most of the cost:
+	// render them on every core. The model is only read.
 	rendered := make([][]byte, len(todo))
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
@@ -143,19 +152,50 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 	return formatFile(f)
 }
 
-// formatFile renders f with its imports grouped and gofmts it. A formatting
-// failure is a bug in the emitter; its error carries the numbered source to
-// find it.
+// formatFile renders f with its imports grouped in gofmt's layout: written
+// directly by layout when it knows every construct of the file, by
+// go/format otherwise. A formatting failure is a bug in the emitter; its
+// error carries the numbered source to find it. layout does not parse the
+// file as go/format does: that the emitter writes Go that parses is
+// checked by the tests, which format every file they generate with
+// go/format too (VerifyLayout), and by the fuzz targets.
 func formatFile(f *jen.File) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, err
 	}
-	out, err := format.Source(groupImports(buf.Bytes()))
+	src := groupImports(buf.Bytes())
+	laid, ok := layout(src)
+	if ok && !VerifyLayout {
+		return laid, nil
+	}
+	out, err := format.Source(src)
 	if err != nil {
 		return nil, fmt.Errorf("gofmt: %w\n%s", err, numbered(buf.String()))
 	}
+	if ok && !bytes.Equal(laid, out) {
+		return nil, fmt.Errorf("layout differs from gofmt's: %s", firstDifference(laid, out))
+	}
 	return out, nil
+}
+
+// VerifyLayout makes every generated file go through go/format as well and
+// fail when the layout written directly differs from gofmt's. Tests set it;
+// generation leaves go/format out when the direct layout knows the file.
+var VerifyLayout bool
+
+// firstDifference names the first line where got and want differ, with
+// the lines around it.
+func firstDifference(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			lo := max(0, i-3)
+			return fmt.Sprintf("line %d:\n%s\ngofmt:\n%s", i+1,
+				strings.Join(g[lo:min(len(g), i+3)], "\n"), strings.Join(w[lo:min(len(w), i+3)], "\n"))
+		}
+	}
+	return fmt.Sprintf("%d lines, gofmt %d", len(g), len(w))
 }
 
 func numbered(src string) string {
@@ -172,4 +212,6 @@ type emitter struct {
 	// bare are the inline structs written with CodecFields alone (see
 	// bareStructs).
 	bare map[*model.Type]bool
+	// isTabled caches tabled for the model's structs.
+	isTabled map[*model.Type]bool
 }

@@ -22,6 +22,9 @@ func (e *emitter) tabled(t *model.Type) bool {
 	if t.Kind != model.Struct || t.Inexact() != "" {
 		return false
 	}
+	if ok, known := e.isTabled[t]; known {
+		return ok
+	}
 	_, _, ok := (&valueCodec{assert: e.m.AssertFormats}).shape(t)
 	return ok
 }
