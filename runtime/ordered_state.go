@@ -13,7 +13,7 @@ import (
 type orderedState struct {
 	mu     sync.Mutex
 	last   map[string]seqSeen // ordering key -> the last fact seen of it
-	parked map[string]string  // ordering key -> id of the poisoned fact it waits behind
+	parked map[string]parking // ordering key -> the poisoned fact it waits behind
 }
 
 // seqSeen is the last numbered fact of a key.
@@ -21,6 +21,43 @@ type seqSeen struct {
 	source string
 	seq    int64
 	id     string
+	tag    string // the consumer tag it came by: its shard's consumer
+}
+
+// parking is a parked key's poisoned fact.
+type parking struct {
+	id  string
+	tag string // the consumer tag it came by
+}
+
+// forgetTag forgets the keys seen through consumer tag: their shard was
+// handed over, and another instance goes on with them.
+func (s *orderedState) forgetTag(tag string) {
+	if s == nil || tag == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, seen := range s.last {
+		if seen.tag == tag {
+			delete(s.last, key)
+		}
+	}
+}
+
+// parksTag reports whether a key that came by consumer tag is parked.
+func (s *orderedState) parksTag(tag string) bool {
+	if s == nil || tag == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.parked {
+		if p.tag == tag {
+			return true
+		}
+	}
+	return false
 }
 
 // headerReplayedAt is poison.HeaderReplayedAt, set on facts replayed
@@ -32,7 +69,7 @@ const headerReplayedAt = "x-replayed-at"
 const maxTrackedKeys = 100_000
 
 func newOrderedState() *orderedState {
-	return &orderedState{last: map[string]seqSeen{}, parked: map[string]string{}}
+	return &orderedState{last: map[string]seqSeen{}, parked: map[string]parking{}}
 }
 
 // checkSequence compares a fact's sequence number with the last one of its
@@ -58,7 +95,7 @@ func (c *Consumer) checkSequence(in inbound) {
 	if len(s.last) >= maxTrackedKeys && !seen {
 		s.last = map[string]seqSeen{}
 	}
-	s.last[key] = seqSeen{source: source, seq: seq, id: in.d.MessageId}
+	s.last[key] = seqSeen{source: source, seq: seq, id: in.d.MessageId, tag: in.d.ConsumerTag}
 	s.mu.Unlock()
 	switch {
 	case !seen || prev.source != source || prev.id == in.d.MessageId || seq == prev.seq+1:
@@ -86,7 +123,7 @@ func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) b
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
 	if _, ok := c.ordered.parked[key]; !ok {
-		c.ordered.parked[key] = in.d.MessageId
+		c.ordered.parked[key] = parking{id: in.d.MessageId, tag: in.d.ConsumerTag}
 	}
 	c.ordered.mu.Unlock()
 	return true
@@ -104,7 +141,13 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 	}
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
-	head, parked := c.ordered.parked[key]
+	p, parked := c.ordered.parked[key]
+	head := p.id
+	if parked {
+		// The shard it comes by now (its consumer tag changes with each
+		// channel) holds a parked key: it is not handed over.
+		c.ordered.parked[key] = parking{id: head, tag: in.d.ConsumerTag}
+	}
 	if parked && head == in.d.MessageId {
 		delete(c.ordered.parked, key)
 		parked = false
