@@ -227,6 +227,7 @@ type channelRun struct {
 	// consume a queue again on a new one.
 	ownMu      sync.Mutex
 	own        map[string]transport.Channel
+	ownClosed  bool // closeAll ran: a channel opened now would outlive the run
 	consumeOwn func(q string) (<-chan amqp.Delivery, error)
 }
 
@@ -246,6 +247,7 @@ func (r *channelRun) closeOwn(q string) {
 // closeAll closes every own channel, then the run's channel.
 func (r *channelRun) closeAll() {
 	r.ownMu.Lock()
+	r.ownClosed = true
 	qs := make([]string, 0, len(r.own))
 	for q := range r.own {
 		qs = append(qs, q)
@@ -339,6 +341,10 @@ func (e *engine[J]) consumeOwn(r *channelRun, q, tag string, args amqp.Table) (<
 	}
 	r.ownMu.Lock()
 	defer r.ownMu.Unlock()
+	if r.ownClosed {
+		_ = ch.Close()
+		return nil, errors.New("the channel's run is over")
+	}
 	if r.own == nil {
 		r.own = map[string]transport.Channel{}
 	}

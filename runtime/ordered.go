@@ -61,7 +61,13 @@ func (k orderedKind) queues() []string { return k.c.spec.Shards }
 func (k orderedKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
 	q := newKeyQueues(k.c.spec.Shards, feeds, k.c.opts.prefetch)
 	if len(k.c.spec.Shards) > 1 {
-		go q.balance(r, k.c, k.c.opts.balanceEvery)
+		// The balancer counts as a reader, so that ready stays open while
+		// it may start a shard's next reader; it ends with r.
+		q.readers.Add(1)
+		go func() {
+			defer q.readers.Done()
+			q.balance(r, k.c, k.c.opts.balanceEvery)
+		}()
 	}
 	return q
 }
