@@ -14,7 +14,9 @@ import (
 //
 //   - Each shard queue has a single active consumer, so one instance at a
 //     time reads a shard, in queue order; the consistent-hash exchange puts
-//     all facts of a key in the same shard.
+//     all facts of a key in the same shard. Each shard is read on a channel
+//     of its own, and the instances share the shards out by handing a
+//     shard over with nothing of it in hand (ordered_share.go).
 //   - Within an instance, deliveries of every shard are queued per key; the
 //     concurrency workers each take a key that no other worker holds and
 //     handle its oldest fact; once that fact is settled the key is free
