@@ -87,3 +87,75 @@ func TestOrderedConsumerSharesShardsWithALaterInstance(t *testing.T) {
 		}
 	}
 }
+
+// A shard with a parked key stays with the instance that parked it: a
+// second instance started beside it takes a share of the other shards,
+// while every later fact of the parked key still follows the poisoned one
+// to poison, none of them handled by either instance.
+func TestOrderedParkedShardIsNotHandedOver(t *testing.T) {
+	spec := orderedSpec("sharedpark")
+	spec.MaxAttempts, spec.Park = 1, true
+	b := newBroker(t, spec)
+	pubConn := b.dial(Config{})
+	pub, err := NewPublisher(pubConn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := orderedFact()
+	var mu sync.Mutex
+	byInstance := [2]map[string]int{{}, {}}
+	start := func(i int) {
+		c, err := NewConsumer(b.dial(Config{}), b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, it item) error {
+			if it.SKU == "parked" && it.N == 0 {
+				return Permanent(errBadFact)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			byInstance[i][it.SKU]++
+			return nil
+		})}, withBalanceInterval(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, c)
+	}
+	start(0)
+	mustPublish(t, pub, f, item{SKU: "parked", N: 0})
+	poison := b.consumer(0).PoisonQueue
+	testenv.Eventually(t, "the first fact poisoned", func() bool { return b.depth(poison) >= 1 })
+	start(1)
+	const keys, rounds = 40, 60
+	for n := range rounds {
+		mustPublish(t, pub, f, item{SKU: "parked", N: n + 1})
+		for k := range keys {
+			mustPublish(t, pub, f, item{SKU: fmt.Sprintf("key-%03d", k), N: n})
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	handled := func() (n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range byInstance {
+			for _, c := range m {
+				n += c
+			}
+		}
+		return n
+	}
+	testenv.Eventually(t, "the other keys handled", func() bool { return handled() >= keys*rounds })
+	testenv.Eventually(t, "the parked key's facts in poison", func() bool { return b.depth(poison) >= 1+rounds })
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("instance 0 handled facts of %d keys, instance 1 of %d; poison holds %d", len(byInstance[0]), len(byInstance[1]), b.depth(poison))
+	for i, m := range byInstance {
+		if n := m["parked"]; n != 0 {
+			t.Errorf("instance %d handled %d facts of the parked key; want all of them in poison behind the first", i, n)
+		}
+	}
+	if len(byInstance[1]) == 0 {
+		t.Errorf("the second instance handled nothing: no shard was handed over")
+	}
+	if n := b.depth(poison); n != 1+rounds {
+		t.Errorf("poison holds %d, want the poisoned fact and its %d followers", n, rounds)
+	}
+}
