@@ -111,16 +111,25 @@ func (c *Consumer) checkSequence(in inbound) {
 }
 
 // poisonOrdered sends a fact to poison and, when the consumer parks, parks
-// its key behind it. It reports false when the poison copy was not
-// confirmed (the fact was given back).
+// its key behind it: in the guard's database first, when the guard keeps
+// parks ([ParkStore]), so that the park is kept before the fact leaves the
+// shard. It reports false when the fact was not settled (the park could
+// not be written, or the poison copy was not confirmed): the caller
+// reopens the channel, and the fact comes back in order.
 func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) bool {
+	key, _ := in.d.Headers[HeaderOrderingKey].(string)
+	if store := c.parkStore(); store != nil {
+		if err := store.Park(ctx, c.spec.Name, key, in.d.MessageId); err != nil {
+			c.log.Warn("the park of an ordering key could not be kept; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
+			return false
+		}
+	}
 	if !c.poison(ctx, in, cause) {
 		return false
 	}
 	if !c.spec.Park || c.ordered == nil {
 		return true
 	}
-	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
 	if _, ok := c.ordered.parked[key]; !ok {
 		c.ordered.parked[key] = parking{id: in.d.MessageId, tag: in.d.ConsumerTag}
@@ -129,12 +138,24 @@ func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) b
 	return true
 }
 
+// parkStore is the consumer's guard when it keeps parks and the consumer
+// parks; nil otherwise.
+func (c *Consumer) parkStore() ParkStore {
+	if !c.spec.Park || c.ordered == nil {
+		return nil
+	}
+	store, _ := c.opts.guard.(ParkStore)
+	return store
+}
+
 // parkedBehind sends a fact of a parked key to poison, behind the poisoned
 // fact it waits for, and reports whether it took the fact off the key
-// (poisoned, or given back when the copy was not confirmed: settled
-// reports which). The poisoned fact itself
+// (poisoned, or given back when the copy was not confirmed or the park
+// could not be read: settled reports which). The poisoned fact itself
 // coming back (replayed) lifts the park: it is handled, and the facts
-// parked behind it follow it in the poison queue's order.
+// parked behind it follow it in the poison queue's order. With a
+// [ParkStore] guard the database says whether the key is parked, whoever
+// parked it: another instance, or this one before a restart.
 func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settled bool) {
 	if !c.spec.Park || c.ordered == nil {
 		return false, true
@@ -142,15 +163,32 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
 	p, parked := c.ordered.parked[key]
+	c.ordered.mu.Unlock()
 	head := p.id
+	store := c.parkStore()
+	if store != nil {
+		var err error
+		if head, parked, err = store.ParkedBehind(ctx, c.spec.Name, key); err != nil {
+			c.log.Warn("the park of an ordering key could not be read; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
+			return true, false
+		}
+	}
+	if parked && head == in.d.MessageId {
+		if store != nil {
+			if err := store.Unpark(ctx, c.spec.Name, key); err != nil {
+				c.log.Warn("the park of an ordering key could not be lifted; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
+				return true, false
+			}
+		}
+		parked = false
+	}
+	c.ordered.mu.Lock()
 	if parked {
 		// The shard it comes by now (its consumer tag changes with each
 		// channel) holds a parked key: it is not handed over.
 		c.ordered.parked[key] = parking{id: head, tag: in.d.ConsumerTag}
-	}
-	if parked && head == in.d.MessageId {
+	} else {
 		delete(c.ordered.parked, key)
-		parked = false
 	}
 	c.ordered.mu.Unlock()
 	if !parked {
