@@ -36,10 +36,12 @@ import (
 // of the shard's keys (their last sequence numbers) is forgotten: when the
 // shard comes back, later, its keys start fresh instead of reporting the
 // facts handled meanwhile elsewhere as a gap. A shard with a parked key
-// (onPoison park) is not handed over, since the park lives in this
-// instance's memory; it stays until the park lifts or the instance stops.
-// A shard whose facts stay in hand longer than the hand-over's patience
-// (a long retry in place) is let go again and tried at a later round.
+// (onPoison park) is not handed over when the park lives in this
+// instance's memory only; it stays until the park lifts or the instance
+// stops. With a guard that keeps parks ([ParkStore]) it is handed over
+// like any other. A shard whose facts stay in hand longer than the
+// hand-over's patience (a long retry in place) is let go again and tried
+// at a later round.
 
 // DefaultBalanceInterval is how often an ordered consumer compares the
 // shards it reads with its share.
@@ -147,8 +149,10 @@ func (m *members) close() {
 
 // active returns the shards this instance is the active consumer of, as
 // far as it can tell: those that delivered within window or whose facts
-// it has in hand; not those with a parked key.
+// it has in hand; not those with a parked key, unless the guard keeps
+// parks (the next instance then reads them from its database).
 func (q *keyQueues) active(window time.Duration, c *Consumer) []int {
+	durable := c.parkStore() != nil
 	q.mu.Lock()
 	inHand := make([]bool, len(q.shards))
 	for _, i := range q.shardOf {
@@ -156,7 +160,7 @@ func (q *keyQueues) active(window time.Duration, c *Consumer) []int {
 	}
 	var mine []int
 	for i := range q.shards {
-		if (inHand[i] || time.Since(q.seen[i]) < window) && !c.ordered.parksTag(q.tags[i]) {
+		if (inHand[i] || time.Since(q.seen[i]) < window) && (durable || !c.ordered.parksTag(q.tags[i])) {
 			mine = append(mine, i)
 		}
 	}
