@@ -57,9 +57,12 @@ type BatchGuard interface {
 // over, or this one restarted, goes on sending the key's later facts to
 // poison until the poisoned fact comes back. An ordered consumer whose
 // guard is one writes a park before the poisoned fact's copy, reads it for
-// every fact (one query per fact), and lifts it when the fact returns; a
-// store that cannot be reached gives the fact back to its shard, in order,
-// to be tried again. runtime/idempotency's SQL guards implement it.
+// every fact (one query per fact), and lifts it when the fact returns.
+// When the store fails, the park is written or read in the instance's
+// memory only (logged), as without a store, except that a park that cannot
+// be lifted gives the returning fact back to its shard, to be tried again,
+// so that a stale park never outlives its fact. runtime/idempotency's SQL
+// guards implement it.
 type ParkStore interface {
 	// Park records that consumer's ordering key waits behind the poisoned
 	// fact messageID; a key parked already keeps the fact it waits behind.

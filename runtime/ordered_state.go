@@ -113,15 +113,16 @@ func (c *Consumer) checkSequence(in inbound) {
 // poisonOrdered sends a fact to poison and, when the consumer parks, parks
 // its key behind it: in the guard's database first, when the guard keeps
 // parks ([ParkStore]), so that the park is kept before the fact leaves the
-// shard. It reports false when the fact was not settled (the park could
-// not be written, or the poison copy was not confirmed): the caller
-// reopens the channel, and the fact comes back in order.
+// shard, and in memory. A park the database refuses is kept in memory
+// only (logged): the fact still goes to poison, rather than come back for
+// ever while, say, the parks table is missing. It reports false when the
+// poison copy was not confirmed (the fact was given back).
 func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) bool {
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	if store := c.parkStore(); store != nil {
 		if err := store.Park(ctx, c.spec.Name, key, in.d.MessageId); err != nil {
-			c.log.Warn("the park of an ordering key could not be kept; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
-			return false
+			c.log.Error("the park of an ordering key could not be written to the guard's database; it is kept in this instance's memory only (run the guard's Migrate?)",
+				append(logAttrs(in, err), "ordering_key", key)...)
 		}
 	}
 	if !c.poison(ctx, in, cause) {
@@ -151,11 +152,12 @@ func (c *Consumer) parkStore() ParkStore {
 // parkedBehind sends a fact of a parked key to poison, behind the poisoned
 // fact it waits for, and reports whether it took the fact off the key
 // (poisoned, or given back when the copy was not confirmed or the park
-// could not be read: settled reports which). The poisoned fact itself
+// could not be lifted: settled reports which). The poisoned fact itself
 // coming back (replayed) lifts the park: it is handled, and the facts
 // parked behind it follow it in the poison queue's order. With a
 // [ParkStore] guard the database says whether the key is parked, whoever
-// parked it: another instance, or this one before a restart.
+// parked it: another instance, or this one before a restart; when it
+// cannot be read, this instance's memory says.
 func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settled bool) {
 	if !c.spec.Park || c.ordered == nil {
 		return false, true
@@ -167,10 +169,10 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 	head := p.id
 	store := c.parkStore()
 	if store != nil {
-		var err error
-		if head, parked, err = store.ParkedBehind(ctx, c.spec.Name, key); err != nil {
-			c.log.Warn("the park of an ordering key could not be read; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
-			return true, false
+		if id, ok, err := store.ParkedBehind(ctx, c.spec.Name, key); err != nil {
+			c.log.Warn("the park of an ordering key could not be read from the guard's database; this instance's memory decides", append(logAttrs(in, err), "ordering_key", key)...)
+		} else {
+			head, parked = id, ok
 		}
 	}
 	if parked && head == in.d.MessageId {
