@@ -76,6 +76,13 @@ type consumeArger interface {
 	consumeArgs(queue string, args amqp.Table) (amqp.Table, error)
 }
 
+// ownChanneler is a kind that consumes each of its queues on a channel of
+// its own, beside the run's channel: it can then give one queue back to
+// the broker (closing that channel returns the queue's unacked deliveries
+// in order) and consume it again, without touching the others. An ordered
+// consumer hands shards to a peer so.
+type ownChanneler interface{ ownChannels() bool }
+
 // source hands one channel's work to the engine's workers.
 type source[J any] interface {
 	// next returns the next job, or false once the channel's feeds have
@@ -215,6 +222,41 @@ type channelRun struct {
 	// kind that stops in place, or when the channel is lost.
 	stop chan struct{}
 	halt func()
+
+	// For a kind with own channels: each queue's channel, and how to
+	// consume a queue again on a new one.
+	ownMu      sync.Mutex
+	own        map[string]transport.Channel
+	ownClosed  bool // closeAll ran: a channel opened now would outlive the run
+	consumeOwn func(q string) (<-chan amqp.Delivery, error)
+}
+
+// closeOwn closes queue q's own channel, if it has one: the broker returns
+// its unacked deliveries to q in order, and the next waiting consumer of a
+// single-active-consumer queue becomes active.
+func (r *channelRun) closeOwn(q string) {
+	r.ownMu.Lock()
+	ch := r.own[q]
+	delete(r.own, q)
+	r.ownMu.Unlock()
+	if ch != nil {
+		_ = ch.Close()
+	}
+}
+
+// closeAll closes every own channel, then the run's channel.
+func (r *channelRun) closeAll() {
+	r.ownMu.Lock()
+	r.ownClosed = true
+	qs := make([]string, 0, len(r.own))
+	for q := range r.own {
+		qs = append(qs, q)
+	}
+	r.ownMu.Unlock()
+	for _, q := range qs {
+		r.closeOwn(q)
+	}
+	_ = r.ch.Close()
 }
 
 // channel runs one channel. end reports that Run should return err (a
@@ -232,6 +274,7 @@ func (e *engine[J]) channel(ctx context.Context, s *session) (end bool, err erro
 	r.halt = sync.OnceFunc(func() { close(r.stop) })
 	r.hctx, r.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelHandlers()
+	defer r.closeAll() // own channels before ch: their deliveries return in order
 	for {
 		// A pause outlives a lost channel: the new one probes first.
 		if paused, _ := e.outage.state(); paused && e.kind.traits().pauses {
@@ -258,7 +301,12 @@ func (e *engine[J]) consumeAll(r *channelRun) (feeds []<-chan amqp.Delivery, tag
 				return nil, nil, errors.As(err, &pe), fmt.Errorf("consume %q: %w", q, err)
 			}
 		}
-		feed, err := r.ch.Consume(q, tag, false, false, false, false, args)
+		var feed <-chan amqp.Delivery
+		if oc, ok := e.kind.(ownChanneler); ok && oc.ownChannels() {
+			feed, err = e.consumeOwn(r, q, tag, args)
+		} else {
+			feed, err = r.ch.Consume(q, tag, false, false, false, false, args)
+		}
 		if err != nil {
 			var ae *amqp.Error
 			if errors.As(err, &ae) && ae.Code == amqp.NotFound {
@@ -269,7 +317,39 @@ func (e *engine[J]) consumeAll(r *channelRun) (feeds []<-chan amqp.Delivery, tag
 		feeds, tags = append(feeds, feed), append(tags, tag)
 	}
 	e.log.Debug("consuming", "queues", e.kind.queues(), "url", r.s.url)
+	r.consumeOwn = func(q string) (<-chan amqp.Delivery, error) {
+		return e.consumeOwn(r, q, consumerTag(e.name), e.consumeArgs)
+	}
 	return feeds, tags, false, nil
+}
+
+// consumeOwn consumes q on a new channel of r's connection, with the
+// kind's prefetch, and keeps the channel as q's own.
+func (e *engine[J]) consumeOwn(r *channelRun, q, tag string, args amqp.Table) (<-chan amqp.Delivery, error) {
+	ch, err := r.s.conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	if err := ch.Qos(e.opts.prefetch, 0, false); err != nil {
+		_ = ch.Close()
+		return nil, fmt.Errorf("set prefetch: %w", err)
+	}
+	feed, err := ch.Consume(q, tag, false, false, false, false, args)
+	if err != nil {
+		_ = ch.Close()
+		return nil, err
+	}
+	r.ownMu.Lock()
+	defer r.ownMu.Unlock()
+	if r.ownClosed {
+		_ = ch.Close()
+		return nil, errors.New("the channel's run is over")
+	}
+	if r.own == nil {
+		r.own = map[string]transport.Channel{}
+	}
+	r.own[q] = ch
+	return feed, nil
 }
 
 // serve takes deliveries with the worker pool until the channel ends,

@@ -100,6 +100,14 @@ func (b *broker) cleanup() {
 			return
 		}
 	}
+	for _, c := range b.top.Consumers {
+		if c.Ordered() {
+			if _, err := ch.QueueDelete(MembersQueue(c.Name), false, false, false); err != nil {
+				b.t.Errorf("cleanup: delete queue %s: %v", MembersQueue(c.Name), err)
+				return
+			}
+		}
+	}
 	for _, e := range b.top.Exchanges {
 		if err := ch.ExchangeDelete(e.Name, false, false); err != nil {
 			b.t.Errorf("cleanup: delete exchange %s: %v", e.Name, err)

@@ -22,6 +22,7 @@ type consumerOptions struct {
 	maxDeferInPlace time.Duration     // ordered consumers: the longest deferral held in place
 	poisonHook      func(PoisonEvent) // see WithPoisonHook
 	offsetName      string            // stream consumers: see WithOffsetName
+	balanceEvery    time.Duration     // ordered consumers: how often shards are shared out (tests shorten it)
 	given           optionSet         // the options that were passed, to refuse those a kind does not apply
 }
 
@@ -91,7 +92,7 @@ func WithMaxDeferInPlace(d time.Duration) ConsumerOption {
 // every option given must be one the kind applies (refused names the
 // others and why), and each value must be in range.
 func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[optionSet]string) (consumerOptions, error) {
-	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: prefetch, concurrency: concurrency, maxBodySize: DefaultMaxBodySize, maxDeferInPlace: DefaultMaxDeferInPlace}
+	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: prefetch, concurrency: concurrency, maxBodySize: DefaultMaxBodySize, maxDeferInPlace: DefaultMaxDeferInPlace, balanceEvery: DefaultBalanceInterval}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)

@@ -14,7 +14,9 @@ import (
 //
 //   - Each shard queue has a single active consumer, so one instance at a
 //     time reads a shard, in queue order; the consistent-hash exchange puts
-//     all facts of a key in the same shard.
+//     all facts of a key in the same shard. Each shard is read on a channel
+//     of its own, and the instances share the shards out by handing a
+//     shard over with nothing of it in hand (ordered_share.go).
 //   - Within an instance, deliveries of every shard are queued per key; the
 //     concurrency workers each take a key that no other worker holds and
 //     handle its oldest fact; once that fact is settled the key is free
@@ -58,9 +60,23 @@ type orderedKind struct{ c *Consumer }
 
 func (k orderedKind) queues() []string { return k.c.spec.Shards }
 
-func (k orderedKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
-	return newKeyQueues(k.c.spec.Shards, feeds, k.c.opts.prefetch)
+func (k orderedKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
+	q := newKeyQueues(k.c.spec.Shards, feeds, k.c.opts.prefetch)
+	if len(k.c.spec.Shards) > 1 {
+		// The balancer counts as a reader, so that ready stays open while
+		// it may start a shard's next reader; it ends with r.
+		q.readers.Add(1)
+		go func() {
+			defer q.readers.Done()
+			q.balance(r, k.c, k.c.opts.balanceEvery)
+		}()
+	}
+	return q
 }
+
+// ownChannels: each shard is read on a channel of its own, so that one can
+// be handed over to another instance (ordered_share.go).
+func (orderedKind) ownChannels() bool { return true }
 
 func (k orderedKind) work(r *channelRun, d amqp.Delivery) { k.c.processOrdered(r, d) }
 
@@ -73,39 +89,57 @@ func (orderedKind) traits() traits { return traits{stopsInPlace: true, queueNoun
 // keyQueues holds the deliveries of one channel by ordering key: a worker
 // takes a key that no other worker holds and gets its oldest fact; the key
 // is free again once that fact is settled.
+//
+// Each key with facts in hand is in one state: queued (in ready, once),
+// busy (a worker has its oldest fact), waiting (kept in hand, ready again
+// after a wait) or held (its shard is being handed over). An entry of
+// ready whose key is no longer queued is stale and skipped: a hand-over
+// drops keys that may still be in ready.
 type keyQueues struct {
+	shards  []string
 	mu      sync.Mutex
 	pending map[string][]amqp.Delivery // per key, arrival order; the head is in hand while its key is busy
-	ready   chan string                // keys with work, not yet taken by a worker
-	ended   chan string                // a shard whose feed ended (its consumer cancelled, or the channel gone)
-	drained bool                       // every feed ended and ready is closed: keys are no longer handed out
+	state   map[string]keyState
+	shardOf map[string]int // the shard a key's facts came from
+	busy    []int          // per shard: its keys that workers hold
+	holding []bool         // per shard: being handed over; its keys are not handed out
+	seen    []time.Time    // per shard: when it last delivered
+	tags    []string       // per shard: the consumer tag of its deliveries
+	freed   chan struct{}  // a worker let go of a key
+	ready   chan string    // keys with work, not yet taken by a worker
+	ended   chan string    // a shard whose feed ended (its consumer cancelled, or the channel gone)
+	drained bool           // every feed ended and ready is closed: keys are no longer handed out
+	readers sync.WaitGroup
+	read    []chan struct{} // per shard: closed when the reader of its current feed ends
 }
+
+type keyState int
+
+const (
+	queued keyState = iota + 1
+	busy
+	waiting
+	held
+)
 
 // newKeyQueues reads each shard's feed into per-key queues until the
 // feeds end; then ready closes.
 func newKeyQueues(shards []string, feeds []<-chan amqp.Delivery, prefetch int) *keyQueues {
-	// A key is in ready at most once, and only while it has an unacked
-	// fact: the channel's prefetch per consumer bounds how many there are.
-	q := &keyQueues{pending: map[string][]amqp.Delivery{}, ready: make(chan string, len(shards)*prefetch+1), ended: make(chan string, 1)}
-	var readers sync.WaitGroup
+	// A key is queued at most once, and only while it has an unacked fact:
+	// the prefetch per consumer bounds how many there are. Stale entries
+	// left by hand-overs are at most as many again.
+	q := &keyQueues{shards: shards, pending: map[string][]amqp.Delivery{}, state: map[string]keyState{}, shardOf: map[string]int{},
+		busy: make([]int, len(shards)), holding: make([]bool, len(shards)), seen: make([]time.Time, len(shards)), tags: make([]string, len(shards)),
+		freed: make(chan struct{}, 1), ready: make(chan string, 2*len(shards)*prefetch+1), ended: make(chan string, 1),
+		read: make([]chan struct{}, len(shards))}
 	for i, feed := range feeds {
-		readers.Go(func() {
-			for d := range feed {
-				key, _ := d.Headers[HeaderOrderingKey].(string)
-				if q.add(key, d) {
-					q.ready <- key
-				}
-			}
-			select {
-			case q.ended <- shards[i]:
-			default:
-			}
-		})
+		q.readers.Add(1)
+		q.startReader(i, feed)
 	}
 	// The readers end when the channel does; then no key is added, and
 	// the workers end once they took what ready still holds.
 	go func() {
-		readers.Wait()
+		q.readers.Wait()
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		q.drained = true
@@ -114,13 +148,57 @@ func newKeyQueues(shards []string, feeds []<-chan amqp.Delivery, prefetch int) *
 	return q
 }
 
-// add queues d behind the facts of its key and reports whether the key was
-// idle (so it goes to ready).
-func (q *keyQueues) add(key string, d amqp.Delivery) bool {
+// startReader reads shard i's feed into the queues; the caller has added
+// it to q.readers. A feed that ends while its shard is not being handed
+// over reports the shard lost.
+func (q *keyQueues) startReader(i int, feed <-chan amqp.Delivery) {
+	done := make(chan struct{})
+	q.read[i] = done
+	go func() {
+		defer q.readers.Done()
+		defer close(done)
+		for d := range feed {
+			key, _ := d.Headers[HeaderOrderingKey].(string)
+			q.add(i, key, d)
+		}
+		q.mu.Lock()
+		handing := q.holding[i]
+		q.mu.Unlock()
+		if !handing {
+			select {
+			case q.ended <- q.shards[i]:
+			default:
+			}
+		}
+	}()
+}
+
+// add queues d of shard i behind the facts of its key; an idle key goes to
+// ready.
+func (q *keyQueues) add(i int, key string, d amqp.Delivery) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.seen[i], q.tags[i] = time.Now(), d.ConsumerTag
 	q.pending[key] = append(q.pending[key], d)
-	return len(q.pending[key]) == 1
+	if _, ok := q.state[key]; !ok {
+		q.shardOf[key] = i
+		q.queue(key)
+	}
+}
+
+// queue makes key ready, or held if its shard is being handed over; q.mu
+// is held.
+func (q *keyQueues) queue(key string) {
+	if q.holding[q.shardOf[key]] {
+		q.state[key] = held
+		return
+	}
+	q.state[key] = queued
+	if !q.drained {
+		// Never blocks: ready holds each key at most once, beside stale
+		// entries, and there are no more keys than unacked deliveries.
+		q.ready <- key
+	}
 }
 
 // next takes a key with work and returns its oldest fact; the key stays
@@ -141,18 +219,47 @@ const (
 
 // take is next, giving up when after fires first (nil: never).
 func (q *keyQueues) take(stop <-chan struct{}, after <-chan time.Time) (amqp.Delivery, took) {
-	select {
-	case <-stop:
-		return amqp.Delivery{}, stopped
-	case <-after:
-		return amqp.Delivery{}, timeout
-	case key, ok := <-q.ready:
-		if !ok || closed(stop) {
+	for {
+		select {
+		case <-stop:
 			return amqp.Delivery{}, stopped
+		case <-after:
+			return amqp.Delivery{}, timeout
+		case key, ok := <-q.ready:
+			if !ok || closed(stop) {
+				return amqp.Delivery{}, stopped
+			}
+			if d, ok := q.claim(key); ok {
+				return d, taken
+			}
 		}
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return q.pending[key][0], taken
+	}
+}
+
+// claim makes a queued key busy and returns its oldest fact; false for a
+// stale entry of ready, or a key whose shard is being handed over.
+func (q *keyQueues) claim(key string) (amqp.Delivery, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.state[key] != queued {
+		return amqp.Delivery{}, false
+	}
+	i := q.shardOf[key]
+	if q.holding[i] {
+		q.state[key] = held
+		return amqp.Delivery{}, false
+	}
+	q.state[key] = busy
+	q.busy[i]++
+	return q.pending[key][0], true
+}
+
+// release lets go of a busy key; q.mu is held.
+func (q *keyQueues) release(key string) {
+	q.busy[q.shardOf[key]]--
+	select {
+	case q.freed <- struct{}{}:
+	default:
 	}
 }
 
@@ -162,28 +269,31 @@ func (q *keyQueues) done(d amqp.Delivery) {
 	key, _ := d.Headers[HeaderOrderingKey].(string)
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.release(key)
 	rest := q.pending[key][1:]
 	if len(rest) == 0 {
 		delete(q.pending, key)
+		delete(q.state, key)
+		delete(q.shardOf, key)
 		return
 	}
 	q.pending[key] = rest
-	if !q.drained {
-		// Never blocks: ready holds each key at most once, and there are
-		// no more keys than unacked deliveries.
-		q.ready <- key
-	}
+	q.queue(key)
 }
 
 // later makes d's key, whose head d stays, ready again after wait: the
 // fact is tried again in place, its key's later facts waiting behind it.
 func (q *keyQueues) later(d amqp.Delivery, wait time.Duration) {
 	key, _ := d.Headers[HeaderOrderingKey].(string)
+	q.mu.Lock()
+	q.release(key)
+	q.state[key] = waiting
+	q.mu.Unlock()
 	time.AfterFunc(wait, func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		if !q.drained {
-			q.ready <- key // never blocks, as in done
+		if q.state[key] == waiting {
+			q.queue(key)
 		}
 	})
 }
@@ -265,7 +375,7 @@ func (c *Consumer) settleInPlace(r *channelRun, in *inbound, dup bool, err error
 func (c *Consumer) abandonChannel(r *channelRun, in inbound) {
 	c.log.Warn("a fact went back to its shard unsettled; reopening the channel so that its key's later facts wait behind it",
 		"message_id", in.d.MessageId, "routing_key", in.routingKey)
-	_ = r.ch.Close()
+	r.closeAll()
 }
 
 // waitUnlessStopped waits d and reports false if the consumer began to

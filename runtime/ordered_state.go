@@ -13,7 +13,7 @@ import (
 type orderedState struct {
 	mu     sync.Mutex
 	last   map[string]seqSeen // ordering key -> the last fact seen of it
-	parked map[string]string  // ordering key -> id of the poisoned fact it waits behind
+	parked map[string]parking // ordering key -> the poisoned fact it waits behind
 }
 
 // seqSeen is the last numbered fact of a key.
@@ -21,6 +21,43 @@ type seqSeen struct {
 	source string
 	seq    int64
 	id     string
+	tag    string // the consumer tag it came by: its shard's consumer
+}
+
+// parking is a parked key's poisoned fact.
+type parking struct {
+	id  string
+	tag string // the consumer tag it came by
+}
+
+// forgetTag forgets the keys seen through consumer tag: their shard was
+// handed over, and another instance goes on with them.
+func (s *orderedState) forgetTag(tag string) {
+	if s == nil || tag == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, seen := range s.last {
+		if seen.tag == tag {
+			delete(s.last, key)
+		}
+	}
+}
+
+// parksTag reports whether a key that came by consumer tag is parked.
+func (s *orderedState) parksTag(tag string) bool {
+	if s == nil || tag == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.parked {
+		if p.tag == tag {
+			return true
+		}
+	}
+	return false
 }
 
 // headerReplayedAt is poison.HeaderReplayedAt, set on facts replayed
@@ -32,7 +69,7 @@ const headerReplayedAt = "x-replayed-at"
 const maxTrackedKeys = 100_000
 
 func newOrderedState() *orderedState {
-	return &orderedState{last: map[string]seqSeen{}, parked: map[string]string{}}
+	return &orderedState{last: map[string]seqSeen{}, parked: map[string]parking{}}
 }
 
 // checkSequence compares a fact's sequence number with the last one of its
@@ -58,7 +95,7 @@ func (c *Consumer) checkSequence(in inbound) {
 	if len(s.last) >= maxTrackedKeys && !seen {
 		s.last = map[string]seqSeen{}
 	}
-	s.last[key] = seqSeen{source: source, seq: seq, id: in.d.MessageId}
+	s.last[key] = seqSeen{source: source, seq: seq, id: in.d.MessageId, tag: in.d.ConsumerTag}
 	s.mu.Unlock()
 	switch {
 	case !seen || prev.source != source || prev.id == in.d.MessageId || seq == prev.seq+1:
@@ -74,40 +111,86 @@ func (c *Consumer) checkSequence(in inbound) {
 }
 
 // poisonOrdered sends a fact to poison and, when the consumer parks, parks
-// its key behind it. It reports false when the poison copy was not
-// confirmed (the fact was given back).
+// its key behind it: in the guard's database first, when the guard keeps
+// parks ([ParkStore]), so that the park is kept before the fact leaves the
+// shard, and in memory. A park the database refuses is kept in memory
+// only (logged): the fact still goes to poison, rather than come back for
+// ever while, say, the parks table is missing. It reports false when the
+// poison copy was not confirmed (the fact was given back).
 func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) bool {
+	key, _ := in.d.Headers[HeaderOrderingKey].(string)
+	if store := c.parkStore(); store != nil {
+		if err := store.Park(ctx, c.spec.Name, key, in.d.MessageId); err != nil {
+			c.log.Error("the park of an ordering key could not be written to the guard's database; it is kept in this instance's memory only (run the guard's Migrate?)",
+				append(logAttrs(in, err), "ordering_key", key)...)
+		}
+	}
 	if !c.poison(ctx, in, cause) {
 		return false
 	}
 	if !c.spec.Park || c.ordered == nil {
 		return true
 	}
-	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
 	if _, ok := c.ordered.parked[key]; !ok {
-		c.ordered.parked[key] = in.d.MessageId
+		c.ordered.parked[key] = parking{id: in.d.MessageId, tag: in.d.ConsumerTag}
 	}
 	c.ordered.mu.Unlock()
 	return true
 }
 
+// parkStore is the consumer's guard when it keeps parks and the consumer
+// parks; nil otherwise.
+func (c *Consumer) parkStore() ParkStore {
+	if !c.spec.Park || c.ordered == nil {
+		return nil
+	}
+	store, _ := c.opts.guard.(ParkStore)
+	return store
+}
+
 // parkedBehind sends a fact of a parked key to poison, behind the poisoned
 // fact it waits for, and reports whether it took the fact off the key
-// (poisoned, or given back when the copy was not confirmed: settled
-// reports which). The poisoned fact itself
+// (poisoned, or given back when the copy was not confirmed or the park
+// could not be lifted: settled reports which). The poisoned fact itself
 // coming back (replayed) lifts the park: it is handled, and the facts
-// parked behind it follow it in the poison queue's order.
+// parked behind it follow it in the poison queue's order. With a
+// [ParkStore] guard the database says whether the key is parked, whoever
+// parked it: another instance, or this one before a restart; when it
+// cannot be read, this instance's memory says.
 func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settled bool) {
 	if !c.spec.Park || c.ordered == nil {
 		return false, true
 	}
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
 	c.ordered.mu.Lock()
-	head, parked := c.ordered.parked[key]
+	p, parked := c.ordered.parked[key]
+	c.ordered.mu.Unlock()
+	head := p.id
+	store := c.parkStore()
+	if store != nil {
+		if id, ok, err := store.ParkedBehind(ctx, c.spec.Name, key); err != nil {
+			c.log.Warn("the park of an ordering key could not be read from the guard's database; this instance's memory decides", append(logAttrs(in, err), "ordering_key", key)...)
+		} else {
+			head, parked = id, ok
+		}
+	}
 	if parked && head == in.d.MessageId {
-		delete(c.ordered.parked, key)
+		if store != nil {
+			if err := store.Unpark(ctx, c.spec.Name, key); err != nil {
+				c.log.Warn("the park of an ordering key could not be lifted; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
+				return true, false
+			}
+		}
 		parked = false
+	}
+	c.ordered.mu.Lock()
+	if parked {
+		// The shard it comes by now (its consumer tag changes with each
+		// channel) holds a parked key: it is not handed over.
+		c.ordered.parked[key] = parking{id: head, tag: in.d.ConsumerTag}
+	} else {
+		delete(c.ordered.parked, key)
 	}
 	c.ordered.mu.Unlock()
 	if !parked {

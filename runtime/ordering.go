@@ -67,29 +67,86 @@ func OrderingKeyOf(payload []byte, pointer string) (string, error) {
 	return string(raw), nil
 }
 
+// DefaultSequenceKeys is how many ordering keys a publisher remembers the
+// last number of, by default ([WithSequenceKeys]).
+const DefaultSequenceKeys = 100_000
+
 // sequencer numbers the facts of each key a publisher sends, from 1. The
 // numbers live in memory: a restarted publisher is a new source (its
 // HeaderSequenceSource differs) and starts again at 1, which consumers
 // read as a new sequence, not as a step back. For one sequence per key
 // across processes, publish through the outbox, which numbers from the
 // database.
+//
+// Memory is bounded by two generations of at most limit keys each: a key
+// is numbered in the current generation, moved there from the previous
+// one when it is published again, and forgotten when the previous
+// generation is dropped (the current one being full), that is after limit
+// other keys were published since it last was. A forgotten key starts
+// again at 1 under the source of the generation it comes back in
+// ("publisher:<id>.<generation>"), which is not the source it was numbered
+// under before, so an ordered consumer starts a new sequence for it
+// instead of reporting a step back; the cost is that a gap at that
+// boundary (a fact of the key lost just before it was forgotten) is not
+// detected.
 type sequencer struct {
-	source string
-	mu     sync.Mutex
-	next   map[string]int64
+	base  string // "publisher:<random id>"
+	limit int    // keys per generation
+	mu    sync.Mutex
+	gen   int64                // the current generation, from 1
+	cur   map[string]keyNumber // keys published in this generation
+	prev  map[string]keyNumber // keys of the previous generation not published since
 }
 
-func newSequencer() *sequencer {
+// keyNumber is the last number of a key and the generation whose source
+// it is numbered under.
+type keyNumber struct {
+	gen int64
+	n   int64
+}
+
+func newSequencer(limit int) *sequencer {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return &sequencer{source: "publisher:" + hex.EncodeToString(b[:]), next: map[string]int64{}}
+	if limit < 1 {
+		limit = DefaultSequenceKeys
+	}
+	return &sequencer{base: "publisher:" + hex.EncodeToString(b[:]), limit: limit, gen: 1, cur: map[string]keyNumber{}, prev: map[string]keyNumber{}}
 }
 
-func (s *sequencer) number(key string) int64 {
+// number returns the next number of key and the source it is numbered
+// under.
+func (s *sequencer) number(key string) (source string, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.next[key]++
-	return s.next[key]
+	k, ok := s.cur[key]
+	if !ok {
+		if k, ok = s.prev[key]; ok {
+			delete(s.prev, key)
+		} else {
+			k = keyNumber{gen: s.gen}
+		}
+		if len(s.cur) >= s.limit {
+			// Drop the previous generation: its keys were not published
+			// while limit others were. This key, met before the drop, keeps
+			// its number.
+			s.prev, s.cur = s.cur, make(map[string]keyNumber, len(s.cur))
+			s.gen++
+			if !ok {
+				k.gen = s.gen
+			}
+		}
+	}
+	k.n++
+	s.cur[key] = k
+	return s.base + "." + strconv.FormatInt(k.gen, 10), k.n
+}
+
+// tracked is how many keys s remembers.
+func (s *sequencer) tracked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.cur) + len(s.prev)
 }
 
 // Sequenced is a fact's place in the sequence of its key, when the caller
@@ -132,7 +189,8 @@ func (p *Publisher) orderingHeaders(f Fact, m outMessage, h amqp.Table) error {
 		h[HeaderSequence], h[HeaderSequenceSource] = s.Seq, s.Source
 		return nil
 	}
-	h[HeaderSequence], h[HeaderSequenceSource] = p.seq.number(key), p.seq.source
+	source, n := p.seq.number(key)
+	h[HeaderSequence], h[HeaderSequenceSource] = n, source
 	return nil
 }
 

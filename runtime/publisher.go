@@ -37,6 +37,7 @@ type PublisherOption func(*publisherOptions)
 type publisherOptions struct {
 	allowUnroutable bool
 	middleware      []PublishMiddleware
+	sequenceKeys    int
 }
 
 // AllowUnroutable makes Publish accept facts that no queue is bound to yet,
@@ -47,16 +48,31 @@ func AllowUnroutable() PublisherOption {
 	return func(o *publisherOptions) { o.allowUnroutable = true }
 }
 
+// WithSequenceKeys bounds how many ordering keys the publisher remembers
+// the last x-ordering-seq number of: between n and 2n (default
+// [DefaultSequenceKeys]). A key not published while n others were is
+// forgotten; its next fact starts again at 1 under a new
+// x-ordering-source, which an ordered consumer reads as a new sequence
+// (so a gap just before it is not detected), never as a step back. Each
+// key remembered costs about 100 bytes plus the key.
+func WithSequenceKeys(n int) PublisherOption {
+	return func(o *publisherOptions) { o.sequenceKeys = n }
+}
+
 // NewPublisher returns a Publisher that publishes to exchange (the events
 // exchange of a topology) over conn.
 func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publisher, error) {
 	if conn == nil {
 		return nil, errors.New("new publisher: nil Conn")
 	}
-	p := &Publisher{publisher: &publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}, seq: newSequencer()}}
+	p := &Publisher{publisher: &publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}}}
 	for _, o := range opts {
 		o(&p.opts)
 	}
+	if p.opts.sequenceKeys < 0 {
+		return nil, fmt.Errorf("new publisher: WithSequenceKeys(%d): expected 1 or more keys (0: the default)", p.opts.sequenceKeys)
+	}
+	p.seq = newSequencer(p.opts.sequenceKeys)
 	return p, nil
 }
 

@@ -19,6 +19,10 @@
 //	err = guard.Migrate(ctx) // or apply idempotency.MigrationSQL with your migration tool
 //	consumer, err := catalogueevents.NewSearchIndexerConsumer(conn, h, runtime.WithGuard(guard))
 //
+// Migrate also creates "<table>_parked", where an SQLGuard keeps the
+// parked ordering keys of ordered consumers with onPoison park
+// ([runtime.ParkStore]; see park.go).
+//
 // A handler writes through the claim's transaction, found with [Tx]:
 //
 //	func (h *Indexer) HandleImportCompleted(ctx context.Context, d runtime.Delivery, f ImportCompleted) error {

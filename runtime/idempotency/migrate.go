@@ -23,9 +23,12 @@ var claims = sqldb.Kind{
 	Migrations: migrations,
 	MaxName:    48,
 	Vars: func(t sqldb.Table) map[string]string {
-		return map[string]string{"index": sqldb.Quote(t.Derived("_claimed_at_idx"))}
+		return map[string]string{"index": sqldb.Quote(t.Derived("_claimed_at_idx")), "parked": parkedTable(t).Quoted()}
 	},
 }
+
+// parkedTable is the table of parked ordering keys beside claims table t.
+func parkedTable(t sqldb.Table) sqldb.Table { return t.Sibling("_parked") }
 
 // MigrationSQL returns the script that creates the claims table named table
 // for dialect d, for teams that apply schema changes with their own migration

@@ -19,9 +19,12 @@ type Dialect = sqldb.Dialect
 const (
 	// Postgres is PostgreSQL, used through pgx's database/sql driver
 	// (github.com/jackc/pgx/v5/stdlib) or natively (runtime/sqldb/pgxdb).
-	// The relay claims rows with FOR UPDATE SKIP LOCKED, so any number of
-	// relays, in any number of processes, share one table without
-	// publishing a row twice at once.
+	// Relays of one table, in any number of processes, take turns: each
+	// round holds a transaction-scoped advisory lock named after the table
+	// from its claim to its commit, so one relay at a time publishes, and a
+	// key's facts leave in order whichever relay sends them. A relay that
+	// dies releases the lock with its connection, and the next one takes
+	// over with the next round.
 	Postgres = sqldb.Postgres
 	// SQLite is SQLite, used through the pure-Go driver modernc.org/sqlite.
 	// Times are stored in Unix milliseconds (INTEGER). SQLite has one writer
@@ -53,8 +56,17 @@ type dialect struct {
 var dialects = map[Dialect]dialect{
 	Postgres: {
 		Dialect: Postgres,
-		// Rows another relay has claimed are skipped, not waited for: each
-		// relay takes the oldest rows nobody holds.
+		// Relays sharing the table take turns, a round each: two rounds
+		// side by side would send their batches interleaved, and a key's
+		// later fact, claimed by one relay, could reach the broker before
+		// its earlier one, claimed by the other. Two rounds at once were
+		// no faster than one (docs/BENCHMARKS.md, "Outbox"). The lock ends
+		// with the transaction, or with the connection of a relay that
+		// died.
+		lockTable: advisoryLock,
+		// Rows held otherwise (by an operator's statement, or a relay of an
+		// older release that takes no advisory lock) are skipped, not
+		// waited for.
 		claimSuffix: " FOR UPDATE SKIP LOCKED",
 		notify:      true,
 	},
@@ -68,6 +80,15 @@ var dialects = map[Dialect]dialect{
 		lockTable:   func(table string) string { return "UPDATE " + table + " SET attempts = attempts WHERE 0" },
 		wakeOnWrite: true,
 	},
+}
+
+// advisoryLock is the statement that makes a PostgreSQL relay's round
+// exclusive among the relays of table (quoted): a transaction-scoped
+// advisory lock on a number made from the table's name, waited for.
+func advisoryLock(table string) string {
+	h := fnv.New64a()
+	h.Write([]byte("warren_outbox." + table))
+	return fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", int64(h.Sum64()))
 }
 
 // channel is the PostgreSQL notification channel of table t: its name,

@@ -78,9 +78,13 @@
 //     logs one record when the outage starts and one when it ends, with
 //     its duration, the rounds that failed and the facts held back.
 //   - Several relays on PostgreSQL (in one process or many) share the
-//     table: the claim uses FOR UPDATE SKIP LOCKED, so no row is claimed by
-//     two relays at once and each takes the oldest rows the others do not
-//     hold.
+//     table by taking turns: a round holds a transaction-scoped advisory
+//     lock named after the table from its claim to its commit, so one
+//     relay publishes at a time and the next claims only rows its
+//     predecessor did not publish. A relay that dies releases the lock
+//     with its connection; the others go on. Two rounds side by side were
+//     no faster than one (the broker and the confirms are the limit), so
+//     the extra relays are standbys that cost nothing.
 //
 // # Order
 //
@@ -97,9 +101,11 @@
 //     facts go ahead, so one stuck fact never holds up the rest.
 //   - A publish whose channel was lost before its confirm is sent again on
 //     the next channel, after later ones.
-//   - Several relays publish their batches side by side, in no order
-//     relative to each other; a redelivery or a retry on the consumer side
-//     reorders again.
+//   - A redelivery or a retry on the consumer side reorders again (an
+//     ordered consumer retries in place instead).
+//
+// Several relays keep this order: they take turns, a round each, and a
+// round claims only after the previous one committed.
 //
 // Consumers that need order per entity must carry a version or sequence in
 // the payload and check it.

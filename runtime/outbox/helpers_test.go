@@ -410,3 +410,21 @@ func (c *clock) advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// publisherOnOwnConnection returns a publisher on the events exchange over
+// a runtime connection of its own, closed when the test ends.
+func (b *broker) publisherOnOwnConnection() *runtime.Publisher {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{b.url}, Logger: quietLogger(), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 500 * time.Millisecond})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { _ = conn.Close() })
+	pub, err := runtime.NewPublisher(conn, b.events())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return pub
+}

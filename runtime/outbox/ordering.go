@@ -17,11 +17,11 @@ import (
 // numbers in commit order, and an ordered consumer sees one sequence per
 // key and can tell a gap from a restart.
 //
-// The relay publishes rows in id order. Order per key on the broker holds
-// with one relay per table and no failed publishes: a row whose publish
-// failed is retried after later rows of its key went out, and two relays
-// share rows without regard to keys. The consumer's sequence check counts
-// and logs either case as a step back.
+// The relay publishes rows in id order, and relays of one table take turns
+// (see dialect.go), so order per key on the broker holds whatever the
+// number of relays, as long as no publish failed: a row whose publish
+// failed is retried after later rows of its key went out, which the
+// consumer's sequence check counts and logs as a step back.
 type ordering struct {
 	count string // counts the key up
 }

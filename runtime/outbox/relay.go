@@ -199,8 +199,11 @@ func (c RelayConfig) Validate() error {
 // by id, which an idempotency guard (runtime/idempotency) does.
 //
 // A Relay is safe for concurrent use. On PostgreSQL any number of relays,
-// in one process or many, may run over one table: each claims rows the
-// others do not hold. On SQLite run one.
+// in one process or many, may run over one table: they take turns, one
+// round at a time (a transaction-scoped advisory lock), so a key's facts
+// leave in order whichever relay sends them, and when one relay stops or
+// dies the others carry on. On SQLite relays take turns too (the write
+// lock); run one per file.
 type Relay struct {
 	db       sqldb.DB
 	pub      *runtime.Publisher
