@@ -58,6 +58,9 @@ type traits struct {
 	stopsInPlace bool
 	// queueNoun names the kind's queues in errors ("work queue").
 	queueNoun string
+	// acksTogether: the kind's channel has an [acker], which acks
+	// deliveries several at a time (channelRun.acks).
+	acksTogether bool
 }
 
 // pauser is a kind that pauses during an outage.
@@ -215,6 +218,9 @@ type channelRun struct {
 	// kind that stops in place, or when the channel is lost.
 	stop chan struct{}
 	halt func()
+	// acks sends the acks of a kind that acks together (traits), nil for
+	// the others; it sees every delivery tag of the channel end.
+	acks *acker
 }
 
 // channel runs one channel. end reports that Run should return err (a
@@ -230,6 +236,10 @@ func (e *engine[J]) channel(ctx context.Context, s *session) (end bool, err erro
 	}
 	r := &channelRun{s: s, ch: ch, closed: ch.NotifyClose(make(chan *amqp.Error, 1)), stop: make(chan struct{})}
 	r.halt = sync.OnceFunc(func() { close(r.stop) })
+	if e.kind.traits().acksTogether {
+		r.acks = newAcker(e.core, e.opts.prefetch)
+		defer r.acks.stop() // before the channel closes
+	}
 	r.hctx, r.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelHandlers()
 	for {
