@@ -53,6 +53,9 @@ func BenchmarkBatchAck(b *testing.B) {
 				e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil })
 			}},
 			{"amqp091-ack", func(b *testing.B) { e.consumeRaw(b, 200, 1, false) }},
+			{"warren400", func(b *testing.B) {
+				e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil }, runtime.WithPrefetch(400))
+			}},
 		})
 	})
 }

@@ -38,16 +38,16 @@ type acker struct {
 	core  *core
 	every int // send once this many acks wait
 
-	mu      sync.Mutex
-	ch      amqp.Acknowledger // the channel's, from its first delivery
-	base    uint64            // every tag up to base has ended and is settled
-	slots   []ackSlot         // tags base+1, base+2, ...
-	ready   int               // slots[:ready] have all ended
+	mu    sync.Mutex
+	ch    amqp.Acknowledger // the channel's, from its first delivery
+	base  uint64            // every tag up to base has ended and is settled
+	slots []ackSlot         // tags base+1, base+2, ...
+	ready int               // slots[:ready] have all ended
 	// readyWaiting of them wait for their ack, the last at lastWaiting.
 	readyWaiting, lastWaiting int
-	waiting int               // slots waiting for their ack
-	timer   *time.Timer       // sends what waits, ackDelay after the first began to wait
-	armed   bool              // timer is set
+	waiting                   int         // slots waiting for their ack
+	timer                     *time.Timer // sends what waits, ackDelay after the first began to wait
+	armed                     bool        // timer is set
 }
 
 // ackSlot is what became of one delivery tag of the channel.
@@ -60,9 +60,9 @@ type ackSlot struct {
 type ackState uint8
 
 const (
-	unended  ackState = iota // in hand, or not delivered yet
-	toAck                    // ended in an ack that waits to be sent
-	settled                  // acked or nacked on its own
+	unended ackState = iota // in hand, or not delivered yet
+	toAck                   // ended in an ack that waits to be sent
+	settled                 // acked or nacked on its own
 )
 
 // ackDelay is the longest an ack waits to be sent with others.
