@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,21 +23,30 @@ import (
 // the acks above it back; they then go one by one, as below.
 //
 // A waiting ack is sent:
-//   - at once, with the others that can go, when a worker finds no
-//     delivery waiting for it (the consumer is idle, or the broker is
-//     waiting for acks to send more: nothing waits on the client then);
-//   - when ackEvery of them wait, so that the broker's window refills
-//     while the consumer still has work in hand;
-//   - at the latest ackDelay after it began to wait (a slow handler
-//     holding the head of the channel back, say);
-//   - when the channel's consume ends (shutdown, pause, loss).
+//   - when half the prefetch waits (every), so that the broker's window
+//     refills while the consumer still has work in hand;
+//   - when a worker about to wait for a delivery finds the deliveries in
+//     hand and the acks that wait filling the prefetch: the broker sends
+//     nothing more until acks go (a worker that waits while the window has
+//     room leaves them: the broker is sending as fast as it can, or the
+//     queue is empty);
+//   - at the latest ackDelay after it began to wait (the queue ran dry, a
+//     slow handler holds the head of the channel back);
+//   - when the channel's feed ends (shutdown, pause, loss) and when the
+//     channel closes.
 //
-// Waiting acks that a delivery still in hand holds back go one by one
-// when they are that many, or at idle or on the timer, rather than wait
-// for it: a slow handler must not stall the prefetch window.
+// Acks that a delivery still in hand holds back go one by one rather than
+// wait for it when every of them wait, when the window is full, or when
+// the timer finds nothing else to send: a slow handler must not stall the
+// prefetch window.
 type acker struct {
-	core  *core
-	every int // send once this many acks wait
+	core     *core
+	prefetch int
+	every    int // send once this many acks wait
+	// inHand counts the deliveries taken from the feed and not yet done
+	// (see ackSource): with the acks that wait, what the broker counts
+	// against the prefetch.
+	inHand atomic.Int64
 
 	mu    sync.Mutex
 	ch    amqp.Acknowledger // the channel's, from its first delivery
@@ -70,13 +80,16 @@ const ackDelay = 5 * time.Millisecond
 
 // newAcker returns the acker of one channel with the given prefetch.
 func newAcker(c *core, prefetch int) *acker {
-	a := &acker{core: c, every: max(1, prefetch/4)}
-	a.timer = time.AfterFunc(time.Hour, a.flush)
+	a := &acker{core: c, prefetch: prefetch, every: max(1, prefetch/2)}
+	a.timer = time.AfterFunc(time.Hour, a.tick)
 	a.timer.Stop()
 	return a
 }
 
 // ack records that d ended in an ack counted as e, and sends what can go.
+// Only a fact handled (or skipped as a duplicate) waits: the ack of one
+// retried, held, deferred or poisoned, after its copy was confirmed, goes
+// at once, so that it is counted when its copy is.
 func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -84,10 +97,13 @@ func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 		a.ch = d.Acknowledger
 	}
 	i, ok := a.slot(d.DeliveryTag)
-	if !ok {
-		// At or below base: every tag ends once, so this does not happen;
-		// acked alone all the same.
+	if !ok || e != Acked && e != DuplicateSkipped {
+		// (At or below base cannot be: every tag ends once.)
 		a.ackAlone(d.DeliveryTag, ackSlot{e: e, routingKey: routingKey})
+		if ok {
+			a.slots[i].state = settled
+			a.advance()
+		}
 		return
 	}
 	a.slots[i] = ackSlot{state: toAck, e: e, routingKey: routingKey}
@@ -98,9 +114,20 @@ func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 		a.send(true)
 	case a.readyWaiting >= a.every:
 		a.send(false)
-	case !a.armed:
+	default:
+		a.arm()
+	}
+}
+
+// arm sets the timer while acks wait, and stops it once none does.
+func (a *acker) arm() {
+	switch {
+	case a.waiting > 0 && !a.armed:
 		a.armed = true
 		a.timer.Reset(ackDelay)
+	case a.waiting == 0 && a.armed:
+		a.armed = false
+		a.timer.Stop()
 	}
 }
 
@@ -122,21 +149,37 @@ func (a *acker) ended(tag uint64) {
 	}
 }
 
-// flush sends every waiting ack.
-func (a *acker) flush() {
+// tick sends the acks that waited ackDelay: those one multiple ack can
+// send, and, when a delivery in hand holds every one of them back, those
+// one by one; that delivery's handler has been busy for ackDelay at least.
+func (a *acker) tick() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.send(true)
+	a.armed = false
+	a.send(a.readyWaiting == 0)
 }
 
-// idle sends every waiting ack if any waits: called by a worker that is
-// about to wait for a delivery.
-func (a *acker) idle() {
+// idle is called by a worker that is about to wait for a delivery: if
+// acks wait and the broker may be waiting for them (the deliveries in hand
+// and the acks that wait fill the prefetch window), or the feed ended
+// (last), it sends them now. Otherwise the broker is sending as fast as it
+// can, or the queue is empty; they wait for more, or for the timer.
+func (a *acker) idle(last bool) {
 	a.mu.Lock()
-	if a.waiting > 0 {
+	defer a.mu.Unlock()
+	if a.waiting == 0 || !last && !a.starving() {
+		return
+	}
+	a.send(last)
+	if a.starving() {
 		a.send(true)
 	}
-	a.mu.Unlock()
+}
+
+// starving reports that the deliveries in hand and the acks that wait
+// fill the prefetch window: the broker sends nothing more until acks go.
+func (a *acker) starving() bool {
+	return a.waiting > 0 && int(a.inHand.Load())+a.waiting >= a.prefetch
 }
 
 // slot returns the index of tag's slot, growing slots to hold it, and
@@ -212,10 +255,7 @@ func (a *acker) send(all bool) {
 	a.slots = append(a.slots[:0], a.slots[n:]...)
 	a.ready = 0
 	a.advance()
-	if a.waiting == 0 && a.armed {
-		a.armed = false
-		a.timer.Stop()
-	}
+	a.arm()
 }
 
 // stop sends what waits and stops the timer, at the end of the channel.
@@ -241,20 +281,26 @@ type ackSource struct {
 func (s ackSource) next(<-chan struct{}) (amqp.Delivery, bool) {
 	select {
 	case d, ok := <-s.feed:
-		if !ok {
-			s.acks.idle()
-		}
-		return d, ok
+		return s.took(d, ok)
 	default:
 	}
-	s.acks.idle()
+	s.acks.idle(false)
 	d, ok := <-s.feed
+	return s.took(d, ok)
+}
+
+func (s ackSource) took(d amqp.Delivery, ok bool) (amqp.Delivery, bool) {
 	if !ok {
-		s.acks.idle()
+		s.acks.idle(true)
+		return d, ok
 	}
+	s.acks.inHand.Add(1)
 	return d, ok
 }
 
-func (s ackSource) done(d amqp.Delivery) { s.acks.ended(d.DeliveryTag) }
+func (s ackSource) done(d amqp.Delivery) {
+	s.acks.inHand.Add(-1)
+	s.acks.ended(d.DeliveryTag)
+}
 
 func (ackSource) lost() <-chan string { return nil }
