@@ -539,7 +539,10 @@ type batchFact struct {
 // an Unavailable one when the batch, or any of its facts, was unavailable.
 func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 	facts := make([]*batchFact, 0, len(j.facts))
-	byID := make(map[string]*batchFact, len(j.facts))
+	var byID map[string]*batchFact // the guard's: one claim per message id
+	if c.batch.guard != nil {
+		byID = make(map[string]*batchFact, len(j.facts))
+	}
 	for _, p := range j.facts {
 		if p.err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.
@@ -554,7 +557,9 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 			c.giveBack(p.in.d, "the same message id is in the batch already")
 			continue
 		}
-		byID[f.d.MessageID] = f
+		if byID != nil {
+			byID[f.d.MessageID] = f
+		}
 		facts = append(facts, f)
 	}
 	if len(facts) == 0 {
