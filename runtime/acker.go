@@ -38,7 +38,8 @@ import (
 // Acks that a delivery still in hand holds back go one by one rather than
 // wait for it when every of them wait, when the window is full, or when
 // the timer finds nothing else to send: a slow handler must not stall the
-// prefetch window.
+// prefetch window. (Their slots stay until it ends: a few dozen bytes per
+// delivery handled meanwhile.)
 type acker struct {
 	core     *core
 	prefetch int
