@@ -28,8 +28,9 @@ const memFacts = 100_000
 // eight handler goroutines: the generated consumer against raw amqp091-go
 // that only acks. Each side runs in a process of its own (this test
 // binary, running TestConsumeMemoryChild), started once the queue is
-// full, and reports its peak resident set (VmHWM) and its resident set
-// at the end (VmRSS) from /proc/self/status. It runs once whatever b.N:
+// full, and reports its peak resident set (VmHWM), its resident set at
+// the end (VmRSS) and before its first delivery, connected and consuming
+// (start), from /proc/self/status. It runs once whatever b.N:
 // the figures are of the whole process, not per message.
 func BenchmarkConsumeMemory(b *testing.B) {
 	n := memFacts
@@ -37,7 +38,7 @@ func BenchmarkConsumeMemory(b *testing.B) {
 		n = v
 	}
 	e := newEnv(b, "classic")
-	measured := map[string][2]float64{}
+	measured := map[string][3]float64{}
 	runSides(b, []side{
 		{"warren", func(b *testing.B) { e.memory(b, "warren", n, measured) }},
 		{"amqp091-ack", func(b *testing.B) { e.memory(b, "amqp091-ack", n, measured) }},
@@ -47,10 +48,11 @@ func BenchmarkConsumeMemory(b *testing.B) {
 // memory runs one side's process on its first call and reports its
 // figures on every call (the testing package calls a benchmark with b.N 1
 // first, then with the -benchtime asked for).
-func (e *env) memory(b *testing.B, side string, n int, measured map[string][2]float64) {
+func (e *env) memory(b *testing.B, side string, n int, measured map[string][3]float64) {
 	if m, ok := measured[side]; ok {
 		b.ReportMetric(m[0], "peak-rss-MiB")
 		b.ReportMetric(m[1], "end-rss-MiB")
+		b.ReportMetric(m[2], "start-rss-MiB")
 		return
 	}
 	e.fill(b, n, factVersion)
@@ -61,18 +63,19 @@ func (e *env) memory(b *testing.B, side string, n int, measured map[string][2]fl
 	if err != nil {
 		b.Fatalf("%s: %v\n%s", side, err, out)
 	}
-	var hwm, rss float64
+	var hwm, rss, start float64
 	for _, line := range strings.Split(string(out), "\n") {
-		if _, err := fmt.Sscanf(line, "MEMORY %f %f", &hwm, &rss); err == nil {
+		if _, err := fmt.Sscanf(line, "MEMORY %f %f %f", &hwm, &rss, &start); err == nil {
 			break
 		}
 	}
 	if hwm == 0 {
 		b.Fatalf("%s: no MEMORY line in its output:\n%s", side, out)
 	}
-	measured[side] = [2]float64{hwm / 1024, rss / 1024}
+	measured[side] = [3]float64{hwm / 1024, rss / 1024, start / 1024}
 	b.ReportMetric(hwm/1024, "peak-rss-MiB")
 	b.ReportMetric(rss/1024, "end-rss-MiB")
+	b.ReportMetric(start/1024, "start-rss-MiB")
 }
 
 // TestConsumeMemoryChild is one side of BenchmarkConsumeMemory, in the
@@ -87,6 +90,7 @@ func TestConsumeMemoryChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	const prefetch, conc = 200, 8
+	var start int // VmRSS once connected, before the first delivery
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	switch side {
@@ -103,6 +107,7 @@ func TestConsumeMemoryChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		start = procStatus(t, "VmRSS:")
 		rctx, stop := context.WithCancel(ctx)
 		ran := make(chan error, 1)
 		go func() { ran <- c.Run(rctx) }()
@@ -130,6 +135,7 @@ func TestConsumeMemoryChild(t *testing.T) {
 		if err := ch.Qos(prefetch, 0, false); err != nil {
 			t.Fatal(err)
 		}
+		start = procStatus(t, "VmRSS:")
 		deliveries, err := ch.Consume("bench-classic", "memory", false, false, false, false, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +168,7 @@ func TestConsumeMemoryChild(t *testing.T) {
 		t.Fatalf("unknown side %q", side)
 	}
 	hwm, rss := procStatus(t, "VmHWM:"), procStatus(t, "VmRSS:")
-	fmt.Printf("MEMORY %d %d\n", hwm, rss)
+	fmt.Printf("MEMORY %d %d %d\n", hwm, rss, start)
 }
 
 // memHandler is the generated consumer's handler: it looks at the fact.
