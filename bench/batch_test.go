@@ -44,7 +44,9 @@ func BenchmarkBatchConsume(b *testing.B) {
 // BenchmarkBatchAck drains b.N envelopes with handlers that do nothing:
 // the generated batch consumer (batches of 100; each fact decoded,
 // validated and acked on its own) against raw amqp091-go that only acks,
-// prefetch 200, one handler goroutine.
+// prefetch 200, one handler goroutine. A third side runs the same batch
+// consumer with a prefetch of four batches (400), to show what a window
+// that refills a batch at a time costs.
 func BenchmarkBatchAck(b *testing.B) {
 	e := newEnv(b, "batch")
 	b.Run("prefetch=200/concurrency=1", func(b *testing.B) {
@@ -53,6 +55,9 @@ func BenchmarkBatchAck(b *testing.B) {
 				e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil })
 			}},
 			{"amqp091-ack", func(b *testing.B) { e.consumeRaw(b, 200, 1, false) }},
+			{"warren-prefetch=400", func(b *testing.B) {
+				e.consumeBatch(b, 1, func(context.Context, benchevents.BenchBatchBatch) (runtime.Outcomes, error) { return nil, nil }, runtime.WithPrefetch(400))
+			}},
 		})
 	})
 }

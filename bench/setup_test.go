@@ -32,6 +32,7 @@ type env struct {
 	kind     string // classic or quorum
 	consumer string // the consumer of that queue type
 	queue    string // its work queue
+	url      string // the broker, in the env's vhost
 	raw      *amqp.Connection
 	conn     *runtime.Conn
 	wm       *wmamqp.ConnectionWrapper
@@ -42,7 +43,7 @@ type env struct {
 func newEnv(b *testing.B, kind string) *env {
 	b.Helper()
 	url := testenv.VHost(b, "bench-"+kind)
-	e := &env{kind: kind, consumer: "bench-" + kind, acks: &ackCounter{}}
+	e := &env{kind: kind, consumer: "bench-" + kind, url: url, acks: &ackCounter{}}
 	e.queue = topology.WorkQueue(e.consumer)
 	top := only(benchevents.Topology, e.consumer)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

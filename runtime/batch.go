@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -84,14 +85,61 @@ type batchKey struct{}
 // constructors build one per fact the consumer receives; B is the
 // generated batch type, the same for every route of a consumer.
 func Collect[B, T any](f Fact, add func(batch *B, item Item[T])) Route {
+	field, items := itemsField[B, T](), reflect.TypeFor[[]Item[T]]()
 	return Handle(f, func(ctx context.Context, d Delivery, fact T) error {
-		b, ok := ctx.Value(batchKey{}).(*B)
+		bo, ok := ctx.Value(batchKey{}).(*batchOf[B])
 		if !ok {
 			return Permanent(fmt.Errorf("fact %s: its route was built with Collect but the consumer is not a batch consumer of this batch type", f.RoutingKey))
 		}
-		add(b, Item[T]{Delivery: d, Fact: fact})
+		if field >= 0 {
+			bo.size(field, f.RoutingKey, items)
+		}
+		add(&bo.b, Item[T]{Delivery: d, Fact: fact})
 		return nil
 	})
+}
+
+// batchOf is a batch being built, in the ctx of its routes' calls.
+type batchOf[B any] struct {
+	b     B
+	facts []*batchFact
+}
+
+// size gives B's field (a []Item[T], of type t) room for the batch's facts
+// of routingKey before the first is added: appending them one by one
+// would copy the slice, facts and all, about as often as it doubles.
+func (bo *batchOf[B]) size(field int, routingKey string, t reflect.Type) {
+	v := reflect.ValueOf(&bo.b).Elem().Field(field)
+	if v.Cap() > 0 {
+		return
+	}
+	n := 0
+	for _, f := range bo.facts {
+		if f.in.routingKey == routingKey {
+			n++
+		}
+	}
+	v.Set(reflect.MakeSlice(t, 0, n))
+}
+
+// itemsField returns the index of B's one exported field of type
+// []Item[T], or -1 if it has none or several (Collect then leaves the
+// slices to add).
+func itemsField[B, T any]() int {
+	bt, want := reflect.TypeFor[B](), reflect.TypeFor[[]Item[T]]()
+	if bt.Kind() != reflect.Struct {
+		return -1
+	}
+	found := -1
+	for i := range bt.NumField() {
+		if sf := bt.Field(i); sf.Type == want && sf.IsExported() {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
 }
 
 // batchRefuses are the options that do not apply to a batch consumer.
@@ -148,14 +196,14 @@ func NewBatchConsumer[B any](conn *Conn, c topology.Consumer, routes []Route, fn
 		return nil, fmt.Errorf("new consumer %q: batch size %d: expected at most the prefetch (%d), or no batch could fill", c.Name, c.Batch.Size, cons.opts.prefetch)
 	}
 	cons.batch = &batchState{guard: guard, call: func(ctx context.Context, facts []*batchFact) (Outcomes, error) {
-		b := new(B)
-		bctx := context.WithValue(ctx, batchKey{}, b)
+		bo := &batchOf[B]{facts: facts}
+		bctx := context.WithValue(ctx, batchKey{}, bo)
 		for _, f := range facts {
 			if err := f.h.call.invoke(bctx, f.d); err != nil {
 				return nil, err
 			}
 		}
-		return fn(ctx, *b)
+		return fn(ctx, bo.b)
 	}}
 	var k kind[*batchJob] = batchKind{cons}
 	if c.Ordered() {
@@ -491,7 +539,10 @@ type batchFact struct {
 // an Unavailable one when the batch, or any of its facts, was unavailable.
 func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 	facts := make([]*batchFact, 0, len(j.facts))
-	byID := make(map[string]*batchFact, len(j.facts))
+	var byID map[string]*batchFact // the guard's: one claim per message id
+	if c.batch.guard != nil {
+		byID = make(map[string]*batchFact, len(j.facts))
+	}
 	for _, p := range j.facts {
 		if p.err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.
@@ -506,7 +557,9 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 			c.giveBack(p.in.d, "the same message id is in the batch already")
 			continue
 		}
-		byID[f.d.MessageID] = f
+		if byID != nil {
+			byID[f.d.MessageID] = f
+		}
 		facts = append(facts, f)
 	}
 	if len(facts) == 0 {

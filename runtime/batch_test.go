@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -547,5 +548,32 @@ func TestBatchTakesHighPriorityFactsFirst(t *testing.T) {
 				t.Errorf("the first batch held %d of the %d high-priority facts, want all", highs, urgent)
 			}
 		})
+	}
+}
+
+// Collect gives a batch type's field room for the batch's facts only when
+// the field is the one of its item type; two fields of one type are left
+// to grow as they are appended to.
+func TestCollectFindsTheFieldOfItsItems(t *testing.T) {
+	type one struct {
+		Items  []Item[item]
+		Others []Item[string]
+	}
+	type two struct {
+		A, B []Item[item]
+	}
+	if got := itemsField[one, item](); got != 0 {
+		t.Errorf("field of []Item[item] in %T: %d, want 0", one{}, got)
+	}
+	if got := itemsField[one, string](); got != 1 {
+		t.Errorf("field of []Item[string] in %T: %d, want 1", one{}, got)
+	}
+	if got := itemsField[two, item](); got != -1 {
+		t.Errorf("field of []Item[item] in %T, which has two: %d, want -1", two{}, got)
+	}
+	bo := &batchOf[one]{facts: []*batchFact{{in: inbound{routingKey: "a"}}, {in: inbound{routingKey: "b"}}, {in: inbound{routingKey: "a"}}}}
+	bo.size(0, "a", reflect.TypeFor[[]Item[item]]())
+	if c := cap(bo.b.Items); c != 2 {
+		t.Errorf("room for %d items of key a, want 2", c)
 	}
 }

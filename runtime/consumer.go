@@ -169,11 +169,11 @@ type plainKind struct{ c *Consumer }
 
 func (k plainKind) queues() []string { return []string{k.c.spec.Queue} }
 
-func (k plainKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
-	return feedSource{feeds[0]}
+func (k plainKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[amqp.Delivery] {
+	return ackSource{feed: feeds[0], acks: r.acks}
 }
 
-func (k plainKind) work(r *channelRun, d amqp.Delivery) { k.c.process(r.hctx, r.s, d) }
+func (k plainKind) work(r *channelRun, d amqp.Delivery) { k.c.processAcks(r.hctx, r.s, d, r.acks) }
 
 func (k plainKind) giveBack(d amqp.Delivery, why string) { k.c.giveBack(d, why) }
 
@@ -181,7 +181,9 @@ func (k plainKind) hold(r *channelRun, d amqp.Delivery) { k.c.hold(r.hctx, inspe
 
 func (k plainKind) probe(r *channelRun, d amqp.Delivery) error { return k.c.process(r.hctx, r.s, d) }
 
-func (plainKind) traits() traits { return traits{pauses: true, queueNoun: "work queue"} }
+func (plainKind) traits() traits {
+	return traits{pauses: true, queueNoun: "work queue", acksTogether: true}
+}
 
 func consumerTag(name string) string {
 	var b [6]byte

@@ -58,6 +58,9 @@ type traits struct {
 	stopsInPlace bool
 	// queueNoun names the kind's queues in errors ("work queue").
 	queueNoun string
+	// acksTogether: the kind's channel has an [acker], which acks
+	// deliveries several at a time (channelRun.acks).
+	acksTogether bool
 }
 
 // pauser is a kind that pauses during an outage.
@@ -223,6 +226,10 @@ type channelRun struct {
 	stop chan struct{}
 	halt func()
 
+	// acks sends the acks of a kind that acks together (traits), nil for
+	// the others; it sees every delivery tag of the channel end.
+	acks *acker
+
 	// For a kind with own channels: each queue's channel, and how to
 	// consume a queue again on a new one.
 	ownMu      sync.Mutex
@@ -272,9 +279,13 @@ func (e *engine[J]) channel(ctx context.Context, s *session) (end bool, err erro
 	}
 	r := &channelRun{s: s, ch: ch, closed: ch.NotifyClose(make(chan *amqp.Error, 1)), stop: make(chan struct{})}
 	r.halt = sync.OnceFunc(func() { close(r.stop) })
+	defer r.closeAll() // own channels before ch: their deliveries return in order
+	if e.kind.traits().acksTogether {
+		r.acks = newAcker(e.core, e.opts.prefetch)
+		defer r.acks.stop() // before the channels close
+	}
 	r.hctx, r.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelHandlers()
-	defer r.closeAll() // own channels before ch: their deliveries return in order
 	for {
 		// A pause outlives a lost channel: the new one probes first.
 		if paused, _ := e.outage.state(); paused && e.kind.traits().pauses {

@@ -150,7 +150,9 @@ func (e *engine[J]) probe(ctx context.Context, r *channelRun) (end bool, err err
 		if !ok {
 			continue // nothing to probe with yet; held messages come back from the delay queues
 		}
-		if err := p.probe(r, d); IsUnavailable(err) {
+		err = p.probe(r, d)
+		r.acks.ended(d.DeliveryTag) // settled on its own
+		if IsUnavailable(err) {
 			wait = min(wait*2, c.outage.policy.ProbeMax)
 			continue
 		}

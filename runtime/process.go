@@ -23,6 +23,8 @@ type inbound struct {
 	exchange   string    // the exchange it was first published to
 	deferrals  int       // how often the fact was deferred so far
 	due        time.Time // when it was due (HeaderDueAt); the zero time for a fact published now
+	// acks sends its ack with others' (see acker.go); nil: acked alone.
+	acks *acker
 }
 
 func inspect(s *session, d amqp.Delivery) inbound {
@@ -41,7 +43,14 @@ func inspect(s *session, d amqp.Delivery) inbound {
 // process handles one delivery and settles it (see settle.go), and returns
 // the handling's error. Every path ends in exactly one ack or nack of d.
 func (c *Consumer) process(ctx context.Context, s *session, d amqp.Delivery) error {
+	return c.processAcks(ctx, s, d, nil)
+}
+
+// processAcks is process whose ack, if the delivery ends in one, goes
+// through acks (nil: acked at once, alone).
+func (c *Consumer) processAcks(ctx context.Context, s *session, d amqp.Delivery, acks *acker) error {
 	in := inspect(s, d)
+	in.acks = acks
 	c.count(Delivered, in.routingKey)
 	if d.Redelivered {
 		c.count(Redelivered, in.routingKey)

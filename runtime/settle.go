@@ -50,6 +50,10 @@ func (c *Consumer) end(ctx context.Context, in inbound, duplicate bool, err erro
 }
 
 func (c *Consumer) ack(in inbound, e Event) {
+	if in.acks != nil {
+		in.acks.ack(in.d, e, in.routingKey)
+		return
+	}
 	if err := in.d.Ack(false); err != nil {
 		// The channel is gone; the broker redelivers the message.
 		c.log.Debug("ack failed; the message will be redelivered", "message_id", in.d.MessageId, "err", c.conn.redact(err))
