@@ -43,13 +43,13 @@ test: vet
 # filled; this runs them once more against an empty one of their own,
 # removed afterwards (the go command makes its files read-only, so go clean
 # -modcache removes them). The build cache stays the machine's: it holds
-# compiled packages, never modules. Everything is built with -trimpath
-# (added to GOFLAGS, which the tests' own go commands read too): without
-# it the build cache keys a module's packages by their directory, which a
-# new module cache moves, and every dependency (SQLite's pure-Go port
-# among them) would be compiled again on each run; with it they are keyed
-# by module and version. The names are checked against go test -list, so
-# that a renamed test cannot drop out unnoticed.
+# compiled packages, never modules. The empty module cache is always at
+# the same place (one per checkout, emptied before and after each run):
+# the build cache keys a module's compiled packages by their directory, so
+# a new place each run would compile every dependency (SQLite's pure-Go
+# port among them) again, for the test binaries and for the go commands
+# the tests run. The names are checked against go test -list, so that a
+# renamed test cannot drop out unnoticed.
 FRESH_CACHE_TESTS := TestGoToolSetupInAService \
 	TestConsumerModuleReusesTheProducersPackage TestConsumerModuleGeneratesTheFactTypes \
 	TestConsumerModuleBindingMatchesNothing TestConsumerModuleReusesAMissingPackage \
@@ -63,10 +63,12 @@ space := $(empty) $(empty)
 FRESH_CACHE_RUN := ^($(subst $(space),|,$(strip $(FRESH_CACHE_TESTS))))$$
 
 ## test-fresh-cache: the tests that build modules from scratch, with an empty module cache
+FRESH_MODCACHE := $(or $(TMPDIR),/tmp)/warren-fresh-modcache-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
+
 test-fresh-cache:
-	@cache=$$(mktemp -d) && \
-	trap "GOMODCACHE='$$cache' $(GO) clean -modcache; rm -rf '$$cache'" EXIT && \
-	export GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" && \
+	@cache='$(FRESH_MODCACHE)' && \
+	empty() { if [ -d "$$cache" ]; then GOMODCACHE="$$cache" $(GO) clean -modcache; rm -rf "$$cache"; fi; } && \
+	empty && mkdir -p "$$cache" && trap empty EXIT && \
 	export GOMODCACHE="$$cache" && echo "== GOMODCACHE=$$cache" && \
 	n=$$($(GO) test -list '$(FRESH_CACHE_RUN)' $(FRESH_CACHE_PKGS) | grep -c '^Test') && \
 	if [ "$$n" != $(words $(FRESH_CACHE_TESTS)) ]; then \
