@@ -63,7 +63,7 @@ space := $(empty) $(empty)
 FRESH_CACHE_RUN := ^($(subst $(space),|,$(strip $(FRESH_CACHE_TESTS))))$$
 
 ## test-fresh-cache: the tests that build modules from scratch, with an empty module cache
-FRESH_MODCACHE := $(or $(TMPDIR),/tmp)/warren-fresh-modcache-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
+FRESH_MODCACHE = $(or $(TMPDIR),/tmp)/warren-fresh-modcache-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
 
 test-fresh-cache:
 	@cache='$(FRESH_MODCACHE)' && \
