@@ -76,6 +76,9 @@ func TestURLsAreRedactedInErrorsAndLogs(t *testing.T) {
 		{"IPv6, unreachable", []string{"amqp://guest:Xy7Kq9z@[::1]:1/"}, "guest:xxxxx@[::1]:1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The cases share nothing, and a refused login takes seconds to
+			// come back: they run side by side.
+			t.Parallel()
 			rec := &logRecorder{}
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
