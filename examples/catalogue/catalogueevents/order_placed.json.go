@@ -215,7 +215,7 @@ type CardPayment struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCardPayment.
 func (v *CardPayment) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCardPayment, append(f, &v.Method, &v.Last4, &v.AdditionalProperties)
+	return &shapeOfCardPayment, append(f, (*string)(&v.Method), &v.Last4, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -237,7 +237,7 @@ func (v CardPayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(
 func (v *CardPayment) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCardPayment = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "method", Required: true},
+	{Name: "method", Required: true, Rule: &valuesOfCardPaymentMethod},
 	{Name: "last4", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{4}$")}},
 }}
 
@@ -249,17 +249,6 @@ type CardPaymentMethod string
 const (
 	CardPaymentMethodCard CardPaymentMethod = "card"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfCardPaymentMethod.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CardPaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CardPaymentMethod) Validate() error { return valuesOfCardPaymentMethod.Check(string(*v)) }
 
 var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
@@ -276,7 +265,7 @@ type InvoicePayment struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfInvoicePayment.
 func (v *InvoicePayment) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfInvoicePayment, append(f, &v.Method, &v.DueDays, &v.AdditionalProperties)
+	return &shapeOfInvoicePayment, append(f, (*string)(&v.Method), (*int64)(&v.DueDays), &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -298,8 +287,8 @@ func (v InvoicePayment) MarshalJSON() ([]byte, error) { return codec.MarshalObje
 func (v *InvoicePayment) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfInvoicePayment = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "method", Required: true},
-	{Name: "due_days", Required: true},
+	{Name: "method", Required: true, Rule: &valuesOfInvoicePaymentMethod},
+	{Name: "due_days", Required: true, Rule: &valuesOfInvoicePaymentDueDays},
 }}
 
 // InvoicePaymentMethod is generated from
@@ -310,19 +299,6 @@ type InvoicePaymentMethod string
 const (
 	InvoicePaymentMethodInvoice InvoicePaymentMethod = "invoice"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfInvoicePaymentMethod.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *InvoicePaymentMethod) Validate() error {
-	return valuesOfInvoicePaymentMethod.Check(string(*v))
-}
 
 var valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
 
@@ -335,18 +311,5 @@ const (
 	InvoicePaymentDueDays14 InvoicePaymentDueDays = 14
 	InvoicePaymentDueDays30 InvoicePaymentDueDays = 30
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfInvoicePaymentDueDays.Read(d, (*int64)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) { e.Int64(int64(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *InvoicePaymentDueDays) Validate() error {
-	return valuesOfInvoicePaymentDueDays.Check(int64(*v))
-}
 
 var valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}

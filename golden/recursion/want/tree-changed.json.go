@@ -287,7 +287,7 @@ type Binary struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfBinary.
 func (v *Binary) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfBinary, append(f, &v.Op, &v.Left, &v.Right, &v.AdditionalProperties)
+	return &shapeOfBinary, append(f, (*string)(&v.Op), &v.Left, &v.Right, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -309,7 +309,7 @@ func (v Binary) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 func (v *Binary) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfBinary = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "op", Required: true},
+	{Name: "op", Required: true, Rule: &valuesOfBinaryOp},
 	{Name: "left", Required: true},
 	{Name: "right", Required: true},
 }}
@@ -322,15 +322,6 @@ const (
 	BinaryOpAdd BinaryOp = "add"
 	BinaryOpSub BinaryOp = "sub"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error { return valuesOfBinaryOp.Read(d, (*string)(v)) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *BinaryOp) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *BinaryOp) Validate() error { return valuesOfBinaryOp.Check(string(*v)) }
 
 var valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
 

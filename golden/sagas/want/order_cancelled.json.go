@@ -36,7 +36,7 @@ type OrderCancelled struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelled.
 func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderCancelled, append(f, &v.OrderID, &v.Reason, &v.AdditionalProperties)
+	return &shapeOfOrderCancelled, append(f, &v.OrderID, (*string)(&v.Reason), &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -59,7 +59,7 @@ func (v *OrderCancelled) UnmarshalJSON(data []byte) error { return codec.Unmarsh
 
 var shapeOfOrderCancelled = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order_id", Required: true},
-	{Name: "reason", Required: true},
+	{Name: "reason", Required: true, Rule: &valuesOfOrderCancelledReason},
 }}
 
 // OrderCancelledReason is generated from
@@ -71,18 +71,5 @@ const (
 	OrderCancelledReasonUnpaid    OrderCancelledReason = "unpaid"
 	OrderCancelledReasonRequested OrderCancelledReason = "requested"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelledReason) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfOrderCancelledReason.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderCancelledReason) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderCancelledReason) Validate() error {
-	return valuesOfOrderCancelledReason.Check(string(*v))
-}
 
 var valuesOfOrderCancelledReason = codec.Strings{Sorted: []string{"requested", "unpaid"}, Expected: "one of \"unpaid\", \"requested\""}

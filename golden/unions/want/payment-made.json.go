@@ -154,7 +154,7 @@ type Card struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCard.
 func (v *Card) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCard, append(f, &v.Type, &v.Last4, &v.AdditionalProperties)
+	return &shapeOfCard, append(f, (*string)(&v.Type), &v.Last4, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -176,7 +176,7 @@ func (v Card) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 func (v *Card) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCard = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "type", Required: true},
+	{Name: "type", Required: true, Rule: &valuesOfCardType},
 	{Name: "last4", Required: true},
 }}
 
@@ -187,15 +187,6 @@ type CardType string
 const (
 	CardTypeCard CardType = "card"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardType) DecodeJSON(d *jx.Decoder) error { return valuesOfCardType.Read(d, (*string)(v)) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CardType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CardType) Validate() error { return valuesOfCardType.Check(string(*v)) }
 
 var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
@@ -212,7 +203,7 @@ type Transfer struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfTransfer.
 func (v *Transfer) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfTransfer, append(f, &v.Type, &v.Iban, &v.AdditionalProperties)
+	return &shapeOfTransfer, append(f, (*string)(&v.Type), &v.Iban, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -234,7 +225,7 @@ func (v Transfer) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v)
 func (v *Transfer) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfTransfer = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "type", Required: true},
+	{Name: "type", Required: true, Rule: &valuesOfTransferType},
 	{Name: "iban", Required: true},
 }}
 
@@ -246,17 +237,6 @@ type TransferType string
 const (
 	TransferTypeTransfer TransferType = "transfer"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfTransferType.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *TransferType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *TransferType) Validate() error { return valuesOfTransferType.Check(string(*v)) }
 
 var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
