@@ -76,7 +76,7 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 	if fact.Newest == nil {
 		e.genRoutingKey(f, fact)
 	}
-	for _, c := range docComment(fmt.Sprintf("%s describes %s facts to the runtime: routing key, schema version and payload validation.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
+	for _, c := range docComment(fmt.Sprintf("%s describes %s to the runtime.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
 		f.Add(c)
 	}
 	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(factFields(fact))
@@ -86,7 +86,7 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 // genRoutingKey writes the routing-key constant of a fact (of its newest
 // version: its versions share it).
 func (e *emitter) genRoutingKey(f *jen.File, fact *model.Fact) {
-	for _, c := range docComment(fmt.Sprintf("%s is the routing key of %s facts.", fact.RoutingKeyConst(), fact.GoName)) {
+	for _, c := range docComment(fmt.Sprintf("%s is %s's routing key.", fact.RoutingKeyConst(), fact.GoName)) {
 		f.Add(c)
 	}
 	f.Const().Id(fact.RoutingKeyConst()).Op("=").Lit(fact.RoutingKey)
@@ -110,7 +110,7 @@ func (e *emitter) genStruct(f *jen.File, t *model.Type) {
 			if len(t.Fields) > 0 {
 				g.Line()
 			}
-			doc := model.ExtraField + " holds the properties the schema does not declare (additionalProperties)."
+			doc := model.ExtraField + " holds the properties the schema does not declare."
 			if len(t.Patterns) > 0 {
 				doc = model.ExtraField + " holds the properties whose names match the schema's patternProperties."
 			}

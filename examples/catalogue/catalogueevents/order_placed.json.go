@@ -14,11 +14,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.json"),
@@ -41,8 +40,7 @@ type OrderPlaced struct {
 	PlacedAt    time.Time                  `json:"placed_at"`
 	GiftMessage schemaset.Nullable[string] `json:"gift_message,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -87,8 +85,7 @@ type OrderPlacedCustomer struct {
 	Email      string  `json:"email"`
 	Name       *string `json:"name,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -125,8 +122,7 @@ type OrderLine struct {
 	Quantity  int64 `json:"quantity"`
 	UnitPrice Money `json:"unit_price"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -208,8 +204,7 @@ type CardPayment struct {
 	Method CardPaymentMethod `json:"method"`
 	Last4  string            `json:"last4"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -258,8 +253,7 @@ type InvoicePayment struct {
 	Method  InvoicePaymentMethod  `json:"method"`
 	DueDays InvoicePaymentDueDays `json:"due_days"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// NoteAddedRoutingKey is the routing key of NoteAdded facts.
+// NoteAddedRoutingKey is NoteAdded's routing key.
 const NoteAddedRoutingKey = "note.added"
 
-// FactNoteAdded describes NoteAdded facts to the runtime: routing key, schema
-// version and payload validation.
+// FactNoteAdded describes NoteAdded to the runtime.
 //
 // Deprecated: the schema marks this as deprecated.
 var FactNoteAdded = runtime.Fact{
@@ -58,8 +57,7 @@ type NoteAdded struct {
 	// //go:build ignore
 	Slashes *string `json:"slashes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// CheckoutStartedRoutingKey is the routing key of CheckoutStarted facts.
+// CheckoutStartedRoutingKey is CheckoutStarted's routing key.
 const CheckoutStartedRoutingKey = "acme.checkout.started"
 
-// FactCheckoutStarted describes CheckoutStarted facts to the runtime: routing
-// key, schema version and payload validation.
+// FactCheckoutStarted describes CheckoutStarted to the runtime.
 var FactCheckoutStarted = runtime.Fact{
 	RoutingKey: CheckoutStartedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json"),

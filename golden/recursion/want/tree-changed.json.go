@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// TreeChangedRoutingKey is the routing key of TreeChanged facts.
+// TreeChangedRoutingKey is TreeChanged's routing key.
 const TreeChangedRoutingKey = "tree.changed"
 
-// FactTreeChanged describes TreeChanged facts to the runtime: routing key,
-// schema version and payload validation.
+// FactTreeChanged describes TreeChanged to the runtime.
 var FactTreeChanged = runtime.Fact{
 	RoutingKey: TreeChangedRoutingKey,
 	Validate:   schemaSet.Validator("tree-changed.json"),
@@ -31,8 +30,7 @@ type TreeChanged struct {
 	Expr   *Expr  `json:"expr,omitzero"`
 	Forest Forest `json:"forest,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -133,8 +131,7 @@ type Node struct {
 	Children []Node `json:"children"`
 	Parent   *Node  `json:"parent,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -173,8 +170,7 @@ type Link struct {
 	Value int64 `json:"value"`
 	Next  *Link `json:"next,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -280,8 +276,7 @@ type Binary struct {
 	Left  Expr     `json:"left"`
 	Right Expr     `json:"right"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -16,8 +16,7 @@ import (
 type StockQuery struct {
 	Sku string `json:"sku"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -53,8 +52,7 @@ var shapeOfStockQuery = codec.Shape{Open: true, Props: []codec.Prop{
 type Level struct {
 	Available int64 `json:"available"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderCancelledRoutingKey is the routing key of OrderCancelled facts.
+// OrderCancelledRoutingKey is OrderCancelled's routing key.
 const OrderCancelledRoutingKey = "order.cancelled"
 
-// FactOrderCancelled describes OrderCancelled facts to the runtime: routing
-// key, schema version and payload validation.
+// FactOrderCancelled describes OrderCancelled to the runtime.
 var FactOrderCancelled = runtime.Fact{
 	RoutingKey: OrderCancelledRoutingKey,
 	Validate:   schemaSet.Validator("order/cancelled.json"),
@@ -29,8 +28,7 @@ type OrderCancelled struct {
 	OrderID string               `json:"order_id"`
 	Reason  OrderCancelledReason `json:"reason"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -20,8 +20,7 @@ type Checkout struct {
 	TotalCents *int64         `json:"total_cents,omitzero"`
 	PaidCents  *int64         `json:"paid_cents,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

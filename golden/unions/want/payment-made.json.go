@@ -13,11 +13,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// PaymentMadeRoutingKey is the routing key of PaymentMade facts.
+// PaymentMadeRoutingKey is PaymentMade's routing key.
 const PaymentMadeRoutingKey = "payment.made"
 
-// FactPaymentMade describes PaymentMade facts to the runtime: routing key,
-// schema version and payload validation.
+// FactPaymentMade describes PaymentMade to the runtime.
 var FactPaymentMade = runtime.Fact{
 	RoutingKey: PaymentMadeRoutingKey,
 	Validate:   schemaSet.Validator("payment-made.json"),
@@ -34,8 +33,7 @@ type PaymentMade struct {
 	Contact      *PaymentMadeContact         `json:"contact,omitzero"`
 	AmountOrFree *PaymentMadeAmountOrFree    `json:"amount_or_free,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -147,8 +145,7 @@ type Card struct {
 	Type  CardType `json:"type"`
 	Last4 string   `json:"last4"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -196,8 +193,7 @@ type Transfer struct {
 	Type TransferType `json:"type"`
 	Iban string       `json:"iban"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -245,8 +241,7 @@ var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected:
 type Voucher struct {
 	Code string `json:"code"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -449,8 +444,7 @@ func (v *PaymentMadeContact) Validate() error {
 type PaymentMadeContactOption1 struct {
 	Email string `json:"email"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -481,8 +475,7 @@ var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Pr
 type PaymentMadeContactOption2 struct {
 	Phone string `json:"phone"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UntypedKeywordsRoutingKey is the routing key of UntypedKeywords facts.
+// UntypedKeywordsRoutingKey is UntypedKeywords's routing key.
 const UntypedKeywordsRoutingKey = "untyped.keywords"
 
-// FactUntypedKeywords describes UntypedKeywords facts to the runtime: routing
-// key, schema version and payload validation.
+// FactUntypedKeywords describes UntypedKeywords to the runtime.
 var FactUntypedKeywords = runtime.Fact{
 	RoutingKey: UntypedKeywordsRoutingKey,
 	Validate:   schemaSet.Validator("untyped-keywords.json"),
@@ -37,8 +36,7 @@ type UntypedKeywords struct {
 	Count   json.RawMessage       `json:"count,omitzero"`
 	Event   *UntypedKeywordsEvent `json:"event,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
+	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
