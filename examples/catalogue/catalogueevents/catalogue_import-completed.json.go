@@ -37,7 +37,6 @@ type ImportCompleted struct {
 	Counts   ImportCompletedCounts         `json:"counts"`
 	Warnings []ImportCompletedWarningsItem `json:"warnings,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -112,7 +111,6 @@ type ImportCompletedWarningsItem struct {
 	Line    int64  `json:"line"`
 	Message string `json:"message"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

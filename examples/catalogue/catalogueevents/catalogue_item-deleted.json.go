@@ -37,7 +37,6 @@ type ItemDeletedV1 struct {
 	DeletedAt time.Time `json:"deleted_at"`
 	Reason    *string   `json:"reason,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -45,7 +45,6 @@ type ItemDeleted struct {
 	// Who removed the item.
 	DeletedBy *string `json:"deleted_by,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

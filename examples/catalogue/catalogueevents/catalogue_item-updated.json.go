@@ -46,14 +46,11 @@ type ItemUpdated struct {
 	// in when the property is absent.
 	Source *ItemUpdatedSource `json:"source,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of ItemUpdated's properties, from the schema.
-const (
-	ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
-)
+// The schema's default of ItemUpdated.Source.
+const ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
 func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {

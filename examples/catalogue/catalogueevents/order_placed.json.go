@@ -40,7 +40,6 @@ type OrderPlaced struct {
 	PlacedAt    time.Time                  `json:"placed_at"`
 	GiftMessage schemaset.Nullable[string] `json:"gift_message,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -85,7 +84,6 @@ type OrderPlacedCustomer struct {
 	Email      string  `json:"email"`
 	Name       *string `json:"name,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -122,14 +120,11 @@ type OrderLine struct {
 	Quantity  int64 `json:"quantity"`
 	UnitPrice Money `json:"unit_price"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of OrderLine's properties, from the schema.
-const (
-	OrderLineQuantityDefault = 1
-)
+// The schema's default of OrderLine.Quantity.
+const OrderLineQuantityDefault = 1
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
 func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
@@ -204,7 +199,6 @@ type CardPayment struct {
 	Method CardPaymentMethod `json:"method"`
 	Last4  string            `json:"last4"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -253,7 +247,6 @@ type InvoicePayment struct {
 	Method  InvoicePaymentMethod  `json:"method"`
 	DueDays InvoicePaymentDueDays `json:"due_days"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

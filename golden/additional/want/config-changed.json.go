@@ -178,7 +178,6 @@ var shapeOfConfigChangedEmpty = codec.Shape{Props: []codec.Prop{}}
 type ConfigChangedFeatures struct {
 	DarkMode bool `json:"dark_mode"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]bool `json:"-"`
 }
 

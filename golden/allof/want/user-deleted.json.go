@@ -30,7 +30,6 @@ type UserDeleted struct {
 	At     *time.Time `json:"at,omitzero"`
 	UserID string     `json:"user_id"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -32,7 +32,6 @@ type UserRegistered struct {
 	Email  string              `json:"email"`
 	Plan   *UserRegisteredPlan `json:"plan,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -32,7 +32,6 @@ type BasketUpdated struct {
 	Anything   []json.RawMessage        `json:"anything"`
 	Coupons    []string                 `json:"coupons,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -161,7 +160,6 @@ type BasketUpdatedLinesItem struct {
 	Sku string `json:"sku"`
 	Qty *int64 `json:"qty,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

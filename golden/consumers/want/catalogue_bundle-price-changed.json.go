@@ -29,7 +29,6 @@ var FactCatalogueBundlePriceChanged = runtime.Fact{
 type CatalogueBundlePriceChanged struct {
 	BundleID *string `json:"bundle_id,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

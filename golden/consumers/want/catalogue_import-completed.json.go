@@ -29,7 +29,6 @@ var FactCatalogueImportCompleted = runtime.Fact{
 type CatalogueImportCompleted struct {
 	Count *int64 `json:"count,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

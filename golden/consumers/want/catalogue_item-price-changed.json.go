@@ -29,7 +29,6 @@ var FactCatalogueItemPriceChanged = runtime.Fact{
 type CatalogueItemPriceChanged struct {
 	Sku string `json:"sku"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -27,7 +27,6 @@ var FactOrderPlaced = runtime.Fact{
 type OrderPlaced struct {
 	OrderID *string `json:"order_id,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

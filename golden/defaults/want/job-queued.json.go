@@ -53,7 +53,6 @@ type JobQueued struct {
 	// absent.
 	Limits *JobQueuedLimits `json:"limits,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -128,14 +127,11 @@ type JobQueuedLimits struct {
 	// when the property is absent.
 	CPU *int64 `json:"cpu,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of JobQueuedLimits's properties, from the schema.
-const (
-	JobQueuedLimitsCPUDefault = 2
-)
+// The schema's default of JobQueuedLimits.CPU.
+const JobQueuedLimitsCPUDefault = 2
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueuedLimits.
 func (v *JobQueuedLimits) CodecFields(f []any) (*codec.Shape, []any) {

@@ -57,14 +57,11 @@ type NoteAdded struct {
 	// //go:build ignore
 	Slashes *string `json:"slashes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of NoteAdded's properties, from the schema.
-const (
-	NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
-)
+// The schema's default of NoteAdded.Quote.
+const NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfNoteAdded.
 func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {

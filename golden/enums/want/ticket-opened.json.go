@@ -37,7 +37,6 @@ type TicketOpened struct {
 	Flag     *bool                        `json:"flag,omitzero"`
 	Region   *TicketOpenedRegion          `json:"region,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

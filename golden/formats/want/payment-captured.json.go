@@ -37,7 +37,6 @@ type PaymentCaptured struct {
 	Reference  *string     `json:"reference,omitzero"`
 	History    []time.Time `json:"history,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -33,7 +33,6 @@ type RefundIssued struct {
 	Amount   int64   `json:"amount"`
 	Reason   *string `json:"reason,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

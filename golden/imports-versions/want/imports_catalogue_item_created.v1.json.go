@@ -27,7 +27,6 @@ type ItemCreatedV1 struct {
 	Sku  string `json:"sku"`
 	Name string `json:"name"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

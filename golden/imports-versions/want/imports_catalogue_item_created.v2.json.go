@@ -31,7 +31,6 @@ type ItemCreated struct {
 	Name string   `json:"name"`
 	Tags []string `json:"tags,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

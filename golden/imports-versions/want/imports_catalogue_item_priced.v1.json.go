@@ -27,7 +27,6 @@ type ItemPricedV1 struct {
 	// In euro cents.
 	Price int64 `json:"price"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -28,7 +28,6 @@ type ItemPriced struct {
 	Sku   string          `json:"sku"`
 	Price ItemPricedPrice `json:"price"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -67,7 +66,6 @@ type ItemPricedPrice struct {
 	Cents    int64  `json:"cents"`
 	Currency string `json:"currency"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -37,7 +37,6 @@ type UserSignedUp struct {
 	APIKey      *string  `json:"api-key,omitzero"`
 	X           *string  `json:"x-,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

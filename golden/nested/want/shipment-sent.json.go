@@ -28,7 +28,6 @@ type ShipmentSent struct {
 	ShipmentID  string                  `json:"shipment_id"`
 	Destination ShipmentSentDestination `json:"destination"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -67,7 +66,6 @@ type ShipmentSentDestination struct {
 	Address ShipmentSentDestinationAddress `json:"address"`
 	Contact *Contact                       `json:"contact,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -101,7 +99,6 @@ type ShipmentSentDestinationAddress struct {
 	City   string                             `json:"city"`
 	Geo    *ShipmentSentDestinationAddressGeo `json:"geo,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -135,7 +132,6 @@ type ShipmentSentDestinationAddressGeo struct {
 	Lat *float64 `json:"lat,omitzero"`
 	Lon *float64 `json:"lon,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -155,7 +151,6 @@ var shapeOfShipmentSentDestinationAddressGeo = codec.Shape{Open: true, Props: []
 type Contact struct {
 	Phone *string `json:"phone,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -35,7 +35,6 @@ type ProfileChanged struct {
 	MiddleName schemaset.Nullable[string] `json:"middle_name,omitzero"`
 	Scores     []*int64                   `json:"scores"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -182,7 +181,6 @@ var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", 
 type ProfileChangedAddress struct {
 	City string `json:"city"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -38,7 +38,6 @@ type OrderPlaced struct {
 	LineCount *int64          `json:"line_count,omitzero"`
 	Metadata  json.RawMessage `json:"metadata,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -36,7 +36,6 @@ type OrderPlaced struct {
 	OrderID string  `json:"order_id"`
 	Total   float64 `json:"total"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -37,7 +37,6 @@ type OrderShipped struct {
 	OrderID string  `json:"order_id"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -35,7 +35,6 @@ var FactPaymentReceived = runtime.Fact{
 type PaymentReceived struct {
 	Order PaymentReceivedOrder `json:"order"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -72,7 +71,6 @@ var shapeOfPaymentReceived = codec.Shape{Open: true, Props: []codec.Prop{
 type PaymentReceivedOrder struct {
 	ID string `json:"id"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -38,7 +38,6 @@ type StockCounted struct {
 	Warehouse int64 `json:"warehouse"`
 	Count     int64 `json:"count"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -30,7 +30,6 @@ type MenuPublished struct {
 	Subsections []Subsection `json:"subsections,omitzero"`
 	Dishes      []Dish       `json:"dishes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -72,7 +71,6 @@ type Subsection struct {
 	Subsections []Subsection `json:"subsections,omitzero"`
 	Dishes      []Dish       `json:"dishes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -115,7 +113,6 @@ type Dish struct {
 	Dishes      []Dish       `json:"dishes,omitzero"`
 	Price       *int64       `json:"price,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -27,7 +27,6 @@ var FactTeamReorganized = runtime.Fact{
 type TeamReorganized struct {
 	Root Team `json:"root"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -64,7 +63,6 @@ type Team struct {
 	Name     string    `json:"name"`
 	Subteams []Subteam `json:"subteams,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -103,7 +101,6 @@ type Subteam struct {
 	Subteams []Subteam `json:"subteams,omitzero"`
 	Lead     *string   `json:"lead,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

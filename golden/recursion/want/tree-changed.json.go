@@ -30,7 +30,6 @@ type TreeChanged struct {
 	Expr   *Expr  `json:"expr,omitzero"`
 	Forest Forest `json:"forest,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -131,7 +130,6 @@ type Node struct {
 	Children []Node `json:"children"`
 	Parent   *Node  `json:"parent,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -170,7 +168,6 @@ type Link struct {
 	Value int64 `json:"value"`
 	Next  *Link `json:"next,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -276,7 +273,6 @@ type Binary struct {
 	Left  Expr     `json:"left"`
 	Right Expr     `json:"right"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

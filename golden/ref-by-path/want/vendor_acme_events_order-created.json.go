@@ -31,7 +31,6 @@ type OrderCreated struct {
 	Total   Money    `json:"total"`
 	ShipTo  *Address `json:"shipTo,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -32,7 +32,6 @@ type OrderPlaced struct {
 	Shipping *Shipping `json:"shipping,omitzero"`
 	Tags     Tags      `json:"tags,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -128,7 +127,6 @@ type Shipping struct {
 	Cost    *Money  `json:"cost,omitzero"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

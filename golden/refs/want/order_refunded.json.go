@@ -28,7 +28,6 @@ type OrderRefunded struct {
 	OrderID OrderID `json:"order_id"`
 	Amount  Money   `json:"amount"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -26,7 +26,6 @@ var FactAyBee = runtime.Fact{
 type AyBee struct {
 	Cee *string `json:"cee,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

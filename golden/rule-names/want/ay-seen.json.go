@@ -28,7 +28,6 @@ var FactAy = runtime.Fact{
 type Ay struct {
 	BeeCee *string `json:"bee_cee,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -31,7 +31,6 @@ type ColChanged struct {
 	Bar     []string `json:"bar,omitzero"`
 	BarItem *string  `json:"bar_item,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -94,7 +94,6 @@ type WideRow struct {
 	P63 string `json:"p63"`
 	P64 string `json:"p64"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

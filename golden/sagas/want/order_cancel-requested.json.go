@@ -28,7 +28,6 @@ type OrderCancelRequested struct {
 	Order  OrderCancelRequestedOrder `json:"order"`
 	Reason *string                   `json:"reason,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -66,7 +65,6 @@ var shapeOfOrderCancelRequested = codec.Shape{Open: true, Props: []codec.Prop{
 type OrderCancelRequestedOrder struct {
 	ID string `json:"id"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

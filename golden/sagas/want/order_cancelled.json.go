@@ -28,7 +28,6 @@ type OrderCancelled struct {
 	OrderID string               `json:"order_id"`
 	Reason  OrderCancelledReason `json:"reason"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

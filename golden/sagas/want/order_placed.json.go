@@ -29,7 +29,6 @@ type OrderPlaced struct {
 	OrderID    string `json:"order_id"`
 	TotalCents int64  `json:"total_cents"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -20,7 +20,6 @@ type Checkout struct {
 	TotalCents *int64         `json:"total_cents,omitzero"`
 	PaidCents  *int64         `json:"paid_cents,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

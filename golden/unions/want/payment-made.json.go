@@ -33,7 +33,6 @@ type PaymentMade struct {
 	Contact      *PaymentMadeContact         `json:"contact,omitzero"`
 	AmountOrFree *PaymentMadeAmountOrFree    `json:"amount_or_free,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -145,7 +144,6 @@ type Card struct {
 	Type  CardType `json:"type"`
 	Last4 string   `json:"last4"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -193,7 +191,6 @@ type Transfer struct {
 	Type TransferType `json:"type"`
 	Iban string       `json:"iban"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -241,7 +238,6 @@ var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected:
 type Voucher struct {
 	Code string `json:"code"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -444,7 +440,6 @@ func (v *PaymentMadeContact) Validate() error {
 type PaymentMadeContactOption1 struct {
 	Email string `json:"email"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -475,7 +470,6 @@ var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Pr
 type PaymentMadeContactOption2 struct {
 	Phone string `json:"phone"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

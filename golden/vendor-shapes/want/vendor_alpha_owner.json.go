@@ -15,7 +15,6 @@ import (
 type Owner struct {
 	Login *string `json:"login,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

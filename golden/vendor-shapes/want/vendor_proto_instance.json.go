@@ -40,7 +40,6 @@ type InstanceChanged struct {
 	Beta     *BetaOwner                                  `json:"beta,omitzero"`
 	When     *InstanceChangedWhen                        `json:"when,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

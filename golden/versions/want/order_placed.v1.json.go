@@ -29,7 +29,6 @@ type OrderPlacedV1 struct {
 	// In cents.
 	Total int64 `json:"total"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -30,7 +30,6 @@ type OrderPlacedV2 struct {
 	Amount float64 `json:"amount"`
 	Coupon *string `json:"coupon,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

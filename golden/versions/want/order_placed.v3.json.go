@@ -31,7 +31,6 @@ type OrderPlaced struct {
 	Amount  OrderPlacedAmount `json:"amount"`
 	Coupon  *string           `json:"coupon,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -70,7 +69,6 @@ type OrderPlacedAmount struct {
 	Cents    int64  `json:"cents"`
 	Currency string `json:"currency"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -24,7 +24,6 @@ var FactOrderShippedV1 = runtime.Fact{
 type OrderShippedV1 struct {
 	OrderID string `json:"order_id"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

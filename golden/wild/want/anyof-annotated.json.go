@@ -32,7 +32,6 @@ type AnyofAnnotated struct {
 	Timeout json.RawMessage       `json:"timeout,omitzero"`
 	Runner  *AnyofAnnotatedRunner `json:"runner,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -71,7 +70,6 @@ var shapeOfAnyofAnnotated = codec.Shape{Open: true, Props: []codec.Prop{
 type AnyofAnnotatedRunner struct {
 	Label *string `json:"label,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -33,7 +33,6 @@ type NullKept struct {
 	Choice  json.RawMessage `json:"choice,omitzero"`
 	Any     json.RawMessage `json:"any,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

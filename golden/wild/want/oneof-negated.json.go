@@ -30,7 +30,6 @@ var FactOneofNegated = runtime.Fact{
 type OneofNegated struct {
 	Name *string `json:"name,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -37,7 +37,6 @@ type OptionalChecked struct {
 	Level   *OptionalCheckedLevel `json:"level,omitzero"`
 	Flag    json.RawMessage       `json:"flag,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -211,7 +210,6 @@ var (
 type OptionalCheckedOwner struct {
 	Name string `json:"name"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -37,7 +37,6 @@ type PatternMembers struct {
 	Overlapping *PatternMembersOverlapping `json:"overlapping,omitzero"`
 	Staged      *PatternMembersStaged      `json:"staged,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -360,7 +359,6 @@ var (
 type PatternMembersStaged struct {
 	Kind *string `json:"kind,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

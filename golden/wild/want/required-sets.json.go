@@ -34,7 +34,6 @@ type RequiredSets struct {
 	Contact *RequiredSetsContact `json:"contact,omitzero"`
 	Window  *RequiredSetsWindow  `json:"window,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -146,7 +145,6 @@ type RequiredSetsContact struct {
 	Phone *Phone  `json:"phone,omitzero"`
 	Kind  string  `json:"kind"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -228,7 +226,6 @@ type RequiredSetsWindow struct {
 	From *int64 `json:"from,omitzero"`
 	To   *int64 `json:"to,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

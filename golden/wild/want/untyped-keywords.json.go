@@ -36,7 +36,6 @@ type UntypedKeywords struct {
 	Count   json.RawMessage       `json:"count,omitzero"`
 	Event   *UntypedKeywordsEvent `json:"event,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare.
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
