@@ -65,8 +65,7 @@ func NewBenchBatchConsumer(conn *runtime.Conn, h BenchBatchHandler, opts ...runt
 //
 // Bindings: bench.order.placed
 type BenchClassicHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// bench.order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
@@ -100,8 +99,7 @@ func NewBenchClassicConsumer(conn *runtime.Conn, h BenchClassicHandler, opts ...
 //
 // Bindings: bench.order.placed
 type BenchQuorumHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// bench.order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 

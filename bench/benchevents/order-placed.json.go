@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "bench.order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order-placed.json"),
@@ -40,7 +39,7 @@ type OrderPlaced struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, &v.Status, &v.PlacedAt, &v.Tags, &v.Note)
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -66,7 +65,7 @@ var shapeOfOrderPlaced = codec.Shape{Props: []codec.Prop{
 	{Name: "customer", Required: true},
 	{Name: "lines", Required: true, Rule: &codec.Array{MaxItems: 100, MinItems: 1}},
 	{Name: "total", Required: true},
-	{Name: "status", Required: true},
+	{Name: "status", Required: true, Rule: &valuesOfOrderPlacedStatus},
 	{Name: "placed_at", Required: true, Rule: &codec.String{Format: codec.FormatOf("date-time"), MaxLength: -1}},
 	{Name: "tags", Rule: &codec.Array{MaxItems: -1, Unique: true}, Item: &codec.String{MaxLength: 32}},
 	{Name: "note", Null: true, Rule: &codec.String{MaxLength: 500}},
@@ -116,7 +115,7 @@ type Address struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfAddress.
 func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.Postcode, &v.Country)
+	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.Postcode, (*string)(&v.Country))
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -135,7 +134,7 @@ var shapeOfAddress = codec.Shape{Props: []codec.Prop{
 	{Name: "street", Required: true, Rule: &codec.String{MaxLength: 200}},
 	{Name: "city", Required: true, Rule: &codec.String{MaxLength: 100}},
 	{Name: "postcode", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{5}$")}},
-	{Name: "country", Required: true},
+	{Name: "country", Required: true, Rule: &valuesOfAddressCountry},
 }}
 
 // AddressCountry is generated from
@@ -150,17 +149,6 @@ const (
 	AddressCountryNL AddressCountry = "NL"
 	AddressCountryUS AddressCountry = "US"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AddressCountry) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfAddressCountry.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *AddressCountry) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *AddressCountry) Validate() error { return valuesOfAddressCountry.Check(string(*v)) }
 
 var valuesOfAddressCountry = codec.Strings{Sorted: []string{"DE", "FR", "GB", "NL", "US"}, Expected: "one of \"DE\", \"FR\", \"GB\", \"NL\", \"US\""}
 
@@ -195,17 +183,6 @@ const (
 	OrderPlacedStatusCancelled OrderPlacedStatus = "cancelled"
 )
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedStatus) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfOrderPlacedStatus.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderPlacedStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderPlacedStatus) Validate() error { return valuesOfOrderPlacedStatus.Check(string(*v)) }
-
 var valuesOfOrderPlacedStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed", "shipped"}, Expected: "one of \"placed\", \"paid\", \"shipped\", \"cancelled\""}
 
 // Money is generated from order-placed.json#/$defs/money.
@@ -218,7 +195,7 @@ type Money struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
 func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
+	return &shapeOfMoney, append(f, &v.Amount, (*string)(&v.Currency))
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -241,7 +218,7 @@ func (v *Money) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, 
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{
 	{Name: "amount", Required: true, Rule: &codec.Int{Max: 100000000, Min: 0}},
-	{Name: "currency", Required: true},
+	{Name: "currency", Required: true, Rule: &valuesOfMoneyCurrency},
 }}
 
 // MoneyCurrency is generated from
@@ -254,16 +231,5 @@ const (
 	MoneyCurrencyGBP MoneyCurrency = "GBP"
 	MoneyCurrencyUSD MoneyCurrency = "USD"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *MoneyCurrency) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfMoneyCurrency.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *MoneyCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *MoneyCurrency) Validate() error { return valuesOfMoneyCurrency.Check(string(*v)) }
 
 var valuesOfMoneyCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteOrderPlaced writes v as bench.order.placed in tx and returns the id it
-// will be published with.
+// WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPlaced, v)
 }

@@ -34,6 +34,13 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 		dec, enc, val = c.structCodec(t)
 	case model.Enum:
 		dec, enc, val = c.enumCodec(t)
+		if e.dataEnums[t] {
+			// The Shapes around it read, write and check it by its
+			// values alone (bareEnums).
+			f.Line()
+			f.Var().Add(c.vars[0])
+			return
+		}
 	case model.Union:
 		dec, enc, val = c.unionCodec(t)
 	case model.Defined:

@@ -38,6 +38,10 @@ type valueCodec struct {
 	// lenient: the type is checked by the reference validator, and its
 	// generated decoding only fills the Go value.
 	lenient bool
+	// dataEnums are the inline enums without methods (see bareEnums):
+	// a Shape lists their field as its string or integer, with the enum's
+	// values as its Rule.
+	dataEnums map[*model.Type]bool
 }
 
 func codecID(name string) *jen.Statement { return jen.Qual(codecPath, name) }

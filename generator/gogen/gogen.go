@@ -65,6 +65,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	}
 	e.isTabled = isTabled
 	e.bare = e.bareStructs()
+	e.dataEnums = e.bareEnums()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
 		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
@@ -212,6 +213,9 @@ type emitter struct {
 	// bare are the inline structs written with CodecFields alone (see
 	// bareStructs).
 	bare map[*model.Type]bool
+	// dataEnums are the inline enums written without methods (see
+	// bareEnums).
+	dataEnums map[*model.Type]bool
 	// isTabled caches tabled for the model's structs.
 	isTabled map[*model.Type]bool
 }

@@ -363,7 +363,7 @@ func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
 	if fact.Import == nil && fact.PublishesOlder() {
 		k.genDualPublish(f, fact)
 	} else {
-		for _, c := range docComment(fmt.Sprintf("%s validates v and publishes it with routing key %s, and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName(), fact.RoutingKey)) {
+		for _, c := range docComment(fmt.Sprintf("%s validates and publishes v and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName())) {
 			f.Add(c)
 		}
 		f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(t.Clone())).String().Block(
@@ -372,7 +372,7 @@ func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
 		)
 	}
 	f.Line()
-	for _, c := range docComment(fmt.Sprintf("%s returns the %s facts published so far, in order.", publishedName(fact), fact.RoutingKey)) {
+	for _, c := range docComment(fmt.Sprintf("%s returns the facts published, in order.", publishedName(fact))) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(publishedName(fact)).Params().Index().Add(t.Clone()).Block(

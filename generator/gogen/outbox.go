@@ -125,7 +125,7 @@ func (e *emitter) withWriter(o jen.Code) jen.Dict {
 
 func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {
 	name := outboxWriterPrefix + fact.GoName
-	doc := fmt.Sprintf("%s writes v as %s in tx and returns the id it will be published with.", name, fact.RoutingKey)
+	doc := fmt.Sprintf("%s writes v in tx and returns its message id.", name)
 	if fact.PublishesOlder() {
 		doc += fmt.Sprintf(" As the Publisher does, the relay publishes it in versions %s (warren.json \"versions\"), one message id for all (see outbox.Outbox.WriteVersions).", joinInts(fact.Publish))
 	}

@@ -105,7 +105,7 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 			if i > 0 {
 				g.Line()
 			}
-			for _, l := range docComment(fmt.Sprintf("%s is called with each %s fact (routing key %s) the consumer receives.", fact.MethodName(), fact.GoName, fact.RoutingKey)) {
+			for _, l := range docComment(fmt.Sprintf("%s handles each %s received.", fact.MethodName(), fact.GoName)) {
 				g.Add(l)
 			}
 			g.Id(fact.MethodName()).Params(

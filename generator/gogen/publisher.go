@@ -75,7 +75,7 @@ func (e *emitter) genPublisher(f *jen.File) {
 func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 	name := fact.PublishName() + "Async"
 	for _, c := range docComment(
-		fmt.Sprintf("%s is %s without waiting for the confirm: Wait on its result reports it.", name, fact.PublishName()),
+		fmt.Sprintf("%s publishes v; Wait reports the confirm.", name),
 		deprecated(fact.Deprecated),
 	) {
 		f.Add(c)
@@ -94,7 +94,7 @@ func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 
 func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
 	for _, c := range docComment(
-		fmt.Sprintf("%s publishes v as %s and returns its message id once confirmed.", fact.PublishName(), fact.RoutingKey),
+		fmt.Sprintf("%s publishes v and waits for the confirm.", fact.PublishName()),
 		deprecated(fact.Deprecated),
 	) {
 		f.Add(c)

@@ -76,7 +76,7 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 	if fact.Newest == nil {
 		e.genRoutingKey(f, fact)
 	}
-	for _, c := range docComment(fmt.Sprintf("%s describes %s facts to the runtime: routing key, schema version and payload validation.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
+	for _, c := range docComment(fmt.Sprintf("%s describes %s to the runtime.", fact.VarName(), fact.GoName), deprecated(fact.Deprecated)) {
 		f.Add(c)
 	}
 	f.Var().Id(fact.VarName()).Op("=").Qual(runtimePath, "Fact").Values(factFields(fact))
@@ -86,7 +86,7 @@ func (e *emitter) genFact(f *jen.File, fact *model.Fact) {
 // genRoutingKey writes the routing-key constant of a fact (of its newest
 // version: its versions share it).
 func (e *emitter) genRoutingKey(f *jen.File, fact *model.Fact) {
-	for _, c := range docComment(fmt.Sprintf("%s is the routing key of %s facts.", fact.RoutingKeyConst(), fact.GoName)) {
+	for _, c := range docComment(fmt.Sprintf("%s is %s's routing key.", fact.RoutingKeyConst(), fact.GoName)) {
 		f.Add(c)
 	}
 	f.Const().Id(fact.RoutingKeyConst()).Op("=").Lit(fact.RoutingKey)
@@ -108,14 +108,13 @@ func (e *emitter) genStruct(f *jen.File, t *model.Type) {
 		}
 		if t.Extra != nil {
 			if len(t.Fields) > 0 {
-				g.Line()
+				g.Line() // not aligned with the declared fields
 			}
-			doc := model.ExtraField + " holds the properties the schema does not declare (additionalProperties)."
+			// Without patternProperties, the type's doc says what it holds.
 			if len(t.Patterns) > 0 {
-				doc = model.ExtraField + " holds the properties whose names match the schema's patternProperties."
-			}
-			for _, c := range docComment(doc) {
-				g.Add(c)
+				for _, c := range docComment(model.ExtraField + " holds the properties whose names match the schema's patternProperties.") {
+					g.Add(c)
+				}
 			}
 			g.Id(model.ExtraField).Map(jen.String()).Add(elemExpr(*t.Extra)).Tag(map[string]string{"json": "-"})
 		}
@@ -145,16 +144,25 @@ func defaultDoc(fl *model.Field) string {
 
 func (e *emitter) genDefaults(f *jen.File, t *model.Type) {
 	var defs []jen.Code
+	var one *model.Field
 	for _, fl := range t.Fields {
 		if fl.DefaultConst == "" {
 			continue
 		}
+		one = fl
 		defs = append(defs, jen.Id(fl.DefaultConst).Add(constType(fl.Type)).Op("=").Add(literal(fl.Type, fl.Default)))
 	}
 	if len(defs) == 0 {
 		return
 	}
 	f.Line()
+	if len(defs) == 1 {
+		for _, c := range docComment(fmt.Sprintf("The schema's default of %s.%s.", t.GoName, one.GoName)) {
+			f.Add(c)
+		}
+		f.Const().Add(defs[0])
+		return
+	}
 	for _, c := range docComment(fmt.Sprintf("Defaults of %s's properties, from the schema.", t.GoName)) {
 		f.Add(c)
 	}

@@ -73,3 +73,55 @@ func TestBareStructs(t *testing.T) {
 		t.Errorf("one bare struct alone: %+v, %v", one, err)
 	}
 }
+
+// An enum without methods, as the generator writes an inline enum used
+// only as a property of structs described as data: the Shape lists its
+// field as its string or integer, with the enum's values as the rule.
+
+type dataStatus string
+
+type dataLevel int64
+
+var (
+	valuesOfDataStatus = codec.Strings{Sorted: []string{"done", "new"}, Expected: `one of "new", "done"`}
+	valuesOfDataLevel  = codec.Ints{Sorted: []int64{1, 3}, Expected: "one of 1, 3"}
+)
+
+type dataEnums struct {
+	Status dataStatus `json:"status"`
+	Level  dataLevel  `json:"level"`
+}
+
+var shapeOfDataEnums = codec.Shape{Props: []codec.Prop{
+	{Name: "status", Required: true, Rule: &valuesOfDataStatus},
+	{Name: "level", Required: true, Rule: &valuesOfDataLevel},
+}}
+
+func (v *dataEnums) CodecFields(f []any) (*codec.Shape, []any) {
+	return &shapeOfDataEnums, append(f, (*string)(&v.Status), (*int64)(&v.Level))
+}
+
+func TestEnumsAsData(t *testing.T) {
+	var v dataEnums
+	if err := codec.Unmarshal([]byte(`{"status":"done","level":3}`), &v); err != nil || v.Status != "done" || v.Level != 3 {
+		t.Fatalf("decoded %+v, %v", v, err)
+	}
+	if got, err := codec.MarshalObject(&v); err != nil || string(got) != `{"status":"done","level":3}` {
+		t.Errorf("encoded %s, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		`{"status":"old","level":1}`: `/status: one of "new", "done"`,
+		`{"status":"new","level":2}`: "/level: one of 1, 3",
+		`{"status":1,"level":1}`:     "/status",
+	} {
+		var v dataEnums
+		if err := codec.Unmarshal([]byte(in), &v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", in, err, want)
+		}
+	}
+	for _, v := range []dataEnums{{Status: "old", Level: 1}, {Status: "new", Level: 2}} {
+		if err := codec.Check(&v); err == nil || !strings.Contains(err.Error(), ": one of") {
+			t.Errorf("Check of %+v: %v", v, err)
+		}
+	}
+}

@@ -61,7 +61,9 @@ type Prop struct {
 	Required bool // listed in required
 	Null     bool // the schema allows null
 	// Rule checks the value beyond its Go type: a *String, *Int, *Float,
-	// *Flag or *Any for a scalar, an *Array for a slice; nil for none.
+	// *Flag or *Any for a scalar, an *Array for a slice, the *Strings or
+	// *Ints of an enum whose field is listed as its string or integer;
+	// nil for none.
 	Rule any
 	// Item checks each item of a slice (*String, *Int, *Float, *Flag);
 	// nil for none.
@@ -223,15 +225,29 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 }
 
 func readStr(d *jx.Decoder, rule any) (string, error) {
-	if r, ok := rule.(*String); ok {
+	switch r := rule.(type) {
+	case *String:
 		return r.Str(d)
+	case *Strings: // an enum's field, listed as its string
+		s, err := Str(d)
+		if err != nil {
+			return s, err
+		}
+		return s, r.Check(s)
 	}
 	return Str(d)
 }
 
 func readInt(d *jx.Decoder, rule any) (int64, error) {
-	if r, ok := rule.(*Int); ok {
+	switch r := rule.(type) {
+	case *Int:
 		return r.Int(d)
+	case *Ints: // an enum's field, listed as its integer
+		i, err := Int64(d)
+		if err != nil {
+			return i, err
+		}
+		return i, r.Check(i)
 	}
 	return Int64(d)
 }
@@ -565,14 +581,20 @@ func checkField(p *Prop, f any, s *scratch) error {
 }
 
 func checkStr(rule any, v string) error {
-	if r, ok := rule.(*String); ok {
+	switch r := rule.(type) {
+	case *String:
+		return r.Check(v)
+	case *Strings:
 		return r.Check(v)
 	}
 	return nil
 }
 
 func checkInt(rule any, v int64) error {
-	if r, ok := rule.(*Int); ok {
+	switch r := rule.(type) {
+	case *Int:
+		return r.Check(v)
+	case *Ints:
 		return r.Check(v)
 	}
 	return nil

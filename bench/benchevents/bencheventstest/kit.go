@@ -77,16 +77,14 @@ const (
 	BenchQuorum  = "bench-quorum"
 )
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// bench.order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v benchevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, benchevents.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the bench.order.placed facts published so far,
-// in order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []benchevents.OrderPlaced {
 	return warrentest.Published[benchevents.OrderPlaced](k.Bus)
 }

@@ -13,11 +13,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ImportCompletedRoutingKey is the routing key of ImportCompleted facts.
+// ImportCompletedRoutingKey is ImportCompleted's routing key.
 const ImportCompletedRoutingKey = "catalogue.import.completed"
 
-// FactImportCompleted describes ImportCompleted facts to the runtime: routing
-// key, schema version and payload validation.
+// FactImportCompleted describes ImportCompleted to the runtime.
 var FactImportCompleted = runtime.Fact{
 	RoutingKey: ImportCompletedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/import-completed.json"),
@@ -38,8 +37,6 @@ type ImportCompleted struct {
 	Counts   ImportCompletedCounts         `json:"counts"`
 	Warnings []ImportCompletedWarningsItem `json:"warnings,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -114,8 +111,6 @@ type ImportCompletedWarningsItem struct {
 	Line    int64  `json:"line"`
 	Message string `json:"message"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -12,8 +12,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// FactItemDeletedV1 describes ItemDeletedV1 facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemDeletedV1 describes ItemDeletedV1 to the runtime.
 var FactItemDeletedV1 = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(ItemDeletedV1)
@@ -38,8 +37,6 @@ type ItemDeletedV1 struct {
 	DeletedAt time.Time `json:"deleted_at"`
 	Reason    *string   `json:"reason,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

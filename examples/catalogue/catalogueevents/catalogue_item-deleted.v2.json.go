@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemDeletedRoutingKey is the routing key of ItemDeleted facts.
+// ItemDeletedRoutingKey is ItemDeleted's routing key.
 const ItemDeletedRoutingKey = "catalogue.item.deleted"
 
-// FactItemDeleted describes ItemDeleted facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemDeleted describes ItemDeleted to the runtime.
 var FactItemDeleted = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(ItemDeleted)
@@ -46,8 +45,6 @@ type ItemDeleted struct {
 	// Who removed the item.
 	DeletedBy *string `json:"deleted_by,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemUpdatedRoutingKey is the routing key of ItemUpdated facts.
+// ItemUpdatedRoutingKey is ItemUpdated's routing key.
 const ItemUpdatedRoutingKey = "catalogue.item.updated"
 
-// FactItemUpdated describes ItemUpdated facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemUpdated describes ItemUpdated to the runtime.
 var FactItemUpdated = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(ItemUpdated)
@@ -47,15 +46,11 @@ type ItemUpdated struct {
 	// in when the property is absent.
 	Source *ItemUpdatedSource `json:"source,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of ItemUpdated's properties, from the schema.
-const (
-	ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
-)
+// The schema's default of ItemUpdated.Source.
+const ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
 func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {

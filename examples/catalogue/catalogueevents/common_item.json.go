@@ -51,8 +51,6 @@ type Item struct {
 	// Free-form supplier attributes such as colour or size.
 	Attributes map[string]string `json:"attributes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

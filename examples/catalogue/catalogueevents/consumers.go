@@ -24,8 +24,7 @@ import (
 //
 // Bindings: order.placed
 type OrderMailerHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
@@ -59,12 +58,10 @@ func NewOrderMailerConsumer(conn *runtime.Conn, h OrderMailerHandler, opts ...ru
 //
 // Bindings: catalogue.item.*
 type PriceHistoryHandler interface {
-	// HandleItemDeleted is called with each ItemDeleted fact (routing key
-	// catalogue.item.deleted) the consumer receives.
+	// HandleItemDeleted handles each ItemDeleted received.
 	HandleItemDeleted(ctx context.Context, d runtime.Delivery, fact ItemDeleted) error
 
-	// HandleItemUpdated is called with each ItemUpdated fact (routing key
-	// catalogue.item.updated) the consumer receives.
+	// HandleItemUpdated handles each ItemUpdated received.
 	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
 }
 
@@ -142,16 +139,13 @@ func NewSalesLedgerConsumer(conn *runtime.Conn, h SalesLedgerHandler, opts ...ru
 //
 // Bindings: catalogue.#
 type SearchIndexerHandler interface {
-	// HandleImportCompleted is called with each ImportCompleted fact (routing key
-	// catalogue.import.completed) the consumer receives.
+	// HandleImportCompleted handles each ImportCompleted received.
 	HandleImportCompleted(ctx context.Context, d runtime.Delivery, fact ImportCompleted) error
 
-	// HandleItemDeleted is called with each ItemDeleted fact (routing key
-	// catalogue.item.deleted) the consumer receives.
+	// HandleItemDeleted handles each ItemDeleted received.
 	HandleItemDeleted(ctx context.Context, d runtime.Delivery, fact ItemDeleted) error
 
-	// HandleItemUpdated is called with each ItemUpdated fact (routing key
-	// catalogue.item.updated) the consumer receives.
+	// HandleItemUpdated handles each ItemUpdated received.
 	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
 }
 

@@ -14,11 +14,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.json"),
@@ -41,8 +40,6 @@ type OrderPlaced struct {
 	PlacedAt    time.Time                  `json:"placed_at"`
 	GiftMessage schemaset.Nullable[string] `json:"gift_message,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -87,8 +84,6 @@ type OrderPlacedCustomer struct {
 	Email      string  `json:"email"`
 	Name       *string `json:"name,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -125,15 +120,11 @@ type OrderLine struct {
 	Quantity  int64 `json:"quantity"`
 	UnitPrice Money `json:"unit_price"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of OrderLine's properties, from the schema.
-const (
-	OrderLineQuantityDefault = 1
-)
+// The schema's default of OrderLine.Quantity.
+const OrderLineQuantityDefault = 1
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
 func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
@@ -208,14 +199,12 @@ type CardPayment struct {
 	Method CardPaymentMethod `json:"method"`
 	Last4  string            `json:"last4"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCardPayment.
 func (v *CardPayment) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCardPayment, append(f, &v.Method, &v.Last4, &v.AdditionalProperties)
+	return &shapeOfCardPayment, append(f, (*string)(&v.Method), &v.Last4, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -237,7 +226,7 @@ func (v CardPayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(
 func (v *CardPayment) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCardPayment = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "method", Required: true},
+	{Name: "method", Required: true, Rule: &valuesOfCardPaymentMethod},
 	{Name: "last4", Required: true, Rule: &codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9]{4}$")}},
 }}
 
@@ -250,17 +239,6 @@ const (
 	CardPaymentMethodCard CardPaymentMethod = "card"
 )
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardPaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfCardPaymentMethod.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CardPaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CardPaymentMethod) Validate() error { return valuesOfCardPaymentMethod.Check(string(*v)) }
-
 var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
@@ -269,14 +247,12 @@ type InvoicePayment struct {
 	Method  InvoicePaymentMethod  `json:"method"`
 	DueDays InvoicePaymentDueDays `json:"due_days"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfInvoicePayment.
 func (v *InvoicePayment) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfInvoicePayment, append(f, &v.Method, &v.DueDays, &v.AdditionalProperties)
+	return &shapeOfInvoicePayment, append(f, (*string)(&v.Method), (*int64)(&v.DueDays), &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -298,8 +274,8 @@ func (v InvoicePayment) MarshalJSON() ([]byte, error) { return codec.MarshalObje
 func (v *InvoicePayment) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfInvoicePayment = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "method", Required: true},
-	{Name: "due_days", Required: true},
+	{Name: "method", Required: true, Rule: &valuesOfInvoicePaymentMethod},
+	{Name: "due_days", Required: true, Rule: &valuesOfInvoicePaymentDueDays},
 }}
 
 // InvoicePaymentMethod is generated from
@@ -310,19 +286,6 @@ type InvoicePaymentMethod string
 const (
 	InvoicePaymentMethodInvoice InvoicePaymentMethod = "invoice"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *InvoicePaymentMethod) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfInvoicePaymentMethod.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *InvoicePaymentMethod) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *InvoicePaymentMethod) Validate() error {
-	return valuesOfInvoicePaymentMethod.Check(string(*v))
-}
 
 var valuesOfInvoicePaymentMethod = codec.Strings{Sorted: []string{"invoice"}, Expected: "the constant \"invoice\""}
 
@@ -335,18 +298,5 @@ const (
 	InvoicePaymentDueDays14 InvoicePaymentDueDays = 14
 	InvoicePaymentDueDays30 InvoicePaymentDueDays = 30
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *InvoicePaymentDueDays) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfInvoicePaymentDueDays.Read(d, (*int64)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *InvoicePaymentDueDays) EncodeJSON(e *jx.Encoder) { e.Int64(int64(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *InvoicePaymentDueDays) Validate() error {
-	return valuesOfInvoicePaymentDueDays.Check(int64(*v))
-}
 
 var valuesOfInvoicePaymentDueDays = codec.Ints{Sorted: []int64{14, 30}, Expected: "one of 14, 30"}

@@ -64,26 +64,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteImportCompleted writes v as catalogue.import.completed in tx and
-// returns the id it will be published with.
+// WriteImportCompleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteImportCompleted(ctx context.Context, tx sqldb.Execer, v ImportCompleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactImportCompleted, v)
 }
 
-// WriteItemDeleted writes v as catalogue.item.deleted in tx and returns the id
-// it will be published with.
+// WriteItemDeleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemDeleted(ctx context.Context, tx sqldb.Execer, v ItemDeleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemDeleted, v)
 }
 
-// WriteItemUpdated writes v as catalogue.item.updated in tx and returns the id
-// it will be published with.
+// WriteItemUpdated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemUpdated(ctx context.Context, tx sqldb.Execer, v ItemUpdated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemUpdated, v)
 }
 
-// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
-// be published with.
+// WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPlaced, v)
 }

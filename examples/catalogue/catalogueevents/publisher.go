@@ -35,50 +35,42 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishImportCompleted publishes v as catalogue.import.completed and returns
-// its message id once confirmed.
+// PublishImportCompleted publishes v and waits for the confirm.
 func (p *Publisher) PublishImportCompleted(ctx context.Context, v ImportCompleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactImportCompleted, v)
 }
 
-// PublishImportCompletedAsync is PublishImportCompleted without waiting for
-// the confirm: Wait on its result reports it.
+// PublishImportCompletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishImportCompletedAsync(ctx context.Context, v ImportCompleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactImportCompleted, v)
 }
 
-// PublishItemDeleted publishes v as catalogue.item.deleted and returns its
-// message id once confirmed.
+// PublishItemDeleted publishes v and waits for the confirm.
 func (p *Publisher) PublishItemDeleted(ctx context.Context, v ItemDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemDeleted, v)
 }
 
-// PublishItemDeletedAsync is PublishItemDeleted without waiting for the
-// confirm: Wait on its result reports it.
+// PublishItemDeletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemDeletedAsync(ctx context.Context, v ItemDeleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemDeleted, v)
 }
 
-// PublishItemUpdated publishes v as catalogue.item.updated and returns its
-// message id once confirmed.
+// PublishItemUpdated publishes v and waits for the confirm.
 func (p *Publisher) PublishItemUpdated(ctx context.Context, v ItemUpdated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemUpdated, v)
 }
 
-// PublishItemUpdatedAsync is PublishItemUpdated without waiting for the
-// confirm: Wait on its result reports it.
+// PublishItemUpdatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemUpdatedAsync(ctx context.Context, v ItemUpdated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemUpdated, v)
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

@@ -24,8 +24,7 @@ import (
 //
 // Bindings: order.cancelled
 type OrderMailerHandler interface {
-	// HandleOrderCancelled is called with each OrderCancelled fact (routing key
-	// order.cancelled) the consumer receives.
+	// HandleOrderCancelled handles each OrderCancelled received.
 	HandleOrderCancelled(ctx context.Context, d runtime.Delivery, fact OrderCancelled) error
 }
 

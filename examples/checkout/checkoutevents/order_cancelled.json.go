@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderCancelledRoutingKey is the routing key of OrderCancelled facts.
+// OrderCancelledRoutingKey is OrderCancelled's routing key.
 const OrderCancelledRoutingKey = "order.cancelled"
 
-// FactOrderCancelled describes OrderCancelled facts to the runtime: routing
-// key, schema version and payload validation.
+// FactOrderCancelled describes OrderCancelled to the runtime.
 var FactOrderCancelled = runtime.Fact{
 	RoutingKey: OrderCancelledRoutingKey,
 	Validate:   schemaSet.Validator("order/cancelled.json"),
@@ -31,7 +30,7 @@ type OrderCancelled struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelled.
 func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderCancelled, append(f, &v.OrderID, &v.Reason)
+	return &shapeOfOrderCancelled, append(f, &v.OrderID, (*string)(&v.Reason))
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -54,7 +53,7 @@ func (v *OrderCancelled) UnmarshalJSON(data []byte) error { return codec.Unmarsh
 
 var shapeOfOrderCancelled = codec.Shape{Props: []codec.Prop{
 	{Name: "order_id", Required: true, Rule: &codec.String{MaxLength: -1, MinLength: 1}},
-	{Name: "reason", Required: true},
+	{Name: "reason", Required: true, Rule: &valuesOfOrderCancelledReason},
 }}
 
 // OrderCancelledReason is generated from
@@ -65,18 +64,5 @@ type OrderCancelledReason string
 const (
 	OrderCancelledReasonUnpaid OrderCancelledReason = "unpaid"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelledReason) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfOrderCancelledReason.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderCancelledReason) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderCancelledReason) Validate() error {
-	return valuesOfOrderCancelledReason.Check(string(*v))
-}
 
 var valuesOfOrderCancelledReason = codec.Strings{Sorted: []string{"unpaid"}, Expected: "the constant \"unpaid\""}

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderPaidRoutingKey is the routing key of OrderPaid facts.
+// OrderPaidRoutingKey is OrderPaid's routing key.
 const OrderPaidRoutingKey = "order.paid"
 
-// FactOrderPaid describes OrderPaid facts to the runtime: routing key, schema
-// version and payload validation.
+// FactOrderPaid describes OrderPaid to the runtime.
 var FactOrderPaid = runtime.Fact{
 	RoutingKey: OrderPaidRoutingKey,
 	Validate:   schemaSet.Validator("order/paid.json"),

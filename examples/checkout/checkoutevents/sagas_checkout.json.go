@@ -23,7 +23,7 @@ type Checkout struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckout.
 func (v *Checkout) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCheckout, append(f, &v.Status, &v.TotalCents, &v.PaidCents)
+	return &shapeOfCheckout, append(f, (*string)(&v.Status), &v.TotalCents, &v.PaidCents)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -45,7 +45,7 @@ func (v Checkout) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v)
 func (v *Checkout) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCheckout = codec.Shape{Props: []codec.Prop{
-	{Name: "status", Required: true},
+	{Name: "status", Required: true, Rule: &valuesOfCheckoutStatus},
 	{Name: "total_cents", Rule: &codec.Int{Max: math.MaxInt64, Min: 1}},
 	{Name: "paid_cents", Required: true, Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 }}
@@ -59,16 +59,5 @@ const (
 	CheckoutStatusPaid            CheckoutStatus = "paid"
 	CheckoutStatusCancelled       CheckoutStatus = "cancelled"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CheckoutStatus) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfCheckoutStatus.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CheckoutStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CheckoutStatus) Validate() error { return valuesOfCheckoutStatus.Check(string(*v)) }
 
 var valuesOfCheckoutStatus = codec.Strings{Sorted: []string{"awaiting-payment", "cancelled", "paid"}, Expected: "one of \"awaiting-payment\", \"paid\", \"cancelled\""}

@@ -24,12 +24,10 @@ import (
 //
 // Bindings: order.#
 type OrderHistoryHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(OrderPlaced)
@@ -37,8 +36,6 @@ type OrderPlaced struct {
 	OrderID string  `json:"order_id"`
 	Total   float64 `json:"total"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ConfigChangedRoutingKey is the routing key of ConfigChanged facts.
+// ConfigChangedRoutingKey is ConfigChanged's routing key.
 const ConfigChangedRoutingKey = "config.changed"
 
-// FactConfigChanged describes ConfigChanged facts to the runtime: routing key,
-// schema version and payload validation.
+// FactConfigChanged describes ConfigChanged to the runtime.
 var FactConfigChanged = runtime.Fact{
 	RoutingKey: ConfigChangedRoutingKey,
 	Validate:   schemaSet.Validator("config-changed.json"),
@@ -179,8 +178,6 @@ var shapeOfConfigChangedEmpty = codec.Shape{Props: []codec.Prop{}}
 type ConfigChangedFeatures struct {
 	DarkMode bool `json:"dark_mode"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]bool `json:"-"`
 }
 

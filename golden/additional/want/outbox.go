@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteConfigChanged writes v as config.changed in tx and returns the id it
-// will be published with.
+// WriteConfigChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteConfigChanged(ctx context.Context, tx sqldb.Execer, v ConfigChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactConfigChanged, v)
 }

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishConfigChanged publishes v as config.changed and returns its message
-// id once confirmed.
+// PublishConfigChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishConfigChanged(ctx context.Context, v ConfigChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactConfigChanged, v)
 }
 
-// PublishConfigChangedAsync is PublishConfigChanged without waiting for the
-// confirm: Wait on its result reports it.
+// PublishConfigChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishConfigChangedAsync(ctx context.Context, v ConfigChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactConfigChanged, v)
 }

@@ -64,14 +64,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteUserDeleted writes v as user.deleted in tx and returns the id it will
-// be published with.
+// WriteUserDeleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserDeleted(ctx context.Context, tx sqldb.Execer, v UserDeleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUserDeleted, v)
 }
 
-// WriteUserRegistered writes v as user.registered in tx and returns the id it
-// will be published with.
+// WriteUserRegistered writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserRegistered(ctx context.Context, tx sqldb.Execer, v UserRegistered) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUserRegistered, v)
 }

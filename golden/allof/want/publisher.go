@@ -35,26 +35,22 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishUserDeleted publishes v as user.deleted and returns its message id
-// once confirmed.
+// PublishUserDeleted publishes v and waits for the confirm.
 func (p *Publisher) PublishUserDeleted(ctx context.Context, v UserDeleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserDeleted, v)
 }
 
-// PublishUserDeletedAsync is PublishUserDeleted without waiting for the
-// confirm: Wait on its result reports it.
+// PublishUserDeletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserDeletedAsync(ctx context.Context, v UserDeleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserDeleted, v)
 }
 
-// PublishUserRegistered publishes v as user.registered and returns its message
-// id once confirmed.
+// PublishUserRegistered publishes v and waits for the confirm.
 func (p *Publisher) PublishUserRegistered(ctx context.Context, v UserRegistered) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserRegistered, v)
 }
 
-// PublishUserRegisteredAsync is PublishUserRegistered without waiting for the
-// confirm: Wait on its result reports it.
+// PublishUserRegisteredAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserRegisteredAsync(ctx context.Context, v UserRegistered) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserRegistered, v)
 }

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UserDeletedRoutingKey is the routing key of UserDeleted facts.
+// UserDeletedRoutingKey is UserDeleted's routing key.
 const UserDeletedRoutingKey = "user.deleted"
 
-// FactUserDeleted describes UserDeleted facts to the runtime: routing key,
-// schema version and payload validation.
+// FactUserDeleted describes UserDeleted to the runtime.
 var FactUserDeleted = runtime.Fact{
 	RoutingKey: UserDeletedRoutingKey,
 	Validate:   schemaSet.Validator("user-deleted.json"),
@@ -31,8 +30,6 @@ type UserDeleted struct {
 	At     *time.Time `json:"at,omitzero"`
 	UserID string     `json:"user_id"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

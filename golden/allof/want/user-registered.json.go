@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UserRegisteredRoutingKey is the routing key of UserRegistered facts.
+// UserRegisteredRoutingKey is UserRegistered's routing key.
 const UserRegisteredRoutingKey = "user.registered"
 
-// FactUserRegistered describes UserRegistered facts to the runtime: routing
-// key, schema version and payload validation.
+// FactUserRegistered describes UserRegistered to the runtime.
 var FactUserRegistered = runtime.Fact{
 	RoutingKey: UserRegisteredRoutingKey,
 	Validate:   schemaSet.Validator("user-registered.json"),
@@ -33,8 +32,6 @@ type UserRegistered struct {
 	Email  string              `json:"email"`
 	Plan   *UserRegisteredPlan `json:"plan,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// BasketUpdatedRoutingKey is the routing key of BasketUpdated facts.
+// BasketUpdatedRoutingKey is BasketUpdated's routing key.
 const BasketUpdatedRoutingKey = "basket.updated"
 
-// FactBasketUpdated describes BasketUpdated facts to the runtime: routing key,
-// schema version and payload validation.
+// FactBasketUpdated describes BasketUpdated to the runtime.
 var FactBasketUpdated = runtime.Fact{
 	RoutingKey: BasketUpdatedRoutingKey,
 	Validate:   schemaSet.Validator("basket-updated.json"),
@@ -33,8 +32,6 @@ type BasketUpdated struct {
 	Anything   []json.RawMessage        `json:"anything"`
 	Coupons    []string                 `json:"coupons,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -163,8 +160,6 @@ type BasketUpdatedLinesItem struct {
 	Sku string `json:"sku"`
 	Qty *int64 `json:"qty,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteBasketUpdated writes v as basket.updated in tx and returns the id it
-// will be published with.
+// WriteBasketUpdated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteBasketUpdated(ctx context.Context, tx sqldb.Execer, v BasketUpdated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactBasketUpdated, v)
 }

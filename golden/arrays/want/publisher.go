@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishBasketUpdated publishes v as basket.updated and returns its message
-// id once confirmed.
+// PublishBasketUpdated publishes v and waits for the confirm.
 func (p *Publisher) PublishBasketUpdated(ctx context.Context, v BasketUpdated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactBasketUpdated, v)
 }
 
-// PublishBasketUpdatedAsync is PublishBasketUpdated without waiting for the
-// confirm: Wait on its result reports it.
+// PublishBasketUpdatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishBasketUpdatedAsync(ctx context.Context, v BasketUpdated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactBasketUpdated, v)
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// CatalogueBundlePriceChangedRoutingKey is the routing key of
-// CatalogueBundlePriceChanged facts.
+// CatalogueBundlePriceChangedRoutingKey is CatalogueBundlePriceChanged's
+// routing key.
 const CatalogueBundlePriceChangedRoutingKey = "catalogue.bundle.price-changed"
 
-// FactCatalogueBundlePriceChanged describes CatalogueBundlePriceChanged facts
-// to the runtime: routing key, schema version and payload validation.
+// FactCatalogueBundlePriceChanged describes CatalogueBundlePriceChanged to the
+// runtime.
 var FactCatalogueBundlePriceChanged = runtime.Fact{
 	RoutingKey: CatalogueBundlePriceChangedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/bundle-price-changed.json"),
@@ -29,8 +29,6 @@ var FactCatalogueBundlePriceChanged = runtime.Fact{
 type CatalogueBundlePriceChanged struct {
 	BundleID *string `json:"bundle_id,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

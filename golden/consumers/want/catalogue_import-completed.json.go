@@ -11,12 +11,12 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// CatalogueImportCompletedRoutingKey is the routing key of
-// CatalogueImportCompleted facts.
+// CatalogueImportCompletedRoutingKey is CatalogueImportCompleted's routing
+// key.
 const CatalogueImportCompletedRoutingKey = "catalogue.import.completed"
 
-// FactCatalogueImportCompleted describes CatalogueImportCompleted facts to the
-// runtime: routing key, schema version and payload validation.
+// FactCatalogueImportCompleted describes CatalogueImportCompleted to the
+// runtime.
 var FactCatalogueImportCompleted = runtime.Fact{
 	RoutingKey: CatalogueImportCompletedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/import-completed.json"),
@@ -29,8 +29,6 @@ var FactCatalogueImportCompleted = runtime.Fact{
 type CatalogueImportCompleted struct {
 	Count *int64 `json:"count,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,12 +11,12 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// CatalogueItemPriceChangedRoutingKey is the routing key of
-// CatalogueItemPriceChanged facts.
+// CatalogueItemPriceChangedRoutingKey is CatalogueItemPriceChanged's routing
+// key.
 const CatalogueItemPriceChangedRoutingKey = "catalogue.item.price-changed"
 
-// FactCatalogueItemPriceChanged describes CatalogueItemPriceChanged facts to
-// the runtime: routing key, schema version and payload validation.
+// FactCatalogueItemPriceChanged describes CatalogueItemPriceChanged to the
+// runtime.
 var FactCatalogueItemPriceChanged = runtime.Fact{
 	RoutingKey: CatalogueItemPriceChangedRoutingKey,
 	Validate:   schemaSet.Validator("catalogue/item-price-changed.json"),
@@ -29,8 +29,6 @@ var FactCatalogueItemPriceChanged = runtime.Fact{
 type CatalogueItemPriceChanged struct {
 	Sku string `json:"sku"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

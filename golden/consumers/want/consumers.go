@@ -22,22 +22,19 @@ import (
 //
 // Bindings: #
 type AuditLogHandler interface {
-	// HandleCatalogueBundlePriceChanged is called with each
-	// CatalogueBundlePriceChanged fact (routing key
-	// catalogue.bundle.price-changed) the consumer receives.
+	// HandleCatalogueBundlePriceChanged handles each CatalogueBundlePriceChanged
+	// received.
 	HandleCatalogueBundlePriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueBundlePriceChanged) error
 
-	// HandleCatalogueImportCompleted is called with each CatalogueImportCompleted
-	// fact (routing key catalogue.import.completed) the consumer receives.
+	// HandleCatalogueImportCompleted handles each CatalogueImportCompleted
+	// received.
 	HandleCatalogueImportCompleted(ctx context.Context, d runtime.Delivery, fact CatalogueImportCompleted) error
 
-	// HandleCatalogueItemPriceChanged is called with each
-	// CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed)
-	// the consumer receives.
+	// HandleCatalogueItemPriceChanged handles each CatalogueItemPriceChanged
+	// received.
 	HandleCatalogueItemPriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueItemPriceChanged) error
 
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
@@ -77,18 +74,15 @@ func NewAuditLogConsumer(conn *runtime.Conn, h AuditLogHandler, opts ...runtime.
 //
 // Bindings: catalogue.*.price-changed, order.placed
 type PriceWatcherHandler interface {
-	// HandleCatalogueBundlePriceChanged is called with each
-	// CatalogueBundlePriceChanged fact (routing key
-	// catalogue.bundle.price-changed) the consumer receives.
+	// HandleCatalogueBundlePriceChanged handles each CatalogueBundlePriceChanged
+	// received.
 	HandleCatalogueBundlePriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueBundlePriceChanged) error
 
-	// HandleCatalogueItemPriceChanged is called with each
-	// CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed)
-	// the consumer receives.
+	// HandleCatalogueItemPriceChanged handles each CatalogueItemPriceChanged
+	// received.
 	HandleCatalogueItemPriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueItemPriceChanged) error
 
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 }
 
@@ -128,18 +122,16 @@ func NewPriceWatcherConsumer(conn *runtime.Conn, h PriceWatcherHandler, opts ...
 //
 // Bindings: catalogue.#
 type SearchIndexerHandler interface {
-	// HandleCatalogueBundlePriceChanged is called with each
-	// CatalogueBundlePriceChanged fact (routing key
-	// catalogue.bundle.price-changed) the consumer receives.
+	// HandleCatalogueBundlePriceChanged handles each CatalogueBundlePriceChanged
+	// received.
 	HandleCatalogueBundlePriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueBundlePriceChanged) error
 
-	// HandleCatalogueImportCompleted is called with each CatalogueImportCompleted
-	// fact (routing key catalogue.import.completed) the consumer receives.
+	// HandleCatalogueImportCompleted handles each CatalogueImportCompleted
+	// received.
 	HandleCatalogueImportCompleted(ctx context.Context, d runtime.Delivery, fact CatalogueImportCompleted) error
 
-	// HandleCatalogueItemPriceChanged is called with each
-	// CatalogueItemPriceChanged fact (routing key catalogue.item.price-changed)
-	// the consumer receives.
+	// HandleCatalogueItemPriceChanged handles each CatalogueItemPriceChanged
+	// received.
 	HandleCatalogueItemPriceChanged(ctx context.Context, d runtime.Delivery, fact CatalogueItemPriceChanged) error
 }
 

@@ -64,26 +64,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteCatalogueBundlePriceChanged writes v as catalogue.bundle.price-changed
-// in tx and returns the id it will be published with.
+// WriteCatalogueBundlePriceChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCatalogueBundlePriceChanged(ctx context.Context, tx sqldb.Execer, v CatalogueBundlePriceChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCatalogueBundlePriceChanged, v)
 }
 
-// WriteCatalogueImportCompleted writes v as catalogue.import.completed in tx
-// and returns the id it will be published with.
+// WriteCatalogueImportCompleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCatalogueImportCompleted(ctx context.Context, tx sqldb.Execer, v CatalogueImportCompleted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCatalogueImportCompleted, v)
 }
 
-// WriteCatalogueItemPriceChanged writes v as catalogue.item.price-changed in
-// tx and returns the id it will be published with.
+// WriteCatalogueItemPriceChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCatalogueItemPriceChanged(ctx context.Context, tx sqldb.Execer, v CatalogueItemPriceChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCatalogueItemPriceChanged, v)
 }
 
-// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
-// be published with.
+// WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPlaced, v)
 }

@@ -51,51 +51,43 @@ func (p *Publisher) At(t time.Time) *Publisher {
 	return &Publisher{p: p.p.At(t)}
 }
 
-// PublishCatalogueBundlePriceChanged publishes v as
-// catalogue.bundle.price-changed and returns its message id once confirmed.
+// PublishCatalogueBundlePriceChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishCatalogueBundlePriceChanged(ctx context.Context, v CatalogueBundlePriceChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCatalogueBundlePriceChanged, v)
 }
 
-// PublishCatalogueBundlePriceChangedAsync is
-// PublishCatalogueBundlePriceChanged without waiting for the confirm: Wait on
-// its result reports it.
+// PublishCatalogueBundlePriceChangedAsync publishes v; Wait reports the
+// confirm.
 func (p *Publisher) PublishCatalogueBundlePriceChangedAsync(ctx context.Context, v CatalogueBundlePriceChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCatalogueBundlePriceChanged, v)
 }
 
-// PublishCatalogueImportCompleted publishes v as catalogue.import.completed
-// and returns its message id once confirmed.
+// PublishCatalogueImportCompleted publishes v and waits for the confirm.
 func (p *Publisher) PublishCatalogueImportCompleted(ctx context.Context, v CatalogueImportCompleted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCatalogueImportCompleted, v)
 }
 
-// PublishCatalogueImportCompletedAsync is PublishCatalogueImportCompleted
-// without waiting for the confirm: Wait on its result reports it.
+// PublishCatalogueImportCompletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCatalogueImportCompletedAsync(ctx context.Context, v CatalogueImportCompleted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCatalogueImportCompleted, v)
 }
 
-// PublishCatalogueItemPriceChanged publishes v as catalogue.item.price-changed
-// and returns its message id once confirmed.
+// PublishCatalogueItemPriceChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishCatalogueItemPriceChanged(ctx context.Context, v CatalogueItemPriceChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCatalogueItemPriceChanged, v)
 }
 
-// PublishCatalogueItemPriceChangedAsync is PublishCatalogueItemPriceChanged
-// without waiting for the confirm: Wait on its result reports it.
+// PublishCatalogueItemPriceChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCatalogueItemPriceChangedAsync(ctx context.Context, v CatalogueItemPriceChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCatalogueItemPriceChanged, v)
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

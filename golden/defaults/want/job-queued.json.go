@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// JobQueuedRoutingKey is the routing key of JobQueued facts.
+// JobQueuedRoutingKey is JobQueued's routing key.
 const JobQueuedRoutingKey = "job.queued"
 
-// FactJobQueued describes JobQueued facts to the runtime: routing key, schema
-// version and payload validation.
+// FactJobQueued describes JobQueued to the runtime.
 var FactJobQueued = runtime.Fact{
 	RoutingKey: JobQueuedRoutingKey,
 	Validate:   schemaSet.Validator("job-queued.json"),
@@ -54,8 +53,6 @@ type JobQueued struct {
 	// absent.
 	Limits *JobQueuedLimits `json:"limits,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -130,15 +127,11 @@ type JobQueuedLimits struct {
 	// when the property is absent.
 	CPU *int64 `json:"cpu,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of JobQueuedLimits's properties, from the schema.
-const (
-	JobQueuedLimitsCPUDefault = 2
-)
+// The schema's default of JobQueuedLimits.CPU.
+const JobQueuedLimitsCPUDefault = 2
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueuedLimits.
 func (v *JobQueuedLimits) CodecFields(f []any) (*codec.Shape, []any) {

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteJobQueued writes v as job.queued in tx and returns the id it will be
-// published with.
+// WriteJobQueued writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteJobQueued(ctx context.Context, tx sqldb.Execer, v JobQueued) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactJobQueued, v)
 }

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishJobQueued publishes v as job.queued and returns its message id once
-// confirmed.
+// PublishJobQueued publishes v and waits for the confirm.
 func (p *Publisher) PublishJobQueued(ctx context.Context, v JobQueued) (messageID string, err error) {
 	return p.p.Publish(ctx, FactJobQueued, v)
 }
 
-// PublishJobQueuedAsync is PublishJobQueued without waiting for the confirm:
-// Wait on its result reports it.
+// PublishJobQueuedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishJobQueuedAsync(ctx context.Context, v JobQueued) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactJobQueued, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// NoteAddedRoutingKey is the routing key of NoteAdded facts.
+// NoteAddedRoutingKey is NoteAdded's routing key.
 const NoteAddedRoutingKey = "note.added"
 
-// FactNoteAdded describes NoteAdded facts to the runtime: routing key, schema
-// version and payload validation.
+// FactNoteAdded describes NoteAdded to the runtime.
 //
 // Deprecated: the schema marks this as deprecated.
 var FactNoteAdded = runtime.Fact{
@@ -58,15 +57,11 @@ type NoteAdded struct {
 	// //go:build ignore
 	Slashes *string `json:"slashes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
-// Defaults of NoteAdded's properties, from the schema.
-const (
-	NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
-)
+// The schema's default of NoteAdded.Quote.
+const NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfNoteAdded.
 func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteNoteAdded writes v as note.added in tx and returns the id it will be
-// published with.
+// WriteNoteAdded writes v in tx and returns its message id.
 //
 // Deprecated: the schema marks this as deprecated.
 func (w *OutboxWriter) WriteNoteAdded(ctx context.Context, tx sqldb.Execer, v NoteAdded) (messageID string, err error) {

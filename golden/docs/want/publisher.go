@@ -35,16 +35,14 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishNoteAdded publishes v as note.added and returns its message id once
-// confirmed.
+// PublishNoteAdded publishes v and waits for the confirm.
 //
 // Deprecated: the schema marks this as deprecated.
 func (p *Publisher) PublishNoteAdded(ctx context.Context, v NoteAdded) (messageID string, err error) {
 	return p.p.Publish(ctx, FactNoteAdded, v)
 }
 
-// PublishNoteAddedAsync is PublishNoteAdded without waiting for the confirm:
-// Wait on its result reports it.
+// PublishNoteAddedAsync publishes v; Wait reports the confirm.
 //
 // Deprecated: the schema marks this as deprecated.
 func (p *Publisher) PublishNoteAddedAsync(ctx context.Context, v NoteAdded) (*runtime.Pending, error) {

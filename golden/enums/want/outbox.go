@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteTicketOpened writes v as ticket.opened in tx and returns the id it will
-// be published with.
+// WriteTicketOpened writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteTicketOpened(ctx context.Context, tx sqldb.Execer, v TicketOpened) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactTicketOpened, v)
 }

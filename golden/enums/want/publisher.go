@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishTicketOpened publishes v as ticket.opened and returns its message id
-// once confirmed.
+// PublishTicketOpened publishes v and waits for the confirm.
 func (p *Publisher) PublishTicketOpened(ctx context.Context, v TicketOpened) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTicketOpened, v)
 }
 
-// PublishTicketOpenedAsync is PublishTicketOpened without waiting for the
-// confirm: Wait on its result reports it.
+// PublishTicketOpenedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishTicketOpenedAsync(ctx context.Context, v TicketOpened) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactTicketOpened, v)
 }

@@ -13,11 +13,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// TicketOpenedRoutingKey is the routing key of TicketOpened facts.
+// TicketOpenedRoutingKey is TicketOpened's routing key.
 const TicketOpenedRoutingKey = "ticket.opened"
 
-// FactTicketOpened describes TicketOpened facts to the runtime: routing key,
-// schema version and payload validation.
+// FactTicketOpened describes TicketOpened to the runtime.
 var FactTicketOpened = runtime.Fact{
 	RoutingKey: TicketOpenedRoutingKey,
 	Validate:   schemaSet.Validator("ticket-opened.json"),
@@ -38,8 +37,6 @@ type TicketOpened struct {
 	Flag     *bool                        `json:"flag,omitzero"`
 	Region   *TicketOpenedRegion          `json:"region,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

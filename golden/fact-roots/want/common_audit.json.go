@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// AuditLoggedRoutingKey is the routing key of AuditLogged facts.
+// AuditLoggedRoutingKey is AuditLogged's routing key.
 const AuditLoggedRoutingKey = "audit.logged"
 
-// FactAuditLogged describes AuditLogged facts to the runtime: routing key,
-// schema version and payload validation.
+// FactAuditLogged describes AuditLogged to the runtime.
 var FactAuditLogged = runtime.Fact{
 	RoutingKey: AuditLoggedRoutingKey,
 	Validate:   schemaSet.Validator("audit-logged.json"),

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// CounterTickedRoutingKey is the routing key of CounterTicked facts.
+// CounterTickedRoutingKey is CounterTicked's routing key.
 const CounterTickedRoutingKey = "counter.ticked"
 
-// FactCounterTicked describes CounterTicked facts to the runtime: routing key,
-// schema version and payload validation.
+// FactCounterTicked describes CounterTicked to the runtime.
 var FactCounterTicked = runtime.Fact{
 	RoutingKey: CounterTickedRoutingKey,
 	Validate:   schemaSet.Validator("counter-ticked.json"),

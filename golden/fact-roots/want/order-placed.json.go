@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderLinesRoutingKey is the routing key of OrderLines facts.
+// OrderLinesRoutingKey is OrderLines's routing key.
 const OrderLinesRoutingKey = "order.placed"
 
-// FactOrderLines describes OrderLines facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderLines describes OrderLines to the runtime.
 var FactOrderLines = runtime.Fact{
 	RoutingKey: OrderLinesRoutingKey,
 	Validate:   schemaSet.Validator("order-placed.json"),

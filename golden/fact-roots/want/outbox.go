@@ -64,44 +64,37 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteAuditLogged writes v as audit.logged in tx and returns the id it will
-// be published with.
+// WriteAuditLogged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAuditLogged(ctx context.Context, tx sqldb.Execer, v AuditLogged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAuditLogged, v)
 }
 
-// WriteCounterTicked writes v as counter.ticked in tx and returns the id it
-// will be published with.
+// WriteCounterTicked writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCounterTicked(ctx context.Context, tx sqldb.Execer, v CounterTicked) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCounterTicked, v)
 }
 
-// WritePushReceived writes v as github.push.received in tx and returns the id
-// it will be published with.
+// WritePushReceived writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePushReceived(ctx context.Context, tx sqldb.Execer, v PushReceived) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPushReceived, v)
 }
 
-// WriteOrderLines writes v as order.placed in tx and returns the id it will be
-// published with.
+// WriteOrderLines writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderLines(ctx context.Context, tx sqldb.Execer, v OrderLines) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderLines, v)
 }
 
-// WritePaymentSettled writes v as payment.settled in tx and returns the id it
-// will be published with.
+// WritePaymentSettled writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePaymentSettled(ctx context.Context, tx sqldb.Execer, v PaymentSettled) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPaymentSettled, v)
 }
 
-// WriteObjectFinalized writes v as storage.object.finalized in tx and returns
-// the id it will be published with.
+// WriteObjectFinalized writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteObjectFinalized(ctx context.Context, tx sqldb.Execer, v ObjectFinalized) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactObjectFinalized, v)
 }
 
-// WriteUserMerged writes v as user.merged in tx and returns the id it will be
-// published with.
+// WriteUserMerged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserMerged(ctx context.Context, tx sqldb.Execer, v UserMerged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUserMerged, v)
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// PaymentSettledRoutingKey is the routing key of PaymentSettled facts.
+// PaymentSettledRoutingKey is PaymentSettled's routing key.
 const PaymentSettledRoutingKey = "payment.settled"
 
-// FactPaymentSettled describes PaymentSettled facts to the runtime: routing
-// key, schema version and payload validation.
+// FactPaymentSettled describes PaymentSettled to the runtime.
 var FactPaymentSettled = runtime.Fact{
 	RoutingKey: PaymentSettledRoutingKey,
 	Validate:   schemaSet.Validator("payment-settled.json"),

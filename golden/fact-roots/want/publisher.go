@@ -35,86 +35,72 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishAuditLogged publishes v as audit.logged and returns its message id
-// once confirmed.
+// PublishAuditLogged publishes v and waits for the confirm.
 func (p *Publisher) PublishAuditLogged(ctx context.Context, v AuditLogged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAuditLogged, v)
 }
 
-// PublishAuditLoggedAsync is PublishAuditLogged without waiting for the
-// confirm: Wait on its result reports it.
+// PublishAuditLoggedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAuditLoggedAsync(ctx context.Context, v AuditLogged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAuditLogged, v)
 }
 
-// PublishCounterTicked publishes v as counter.ticked and returns its message
-// id once confirmed.
+// PublishCounterTicked publishes v and waits for the confirm.
 func (p *Publisher) PublishCounterTicked(ctx context.Context, v CounterTicked) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCounterTicked, v)
 }
 
-// PublishCounterTickedAsync is PublishCounterTicked without waiting for the
-// confirm: Wait on its result reports it.
+// PublishCounterTickedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCounterTickedAsync(ctx context.Context, v CounterTicked) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCounterTicked, v)
 }
 
-// PublishPushReceived publishes v as github.push.received and returns its
-// message id once confirmed.
+// PublishPushReceived publishes v and waits for the confirm.
 func (p *Publisher) PublishPushReceived(ctx context.Context, v PushReceived) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPushReceived, v)
 }
 
-// PublishPushReceivedAsync is PublishPushReceived without waiting for the
-// confirm: Wait on its result reports it.
+// PublishPushReceivedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPushReceivedAsync(ctx context.Context, v PushReceived) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPushReceived, v)
 }
 
-// PublishOrderLines publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderLines publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderLines(ctx context.Context, v OrderLines) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderLines, v)
 }
 
-// PublishOrderLinesAsync is PublishOrderLines without waiting for the confirm:
-// Wait on its result reports it.
+// PublishOrderLinesAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderLinesAsync(ctx context.Context, v OrderLines) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderLines, v)
 }
 
-// PublishPaymentSettled publishes v as payment.settled and returns its message
-// id once confirmed.
+// PublishPaymentSettled publishes v and waits for the confirm.
 func (p *Publisher) PublishPaymentSettled(ctx context.Context, v PaymentSettled) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentSettled, v)
 }
 
-// PublishPaymentSettledAsync is PublishPaymentSettled without waiting for the
-// confirm: Wait on its result reports it.
+// PublishPaymentSettledAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPaymentSettledAsync(ctx context.Context, v PaymentSettled) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentSettled, v)
 }
 
-// PublishObjectFinalized publishes v as storage.object.finalized and returns
-// its message id once confirmed.
+// PublishObjectFinalized publishes v and waits for the confirm.
 func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalized) (messageID string, err error) {
 	return p.p.Publish(ctx, FactObjectFinalized, v)
 }
 
-// PublishObjectFinalizedAsync is PublishObjectFinalized without waiting for
-// the confirm: Wait on its result reports it.
+// PublishObjectFinalizedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
 }
 
-// PublishUserMerged publishes v as user.merged and returns its message id once
-// confirmed.
+// PublishUserMerged publishes v and waits for the confirm.
 func (p *Publisher) PublishUserMerged(ctx context.Context, v UserMerged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserMerged, v)
 }
 
-// PublishUserMergedAsync is PublishUserMerged without waiting for the confirm:
-// Wait on its result reports it.
+// PublishUserMergedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserMergedAsync(ctx context.Context, v UserMerged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserMerged, v)
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UserMergedRoutingKey is the routing key of UserMerged facts.
+// UserMergedRoutingKey is UserMerged's routing key.
 const UserMergedRoutingKey = "user.merged"
 
-// FactUserMerged describes UserMerged facts to the runtime: routing key,
-// schema version and payload validation.
+// FactUserMerged describes UserMerged to the runtime.
 var FactUserMerged = runtime.Fact{
 	RoutingKey: UserMergedRoutingKey,
 	Validate:   schemaSet.Validator("user-merged.json"),

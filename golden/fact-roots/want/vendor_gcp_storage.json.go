@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ObjectFinalizedRoutingKey is the routing key of ObjectFinalized facts.
+// ObjectFinalizedRoutingKey is ObjectFinalized's routing key.
 const ObjectFinalizedRoutingKey = "storage.object.finalized"
 
-// FactObjectFinalized describes ObjectFinalized facts to the runtime: routing
-// key, schema version and payload validation.
+// FactObjectFinalized describes ObjectFinalized to the runtime.
 var FactObjectFinalized = runtime.Fact{
 	RoutingKey: ObjectFinalizedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/gcp/storage.json#/definitions/StorageObjectData"),

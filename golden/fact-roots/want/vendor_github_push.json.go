@@ -10,11 +10,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// PushReceivedRoutingKey is the routing key of PushReceived facts.
+// PushReceivedRoutingKey is PushReceived's routing key.
 const PushReceivedRoutingKey = "github.push.received"
 
-// FactPushReceived describes PushReceived facts to the runtime: routing key,
-// schema version and payload validation.
+// FactPushReceived describes PushReceived to the runtime.
 var FactPushReceived = runtime.Fact{
 	RoutingKey: PushReceivedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/github/push.json"),

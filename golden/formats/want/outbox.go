@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WritePaymentCaptured writes v as payment.captured in tx and returns the id
-// it will be published with.
+// WritePaymentCaptured writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePaymentCaptured(ctx context.Context, tx sqldb.Execer, v PaymentCaptured) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPaymentCaptured, v)
 }

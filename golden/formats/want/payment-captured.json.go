@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// PaymentCapturedRoutingKey is the routing key of PaymentCaptured facts.
+// PaymentCapturedRoutingKey is PaymentCaptured's routing key.
 const PaymentCapturedRoutingKey = "payment.captured"
 
-// FactPaymentCaptured describes PaymentCaptured facts to the runtime: routing
-// key, schema version and payload validation.
+// FactPaymentCaptured describes PaymentCaptured to the runtime.
 var FactPaymentCaptured = runtime.Fact{
 	RoutingKey: PaymentCapturedRoutingKey,
 	Validate:   schemaSet.Validator("payment-captured.json"),
@@ -38,8 +37,6 @@ type PaymentCaptured struct {
 	Reference  *string     `json:"reference,omitzero"`
 	History    []time.Time `json:"history,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

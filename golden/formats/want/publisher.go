@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishPaymentCaptured publishes v as payment.captured and returns its
-// message id once confirmed.
+// PublishPaymentCaptured publishes v and waits for the confirm.
 func (p *Publisher) PublishPaymentCaptured(ctx context.Context, v PaymentCaptured) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentCaptured, v)
 }
 
-// PublishPaymentCapturedAsync is PublishPaymentCaptured without waiting for
-// the confirm: Wait on its result reports it.
+// PublishPaymentCapturedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPaymentCapturedAsync(ctx context.Context, v PaymentCaptured) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentCaptured, v)
 }

@@ -24,12 +24,10 @@ import (
 //
 // Bindings: acme.#
 type AnalyticsHandler interface {
-	// HandleCheckoutStarted is called with each CheckoutStarted fact (routing key
-	// acme.checkout.started) the consumer receives.
+	// HandleCheckoutStarted handles each CheckoutStarted received.
 	HandleCheckoutStarted(ctx context.Context, d runtime.Delivery, fact CheckoutStarted) error
 
-	// HandleRefundIssued is called with each RefundIssued fact (routing key
-	// acme.refund.issued) the consumer receives.
+	// HandleRefundIssued handles each RefundIssued received.
 	HandleRefundIssued(ctx context.Context, d runtime.Delivery, fact RefundIssued) error
 }
 

@@ -64,14 +64,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteCheckoutStarted writes v as acme.checkout.started in tx and returns the
-// id it will be published with.
+// WriteCheckoutStarted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCheckoutStarted(ctx context.Context, tx sqldb.Execer, v CheckoutStarted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactCheckoutStarted, v)
 }
 
-// WriteRefundIssued writes v as acme.refund.issued in tx and returns the id it
-// will be published with.
+// WriteRefundIssued writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteRefundIssued(ctx context.Context, tx sqldb.Execer, v RefundIssued) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactRefundIssued, v)
 }

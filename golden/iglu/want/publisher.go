@@ -35,26 +35,22 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishCheckoutStarted publishes v as acme.checkout.started and returns its
-// message id once confirmed.
+// PublishCheckoutStarted publishes v and waits for the confirm.
 func (p *Publisher) PublishCheckoutStarted(ctx context.Context, v CheckoutStarted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactCheckoutStarted, v)
 }
 
-// PublishCheckoutStartedAsync is PublishCheckoutStarted without waiting for
-// the confirm: Wait on its result reports it.
+// PublishCheckoutStartedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCheckoutStartedAsync(ctx context.Context, v CheckoutStarted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactCheckoutStarted, v)
 }
 
-// PublishRefundIssued publishes v as acme.refund.issued and returns its
-// message id once confirmed.
+// PublishRefundIssued publishes v and waits for the confirm.
 func (p *Publisher) PublishRefundIssued(ctx context.Context, v RefundIssued) (messageID string, err error) {
 	return p.p.Publish(ctx, FactRefundIssued, v)
 }
 
-// PublishRefundIssuedAsync is PublishRefundIssued without waiting for the
-// confirm: Wait on its result reports it.
+// PublishRefundIssuedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishRefundIssuedAsync(ctx context.Context, v RefundIssued) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactRefundIssued, v)
 }

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// CheckoutStartedRoutingKey is the routing key of CheckoutStarted facts.
+// CheckoutStartedRoutingKey is CheckoutStarted's routing key.
 const CheckoutStartedRoutingKey = "acme.checkout.started"
 
-// FactCheckoutStarted describes CheckoutStarted facts to the runtime: routing
-// key, schema version and payload validation.
+// FactCheckoutStarted describes CheckoutStarted to the runtime.
 var FactCheckoutStarted = runtime.Fact{
 	RoutingKey: CheckoutStartedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/iglu/com.acme/checkout_started/jsonschema/1-0-0.json"),
@@ -37,7 +36,7 @@ type CheckoutStarted struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckoutStarted.
 func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCheckoutStarted, append(f, &v.CartID, &v.Currency, &v.Total, (*codec.List[Item])(&v.Items), &v.Coupon)
+	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, (*codec.List[Item])(&v.Items), &v.Coupon)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -60,7 +59,7 @@ func (v *CheckoutStarted) UnmarshalJSON(data []byte) error { return codec.Unmars
 
 var shapeOfCheckoutStarted = codec.Shape{Props: []codec.Prop{
 	{Name: "cartId", Required: true, Rule: &codec.String{MaxLength: 64}},
-	{Name: "currency", Required: true},
+	{Name: "currency", Required: true, Rule: &valuesOfCheckoutStartedCurrency},
 	{Name: "total", Required: true, Rule: &codec.Float{ExclusiveMin: true, Max: math.Inf(1), Min: 0.0}},
 	{Name: "items"},
 	{Name: "coupon", Null: true, Rule: &codec.String{MaxLength: 32}},
@@ -76,19 +75,6 @@ const (
 	CheckoutStartedCurrencyGBP CheckoutStartedCurrency = "GBP"
 	CheckoutStartedCurrencyUSD CheckoutStartedCurrency = "USD"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CheckoutStartedCurrency) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfCheckoutStartedCurrency.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CheckoutStartedCurrency) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CheckoutStartedCurrency) Validate() error {
-	return valuesOfCheckoutStartedCurrency.Check(string(*v))
-}
 
 var valuesOfCheckoutStartedCurrency = codec.Strings{Sorted: []string{"EUR", "GBP", "USD"}, Expected: "one of \"EUR\", \"GBP\", \"USD\""}
 

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// RefundIssuedRoutingKey is the routing key of RefundIssued facts.
+// RefundIssuedRoutingKey is RefundIssued's routing key.
 const RefundIssuedRoutingKey = "acme.refund.issued"
 
-// FactRefundIssued describes RefundIssued facts to the runtime: routing key,
-// schema version and payload validation.
+// FactRefundIssued describes RefundIssued to the runtime.
 var FactRefundIssued = runtime.Fact{
 	RoutingKey: RefundIssuedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/legacy/refund-issued.json"),
@@ -34,8 +33,6 @@ type RefundIssued struct {
 	Amount   int64   `json:"amount"`
 	Reason   *string `json:"reason,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -22,12 +22,10 @@ import (
 //
 // Bindings: catalogue.item.*
 type LegacyFeedHandler interface {
-	// HandleItemCreatedV1 is called with each ItemCreatedV1 fact (routing key
-	// catalogue.item.created) the consumer receives.
+	// HandleItemCreatedV1 handles each ItemCreatedV1 received.
 	HandleItemCreatedV1(ctx context.Context, d runtime.Delivery, fact ItemCreatedV1) error
 
-	// HandleItemPricedV1 is called with each ItemPricedV1 fact (routing key
-	// catalogue.item.priced) the consumer receives.
+	// HandleItemPricedV1 handles each ItemPricedV1 received.
 	HandleItemPricedV1(ctx context.Context, d runtime.Delivery, fact ItemPricedV1) error
 }
 
@@ -63,12 +61,10 @@ func NewLegacyFeedConsumer(conn *runtime.Conn, h LegacyFeedHandler, opts ...runt
 type SearchIndexerHandler interface {
 	ItemPricedUpcaster
 
-	// HandleItemCreated is called with each ItemCreated fact (routing key
-	// catalogue.item.created) the consumer receives.
+	// HandleItemCreated handles each ItemCreated received.
 	HandleItemCreated(ctx context.Context, d runtime.Delivery, fact ItemCreated) error
 
-	// HandleItemPriced is called with each ItemPriced fact (routing key
-	// catalogue.item.priced) the consumer receives.
+	// HandleItemPriced handles each ItemPriced received.
 	HandleItemPriced(ctx context.Context, d runtime.Delivery, fact ItemPriced) error
 }
 

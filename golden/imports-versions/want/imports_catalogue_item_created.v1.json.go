@@ -11,8 +11,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// FactItemCreatedV1 describes ItemCreatedV1 facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemCreatedV1 describes ItemCreatedV1 to the runtime.
 var FactItemCreatedV1 = runtime.Fact{
 	RoutingKey: ItemCreatedRoutingKey,
 	Validate:   schemaSet.Validator("imports/catalogue/item/created.v1.json"),
@@ -28,8 +27,6 @@ type ItemCreatedV1 struct {
 	Sku  string `json:"sku"`
 	Name string `json:"name"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

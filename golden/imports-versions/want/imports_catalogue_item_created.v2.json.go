@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemCreatedRoutingKey is the routing key of ItemCreated facts.
+// ItemCreatedRoutingKey is ItemCreated's routing key.
 const ItemCreatedRoutingKey = "catalogue.item.created"
 
-// FactItemCreated describes ItemCreated facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemCreated describes ItemCreated to the runtime.
 var FactItemCreated = runtime.Fact{
 	RoutingKey: ItemCreatedRoutingKey,
 	Validate:   schemaSet.Validator("imports/catalogue/item/created.v2.json"),
@@ -32,8 +31,6 @@ type ItemCreated struct {
 	Name string   `json:"name"`
 	Tags []string `json:"tags,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,8 +11,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// FactItemPricedV1 describes ItemPricedV1 facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemPricedV1 describes ItemPricedV1 to the runtime.
 var FactItemPricedV1 = runtime.Fact{
 	RoutingKey: ItemPricedRoutingKey,
 	Validate:   schemaSet.Validator("imports/catalogue/item/priced.v1.json"),
@@ -28,8 +27,6 @@ type ItemPricedV1 struct {
 	// In euro cents.
 	Price int64 `json:"price"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

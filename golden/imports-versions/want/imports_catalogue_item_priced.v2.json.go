@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemPricedRoutingKey is the routing key of ItemPriced facts.
+// ItemPricedRoutingKey is ItemPriced's routing key.
 const ItemPricedRoutingKey = "catalogue.item.priced"
 
-// FactItemPriced describes ItemPriced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemPriced describes ItemPriced to the runtime.
 var FactItemPriced = runtime.Fact{
 	RoutingKey: ItemPricedRoutingKey,
 	Validate:   schemaSet.Validator("imports/catalogue/item/priced.v2.json"),
@@ -29,8 +28,6 @@ type ItemPriced struct {
 	Sku   string          `json:"sku"`
 	Price ItemPricedPrice `json:"price"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -69,8 +66,6 @@ type ItemPricedPrice struct {
 	Cents    int64  `json:"cents"`
 	Currency string `json:"currency"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

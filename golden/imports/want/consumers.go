@@ -22,8 +22,7 @@ import (
 //
 // Bindings: catalogue.item.created
 type SearchIndexerHandler interface {
-	// HandleItemCreated is called with each ItemCreated fact (routing key
-	// catalogue.item.created) the consumer receives.
+	// HandleItemCreated handles each ItemCreated received.
 	HandleItemCreated(ctx context.Context, d runtime.Delivery, fact ItemCreated) error
 }
 

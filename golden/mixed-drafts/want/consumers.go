@@ -22,16 +22,13 @@ import (
 //
 // Bindings: #
 type ArchiverHandler interface {
-	// HandleObjectFinalized is called with each ObjectFinalized fact (routing key
-	// gcp.storage.object.finalized) the consumer receives.
+	// HandleObjectFinalized handles each ObjectFinalized received.
 	HandleObjectFinalized(ctx context.Context, d runtime.Delivery, fact ObjectFinalized) error
 
-	// HandleIssueClosed is called with each IssueClosed fact (routing key
-	// github.issue.closed) the consumer receives.
+	// HandleIssueClosed handles each IssueClosed received.
 	HandleIssueClosed(ctx context.Context, d runtime.Delivery, fact IssueClosed) error
 
-	// HandleShipmentDispatched is called with each ShipmentDispatched fact
-	// (routing key std.shipment.dispatched) the consumer receives.
+	// HandleShipmentDispatched handles each ShipmentDispatched received.
 	HandleShipmentDispatched(ctx context.Context, d runtime.Delivery, fact ShipmentDispatched) error
 }
 

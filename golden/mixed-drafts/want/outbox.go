@@ -64,20 +64,17 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteObjectFinalized writes v as gcp.storage.object.finalized in tx and
-// returns the id it will be published with.
+// WriteObjectFinalized writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteObjectFinalized(ctx context.Context, tx sqldb.Execer, v ObjectFinalized) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactObjectFinalized, v)
 }
 
-// WriteIssueClosed writes v as github.issue.closed in tx and returns the id it
-// will be published with.
+// WriteIssueClosed writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteIssueClosed(ctx context.Context, tx sqldb.Execer, v IssueClosed) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactIssueClosed, v)
 }
 
-// WriteShipmentDispatched writes v as std.shipment.dispatched in tx and
-// returns the id it will be published with.
+// WriteShipmentDispatched writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteShipmentDispatched(ctx context.Context, tx sqldb.Execer, v ShipmentDispatched) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactShipmentDispatched, v)
 }

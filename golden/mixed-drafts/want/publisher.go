@@ -35,38 +35,32 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishObjectFinalized publishes v as gcp.storage.object.finalized and
-// returns its message id once confirmed.
+// PublishObjectFinalized publishes v and waits for the confirm.
 func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalized) (messageID string, err error) {
 	return p.p.Publish(ctx, FactObjectFinalized, v)
 }
 
-// PublishObjectFinalizedAsync is PublishObjectFinalized without waiting for
-// the confirm: Wait on its result reports it.
+// PublishObjectFinalizedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
 }
 
-// PublishIssueClosed publishes v as github.issue.closed and returns its
-// message id once confirmed.
+// PublishIssueClosed publishes v and waits for the confirm.
 func (p *Publisher) PublishIssueClosed(ctx context.Context, v IssueClosed) (messageID string, err error) {
 	return p.p.Publish(ctx, FactIssueClosed, v)
 }
 
-// PublishIssueClosedAsync is PublishIssueClosed without waiting for the
-// confirm: Wait on its result reports it.
+// PublishIssueClosedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishIssueClosedAsync(ctx context.Context, v IssueClosed) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactIssueClosed, v)
 }
 
-// PublishShipmentDispatched publishes v as std.shipment.dispatched and returns
-// its message id once confirmed.
+// PublishShipmentDispatched publishes v and waits for the confirm.
 func (p *Publisher) PublishShipmentDispatched(ctx context.Context, v ShipmentDispatched) (messageID string, err error) {
 	return p.p.Publish(ctx, FactShipmentDispatched, v)
 }
 
-// PublishShipmentDispatchedAsync is PublishShipmentDispatched without waiting
-// for the confirm: Wait on its result reports it.
+// PublishShipmentDispatchedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishShipmentDispatchedAsync(ctx context.Context, v ShipmentDispatched) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactShipmentDispatched, v)
 }

@@ -89,7 +89,7 @@ type Issue struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfIssue.
 func (v *Issue) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfIssue, append(f, &v.Number, &v.State, &v.ClosedAt, (*codec.List[Label])(&v.Labels))
+	return &shapeOfIssue, append(f, &v.Number, (*string)(&v.State), &v.ClosedAt, (*codec.List[Label])(&v.Labels))
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -112,7 +112,7 @@ func (v *Issue) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, 
 
 var shapeOfIssue = codec.Shape{Props: []codec.Prop{
 	{Name: "number", Required: true},
-	{Name: "state", Required: true},
+	{Name: "state", Required: true, Rule: &valuesOfIssueState},
 	{Name: "closed_at", Required: true, Null: true},
 	{Name: "labels"},
 }}
@@ -126,15 +126,6 @@ const (
 	IssueStateOpen   IssueState = "open"
 	IssueStateClosed IssueState = "closed"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *IssueState) DecodeJSON(d *jx.Decoder) error { return valuesOfIssueState.Read(d, (*string)(v)) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *IssueState) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *IssueState) Validate() error { return valuesOfIssueState.Check(string(*v)) }
 
 var valuesOfIssueState = codec.Strings{Sorted: []string{"closed", "open"}, Expected: "one of \"open\", \"closed\""}
 

@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// IssueClosedRoutingKey is the routing key of IssueClosed facts.
+// IssueClosedRoutingKey is IssueClosed's routing key.
 const IssueClosedRoutingKey = "github.issue.closed"
 
-// FactIssueClosed describes IssueClosed facts to the runtime: routing key,
-// schema version and payload validation.
+// FactIssueClosed describes IssueClosed to the runtime.
 var FactIssueClosed = runtime.Fact{
 	RoutingKey: IssueClosedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/github/issues-closed.json"),

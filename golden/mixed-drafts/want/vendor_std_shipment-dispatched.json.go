@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ShipmentDispatchedRoutingKey is the routing key of ShipmentDispatched facts.
+// ShipmentDispatchedRoutingKey is ShipmentDispatched's routing key.
 const ShipmentDispatchedRoutingKey = "std.shipment.dispatched"
 
-// FactShipmentDispatched describes ShipmentDispatched facts to the runtime:
-// routing key, schema version and payload validation.
+// FactShipmentDispatched describes ShipmentDispatched to the runtime.
 var FactShipmentDispatched = runtime.Fact{
 	RoutingKey: ShipmentDispatchedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/std/shipment-dispatched.json"),

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteUserSignedUp writes v as user.signed_up in tx and returns the id it
-// will be published with.
+// WriteUserSignedUp writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserSignedUp(ctx context.Context, tx sqldb.Execer, v UserSignedUp) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUserSignedUp, v)
 }

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishUserSignedUp publishes v as user.signed_up and returns its message id
-// once confirmed.
+// PublishUserSignedUp publishes v and waits for the confirm.
 func (p *Publisher) PublishUserSignedUp(ctx context.Context, v UserSignedUp) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUserSignedUp, v)
 }
 
-// PublishUserSignedUpAsync is PublishUserSignedUp without waiting for the
-// confirm: Wait on its result reports it.
+// PublishUserSignedUpAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserSignedUpAsync(ctx context.Context, v UserSignedUp) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUserSignedUp, v)
 }

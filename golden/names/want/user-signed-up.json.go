@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UserSignedUpRoutingKey is the routing key of UserSignedUp facts.
+// UserSignedUpRoutingKey is UserSignedUp's routing key.
 const UserSignedUpRoutingKey = "user.signed_up"
 
-// FactUserSignedUp describes UserSignedUp facts to the runtime: routing key,
-// schema version and payload validation.
+// FactUserSignedUp describes UserSignedUp to the runtime.
 var FactUserSignedUp = runtime.Fact{
 	RoutingKey: UserSignedUpRoutingKey,
 	Validate:   schemaSet.Validator("user-signed-up.json"),
@@ -38,8 +37,6 @@ type UserSignedUp struct {
 	APIKey      *string  `json:"api-key,omitzero"`
 	X           *string  `json:"x-,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteShipmentSent writes v as shipment.sent in tx and returns the id it will
-// be published with.
+// WriteShipmentSent writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteShipmentSent(ctx context.Context, tx sqldb.Execer, v ShipmentSent) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactShipmentSent, v)
 }

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishShipmentSent publishes v as shipment.sent and returns its message id
-// once confirmed.
+// PublishShipmentSent publishes v and waits for the confirm.
 func (p *Publisher) PublishShipmentSent(ctx context.Context, v ShipmentSent) (messageID string, err error) {
 	return p.p.Publish(ctx, FactShipmentSent, v)
 }
 
-// PublishShipmentSentAsync is PublishShipmentSent without waiting for the
-// confirm: Wait on its result reports it.
+// PublishShipmentSentAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishShipmentSentAsync(ctx context.Context, v ShipmentSent) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactShipmentSent, v)
 }

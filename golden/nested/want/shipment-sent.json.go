@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ShipmentSentRoutingKey is the routing key of ShipmentSent facts.
+// ShipmentSentRoutingKey is ShipmentSent's routing key.
 const ShipmentSentRoutingKey = "shipment.sent"
 
-// FactShipmentSent describes ShipmentSent facts to the runtime: routing key,
-// schema version and payload validation.
+// FactShipmentSent describes ShipmentSent to the runtime.
 var FactShipmentSent = runtime.Fact{
 	RoutingKey: ShipmentSentRoutingKey,
 	Validate:   schemaSet.Validator("shipment-sent.json"),
@@ -29,8 +28,6 @@ type ShipmentSent struct {
 	ShipmentID  string                  `json:"shipment_id"`
 	Destination ShipmentSentDestination `json:"destination"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -69,8 +66,6 @@ type ShipmentSentDestination struct {
 	Address ShipmentSentDestinationAddress `json:"address"`
 	Contact *Contact                       `json:"contact,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -104,8 +99,6 @@ type ShipmentSentDestinationAddress struct {
 	City   string                             `json:"city"`
 	Geo    *ShipmentSentDestinationAddressGeo `json:"geo,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -139,8 +132,6 @@ type ShipmentSentDestinationAddressGeo struct {
 	Lat *float64 `json:"lat,omitzero"`
 	Lon *float64 `json:"lon,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -160,8 +151,6 @@ var shapeOfShipmentSentDestinationAddressGeo = codec.Shape{Open: true, Props: []
 type Contact struct {
 	Phone *string `json:"phone,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

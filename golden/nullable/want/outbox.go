@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteProfileChanged writes v as profile.changed in tx and returns the id it
-// will be published with.
+// WriteProfileChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteProfileChanged(ctx context.Context, tx sqldb.Execer, v ProfileChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactProfileChanged, v)
 }

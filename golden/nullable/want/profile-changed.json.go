@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// ProfileChangedRoutingKey is the routing key of ProfileChanged facts.
+// ProfileChangedRoutingKey is ProfileChanged's routing key.
 const ProfileChangedRoutingKey = "profile.changed"
 
-// FactProfileChanged describes ProfileChanged facts to the runtime: routing
-// key, schema version and payload validation.
+// FactProfileChanged describes ProfileChanged to the runtime.
 var FactProfileChanged = runtime.Fact{
 	RoutingKey: ProfileChangedRoutingKey,
 	Validate:   schemaSet.Validator("profile-changed.json"),
@@ -36,8 +35,6 @@ type ProfileChanged struct {
 	MiddleName schemaset.Nullable[string] `json:"middle_name,omitzero"`
 	Scores     []*int64                   `json:"scores"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -184,8 +181,6 @@ var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", 
 type ProfileChangedAddress struct {
 	City string `json:"city"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishProfileChanged publishes v as profile.changed and returns its message
-// id once confirmed.
+// PublishProfileChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishProfileChanged(ctx context.Context, v ProfileChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactProfileChanged, v)
 }
 
-// PublishProfileChangedAsync is PublishProfileChanged without waiting for the
-// confirm: Wait on its result reports it.
+// PublishProfileChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishProfileChangedAsync(ctx context.Context, v ProfileChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactProfileChanged, v)
 }

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

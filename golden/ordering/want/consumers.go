@@ -22,20 +22,16 @@ import (
 //
 // Bindings: #
 type AnalyticsHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 
-	// HandlePaymentReceived is called with each PaymentReceived fact (routing key
-	// payment.received) the consumer receives.
+	// HandlePaymentReceived handles each PaymentReceived received.
 	HandlePaymentReceived(ctx context.Context, d runtime.Delivery, fact PaymentReceived) error
 
-	// HandleStockCounted is called with each StockCounted fact (routing key
-	// stock.counted) the consumer receives.
+	// HandleStockCounted handles each StockCounted received.
 	HandleStockCounted(ctx context.Context, d runtime.Delivery, fact StockCounted) error
 }
 
@@ -77,16 +73,13 @@ func NewAnalyticsConsumer(conn *runtime.Conn, h AnalyticsHandler, opts ...runtim
 //
 // Bindings: order.#, payment.received
 type FulfilmentHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 
-	// HandlePaymentReceived is called with each PaymentReceived fact (routing key
-	// payment.received) the consumer receives.
+	// HandlePaymentReceived handles each PaymentReceived received.
 	HandlePaymentReceived(ctx context.Context, d runtime.Delivery, fact PaymentReceived) error
 }
 

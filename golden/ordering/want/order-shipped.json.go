@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderShippedRoutingKey is the routing key of OrderShipped facts.
+// OrderShippedRoutingKey is OrderShipped's routing key.
 const OrderShippedRoutingKey = "order.shipped"
 
-// FactOrderShipped describes OrderShipped facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderShipped describes OrderShipped to the runtime.
 var FactOrderShipped = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(OrderShipped)
@@ -38,8 +37,6 @@ type OrderShipped struct {
 	OrderID string  `json:"order_id"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// PaymentReceivedRoutingKey is the routing key of PaymentReceived facts.
+// PaymentReceivedRoutingKey is PaymentReceived's routing key.
 const PaymentReceivedRoutingKey = "payment.received"
 
-// FactPaymentReceived describes PaymentReceived facts to the runtime: routing
-// key, schema version and payload validation.
+// FactPaymentReceived describes PaymentReceived to the runtime.
 var FactPaymentReceived = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(PaymentReceived)
@@ -36,8 +35,6 @@ var FactPaymentReceived = runtime.Fact{
 type PaymentReceived struct {
 	Order PaymentReceivedOrder `json:"order"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -74,8 +71,6 @@ var shapeOfPaymentReceived = codec.Shape{Open: true, Props: []codec.Prop{
 type PaymentReceivedOrder struct {
 	ID string `json:"id"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -13,11 +13,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// StockCountedRoutingKey is the routing key of StockCounted facts.
+// StockCountedRoutingKey is StockCounted's routing key.
 const StockCountedRoutingKey = "stock.counted"
 
-// FactStockCounted describes StockCounted facts to the runtime: routing key,
-// schema version and payload validation.
+// FactStockCounted describes StockCounted to the runtime.
 var FactStockCounted = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
 		v, ok := payload.(StockCounted)
@@ -39,8 +38,6 @@ type StockCounted struct {
 	Warehouse int64 `json:"warehouse"`
 	Count     int64 `json:"count"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

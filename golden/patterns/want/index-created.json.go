@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// IndexCreatedRoutingKey is the routing key of IndexCreated facts.
+// IndexCreatedRoutingKey is IndexCreated's routing key.
 const IndexCreatedRoutingKey = "search.index.created"
 
-// FactIndexCreated describes IndexCreated facts to the runtime: routing key,
-// schema version and payload validation.
+// FactIndexCreated describes IndexCreated to the runtime.
 var FactIndexCreated = runtime.Fact{
 	RoutingKey: IndexCreatedRoutingKey,
 	Validate:   schemaSet.Validator("index-created.json"),

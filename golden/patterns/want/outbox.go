@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteIndexCreated writes v as search.index.created in tx and returns the id
-// it will be published with.
+// WriteIndexCreated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteIndexCreated(ctx context.Context, tx sqldb.Execer, v IndexCreated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactIndexCreated, v)
 }

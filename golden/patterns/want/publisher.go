@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishIndexCreated publishes v as search.index.created and returns its
-// message id once confirmed.
+// PublishIndexCreated publishes v and waits for the confirm.
 func (p *Publisher) PublishIndexCreated(ctx context.Context, v IndexCreated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactIndexCreated, v)
 }
 
-// PublishIndexCreatedAsync is PublishIndexCreated without waiting for the
-// confirm: Wait on its result reports it.
+// PublishIndexCreatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishIndexCreatedAsync(ctx context.Context, v IndexCreated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactIndexCreated, v)
 }

@@ -22,12 +22,10 @@ import (
 //
 // Bindings: menu.published, team.reorganized
 type StorefrontHandler interface {
-	// HandleMenuPublished is called with each MenuPublished fact (routing key
-	// menu.published) the consumer receives.
+	// HandleMenuPublished handles each MenuPublished received.
 	HandleMenuPublished(ctx context.Context, d runtime.Delivery, fact MenuPublished) error
 
-	// HandleTeamReorganized is called with each TeamReorganized fact (routing key
-	// team.reorganized) the consumer receives.
+	// HandleTeamReorganized handles each TeamReorganized received.
 	HandleTeamReorganized(ctx context.Context, d runtime.Delivery, fact TeamReorganized) error
 }
 

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// MenuPublishedRoutingKey is the routing key of MenuPublished facts.
+// MenuPublishedRoutingKey is MenuPublished's routing key.
 const MenuPublishedRoutingKey = "menu.published"
 
-// FactMenuPublished describes MenuPublished facts to the runtime: routing key,
-// schema version and payload validation.
+// FactMenuPublished describes MenuPublished to the runtime.
 var FactMenuPublished = runtime.Fact{
 	RoutingKey: MenuPublishedRoutingKey,
 	Validate:   schemaSet.Validator("menu-published.json"),
@@ -31,8 +30,6 @@ type MenuPublished struct {
 	Subsections []Subsection `json:"subsections,omitzero"`
 	Dishes      []Dish       `json:"dishes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -74,8 +71,6 @@ type Subsection struct {
 	Subsections []Subsection `json:"subsections,omitzero"`
 	Dishes      []Dish       `json:"dishes,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -118,8 +113,6 @@ type Dish struct {
 	Dishes      []Dish       `json:"dishes,omitzero"`
 	Price       *int64       `json:"price,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -64,14 +64,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteMenuPublished writes v as menu.published in tx and returns the id it
-// will be published with.
+// WriteMenuPublished writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteMenuPublished(ctx context.Context, tx sqldb.Execer, v MenuPublished) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactMenuPublished, v)
 }
 
-// WriteTeamReorganized writes v as team.reorganized in tx and returns the id
-// it will be published with.
+// WriteTeamReorganized writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteTeamReorganized(ctx context.Context, tx sqldb.Execer, v TeamReorganized) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactTeamReorganized, v)
 }

@@ -35,26 +35,22 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishMenuPublished publishes v as menu.published and returns its message
-// id once confirmed.
+// PublishMenuPublished publishes v and waits for the confirm.
 func (p *Publisher) PublishMenuPublished(ctx context.Context, v MenuPublished) (messageID string, err error) {
 	return p.p.Publish(ctx, FactMenuPublished, v)
 }
 
-// PublishMenuPublishedAsync is PublishMenuPublished without waiting for the
-// confirm: Wait on its result reports it.
+// PublishMenuPublishedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishMenuPublishedAsync(ctx context.Context, v MenuPublished) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactMenuPublished, v)
 }
 
-// PublishTeamReorganized publishes v as team.reorganized and returns its
-// message id once confirmed.
+// PublishTeamReorganized publishes v and waits for the confirm.
 func (p *Publisher) PublishTeamReorganized(ctx context.Context, v TeamReorganized) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTeamReorganized, v)
 }
 
-// PublishTeamReorganizedAsync is PublishTeamReorganized without waiting for
-// the confirm: Wait on its result reports it.
+// PublishTeamReorganizedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishTeamReorganizedAsync(ctx context.Context, v TeamReorganized) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactTeamReorganized, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// TeamReorganizedRoutingKey is the routing key of TeamReorganized facts.
+// TeamReorganizedRoutingKey is TeamReorganized's routing key.
 const TeamReorganizedRoutingKey = "team.reorganized"
 
-// FactTeamReorganized describes TeamReorganized facts to the runtime: routing
-// key, schema version and payload validation.
+// FactTeamReorganized describes TeamReorganized to the runtime.
 var FactTeamReorganized = runtime.Fact{
 	RoutingKey: TeamReorganizedRoutingKey,
 	Validate:   schemaSet.Validator("team-reorganized.json"),
@@ -28,8 +27,6 @@ var FactTeamReorganized = runtime.Fact{
 type TeamReorganized struct {
 	Root Team `json:"root"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -66,8 +63,6 @@ type Team struct {
 	Name     string    `json:"name"`
 	Subteams []Subteam `json:"subteams,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -106,8 +101,6 @@ type Subteam struct {
 	Subteams []Subteam `json:"subteams,omitzero"`
 	Lead     *string   `json:"lead,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteTreeChanged writes v as tree.changed in tx and returns the id it will
-// be published with.
+// WriteTreeChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteTreeChanged(ctx context.Context, tx sqldb.Execer, v TreeChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactTreeChanged, v)
 }

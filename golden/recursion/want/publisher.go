@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishTreeChanged publishes v as tree.changed and returns its message id
-// once confirmed.
+// PublishTreeChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishTreeChanged(ctx context.Context, v TreeChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactTreeChanged, v)
 }
 
-// PublishTreeChangedAsync is PublishTreeChanged without waiting for the
-// confirm: Wait on its result reports it.
+// PublishTreeChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishTreeChangedAsync(ctx context.Context, v TreeChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactTreeChanged, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// TreeChangedRoutingKey is the routing key of TreeChanged facts.
+// TreeChangedRoutingKey is TreeChanged's routing key.
 const TreeChangedRoutingKey = "tree.changed"
 
-// FactTreeChanged describes TreeChanged facts to the runtime: routing key,
-// schema version and payload validation.
+// FactTreeChanged describes TreeChanged to the runtime.
 var FactTreeChanged = runtime.Fact{
 	RoutingKey: TreeChangedRoutingKey,
 	Validate:   schemaSet.Validator("tree-changed.json"),
@@ -31,8 +30,6 @@ type TreeChanged struct {
 	Expr   *Expr  `json:"expr,omitzero"`
 	Forest Forest `json:"forest,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -133,8 +130,6 @@ type Node struct {
 	Children []Node `json:"children"`
 	Parent   *Node  `json:"parent,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -173,8 +168,6 @@ type Link struct {
 	Value int64 `json:"value"`
 	Next  *Link `json:"next,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -280,14 +273,12 @@ type Binary struct {
 	Left  Expr     `json:"left"`
 	Right Expr     `json:"right"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfBinary.
 func (v *Binary) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfBinary, append(f, &v.Op, &v.Left, &v.Right, &v.AdditionalProperties)
+	return &shapeOfBinary, append(f, (*string)(&v.Op), &v.Left, &v.Right, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -309,7 +300,7 @@ func (v Binary) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 func (v *Binary) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfBinary = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "op", Required: true},
+	{Name: "op", Required: true, Rule: &valuesOfBinaryOp},
 	{Name: "left", Required: true},
 	{Name: "right", Required: true},
 }}
@@ -322,15 +313,6 @@ const (
 	BinaryOpAdd BinaryOp = "add"
 	BinaryOpSub BinaryOp = "sub"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BinaryOp) DecodeJSON(d *jx.Decoder) error { return valuesOfBinaryOp.Read(d, (*string)(v)) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *BinaryOp) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *BinaryOp) Validate() error { return valuesOfBinaryOp.Check(string(*v)) }
 
 var valuesOfBinaryOp = codec.Strings{Sorted: []string{"add", "sub"}, Expected: "one of \"add\", \"sub\""}
 

@@ -22,8 +22,7 @@ import (
 //
 // Bindings: acme.order.*
 type BillingHandler interface {
-	// HandleOrderCreated is called with each OrderCreated fact (routing key
-	// acme.order.created) the consumer receives.
+	// HandleOrderCreated handles each OrderCreated received.
 	HandleOrderCreated(ctx context.Context, d runtime.Delivery, fact OrderCreated) error
 }
 

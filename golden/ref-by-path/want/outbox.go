@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteOrderCreated writes v as acme.order.created in tx and returns the id it
-// will be published with.
+// WriteOrderCreated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderCreated(ctx context.Context, tx sqldb.Execer, v OrderCreated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderCreated, v)
 }

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderCreated publishes v as acme.order.created and returns its
-// message id once confirmed.
+// PublishOrderCreated publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderCreated(ctx context.Context, v OrderCreated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderCreated, v)
 }
 
-// PublishOrderCreatedAsync is PublishOrderCreated without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderCreatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderCreatedAsync(ctx context.Context, v OrderCreated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderCreated, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderCreatedRoutingKey is the routing key of OrderCreated facts.
+// OrderCreatedRoutingKey is OrderCreated's routing key.
 const OrderCreatedRoutingKey = "acme.order.created"
 
-// FactOrderCreated describes OrderCreated facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderCreated describes OrderCreated to the runtime.
 var FactOrderCreated = runtime.Fact{
 	RoutingKey: OrderCreatedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/acme/events/order-created.json"),
@@ -32,8 +31,6 @@ type OrderCreated struct {
 	Total   Money    `json:"total"`
 	ShipTo  *Address `json:"shipTo,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -16,8 +16,6 @@ type Address struct {
 	Street *string `json:"street,omitzero"`
 	City   string  `json:"city"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -16,8 +16,6 @@ type Money struct {
 	Amount   int64    `json:"amount"`
 	Currency Currency `json:"currency"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

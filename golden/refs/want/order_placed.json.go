@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.json"),
@@ -33,8 +32,6 @@ type OrderPlaced struct {
 	Shipping *Shipping `json:"shipping,omitzero"`
 	Tags     Tags      `json:"tags,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -130,8 +127,6 @@ type Shipping struct {
 	Cost    *Money  `json:"cost,omitzero"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderRefundedRoutingKey is the routing key of OrderRefunded facts.
+// OrderRefundedRoutingKey is OrderRefunded's routing key.
 const OrderRefundedRoutingKey = "order.refunded"
 
-// FactOrderRefunded describes OrderRefunded facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderRefunded describes OrderRefunded to the runtime.
 var FactOrderRefunded = runtime.Fact{
 	RoutingKey: OrderRefundedRoutingKey,
 	Validate:   schemaSet.Validator("order/refunded.json"),
@@ -29,8 +28,6 @@ type OrderRefunded struct {
 	OrderID OrderID `json:"order_id"`
 	Amount  Money   `json:"amount"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -35,26 +35,22 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderRefunded publishes v as order.refunded and returns its message
-// id once confirmed.
+// PublishOrderRefunded publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderRefunded(ctx context.Context, v OrderRefunded) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderRefunded, v)
 }
 
-// PublishOrderRefundedAsync is PublishOrderRefunded without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderRefundedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderRefundedAsync(ctx context.Context, v OrderRefunded) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderRefunded, v)
 }

@@ -21,8 +21,6 @@ type PricingQuote struct {
 	Quantity   int64   `json:"quantity"`
 	CustomerID *string `json:"customer_id,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -63,8 +61,6 @@ type PricingQuoteReply struct {
 	Total      Money     `json:"total"`
 	ValidUntil time.Time `json:"valid_until"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -16,8 +16,6 @@ import (
 type StockQuery struct {
 	Sku string `json:"sku"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -53,8 +51,6 @@ var shapeOfStockQuery = codec.Shape{Open: true, Props: []codec.Prop{
 type Level struct {
 	Available int64 `json:"available"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// AyBeeRoutingKey is the routing key of AyBee facts.
+// AyBeeRoutingKey is AyBee's routing key.
 const AyBeeRoutingKey = "ay.bee.seen"
 
-// FactAyBee describes AyBee facts to the runtime: routing key, schema version
-// and payload validation.
+// FactAyBee describes AyBee to the runtime.
 var FactAyBee = runtime.Fact{
 	RoutingKey: AyBeeRoutingKey,
 	Validate:   schemaSet.Validator("ay-bee-seen.json"),
@@ -27,8 +26,6 @@ var FactAyBee = runtime.Fact{
 type AyBee struct {
 	Cee *string `json:"cee,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

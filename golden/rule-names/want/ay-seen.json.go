@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// AyRoutingKey is the routing key of Ay facts.
+// AyRoutingKey is Ay's routing key.
 const AyRoutingKey = "ay.seen"
 
-// FactAy describes Ay facts to the runtime: routing key, schema version and
-// payload validation.
+// FactAy describes Ay to the runtime.
 var FactAy = runtime.Fact{
 	RoutingKey: AyRoutingKey,
 	Validate:   schemaSet.Validator("ay-seen.json"),
@@ -29,8 +28,6 @@ var FactAy = runtime.Fact{
 type Ay struct {
 	BeeCee *string `json:"bee_cee,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

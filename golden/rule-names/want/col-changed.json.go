@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ColChangedRoutingKey is the routing key of ColChanged facts.
+// ColChangedRoutingKey is ColChanged's routing key.
 const ColChangedRoutingKey = "col.changed"
 
-// FactColChanged describes ColChanged facts to the runtime: routing key,
-// schema version and payload validation.
+// FactColChanged describes ColChanged to the runtime.
 var FactColChanged = runtime.Fact{
 	RoutingKey: ColChangedRoutingKey,
 	Validate:   schemaSet.Validator("col-changed.json"),
@@ -32,8 +31,6 @@ type ColChanged struct {
 	Bar     []string `json:"bar,omitzero"`
 	BarItem *string  `json:"bar_item,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

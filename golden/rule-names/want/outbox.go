@@ -64,26 +64,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteAyBee writes v as ay.bee.seen in tx and returns the id it will be
-// published with.
+// WriteAyBee writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAyBee(ctx context.Context, tx sqldb.Execer, v AyBee) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAyBee, v)
 }
 
-// WriteAy writes v as ay.seen in tx and returns the id it will be published
-// with.
+// WriteAy writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAy(ctx context.Context, tx sqldb.Execer, v Ay) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAy, v)
 }
 
-// WriteColChanged writes v as col.changed in tx and returns the id it will be
-// published with.
+// WriteColChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteColChanged(ctx context.Context, tx sqldb.Execer, v ColChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactColChanged, v)
 }
 
-// WriteWideRow writes v as wide.row.loaded in tx and returns the id it will be
-// published with.
+// WriteWideRow writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteWideRow(ctx context.Context, tx sqldb.Execer, v WideRow) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactWideRow, v)
 }

@@ -35,49 +35,42 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishAyBee publishes v as ay.bee.seen and returns its message id once
-// confirmed.
+// PublishAyBee publishes v and waits for the confirm.
 func (p *Publisher) PublishAyBee(ctx context.Context, v AyBee) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAyBee, v)
 }
 
-// PublishAyBeeAsync is PublishAyBee without waiting for the confirm: Wait on
-// its result reports it.
+// PublishAyBeeAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAyBeeAsync(ctx context.Context, v AyBee) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAyBee, v)
 }
 
-// PublishAy publishes v as ay.seen and returns its message id once confirmed.
+// PublishAy publishes v and waits for the confirm.
 func (p *Publisher) PublishAy(ctx context.Context, v Ay) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAy, v)
 }
 
-// PublishAyAsync is PublishAy without waiting for the confirm: Wait on its
-// result reports it.
+// PublishAyAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAyAsync(ctx context.Context, v Ay) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAy, v)
 }
 
-// PublishColChanged publishes v as col.changed and returns its message id once
-// confirmed.
+// PublishColChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishColChanged(ctx context.Context, v ColChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactColChanged, v)
 }
 
-// PublishColChangedAsync is PublishColChanged without waiting for the confirm:
-// Wait on its result reports it.
+// PublishColChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishColChangedAsync(ctx context.Context, v ColChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactColChanged, v)
 }
 
-// PublishWideRow publishes v as wide.row.loaded and returns its message id
-// once confirmed.
+// PublishWideRow publishes v and waits for the confirm.
 func (p *Publisher) PublishWideRow(ctx context.Context, v WideRow) (messageID string, err error) {
 	return p.p.Publish(ctx, FactWideRow, v)
 }
 
-// PublishWideRowAsync is PublishWideRow without waiting for the confirm: Wait
-// on its result reports it.
+// PublishWideRowAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishWideRowAsync(ctx context.Context, v WideRow) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactWideRow, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// WideRowRoutingKey is the routing key of WideRow facts.
+// WideRowRoutingKey is WideRow's routing key.
 const WideRowRoutingKey = "wide.row.loaded"
 
-// FactWideRow describes WideRow facts to the runtime: routing key, schema
-// version and payload validation.
+// FactWideRow describes WideRow to the runtime.
 var FactWideRow = runtime.Fact{
 	RoutingKey: WideRowRoutingKey,
 	Validate:   schemaSet.Validator("wide-row-loaded.json"),
@@ -95,8 +94,6 @@ type WideRow struct {
 	P63 string `json:"p63"`
 	P64 string `json:"p64"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

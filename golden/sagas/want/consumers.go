@@ -21,8 +21,7 @@ import (
 //
 // Bindings: order.cancelled
 type MailerHandler interface {
-	// HandleOrderCancelled is called with each OrderCancelled fact (routing key
-	// order.cancelled) the consumer receives.
+	// HandleOrderCancelled handles each OrderCancelled received.
 	HandleOrderCancelled(ctx context.Context, d runtime.Delivery, fact OrderCancelled) error
 }
 

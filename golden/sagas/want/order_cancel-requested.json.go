@@ -11,12 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderCancelRequestedRoutingKey is the routing key of OrderCancelRequested
-// facts.
+// OrderCancelRequestedRoutingKey is OrderCancelRequested's routing key.
 const OrderCancelRequestedRoutingKey = "order.cancel-requested"
 
-// FactOrderCancelRequested describes OrderCancelRequested facts to the
-// runtime: routing key, schema version and payload validation.
+// FactOrderCancelRequested describes OrderCancelRequested to the runtime.
 var FactOrderCancelRequested = runtime.Fact{
 	RoutingKey: OrderCancelRequestedRoutingKey,
 	Validate:   schemaSet.Validator("order/cancel-requested.json"),
@@ -30,8 +28,6 @@ type OrderCancelRequested struct {
 	Order  OrderCancelRequestedOrder `json:"order"`
 	Reason *string                   `json:"reason,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -69,8 +65,6 @@ var shapeOfOrderCancelRequested = codec.Shape{Open: true, Props: []codec.Prop{
 type OrderCancelRequestedOrder struct {
 	ID string `json:"id"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

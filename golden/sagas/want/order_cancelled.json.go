@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderCancelledRoutingKey is the routing key of OrderCancelled facts.
+// OrderCancelledRoutingKey is OrderCancelled's routing key.
 const OrderCancelledRoutingKey = "order.cancelled"
 
-// FactOrderCancelled describes OrderCancelled facts to the runtime: routing
-// key, schema version and payload validation.
+// FactOrderCancelled describes OrderCancelled to the runtime.
 var FactOrderCancelled = runtime.Fact{
 	RoutingKey: OrderCancelledRoutingKey,
 	Validate:   schemaSet.Validator("order/cancelled.json"),
@@ -29,14 +28,12 @@ type OrderCancelled struct {
 	OrderID string               `json:"order_id"`
 	Reason  OrderCancelledReason `json:"reason"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelled.
 func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderCancelled, append(f, &v.OrderID, &v.Reason, &v.AdditionalProperties)
+	return &shapeOfOrderCancelled, append(f, &v.OrderID, (*string)(&v.Reason), &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -59,7 +56,7 @@ func (v *OrderCancelled) UnmarshalJSON(data []byte) error { return codec.Unmarsh
 
 var shapeOfOrderCancelled = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "order_id", Required: true},
-	{Name: "reason", Required: true},
+	{Name: "reason", Required: true, Rule: &valuesOfOrderCancelledReason},
 }}
 
 // OrderCancelledReason is generated from
@@ -71,18 +68,5 @@ const (
 	OrderCancelledReasonUnpaid    OrderCancelledReason = "unpaid"
 	OrderCancelledReasonRequested OrderCancelledReason = "requested"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelledReason) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfOrderCancelledReason.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderCancelledReason) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *OrderCancelledReason) Validate() error {
-	return valuesOfOrderCancelledReason.Check(string(*v))
-}
 
 var valuesOfOrderCancelledReason = codec.Strings{Sorted: []string{"requested", "unpaid"}, Expected: "one of \"unpaid\", \"requested\""}

@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderPaidRoutingKey is the routing key of OrderPaid facts.
+// OrderPaidRoutingKey is OrderPaid's routing key.
 const OrderPaidRoutingKey = "order.paid"
 
-// FactOrderPaid describes OrderPaid facts to the runtime: routing key, schema
-// version and payload validation.
+// FactOrderPaid describes OrderPaid to the runtime.
 var FactOrderPaid = runtime.Fact{
 	RoutingKey: OrderPaidRoutingKey,
 	Validate:   schemaSet.Validator("order/paid.json"),
@@ -30,8 +29,6 @@ type OrderPaid struct {
 	OrderID     string `json:"order_id"`
 	AmountCents int64  `json:"amount_cents"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

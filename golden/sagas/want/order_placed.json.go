@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.json"),
@@ -30,8 +29,6 @@ type OrderPlaced struct {
 	OrderID    string `json:"order_id"`
 	TotalCents int64  `json:"total_cents"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -64,26 +64,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteOrderCancelRequested writes v as order.cancel-requested in tx and
-// returns the id it will be published with.
+// WriteOrderCancelRequested writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderCancelRequested(ctx context.Context, tx sqldb.Execer, v OrderCancelRequested) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderCancelRequested, v)
 }
 
-// WriteOrderCancelled writes v as order.cancelled in tx and returns the id it
-// will be published with.
+// WriteOrderCancelled writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderCancelled(ctx context.Context, tx sqldb.Execer, v OrderCancelled) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderCancelled, v)
 }
 
-// WriteOrderPaid writes v as order.paid in tx and returns the id it will be
-// published with.
+// WriteOrderPaid writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPaid(ctx context.Context, tx sqldb.Execer, v OrderPaid) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPaid, v)
 }
 
-// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
-// be published with.
+// WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOrderPlaced, v)
 }

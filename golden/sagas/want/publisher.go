@@ -51,50 +51,42 @@ func (p *Publisher) At(t time.Time) *Publisher {
 	return &Publisher{p: p.p.At(t)}
 }
 
-// PublishOrderCancelRequested publishes v as order.cancel-requested and
-// returns its message id once confirmed.
+// PublishOrderCancelRequested publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderCancelRequested(ctx context.Context, v OrderCancelRequested) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderCancelRequested, v)
 }
 
-// PublishOrderCancelRequestedAsync is PublishOrderCancelRequested without
-// waiting for the confirm: Wait on its result reports it.
+// PublishOrderCancelRequestedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderCancelRequestedAsync(ctx context.Context, v OrderCancelRequested) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderCancelRequested, v)
 }
 
-// PublishOrderCancelled publishes v as order.cancelled and returns its message
-// id once confirmed.
+// PublishOrderCancelled publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderCancelled(ctx context.Context, v OrderCancelled) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderCancelled, v)
 }
 
-// PublishOrderCancelledAsync is PublishOrderCancelled without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderCancelledAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderCancelledAsync(ctx context.Context, v OrderCancelled) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderCancelled, v)
 }
 
-// PublishOrderPaid publishes v as order.paid and returns its message id once
-// confirmed.
+// PublishOrderPaid publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPaid(ctx context.Context, v OrderPaid) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPaid, v)
 }
 
-// PublishOrderPaidAsync is PublishOrderPaid without waiting for the confirm:
-// Wait on its result reports it.
+// PublishOrderPaidAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPaidAsync(ctx context.Context, v OrderPaid) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPaid, v)
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }

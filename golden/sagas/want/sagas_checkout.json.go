@@ -20,14 +20,12 @@ type Checkout struct {
 	TotalCents *int64         `json:"total_cents,omitzero"`
 	PaidCents  *int64         `json:"paid_cents,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckout.
 func (v *Checkout) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCheckout, append(f, &v.Status, &v.TotalCents, &v.PaidCents, &v.AdditionalProperties)
+	return &shapeOfCheckout, append(f, (*string)(&v.Status), &v.TotalCents, &v.PaidCents, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -49,7 +47,7 @@ func (v Checkout) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v)
 func (v *Checkout) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCheckout = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "status", Required: true},
+	{Name: "status", Required: true, Rule: &valuesOfCheckoutStatus},
 	{Name: "total_cents", Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 	{Name: "paid_cents", Rule: &codec.Int{Max: math.MaxInt64, Min: 0}},
 }}
@@ -63,16 +61,5 @@ const (
 	CheckoutStatusPaid      CheckoutStatus = "paid"
 	CheckoutStatusCancelled CheckoutStatus = "cancelled"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CheckoutStatus) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfCheckoutStatus.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CheckoutStatus) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CheckoutStatus) Validate() error { return valuesOfCheckoutStatus.Check(string(*v)) }
 
 var valuesOfCheckoutStatus = codec.Strings{Sorted: []string{"cancelled", "paid", "placed"}, Expected: "one of \"placed\", \"paid\", \"cancelled\""}

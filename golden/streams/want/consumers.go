@@ -24,12 +24,10 @@ import (
 //
 // Bindings: order.#
 type OrderHistoryHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
@@ -66,12 +64,10 @@ func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...
 //
 // Bindings: order.#
 type OrderProjectionHandler interface {
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
@@ -106,8 +102,7 @@ func NewOrderProjectionConsumer(conn *runtime.Conn, h OrderProjectionHandler, op
 //
 // Bindings: order.shipped
 type ShippingAuditHandler interface {
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
@@ -138,8 +133,7 @@ func NewShippingAuditConsumer(conn *runtime.Conn, h ShippingAuditHandler, opts .
 //
 // Bindings: stock.#
 type StockHandler interface {
-	// HandleStockCounted is called with each StockCounted fact (routing key
-	// stock.counted) the consumer receives.
+	// HandleStockCounted handles each StockCounted received.
 	HandleStockCounted(ctx context.Context, d runtime.Delivery, fact StockCounted) error
 }
 

@@ -35,38 +35,32 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
 }
 
-// PublishOrderShipped publishes v as order.shipped and returns its message id
-// once confirmed.
+// PublishOrderShipped publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOrderShipped, v)
 }
 
-// PublishOrderShippedAsync is PublishOrderShipped without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderShippedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderShippedAsync(ctx context.Context, v OrderShipped) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOrderShipped, v)
 }
 
-// PublishStockCounted publishes v as stock.counted and returns its message id
-// once confirmed.
+// PublishStockCounted publishes v and waits for the confirm.
 func (p *Publisher) PublishStockCounted(ctx context.Context, v StockCounted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactStockCounted, v)
 }
 
-// PublishStockCountedAsync is PublishStockCounted without waiting for the
-// confirm: Wait on its result reports it.
+// PublishStockCountedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishStockCountedAsync(ctx context.Context, v StockCounted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactStockCounted, v)
 }

@@ -64,8 +64,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WritePaymentMade writes v as payment.made in tx and returns the id it will
-// be published with.
+// WritePaymentMade writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePaymentMade(ctx context.Context, tx sqldb.Execer, v PaymentMade) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPaymentMade, v)
 }

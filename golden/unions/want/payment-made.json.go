@@ -13,11 +13,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// PaymentMadeRoutingKey is the routing key of PaymentMade facts.
+// PaymentMadeRoutingKey is PaymentMade's routing key.
 const PaymentMadeRoutingKey = "payment.made"
 
-// FactPaymentMade describes PaymentMade facts to the runtime: routing key,
-// schema version and payload validation.
+// FactPaymentMade describes PaymentMade to the runtime.
 var FactPaymentMade = runtime.Fact{
 	RoutingKey: PaymentMadeRoutingKey,
 	Validate:   schemaSet.Validator("payment-made.json"),
@@ -34,8 +33,6 @@ type PaymentMade struct {
 	Contact      *PaymentMadeContact         `json:"contact,omitzero"`
 	AmountOrFree *PaymentMadeAmountOrFree    `json:"amount_or_free,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -147,14 +144,12 @@ type Card struct {
 	Type  CardType `json:"type"`
 	Last4 string   `json:"last4"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCard.
 func (v *Card) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCard, append(f, &v.Type, &v.Last4, &v.AdditionalProperties)
+	return &shapeOfCard, append(f, (*string)(&v.Type), &v.Last4, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -176,7 +171,7 @@ func (v Card) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 func (v *Card) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCard = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "type", Required: true},
+	{Name: "type", Required: true, Rule: &valuesOfCardType},
 	{Name: "last4", Required: true},
 }}
 
@@ -188,15 +183,6 @@ const (
 	CardTypeCard CardType = "card"
 )
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardType) DecodeJSON(d *jx.Decoder) error { return valuesOfCardType.Read(d, (*string)(v)) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CardType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *CardType) Validate() error { return valuesOfCardType.Check(string(*v)) }
-
 var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // Transfer is generated from payment-made.json#/$defs/transfer. Properties the
@@ -205,14 +191,12 @@ type Transfer struct {
 	Type TransferType `json:"type"`
 	Iban string       `json:"iban"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfTransfer.
 func (v *Transfer) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfTransfer, append(f, &v.Type, &v.Iban, &v.AdditionalProperties)
+	return &shapeOfTransfer, append(f, (*string)(&v.Type), &v.Iban, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -234,7 +218,7 @@ func (v Transfer) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v)
 func (v *Transfer) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfTransfer = codec.Shape{Open: true, Props: []codec.Prop{
-	{Name: "type", Required: true},
+	{Name: "type", Required: true, Rule: &valuesOfTransferType},
 	{Name: "iban", Required: true},
 }}
 
@@ -247,17 +231,6 @@ const (
 	TransferTypeTransfer TransferType = "transfer"
 )
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *TransferType) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfTransferType.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *TransferType) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *TransferType) Validate() error { return valuesOfTransferType.Check(string(*v)) }
-
 var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
 // Voucher is generated from payment-made.json#/$defs/voucher. Properties the
@@ -265,8 +238,6 @@ var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected:
 type Voucher struct {
 	Code string `json:"code"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -469,8 +440,6 @@ func (v *PaymentMadeContact) Validate() error {
 type PaymentMadeContactOption1 struct {
 	Email string `json:"email"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -501,8 +470,6 @@ var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Pr
 type PaymentMadeContactOption2 struct {
 	Phone string `json:"phone"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -35,14 +35,12 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishPaymentMade publishes v as payment.made and returns its message id
-// once confirmed.
+// PublishPaymentMade publishes v and waits for the confirm.
 func (p *Publisher) PublishPaymentMade(ctx context.Context, v PaymentMade) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPaymentMade, v)
 }
 
-// PublishPaymentMadeAsync is PublishPaymentMade without waiting for the
-// confirm: Wait on its result reports it.
+// PublishPaymentMadeAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPaymentMadeAsync(ctx context.Context, v PaymentMade) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPaymentMade, v)
 }

@@ -64,14 +64,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteDocumentSaved writes v as config.document.saved in tx and returns the
-// id it will be published with.
+// WriteDocumentSaved writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteDocumentSaved(ctx context.Context, tx sqldb.Execer, v DocumentSaved) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactDocumentSaved, v)
 }
 
-// WriteInstanceChanged writes v as proto.instance.changed in tx and returns
-// the id it will be published with.
+// WriteInstanceChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteInstanceChanged(ctx context.Context, tx sqldb.Execer, v InstanceChanged) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactInstanceChanged, v)
 }

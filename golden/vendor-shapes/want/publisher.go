@@ -35,26 +35,22 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishDocumentSaved publishes v as config.document.saved and returns its
-// message id once confirmed.
+// PublishDocumentSaved publishes v and waits for the confirm.
 func (p *Publisher) PublishDocumentSaved(ctx context.Context, v DocumentSaved) (messageID string, err error) {
 	return p.p.Publish(ctx, FactDocumentSaved, v)
 }
 
-// PublishDocumentSavedAsync is PublishDocumentSaved without waiting for the
-// confirm: Wait on its result reports it.
+// PublishDocumentSavedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishDocumentSavedAsync(ctx context.Context, v DocumentSaved) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactDocumentSaved, v)
 }
 
-// PublishInstanceChanged publishes v as proto.instance.changed and returns its
-// message id once confirmed.
+// PublishInstanceChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishInstanceChanged(ctx context.Context, v InstanceChanged) (messageID string, err error) {
 	return p.p.Publish(ctx, FactInstanceChanged, v)
 }
 
-// PublishInstanceChangedAsync is PublishInstanceChanged without waiting for
-// the confirm: Wait on its result reports it.
+// PublishInstanceChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishInstanceChangedAsync(ctx context.Context, v InstanceChanged) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactInstanceChanged, v)
 }

@@ -15,8 +15,6 @@ import (
 type Owner struct {
 	Login *string `json:"login,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -9,11 +9,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// DocumentSavedRoutingKey is the routing key of DocumentSaved facts.
+// DocumentSavedRoutingKey is DocumentSaved's routing key.
 const DocumentSavedRoutingKey = "config.document.saved"
 
-// FactDocumentSaved describes DocumentSaved facts to the runtime: routing key,
-// schema version and payload validation.
+// FactDocumentSaved describes DocumentSaved to the runtime.
 var FactDocumentSaved = runtime.Fact{
 	RoutingKey: DocumentSavedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/proto/document.json"),

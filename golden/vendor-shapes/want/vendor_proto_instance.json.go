@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// InstanceChangedRoutingKey is the routing key of InstanceChanged facts.
+// InstanceChangedRoutingKey is InstanceChanged's routing key.
 const InstanceChangedRoutingKey = "proto.instance.changed"
 
-// FactInstanceChanged describes InstanceChanged facts to the runtime: routing
-// key, schema version and payload validation.
+// FactInstanceChanged describes InstanceChanged to the runtime.
 var FactInstanceChanged = runtime.Fact{
 	RoutingKey: InstanceChangedRoutingKey,
 	Validate:   schemaSet.Validator("vendor/proto/instance.json"),
@@ -41,8 +40,6 @@ type InstanceChanged struct {
 	Beta     *BetaOwner                                  `json:"beta,omitzero"`
 	When     *InstanceChangedWhen                        `json:"when,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -23,12 +23,10 @@ import (
 type LedgerHandler interface {
 	OrderPlacedUpcaster
 
-	// HandleOrderPlaced is called with each OrderPlaced fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlaced handles each OrderPlaced received.
 	HandleOrderPlaced(ctx context.Context, d runtime.Delivery, fact OrderPlaced) error
 
-	// HandleOrderShipped is called with each OrderShipped fact (routing key
-	// order.shipped) the consumer receives.
+	// HandleOrderShipped handles each OrderShipped received.
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
@@ -70,8 +68,7 @@ func NewLedgerConsumer(conn *runtime.Conn, h LedgerHandler, opts ...runtime.Cons
 //
 // Bindings: order.placed
 type LegacyMailerHandler interface {
-	// HandleOrderPlacedV1 is called with each OrderPlacedV1 fact (routing key
-	// order.placed) the consumer receives.
+	// HandleOrderPlacedV1 handles each OrderPlacedV1 received.
 	HandleOrderPlacedV1(ctx context.Context, d runtime.Delivery, fact OrderPlacedV1) error
 }
 

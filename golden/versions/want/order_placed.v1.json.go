@@ -11,8 +11,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// FactOrderPlacedV1 describes OrderPlacedV1 facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlacedV1 describes OrderPlacedV1 to the runtime.
 var FactOrderPlacedV1 = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.v1.json"),
@@ -30,8 +29,6 @@ type OrderPlacedV1 struct {
 	// In cents.
 	Total int64 `json:"total"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

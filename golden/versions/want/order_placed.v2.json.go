@@ -11,8 +11,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// FactOrderPlacedV2 describes OrderPlacedV2 facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlacedV2 describes OrderPlacedV2 to the runtime.
 var FactOrderPlacedV2 = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.v2.json"),
@@ -31,8 +30,6 @@ type OrderPlacedV2 struct {
 	Amount float64 `json:"amount"`
 	Coupon *string `json:"coupon,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OrderPlacedRoutingKey is the routing key of OrderPlaced facts.
+// OrderPlacedRoutingKey is OrderPlaced's routing key.
 const OrderPlacedRoutingKey = "order.placed"
 
-// FactOrderPlaced describes OrderPlaced facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOrderPlaced describes OrderPlaced to the runtime.
 var FactOrderPlaced = runtime.Fact{
 	RoutingKey: OrderPlacedRoutingKey,
 	Validate:   schemaSet.Validator("order/placed.v3.json"),
@@ -32,8 +31,6 @@ type OrderPlaced struct {
 	Amount  OrderPlacedAmount `json:"amount"`
 	Coupon  *string           `json:"coupon,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -72,8 +69,6 @@ type OrderPlacedAmount struct {
 	Cents    int64  `json:"cents"`
 	Currency string `json:"currency"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

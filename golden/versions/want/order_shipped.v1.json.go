@@ -11,8 +11,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// FactOrderShippedV1 describes OrderShippedV1 facts to the runtime: routing
-// key, schema version and payload validation.
+// FactOrderShippedV1 describes OrderShippedV1 to the runtime.
 var FactOrderShippedV1 = runtime.Fact{
 	RoutingKey: OrderShippedRoutingKey,
 	Validate:   schemaSet.Validator("order/shipped.v1.json"),
@@ -25,8 +24,6 @@ var FactOrderShippedV1 = runtime.Fact{
 type OrderShippedV1 struct {
 	OrderID string `json:"order_id"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

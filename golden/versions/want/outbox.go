@@ -80,10 +80,9 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteOrderPlaced writes v as order.placed in tx and returns the id it will
-// be published with. As the Publisher does, the relay publishes it in versions
-// 2 and 3 (warren.json "versions"), one message id for all (see
-// outbox.Outbox.WriteVersions).
+// WriteOrderPlaced writes v in tx and returns its message id. As the Publisher
+// does, the relay publishes it in versions 2 and 3 (warren.json "versions"),
+// one message id for all (see outbox.Outbox.WriteVersions).
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
 	v2, err := w.down.DowncastOrderPlaced(v)
 	if err != nil {
@@ -98,10 +97,9 @@ func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v 
 	})
 }
 
-// WriteOrderShipped writes v as order.shipped in tx and returns the id it will
-// be published with. As the Publisher does, the relay publishes it in versions
-// 1 and 2 (warren.json "versions"), one message id for all (see
-// outbox.Outbox.WriteVersions).
+// WriteOrderShipped writes v in tx and returns its message id. As the
+// Publisher does, the relay publishes it in versions 1 and 2 (warren.json
+// "versions"), one message id for all (see outbox.Outbox.WriteVersions).
 func (w *OutboxWriter) WriteOrderShipped(ctx context.Context, tx sqldb.Execer, v OrderShipped) (messageID string, err error) {
 	v1 := downcastOrderShipped(v)
 	return w.o.WriteVersions(ctx, tx, runtime.Copy{

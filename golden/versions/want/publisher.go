@@ -45,8 +45,7 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishOrderPlaced publishes v as order.placed and returns its message id
-// once confirmed.
+// PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
 	v2, err := p.down.DowncastOrderPlaced(v)
 	if err != nil {
@@ -61,8 +60,7 @@ func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (mess
 	})
 }
 
-// PublishOrderPlacedAsync is PublishOrderPlaced without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
 	v2, err := p.down.DowncastOrderPlaced(v)
 	if err != nil {
@@ -77,8 +75,7 @@ func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) 
 	})
 }
 
-// PublishOrderShipped publishes v as order.shipped and returns its message id
-// once confirmed.
+// PublishOrderShipped publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (messageID string, err error) {
 	v1 := downcastOrderShipped(v)
 	return p.p.PublishVersions(ctx, runtime.Copy{
@@ -90,8 +87,7 @@ func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (me
 	})
 }
 
-// PublishOrderShippedAsync is PublishOrderShipped without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOrderShippedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderShippedAsync(ctx context.Context, v OrderShipped) (*runtime.Pending, error) {
 	v1 := downcastOrderShipped(v)
 	return p.p.PublishVersionsAsync(ctx, runtime.Copy{

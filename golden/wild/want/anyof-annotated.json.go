@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// AnyofAnnotatedRoutingKey is the routing key of AnyofAnnotated facts.
+// AnyofAnnotatedRoutingKey is AnyofAnnotated's routing key.
 const AnyofAnnotatedRoutingKey = "anyof.annotated"
 
-// FactAnyofAnnotated describes AnyofAnnotated facts to the runtime: routing
-// key, schema version and payload validation.
+// FactAnyofAnnotated describes AnyofAnnotated to the runtime.
 var FactAnyofAnnotated = runtime.Fact{
 	RoutingKey: AnyofAnnotatedRoutingKey,
 	Validate:   schemaSet.Validator("anyof-annotated.json"),
@@ -33,8 +32,6 @@ type AnyofAnnotated struct {
 	Timeout json.RawMessage       `json:"timeout,omitzero"`
 	Runner  *AnyofAnnotatedRunner `json:"runner,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -73,8 +70,6 @@ var shapeOfAnyofAnnotated = codec.Shape{Open: true, Props: []codec.Prop{
 type AnyofAnnotatedRunner struct {
 	Label *string `json:"label,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

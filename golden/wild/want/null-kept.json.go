@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// NullKeptRoutingKey is the routing key of NullKept facts.
+// NullKeptRoutingKey is NullKept's routing key.
 const NullKeptRoutingKey = "null.kept"
 
-// FactNullKept describes NullKept facts to the runtime: routing key, schema
-// version and payload validation.
+// FactNullKept describes NullKept to the runtime.
 var FactNullKept = runtime.Fact{
 	RoutingKey: NullKeptRoutingKey,
 	Validate:   schemaSet.Validator("null-kept.json"),
@@ -34,8 +33,6 @@ type NullKept struct {
 	Choice  json.RawMessage `json:"choice,omitzero"`
 	Any     json.RawMessage `json:"any,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

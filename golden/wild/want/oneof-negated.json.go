@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OneofNegatedRoutingKey is the routing key of OneofNegated facts.
+// OneofNegatedRoutingKey is OneofNegated's routing key.
 const OneofNegatedRoutingKey = "oneof.negated"
 
-// FactOneofNegated describes OneofNegated facts to the runtime: routing key,
-// schema version and payload validation.
+// FactOneofNegated describes OneofNegated to the runtime.
 var FactOneofNegated = runtime.Fact{
 	RoutingKey: OneofNegatedRoutingKey,
 	Validate:   schemaSet.Validator("oneof-negated.json"),
@@ -31,8 +30,6 @@ var FactOneofNegated = runtime.Fact{
 type OneofNegated struct {
 	Name *string `json:"name,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

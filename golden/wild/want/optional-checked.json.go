@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// OptionalCheckedRoutingKey is the routing key of OptionalChecked facts.
+// OptionalCheckedRoutingKey is OptionalChecked's routing key.
 const OptionalCheckedRoutingKey = "optional.checked"
 
-// FactOptionalChecked describes OptionalChecked facts to the runtime: routing
-// key, schema version and payload validation.
+// FactOptionalChecked describes OptionalChecked to the runtime.
 var FactOptionalChecked = runtime.Fact{
 	RoutingKey: OptionalCheckedRoutingKey,
 	Validate:   schemaSet.Validator("optional-checked.json"),
@@ -38,8 +37,6 @@ type OptionalChecked struct {
 	Level   *OptionalCheckedLevel `json:"level,omitzero"`
 	Flag    json.RawMessage       `json:"flag,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -213,8 +210,6 @@ var (
 type OptionalCheckedOwner struct {
 	Name string `json:"name"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

@@ -64,50 +64,42 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteAnyofAnnotated writes v as anyof.annotated in tx and returns the id it
-// will be published with.
+// WriteAnyofAnnotated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAnyofAnnotated(ctx context.Context, tx sqldb.Execer, v AnyofAnnotated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactAnyofAnnotated, v)
 }
 
-// WriteNullKept writes v as null.kept in tx and returns the id it will be
-// published with.
+// WriteNullKept writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteNullKept(ctx context.Context, tx sqldb.Execer, v NullKept) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactNullKept, v)
 }
 
-// WriteOneofNegated writes v as oneof.negated in tx and returns the id it will
-// be published with.
+// WriteOneofNegated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOneofNegated(ctx context.Context, tx sqldb.Execer, v OneofNegated) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOneofNegated, v)
 }
 
-// WriteOptionalChecked writes v as optional.checked in tx and returns the id
-// it will be published with.
+// WriteOptionalChecked writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOptionalChecked(ctx context.Context, tx sqldb.Execer, v OptionalChecked) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactOptionalChecked, v)
 }
 
-// WritePatternMembers writes v as pattern.members in tx and returns the id it
-// will be published with.
+// WritePatternMembers writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePatternMembers(ctx context.Context, tx sqldb.Execer, v PatternMembers) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactPatternMembers, v)
 }
 
-// WriteRequiredSets writes v as required.sets in tx and returns the id it will
-// be published with.
+// WriteRequiredSets writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteRequiredSets(ctx context.Context, tx sqldb.Execer, v RequiredSets) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactRequiredSets, v)
 }
 
-// WriteUntypedKeywords writes v as untyped.keywords in tx and returns the id
-// it will be published with.
+// WriteUntypedKeywords writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUntypedKeywords(ctx context.Context, tx sqldb.Execer, v UntypedKeywords) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUntypedKeywords, v)
 }
 
-// WriteUntypedRoot writes v as untyped.root in tx and returns the id it will
-// be published with.
+// WriteUntypedRoot writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUntypedRoot(ctx context.Context, tx sqldb.Execer, v UntypedRoot) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactUntypedRoot, v)
 }

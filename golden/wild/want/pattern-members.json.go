@@ -12,11 +12,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// PatternMembersRoutingKey is the routing key of PatternMembers facts.
+// PatternMembersRoutingKey is PatternMembers's routing key.
 const PatternMembersRoutingKey = "pattern.members"
 
-// FactPatternMembers describes PatternMembers facts to the runtime: routing
-// key, schema version and payload validation.
+// FactPatternMembers describes PatternMembers to the runtime.
 var FactPatternMembers = runtime.Fact{
 	RoutingKey: PatternMembersRoutingKey,
 	Validate:   schemaSet.Validator("pattern-members.json"),
@@ -38,8 +37,6 @@ type PatternMembers struct {
 	Overlapping *PatternMembersOverlapping `json:"overlapping,omitzero"`
 	Staged      *PatternMembersStaged      `json:"staged,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -362,8 +359,6 @@ var (
 type PatternMembersStaged struct {
 	Kind *string `json:"kind,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

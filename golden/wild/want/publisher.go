@@ -35,98 +35,82 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishAnyofAnnotated publishes v as anyof.annotated and returns its message
-// id once confirmed.
+// PublishAnyofAnnotated publishes v and waits for the confirm.
 func (p *Publisher) PublishAnyofAnnotated(ctx context.Context, v AnyofAnnotated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactAnyofAnnotated, v)
 }
 
-// PublishAnyofAnnotatedAsync is PublishAnyofAnnotated without waiting for the
-// confirm: Wait on its result reports it.
+// PublishAnyofAnnotatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAnyofAnnotatedAsync(ctx context.Context, v AnyofAnnotated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactAnyofAnnotated, v)
 }
 
-// PublishNullKept publishes v as null.kept and returns its message id once
-// confirmed.
+// PublishNullKept publishes v and waits for the confirm.
 func (p *Publisher) PublishNullKept(ctx context.Context, v NullKept) (messageID string, err error) {
 	return p.p.Publish(ctx, FactNullKept, v)
 }
 
-// PublishNullKeptAsync is PublishNullKept without waiting for the confirm:
-// Wait on its result reports it.
+// PublishNullKeptAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishNullKeptAsync(ctx context.Context, v NullKept) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactNullKept, v)
 }
 
-// PublishOneofNegated publishes v as oneof.negated and returns its message id
-// once confirmed.
+// PublishOneofNegated publishes v and waits for the confirm.
 func (p *Publisher) PublishOneofNegated(ctx context.Context, v OneofNegated) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOneofNegated, v)
 }
 
-// PublishOneofNegatedAsync is PublishOneofNegated without waiting for the
-// confirm: Wait on its result reports it.
+// PublishOneofNegatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOneofNegatedAsync(ctx context.Context, v OneofNegated) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOneofNegated, v)
 }
 
-// PublishOptionalChecked publishes v as optional.checked and returns its
-// message id once confirmed.
+// PublishOptionalChecked publishes v and waits for the confirm.
 func (p *Publisher) PublishOptionalChecked(ctx context.Context, v OptionalChecked) (messageID string, err error) {
 	return p.p.Publish(ctx, FactOptionalChecked, v)
 }
 
-// PublishOptionalCheckedAsync is PublishOptionalChecked without waiting for
-// the confirm: Wait on its result reports it.
+// PublishOptionalCheckedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOptionalCheckedAsync(ctx context.Context, v OptionalChecked) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactOptionalChecked, v)
 }
 
-// PublishPatternMembers publishes v as pattern.members and returns its message
-// id once confirmed.
+// PublishPatternMembers publishes v and waits for the confirm.
 func (p *Publisher) PublishPatternMembers(ctx context.Context, v PatternMembers) (messageID string, err error) {
 	return p.p.Publish(ctx, FactPatternMembers, v)
 }
 
-// PublishPatternMembersAsync is PublishPatternMembers without waiting for the
-// confirm: Wait on its result reports it.
+// PublishPatternMembersAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPatternMembersAsync(ctx context.Context, v PatternMembers) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactPatternMembers, v)
 }
 
-// PublishRequiredSets publishes v as required.sets and returns its message id
-// once confirmed.
+// PublishRequiredSets publishes v and waits for the confirm.
 func (p *Publisher) PublishRequiredSets(ctx context.Context, v RequiredSets) (messageID string, err error) {
 	return p.p.Publish(ctx, FactRequiredSets, v)
 }
 
-// PublishRequiredSetsAsync is PublishRequiredSets without waiting for the
-// confirm: Wait on its result reports it.
+// PublishRequiredSetsAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishRequiredSetsAsync(ctx context.Context, v RequiredSets) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactRequiredSets, v)
 }
 
-// PublishUntypedKeywords publishes v as untyped.keywords and returns its
-// message id once confirmed.
+// PublishUntypedKeywords publishes v and waits for the confirm.
 func (p *Publisher) PublishUntypedKeywords(ctx context.Context, v UntypedKeywords) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUntypedKeywords, v)
 }
 
-// PublishUntypedKeywordsAsync is PublishUntypedKeywords without waiting for
-// the confirm: Wait on its result reports it.
+// PublishUntypedKeywordsAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUntypedKeywordsAsync(ctx context.Context, v UntypedKeywords) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUntypedKeywords, v)
 }
 
-// PublishUntypedRoot publishes v as untyped.root and returns its message id
-// once confirmed.
+// PublishUntypedRoot publishes v and waits for the confirm.
 func (p *Publisher) PublishUntypedRoot(ctx context.Context, v UntypedRoot) (messageID string, err error) {
 	return p.p.Publish(ctx, FactUntypedRoot, v)
 }
 
-// PublishUntypedRootAsync is PublishUntypedRoot without waiting for the
-// confirm: Wait on its result reports it.
+// PublishUntypedRootAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUntypedRootAsync(ctx context.Context, v UntypedRoot) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactUntypedRoot, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// RequiredSetsRoutingKey is the routing key of RequiredSets facts.
+// RequiredSetsRoutingKey is RequiredSets's routing key.
 const RequiredSetsRoutingKey = "required.sets"
 
-// FactRequiredSets describes RequiredSets facts to the runtime: routing key,
-// schema version and payload validation.
+// FactRequiredSets describes RequiredSets to the runtime.
 var FactRequiredSets = runtime.Fact{
 	RoutingKey: RequiredSetsRoutingKey,
 	Validate:   schemaSet.Validator("required-sets.json"),
@@ -35,8 +34,6 @@ type RequiredSets struct {
 	Contact *RequiredSetsContact `json:"contact,omitzero"`
 	Window  *RequiredSetsWindow  `json:"window,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -148,8 +145,6 @@ type RequiredSetsContact struct {
 	Phone *Phone  `json:"phone,omitzero"`
 	Kind  string  `json:"kind"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -231,8 +226,6 @@ type RequiredSetsWindow struct {
 	From *int64 `json:"from,omitzero"`
 	To   *int64 `json:"to,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 

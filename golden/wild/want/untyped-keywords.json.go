@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UntypedKeywordsRoutingKey is the routing key of UntypedKeywords facts.
+// UntypedKeywordsRoutingKey is UntypedKeywords's routing key.
 const UntypedKeywordsRoutingKey = "untyped.keywords"
 
-// FactUntypedKeywords describes UntypedKeywords facts to the runtime: routing
-// key, schema version and payload validation.
+// FactUntypedKeywords describes UntypedKeywords to the runtime.
 var FactUntypedKeywords = runtime.Fact{
 	RoutingKey: UntypedKeywordsRoutingKey,
 	Validate:   schemaSet.Validator("untyped-keywords.json"),
@@ -37,8 +36,6 @@ type UntypedKeywords struct {
 	Count   json.RawMessage       `json:"count,omitzero"`
 	Event   *UntypedKeywordsEvent `json:"event,omitzero"`
 
-	// AdditionalProperties holds the properties the schema does not declare
-	// (additionalProperties).
 	AdditionalProperties map[string]json.RawMessage `json:"-"`
 }
 
@@ -200,7 +197,7 @@ type UntypedKeywordsEventOption1 struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption1.
 func (v *UntypedKeywordsEventOption1) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfUntypedKeywordsEventOption1, append(f, &v.Kind)
+	return &shapeOfUntypedKeywordsEventOption1, append(f, (*string)(&v.Kind))
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -216,7 +213,7 @@ func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e
 func (v *UntypedKeywordsEventOption1) Validate() error { return codec.Check(v) }
 
 var shapeOfUntypedKeywordsEventOption1 = codec.Shape{Props: []codec.Prop{
-	{Name: "kind", Required: true},
+	{Name: "kind", Required: true, Rule: &valuesOfUntypedKeywordsEventOption1Kind},
 }}
 
 // UntypedKeywordsEventOption1Kind is generated from
@@ -227,19 +224,6 @@ type UntypedKeywordsEventOption1Kind string
 const (
 	UntypedKeywordsEventOption1KindCreated UntypedKeywordsEventOption1Kind = "created"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UntypedKeywordsEventOption1Kind) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfUntypedKeywordsEventOption1Kind.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *UntypedKeywordsEventOption1Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *UntypedKeywordsEventOption1Kind) Validate() error {
-	return valuesOfUntypedKeywordsEventOption1Kind.Check(string(*v))
-}
 
 var valuesOfUntypedKeywordsEventOption1Kind = codec.Strings{Sorted: []string{"created"}, Expected: "the constant \"created\""}
 
@@ -252,7 +236,7 @@ type UntypedKeywordsEventOption2 struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption2.
 func (v *UntypedKeywordsEventOption2) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfUntypedKeywordsEventOption2, append(f, &v.Kind, &v.To)
+	return &shapeOfUntypedKeywordsEventOption2, append(f, (*string)(&v.Kind), &v.To)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -268,7 +252,7 @@ func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e
 func (v *UntypedKeywordsEventOption2) Validate() error { return codec.Check(v) }
 
 var shapeOfUntypedKeywordsEventOption2 = codec.Shape{Props: []codec.Prop{
-	{Name: "kind", Required: true},
+	{Name: "kind", Required: true, Rule: &valuesOfUntypedKeywordsEventOption2Kind},
 	{Name: "to", Required: true},
 }}
 
@@ -280,18 +264,5 @@ type UntypedKeywordsEventOption2Kind string
 const (
 	UntypedKeywordsEventOption2KindMoved UntypedKeywordsEventOption2Kind = "moved"
 )
-
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UntypedKeywordsEventOption2Kind) DecodeJSON(d *jx.Decoder) error {
-	return valuesOfUntypedKeywordsEventOption2Kind.Read(d, (*string)(v))
-}
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *UntypedKeywordsEventOption2Kind) EncodeJSON(e *jx.Encoder) { e.Str(string(*v)) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
-func (v *UntypedKeywordsEventOption2Kind) Validate() error {
-	return valuesOfUntypedKeywordsEventOption2Kind.Check(string(*v))
-}
 
 var valuesOfUntypedKeywordsEventOption2Kind = codec.Strings{Sorted: []string{"moved"}, Expected: "the constant \"moved\""}

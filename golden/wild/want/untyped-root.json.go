@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// UntypedRootRoutingKey is the routing key of UntypedRoot facts.
+// UntypedRootRoutingKey is UntypedRoot's routing key.
 const UntypedRootRoutingKey = "untyped.root"
 
-// FactUntypedRoot describes UntypedRoot facts to the runtime: routing key,
-// schema version and payload validation.
+// FactUntypedRoot describes UntypedRoot to the runtime.
 var FactUntypedRoot = runtime.Fact{
 	RoutingKey: UntypedRootRoutingKey,
 	Validate:   schemaSet.Validator("untyped-root.json"),

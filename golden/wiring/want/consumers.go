@@ -24,8 +24,7 @@ import (
 //
 // Bindings: stock.*.counted
 type StockAuditorHandler interface {
-	// HandleItemCounted is called with each ItemCounted fact (routing key
-	// stock.item.counted) the consumer receives.
+	// HandleItemCounted handles each ItemCounted received.
 	HandleItemCounted(ctx context.Context, d runtime.Delivery, fact ItemCounted) error
 }
 
@@ -59,12 +58,10 @@ func NewStockAuditorConsumer(conn *runtime.Conn, h StockAuditorHandler, opts ...
 //
 // Bindings: stock.#
 type StockKeeperHandler interface {
-	// HandleItemCounted is called with each ItemCounted fact (routing key
-	// stock.item.counted) the consumer receives.
+	// HandleItemCounted handles each ItemCounted received.
 	HandleItemCounted(ctx context.Context, d runtime.Delivery, fact ItemCounted) error
 
-	// HandleItemReserved is called with each ItemReserved fact (routing key
-	// stock.item.reserved) the consumer receives.
+	// HandleItemReserved handles each ItemReserved received.
 	HandleItemReserved(ctx context.Context, d runtime.Delivery, fact ItemReserved) error
 }
 

@@ -64,14 +64,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 	return w.o.Cancel(ctx, tx, ids...)
 }
 
-// WriteItemCounted writes v as stock.item.counted in tx and returns the id it
-// will be published with.
+// WriteItemCounted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemCounted(ctx context.Context, tx sqldb.Execer, v ItemCounted) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemCounted, v)
 }
 
-// WriteItemReserved writes v as stock.item.reserved in tx and returns the id
-// it will be published with.
+// WriteItemReserved writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemReserved(ctx context.Context, tx sqldb.Execer, v ItemReserved) (messageID string, err error) {
 	return w.o.Write(ctx, tx, FactItemReserved, v)
 }

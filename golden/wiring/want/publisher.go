@@ -35,26 +35,22 @@ func (p *Publisher) Close() error {
 	return p.p.Close()
 }
 
-// PublishItemCounted publishes v as stock.item.counted and returns its message
-// id once confirmed.
+// PublishItemCounted publishes v and waits for the confirm.
 func (p *Publisher) PublishItemCounted(ctx context.Context, v ItemCounted) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemCounted, v)
 }
 
-// PublishItemCountedAsync is PublishItemCounted without waiting for the
-// confirm: Wait on its result reports it.
+// PublishItemCountedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemCountedAsync(ctx context.Context, v ItemCounted) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemCounted, v)
 }
 
-// PublishItemReserved publishes v as stock.item.reserved and returns its
-// message id once confirmed.
+// PublishItemReserved publishes v and waits for the confirm.
 func (p *Publisher) PublishItemReserved(ctx context.Context, v ItemReserved) (messageID string, err error) {
 	return p.p.Publish(ctx, FactItemReserved, v)
 }
 
-// PublishItemReservedAsync is PublishItemReserved without waiting for the
-// confirm: Wait on its result reports it.
+// PublishItemReservedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemReservedAsync(ctx context.Context, v ItemReserved) (*runtime.Pending, error) {
 	return p.p.PublishAsync(ctx, FactItemReserved, v)
 }

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemCountedRoutingKey is the routing key of ItemCounted facts.
+// ItemCountedRoutingKey is ItemCounted's routing key.
 const ItemCountedRoutingKey = "stock.item.counted"
 
-// FactItemCounted describes ItemCounted facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemCounted describes ItemCounted to the runtime.
 var FactItemCounted = runtime.Fact{
 	RoutingKey: ItemCountedRoutingKey,
 	Validate:   schemaSet.Validator("stock/counted.json"),

@@ -11,11 +11,10 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// ItemReservedRoutingKey is the routing key of ItemReserved facts.
+// ItemReservedRoutingKey is ItemReserved's routing key.
 const ItemReservedRoutingKey = "stock.item.reserved"
 
-// FactItemReserved describes ItemReserved facts to the runtime: routing key,
-// schema version and payload validation.
+// FactItemReserved describes ItemReserved to the runtime.
 var FactItemReserved = runtime.Fact{
 	RoutingKey: ItemReservedRoutingKey,
 	Validate:   schemaSet.Validator("stock/reserved.json"),

@@ -81,58 +81,50 @@ const (
 	SearchIndexer = "search-indexer"
 )
 
-// PublishImportCompleted validates v and publishes it with routing key
-// catalogue.import.completed, and returns its message id. An error fails the
-// test; warrentest.TryPublish returns it.
+// PublishImportCompleted validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishImportCompleted(v catalogueevents.ImportCompleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactImportCompleted, v)
 }
 
-// PublishedImportCompleted returns the catalogue.import.completed facts
-// published so far, in order.
+// PublishedImportCompleted returns the facts published, in order.
 func (k *Kit) PublishedImportCompleted() []catalogueevents.ImportCompleted {
 	return warrentest.Published[catalogueevents.ImportCompleted](k.Bus)
 }
 
-// PublishItemDeleted validates v and publishes it with routing key
-// catalogue.item.deleted, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemDeleted validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemDeleted(v catalogueevents.ItemDeleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactItemDeleted, v)
 }
 
-// PublishedItemDeleted returns the catalogue.item.deleted facts published so
-// far, in order.
+// PublishedItemDeleted returns the facts published, in order.
 func (k *Kit) PublishedItemDeleted() []catalogueevents.ItemDeleted {
 	return warrentest.Published[catalogueevents.ItemDeleted](k.Bus)
 }
 
-// PublishItemUpdated validates v and publishes it with routing key
-// catalogue.item.updated, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemUpdated validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemUpdated(v catalogueevents.ItemUpdated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactItemUpdated, v)
 }
 
-// PublishedItemUpdated returns the catalogue.item.updated facts published so
-// far, in order.
+// PublishedItemUpdated returns the facts published, in order.
 func (k *Kit) PublishedItemUpdated() []catalogueevents.ItemUpdated {
 	return warrentest.Published[catalogueevents.ItemUpdated](k.Bus)
 }
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v catalogueevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []catalogueevents.OrderPlaced {
 	return warrentest.Published[catalogueevents.OrderPlaced](k.Bus)
 }

@@ -79,43 +79,38 @@ const (
 	CheckoutSaga = "saga.checkout"
 )
 
-// PublishOrderCancelled validates v and publishes it with routing key
-// order.cancelled, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderCancelled validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCancelled(v checkoutevents.OrderCancelled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderCancelled, v)
 }
 
-// PublishedOrderCancelled returns the order.cancelled facts published so far,
-// in order.
+// PublishedOrderCancelled returns the facts published, in order.
 func (k *Kit) PublishedOrderCancelled() []checkoutevents.OrderCancelled {
 	return warrentest.Published[checkoutevents.OrderCancelled](k.Bus)
 }
 
-// PublishOrderPaid validates v and publishes it with routing key order.paid,
-// and returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishOrderPaid validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPaid(v checkoutevents.OrderPaid) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPaid, v)
 }
 
-// PublishedOrderPaid returns the order.paid facts published so far, in order.
+// PublishedOrderPaid returns the facts published, in order.
 func (k *Kit) PublishedOrderPaid() []checkoutevents.OrderPaid {
 	return warrentest.Published[checkoutevents.OrderPaid](k.Bus)
 }
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v checkoutevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []checkoutevents.OrderPlaced {
 	return warrentest.Published[checkoutevents.OrderPlaced](k.Bus)
 }

@@ -76,30 +76,26 @@ const (
 	OrderHistory = "order-history"
 )
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v orderlogevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, orderlogevents.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []orderlogevents.OrderPlaced {
 	return warrentest.Published[orderlogevents.OrderPlaced](k.Bus)
 }
 
-// PublishOrderShipped validates v and publishes it with routing key
-// order.shipped, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderShipped validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderShipped(v orderlogevents.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, orderlogevents.FactOrderShipped, v)
 }
 
-// PublishedOrderShipped returns the order.shipped facts published so far, in
-// order.
+// PublishedOrderShipped returns the facts published, in order.
 func (k *Kit) PublishedOrderShipped() []orderlogevents.OrderShipped {
 	return warrentest.Published[orderlogevents.OrderShipped](k.Bus)
 }

@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishConfigChanged validates v and publishes it with routing key
-// config.changed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishConfigChanged validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishConfigChanged(v additional.ConfigChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, additional.FactConfigChanged, v)
 }
 
-// PublishedConfigChanged returns the config.changed facts published so far, in
-// order.
+// PublishedConfigChanged returns the facts published, in order.
 func (k *Kit) PublishedConfigChanged() []additional.ConfigChanged {
 	return warrentest.Published[additional.ConfigChanged](k.Bus)
 }

@@ -65,30 +65,26 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishUserDeleted validates v and publishes it with routing key
-// user.deleted, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishUserDeleted validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserDeleted(v allof.UserDeleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, allof.FactUserDeleted, v)
 }
 
-// PublishedUserDeleted returns the user.deleted facts published so far, in
-// order.
+// PublishedUserDeleted returns the facts published, in order.
 func (k *Kit) PublishedUserDeleted() []allof.UserDeleted {
 	return warrentest.Published[allof.UserDeleted](k.Bus)
 }
 
-// PublishUserRegistered validates v and publishes it with routing key
-// user.registered, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishUserRegistered validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserRegistered(v allof.UserRegistered) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, allof.FactUserRegistered, v)
 }
 
-// PublishedUserRegistered returns the user.registered facts published so far,
-// in order.
+// PublishedUserRegistered returns the facts published, in order.
 func (k *Kit) PublishedUserRegistered() []allof.UserRegistered {
 	return warrentest.Published[allof.UserRegistered](k.Bus)
 }

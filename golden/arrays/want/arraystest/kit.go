@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishBasketUpdated validates v and publishes it with routing key
-// basket.updated, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishBasketUpdated validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishBasketUpdated(v arrays.BasketUpdated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, arrays.FactBasketUpdated, v)
 }
 
-// PublishedBasketUpdated returns the basket.updated facts published so far, in
-// order.
+// PublishedBasketUpdated returns the facts published, in order.
 func (k *Kit) PublishedBasketUpdated() []arrays.BasketUpdated {
 	return warrentest.Published[arrays.BasketUpdated](k.Bus)
 }

@@ -81,58 +81,50 @@ const (
 	WarehouseLoader = "warehouse-loader"
 )
 
-// PublishCatalogueBundlePriceChanged validates v and publishes it with routing
-// key catalogue.bundle.price-changed, and returns its message id. An error
-// fails the test; warrentest.TryPublish returns it.
+// PublishCatalogueBundlePriceChanged validates and publishes v and returns its
+// message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCatalogueBundlePriceChanged(v consumers.CatalogueBundlePriceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueBundlePriceChanged, v)
 }
 
-// PublishedCatalogueBundlePriceChanged returns the
-// catalogue.bundle.price-changed facts published so far, in order.
+// PublishedCatalogueBundlePriceChanged returns the facts published, in order.
 func (k *Kit) PublishedCatalogueBundlePriceChanged() []consumers.CatalogueBundlePriceChanged {
 	return warrentest.Published[consumers.CatalogueBundlePriceChanged](k.Bus)
 }
 
-// PublishCatalogueImportCompleted validates v and publishes it with routing
-// key catalogue.import.completed, and returns its message id. An error fails
-// the test; warrentest.TryPublish returns it.
+// PublishCatalogueImportCompleted validates and publishes v and returns its
+// message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCatalogueImportCompleted(v consumers.CatalogueImportCompleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueImportCompleted, v)
 }
 
-// PublishedCatalogueImportCompleted returns the catalogue.import.completed
-// facts published so far, in order.
+// PublishedCatalogueImportCompleted returns the facts published, in order.
 func (k *Kit) PublishedCatalogueImportCompleted() []consumers.CatalogueImportCompleted {
 	return warrentest.Published[consumers.CatalogueImportCompleted](k.Bus)
 }
 
-// PublishCatalogueItemPriceChanged validates v and publishes it with routing
-// key catalogue.item.price-changed, and returns its message id. An error fails
-// the test; warrentest.TryPublish returns it.
+// PublishCatalogueItemPriceChanged validates and publishes v and returns its
+// message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCatalogueItemPriceChanged(v consumers.CatalogueItemPriceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueItemPriceChanged, v)
 }
 
-// PublishedCatalogueItemPriceChanged returns the catalogue.item.price-changed
-// facts published so far, in order.
+// PublishedCatalogueItemPriceChanged returns the facts published, in order.
 func (k *Kit) PublishedCatalogueItemPriceChanged() []consumers.CatalogueItemPriceChanged {
 	return warrentest.Published[consumers.CatalogueItemPriceChanged](k.Bus)
 }
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v consumers.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []consumers.OrderPlaced {
 	return warrentest.Published[consumers.OrderPlaced](k.Bus)
 }

@@ -64,15 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishJobQueued validates v and publishes it with routing key job.queued,
-// and returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishJobQueued validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishJobQueued(v defaults.JobQueued) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, defaults.FactJobQueued, v)
 }
 
-// PublishedJobQueued returns the job.queued facts published so far, in order.
+// PublishedJobQueued returns the facts published, in order.
 func (k *Kit) PublishedJobQueued() []defaults.JobQueued {
 	return warrentest.Published[defaults.JobQueued](k.Bus)
 }

@@ -64,15 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishNoteAdded validates v and publishes it with routing key note.added,
-// and returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishNoteAdded validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishNoteAdded(v docs.NoteAdded) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, docs.FactNoteAdded, v)
 }
 
-// PublishedNoteAdded returns the note.added facts published so far, in order.
+// PublishedNoteAdded returns the facts published, in order.
 func (k *Kit) PublishedNoteAdded() []docs.NoteAdded {
 	return warrentest.Published[docs.NoteAdded](k.Bus)
 }

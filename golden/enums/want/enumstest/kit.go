@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishTicketOpened validates v and publishes it with routing key
-// ticket.opened, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishTicketOpened validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishTicketOpened(v enums.TicketOpened) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, enums.FactTicketOpened, v)
 }
 
-// PublishedTicketOpened returns the ticket.opened facts published so far, in
-// order.
+// PublishedTicketOpened returns the facts published, in order.
 func (k *Kit) PublishedTicketOpened() []enums.TicketOpened {
 	return warrentest.Published[enums.TicketOpened](k.Bus)
 }

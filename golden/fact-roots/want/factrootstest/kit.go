@@ -70,100 +70,86 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishAuditLogged validates v and publishes it with routing key
-// audit.logged, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishAuditLogged validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAuditLogged(v factroots.AuditLogged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactAuditLogged, v)
 }
 
-// PublishedAuditLogged returns the audit.logged facts published so far, in
-// order.
+// PublishedAuditLogged returns the facts published, in order.
 func (k *Kit) PublishedAuditLogged() []factroots.AuditLogged {
 	return warrentest.Published[factroots.AuditLogged](k.Bus)
 }
 
-// PublishCounterTicked validates v and publishes it with routing key
-// counter.ticked, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishCounterTicked validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCounterTicked(v factroots.CounterTicked) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactCounterTicked, v)
 }
 
-// PublishedCounterTicked returns the counter.ticked facts published so far, in
-// order.
+// PublishedCounterTicked returns the facts published, in order.
 func (k *Kit) PublishedCounterTicked() []factroots.CounterTicked {
 	return warrentest.Published[factroots.CounterTicked](k.Bus)
 }
 
-// PublishPushReceived validates v and publishes it with routing key
-// github.push.received, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishPushReceived validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPushReceived(v factroots.PushReceived) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactPushReceived, v)
 }
 
-// PublishedPushReceived returns the github.push.received facts published so
-// far, in order.
+// PublishedPushReceived returns the facts published, in order.
 func (k *Kit) PublishedPushReceived() []factroots.PushReceived {
 	return warrentest.Published[factroots.PushReceived](k.Bus)
 }
 
-// PublishOrderLines validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderLines validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderLines(v factroots.OrderLines) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactOrderLines, v)
 }
 
-// PublishedOrderLines returns the order.placed facts published so far, in
-// order.
+// PublishedOrderLines returns the facts published, in order.
 func (k *Kit) PublishedOrderLines() []factroots.OrderLines {
 	return warrentest.Published[factroots.OrderLines](k.Bus)
 }
 
-// PublishPaymentSettled validates v and publishes it with routing key
-// payment.settled, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishPaymentSettled validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentSettled(v factroots.PaymentSettled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactPaymentSettled, v)
 }
 
-// PublishedPaymentSettled returns the payment.settled facts published so far,
-// in order.
+// PublishedPaymentSettled returns the facts published, in order.
 func (k *Kit) PublishedPaymentSettled() []factroots.PaymentSettled {
 	return warrentest.Published[factroots.PaymentSettled](k.Bus)
 }
 
-// PublishObjectFinalized validates v and publishes it with routing key
-// storage.object.finalized, and returns its message id. An error fails the
-// test; warrentest.TryPublish returns it.
+// PublishObjectFinalized validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishObjectFinalized(v factroots.ObjectFinalized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactObjectFinalized, v)
 }
 
-// PublishedObjectFinalized returns the storage.object.finalized facts
-// published so far, in order.
+// PublishedObjectFinalized returns the facts published, in order.
 func (k *Kit) PublishedObjectFinalized() []factroots.ObjectFinalized {
 	return warrentest.Published[factroots.ObjectFinalized](k.Bus)
 }
 
-// PublishUserMerged validates v and publishes it with routing key user.merged,
-// and returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishUserMerged validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserMerged(v factroots.UserMerged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactUserMerged, v)
 }
 
-// PublishedUserMerged returns the user.merged facts published so far, in
-// order.
+// PublishedUserMerged returns the facts published, in order.
 func (k *Kit) PublishedUserMerged() []factroots.UserMerged {
 	return warrentest.Published[factroots.UserMerged](k.Bus)
 }

@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishPaymentCaptured validates v and publishes it with routing key
-// payment.captured, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishPaymentCaptured validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentCaptured(v formats.PaymentCaptured) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, formats.FactPaymentCaptured, v)
 }
 
-// PublishedPaymentCaptured returns the payment.captured facts published so
-// far, in order.
+// PublishedPaymentCaptured returns the facts published, in order.
 func (k *Kit) PublishedPaymentCaptured() []formats.PaymentCaptured {
 	return warrentest.Published[formats.PaymentCaptured](k.Bus)
 }

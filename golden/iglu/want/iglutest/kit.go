@@ -76,30 +76,26 @@ const (
 	Analytics = "analytics"
 )
 
-// PublishCheckoutStarted validates v and publishes it with routing key
-// acme.checkout.started, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishCheckoutStarted validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCheckoutStarted(v iglu.CheckoutStarted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, iglu.FactCheckoutStarted, v)
 }
 
-// PublishedCheckoutStarted returns the acme.checkout.started facts published
-// so far, in order.
+// PublishedCheckoutStarted returns the facts published, in order.
 func (k *Kit) PublishedCheckoutStarted() []iglu.CheckoutStarted {
 	return warrentest.Published[iglu.CheckoutStarted](k.Bus)
 }
 
-// PublishRefundIssued validates v and publishes it with routing key
-// acme.refund.issued, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishRefundIssued validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishRefundIssued(v iglu.RefundIssued) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, iglu.FactRefundIssued, v)
 }
 
-// PublishedRefundIssued returns the acme.refund.issued facts published so far,
-// in order.
+// PublishedRefundIssued returns the facts published, in order.
 func (k *Kit) PublishedRefundIssued() []iglu.RefundIssued {
 	return warrentest.Published[iglu.RefundIssued](k.Bus)
 }

@@ -77,30 +77,26 @@ const (
 	SearchIndexer = "search-indexer"
 )
 
-// PublishItemCreated validates v and publishes it with routing key
-// catalogue.item.created, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemCreated validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemCreated(v importsversions.ItemCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, importsversions.FactItemCreated, v)
 }
 
-// PublishedItemCreated returns the catalogue.item.created facts published so
-// far, in order.
+// PublishedItemCreated returns the facts published, in order.
 func (k *Kit) PublishedItemCreated() []importsversions.ItemCreated {
 	return warrentest.Published[importsversions.ItemCreated](k.Bus)
 }
 
-// PublishItemPriced validates v and publishes it with routing key
-// catalogue.item.priced, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemPriced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemPriced(v importsversions.ItemPriced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, importsversions.FactItemPriced, v)
 }
 
-// PublishedItemPriced returns the catalogue.item.priced facts published so
-// far, in order.
+// PublishedItemPriced returns the facts published, in order.
 func (k *Kit) PublishedItemPriced() []importsversions.ItemPriced {
 	return warrentest.Published[importsversions.ItemPriced](k.Bus)
 }

@@ -75,16 +75,14 @@ const (
 	SearchIndexer = "search-indexer"
 )
 
-// PublishItemCreated validates v and publishes it with routing key
-// catalogue.item.created, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemCreated validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemCreated(v imports.ItemCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, imports.FactItemCreated, v)
 }
 
-// PublishedItemCreated returns the catalogue.item.created facts published so
-// far, in order.
+// PublishedItemCreated returns the facts published, in order.
 func (k *Kit) PublishedItemCreated() []imports.ItemCreated {
 	return warrentest.Published[imports.ItemCreated](k.Bus)
 }

@@ -77,44 +77,38 @@ const (
 	Archiver = "archiver"
 )
 
-// PublishObjectFinalized validates v and publishes it with routing key
-// gcp.storage.object.finalized, and returns its message id. An error fails the
-// test; warrentest.TryPublish returns it.
+// PublishObjectFinalized validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishObjectFinalized(v mixeddrafts.ObjectFinalized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactObjectFinalized, v)
 }
 
-// PublishedObjectFinalized returns the gcp.storage.object.finalized facts
-// published so far, in order.
+// PublishedObjectFinalized returns the facts published, in order.
 func (k *Kit) PublishedObjectFinalized() []mixeddrafts.ObjectFinalized {
 	return warrentest.Published[mixeddrafts.ObjectFinalized](k.Bus)
 }
 
-// PublishIssueClosed validates v and publishes it with routing key
-// github.issue.closed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishIssueClosed validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishIssueClosed(v mixeddrafts.IssueClosed) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactIssueClosed, v)
 }
 
-// PublishedIssueClosed returns the github.issue.closed facts published so far,
-// in order.
+// PublishedIssueClosed returns the facts published, in order.
 func (k *Kit) PublishedIssueClosed() []mixeddrafts.IssueClosed {
 	return warrentest.Published[mixeddrafts.IssueClosed](k.Bus)
 }
 
-// PublishShipmentDispatched validates v and publishes it with routing key
-// std.shipment.dispatched, and returns its message id. An error fails the
-// test; warrentest.TryPublish returns it.
+// PublishShipmentDispatched validates and publishes v and returns its message
+// id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishShipmentDispatched(v mixeddrafts.ShipmentDispatched) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactShipmentDispatched, v)
 }
 
-// PublishedShipmentDispatched returns the std.shipment.dispatched facts
-// published so far, in order.
+// PublishedShipmentDispatched returns the facts published, in order.
 func (k *Kit) PublishedShipmentDispatched() []mixeddrafts.ShipmentDispatched {
 	return warrentest.Published[mixeddrafts.ShipmentDispatched](k.Bus)
 }

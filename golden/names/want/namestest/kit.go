@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishUserSignedUp validates v and publishes it with routing key
-// user.signed_up, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishUserSignedUp validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserSignedUp(v names.UserSignedUp) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, names.FactUserSignedUp, v)
 }
 
-// PublishedUserSignedUp returns the user.signed_up facts published so far, in
-// order.
+// PublishedUserSignedUp returns the facts published, in order.
 func (k *Kit) PublishedUserSignedUp() []names.UserSignedUp {
 	return warrentest.Published[names.UserSignedUp](k.Bus)
 }

@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishShipmentSent validates v and publishes it with routing key
-// shipment.sent, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishShipmentSent validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishShipmentSent(v nested.ShipmentSent) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, nested.FactShipmentSent, v)
 }
 
-// PublishedShipmentSent returns the shipment.sent facts published so far, in
-// order.
+// PublishedShipmentSent returns the facts published, in order.
 func (k *Kit) PublishedShipmentSent() []nested.ShipmentSent {
 	return warrentest.Published[nested.ShipmentSent](k.Bus)
 }

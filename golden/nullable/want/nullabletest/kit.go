@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishProfileChanged validates v and publishes it with routing key
-// profile.changed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishProfileChanged validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishProfileChanged(v nullable.ProfileChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, nullable.FactProfileChanged, v)
 }
 
-// PublishedProfileChanged returns the profile.changed facts published so far,
-// in order.
+// PublishedProfileChanged returns the facts published, in order.
 func (k *Kit) PublishedProfileChanged() []nullable.ProfileChanged {
 	return warrentest.Published[nullable.ProfileChanged](k.Bus)
 }

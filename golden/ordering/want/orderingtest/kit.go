@@ -80,58 +80,50 @@ const (
 	Ledger     = "ledger"
 )
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v ordering.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, ordering.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []ordering.OrderPlaced {
 	return warrentest.Published[ordering.OrderPlaced](k.Bus)
 }
 
-// PublishOrderShipped validates v and publishes it with routing key
-// order.shipped, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderShipped validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderShipped(v ordering.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, ordering.FactOrderShipped, v)
 }
 
-// PublishedOrderShipped returns the order.shipped facts published so far, in
-// order.
+// PublishedOrderShipped returns the facts published, in order.
 func (k *Kit) PublishedOrderShipped() []ordering.OrderShipped {
 	return warrentest.Published[ordering.OrderShipped](k.Bus)
 }
 
-// PublishPaymentReceived validates v and publishes it with routing key
-// payment.received, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishPaymentReceived validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentReceived(v ordering.PaymentReceived) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, ordering.FactPaymentReceived, v)
 }
 
-// PublishedPaymentReceived returns the payment.received facts published so
-// far, in order.
+// PublishedPaymentReceived returns the facts published, in order.
 func (k *Kit) PublishedPaymentReceived() []ordering.PaymentReceived {
 	return warrentest.Published[ordering.PaymentReceived](k.Bus)
 }
 
-// PublishStockCounted validates v and publishes it with routing key
-// stock.counted, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishStockCounted validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishStockCounted(v ordering.StockCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, ordering.FactStockCounted, v)
 }
 
-// PublishedStockCounted returns the stock.counted facts published so far, in
-// order.
+// PublishedStockCounted returns the facts published, in order.
 func (k *Kit) PublishedStockCounted() []ordering.StockCounted {
 	return warrentest.Published[ordering.StockCounted](k.Bus)
 }

@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishIndexCreated validates v and publishes it with routing key
-// search.index.created, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishIndexCreated validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishIndexCreated(v patterns.IndexCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, patterns.FactIndexCreated, v)
 }
 
-// PublishedIndexCreated returns the search.index.created facts published so
-// far, in order.
+// PublishedIndexCreated returns the facts published, in order.
 func (k *Kit) PublishedIndexCreated() []patterns.IndexCreated {
 	return warrentest.Published[patterns.IndexCreated](k.Bus)
 }

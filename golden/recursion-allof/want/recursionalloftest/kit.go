@@ -76,30 +76,26 @@ const (
 	Storefront = "storefront"
 )
 
-// PublishMenuPublished validates v and publishes it with routing key
-// menu.published, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishMenuPublished validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishMenuPublished(v recursionallof.MenuPublished) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursionallof.FactMenuPublished, v)
 }
 
-// PublishedMenuPublished returns the menu.published facts published so far, in
-// order.
+// PublishedMenuPublished returns the facts published, in order.
 func (k *Kit) PublishedMenuPublished() []recursionallof.MenuPublished {
 	return warrentest.Published[recursionallof.MenuPublished](k.Bus)
 }
 
-// PublishTeamReorganized validates v and publishes it with routing key
-// team.reorganized, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishTeamReorganized validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishTeamReorganized(v recursionallof.TeamReorganized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursionallof.FactTeamReorganized, v)
 }
 
-// PublishedTeamReorganized returns the team.reorganized facts published so
-// far, in order.
+// PublishedTeamReorganized returns the facts published, in order.
 func (k *Kit) PublishedTeamReorganized() []recursionallof.TeamReorganized {
 	return warrentest.Published[recursionallof.TeamReorganized](k.Bus)
 }

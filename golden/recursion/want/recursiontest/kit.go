@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishTreeChanged validates v and publishes it with routing key
-// tree.changed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishTreeChanged validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishTreeChanged(v recursion.TreeChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursion.FactTreeChanged, v)
 }
 
-// PublishedTreeChanged returns the tree.changed facts published so far, in
-// order.
+// PublishedTreeChanged returns the facts published, in order.
 func (k *Kit) PublishedTreeChanged() []recursion.TreeChanged {
 	return warrentest.Published[recursion.TreeChanged](k.Bus)
 }

@@ -75,16 +75,14 @@ const (
 	Billing = "billing"
 )
 
-// PublishOrderCreated validates v and publishes it with routing key
-// acme.order.created, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderCreated validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCreated(v refbypath.OrderCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, refbypath.FactOrderCreated, v)
 }
 
-// PublishedOrderCreated returns the acme.order.created facts published so far,
-// in order.
+// PublishedOrderCreated returns the facts published, in order.
 func (k *Kit) PublishedOrderCreated() []refbypath.OrderCreated {
 	return warrentest.Published[refbypath.OrderCreated](k.Bus)
 }

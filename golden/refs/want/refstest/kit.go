@@ -65,30 +65,26 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v refs.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, refs.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []refs.OrderPlaced {
 	return warrentest.Published[refs.OrderPlaced](k.Bus)
 }
 
-// PublishOrderRefunded validates v and publishes it with routing key
-// order.refunded, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderRefunded validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderRefunded(v refs.OrderRefunded) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, refs.FactOrderRefunded, v)
 }
 
-// PublishedOrderRefunded returns the order.refunded facts published so far, in
-// order.
+// PublishedOrderRefunded returns the facts published, in order.
 func (k *Kit) PublishedOrderRefunded() []refs.OrderRefunded {
 	return warrentest.Published[refs.OrderRefunded](k.Bus)
 }

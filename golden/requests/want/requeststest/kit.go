@@ -77,16 +77,14 @@ const (
 	StockResponder   = "stock"
 )
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v requests.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, requests.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []requests.OrderPlaced {
 	return warrentest.Published[requests.OrderPlaced](k.Bus)
 }

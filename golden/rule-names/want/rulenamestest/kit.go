@@ -67,55 +67,50 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishAyBee validates v and publishes it with routing key ay.bee.seen, and
-// returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishAyBee validates and publishes v and returns its message id. An error
+// fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAyBee(v rulenames.AyBee) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactAyBee, v)
 }
 
-// PublishedAyBee returns the ay.bee.seen facts published so far, in order.
+// PublishedAyBee returns the facts published, in order.
 func (k *Kit) PublishedAyBee() []rulenames.AyBee {
 	return warrentest.Published[rulenames.AyBee](k.Bus)
 }
 
-// PublishAy validates v and publishes it with routing key ay.seen, and returns
-// its message id. An error fails the test; warrentest.TryPublish returns it.
+// PublishAy validates and publishes v and returns its message id. An error
+// fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAy(v rulenames.Ay) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactAy, v)
 }
 
-// PublishedAy returns the ay.seen facts published so far, in order.
+// PublishedAy returns the facts published, in order.
 func (k *Kit) PublishedAy() []rulenames.Ay {
 	return warrentest.Published[rulenames.Ay](k.Bus)
 }
 
-// PublishColChanged validates v and publishes it with routing key col.changed,
-// and returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishColChanged validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishColChanged(v rulenames.ColChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactColChanged, v)
 }
 
-// PublishedColChanged returns the col.changed facts published so far, in
-// order.
+// PublishedColChanged returns the facts published, in order.
 func (k *Kit) PublishedColChanged() []rulenames.ColChanged {
 	return warrentest.Published[rulenames.ColChanged](k.Bus)
 }
 
-// PublishWideRow validates v and publishes it with routing key
-// wide.row.loaded, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishWideRow validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishWideRow(v rulenames.WideRow) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactWideRow, v)
 }
 
-// PublishedWideRow returns the wide.row.loaded facts published so far, in
-// order.
+// PublishedWideRow returns the facts published, in order.
 func (k *Kit) PublishedWideRow() []rulenames.WideRow {
 	return warrentest.Published[rulenames.WideRow](k.Bus)
 }

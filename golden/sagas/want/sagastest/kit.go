@@ -80,57 +80,50 @@ const (
 	CheckoutSaga = "saga.checkout"
 )
 
-// PublishOrderCancelRequested validates v and publishes it with routing key
-// order.cancel-requested, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderCancelRequested validates and publishes v and returns its
+// message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCancelRequested(v sagas.OrderCancelRequested) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderCancelRequested, v)
 }
 
-// PublishedOrderCancelRequested returns the order.cancel-requested facts
-// published so far, in order.
+// PublishedOrderCancelRequested returns the facts published, in order.
 func (k *Kit) PublishedOrderCancelRequested() []sagas.OrderCancelRequested {
 	return warrentest.Published[sagas.OrderCancelRequested](k.Bus)
 }
 
-// PublishOrderCancelled validates v and publishes it with routing key
-// order.cancelled, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderCancelled validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCancelled(v sagas.OrderCancelled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderCancelled, v)
 }
 
-// PublishedOrderCancelled returns the order.cancelled facts published so far,
-// in order.
+// PublishedOrderCancelled returns the facts published, in order.
 func (k *Kit) PublishedOrderCancelled() []sagas.OrderCancelled {
 	return warrentest.Published[sagas.OrderCancelled](k.Bus)
 }
 
-// PublishOrderPaid validates v and publishes it with routing key order.paid,
-// and returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishOrderPaid validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPaid(v sagas.OrderPaid) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderPaid, v)
 }
 
-// PublishedOrderPaid returns the order.paid facts published so far, in order.
+// PublishedOrderPaid returns the facts published, in order.
 func (k *Kit) PublishedOrderPaid() []sagas.OrderPaid {
 	return warrentest.Published[sagas.OrderPaid](k.Bus)
 }
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v sagas.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []sagas.OrderPlaced {
 	return warrentest.Published[sagas.OrderPlaced](k.Bus)
 }

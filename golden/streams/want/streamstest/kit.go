@@ -80,44 +80,38 @@ const (
 	Stock           = "stock"
 )
 
-// PublishOrderPlaced validates v and publishes it with routing key
-// order.placed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderPlaced validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v streams.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactOrderPlaced, v)
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []streams.OrderPlaced {
 	return warrentest.Published[streams.OrderPlaced](k.Bus)
 }
 
-// PublishOrderShipped validates v and publishes it with routing key
-// order.shipped, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOrderShipped validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderShipped(v streams.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactOrderShipped, v)
 }
 
-// PublishedOrderShipped returns the order.shipped facts published so far, in
-// order.
+// PublishedOrderShipped returns the facts published, in order.
 func (k *Kit) PublishedOrderShipped() []streams.OrderShipped {
 	return warrentest.Published[streams.OrderShipped](k.Bus)
 }
 
-// PublishStockCounted validates v and publishes it with routing key
-// stock.counted, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishStockCounted validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishStockCounted(v streams.StockCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactStockCounted, v)
 }
 
-// PublishedStockCounted returns the stock.counted facts published so far, in
-// order.
+// PublishedStockCounted returns the facts published, in order.
 func (k *Kit) PublishedStockCounted() []streams.StockCounted {
 	return warrentest.Published[streams.StockCounted](k.Bus)
 }

@@ -64,16 +64,14 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishPaymentMade validates v and publishes it with routing key
-// payment.made, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishPaymentMade validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentMade(v unions.PaymentMade) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, unions.FactPaymentMade, v)
 }
 
-// PublishedPaymentMade returns the payment.made facts published so far, in
-// order.
+// PublishedPaymentMade returns the facts published, in order.
 func (k *Kit) PublishedPaymentMade() []unions.PaymentMade {
 	return warrentest.Published[unions.PaymentMade](k.Bus)
 }

@@ -65,30 +65,26 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishDocumentSaved validates v and publishes it with routing key
-// config.document.saved, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishDocumentSaved validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishDocumentSaved(v vendorshapes.DocumentSaved) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, vendorshapes.FactDocumentSaved, v)
 }
 
-// PublishedDocumentSaved returns the config.document.saved facts published so
-// far, in order.
+// PublishedDocumentSaved returns the facts published, in order.
 func (k *Kit) PublishedDocumentSaved() []vendorshapes.DocumentSaved {
 	return warrentest.Published[vendorshapes.DocumentSaved](k.Bus)
 }
 
-// PublishInstanceChanged validates v and publishes it with routing key
-// proto.instance.changed, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishInstanceChanged validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishInstanceChanged(v vendorshapes.InstanceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, vendorshapes.FactInstanceChanged, v)
 }
 
-// PublishedInstanceChanged returns the proto.instance.changed facts published
-// so far, in order.
+// PublishedInstanceChanged returns the facts published, in order.
 func (k *Kit) PublishedInstanceChanged() []vendorshapes.InstanceChanged {
 	return warrentest.Published[vendorshapes.InstanceChanged](k.Bus)
 }

@@ -101,8 +101,7 @@ func (k *Kit) PublishOrderPlaced(v versions.OrderPlaced) string {
 	return id
 }
 
-// PublishedOrderPlaced returns the order.placed facts published so far, in
-// order.
+// PublishedOrderPlaced returns the facts published, in order.
 func (k *Kit) PublishedOrderPlaced() []versions.OrderPlaced {
 	return warrentest.Published[versions.OrderPlaced](k.Bus)
 }
@@ -120,8 +119,7 @@ func (k *Kit) PublishOrderShipped(v versions.OrderShipped) string {
 	return id
 }
 
-// PublishedOrderShipped returns the order.shipped facts published so far, in
-// order.
+// PublishedOrderShipped returns the facts published, in order.
 func (k *Kit) PublishedOrderShipped() []versions.OrderShipped {
 	return warrentest.Published[versions.OrderShipped](k.Bus)
 }

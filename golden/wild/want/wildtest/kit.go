@@ -71,113 +71,98 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishAnyofAnnotated validates v and publishes it with routing key
-// anyof.annotated, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishAnyofAnnotated validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAnyofAnnotated(v wild.AnyofAnnotated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactAnyofAnnotated, v)
 }
 
-// PublishedAnyofAnnotated returns the anyof.annotated facts published so far,
-// in order.
+// PublishedAnyofAnnotated returns the facts published, in order.
 func (k *Kit) PublishedAnyofAnnotated() []wild.AnyofAnnotated {
 	return warrentest.Published[wild.AnyofAnnotated](k.Bus)
 }
 
-// PublishNullKept validates v and publishes it with routing key null.kept, and
-// returns its message id. An error fails the test; warrentest.TryPublish
-// returns it.
+// PublishNullKept validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishNullKept(v wild.NullKept) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactNullKept, v)
 }
 
-// PublishedNullKept returns the null.kept facts published so far, in order.
+// PublishedNullKept returns the facts published, in order.
 func (k *Kit) PublishedNullKept() []wild.NullKept {
 	return warrentest.Published[wild.NullKept](k.Bus)
 }
 
-// PublishOneofNegated validates v and publishes it with routing key
-// oneof.negated, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOneofNegated validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOneofNegated(v wild.OneofNegated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactOneofNegated, v)
 }
 
-// PublishedOneofNegated returns the oneof.negated facts published so far, in
-// order.
+// PublishedOneofNegated returns the facts published, in order.
 func (k *Kit) PublishedOneofNegated() []wild.OneofNegated {
 	return warrentest.Published[wild.OneofNegated](k.Bus)
 }
 
-// PublishOptionalChecked validates v and publishes it with routing key
-// optional.checked, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishOptionalChecked validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOptionalChecked(v wild.OptionalChecked) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactOptionalChecked, v)
 }
 
-// PublishedOptionalChecked returns the optional.checked facts published so
-// far, in order.
+// PublishedOptionalChecked returns the facts published, in order.
 func (k *Kit) PublishedOptionalChecked() []wild.OptionalChecked {
 	return warrentest.Published[wild.OptionalChecked](k.Bus)
 }
 
-// PublishPatternMembers validates v and publishes it with routing key
-// pattern.members, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishPatternMembers validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPatternMembers(v wild.PatternMembers) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactPatternMembers, v)
 }
 
-// PublishedPatternMembers returns the pattern.members facts published so far,
-// in order.
+// PublishedPatternMembers returns the facts published, in order.
 func (k *Kit) PublishedPatternMembers() []wild.PatternMembers {
 	return warrentest.Published[wild.PatternMembers](k.Bus)
 }
 
-// PublishRequiredSets validates v and publishes it with routing key
-// required.sets, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishRequiredSets validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishRequiredSets(v wild.RequiredSets) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactRequiredSets, v)
 }
 
-// PublishedRequiredSets returns the required.sets facts published so far, in
-// order.
+// PublishedRequiredSets returns the facts published, in order.
 func (k *Kit) PublishedRequiredSets() []wild.RequiredSets {
 	return warrentest.Published[wild.RequiredSets](k.Bus)
 }
 
-// PublishUntypedKeywords validates v and publishes it with routing key
-// untyped.keywords, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishUntypedKeywords validates and publishes v and returns its message id.
+// An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUntypedKeywords(v wild.UntypedKeywords) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactUntypedKeywords, v)
 }
 
-// PublishedUntypedKeywords returns the untyped.keywords facts published so
-// far, in order.
+// PublishedUntypedKeywords returns the facts published, in order.
 func (k *Kit) PublishedUntypedKeywords() []wild.UntypedKeywords {
 	return warrentest.Published[wild.UntypedKeywords](k.Bus)
 }
 
-// PublishUntypedRoot validates v and publishes it with routing key
-// untyped.root, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishUntypedRoot validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUntypedRoot(v wild.UntypedRoot) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactUntypedRoot, v)
 }
 
-// PublishedUntypedRoot returns the untyped.root facts published so far, in
-// order.
+// PublishedUntypedRoot returns the facts published, in order.
 func (k *Kit) PublishedUntypedRoot() []wild.UntypedRoot {
 	return warrentest.Published[wild.UntypedRoot](k.Bus)
 }

@@ -77,30 +77,26 @@ const (
 	StockKeeper  = "stock-keeper"
 )
 
-// PublishItemCounted validates v and publishes it with routing key
-// stock.item.counted, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemCounted validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemCounted(v wiring.ItemCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wiring.FactItemCounted, v)
 }
 
-// PublishedItemCounted returns the stock.item.counted facts published so far,
-// in order.
+// PublishedItemCounted returns the facts published, in order.
 func (k *Kit) PublishedItemCounted() []wiring.ItemCounted {
 	return warrentest.Published[wiring.ItemCounted](k.Bus)
 }
 
-// PublishItemReserved validates v and publishes it with routing key
-// stock.item.reserved, and returns its message id. An error fails the test;
-// warrentest.TryPublish returns it.
+// PublishItemReserved validates and publishes v and returns its message id. An
+// error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemReserved(v wiring.ItemReserved) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wiring.FactItemReserved, v)
 }
 
-// PublishedItemReserved returns the stock.item.reserved facts published so
-// far, in order.
+// PublishedItemReserved returns the facts published, in order.
 func (k *Kit) PublishedItemReserved() []wiring.ItemReserved {
 	return warrentest.Published[wiring.ItemReserved](k.Bus)
 }
