@@ -205,7 +205,8 @@ func (c *Conn) dropOffsets(store OffsetStore) {
 	c.offsetStore.mu.Lock()
 	defer c.offsetStore.mu.Unlock()
 	if c.offsetStore.store == store {
-		_ = store.Close()
+		// Closing can wait on the client's retries of a lost node.
+		go func() { _ = store.Close() }()
 		c.offsetStore.store = nil
 	}
 }

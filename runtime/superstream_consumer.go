@@ -210,13 +210,15 @@ func (p *partitionTrackers) activated(partition string) StreamPosition {
 	// opened again, at its current broker, for the next.
 	for try := 0; try < 3; try++ {
 		var store OffsetStore
-		store, err = c.conn.offsets(c.conn.ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
+		ctx, cancel := context.WithTimeout(c.conn.ctx, offsetCallTimeout)
+		store, err = c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
 		if err == nil {
-			off, found, err = store.QueryOffset(c.conn.ctx, c.spec.Name, partition)
+			off, found, err = store.QueryOffset(ctx, c.spec.Name, partition)
 			if err != nil {
 				c.conn.dropOffsets(store)
 			}
 		}
+		cancel()
 		if err == nil {
 			break
 		}
