@@ -56,6 +56,10 @@ type Config struct {
 	// of URLs, through which stream consumers keep their offsets. Default
 	// DefaultStreamPort.
 	StreamPort int
+	// StreamPorts, when set, gives the stream protocol's port of each
+	// broker of URLs, in the same order, for brokers that do not share
+	// one (several nodes on one host); it overrides StreamPort.
+	StreamPorts []int
 	// StreamOffsets opens the store of stream consumers' offsets, needed
 	// when the topology has stream consumers. Default: the one set by
 	// [SetDefaultOffsetDialer], which importing the package
@@ -92,6 +96,14 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// streamPort is the stream protocol's port of URLs[idx].
+func (c *Config) streamPort(idx int) int {
+	if idx < len(c.StreamPorts) && c.StreamPorts[idx] > 0 {
+		return c.StreamPorts[idx]
+	}
+	return c.StreamPort
+}
+
 // Validate reports what is wrong with c, naming each field. URLs in the
 // error are redacted.
 func (c *Config) Validate() error {
@@ -106,6 +118,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReconnectMin < 0 || c.ReconnectMax < c.ReconnectMin {
 		errs = append(errs, fmt.Errorf("ReconnectMin %s, ReconnectMax %s: expected 0 <= min <= max", c.ReconnectMin, c.ReconnectMax))
+	}
+	if len(c.StreamPorts) != 0 && len(c.StreamPorts) != len(c.URLs) {
+		errs = append(errs, fmt.Errorf("StreamPorts: %d ports for %d URLs: expected one per URL, or none", len(c.StreamPorts), len(c.URLs)))
 	}
 	if c.DialTimeout < 0 || c.Heartbeat < 0 {
 		errs = append(errs, errors.New("DialTimeout and Heartbeat: expected positive durations"))

@@ -62,6 +62,11 @@ type StreamEndpoint struct {
 	// TLS, when not nil, makes the connection use TLS with this
 	// configuration: set for amqps:// URLs, from [Config.TLS].
 	TLS *tls.Config
+	// Cluster is the stream protocol's address (host:port) of every
+	// broker of [Config.URLs], this one's first, when there are several:
+	// the store then follows the broker to each stream's nodes, and opens
+	// its connection again at another node when one is lost.
+	Cluster []string
 }
 
 // OffsetDialer opens an [OffsetStore] at an endpoint. An error wrapping
@@ -106,13 +111,14 @@ func (c *Conn) StreamEndpoint() (StreamEndpoint, error) {
 	if s := c.current(); s != nil {
 		idx = s.idx
 	}
-	return streamEndpoint(c.cfg.URLs[idx], c.cfg)
+	return streamEndpointAt(idx, c.cfg)
 }
 
 // offsetStores is a Conn's one offset store, opened when first needed.
 type offsetStores struct {
 	mu    sync.Mutex
 	store OffsetStore
+	idx   int // the index in Config.URLs of the broker it was opened at
 }
 
 // offsets returns the Conn's offset store, opening it if needed. need
@@ -131,14 +137,44 @@ func (c *Conn) offsets(ctx context.Context, need string) (OffsetStore, error) {
 func (c *Conn) offsetsAt(ctx context.Context, idx int, need string) (OffsetStore, error) {
 	c.offsetStore.mu.Lock()
 	defer c.offsetStore.mu.Unlock()
-	if c.offsetStore.store != nil {
-		return c.offsetStore.store, nil
+	if old := c.offsetStore.store; old != nil {
+		if c.offsetStore.idx == idx {
+			return old, nil
+		}
+		// The Conn failed over to another broker: so does the store,
+		// rather than wait on a lost node (the stream client retries its
+		// first address for seconds before it tries another). Closing
+		// can wait on that retry, so it is not waited for.
+		c.offsetStore.store = nil
+		go func() { _ = old.Close() }()
 	}
+	store, err := c.dialOffsets(ctx, idx, need)
+	if err != nil {
+		return nil, err
+	}
+	c.offsetStore.store, c.offsetStore.idx = store, idx
+	return store, nil
+}
+
+// ownOffsets opens an offset store of its own at the Conn's current
+// broker, which the caller closes: a consumer group's member lives on its
+// store's connection, and must not end when the Conn's shared store is
+// dropped after a failed call.
+func (c *Conn) ownOffsets(ctx context.Context, need string) (OffsetStore, error) {
+	idx := 0
+	if s := c.current(); s != nil {
+		idx = s.idx
+	}
+	return c.dialOffsets(ctx, idx, need)
+}
+
+// dialOffsets opens an offset store at Config.URLs[idx].
+func (c *Conn) dialOffsets(ctx context.Context, idx int, need string) (OffsetStore, error) {
 	dial := c.offsetDialer()
 	if dial == nil {
 		return nil, fmt.Errorf("%s: %w", need, ErrNoOffsetStore)
 	}
-	ep, err := streamEndpoint(c.cfg.URLs[idx], c.cfg)
+	ep, err := streamEndpointAt(idx, c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +186,6 @@ func (c *Conn) offsetsAt(ctx context.Context, idx int, need string) (OffsetStore
 		}
 		return nil, fmt.Errorf("stream protocol at %s: %w", addr, c.redact(err))
 	}
-	c.offsetStore.store = store
 	return store, nil
 }
 
@@ -170,7 +205,8 @@ func (c *Conn) dropOffsets(store OffsetStore) {
 	c.offsetStore.mu.Lock()
 	defer c.offsetStore.mu.Unlock()
 	if c.offsetStore.store == store {
-		_ = store.Close()
+		// Closing can wait on the client's retries of a lost node.
+		go func() { _ = store.Close() }()
 		c.offsetStore.store = nil
 	}
 }
@@ -185,14 +221,32 @@ func (c *Conn) closeOffsets() {
 	}
 }
 
+// streamEndpointAt is the stream endpoint of cfg.URLs[idx], with every
+// URL's stream address in Cluster (idx's first) when there are several.
+func streamEndpointAt(idx int, cfg Config) (StreamEndpoint, error) {
+	ep, err := streamEndpoint(cfg.URLs[idx], cfg.streamPort(idx), cfg)
+	if err != nil || len(cfg.URLs) < 2 {
+		return ep, err
+	}
+	for i := range cfg.URLs {
+		j := (idx + i) % len(cfg.URLs)
+		u, err := url.Parse(cfg.URLs[j])
+		if err != nil {
+			return StreamEndpoint{}, errors.New("stream protocol: an AMQP URL does not parse")
+		}
+		ep.Cluster = append(ep.Cluster, net.JoinHostPort(u.Hostname(), strconv.Itoa(cfg.streamPort(j))))
+	}
+	return ep, nil
+}
+
 // streamEndpoint derives the stream endpoint from an AMQP URL: its host,
-// user, password and vhost, with TLS for amqps://.
-func streamEndpoint(raw string, cfg Config) (StreamEndpoint, error) {
+// user, password and vhost, with TLS for amqps://, at port.
+func streamEndpoint(raw string, port int, cfg Config) (StreamEndpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return StreamEndpoint{}, errors.New("stream protocol: the AMQP URL does not parse")
 	}
-	ep := StreamEndpoint{Host: u.Hostname(), Port: cfg.StreamPort, User: "guest", Password: "guest", VHost: "/"}
+	ep := StreamEndpoint{Host: u.Hostname(), Port: port, User: "guest", Password: "guest", VHost: "/"}
 	if u.User != nil {
 		ep.User = u.User.Username()
 		ep.Password, _ = u.User.Password()

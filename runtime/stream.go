@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -266,6 +267,12 @@ func (t *offsetTracker) storeLoop(ctx context.Context) {
 	}
 }
 
+// offsetCallTimeout bounds one call of the offset store. The stream
+// client waits on a lost node (its locator retries the node for seconds)
+// rather than fail: past this, the store is dropped and opened again at
+// the Conn's current broker, which after a failover is another node.
+const offsetCallTimeout = 3 * time.Second
+
 // flush stores the mark on the broker if it moved past what is stored.
 func (t *offsetTracker) flush() error {
 	t.store.Lock()
@@ -278,7 +285,8 @@ func (t *offsetTracker) flush() error {
 	}
 	// The Conn's context, not a Run's: the last store comes after Run's
 	// context ended, and the store's connection ends with the Conn.
-	ctx := t.c.conn.ctx
+	ctx, cancel := context.WithTimeout(t.c.conn.ctx, offsetCallTimeout)
+	defer cancel()
 	store, err := t.c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", t.c.spec.Name))
 	if err != nil {
 		return err
@@ -298,7 +306,8 @@ func (t *offsetTracker) position() (any, error) {
 	if err := t.flush(); err != nil {
 		return nil, err
 	}
-	ctx := t.c.conn.ctx
+	ctx, cancel := context.WithTimeout(t.c.conn.ctx, offsetCallTimeout)
+	defer cancel()
 	store, err := t.c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", t.c.spec.Name))
 	if err != nil {
 		return nil, err

@@ -203,11 +203,25 @@ func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
 func (p *partitionTrackers) activated(partition string) StreamPosition {
 	t := p.of(partition)
 	c := p.c
-	store, err := c.conn.offsets(c.conn.ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
 	var off int64
 	found := false
-	if err == nil {
-		off, found, err = store.QueryOffset(c.conn.ctx, c.spec.Name, partition)
+	var err error
+	// A node just lost can fail the first query: the Conn's store is then
+	// opened again, at its current broker, for the next.
+	for try := 0; try < 3; try++ {
+		var store OffsetStore
+		ctx, cancel := context.WithTimeout(c.conn.ctx, offsetCallTimeout)
+		store, err = c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
+		if err == nil {
+			off, found, err = store.QueryOffset(ctx, c.spec.Name, partition)
+			if err != nil {
+				c.conn.dropOffsets(store)
+			}
+		}
+		cancel()
+		if err == nil {
+			break
+		}
 	}
 	if err != nil {
 		// Reading from the start would handle again what was done: the
@@ -259,10 +273,16 @@ func (p *partitionTrackers) deactivated(partition string) {
 func (c *Consumer) runGroup(eng *engine[streamJob], feed *groupFeed, p *partitionTrackers) func(context.Context) error {
 	return func(ctx context.Context) error {
 		need := fmt.Sprintf("stream consumer %q", c.spec.Name)
-		store, err := c.conn.offsets(ctx, need)
+		// The member's own connection: the Conn's shared store is closed
+		// and opened again at another node after a failed store, which
+		// must not end the membership. The member's own connection
+		// follows each partition to its nodes, and re-subscribes a
+		// partition whose node was lost.
+		store, err := c.conn.ownOffsets(ctx, need)
 		if err != nil {
 			return fmt.Errorf("consumer %q: %w", c.spec.Name, err)
 		}
+		defer store.Close()
 		gs, ok := store.(GroupStore)
 		if !ok {
 			return fmt.Errorf("consumer %q reads super stream %q: its offset store does not join consumer groups; use runtime/streamoffset", c.spec.Name, c.spec.Stream)

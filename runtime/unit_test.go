@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,29 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (&Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "at least one") {
 		t.Errorf("Validate without URLs: %v", err)
+	}
+	if err := (&Config{URLs: []string{"amqp://a/", "amqp://b/"}, StreamPorts: []int{5591}}).Validate(); err == nil || !strings.Contains(err.Error(), "StreamPorts: 1 ports for 2 URLs") {
+		t.Errorf("Validate with fewer StreamPorts than URLs: %v", err)
+	}
+}
+
+// With several URLs, each broker's stream endpoint lists every broker's
+// stream address, its own first, at the port StreamPorts gives it.
+func TestStreamEndpointOfACluster(t *testing.T) {
+	cfg := Config{URLs: []string{"amqp://u:p@h1:5681/v", "amqp://u:p@h2:5682/v", "amqp://u:p@h3:5683/v"}, StreamPorts: []int{5591, 5592, 5593}, StreamPort: 5552}
+	ep, err := streamEndpointAt(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.Host != "h2" || ep.Port != 5592 || ep.VHost != "v" || !slices.Equal(ep.Cluster, []string{"h2:5592", "h3:5593", "h1:5591"}) {
+		t.Errorf("endpoint of URLs[1]: %+v", ep)
+	}
+	cfg.StreamPorts = nil
+	if ep, _ := streamEndpointAt(0, cfg); ep.Port != 5552 || !slices.Equal(ep.Cluster, []string{"h1:5552", "h2:5552", "h3:5552"}) {
+		t.Errorf("endpoint without StreamPorts: %+v", ep)
+	}
+	if ep, _ := streamEndpointAt(0, Config{URLs: cfg.URLs[:1], StreamPort: 5552}); ep.Cluster != nil {
+		t.Errorf("one URL gave a cluster: %+v", ep)
 	}
 }
 

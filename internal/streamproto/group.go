@@ -53,6 +53,7 @@ type Group struct {
 type Member struct {
 	c       *stream.SuperStreamConsumer
 	leaving chan struct{}
+	rejoins chan struct{} // closed when rejoin has returned
 	once    sync.Once
 }
 
@@ -91,8 +92,11 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("join the consumer group %q of super stream %q: %w", g.Consumer, g.SuperStream, err)
 	}
-	m := &Member{c: c, leaving: make(chan struct{})}
-	go m.rejoin(closed, g.Consumer)
+	m := &Member{c: c, leaving: make(chan struct{}), rejoins: make(chan struct{})}
+	go func() {
+		defer close(m.rejoins)
+		m.rejoin(closed, g.Consumer)
+	}()
 	return m, nil
 }
 
@@ -127,10 +131,22 @@ func (m *Member) rejoin(closed chan stream.CPartitionClose, consumer string) {
 	}
 }
 
+// LeaveWait bounds how long [Member.Leave] waits for a re-subscription in
+// flight (one waits while the client looks for a node that answers).
+const LeaveWait = 5 * time.Second
+
 // Leave leaves the group: the broker hands this member's partitions to
-// the others.
+// the others. It first waits, up to [LeaveWait], for a re-subscription in
+// flight: one that ended after the client's Close would add a partition
+// consumer that the client no longer tracks, whose close event the client
+// sends on a channel it has closed by then (a panic). Close the Store
+// right after Leave, so that a re-subscription still in flight fails.
 func (m *Member) Leave() error {
 	m.once.Do(func() { close(m.leaving) })
+	select {
+	case <-m.rejoins:
+	case <-time.After(LeaveWait):
+	}
 	return m.c.Close()
 }
 

@@ -34,6 +34,10 @@ type Endpoint struct {
 	// TLS, when not nil, makes the connection use TLS with this
 	// configuration.
 	TLS *tls.Config
+	// Cluster, when it names more than one node, is the stream protocol's
+	// address (host:port) of every node of the broker's cluster, Host's
+	// first: see [Open].
+	Cluster []string
 }
 
 // Store is one stream-protocol connection that stores and queries
@@ -49,17 +53,34 @@ type Store struct {
 // Open connects to ep. A refused connection (the plugin is off) is
 // returned wrapped, so that errors.Is(err, syscall.ECONNREFUSED) or its
 // message tells it apart.
+//
+// With one node, every connection goes to ep's Host and Port, whatever
+// host name the broker advertises (which the client cannot always
+// resolve). With a cluster (ep.Cluster names several nodes) the client
+// goes where the broker sends it, to the node advertised for each stream
+// (a consumer to one of its replicas), so the nodes' advertised host names
+// must resolve; and a connection lost with its node is opened again at
+// the first of the cluster's nodes that answers.
 func Open(ctx context.Context, ep Endpoint) (*Store, error) {
 	o := stream.NewEnvironmentOptions().SetHost(ep.Host).SetPort(ep.Port).
 		SetUser(ep.User).SetPassword(ep.Password).SetVHost(ep.VHost).
-		// A broker advertises its node's host name, which the client
-		// cannot always resolve: keep the client on the host it was given.
-		SetAddressResolver(stream.AddressResolver{Host: ep.Host, Port: ep.Port}).
 		// The client's default socket buffers (8 KiB, which turns the
 		// kernel's autotuning off) held reads of stored facts to about 80
 		// a second here; the kernel's own sizing reads them at tens of
 		// thousands (docs/BENCHMARKS.md, "Streams").
 		SetReadBuffer(0).SetWriteBuffer(0)
+	if len(ep.Cluster) > 1 {
+		for _, addr := range ep.Cluster[1:] {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, fmt.Errorf("stream protocol: cluster node address %q: %w", addr, err)
+			}
+			o.ConnectionParameters = append(o.ConnectionParameters, &stream.Broker{
+				Host: host, Port: port, User: ep.User, Password: ep.Password, Vhost: ep.VHost, Scheme: "rabbitmq-stream"})
+		}
+	} else {
+		o = o.SetAddressResolver(stream.AddressResolver{Host: ep.Host, Port: ep.Port})
+	}
 	if ep.TLS != nil {
 		o = o.IsTLS(true).SetTLSConfig(ep.TLS)
 	}

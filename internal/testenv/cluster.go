@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,8 @@ import (
 //	WARREN_CLUSTER_RABBITMQCTL rabbitmqctl for them; the test adds -n NODE
 //	WARREN_CLUSTER_START       a command that, given a node's name, starts
 //	                           it and returns once it runs
+//	WARREN_CLUSTER_STREAM_PORTS the nodes' stream protocol ports, in the
+//	                           same order (optional; default 5552 each)
 //
 // Cluster tests stop nodes: they run only when WARREN_CLUSTER_URLS is set
 // (make test-cluster), and skip otherwise, as disruptive tests do.
@@ -30,6 +33,8 @@ type Cluster struct {
 type ClusterNode struct {
 	Name string // the Erlang node name, e.g. rmq4c1@localhost
 	URL  string // its AMQP URL
+	// StreamPort is its stream protocol port (rabbitmq_stream plugin).
+	StreamPort int
 }
 
 // NewCluster returns the cluster given by environment, every node of it
@@ -51,9 +56,26 @@ func NewCluster(t testing.TB) *Cluster {
 		t.Fatalf("WARREN_CLUSTER_URLS (%d), WARREN_CLUSTER_NODES (%d), WARREN_CLUSTER_RABBITMQCTL and WARREN_CLUSTER_START: expected one name per URL and both commands",
 			len(list), len(names))
 	}
+	ports := make([]int, len(list))
+	for i := range ports {
+		ports[i] = DefaultStreamPort
+	}
+	if raw := os.Getenv("WARREN_CLUSTER_STREAM_PORTS"); raw != "" {
+		fields := strings.Split(raw, ",")
+		if len(fields) != len(list) {
+			t.Fatalf("WARREN_CLUSTER_STREAM_PORTS has %d ports for %d nodes: expected one per URL", len(fields), len(list))
+		}
+		for i, f := range fields {
+			p, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatalf("WARREN_CLUSTER_STREAM_PORTS[%d] %q: expected a port number", i, f)
+			}
+			ports[i] = p
+		}
+	}
 	for i, u := range list {
 		require(t, "RabbitMQ node "+names[i], u)
-		c.Nodes = append(c.Nodes, ClusterNode{Name: names[i], URL: u})
+		c.Nodes = append(c.Nodes, ClusterNode{Name: names[i], URL: u, StreamPort: ports[i]})
 	}
 	t.Cleanup(func() { c.StartStopped(t) })
 	return c
@@ -86,6 +108,20 @@ func (c *Cluster) URLsFrom(node string) []string {
 		}
 	}
 	return urls
+}
+
+// StreamPortsFrom returns every node's stream port in the order of
+// [Cluster.URLsFrom](node), for Config.StreamPorts.
+func (c *Cluster) StreamPortsFrom(node string) []int {
+	ports := []int{}
+	for _, n := range c.Nodes {
+		if n.Name == node {
+			ports = append([]int{n.StreamPort}, ports...)
+		} else {
+			ports = append(ports, n.StreamPort)
+		}
+	}
+	return ports
 }
 
 // URLs returns every node's AMQP URL, in node order: what a service gives

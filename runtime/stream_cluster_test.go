@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// Streams on the three-node cluster (make test-cluster): a stream and a
+// super stream's partitions replicated on every node, and the node that
+// leads them stopped while facts are published and read.
+
+// newClusterStreamBroker declares spec (a stream or super stream and its
+// consumers) on the cluster, and waits until the streams of the topology
+// have a replica online on every node.
+func newClusterStreamBroker(t *testing.T, spec topology.Spec) (*broker, *testenv.Cluster, []string) {
+	t.Helper()
+	c := testenv.NewCluster(t)
+	b := newBrokerFrom(t, c.Nodes[0].URL, spec)
+	t.Cleanup(func() { c.StartStopped(t) }) // runs before b's cleanup
+	var streams []string
+	for _, ss := range b.top.SuperStreams() {
+		streams = append(streams, ss.Partitions...)
+	}
+	if len(streams) == 0 {
+		streams = []string{spec.Streams[0].Name}
+	}
+	testenv.Eventually(t, "every stream replicated on every node", func() bool {
+		states := c.Queues(t, "")
+		for _, s := range streams {
+			if len(states[s].Online) != len(c.Nodes) {
+				return false
+			}
+		}
+		return true
+	})
+	return b, c, streams
+}
+
+// clusterConfig is a Config that connects to node first and knows every
+// node's AMQP and stream address.
+func clusterConfig(c *testenv.Cluster, node string, logger *slog.Logger) Config {
+	return Config{URLs: c.URLsFrom(node), StreamPorts: c.StreamPortsFrom(node), Logger: logger}
+}
+
+// publishKeys publishes facts from..to-1 over pub, fact n with the key
+// k(n mod keys), one worker per key so that each key's facts are published
+// in order, recording each result in f.
+func publishKeys(pub *Publisher, fact Fact, f *clusterFlow, from, to, keys int, pace time.Duration, published *atomic.Int32) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for k := range keys {
+		wg.Go(func() {
+			for n := from + k; n < to; n += keys {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				_, err := pub.Publish(ctx, fact, item{SKU: fmt.Sprintf("k%02d", k), N: n})
+				cancel()
+				f.published(n, err)
+				if err == nil {
+					published.Add(1)
+				}
+				time.Sleep(pace)
+			}
+		})
+	}
+	return &wg
+}
+
+// While 3,000 facts are published into a stream and read by a stream
+// consumer, the node that leads the stream, and that the publisher's and
+// the consumer's connections (AMQP and stream protocol) use, is stopped.
+// Every confirmed fact is handled, the consumer reading on through another
+// node from its stored offset; re-read facts are counted as duplicates.
+func TestClusterStreamConsumerLeaderStops(t *testing.T) {
+	const total, keys = 3000, 6
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("items-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour}},
+		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Backoff: testLadder,
+			Concurrency: 4, Prefetch: 100, Start: topology.Start{Kind: topology.StartFirst}}},
+	}
+	spec.Consumers[0].Stream = spec.Streams[0].Name
+	b, c, streams := newClusterStreamBroker(t, spec)
+	leader := c.Queue(t, streams[0], "").Leader
+	rec := &logRecorder{}
+	cfg := clusterConfig(c, leader, slog.New(rec))
+	pubConn, subConn := b.dial(cfg), b.dial(cfg)
+	leaderHost := hostOf(t, c.Node(t, leader).URL)
+
+	f := newClusterFlow()
+	fact := itemFact("item.added")
+	cons, err := NewConsumer(subConn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
+		f.handle(v.N)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, cons)
+	pub, _ := NewPublisher(pubConn, b.events())
+	var published atomic.Int32
+	wg := publishKeys(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published)
+
+	testenv.Eventually(t, "the flow to reach 800 facts", func() bool { return published.Load() >= 800 })
+	stoppedAt := time.Now()
+	c.Stop(t, leader)
+	if p := published.Load(); p >= total {
+		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
+	}
+	wg.Wait()
+	waitHandled(t, f)
+
+	confirmed, failed, handled := f.counts()
+	_, dups := f.lost()
+	newLeader := c.Queue(t, streams[0], leader).Leader
+	t.Logf("sent %d, confirmed %d, publish errors %d, handled %d, duplicates %d, lost 0; stream leader %s stopped, new leader %s",
+		total, confirmed, failed, handled, dups, leader, newLeader)
+	t.Logf("longest pause: publishing %s, handling %s", longestPause(f.confirmTimes(), stoppedAt).Round(time.Millisecond),
+		longestPause(f.handleTimes(), stoppedAt).Round(time.Millisecond))
+	if failed != 0 {
+		t.Errorf("%d publishes failed; a node loss must not fail a publish that has time to wait: %v", failed, firstError(f))
+	}
+	for name, conn := range map[string]*Conn{"publisher": pubConn, "consumer": subConn} {
+		if host := connectedTo(conn); host == "" || host == leaderHost {
+			t.Errorf("the %s's connection is on %q, want another node than the stopped %s", name, host, leaderHost)
+		}
+	}
+	// The offset is stored again, through another node.
+	before := b.storedOffset(subConn, b.consumer(0))
+	mustPublish(t, pub, fact, item{SKU: "after", N: total})
+	testenv.Eventually(t, "a fact published after the stop handled", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.handled[total] > 0
+	})
+	testenv.Eventually(t, "the offset stored past it", func() bool { return b.storedOffset(subConn, b.consumer(0)) > before })
+}
+
+// A consumer group of two instances reads a super stream of 3 partitions
+// while facts of 12 keys are published; the node both instances connect
+// to, which leads the first partition, is stopped. Every confirmed fact is
+// handled; a partition whose active member's connection was lost is read
+// again from its stored offset (duplicates counted), so each key's facts
+// are first handled in publish order.
+func TestClusterStreamGroupNodeStops(t *testing.T) {
+	const total, keys = 2400, 12
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Prefetch: 50, Start: topology.Start{Kind: topology.StartFirst}})
+	b, c, partitions := newClusterStreamBroker(t, spec)
+	victim := c.Queue(t, partitions[0], "").Leader
+	fact := orderedFact()
+
+	f := newClusterFlow()
+	var mu sync.Mutex
+	byKey := map[string][]int{}
+	for range 2 {
+		conn := b.dial(clusterConfig(c, victim, b.logs))
+		cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
+			mu.Lock()
+			byKey[v.SKU] = append(byKey[v.SKU], v.N)
+			mu.Unlock()
+			f.handle(v.N)
+			return nil
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, cons)
+	}
+	pub, err := NewPublisher(b.dial(clusterConfig(c, victim, b.logs)), b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var published atomic.Int32
+	wg := publishKeys(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published)
+
+	testenv.Eventually(t, "the flow to reach 600 facts", func() bool { return published.Load() >= 600 })
+	stoppedAt := time.Now()
+	c.Stop(t, victim)
+	if p := published.Load(); p >= total {
+		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
+	}
+	wg.Wait()
+	waitHandled(t, f)
+
+	confirmed, failed, handled := f.counts()
+	_, dups := f.lost()
+	t.Logf("sent %d, confirmed %d, publish errors %d, handled %d, duplicates %d, lost 0; %s (leader of %s) stopped",
+		total, confirmed, failed, handled, dups, victim, partitions[0])
+	t.Logf("longest pause: publishing %s, handling %s", longestPause(f.confirmTimes(), stoppedAt).Round(time.Millisecond),
+		longestPause(f.handleTimes(), stoppedAt).Round(time.Millisecond))
+	if failed != 0 {
+		t.Errorf("%d publishes failed: %v", failed, firstError(f))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for key, ns := range byKey {
+		seen := map[int]bool{}
+		last := -1
+		for _, n := range ns {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if n < last {
+				t.Fatalf("key %s first handled %d after %d: %v", key, n, last, ns)
+			}
+			last = n
+		}
+	}
+}
