@@ -301,6 +301,17 @@ func (g *grouper) groups() []Group {
 		})
 		out = append(out, gr)
 	}
-	slices.SortStableFunc(out, func(a, b Group) int { return b.Count - a.Count })
+	// The largest first; ties by first failure, then id, so that grouping
+	// the same messages again lists them alike, whatever order a scan met
+	// them in.
+	slices.SortFunc(out, func(a, b Group) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return out
 }
