@@ -55,21 +55,29 @@ type BatchGuard interface {
 // ordered consumers with onPoison park, in its database, so that a park
 // outlives the instance that made it: the instance that takes the shard
 // over, or this one restarted, goes on sending the key's later facts to
-// poison until the poisoned fact comes back. An ordered consumer whose
-// guard is one writes a park before the poisoned fact's copy, reads it for
-// every fact (one query per fact), and lifts it when the fact returns.
-// When the store fails, the park is written or read in the instance's
-// memory only (logged), as without a store, except that a park that cannot
-// be lifted gives the returning fact back to its shard, to be tried again,
-// so that a stale park never outlives its fact. runtime/idempotency's SQL
-// guards implement it.
+// poison until the poisoned fact comes back replayed from poison. An
+// ordered consumer whose guard is one writes a park before the poisoned
+// fact's copy, records when the broker confirmed the copy, reads the park
+// for every fact (one query per fact), and lifts it when the fact returns
+// by replay. When the store fails, the park is written or read in the
+// instance's memory only (logged), as without a store, except that a park
+// that cannot be lifted gives the returning fact back to its shard, to be
+// tried again, so that a stale park never outlives its fact.
+// runtime/idempotency's SQL guards implement it.
 type ParkStore interface {
 	// Park records that consumer's ordering key waits behind the poisoned
-	// fact messageID; a key parked already keeps the fact it waits behind.
-	Park(ctx context.Context, consumer, key, messageID string) error
+	// fact messageID, which had been replayed from poison replays times
+	// (its x-replay-count) when it was poisoned; its poison copy is not
+	// confirmed yet. A key parked already keeps the fact it waits behind.
+	Park(ctx context.Context, consumer, key, messageID string, replays int) error
+	// ConfirmPark records that the poison copy of messageID, the fact
+	// consumer's key is parked behind, was confirmed; it does nothing when
+	// the key is parked behind another fact, or not at all.
+	ConfirmPark(ctx context.Context, consumer, key, messageID string) error
 	// Unpark lifts the park of consumer's ordering key.
 	Unpark(ctx context.Context, consumer, key string) error
-	// ParkedBehind returns the fact consumer's ordering key waits behind,
-	// and false when it is not parked.
-	ParkedBehind(ctx context.Context, consumer, key string) (messageID string, parked bool, err error)
+	// ParkedBehind returns the fact consumer's ordering key waits behind
+	// (messageID "" when it is not parked), the replays it had when it was
+	// poisoned, and whether its poison copy was confirmed.
+	ParkedBehind(ctx context.Context, consumer, key string) (messageID string, replays int, poisoned bool, err error)
 }

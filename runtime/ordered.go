@@ -34,8 +34,10 @@ import (
 //   - After the last attempt, or on a permanent error, the fact goes to
 //     poison (confirmed, then acked). Then the key's later facts continue
 //     (the default), or, with Park, follow it to poison, marked with the
-//     poisoned fact's id, until that fact itself comes back (a replay);
-//     parking lasts as long as the consumer runs.
+//     poisoned fact's id, until that fact itself comes back replayed from
+//     poison (a higher x-replay-count; a plain redelivery of it is acked,
+//     its poison copy being confirmed already); parking lasts as long as
+//     the consumer runs, or with a [ParkStore] guard until the replay.
 //   - An unavailable dependency ([Unavailable]) is waited out in place
 //     without spending attempts.
 //   - A deferral ([Defer]) is waited out in place too, unacked, until it

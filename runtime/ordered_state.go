@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/warrenbus/warren/internal/amqpmsg"
 )
 
 // orderedState is what an ordered consumer remembers per ordering key: the
@@ -26,8 +28,17 @@ type seqSeen struct {
 
 // parking is a parked key's poisoned fact.
 type parking struct {
-	id  string
-	tag string // the consumer tag it came by
+	id string
+	// replays is how often the fact had been replayed from poison when it
+	// was poisoned (its x-replay-count): only a copy replayed since (a
+	// higher count) lifts the park; the fact delivered again as it was (a
+	// redelivery) does not.
+	replays int
+	// poisoned reports that the broker confirmed the fact's poison copy.
+	// Until then the fact may come back unsettled, and its coming back
+	// lifts the park: it is tried again as if it had never been poisoned.
+	poisoned bool
+	tag      string // the consumer tag it came by
 }
 
 // forgetTag forgets the keys seen through consumer tag: their shard was
@@ -60,9 +71,15 @@ func (s *orderedState) parksTag(tag string) bool {
 	return false
 }
 
-// headerReplayedAt is poison.HeaderReplayedAt, set on facts replayed
-// from a poison queue.
-const headerReplayedAt = "x-replayed-at"
+// headerReplayedAt and headerReplayCount are poison.HeaderReplayedAt and
+// poison.HeaderReplayCount, set on facts replayed from a poison queue.
+const (
+	headerReplayedAt  = "x-replayed-at"
+	headerReplayCount = "x-replay-count"
+)
+
+// replays is how often a fact was replayed from poison.
+func replays(in inbound) int { return amqpmsg.HeaderInt(in.d.Headers, headerReplayCount) }
 
 // maxTrackedKeys bounds the sequence memory: beyond it the memory starts
 // afresh, and the next fact of each key is not checked.
@@ -113,14 +130,17 @@ func (c *Consumer) checkSequence(in inbound) {
 // poisonOrdered sends a fact to poison and, when the consumer parks, parks
 // its key behind it: in the guard's database first, when the guard keeps
 // parks ([ParkStore]), so that the park is kept before the fact leaves the
-// shard, and in memory. A park the database refuses is kept in memory
-// only (logged): the fact still goes to poison, rather than come back for
-// ever while, say, the parks table is missing. It reports false when the
-// poison copy was not confirmed (the fact was given back).
+// shard, and in memory. Once the broker confirmed the copy the database's
+// park records it, so that the fact delivered again (its ack lost) is
+// known to be in poison already. A park the database refuses is kept in
+// memory only (logged): the fact still goes to poison, rather than come
+// back for ever while, say, the parks table is missing. It reports false
+// when the poison copy was not confirmed (the fact was given back).
 func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) bool {
 	key, _ := in.d.Headers[HeaderOrderingKey].(string)
-	if store := c.parkStore(); store != nil {
-		if err := store.Park(ctx, c.spec.Name, key, in.d.MessageId); err != nil {
+	store := c.parkStore()
+	if store != nil {
+		if err := store.Park(ctx, c.spec.Name, key, in.d.MessageId, replays(in)); err != nil {
 			c.log.Error("the park of an ordering key could not be written to the guard's database; it is kept in this instance's memory only (run the guard's Migrate?)",
 				append(logAttrs(in, err), "ordering_key", key)...)
 		}
@@ -131,9 +151,15 @@ func (c *Consumer) poisonOrdered(ctx context.Context, in inbound, cause error) b
 	if !c.spec.Park || c.ordered == nil {
 		return true
 	}
+	if store != nil {
+		if err := store.ConfirmPark(ctx, c.spec.Name, key, in.d.MessageId); err != nil {
+			c.log.Warn("the confirmation of a poison copy could not be recorded with its park; should the fact be delivered again, it goes to poison again",
+				append(logAttrs(in, err), "ordering_key", key)...)
+		}
+	}
 	c.ordered.mu.Lock()
 	if _, ok := c.ordered.parked[key]; !ok {
-		c.ordered.parked[key] = parking{id: in.d.MessageId, tag: in.d.ConsumerTag}
+		c.ordered.parked[key] = parking{id: in.d.MessageId, replays: replays(in), poisoned: true, tag: in.d.ConsumerTag}
 	}
 	c.ordered.mu.Unlock()
 	return true
@@ -151,13 +177,19 @@ func (c *Consumer) parkStore() ParkStore {
 
 // parkedBehind sends a fact of a parked key to poison, behind the poisoned
 // fact it waits for, and reports whether it took the fact off the key
-// (poisoned, or given back when the copy was not confirmed or the park
-// could not be lifted: settled reports which). The poisoned fact itself
-// coming back (replayed) lifts the park: it is handled, and the facts
-// parked behind it follow it in the poison queue's order. With a
-// [ParkStore] guard the database says whether the key is parked, whoever
-// parked it: another instance, or this one before a restart; when it
-// cannot be read, this instance's memory says.
+// (poisoned, acked, or given back when the copy was not confirmed or the
+// park could not be lifted: settled reports which). The poisoned fact
+// itself coming back replayed from poison (a higher x-replay-count than
+// it had when poisoned) lifts the park: it is handled, and the facts
+// parked behind it follow it in the poison queue's order. The poisoned
+// fact delivered again as it was (its poison copy confirmed but its ack
+// lost in a crash or a lost connection) is acked: it is in poison
+// already, and a second copy would be replayed twice. Should the
+// confirmation of its copy not have been recorded, it comes back before
+// its park was known to hold, and is tried again as if never poisoned.
+// With a [ParkStore] guard the database says whether the key is parked,
+// whoever parked it: another instance, or this one before a restart; when
+// it cannot be read, this instance's memory says.
 func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settled bool) {
 	if !c.spec.Park || c.ordered == nil {
 		return false, true
@@ -166,16 +198,22 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 	c.ordered.mu.Lock()
 	p, parked := c.ordered.parked[key]
 	c.ordered.mu.Unlock()
-	head := p.id
+	head := p
 	store := c.parkStore()
 	if store != nil {
-		if id, ok, err := store.ParkedBehind(ctx, c.spec.Name, key); err != nil {
+		if id, n, poisoned, err := store.ParkedBehind(ctx, c.spec.Name, key); err != nil {
 			c.log.Warn("the park of an ordering key could not be read from the guard's database; this instance's memory decides", append(logAttrs(in, err), "ordering_key", key)...)
 		} else {
-			head, parked = id, ok
+			head, parked = parking{id: id, replays: n, poisoned: poisoned}, id != ""
 		}
 	}
-	if parked && head == in.d.MessageId {
+	if parked && head.id == in.d.MessageId {
+		if head.poisoned && replays(in) <= head.replays {
+			c.log.Info("the poisoned fact a key is parked behind came again without a replay; it is in poison already, acked",
+				"message_id", in.d.MessageId, "routing_key", in.routingKey, "ordering_key", key)
+			c.ack(in, DuplicateSkipped)
+			return true, true
+		}
 		if store != nil {
 			if err := store.Unpark(ctx, c.spec.Name, key); err != nil {
 				c.log.Warn("the park of an ordering key could not be lifted; the fact goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
@@ -188,7 +226,8 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 	if parked {
 		// The shard it comes by now (its consumer tag changes with each
 		// channel) holds a parked key: it is not handed over.
-		c.ordered.parked[key] = parking{id: head, tag: in.d.ConsumerTag}
+		head.tag = in.d.ConsumerTag
+		c.ordered.parked[key] = head
 	} else {
 		delete(c.ordered.parked, key)
 	}
@@ -196,5 +235,5 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 	if !parked {
 		return false, true
 	}
-	return true, c.poison(ctx, in, Permanent(fmt.Errorf("parked: fact %s of ordering key %q went to poison before it; replay it (and then this one) once its cause is fixed", head, key)))
+	return true, c.poison(ctx, in, Permanent(fmt.Errorf("parked: fact %s of ordering key %q went to poison before it; replay it (and then this one) once its cause is fixed", head.id, key)))
 }

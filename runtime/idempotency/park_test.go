@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,34 +13,51 @@ import (
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
+	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
+// SQL guards keep the parks of ordered consumers.
+var _ runtime.ParkStore = (*idempotency.SQLGuard)(nil)
+
 // A park is kept per consumer and key; the first fact a key is parked
-// behind stays; lifting it frees the key.
+// behind stays, with the replays it had; its confirmation is recorded for
+// that fact only; lifting it frees the key.
 func TestSQLGuardKeepsParks(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
 		g := newParkGuard(t, db, d)
 		ctx := context.Background()
-		if _, parked, err := g.ParkedBehind(ctx, "c", "k"); err != nil || parked {
-			t.Fatalf("before any park: parked %v, %v", parked, err)
+		if id, _, _, err := g.ParkedBehind(ctx, "c", "k"); err != nil || id != "" {
+			t.Fatalf("before any park: parked behind %q, %v", id, err)
 		}
-		for _, id := range []string{"m1", "m2"} {
-			if err := g.Park(ctx, "c", "k", id); err != nil {
+		for i, id := range []string{"m1", "m2"} {
+			if err := g.Park(ctx, "c", "k", id, 2+i); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if id, parked, err := g.ParkedBehind(ctx, "c", "k"); err != nil || !parked || id != "m1" {
-			t.Errorf("parked behind %q, %v, %v; want m1, the first", id, parked, err)
+		if id, n, poisoned, err := g.ParkedBehind(ctx, "c", "k"); err != nil || id != "m1" || n != 2 || poisoned {
+			t.Errorf("parked behind %q (replays %d, confirmed %v, %v); want m1, the first, replays 2, unconfirmed", id, n, poisoned, err)
 		}
-		if _, parked, _ := g.ParkedBehind(ctx, "other", "k"); parked {
+		if err := g.ConfirmPark(ctx, "c", "k", "m2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, poisoned, _ := g.ParkedBehind(ctx, "c", "k"); poisoned {
+			t.Error("confirming m2 confirmed the park behind m1")
+		}
+		if err := g.ConfirmPark(ctx, "c", "k", "m1"); err != nil {
+			t.Fatal(err)
+		}
+		if id, n, poisoned, err := g.ParkedBehind(ctx, "c", "k"); err != nil || id != "m1" || n != 2 || !poisoned {
+			t.Errorf("after ConfirmPark: parked behind %q (replays %d, confirmed %v, %v); want m1, replays 2, confirmed", id, n, poisoned, err)
+		}
+		if id, _, _, _ := g.ParkedBehind(ctx, "other", "k"); id != "" {
 			t.Error("another consumer's key k is parked too")
 		}
 		if err := g.Unpark(ctx, "c", "k"); err != nil {
 			t.Fatal(err)
 		}
-		if _, parked, err := g.ParkedBehind(ctx, "c", "k"); err != nil || parked {
-			t.Errorf("after Unpark: parked %v, %v", parked, err)
+		if id, _, _, err := g.ParkedBehind(ctx, "c", "k"); err != nil || id != "" {
+			t.Errorf("after Unpark: parked behind %q, %v", id, err)
 		}
 	})
 }
@@ -102,8 +121,8 @@ func TestParkOutlivesTheInstanceThatMadeIt(t *testing.T) {
 		head := publish(parcel{Order: "k", N: 0})
 		testenv.Eventually(t, "the first fact poisoned", func() bool { return b.poisonDepth() >= 1 })
 		stopFirst()
-		if id, parked, err := g.ParkedBehind(context.Background(), b.consumer.Name, "k"); err != nil || !parked || id != head {
-			t.Fatalf("key k parked behind %q (%v, %v); want %s", id, parked, err, head)
+		if id, _, poisoned, err := g.ParkedBehind(context.Background(), b.consumer.Name, "k"); err != nil || id != head || !poisoned {
+			t.Fatalf("key k parked behind %q (confirmed %v, %v); want %s, its poison copy confirmed", id, poisoned, err, head)
 		}
 
 		again, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: d, Table: g.Table()})
@@ -135,4 +154,113 @@ func newParkGuard(t *testing.T, db *sql.DB, d idempotency.Dialect) *idempotency.
 	g := newGuard(t, db, idempotency.SQLConfig{Dialect: d, Table: testenv.TableName("claims")})
 	testenv.DropTable(t, db, g.Table()+"_parked")
 	return g
+}
+
+// The poisoned fact a key is parked behind, delivered again as it was (its
+// ack lost after its poison copy was confirmed), is acked as in poison
+// already: no second copy, and the key stays parked, its later fact
+// following it to poison. Replayed from poison, it lifts the park and is
+// handled, the later fact after it. With an SQL guard the park lives in
+// the database; without one, in memory.
+func TestOnlyAReplayLiftsAPark(t *testing.T) {
+	test := func(t *testing.T, guard func() (runtime.Guard, runtime.ParkStore)) {
+		b := newBroker(t, topology.ConsumerSpec{Name: "replaypark", Ordered: true, Shards: 1, MaxAttempts: 1, Park: true, Backoff: testLadder})
+		pub, err := runtime.NewPublisher(b.conn, b.events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		fixed := false
+		var handled []string
+		opts := []runtime.ConsumerOption{}
+		g, store := guard()
+		if g != nil {
+			opts = append(opts, runtime.WithGuard(g))
+		}
+		conn := b.dial()
+		c, err := runtime.NewConsumer(conn, b.consumer, []runtime.Route{runtime.Handle(factParcel, func(ctx context.Context, _ runtime.Delivery, p parcel) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if p.Order == "k" && p.N == 0 && !fixed {
+				return runtime.Permanent(errors.New("this parcel cannot be sent yet"))
+			}
+			handled = append(handled, fmt.Sprintf("%s%d", p.Order, p.N))
+			return nil
+		})}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("consumer: %v", err)
+			}
+		}()
+		publish := func(env runtime.Envelope) {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := pub.PublishEnvelope(ctx, factParcel, env); err != nil {
+				t.Fatal(err)
+			}
+		}
+		head, err := runtime.NewEnvelope(parcel{Order: "k", N: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later, err := runtime.NewEnvelope(parcel{Order: "k", N: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		publish(head)
+		testenv.Eventually(t, "the head poisoned", func() bool { return b.poisonDepth() >= 1 })
+		publish(head) // the same fact, as a redelivery brings it: same id, not replayed
+		publish(later)
+		testenv.Eventually(t, "the later fact parked in poison", func() bool { return b.poisonDepth() >= 2 })
+		if n := b.poisonDepth(); n != 2 {
+			t.Errorf("poison holds %d, want the head once and the fact parked behind it", n)
+		}
+		if n := conn.Counts(b.consumer.Name).Get(runtime.DuplicateSkipped); n != 1 {
+			t.Errorf("%d facts acked as in poison already, want the head delivered again", n)
+		}
+		if store != nil {
+			if id, _, _, err := store.ParkedBehind(context.Background(), b.consumer.Name, "k"); err != nil || id != head.ID {
+				t.Errorf("after the redelivery key k is parked behind %q (%v); want %s", id, err, head.ID)
+			}
+		}
+		mu.Lock()
+		if len(handled) != 0 {
+			t.Errorf("handled %v while key k was parked", handled)
+		}
+		fixed = true
+		mu.Unlock()
+
+		if _, err := poison.Replay(context.Background(), b.conn, b.consumer, poison.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the replayed facts handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) >= 2 })
+		mu.Lock()
+		if got := strings.Join(handled, " "); got != "k0 k1" {
+			t.Errorf("handled %q after the replay, want %q", got, "k0 k1")
+		}
+		mu.Unlock()
+		if n := b.poisonDepth(); n != 0 {
+			t.Errorf("poison holds %d after the replay, want 0", n)
+		}
+		if store != nil {
+			if id, _, _, err := store.ParkedBehind(context.Background(), b.consumer.Name, "k"); err != nil || id != "" {
+				t.Errorf("after the replay key k is parked behind %q (%v); want no park", id, err)
+			}
+		}
+	}
+	t.Run("memory", func(t *testing.T) {
+		test(t, func() (runtime.Guard, runtime.ParkStore) { return nil, nil })
+	})
+	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
+		test(t, func() (runtime.Guard, runtime.ParkStore) { g := newParkGuard(t, db, d); return g, g })
+	})
 }
