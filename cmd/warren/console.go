@@ -95,6 +95,11 @@ func runConsole(c *cli.Context) error {
 	if c.Duration("interval") <= 0 || c.Duration("history") < c.Duration("interval") {
 		return usageError(c, "--interval %s, --history %s: expected positive durations, the history at least one interval", c.Duration("interval"), c.Duration("history"))
 	}
+	urls := brokerURLs(c)
+	ports, err := streamPortsOf(c, urls)
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
@@ -105,7 +110,6 @@ func runConsole(c *cli.Context) error {
 		return reportError(stderr, "console", "", err)
 	}
 	catalogue := docs[docgen.CatalogueFile]
-	urls := brokerURLs(c)
 	cfg := console.Config{
 		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: payloadValidator(p.Model), Versions: consoleVersions(p.Model),
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
@@ -143,7 +147,7 @@ func runConsole(c *cli.Context) error {
 		}
 		cfg.Sagas = a
 	}
-	conn, err := dialStreamBroker(c)
+	conn, err := dialStreamBroker(c, urls, ports)
 	if err != nil {
 		return reportError(stderr, "console", "", err)
 	}

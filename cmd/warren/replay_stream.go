@@ -29,12 +29,6 @@ func streamReplayFlags() []cli.Flag {
 	}
 }
 
-// streamPortFlag is the port of the broker's stream protocol.
-func streamPortFlag() cli.Flag {
-	return &cli.IntFlag{Name: "stream-port", EnvVars: []string{"WARREN_STREAM_PORT"}, Value: runtime.DefaultStreamPort,
-		Usage: "the broker's stream protocol `PORT` (rabbitmq_stream plugin), where stream consumers keep their offsets"}
-}
-
 // checkStreamReplayFlags refuses, with --from stream, the flags of the
 // poison replay, and without it the stream replay's.
 func checkStreamReplayFlags(c *cli.Context) error {
@@ -66,7 +60,8 @@ func checkStreamReplayFlags(c *cli.Context) error {
 	if t := c.Timestamp("since"); t != nil && t.After(time.Now()) {
 		return usageError(c, "--since %s: in the future: a replay re-reads facts already written", t.UTC().Format(time.RFC3339))
 	}
-	return nil
+	_, err := streamPortsOf(c, brokerURLs(c))
+	return err
 }
 
 // runStreamReplay is warren replay --from stream: it plans a replay of the
@@ -97,7 +92,12 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	case c.IsSet("since"):
 		r.From = topology.Start{Kind: topology.StartTime, Time: *c.Timestamp("since")}
 	}
-	conn, err := dialStreamBroker(c)
+	urls := brokerURLs(c)
+	ports, err := streamPortsOf(c, urls)
+	if err != nil {
+		return err
+	}
+	conn, err := dialStreamBroker(c, urls, ports)
 	if err != nil {
 		return reportError(stderr, "replay", "", err)
 	}
@@ -141,16 +141,17 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	return nil
 }
 
-// dialStreamBroker is dialBroker with the stream protocol's port.
-func dialStreamBroker(c *cli.Context) (*runtime.Conn, error) {
+// dialStreamBroker is dialBroker with the stream protocol's ports.
+func dialStreamBroker(c *cli.Context, urls []string, ports streamPorts) (*runtime.Conn, error) {
 	// The stream client's own log lines are noise here: what fails is
 	// returned as an error and printed once.
 	streamoffset.LogTo(slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	conn, err := runtime.Dial(ctx, runtime.Config{
-		URLs:           brokerURLs(c),
-		StreamPort:     c.Int("stream-port"),
+		URLs:           urls,
+		StreamPort:     ports.shared,
+		StreamPorts:    ports.each,
 		Logger:         slog.New(slog.DiscardHandler),
 		ConnectionName: "warren " + c.Command.Name,
 		DialTimeout:    c.Duration("timeout"),

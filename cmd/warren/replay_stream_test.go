@@ -45,12 +45,20 @@ var streamPlaceholders = []string{"events", "retry", "dead", "log", "history"}
 // returned time, 4 order.shipped a.
 func streamCase(t *testing.T) (*brokerCase, int, time.Time) {
 	t.Helper()
-	b := newBrokerCase(t, streamSchemas, streamPlaceholders...)
 	port := testenv.StreamPort(t)
+	b, since := streamCaseAt(t, []string{testenv.AMQPURL(t)}, []int{port})
+	return b, port, since
+}
+
+// streamCaseAt is streamCase on the brokers at urls, whose stream ports
+// are ports: the case's connection is to urls[0].
+func streamCaseAt(t *testing.T, urls []string, ports []int) (*brokerCase, time.Time) {
+	t.Helper()
+	b := newBrokerCaseAt(t, urls[0], streamSchemas, streamPlaceholders...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	top := b.model.Topology
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{b.url}, StreamPort: port, Topology: &top, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: urls, StreamPorts: ports, Topology: &top, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +78,7 @@ func streamCase(t *testing.T) (*brokerCase, int, time.Time) {
 	since := time.Now()
 	time.Sleep(time.Second)
 	pub("order.shipped", "a")
-	return b, port, since
+	return b, since
 }
 
 // readUnder runs consumer {{history}} with runtime.WithOffsetName(name)

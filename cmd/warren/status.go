@@ -242,12 +242,17 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	urls := brokerURLs(c)
+	ports, err := streamPortsOf(c, urls)
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
 		return reportError(stderr, "status", dir, err)
 	}
-	conn, err := dialStreamBroker(c)
+	conn, err := dialStreamBroker(c, urls, ports)
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
@@ -267,7 +272,7 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
-	mgmt, err := managementOf(c, brokerURLs(c)[0])
+	mgmt, err := managementOf(c, urls[0])
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}

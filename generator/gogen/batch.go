@@ -19,11 +19,10 @@ func (e *emitter) genBatchConsumer(f *jen.File, c *model.Consumer) {
 	tc := c.Topology
 	batchDoc := fmt.Sprintf("%s is one batch of consumer %q: its facts by type, each in arrival order with its delivery.", c.BatchName(), c.Name)
 	settles := "Each fact settles on its own: a failed one is retried along the consumer's retry ladder, a panic retries the whole batch."
-	reads := "the work queue " + tc.Queue
+	reads := queuesRead(tc)
 	if tc.Ordered() {
 		batchDoc = fmt.Sprintf("%s is one batch of ordered consumer %q: its facts by type, at most one per ordering key, each with its delivery.", c.BatchName(), c.Name)
 		settles = "Each fact settles on its own: a failed one is retried in place, the later facts of its key waiting behind it (they reach a later batch only once it is settled), a panic retries the whole batch."
-		reads = fmt.Sprintf("its %d shard queues", len(tc.Shards))
 	}
 	for _, l := range docComment(batchDoc) {
 		f.Add(l)

@@ -121,7 +121,11 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 // per handler method, and the consumer's entry of the topology.
 func (e *emitter) genConsumerConstructor(f *jen.File, c *model.Consumer) {
 	index := slices.IndexFunc(e.m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
-	for _, l := range docComment(fmt.Sprintf("%s returns consumer %q: it reads the work queue %s and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of %s. Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.", c.ConstructorName(), c.Name, c.Topology.Queue, names.TopologyVar)) {
+	doc := fmt.Sprintf("%s returns consumer %q: it reads %s and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of %s.", c.ConstructorName(), c.Name, queuesRead(c.Topology), names.TopologyVar)
+	if tc := c.Topology; tc.Stream != "" {
+		doc = fmt.Sprintf("%s returns stream consumer %q: it reads %s and calls h for each fact its bindings match, skipping the stream's others, with the prefetch, concurrency, retry ladder and attempt limit of %s. Its work queue %s is bound to nothing: it receives only the consumer's own retries and deferrals.", c.ConstructorName(), c.Name, streamRead(tc), names.TopologyVar, tc.Queue)
+	}
+	for _, l := range docComment(doc + " Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.") {
 		f.Add(l)
 	}
 	f.Func().Id(c.ConstructorName()).Params(
@@ -190,4 +194,40 @@ func stringLit(s string) jen.Code {
 		return jen.Op("`" + s + "`")
 	}
 	return jen.Lit(s)
+}
+
+// queuesRead says, in a constructor's doc comment, which queues a
+// consumer that reads queues reads: its work queue, or an ordered
+// consumer's shard queues.
+func queuesRead(tc *topology.Consumer) string {
+	if tc.Ordered() {
+		return fmt.Sprintf("its %d shard queues", len(tc.Shards))
+	}
+	return "the work queue " + tc.Queue
+}
+
+// streamRead says, in a constructor's doc comment, what a stream consumer
+// reads and from where: its stream, or its super stream's partitions
+// shared with its other instances.
+func streamRead(tc *topology.Consumer) string {
+	from := fmt.Sprintf("from %s the first time, then on from the offset it stored", startText(tc.Start))
+	if len(tc.Partitions) > 0 {
+		return fmt.Sprintf("super stream %s as a member of the consumer group %q, in which the broker gives each of the %d partitions to one running instance (each partition read %s),", tc.Stream, tc.Name, len(tc.Partitions), from)
+	}
+	return fmt.Sprintf("stream %s (%s)", tc.Stream, from)
+}
+
+// startText says where a stream consumer's start position is.
+func startText(s topology.Start) string {
+	switch s.Kind {
+	case topology.StartFirst:
+		return "its first fact"
+	case topology.StartLast:
+		return "its last chunk of facts"
+	case topology.StartOffset:
+		return fmt.Sprintf("offset %d", s.Offset)
+	case topology.StartTime:
+		return "the first fact written at or after " + s.String()
+	}
+	return "the first fact written after it starts"
 }

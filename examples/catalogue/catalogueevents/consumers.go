@@ -65,10 +65,10 @@ type PriceHistoryHandler interface {
 	HandleItemUpdated(ctx context.Context, d runtime.Delivery, fact ItemUpdated) error
 }
 
-// NewPriceHistoryConsumer returns consumer "price-history": it reads the work
-// queue and calls h for each fact, with the prefetch, concurrency, retry
-// ladder and attempt limit of Topology. Start it with Run. opts adjust it, for
-// example runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewPriceHistoryConsumer returns consumer "price-history": it reads its 2
+// shard queues and calls h for each fact, with the prefetch, concurrency,
+// retry ladder and attempt limit of Topology. Start it with Run. opts adjust
+// it, for example runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewPriceHistoryConsumer(conn *runtime.Conn, h PriceHistoryHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"price-history\": nil PriceHistoryHandler")

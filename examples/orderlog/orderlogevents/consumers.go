@@ -31,9 +31,12 @@ type OrderHistoryHandler interface {
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
-// NewOrderHistoryConsumer returns consumer "order-history": it reads the work
-// queue order-history and calls h for each fact, with the prefetch,
-// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// NewOrderHistoryConsumer returns stream consumer "order-history": it reads
+// stream orders-log (from its first fact the first time, then on from the
+// offset it stored) and calls h for each fact its bindings match, skipping the
+// stream's others, with the prefetch, concurrency, retry ladder and attempt
+// limit of Topology. Its work queue order-history is bound to nothing: it
+// receives only the consumer's own retries and deferrals. Start it with Run.
 // opts adjust it, for example runtime.WithGuard or
 // runtime.WithShutdownTimeout.
 func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {

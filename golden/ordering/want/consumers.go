@@ -83,10 +83,10 @@ type FulfilmentHandler interface {
 	HandlePaymentReceived(ctx context.Context, d runtime.Delivery, fact PaymentReceived) error
 }
 
-// NewFulfilmentConsumer returns consumer "fulfilment": it reads the work queue
-// and calls h for each fact, with the prefetch, concurrency, retry ladder and
-// attempt limit of Topology. Start it with Run. opts adjust it, for example
-// runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewFulfilmentConsumer returns consumer "fulfilment": it reads its 3 shard
+// queues and calls h for each fact, with the prefetch, concurrency, retry
+// ladder and attempt limit of Topology. Start it with Run. opts adjust it, for
+// example runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewFulfilmentConsumer(conn *runtime.Conn, h FulfilmentHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"fulfilment\": nil FulfilmentHandler")

@@ -31,9 +31,12 @@ type OrderHistoryHandler interface {
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
-// NewOrderHistoryConsumer returns consumer "order-history": it reads the work
-// queue order-history and calls h for each fact, with the prefetch,
-// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
+// NewOrderHistoryConsumer returns stream consumer "order-history": it reads
+// stream orders-log (from its first fact the first time, then on from the
+// offset it stored) and calls h for each fact its bindings match, skipping the
+// stream's others, with the prefetch, concurrency, retry ladder and attempt
+// limit of Topology. Its work queue order-history is bound to nothing: it
+// receives only the consumer's own retries and deferrals. Start it with Run.
 // opts adjust it, for example runtime.WithGuard or
 // runtime.WithShutdownTimeout.
 func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
@@ -71,11 +74,16 @@ type OrderProjectionHandler interface {
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
-// NewOrderProjectionConsumer returns consumer "order-projection": it reads the
-// work queue order-projection and calls h for each fact, with the prefetch,
-// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
-// opts adjust it, for example runtime.WithGuard or
-// runtime.WithShutdownTimeout.
+// NewOrderProjectionConsumer returns stream consumer "order-projection": it
+// reads super stream orders-by-id as a member of the consumer group
+// "order-projection", in which the broker gives each of the 3 partitions to
+// one running instance (each partition read from its first fact the first
+// time, then on from the offset it stored), and calls h for each fact its
+// bindings match, skipping the stream's others, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Its work queue
+// order-projection is bound to nothing: it receives only the consumer's own
+// retries and deferrals. Start it with Run. opts adjust it, for example
+// runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewOrderProjectionConsumer(conn *runtime.Conn, h OrderProjectionHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"order-projection\": nil OrderProjectionHandler")
@@ -106,11 +114,14 @@ type ShippingAuditHandler interface {
 	HandleOrderShipped(ctx context.Context, d runtime.Delivery, fact OrderShipped) error
 }
 
-// NewShippingAuditConsumer returns consumer "shipping-audit": it reads the
-// work queue shipping-audit and calls h for each fact, with the prefetch,
-// concurrency, retry ladder and attempt limit of Topology. Start it with Run.
-// opts adjust it, for example runtime.WithGuard or
-// runtime.WithShutdownTimeout.
+// NewShippingAuditConsumer returns stream consumer "shipping-audit": it reads
+// stream orders-log (from the first fact written at or after
+// 2026-01-01T00:00:00Z the first time, then on from the offset it stored) and
+// calls h for each fact its bindings match, skipping the stream's others, with
+// the prefetch, concurrency, retry ladder and attempt limit of Topology. Its
+// work queue shipping-audit is bound to nothing: it receives only the
+// consumer's own retries and deferrals. Start it with Run. opts adjust it, for
+// example runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewShippingAuditConsumer(conn *runtime.Conn, h ShippingAuditHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"shipping-audit\": nil ShippingAuditHandler")
