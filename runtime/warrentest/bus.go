@@ -107,6 +107,7 @@ type Bus struct {
 	conn    *runtime.Conn
 	pub     *runtime.Publisher
 	facts   factIndex
+	offsets *offsetStore
 	calls   []Call
 	running map[runKey]Call
 	runners []*runner
@@ -165,7 +166,7 @@ func newBus(t testing.TB, top topology.Topology, virtual bool, opts []Option) *B
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Bus{t: t, top: top, opts: o, virtual: virtual, running: map[runKey]Call{}}
+	b := &Bus{t: t, top: top, opts: o, virtual: virtual, running: map[runKey]Call{}, offsets: &offsetStore{offs: map[[2]string]int64{}}}
 	b.broker = membroker.New(membroker.Options{Version: o.version, Observer: (*observer)(b)})
 	busesMu.Lock()
 	lastID++
@@ -173,7 +174,7 @@ func newBus(t testing.TB, top topology.Topology, virtual bool, opts []Option) *B
 	buses[b.id] = b
 	busesMu.Unlock()
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	conn, err := runtime.Dial(b.ctx, runtime.Config{URLs: []string{b.URL()}, Logger: o.logger, Topology: &b.top, ConnectionName: t.Name()})
+	conn, err := runtime.Dial(b.ctx, runtime.Config{URLs: []string{b.URL()}, Logger: o.logger, Topology: &b.top, ConnectionName: t.Name(), StreamOffsets: b.StreamOffsets()})
 	if err != nil {
 		t.Fatalf("warrentest: connect to the in-process bus: %v", err)
 	}

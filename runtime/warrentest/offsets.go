@@ -1,0 +1,62 @@
+package warrentest
+
+import (
+	"context"
+	"sync"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// offsetStore keeps stream consumers' offsets in the bus, where RabbitMQ
+// keeps them on the broker (over its stream protocol): the stream
+// consumers started on the bus store and query them here, and a test
+// reads them with [Bus.StoredOffset].
+type offsetStore struct {
+	mu   sync.Mutex
+	offs map[[2]string]int64 // by offset name and stream
+}
+
+type busOffsets struct{ s *offsetStore }
+
+func (o busOffsets) StoreOffset(_ context.Context, consumer, stream string, offset int64) error {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	o.s.offs[[2]string{consumer, stream}] = offset
+	return nil
+}
+
+func (o busOffsets) QueryOffset(_ context.Context, consumer, stream string) (int64, bool, error) {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	off, ok := o.s.offs[[2]string{consumer, stream}]
+	return off, ok, nil
+}
+
+func (busOffsets) Close() error { return nil }
+
+// StreamOffsets is the bus's [runtime.OffsetDialer]: the Conn of the bus
+// ([Bus.Conn]) keeps its stream consumers' offsets in the bus with it. A
+// service that dials the bus by itself ([Bus.URL]) with stream consumers
+// sets it as its runtime.Config.StreamOffsets.
+func (b *Bus) StreamOffsets() runtime.OffsetDialer {
+	return func(context.Context, runtime.StreamEndpoint) (runtime.OffsetStore, error) {
+		return busOffsets{b.offsets}, nil
+	}
+}
+
+// StoredOffset returns the offset stream consumer has stored on the
+// stream it reads: every fact up to it is settled (handled, or copied to
+// its retry ladder or poison queue). found is false while it stored none.
+// The offset is the one stored under the consumer's name (not a replay's
+// offset name). A consumer name the topology lacks, or one that reads no
+// stream, fails the test.
+func (b *Bus) StoredOffset(consumer string) (offset int64, found bool) {
+	b.t.Helper()
+	c := b.mustKnow(consumer)
+	if c.Stream == "" {
+		b.t.Fatalf("warrentest: StoredOffset: consumer %q reads no stream", consumer)
+	}
+	b.settle()
+	off, ok, _ := busOffsets{b.offsets}.QueryOffset(b.ctx, consumer, c.Stream)
+	return off, ok
+}

@@ -1,0 +1,111 @@
+package warrentest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/topology"
+	"github.com/warrenbus/warren/runtime/warrentest"
+)
+
+// Stream consumers on the kit: the stream keeps every fact, each consumer
+// reads it from its own start (first, last, next, an offset) and then
+// whatever is appended; a failing fact walks the consumer's own retry
+// ladder into its poison queue while the stream reads on, and neither the
+// other readers of the stream nor a plain consumer of the same facts see
+// anything of it.
+func TestStreamConsumersReadFromTheirStartInVirtualTime(t *testing.T) {
+	ladder := []time.Duration{time.Minute, time.Hour}
+	top := buildTopology(t, topology.Spec{
+		Streams: []topology.StreamSpec{{Name: "steps-log", Bindings: []string{"orders.#"}, MaxAge: 24 * time.Hour}},
+		Consumers: []topology.ConsumerSpec{
+			{Name: "from-first", Bindings: []string{"orders.#"}, Stream: "steps-log", Start: topology.Start{Kind: topology.StartFirst}, MaxAttempts: 3, Backoff: ladder},
+			{Name: "from-last", Bindings: []string{"orders.#"}, Stream: "steps-log", Start: topology.Start{Kind: topology.StartLast}},
+			{Name: "from-next", Bindings: []string{"orders.#"}, Stream: "steps-log"},
+			{Name: "from-offset", Bindings: []string{"orders.#"}, Stream: "steps-log", Start: topology.Start{Kind: topology.StartOffset, Offset: 1}},
+			{Name: "plain", Bindings: []string{"orders.#"}, MaxAttempts: 3, Backoff: ladder},
+		},
+	})
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[step](b, factStep)
+		var mu sync.Mutex
+		seen := map[string][]int{} // consumer -> the steps it handled, in order
+		start := func(i int, failOn int) {
+			spec := top.Consumers[i]
+			c, err := runtime.NewConsumer(b.Conn(), spec, []runtime.Route{
+				runtime.HandleEach(factStep, func() any { return new(step) }, func(_ context.Context, _ runtime.Delivery, f any) error {
+					s := f.(*step)
+					if s.N == failOn {
+						return errors.New("no such order")
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					seen[spec.Name] = append(seen[spec.Name], s.N)
+					return nil
+				}),
+			})
+			b.Start(spec.Name, c, err)
+		}
+		for n := 1; n <= 3; n++ {
+			warrentest.Publish(b, factStep, step{OrderID: "a", N: n})
+		}
+		start(0, 2) // from-first fails on step 2, every time
+		for i := 1; i < len(top.Consumers); i++ {
+			start(i, 0)
+		}
+		b.Idle()
+		warrentest.Publish(b, factStep, step{OrderID: "a", N: 4})
+		b.Idle()
+
+		want := map[string][]int{
+			"from-first":  {1, 3, 4}, // 2 poisoned
+			"from-last":   {3, 4},
+			"from-next":   {4},
+			"from-offset": {2, 3, 4},
+			"plain":       {1, 2, 3, 4}, // its queue, declared with the bus, held them
+		}
+		mu.Lock()
+		for name, w := range want {
+			if got := seen[name]; !slices.Equal(got, w) {
+				t.Errorf("%s handled steps %v, want %v", name, got, w)
+			}
+		}
+		mu.Unlock()
+
+		b.WantPoisoned("from-first", 1)
+		p := b.Poisoned("from-first")[0]
+		if p.Failure != "no such order" || p.Attempts != 3 {
+			t.Errorf("poisoned with failure %q after %d attempts, want %q after 3", p.Failure, p.Attempts, "no such order")
+		}
+		if got := len(b.Retried("from-first")); got != 2 {
+			t.Errorf("from-first retried %d times, want 2", got)
+		}
+		for _, name := range []string{"from-last", "from-next", "from-offset", "plain"} {
+			b.WantPoisoned(name, 0)
+			if f := b.Failed(name); len(f) > 0 {
+				t.Errorf("%s failed %d calls: %v", name, len(f), f)
+			}
+		}
+		// Every fact of the stream settled (step 2 once its copy went to
+		// the ladder): each reader stored the stream's last offset.
+		for _, name := range []string{"from-first", "from-last", "from-next", "from-offset"} {
+			if off, ok := b.StoredOffset(name); !ok || off != 3 {
+				t.Errorf("%s stored offset %d (found %t), want 3", name, off, ok)
+			}
+		}
+		// The stream keeps what its readers settled.
+		var offsets []string
+		for _, m := range b.Waiting("steps-log") {
+			offsets = append(offsets, fmt.Sprint(m.Headers["x-stream-offset"]))
+		}
+		if want := []string{"0", "1", "2", "3"}; !slices.Equal(offsets, want) {
+			t.Errorf("the stream keeps the offsets %v, want %v", offsets, want)
+		}
+	})
+}
