@@ -108,6 +108,7 @@ type Bus struct {
 	pub     *runtime.Publisher
 	facts   factIndex
 	offsets *offsetStore
+	groups  groups
 	calls   []Call
 	running map[runKey]Call
 	runners []*runner
@@ -167,6 +168,7 @@ func newBus(t testing.TB, top topology.Topology, virtual bool, opts []Option) *B
 		opt(&o)
 	}
 	b := &Bus{t: t, top: top, opts: o, virtual: virtual, running: map[runKey]Call{}, offsets: &offsetStore{offs: map[[2]string]int64{}}}
+	b.groups.by = map[[2]string][]*member{}
 	b.broker = membroker.New(membroker.Options{Version: o.version, Observer: (*observer)(b)})
 	busesMu.Lock()
 	lastID++

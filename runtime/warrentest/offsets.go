@@ -16,7 +16,14 @@ type offsetStore struct {
 	offs map[[2]string]int64 // by offset name and stream
 }
 
-type busOffsets struct{ s *offsetStore }
+// busOffsets is the store a Conn opens on the bus; it also joins the
+// consumer groups of super streams, as runtime/streamoffset's does.
+type busOffsets struct {
+	s *offsetStore
+	b *Bus
+}
+
+var _ runtime.GroupStore = busOffsets{}
 
 func (o busOffsets) StoreOffset(_ context.Context, consumer, stream string, offset int64) error {
 	o.s.mu.Lock()
@@ -40,7 +47,7 @@ func (busOffsets) Close() error { return nil }
 // sets it as its runtime.Config.StreamOffsets.
 func (b *Bus) StreamOffsets() runtime.OffsetDialer {
 	return func(context.Context, runtime.StreamEndpoint) (runtime.OffsetStore, error) {
-		return busOffsets{b.offsets}, nil
+		return busOffsets{b.offsets, b}, nil
 	}
 }
 
@@ -53,10 +60,33 @@ func (b *Bus) StreamOffsets() runtime.OffsetDialer {
 func (b *Bus) StoredOffset(consumer string) (offset int64, found bool) {
 	b.t.Helper()
 	c := b.mustKnow(consumer)
-	if c.Stream == "" {
+	switch {
+	case c.Stream == "":
 		b.t.Fatalf("warrentest: StoredOffset: consumer %q reads no stream", consumer)
+	case len(c.Partitions) > 0:
+		b.t.Fatalf("warrentest: StoredOffset: consumer %q reads super stream %q, an offset per partition: use PartitionOffsets", consumer, c.Stream)
 	}
 	b.settle()
-	off, ok, _ := busOffsets{b.offsets}.QueryOffset(b.ctx, consumer, c.Stream)
+	off, ok, _ := busOffsets{b.offsets, b}.QueryOffset(b.ctx, consumer, c.Stream)
 	return off, ok
+}
+
+// PartitionOffsets returns the offsets a consumer of a super stream has
+// stored, by partition; a partition it stored none on is missing. A
+// consumer name the topology lacks, or one that reads no super stream,
+// fails the test.
+func (b *Bus) PartitionOffsets(consumer string) map[string]int64 {
+	b.t.Helper()
+	c := b.mustKnow(consumer)
+	if len(c.Partitions) == 0 {
+		b.t.Fatalf("warrentest: PartitionOffsets: consumer %q reads no super stream", consumer)
+	}
+	b.settle()
+	out := map[string]int64{}
+	for _, p := range c.Partitions {
+		if off, ok, _ := (busOffsets{b.offsets, b}).QueryOffset(b.ctx, consumer, p); ok {
+			out[p] = off
+		}
+	}
+	return out
 }

@@ -64,8 +64,9 @@ func TestStreamConsumersOnTheKit(t *testing.T) {
 	streamstest.Run(t, func(t *testing.T, k *streamstest.Kit) {
 		k.PublishOrderPlaced(streams.OrderPlaced{OrderID: "o-1", Total: 12.5})
 		k.PublishOrderShipped(streams.OrderShipped{OrderID: "o-1"})
-		hist, aud, st := &history{}, &audit{}, &stock{}
+		hist, aud, st, proj := &history{}, &audit{}, &stock{}, &history{}
 		k.StartOrderHistory(hist)
+		k.StartOrderProjection(proj)
 		k.StartShippingAudit(aud)
 		k.StartStock(st)
 		k.Idle()
@@ -89,6 +90,21 @@ func TestStreamConsumersOnTheKit(t *testing.T) {
 		failed := k.Failed(streamstest.OrderHistory)
 		if p.Failure != "order o-2 is unknown to the history" || p.Attempts != len(failed) || len(failed) < 2 {
 			t.Errorf("poisoned %q after %d attempts, with %d failed calls; want its failure after every attempt of its ladder", p.Failure, p.Attempts, len(failed))
+		}
+		// The consumer group reads the super stream's partitions: each
+		// order's facts in its partition, in order.
+		got := proj.handled()
+		slices.Sort(got)
+		if want := []string{"o-1 placed", "o-1 shipped", "o-2 shipped"}; !slices.Equal(got, want) {
+			t.Errorf("order-projection handled %v, want %v", got, want)
+		}
+		k.WantPoisoned(streamstest.OrderProjection, 1)
+		var settled int64
+		for _, off := range k.PartitionOffsets(streamstest.OrderProjection) {
+			settled += off + 1
+		}
+		if settled != 4 {
+			t.Errorf("order-projection's stored offsets cover %d facts, want the 4 on its partitions", settled)
 		}
 		if want := []string{"o-2 shipped"}; !slices.Equal(aud.handled(), want) {
 			t.Errorf("shipping-audit handled %v, want %v", aud.handled(), want)
