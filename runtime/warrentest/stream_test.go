@@ -109,3 +109,72 @@ func TestStreamConsumersReadFromTheirStartInVirtualTime(t *testing.T) {
 		}
 	})
 }
+
+// A consumer group of a super stream on the kit: its first member reads
+// every partition from the start; when it leaves, having stored each
+// partition's offset, the next member reads on from there, handling
+// neither a fact twice nor skipping one.
+func TestAConsumerGroupHandsItsPartitionsOverInVirtualTime(t *testing.T) {
+	top := buildTopology(t, topology.Spec{
+		Streams: []topology.StreamSpec{{Name: "steps-by-order", Bindings: []string{"orders.#"}, Partitions: 2}},
+		Consumers: []topology.ConsumerSpec{
+			{Name: "projection", Bindings: []string{"orders.#"}, Stream: "steps-by-order", Start: topology.Start{Kind: topology.StartFirst}},
+		},
+	})
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[step](b, factStep)
+		var mu sync.Mutex
+		seen := map[int][]string{} // member -> the facts it handled
+		member := func(i int) *runtime.Consumer {
+			c, err := runtime.NewConsumer(b.Conn(), top.Consumers[0], []runtime.Route{
+				runtime.HandleEach(factStep, func() any { return new(step) }, func(_ context.Context, _ runtime.Delivery, f any) error {
+					s := f.(*step)
+					mu.Lock()
+					defer mu.Unlock()
+					seen[i] = append(seen[i], fmt.Sprintf("%s%d", s.OrderID, s.N))
+					return nil
+				}),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		for n := 1; n <= 2; n++ {
+			for _, key := range []string{"a", "b", "c"} {
+				warrentest.Publish(b, factStep, step{OrderID: key, N: n})
+			}
+		}
+		ctx, leave := context.WithCancel(b.Context())
+		first := make(chan error, 1)
+		go func() { first <- member(1).Run(ctx) }()
+		b.Idle()
+		b.Start("projection", member(2), nil)
+		b.Idle()
+		leave()
+		if err := <-first; err != nil {
+			t.Fatalf("the first member stopped with %v", err)
+		}
+		for _, key := range []string{"a", "b", "c"} {
+			warrentest.Publish(b, factStep, step{OrderID: key, N: 3})
+		}
+		b.Idle()
+
+		mu.Lock()
+		defer mu.Unlock()
+		got1, got2 := slices.Sorted(slices.Values(seen[1])), slices.Sorted(slices.Values(seen[2]))
+		if want := []string{"a1", "a2", "b1", "b2", "c1", "c2"}; !slices.Equal(got1, want) {
+			t.Errorf("the first member handled %v, want %v", got1, want)
+		}
+		if want := []string{"a3", "b3", "c3"}; !slices.Equal(got2, want) {
+			t.Errorf("the second member handled %v, want %v", got2, want)
+		}
+		var settled int64
+		for _, off := range b.PartitionOffsets("projection") {
+			settled += off + 1
+		}
+		if settled != 9 {
+			t.Errorf("the stored offsets cover %d facts, want 9", settled)
+		}
+	})
+}
