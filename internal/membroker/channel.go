@@ -413,13 +413,18 @@ func (ch *Channel) Get(queueName string, autoAck bool) (amqp.Delivery, bool, err
 	if err := ch.lock(); err != nil {
 		return amqp.Delivery{}, false, err
 	}
+	if q, ok := ch.b.queues[queueName]; ok && q.stream {
+		// NOT_IMPLEMENTED is a connection error: RabbitMQ closes the
+		// whole connection over it.
+		ch.b.mu.Unlock()
+		err := &amqp.Error{Code: amqp.NotImplemented, Reason: fmt.Sprintf("NOT_IMPLEMENTED - basic.get not supported by stream queues queue '%s' in vhost '/'", queueName), Server: true}
+		ch.conn.close(err)
+		return amqp.Delivery{}, false, err
+	}
 	defer ch.unlock()
 	q, ok := ch.b.queues[queueName]
 	if !ok {
 		return amqp.Delivery{}, false, ch.fail(notFound("no queue '%s' in vhost '/'", queueName))
-	}
-	if q.stream {
-		return amqp.Delivery{}, false, ch.fail(precondition("queue '%s' in vhost '/' is a stream: basic.get is not supported", queueName))
 	}
 	q.dispatch() // expire what is due first
 	if len(q.ready) == 0 {

@@ -1018,5 +1018,10 @@ func streamOffsets(t *testing.T, conn transport.Connection) observation {
 	other := channel(t, conn)
 	must(t, "qos", other.Qos(10, 0, false))
 	read(from(other, "again", "first"), "again from first", 4)
+	// A stream cannot be read with basic.get: a connection error.
+	_, _, err = channel(t, conn).Get("s", false)
+	o.add(seenErr(err, "stream"))
+	_, err = conn.Channel()
+	o.add("channel after", err != nil)
 	return o
 }
