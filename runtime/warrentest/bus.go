@@ -1,5 +1,6 @@
 // Package warrentest runs warren's generated publishers, consumers,
-// ordered consumers, requesters, responders and outbox relays in the test
+// ordered consumers, stream consumers (their offsets kept in the bus),
+// requesters, responders and outbox relays in the test
 // process, on an in-process broker with RabbitMQ's semantics: the same
 // topology routes the facts, the same generated code validates and decodes
 // them, a failing handler walks its consumer's real retry ladder into its
@@ -17,8 +18,8 @@
 //
 // What the bus does not simulate: broker restarts and node loss (nothing
 // survives the test; [Bus.DropConnections] cuts connections and keeps the
-// queues), resource alarms, several vhosts, plugins being off, and the
-// network's latency.
+// queues), resource alarms, several vhosts, plugins being off, a stream's
+// retention, and the network's latency.
 package warrentest
 
 import (
