@@ -186,8 +186,10 @@ func (b *Broker) Done() <-chan struct{} { return b.done }
 
 // QueueState is what one queue holds at a moment.
 type QueueState struct {
-	Name      string
-	Ready     int // waiting to be delivered
+	Name string
+	// Ready is what waits to be delivered; of a stream, what its
+	// furthest-behind consumer has still to read, or with none, all of it.
+	Ready     int
 	Unacked   int // delivered, not yet settled
 	Consumers int
 	// Due is when the earliest waiting message expires (by message or

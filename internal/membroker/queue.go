@@ -258,6 +258,10 @@ func (q *queue) state() QueueState {
 			}
 		}
 	}
+	if q.stream && s.Consumers == 0 {
+		// No reader attached: all of it is there for the next to read.
+		s.Ready = len(q.log)
+	}
 	if len(q.ready) > 0 {
 		s.Due = q.ready[0].expiresAt
 	}
