@@ -3,6 +3,9 @@
 // x-consistent-hash), queues with the arguments warren declares (message
 // TTL, dead-lettering with x-death, length bounds with reject-publish or
 // drop-head, priorities, single active consumer, quorum delivery limits),
+// streams (an append-only log that each consumer reads from its
+// x-stream-offset on, with the offset in each delivery's headers; their
+// retention is not applied),
 // publisher confirms, mandatory returns, prefetch, acknowledgements and
 // direct reply-to, with RabbitMQ's error codes for what it refuses.
 //
@@ -183,8 +186,10 @@ func (b *Broker) Done() <-chan struct{} { return b.done }
 
 // QueueState is what one queue holds at a moment.
 type QueueState struct {
-	Name      string
-	Ready     int // waiting to be delivered
+	Name string
+	// Ready is what waits to be delivered; of a stream, what its
+	// furthest-behind consumer has still to read, or with none, all of it.
+	Ready     int
 	Unacked   int // delivered, not yet settled
 	Consumers int
 	// Due is when the earliest waiting message expires (by message or
@@ -218,13 +223,26 @@ func (b *Broker) Queue(name string) (QueueState, bool) {
 }
 
 // Messages returns copies of the messages waiting in queue, in delivery
-// order, without taking them off it.
+// order, without taking them off it; of a stream, every message it keeps,
+// each with its x-stream-offset header.
 func (b *Broker) Messages(queue string) []amqp.Delivery {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q, ok := b.queues[queue]
 	if !ok {
 		return nil
+	}
+	if q.stream {
+		out := make([]amqp.Delivery, 0, len(q.log))
+		for _, m := range q.log {
+			d := m.delivery(queue)
+			if d.Headers == nil {
+				d.Headers = amqp.Table{}
+			}
+			d.Headers["x-stream-offset"] = m.offset
+			out = append(out, d)
+		}
+		return out
 	}
 	out := make([]amqp.Delivery, 0, len(q.ready))
 	for _, m := range q.ready {

@@ -337,6 +337,16 @@ func (ch *Channel) Consume(queueName, tag string, autoAck, exclusive, noLocal, n
 			return nil, ch.fail(&amqp.Error{Code: amqp.AccessRefused, Reason: fmt.Sprintf("ACCESS_REFUSED - queue '%s' in vhost '/' in exclusive use", queueName), Server: true})
 		}
 	}
+	if q.stream {
+		if autoAck || c.prefetch == 0 {
+			return nil, ch.fail(precondition("consumer on stream '%s' in vhost '/' needs manual acknowledgements and a prefetch count (basic.qos)", queueName))
+		}
+		start, err := q.streamStart(args["x-stream-offset"])
+		if err != nil {
+			return nil, ch.fail(err)
+		}
+		c.cursor = start
+	}
 	c.q = q
 	ch.consumers[tag] = c
 	q.consumers = append(q.consumers, c)
@@ -388,6 +398,9 @@ func (ch *Channel) dropConsumer(c *consumer, byBroker bool) {
 		if h, ok := ch.unacked[d.DeliveryTag]; ok && h.c == c {
 			delete(ch.unacked, d.DeliveryTag)
 			h.settled()
+			if h.q.stream {
+				continue // the stream keeps it
+			}
 			h.m.redeliver = d.Redelivered // it never reached the client
 			h.q.insert(h.m)
 		}
@@ -398,6 +411,14 @@ func (ch *Channel) dropConsumer(c *consumer, byBroker bool) {
 // Get takes one message off queue, if there is one.
 func (ch *Channel) Get(queueName string, autoAck bool) (amqp.Delivery, bool, error) {
 	if err := ch.lock(); err != nil {
+		return amqp.Delivery{}, false, err
+	}
+	if q, ok := ch.b.queues[queueName]; ok && q.stream {
+		// NOT_IMPLEMENTED is a connection error: RabbitMQ closes the
+		// whole connection over it.
+		ch.b.mu.Unlock()
+		err := &amqp.Error{Code: amqp.NotImplemented, Reason: fmt.Sprintf("NOT_IMPLEMENTED - basic.get not supported by stream queues queue '%s' in vhost '/'", queueName), Server: true}
+		ch.conn.close(err)
 		return amqp.Delivery{}, false, err
 	}
 	defer ch.unlock()
@@ -442,9 +463,13 @@ func (ch *Channel) Ack(tag uint64, multiple bool) error {
 // requeued, or dead-lettered as rejected.
 func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
 	return ch.settle(tag, multiple, func(h *held) {
-		if requeue {
+		switch {
+		case h.q.stream:
+			// A stream neither requeues nor dead-letters: the fact stays
+			// in it, and the credit is freed.
+		case requeue:
 			h.q.giveBack(h.m)
-		} else {
+		default:
 			h.q.deadLetter(h.m, "rejected")
 		}
 		h.q.dispatch()
@@ -697,6 +722,7 @@ type consumer struct {
 	// guarded by b.mu
 	unacked   int
 	cancelled bool
+	cursor    int64 // a stream consumer's next offset
 
 	deliveries chan amqp.Delivery
 	out        *mailbox[amqp.Delivery]
@@ -715,6 +741,12 @@ func (c *consumer) deliver(q *queue, m *message) {
 	d.Acknowledger = ch
 	d.ConsumerTag = c.tag
 	d.DeliveryTag = ch.deliveryTag
+	if q.stream {
+		if d.Headers == nil {
+			d.Headers = amqp.Table{}
+		}
+		d.Headers["x-stream-offset"] = m.offset
+	}
 	if !c.autoAck {
 		ch.unacked[d.DeliveryTag] = &held{q: q, m: m, c: c}
 		c.unacked++
@@ -780,7 +812,7 @@ func (ch *Channel) requeueUnseen(c *consumer, d amqp.Delivery) {
 	}
 	delete(ch.unacked, d.DeliveryTag)
 	h.settled()
-	if ch.b.queues[h.q.name] == h.q {
+	if ch.b.queues[h.q.name] == h.q && !h.q.stream {
 		h.q.insert(h.m)
 		h.q.dispatch()
 	}

@@ -54,6 +54,7 @@ func TestDifferential(t *testing.T) {
 		{"x-overflow reject-publish-dlx", rejectPublishDLX},
 		{"quorum queue TTL dead-letters", quorumTTL},
 		{"headers exchange, chained alternate exchanges, dead-lettered into", headersChain},
+		{"stream consumers read from their offsets, and the stream keeps what they acked", streamOffsets},
 	})
 }
 
@@ -975,4 +976,52 @@ func bodies(ds []deliverySeen) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// streamOffsets: each consumer of a stream reads it from its own
+// x-stream-offset ("first", an offset, "next") and then what is appended,
+// every delivery carrying its offset; an ack frees credit and removes
+// nothing, so a later consumer from "first" reads it all again.
+func streamOffsets(t *testing.T, conn transport.Connection) observation {
+	ch := channel(t, conn)
+	exchange(t, ch, "x", "topic", nil)
+	_, err := ch.QueueDeclare("s", true, false, false, false, amqp.Table{"x-queue-type": "stream"})
+	must(t, "declare stream", err)
+	bind(t, ch, "s", "o.#", "x")
+	done := confirming(t, ch)
+	for _, k := range []string{"o.1", "o.2", "o.3"} {
+		publish(t, ch, "x", k, body(k))
+	}
+	var o observation
+	o.add(done())
+	must(t, "qos", ch.Qos(10, 0, false))
+	from := func(ch transport.Channel, tag string, start any) <-chan amqp.Delivery {
+		ds, err := ch.Consume("s", tag, false, false, false, false, amqp.Table{"x-stream-offset": start})
+		must(t, "consume from "+fmt.Sprint(start), err)
+		return ds
+	}
+	read := func(c <-chan amqp.Delivery, what string, n int) {
+		for i := range n {
+			d := await(t, c, fmt.Sprintf("%s delivery %d", what, i+1))
+			o.add(what, seen(d), toInt(d.Headers["x-stream-offset"]))
+			must(t, "ack", d.Ack(false))
+		}
+	}
+	first, one, next := from(ch, "first", "first"), from(ch, "one", int64(1)), from(ch, "next", "next")
+	read(first, "first", 3)
+	read(one, "offset 1", 2)
+	publish(t, ch, "x", "o.4", body("o.4"))
+	o.add(done())
+	read(first, "first", 1)
+	read(one, "offset 1", 1)
+	read(next, "next", 1)
+	other := channel(t, conn)
+	must(t, "qos", other.Qos(10, 0, false))
+	read(from(other, "again", "first"), "again from first", 4)
+	// A stream cannot be read with basic.get: a connection error.
+	_, _, err = channel(t, conn).Get("s", false)
+	o.add(seenErr(err, "stream"))
+	_, err = conn.Channel()
+	o.add("channel after", err != nil)
+	return o
 }

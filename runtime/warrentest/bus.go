@@ -1,5 +1,6 @@
 // Package warrentest runs warren's generated publishers, consumers,
-// ordered consumers, requesters, responders and outbox relays in the test
+// ordered consumers, stream consumers (their offsets kept in the bus),
+// requesters, responders and outbox relays in the test
 // process, on an in-process broker with RabbitMQ's semantics: the same
 // topology routes the facts, the same generated code validates and decodes
 // them, a failing handler walks its consumer's real retry ladder into its
@@ -17,8 +18,8 @@
 //
 // What the bus does not simulate: broker restarts and node loss (nothing
 // survives the test; [Bus.DropConnections] cuts connections and keeps the
-// queues), resource alarms, several vhosts, plugins being off, and the
-// network's latency.
+// queues), resource alarms, several vhosts, plugins being off, a stream's
+// retention, and the network's latency.
 package warrentest
 
 import (
@@ -107,6 +108,8 @@ type Bus struct {
 	conn    *runtime.Conn
 	pub     *runtime.Publisher
 	facts   factIndex
+	offsets *offsetStore
+	groups  groups
 	calls   []Call
 	running map[runKey]Call
 	runners []*runner
@@ -165,7 +168,8 @@ func newBus(t testing.TB, top topology.Topology, virtual bool, opts []Option) *B
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Bus{t: t, top: top, opts: o, virtual: virtual, running: map[runKey]Call{}}
+	b := &Bus{t: t, top: top, opts: o, virtual: virtual, running: map[runKey]Call{}, offsets: &offsetStore{offs: map[[2]string]int64{}}}
+	b.groups.by = map[[2]string][]*member{}
 	b.broker = membroker.New(membroker.Options{Version: o.version, Observer: (*observer)(b)})
 	busesMu.Lock()
 	lastID++
@@ -173,7 +177,7 @@ func newBus(t testing.TB, top topology.Topology, virtual bool, opts []Option) *B
 	buses[b.id] = b
 	busesMu.Unlock()
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	conn, err := runtime.Dial(b.ctx, runtime.Config{URLs: []string{b.URL()}, Logger: o.logger, Topology: &b.top, ConnectionName: t.Name()})
+	conn, err := runtime.Dial(b.ctx, runtime.Config{URLs: []string{b.URL()}, Logger: o.logger, Topology: &b.top, ConnectionName: t.Name(), StreamOffsets: b.StreamOffsets()})
 	if err != nil {
 		t.Fatalf("warrentest: connect to the in-process bus: %v", err)
 	}

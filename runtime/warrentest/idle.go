@@ -149,6 +149,12 @@ func (b *Bus) startedQueues() map[string]bool {
 		if c.Queue != "" {
 			out[c.Queue] = true
 		}
+		if c.Stream != "" && len(c.Partitions) == 0 {
+			out[c.Stream] = true
+		}
+		for _, p := range c.Partitions {
+			out[p] = true
+		}
 		for _, s := range c.Shards {
 			out[s] = true
 		}

@@ -1,0 +1,92 @@
+package warrentest
+
+import (
+	"context"
+	"sync"
+
+	"github.com/warrenbus/warren/runtime"
+)
+
+// offsetStore keeps stream consumers' offsets in the bus, where RabbitMQ
+// keeps them on the broker (over its stream protocol): the stream
+// consumers started on the bus store and query them here, and a test
+// reads them with [Bus.StoredOffset].
+type offsetStore struct {
+	mu   sync.Mutex
+	offs map[[2]string]int64 // by offset name and stream
+}
+
+// busOffsets is the store a Conn opens on the bus; it also joins the
+// consumer groups of super streams, as runtime/streamoffset's does.
+type busOffsets struct {
+	s *offsetStore
+	b *Bus
+}
+
+var _ runtime.GroupStore = busOffsets{}
+
+func (o busOffsets) StoreOffset(_ context.Context, consumer, stream string, offset int64) error {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	o.s.offs[[2]string{consumer, stream}] = offset
+	return nil
+}
+
+func (o busOffsets) QueryOffset(_ context.Context, consumer, stream string) (int64, bool, error) {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	off, ok := o.s.offs[[2]string{consumer, stream}]
+	return off, ok, nil
+}
+
+func (busOffsets) Close() error { return nil }
+
+// StreamOffsets is the bus's [runtime.OffsetDialer]: the Conn of the bus
+// ([Bus.Conn]) keeps its stream consumers' offsets in the bus with it. A
+// service that dials the bus by itself ([Bus.URL]) with stream consumers
+// sets it as its runtime.Config.StreamOffsets.
+func (b *Bus) StreamOffsets() runtime.OffsetDialer {
+	return func(context.Context, runtime.StreamEndpoint) (runtime.OffsetStore, error) {
+		return busOffsets{b.offsets, b}, nil
+	}
+}
+
+// StoredOffset returns the offset stream consumer has stored on the
+// stream it reads: every fact up to it is settled (handled, or copied to
+// its retry ladder or poison queue). found is false while it stored none.
+// The offset is the one stored under the consumer's name (not a replay's
+// offset name). A consumer name the topology lacks, or one that reads no
+// stream, fails the test.
+func (b *Bus) StoredOffset(consumer string) (offset int64, found bool) {
+	b.t.Helper()
+	c := b.mustKnow(consumer)
+	switch {
+	case c.Stream == "":
+		b.t.Fatalf("warrentest: StoredOffset: consumer %q reads no stream", consumer)
+	case len(c.Partitions) > 0:
+		b.t.Fatalf("warrentest: StoredOffset: consumer %q reads super stream %q, an offset per partition: use PartitionOffsets", consumer, c.Stream)
+	}
+	b.settle()
+	off, ok, _ := busOffsets{b.offsets, b}.QueryOffset(b.ctx, consumer, c.Stream)
+	return off, ok
+}
+
+// PartitionOffsets returns the offsets a consumer of a super stream has
+// stored, by partition; a partition it stored none on is missing. A
+// consumer name the topology lacks, or one that reads no super stream,
+// fails the test.
+func (b *Bus) PartitionOffsets(consumer string) map[string]int64 {
+	b.t.Helper()
+	c := b.mustKnow(consumer)
+	if len(c.Partitions) == 0 {
+		b.t.Fatalf("warrentest: PartitionOffsets: consumer %q reads no super stream", consumer)
+	}
+	b.settle()
+	out := map[string]int64{}
+	for _, p := range c.Partitions {
+		if off, ok, _ := (busOffsets{b.offsets, b}).QueryOffset(b.ctx, consumer, p); ok {
+			out[p] = off
+		}
+	}
+	return out
+}
