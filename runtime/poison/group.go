@@ -301,17 +301,14 @@ func (g *grouper) groups() []Group {
 		})
 		out = append(out, gr)
 	}
-	// The largest first; ties by first failure, then id, so that grouping
-	// the same messages again lists them alike, whatever order a scan met
-	// them in.
-	slices.SortFunc(out, func(a, b Group) int {
+	// The largest first; ties by first failure, so that grouping the same
+	// messages again lists them alike whatever order a scan met them in,
+	// and then in the order the queue holds them.
+	slices.SortStableFunc(out, func(a, b Group) int {
 		if a.Count != b.Count {
 			return b.Count - a.Count
 		}
-		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return a.FirstSeen.Compare(b.FirstSeen)
 	})
 	return out
 }
