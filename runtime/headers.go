@@ -25,6 +25,12 @@ const (
 	HeaderFailure  = "x-failure"
 	HeaderFailedAt = "x-failed-at"
 	HeaderConsumer = "x-consumer"
+	// HeaderDiscarded marks a tombstone: what a discard from the poison
+	// queue of an ordered consumer with onPoison park sends the consumer in
+	// place of the discarded fact, its value the reason. The consumer lifts
+	// the park of the fact's ordering key if the key waits behind that
+	// fact, and acks the tombstone without calling a handler.
+	HeaderDiscarded = "x-discarded"
 )
 
 // maxFailureLen bounds x-failure: a poison queue is read by people, and a

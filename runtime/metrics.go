@@ -24,7 +24,7 @@ const (
 	Acked                         // the handler succeeded and the message was acked
 	Retried                       // a confirmed copy went to a delay queue, then the original was acked
 	Poisoned                      // a confirmed copy went to the poison queue, then the original was acked
-	DuplicateSkipped              // the guard had seen the message id already; acked without calling the handler
+	DuplicateSkipped              // the guard had seen the message id already, or (ordered consumers) the fact was in poison already or is the tombstone of a discarded one; acked without calling the handler
 	Returned                      // handed back to the broker unsettled (shutdown, or a copy that was not confirmed)
 	NewerVersion                  // its x-fact-version is newer than the fact the consumer was generated from (counted besides Delivered; handled as usual)
 	Held                          // a dependency was unavailable: a confirmed copy went to a delay queue with its attempt count unchanged, then the original was acked

@@ -191,6 +191,9 @@ func (c *Consumer) parkStore() ParkStore {
 // whoever parked it: another instance, or this one before a restart; when
 // it cannot be read, this instance's memory says.
 func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settled bool) {
+	if _, ok := in.d.Headers[HeaderDiscarded]; ok && c.ordered != nil {
+		return true, c.buryTombstone(ctx, in)
+	}
 	if !c.spec.Park || c.ordered == nil {
 		return false, true
 	}
@@ -236,4 +239,42 @@ func (c *Consumer) parkedBehind(ctx context.Context, in inbound) (parked, settle
 		return false, true
 	}
 	return true, c.poison(ctx, in, Permanent(fmt.Errorf("parked: fact %s of ordering key %q went to poison before it; replay it (and then this one) once its cause is fixed", head.id, key)))
+}
+
+// buryTombstone settles a tombstone ([HeaderDiscarded]): the fact it
+// stands for was discarded from poison, so the park its key has behind
+// that fact, if any, is lifted (in the guard's database and in memory),
+// and the tombstone is acked without calling a handler, counted as
+// [DuplicateSkipped]. A park behind another fact stays. It reports false
+// when the park could not be read or lifted from the database: the
+// tombstone is given back to its shard, to be tried again, so that the
+// key is not left parked behind a fact that will never return.
+func (c *Consumer) buryTombstone(ctx context.Context, in inbound) (settled bool) {
+	key, _ := in.d.Headers[HeaderOrderingKey].(string)
+	lifted := false
+	if store := c.parkStore(); store != nil {
+		id, _, _, err := store.ParkedBehind(ctx, c.spec.Name, key)
+		if err != nil {
+			c.log.Warn("the park of an ordering key could not be read to bury a discarded fact's tombstone; the tombstone goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
+			return false
+		}
+		if id == in.d.MessageId {
+			if err := store.Unpark(ctx, c.spec.Name, key); err != nil {
+				c.log.Warn("the park of an ordering key could not be lifted for a discarded fact; its tombstone goes back to its shard", append(logAttrs(in, err), "ordering_key", key)...)
+				return false
+			}
+			lifted = true
+		}
+	}
+	c.ordered.mu.Lock()
+	if p, ok := c.ordered.parked[key]; ok && p.id == in.d.MessageId {
+		delete(c.ordered.parked, key)
+		lifted = true
+	}
+	c.ordered.mu.Unlock()
+	reason, _ := in.d.Headers[HeaderDiscarded].(string)
+	c.log.Info("a fact was discarded from poison; its tombstone is acked without a handler",
+		"message_id", in.d.MessageId, "routing_key", in.routingKey, "ordering_key", key, "park_lifted", lifted, "reason", reason)
+	c.ack(in, DuplicateSkipped)
+	return true
 }

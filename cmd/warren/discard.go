@@ -22,6 +22,12 @@ and when in x-discard-reason, x-discarded-by and x-discarded-at. Each copy is
 confirmed by the broker before the poison message is removed: nothing is
 deleted without a record.
 
+For an ordered consumer with "onPoison": "park" the discard also sends the
+consumer a tombstone of each message (marked x-discarded, through its hash
+exchange into the message's shard, as a replay would): the consumer lifts
+the park its ordering key has behind the message and acks the tombstone
+without handling it, so the facts parked behind it can then be replayed.
+
 The archive keeps a message for 30 days and at most 100000 messages; when it
 is full a discard fails and leaves the messages in the poison queue. Read it
 with warren replay --from discarded --list; bring a message back with

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/idempotency"
@@ -263,4 +265,148 @@ func TestOnlyAReplayLiftsAPark(t *testing.T) {
 	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
 		test(t, func() (runtime.Guard, runtime.ParkStore) { g := newParkGuard(t, db, d); return g, g })
 	})
+}
+
+// A discard of the poisoned fact a key is parked behind lifts the park: the
+// discard sends the consumer a tombstone through the key's shard, which the
+// consumer acks without calling the handler; the facts parked behind it,
+// replayed, are then handled in order. A tombstone of a fact the key is not
+// parked behind (a follower discarded) leaves the park as it was. With an
+// SQL guard the park row goes; without one, the park in memory.
+func TestADiscardLiftsAPark(t *testing.T) {
+	test := func(t *testing.T, guard func() (runtime.Guard, runtime.ParkStore)) {
+		b := newBroker(t, topology.ConsumerSpec{Name: "discardpark", Ordered: true, Shards: 1, MaxAttempts: 1, Park: true, Backoff: testLadder})
+		t.Cleanup(func() { deleteQueue(t, b.url, poison.DiscardQueue(b.consumer)) })
+		pub, err := runtime.NewPublisher(b.conn, b.events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var calls []string // every handler call, the failing ones too
+		opts := []runtime.ConsumerOption{}
+		g, store := guard()
+		if g != nil {
+			opts = append(opts, runtime.WithGuard(g))
+		}
+		conn := b.dial()
+		c, err := runtime.NewConsumer(conn, b.consumer, []runtime.Route{runtime.Handle(factParcel, func(ctx context.Context, _ runtime.Delivery, p parcel) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, fmt.Sprintf("%s%d", p.Order, p.N))
+			if p.Order == "k" && p.N == 0 {
+				return runtime.Permanent(errors.New("this parcel can never be sent"))
+			}
+			return nil
+		})}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("consumer: %v", err)
+			}
+		}()
+		publish := func(p parcel) string {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			id, err := pub.Publish(ctx, factParcel, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		parkedBehind := func() string {
+			t.Helper()
+			id, _, _, err := store.ParkedBehind(context.Background(), b.consumer.Name, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		discard := func(id string) {
+			t.Helper()
+			got, err := poison.Discard(context.Background(), b.conn, b.consumer, poison.Filter{ID: id}, "never to be sent")
+			if err != nil || len(got) != 1 {
+				t.Fatalf("discard %s: %d discarded, %v", id, len(got), err)
+			}
+		}
+		skipped := func() uint64 { return conn.Counts(b.consumer.Name).Get(runtime.DuplicateSkipped) }
+
+		head := publish(parcel{Order: "k", N: 0})
+		testenv.Eventually(t, "the head poisoned", func() bool { return b.poisonDepth() >= 1 })
+		first := publish(parcel{Order: "k", N: 1})
+		publish(parcel{Order: "k", N: 2})
+		testenv.Eventually(t, "the followers parked in poison", func() bool { return b.poisonDepth() >= 3 })
+
+		// A follower discarded: its tombstone is acked, the key stays
+		// parked behind the head.
+		discard(first)
+		testenv.Eventually(t, "the follower's tombstone acked", func() bool { return skipped() >= 1 })
+		if store != nil {
+			if id := parkedBehind(); id != head {
+				t.Errorf("after a follower's discard key k is parked behind %q; want the head %s", id, head)
+			}
+		}
+
+		discard(head)
+		testenv.Eventually(t, "the head's tombstone acked", func() bool { return skipped() >= 2 })
+		if store != nil {
+			if id := parkedBehind(); id != "" {
+				t.Errorf("after the head's discard key k is parked behind %q; want no park", id)
+			}
+		}
+		if _, err := poison.Replay(context.Background(), b.conn, b.consumer, poison.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, "the replayed follower handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(calls) >= 2 })
+		publish(parcel{Order: "k", N: 3})
+		testenv.Eventually(t, "a new fact of the key handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(calls) >= 3 })
+		mu.Lock()
+		if got := strings.Join(calls, " "); got != "k0 k2 k3" {
+			t.Errorf("handler called with %q, want %q: the head once, no tombstone, the rest in order", got, "k0 k2 k3")
+		}
+		mu.Unlock()
+		if n := b.poisonDepth(); n != 0 {
+			t.Errorf("poison holds %d, want 0", n)
+		}
+		if n := skipped(); n != 2 {
+			t.Errorf("%d deliveries acked unhandled, want the two tombstones", n)
+		}
+		archived, err := poison.ListFrom(context.Background(), b.conn, b.consumer, poison.FromDiscarded, poison.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(archived) != 2 {
+			t.Errorf("the archive holds %d, want the two discarded facts", len(archived))
+		}
+	}
+	t.Run("memory", func(t *testing.T) {
+		test(t, func() (runtime.Guard, runtime.ParkStore) { return nil, nil })
+	})
+	forEachDB(t, func(t *testing.T, db *sql.DB, d idempotency.Dialect) {
+		test(t, func() (runtime.Guard, runtime.ParkStore) { g := newParkGuard(t, db, d); return g, g })
+	})
+}
+
+// deleteQueue deletes a queue the test's topology does not know of.
+func deleteQueue(t testing.TB, url, queue string) {
+	raw, err := amqp.Dial(url)
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer raw.Close()
+	ch, err := raw.Channel()
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+		return
+	}
+	if _, err := ch.QueueDelete(queue, false, false, false); err != nil {
+		t.Errorf("cleanup: delete queue %s: %v", queue, err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -23,6 +24,10 @@ const (
 	// messages the group held when the discard began.
 	HeaderDiscardGroup = "x-discard-group"
 	HeaderDiscardBatch = "x-discard-batch"
+	// HeaderDiscarded marks the tombstone a discard sends an ordered
+	// consumer with onPoison park (see [DiscardAs]); its value is the
+	// reason. It is runtime.HeaderDiscarded.
+	HeaderDiscarded = runtime.HeaderDiscarded
 )
 
 // The archive's bounded retention. A discarded message is kept for
@@ -63,8 +68,20 @@ func Discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, re
 // who and when in x-discard-reason, x-discarded-by and x-discarded-at and
 // every other header kept, and removed from the poison queue only after
 // the broker confirmed the copy. Read the archive with [ListFrom] and
-// bring a message back with [ReplayWith] from [FromDiscarded]. It returns
-// the messages discarded; on error, those discarded so far.
+// bring a message back with [ReplayWith] from [FromDiscarded].
+//
+// For an ordered consumer with onPoison park, whose key may be parked
+// behind the message, the discard also tells the consumer: once the
+// archive's copy is confirmed it sends a tombstone through the consumer's
+// hash exchange, as a replay would send the message (so that it reaches
+// the key's shard in order, x-replay-count raised), marked with
+// [HeaderDiscarded]. The consumer lifts the park its key has behind the
+// message, if any, and acks the tombstone without handling it; the facts
+// parked behind it, replayed after the discard, are then handled. The
+// message leaves the poison queue only after the tombstone is confirmed
+// too.
+//
+// It returns the messages discarded; on error, those discarded so far.
 func DiscardAs(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r Record) ([]Message, error) {
 	done, err := discard(ctx, conn, c, f, r)
 	if err != nil {
@@ -93,8 +110,20 @@ func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r 
 		return nil, err
 	}
 	defer s.close(ctx)
-	now := time.Now().UTC().Format(time.RFC3339)
+	at := time.Now()
+	now := at.UTC().Format(time.RFC3339)
 	toArchive := func(Message) (string, string, error) { return "", archive, nil }
+	var tombstone func(amqp.Delivery, Message) error
+	if c.Ordered() && c.Park {
+		tombstone = func(d amqp.Delivery, m Message) error {
+			p := replayCopy(d, m, at)
+			p.Headers[HeaderDiscarded] = reason
+			if err := pub.publish(ctx, c.ShardExchange, m.RoutingKey, p); err != nil {
+				return fmt.Errorf("its tombstone, which lifts the park of its ordering key: %w", err)
+			}
+			return nil
+		}
+	}
 	return move(ctx, s, pub, c, f, toArchive, func(d amqp.Delivery, _ Message) amqp.Publishing {
 		h := amqpmsg.CloneHeaders(d.Headers, 5)
 		h[HeaderDiscardReason] = reason
@@ -111,7 +140,7 @@ func discard(ctx context.Context, conn Broker, c topology.Consumer, f Filter, r 
 			h[HeaderDiscardBatch] = int64(r.Batch)
 		}
 		return amqpmsg.Republish(d, h)
-	})
+	}, tombstone)
 }
 
 // ArchiveArguments are the x-arguments of a discard archive.

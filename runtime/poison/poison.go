@@ -177,10 +177,11 @@ func Replay(ctx context.Context, conn Broker, c topology.Consumer, f Filter) ([]
 
 // move sends a copy of each message of the scan that f selects to where
 // target says (an exchange and a routing key; "" and a queue name for one
-// queue), waits for the broker's confirm, then removes the message from
-// the scan's queue.
+// queue), waits for the broker's confirm, then (when then is not nil) runs
+// then on the message, then removes it from the scan's queue.
 func move(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, f Filter,
-	target func(Message) (exchange, key string, err error), copyOf func(amqp.Delivery, Message) amqp.Publishing) ([]Message, error) {
+	target func(Message) (exchange, key string, err error), copyOf func(amqp.Delivery, Message) amqp.Publishing,
+	then func(amqp.Delivery, Message) error) ([]Message, error) {
 	var done []Message
 	for !f.full(len(done)) {
 		d, ok, err := s.next(ctx)
@@ -200,6 +201,11 @@ func move(ctx context.Context, s *scan, pub *publisher, c topology.Consumer, f F
 		}
 		if err := pub.publish(ctx, exchange, key, copyOf(d, m)); err != nil {
 			return done, fmt.Errorf("message %s: %w", m.ID, err)
+		}
+		if then != nil {
+			if err := then(d, m); err != nil {
+				return done, fmt.Errorf("message %s: sent to %s and still in %s: %w", m.ID, where(exchange, key), s.queue, err)
+			}
 		}
 		if err := s.ack(d); err != nil {
 			return done, fmt.Errorf("message %s: sent to %s, but removing it from %s failed, so it is in both: %w", m.ID, where(exchange, key), s.queue, err)

@@ -124,9 +124,9 @@ func replayWith(ctx context.Context, conn Broker, c topology.Consumer, f Filter,
 	now := time.Now()
 	return move(ctx, s, pub, c, f, target, func(d amqp.Delivery, m Message) amqp.Publishing {
 		p := replayCopy(d, m, now)
-		for _, k := range []string{HeaderDiscardReason, HeaderDiscardedAt, HeaderDiscardedBy, HeaderDiscardGroup, HeaderDiscardBatch} {
+		for _, k := range []string{HeaderDiscardReason, HeaderDiscardedAt, HeaderDiscardedBy, HeaderDiscardGroup, HeaderDiscardBatch, HeaderDiscarded} {
 			delete(p.Headers, k)
 		}
 		return p
-	})
+	}, nil)
 }
