@@ -89,24 +89,24 @@ func (b *broker) cleanup() {
 		return
 	}
 	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		b.t.Errorf("cleanup: %v", err)
-		return
-	}
 	for _, q := range b.top.Queues {
-		if _, err := ch.QueueDelete(q.Name, false, false, false); err != nil {
+		if err := deleteQueueOnceReady(conn, q.Name); err != nil {
 			b.t.Errorf("cleanup: delete queue %s: %v", q.Name, err)
 			return
 		}
 	}
 	for _, c := range b.top.Consumers {
 		if c.Ordered() {
-			if _, err := ch.QueueDelete(MembersQueue(c.Name), false, false, false); err != nil {
+			if err := deleteQueueOnceReady(conn, MembersQueue(c.Name)); err != nil {
 				b.t.Errorf("cleanup: delete queue %s: %v", MembersQueue(c.Name), err)
 				return
 			}
 		}
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		b.t.Errorf("cleanup: %v", err)
+		return
 	}
 	for _, e := range b.top.Exchanges {
 		if err := ch.ExchangeDelete(e.Name, false, false); err != nil {
@@ -347,3 +347,25 @@ func (v *logRecorderView) WithAttrs(as []slog.Attr) slog.Handler {
 func (v *logRecorderView) WithGroup(string) slog.Handler { return v }
 
 func testenvURL(t testing.TB) string { return testenv.AMQPURL(t) }
+
+// deleteQueueOnceReady deletes queue name. Right after a broker node
+// restarts, a quorum queue whose replica is still recovering answers a
+// delete with INTERNAL_ERROR (and closes the channel): that is tried again
+// on a new channel for a while, any other error is returned at once.
+func deleteQueueOnceReady(conn *amqp.Connection, name string) error {
+	var err error
+	for range 40 {
+		var ch *amqp.Channel
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		_, err = ch.QueueDelete(name, false, false, false)
+		_ = ch.Close()
+		var aerr *amqp.Error
+		if err == nil || !errors.As(err, &aerr) || aerr.Code != amqp.InternalError {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return err
+}
