@@ -187,27 +187,9 @@ func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
 // union, map or spelled-out method calling its methods; an alias) keeps
 // them.
 func (e *emitter) bareStructs() map[*model.Type]bool {
-	uses := map[*model.Type]int{}
+	uses := e.namedUses()
 	walked := map[*model.Type]int{} // uses through codec.Opt or codec.List
-	var count func(r *model.Ref)
-	count = func(r *model.Ref) {
-		if r == nil {
-			return
-		}
-		if r.Kind == model.Named {
-			uses[r.Type]++
-		}
-		count(r.Elem)
-	}
 	for _, t := range e.m.Types {
-		for _, fl := range t.Fields {
-			count(&fl.Type)
-		}
-		count(t.Extra)
-		count(&t.Base)
-		for _, v := range t.Variants {
-			count(&v.Type)
-		}
 		if !e.tabled(t) {
 			continue
 		}
@@ -232,17 +214,11 @@ func (e *emitter) bareStructs() map[*model.Type]bool {
 	return bare
 }
 
-// bareEnums returns the inline enums of strings or integers, with one
-// value or more, whose every use is a field of a struct written as a
-// Shape, neither a pointer nor nullable. The Shape lists such a field as
-// its string or integer and names the enum's values (codec.Strings,
-// codec.Ints) as its Rule, so runtime/codec reads, writes and checks it
-// without the enum's methods: it has none, three functions and about 14
-// lines fewer per enum. Any other use (a pointer, an item, a map value, a
-// union branch, a spelled-out struct calling its methods) keeps them.
-func (e *emitter) bareEnums() map[*model.Type]bool {
+// namedUses counts, for every named type, the places of the model that
+// refer to it: fields, additional properties, bases and union variants,
+// and the elements of slices and maps among them.
+func (e *emitter) namedUses() map[*model.Type]int {
 	uses := map[*model.Type]int{}
-	asData := map[*model.Type]int{}
 	var count func(r *model.Ref)
 	count = func(r *model.Ref) {
 		if r == nil {
@@ -256,14 +232,35 @@ func (e *emitter) bareEnums() map[*model.Type]bool {
 	for _, t := range e.m.Types {
 		for _, fl := range t.Fields {
 			count(&fl.Type)
-			if e.tabled(t) && fl.Type.Kind == model.Named && !fl.NullOrAbsent() && !fl.IsPointer() && !fl.Type.Nullable {
-				asData[fl.Type.Type]++
-			}
 		}
 		count(t.Extra)
 		count(&t.Base)
 		for _, v := range t.Variants {
 			count(&v.Type)
+		}
+	}
+	return uses
+}
+
+// bareEnums returns the inline enums of strings or integers, with one
+// value or more, whose every use is a field of a struct written as a
+// Shape, neither a pointer nor nullable. The Shape lists such a field as
+// its string or integer and names the enum's values (codec.Strings,
+// codec.Ints) as its Rule, so runtime/codec reads, writes and checks it
+// without the enum's methods: it has none, three functions and about 14
+// lines fewer per enum. Any other use (a pointer, an item, a map value, a
+// union branch, a spelled-out struct calling its methods) keeps them.
+func (e *emitter) bareEnums() map[*model.Type]bool {
+	uses := e.namedUses()
+	asData := map[*model.Type]int{}
+	for _, t := range e.m.Types {
+		if !e.tabled(t) {
+			continue
+		}
+		for _, fl := range t.Fields {
+			if fl.Type.Kind == model.Named && !fl.NullOrAbsent() && !fl.IsPointer() && !fl.Type.Nullable {
+				asData[fl.Type.Type]++
+			}
 		}
 	}
 	enums := map[*model.Type]bool{}
