@@ -130,7 +130,7 @@ func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTra
 			for d := range feed {
 				j := streamJob{d: d, stream: i == 0}
 				if j.stream {
-					j.offset = streamOffset(d)
+					j.offset = StreamOffset(d)
 					t.arrived(j.offset)
 				}
 				s.jobs <- j
@@ -157,9 +157,9 @@ func (s *streamSource) next(stop <-chan struct{}) (streamJob, bool) {
 func (*streamSource) done(streamJob)        {}
 func (s *streamSource) lost() <-chan string { return s.ended }
 
-// streamOffset reads the offset RabbitMQ puts on every delivery from a
-// stream.
-func streamOffset(d amqp.Delivery) int64 {
+// StreamOffset returns the offset RabbitMQ puts on every delivery from a
+// stream (header x-stream-offset), or -1 for a delivery without one.
+func StreamOffset(d amqp.Delivery) int64 {
 	switch v := d.Headers["x-stream-offset"].(type) {
 	case int64:
 		return v

@@ -129,7 +129,7 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 	var offsetF int64 = -1
 	freshReader, err := NewConsumer(conn, c, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
 		if v.SKU == "f" {
-			offsetF = streamOffset(amqp.Delivery{Headers: d.Headers})
+			offsetF = StreamOffset(amqp.Delivery{Headers: d.Headers})
 		}
 		fresh.add(v.SKU)
 		return nil

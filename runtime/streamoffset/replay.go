@@ -291,7 +291,7 @@ func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Durati
 			return fmt.Errorf("read stream %q: the channel closed", p.Stream)
 		}
 		_ = d.Ack(false)
-		off := offsetOf(d)
+		off := runtime.StreamOffset(d)
 		if first {
 			p.First, first = off, false
 			if r.Limit == 0 {
@@ -311,16 +311,6 @@ func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Durati
 			return nil
 		}
 	}
-}
-
-func offsetOf(d amqp.Delivery) int64 {
-	switch v := d.Headers["x-stream-offset"].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return -1
 }
 
 // Apply stores p on the broker: under p.Name the offset before p.First
