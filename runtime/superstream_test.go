@@ -166,20 +166,7 @@ func TestSuperStreamGroupTakeover(t *testing.T) {
 	start("b")
 
 	const keys, perKey = 20, 30
-	pub, err := NewPublisher(b.dial(Config{}), b.events())
-	if err != nil {
-		t.Fatal(err)
-	}
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		for n := range perKey {
-			for k := range keys {
-				mustPublish(t, pub, f, item{SKU: fmt.Sprintf("k%02d", k), N: n})
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	published := publishRounds(t, b, f, keys, perKey)
 	testenv.Eventually(t, "a third of the facts handled", func() bool { return h.count() >= keys*perKey/3 })
 	mu.Lock()
 	a := 0
@@ -306,20 +293,7 @@ func TestSuperStreamGroupRebalance(t *testing.T) {
 	start("a")
 
 	const keys, perKey = 20, 30
-	pub, err := NewPublisher(b.dial(Config{}), b.events())
-	if err != nil {
-		t.Fatal(err)
-	}
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		for n := range perKey {
-			for k := range keys {
-				mustPublish(t, pub, f, item{SKU: fmt.Sprintf("k%02d", k), N: n})
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	published := publishRounds(t, b, f, keys, perKey)
 	testenv.Eventually(t, "a fifth of the facts handled by the first instance", func() bool { return h.count() >= keys*perKey/5 })
 	start("b")
 	<-published
@@ -392,20 +366,7 @@ func TestSuperStreamGroupCrashTakeover(t *testing.T) {
 	connA := start("a")
 	start("b")
 	const keys, perKey = 20, 30
-	pub, err := NewPublisher(b.dial(Config{}), b.events())
-	if err != nil {
-		t.Fatal(err)
-	}
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		for n := range perKey {
-			for k := range keys {
-				mustPublish(t, pub, f, item{SKU: fmt.Sprintf("k%02d", k), N: n})
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	published := publishRounds(t, b, f, keys, perKey)
 	total := func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -436,4 +397,28 @@ func TestSuperStreamGroupCrashTakeover(t *testing.T) {
 			}
 		}
 	}
+}
+
+// publishRounds publishes perKey facts of each of keys ordering keys
+// (k00, k01, ...; N counting up per key) in the background, a round of
+// every key at a time with a pause between rounds, so that consumers
+// join and leave while facts flow; the channel closes once all are
+// confirmed.
+func publishRounds(t *testing.T, b *broker, f Fact, keys, perKey int) <-chan struct{} {
+	t.Helper()
+	pub, err := NewPublisher(b.dial(Config{}), b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for n := range perKey {
+			for k := range keys {
+				mustPublish(t, pub, f, item{SKU: fmt.Sprintf("k%02d", k), N: n})
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return published
 }
