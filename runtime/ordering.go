@@ -94,15 +94,16 @@ type sequencer struct {
 	limit int    // keys per generation
 	mu    sync.Mutex
 	gen   int64                // the current generation, from 1
+	src   string               // its source: base.gen
 	cur   map[string]keyNumber // keys published in this generation
 	prev  map[string]keyNumber // keys of the previous generation not published since
 }
 
-// keyNumber is the last number of a key and the generation whose source
-// it is numbered under.
+// keyNumber is the last number of a key and the source (of the
+// generation it was first numbered in) it is numbered under.
 type keyNumber struct {
-	gen int64
-	n   int64
+	source string
+	n      int64
 }
 
 func newSequencer(limit int) *sequencer {
@@ -111,7 +112,9 @@ func newSequencer(limit int) *sequencer {
 	if limit < 1 {
 		limit = DefaultSequenceKeys
 	}
-	return &sequencer{base: "publisher:" + hex.EncodeToString(b[:]), limit: limit, gen: 1, cur: map[string]keyNumber{}, prev: map[string]keyNumber{}}
+	s := &sequencer{base: "publisher:" + hex.EncodeToString(b[:]), limit: limit, gen: 1, cur: map[string]keyNumber{}, prev: map[string]keyNumber{}}
+	s.src = s.base + ".1"
+	return s
 }
 
 // number returns the next number of key and the source it is numbered
@@ -124,7 +127,7 @@ func (s *sequencer) number(key string) (source string, n int64) {
 		if k, ok = s.prev[key]; ok {
 			delete(s.prev, key)
 		} else {
-			k = keyNumber{gen: s.gen}
+			k = keyNumber{source: s.src}
 		}
 		if len(s.cur) >= s.limit {
 			// Drop the previous generation: its keys were not published
@@ -132,14 +135,15 @@ func (s *sequencer) number(key string) (source string, n int64) {
 			// its number.
 			s.prev, s.cur = s.cur, make(map[string]keyNumber, len(s.cur))
 			s.gen++
+			s.src = s.base + "." + strconv.FormatInt(s.gen, 10)
 			if !ok {
-				k.gen = s.gen
+				k.source = s.src
 			}
 		}
 	}
 	k.n++
 	s.cur[key] = k
-	return s.base + "." + strconv.FormatInt(k.gen, 10), k.n
+	return k.source, k.n
 }
 
 // tracked is how many keys s remembers.
