@@ -67,14 +67,18 @@ func brokerURLs(c *cli.Context) []string {
 // checks the URLs and redacts their passwords in every error; the CLI has
 // no dialler of its own.
 func dialBroker(c *cli.Context, urls []string) (*runtime.Conn, error) {
+	return dialBrokerWith(c, runtime.Config{URLs: urls})
+}
+
+// dialBrokerWith dials cfg (its URLs, and what else the command sets) as
+// every command does: quiet, named after the command, within --timeout.
+func dialBrokerWith(c *cli.Context, cfg runtime.Config) (*runtime.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{
-		URLs:           urls,
-		Logger:         slog.New(slog.DiscardHandler),
-		ConnectionName: "warren " + c.Command.Name,
-		DialTimeout:    c.Duration("timeout"),
-	})
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.ConnectionName = "warren " + c.Command.Name
+	cfg.DialTimeout = c.Duration("timeout")
+	conn, err := runtime.Dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the broker: %w", err)
 	}

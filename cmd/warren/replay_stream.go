@@ -146,18 +146,5 @@ func dialStreamBroker(c *cli.Context, urls []string, ports streamPorts) (*runtim
 	// The stream client's own log lines are noise here: what fails is
 	// returned as an error and printed once.
 	streamoffset.LogTo(slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{
-		URLs:           urls,
-		StreamPort:     ports.shared,
-		StreamPorts:    ports.each,
-		Logger:         slog.New(slog.DiscardHandler),
-		ConnectionName: "warren " + c.Command.Name,
-		DialTimeout:    c.Duration("timeout"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connect to the broker: %w", err)
-	}
-	return conn, nil
+	return dialBrokerWith(c, runtime.Config{URLs: urls, StreamPort: ports.shared, StreamPorts: ports.each})
 }
