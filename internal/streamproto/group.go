@@ -132,8 +132,11 @@ func (m *Member) rejoin(closed chan stream.CPartitionClose, consumer string) {
 }
 
 // LeaveWait bounds how long [Member.Leave] waits for a re-subscription in
-// flight (one waits while the client looks for a node that answers).
-const LeaveWait = 5 * time.Second
+// flight (one waits while the client looks for a node that answers, at 1
+// to 7 s a try: 5 s was seen to be too short on the cluster, and the
+// client then panicked). Closing while one is in flight risks that panic,
+// so the bound is generous.
+const LeaveWait = 30 * time.Second
 
 // Leave leaves the group: the broker hands this member's partitions to
 // the others. It first waits, up to [LeaveWait], for a re-subscription in
