@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -129,8 +130,10 @@ func isClosed(ch chan struct{}) bool {
 // cfg.Topology if set, and returns a Conn that stays connected until Close.
 // While no address answers it retries with jittered backoff until ctx is
 // done; refused credentials and a topology that conflicts with existing
-// queues fail at once, since retrying cannot fix them. ctx bounds only the
-// dial: the returned Conn lives until Close.
+// queues fail without a retry, since retrying cannot fix them (RabbitMQ
+// answers a refused login after a pause of about three seconds; ctx bounds
+// that wait too). ctx bounds only the dial: the returned Conn lives until
+// Close.
 func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -256,6 +259,12 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 	s := &session{url: redactURL(raw), idx: idx, lost: make(chan struct{})}
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName(c.cfg.ConnectionName)
+	var handshaking atomic.Value // the net.Conn being dialled, once there is one
+	stopCut := context.AfterFunc(ctx, func() {
+		if nc, ok := handshaking.Load().(net.Conn); ok {
+			_ = nc.SetDeadline(time.Now())
+		}
+	})
 	conn, err := transport.Dial(ctx, raw, amqp.Config{
 		Heartbeat: c.cfg.Heartbeat,
 		// Cloned per dial: amqp091 writes ServerName into the config, which
@@ -269,10 +278,28 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 				return nil, err
 			}
 			// Bounds the TLS and AMQP handshakes; amqp091 clears it once open.
+			// amqp091's handshake takes no context, so ctx ending cuts it
+			// short through the same deadline: a refused login, which the
+			// broker answers only after a pause of its own, then ends with
+			// ctx rather than seconds later.
+			handshaking.Store(nc)
+			if err := ctx.Err(); err != nil { // ended before the store
+				_ = nc.Close()
+				return nil, err
+			}
 			return nc, nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
 		},
 	})
+	if !stopCut() && err == nil {
+		// ctx ended as the handshake finished: its deadline may have hit
+		// the open connection, which is not worth keeping.
+		_ = conn.Close()
+		conn, err = nil, context.Cause(ctx)
+	}
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (the handshake did not finish: %v)", context.Cause(ctx), err)
+		}
 		return nil, c.redact(fmt.Errorf("dial %s: %w", s.url, err))
 	}
 	s.conn = conn

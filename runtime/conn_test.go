@@ -66,21 +66,26 @@ func TestURLsAreRedactedInErrorsAndLogs(t *testing.T) {
 		name string
 		urls []string
 		want string // in the error
+		wait bool   // for the broker's answer to a refused login, which it gives after a pause
 	}{
-		{"unescaped slash", []string{"amqp://probe:Xy7/Kq9z@" + host + "/"}, "probe:xxxxx@" + host},
-		{"unescaped ? #", []string{"amqp://probe:Xy7?Kq9z#@" + host + "/"}, "probe:xxxxx@" + host},
-		{"bad percent escape", []string{"amqp://probe:Xy7%Kq9z@" + host + "/"}, "probe:xxxxx@" + host},
-		{"unescaped @", []string{"amqp://guest:Xy7@Kq9z@" + host + "/"}, "guest:xxxxx@" + host},
-		{"refused password", []string{"amqp://guest:Xy7Kq9z@" + host + "/"}, "403"},
-		{"unreachable, then refused", []string{"amqp://guest:Xy7Kq9z@" + dead + "/", "amqp://guest:Kq9zXy7@" + host + "/"}, "guest:xxxxx@" + host},
-		{"IPv6, unreachable", []string{"amqp://guest:Xy7Kq9z@[::1]:1/"}, "guest:xxxxx@[::1]:1"},
+		{"unescaped slash", []string{"amqp://probe:Xy7/Kq9z@" + host + "/"}, "probe:xxxxx@" + host, false},
+		{"unescaped ? #", []string{"amqp://probe:Xy7?Kq9z#@" + host + "/"}, "probe:xxxxx@" + host, false},
+		{"bad percent escape", []string{"amqp://probe:Xy7%Kq9z@" + host + "/"}, "probe:xxxxx@" + host, false},
+		{"unescaped @", []string{"amqp://guest:Xy7@Kq9z@" + host + "/"}, "guest:xxxxx@" + host, false},
+		{"refused password", []string{"amqp://guest:Xy7Kq9z@" + host + "/"}, "403", true},
+		{"unreachable, then refused", []string{"amqp://guest:Xy7Kq9z@" + dead + "/", "amqp://guest:Kq9zXy7@" + host + "/"}, "guest:xxxxx@" + host, true},
+		{"IPv6, unreachable", []string{"amqp://guest:Xy7Kq9z@[::1]:1/"}, "guest:xxxxx@[::1]:1", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The cases share nothing, and a refused login takes seconds to
 			// come back: they run side by side.
 			t.Parallel()
 			rec := &logRecorder{}
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			limit := 300 * time.Millisecond
+			if tc.wait {
+				limit = time.Minute
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			_, err := Dial(ctx, Config{URLs: tc.urls, Logger: slog.New(rec), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 50 * time.Millisecond})
 			if err == nil {
@@ -95,6 +100,24 @@ func TestURLsAreRedactedInErrorsAndLogs(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The broker answers a refused login only after a pause of seconds; ctx
+// bounds Dial's handshake too, so Dial ends with ctx, not with the broker.
+func TestRefusedLoginEndsWithDialsContext(t *testing.T) {
+	u, err := url.Parse(testenvURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = Dial(ctx, Config{URLs: []string{"amqp://guest:Xy7Kq9z@" + u.Host + "/"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Dial = %v, want the context's deadline", err)
+	}
+	if strings.Contains(err.Error(), "Xy7Kq9z") {
+		t.Fatalf("the password leaked: %v", err)
 	}
 }
 
