@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,9 +26,10 @@ type NodePorts struct {
 // management plugin, which the machine's broker does not run (and must not
 // be reconfigured to run): its own name, ports, data, logs and Erlang
 // cookie. It returns the AMQP and management URLs and stops the node when
-// the test ends. A test that calls it runs under `flock
-// /tmp/warren-node.lock`, as every test starting a node of its own. In CI
-// a missing installation fails the test.
+// the test ends. Two checkouts running the same test at once would start
+// nodes of the same name and ports: the second waits for the first's node
+// to stop (a lock per node name in the temporary directory, held until the
+// test ends). In CI a missing installation fails the test.
 func ManagementNode(t *testing.T, n NodePorts) (amqpURL, mgmtURL string) {
 	t.Helper()
 	server, err := exec.LookPath("rabbitmq-server")
@@ -40,6 +42,7 @@ func ManagementNode(t *testing.T, n NodePorts) (amqpURL, mgmtURL string) {
 	if _, err := os.Stat("/usr/lib/rabbitmq/bin/rabbitmq-server"); err == nil {
 		server, ctl = "/usr/lib/rabbitmq/bin/rabbitmq-server", "/usr/lib/rabbitmq/bin/rabbitmqctl"
 	}
+	lockNode(t, n.Name)
 	if portOpen(n.AMQP) {
 		t.Fatalf("port %d is taken: another %s node is running (or was left behind)", n.AMQP, n.Name)
 	}
@@ -101,6 +104,26 @@ func ManagementNode(t *testing.T, n NodePorts) (amqpURL, mgmtURL string) {
 	}
 	Eventually(t, "the management API to listen", func() bool { return portOpen(n.HTTP) })
 	return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.AMQP), fmt.Sprintf("http://127.0.0.1:%d/", n.HTTP)
+}
+
+// lockNode holds an exclusive lock named after the node until t ends,
+// waiting while another process holds it. The descriptor is closed on exec
+// (the default for os.OpenFile), so the node the test starts does not
+// inherit the lock and keep it after the test.
+func lockNode(t *testing.T, name string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "warren-node-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("lock for node %s: %v", name, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Logf("node %s is in use by another test run; waiting for it", name)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			_ = f.Close()
+			t.Fatalf("lock for node %s: %v", name, err)
+		}
+	}
+	t.Cleanup(func() { _ = f.Close() }) // closing releases the lock
 }
 
 func portOpen(port int) bool {
