@@ -55,6 +55,7 @@ func startRabbitNode(t testing.TB) *rabbitNode {
 	if _, err := os.Stat("/usr/lib/rabbitmq/bin/rabbitmq-server"); err == nil {
 		server, ctl = "/usr/lib/rabbitmq/bin/rabbitmq-server", "/usr/lib/rabbitmq/bin/rabbitmqctl"
 	}
+	testenv.LockNode(t, "warren-fault") // another checkout's run of the same test waits
 	dir := t.TempDir()
 	n := &rabbitNode{t: t, dir: dir, ctlBin: ctl, name: "warren-fault@localhost", port: faultNodePort, exited: make(chan struct{})}
 	files := map[string]string{

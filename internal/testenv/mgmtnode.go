@@ -42,7 +42,7 @@ func ManagementNode(t *testing.T, n NodePorts) (amqpURL, mgmtURL string) {
 	if _, err := os.Stat("/usr/lib/rabbitmq/bin/rabbitmq-server"); err == nil {
 		server, ctl = "/usr/lib/rabbitmq/bin/rabbitmq-server", "/usr/lib/rabbitmq/bin/rabbitmqctl"
 	}
-	lockNode(t, n.Name)
+	LockNode(t, n.Name)
 	if portOpen(n.AMQP) {
 		t.Fatalf("port %d is taken: another %s node is running (or was left behind)", n.AMQP, n.Name)
 	}
@@ -106,11 +106,11 @@ func ManagementNode(t *testing.T, n NodePorts) (amqpURL, mgmtURL string) {
 	return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.AMQP), fmt.Sprintf("http://127.0.0.1:%d/", n.HTTP)
 }
 
-// lockNode holds an exclusive lock named after the node until t ends,
+// LockNode holds an exclusive lock named after a test's own node until t ends,
 // waiting while another process holds it. The descriptor is closed on exec
 // (the default for os.OpenFile), so the node the test starts does not
 // inherit the lock and keep it after the test.
-func lockNode(t *testing.T, name string) {
+func LockNode(t testing.TB, name string) {
 	t.Helper()
 	f, err := os.OpenFile(filepath.Join(os.TempDir(), "warren-node-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
