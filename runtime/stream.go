@@ -205,6 +205,16 @@ type offsetTracker struct {
 	// readers closes once the readers of the last channel's source have
 	// ended (nil before the first): restart waits for it.
 	readers <-chan struct{}
+	// For a super stream's partition: gen counts the member's
+	// subscriptions to it, a fact of an earlier one is dropped unhandled
+	// unless a handler had it (see partitionTrackers.lost); base is gen
+	// at the last activation, before which a fact's settling no longer
+	// counts; busy counts its facts in a handler; lost: the subscription
+	// ended, and the offset is not stored until the member is active on
+	// the partition again.
+	gen, base uint64
+	busy      int
+	lost      bool
 }
 
 func newOffsetTracker(c *Consumer) *offsetTracker {
@@ -313,9 +323,9 @@ func (t *offsetTracker) flush() error {
 	t.store.Lock()
 	defer t.store.Unlock()
 	t.mu.Lock()
-	mark := t.mark
+	mark, lost := t.mark, t.lost
 	t.mu.Unlock()
-	if mark <= t.stored {
+	if mark <= t.stored || lost {
 		return nil
 	}
 	// The Conn's context, not a Run's: the last store comes after Run's
