@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -504,4 +505,64 @@ func TestSuperStreamGroupConnectionDrop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A member stops while a re-subscription to its partitions is in flight:
+// its stream connections were cut and new ones are refused (a proxy in
+// front of the stream port), so the stream client keeps looking for a node
+// that answers. The member's Run returns all the same; the client is closed
+// only once that re-subscription has ended, when the port answers again.
+// Closing it before made the client panic ("send on closed channel") when
+// the consumer that re-subscription added closed later.
+func TestSuperStreamGroupLeavesDuringAResubscription(t *testing.T) {
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	<-publishRounds(t, b, f, 6, 2)
+	px := newProxy(t, fmt.Sprintf("tcp://127.0.0.1:%d", b.streamPort), nil)
+	_, port, _ := net.SplitHostPort(px.ln.Addr().String())
+	proxyPort, _ := strconv.Atoi(port)
+	rec := &logRecorder{}
+	conn := b.dial(Config{StreamPort: proxyPort, Logger: slog.New(rec)})
+	var handled atomic.Int32
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		handled.Add(1)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "the member active and reading", func() bool { return handled.Load() == 12 })
+
+	px.setDown(true)
+	testenv.Eventually(t, "a re-subscription in flight: the client trying to connect", func() bool {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		return px.refused > 0
+	})
+	stopped := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Run returned %s after it was stopped, with a re-subscription in flight", time.Since(stopped).Round(time.Millisecond))
+
+	// The port answers again: the re-subscription in flight ends, adding a
+	// partition consumer, and the member's client closes after it. Then
+	// the connections are cut: the consumer it added, had the client
+	// closed before, would close now and have the client send its close
+	// event on a channel closed long before.
+	px.setDown(false)
+	testenv.Eventually(t, "the stream client connected again", func() bool {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		return len(px.conns) > 0
+	})
+	time.Sleep(3 * time.Second) // past the 2 s after which the client closes that channel
+	px.cut()
+	time.Sleep(time.Second) // a panic in the client's goroutine would end the test binary here
 }

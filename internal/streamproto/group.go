@@ -170,30 +170,64 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 // close event it would send on a channel it has closed by then (a panic).
 // Leave so waits for rejoin to return before it closes the client.
 func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition string)) {
-	for {
-		select {
-		case <-m.leaving:
-			return
-		case e, ok := <-closed:
-			if !ok {
+	var mu sync.Mutex
+	var queue []string // partitions to subscribe to again, in the order lost
+	more := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	// Each loss is told at once, while an earlier partition's
+	// re-subscription may still be in flight.
+	wg.Go(func() {
+		for {
+			select {
+			case <-m.leaving:
 				return
+			case e, ok := <-closed:
+				if !ok {
+					return
+				}
+				if e.Event.Reason == stream.UnSubscribe {
+					continue
+				}
+				lost(e.Partition)
+				mu.Lock()
+				queue = append(queue, e.Partition)
+				mu.Unlock()
+				select {
+				case more <- struct{}{}:
+				default:
+				}
 			}
-			if e.Event.Reason == stream.UnSubscribe {
-				continue
+		}
+	})
+	wg.Go(func() {
+		for {
+			mu.Lock()
+			var partition string
+			if len(queue) > 0 {
+				partition, queue = queue[0], queue[1:]
 			}
-			lost(e.Partition)
+			mu.Unlock()
+			if partition == "" {
+				select {
+				case <-m.leaving:
+					return
+				case <-more:
+					continue
+				}
+			}
 			for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 				select {
 				case <-m.leaving:
 					return
 				case <-time.After(wait):
 				}
-				if err := e.Context.ConnectPartition(e.Partition, stream.OffsetSpecification{}.Next()); err == nil {
+				if err := m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next()); err == nil {
 					break
 				}
 			}
 		}
-	}
+	})
+	wg.Wait()
 }
 
 // LeaveWait bounds how long [Member.Leave] waits for the client to close
