@@ -320,10 +320,11 @@ func (p *partitionTrackers) activated(partition string) StreamPosition {
 			c.log.Warn("could not store a partition's offset", "partition", partition, "err", c.conn.redact(err))
 		}
 	}
-	c.log.Info("active on a partition", "partition", partition, "stored", off, "found", found, "from", mark+1)
 	if mark >= 0 {
+		c.log.Info("active on a partition", "partition", partition, "stored", off, "found", found, "from", mark+1)
 		return StreamPosition{Offset: mark + 1}
 	}
+	c.log.Info("active on a partition", "partition", partition, "found", false, "from", string(c.spec.Start.Kind))
 	start := c.spec.Start
 	return StreamPosition{Offset: -1, Start: string(start.Kind), Time: start.Time}
 }
