@@ -54,10 +54,19 @@ func clusterConfig(c *testenv.Cluster, node string, logger *slog.Logger) Config 
 // k(n mod keys), one worker per key so that each key's facts are published
 // in order, recording each result in f.
 func publishKeys(pub *Publisher, fact Fact, f *clusterFlow, from, to, keys int, pace time.Duration, published *atomic.Int32) *sync.WaitGroup {
+	return publishKeysHeld(pub, fact, f, from, to, keys, pace, published, to, nil)
+}
+
+// publishKeysHeld is publishKeys whose facts from held on wait until
+// release closes.
+func publishKeysHeld(pub *Publisher, fact Fact, f *clusterFlow, from, to, keys int, pace time.Duration, published *atomic.Int32, held int, release <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for k := range keys {
 		wg.Go(func() {
 			for n := from + k; n < to; n += keys {
+				if n >= held {
+					<-release
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				_, err := pub.Publish(ctx, fact, item{SKU: fmt.Sprintf("k%02d", k), N: n})
 				cancel()
@@ -178,11 +187,15 @@ func TestClusterStreamGroupNodeStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	var published atomic.Int32
-	wg := publishKeys(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published)
+	// The facts past 1,200 wait for the stop to be made, so that it lands
+	// inside the flow however slow rabbitmqctl is on a loaded machine.
+	stopMade := make(chan struct{})
+	wg := publishKeysHeld(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published, 1200, stopMade)
 
 	testenv.Eventually(t, "the flow to reach 600 facts", func() bool { return published.Load() >= 600 })
 	stoppedAt := time.Now()
 	c.Stop(t, victim)
+	close(stopMade)
 	if p := published.Load(); p >= total {
 		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
 	}

@@ -94,6 +94,7 @@ func (e *epochs) end(partition string) {
 // Member is one member of a consumer group of a super stream.
 type Member struct {
 	c       *stream.SuperStreamConsumer
+	s       *Store
 	closed  chan stream.CPartitionClose // the client's partition close events
 	leaving chan struct{}
 	rejoins chan struct{} // closed when rejoin has returned: no re-subscription is in flight, and none starts
@@ -145,7 +146,7 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("join the consumer group %q of super stream %q: %w", g.Consumer, g.SuperStream, err)
 	}
-	m := &Member{c: c, closed: closed, leaving: make(chan struct{}), rejoins: make(chan struct{}), left: make(chan error, 1)}
+	m := &Member{c: c, s: s, closed: closed, leaving: make(chan struct{}), rejoins: make(chan struct{}), left: make(chan error, 1)}
 	go func() {
 		defer close(m.rejoins)
 		m.rejoin(closed, func(partition string) {
@@ -221,6 +222,7 @@ func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition 
 					return
 				case <-time.After(wait):
 				}
+				m.s.preferAnswering()
 				if err := m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next()); err == nil {
 					break
 				}
