@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,4 +162,82 @@ func (r *logRecorder) reconnectTimes() []time.Duration {
 		}
 	}
 	return out
+}
+
+// The broker force-closes a stream consumer's connection three times, each
+// time while a handler is in the middle of a fact, which it finishes only
+// after the close. The consumer lets it finish, counts it settled (its ack
+// cannot land, but a stream's position is the stored offset), stores the
+// offset and only then reads on from it: every fact is handled once, in
+// stream order, with no idempotency guard.
+func TestDisruptiveStreamConsumerConnectionCut(t *testing.T) {
+	testenv.Disruptive(t)
+	admin := testenv.BrokerAdmin(t)
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "cut-reader", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Prefetch: 20, Start: topology.Start{Kind: topology.StartFirst}})
+	const total = 300
+	cuts := map[int]bool{50: true, 150: true, 250: true}
+	f := itemFact("item.added")
+	pub, _ := NewPublisher(b.dial(Config{}), b.events())
+	for n := range total {
+		mustPublish(t, pub, f, item{SKU: "s", N: n})
+	}
+
+	name := testenv.Name("warren-streamcut")
+	rec := &logRecorder{}
+	conn := b.dial(Config{ConnectionName: name, Logger: slog.New(rec)})
+	var mu sync.Mutex
+	var handled []int
+	hit, release := make(chan int), make(chan struct{})
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if cuts[v.N] && !d.Redelivered {
+			mu.Lock()
+			again := slices.Contains(handled, v.N)
+			mu.Unlock()
+			if !again {
+				hit <- v.N
+				<-release // the connection is closed meanwhile
+			}
+		}
+		mu.Lock()
+		handled = append(handled, v.N)
+		mu.Unlock()
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	for range cuts {
+		n := <-hit
+		pids := connectionPIDs(t, admin, name)
+		if len(pids) != 1 {
+			t.Fatalf("found %d connections named %s*, want 1", len(pids), name)
+		}
+		lost := len(rec.values("broker connection lost; reconnecting", "url"))
+		closeConnections(t, admin, pids)
+		testenv.Eventually(t, "the connection's loss noticed", func() bool {
+			return len(rec.values("broker connection lost; reconnecting", "url")) > lost
+		})
+		t.Logf("connection closed while fact %d was in hand", n)
+		release <- struct{}{}
+	}
+	testenv.Eventually(t, "every fact handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(handled) >= total
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, n := range handled {
+		if n != i {
+			t.Fatalf("handled %v (%d in all); want 0..%d, each once, in stream order: fact %d at position %d", handled[max(0, i-3):min(len(handled), i+4)], len(handled), total-1, n, i)
+		}
+	}
+	if len(handled) != total {
+		t.Fatalf("handled %d facts, want %d: each once", len(handled), total)
+	}
 }

@@ -61,6 +61,12 @@ type traits struct {
 	// acksTogether: the kind's channel has an [acker], which acks
 	// deliveries several at a time (channelRun.acks).
 	acksTogether bool
+	// finishesOnLoss: when the channel is lost, the work in hand is let
+	// finish (up to the shutdown timeout) instead of being cancelled. A
+	// stream's position is the offset the consumer stores, not the
+	// channel's acks: a fact whose handling ends after the channel is gone
+	// still counts, where a cancelled one would be read again.
+	finishesOnLoss bool
 }
 
 // pauser is a kind that pauses during an outage.
@@ -482,8 +488,18 @@ func (e *engine[J]) channelClosed(ctx context.Context, r *channelRun, idle <-cha
 
 // waitIdle cancels the handlers of a channel that is gone (their acks
 // cannot land) and waits for the workers, bounded by the shutdown timeout
-// once Run's ctx is cancelled.
+// once Run's ctx is cancelled. A kind that finishes on loss lets its
+// handlers run first, up to the shutdown timeout.
 func (e *engine[J]) waitIdle(ctx context.Context, r *channelRun, idle <-chan struct{}) (end bool, err error) {
+	if e.kind.traits().finishesOnLoss {
+		t := time.NewTimer(e.opts.shutdownTimeout)
+		select {
+		case <-idle:
+			t.Stop()
+			return false, nil
+		case <-t.C:
+		}
+	}
 	r.cancelHandlers()
 	select {
 	case <-idle:

@@ -292,6 +292,12 @@ type ConsumerGroup struct {
 	Deactivated func(partition string)
 	// Deliver receives each fact, in partition order per partition.
 	Deliver func(StreamMessage)
+	// Lost is called when the member's subscription to a partition ended
+	// without it leaving (its connection dropped, the partition's node went
+	// down), before it subscribes again, once nothing more of that
+	// subscription is delivered: the broker may already have made another
+	// member active on the partition.
+	Lost func(partition string)
 }
 
 // StreamPosition is where a partition's reading starts: Offset, or when

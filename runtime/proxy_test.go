@@ -27,6 +27,8 @@ type proxy struct {
 	mu     sync.Mutex
 	conns  []net.Conn
 	down   bool // refuse new connections
+	// refused counts the connections refused while down.
+	refused int
 }
 
 func newProxy(t testing.TB, brokerURL string, tlsCfg *tls.Config) *proxy {
@@ -67,6 +69,8 @@ func (p *proxy) serve() {
 		down := p.down
 		if !down {
 			p.conns = append(p.conns, c)
+		} else {
+			p.refused++
 		}
 		p.mu.Unlock()
 		if down {

@@ -66,9 +66,9 @@ func (k streamKind) consumeArgs(queue string, args amqp.Table) (amqp.Table, erro
 	return out, nil
 }
 
-func (k streamKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
+func (k streamKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
 	k.t.restart()
-	return newStreamSource(k.queues(), feeds, k.t, k.c.opts.prefetch)
+	return newStreamSource(k.queues(), feeds, k.t, k.c.opts.prefetch, r.stop)
 }
 
 func (k streamKind) work(r *channelRun, j streamJob) {
@@ -100,10 +100,16 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 
 func (k streamKind) giveBack(j streamJob, why string) { k.c.giveBack(j.d, why) }
 
-func (streamKind) traits() traits { return traits{queueNoun: "stream or work queue"} }
+func (streamKind) traits() traits {
+	return traits{queueNoun: "stream or work queue", finishesOnLoss: true}
+}
 
 // recordingAck records whether a delivery was acked: a stream fact counts
-// as settled only then, not when it was given back.
+// as settled then, not when it was given back. An ack that fails because
+// the channel is gone settles it all the same: the fact was handled (or
+// its retry copy confirmed), and the stream's position is the stored
+// offset, not the channel's acks; counting it unsettled would have the
+// next channel read it again and handle it twice.
 type recordingAck struct {
 	amqp.Acknowledger
 	acked bool
@@ -111,7 +117,7 @@ type recordingAck struct {
 
 func (a *recordingAck) Ack(tag uint64, multiple bool) error {
 	err := a.Acknowledger.Ack(tag, multiple)
-	a.acked = err == nil
+	a.acked = true
 	return err
 }
 
@@ -122,7 +128,12 @@ type streamSource struct {
 	ended chan string
 }
 
-func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, prefetch int) *streamSource {
+// Its readers end when their feeds do, or when stop closes (the channel is
+// lost: what they still hold is read again from the stored offset), and
+// the next channel's source waits for them before it forgets what was in
+// hand: a reader of the old channel noting an offset after that would
+// hold the mark back for good.
+func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, prefetch int, stop <-chan struct{}) *streamSource {
 	s := &streamSource{jobs: make(chan streamJob, prefetch), ended: make(chan string, 1)}
 	var readers sync.WaitGroup
 	for i, feed := range feeds {
@@ -133,7 +144,11 @@ func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTra
 					j.offset = StreamOffset(d)
 					t.arrived(j.offset)
 				}
-				s.jobs <- j
+				select {
+				case s.jobs <- j:
+				case <-stop:
+					return
+				}
 			}
 			select {
 			case s.ended <- queues[i]:
@@ -141,7 +156,9 @@ func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTra
 			}
 		})
 	}
-	go func() { readers.Wait(); close(s.jobs) }()
+	read := make(chan struct{})
+	t.readersOf(read)
+	go func() { readers.Wait(); close(read); close(s.jobs) }()
 	return s
 }
 
@@ -185,6 +202,19 @@ type offsetTracker struct {
 	stored int64          // what the broker holds; -1 for nothing stored
 	kick   chan struct{}  // the mark moved
 	store  sync.Mutex     // one store at a time
+	// readers closes once the readers of the last channel's source have
+	// ended (nil before the first): restart waits for it.
+	readers <-chan struct{}
+	// For a super stream's partition: gen counts the member's
+	// subscriptions to it, a fact of an earlier one is dropped unhandled
+	// unless a handler had it (see partitionTrackers.lost); base is gen
+	// at the last activation, before which a fact's settling no longer
+	// counts; busy counts its facts in a handler; lost: the subscription
+	// ended, and the offset is not stored until the member is active on
+	// the partition again.
+	gen, base uint64
+	busy      int
+	lost      bool
 }
 
 func newOffsetTracker(c *Consumer) *offsetTracker {
@@ -205,11 +235,26 @@ func newTrackerOf(c *Consumer, stream string) *offsetTracker {
 	return t
 }
 
-// restart forgets what a lost channel had in hand: it is read again.
+// restart forgets what a lost channel had in hand, once its readers have
+// ended: it is read again.
 func (t *offsetTracker) restart() {
+	t.mu.Lock()
+	readers := t.readers
+	t.mu.Unlock()
+	if readers != nil {
+		<-readers
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.order, t.done = nil, map[int64]bool{}
+}
+
+// readersOf notes the channel that closes when the current source's
+// readers have ended.
+func (t *offsetTracker) readersOf(done <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.readers = done
 }
 
 // beyond reports whether off is past a replay's bound, logging the first
@@ -278,9 +323,9 @@ func (t *offsetTracker) flush() error {
 	t.store.Lock()
 	defer t.store.Unlock()
 	t.mu.Lock()
-	mark := t.mark
+	mark, lost := t.mark, t.lost
 	t.mu.Unlock()
-	if mark <= t.stored {
+	if mark <= t.stored || lost {
 		return nil
 	}
 	// The Conn's context, not a Run's: the last store comes after Run's

@@ -50,14 +50,18 @@ func clusterConfig(c *testenv.Cluster, node string, logger *slog.Logger) Config 
 	return Config{URLs: c.URLsFrom(node), StreamPorts: c.StreamPortsFrom(node), Logger: logger}
 }
 
-// publishKeys publishes facts from..to-1 over pub, fact n with the key
+// publishKeysHeld publishes facts from..to-1 over pub, fact n with the key
 // k(n mod keys), one worker per key so that each key's facts are published
-// in order, recording each result in f.
-func publishKeys(pub *Publisher, fact Fact, f *clusterFlow, from, to, keys int, pace time.Duration, published *atomic.Int32) *sync.WaitGroup {
+// in order, recording each result in f. The facts from held on wait until
+// release closes.
+func publishKeysHeld(pub *Publisher, fact Fact, f *clusterFlow, from, to, keys int, pace time.Duration, published *atomic.Int32, held int, release <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for k := range keys {
 		wg.Go(func() {
 			for n := from + k; n < to; n += keys {
+				if n >= held {
+					<-release
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				_, err := pub.Publish(ctx, fact, item{SKU: fmt.Sprintf("k%02d", k), N: n})
 				cancel()
@@ -95,7 +99,20 @@ func TestClusterStreamConsumerLeaderStops(t *testing.T) {
 
 	f := newClusterFlow()
 	fact := itemFact("item.added")
+	// A fact handled again at an offset already handled was read again; at
+	// another offset, it was published twice (its publish sent again after
+	// the lost connection, confirmed once).
+	var offMu sync.Mutex
+	offsets := map[any]bool{}
+	reread := 0
 	cons, err := NewConsumer(subConn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
+		offMu.Lock()
+		off := d.Headers["x-stream-offset"]
+		if offsets[off] {
+			reread++
+		}
+		offsets[off] = true
+		offMu.Unlock()
 		f.handle(v.N)
 		return nil
 	})})
@@ -105,11 +122,15 @@ func TestClusterStreamConsumerLeaderStops(t *testing.T) {
 	run(t, cons)
 	pub, _ := NewPublisher(pubConn, b.events())
 	var published atomic.Int32
-	wg := publishKeys(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published)
+	// The facts past 1,600 wait for the stop to be made (see
+	// TestClusterStreamGroupNodeStops).
+	stopMade := make(chan struct{})
+	wg := publishKeysHeld(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published, 1600, stopMade)
 
 	testenv.Eventually(t, "the flow to reach 800 facts", func() bool { return published.Load() >= 800 })
 	stoppedAt := time.Now()
 	c.Stop(t, leader)
+	close(stopMade)
 	if p := published.Load(); p >= total {
 		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
 	}
@@ -119,8 +140,13 @@ func TestClusterStreamConsumerLeaderStops(t *testing.T) {
 	confirmed, failed, handled := f.counts()
 	_, dups := f.lost()
 	newLeader := c.Queue(t, streams[0], leader).Leader
-	t.Logf("sent %d, confirmed %d, publish errors %d, handled %d, duplicates %d, lost 0; stream leader %s stopped, new leader %s",
-		total, confirmed, failed, handled, dups, leader, newLeader)
+	offMu.Lock()
+	t.Logf("sent %d, confirmed %d, publish errors %d, handled %d, duplicates %d (%d read again, the others published twice), lost 0; stream leader %s stopped, new leader %s",
+		total, confirmed, failed, handled, dups, reread, leader, newLeader)
+	if reread != 0 {
+		t.Errorf("%d facts read again and handled twice: the facts in hand when the channel went must settle before the stream is read again", reread)
+	}
+	offMu.Unlock()
 	t.Logf("longest pause: publishing %s, handling %s", longestPause(f.confirmTimes(), stoppedAt).Round(time.Millisecond),
 		longestPause(f.handleTimes(), stoppedAt).Round(time.Millisecond))
 	if failed != 0 {
@@ -178,11 +204,15 @@ func TestClusterStreamGroupNodeStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	var published atomic.Int32
-	wg := publishKeys(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published)
+	// The facts past 1,200 wait for the stop to be made, so that it lands
+	// inside the flow however slow rabbitmqctl is on a loaded machine.
+	stopMade := make(chan struct{})
+	wg := publishKeysHeld(pub, fact, f, 0, total, keys, 5*time.Millisecond, &published, 1200, stopMade)
 
 	testenv.Eventually(t, "the flow to reach 600 facts", func() bool { return published.Load() >= 600 })
 	stoppedAt := time.Now()
 	c.Stop(t, victim)
+	close(stopMade)
 	if p := published.Load(); p >= total {
 		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
 	}

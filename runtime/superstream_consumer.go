@@ -77,12 +77,39 @@ func (k groupKind) work(r *channelRun, j streamJob) {
 		k.c.process(r.hctx, r.s, j.d)
 		return
 	}
+	if a, ok := j.d.Acknowledger.(partitionAck); ok {
+		if !a.t.begin(a.gen) {
+			// Its subscription ended: dropped unhandled, and read again
+			// from the stored offset by the partition's next reader.
+			return
+		}
+		defer a.t.finish()
+	}
 	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
 		// Another consumer's fact on the same super stream.
 		_ = j.d.Ack(false)
 		return
 	}
 	k.c.process(r.hctx, r.s, j.d)
+}
+
+// begin notes that a fact of subscription gen of the partition goes to a
+// handler, unless that subscription has ended (false).
+func (t *offsetTracker) begin(gen uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if gen != t.gen {
+		return false
+	}
+	t.busy++
+	return true
+}
+
+// finish notes that a fact begun has been handled and settled.
+func (t *offsetTracker) finish() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.busy--
 }
 
 func (k groupKind) giveBack(j streamJob, why string) {
@@ -95,7 +122,7 @@ func (k groupKind) giveBack(j streamJob, why string) {
 	k.c.giveBack(j.d, why)
 }
 
-func (groupKind) traits() traits { return traits{queueNoun: "work queue"} }
+func (groupKind) traits() traits { return traits{queueNoun: "work queue", finishesOnLoss: true} }
 
 // groupSource is one channel's line of jobs: the group's facts and the
 // work queue's deliveries. It ends when the work queue's feed ends (the
@@ -170,10 +197,22 @@ func (p *partitionTrackers) all() []*offsetTracker {
 // again by the partition's next active member.
 type partitionAck struct {
 	t      *offsetTracker
+	gen    uint64 // the member's subscription to the partition it came from
 	offset int64
 }
 
-func (a partitionAck) Ack(uint64, bool) error          { a.t.settled(a.offset); return nil }
+func (a partitionAck) Ack(uint64, bool) error {
+	// A fact in a handler when its subscription ended still counts, up
+	// to the partition's next activation, which waited for it.
+	a.t.mu.Lock()
+	current := a.gen >= a.t.base
+	a.t.mu.Unlock()
+	if current {
+		a.t.settled(a.offset)
+	}
+	return nil
+}
+
 func (a partitionAck) Nack(uint64, bool, bool) error   { return nil }
 func (a partitionAck) Reject(tag uint64, _ bool) error { return nil }
 
@@ -181,9 +220,12 @@ func (a partitionAck) Reject(tag uint64, _ bool) error { return nil }
 // that every consumer handles.
 func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
 	t := p.of(m.Partition)
-	t.arrived(m.Offset)
+	t.mu.Lock()
+	gen := t.gen
+	t.order = append(t.order, m.Offset)
+	t.mu.Unlock()
 	d := amqp.Delivery{
-		Acknowledger: partitionAck{t: t, offset: m.Offset},
+		Acknowledger: partitionAck{t: t, gen: gen, offset: m.Offset},
 		Headers:      amqp.Table(m.Headers),
 		ContentType:  m.ContentType,
 		DeliveryMode: amqp.Persistent,
@@ -198,11 +240,40 @@ func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
 	return streamJob{d: d, stream: true, offset: m.Offset}
 }
 
-// activated resets a partition's tracker to the offset stored on the
-// broker and returns where to read from: after it, or the declared start.
+// lost notes that the member's subscription to a partition ended: its
+// facts not yet in a handler are dropped (whoever reads the partition next
+// reads them again from the stored offset), and the offset is not stored
+// meanwhile, since another member may already be storing it.
+func (p *partitionTrackers) lost(partition string) {
+	t := p.of(partition)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gen++
+	t.lost = true
+	p.c.log.Info("lost a partition's subscription; subscribing again", "partition", partition, "in_hand", t.busy)
+}
+
+// activated returns where to read a partition from once the member is
+// made its active consumer: after the highest of the offset stored on the
+// broker and the mark of what this member settled, or the declared start.
+// It first drops the facts of an earlier subscription still waiting and
+// waits (up to the shutdown timeout) for those in a handler: reading again
+// from the stored offset while they ran would handle them twice, and out
+// of order.
 func (p *partitionTrackers) activated(partition string) StreamPosition {
 	t := p.of(partition)
 	c := p.c
+	t.mu.Lock()
+	t.gen++
+	t.mu.Unlock()
+	for deadline := time.Now().Add(c.opts.shutdownTimeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		t.mu.Lock()
+		busy := t.busy
+		t.mu.Unlock()
+		if busy == 0 {
+			break
+		}
+	}
 	var off int64
 	found := false
 	var err error
@@ -229,21 +300,31 @@ func (p *partitionTrackers) activated(partition string) StreamPosition {
 		c.log.Warn("could not read a partition's stored offset; reading it from the declared start", "partition", partition, "err", c.conn.redact(err))
 	}
 	t.mu.Lock()
-	t.order, t.done, t.mark = nil, map[int64]bool{}, -1
+	t.order, t.done, t.lost, t.base = nil, map[int64]bool{}, false, t.gen
+	stored := int64(-1)
 	if found {
-		t.mark = off
+		stored = off
 	}
+	// This member's mark is ahead of the stored offset when it settled
+	// facts after its last store (the subscription ended meanwhile):
+	// they are not read again, and the mark is stored below. Behind it,
+	// another member read on from the stored offset: the mark follows.
+	mark := max(t.mark, stored)
+	t.mark = mark
 	t.mu.Unlock()
 	t.store.Lock()
-	t.stored = -1
-	if found {
-		t.stored = off
-	}
+	t.stored = stored
 	t.store.Unlock()
-	c.log.Info("active on a partition", "partition", partition, "stored", off, "found", found)
-	if found {
-		return StreamPosition{Offset: off + 1}
+	if mark > stored {
+		if err := t.flush(); err != nil {
+			c.log.Warn("could not store a partition's offset", "partition", partition, "err", c.conn.redact(err))
+		}
 	}
+	if mark >= 0 {
+		c.log.Info("active on a partition", "partition", partition, "stored", off, "found", found, "from", mark+1)
+		return StreamPosition{Offset: mark + 1}
+	}
+	c.log.Info("active on a partition", "partition", partition, "found", false, "from", string(c.spec.Start.Kind))
 	start := c.spec.Start
 	return StreamPosition{Offset: -1, Start: string(start.Kind), Time: start.Time}
 }
@@ -293,6 +374,7 @@ func (c *Consumer) runGroup(eng *engine[streamJob], feed *groupFeed, p *partitio
 			Consumer:    c.spec.Name,
 			Activated:   p.activated,
 			Deactivated: p.deactivated,
+			Lost:        p.lost,
 			Deliver: func(m StreamMessage) {
 				select {
 				case feed.in <- p.delivery(m):

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -421,4 +424,145 @@ func publishRounds(t *testing.T, b *broker, f Fact, keys, perKey int) <-chan str
 		}
 	}()
 	return published
+}
+
+// A member's stream connection drops (cut by a proxy in front of the
+// stream port) while a handler is in the middle of a fact. The member
+// drops the facts of its lost subscriptions that no handler had started,
+// lets the one in hand finish, and subscribes again from after it: every
+// fact is handled once, each key in publish order, with no idempotency
+// guard.
+func TestSuperStreamGroupConnectionDrop(t *testing.T) {
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Prefetch: 50, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	const keys, perKey = 12, 40
+	published := publishRounds(t, b, f, keys, perKey)
+	<-published
+
+	px := newProxy(t, fmt.Sprintf("tcp://127.0.0.1:%d", b.streamPort), nil)
+	_, port, _ := net.SplitHostPort(px.ln.Addr().String())
+	proxyPort, _ := strconv.Atoi(port)
+	conn := b.dial(Config{StreamPort: proxyPort})
+	var mu sync.Mutex
+	handled := map[string][]int{}
+	count := 0
+	hit, release := make(chan string), make(chan struct{})
+	var cut atomic.Bool
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		mu.Lock()
+		n := count
+		mu.Unlock()
+		if n == keys*perKey/3 && cut.CompareAndSwap(false, true) {
+			hit <- fmt.Sprintf("%s#%d", v.SKU, v.N)
+			<-release // the member's stream connection is cut meanwhile
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		handled[v.SKU] = append(handled[v.SKU], v.N)
+		count++
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	inHand := <-hit
+	px.cut()
+	// Give the client time to notice, connect again through the proxy and
+	// subscribe again: a member that read on at once from the stored
+	// offset would now have the facts of the new subscription waiting
+	// beside those of the old.
+	testenv.Eventually(t, "the member's stream connection open again", func() bool {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		return len(px.conns) > 0
+	})
+	time.Sleep(time.Second)
+	t.Logf("stream connection cut while %s was in hand", inHand)
+	release <- struct{}{}
+	testenv.Eventually(t, "every fact handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return count >= keys*perKey
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if count != keys*perKey {
+		t.Errorf("handled %d facts, want %d: each once", count, keys*perKey)
+	}
+	for k, ns := range handled {
+		for i, n := range ns {
+			if n != i {
+				t.Fatalf("key %s handled in the order %v, want 0..%d, each once", k, ns, perKey-1)
+			}
+		}
+	}
+}
+
+// A member stops while a re-subscription to its partitions is in flight:
+// its stream connections were cut and new ones are refused (a proxy in
+// front of the stream port), so the stream client keeps looking for a node
+// that answers. The member's Run returns all the same; the client is closed
+// only once that re-subscription has ended, when the port answers again.
+// Closing it before made the client panic ("send on closed channel") when
+// the consumer that re-subscription added closed later.
+func TestSuperStreamGroupLeavesDuringAResubscription(t *testing.T) {
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	<-publishRounds(t, b, f, 6, 2)
+	px := newProxy(t, fmt.Sprintf("tcp://127.0.0.1:%d", b.streamPort), nil)
+	_, port, _ := net.SplitHostPort(px.ln.Addr().String())
+	proxyPort, _ := strconv.Atoi(port)
+	rec := &logRecorder{}
+	conn := b.dial(Config{StreamPort: proxyPort, Logger: slog.New(rec)})
+	var handled atomic.Int32
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		handled.Add(1)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "the member active and reading", func() bool { return handled.Load() == 12 })
+
+	px.setDown(true)
+	testenv.Eventually(t, "a re-subscription in flight: the client trying to connect", func() bool {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		return px.refused > 0
+	})
+	stopped := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Run returned %s after it was stopped, with a re-subscription in flight", time.Since(stopped).Round(time.Millisecond))
+
+	// The port answers again: the re-subscription in flight ends, adding a
+	// partition consumer, and the member's client closes after it. Then
+	// the connections are cut: the consumer it added, had the client
+	// closed before, would close now and have the client send its close
+	// event on a channel closed long before.
+	px.setDown(false)
+	testenv.Eventually(t, "the stream client connected again", func() bool {
+		px.mu.Lock()
+		defer px.mu.Unlock()
+		return len(px.conns) > 0
+	})
+	time.Sleep(3 * time.Second) // past the 2 s after which the client closes that channel
+	px.cut()
+	time.Sleep(time.Second) // a panic in the client's goroutine would end the test binary here
 }

@@ -2,6 +2,7 @@ package streamproto
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -46,14 +47,58 @@ type Group struct {
 	// member; the other member starts reading once it returns.
 	Deactivated func(partition string)
 	// Deliver receives each message, in partition order per partition.
+	// Once a partition's subscription has ended (Lost), nothing more of
+	// that subscription is delivered.
 	Deliver func(Message)
+	// Lost, when set, is called when the member's subscription to a
+	// partition ended without the member leaving (its connection dropped,
+	// the partition's node went down), before it subscribes again: the
+	// broker may already have made another member active on it. Every
+	// Deliver of that subscription has returned by then.
+	Lost func(partition string)
+}
+
+// epochs drops what a partition's ended subscription still delivers:
+// each partition counts its subscriptions' ends, and a subscription (a
+// stream.Consumer) delivers only while the count it first delivered under
+// is current. Deliveries hold the read lock, an end the write lock, so an
+// end waits for the deliveries under way.
+type epochs struct {
+	mu    sync.RWMutex
+	ended map[string]uint64 // by partition: its subscriptions that ended
+	idMu  sync.Mutex
+	of    map[*stream.Consumer]uint64 // the count each subscription first delivered under
+}
+
+// current reports whether c, subscribed to partition, may still deliver.
+// The caller holds the read lock.
+func (e *epochs) current(c *stream.Consumer, partition string) bool {
+	now := e.ended[partition]
+	e.idMu.Lock()
+	defer e.idMu.Unlock()
+	first, ok := e.of[c]
+	if !ok {
+		e.of[c], first = now, now
+	}
+	return first == now
+}
+
+// end notes that partition's subscription ended, once the deliveries
+// under way have returned.
+func (e *epochs) end(partition string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended[partition]++
 }
 
 // Member is one member of a consumer group of a super stream.
 type Member struct {
 	c       *stream.SuperStreamConsumer
+	s       *Store
+	closed  chan stream.CPartitionClose // the client's partition close events
 	leaving chan struct{}
-	rejoins chan struct{} // closed when rejoin has returned
+	rejoins chan struct{} // closed when rejoin has returned: no re-subscription is in flight, and none starts
+	left    chan error    // the client's Close, once it ran
 	once    sync.Once
 }
 
@@ -78,8 +123,17 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 		SetManualCommit().
 		SetSingleActiveConsumer(stream.NewSingleActiveConsumer(update))
 	var closed chan stream.CPartitionClose
+	ep := &epochs{ended: map[string]uint64{}, of: map[*stream.Consumer]uint64{}}
 	handle := func(cc stream.ConsumerContext, m *samqp.Message) {
-		g.Deliver(convert(cc.Consumer.GetStreamName(), cc.Consumer.GetOffset(), m))
+		partition := cc.Consumer.GetStreamName()
+		ep.mu.RLock()
+		defer ep.mu.RUnlock()
+		if !ep.current(cc.Consumer, partition) {
+			// Its subscription ended: whoever reads the partition next
+			// reads this again from the stored offset.
+			return
+		}
+		g.Deliver(convert(partition, cc.Consumer.GetOffset(), m))
 	}
 	c, err := call(ctx, func() (*stream.SuperStreamConsumer, error) {
 		ssc, err := env.NewSuperStreamConsumer(g.SuperStream, handle, opts)
@@ -92,30 +146,75 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("join the consumer group %q of super stream %q: %w", g.Consumer, g.SuperStream, err)
 	}
-	m := &Member{c: c, leaving: make(chan struct{}), rejoins: make(chan struct{})}
+	m := &Member{c: c, s: s, closed: closed, leaving: make(chan struct{}), rejoins: make(chan struct{}), left: make(chan error, 1)}
 	go func() {
 		defer close(m.rejoins)
-		m.rejoin(closed, g.Consumer)
+		m.rejoin(closed, func(partition string) {
+			ep.end(partition)
+			if g.Lost != nil {
+				g.Lost(partition)
+			}
+		})
 	}()
 	return m, nil
 }
 
 // rejoin subscribes again to a partition whose subscription the broker or
 // the network ended (a node went down, the connection dropped), until it
-// succeeds or the member leaves. The broker then makes this member, or
-// another, the partition's active consumer, whose position comes from the
-// stored offset as at any activation.
-func (m *Member) rejoin(closed chan stream.CPartitionClose, consumer string) {
-	for {
-		select {
-		case <-m.leaving:
-			return
-		case e, ok := <-closed:
-			if !ok {
+// succeeds or the member leaves; lost is called first. The broker then
+// makes this member, or another, the partition's active consumer, whose
+// position comes from the stored offset as at any activation.
+//
+// A re-subscription in flight is never abandoned: the client's
+// ConnectPartition takes no context, and one that ended after the client's
+// Close would add a partition consumer the client no longer tracks, whose
+// close event it would send on a channel it has closed by then (a panic).
+// Leave so waits for rejoin to return before it closes the client.
+func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition string)) {
+	var mu sync.Mutex
+	var queue []string // partitions to subscribe to again, in the order lost
+	more := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	// Each loss is told at once, while an earlier partition's
+	// re-subscription may still be in flight.
+	wg.Go(func() {
+		for {
+			select {
+			case <-m.leaving:
 				return
+			case e, ok := <-closed:
+				if !ok {
+					return
+				}
+				if e.Event.Reason == stream.UnSubscribe {
+					continue
+				}
+				lost(e.Partition)
+				mu.Lock()
+				queue = append(queue, e.Partition)
+				mu.Unlock()
+				select {
+				case more <- struct{}{}:
+				default:
+				}
 			}
-			if e.Event.Reason == stream.UnSubscribe {
-				continue
+		}
+	})
+	wg.Go(func() {
+		for {
+			mu.Lock()
+			var partition string
+			if len(queue) > 0 {
+				partition, queue = queue[0], queue[1:]
+			}
+			mu.Unlock()
+			if partition == "" {
+				select {
+				case <-m.leaving:
+					return
+				case <-more:
+					continue
+				}
 			}
 			for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 				select {
@@ -123,34 +222,72 @@ func (m *Member) rejoin(closed chan stream.CPartitionClose, consumer string) {
 					return
 				case <-time.After(wait):
 				}
-				if err := e.Context.ConnectPartition(e.Partition, stream.OffsetSpecification{}.Next()); err == nil {
+				m.s.preferAnswering()
+				if err := m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next()); err == nil {
 					break
 				}
 			}
 		}
+	})
+	wg.Wait()
+}
+
+// LeaveWait bounds how long [Member.Leave] waits for the client to close
+// when a re-subscription is in flight (one waits while the client looks
+// for a node that answers, at 1 to 7 s a try). The close itself never
+// happens before that re-subscription has ended: past LeaveWait, Leave
+// returns and the client closes in the background once it has.
+const LeaveWait = 10 * time.Second
+
+// Leave leaves the group: the broker hands this member's partitions to
+// the others. The client is closed once no re-subscription is in flight
+// (see rejoin); Leave waits for that up to [LeaveWait], and returns
+// [ErrLeavePending] when the close is still to come. Close the Store
+// right after Leave: a re-subscription still in flight then ends sooner.
+func (m *Member) Leave() error {
+	m.once.Do(func() {
+		close(m.leaving)
+		go func() {
+			<-m.rejoins
+			// The client sends a partition's close event, from a
+			// goroutine of its own, on this channel until it closes it
+			// after Close: nobody reads them now, so drain them, lest a
+			// full channel hold its sender (and the client's close) for
+			// good.
+			go drain(m.closed)
+			m.left <- m.c.Close()
+		}()
+	})
+	select {
+	case err := <-m.left:
+		m.left <- err // for a second Leave
+		return err
+	case <-time.After(LeaveWait):
+		return ErrLeavePending
 	}
 }
 
-// LeaveWait bounds how long [Member.Leave] waits for a re-subscription in
-// flight (one waits while the client looks for a node that answers, at 1
-// to 7 s a try: 5 s was seen to be too short on the cluster, and the
-// client then panicked). Closing while one is in flight risks that panic,
-// so the bound is generous.
-const LeaveWait = 30 * time.Second
+// ErrLeavePending is returned by [Member.Leave] when a re-subscription was
+// still in flight after [LeaveWait]: the member's client closes once it
+// ends.
+var ErrLeavePending = errors.New("a re-subscription is still in flight: the member closes once it ends")
 
-// Leave leaves the group: the broker hands this member's partitions to
-// the others. It first waits, up to [LeaveWait], for a re-subscription in
-// flight: one that ended after the client's Close would add a partition
-// consumer that the client no longer tracks, whose close event the client
-// sends on a channel it has closed by then (a panic). Close the Store
-// right after Leave, so that a re-subscription still in flight fails.
-func (m *Member) Leave() error {
-	m.once.Do(func() { close(m.leaving) })
-	select {
-	case <-m.rejoins:
-	case <-time.After(LeaveWait):
+// drain reads the close events of a leaving member's partitions until the
+// client closes the channel, a while after its Close (or the member's
+// connections closed with the Store and nothing more comes).
+func drain(closed chan stream.CPartitionClose) {
+	idle := time.NewTimer(time.Minute)
+	defer idle.Stop()
+	for {
+		select {
+		case _, ok := <-closed:
+			if !ok {
+				return
+			}
+		case <-idle.C:
+			return
+		}
 	}
-	return m.c.Close()
 }
 
 func offsetSpec(p Position) stream.OffsetSpecification {

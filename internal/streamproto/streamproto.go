@@ -204,6 +204,34 @@ func (s *Store) TailWithin(ctx context.Context, streamName string, wait time.Dur
 	}
 }
 
+// preferAnswering puts first among the cluster's nodes (the client's
+// connection parameters) one that accepts a TCP connection, for the
+// client's next look for a node. The client's locator, the connection
+// that finds partitions, tries the first node when it was lost and, if
+// that one does not answer (it was the node lost, as often), waits 1 to 6
+// s before it tries a node at random (and again if that is the lost one
+// too): a consumer group's partitions on a lost node stood still for
+// seconds. The client reads these parameters only when it opens its
+// locator again, which for a member's own connection happens only within
+// its re-subscriptions, which call this first, one at a time.
+func (s *Store) preferAnswering() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes := s.opts.ConnectionParameters
+	if len(nodes) < 2 {
+		return
+	}
+	for i, b := range nodes {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(b.Host, b.Port), time.Second)
+		if err != nil {
+			continue
+		}
+		_ = c.Close()
+		nodes[0], nodes[i] = nodes[i], nodes[0]
+		return
+	}
+}
+
 // Close closes the connection.
 func (s *Store) Close() error {
 	s.mu.Lock()

@@ -1,11 +1,13 @@
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,15 +34,36 @@ const pruneBatch = 1000
 // pendingCond selects the rows still to be published.
 const pendingCond = "failed_at IS NULL AND published_at IS NULL AND discarded_at IS NULL"
 
+// heldCond is true of the claimed row o (the claim's alias of the table t)
+// unless its ordering key is held: an earlier row of the key (a lower
+// number) is still to be published and will not be sent before o by this
+// round. That is a row refused and waiting for its retry (now, the first
+// placeholder's and the second's value, is before retry_at), or marked
+// failed until an operator retries or discards it; or one this claim may
+// not reach before o: stored after it (a writer's clock may run behind
+// the order in which writers of one key take their numbers), or, for a
+// scheduled o, not scheduled (the claim of the due rows can fill the batch
+// before the others are claimed). A scheduled row not yet due holds
+// nothing: it is sent when due, behind the later rows of its key. Rows
+// without a key (or written before the ordering_key column) are never
+// held and hold nothing.
+func heldCond(t sqldb.Table, now1, now2 string) string {
+	return fmt.Sprintf("(o.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM %s e WHERE e.ordering_key = o.ordering_key AND e.ordering_seq < o.ordering_seq"+
+		" AND e.published_at IS NULL AND e.discarded_at IS NULL AND (e.due_at IS NULL OR e.due_at <= %s)"+
+		" AND (e.failed_at IS NOT NULL OR e.retry_at > %s OR e.id > o.id OR (e.due_at IS NULL AND o.due_at IS NOT NULL))))",
+		t.Quoted(), now1, now2)
+}
+
 // row is one claimed outbox row.
 type row struct {
 	id, routingKey string
 	version        int
 	envelope       []byte
-	attempts       int           // refused publishes before this round
-	seq            sql.NullInt64 // ordering_seq: the fact's number in its key's sequence
-	due            time.Time     // due_at: when a scheduled fact was due; zero for the others
-	copies         []byte        // the further versions of a fact written in several; nil for the others
+	attempts       int            // refused publishes before this round
+	seq            sql.NullInt64  // ordering_seq: the fact's number in its key's sequence
+	due            time.Time      // due_at: when a scheduled fact was due; zero for the others
+	copies         []byte         // the further versions of a fact written in several; nil for the others
+	key            sql.NullString // ordering_key: the key seq counts in; NULL without one
 }
 
 type failure struct {
@@ -53,6 +76,7 @@ type batchResult struct {
 	claimedAt                      time.Time // the clock the claim read rows by; zero if it did not
 	claimed, published, unroutable int
 	failures                       []failure // refused: an attempt spent
+	held                           int       // not sent: behind an unpublished earlier fact of their key
 	unavailable                    int       // not published because the broker could not be reached
 	unavailableErr                 error     // the first of those
 }
@@ -92,6 +116,10 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 		switch err := outcomes[i]; {
 		case err == nil:
 			confirmed = append(confirmed, row.id)
+		case errors.Is(err, errHeld):
+			// Unsent, behind an earlier fact of its key that was not
+			// published: the row stays as it was, and costs no attempt.
+			b.held++
 		case stoppedBy(ctx, err):
 			// Not a failure of this fact: the relay is stopping. The row
 			// stays as it was, and the next relay publishes it (again, if
@@ -149,11 +177,41 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx, at time.Time) ([]ro
 	}
 	now := r.d.Time(at)
 	// Scheduled facts that fell due first: they are late already.
-	rows, err := r.claimRows(ctx, tx, nil, r.claimDue, now, now, r.cfg.BatchSize)
-	if err != nil || len(rows) == r.cfg.BatchSize {
+	rows, err := r.claimRows(ctx, tx, nil, r.claimDue, now, now, now, now, r.cfg.BatchSize)
+	if err == nil && len(rows) < r.cfg.BatchSize {
+		rows, err = r.claimRows(ctx, tx, rows, r.claimNow, now, now, now, r.cfg.BatchSize-len(rows))
+	}
+	if err != nil {
 		return rows, err
 	}
-	return r.claimRows(ctx, tx, rows, r.claimNow, now, r.cfg.BatchSize-len(rows))
+	numberOrder(rows)
+	return rows, nil
+}
+
+// numberOrder puts the rows of each ordering key in the order of their
+// numbers, in the places the claim gave that key's rows: the claim reads
+// by id (or due time), which writers of one key on clocks apart may not
+// follow.
+func numberOrder(rows []row) {
+	places := map[string][]int{}
+	for i, x := range rows {
+		if x.key.Valid && x.seq.Valid {
+			places[x.key.String] = append(places[x.key.String], i)
+		}
+	}
+	for _, at := range places {
+		if len(at) < 2 {
+			continue
+		}
+		keyRows := make([]row, len(at))
+		for j, i := range at {
+			keyRows[j] = rows[i]
+		}
+		slices.SortStableFunc(keyRows, func(a, b row) int { return cmp.Compare(a.seq.Int64, b.seq.Int64) })
+		for j, i := range at {
+			rows[i] = keyRows[j]
+		}
+	}
 }
 
 // claimRows runs one claim query and appends its rows to rows.
@@ -166,7 +224,7 @@ func (r *Relay) claimRows(ctx context.Context, tx sqldb.Tx, rows []row, q string
 	for rs.Next() {
 		var x row
 		var due any
-		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq, &due, &x.copies); err != nil {
+		if err := rs.Scan(&x.id, &x.routingKey, &x.version, &x.envelope, &x.attempts, &x.seq, &due, &x.copies, &x.key); err != nil {
 			return rows, err
 		}
 		if x.due, err = timeOf(due); err != nil {
@@ -200,9 +258,17 @@ func (r *Relay) nextDueIn(ctx context.Context, claimedAt time.Time) (time.Durati
 }
 
 // publish publishes rows and returns each row's outcome. It sends them one
-// after the other, in id order, on the publisher's channel, with up to
-// Concurrency sent and not yet confirmed: the broker receives them in the
-// order they were claimed, while their confirms are awaited side by side.
+// after the other, in the order claimed, on the publisher's channel, with
+// up to Concurrency sent and not yet confirmed: the broker receives them in
+// that order, while their confirms are awaited side by side.
+//
+// The rows of one ordering key are the exception: a key has one publish in
+// flight at a time, its next row sent once the broker confirmed the one
+// before, by the goroutine that awaited that confirm. A row refused, or
+// not confirmed, so can never be overtaken by a later row of its key: the
+// rest of the key's rows in the batch are held (errHeld), unsent and
+// unchanged, and the claims after hold them too (heldCond) until it is
+// published. Other keys, and rows without a key, go on meanwhile.
 //
 // Once ctx is done no further publish starts, but those already under way
 // get ShutdownTimeout to be confirmed: a publish abandoned after it was
@@ -230,33 +296,118 @@ func (r *Relay) publish(ctx context.Context, rows []row) []error {
 		}
 	}()
 
-	outcomes := make([]error, len(rows))
-	slots := make(chan struct{}, r.cfg.Concurrency)
-	var wg sync.WaitGroup
+	p := &publishing{r: r, ctx: ctx, pubCtx: pubCtx, rows: rows, outcomes: make([]error, len(rows)),
+		slots: make(chan struct{}, r.cfg.Concurrency), keys: map[string]*keyLine{}}
 	for i := range rows {
-		if ctx.Err() == nil {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil {
-			outcomes[i] = fmt.Errorf("not published: %w", context.Cause(ctx))
+		if !rows[i].key.Valid {
+			p.start(i, "")
 			continue
 		}
-		h, err := r.send(pubCtx, rows[i])
-		if err != nil {
-			outcomes[i] = err
-			<-slots
+		k := rows[i].key.String
+		p.mu.Lock()
+		line := p.keys[k]
+		if line == nil {
+			line = &keyLine{}
+			p.keys[k] = line
+		}
+		switch {
+		case line.broken:
+			p.outcomes[i] = errHeld
+			p.mu.Unlock()
+			continue
+		case line.busy:
+			line.waiting = append(line.waiting, i)
+			p.mu.Unlock()
 			continue
 		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			outcomes[i] = h.Wait(pubCtx)
-		})
+		line.busy = true
+		p.mu.Unlock()
+		p.start(i, k)
 	}
-	wg.Wait()
-	return outcomes
+	p.wg.Wait()
+	return p.outcomes
+}
+
+// errHeld is the outcome of a row not sent because an earlier row of its
+// ordering key in the batch was not published: not a failure of its own.
+var errHeld = errors.New("held behind an earlier fact of its ordering key")
+
+// publishing is one batch's publishes under way.
+type publishing struct {
+	r           *Relay
+	ctx, pubCtx context.Context
+	rows        []row
+	outcomes    []error
+	slots       chan struct{}
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	keys        map[string]*keyLine // by ordering key
+}
+
+// keyLine is the rows of one ordering key in a batch.
+type keyLine struct {
+	busy    bool  // a row of the key is being sent or awaits its confirm
+	waiting []int // rows of the key to send after it, in order
+	broken  bool  // a row of the key was not published: hold the rest
+}
+
+// start sends row i, of ordering key k ("" for none), once a slot is free,
+// and awaits its confirm in a goroutine, which then sends the key's next
+// row. A row that cannot start (ctx done, or its send failed) ends its
+// key's line.
+func (p *publishing) start(i int, k string) {
+	ctx := p.ctx
+	if ctx.Err() == nil {
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		p.outcomes[i] = fmt.Errorf("not published: %w", context.Cause(ctx))
+		p.next(k, false)
+		return
+	}
+	h, err := p.r.send(p.pubCtx, p.rows[i])
+	if err != nil {
+		p.outcomes[i] = err
+		<-p.slots
+		p.next(k, false)
+		return
+	}
+	p.wg.Go(func() {
+		err := h.Wait(p.pubCtx)
+		p.outcomes[i] = err
+		<-p.slots
+		p.next(k, err == nil)
+	})
+}
+
+// next goes on with key k's line once its row in flight was published
+// (ok) or not: it sends the key's next waiting row, or, after a row not
+// published, holds the rest.
+func (p *publishing) next(k string, ok bool) {
+	if k == "" {
+		return
+	}
+	p.mu.Lock()
+	line := p.keys[k]
+	if !ok {
+		line.broken = true
+		for _, j := range line.waiting {
+			p.outcomes[j] = errHeld
+		}
+		line.waiting = nil
+	}
+	if len(line.waiting) == 0 {
+		line.busy = false
+		p.mu.Unlock()
+		return
+	}
+	j := line.waiting[0]
+	line.waiting = line.waiting[1:]
+	p.mu.Unlock()
+	p.start(j, k)
 }
 
 // send checks a row and sends its fact, without waiting for the confirm;

@@ -98,11 +98,24 @@
 // other on the publisher's channel, with up to Concurrency awaiting their
 // confirms, so the broker receives them in that order. The exceptions:
 //   - A fact whose publish was refused waits for its retry while newer
-//     facts go ahead, so one stuck fact never holds up the rest.
+//     facts go ahead, so one stuck fact never holds up the rest; but not
+//     the newer facts of its own ordering key, which wait with it (below).
+//   - A key has one publish in flight at a time: its next fact is sent
+//     once the broker confirmed the one before, so facts of other keys, and
+//     facts without a key, may pass it.
 //   - A publish whose channel was lost before its confirm is sent again on
-//     the next channel, after later ones.
+//     the next channel, after later ones (never after later ones of its
+//     key, which wait for its confirm).
 //   - A redelivery or a retry on the consumer side reorders again (an
 //     ordered consumer retries in place instead).
+//
+// Per ordering key the order holds whatever fails. Each row stores its key
+// (ordering_key). When a fact of a key is refused or not confirmed, the
+// key's later facts in the batch are not sent, and cost no attempt; the
+// claims after leave them out while the earlier fact is unsent: waiting
+// for its retry, or marked failed, until an operator retries or discards
+// it. Rows written before the ordering_key column carry no key and are
+// never held; a scheduled fact not yet due holds nothing.
 //
 // Several relays keep this order: they take turns, a round each, and a
 // round claims only after the previous one committed.

@@ -28,6 +28,7 @@ var kind = sqldb.Kind{
 			"pending_index":  t.Sibling("_pending_idx").Quoted(),
 			"ready_index":    sqldb.Quote(t.Derived("_ready_idx")),
 			"schedule_index": sqldb.Quote(t.Derived("_due_idx")),
+			"key_index":      sqldb.Quote(t.Derived("_key_idx")),
 			"seq_table":      seqTable(t).Quoted(),
 		}
 	},

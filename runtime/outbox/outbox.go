@@ -45,8 +45,9 @@ type Outbox struct {
 	// insert is the row's INSERT, by whether the fact is scheduled,
 	// whether it has an ordering key and whether it is written in several
 	// versions: a fact written now in one version uses none of the columns
-	// added since the first migration but ordering_seq, so a service can
-	// write into a table a newer version has not migrated yet.
+	// added since the first migration but, with an ordering key,
+	// ordering_seq and ordering_key, so a service can write into a table a
+	// newer version has not migrated yet.
 	insert  [2][2][2]string
 	ordered ordering // counts the facts of each ordering key
 	due     schedule // when the facts of this view are due; zero: once committed
@@ -191,7 +192,7 @@ func (o *Outbox) write(ctx context.Context, tx sqldb.Execer, c runtime.Copy, oth
 		if err != nil {
 			return "", fmt.Errorf("outbox: write %s to %s: %w", f.RoutingKey, o.table, err)
 		}
-		ordered, args = 1, append(args, key)
+		ordered, args = 1, append(args, key, key)
 	}
 	if copies != nil {
 		several, args = 1, append(args, copies)
@@ -211,7 +212,8 @@ func (o *Outbox) write(ctx context.Context, tx sqldb.Execer, c runtime.Copy, oth
 
 // insertSQL returns the INSERT of a row: its arguments are the id, routing
 // key, version, envelope and creation time; then the due time if due; then
-// the ordering key if ordered; then the further versions' copies if
+// the ordering key twice if ordered (its number is looked up by it, and it
+// is stored); then the further versions' copies if
 // copies; then, on PostgreSQL, the NOTIFY channel.
 func insertSQL(d dialect, t sqldb.Table, due, ordered, copies bool) string {
 	p := d.Placeholder
@@ -221,8 +223,8 @@ func insertSQL(d dialect, t sqldb.Table, due, ordered, copies bool) string {
 		cols, vals = cols+", due_at", append(vals, p(n))
 	}
 	if ordered {
-		n++
-		cols, vals = cols+", ordering_seq", append(vals, fmt.Sprintf("(SELECT seq FROM %s WHERE ordering_key = %s)", seqTable(t).Quoted(), p(n)))
+		n += 2
+		cols, vals = cols+", ordering_seq, ordering_key", append(vals, fmt.Sprintf("(SELECT seq FROM %s WHERE ordering_key = %s)", seqTable(t).Quoted(), p(n-1)), p(n))
 	}
 	if copies {
 		n++

@@ -278,11 +278,12 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 	// Two claims, each reading one partial index (see
 	// migrations/postgres/004_schedule.sql): scheduled rows not yet due
 	// never cost a claim a step. The limit is the last placeholder.
-	const cols = "id, routing_key, version, envelope, attempts, ordering_seq, due_at, copies"
-	r.claimDue = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND due_at IS NOT NULL AND due_at <= %s AND (retry_at IS NULL OR retry_at <= %s) ORDER BY due_at, id LIMIT %s%s",
-		cols, t.Quoted(), pendingCond, p(1), p(2), p(3), d.claimSuffix)
-	r.claimNow = fmt.Sprintf("SELECT %s FROM %s WHERE %s AND due_at IS NULL AND (retry_at IS NULL OR retry_at <= %s) ORDER BY id LIMIT %s%s",
-		cols, t.Quoted(), pendingCond, p(1), p(2), d.claimSuffix)
+	// Each also leaves out the rows whose key is held (see heldCond).
+	const cols = "id, routing_key, version, envelope, attempts, ordering_seq, due_at, copies, ordering_key"
+	r.claimDue = fmt.Sprintf("SELECT %s FROM %s o WHERE %s AND due_at IS NOT NULL AND due_at <= %s AND (retry_at IS NULL OR retry_at <= %s) AND %s ORDER BY due_at, id LIMIT %s%s",
+		cols, t.Quoted(), pendingCond, p(1), p(2), heldCond(t, p(3), p(4)), p(5), d.claimSuffix)
+	r.claimNow = fmt.Sprintf("SELECT %s FROM %s o WHERE %s AND due_at IS NULL AND (retry_at IS NULL OR retry_at <= %s) AND %s ORDER BY id LIMIT %s%s",
+		cols, t.Quoted(), pendingCond, p(1), heldCond(t, p(2), p(3)), p(4), d.claimSuffix)
 	r.nextDue = fmt.Sprintf("SELECT min(due_at) FROM %s WHERE %s AND due_at IS NOT NULL AND due_at > %s",
 		t.Quoted(), pendingCond, p(1))
 	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s, failed_at = CASE WHEN attempts + 1 >= %s THEN CAST(%s AS %s) END WHERE id = %s",

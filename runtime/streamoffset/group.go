@@ -18,5 +18,6 @@ func (s store) Join(ctx context.Context, g runtime.ConsumerGroup) (runtime.Group
 		Activated:   func(p string) streamproto.Position { return streamproto.Position(g.Activated(p)) },
 		Deactivated: g.Deactivated,
 		Deliver:     func(m streamproto.Message) { g.Deliver(runtime.StreamMessage(m)) },
+		Lost:        g.Lost,
 	})
 }
