@@ -47,3 +47,23 @@ func (c *String) checkText(b []byte, s *scratch) error {
 	}
 	return c.Format.Check(string(b))
 }
+
+// readStrPtr is readPtr for a *string: the strings the pointers of one
+// decode point to are allocated together, strsSlab at a time, and kept by
+// the value decoded only (a new decode starts a new slab).
+func readStrPtr(d *jx.Decoder, p *Prop, s *scratch) (*string, error) {
+	if p.Null && IsNull(d) {
+		return nil, nil
+	}
+	v, err := readStr(d, p.Rule, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.strs) == cap(s.strs) {
+		s.strs = make([]string, 0, strsSlab)
+	}
+	s.strs = append(s.strs, v)
+	return &s.strs[len(s.strs)-1], nil
+}
+
+const strsSlab = 8

@@ -125,3 +125,54 @@ func TestEnumValuesAreTheEnumsStrings(t *testing.T) {
 		}
 	}
 }
+
+type ptrCase struct {
+	A, B, C *string
+}
+
+var shapeOfPtrCase = Shape{Props: []Prop{
+	{Name: "a", Rule: &String{MaxLength: 3}},
+	{Name: "b", Null: true},
+	{Name: "c"},
+}}
+
+func (v *ptrCase) CodecFields(f []any) (*Shape, []any) {
+	return &shapeOfPtrCase, append(f, &v.A, &v.B, &v.C)
+}
+
+// The *string fields of a value point to strings of their own, null
+// where allowed, checked as the string would be.
+func TestStringPointers(t *testing.T) {
+	var kept []ptrCase
+	for i := range 20 {
+		var v ptrCase
+		in := fmt.Sprintf(`{"a":"%d","b":null,"c":"c%d"}`, i, i)
+		if i%2 == 1 {
+			in = fmt.Sprintf(`{"a":"%d","b":"b%d","c":"c%d"}`, i, i, i)
+		}
+		if err := Decode(jx.DecodeStr(in), &v); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, v)
+	}
+	*kept[3].A = "changed"
+	for i, v := range kept {
+		a, c := fmt.Sprint(i), fmt.Sprintf("c%d", i)
+		if i == 3 {
+			a = "changed"
+		}
+		if *v.A != a || *v.C != c || (i%2 == 0) != (v.B == nil) || v.B != nil && *v.B != fmt.Sprintf("b%d", i) {
+			t.Errorf("value %d: %q %v %q", i, *v.A, v.B, *v.C)
+		}
+	}
+	for in, want := range map[string]string{
+		`{"a":"abcd"}`: "/a: at most 3 characters",
+		`{"a":null}`:   "/a: a string, got null",
+		`{"c":1}`:      "/c: a string, got a number",
+	} {
+		var v ptrCase
+		if err := Decode(jx.DecodeStr(in), &v); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", in, err, want)
+		}
+	}
+}

@@ -79,6 +79,7 @@ type Prop struct {
 type scratch struct {
 	fields []any
 	text   []byte
+	strs   []string // what the *string fields of one decode point to
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{fields: make([]any, 0, 64)} }}
@@ -88,6 +89,7 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 func putScratch(s *scratch) {
 	clear(s.fields[:cap(s.fields)]) // keep no pointer into a caller's value
 	s.fields = s.fields[:0]
+	s.strs = nil // the value decoded keeps them
 	scratchPool.Put(s)
 }
 
@@ -213,7 +215,7 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 	case *json.RawMessage:
 		*f, err = readRaw(d, p.Rule, s)
 	case **string:
-		*f, err = readPtr(d, p, readStr, s)
+		*f, err = readStrPtr(d, p, s)
 	case **int64:
 		*f, err = readPtr(d, p, readInt, s)
 	case **float64:
