@@ -30,7 +30,9 @@ type String struct {
 
 // Check checks s.
 func (c *String) Check(s string) error {
-	if c.MinLength > 0 || c.MaxLength >= 0 {
+	// A string has no more code points than bytes: one no longer in bytes
+	// than MaxLength needs no count when MinLength is 0.
+	if c.MinLength > 0 || c.MaxLength >= 0 && len(s) > c.MaxLength {
 		n := utf8.RuneCountInString(s)
 		if n < c.MinLength {
 			return Expect("at least " + plural(c.MinLength, "character"))

@@ -176,3 +176,20 @@ func TestStringPointers(t *testing.T) {
 		}
 	}
 }
+
+// Lengths are in code points, counted only when the bytes do not settle
+// them.
+func TestStringLengthsInCodePoints(t *testing.T) {
+	c := String{MaxLength: 3}
+	m := String{MinLength: 2, MaxLength: -1}
+	for s, ok := range map[string]bool{"abc": true, "éé": true, "ééé": true, "abcd": false, "éééé": false, "": true} {
+		if got := c.Check(s) == nil; got != ok {
+			t.Errorf("maxLength 3 on %q: %v", s, got)
+		}
+	}
+	for s, ok := range map[string]bool{"ab": true, "é": false, "éé": true, "a": false, "": false} {
+		if got := m.Check(s) == nil; got != ok {
+			t.Errorf("minLength 2 on %q: %v", s, got)
+		}
+	}
+}
