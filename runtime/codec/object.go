@@ -106,8 +106,9 @@ const (
 // as immutable as any other, however long it is kept. A full slab is left
 // to the strings cut from it (the garbage collector frees it with the
 // last) and a new one started. A slab carries on from one decode to the
-// next with the scratch, so a value kept keeps at most textSlab bytes of
-// text besides its own.
+// next with the scratch: a value kept keeps the slabs its strings were cut
+// from (one or two, for a value with less text than a slab), other values'
+// text in them included.
 func (s *scratch) str(b []byte) string {
 	n := len(b)
 	switch {
