@@ -30,7 +30,9 @@ type String struct {
 
 // Check checks s.
 func (c *String) Check(s string) error {
-	if c.MinLength > 0 || c.MaxLength >= 0 {
+	// A string has no more code points than bytes: one no longer in bytes
+	// than MaxLength needs no count when MinLength is 0.
+	if c.MinLength > 0 || c.MaxLength >= 0 && len(s) > c.MaxLength {
 		n := utf8.RuneCountInString(s)
 		if n < c.MinLength {
 			return Expect("at least " + plural(c.MinLength, "character"))
@@ -162,40 +164,13 @@ type Format struct {
 	check func(string) error
 	// valid accepts, without the reference's check, a string that check
 	// accepts; what it does not accept goes to check, which decides and
-	// says why. nil for most formats.
+	// says why (format.go). nil for the other formats.
 	valid func(string) bool
 }
 
 // FormatOf returns the check of the format name.
 func FormatOf(name string) *Format {
-	f := &Format{name: name, check: schemaset.FormatChecker(name)}
-	if name == "uuid" {
-		f.valid = isUUID
-	}
-	return f
-}
-
-// isUUID reports whether s is five groups of 8, 4, 4, 4 and 12 hex
-// digits joined by hyphens: what the reference's uuid check accepts,
-// without splitting the string.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
+	return &Format{name: name, check: schemaset.FormatChecker(name), valid: natives[name]}
 }
 
 // Check checks s.

@@ -80,9 +80,13 @@ func Expect(expected string) error {
 // current value: "expected: err". An err that already holds an *Error is
 // returned unchanged.
 func Wrap(err error, expected string) error {
-	if err == nil {
+	if err == nil { // inlined: most calls pass nil
 		return nil
 	}
+	return wrap(err, expected)
+}
+
+func wrap(err error, expected string) error {
 	var ce *Error
 	if errors.As(err, &ce) {
 		return err

@@ -3,9 +3,11 @@ package codec
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/go-faster/jx"
 
@@ -72,8 +74,13 @@ type Prop struct {
 
 // scratch holds the field pointers of the structs being read or written,
 // nested ones after those of the structs around them, so that listing
-// them allocates nothing.
-type scratch struct{ fields []any }
+// them allocates nothing; and the text of the strings decoding reads
+// (see [scratch.str]).
+type scratch struct {
+	fields []any
+	text   []byte
+	strs   []string // what the *string fields of one decode point to
+}
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{fields: make([]any, 0, 64)} }}
 
@@ -82,7 +89,39 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 func putScratch(s *scratch) {
 	clear(s.fields[:cap(s.fields)]) // keep no pointer into a caller's value
 	s.fields = s.fields[:0]
+	s.strs = nil // the value decoded keeps them
 	scratchPool.Put(s)
+}
+
+// Strings decoded are cut from slabs of textSlab bytes rather than
+// allocated one by one; a longer one than textLong is allocated alone.
+const (
+	textSlab = 1024
+	textLong = 128
+)
+
+// str returns b as a string. The bytes are copied to the end of the
+// current slab, s.text, which only ever grows within its capacity: the
+// bytes of a string handed out are never written again, so the string is
+// as immutable as any other, however long it is kept. A full slab is left
+// to the strings cut from it (the garbage collector frees it with the
+// last) and a new one started. A slab carries on from one decode to the
+// next with the scratch: a value kept keeps the slabs its strings were cut
+// from (one or two, for a value with less text than a slab), other values'
+// text in them included.
+func (s *scratch) str(b []byte) string {
+	n := len(b)
+	switch {
+	case n == 0:
+		return ""
+	case n > textLong:
+		return string(b)
+	case cap(s.text)-len(s.text) < n:
+		s.text = make([]byte, 0, textSlab)
+	}
+	i := len(s.text)
+	s.text = append(s.text, b...)
+	return unsafe.String(&s.text[i], n)
 }
 
 // fields lists v's fields on s; release them with s.drop(base).
@@ -165,45 +204,45 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 	var err error
 	switch f := f.(type) {
 	case *string:
-		*f, err = readStr(d, p.Rule)
+		*f, err = readStr(d, p.Rule, s)
 	case *int64:
-		*f, err = readInt(d, p.Rule)
+		*f, err = readInt(d, p.Rule, s)
 	case *float64:
-		*f, err = readFloat(d, p.Rule)
+		*f, err = readFloat(d, p.Rule, s)
 	case *bool:
-		*f, err = readBool(d, p.Rule)
+		*f, err = readBool(d, p.Rule, s)
 	case *time.Time:
-		*f, err = readTime(d, p.Rule)
+		*f, err = readTime(d, p.Rule, s)
 	case *json.RawMessage:
-		*f, err = readRaw(d, p.Rule)
+		*f, err = readRaw(d, p.Rule, s)
 	case **string:
-		*f, err = readPtr(d, p, readStr)
+		*f, err = readStrPtr(d, p, s)
 	case **int64:
-		*f, err = readPtr(d, p, readInt)
+		*f, err = readPtr(d, p, readInt, s)
 	case **float64:
-		*f, err = readPtr(d, p, readFloat)
+		*f, err = readPtr(d, p, readFloat, s)
 	case **bool:
-		*f, err = readPtr(d, p, readBool)
+		*f, err = readPtr(d, p, readBool, s)
 	case **time.Time:
-		*f, err = readPtr(d, p, readTime)
+		*f, err = readPtr(d, p, readTime, s)
 	case *schemaset.Nullable[string]:
-		*f, err = readNullable(d, p.Rule, readStr)
+		*f, err = readNullable(d, p.Rule, readStr, s)
 	case *schemaset.Nullable[int64]:
-		*f, err = readNullable(d, p.Rule, readInt)
+		*f, err = readNullable(d, p.Rule, readInt, s)
 	case *schemaset.Nullable[float64]:
-		*f, err = readNullable(d, p.Rule, readFloat)
+		*f, err = readNullable(d, p.Rule, readFloat, s)
 	case *schemaset.Nullable[bool]:
-		*f, err = readNullable(d, p.Rule, readBool)
+		*f, err = readNullable(d, p.Rule, readBool, s)
 	case *schemaset.Nullable[time.Time]:
-		*f, err = readNullable(d, p.Rule, readTime)
+		*f, err = readNullable(d, p.Rule, readTime, s)
 	case *[]string:
-		*f, err = readSlice(d, p, readStr)
+		*f, err = readSlice(d, p, readStr, s)
 	case *[]int64:
-		*f, err = readSlice(d, p, readInt)
+		*f, err = readSlice(d, p, readInt, s)
 	case *[]float64:
-		*f, err = readSlice(d, p, readFloat)
+		*f, err = readSlice(d, p, readFloat, s)
 	case *[]bool:
-		*f, err = readSlice(d, p, readBool)
+		*f, err = readSlice(d, p, readBool, s)
 	case Optional:
 		err = decodeOpt(d, p, f, s)
 	case Sequence:
@@ -224,21 +263,27 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 	return err
 }
 
-func readStr(d *jx.Decoder, rule any) (string, error) {
+// readStr reads a string: its text cut from the scratch's slab, or, for
+// an enum's value, the enum's own string.
+func readStr(d *jx.Decoder, rule any, s *scratch) (string, error) {
+	b, err := strBytes(d)
+	if err != nil {
+		return "", err
+	}
 	switch r := rule.(type) {
 	case *String:
-		return r.Str(d)
+		v := s.str(b)
+		return v, r.Check(v)
 	case *Strings: // an enum's field, listed as its string
-		s, err := Str(d)
-		if err != nil {
-			return s, err
+		if v, ok := r.find(b); ok {
+			return v, nil
 		}
-		return s, r.Check(s)
+		return s.str(b), Expect(r.Expected)
 	}
-	return Str(d)
+	return s.str(b), nil
 }
 
-func readInt(d *jx.Decoder, rule any) (int64, error) {
+func readInt(d *jx.Decoder, rule any, _ *scratch) (int64, error) {
 	switch r := rule.(type) {
 	case *Int:
 		return r.Int(d)
@@ -252,28 +297,40 @@ func readInt(d *jx.Decoder, rule any) (int64, error) {
 	return Int64(d)
 }
 
-func readFloat(d *jx.Decoder, rule any) (float64, error) {
+func readFloat(d *jx.Decoder, rule any, _ *scratch) (float64, error) {
 	if r, ok := rule.(*Float); ok {
 		return r.Float(d)
 	}
 	return Float64(d)
 }
 
-func readBool(d *jx.Decoder, rule any) (bool, error) {
+func readBool(d *jx.Decoder, rule any, _ *scratch) (bool, error) {
 	if r, ok := rule.(*Flag); ok {
 		return r.Bool(d)
 	}
 	return Bool(d)
 }
 
-func readTime(d *jx.Decoder, rule any) (time.Time, error) {
-	if r, ok := rule.(*String); ok {
-		return r.Time(d)
+// readTime reads a date-time, its text checked first (see
+// [String.Time]); no string is kept.
+func readTime(d *jx.Decoder, rule any, s *scratch) (time.Time, error) {
+	b, err := strBytes(d)
+	if err != nil {
+		return time.Time{}, err
 	}
-	return Time(d)
+	if r, ok := rule.(*String); ok {
+		if err := r.checkText(b, s); err != nil {
+			return time.Time{}, err
+		}
+	}
+	var t time.Time
+	if err := t.UnmarshalText(b); err != nil {
+		return time.Time{}, Wrap(err, "a date-time (RFC 3339)")
+	}
+	return t, nil
 }
 
-func readRaw(d *jx.Decoder, rule any) (json.RawMessage, error) {
+func readRaw(d *jx.Decoder, rule any, _ *scratch) (json.RawMessage, error) {
 	if r, ok := rule.(*Any); ok {
 		return r.Raw(d)
 	}
@@ -281,27 +338,29 @@ func readRaw(d *jx.Decoder, rule any) (json.RawMessage, error) {
 }
 
 // readPtr reads a value into a new pointer; null is nil when p allows it.
-func readPtr[T any](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any) (T, error)) (*T, error) {
+func readPtr[T any](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any, *scratch) (T, error), s *scratch) (*T, error) {
 	if p.Null && IsNull(d) {
 		return nil, nil
 	}
-	v, err := read(d, p.Rule)
+	v, err := read(d, p.Rule, s)
 	if err != nil {
 		return nil, err
 	}
 	return &v, nil
 }
 
-func readNullable[T any](d *jx.Decoder, rule any, read func(*jx.Decoder, any) (T, error)) (schemaset.Nullable[T], error) {
+func readNullable[T any](d *jx.Decoder, rule any, read func(*jx.Decoder, any, *scratch) (T, error), s *scratch) (schemaset.Nullable[T], error) {
 	if IsNull(d) {
 		return schemaset.Null[T](), nil
 	}
-	v, err := read(d, rule)
+	v, err := read(d, rule, s)
 	return schemaset.Some(v), err
 }
 
 // readSlice reads an array of scalars; null is nil when p allows it.
-func readSlice[T comparable](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any) (T, error)) ([]T, error) {
+// Room for four items is made at the first, rather than for one, two,
+// then four.
+func readSlice[T comparable](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any, *scratch) (T, error), s *scratch) ([]T, error) {
 	if p.Null && IsNull(d) {
 		return nil, nil
 	}
@@ -312,16 +371,22 @@ func readSlice[T comparable](d *jx.Decoder, p *Prop, read func(*jx.Decoder, any)
 	if err != nil {
 		return nil, Wrap(err, "an array")
 	}
-	out := []T{}
+	var out []T
 	for it.Next() {
-		v, err := read(d, p.Item)
+		v, err := read(d, p.Item, s)
 		if err != nil {
 			return nil, AtIndex(err, len(out))
+		}
+		if out == nil {
+			out = make([]T, 0, 4)
 		}
 		out = append(out, v)
 	}
 	if err := it.Err(); err != nil {
 		return nil, Wrap(err, "an array")
+	}
+	if out == nil {
+		out = []T{}
 	}
 	if r, ok := p.Rule.(*Array); ok {
 		return out, Distinct(r, out)
@@ -763,6 +828,9 @@ func (l *List[T]) item(i int) (any, int, bool) {
 	case i == listNil:
 		*l = nil
 	case i == len(*l):
+		if len(*l) == cap(*l) {
+			*l = slices.Grow(*l, max(4, len(*l))) // room for four, then twice as many
+		}
 		*l = append(*l, *new(T))
 	}
 	if i < 0 {

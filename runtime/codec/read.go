@@ -40,6 +40,9 @@ func Int64(d *jx.Decoder) (int64, error) {
 	if err != nil {
 		return 0, Wrap(err, "an integer")
 	}
+	if i, ok := shortInt(n); ok {
+		return i, nil
+	}
 	if n.IsInt() {
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
@@ -55,6 +58,29 @@ func Int64(d *jx.Decoder) (int64, error) {
 		return 0, Expect("an integer that fits in 64 bits, got " + string(n))
 	}
 	return r.Num().Int64(), nil
+}
+
+// shortInt returns the value of n when it is an optional minus sign and
+// 1 to 18 digits, which an int64 always holds.
+func shortInt(n jx.Num) (int64, bool) {
+	neg := len(n) > 0 && n[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	if len(n) == 0 || len(n) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // Float64 reads a JSON number.

@@ -14,13 +14,17 @@ import (
 func dec(s string) *jx.Decoder { return jx.DecodeStr(s) }
 
 func TestInt64TakesWhatJSONSchemaCountsAsIntegers(t *testing.T) {
-	for in, want := range map[string]int64{"1": 1, "-7": -7, "1.0": 1, "1e2": 100, "2.50e1": 25} {
+	for in, want := range map[string]int64{
+		"1": 1, "-7": -7, "1.0": 1, "1e2": 100, "2.50e1": 25, "0": 0, "-0": 0,
+		"999999999999999999": 999999999999999999, "-999999999999999999": -999999999999999999,
+		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808,
+	} {
 		got, err := codec.Int64(dec(in))
 		if err != nil || got != want {
 			t.Errorf("Int64(%s) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"1.5", "9223372036854775808", "1e30", `"1"`, "null", "true"} {
+	for _, in := range []string{"1.5", "9223372036854775808", "-9223372036854775809", "1e30", "-", "1-", `"1"`, "null", "true"} {
 		if _, err := codec.Int64(dec(in)); err == nil {
 			t.Errorf("Int64(%s) accepted", in)
 		}
