@@ -144,13 +144,26 @@ func (p *Project) GoFiles() (map[string][]byte, error) {
 	if p.Model.Package == "" {
 		return nil, errors.New("generator: no Go package name: the schema directory was opened without Options.Go")
 	}
-	files, err := gogen.Generate(p.Model)
-	if err != nil || p.importPath == "" {
-		return files, err
+	if p.importPath == "" {
+		return gogen.Generate(p.Model)
 	}
-	kit, err := gogen.Kit(p.Model, p.importPath)
+	// The kit is one file as large as the publisher: rendered beside the
+	// package's files rather than after them, it does not leave a core
+	// idle at the end. Both only read the model.
+	var kit []byte
+	var kitErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		kit, kitErr = gogen.Kit(p.Model, p.importPath)
+	}()
+	files, err := gogen.Generate(p.Model)
+	<-done
 	if err != nil {
 		return nil, err
+	}
+	if kitErr != nil {
+		return nil, kitErr
 	}
 	files[path.Join(gogen.KitDir(p.Model.Package), gogen.KitFile)] = kit
 	return files, nil

@@ -57,11 +57,18 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	e := &emitter{m: m}
 	// whether each struct is tabled, decided once: the answer builds the
 	// whole Shape, and the files, written at once, only read the map
-	isTabled := map[*model.Type]bool{}
+	// (on every core: each struct's answer is its own)
+	var structs []*model.Type
 	for _, t := range m.Types {
 		if t.Kind == model.Struct {
-			isTabled[t] = e.tabled(t)
+			structs = append(structs, t)
 		}
+	}
+	tabled := make([]bool, len(structs))
+	onEveryCore(len(structs), func(_, i int) { tabled[i] = e.tabled(structs[i]) })
+	isTabled := make(map[*model.Type]bool, len(structs))
+	for i, t := range structs {
+		isTabled[t] = tabled[i]
 	}
 	e.isTabled = isTabled
 	e.bare = e.bareStructs()
@@ -100,22 +107,10 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	// render them on every core. The model is only read.
 	rendered := make([][]byte, len(todo))
 	errs := make([]error, len(todo))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				rendered[i], errs[i] = render(m.Package, todo[i], e)
-			}
-		}()
-	}
-	for i := range todo {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	scratches := make([]scratch, min(runtime.GOMAXPROCS(0), len(todo)))
+	onEveryCore(len(todo), func(w, i int) {
+		rendered[i], errs[i] = render(m.Package, todo[i], e, &scratches[w])
+	})
 	files := make(map[string][]byte, len(todo))
 	for i, o := range todo {
 		if errs[i] != nil {
@@ -126,12 +121,34 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	return files, nil
 }
 
+// onEveryCore calls do(w, i) for every i below n, in order of i, on as
+// many goroutines as there are cores (w numbers the goroutine: the same w
+// is never called twice at once), and returns when all calls have.
+func onEveryCore(n int, do func(w, i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				do(w, i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 func always(*model.Model) bool         { return true }
 func hasConsumers(m *model.Model) bool { return len(m.Consumers) > 0 }
 func hasFacts(m *model.Model) bool     { return len(m.OwnFacts()) > 0 }
 
-// render writes one file and formats it.
-func render(pkg string, o output, e *emitter) ([]byte, error) {
+// render writes one file and formats it, in the memory of s.
+func render(pkg string, o output, e *emitter, s *scratch) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.NoFormat = true
 	f.ImportName(runtimePath, "runtime")
@@ -150,7 +167,7 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 		f.HeaderComment(commentLine("source: " + o.source))
 	}
 	o.gen(e, f)
-	return formatFile(f)
+	return formatFile(f, s)
 }
 
 // formatFile renders f with its imports grouped in gofmt's layout: written
@@ -160,13 +177,20 @@ func render(pkg string, o output, e *emitter) ([]byte, error) {
 // file as go/format does: that the emitter writes Go that parses is
 // checked by the tests, which format every file they generate with
 // go/format too (VerifyLayout), and by the fuzz targets.
-func formatFile(f *jen.File) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
+//
+// s is the memory to work in (nil: new memory); what formatFile returns
+// is the caller's.
+func formatFile(f *jen.File, s *scratch) ([]byte, error) {
+	if s == nil {
+		s = new(scratch)
+	}
+	buf := &s.src
+	buf.Reset()
+	if err := f.Render(buf); err != nil {
 		return nil, err
 	}
-	src := groupImports(buf.Bytes())
-	laid, ok := layout(src)
+	src := groupImportsIn(buf.Bytes(), &s.grouped)
+	laid, ok := s.layout(src)
 	if ok && !VerifyLayout {
 		return laid, nil
 	}

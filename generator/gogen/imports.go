@@ -15,7 +15,11 @@ import (
 // its first element has no dot, the rule goimports applies. src that does
 // not parse, or has no parenthesised import block, is returned unchanged:
 // gofmt reports the syntax error with context.
-func groupImports(src []byte) []byte {
+func groupImports(src []byte) []byte { return groupImportsIn(src, new(bytes.Buffer)) }
+
+// groupImportsIn is groupImports writing into b, which it resets, when
+// the imports are regrouped.
+func groupImportsIn(src []byte, b *bytes.Buffer) []byte {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.ImportsOnly|parser.ParseComments)
 	if err != nil || len(f.Imports) < 2 {
@@ -44,7 +48,7 @@ func groupImports(src []byte) []byte {
 	if len(std) == 0 || len(other) == 0 {
 		return src
 	}
-	var b bytes.Buffer
+	b.Reset()
 	b.Grow(len(src) + 2)
 	b.Write(src[:start])
 	b.WriteString(strings.Join(std, "\n\t"))

@@ -63,7 +63,7 @@ func Kit(m *model.Model, importPath string) ([]byte, error) {
 	f.HeaderComment(GeneratedHeader)
 	f.HeaderComment(commentLine("source: warren.json"))
 	k.gen(f)
-	out, err := formatFile(f)
+	out, err := formatFile(f, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", kitName(m), err)
 	}

@@ -23,11 +23,45 @@ import (
 // up: ok is false and the caller runs go/format. Tests compare the two on
 // every file they generate (VerifyLayout).
 func layout(src []byte) (out []byte, ok bool) {
-	lines, ok := scanLines(src)
+	return new(scratch).layout(src)
+}
+
+// scratch is the memory layout works in, kept from one file to the next
+// by a goroutine that lays out many: the tokens, the lines and the
+// brackets of a file are dropped when its text is written, and most of
+// what laying out a package allocated was these, made again for every
+// file. A scratch is used by one goroutine at a time.
+type scratch struct {
+	toks    []tok
+	lines   []srcLine
+	starts  []int
+	out     []outLine
+	stack   []*bracket
+	blocks  [][]bracket // of brackets, handed out in turn
+	block   int         // the block brackets come from now
+	src     bytes.Buffer
+	grouped bytes.Buffer
+}
+
+// layout is layout, in the memory of s. The output is the caller's: it
+// is not reused.
+func (s *scratch) layout(src []byte) (out []byte, ok bool) {
+	lines, ok := s.scanLines(src)
 	if !ok {
 		return nil, false
 	}
-	l := &layouter{out: make([]outLine, 0, len(lines)+len(lines)/8)}
+	l := &layouter{s: s, out: s.out[:0], stack: s.stack[:0]}
+	defer func() {
+		// keep the grown slices, without what they point to; the
+		// brackets are free again once nothing points to them
+		clear(l.out)
+		clear(l.stack)
+		s.out, s.stack = l.out[:0], l.stack[:0]
+		for i := range s.blocks[:min(s.block+1, len(s.blocks))] {
+			s.blocks[i] = s.blocks[i][:0]
+		}
+		s.block = 0
+	}()
 	for i := range lines {
 		if !l.line(&lines[i]) {
 			return nil, false
@@ -37,6 +71,24 @@ func layout(src []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	return l.render()
+}
+
+// bracket returns a new bracket, from a block of them: one allocation
+// for many.
+func (s *scratch) bracket(b bracket) *bracket {
+	if s == nil {
+		p := new(bracket)
+		*p = b
+		return p
+	}
+	if s.block < len(s.blocks) && len(s.blocks[s.block]) == cap(s.blocks[s.block]) {
+		s.block++ // the brackets of a full block stay where they are
+	}
+	if s.block == len(s.blocks) {
+		s.blocks = append(s.blocks, make([]bracket, 0, 256))
+	}
+	s.blocks[s.block] = append(s.blocks[s.block], b)
+	return &s.blocks[s.block][len(s.blocks[s.block])-1]
 }
 
 // tok is one token of the source: its kind and text.
@@ -60,6 +112,12 @@ type srcLine struct {
 }
 
 func scanLines(src []byte) ([]srcLine, bool) {
+	return new(scratch).scanLines(src)
+}
+
+// scanLines is scanLines in the memory of sc: the lines it returns are
+// valid until its next call.
+func (sc *scratch) scanLines(src []byte) ([]srcLine, bool) {
 	fset := token.NewFileSet()
 	file := fset.AddFile("", -1, len(src))
 	var s scanner.Scanner
@@ -67,9 +125,13 @@ func scanLines(src []byte) ([]srcLine, bool) {
 	s.Init(file, src, func(token.Position, string) { bad = true }, scanner.ScanComments)
 	// all tokens in one slice, each line a part of it; lines counted by
 	// hand (token.File.Line searches and locks for every token)
-	toks := make([]tok, 0, len(src)/4)
-	var lines []srcLine
-	var starts []int
+	toks := sc.toks[:0]
+	if toks == nil {
+		toks = make([]tok, 0, len(src)/6)
+	}
+	lines := sc.lines[:0]
+	starts := sc.starts[:0]
+	defer func() { sc.toks, sc.lines, sc.starts = toks[:0], lines[:0], starts[:0] }()
 	line, off := 1, 0
 	last := 0
 	for {
@@ -151,6 +213,7 @@ type outLine struct {
 }
 
 type layouter struct {
+	s       *scratch // where brackets come from; nil: the heap
 	stack   []*bracket
 	out     []outLine
 	groups  int
@@ -299,7 +362,7 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 		}
 		switch t.t {
 		case token.LPAREN, token.LBRACK, token.LBRACE:
-			br := &bracket{t: t.t, indent: indent, kind: kind, last: t.t}
+			br := l.s.bracket(bracket{t: t.t, indent: indent, kind: kind, last: t.t})
 			if t.t == token.LPAREN && (prev.t == token.CONST || prev.t == token.VAR) && i == 1 {
 				br.kind = kindSpecs
 			}
@@ -504,7 +567,7 @@ func (l *layouter) splitBlock(ol outLine, toks []tok, open int) bool {
 	// the body's statement on a line of its own: lay it out again so
 	// that its brackets nest
 	l.out = append(l.out, outLine{indent: ol.indent, text: hdr + " {"})
-	l.stack = append(l.stack, &bracket{t: token.LBRACE, kind: kindBlock, indent: ol.indent, last: token.LBRACE})
+	l.stack = append(l.stack, l.s.bracket(bracket{t: token.LBRACE, kind: kindBlock, indent: ol.indent, last: token.LBRACE}))
 	if !l.layoutTokens(inner) {
 		return false
 	}
@@ -517,9 +580,9 @@ func (l *layouter) splitBlock(ol outLine, toks []tok, open int) bool {
 // out, in a block when inBlock; oneLine is false when that takes several
 // lines.
 func (l *layouter) respace(toks []tok, inBlock bool) (text string, oneLine bool) {
-	scratch := &layouter{stack: append([]*bracket(nil), l.stack...)}
+	scratch := &layouter{s: l.s, stack: append([]*bracket(nil), l.stack...)}
 	if inBlock {
-		scratch.stack = append(scratch.stack, &bracket{t: token.LBRACE, kind: kindBlock, last: token.LBRACE})
+		scratch.stack = append(scratch.stack, l.s.bracket(bracket{t: token.LBRACE, kind: kindBlock, last: token.LBRACE}))
 	}
 	if !scratch.layoutTokens(toks) || len(scratch.out) == 0 {
 		return "", false

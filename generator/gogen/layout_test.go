@@ -19,9 +19,12 @@ import (
 // gofmt's output: where layout knows a file's constructs it must give the
 // file back byte for byte. The generator's tests compare layout with
 // go/format on the unformatted source of every file they generate
-// (VerifyLayout); this covers what they do not generate.
+// (VerifyLayout); this covers what they do not generate. Every file is
+// laid out a second time in memory kept from the files before it, as
+// generation does, and must come out the same.
 func TestLayoutKeepsGofmtOutput(t *testing.T) {
 	laid, known := 0, 0
+	reusing := gogen.LayoutReusing()
 	for _, root := range []string{"../../golden", "../../examples", "../../bench"} {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -42,6 +45,10 @@ func TestLayoutKeepsGofmtOutput(t *testing.T) {
 			}
 			known++
 			out, ok := gogen.Layout(src)
+			again, okAgain := reusing(src)
+			if okAgain != ok || !bytes.Equal(again, out) {
+				t.Errorf("%s: laid out in reused memory (ok %v), the file differs from its layout in new memory (ok %v)", path, okAgain, ok)
+			}
 			if !ok {
 				return nil
 			}

@@ -1,9 +1,12 @@
 package outdir
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,6 +95,40 @@ func TestApplyCreatesMissingDirectory(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(dir))
 	if len(entries) != 1 {
 		t.Errorf("temporary directory left behind: %v", entries)
+	}
+}
+
+// TestApplyWithoutSyncFS: where the file system cannot be synced as a
+// whole, every file is synced on its own and the plan applied as well;
+// a file that cannot be synced fails it.
+func TestApplyWithoutSyncFS(t *testing.T) {
+	defer func(f func(string) error) { syncFS = f }(syncFS)
+	synced := 0
+	syncFS = func(string) error { synced++; return errors.ErrUnsupported }
+	dir := t.TempDir()
+	write(t, dir, "old.go", header+"\nold\n")
+	files := map[string][]byte{"old.go": []byte(header + "\nnew\n"), "xtest/kit.go": []byte(header + "\nkit\n")}
+	for i := range 40 {
+		files[fmt.Sprintf("f%d.go", i)] = []byte(fmt.Sprintf("%s\n%d\n", header, i))
+	}
+	p, err := NewPlan(dir, header, files, "kit.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if synced != 1 {
+		t.Errorf("syncFS called %d times, want 1", synced)
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if err := syncEach([]string{filepath.Join(dir, "old.go"), filepath.Join(dir, "missing.go")}); err == nil || !strings.Contains(err.Error(), "missing.go") {
+		t.Errorf("syncing a missing file: %v; want an error naming it", err)
 	}
 }
 

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package outdir
+
+import "errors"
+
+// syncFS is unavailable here: files are synced one by one (syncEach). A
+// variable for the tests.
+var syncFS = func(string) error { return errors.ErrUnsupported }
