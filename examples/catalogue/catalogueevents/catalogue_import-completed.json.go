@@ -52,10 +52,10 @@ func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompleted) Validate() error { return codec.Check(&v) }
+func (v *ImportCompleted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ImportCompleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -15,7 +15,7 @@ import (
 // FactItemDeletedV1 describes ItemDeletedV1 to the runtime.
 var FactItemDeletedV1 = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(ItemDeletedV1)
+		v, ok := payload.(*ItemDeletedV1)
 		if !ok {
 			return "", false
 		}
@@ -52,10 +52,10 @@ func (v *ItemDeletedV1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemDeletedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemDeletedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemDeletedV1) Validate() error { return codec.Check(&v) }
+func (v *ItemDeletedV1) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemDeletedV1) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

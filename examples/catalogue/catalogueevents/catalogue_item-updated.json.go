@@ -18,7 +18,7 @@ const ItemUpdatedRoutingKey = "catalogue.item.updated"
 // FactItemUpdated describes ItemUpdated to the runtime.
 var FactItemUpdated = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(ItemUpdated)
+		v, ok := payload.(*ItemUpdated)
 		if !ok {
 			return "", false
 		}
@@ -64,10 +64,10 @@ func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemUpdated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdated) Validate() error { return codec.Check(&v) }
+func (v *ItemUpdated) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemUpdated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

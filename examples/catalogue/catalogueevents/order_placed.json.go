@@ -55,10 +55,10 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error { return codec.Check(&v) }
+func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -214,10 +214,10 @@ func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardPayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CardPayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardPayment) Validate() error { return codec.Check(&v) }
+func (v *CardPayment) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CardPayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -262,10 +262,10 @@ func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *InvoicePayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePayment) Validate() error { return codec.Check(&v) }
+func (v *InvoicePayment) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v InvoicePayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -42,10 +42,10 @@ func (v *OrderPaid) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPaid) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPaid) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPaid) Validate() error { return codec.Check(&v) }
+func (v *OrderPaid) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPaid) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -33,10 +33,10 @@ func (v *Checkout) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Checkout) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Checkout) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Checkout) Validate() error { return codec.Check(&v) }
+func (v *Checkout) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Checkout) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -45,10 +45,10 @@ func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserDeleted) Validate() error { return codec.Check(&v) }
+func (v *UserDeleted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserDeleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -47,10 +47,10 @@ func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserRegistered) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserRegistered) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserRegistered) Validate() error { return codec.Check(&v) }
+func (v *UserRegistered) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserRegistered) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -77,10 +77,10 @@ func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueued) Validate() error { return codec.Check(&v) }
+func (v *JobQueued) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v JobQueued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -75,10 +75,10 @@ func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NoteAdded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *NoteAdded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NoteAdded) Validate() error { return codec.Check(&v) }
+func (v *NoteAdded) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v NoteAdded) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

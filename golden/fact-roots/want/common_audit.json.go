@@ -38,10 +38,10 @@ func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AuditLogged) Validate() error { return codec.Check(&v) }
+func (v *AuditLogged) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AuditLogged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

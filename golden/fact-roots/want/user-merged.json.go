@@ -39,10 +39,10 @@ func (v *UserMerged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserMerged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserMerged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserMerged) Validate() error { return codec.Check(&v) }
+func (v *UserMerged) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserMerged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -44,10 +44,10 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ObjectFinalized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ObjectFinalized) Validate() error { return codec.Check(&v) }
+func (v *ObjectFinalized) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectFinalized) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

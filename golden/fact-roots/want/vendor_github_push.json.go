@@ -152,10 +152,10 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Repository) Validate() error { return codec.Check(&v) }
+func (v *Repository) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -186,10 +186,10 @@ func (v *Commit) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Commit) Validate() error { return codec.Check(&v) }
+func (v *Commit) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Commit) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -46,10 +46,10 @@ func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CheckoutStarted) Validate() error { return codec.Check(&v) }
+func (v *CheckoutStarted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CheckoutStarted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -97,10 +97,10 @@ func (v *Item) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Item) Validate() error { return codec.Check(&v) }
+func (v *Item) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Item) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -48,10 +48,10 @@ func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RefundIssued) Validate() error { return codec.Check(&v) }
+func (v *RefundIssued) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v RefundIssued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -42,10 +42,10 @@ func (v *ItemPricedV1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemPricedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemPricedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemPricedV1) Validate() error { return codec.Check(&v) }
+func (v *ItemPricedV1) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemPricedV1) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

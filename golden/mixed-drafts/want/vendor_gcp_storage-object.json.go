@@ -155,10 +155,10 @@ func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ObjectOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ObjectOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ObjectOwner) Validate() error { return codec.Check(&v) }
+func (v *ObjectOwner) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectOwner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -26,10 +26,10 @@ func (v *User) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v User) Validate() error { return codec.Check(&v) }
+func (v *User) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v User) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -62,10 +62,10 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Repository) Validate() error { return codec.Check(&v) }
+func (v *Repository) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -99,10 +99,10 @@ func (v *Issue) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Issue) Validate() error { return codec.Check(&v) }
+func (v *Issue) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Issue) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -147,10 +147,10 @@ func (v *Label) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Label) Validate() error { return codec.Check(&v) }
+func (v *Label) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Label) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -26,10 +26,10 @@ func (v *Party) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Party) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Party) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Party) Validate() error { return codec.Check(&v) }
+func (v *Party) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Party) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

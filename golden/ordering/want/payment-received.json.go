@@ -17,7 +17,7 @@ const PaymentReceivedRoutingKey = "payment.received"
 // FactPaymentReceived describes PaymentReceived to the runtime.
 var FactPaymentReceived = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(PaymentReceived)
+		v, ok := payload.(*PaymentReceived)
 		if !ok {
 			return "", false
 		}
@@ -50,10 +50,10 @@ func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentReceived) Validate() error { return codec.Check(&v) }
+func (v *PaymentReceived) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v PaymentReceived) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

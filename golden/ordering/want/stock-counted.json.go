@@ -19,7 +19,7 @@ const StockCountedRoutingKey = "stock.counted"
 // FactStockCounted describes StockCounted to the runtime.
 var FactStockCounted = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(StockCounted)
+		v, ok := payload.(*StockCounted)
 		if !ok {
 			return "", false
 		}
@@ -53,10 +53,10 @@ func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v StockCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *StockCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v StockCounted) Validate() error { return codec.Check(&v) }
+func (v *StockCounted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v StockCounted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -45,10 +45,10 @@ func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v MenuPublished) Validate() error { return codec.Check(&v) }
+func (v *MenuPublished) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v MenuPublished) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -86,10 +86,10 @@ func (v *Subsection) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Subsection) Validate() error { return codec.Check(&v) }
+func (v *Subsection) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Subsection) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -128,10 +128,10 @@ func (v *Dish) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Dish) Validate() error { return codec.Check(&v) }
+func (v *Dish) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Dish) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

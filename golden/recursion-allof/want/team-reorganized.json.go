@@ -42,10 +42,10 @@ func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TeamReorganized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *TeamReorganized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TeamReorganized) Validate() error { return codec.Check(&v) }
+func (v *TeamReorganized) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v TeamReorganized) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -78,10 +78,10 @@ func (v *Team) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Team) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Team) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Team) Validate() error { return codec.Check(&v) }
+func (v *Team) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Team) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -116,10 +116,10 @@ func (v *Subteam) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Subteam) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Subteam) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Subteam) Validate() error { return codec.Check(&v) }
+func (v *Subteam) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Subteam) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -145,10 +145,10 @@ func (v *Node) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Node) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Node) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Node) Validate() error { return codec.Check(&v) }
+func (v *Node) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Node) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -183,10 +183,10 @@ func (v *Link) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Link) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Link) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Link) Validate() error { return codec.Check(&v) }
+func (v *Link) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Link) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -288,10 +288,10 @@ func (v *Binary) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Binary) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Binary) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Binary) Validate() error { return codec.Check(&v) }
+func (v *Binary) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Binary) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -31,10 +31,10 @@ func (v *Address) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Address) Validate() error { return codec.Check(&v) }
+func (v *Address) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Address) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -27,10 +27,10 @@ func (v *Money) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Money) Validate() error { return codec.Check(&v) }
+func (v *Money) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -142,10 +142,10 @@ func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Shipping) Validate() error { return codec.Check(&v) }
+func (v *Shipping) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Shipping) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

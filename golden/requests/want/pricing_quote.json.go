@@ -36,10 +36,10 @@ func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PricingQuote) Validate() error { return codec.Check(&v) }
+func (v *PricingQuote) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v PricingQuote) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

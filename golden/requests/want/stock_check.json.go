@@ -31,10 +31,10 @@ func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v StockQuery) Validate() error { return codec.Check(&v) }
+func (v *StockQuery) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v StockQuery) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -66,10 +66,10 @@ func (v *Level) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Level) Validate() error { return codec.Check(&v) }
+func (v *Level) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Level) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

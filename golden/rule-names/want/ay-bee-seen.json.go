@@ -41,10 +41,10 @@ func (v *AyBee) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AyBee) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *AyBee) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AyBee) Validate() error { return codec.Check(&v) }
+func (v *AyBee) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AyBee) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

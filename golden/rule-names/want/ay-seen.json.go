@@ -43,10 +43,10 @@ func (v *Ay) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Ay) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Ay) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Ay) Validate() error { return codec.Check(&v) }
+func (v *Ay) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Ay) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

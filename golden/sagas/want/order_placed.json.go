@@ -44,10 +44,10 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error { return codec.Check(&v) }
+func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

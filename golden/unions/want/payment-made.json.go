@@ -159,10 +159,10 @@ func (v *Card) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Card) Validate() error { return codec.Check(&v) }
+func (v *Card) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Card) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -206,10 +206,10 @@ func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Transfer) Validate() error { return codec.Check(&v) }
+func (v *Transfer) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Transfer) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -253,10 +253,10 @@ func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Voucher) Validate() error { return codec.Check(&v) }
+func (v *Voucher) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Voucher) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -30,10 +30,10 @@ func (v *Owner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Owner) Validate() error { return codec.Check(&v) }
+func (v *Owner) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Owner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -25,10 +25,10 @@ func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BetaOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *BetaOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BetaOwner) Validate() error { return codec.Check(&v) }
+func (v *BetaOwner) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v BetaOwner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -37,10 +37,10 @@ func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v DocumentSaved) Validate() error { return codec.Check(&v) }
+func (v *DocumentSaved) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v DocumentSaved) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

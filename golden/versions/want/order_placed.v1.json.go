@@ -44,10 +44,10 @@ func (v *OrderPlacedV1) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlacedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedV1) Validate() error { return codec.Check(&v) }
+func (v *OrderPlacedV1) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlacedV1) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

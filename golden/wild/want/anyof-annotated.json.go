@@ -47,10 +47,10 @@ func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AnyofAnnotated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *AnyofAnnotated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AnyofAnnotated) Validate() error { return codec.Check(&v) }
+func (v *AnyofAnnotated) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AnyofAnnotated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
