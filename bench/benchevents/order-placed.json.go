@@ -39,7 +39,7 @@ type OrderPlaced struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, &v.Lines, &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -88,7 +88,7 @@ func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rul
 		case fl.NullOrAbsent() || r.HasNil():
 			return nil, nil, nil, false
 		case fl.IsPointer():
-			return codecID("Opt").Types(typeExpr(r)).Values(jen.Id("F").Op(":").Add(addr)), nil, nil, true
+			return addr, nil, nil, true // a **T
 		case c.dataEnums[r.Type]:
 			base := jen.String()
 			if r.Type.Base.Kind == model.Int {
@@ -110,7 +110,7 @@ func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rul
 			}
 			return addr, arr, c.rule(er, ruleName(name, "item")), true
 		case model.Named:
-			return jen.Parens(jen.Op("*").Add(codecID("List")).Types(typeExpr(elem))).Call(addr), arr, nil, true
+			return addr, arr, nil, true // a *[]T
 		}
 	}
 	return nil, nil, nil, false
@@ -176,8 +176,8 @@ func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
 }
 
 // bareStructs returns the inline structs written as a Shape that are
-// reached only as an optional property (codec.Opt) or as the items of an
-// array (codec.List) of structs that are Shapes too. runtime/codec walks
+// reached only as an optional property (a **T field) or as the items of an
+// array (a *[]T field) of structs that are Shapes too. runtime/codec walks
 // them by their CodecFields alone, each from a new value, so they need no
 // DecodeJSON, EncodeJSON or Validate: three functions fewer to compile for
 // each, which is most of a nested object's cost. Any other use (a
@@ -186,7 +186,7 @@ func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
 // them.
 func (e *emitter) bareStructs() map[*model.Type]bool {
 	uses := e.namedUses()
-	walked := map[*model.Type]int{} // uses through codec.Opt or codec.List
+	walked := map[*model.Type]int{} // uses as a **T or []T field
 	for _, t := range e.m.Types {
 		if !e.tabled(t) {
 			continue

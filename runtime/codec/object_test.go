@@ -55,7 +55,7 @@ var shapeOfTestOrder = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 func (v *testOrder) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfTestOrder, append(f, &v.ID, &v.Main, codec.Opt[testLine]{F: &v.Extra}, (*codec.List[testLine])(&v.Lines), &v.Note, &v.Tags, &v.Score, &v.AdditionalProperties)
+	return &shapeOfTestOrder, append(f, &v.ID, &v.Main, &v.Extra, &v.Lines, &v.Note, &v.Tags, &v.Score, &v.AdditionalProperties)
 }
 func (v *testOrder) DecodeJSON(d *jx.Decoder) error { *v = testOrder{}; return codec.Decode(d, v) }
 func (v testOrder) EncodeJSON(e *jx.Encoder)        { codec.Encode(e, &v) }

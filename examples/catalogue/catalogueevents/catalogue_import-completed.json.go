@@ -42,7 +42,7 @@ type ImportCompleted struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompleted.
 func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, (*codec.List[ImportCompletedWarningsItem])(&v.Warnings), &v.AdditionalProperties)
+	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, &v.Warnings, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -54,7 +54,7 @@ const ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
 func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfItemUpdated, append(f, &v.Item, (*codec.List[ItemUpdatedChangedItem])(&v.Changed), &v.UpdatedAt, codec.Opt[ItemUpdatedSource]{F: &v.Source}, &v.AdditionalProperties)
+	return &shapeOfItemUpdated, append(f, &v.Item, &v.Changed, &v.UpdatedAt, &v.Source, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

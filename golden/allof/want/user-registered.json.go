@@ -37,7 +37,7 @@ type UserRegistered struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserRegistered.
 func (v *UserRegistered) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfUserRegistered, append(f, &v.Actor, &v.At, &v.UserID, &v.Email, codec.Opt[UserRegisteredPlan]{F: &v.Plan}, &v.AdditionalProperties)
+	return &shapeOfUserRegistered, append(f, &v.Actor, &v.At, &v.UserID, &v.Email, &v.Plan, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

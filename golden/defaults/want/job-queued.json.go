@@ -67,7 +67,7 @@ const (
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueued.
 func (v *JobQueued) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, codec.Opt[JobQueuedMode]{F: &v.Mode}, &v.Tags, codec.Opt[JobQueuedLimits]{F: &v.Limits}, &v.AdditionalProperties)
+	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, &v.Mode, &v.Tags, &v.Limits, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -65,7 +65,7 @@ const NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfNoteAdded.
 func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfNoteAdded, append(f, &v.Text, &v.OldField, &v.Legacy, codec.Opt[NoteAddedQuote]{F: &v.Quote}, &v.Slashes, &v.AdditionalProperties)
+	return &shapeOfNoteAdded, append(f, &v.Text, &v.OldField, &v.Legacy, &v.Quote, &v.Slashes, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -36,7 +36,7 @@ type CheckoutStarted struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckoutStarted.
 func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, (*codec.List[Item])(&v.Items), &v.Coupon)
+	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, &v.Items, &v.Coupon)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

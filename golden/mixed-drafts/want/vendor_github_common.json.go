@@ -89,7 +89,7 @@ type Issue struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfIssue.
 func (v *Issue) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfIssue, append(f, &v.Number, (*string)(&v.State), &v.ClosedAt, (*codec.List[Label])(&v.Labels))
+	return &shapeOfIssue, append(f, &v.Number, (*string)(&v.State), &v.ClosedAt, &v.Labels)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -16,7 +16,7 @@ type Party struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfParty.
 func (v *Party) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfParty, append(f, &v.Name, codec.Opt[Link]{F: &v.Website})
+	return &shapeOfParty, append(f, &v.Name, &v.Website)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -30,7 +30,7 @@ type ShipmentDispatched struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentDispatched.
 func (v *ShipmentDispatched) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, codec.Opt[Link]{F: &v.Tracking})
+	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, &v.Tracking)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -71,7 +71,7 @@ type ShipmentSentDestination struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestination.
 func (v *ShipmentSentDestination) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipmentSentDestination, append(f, &v.Address, codec.Opt[Contact]{F: &v.Contact}, &v.AdditionalProperties)
+	return &shapeOfShipmentSentDestination, append(f, &v.Address, &v.Contact, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -104,7 +104,7 @@ type ShipmentSentDestinationAddress struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestinationAddress.
 func (v *ShipmentSentDestinationAddress) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, codec.Opt[ShipmentSentDestinationAddressGeo]{F: &v.Geo}, &v.AdditionalProperties)
+	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, &v.Geo, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -35,7 +35,7 @@ type MenuPublished struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfMenuPublished.
 func (v *MenuPublished) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfMenuPublished, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.AdditionalProperties)
+	return &shapeOfMenuPublished, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -76,7 +76,7 @@ type Subsection struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubsection.
 func (v *Subsection) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfSubsection, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.AdditionalProperties)
+	return &shapeOfSubsection, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -118,7 +118,7 @@ type Dish struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfDish.
 func (v *Dish) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfDish, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.Price, &v.AdditionalProperties)
+	return &shapeOfDish, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.Price, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

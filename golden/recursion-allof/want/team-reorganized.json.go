@@ -68,7 +68,7 @@ type Team struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfTeam.
 func (v *Team) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfTeam, append(f, &v.Name, (*codec.List[Subteam])(&v.Subteams), &v.AdditionalProperties)
+	return &shapeOfTeam, append(f, &v.Name, &v.Subteams, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -106,7 +106,7 @@ type Subteam struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubteam.
 func (v *Subteam) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfSubteam, append(f, &v.Name, (*codec.List[Subteam])(&v.Subteams), &v.Lead, &v.AdditionalProperties)
+	return &shapeOfSubteam, append(f, &v.Name, &v.Subteams, &v.Lead, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

@@ -135,7 +135,7 @@ type Node struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfNode.
 func (v *Node) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfNode, append(f, &v.Name, (*codec.List[Node])(&v.Children), codec.Opt[Node]{F: &v.Parent}, &v.AdditionalProperties)
+	return &shapeOfNode, append(f, &v.Name, &v.Children, &v.Parent, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
@@ -173,7 +173,7 @@ type Link struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfLink.
 func (v *Link) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfLink, append(f, &v.Value, codec.Opt[Link]{F: &v.Next}, &v.AdditionalProperties)
+	return &shapeOfLink, append(f, &v.Value, &v.Next, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

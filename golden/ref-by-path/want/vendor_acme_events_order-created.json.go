@@ -36,7 +36,7 @@ type OrderCreated struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCreated.
 func (v *OrderCreated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderCreated, append(f, &v.OrderID, &v.Total, codec.Opt[Address]{F: &v.ShipTo}, &v.AdditionalProperties)
+	return &shapeOfOrderCreated, append(f, &v.OrderID, &v.Total, &v.ShipTo, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

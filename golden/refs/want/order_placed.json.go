@@ -132,7 +132,7 @@ type Shipping struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipping.
 func (v *Shipping) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipping, append(f, codec.Opt[Money]{F: &v.Cost}, &v.Carrier, &v.AdditionalProperties)
+	return &shapeOfShipping, append(f, &v.Cost, &v.Carrier, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.

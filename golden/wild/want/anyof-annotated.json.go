@@ -37,7 +37,7 @@ type AnyofAnnotated struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotated.
 func (v *AnyofAnnotated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfAnyofAnnotated, append(f, &v.Shell, &v.Timeout, codec.Opt[AnyofAnnotatedRunner]{F: &v.Runner}, &v.AdditionalProperties)
+	return &shapeOfAnyofAnnotated, append(f, &v.Shell, &v.Timeout, &v.Runner, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
