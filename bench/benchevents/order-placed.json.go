@@ -43,10 +43,7 @@ func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlaced{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -86,10 +83,7 @@ func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlacedCustomer{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -119,10 +113,7 @@ func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Address) DecodeJSON(d *jx.Decoder) error {
-	*v = Address{}
-	return codec.Decode(d, v)
-}
+func (v *Address) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -199,10 +190,7 @@ func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Money) DecodeJSON(d *jx.Decoder) error {
-	*v = Money{}
-	return codec.Decode(d, v)
-}
+func (v *Money) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

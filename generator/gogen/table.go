@@ -143,10 +143,9 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Line()
 	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Block(
-		jen.Op("*").Id("v").Op("=").Id(t.GoName).Values(),
-		jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))),
-	)
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(
+		jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))), // which zeroes v first
+	))
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
 	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Add(body(codecID("Encode").Call(jen.Id("e"), self)))

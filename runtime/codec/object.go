@@ -96,11 +96,12 @@ func (s *scratch) list(v Struct) (obj *Shape, fields []any, base int) {
 
 func (s *scratch) drop(base int) { s.fields = s.fields[:base] }
 
-// Decode reads the object next in d into v, checking it against its
-// schema in the same pass: a generated DecodeJSON, after zeroing v.
+// Decode zeroes v, then reads the object next in d into it, checking it
+// against its schema in the same pass: a generated DecodeJSON.
 //
 //go:noinline
 func Decode(d *jx.Decoder, v Struct) error {
+	reflect.ValueOf(v).Elem().SetZero()
 	s := getScratch()
 	err := decodeObject(d, v, s)
 	putScratch(s)

@@ -46,10 +46,7 @@ func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
-	*v = ImportCompleted{}
-	return codec.Decode(d, v)
-}
+func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -87,10 +84,7 @@ func (v *ImportCompletedCounts) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
-	*v = ImportCompletedCounts{}
-	return codec.Decode(d, v)
-}
+func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -54,10 +54,7 @@ func (v *ItemDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemDeleted{}
-	return codec.Decode(d, v)
-}
+func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ItemDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

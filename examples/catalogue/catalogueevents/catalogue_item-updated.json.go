@@ -58,10 +58,7 @@ func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemUpdated{}
-	return codec.Decode(d, v)
-}
+func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ItemUpdated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

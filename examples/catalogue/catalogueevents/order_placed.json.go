@@ -49,10 +49,7 @@ func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlaced{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -93,10 +90,7 @@ func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlacedCustomer{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -208,10 +202,7 @@ func (v *CardPayment) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
-	*v = CardPayment{}
-	return codec.Decode(d, v)
-}
+func (v *CardPayment) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *CardPayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -256,10 +247,7 @@ func (v *InvoicePayment) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
-	*v = InvoicePayment{}
-	return codec.Decode(d, v)
-}
+func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *InvoicePayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

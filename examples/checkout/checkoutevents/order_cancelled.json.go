@@ -34,10 +34,7 @@ func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelled) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderCancelled{}
-	return codec.Decode(d, v)
-}
+func (v *OrderCancelled) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderCancelled) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -36,10 +36,7 @@ func (v *OrderPaid) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPaid) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPaid{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPaid) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPaid) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -39,10 +39,7 @@ func (v *UserDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
-	*v = UserDeleted{}
-	return codec.Decode(d, v)
-}
+func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UserDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -41,10 +41,7 @@ func (v *UserRegistered) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
-	*v = UserRegistered{}
-	return codec.Decode(d, v)
-}
+func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UserRegistered) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -38,10 +38,7 @@ func (v *CatalogueItemPriceChanged) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error {
-	*v = CatalogueItemPriceChanged{}
-	return codec.Decode(d, v)
-}
+func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *CatalogueItemPriceChanged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

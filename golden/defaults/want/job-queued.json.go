@@ -71,10 +71,7 @@ func (v *JobQueued) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
-	*v = JobQueued{}
-	return codec.Decode(d, v)
-}
+func (v *JobQueued) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -69,10 +69,7 @@ func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
-	*v = NoteAdded{}
-	return codec.Decode(d, v)
-}
+func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *NoteAdded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

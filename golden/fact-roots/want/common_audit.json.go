@@ -32,10 +32,7 @@ func (v *AuditLogged) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error {
-	*v = AuditLogged{}
-	return codec.Decode(d, v)
-}
+func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -146,10 +146,7 @@ func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Repository) DecodeJSON(d *jx.Decoder) error {
-	*v = Repository{}
-	return codec.Decode(d, v)
-}
+func (v *Repository) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -180,10 +177,7 @@ func (v *Commit) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Commit) DecodeJSON(d *jx.Decoder) error {
-	*v = Commit{}
-	return codec.Decode(d, v)
-}
+func (v *Commit) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -40,10 +40,7 @@ func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error {
-	*v = CheckoutStarted{}
-	return codec.Decode(d, v)
-}
+func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -91,10 +88,7 @@ func (v *Item) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Item) DecodeJSON(d *jx.Decoder) error {
-	*v = Item{}
-	return codec.Decode(d, v)
-}
+func (v *Item) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

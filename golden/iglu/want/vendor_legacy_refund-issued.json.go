@@ -42,10 +42,7 @@ func (v *RefundIssued) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error {
-	*v = RefundIssued{}
-	return codec.Decode(d, v)
-}
+func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

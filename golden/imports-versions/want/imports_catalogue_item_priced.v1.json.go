@@ -36,10 +36,7 @@ func (v *ItemPricedV1) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemPricedV1) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemPricedV1{}
-	return codec.Decode(d, v)
-}
+func (v *ItemPricedV1) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ItemPricedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

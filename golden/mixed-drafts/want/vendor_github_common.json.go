@@ -20,10 +20,7 @@ func (v *User) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *User) DecodeJSON(d *jx.Decoder) error {
-	*v = User{}
-	return codec.Decode(d, v)
-}
+func (v *User) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -56,10 +53,7 @@ func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Repository) DecodeJSON(d *jx.Decoder) error {
-	*v = Repository{}
-	return codec.Decode(d, v)
-}
+func (v *Repository) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -93,10 +87,7 @@ func (v *Issue) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Issue) DecodeJSON(d *jx.Decoder) error {
-	*v = Issue{}
-	return codec.Decode(d, v)
-}
+func (v *Issue) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -141,10 +132,7 @@ func (v *Label) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Label) DecodeJSON(d *jx.Decoder) error {
-	*v = Label{}
-	return codec.Decode(d, v)
-}
+func (v *Label) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -20,10 +20,7 @@ func (v *Party) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Party) DecodeJSON(d *jx.Decoder) error {
-	*v = Party{}
-	return codec.Decode(d, v)
-}
+func (v *Party) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Party) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -34,10 +34,7 @@ func (v *ShipmentDispatched) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentDispatched{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentDispatched) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

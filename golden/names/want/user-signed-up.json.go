@@ -46,10 +46,7 @@ func (v *UserSignedUp) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
-	*v = UserSignedUp{}
-	return codec.Decode(d, v)
-}
+func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UserSignedUp) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -37,10 +37,7 @@ func (v *ShipmentSent) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSent{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSent) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -75,10 +72,7 @@ func (v *ShipmentSentDestination) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSentDestination{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -108,10 +102,7 @@ func (v *ShipmentSentDestinationAddress) CodecFields(f []any) (*codec.Shape, []a
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSentDestinationAddress{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

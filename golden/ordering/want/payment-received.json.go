@@ -44,10 +44,7 @@ func (v *PaymentReceived) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentReceived{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -80,10 +77,7 @@ func (v *PaymentReceivedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentReceivedOrder{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -47,10 +47,7 @@ func (v *StockCounted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
-	*v = StockCounted{}
-	return codec.Decode(d, v)
-}
+func (v *StockCounted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *StockCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -39,10 +39,7 @@ func (v *MenuPublished) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error {
-	*v = MenuPublished{}
-	return codec.Decode(d, v)
-}
+func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -80,10 +77,7 @@ func (v *Subsection) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Subsection) DecodeJSON(d *jx.Decoder) error {
-	*v = Subsection{}
-	return codec.Decode(d, v)
-}
+func (v *Subsection) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -122,10 +116,7 @@ func (v *Dish) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Dish) DecodeJSON(d *jx.Decoder) error {
-	*v = Dish{}
-	return codec.Decode(d, v)
-}
+func (v *Dish) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -36,10 +36,7 @@ func (v *TeamReorganized) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error {
-	*v = TeamReorganized{}
-	return codec.Decode(d, v)
-}
+func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *TeamReorganized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -72,10 +69,7 @@ func (v *Team) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Team) DecodeJSON(d *jx.Decoder) error {
-	*v = Team{}
-	return codec.Decode(d, v)
-}
+func (v *Team) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Team) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -110,10 +104,7 @@ func (v *Subteam) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Subteam) DecodeJSON(d *jx.Decoder) error {
-	*v = Subteam{}
-	return codec.Decode(d, v)
-}
+func (v *Subteam) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Subteam) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

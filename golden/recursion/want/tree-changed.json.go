@@ -139,10 +139,7 @@ func (v *Node) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Node) DecodeJSON(d *jx.Decoder) error {
-	*v = Node{}
-	return codec.Decode(d, v)
-}
+func (v *Node) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Node) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -177,10 +174,7 @@ func (v *Link) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Link) DecodeJSON(d *jx.Decoder) error {
-	*v = Link{}
-	return codec.Decode(d, v)
-}
+func (v *Link) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Link) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -282,10 +276,7 @@ func (v *Binary) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Binary) DecodeJSON(d *jx.Decoder) error {
-	*v = Binary{}
-	return codec.Decode(d, v)
-}
+func (v *Binary) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Binary) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -136,10 +136,7 @@ func (v *Shipping) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
-	*v = Shipping{}
-	return codec.Decode(d, v)
-}
+func (v *Shipping) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

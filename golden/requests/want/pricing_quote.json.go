@@ -30,10 +30,7 @@ func (v *PricingQuote) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
-	*v = PricingQuote{}
-	return codec.Decode(d, v)
-}
+func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -70,10 +67,7 @@ func (v *PricingQuoteReply) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
-	*v = PricingQuoteReply{}
-	return codec.Decode(d, v)
-}
+func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

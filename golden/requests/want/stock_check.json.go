@@ -25,10 +25,7 @@ func (v *StockQuery) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
-	*v = StockQuery{}
-	return codec.Decode(d, v)
-}
+func (v *StockQuery) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -60,10 +57,7 @@ func (v *Level) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Level) DecodeJSON(d *jx.Decoder) error {
-	*v = Level{}
-	return codec.Decode(d, v)
-}
+func (v *Level) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -35,10 +35,7 @@ func (v *AyBee) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AyBee) DecodeJSON(d *jx.Decoder) error {
-	*v = AyBee{}
-	return codec.Decode(d, v)
-}
+func (v *AyBee) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *AyBee) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -153,10 +153,7 @@ func (v *Card) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Card) DecodeJSON(d *jx.Decoder) error {
-	*v = Card{}
-	return codec.Decode(d, v)
-}
+func (v *Card) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -200,10 +197,7 @@ func (v *Transfer) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
-	*v = Transfer{}
-	return codec.Decode(d, v)
-}
+func (v *Transfer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -247,10 +241,7 @@ func (v *Voucher) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
-	*v = Voucher{}
-	return codec.Decode(d, v)
-}
+func (v *Voucher) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -449,10 +440,7 @@ func (v *PaymentMadeContactOption1) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentMadeContactOption1{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -479,10 +467,7 @@ func (v *PaymentMadeContactOption2) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentMadeContactOption2{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -24,10 +24,7 @@ func (v *Owner) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Owner) DecodeJSON(d *jx.Decoder) error {
-	*v = Owner{}
-	return codec.Decode(d, v)
-}
+func (v *Owner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

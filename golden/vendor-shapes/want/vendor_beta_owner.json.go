@@ -19,10 +19,7 @@ func (v *BetaOwner) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error {
-	*v = BetaOwner{}
-	return codec.Decode(d, v)
-}
+func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BetaOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -31,10 +31,7 @@ func (v *DocumentSaved) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
-	*v = DocumentSaved{}
-	return codec.Decode(d, v)
-}
+func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

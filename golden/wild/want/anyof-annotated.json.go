@@ -41,10 +41,7 @@ func (v *AnyofAnnotated) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error {
-	*v = AnyofAnnotated{}
-	return codec.Decode(d, v)
-}
+func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *AnyofAnnotated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

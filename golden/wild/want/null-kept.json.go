@@ -42,10 +42,7 @@ func (v *NullKept) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *NullKept) DecodeJSON(d *jx.Decoder) error {
-	*v = NullKept{}
-	return codec.Decode(d, v)
-}
+func (v *NullKept) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *NullKept) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -37,10 +37,7 @@ func (v *ItemReserved) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemReserved{}
-	return codec.Decode(d, v)
-}
+func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ItemReserved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
