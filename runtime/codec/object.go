@@ -788,12 +788,12 @@ func (l list) itemAt(i int) any {
 func (l list) push() any {
 	n := l.h.len
 	if n == l.h.cap {
-		l.v.Grow(1)
+		l.v.Grow(1) // as append grows it
 	}
-	l.v.SetLen(n + 1)
-	it := l.v.Index(n)
-	it.SetZero()
-	return it.Addr().Interface()
+	l.h.len = n + 1
+	it := reflect.NewAt(l.elem, unsafe.Add(l.h.data, uintptr(n)*l.elem.Size()))
+	it.Elem().SetZero() // what the slice held beyond its length
+	return it.Interface()
 }
 
 func decodeList(d *jx.Decoder, p *Prop, l list, s *scratch) error {
