@@ -15,7 +15,7 @@ import (
 // publishing do.
 func BenchmarkCodec(b *testing.B) {
 	o := order(7)
-	data := codec.Marshal(o)
+	data := codec.Marshal(&o)
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
@@ -53,12 +53,12 @@ func TestCodecRoundTrip(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	data := codec.Marshal(o)
+	data := codec.Marshal(&o)
 	var back benchevents.OrderPlaced
 	if err := codec.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if again := codec.Marshal(back); string(again) != string(data) {
+	if again := codec.Marshal(&back); string(again) != string(data) {
 		t.Fatalf("round trip changed the JSON:\n%s\n%s", data, again)
 	}
 }

@@ -16,7 +16,7 @@ func TestImportedFactTypesValidateAndRoundTrip(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Errorf("a valid item: %v", err)
 	}
-	if err := (imports.ItemCreated{Sku: "ab", Name: "kettle"}).Validate(); err == nil {
+	if err := (&imports.ItemCreated{Sku: "ab", Name: "kettle"}).Validate(); err == nil {
 		t.Error("a sku that breaks the imported shared schema validated")
 	}
 	data, err := json.Marshal(ok)

@@ -26,8 +26,11 @@ type Consumer struct {
 	routes map[string]Route
 	chain  HandlerFunc // the middleware, the guard and the handler call, built once
 	// newerSeen remembers the (routing key, version) pairs newer than the
-	// consumer's that were logged already (versionKey -> true).
-	newerSeen sync.Map
+	// consumer's that were logged already. A map under a mutex, not a
+	// sync.Map: a package that names Consumer would compile its own copy
+	// of sync.Map's generic hash trie.
+	newerMu   sync.Mutex
+	newerSeen map[versionKey]bool
 
 	ordered *orderedState // ordered consumers only: sequences and parked keys
 	batch   *batchState   // batch consumers only: the handler and the guard's batch claims
@@ -81,12 +84,12 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 				p.of(name)
 			}
 			eng := &engine[streamJob]{core: &cons.core, kind: groupKind{c: cons, feed: feed}}
-			cons.run = cons.runGroup(eng, feed, p)
+			cons.run = runGroup(cons, eng, feed, p)
 			return cons, nil
 		}
 		t := newOffsetTracker(cons)
 		eng := &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}
-		cons.run = cons.runStream(eng, t)
+		cons.run = runStream(cons, eng, t)
 		return cons, nil
 	}
 	var k kind[amqp.Delivery] = plainKind{cons}

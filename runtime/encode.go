@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/go-faster/jx"
@@ -47,6 +48,9 @@ func encodeFact(f Fact, payload any) (outMessage, error) {
 	if f.RoutingKey == "" {
 		return outMessage{}, errNoRoutingKey
 	}
+	if v, ok := addressed(payload); ok {
+		payload = v // so that KeyOf finds the pointer it asserts
+	}
 	m, err := encodePayload(payload, f.Validate)
 	if err == nil && f.OrderingKey != "" && f.KeyOf != nil {
 		m.key, m.keyed = f.KeyOf(payload)
@@ -61,6 +65,9 @@ func encodeFact(f Fact, payload any) (outMessage, error) {
 // A payload that does not match its schema is a *schemaError.
 func encodePayload(payload any, validate func([]byte) error) (outMessage, error) {
 	v, ok := payload.(typedPayload)
+	if !ok {
+		v, ok = addressed(payload)
+	}
 	if !ok {
 		env, err := NewEnvelope(payload)
 		if err != nil {
@@ -85,6 +92,24 @@ func encodePayload(payload any, validate func([]byte) error) (outMessage, error)
 	m.payload = m.body[start:end]
 	return m, nil
 }
+
+// addressed is a pointer to a copy of payload when payload is a value of
+// a generated type whose methods take a pointer (a struct written as a
+// codec.Shape): the generated code passes &v, a caller may pass v.
+func addressed(payload any) (typedPayload, bool) {
+	if _, ok := payload.(typedPayload); ok {
+		return nil, false
+	}
+	t := reflect.TypeOf(payload)
+	if t == nil || t.Kind() != reflect.Struct || !reflect.PointerTo(t).Implements(typedPayloadType) {
+		return nil, false
+	}
+	p := reflect.New(t)
+	p.Elem().Set(reflect.ValueOf(payload))
+	return p.Interface().(typedPayload), true
+}
+
+var typedPayloadType = reflect.TypeFor[typedPayload]()
 
 // writeEnvelope writes the envelope {"id", "occurred_at", "payload"} with
 // payload written by writePayload, into a new slice.

@@ -20,8 +20,8 @@ type Fact struct {
 	// without an ordering key. Ordered consumers hash on it and handle the
 	// facts of one key in publish order.
 	OrderingKey string
-	// KeyOf reads the ordering key from a payload of the fact's generated
-	// type, spelled as [HeaderOrderingKey] carries it, and reports false
+	// KeyOf reads the ordering key from a payload that is a pointer to
+	// the fact's generated type (as generated publishers pass it), spelled as [HeaderOrderingKey] carries it, and reports false
 	// for any other payload (raw JSON), whose key is read from its bytes.
 	// Generated code sets it, so the publisher does not parse the JSON it
 	// just wrote to find the key.

@@ -83,7 +83,9 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 // A payload of a generated fact type ([codec.Encoder] and
 // [codec.Validator]) is validated with its Validate method and encoded
 // once, with the envelope written around it; any other payload is encoded
-// with encoding/json and its bytes validated with f.Validate.
+// with encoding/json and its bytes validated with f.Validate. Generated
+// publishers pass a pointer (the methods of generated structs take one);
+// a value is copied once to reach them.
 //
 // If the connection drops before the confirm, Publish publishes the same
 // envelope (same id) again on the next connection, so a consumer may see

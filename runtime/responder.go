@@ -76,7 +76,11 @@ func Respond[Req, Rep any](r Request, fn func(ctx context.Context, d Delivery, r
 
 // encodeReply validates and encodes a handler's reply.
 func encodeReply[Rep any](r Request, rep Rep) ([]byte, error) {
-	if v, ok := any(rep).(typedPayload); ok {
+	v, ok := any(&rep).(typedPayload) // a generated type's methods take a pointer
+	if !ok {
+		v, ok = any(rep).(typedPayload)
+	}
+	if ok {
 		if err := v.Validate(); err != nil {
 			return nil, Permanent(fmt.Errorf("reply does not match its schema: %w", err))
 		}

@@ -391,7 +391,7 @@ func (t *offsetTracker) position() (any, error) {
 
 // runStream runs a stream consumer's engine with its offset store beside
 // it, and stores the final mark when the engine stops.
-func (c *Consumer) runStream(eng *engine[streamJob], t *offsetTracker) func(context.Context) error {
+func runStream(c *Consumer, eng *engine[streamJob], t *offsetTracker) func(context.Context) error {
 	return func(ctx context.Context) error {
 		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		var wg sync.WaitGroup

@@ -351,7 +351,7 @@ func (p *partitionTrackers) deactivated(partition string) {
 
 // runGroup joins the consumer group, runs the engine, and on the way out
 // stores each partition's offset before leaving the group.
-func (c *Consumer) runGroup(eng *engine[streamJob], feed *groupFeed, p *partitionTrackers) func(context.Context) error {
+func runGroup(c *Consumer, eng *engine[streamJob], feed *groupFeed, p *partitionTrackers) func(context.Context) error {
 	return func(ctx context.Context) error {
 		need := fmt.Sprintf("stream consumer %q", c.spec.Name)
 		// The member's own connection: the Conn's shared store is closed

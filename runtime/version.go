@@ -20,10 +20,24 @@ func (c *Consumer) checkVersion(in inbound, f Fact) {
 		return
 	}
 	c.count(NewerVersion, in.routingKey)
-	if _, seen := c.newerSeen.LoadOrStore(versionKey{in.routingKey, v}, true); !seen {
+	if c.firstNewer(versionKey{in.routingKey, v}) {
 		c.log.Warn("a fact was written under a newer schema version than this consumer was generated from; it is validated against the consumer's own schema",
 			"routing_key", in.routingKey, "fact_version", v, "consumer_version", f.Version, "message_id", in.d.MessageId)
 	}
+}
+
+// firstNewer reports whether k is seen for the first time, and remembers it.
+func (c *Consumer) firstNewer(k versionKey) bool {
+	c.newerMu.Lock()
+	defer c.newerMu.Unlock()
+	if c.newerSeen[k] {
+		return false
+	}
+	if c.newerSeen == nil {
+		c.newerSeen = map[versionKey]bool{}
+	}
+	c.newerSeen[k] = true
+	return true
 }
 
 // versionKey is a routing key and a version, logged once per consumer.

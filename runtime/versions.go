@@ -69,7 +69,7 @@ func Upcast[O, T any](f Fact, up func(O) (T, error)) Older[T] {
 		if err != nil {
 			return zero, fmt.Errorf("upcast version %d: %w", f.Version, err)
 		}
-		if v, ok := any(t).(codec.Validator); ok {
+		if v, ok := any(&t).(codec.Validator); ok {
 			if err := v.Validate(); err != nil {
 				return zero, fmt.Errorf("version %d, upcast: the result does not match the schema of the version the route reads: %w", f.Version, err)
 			}

@@ -39,20 +39,17 @@ type OrderPlaced struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, &v.Lines, &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlaced{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error { return codec.Check(&v) }
+func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -86,10 +83,7 @@ func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlacedCustomer{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -119,10 +113,7 @@ func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Address) DecodeJSON(d *jx.Decoder) error {
-	*v = Address{}
-	return codec.Decode(d, v)
-}
+func (v *Address) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -199,16 +190,13 @@ func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Money) DecodeJSON(d *jx.Decoder) error {
-	*v = Money{}
-	return codec.Decode(d, v)
-}
+func (v *Money) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Money) Validate() error { return codec.Check(&v) }
+func (v *Money) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -368,7 +368,7 @@ func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
 		}
 		f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(t.Clone())).String().Block(
 			jen.Id("k").Dot("T").Call().Dot("Helper").Call(),
-			jen.Return(jen.Qual(warrentestPath, "Publish").Call(jen.Id("k").Dot("Bus"), k.fact(fact, fact.VarName()), jen.Id("v"))),
+			jen.Return(jen.Qual(warrentestPath, "Publish").Call(jen.Id("k").Dot("Bus"), k.fact(fact, fact.VarName()), jen.Op("&").Id("v"))),
 		)
 	}
 	f.Line()

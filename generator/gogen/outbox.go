@@ -146,7 +146,7 @@ func (e *emitter) genOutboxWrite(f *jen.File, fact *model.Fact) {
 			g.Return(jen.Id("w").Dot("o").Dot("WriteVersions").Call(append([]jen.Code{jen.Id("ctx"), jen.Id("tx")}, copies...)...))
 			return
 		}
-		g.Return(jen.Id("w").Dot("o").Dot("Write").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id(fact.VarName()), jen.Id("v")))
+		g.Return(jen.Id("w").Dot("o").Dot("Write").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id(fact.VarName()), jen.Op("&").Id("v")))
 	})
 }
 

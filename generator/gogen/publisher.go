@@ -88,7 +88,7 @@ func (e *emitter) genPublishAsync(f *jen.File, fact *model.Fact) {
 			publishVersions(g, fact, "PublishVersionsAsync")
 			return
 		}
-		g.Return(jen.Id("p").Dot("p").Dot("PublishAsync").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v")))
+		g.Return(jen.Id("p").Dot("p").Dot("PublishAsync").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Op("&").Id("v")))
 	})
 }
 
@@ -107,7 +107,7 @@ func (e *emitter) genPublish(f *jen.File, fact *model.Fact) {
 			publishVersions(g, fact, "PublishVersions")
 			return
 		}
-		g.Return(jen.Id("p").Dot("p").Dot("Publish").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Id("v")))
+		g.Return(jen.Id("p").Dot("p").Dot("Publish").Call(jen.Id("ctx"), jen.Id(fact.VarName()), jen.Op("&").Id("v")))
 	})
 }
 
@@ -168,7 +168,7 @@ func versionCopies(g *jen.Group, fact *model.Fact, down func() *jen.Statement, v
 			payload = jen.Id(name)
 			if c := v.Downcast; c.Generated && c.From == fact {
 				g.Id(name).Op(":=").Id(castFunc(c)).Call(jen.Id("v"))
-				copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): payload}))
+				copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): jen.Op("&").Add(payload)}))
 				continue
 			}
 			cast := castChain(vs, fact, v, down())
@@ -178,7 +178,7 @@ func versionCopies(g *jen.Group, fact *model.Fact, down func() *jen.Statement, v
 			g.List(jen.Id(name), jen.Err()).Op(":=").Add(cast).Call(jen.Id("v"))
 			g.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.List(zero, jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("%s %s version %d: %%w", verb, fact.RoutingKey, v.Version)), jen.Err()))))
 		}
-		copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): payload}))
+		copies = append(copies, jen.Qual(runtimePath, "Copy").Values(jen.Dict{jen.Id("Fact"): jen.Id(v.VarName()), jen.Id("Payload"): jen.Op("&").Add(payload)}))
 	}
 	return copies
 }

@@ -98,7 +98,7 @@ func (e *emitter) genRequester(f *jen.File) {
 			jen.Id("ctx").Qual(contextPath, "Context"),
 			jen.Id("req").Id(r.Type.GoName),
 		).Params(jen.Id(r.Reply.GoName), jen.Error()).Block(
-			jen.Return(jen.Qual(runtimePath, "Call").Index(jen.Id(r.Reply.GoName)).Call(jen.Id("ctx"), jen.Id("r").Dot("r"), jen.Id(r.VarName()), jen.Id("req"))),
+			jen.Return(jen.Qual(runtimePath, "Call").Index(jen.Id(r.Reply.GoName)).Call(jen.Id("ctx"), jen.Id("r").Dot("r"), jen.Id(r.VarName()), jen.Op("&").Id("req"))),
 		)
 	}
 }

@@ -88,7 +88,7 @@ func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rul
 		case fl.NullOrAbsent() || r.HasNil():
 			return nil, nil, nil, false
 		case fl.IsPointer():
-			return codecID("Opt").Types(typeExpr(r)).Values(jen.Id("F").Op(":").Add(addr)), nil, nil, true
+			return addr, nil, nil, true // a **T
 		case c.dataEnums[r.Type]:
 			base := jen.String()
 			if r.Type.Base.Kind == model.Int {
@@ -110,7 +110,7 @@ func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rul
 			}
 			return addr, arr, c.rule(er, ruleName(name, "item")), true
 		case model.Named:
-			return jen.Parens(jen.Op("*").Add(codecID("List")).Types(typeExpr(elem))).Call(addr), arr, nil, true
+			return addr, arr, nil, true // a *[]T
 		}
 	}
 	return nil, nil, nil, false
@@ -121,14 +121,12 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	c := &valueCodec{assert: e.m.AssertFormats, inline: true, dataEnums: e.dataEnums}
 	props, ptrs, _ := c.shape(t)
 	shape := "shapeOf" + t.GoName
-	recv := jen.Id("v").Id(t.GoName)
-	if t.Inline() {
-		recv = jen.Id("v").Op("*").Id(t.GoName)
-	}
-	self := jen.Op("&").Id("v")
-	if t.Inline() {
-		self = jen.Id("v")
-	}
+	// Every method but MarshalJSON takes a pointer: on a value, each
+	// would have a pointer twin for the compiler to write. MarshalJSON
+	// stays on the value, so that encoding/json finds it on a value it
+	// cannot address (json.Marshal(v)).
+	recv := jen.Id("v").Op("*").Id(t.GoName)
+	self := jen.Id("v")
 	list := jen.Code(jen.Id("f"))
 	if len(ptrs) > 0 {
 		list = jen.Append(append([]jen.Code{jen.Id("f")}, ptrs...)...)
@@ -145,10 +143,9 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	}
 	f.Line()
 	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Block(
-		jen.Op("*").Id("v").Op("=").Id(t.GoName).Values(),
-		jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))),
-	)
+	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(
+		jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))), // which zeroes v first
+	))
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
 	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Add(body(codecID("Encode").Call(jen.Id("e"), self)))
@@ -178,8 +175,8 @@ func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
 }
 
 // bareStructs returns the inline structs written as a Shape that are
-// reached only as an optional property (codec.Opt) or as the items of an
-// array (codec.List) of structs that are Shapes too. runtime/codec walks
+// reached only as an optional property (a **T field) or as the items of an
+// array (a *[]T field) of structs that are Shapes too. runtime/codec walks
 // them by their CodecFields alone, each from a new value, so they need no
 // DecodeJSON, EncodeJSON or Validate: three functions fewer to compile for
 // each, which is most of a nested object's cost. Any other use (a
@@ -188,7 +185,7 @@ func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
 // them.
 func (e *emitter) bareStructs() map[*model.Type]bool {
 	uses := e.namedUses()
-	walked := map[*model.Type]int{} // uses through codec.Opt or codec.List
+	walked := map[*model.Type]int{} // uses as a **T or []T field
 	for _, t := range e.m.Types {
 		if !e.tabled(t) {
 			continue

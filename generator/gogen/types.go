@@ -375,7 +375,7 @@ func orderingKeyOf(fact *model.Fact) jen.Code {
 		return nil
 	}
 	return jen.Func().Params(jen.Id("payload").Any()).Params(jen.String(), jen.Bool()).Block(
-		jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("payload").Assert(jen.Id(fact.GoName)),
+		jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("payload").Assert(jen.Op("*").Id(fact.GoName)),
 		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Lit(""), jen.False())),
 		jen.Return(spelled, jen.True()),
 	)

@@ -37,7 +37,7 @@ var shapeOfBareOwner = codec.Shape{Props: []codec.Prop{
 }}
 
 func (v *bareOwner) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfBareOwner, append(f, codec.Opt[bareItem]{F: &v.Main}, (*codec.List[bareItem])(&v.Items))
+	return &shapeOfBareOwner, append(f, &v.Main, &v.Items)
 }
 
 func TestBareStructs(t *testing.T) {

@@ -3,7 +3,7 @@ package codec
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -56,8 +56,8 @@ type Shape struct {
 // it is read and written: a string, integer, number, boolean, date-time
 // or raw JSON, a pointer to one (absent, or null when Null), a
 // schemaset.Nullable of one (absent, null or a value), a slice of strings,
-// integers, numbers or booleans, a generated type, or an [Optional]
-// or a [Sequence].
+// integers, numbers or booleans, a generated type, a pointer to one (nil
+// when absent) or a slice of them.
 type Prop struct {
 	Name     string
 	Required bool // listed in required
@@ -133,11 +133,12 @@ func (s *scratch) list(v Struct) (obj *Shape, fields []any, base int) {
 
 func (s *scratch) drop(base int) { s.fields = s.fields[:base] }
 
-// Decode reads the object next in d into v, checking it against its
-// schema in the same pass: a generated DecodeJSON, after zeroing v.
+// Decode zeroes v, then reads the object next in d into it, checking it
+// against its schema in the same pass: a generated DecodeJSON.
 //
 //go:noinline
 func Decode(d *jx.Decoder, v Struct) error {
+	reflect.ValueOf(v).Elem().SetZero()
 	s := getScratch()
 	err := decodeObject(d, v, s)
 	putScratch(s)
@@ -243,10 +244,6 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 		*f, err = readSlice(d, p, readFloat, s)
 	case *[]bool:
 		*f, err = readSlice(d, p, readBool, s)
-	case Optional:
-		err = decodeOpt(d, p, f, s)
-	case Sequence:
-		err = decodeList(d, p, f, s)
 	case Struct:
 		if again {
 			// Read twice: the last value wins, from a zero struct, as its
@@ -258,6 +255,12 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 	case Decoder:
 		return f.DecodeJSON(d)
 	default:
+		if o, ok := optOf(f); ok {
+			return decodeOpt(d, p, o, s)
+		}
+		if l, ok := listOf(f); ok {
+			return decodeList(d, p, l, s)
+		}
 		panic("codec: a field of unknown type " + typeOf(f))
 	}
 	return err
@@ -480,10 +483,6 @@ func encodeField(e *jx.Encoder, p *Prop, f any, s *scratch) {
 		writeSlice(e, p, *f, WriteFloat)
 	case *[]bool:
 		writeSlice(e, p, *f, func(e *jx.Encoder, x bool) { e.Bool(x) })
-	case Optional:
-		encodeOpt(e, p, f, s)
-	case Sequence:
-		encodeList(e, p, f, s)
 	case Struct:
 		e.FieldStart(p.Name)
 		encodeObject(e, f, s)
@@ -491,6 +490,14 @@ func encodeField(e *jx.Encoder, p *Prop, f any, s *scratch) {
 		e.FieldStart(p.Name)
 		f.EncodeJSON(e)
 	default:
+		if o, ok := optOf(f); ok {
+			encodeOpt(e, p, o, s)
+			return
+		}
+		if l, ok := listOf(f); ok {
+			encodeList(e, p, l, s)
+			return
+		}
 		panic("codec: a field of unknown type " + typeOf(f))
 	}
 }
@@ -631,15 +638,17 @@ func checkField(p *Prop, f any, s *scratch) error {
 		return checkSlice(p, *f, checkFloat)
 	case *[]bool:
 		return checkSlice(p, *f, checkBool)
-	case Optional:
-		return checkOpt(p, f, s)
-	case Sequence:
-		return checkList(p, f, s)
 	case Struct:
 		return checkObject(f, s)
 	case Validator:
 		return f.Validate()
 	default:
+		if o, ok := optOf(f); ok {
+			return checkOpt(p, o, s)
+		}
+		if l, ok := listOf(f); ok {
+			return checkList(p, l, s)
+		}
 		panic("codec: a field of unknown type " + typeOf(f))
 	}
 	return nil
@@ -737,49 +746,53 @@ func MarshalObject(v Struct) ([]byte, error) {
 	return append([]byte(nil), e.Bytes()...), nil
 }
 
-// Opt is a field that is a pointer to a value of a generated type: nil
-// when absent (or null, when the property allows it). Generated
-// CodecFields lists codec.Opt[T]{&v.Field}. It has one method, and T no
-// constraint, so that each type it is used with compiles one small
-// function and its wrappers.
-type Opt[T any] struct{ F **T }
+// A field that is a pointer to a value of a generated type (CodecFields
+// lists &v.Field, a **T) is nil when absent (or null, when the property
+// allows it); one that is a slice of values of a generated type (a
+// *[]T) may have an *Array as its Prop's Rule. Neither has a type of
+// its own: the codec reads T from the field's Go type, so that a
+// generated package compiles nothing per such field.
 
-// Optional is an [Opt].
-type Optional interface {
-	// ptr returns the pointer (nil: untyped nil), after setting it to a
-	// new value (op optNew) or to nil (op optNil) when asked.
-	ptr(op int) any
+// opt is a **T field: p is the field, elem is T.
+type opt struct {
+	p    *unsafe.Pointer
+	elem reflect.Type
 }
 
-const (
-	optGet = iota
-	optNew
-	optNil
-)
-
-func (o Opt[T]) ptr(op int) any {
-	switch op {
-	case optNew:
-		*o.F = new(T)
-	case optNil:
-		*o.F = nil
+// optOf is f as an opt, if f is a pointer to a pointer.
+func optOf(f any) (opt, bool) {
+	t := reflect.TypeOf(f)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Pointer {
+		return opt{}, false
 	}
-	if *o.F == nil {
+	return opt{p: (*unsafe.Pointer)(reflect.ValueOf(f).UnsafePointer()), elem: t.Elem().Elem()}, true
+}
+
+// get is the *T, or untyped nil.
+func (o opt) get() any {
+	if *o.p == nil {
 		return nil
 	}
-	return *o.F
+	return reflect.NewAt(o.elem, *o.p).Interface()
 }
 
-func decodeOpt(d *jx.Decoder, p *Prop, o Optional, s *scratch) error {
+// fresh sets the field to a new T and returns it.
+func (o opt) fresh() any {
+	x := reflect.New(o.elem)
+	*o.p = x.UnsafePointer()
+	return x.Interface()
+}
+
+func decodeOpt(d *jx.Decoder, p *Prop, o opt, s *scratch) error {
 	if p.Null && IsNull(d) {
-		o.ptr(optNil)
+		*o.p = nil
 		return nil
 	}
-	return decodeValue(d, o.ptr(optNew), s)
+	return decodeValue(d, o.fresh(), s)
 }
 
-func encodeOpt(e *jx.Encoder, p *Prop, o Optional, s *scratch) {
-	x := o.ptr(optGet)
+func encodeOpt(e *jx.Encoder, p *Prop, o opt, s *scratch) {
+	x := o.get()
 	switch {
 	case x != nil:
 		e.FieldStart(p.Name)
@@ -790,8 +803,8 @@ func encodeOpt(e *jx.Encoder, p *Prop, o Optional, s *scratch) {
 	}
 }
 
-func checkOpt(p *Prop, o Optional, s *scratch) error {
-	x := o.ptr(optGet)
+func checkOpt(p *Prop, o opt, s *scratch) error {
+	x := o.get()
 	if x == nil {
 		if p.Required && !p.Null {
 			return errNil()
@@ -801,63 +814,59 @@ func checkOpt(p *Prop, o Optional, s *scratch) error {
 	return checkValue(x, s)
 }
 
-// List is a field that is a slice of values of a generated type:
-// generated CodecFields lists (*codec.List[T])(&v.Field). Its Prop's Rule
-// may be an *Array.
-type List[T any] []T
-
-// Sequence is a *[List].
-type Sequence interface {
-	// item returns a pointer to item i, appending a zero item first when
-	// i is the length; listEmpty and listNil first set the slice to empty
-	// (not nil) or nil, and listLen only reports. It returns the length
-	// and whether the slice is nil too.
-	item(i int) (p any, n int, isNil bool)
+// list is a *[]T field: v is the slice (settable), h its header, elem T.
+type list struct {
+	v    reflect.Value
+	h    *sliceHeader
+	elem reflect.Type
 }
 
-const (
-	listLen   = -1
-	listEmpty = -2
-	listNil   = -3
-)
-
-func (l *List[T]) item(i int) (any, int, bool) {
-	switch {
-	case i == listEmpty:
-		*l = List[T]{}
-	case i == listNil:
-		*l = nil
-	case i == len(*l):
-		if len(*l) == cap(*l) {
-			*l = slices.Grow(*l, max(4, len(*l))) // room for four, then twice as many
-		}
-		*l = append(*l, *new(T))
-	}
-	if i < 0 {
-		return nil, len(*l), *l == nil
-	}
-	return &(*l)[i], len(*l), false
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }
+
+// noItems is where an empty, not nil, slice points.
+var noItems [0]uint64
+
+// listOf is f as a list, if f is a pointer to a slice.
+func listOf(f any) (list, bool) {
+	t := reflect.TypeOf(f)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Slice {
+		return list{}, false
+	}
+	v := reflect.ValueOf(f)
+	return list{v: v.Elem(), h: (*sliceHeader)(v.UnsafePointer()), elem: t.Elem().Elem()}, true
+}
+
+// length returns the slice's length and whether it is nil.
+func (l list) length() (int, bool) { return l.h.len, l.h.data == nil }
 
 // itemAt is a pointer to item i.
-func itemAt(l Sequence, i int) any {
-	p, _, _ := l.item(i)
-	return p
+func (l list) itemAt(i int) any {
+	return reflect.NewAt(l.elem, unsafe.Add(l.h.data, uintptr(i)*l.elem.Size())).Interface()
 }
 
-func length(l Sequence) (int, bool) {
-	_, n, isNil := l.item(listLen)
-	return n, isNil
+// push appends a zero item and returns a pointer to it.
+func (l list) push() any {
+	n := l.h.len
+	if n == l.h.cap {
+		l.v.Grow(max(4, n)) // room for four, then twice as many
+	}
+	l.h.len = n + 1
+	it := reflect.NewAt(l.elem, unsafe.Add(l.h.data, uintptr(n)*l.elem.Size()))
+	it.Elem().SetZero() // what the slice held beyond its length
+	return it.Interface()
 }
 
-func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
+func decodeList(d *jx.Decoder, p *Prop, l list, s *scratch) error {
 	if p.Null && IsNull(d) {
-		l.item(listNil)
+		*l.h = sliceHeader{}
 		return nil
 	}
 	a := Elements(d)
-	for l.item(listEmpty); a.Next(); {
-		a.Check(decodeValue(d, itemAt(l, a.n-1), s))
+	for *l.h = (sliceHeader{data: unsafe.Pointer(&noItems)}); a.Next(); {
+		a.Check(decodeValue(d, l.push(), s))
 	}
 	if err := a.End(); err != nil {
 		return err
@@ -868,19 +877,19 @@ func decodeList(d *jx.Decoder, p *Prop, l Sequence, s *scratch) error {
 	return nil
 }
 
-func uniqueList(r *Array, l Sequence) error {
-	n, _ := length(l)
+func uniqueList(r *Array, l list) error {
+	n, _ := l.length()
 	return r.Check(n, func(i int) string {
 		var e jx.Encoder
 		s := getScratch()
-		encodeValue(&e, itemAt(l, i), s)
+		encodeValue(&e, l.itemAt(i), s)
 		putScratch(s)
 		return canonical(e.Bytes())
 	})
 }
 
-func encodeList(e *jx.Encoder, p *Prop, l Sequence, s *scratch) {
-	n, isNil := length(l)
+func encodeList(e *jx.Encoder, p *Prop, l list, s *scratch) {
+	n, isNil := l.length()
 	if isNil && !p.Required {
 		return
 	}
@@ -891,20 +900,20 @@ func encodeList(e *jx.Encoder, p *Prop, l Sequence, s *scratch) {
 	}
 	e.ArrStart()
 	for i := range n {
-		encodeValue(e, itemAt(l, i), s)
+		encodeValue(e, l.itemAt(i), s)
 	}
 	e.ArrEnd()
 }
 
-func checkList(p *Prop, l Sequence, s *scratch) error {
-	n, isNil := length(l)
+func checkList(p *Prop, l list, s *scratch) error {
+	n, isNil := l.length()
 	if r, ok := p.Rule.(*Array); ok && (!isNil || p.Required && !p.Null) {
 		if err := uniqueList(r, l); err != nil {
 			return err
 		}
 	}
 	for i := range n {
-		if err := checkValue(itemAt(l, i), s); err != nil {
+		if err := checkValue(l.itemAt(i), s); err != nil {
 			return AtIndex(err, i)
 		}
 	}

@@ -28,7 +28,7 @@ var shapeOfTestLine = codec.Shape{Props: []codec.Prop{
 func (v *testLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfTestLine, append(f, &v.SKU, &v.Qty)
 }
-func (v *testLine) DecodeJSON(d *jx.Decoder) error { *v = testLine{}; return codec.Decode(d, v) }
+func (v *testLine) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 func (v *testLine) EncodeJSON(e *jx.Encoder)       { codec.Encode(e, v) }
 func (v *testLine) Validate() error                { return codec.Check(v) }
 
@@ -55,11 +55,11 @@ var shapeOfTestOrder = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 func (v *testOrder) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfTestOrder, append(f, &v.ID, &v.Main, codec.Opt[testLine]{F: &v.Extra}, (*codec.List[testLine])(&v.Lines), &v.Note, &v.Tags, &v.Score, &v.AdditionalProperties)
+	return &shapeOfTestOrder, append(f, &v.ID, &v.Main, &v.Extra, &v.Lines, &v.Note, &v.Tags, &v.Score, &v.AdditionalProperties)
 }
-func (v *testOrder) DecodeJSON(d *jx.Decoder) error { *v = testOrder{}; return codec.Decode(d, v) }
-func (v testOrder) EncodeJSON(e *jx.Encoder)        { codec.Encode(e, &v) }
-func (v testOrder) Validate() error                 { return codec.Check(&v) }
+func (v *testOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
+func (v *testOrder) EncodeJSON(e *jx.Encoder)       { codec.Encode(e, v) }
+func (v *testOrder) Validate() error                { return codec.Check(v) }
 
 func TestShapeRoundTrip(t *testing.T) {
 	in := `{"id":"o1","main":{"sku":"AB","qty":2},"extra":null,"lines":[{"sku":"C"},{"sku":"D","qty":1}],"note":null,"tags":["a","b"],"score":null,"x-more":[1, 2]}`
@@ -76,7 +76,7 @@ func TestShapeRoundTrip(t *testing.T) {
 	// A nil optional pointer is absent; a required one is null; the
 	// additional members come last, by name.
 	want := `{"id":"o1","main":{"sku":"AB","qty":2},"lines":[{"sku":"C"},{"sku":"D","qty":1}],"note":null,"tags":["a","b"],"score":null,"x-more":[1, 2]}`
-	if got := string(codec.Marshal(o)); got != want {
+	if got := string(codec.Marshal(&o)); got != want {
 		t.Errorf("encoded\n%s\nwant\n%s", got, want)
 	}
 }
@@ -151,5 +151,18 @@ func BenchmarkShapeDecode(b *testing.B) {
 		if err := o.DecodeJSON(d); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Decode starts from a zero value, as a generated DecodeJSON did by
+// assigning one: what the JSON leaves out does not survive from before.
+func TestDecodeZeroesFirst(t *testing.T) {
+	score := 1.5
+	o := testOrder{ID: "old", Extra: &testLine{SKU: "X"}, Tags: []string{"t"}, Score: &score, AdditionalProperties: map[string]json.RawMessage{"y": json.RawMessage("1")}}
+	if err := codec.Unmarshal([]byte(`{"id":"o2","main":{"sku":"AB"},"lines":[{"sku":"C"}],"score":null}`), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.ID != "o2" || o.Extra != nil || o.Tags != nil || o.Score != nil || o.AdditionalProperties != nil || len(o.Lines) != 1 || o.Main.Qty != nil {
+		t.Errorf("decoded over a filled value: %+v", o)
 	}
 }

@@ -124,7 +124,7 @@ func UnmarshalExtra[T any](data []byte, extra *map[string]T, known []string) err
 
 // DecodeBranch decodes data into dst if data satisfies the schema at loc
 // (one branch of a union), and reports whether it did.
-func (s *Set) DecodeBranch(typeName, loc string, data []byte, dst any) (bool, error) {
+func (s *set) DecodeBranch(typeName, loc string, data []byte, dst any) (bool, error) {
 	ok, err := s.Matches(loc, data)
 	if err != nil || !ok {
 		if err != nil {

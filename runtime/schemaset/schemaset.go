@@ -54,7 +54,24 @@ type EnforceVersion uint
 
 // Set is the schema files of one generated package, keyed by their path
 // relative to the schema directory. A Set is safe for concurrent use.
-type Set struct {
+//
+// Its state is behind an interface: a package that names Set (every
+// generated one) would otherwise compile its own copies of the generic
+// code its fields use (sync.Map's hash trie, the compiler's atomic
+// pointers).
+type Set struct{ s setter }
+
+// setter is what a *set does for its Set.
+type setter interface {
+	Validate(loc string, payload []byte) error
+	ValidateValue(loc string, v any) error
+	Validator(loc string) func(payload []byte) error
+	Matches(loc string, data []byte) (bool, error)
+	DecodeBranch(typeName, loc string, data []byte, dst any) (bool, error)
+}
+
+// set is a Set's state.
+type set struct {
 	files map[string]string
 	opts  Options
 	roots map[string]string // path -> the URI its file is compiled under
@@ -89,7 +106,7 @@ type Options struct {
 
 // NewWith returns a Set of the given files with opts.
 func NewWith(files map[string]string, opts Options) *Set {
-	s := &Set{files: files, opts: opts, roots: make(map[string]string, len(files))}
+	s := &set{files: files, opts: opts, roots: make(map[string]string, len(files))}
 	for path := range files {
 		s.roots[path] = URL(path)
 	}
@@ -98,7 +115,29 @@ func NewWith(files map[string]string, opts Options) *Set {
 			s.roots[loc] = id
 		}
 	}
-	return s
+	return &Set{s}
+}
+
+// Validate checks a JSON document against the schema at loc ("path" or
+// "path#/pointer"). A mismatch is a *[ValidationError] listing every
+// problem; malformed JSON or an unknown schema is another error.
+func (s *Set) Validate(loc string, payload []byte) error { return s.s.Validate(loc, payload) }
+
+// ValidateValue encodes v as JSON and validates it against the schema at loc.
+func (s *Set) ValidateValue(loc string, v any) error { return s.s.ValidateValue(loc, v) }
+
+// Validator returns a function that validates payloads against the schema
+// at loc; generated code stores it in runtime.Fact.Validate.
+func (s *Set) Validator(loc string) func(payload []byte) error { return s.s.Validator(loc) }
+
+// Matches reports whether a JSON document satisfies the schema at loc.
+// Generated union types use it to find which branches a value is.
+func (s *Set) Matches(loc string, data []byte) (bool, error) { return s.s.Matches(loc, data) }
+
+// DecodeBranch decodes data into dst if data satisfies the schema at loc
+// (one branch of a union), and reports whether it did.
+func (s *Set) DecodeBranch(typeName, loc string, data []byte, dst any) (bool, error) {
+	return s.s.DecodeBranch(typeName, loc, data, dst)
 }
 
 // URL is the address under which a schema file without a root $id is known
@@ -106,7 +145,7 @@ func NewWith(files map[string]string, opts Options) *Set {
 func URL(path string) string { return "warren:///" + path }
 
 // uriOf returns the compiler's URI for loc ("path" or "path#pointer").
-func (s *Set) uriOf(loc string) string {
+func (s *set) uriOf(loc string) string {
 	path, frag, hasFrag := strings.Cut(loc, "#")
 	u, ok := s.roots[path]
 	if !ok {
@@ -120,7 +159,7 @@ func (s *Set) uriOf(loc string) string {
 
 // schema compiles (once) and returns the schema at loc: "path" or
 // "path#/json/pointer".
-func (s *Set) schema(loc string) (*jsonschema.Schema, error) {
+func (s *set) schema(loc string) (*jsonschema.Schema, error) {
 	if sch, ok := s.compiled.Load(loc); ok {
 		return sch.(*jsonschema.Schema), nil
 	}
@@ -143,7 +182,7 @@ func (s *Set) schema(loc string) (*jsonschema.Schema, error) {
 	return sch, nil
 }
 
-func (s *Set) newCompiler() (*jsonschema.Compiler, error) {
+func (s *set) newCompiler() (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseRegexpEngine(s.stopped.engine)
@@ -220,7 +259,7 @@ func lookup(v any, ptr string) (any, bool) {
 // Validate checks a JSON document against the schema at loc ("path" or
 // "path#/pointer"). A mismatch is a *[ValidationError] listing every
 // problem; malformed JSON or an unknown schema is another error.
-func (s *Set) Validate(loc string, payload []byte) error {
+func (s *set) Validate(loc string, payload []byte) error {
 	sch, err := s.schema(loc)
 	if err != nil {
 		return err
@@ -248,7 +287,7 @@ func (s *Set) Validate(loc string, payload []byte) error {
 }
 
 // ValidateValue encodes v as JSON and validates it against the schema at loc.
-func (s *Set) ValidateValue(loc string, v any) error {
+func (s *set) ValidateValue(loc string, v any) error {
 	payload, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode for %s: %w", loc, err)
@@ -263,13 +302,13 @@ func (s *Set) ValidateValue(loc string, v any) error {
 // fact.
 //
 //go:noinline
-func (s *Set) Validator(loc string) func(payload []byte) error {
+func (s *set) Validator(loc string) func(payload []byte) error {
 	return func(payload []byte) error { return s.Validate(loc, payload) }
 }
 
 // Matches reports whether a JSON document satisfies the schema at loc.
 // Generated union types use it to find which branches a value is.
-func (s *Set) Matches(loc string, data []byte) (bool, error) {
+func (s *set) Matches(loc string, data []byte) (bool, error) {
 	err := s.Validate(loc, data)
 	if _, mismatch := err.(*ValidationError); mismatch {
 		return false, nil

@@ -81,7 +81,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v benchevents.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, benchevents.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, benchevents.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

@@ -42,20 +42,17 @@ type ImportCompleted struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompleted.
 func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, (*codec.List[ImportCompletedWarningsItem])(&v.Warnings), &v.AdditionalProperties)
+	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, &v.Warnings, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error {
-	*v = ImportCompleted{}
-	return codec.Decode(d, v)
-}
+func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ImportCompleted) Validate() error { return codec.Check(&v) }
+func (v *ImportCompleted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ImportCompleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -87,10 +84,7 @@ func (v *ImportCompletedCounts) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error {
-	*v = ImportCompletedCounts{}
-	return codec.Decode(d, v)
-}
+func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

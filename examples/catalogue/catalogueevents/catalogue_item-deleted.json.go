@@ -15,7 +15,7 @@ import (
 // FactItemDeletedV1 describes ItemDeletedV1 to the runtime.
 var FactItemDeletedV1 = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(ItemDeletedV1)
+		v, ok := payload.(*ItemDeletedV1)
 		if !ok {
 			return "", false
 		}
@@ -46,16 +46,13 @@ func (v *ItemDeletedV1) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemDeletedV1) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemDeletedV1{}
-	return codec.Decode(d, v)
-}
+func (v *ItemDeletedV1) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemDeletedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemDeletedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemDeletedV1) Validate() error { return codec.Check(&v) }
+func (v *ItemDeletedV1) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemDeletedV1) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -18,7 +18,7 @@ const ItemDeletedRoutingKey = "catalogue.item.deleted"
 // FactItemDeleted describes ItemDeleted to the runtime.
 var FactItemDeleted = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(ItemDeleted)
+		v, ok := payload.(*ItemDeleted)
 		if !ok {
 			return "", false
 		}
@@ -54,16 +54,13 @@ func (v *ItemDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemDeleted{}
-	return codec.Decode(d, v)
-}
+func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemDeleted) Validate() error { return codec.Check(&v) }
+func (v *ItemDeleted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemDeleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -18,7 +18,7 @@ const ItemUpdatedRoutingKey = "catalogue.item.updated"
 // FactItemUpdated describes ItemUpdated to the runtime.
 var FactItemUpdated = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(ItemUpdated)
+		v, ok := payload.(*ItemUpdated)
 		if !ok {
 			return "", false
 		}
@@ -54,20 +54,17 @@ const ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
 func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfItemUpdated, append(f, &v.Item, (*codec.List[ItemUpdatedChangedItem])(&v.Changed), &v.UpdatedAt, codec.Opt[ItemUpdatedSource]{F: &v.Source}, &v.AdditionalProperties)
+	return &shapeOfItemUpdated, append(f, &v.Item, &v.Changed, &v.UpdatedAt, &v.Source, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemUpdated{}
-	return codec.Decode(d, v)
-}
+func (v *ItemUpdated) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemUpdated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemUpdated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemUpdated) Validate() error { return codec.Check(&v) }
+func (v *ItemUpdated) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemUpdated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -72,7 +72,7 @@ func TestValidateExplains(t *testing.T) {
 			t.Errorf("Validate: error does not point at %s saying %q:\n%v", tc.at, tc.want, err)
 		}
 		var back OrderPlaced
-		if err := json.Unmarshal(codec.Marshal(o), &back); err == nil || !strings.HasPrefix(err.Error(), tc.at+": ") {
+		if err := json.Unmarshal(codec.Marshal(&o), &back); err == nil || !strings.HasPrefix(err.Error(), tc.at+": ") {
 			t.Errorf("json.Unmarshal: got %v, want an error at %s", err, tc.at)
 		}
 	}

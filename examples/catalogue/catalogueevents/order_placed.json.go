@@ -45,20 +45,17 @@ type OrderPlaced struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, (*codec.List[OrderLine])(&v.Lines), &v.Total, &v.Payment, &v.PlacedAt, &v.GiftMessage, &v.AdditionalProperties)
+	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, &v.Lines, &v.Total, &v.Payment, &v.PlacedAt, &v.GiftMessage, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlaced{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error { return codec.Check(&v) }
+func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -93,10 +90,7 @@ func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlacedCustomer{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -208,16 +202,13 @@ func (v *CardPayment) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardPayment) DecodeJSON(d *jx.Decoder) error {
-	*v = CardPayment{}
-	return codec.Decode(d, v)
-}
+func (v *CardPayment) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CardPayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CardPayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CardPayment) Validate() error { return codec.Check(&v) }
+func (v *CardPayment) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CardPayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -256,16 +247,13 @@ func (v *InvoicePayment) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error {
-	*v = InvoicePayment{}
-	return codec.Decode(d, v)
-}
+func (v *InvoicePayment) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InvoicePayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *InvoicePayment) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InvoicePayment) Validate() error { return codec.Check(&v) }
+func (v *InvoicePayment) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v InvoicePayment) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -66,22 +66,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteImportCompleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteImportCompleted(ctx context.Context, tx sqldb.Execer, v ImportCompleted) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactImportCompleted, v)
+	return w.o.Write(ctx, tx, FactImportCompleted, &v)
 }
 
 // WriteItemDeleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemDeleted(ctx context.Context, tx sqldb.Execer, v ItemDeleted) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactItemDeleted, v)
+	return w.o.Write(ctx, tx, FactItemDeleted, &v)
 }
 
 // WriteItemUpdated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemUpdated(ctx context.Context, tx sqldb.Execer, v ItemUpdated) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactItemUpdated, v)
+	return w.o.Write(ctx, tx, FactItemUpdated, &v)
 }
 
 // WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderPlaced, v)
+	return w.o.Write(ctx, tx, FactOrderPlaced, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

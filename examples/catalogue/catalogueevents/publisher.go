@@ -37,40 +37,40 @@ func (p *Publisher) Close() error {
 
 // PublishImportCompleted publishes v and waits for the confirm.
 func (p *Publisher) PublishImportCompleted(ctx context.Context, v ImportCompleted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactImportCompleted, v)
+	return p.p.Publish(ctx, FactImportCompleted, &v)
 }
 
 // PublishImportCompletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishImportCompletedAsync(ctx context.Context, v ImportCompleted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactImportCompleted, v)
+	return p.p.PublishAsync(ctx, FactImportCompleted, &v)
 }
 
 // PublishItemDeleted publishes v and waits for the confirm.
 func (p *Publisher) PublishItemDeleted(ctx context.Context, v ItemDeleted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactItemDeleted, v)
+	return p.p.Publish(ctx, FactItemDeleted, &v)
 }
 
 // PublishItemDeletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemDeletedAsync(ctx context.Context, v ItemDeleted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactItemDeleted, v)
+	return p.p.PublishAsync(ctx, FactItemDeleted, &v)
 }
 
 // PublishItemUpdated publishes v and waits for the confirm.
 func (p *Publisher) PublishItemUpdated(ctx context.Context, v ItemUpdated) (messageID string, err error) {
-	return p.p.Publish(ctx, FactItemUpdated, v)
+	return p.p.Publish(ctx, FactItemUpdated, &v)
 }
 
 // PublishItemUpdatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemUpdatedAsync(ctx context.Context, v ItemUpdated) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactItemUpdated, v)
+	return p.p.PublishAsync(ctx, FactItemUpdated, &v)
 }
 
 // PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderPlaced, v)
+	return p.p.Publish(ctx, FactOrderPlaced, &v)
 }
 
 // PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
+	return p.p.PublishAsync(ctx, FactOrderPlaced, &v)
 }

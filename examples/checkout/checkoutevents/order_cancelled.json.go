@@ -34,16 +34,13 @@ func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelled) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderCancelled{}
-	return codec.Decode(d, v)
-}
+func (v *OrderCancelled) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderCancelled) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderCancelled) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderCancelled) Validate() error { return codec.Check(&v) }
+func (v *OrderCancelled) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderCancelled) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

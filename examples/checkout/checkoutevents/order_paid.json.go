@@ -36,16 +36,13 @@ func (v *OrderPaid) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPaid) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPaid{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPaid) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPaid) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPaid) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPaid) Validate() error { return codec.Check(&v) }
+func (v *OrderPaid) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPaid) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -53,30 +53,30 @@ func (p *Publisher) At(t time.Time) *Publisher {
 
 // PublishOrderCancelled publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderCancelled(ctx context.Context, v OrderCancelled) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderCancelled, v)
+	return p.p.Publish(ctx, FactOrderCancelled, &v)
 }
 
 // PublishOrderCancelledAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderCancelledAsync(ctx context.Context, v OrderCancelled) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderCancelled, v)
+	return p.p.PublishAsync(ctx, FactOrderCancelled, &v)
 }
 
 // PublishOrderPaid publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPaid(ctx context.Context, v OrderPaid) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderPaid, v)
+	return p.p.Publish(ctx, FactOrderPaid, &v)
 }
 
 // PublishOrderPaidAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPaidAsync(ctx context.Context, v OrderPaid) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderPaid, v)
+	return p.p.PublishAsync(ctx, FactOrderPaid, &v)
 }
 
 // PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderPlaced, v)
+	return p.p.Publish(ctx, FactOrderPlaced, &v)
 }
 
 // PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
+	return p.p.PublishAsync(ctx, FactOrderPlaced, &v)
 }

@@ -135,10 +135,7 @@ func (v *ConfigChangedClosed) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error {
-	*v = ConfigChangedClosed{}
-	return codec.Decode(d, v)
-}
+func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -159,10 +156,7 @@ func (v *ConfigChangedEmpty) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error {
-	*v = ConfigChangedEmpty{}
-	return codec.Decode(d, v)
-}
+func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteConfigChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteConfigChanged(ctx context.Context, tx sqldb.Execer, v ConfigChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactConfigChanged, v)
+	return w.o.Write(ctx, tx, FactConfigChanged, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishConfigChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishConfigChanged(ctx context.Context, v ConfigChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactConfigChanged, v)
+	return p.p.Publish(ctx, FactConfigChanged, &v)
 }
 
 // PublishConfigChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishConfigChangedAsync(ctx context.Context, v ConfigChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactConfigChanged, v)
+	return p.p.PublishAsync(ctx, FactConfigChanged, &v)
 }

@@ -66,12 +66,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteUserDeleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserDeleted(ctx context.Context, tx sqldb.Execer, v UserDeleted) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactUserDeleted, v)
+	return w.o.Write(ctx, tx, FactUserDeleted, &v)
 }
 
 // WriteUserRegistered writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserRegistered(ctx context.Context, tx sqldb.Execer, v UserRegistered) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactUserRegistered, v)
+	return w.o.Write(ctx, tx, FactUserRegistered, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,20 +37,20 @@ func (p *Publisher) Close() error {
 
 // PublishUserDeleted publishes v and waits for the confirm.
 func (p *Publisher) PublishUserDeleted(ctx context.Context, v UserDeleted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactUserDeleted, v)
+	return p.p.Publish(ctx, FactUserDeleted, &v)
 }
 
 // PublishUserDeletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserDeletedAsync(ctx context.Context, v UserDeleted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactUserDeleted, v)
+	return p.p.PublishAsync(ctx, FactUserDeleted, &v)
 }
 
 // PublishUserRegistered publishes v and waits for the confirm.
 func (p *Publisher) PublishUserRegistered(ctx context.Context, v UserRegistered) (messageID string, err error) {
-	return p.p.Publish(ctx, FactUserRegistered, v)
+	return p.p.Publish(ctx, FactUserRegistered, &v)
 }
 
 // PublishUserRegisteredAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserRegisteredAsync(ctx context.Context, v UserRegistered) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactUserRegistered, v)
+	return p.p.PublishAsync(ctx, FactUserRegistered, &v)
 }

@@ -39,16 +39,13 @@ func (v *UserDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error {
-	*v = UserDeleted{}
-	return codec.Decode(d, v)
-}
+func (v *UserDeleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserDeleted) Validate() error { return codec.Check(&v) }
+func (v *UserDeleted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserDeleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

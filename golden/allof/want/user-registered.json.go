@@ -37,20 +37,17 @@ type UserRegistered struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserRegistered.
 func (v *UserRegistered) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfUserRegistered, append(f, &v.Actor, &v.At, &v.UserID, &v.Email, codec.Opt[UserRegisteredPlan]{F: &v.Plan}, &v.AdditionalProperties)
+	return &shapeOfUserRegistered, append(f, &v.Actor, &v.At, &v.UserID, &v.Email, &v.Plan, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error {
-	*v = UserRegistered{}
-	return codec.Decode(d, v)
-}
+func (v *UserRegistered) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserRegistered) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserRegistered) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserRegistered) Validate() error { return codec.Check(&v) }
+func (v *UserRegistered) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserRegistered) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -169,10 +169,7 @@ func (v *BasketUpdatedLinesItem) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error {
-	*v = BasketUpdatedLinesItem{}
-	return codec.Decode(d, v)
-}
+func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

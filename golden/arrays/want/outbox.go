@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteBasketUpdated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteBasketUpdated(ctx context.Context, tx sqldb.Execer, v BasketUpdated) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactBasketUpdated, v)
+	return w.o.Write(ctx, tx, FactBasketUpdated, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishBasketUpdated publishes v and waits for the confirm.
 func (p *Publisher) PublishBasketUpdated(ctx context.Context, v BasketUpdated) (messageID string, err error) {
-	return p.p.Publish(ctx, FactBasketUpdated, v)
+	return p.p.Publish(ctx, FactBasketUpdated, &v)
 }
 
 // PublishBasketUpdatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishBasketUpdatedAsync(ctx context.Context, v BasketUpdated) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactBasketUpdated, v)
+	return p.p.PublishAsync(ctx, FactBasketUpdated, &v)
 }

@@ -38,16 +38,13 @@ func (v *CatalogueBundlePriceChanged) CodecFields(f []any) (*codec.Shape, []any)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CatalogueBundlePriceChanged) DecodeJSON(d *jx.Decoder) error {
-	*v = CatalogueBundlePriceChanged{}
-	return codec.Decode(d, v)
-}
+func (v *CatalogueBundlePriceChanged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CatalogueBundlePriceChanged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CatalogueBundlePriceChanged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CatalogueBundlePriceChanged) Validate() error { return codec.Check(&v) }
+func (v *CatalogueBundlePriceChanged) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CatalogueBundlePriceChanged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -38,16 +38,13 @@ func (v *CatalogueImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CatalogueImportCompleted) DecodeJSON(d *jx.Decoder) error {
-	*v = CatalogueImportCompleted{}
-	return codec.Decode(d, v)
-}
+func (v *CatalogueImportCompleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CatalogueImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CatalogueImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CatalogueImportCompleted) Validate() error { return codec.Check(&v) }
+func (v *CatalogueImportCompleted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CatalogueImportCompleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

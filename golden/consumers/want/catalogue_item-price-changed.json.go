@@ -38,16 +38,13 @@ func (v *CatalogueItemPriceChanged) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error {
-	*v = CatalogueItemPriceChanged{}
-	return codec.Decode(d, v)
-}
+func (v *CatalogueItemPriceChanged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CatalogueItemPriceChanged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CatalogueItemPriceChanged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CatalogueItemPriceChanged) Validate() error { return codec.Check(&v) }
+func (v *CatalogueItemPriceChanged) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CatalogueItemPriceChanged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -66,22 +66,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteCatalogueBundlePriceChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCatalogueBundlePriceChanged(ctx context.Context, tx sqldb.Execer, v CatalogueBundlePriceChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactCatalogueBundlePriceChanged, v)
+	return w.o.Write(ctx, tx, FactCatalogueBundlePriceChanged, &v)
 }
 
 // WriteCatalogueImportCompleted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCatalogueImportCompleted(ctx context.Context, tx sqldb.Execer, v CatalogueImportCompleted) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactCatalogueImportCompleted, v)
+	return w.o.Write(ctx, tx, FactCatalogueImportCompleted, &v)
 }
 
 // WriteCatalogueItemPriceChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCatalogueItemPriceChanged(ctx context.Context, tx sqldb.Execer, v CatalogueItemPriceChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactCatalogueItemPriceChanged, v)
+	return w.o.Write(ctx, tx, FactCatalogueItemPriceChanged, &v)
 }
 
 // WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderPlaced, v)
+	return w.o.Write(ctx, tx, FactOrderPlaced, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -53,41 +53,41 @@ func (p *Publisher) At(t time.Time) *Publisher {
 
 // PublishCatalogueBundlePriceChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishCatalogueBundlePriceChanged(ctx context.Context, v CatalogueBundlePriceChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactCatalogueBundlePriceChanged, v)
+	return p.p.Publish(ctx, FactCatalogueBundlePriceChanged, &v)
 }
 
 // PublishCatalogueBundlePriceChangedAsync publishes v; Wait reports the
 // confirm.
 func (p *Publisher) PublishCatalogueBundlePriceChangedAsync(ctx context.Context, v CatalogueBundlePriceChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactCatalogueBundlePriceChanged, v)
+	return p.p.PublishAsync(ctx, FactCatalogueBundlePriceChanged, &v)
 }
 
 // PublishCatalogueImportCompleted publishes v and waits for the confirm.
 func (p *Publisher) PublishCatalogueImportCompleted(ctx context.Context, v CatalogueImportCompleted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactCatalogueImportCompleted, v)
+	return p.p.Publish(ctx, FactCatalogueImportCompleted, &v)
 }
 
 // PublishCatalogueImportCompletedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCatalogueImportCompletedAsync(ctx context.Context, v CatalogueImportCompleted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactCatalogueImportCompleted, v)
+	return p.p.PublishAsync(ctx, FactCatalogueImportCompleted, &v)
 }
 
 // PublishCatalogueItemPriceChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishCatalogueItemPriceChanged(ctx context.Context, v CatalogueItemPriceChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactCatalogueItemPriceChanged, v)
+	return p.p.Publish(ctx, FactCatalogueItemPriceChanged, &v)
 }
 
 // PublishCatalogueItemPriceChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCatalogueItemPriceChangedAsync(ctx context.Context, v CatalogueItemPriceChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactCatalogueItemPriceChanged, v)
+	return p.p.PublishAsync(ctx, FactCatalogueItemPriceChanged, &v)
 }
 
 // PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderPlaced, v)
+	return p.p.Publish(ctx, FactOrderPlaced, &v)
 }
 
 // PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
+	return p.p.PublishAsync(ctx, FactOrderPlaced, &v)
 }

@@ -67,20 +67,17 @@ const (
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueued.
 func (v *JobQueued) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, codec.Opt[JobQueuedMode]{F: &v.Mode}, &v.Tags, codec.Opt[JobQueuedLimits]{F: &v.Limits}, &v.AdditionalProperties)
+	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, &v.Mode, &v.Tags, &v.Limits, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *JobQueued) DecodeJSON(d *jx.Decoder) error {
-	*v = JobQueued{}
-	return codec.Decode(d, v)
-}
+func (v *JobQueued) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v JobQueued) Validate() error { return codec.Check(&v) }
+func (v *JobQueued) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v JobQueued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

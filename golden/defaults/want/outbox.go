@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteJobQueued writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteJobQueued(ctx context.Context, tx sqldb.Execer, v JobQueued) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactJobQueued, v)
+	return w.o.Write(ctx, tx, FactJobQueued, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishJobQueued publishes v and waits for the confirm.
 func (p *Publisher) PublishJobQueued(ctx context.Context, v JobQueued) (messageID string, err error) {
-	return p.p.Publish(ctx, FactJobQueued, v)
+	return p.p.Publish(ctx, FactJobQueued, &v)
 }
 
 // PublishJobQueuedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishJobQueuedAsync(ctx context.Context, v JobQueued) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactJobQueued, v)
+	return p.p.PublishAsync(ctx, FactJobQueued, &v)
 }

@@ -65,20 +65,17 @@ const NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfNoteAdded.
 func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfNoteAdded, append(f, &v.Text, &v.OldField, &v.Legacy, codec.Opt[NoteAddedQuote]{F: &v.Quote}, &v.Slashes, &v.AdditionalProperties)
+	return &shapeOfNoteAdded, append(f, &v.Text, &v.OldField, &v.Legacy, &v.Quote, &v.Slashes, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error {
-	*v = NoteAdded{}
-	return codec.Decode(d, v)
-}
+func (v *NoteAdded) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NoteAdded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *NoteAdded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NoteAdded) Validate() error { return codec.Check(&v) }
+func (v *NoteAdded) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v NoteAdded) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -68,7 +68,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 //
 // Deprecated: the schema marks this as deprecated.
 func (w *OutboxWriter) WriteNoteAdded(ctx context.Context, tx sqldb.Execer, v NoteAdded) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactNoteAdded, v)
+	return w.o.Write(ctx, tx, FactNoteAdded, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

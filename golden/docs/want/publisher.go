@@ -39,12 +39,12 @@ func (p *Publisher) Close() error {
 //
 // Deprecated: the schema marks this as deprecated.
 func (p *Publisher) PublishNoteAdded(ctx context.Context, v NoteAdded) (messageID string, err error) {
-	return p.p.Publish(ctx, FactNoteAdded, v)
+	return p.p.Publish(ctx, FactNoteAdded, &v)
 }
 
 // PublishNoteAddedAsync publishes v; Wait reports the confirm.
 //
 // Deprecated: the schema marks this as deprecated.
 func (p *Publisher) PublishNoteAddedAsync(ctx context.Context, v NoteAdded) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactNoteAdded, v)
+	return p.p.PublishAsync(ctx, FactNoteAdded, &v)
 }

@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteTicketOpened writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteTicketOpened(ctx context.Context, tx sqldb.Execer, v TicketOpened) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactTicketOpened, v)
+	return w.o.Write(ctx, tx, FactTicketOpened, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishTicketOpened publishes v and waits for the confirm.
 func (p *Publisher) PublishTicketOpened(ctx context.Context, v TicketOpened) (messageID string, err error) {
-	return p.p.Publish(ctx, FactTicketOpened, v)
+	return p.p.Publish(ctx, FactTicketOpened, &v)
 }
 
 // PublishTicketOpenedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishTicketOpenedAsync(ctx context.Context, v TicketOpened) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactTicketOpened, v)
+	return p.p.PublishAsync(ctx, FactTicketOpened, &v)
 }

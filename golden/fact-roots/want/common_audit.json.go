@@ -32,16 +32,13 @@ func (v *AuditLogged) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error {
-	*v = AuditLogged{}
-	return codec.Decode(d, v)
-}
+func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AuditLogged) Validate() error { return codec.Check(&v) }
+func (v *AuditLogged) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AuditLogged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -66,37 +66,37 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteAuditLogged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAuditLogged(ctx context.Context, tx sqldb.Execer, v AuditLogged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactAuditLogged, v)
+	return w.o.Write(ctx, tx, FactAuditLogged, &v)
 }
 
 // WriteCounterTicked writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCounterTicked(ctx context.Context, tx sqldb.Execer, v CounterTicked) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactCounterTicked, v)
+	return w.o.Write(ctx, tx, FactCounterTicked, &v)
 }
 
 // WritePushReceived writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePushReceived(ctx context.Context, tx sqldb.Execer, v PushReceived) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactPushReceived, v)
+	return w.o.Write(ctx, tx, FactPushReceived, &v)
 }
 
 // WriteOrderLines writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderLines(ctx context.Context, tx sqldb.Execer, v OrderLines) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderLines, v)
+	return w.o.Write(ctx, tx, FactOrderLines, &v)
 }
 
 // WritePaymentSettled writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePaymentSettled(ctx context.Context, tx sqldb.Execer, v PaymentSettled) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactPaymentSettled, v)
+	return w.o.Write(ctx, tx, FactPaymentSettled, &v)
 }
 
 // WriteObjectFinalized writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteObjectFinalized(ctx context.Context, tx sqldb.Execer, v ObjectFinalized) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactObjectFinalized, v)
+	return w.o.Write(ctx, tx, FactObjectFinalized, &v)
 }
 
 // WriteUserMerged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserMerged(ctx context.Context, tx sqldb.Execer, v UserMerged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactUserMerged, v)
+	return w.o.Write(ctx, tx, FactUserMerged, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -95,10 +95,7 @@ func (v *CardSettlement) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error {
-	*v = CardSettlement{}
-	return codec.Decode(d, v)
-}
+func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *CardSettlement) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -121,10 +118,7 @@ func (v *BankSettlement) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error {
-	*v = BankSettlement{}
-	return codec.Decode(d, v)
-}
+func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BankSettlement) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -37,70 +37,70 @@ func (p *Publisher) Close() error {
 
 // PublishAuditLogged publishes v and waits for the confirm.
 func (p *Publisher) PublishAuditLogged(ctx context.Context, v AuditLogged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactAuditLogged, v)
+	return p.p.Publish(ctx, FactAuditLogged, &v)
 }
 
 // PublishAuditLoggedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAuditLoggedAsync(ctx context.Context, v AuditLogged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactAuditLogged, v)
+	return p.p.PublishAsync(ctx, FactAuditLogged, &v)
 }
 
 // PublishCounterTicked publishes v and waits for the confirm.
 func (p *Publisher) PublishCounterTicked(ctx context.Context, v CounterTicked) (messageID string, err error) {
-	return p.p.Publish(ctx, FactCounterTicked, v)
+	return p.p.Publish(ctx, FactCounterTicked, &v)
 }
 
 // PublishCounterTickedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCounterTickedAsync(ctx context.Context, v CounterTicked) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactCounterTicked, v)
+	return p.p.PublishAsync(ctx, FactCounterTicked, &v)
 }
 
 // PublishPushReceived publishes v and waits for the confirm.
 func (p *Publisher) PublishPushReceived(ctx context.Context, v PushReceived) (messageID string, err error) {
-	return p.p.Publish(ctx, FactPushReceived, v)
+	return p.p.Publish(ctx, FactPushReceived, &v)
 }
 
 // PublishPushReceivedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPushReceivedAsync(ctx context.Context, v PushReceived) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactPushReceived, v)
+	return p.p.PublishAsync(ctx, FactPushReceived, &v)
 }
 
 // PublishOrderLines publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderLines(ctx context.Context, v OrderLines) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderLines, v)
+	return p.p.Publish(ctx, FactOrderLines, &v)
 }
 
 // PublishOrderLinesAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderLinesAsync(ctx context.Context, v OrderLines) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderLines, v)
+	return p.p.PublishAsync(ctx, FactOrderLines, &v)
 }
 
 // PublishPaymentSettled publishes v and waits for the confirm.
 func (p *Publisher) PublishPaymentSettled(ctx context.Context, v PaymentSettled) (messageID string, err error) {
-	return p.p.Publish(ctx, FactPaymentSettled, v)
+	return p.p.Publish(ctx, FactPaymentSettled, &v)
 }
 
 // PublishPaymentSettledAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPaymentSettledAsync(ctx context.Context, v PaymentSettled) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactPaymentSettled, v)
+	return p.p.PublishAsync(ctx, FactPaymentSettled, &v)
 }
 
 // PublishObjectFinalized publishes v and waits for the confirm.
 func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalized) (messageID string, err error) {
-	return p.p.Publish(ctx, FactObjectFinalized, v)
+	return p.p.Publish(ctx, FactObjectFinalized, &v)
 }
 
 // PublishObjectFinalizedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
+	return p.p.PublishAsync(ctx, FactObjectFinalized, &v)
 }
 
 // PublishUserMerged publishes v and waits for the confirm.
 func (p *Publisher) PublishUserMerged(ctx context.Context, v UserMerged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactUserMerged, v)
+	return p.p.Publish(ctx, FactUserMerged, &v)
 }
 
 // PublishUserMergedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserMergedAsync(ctx context.Context, v UserMerged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactUserMerged, v)
+	return p.p.PublishAsync(ctx, FactUserMerged, &v)
 }

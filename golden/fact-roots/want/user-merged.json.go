@@ -33,16 +33,13 @@ func (v *UserMerged) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserMerged) DecodeJSON(d *jx.Decoder) error {
-	*v = UserMerged{}
-	return codec.Decode(d, v)
-}
+func (v *UserMerged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserMerged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserMerged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserMerged) Validate() error { return codec.Check(&v) }
+func (v *UserMerged) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserMerged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -38,16 +38,13 @@ func (v *ObjectFinalized) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
-	*v = ObjectFinalized{}
-	return codec.Decode(d, v)
-}
+func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ObjectFinalized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ObjectFinalized) Validate() error { return codec.Check(&v) }
+func (v *ObjectFinalized) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectFinalized) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -146,16 +146,13 @@ func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Repository) DecodeJSON(d *jx.Decoder) error {
-	*v = Repository{}
-	return codec.Decode(d, v)
-}
+func (v *Repository) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Repository) Validate() error { return codec.Check(&v) }
+func (v *Repository) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -180,16 +177,13 @@ func (v *Commit) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Commit) DecodeJSON(d *jx.Decoder) error {
-	*v = Commit{}
-	return codec.Decode(d, v)
-}
+func (v *Commit) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Commit) Validate() error { return codec.Check(&v) }
+func (v *Commit) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Commit) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

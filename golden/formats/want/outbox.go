@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WritePaymentCaptured writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePaymentCaptured(ctx context.Context, tx sqldb.Execer, v PaymentCaptured) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactPaymentCaptured, v)
+	return w.o.Write(ctx, tx, FactPaymentCaptured, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishPaymentCaptured publishes v and waits for the confirm.
 func (p *Publisher) PublishPaymentCaptured(ctx context.Context, v PaymentCaptured) (messageID string, err error) {
-	return p.p.Publish(ctx, FactPaymentCaptured, v)
+	return p.p.Publish(ctx, FactPaymentCaptured, &v)
 }
 
 // PublishPaymentCapturedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPaymentCapturedAsync(ctx context.Context, v PaymentCaptured) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactPaymentCaptured, v)
+	return p.p.PublishAsync(ctx, FactPaymentCaptured, &v)
 }

@@ -66,12 +66,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteCheckoutStarted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteCheckoutStarted(ctx context.Context, tx sqldb.Execer, v CheckoutStarted) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactCheckoutStarted, v)
+	return w.o.Write(ctx, tx, FactCheckoutStarted, &v)
 }
 
 // WriteRefundIssued writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteRefundIssued(ctx context.Context, tx sqldb.Execer, v RefundIssued) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactRefundIssued, v)
+	return w.o.Write(ctx, tx, FactRefundIssued, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

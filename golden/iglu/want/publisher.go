@@ -37,20 +37,20 @@ func (p *Publisher) Close() error {
 
 // PublishCheckoutStarted publishes v and waits for the confirm.
 func (p *Publisher) PublishCheckoutStarted(ctx context.Context, v CheckoutStarted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactCheckoutStarted, v)
+	return p.p.Publish(ctx, FactCheckoutStarted, &v)
 }
 
 // PublishCheckoutStartedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishCheckoutStartedAsync(ctx context.Context, v CheckoutStarted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactCheckoutStarted, v)
+	return p.p.PublishAsync(ctx, FactCheckoutStarted, &v)
 }
 
 // PublishRefundIssued publishes v and waits for the confirm.
 func (p *Publisher) PublishRefundIssued(ctx context.Context, v RefundIssued) (messageID string, err error) {
-	return p.p.Publish(ctx, FactRefundIssued, v)
+	return p.p.Publish(ctx, FactRefundIssued, &v)
 }
 
 // PublishRefundIssuedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishRefundIssuedAsync(ctx context.Context, v RefundIssued) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactRefundIssued, v)
+	return p.p.PublishAsync(ctx, FactRefundIssued, &v)
 }

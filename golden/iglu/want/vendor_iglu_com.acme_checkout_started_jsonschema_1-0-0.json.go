@@ -36,20 +36,17 @@ type CheckoutStarted struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckoutStarted.
 func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, (*codec.List[Item])(&v.Items), &v.Coupon)
+	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, &v.Items, &v.Coupon)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error {
-	*v = CheckoutStarted{}
-	return codec.Decode(d, v)
-}
+func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v CheckoutStarted) Validate() error { return codec.Check(&v) }
+func (v *CheckoutStarted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v CheckoutStarted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -91,16 +88,13 @@ func (v *Item) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Item) DecodeJSON(d *jx.Decoder) error {
-	*v = Item{}
-	return codec.Decode(d, v)
-}
+func (v *Item) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Item) Validate() error { return codec.Check(&v) }
+func (v *Item) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Item) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

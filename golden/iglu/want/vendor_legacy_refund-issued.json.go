@@ -42,16 +42,13 @@ func (v *RefundIssued) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error {
-	*v = RefundIssued{}
-	return codec.Decode(d, v)
-}
+func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RefundIssued) Validate() error { return codec.Check(&v) }
+func (v *RefundIssued) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v RefundIssued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -40,16 +40,13 @@ func (v *ItemCreated) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemCreated) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemCreated{}
-	return codec.Decode(d, v)
-}
+func (v *ItemCreated) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemCreated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemCreated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemCreated) Validate() error { return codec.Check(&v) }
+func (v *ItemCreated) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemCreated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -37,16 +37,13 @@ func (v *ItemPriced) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemPriced) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemPriced{}
-	return codec.Decode(d, v)
-}
+func (v *ItemPriced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemPriced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemPriced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemPriced) Validate() error { return codec.Check(&v) }
+func (v *ItemPriced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemPriced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -75,10 +72,7 @@ func (v *ItemPricedPrice) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemPricedPrice) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemPricedPrice{}
-	return codec.Decode(d, v)
-}
+func (v *ItemPricedPrice) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ItemPricedPrice) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

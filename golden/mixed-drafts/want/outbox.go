@@ -66,17 +66,17 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteObjectFinalized writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteObjectFinalized(ctx context.Context, tx sqldb.Execer, v ObjectFinalized) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactObjectFinalized, v)
+	return w.o.Write(ctx, tx, FactObjectFinalized, &v)
 }
 
 // WriteIssueClosed writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteIssueClosed(ctx context.Context, tx sqldb.Execer, v IssueClosed) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactIssueClosed, v)
+	return w.o.Write(ctx, tx, FactIssueClosed, &v)
 }
 
 // WriteShipmentDispatched writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteShipmentDispatched(ctx context.Context, tx sqldb.Execer, v ShipmentDispatched) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactShipmentDispatched, v)
+	return w.o.Write(ctx, tx, FactShipmentDispatched, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,30 +37,30 @@ func (p *Publisher) Close() error {
 
 // PublishObjectFinalized publishes v and waits for the confirm.
 func (p *Publisher) PublishObjectFinalized(ctx context.Context, v ObjectFinalized) (messageID string, err error) {
-	return p.p.Publish(ctx, FactObjectFinalized, v)
+	return p.p.Publish(ctx, FactObjectFinalized, &v)
 }
 
 // PublishObjectFinalizedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishObjectFinalizedAsync(ctx context.Context, v ObjectFinalized) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactObjectFinalized, v)
+	return p.p.PublishAsync(ctx, FactObjectFinalized, &v)
 }
 
 // PublishIssueClosed publishes v and waits for the confirm.
 func (p *Publisher) PublishIssueClosed(ctx context.Context, v IssueClosed) (messageID string, err error) {
-	return p.p.Publish(ctx, FactIssueClosed, v)
+	return p.p.Publish(ctx, FactIssueClosed, &v)
 }
 
 // PublishIssueClosedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishIssueClosedAsync(ctx context.Context, v IssueClosed) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactIssueClosed, v)
+	return p.p.PublishAsync(ctx, FactIssueClosed, &v)
 }
 
 // PublishShipmentDispatched publishes v and waits for the confirm.
 func (p *Publisher) PublishShipmentDispatched(ctx context.Context, v ShipmentDispatched) (messageID string, err error) {
-	return p.p.Publish(ctx, FactShipmentDispatched, v)
+	return p.p.Publish(ctx, FactShipmentDispatched, &v)
 }
 
 // PublishShipmentDispatchedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishShipmentDispatchedAsync(ctx context.Context, v ShipmentDispatched) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactShipmentDispatched, v)
+	return p.p.PublishAsync(ctx, FactShipmentDispatched, &v)
 }

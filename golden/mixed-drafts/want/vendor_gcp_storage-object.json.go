@@ -149,16 +149,13 @@ func (v *ObjectOwner) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error {
-	*v = ObjectOwner{}
-	return codec.Decode(d, v)
-}
+func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ObjectOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ObjectOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ObjectOwner) Validate() error { return codec.Check(&v) }
+func (v *ObjectOwner) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectOwner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -20,16 +20,13 @@ func (v *User) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *User) DecodeJSON(d *jx.Decoder) error {
-	*v = User{}
-	return codec.Decode(d, v)
-}
+func (v *User) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v User) Validate() error { return codec.Check(&v) }
+func (v *User) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v User) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -56,16 +53,13 @@ func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Repository) DecodeJSON(d *jx.Decoder) error {
-	*v = Repository{}
-	return codec.Decode(d, v)
-}
+func (v *Repository) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Repository) Validate() error { return codec.Check(&v) }
+func (v *Repository) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -89,20 +83,17 @@ type Issue struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfIssue.
 func (v *Issue) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfIssue, append(f, &v.Number, (*string)(&v.State), &v.ClosedAt, (*codec.List[Label])(&v.Labels))
+	return &shapeOfIssue, append(f, &v.Number, (*string)(&v.State), &v.ClosedAt, &v.Labels)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Issue) DecodeJSON(d *jx.Decoder) error {
-	*v = Issue{}
-	return codec.Decode(d, v)
-}
+func (v *Issue) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Issue) Validate() error { return codec.Check(&v) }
+func (v *Issue) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Issue) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -141,16 +132,13 @@ func (v *Label) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Label) DecodeJSON(d *jx.Decoder) error {
-	*v = Label{}
-	return codec.Decode(d, v)
-}
+func (v *Label) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Label) Validate() error { return codec.Check(&v) }
+func (v *Label) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Label) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -16,20 +16,17 @@ type Party struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfParty.
 func (v *Party) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfParty, append(f, &v.Name, codec.Opt[Link]{F: &v.Website})
+	return &shapeOfParty, append(f, &v.Name, &v.Website)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Party) DecodeJSON(d *jx.Decoder) error {
-	*v = Party{}
-	return codec.Decode(d, v)
-}
+func (v *Party) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Party) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Party) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Party) Validate() error { return codec.Check(&v) }
+func (v *Party) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Party) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -30,20 +30,17 @@ type ShipmentDispatched struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentDispatched.
 func (v *ShipmentDispatched) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, codec.Opt[Link]{F: &v.Tracking})
+	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, &v.Tracking)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentDispatched{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentDispatched) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ShipmentDispatched) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentDispatched) Validate() error { return codec.Check(&v) }
+func (v *ShipmentDispatched) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ShipmentDispatched) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteUserSignedUp writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUserSignedUp(ctx context.Context, tx sqldb.Execer, v UserSignedUp) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactUserSignedUp, v)
+	return w.o.Write(ctx, tx, FactUserSignedUp, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishUserSignedUp publishes v and waits for the confirm.
 func (p *Publisher) PublishUserSignedUp(ctx context.Context, v UserSignedUp) (messageID string, err error) {
-	return p.p.Publish(ctx, FactUserSignedUp, v)
+	return p.p.Publish(ctx, FactUserSignedUp, &v)
 }
 
 // PublishUserSignedUpAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUserSignedUpAsync(ctx context.Context, v UserSignedUp) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactUserSignedUp, v)
+	return p.p.PublishAsync(ctx, FactUserSignedUp, &v)
 }

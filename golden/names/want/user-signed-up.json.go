@@ -46,16 +46,13 @@ func (v *UserSignedUp) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error {
-	*v = UserSignedUp{}
-	return codec.Decode(d, v)
-}
+func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UserSignedUp) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *UserSignedUp) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UserSignedUp) Validate() error { return codec.Check(&v) }
+func (v *UserSignedUp) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v UserSignedUp) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

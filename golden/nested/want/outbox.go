@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteShipmentSent writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteShipmentSent(ctx context.Context, tx sqldb.Execer, v ShipmentSent) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactShipmentSent, v)
+	return w.o.Write(ctx, tx, FactShipmentSent, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

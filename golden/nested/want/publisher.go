@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishShipmentSent publishes v and waits for the confirm.
 func (p *Publisher) PublishShipmentSent(ctx context.Context, v ShipmentSent) (messageID string, err error) {
-	return p.p.Publish(ctx, FactShipmentSent, v)
+	return p.p.Publish(ctx, FactShipmentSent, &v)
 }
 
 // PublishShipmentSentAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishShipmentSentAsync(ctx context.Context, v ShipmentSent) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactShipmentSent, v)
+	return p.p.PublishAsync(ctx, FactShipmentSent, &v)
 }

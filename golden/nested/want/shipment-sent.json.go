@@ -37,16 +37,13 @@ func (v *ShipmentSent) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSent{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ShipmentSent) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ShipmentSent) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ShipmentSent) Validate() error { return codec.Check(&v) }
+func (v *ShipmentSent) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ShipmentSent) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -71,14 +68,11 @@ type ShipmentSentDestination struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestination.
 func (v *ShipmentSentDestination) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipmentSentDestination, append(f, &v.Address, codec.Opt[Contact]{F: &v.Contact}, &v.AdditionalProperties)
+	return &shapeOfShipmentSentDestination, append(f, &v.Address, &v.Contact, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSentDestination{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -104,14 +98,11 @@ type ShipmentSentDestinationAddress struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestinationAddress.
 func (v *ShipmentSentDestinationAddress) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, codec.Opt[ShipmentSentDestinationAddressGeo]{F: &v.Geo}, &v.AdditionalProperties)
+	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, &v.Geo, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error {
-	*v = ShipmentSentDestinationAddress{}
-	return codec.Decode(d, v)
-}
+func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

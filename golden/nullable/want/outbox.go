@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteProfileChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteProfileChanged(ctx context.Context, tx sqldb.Execer, v ProfileChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactProfileChanged, v)
+	return w.o.Write(ctx, tx, FactProfileChanged, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -190,10 +190,7 @@ func (v *ProfileChangedAddress) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error {
-	*v = ProfileChangedAddress{}
-	return codec.Decode(d, v)
-}
+func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishProfileChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishProfileChanged(ctx context.Context, v ProfileChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactProfileChanged, v)
+	return p.p.Publish(ctx, FactProfileChanged, &v)
 }
 
 // PublishProfileChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishProfileChangedAsync(ctx context.Context, v ProfileChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactProfileChanged, v)
+	return p.p.PublishAsync(ctx, FactProfileChanged, &v)
 }

@@ -47,16 +47,13 @@ func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlaced{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error { return codec.Check(&v) }
+func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderPlaced, v)
+	return p.p.Publish(ctx, FactOrderPlaced, &v)
 }
 
 // PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
+	return p.p.PublishAsync(ctx, FactOrderPlaced, &v)
 }

@@ -17,7 +17,7 @@ const OrderShippedRoutingKey = "order.shipped"
 // FactOrderShipped describes OrderShipped to the runtime.
 var FactOrderShipped = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(OrderShipped)
+		v, ok := payload.(*OrderShipped)
 		if !ok {
 			return "", false
 		}
@@ -46,16 +46,13 @@ func (v *OrderShipped) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderShipped) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderShipped{}
-	return codec.Decode(d, v)
-}
+func (v *OrderShipped) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderShipped) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderShipped) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderShipped) Validate() error { return codec.Check(&v) }
+func (v *OrderShipped) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderShipped) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

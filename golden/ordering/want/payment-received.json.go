@@ -17,7 +17,7 @@ const PaymentReceivedRoutingKey = "payment.received"
 // FactPaymentReceived describes PaymentReceived to the runtime.
 var FactPaymentReceived = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(PaymentReceived)
+		v, ok := payload.(*PaymentReceived)
 		if !ok {
 			return "", false
 		}
@@ -44,16 +44,13 @@ func (v *PaymentReceived) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentReceived{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentReceived) Validate() error { return codec.Check(&v) }
+func (v *PaymentReceived) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v PaymentReceived) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -80,10 +77,7 @@ func (v *PaymentReceivedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentReceivedOrder{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

@@ -19,7 +19,7 @@ const StockCountedRoutingKey = "stock.counted"
 // FactStockCounted describes StockCounted to the runtime.
 var FactStockCounted = runtime.Fact{
 	KeyOf: func(payload any) (string, bool) {
-		v, ok := payload.(StockCounted)
+		v, ok := payload.(*StockCounted)
 		if !ok {
 			return "", false
 		}
@@ -47,16 +47,13 @@ func (v *StockCounted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *StockCounted) DecodeJSON(d *jx.Decoder) error {
-	*v = StockCounted{}
-	return codec.Decode(d, v)
-}
+func (v *StockCounted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v StockCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *StockCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v StockCounted) Validate() error { return codec.Check(&v) }
+func (v *StockCounted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v StockCounted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

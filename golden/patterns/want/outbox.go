@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteIndexCreated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteIndexCreated(ctx context.Context, tx sqldb.Execer, v IndexCreated) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactIndexCreated, v)
+	return w.o.Write(ctx, tx, FactIndexCreated, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishIndexCreated publishes v and waits for the confirm.
 func (p *Publisher) PublishIndexCreated(ctx context.Context, v IndexCreated) (messageID string, err error) {
-	return p.p.Publish(ctx, FactIndexCreated, v)
+	return p.p.Publish(ctx, FactIndexCreated, &v)
 }
 
 // PublishIndexCreatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishIndexCreatedAsync(ctx context.Context, v IndexCreated) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactIndexCreated, v)
+	return p.p.PublishAsync(ctx, FactIndexCreated, &v)
 }

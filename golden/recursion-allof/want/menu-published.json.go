@@ -35,20 +35,17 @@ type MenuPublished struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfMenuPublished.
 func (v *MenuPublished) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfMenuPublished, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.AdditionalProperties)
+	return &shapeOfMenuPublished, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error {
-	*v = MenuPublished{}
-	return codec.Decode(d, v)
-}
+func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v MenuPublished) Validate() error { return codec.Check(&v) }
+func (v *MenuPublished) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v MenuPublished) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -76,20 +73,17 @@ type Subsection struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubsection.
 func (v *Subsection) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfSubsection, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.AdditionalProperties)
+	return &shapeOfSubsection, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Subsection) DecodeJSON(d *jx.Decoder) error {
-	*v = Subsection{}
-	return codec.Decode(d, v)
-}
+func (v *Subsection) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Subsection) Validate() error { return codec.Check(&v) }
+func (v *Subsection) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Subsection) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -118,20 +112,17 @@ type Dish struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfDish.
 func (v *Dish) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfDish, append(f, &v.Name, (*codec.List[Subsection])(&v.Subsections), (*codec.List[Dish])(&v.Dishes), &v.Price, &v.AdditionalProperties)
+	return &shapeOfDish, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.Price, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Dish) DecodeJSON(d *jx.Decoder) error {
-	*v = Dish{}
-	return codec.Decode(d, v)
-}
+func (v *Dish) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Dish) Validate() error { return codec.Check(&v) }
+func (v *Dish) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Dish) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

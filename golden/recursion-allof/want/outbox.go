@@ -66,12 +66,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteMenuPublished writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteMenuPublished(ctx context.Context, tx sqldb.Execer, v MenuPublished) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactMenuPublished, v)
+	return w.o.Write(ctx, tx, FactMenuPublished, &v)
 }
 
 // WriteTeamReorganized writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteTeamReorganized(ctx context.Context, tx sqldb.Execer, v TeamReorganized) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactTeamReorganized, v)
+	return w.o.Write(ctx, tx, FactTeamReorganized, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

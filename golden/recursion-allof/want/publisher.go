@@ -37,20 +37,20 @@ func (p *Publisher) Close() error {
 
 // PublishMenuPublished publishes v and waits for the confirm.
 func (p *Publisher) PublishMenuPublished(ctx context.Context, v MenuPublished) (messageID string, err error) {
-	return p.p.Publish(ctx, FactMenuPublished, v)
+	return p.p.Publish(ctx, FactMenuPublished, &v)
 }
 
 // PublishMenuPublishedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishMenuPublishedAsync(ctx context.Context, v MenuPublished) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactMenuPublished, v)
+	return p.p.PublishAsync(ctx, FactMenuPublished, &v)
 }
 
 // PublishTeamReorganized publishes v and waits for the confirm.
 func (p *Publisher) PublishTeamReorganized(ctx context.Context, v TeamReorganized) (messageID string, err error) {
-	return p.p.Publish(ctx, FactTeamReorganized, v)
+	return p.p.Publish(ctx, FactTeamReorganized, &v)
 }
 
 // PublishTeamReorganizedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishTeamReorganizedAsync(ctx context.Context, v TeamReorganized) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactTeamReorganized, v)
+	return p.p.PublishAsync(ctx, FactTeamReorganized, &v)
 }

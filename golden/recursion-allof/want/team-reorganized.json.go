@@ -36,16 +36,13 @@ func (v *TeamReorganized) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error {
-	*v = TeamReorganized{}
-	return codec.Decode(d, v)
-}
+func (v *TeamReorganized) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TeamReorganized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *TeamReorganized) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TeamReorganized) Validate() error { return codec.Check(&v) }
+func (v *TeamReorganized) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v TeamReorganized) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -68,20 +65,17 @@ type Team struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfTeam.
 func (v *Team) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfTeam, append(f, &v.Name, (*codec.List[Subteam])(&v.Subteams), &v.AdditionalProperties)
+	return &shapeOfTeam, append(f, &v.Name, &v.Subteams, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Team) DecodeJSON(d *jx.Decoder) error {
-	*v = Team{}
-	return codec.Decode(d, v)
-}
+func (v *Team) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Team) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Team) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Team) Validate() error { return codec.Check(&v) }
+func (v *Team) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Team) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -106,20 +100,17 @@ type Subteam struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubteam.
 func (v *Subteam) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfSubteam, append(f, &v.Name, (*codec.List[Subteam])(&v.Subteams), &v.Lead, &v.AdditionalProperties)
+	return &shapeOfSubteam, append(f, &v.Name, &v.Subteams, &v.Lead, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Subteam) DecodeJSON(d *jx.Decoder) error {
-	*v = Subteam{}
-	return codec.Decode(d, v)
-}
+func (v *Subteam) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Subteam) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Subteam) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Subteam) Validate() error { return codec.Check(&v) }
+func (v *Subteam) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Subteam) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

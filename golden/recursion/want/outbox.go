@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteTreeChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteTreeChanged(ctx context.Context, tx sqldb.Execer, v TreeChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactTreeChanged, v)
+	return w.o.Write(ctx, tx, FactTreeChanged, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishTreeChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishTreeChanged(ctx context.Context, v TreeChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactTreeChanged, v)
+	return p.p.Publish(ctx, FactTreeChanged, &v)
 }
 
 // PublishTreeChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishTreeChangedAsync(ctx context.Context, v TreeChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactTreeChanged, v)
+	return p.p.PublishAsync(ctx, FactTreeChanged, &v)
 }

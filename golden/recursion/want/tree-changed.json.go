@@ -135,20 +135,17 @@ type Node struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfNode.
 func (v *Node) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfNode, append(f, &v.Name, (*codec.List[Node])(&v.Children), codec.Opt[Node]{F: &v.Parent}, &v.AdditionalProperties)
+	return &shapeOfNode, append(f, &v.Name, &v.Children, &v.Parent, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Node) DecodeJSON(d *jx.Decoder) error {
-	*v = Node{}
-	return codec.Decode(d, v)
-}
+func (v *Node) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Node) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Node) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Node) Validate() error { return codec.Check(&v) }
+func (v *Node) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Node) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -173,20 +170,17 @@ type Link struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfLink.
 func (v *Link) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfLink, append(f, &v.Value, codec.Opt[Link]{F: &v.Next}, &v.AdditionalProperties)
+	return &shapeOfLink, append(f, &v.Value, &v.Next, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Link) DecodeJSON(d *jx.Decoder) error {
-	*v = Link{}
-	return codec.Decode(d, v)
-}
+func (v *Link) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Link) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Link) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Link) Validate() error { return codec.Check(&v) }
+func (v *Link) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Link) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -282,16 +276,13 @@ func (v *Binary) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Binary) DecodeJSON(d *jx.Decoder) error {
-	*v = Binary{}
-	return codec.Decode(d, v)
-}
+func (v *Binary) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Binary) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Binary) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Binary) Validate() error { return codec.Check(&v) }
+func (v *Binary) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Binary) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

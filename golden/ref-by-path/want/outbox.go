@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteOrderCreated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderCreated(ctx context.Context, tx sqldb.Execer, v OrderCreated) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderCreated, v)
+	return w.o.Write(ctx, tx, FactOrderCreated, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishOrderCreated publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderCreated(ctx context.Context, v OrderCreated) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderCreated, v)
+	return p.p.Publish(ctx, FactOrderCreated, &v)
 }
 
 // PublishOrderCreatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderCreatedAsync(ctx context.Context, v OrderCreated) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderCreated, v)
+	return p.p.PublishAsync(ctx, FactOrderCreated, &v)
 }

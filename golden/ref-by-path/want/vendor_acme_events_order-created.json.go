@@ -36,20 +36,17 @@ type OrderCreated struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCreated.
 func (v *OrderCreated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfOrderCreated, append(f, &v.OrderID, &v.Total, codec.Opt[Address]{F: &v.ShipTo}, &v.AdditionalProperties)
+	return &shapeOfOrderCreated, append(f, &v.OrderID, &v.Total, &v.ShipTo, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCreated) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderCreated{}
-	return codec.Decode(d, v)
-}
+func (v *OrderCreated) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderCreated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderCreated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderCreated) Validate() error { return codec.Check(&v) }
+func (v *OrderCreated) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderCreated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -25,16 +25,13 @@ func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Address) DecodeJSON(d *jx.Decoder) error {
-	*v = Address{}
-	return codec.Decode(d, v)
-}
+func (v *Address) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Address) Validate() error { return codec.Check(&v) }
+func (v *Address) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Address) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -25,16 +25,13 @@ func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Money) DecodeJSON(d *jx.Decoder) error {
-	*v = Money{}
-	return codec.Decode(d, v)
-}
+func (v *Money) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Money) Validate() error { return codec.Check(&v) }
+func (v *Money) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

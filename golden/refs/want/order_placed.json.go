@@ -132,20 +132,17 @@ type Shipping struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipping.
 func (v *Shipping) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfShipping, append(f, codec.Opt[Money]{F: &v.Cost}, &v.Carrier, &v.AdditionalProperties)
+	return &shapeOfShipping, append(f, &v.Cost, &v.Carrier, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Shipping) DecodeJSON(d *jx.Decoder) error {
-	*v = Shipping{}
-	return codec.Decode(d, v)
-}
+func (v *Shipping) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Shipping) Validate() error { return codec.Check(&v) }
+func (v *Shipping) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Shipping) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -37,16 +37,13 @@ func (v *OrderRefunded) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderRefunded{}
-	return codec.Decode(d, v)
-}
+func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderRefunded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderRefunded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderRefunded) Validate() error { return codec.Check(&v) }
+func (v *OrderRefunded) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderRefunded) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderPlaced, v)
+	return w.o.Write(ctx, tx, FactOrderPlaced, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -30,16 +30,13 @@ func (v *PricingQuote) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error {
-	*v = PricingQuote{}
-	return codec.Decode(d, v)
-}
+func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PricingQuote) Validate() error { return codec.Check(&v) }
+func (v *PricingQuote) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v PricingQuote) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -70,10 +67,7 @@ func (v *PricingQuoteReply) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error {
-	*v = PricingQuoteReply{}
-	return codec.Decode(d, v)
-}
+func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

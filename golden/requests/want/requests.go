@@ -81,12 +81,12 @@ func (r *Requester) Close() error {
 //
 // Asks for the price of a quantity of one SKU for one customer.
 func (r *Requester) QuotePricing(ctx context.Context, req PricingQuote) (PricingQuoteReply, error) {
-	return runtime.Call[PricingQuoteReply](ctx, r.r, RequestPricingQuote, req)
+	return runtime.Call[PricingQuoteReply](ctx, r.r, RequestPricingQuote, &req)
 }
 
 // CheckStock asks stock.check of responder "stock" and returns its Level.
 func (r *Requester) CheckStock(ctx context.Context, req StockQuery) (Level, error) {
-	return runtime.Call[Level](ctx, r.r, RequestStockQuery, req)
+	return runtime.Call[Level](ctx, r.r, RequestStockQuery, &req)
 }
 
 // PricingResponder answers the requests of responder "pricing": one method per

@@ -25,16 +25,13 @@ func (v *StockQuery) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *StockQuery) DecodeJSON(d *jx.Decoder) error {
-	*v = StockQuery{}
-	return codec.Decode(d, v)
-}
+func (v *StockQuery) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v StockQuery) Validate() error { return codec.Check(&v) }
+func (v *StockQuery) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v StockQuery) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -60,16 +57,13 @@ func (v *Level) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Level) DecodeJSON(d *jx.Decoder) error {
-	*v = Level{}
-	return codec.Decode(d, v)
-}
+func (v *Level) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Level) Validate() error { return codec.Check(&v) }
+func (v *Level) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Level) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -35,16 +35,13 @@ func (v *AyBee) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AyBee) DecodeJSON(d *jx.Decoder) error {
-	*v = AyBee{}
-	return codec.Decode(d, v)
-}
+func (v *AyBee) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AyBee) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *AyBee) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AyBee) Validate() error { return codec.Check(&v) }
+func (v *AyBee) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AyBee) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -66,22 +66,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteAyBee writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAyBee(ctx context.Context, tx sqldb.Execer, v AyBee) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactAyBee, v)
+	return w.o.Write(ctx, tx, FactAyBee, &v)
 }
 
 // WriteAy writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAy(ctx context.Context, tx sqldb.Execer, v Ay) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactAy, v)
+	return w.o.Write(ctx, tx, FactAy, &v)
 }
 
 // WriteColChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteColChanged(ctx context.Context, tx sqldb.Execer, v ColChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactColChanged, v)
+	return w.o.Write(ctx, tx, FactColChanged, &v)
 }
 
 // WriteWideRow writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteWideRow(ctx context.Context, tx sqldb.Execer, v WideRow) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactWideRow, v)
+	return w.o.Write(ctx, tx, FactWideRow, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

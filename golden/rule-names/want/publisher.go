@@ -37,40 +37,40 @@ func (p *Publisher) Close() error {
 
 // PublishAyBee publishes v and waits for the confirm.
 func (p *Publisher) PublishAyBee(ctx context.Context, v AyBee) (messageID string, err error) {
-	return p.p.Publish(ctx, FactAyBee, v)
+	return p.p.Publish(ctx, FactAyBee, &v)
 }
 
 // PublishAyBeeAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAyBeeAsync(ctx context.Context, v AyBee) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactAyBee, v)
+	return p.p.PublishAsync(ctx, FactAyBee, &v)
 }
 
 // PublishAy publishes v and waits for the confirm.
 func (p *Publisher) PublishAy(ctx context.Context, v Ay) (messageID string, err error) {
-	return p.p.Publish(ctx, FactAy, v)
+	return p.p.Publish(ctx, FactAy, &v)
 }
 
 // PublishAyAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAyAsync(ctx context.Context, v Ay) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactAy, v)
+	return p.p.PublishAsync(ctx, FactAy, &v)
 }
 
 // PublishColChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishColChanged(ctx context.Context, v ColChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactColChanged, v)
+	return p.p.Publish(ctx, FactColChanged, &v)
 }
 
 // PublishColChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishColChangedAsync(ctx context.Context, v ColChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactColChanged, v)
+	return p.p.PublishAsync(ctx, FactColChanged, &v)
 }
 
 // PublishWideRow publishes v and waits for the confirm.
 func (p *Publisher) PublishWideRow(ctx context.Context, v WideRow) (messageID string, err error) {
-	return p.p.Publish(ctx, FactWideRow, v)
+	return p.p.Publish(ctx, FactWideRow, &v)
 }
 
 // PublishWideRowAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishWideRowAsync(ctx context.Context, v WideRow) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactWideRow, v)
+	return p.p.PublishAsync(ctx, FactWideRow, &v)
 }

@@ -37,16 +37,13 @@ func (v *OrderCancelRequested) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelRequested) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderCancelRequested{}
-	return codec.Decode(d, v)
-}
+func (v *OrderCancelRequested) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderCancelRequested) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderCancelRequested) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderCancelRequested) Validate() error { return codec.Check(&v) }
+func (v *OrderCancelRequested) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderCancelRequested) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -74,10 +71,7 @@ func (v *OrderCancelRequestedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelRequestedOrder) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderCancelRequestedOrder{}
-	return codec.Decode(d, v)
-}
+func (v *OrderCancelRequestedOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderCancelRequestedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

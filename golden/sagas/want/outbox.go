@@ -66,22 +66,22 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteOrderCancelRequested writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderCancelRequested(ctx context.Context, tx sqldb.Execer, v OrderCancelRequested) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderCancelRequested, v)
+	return w.o.Write(ctx, tx, FactOrderCancelRequested, &v)
 }
 
 // WriteOrderCancelled writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderCancelled(ctx context.Context, tx sqldb.Execer, v OrderCancelled) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderCancelled, v)
+	return w.o.Write(ctx, tx, FactOrderCancelled, &v)
 }
 
 // WriteOrderPaid writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPaid(ctx context.Context, tx sqldb.Execer, v OrderPaid) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderPaid, v)
+	return w.o.Write(ctx, tx, FactOrderPaid, &v)
 }
 
 // WriteOrderPlaced writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v OrderPlaced) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOrderPlaced, v)
+	return w.o.Write(ctx, tx, FactOrderPlaced, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

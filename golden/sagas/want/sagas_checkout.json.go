@@ -29,16 +29,13 @@ func (v *Checkout) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Checkout) DecodeJSON(d *jx.Decoder) error {
-	*v = Checkout{}
-	return codec.Decode(d, v)
-}
+func (v *Checkout) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Checkout) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Checkout) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Checkout) Validate() error { return codec.Check(&v) }
+func (v *Checkout) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Checkout) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -37,30 +37,30 @@ func (p *Publisher) Close() error {
 
 // PublishOrderPlaced publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderPlaced, v)
+	return p.p.Publish(ctx, FactOrderPlaced, &v)
 }
 
 // PublishOrderPlacedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderPlaced, v)
+	return p.p.PublishAsync(ctx, FactOrderPlaced, &v)
 }
 
 // PublishOrderShipped publishes v and waits for the confirm.
 func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOrderShipped, v)
+	return p.p.Publish(ctx, FactOrderShipped, &v)
 }
 
 // PublishOrderShippedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOrderShippedAsync(ctx context.Context, v OrderShipped) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOrderShipped, v)
+	return p.p.PublishAsync(ctx, FactOrderShipped, &v)
 }
 
 // PublishStockCounted publishes v and waits for the confirm.
 func (p *Publisher) PublishStockCounted(ctx context.Context, v StockCounted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactStockCounted, v)
+	return p.p.Publish(ctx, FactStockCounted, &v)
 }
 
 // PublishStockCountedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishStockCountedAsync(ctx context.Context, v StockCounted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactStockCounted, v)
+	return p.p.PublishAsync(ctx, FactStockCounted, &v)
 }

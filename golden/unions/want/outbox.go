@@ -66,7 +66,7 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WritePaymentMade writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePaymentMade(ctx context.Context, tx sqldb.Execer, v PaymentMade) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactPaymentMade, v)
+	return w.o.Write(ctx, tx, FactPaymentMade, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -153,16 +153,13 @@ func (v *Card) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Card) DecodeJSON(d *jx.Decoder) error {
-	*v = Card{}
-	return codec.Decode(d, v)
-}
+func (v *Card) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Card) Validate() error { return codec.Check(&v) }
+func (v *Card) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Card) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -200,16 +197,13 @@ func (v *Transfer) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Transfer) DecodeJSON(d *jx.Decoder) error {
-	*v = Transfer{}
-	return codec.Decode(d, v)
-}
+func (v *Transfer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Transfer) Validate() error { return codec.Check(&v) }
+func (v *Transfer) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Transfer) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -247,16 +241,13 @@ func (v *Voucher) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Voucher) DecodeJSON(d *jx.Decoder) error {
-	*v = Voucher{}
-	return codec.Decode(d, v)
-}
+func (v *Voucher) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Voucher) Validate() error { return codec.Check(&v) }
+func (v *Voucher) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Voucher) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -449,10 +440,7 @@ func (v *PaymentMadeContactOption1) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentMadeContactOption1{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -479,10 +467,7 @@ func (v *PaymentMadeContactOption2) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error {
-	*v = PaymentMadeContactOption2{}
-	return codec.Decode(d, v)
-}
+func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

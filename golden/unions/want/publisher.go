@@ -37,10 +37,10 @@ func (p *Publisher) Close() error {
 
 // PublishPaymentMade publishes v and waits for the confirm.
 func (p *Publisher) PublishPaymentMade(ctx context.Context, v PaymentMade) (messageID string, err error) {
-	return p.p.Publish(ctx, FactPaymentMade, v)
+	return p.p.Publish(ctx, FactPaymentMade, &v)
 }
 
 // PublishPaymentMadeAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPaymentMadeAsync(ctx context.Context, v PaymentMade) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactPaymentMade, v)
+	return p.p.PublishAsync(ctx, FactPaymentMade, &v)
 }

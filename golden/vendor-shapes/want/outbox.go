@@ -66,12 +66,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteDocumentSaved writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteDocumentSaved(ctx context.Context, tx sqldb.Execer, v DocumentSaved) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactDocumentSaved, v)
+	return w.o.Write(ctx, tx, FactDocumentSaved, &v)
 }
 
 // WriteInstanceChanged writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteInstanceChanged(ctx context.Context, tx sqldb.Execer, v InstanceChanged) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactInstanceChanged, v)
+	return w.o.Write(ctx, tx, FactInstanceChanged, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

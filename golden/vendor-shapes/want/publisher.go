@@ -37,20 +37,20 @@ func (p *Publisher) Close() error {
 
 // PublishDocumentSaved publishes v and waits for the confirm.
 func (p *Publisher) PublishDocumentSaved(ctx context.Context, v DocumentSaved) (messageID string, err error) {
-	return p.p.Publish(ctx, FactDocumentSaved, v)
+	return p.p.Publish(ctx, FactDocumentSaved, &v)
 }
 
 // PublishDocumentSavedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishDocumentSavedAsync(ctx context.Context, v DocumentSaved) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactDocumentSaved, v)
+	return p.p.PublishAsync(ctx, FactDocumentSaved, &v)
 }
 
 // PublishInstanceChanged publishes v and waits for the confirm.
 func (p *Publisher) PublishInstanceChanged(ctx context.Context, v InstanceChanged) (messageID string, err error) {
-	return p.p.Publish(ctx, FactInstanceChanged, v)
+	return p.p.Publish(ctx, FactInstanceChanged, &v)
 }
 
 // PublishInstanceChangedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishInstanceChangedAsync(ctx context.Context, v InstanceChanged) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactInstanceChanged, v)
+	return p.p.PublishAsync(ctx, FactInstanceChanged, &v)
 }

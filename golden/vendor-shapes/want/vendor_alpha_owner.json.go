@@ -24,16 +24,13 @@ func (v *Owner) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Owner) DecodeJSON(d *jx.Decoder) error {
-	*v = Owner{}
-	return codec.Decode(d, v)
-}
+func (v *Owner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Owner) Validate() error { return codec.Check(&v) }
+func (v *Owner) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Owner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

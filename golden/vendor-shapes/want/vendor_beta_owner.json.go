@@ -19,16 +19,13 @@ func (v *BetaOwner) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error {
-	*v = BetaOwner{}
-	return codec.Decode(d, v)
-}
+func (v *BetaOwner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BetaOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *BetaOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BetaOwner) Validate() error { return codec.Check(&v) }
+func (v *BetaOwner) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v BetaOwner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -31,16 +31,13 @@ func (v *DocumentSaved) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error {
-	*v = DocumentSaved{}
-	return codec.Decode(d, v)
-}
+func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v DocumentSaved) Validate() error { return codec.Check(&v) }
+func (v *DocumentSaved) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v DocumentSaved) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -39,16 +39,13 @@ func (v *OrderPlacedV2) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedV2) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlacedV2{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlacedV2) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlacedV2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlacedV2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlacedV2) Validate() error { return codec.Check(&v) }
+func (v *OrderPlacedV2) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlacedV2) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -40,16 +40,13 @@ func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlaced{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error { return codec.Check(&v) }
+func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
@@ -78,10 +75,7 @@ func (v *OrderPlacedAmount) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedAmount) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderPlacedAmount{}
-	return codec.Decode(d, v)
-}
+func (v *OrderPlacedAmount) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OrderPlacedAmount) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

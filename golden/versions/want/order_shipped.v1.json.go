@@ -33,16 +33,13 @@ func (v *OrderShippedV1) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderShippedV1) DecodeJSON(d *jx.Decoder) error {
-	*v = OrderShippedV1{}
-	return codec.Decode(d, v)
-}
+func (v *OrderShippedV1) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderShippedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *OrderShippedV1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderShippedV1) Validate() error { return codec.Check(&v) }
+func (v *OrderShippedV1) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderShippedV1) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

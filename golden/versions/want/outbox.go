@@ -90,10 +90,10 @@ func (w *OutboxWriter) WriteOrderPlaced(ctx context.Context, tx sqldb.Execer, v 
 	}
 	return w.o.WriteVersions(ctx, tx, runtime.Copy{
 		Fact:    FactOrderPlaced,
-		Payload: v,
+		Payload: &v,
 	}, runtime.Copy{
 		Fact:    FactOrderPlacedV2,
-		Payload: v2,
+		Payload: &v2,
 	})
 }
 
@@ -104,10 +104,10 @@ func (w *OutboxWriter) WriteOrderShipped(ctx context.Context, tx sqldb.Execer, v
 	v1 := downcastOrderShipped(v)
 	return w.o.WriteVersions(ctx, tx, runtime.Copy{
 		Fact:    FactOrderShipped,
-		Payload: v,
+		Payload: &v,
 	}, runtime.Copy{
 		Fact:    FactOrderShippedV1,
-		Payload: v1,
+		Payload: &v1,
 	})
 }
 

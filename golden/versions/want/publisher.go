@@ -53,10 +53,10 @@ func (p *Publisher) PublishOrderPlaced(ctx context.Context, v OrderPlaced) (mess
 	}
 	return p.p.PublishVersions(ctx, runtime.Copy{
 		Fact:    FactOrderPlaced,
-		Payload: v,
+		Payload: &v,
 	}, runtime.Copy{
 		Fact:    FactOrderPlacedV2,
-		Payload: v2,
+		Payload: &v2,
 	})
 }
 
@@ -68,10 +68,10 @@ func (p *Publisher) PublishOrderPlacedAsync(ctx context.Context, v OrderPlaced) 
 	}
 	return p.p.PublishVersionsAsync(ctx, runtime.Copy{
 		Fact:    FactOrderPlaced,
-		Payload: v,
+		Payload: &v,
 	}, runtime.Copy{
 		Fact:    FactOrderPlacedV2,
-		Payload: v2,
+		Payload: &v2,
 	})
 }
 
@@ -80,10 +80,10 @@ func (p *Publisher) PublishOrderShipped(ctx context.Context, v OrderShipped) (me
 	v1 := downcastOrderShipped(v)
 	return p.p.PublishVersions(ctx, runtime.Copy{
 		Fact:    FactOrderShipped,
-		Payload: v,
+		Payload: &v,
 	}, runtime.Copy{
 		Fact:    FactOrderShippedV1,
-		Payload: v1,
+		Payload: &v1,
 	})
 }
 
@@ -92,9 +92,9 @@ func (p *Publisher) PublishOrderShippedAsync(ctx context.Context, v OrderShipped
 	v1 := downcastOrderShipped(v)
 	return p.p.PublishVersionsAsync(ctx, runtime.Copy{
 		Fact:    FactOrderShipped,
-		Payload: v,
+		Payload: &v,
 	}, runtime.Copy{
 		Fact:    FactOrderShippedV1,
-		Payload: v1,
+		Payload: &v1,
 	})
 }

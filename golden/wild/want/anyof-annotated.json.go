@@ -37,20 +37,17 @@ type AnyofAnnotated struct {
 
 // CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotated.
 func (v *AnyofAnnotated) CodecFields(f []any) (*codec.Shape, []any) {
-	return &shapeOfAnyofAnnotated, append(f, &v.Shell, &v.Timeout, codec.Opt[AnyofAnnotatedRunner]{F: &v.Runner}, &v.AdditionalProperties)
+	return &shapeOfAnyofAnnotated, append(f, &v.Shell, &v.Timeout, &v.Runner, &v.AdditionalProperties)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error {
-	*v = AnyofAnnotated{}
-	return codec.Decode(d, v)
-}
+func (v *AnyofAnnotated) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v AnyofAnnotated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *AnyofAnnotated) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v AnyofAnnotated) Validate() error { return codec.Check(&v) }
+func (v *AnyofAnnotated) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v AnyofAnnotated) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

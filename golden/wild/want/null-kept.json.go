@@ -42,16 +42,13 @@ func (v *NullKept) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *NullKept) DecodeJSON(d *jx.Decoder) error {
-	*v = NullKept{}
-	return codec.Decode(d, v)
-}
+func (v *NullKept) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v NullKept) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *NullKept) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v NullKept) Validate() error { return codec.Check(&v) }
+func (v *NullKept) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v NullKept) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

@@ -219,10 +219,7 @@ func (v *OptionalCheckedOwner) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error {
-	*v = OptionalCheckedOwner{}
-	return codec.Decode(d, v)
-}
+func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

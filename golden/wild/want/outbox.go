@@ -66,42 +66,42 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteAnyofAnnotated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteAnyofAnnotated(ctx context.Context, tx sqldb.Execer, v AnyofAnnotated) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactAnyofAnnotated, v)
+	return w.o.Write(ctx, tx, FactAnyofAnnotated, &v)
 }
 
 // WriteNullKept writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteNullKept(ctx context.Context, tx sqldb.Execer, v NullKept) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactNullKept, v)
+	return w.o.Write(ctx, tx, FactNullKept, &v)
 }
 
 // WriteOneofNegated writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOneofNegated(ctx context.Context, tx sqldb.Execer, v OneofNegated) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOneofNegated, v)
+	return w.o.Write(ctx, tx, FactOneofNegated, &v)
 }
 
 // WriteOptionalChecked writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteOptionalChecked(ctx context.Context, tx sqldb.Execer, v OptionalChecked) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactOptionalChecked, v)
+	return w.o.Write(ctx, tx, FactOptionalChecked, &v)
 }
 
 // WritePatternMembers writes v in tx and returns its message id.
 func (w *OutboxWriter) WritePatternMembers(ctx context.Context, tx sqldb.Execer, v PatternMembers) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactPatternMembers, v)
+	return w.o.Write(ctx, tx, FactPatternMembers, &v)
 }
 
 // WriteRequiredSets writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteRequiredSets(ctx context.Context, tx sqldb.Execer, v RequiredSets) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactRequiredSets, v)
+	return w.o.Write(ctx, tx, FactRequiredSets, &v)
 }
 
 // WriteUntypedKeywords writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUntypedKeywords(ctx context.Context, tx sqldb.Execer, v UntypedKeywords) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactUntypedKeywords, v)
+	return w.o.Write(ctx, tx, FactUntypedKeywords, &v)
 }
 
 // WriteUntypedRoot writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteUntypedRoot(ctx context.Context, tx sqldb.Execer, v UntypedRoot) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactUntypedRoot, v)
+	return w.o.Write(ctx, tx, FactUntypedRoot, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

@@ -37,80 +37,80 @@ func (p *Publisher) Close() error {
 
 // PublishAnyofAnnotated publishes v and waits for the confirm.
 func (p *Publisher) PublishAnyofAnnotated(ctx context.Context, v AnyofAnnotated) (messageID string, err error) {
-	return p.p.Publish(ctx, FactAnyofAnnotated, v)
+	return p.p.Publish(ctx, FactAnyofAnnotated, &v)
 }
 
 // PublishAnyofAnnotatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishAnyofAnnotatedAsync(ctx context.Context, v AnyofAnnotated) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactAnyofAnnotated, v)
+	return p.p.PublishAsync(ctx, FactAnyofAnnotated, &v)
 }
 
 // PublishNullKept publishes v and waits for the confirm.
 func (p *Publisher) PublishNullKept(ctx context.Context, v NullKept) (messageID string, err error) {
-	return p.p.Publish(ctx, FactNullKept, v)
+	return p.p.Publish(ctx, FactNullKept, &v)
 }
 
 // PublishNullKeptAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishNullKeptAsync(ctx context.Context, v NullKept) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactNullKept, v)
+	return p.p.PublishAsync(ctx, FactNullKept, &v)
 }
 
 // PublishOneofNegated publishes v and waits for the confirm.
 func (p *Publisher) PublishOneofNegated(ctx context.Context, v OneofNegated) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOneofNegated, v)
+	return p.p.Publish(ctx, FactOneofNegated, &v)
 }
 
 // PublishOneofNegatedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOneofNegatedAsync(ctx context.Context, v OneofNegated) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOneofNegated, v)
+	return p.p.PublishAsync(ctx, FactOneofNegated, &v)
 }
 
 // PublishOptionalChecked publishes v and waits for the confirm.
 func (p *Publisher) PublishOptionalChecked(ctx context.Context, v OptionalChecked) (messageID string, err error) {
-	return p.p.Publish(ctx, FactOptionalChecked, v)
+	return p.p.Publish(ctx, FactOptionalChecked, &v)
 }
 
 // PublishOptionalCheckedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishOptionalCheckedAsync(ctx context.Context, v OptionalChecked) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactOptionalChecked, v)
+	return p.p.PublishAsync(ctx, FactOptionalChecked, &v)
 }
 
 // PublishPatternMembers publishes v and waits for the confirm.
 func (p *Publisher) PublishPatternMembers(ctx context.Context, v PatternMembers) (messageID string, err error) {
-	return p.p.Publish(ctx, FactPatternMembers, v)
+	return p.p.Publish(ctx, FactPatternMembers, &v)
 }
 
 // PublishPatternMembersAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishPatternMembersAsync(ctx context.Context, v PatternMembers) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactPatternMembers, v)
+	return p.p.PublishAsync(ctx, FactPatternMembers, &v)
 }
 
 // PublishRequiredSets publishes v and waits for the confirm.
 func (p *Publisher) PublishRequiredSets(ctx context.Context, v RequiredSets) (messageID string, err error) {
-	return p.p.Publish(ctx, FactRequiredSets, v)
+	return p.p.Publish(ctx, FactRequiredSets, &v)
 }
 
 // PublishRequiredSetsAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishRequiredSetsAsync(ctx context.Context, v RequiredSets) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactRequiredSets, v)
+	return p.p.PublishAsync(ctx, FactRequiredSets, &v)
 }
 
 // PublishUntypedKeywords publishes v and waits for the confirm.
 func (p *Publisher) PublishUntypedKeywords(ctx context.Context, v UntypedKeywords) (messageID string, err error) {
-	return p.p.Publish(ctx, FactUntypedKeywords, v)
+	return p.p.Publish(ctx, FactUntypedKeywords, &v)
 }
 
 // PublishUntypedKeywordsAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUntypedKeywordsAsync(ctx context.Context, v UntypedKeywords) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactUntypedKeywords, v)
+	return p.p.PublishAsync(ctx, FactUntypedKeywords, &v)
 }
 
 // PublishUntypedRoot publishes v and waits for the confirm.
 func (p *Publisher) PublishUntypedRoot(ctx context.Context, v UntypedRoot) (messageID string, err error) {
-	return p.p.Publish(ctx, FactUntypedRoot, v)
+	return p.p.Publish(ctx, FactUntypedRoot, &v)
 }
 
 // PublishUntypedRootAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishUntypedRootAsync(ctx context.Context, v UntypedRoot) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactUntypedRoot, v)
+	return p.p.PublishAsync(ctx, FactUntypedRoot, &v)
 }

@@ -201,10 +201,7 @@ func (v *UntypedKeywordsEventOption1) CodecFields(f []any) (*codec.Shape, []any)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error {
-	*v = UntypedKeywordsEventOption1{}
-	return codec.Decode(d, v)
-}
+func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
@@ -240,10 +237,7 @@ func (v *UntypedKeywordsEventOption2) CodecFields(f []any) (*codec.Shape, []any)
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error {
-	*v = UntypedKeywordsEventOption2{}
-	return codec.Decode(d, v)
-}
+func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }

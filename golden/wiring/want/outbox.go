@@ -66,12 +66,12 @@ func (w *OutboxWriter) Cancel(ctx context.Context, tx sqldb.Execer, ids ...strin
 
 // WriteItemCounted writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemCounted(ctx context.Context, tx sqldb.Execer, v ItemCounted) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactItemCounted, v)
+	return w.o.Write(ctx, tx, FactItemCounted, &v)
 }
 
 // WriteItemReserved writes v in tx and returns its message id.
 func (w *OutboxWriter) WriteItemReserved(ctx context.Context, tx sqldb.Execer, v ItemReserved) (messageID string, err error) {
-	return w.o.Write(ctx, tx, FactItemReserved, v)
+	return w.o.Write(ctx, tx, FactItemReserved, &v)
 }
 
 // NewOutboxRelay returns a relay that publishes the outbox table of db to the

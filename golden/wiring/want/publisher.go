@@ -37,20 +37,20 @@ func (p *Publisher) Close() error {
 
 // PublishItemCounted publishes v and waits for the confirm.
 func (p *Publisher) PublishItemCounted(ctx context.Context, v ItemCounted) (messageID string, err error) {
-	return p.p.Publish(ctx, FactItemCounted, v)
+	return p.p.Publish(ctx, FactItemCounted, &v)
 }
 
 // PublishItemCountedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemCountedAsync(ctx context.Context, v ItemCounted) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactItemCounted, v)
+	return p.p.PublishAsync(ctx, FactItemCounted, &v)
 }
 
 // PublishItemReserved publishes v and waits for the confirm.
 func (p *Publisher) PublishItemReserved(ctx context.Context, v ItemReserved) (messageID string, err error) {
-	return p.p.Publish(ctx, FactItemReserved, v)
+	return p.p.Publish(ctx, FactItemReserved, &v)
 }
 
 // PublishItemReservedAsync publishes v; Wait reports the confirm.
 func (p *Publisher) PublishItemReservedAsync(ctx context.Context, v ItemReserved) (*runtime.Pending, error) {
-	return p.p.PublishAsync(ctx, FactItemReserved, v)
+	return p.p.PublishAsync(ctx, FactItemReserved, &v)
 }

@@ -37,16 +37,13 @@ func (v *ItemCounted) CodecFields(f []any) (*codec.Shape, []any) {
 }
 
 // DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemCounted) DecodeJSON(d *jx.Decoder) error {
-	*v = ItemCounted{}
-	return codec.Decode(d, v)
-}
+func (v *ItemCounted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ItemCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, &v) }
+func (v *ItemCounted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ItemCounted) Validate() error { return codec.Check(&v) }
+func (v *ItemCounted) Validate() error { return codec.Check(v) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v ItemCounted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }

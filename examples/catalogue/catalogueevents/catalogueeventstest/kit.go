@@ -85,7 +85,7 @@ const (
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishImportCompleted(v catalogueevents.ImportCompleted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, catalogueevents.FactImportCompleted, v)
+	return warrentest.Publish(k.Bus, catalogueevents.FactImportCompleted, &v)
 }
 
 // PublishedImportCompleted returns the facts published, in order.
@@ -97,7 +97,7 @@ func (k *Kit) PublishedImportCompleted() []catalogueevents.ImportCompleted {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemDeleted(v catalogueevents.ItemDeleted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, catalogueevents.FactItemDeleted, v)
+	return warrentest.Publish(k.Bus, catalogueevents.FactItemDeleted, &v)
 }
 
 // PublishedItemDeleted returns the facts published, in order.
@@ -109,7 +109,7 @@ func (k *Kit) PublishedItemDeleted() []catalogueevents.ItemDeleted {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemUpdated(v catalogueevents.ItemUpdated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, catalogueevents.FactItemUpdated, v)
+	return warrentest.Publish(k.Bus, catalogueevents.FactItemUpdated, &v)
 }
 
 // PublishedItemUpdated returns the facts published, in order.
@@ -121,7 +121,7 @@ func (k *Kit) PublishedItemUpdated() []catalogueevents.ItemUpdated {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v catalogueevents.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, catalogueevents.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, catalogueevents.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

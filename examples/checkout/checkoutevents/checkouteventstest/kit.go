@@ -83,7 +83,7 @@ const (
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCancelled(v checkoutevents.OrderCancelled) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, checkoutevents.FactOrderCancelled, v)
+	return warrentest.Publish(k.Bus, checkoutevents.FactOrderCancelled, &v)
 }
 
 // PublishedOrderCancelled returns the facts published, in order.
@@ -95,7 +95,7 @@ func (k *Kit) PublishedOrderCancelled() []checkoutevents.OrderCancelled {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPaid(v checkoutevents.OrderPaid) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPaid, v)
+	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPaid, &v)
 }
 
 // PublishedOrderPaid returns the facts published, in order.
@@ -107,7 +107,7 @@ func (k *Kit) PublishedOrderPaid() []checkoutevents.OrderPaid {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v checkoutevents.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

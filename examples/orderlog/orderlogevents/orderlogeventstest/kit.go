@@ -80,7 +80,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v orderlogevents.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, orderlogevents.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, orderlogevents.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.
@@ -92,7 +92,7 @@ func (k *Kit) PublishedOrderPlaced() []orderlogevents.OrderPlaced {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderShipped(v orderlogevents.OrderShipped) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, orderlogevents.FactOrderShipped, v)
+	return warrentest.Publish(k.Bus, orderlogevents.FactOrderShipped, &v)
 }
 
 // PublishedOrderShipped returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishConfigChanged(v additional.ConfigChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, additional.FactConfigChanged, v)
+	return warrentest.Publish(k.Bus, additional.FactConfigChanged, &v)
 }
 
 // PublishedConfigChanged returns the facts published, in order.

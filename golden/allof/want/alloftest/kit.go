@@ -69,7 +69,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserDeleted(v allof.UserDeleted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, allof.FactUserDeleted, v)
+	return warrentest.Publish(k.Bus, allof.FactUserDeleted, &v)
 }
 
 // PublishedUserDeleted returns the facts published, in order.
@@ -81,7 +81,7 @@ func (k *Kit) PublishedUserDeleted() []allof.UserDeleted {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserRegistered(v allof.UserRegistered) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, allof.FactUserRegistered, v)
+	return warrentest.Publish(k.Bus, allof.FactUserRegistered, &v)
 }
 
 // PublishedUserRegistered returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishBasketUpdated(v arrays.BasketUpdated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, arrays.FactBasketUpdated, v)
+	return warrentest.Publish(k.Bus, arrays.FactBasketUpdated, &v)
 }
 
 // PublishedBasketUpdated returns the facts published, in order.

@@ -85,7 +85,7 @@ const (
 // message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCatalogueBundlePriceChanged(v consumers.CatalogueBundlePriceChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, consumers.FactCatalogueBundlePriceChanged, v)
+	return warrentest.Publish(k.Bus, consumers.FactCatalogueBundlePriceChanged, &v)
 }
 
 // PublishedCatalogueBundlePriceChanged returns the facts published, in order.
@@ -97,7 +97,7 @@ func (k *Kit) PublishedCatalogueBundlePriceChanged() []consumers.CatalogueBundle
 // message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCatalogueImportCompleted(v consumers.CatalogueImportCompleted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, consumers.FactCatalogueImportCompleted, v)
+	return warrentest.Publish(k.Bus, consumers.FactCatalogueImportCompleted, &v)
 }
 
 // PublishedCatalogueImportCompleted returns the facts published, in order.
@@ -109,7 +109,7 @@ func (k *Kit) PublishedCatalogueImportCompleted() []consumers.CatalogueImportCom
 // message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCatalogueItemPriceChanged(v consumers.CatalogueItemPriceChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, consumers.FactCatalogueItemPriceChanged, v)
+	return warrentest.Publish(k.Bus, consumers.FactCatalogueItemPriceChanged, &v)
 }
 
 // PublishedCatalogueItemPriceChanged returns the facts published, in order.
@@ -121,7 +121,7 @@ func (k *Kit) PublishedCatalogueItemPriceChanged() []consumers.CatalogueItemPric
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v consumers.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, consumers.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, consumers.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishJobQueued(v defaults.JobQueued) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, defaults.FactJobQueued, v)
+	return warrentest.Publish(k.Bus, defaults.FactJobQueued, &v)
 }
 
 // PublishedJobQueued returns the facts published, in order.

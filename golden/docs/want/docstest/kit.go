@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishNoteAdded(v docs.NoteAdded) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, docs.FactNoteAdded, v)
+	return warrentest.Publish(k.Bus, docs.FactNoteAdded, &v)
 }
 
 // PublishedNoteAdded returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishTicketOpened(v enums.TicketOpened) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, enums.FactTicketOpened, v)
+	return warrentest.Publish(k.Bus, enums.FactTicketOpened, &v)
 }
 
 // PublishedTicketOpened returns the facts published, in order.

@@ -74,7 +74,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAuditLogged(v factroots.AuditLogged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactAuditLogged, v)
+	return warrentest.Publish(k.Bus, factroots.FactAuditLogged, &v)
 }
 
 // PublishedAuditLogged returns the facts published, in order.
@@ -86,7 +86,7 @@ func (k *Kit) PublishedAuditLogged() []factroots.AuditLogged {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCounterTicked(v factroots.CounterTicked) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactCounterTicked, v)
+	return warrentest.Publish(k.Bus, factroots.FactCounterTicked, &v)
 }
 
 // PublishedCounterTicked returns the facts published, in order.
@@ -98,7 +98,7 @@ func (k *Kit) PublishedCounterTicked() []factroots.CounterTicked {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPushReceived(v factroots.PushReceived) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactPushReceived, v)
+	return warrentest.Publish(k.Bus, factroots.FactPushReceived, &v)
 }
 
 // PublishedPushReceived returns the facts published, in order.
@@ -110,7 +110,7 @@ func (k *Kit) PublishedPushReceived() []factroots.PushReceived {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderLines(v factroots.OrderLines) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactOrderLines, v)
+	return warrentest.Publish(k.Bus, factroots.FactOrderLines, &v)
 }
 
 // PublishedOrderLines returns the facts published, in order.
@@ -122,7 +122,7 @@ func (k *Kit) PublishedOrderLines() []factroots.OrderLines {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentSettled(v factroots.PaymentSettled) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactPaymentSettled, v)
+	return warrentest.Publish(k.Bus, factroots.FactPaymentSettled, &v)
 }
 
 // PublishedPaymentSettled returns the facts published, in order.
@@ -134,7 +134,7 @@ func (k *Kit) PublishedPaymentSettled() []factroots.PaymentSettled {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishObjectFinalized(v factroots.ObjectFinalized) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactObjectFinalized, v)
+	return warrentest.Publish(k.Bus, factroots.FactObjectFinalized, &v)
 }
 
 // PublishedObjectFinalized returns the facts published, in order.
@@ -146,7 +146,7 @@ func (k *Kit) PublishedObjectFinalized() []factroots.ObjectFinalized {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserMerged(v factroots.UserMerged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, factroots.FactUserMerged, v)
+	return warrentest.Publish(k.Bus, factroots.FactUserMerged, &v)
 }
 
 // PublishedUserMerged returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentCaptured(v formats.PaymentCaptured) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, formats.FactPaymentCaptured, v)
+	return warrentest.Publish(k.Bus, formats.FactPaymentCaptured, &v)
 }
 
 // PublishedPaymentCaptured returns the facts published, in order.

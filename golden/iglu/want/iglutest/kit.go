@@ -80,7 +80,7 @@ const (
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishCheckoutStarted(v iglu.CheckoutStarted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, iglu.FactCheckoutStarted, v)
+	return warrentest.Publish(k.Bus, iglu.FactCheckoutStarted, &v)
 }
 
 // PublishedCheckoutStarted returns the facts published, in order.
@@ -92,7 +92,7 @@ func (k *Kit) PublishedCheckoutStarted() []iglu.CheckoutStarted {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishRefundIssued(v iglu.RefundIssued) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, iglu.FactRefundIssued, v)
+	return warrentest.Publish(k.Bus, iglu.FactRefundIssued, &v)
 }
 
 // PublishedRefundIssued returns the facts published, in order.

@@ -81,7 +81,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemCreated(v importsversions.ItemCreated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, importsversions.FactItemCreated, v)
+	return warrentest.Publish(k.Bus, importsversions.FactItemCreated, &v)
 }
 
 // PublishedItemCreated returns the facts published, in order.
@@ -93,7 +93,7 @@ func (k *Kit) PublishedItemCreated() []importsversions.ItemCreated {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemPriced(v importsversions.ItemPriced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, importsversions.FactItemPriced, v)
+	return warrentest.Publish(k.Bus, importsversions.FactItemPriced, &v)
 }
 
 // PublishedItemPriced returns the facts published, in order.

@@ -79,7 +79,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemCreated(v imports.ItemCreated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, imports.FactItemCreated, v)
+	return warrentest.Publish(k.Bus, imports.FactItemCreated, &v)
 }
 
 // PublishedItemCreated returns the facts published, in order.

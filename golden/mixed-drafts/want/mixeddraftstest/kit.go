@@ -81,7 +81,7 @@ const (
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishObjectFinalized(v mixeddrafts.ObjectFinalized) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, mixeddrafts.FactObjectFinalized, v)
+	return warrentest.Publish(k.Bus, mixeddrafts.FactObjectFinalized, &v)
 }
 
 // PublishedObjectFinalized returns the facts published, in order.
@@ -93,7 +93,7 @@ func (k *Kit) PublishedObjectFinalized() []mixeddrafts.ObjectFinalized {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishIssueClosed(v mixeddrafts.IssueClosed) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, mixeddrafts.FactIssueClosed, v)
+	return warrentest.Publish(k.Bus, mixeddrafts.FactIssueClosed, &v)
 }
 
 // PublishedIssueClosed returns the facts published, in order.
@@ -105,7 +105,7 @@ func (k *Kit) PublishedIssueClosed() []mixeddrafts.IssueClosed {
 // id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishShipmentDispatched(v mixeddrafts.ShipmentDispatched) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, mixeddrafts.FactShipmentDispatched, v)
+	return warrentest.Publish(k.Bus, mixeddrafts.FactShipmentDispatched, &v)
 }
 
 // PublishedShipmentDispatched returns the facts published, in order.

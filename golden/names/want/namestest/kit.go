@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUserSignedUp(v names.UserSignedUp) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, names.FactUserSignedUp, v)
+	return warrentest.Publish(k.Bus, names.FactUserSignedUp, &v)
 }
 
 // PublishedUserSignedUp returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishShipmentSent(v nested.ShipmentSent) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, nested.FactShipmentSent, v)
+	return warrentest.Publish(k.Bus, nested.FactShipmentSent, &v)
 }
 
 // PublishedShipmentSent returns the facts published, in order.

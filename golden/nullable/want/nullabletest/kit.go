@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishProfileChanged(v nullable.ProfileChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, nullable.FactProfileChanged, v)
+	return warrentest.Publish(k.Bus, nullable.FactProfileChanged, &v)
 }
 
 // PublishedProfileChanged returns the facts published, in order.

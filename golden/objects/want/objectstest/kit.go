@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v objects.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, objects.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, objects.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

@@ -84,7 +84,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v ordering.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, ordering.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, ordering.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.
@@ -96,7 +96,7 @@ func (k *Kit) PublishedOrderPlaced() []ordering.OrderPlaced {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderShipped(v ordering.OrderShipped) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, ordering.FactOrderShipped, v)
+	return warrentest.Publish(k.Bus, ordering.FactOrderShipped, &v)
 }
 
 // PublishedOrderShipped returns the facts published, in order.
@@ -108,7 +108,7 @@ func (k *Kit) PublishedOrderShipped() []ordering.OrderShipped {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentReceived(v ordering.PaymentReceived) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, ordering.FactPaymentReceived, v)
+	return warrentest.Publish(k.Bus, ordering.FactPaymentReceived, &v)
 }
 
 // PublishedPaymentReceived returns the facts published, in order.
@@ -120,7 +120,7 @@ func (k *Kit) PublishedPaymentReceived() []ordering.PaymentReceived {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishStockCounted(v ordering.StockCounted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, ordering.FactStockCounted, v)
+	return warrentest.Publish(k.Bus, ordering.FactStockCounted, &v)
 }
 
 // PublishedStockCounted returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishIndexCreated(v patterns.IndexCreated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, patterns.FactIndexCreated, v)
+	return warrentest.Publish(k.Bus, patterns.FactIndexCreated, &v)
 }
 
 // PublishedIndexCreated returns the facts published, in order.

@@ -80,7 +80,7 @@ const (
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishMenuPublished(v recursionallof.MenuPublished) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, recursionallof.FactMenuPublished, v)
+	return warrentest.Publish(k.Bus, recursionallof.FactMenuPublished, &v)
 }
 
 // PublishedMenuPublished returns the facts published, in order.
@@ -92,7 +92,7 @@ func (k *Kit) PublishedMenuPublished() []recursionallof.MenuPublished {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishTeamReorganized(v recursionallof.TeamReorganized) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, recursionallof.FactTeamReorganized, v)
+	return warrentest.Publish(k.Bus, recursionallof.FactTeamReorganized, &v)
 }
 
 // PublishedTeamReorganized returns the facts published, in order.

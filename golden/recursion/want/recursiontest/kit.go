@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishTreeChanged(v recursion.TreeChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, recursion.FactTreeChanged, v)
+	return warrentest.Publish(k.Bus, recursion.FactTreeChanged, &v)
 }
 
 // PublishedTreeChanged returns the facts published, in order.

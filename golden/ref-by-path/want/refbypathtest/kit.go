@@ -79,7 +79,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCreated(v refbypath.OrderCreated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, refbypath.FactOrderCreated, v)
+	return warrentest.Publish(k.Bus, refbypath.FactOrderCreated, &v)
 }
 
 // PublishedOrderCreated returns the facts published, in order.

@@ -69,7 +69,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v refs.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, refs.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, refs.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.
@@ -81,7 +81,7 @@ func (k *Kit) PublishedOrderPlaced() []refs.OrderPlaced {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderRefunded(v refs.OrderRefunded) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, refs.FactOrderRefunded, v)
+	return warrentest.Publish(k.Bus, refs.FactOrderRefunded, &v)
 }
 
 // PublishedOrderRefunded returns the facts published, in order.

@@ -81,7 +81,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v requests.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, requests.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, requests.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

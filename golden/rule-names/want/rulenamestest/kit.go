@@ -71,7 +71,7 @@ func wire(b *warrentest.Bus) *Kit {
 // fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAyBee(v rulenames.AyBee) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, rulenames.FactAyBee, v)
+	return warrentest.Publish(k.Bus, rulenames.FactAyBee, &v)
 }
 
 // PublishedAyBee returns the facts published, in order.
@@ -83,7 +83,7 @@ func (k *Kit) PublishedAyBee() []rulenames.AyBee {
 // fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAy(v rulenames.Ay) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, rulenames.FactAy, v)
+	return warrentest.Publish(k.Bus, rulenames.FactAy, &v)
 }
 
 // PublishedAy returns the facts published, in order.
@@ -95,7 +95,7 @@ func (k *Kit) PublishedAy() []rulenames.Ay {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishColChanged(v rulenames.ColChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, rulenames.FactColChanged, v)
+	return warrentest.Publish(k.Bus, rulenames.FactColChanged, &v)
 }
 
 // PublishedColChanged returns the facts published, in order.
@@ -107,7 +107,7 @@ func (k *Kit) PublishedColChanged() []rulenames.ColChanged {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishWideRow(v rulenames.WideRow) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, rulenames.FactWideRow, v)
+	return warrentest.Publish(k.Bus, rulenames.FactWideRow, &v)
 }
 
 // PublishedWideRow returns the facts published, in order.

@@ -84,7 +84,7 @@ const (
 // message id. An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCancelRequested(v sagas.OrderCancelRequested) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, sagas.FactOrderCancelRequested, v)
+	return warrentest.Publish(k.Bus, sagas.FactOrderCancelRequested, &v)
 }
 
 // PublishedOrderCancelRequested returns the facts published, in order.
@@ -96,7 +96,7 @@ func (k *Kit) PublishedOrderCancelRequested() []sagas.OrderCancelRequested {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderCancelled(v sagas.OrderCancelled) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, sagas.FactOrderCancelled, v)
+	return warrentest.Publish(k.Bus, sagas.FactOrderCancelled, &v)
 }
 
 // PublishedOrderCancelled returns the facts published, in order.
@@ -108,7 +108,7 @@ func (k *Kit) PublishedOrderCancelled() []sagas.OrderCancelled {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPaid(v sagas.OrderPaid) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, sagas.FactOrderPaid, v)
+	return warrentest.Publish(k.Bus, sagas.FactOrderPaid, &v)
 }
 
 // PublishedOrderPaid returns the facts published, in order.
@@ -120,7 +120,7 @@ func (k *Kit) PublishedOrderPaid() []sagas.OrderPaid {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v sagas.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, sagas.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, sagas.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.

@@ -84,7 +84,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderPlaced(v streams.OrderPlaced) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, streams.FactOrderPlaced, v)
+	return warrentest.Publish(k.Bus, streams.FactOrderPlaced, &v)
 }
 
 // PublishedOrderPlaced returns the facts published, in order.
@@ -96,7 +96,7 @@ func (k *Kit) PublishedOrderPlaced() []streams.OrderPlaced {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOrderShipped(v streams.OrderShipped) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, streams.FactOrderShipped, v)
+	return warrentest.Publish(k.Bus, streams.FactOrderShipped, &v)
 }
 
 // PublishedOrderShipped returns the facts published, in order.
@@ -108,7 +108,7 @@ func (k *Kit) PublishedOrderShipped() []streams.OrderShipped {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishStockCounted(v streams.StockCounted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, streams.FactStockCounted, v)
+	return warrentest.Publish(k.Bus, streams.FactStockCounted, &v)
 }
 
 // PublishedStockCounted returns the facts published, in order.

@@ -68,7 +68,7 @@ func wire(b *warrentest.Bus) *Kit {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPaymentMade(v unions.PaymentMade) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, unions.FactPaymentMade, v)
+	return warrentest.Publish(k.Bus, unions.FactPaymentMade, &v)
 }
 
 // PublishedPaymentMade returns the facts published, in order.

@@ -69,7 +69,7 @@ func wire(b *warrentest.Bus) *Kit {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishDocumentSaved(v vendorshapes.DocumentSaved) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, vendorshapes.FactDocumentSaved, v)
+	return warrentest.Publish(k.Bus, vendorshapes.FactDocumentSaved, &v)
 }
 
 // PublishedDocumentSaved returns the facts published, in order.
@@ -81,7 +81,7 @@ func (k *Kit) PublishedDocumentSaved() []vendorshapes.DocumentSaved {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishInstanceChanged(v vendorshapes.InstanceChanged) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, vendorshapes.FactInstanceChanged, v)
+	return warrentest.Publish(k.Bus, vendorshapes.FactInstanceChanged, &v)
 }
 
 // PublishedInstanceChanged returns the facts published, in order.

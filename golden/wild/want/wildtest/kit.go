@@ -75,7 +75,7 @@ func wire(b *warrentest.Bus) *Kit {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishAnyofAnnotated(v wild.AnyofAnnotated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactAnyofAnnotated, v)
+	return warrentest.Publish(k.Bus, wild.FactAnyofAnnotated, &v)
 }
 
 // PublishedAnyofAnnotated returns the facts published, in order.
@@ -87,7 +87,7 @@ func (k *Kit) PublishedAnyofAnnotated() []wild.AnyofAnnotated {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishNullKept(v wild.NullKept) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactNullKept, v)
+	return warrentest.Publish(k.Bus, wild.FactNullKept, &v)
 }
 
 // PublishedNullKept returns the facts published, in order.
@@ -99,7 +99,7 @@ func (k *Kit) PublishedNullKept() []wild.NullKept {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOneofNegated(v wild.OneofNegated) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactOneofNegated, v)
+	return warrentest.Publish(k.Bus, wild.FactOneofNegated, &v)
 }
 
 // PublishedOneofNegated returns the facts published, in order.
@@ -111,7 +111,7 @@ func (k *Kit) PublishedOneofNegated() []wild.OneofNegated {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishOptionalChecked(v wild.OptionalChecked) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactOptionalChecked, v)
+	return warrentest.Publish(k.Bus, wild.FactOptionalChecked, &v)
 }
 
 // PublishedOptionalChecked returns the facts published, in order.
@@ -123,7 +123,7 @@ func (k *Kit) PublishedOptionalChecked() []wild.OptionalChecked {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishPatternMembers(v wild.PatternMembers) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactPatternMembers, v)
+	return warrentest.Publish(k.Bus, wild.FactPatternMembers, &v)
 }
 
 // PublishedPatternMembers returns the facts published, in order.
@@ -135,7 +135,7 @@ func (k *Kit) PublishedPatternMembers() []wild.PatternMembers {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishRequiredSets(v wild.RequiredSets) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactRequiredSets, v)
+	return warrentest.Publish(k.Bus, wild.FactRequiredSets, &v)
 }
 
 // PublishedRequiredSets returns the facts published, in order.
@@ -147,7 +147,7 @@ func (k *Kit) PublishedRequiredSets() []wild.RequiredSets {
 // An error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUntypedKeywords(v wild.UntypedKeywords) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactUntypedKeywords, v)
+	return warrentest.Publish(k.Bus, wild.FactUntypedKeywords, &v)
 }
 
 // PublishedUntypedKeywords returns the facts published, in order.
@@ -159,7 +159,7 @@ func (k *Kit) PublishedUntypedKeywords() []wild.UntypedKeywords {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishUntypedRoot(v wild.UntypedRoot) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wild.FactUntypedRoot, v)
+	return warrentest.Publish(k.Bus, wild.FactUntypedRoot, &v)
 }
 
 // PublishedUntypedRoot returns the facts published, in order.

@@ -81,7 +81,7 @@ const (
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemCounted(v wiring.ItemCounted) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wiring.FactItemCounted, v)
+	return warrentest.Publish(k.Bus, wiring.FactItemCounted, &v)
 }
 
 // PublishedItemCounted returns the facts published, in order.
@@ -93,7 +93,7 @@ func (k *Kit) PublishedItemCounted() []wiring.ItemCounted {
 // error fails the test; warrentest.TryPublish returns it.
 func (k *Kit) PublishItemReserved(v wiring.ItemReserved) string {
 	k.T().Helper()
-	return warrentest.Publish(k.Bus, wiring.FactItemReserved, v)
+	return warrentest.Publish(k.Bus, wiring.FactItemReserved, &v)
 }
 
 // PublishedItemReserved returns the facts published, in order.
