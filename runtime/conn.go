@@ -249,7 +249,7 @@ func (c *Conn) connect(ctx context.Context, start int, failFast bool) (*session,
 			c.log.Log(ctx, level, "broker connect failed", "url", redactURL(c.cfg.URLs[idx]), "err", c.redact(err))
 		}
 		if ctx.Err() != nil || !sleepCtx(ctx.Done(), backoff(round, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
-			return nil, fmt.Errorf("connect to broker: %w (last error: %w)", context.Cause(ctx), last)
+			return nil, fmt.Errorf("%w while connecting (last error: %w)", context.Cause(ctx), last)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func TestBrokerCommandsNeverPrintPasswords(t *testing.T) {
 		{"unescaped @", []string{"amqp://probe:Xy7@Kq9z@" + host + "/"}, "amqp://probe:xxxxx@" + host + "/"},
 		{"refused password", []string{"amqp://guest:Xy7Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/"},
 		{"unreachable IPv6 host", []string{"amqp://probe:Xy7Kq9z@[::1]:1/"}, "amqp://probe:xxxxx@[::1]:1/"},
-		{"several URLs", []string{"amqp://probe:Xy7Kq9z@127.0.0.1:1/", "amqp://guest:Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/: Exception (403)"},
+		{"several URLs", []string{"amqp://probe:Xy7Kq9z@127.0.0.1:1/", "amqp://guest:Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/: "}, // the last error is the second URL's
 	}
 	commands := [][]string{
 		{"status"},
