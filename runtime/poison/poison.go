@@ -402,14 +402,13 @@ func (s *scan) ack(d amqp.Delivery) error {
 	return nil
 }
 
-// returnWait bounds how long close waits for returned messages to be ready
-// again, per message returned, with a floor of minReturnWait. It is only
-// reached if someone else takes them meanwhile, or on a broker so loaded
-// that tens of thousands of returns take longer.
-const (
-	minReturnWait = 10 * time.Second
-	returnWait    = time.Millisecond
-)
+// returnStall bounds how long close waits for returned messages to be
+// ready again while their count does not move: someone else is taking
+// them, or the broker has stopped. As long as the count grows close waits,
+// however long a loaded broker takes to return tens of thousands: a scan
+// started before they are all back (the next List, Groups or Replay) would
+// take some and hand them back after the rest, out of order.
+const returnStall = 10 * time.Second
 
 // close hands every message taken and not acked back to the queue, and
 // waits until the queue shows them ready again (or ctx is done). A quorum
@@ -443,11 +442,18 @@ func (s *scan) close(ctx context.Context) {
 		return
 	}
 	defer ch.Close()
-	for deadline := time.Now().Add(max(minReturnWait, time.Duration(s.held)*returnWait)); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+	last, moved := -1, time.Now()
+	for ctx.Err() == nil {
 		q, err := ch.QueueDeclarePassive(s.queue, true, false, false, false, nil)
 		if err != nil || q.Messages >= before+s.held {
 			return
 		}
+		if q.Messages != last {
+			last, moved = q.Messages, time.Now()
+		} else if time.Since(moved) > returnStall {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
