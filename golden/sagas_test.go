@@ -263,6 +263,12 @@ func testSaga(t *testing.T, d sagaDB) {
 		if n := pendingTimeouts(); n != 0 {
 			t.Errorf("%d pending timeouts after completion; want the timeout cancelled", n)
 		}
+		// The completion is counted once its transaction has committed,
+		// which is when the row above shows it: wait for the count, then
+		// check that nothing was counted twice.
+		testenv.Eventually(t, "the completion to be counted", func() bool {
+			return store.Stats().Completed >= 1 && events.of(runtime.SagaCompleted, sagas.OrderPaidRoutingKey) >= 1
+		})
 		if st := store.Stats(); st.Started != 1 || st.Completed != 1 {
 			t.Errorf("stats %+v; want a start and a completion counted", st)
 		}
