@@ -241,6 +241,9 @@ type scan struct {
 
 	deliveries <-chan amqp.Delivery // the subscription's; nil once it is closed
 	cancelled  bool                 // basic.cancel was sent
+	// silent counts the quiet periods in a row in which nothing came and
+	// the queue had nothing ready.
+	silent int
 }
 
 // scanTag names the scan's subscription on its own channel.
@@ -338,6 +341,7 @@ func (s *scan) pushed(ctx context.Context) (amqp.Delivery, bool) {
 		select {
 		case d, ok := <-s.deliveries:
 			if ok {
+				s.silent = 0
 				return d, true
 			}
 			s.deliveries = nil
@@ -365,8 +369,23 @@ func (s *scan) slow() bool {
 		return false
 	}
 	q, err := s.ch.QueueDeclarePassive(s.queue, true, false, false, false, nil)
-	return err == nil && q.Messages > 0
+	if err != nil {
+		return false
+	}
+	if q.Messages > 0 {
+		return true
+	}
+	// Nothing ready, yet messages the scan has not received: a quorum
+	// queue hands its messages to the subscription ahead of the channel
+	// sending them, so on a loaded broker they are on their way. With no
+	// other consumer of the queue to have taken them, keep waiting a while.
+	s.silent++
+	return q.Consumers <= 1 && s.silent < silentLimit
 }
+
+// silentLimit is how many quiet periods in a row slow waits for messages
+// on their way while the queue shows none ready.
+const silentLimit = 15
 
 // cancel ends the subscription. The messages it delivered stay held.
 func (s *scan) cancel() {
