@@ -282,12 +282,18 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 			// short through the same deadline: a refused login, which the
 			// broker answers only after a pause of its own, then ends with
 			// ctx rather than seconds later.
-			handshaking.Store(nc)
-			if err := ctx.Err(); err != nil { // ended before the store
+			if err := nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout)); err != nil {
 				_ = nc.Close()
 				return nil, err
 			}
-			return nc, nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
+			// Stored after the deadline above, so that a cut cannot be
+			// undone by it; a ctx that ended before the store is seen here.
+			handshaking.Store(nc)
+			if err := ctx.Err(); err != nil {
+				_ = nc.Close()
+				return nil, err
+			}
+			return nc, nil
 		},
 	})
 	if !stopCut() && err == nil {
