@@ -199,13 +199,7 @@ func TestSuperStreamGroupTakeover(t *testing.T) {
 	if n := h.count(); n != keys*perKey {
 		t.Errorf("%d facts handled, want %d: each once", n, keys*perKey)
 	}
-	for k, ns := range h.byKey {
-		for i, n := range ns {
-			if n != i {
-				t.Fatalf("key %s handled in the order %v, want 0..%d each once", k, ns, perKey-1)
-			}
-		}
-	}
+	requireKeyOrder(t, h.byKey, perKey)
 }
 
 // A failure of a super stream consumer's handler goes to its own retry
@@ -310,13 +304,7 @@ func TestSuperStreamGroupRebalance(t *testing.T) {
 	if n := h.count(); n != keys*perKey {
 		t.Errorf("%d facts handled, want %d: each once", n, keys*perKey)
 	}
-	for k, ns := range h.byKey {
-		for i, n := range ns {
-			if n != i {
-				t.Fatalf("key %s handled in the order %v, want 0..%d each once", k, ns, perKey-1)
-			}
-		}
-	}
+	requireKeyOrder(t, h.byKey, perKey)
 }
 
 // An instance that dies (its connections close without its offsets
@@ -498,13 +486,7 @@ func TestSuperStreamGroupConnectionDrop(t *testing.T) {
 	if count != keys*perKey {
 		t.Errorf("handled %d facts, want %d: each once", count, keys*perKey)
 	}
-	for k, ns := range handled {
-		for i, n := range ns {
-			if n != i {
-				t.Fatalf("key %s handled in the order %v, want 0..%d, each once", k, ns, perKey-1)
-			}
-		}
-	}
+	requireKeyOrder(t, handled, perKey)
 }
 
 // A member stops while a re-subscription to its partitions is in flight:
@@ -565,4 +547,17 @@ func TestSuperStreamGroupLeavesDuringAResubscription(t *testing.T) {
 	time.Sleep(3 * time.Second) // past the 2 s after which the client closes that channel
 	px.cut()
 	time.Sleep(time.Second) // a panic in the client's goroutine would end the test binary here
+}
+
+// requireKeyOrder fails t unless each key's facts were handled in the
+// order they were published, 0, 1, 2..., each once.
+func requireKeyOrder(t *testing.T, byKey map[string][]int, perKey int) {
+	t.Helper()
+	for k, ns := range byKey {
+		for i, n := range ns {
+			if n != i {
+				t.Fatalf("key %s handled in the order %v, want 0..%d, each once", k, ns, perKey-1)
+			}
+		}
+	}
 }
