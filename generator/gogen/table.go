@@ -21,11 +21,11 @@ import (
 
 // tabled reports whether t is written as a codec.Shape.
 func (e *emitter) tabled(t *model.Type) bool {
-	if t.Kind != model.Struct || t.Inexact() != "" {
-		return false
-	}
 	if ok, known := e.isTabled[t]; known {
 		return ok
+	}
+	if t.Kind != model.Struct || t.Inexact() != "" {
+		return false
 	}
 	_, _, ok := (&valueCodec{assert: e.m.AssertFormats}).shape(t)
 	return ok
