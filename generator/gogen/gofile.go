@@ -34,6 +34,8 @@ type gofile struct {
 	// memory to lay it out in
 	newJen func() *jen.File
 	s      *scratch
+	// pkgDoc is the package's doc comment, its lines as gofmt leaves them.
+	pkgDoc []string
 }
 
 // newGofile starts a file whose declarations go into body, which it
@@ -195,7 +197,7 @@ func (g *gofile) bytes(header []string, pkg string) []byte {
 	slices.Sort(std)
 	slices.Sort(other)
 	size := len("package \n\nimport (\n)\n\n\n") + len(pkg) + g.body.Len()
-	for _, h := range header {
+	for _, h := range append(header, g.pkgDoc...) {
 		size += len(h) + 1
 	}
 	for _, p := range g.imports {
@@ -207,6 +209,10 @@ func (g *gofile) bytes(header []string, pkg string) []byte {
 		out = append(out, '\n')
 	}
 	if len(header) > 0 {
+		out = append(out, '\n')
+	}
+	for _, l := range g.pkgDoc {
+		out = append(out, l...)
 		out = append(out, '\n')
 	}
 	out = append(out, "package "...)
