@@ -40,6 +40,9 @@ type valueCodec struct {
 	// a Shape lists their field as its string or integer, with the enum's
 	// values as its Rule.
 	dataEnums map[*model.Type]bool
+	// checkOnly: shape only says whether a struct can be a Shape, and
+	// builds none of its text.
+	checkOnly bool
 }
 
 func codecID(name string) *jen.Statement { return jen.Qual(codecPath, name) }
@@ -337,6 +340,9 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 // inlineRule is the rule of a value of r written where it is used (in a
 // codec.Shape); nil when r checks nothing.
 func (c *valueCodec) inlineRule(r model.Ref) frag {
+	if c.checkOnly {
+		return nil
+	}
 	ck := r.Check(c.assert)
 	if ck.IsZero() {
 		return nil

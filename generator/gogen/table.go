@@ -27,7 +27,7 @@ func (e *emitter) tabled(t *model.Type) bool {
 	if t.Kind != model.Struct || t.Inexact() != "" {
 		return false
 	}
-	_, _, ok := (&valueCodec{assert: e.m.AssertFormats}).shape(t)
+	_, _, ok := (&valueCodec{assert: e.m.AssertFormats, checkOnly: true}).shape(t)
 	return ok
 }
 
@@ -48,6 +48,9 @@ func (c *valueCodec) shape(t *model.Type) (props []frag, ptrs []string, ok bool)
 		ptr, rule, item, ok := c.shapeField(fl)
 		if !ok {
 			return nil, nil, false
+		}
+		if c.checkOnly {
+			continue
 		}
 		fields := []field{{"Name", text(quote(fl.JSONName))}}
 		if fl.Required {
