@@ -315,7 +315,7 @@ func TestOptionalNullable(t *testing.T) {
 // TestUnionBranches checks that decoding picks branches by schema, not by
 // which struct happens to accept the JSON, and that a oneOf with two
 // branches set does not validate. The unions are inline: their parent's
-// DecodeJSON calls theirs, as codec.Unmarshal does here.
+// decoding calls theirs, as codec.Unmarshal does here.
 func TestUnionBranches(t *testing.T) {
 	var m unions.PaymentMadeMethod
 	if err := codec.Unmarshal([]byte(`{"type":"transfer","iban":"DE00"}`), &m); err != nil {
@@ -343,7 +343,7 @@ func TestUnionBranches(t *testing.T) {
 
 // TestAdditionalProperties checks that undeclared properties survive in
 // AdditionalProperties and cannot shadow a declared one. The object is
-// inline: its parent's DecodeJSON calls its own, as codec.Unmarshal does
+// inline: its parent's decoding reaches it, as codec.Unmarshal does
 // here.
 func TestAdditionalProperties(t *testing.T) {
 	var f additional.ConfigChangedFeatures

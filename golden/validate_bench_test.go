@@ -51,7 +51,7 @@ func BenchmarkValidate(b *testing.B) {
 			d := jx.GetDecoder()
 			for b.Loop() {
 				d.ResetBytes(sample)
-				if err := f.new().(codec.Decoder).DecodeJSON(d); err != nil {
+				if err := codec.DecodeValue(d, f.new()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -60,7 +60,7 @@ func BenchmarkValidate(b *testing.B) {
 		if err := f.generated(sample); err != nil {
 			b.Fatal(err)
 		}
-		_ = codec.Unmarshal(sample, v.(codec.Decoder))
+		_ = codec.Unmarshal(sample, v)
 		b.Run(name+"/Validate", func(b *testing.B) {
 			b.ReportAllocs()
 			val := v.(codec.Validator)

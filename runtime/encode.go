@@ -30,10 +30,16 @@ type outMessage struct {
 	keyed bool
 }
 
-// typedPayload is a generated fact type: it validates and encodes itself.
+// typedPayload is a generated fact type: it validates itself, and the
+// codec writes it ([codec.Encodes]: its EncodeJSON or its CodecFields).
 type typedPayload interface {
-	codec.Encoder
 	codec.Validator
+}
+
+// asTyped returns payload as a generated fact type, if it is one.
+func asTyped(payload any) (typedPayload, bool) {
+	v, ok := payload.(typedPayload)
+	return v, ok && codec.Encodes(payload)
 }
 
 // schemaError is a payload that does not match its schema, found before
@@ -64,7 +70,7 @@ func encodeFact(f Fact, payload any) (outMessage, error) {
 // other payload goes through [NewEnvelope], and validate checks its bytes.
 // A payload that does not match its schema is a *schemaError.
 func encodePayload(payload any, validate func([]byte) error) (outMessage, error) {
-	v, ok := payload.(typedPayload)
+	v, ok := asTyped(payload)
 	if !ok {
 		v, ok = addressed(payload)
 	}
@@ -86,7 +92,7 @@ func encodePayload(payload any, validate func([]byte) error) (outMessage, error)
 	var start, end int
 	m.body = writeEnvelope(m.id, m.at, func(e *jx.Encoder) {
 		start = len(e.Bytes())
-		v.EncodeJSON(e)
+		codec.EncodeValue(e, v)
 		end = len(e.Bytes())
 	})
 	m.payload = m.body[start:end]
@@ -97,11 +103,14 @@ func encodePayload(payload any, validate func([]byte) error) (outMessage, error)
 // a generated type whose methods take a pointer (a struct written as a
 // codec.Shape): the generated code passes &v, a caller may pass v.
 func addressed(payload any) (typedPayload, bool) {
-	if _, ok := payload.(typedPayload); ok {
+	if _, ok := asTyped(payload); ok {
 		return nil, false
 	}
 	t := reflect.TypeOf(payload)
-	if t == nil || t.Kind() != reflect.Struct || !reflect.PointerTo(t).Implements(typedPayloadType) {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil, false
+	}
+	if p := reflect.PointerTo(t); !p.Implements(typedPayloadType) || !p.Implements(codecStructType) && !p.Implements(codecEncoderType) {
 		return nil, false
 	}
 	p := reflect.New(t)
@@ -109,7 +118,11 @@ func addressed(payload any) (typedPayload, bool) {
 	return p.Interface().(typedPayload), true
 }
 
-var typedPayloadType = reflect.TypeFor[typedPayload]()
+var (
+	typedPayloadType = reflect.TypeFor[typedPayload]()
+	codecStructType  = reflect.TypeFor[codec.Struct]()
+	codecEncoderType = reflect.TypeFor[codec.Encoder]()
+)
 
 // writeEnvelope writes the envelope {"id", "occurred_at", "payload"} with
 // payload written by writePayload, into a new slice.
@@ -158,10 +171,10 @@ func encodeValidated(env Envelope, validate func([]byte) error) (outMessage, err
 }
 
 // encodeValue writes v, a generated type, as JSON.
-func encodeValue(v codec.Encoder) []byte {
+func encodeValue(v any) []byte {
 	e := jx.GetEncoder()
 	defer jx.PutEncoder(e)
-	v.EncodeJSON(e)
+	codec.EncodeValue(e, v)
 	return bytes.Clone(e.Bytes())
 }
 

@@ -133,13 +133,14 @@ func envelopeMember(key []byte) string {
 	return ""
 }
 
-// decodeValue decodes data, one JSON value, with v's DecodeJSON: a
-// generated type reads and checks it in one pass.
-func decodeValue(data []byte, v codec.Decoder) error {
+// decodeValue decodes data, one JSON value, into v, a pointer to a
+// generated type, which reads and checks it in one pass
+// ([codec.DecodeValue]).
+func decodeValue(data []byte, v any) error {
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)
 	d.ResetBytes(data)
-	if err := v.DecodeJSON(d); err != nil {
+	if err := codec.DecodeValue(d, v); err != nil {
 		return err
 	}
 	if err := d.Skip(); !errors.Is(err, io.EOF) {

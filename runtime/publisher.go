@@ -80,8 +80,8 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 // schema, publishes it with f's routing key and waits for the broker's
 // confirm. It returns the message id.
 //
-// A payload of a generated fact type ([codec.Encoder] and
-// [codec.Validator]) is validated with its Validate method and encoded
+// A payload of a generated fact type ([codec.Validator], and written by
+// the codec: [codec.Encodes]) is validated with its Validate method and encoded
 // once, with the envelope written around it; any other payload is encoded
 // with encoding/json and its bytes validated with f.Validate. Generated
 // publishers pass a pointer (the methods of generated structs take one);

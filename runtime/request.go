@@ -89,14 +89,14 @@ func NewRequester(conn *Conn, exchange string, opts ...RequesterOption) (*Reques
 // it was marked permanent); an invalid reply; ctx's error.
 func Call[Rep any](ctx context.Context, r *Requester, req Request, payload any) (Rep, error) {
 	var rep Rep
-	dec, typed := any(&rep).(codec.Decoder)
+	typed := codec.Decodes(any(&rep))
 	raw, err := r.call(ctx, req, payload, !typed)
 	if err != nil {
 		return rep, r.conn.redact(fmt.Errorf("request %s: %w", req.Key, err))
 	}
 	if typed {
 		// Decoding is the reply's validation: one pass, no ValidateReply.
-		if err := decodeValue(raw, dec); err != nil {
+		if err := decodeValue(raw, &rep); err != nil {
 			return rep, fmt.Errorf("request %s: reply does not match its schema: %w", req.Key, err)
 		}
 		return rep, nil

@@ -23,8 +23,8 @@ type Answer struct {
 	// decode turns a validated request payload into a call of the handler,
 	// which stores the encoded reply in *out.
 	decode func(payload []byte, out *[]byte) (handlerCall, error)
-	// decodeAt, set when the request type decodes itself
-	// ([codec.Decoder]), reads and checks the payload where it stands in
+	// decodeAt, set when the codec reads the request type
+	// ([codec.Decodes]), reads and checks the payload where it stands in
 	// the envelope, in the one pass that reads the envelope.
 	decodeAt func(d *jx.Decoder, out *[]byte) (handlerCall, error)
 }
@@ -39,10 +39,10 @@ func (a Answer) Request() Request { return a.req }
 // match its schema (permanent: it is the responder's bug).
 //
 // Generated types are read and written in one pass, as [Handle] and
-// [Publisher.Publish] do: a *Req that implements [codec.Decoder] is
-// decoded and checked where it stands in the request's envelope, and a
-// Rep that implements [codec.Encoder] and [codec.Validator] is validated
-// as a value and encoded once.
+// [Publisher.Publish] do: a *Req that the codec reads ([codec.Decodes])
+// is decoded and checked where it stands in the request's envelope, and
+// a Rep that validates itself ([codec.Validator]) and that the codec
+// writes ([codec.Encodes]) is validated as a value and encoded once.
 func Respond[Req, Rep any](r Request, fn func(ctx context.Context, d Delivery, req Req) (Rep, error)) Answer {
 	bind := func(v *Req, out *[]byte) handlerCall {
 		return func(ctx context.Context, d Delivery) error {
@@ -62,10 +62,10 @@ func Respond[Req, Rep any](r Request, fn func(ctx context.Context, d Delivery, r
 		}
 		return bind(v, out), nil
 	}}
-	if _, ok := any((*Req)(nil)).(codec.Decoder); ok {
+	if codec.Decodes(any((*Req)(nil))) {
 		a.decodeAt = func(d *jx.Decoder, out *[]byte) (handlerCall, error) {
 			v := new(Req)
-			if err := any(v).(codec.Decoder).DecodeJSON(d); err != nil {
+			if err := codec.DecodeValue(d, v); err != nil {
 				return nil, err
 			}
 			return bind(v, out), nil
@@ -76,9 +76,9 @@ func Respond[Req, Rep any](r Request, fn func(ctx context.Context, d Delivery, r
 
 // encodeReply validates and encodes a handler's reply.
 func encodeReply[Rep any](r Request, rep Rep) ([]byte, error) {
-	v, ok := any(&rep).(typedPayload) // a generated type's methods take a pointer
+	v, ok := asTyped(any(&rep)) // a generated type's methods take a pointer
 	if !ok {
-		v, ok = any(rep).(typedPayload)
+		v, ok = asTyped(any(rep))
 	}
 	if ok {
 		if err := v.Validate(); err != nil {

@@ -17,8 +17,8 @@ type Route struct {
 	// decode turns a validated payload into a call of the handler, so a
 	// payload that cannot be decoded fails before the guard claims anything.
 	decode func(payload []byte) (handlerCall, error)
-	// decodeAt, set when the payload type decodes itself ([codec.Decoder],
-	// as generated fact types do), reads and checks the payload where it
+	// decodeAt, set when the codec reads the payload type
+	// ([codec.Decodes], as for generated fact types), reads and checks the payload where it
 	// stands in the envelope, in the one pass that reads the envelope, and
 	// returns the delivery's handling, the decoded fact in it.
 	decodeAt func(d *jx.Decoder) (*handling, error)
@@ -75,9 +75,9 @@ func (r Route) Fact() Fact { return r.fact }
 // calls fn. A payload that does not decode is a permanent failure; an
 // error fn returns is transient unless marked with [Permanent].
 //
-// When *T implements [codec.Decoder] (generated fact types do), the
+// When the codec reads *T ([codec.Decodes]: generated fact types), the
 // consumer reads each body once: the envelope, and the payload decoded
-// and checked against its schema by T's DecodeJSON in the same pass,
+// and checked against its schema by [codec.DecodeValue] in the same pass,
 // without f.Validate. Other types are validated with f.Validate and then
 // decoded with encoding/json.
 func Handle[T any](f Fact, fn func(ctx context.Context, d Delivery, fact T) error) Route {
@@ -130,7 +130,7 @@ func newRoute(f Fact, s starter) Route {
 	if _, v := s.start(); isDecoder(v) {
 		r.decodeAt = func(d *jx.Decoder) (*handling, error) {
 			h, v := s.start()
-			if err := v.(codec.Decoder).DecodeJSON(d); err != nil {
+			if err := codec.DecodeValue(d, v); err != nil {
 				return nil, err
 			}
 			return h, nil
@@ -139,7 +139,4 @@ func newRoute(f Fact, s starter) Route {
 	return r
 }
 
-func isDecoder(v any) bool {
-	_, ok := v.(codec.Decoder)
-	return ok
-}
+func isDecoder(v any) bool { return codec.Decodes(v) }

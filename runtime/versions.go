@@ -47,8 +47,8 @@ func Upcast[O, T any](f Fact, up func(O) (T, error)) Older[T] {
 	return Older[T]{fact: f, decode: func(d *jx.Decoder) (T, error) {
 		var o O
 		var zero T
-		if dec, ok := any(&o).(codec.Decoder); ok {
-			if err := dec.DecodeJSON(d); err != nil {
+		if codec.Decodes(&o) {
+			if err := codec.DecodeValue(d, &o); err != nil {
 				return zero, err
 			}
 		} else {

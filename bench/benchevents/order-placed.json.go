@@ -6,7 +6,6 @@ package benchevents
 import (
 	"time"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
@@ -42,19 +41,13 @@ func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, &v.Lines, &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *OrderPlaced) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderPlaced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderPlaced = codec.Shape{Props: []codec.Prop{
@@ -82,13 +75,7 @@ func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlacedCustomer, append(f, &v.CustomerID, &v.Email, &v.Name, &v.Address)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderPlacedCustomer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderPlacedCustomer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *OrderPlacedCustomer) Validate() error { return codec.Check(v) }
 
 var shapeOfOrderPlacedCustomer = codec.Shape{Props: []codec.Prop{
@@ -112,13 +99,7 @@ func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.Postcode, (*string)(&v.Country))
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Address) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Address) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Address) Validate() error { return codec.Check(v) }
 
 var shapeOfAddress = codec.Shape{Props: []codec.Prop{
@@ -189,19 +170,13 @@ func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMoney, append(f, &v.Amount, (*string)(&v.Currency))
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Money) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Money) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Money) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{

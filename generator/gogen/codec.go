@@ -117,7 +117,7 @@ func (e *emitter) genJSONMethods(f *jen.File, t *model.Type) {
 
 func (e *emitter) genUnmarshal(f *jen.File, t *model.Type) {
 	f.Line()
-	f.Comment("UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.")
+	f.Comment("UnmarshalJSON decodes data, checking it against its schema in the same pass.")
 	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Add(body(
 		jen.Return(codecID("Unmarshal").Call(jen.Id("data"), jen.Id("v")))))
 }

@@ -75,6 +75,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	}
 	e.isTabled = isTabled
 	e.bare = e.bareStructs()
+	e.selfCoded = e.selfCodedStructs()
 	e.dataEnums = e.bareEnums()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
@@ -284,6 +285,9 @@ type emitter struct {
 	// bare are the inline structs written with CodecFields alone (see
 	// bareStructs).
 	bare map[*model.Type]bool
+	// selfCoded are the structs written as a Shape that keep DecodeJSON
+	// and EncodeJSON for spelled-out code (see selfCodedStructs).
+	selfCoded map[*model.Type]bool
 	// dataEnums are the inline enums written without methods (see
 	// bareEnums).
 	dataEnums map[*model.Type]bool

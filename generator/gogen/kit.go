@@ -190,7 +190,7 @@ func (k *kitEmitter) gen(f *jen.File) {
 func (k *kitEmitter) genHead(f *jen.File) {
 	bus := jen.Op("*").Qual(warrentestPath, "Bus")
 	opts := jen.Id("opts").Op("...").Qual(warrentestPath, "Option")
-	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus work on it as well: Idle to let everything settle, Handled, Poisoned and Published to see what happened, Conn for what the kit does not wrap.", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
+	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus work on it as well: Idle to let everything settle, Handled, Poisoned and Published to see what happened, Conn for what the kit does not wrap. Its Publish methods validate the fact and return its message id; an error fails the test (warrentest.TryPublish returns it).", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
 		f.Add(c)
 	}
 	dual, down := k.dualPublish()
@@ -409,7 +409,7 @@ func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
 	if fact.Import == nil && fact.PublishesOlder() {
 		k.genDualPublish(f, fact)
 	} else {
-		for _, c := range docComment(fmt.Sprintf("%s validates and publishes v and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName())) {
+		for _, c := range docComment(fmt.Sprintf("%s publishes v; an error fails the test.", fact.PublishName())) {
 			f.Add(c)
 		}
 		f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(fact.PublishName()).Params(jen.Id("v").Add(t.Clone())).String().Block(

@@ -35,7 +35,7 @@ func (k *kitEmitter) kitDirect(newJen func() *jen.File) (out []byte, ok bool) {
 	for _, fact := range k.m.Facts {
 		t := pkg + fact.Type.GoName
 		g.decl()
-		g.doc(0, docLines(fmt.Sprintf("%s validates and publishes v and returns its message id. An error fails the test; warrentest.TryPublish returns it.", fact.PublishName())))
+		g.doc(0, docLines(fmt.Sprintf("%s publishes v; an error fails the test.", fact.PublishName())))
 		g.line(0, "func (k *"+kitType+") "+fact.PublishName()+"(v "+t+") string {")
 		g.line(1, "k.T().Helper()")
 		g.line(1, "return "+wt+"Publish(k.Bus, "+pkg+fact.VarName()+", &v)")

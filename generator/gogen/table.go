@@ -10,9 +10,11 @@ import (
 
 // A struct whose properties are all of the kinds runtime/codec's loops
 // know (codec.Shape) is written as data: the Shape of its properties, a
-// CodecFields method listing pointers to its fields, and DecodeJSON,
-// EncodeJSON and Validate calling codec.Decode, codec.Encode and
-// codec.Check. Its package then compiles a few small functions per
+// CodecFields method listing pointers to its fields, and Validate calling
+// codec.Check. The runtime decodes and encodes it through CodecFields
+// (codec.DecodeValue, codec.EncodeValue); it has DecodeJSON and EncodeJSON
+// (codec.Decode, codec.Encode) only when spelled-out code calls them
+// (selfCodedStructs). Its package then compiles a few small functions per
 // struct, whatever its number of properties, instead of code spelled out
 // per property in each method. Any other struct (unions of required
 // properties beside its fields, patternProperties, a type checked by the
@@ -147,20 +149,22 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 		e.genShape(f, t, props)
 		return
 	}
+	if e.selfCoded[t] {
+		f.Line()
+		f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
+		f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(
+			jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))), // which zeroes v first
+		))
+		f.Line()
+		f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
+		f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Add(body(codecID("Encode").Call(jen.Id("e"), self)))
+	}
 	f.Line()
-	f.Comment("DecodeJSON reads v from d and checks it against its schema in the same pass.")
-	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(
-		jen.Return(codecID("Decode").Call(jen.Id("d"), jen.Id("v"))), // which zeroes v first
-	))
-	f.Line()
-	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
-	f.Func().Params(recv).Id("EncodeJSON").Params(encoderParam()).Add(body(codecID("Encode").Call(jen.Id("e"), self)))
-	f.Line()
-	f.Comment("Validate checks v against its schema: what DecodeJSON checks.")
+	f.Comment("Validate checks v against its schema, as decoding does.")
 	f.Func().Params(recv).Id("Validate").Params().Error().Add(body(jen.Return(codecID("Check").Call(self))))
 	if !t.Inline() {
 		f.Line()
-		f.Comment("MarshalJSON encodes v with EncodeJSON.")
+		f.Comment("MarshalJSON writes v as JSON. It does not check v; Validate does.")
 		f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Add(body(
 			jen.Return(codecID("MarshalObject").Call(jen.Op("&").Id("v")))))
 		e.genUnmarshal(f, t)
@@ -219,6 +223,39 @@ func (e *emitter) bareStructs() map[*model.Type]bool {
 		}
 	}
 	return bare
+}
+
+// selfCodedStructs returns the structs written as a Shape that spelled-out
+// code refers to: a struct or union with methods of its own, an alias, a
+// map's values. That code calls their DecodeJSON and EncodeJSON, so they
+// keep them. The others are reached only as fields and items of Shapes,
+// which runtime/codec walks by their CodecFields, and by the runtime
+// (publishing, consuming, requests), which reads and writes them through
+// codec.DecodeValue and codec.EncodeValue: two functions and about six
+// lines fewer for each, a fact's own struct among them.
+func (e *emitter) selfCodedStructs() map[*model.Type]bool {
+	uses := e.namedUses()
+	walked := map[*model.Type]int{} // uses as fields and items of Shapes
+	for _, t := range e.m.Types {
+		if !e.tabled(t) {
+			continue
+		}
+		for _, fl := range t.Fields {
+			switch r := fl.Type; {
+			case r.Kind == model.Named:
+				walked[r.Type]++
+			case r.Kind == model.Slice && r.Elem.Kind == model.Named:
+				walked[r.Elem.Type]++
+			}
+		}
+	}
+	coded := map[*model.Type]bool{}
+	for _, t := range e.m.Types {
+		if e.tabled(t) && uses[t] > walked[t] {
+			coded[t] = true
+		}
+	}
+	return coded
 }
 
 // namedUses counts, for every named type, the places of the model that

@@ -193,21 +193,23 @@ func (e *emitter) tableDirect(g *gofile, t *model.Type) {
 	g.comment(0, "CodecFields lists v's fields for runtime/codec, in the order of "+shape+".")
 	g.fn("func (v *"+t.GoName+") CodecFields(f []any) (*"+g.q(codecPath, "Shape")+", []any)", "return &"+shape+", "+list)
 	if !e.bare[t] {
+		if e.selfCoded[t] {
+			g.decl()
+			g.comment(0, "DecodeJSON reads v from d and checks it against its schema in the same pass.")
+			g.fn("func (v *"+t.GoName+") DecodeJSON(d *"+g.q(jxPath, "Decoder")+") error", "return "+g.q(codecPath, "Decode")+"(d, v)")
+			g.decl()
+			g.comment(0, "EncodeJSON writes v as JSON. It does not check v; Validate does.")
+			g.fn("func (v *"+t.GoName+") EncodeJSON(e *"+g.q(jxPath, "Encoder")+")", g.q(codecPath, "Encode")+"(e, v)")
+		}
 		g.decl()
-		g.comment(0, "DecodeJSON reads v from d and checks it against its schema in the same pass.")
-		g.fn("func (v *"+t.GoName+") DecodeJSON(d *"+g.q(jxPath, "Decoder")+") error", "return "+g.q(codecPath, "Decode")+"(d, v)")
-		g.decl()
-		g.comment(0, "EncodeJSON writes v as JSON. It does not check v; Validate does.")
-		g.fn("func (v *"+t.GoName+") EncodeJSON(e *"+g.q(jxPath, "Encoder")+")", g.q(codecPath, "Encode")+"(e, v)")
-		g.decl()
-		g.comment(0, "Validate checks v against its schema: what DecodeJSON checks.")
+		g.comment(0, "Validate checks v against its schema, as decoding does.")
 		g.fn("func (v *"+t.GoName+") Validate() error", "return "+g.q(codecPath, "Check")+"(v)")
 		if !t.Inline() {
 			g.decl()
-			g.comment(0, "MarshalJSON encodes v with EncodeJSON.")
+			g.comment(0, "MarshalJSON writes v as JSON. It does not check v; Validate does.")
 			g.fn("func (v "+t.GoName+") MarshalJSON() ([]byte, error)", "return "+g.q(codecPath, "MarshalObject")+"(&v)")
 			g.decl()
-			g.comment(0, "UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.")
+			g.comment(0, "UnmarshalJSON decodes data, checking it against its schema in the same pass.")
 			g.fn("func (v *"+t.GoName+") UnmarshalJSON(data []byte) error", "return "+g.q(codecPath, "Unmarshal")+"(data, v)")
 		}
 	}

@@ -246,10 +246,9 @@ func decodeField(d *jx.Decoder, p *Prop, f any, again bool, s *scratch) error {
 		*f, err = readSlice(d, p, readBool, s)
 	case Struct:
 		if again {
-			// Read twice: the last value wins, from a zero struct, as its
-			// DecodeJSON does. (A struct without one is only ever an
-			// optional field or an item, which start from a new value.)
-			return f.(Decoder).DecodeJSON(d)
+			// Read twice: the last value wins, from a zero struct
+			// (Decode zeroes it first).
+			return DecodeValue(d, f)
 		}
 		return decodeObject(d, f, s)
 	case Decoder:

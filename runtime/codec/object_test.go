@@ -2,6 +2,7 @@ package codec_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,7 +14,9 @@ import (
 
 // The types below are written as the generator writes shapes: an order
 // with a nested struct by value, an optional struct, a list of structs,
-// scalar pointers, a Nullable and a slice of strings.
+// scalar pointers, a Nullable and a slice of strings. Like a generated
+// fact's struct, they have no DecodeJSON or EncodeJSON: the codec reaches
+// them through CodecFields alone (DecodeValue, EncodeValue).
 
 type testLine struct {
 	SKU string `json:"sku"`
@@ -28,9 +31,7 @@ var shapeOfTestLine = codec.Shape{Props: []codec.Prop{
 func (v *testLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfTestLine, append(f, &v.SKU, &v.Qty)
 }
-func (v *testLine) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-func (v *testLine) EncodeJSON(e *jx.Encoder)       { codec.Encode(e, v) }
-func (v *testLine) Validate() error                { return codec.Check(v) }
+func (v *testLine) Validate() error { return codec.Check(v) }
 
 type testOrder struct {
 	ID    string                     `json:"id"`
@@ -57,9 +58,7 @@ var shapeOfTestOrder = codec.Shape{Open: true, Props: []codec.Prop{
 func (v *testOrder) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfTestOrder, append(f, &v.ID, &v.Main, &v.Extra, &v.Lines, &v.Note, &v.Tags, &v.Score, &v.AdditionalProperties)
 }
-func (v *testOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-func (v *testOrder) EncodeJSON(e *jx.Encoder)       { codec.Encode(e, v) }
-func (v *testOrder) Validate() error                { return codec.Check(v) }
+func (v *testOrder) Validate() error { return codec.Check(v) }
 
 func TestShapeRoundTrip(t *testing.T) {
 	in := `{"id":"o1","main":{"sku":"AB","qty":2},"extra":null,"lines":[{"sku":"C"},{"sku":"D","qty":1}],"note":null,"tags":["a","b"],"score":null,"x-more":[1, 2]}`
@@ -148,7 +147,7 @@ func BenchmarkShapeDecode(b *testing.B) {
 	for b.Loop() {
 		var o testOrder
 		d.ResetBytes(in)
-		if err := o.DecodeJSON(d); err != nil {
+		if err := codec.DecodeValue(d, &o); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -165,4 +164,15 @@ func TestDecodeZeroesFirst(t *testing.T) {
 	if o.ID != "o2" || o.Extra != nil || o.Tags != nil || o.Score != nil || o.AdditionalProperties != nil || len(o.Lines) != 1 || o.Main.Qty != nil {
 		t.Errorf("decoded over a filled value: %+v", o)
 	}
+}
+
+// Marshal of a type the codec cannot write is a mistake of the caller's,
+// not JSON of nothing.
+func TestMarshalRefusesOtherTypes(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "struct { A int }") {
+			t.Errorf("Marshal of a plain struct: recovered %v, want a panic naming its type", r)
+		}
+	}()
+	codec.Marshal(struct{ A int }{1})
 }

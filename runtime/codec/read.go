@@ -393,23 +393,16 @@ func Required(seen uint64, names []string) error {
 }
 
 // Unmarshal decodes data, one JSON value and nothing after it, into v:
-// what generated UnmarshalJSON methods do. v is a [Decoder], or a
-// generated struct with only CodecFields (an inline struct that only the
-// types around it reach), which is decoded over its present value.
+// what generated UnmarshalJSON methods do. v is a pointer to a generated
+// type, read as [DecodeValue] reads it.
 func Unmarshal(data []byte, v any) error {
+	if !Decodes(v) {
+		return errors.New("codec: Unmarshal of a type that has neither DecodeJSON nor CodecFields")
+	}
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)
 	d.ResetBytes(data)
-	var err error
-	switch v := v.(type) {
-	case Decoder:
-		err = v.DecodeJSON(d)
-	case Struct:
-		err = Decode(d, v)
-	default:
-		return errors.New("codec: Unmarshal of a type that has neither DecodeJSON nor CodecFields")
-	}
-	if err != nil {
+	if err := DecodeValue(d, v); err != nil {
 		return err
 	}
 	return End(d)

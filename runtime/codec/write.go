@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -12,11 +13,17 @@ import (
 	"github.com/warrenbus/warren/runtime/schemaset"
 )
 
-// Marshal returns the JSON of v: what generated MarshalJSON methods do.
-func Marshal(v Encoder) []byte {
+// Marshal returns the JSON of v, a generated type or a pointer to one,
+// as [EncodeValue] writes it: what generated MarshalJSON methods do. It
+// panics when v is neither an [Encoder] nor a [Struct]: calling it on
+// another type is a mistake in the calling code.
+func Marshal(v any) []byte {
+	if !Encodes(v) {
+		panic(fmt.Sprintf("codec: Marshal of %T, which has neither EncodeJSON nor CodecFields", v))
+	}
 	e := jx.GetEncoder()
 	defer jx.PutEncoder(e)
-	v.EncodeJSON(e)
+	EncodeValue(e, v)
 	return slices.Clone(e.Bytes())
 }
 

@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -45,19 +44,13 @@ func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, &v.Warnings, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ImportCompleted) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ImportCompleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ImportCompleted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfImportCompleted = codec.Shape{Open: true, Props: []codec.Prop{
@@ -83,13 +76,7 @@ func (v *ImportCompletedCounts) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfImportCompletedCounts, append(f, &v.Created, &v.Updated, &v.Deleted)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ImportCompletedCounts) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ImportCompletedCounts) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ImportCompletedCounts) Validate() error { return codec.Check(v) }
 
 var shapeOfImportCompletedCounts = codec.Shape{Props: []codec.Prop{

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -53,19 +52,13 @@ func (v *ItemDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemDeleted, append(f, &v.Sku, &v.DeletedAt, &v.Reason, &v.DeletedBy, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemDeleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ItemDeleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ItemDeleted) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemDeleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ItemDeleted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemDeleted = codec.Shape{Open: true, Props: []codec.Prop{

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/go-faster/jx"
+
+	"github.com/warrenbus/warren/runtime/codec"
 )
 
 // BenchmarkValidateOrderPlaced measures the reference validator on an
@@ -27,7 +29,7 @@ func BenchmarkValidateOrderPlaced(b *testing.B) {
 		for b.Loop() {
 			d.ResetBytes(sample)
 			var o OrderPlaced
-			if err := o.DecodeJSON(d); err != nil {
+			if err := codec.DecodeValue(d, &o); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,7 +6,6 @@ package checkoutevents
 import (
 	"math"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
@@ -26,19 +25,13 @@ func (v *Checkout) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCheckout, append(f, (*string)(&v.Status), &v.TotalCents, &v.PaidCents)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Checkout) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Checkout) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Checkout) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Checkout) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Checkout) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCheckout = codec.Shape{Props: []codec.Prop{

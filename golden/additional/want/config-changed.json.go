@@ -120,7 +120,7 @@ func (v ConfigChanged) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v ConfigChanged) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ConfigChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // ConfigChangedClosed is generated from
@@ -140,7 +140,7 @@ func (v *ConfigChangedClosed) DecodeJSON(d *jx.Decoder) error { return codec.Dec
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ConfigChangedClosed) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ConfigChangedClosed) Validate() error { return codec.Check(v) }
 
 var shapeOfConfigChangedClosed = codec.Shape{Props: []codec.Prop{
@@ -161,7 +161,7 @@ func (v *ConfigChangedEmpty) DecodeJSON(d *jx.Decoder) error { return codec.Deco
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ConfigChangedEmpty) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ConfigChangedEmpty) Validate() error { return codec.Check(v) }
 
 var shapeOfConfigChangedEmpty = codec.Shape{Props: []codec.Prop{}}

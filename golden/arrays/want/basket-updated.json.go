@@ -148,7 +148,7 @@ func (v BasketUpdated) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *BasketUpdated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
@@ -174,7 +174,7 @@ func (v *BasketUpdatedLinesItem) DecodeJSON(d *jx.Decoder) error { return codec.
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BasketUpdatedLinesItem) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *BasketUpdatedLinesItem) Validate() error { return codec.Check(v) }
 
 var shapeOfBasketUpdatedLinesItem = codec.Shape{Open: true, Props: []codec.Prop{

@@ -6,7 +6,6 @@ package consumers
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -37,19 +36,13 @@ func (v *CatalogueImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCatalogueImportCompleted, append(f, &v.Count, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CatalogueImportCompleted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CatalogueImportCompleted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *CatalogueImportCompleted) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v CatalogueImportCompleted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *CatalogueImportCompleted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCatalogueImportCompleted = codec.Shape{Open: true, Props: []codec.Prop{

@@ -70,19 +70,13 @@ func (v *JobQueued) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, &v.Mode, &v.Tags, &v.Limits, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *JobQueued) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *JobQueued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *JobQueued) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v JobQueued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *JobQueued) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfJobQueued = codec.Shape{Open: true, Props: []codec.Prop{

@@ -4,7 +4,6 @@
 package factroots
 
 import (
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -31,19 +30,13 @@ func (v *AuditLogged) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAuditLogged, append(f, &v.Actor, &v.Action)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *AuditLogged) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *AuditLogged) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *AuditLogged) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v AuditLogged) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *AuditLogged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfAuditLogged = codec.Shape{Props: []codec.Prop{

@@ -38,7 +38,7 @@ func (v CounterTicked) EncodeJSON(e *jx.Encoder) { e.Int64(int64(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v CounterTicked) Validate() error { return checkCounterTicked.Check(int64(v)) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *CounterTicked) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkCounterTicked = codec.Int{Max: math.MaxInt64, Min: 0}

@@ -47,5 +47,5 @@ func (v OrderLines) Validate() error { return nil }
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderLines) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderLines) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -81,7 +81,7 @@ func (v PaymentSettled) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *PaymentSettled) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // CardSettlement is generated from payment-settled.json#/oneOf/0.
@@ -100,7 +100,7 @@ func (v *CardSettlement) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *CardSettlement) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *CardSettlement) Validate() error { return codec.Check(v) }
 
 var shapeOfCardSettlement = codec.Shape{Props: []codec.Prop{
@@ -123,7 +123,7 @@ func (v *BankSettlement) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *BankSettlement) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *BankSettlement) Validate() error { return codec.Check(v) }
 
 var shapeOfBankSettlement = codec.Shape{Props: []codec.Prop{

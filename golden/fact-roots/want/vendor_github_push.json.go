@@ -107,7 +107,7 @@ func (v PushReceived) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v PushReceived) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *PushReceived) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfPushReceived = []string{"ref", "after", "repository"}
@@ -128,7 +128,7 @@ func (v Sha) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Sha) Validate() error { return checkSha.Check(string(v)) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Sha) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkSha = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[0-9a-f]{40}$")}
@@ -151,13 +151,13 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v)
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Repository) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Repository) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfRepository = codec.Shape{Props: []codec.Prop{
@@ -182,13 +182,13 @@ func (v *Commit) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Commit) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Commit) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Commit) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Commit) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCommit = codec.Shape{Props: []codec.Prop{

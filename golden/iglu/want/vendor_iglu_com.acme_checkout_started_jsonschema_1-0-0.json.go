@@ -6,7 +6,6 @@ package iglu
 import (
 	"math"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 	"github.com/warrenbus/warren/runtime/schemaset"
@@ -39,19 +38,13 @@ func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, &v.Items, &v.Coupon)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *CheckoutStarted) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *CheckoutStarted) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *CheckoutStarted) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v CheckoutStarted) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *CheckoutStarted) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCheckoutStarted = codec.Shape{Props: []codec.Prop{
@@ -87,19 +80,13 @@ func (v *Item) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItem, append(f, &v.Sku, &v.Quantity)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Item) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Item) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Item) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Item) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Item) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItem = codec.Shape{Props: []codec.Prop{

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -41,19 +40,13 @@ func (v *RefundIssued) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfRefundIssued, append(f, &v.RefundID, &v.Amount, &v.Reason, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *RefundIssued) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *RefundIssued) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *RefundIssued) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v RefundIssued) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *RefundIssued) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfRefundIssued = codec.Shape{Open: true, Props: []codec.Prop{

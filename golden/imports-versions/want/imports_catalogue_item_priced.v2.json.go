@@ -6,7 +6,6 @@ package importsversions
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -36,19 +35,13 @@ func (v *ItemPriced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemPriced, append(f, &v.Sku, &v.Price, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemPriced) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ItemPriced) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ItemPriced) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemPriced) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ItemPriced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemPriced = codec.Shape{Open: true, Props: []codec.Prop{
@@ -71,13 +64,7 @@ func (v *ItemPricedPrice) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemPricedPrice, append(f, &v.Cents, &v.Currency, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemPricedPrice) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ItemPricedPrice) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ItemPricedPrice) Validate() error { return codec.Check(v) }
 
 var shapeOfItemPricedPrice = codec.Shape{Open: true, Props: []codec.Prop{

@@ -24,7 +24,7 @@ func (v SKU) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v SKU) Validate() error { return checkSKU.Check(string(v)) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *SKU) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkSKU = codec.String{MaxLength: -1, MinLength: 3, Pattern: codec.Regexp("^[A-Z0-9-]+$")}

@@ -127,7 +127,7 @@ func (v ObjectFinalized) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v ObjectFinalized) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ObjectFinalized) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
@@ -154,13 +154,13 @@ func (v *ObjectOwner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ObjectOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ObjectOwner) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ObjectOwner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ObjectOwner) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfObjectOwner = codec.Shape{Props: []codec.Prop{

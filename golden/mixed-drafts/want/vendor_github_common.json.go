@@ -25,13 +25,13 @@ func (v *User) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *User) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *User) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v User) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *User) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUser = codec.Shape{Props: []codec.Prop{
@@ -58,13 +58,13 @@ func (v *Repository) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v)
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Repository) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Repository) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Repository) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Repository) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfRepository = codec.Shape{Props: []codec.Prop{
@@ -92,13 +92,13 @@ func (v *Issue) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Issue) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Issue) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Issue) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Issue) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfIssue = codec.Shape{Props: []codec.Prop{
@@ -131,19 +131,13 @@ func (v *Label) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfLabel, append(f, &v.Name, &v.Color)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Label) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Label) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Label) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Label) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Label) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfLabel = codec.Shape{Props: []codec.Prop{

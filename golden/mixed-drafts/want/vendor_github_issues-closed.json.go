@@ -83,7 +83,7 @@ func (v IssueClosed) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v IssueClosed) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *IssueClosed) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // IssueClosedAction is generated from

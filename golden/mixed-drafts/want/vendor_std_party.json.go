@@ -3,10 +3,7 @@
 
 package mixeddrafts
 
-import (
-	"github.com/go-faster/jx"
-	"github.com/warrenbus/warren/runtime/codec"
-)
+import "github.com/warrenbus/warren/runtime/codec"
 
 // Party is generated from vendor/std/party.json.
 type Party struct {
@@ -19,19 +16,13 @@ func (v *Party) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfParty, append(f, &v.Name, &v.Website)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Party) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Party) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Party) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Party) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Party) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfParty = codec.Shape{Props: []codec.Prop{

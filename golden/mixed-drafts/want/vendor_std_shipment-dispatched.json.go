@@ -4,7 +4,6 @@
 package mixeddrafts
 
 import (
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -33,19 +32,13 @@ func (v *ShipmentDispatched) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, &v.Tracking)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentDispatched) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentDispatched) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ShipmentDispatched) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ShipmentDispatched) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ShipmentDispatched) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfShipmentDispatched = codec.Shape{Props: []codec.Prop{

@@ -29,7 +29,7 @@ func (v Link) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Link) Validate() error { return checkLink.Check(string(v)) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Link) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkLink = codec.String{Format: codec.FormatOf("uri"), MaxLength: -1}

@@ -6,7 +6,6 @@ package names
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -45,19 +44,13 @@ func (v *UserSignedUp) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUserSignedUp, append(f, &v.CatalogueID, &v.URL, &v.ImageURLs, &v.Type, &v.Func, &v.X3dModel, &v.HTTPServer, &v.Größe, &v.JSON, &v.APIKey, &v.X, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *UserSignedUp) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *UserSignedUp) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *UserSignedUp) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v UserSignedUp) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *UserSignedUp) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfUserSignedUp = codec.Shape{Open: true, Props: []codec.Prop{

@@ -6,7 +6,6 @@ package nested
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -36,19 +35,13 @@ func (v *ShipmentSent) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentSent, append(f, &v.ShipmentID, &v.Destination, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSent) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSent) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ShipmentSent) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ShipmentSent) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ShipmentSent) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfShipmentSent = codec.Shape{Open: true, Props: []codec.Prop{
@@ -71,13 +64,7 @@ func (v *ShipmentSentDestination) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentSentDestination, append(f, &v.Address, &v.Contact, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestination) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSentDestination) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ShipmentSentDestination) Validate() error { return codec.Check(v) }
 
 var shapeOfShipmentSentDestination = codec.Shape{Open: true, Props: []codec.Prop{
@@ -101,13 +88,7 @@ func (v *ShipmentSentDestinationAddress) CodecFields(f []any) (*codec.Shape, []a
 	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, &v.Geo, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ShipmentSentDestinationAddress) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ShipmentSentDestinationAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ShipmentSentDestinationAddress) Validate() error { return codec.Check(v) }
 
 var shapeOfShipmentSentDestinationAddress = codec.Shape{Open: true, Props: []codec.Prop{

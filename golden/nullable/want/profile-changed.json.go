@@ -170,7 +170,7 @@ func (v ProfileChanged) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ProfileChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
@@ -195,7 +195,7 @@ func (v *ProfileChangedAddress) DecodeJSON(d *jx.Decoder) error { return codec.D
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *ProfileChangedAddress) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ProfileChangedAddress) Validate() error { return codec.Check(v) }
 
 var shapeOfProfileChangedAddress = codec.Shape{Open: true, Props: []codec.Prop{

@@ -6,7 +6,6 @@ package ordering
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -43,19 +42,13 @@ func (v *PaymentReceived) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPaymentReceived, append(f, &v.Order, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentReceived) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PaymentReceived) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *PaymentReceived) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v PaymentReceived) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *PaymentReceived) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfPaymentReceived = codec.Shape{Open: true, Props: []codec.Prop{
@@ -76,13 +69,7 @@ func (v *PaymentReceivedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPaymentReceivedOrder, append(f, &v.ID, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PaymentReceivedOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PaymentReceivedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *PaymentReceivedOrder) Validate() error { return codec.Check(v) }
 
 var shapeOfPaymentReceivedOrder = codec.Shape{Open: true, Props: []codec.Prop{

@@ -100,7 +100,7 @@ func (v IndexCreated) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v IndexCreated) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *IndexCreated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (

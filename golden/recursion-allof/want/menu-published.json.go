@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -38,19 +37,13 @@ func (v *MenuPublished) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMenuPublished, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *MenuPublished) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *MenuPublished) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *MenuPublished) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v MenuPublished) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *MenuPublished) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMenuPublished = codec.Shape{Open: true, Props: []codec.Prop{
@@ -76,19 +69,13 @@ func (v *Subsection) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfSubsection, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Subsection) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Subsection) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Subsection) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Subsection) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Subsection) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfSubsection = codec.Shape{Open: true, Props: []codec.Prop{
@@ -115,19 +102,13 @@ func (v *Dish) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfDish, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.Price, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Dish) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Dish) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Dish) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Dish) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Dish) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfDish = codec.Shape{Open: true, Props: []codec.Prop{

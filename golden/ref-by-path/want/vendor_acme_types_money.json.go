@@ -3,10 +3,7 @@
 
 package refbypath
 
-import (
-	"github.com/go-faster/jx"
-	"github.com/warrenbus/warren/runtime/codec"
-)
+import "github.com/warrenbus/warren/runtime/codec"
 
 // Money is generated from vendor/acme/types/money.json#/$defs/Money.
 type Money struct {
@@ -20,19 +17,13 @@ func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Money) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Money) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Money) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMoney = codec.Shape{Props: []codec.Prop{

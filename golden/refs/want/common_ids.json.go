@@ -26,7 +26,7 @@ func (v OrderID) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v OrderID) Validate() error { return nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderID) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // Tags is generated from common/ids.json#/$defs/tags.
@@ -54,5 +54,5 @@ func (v Tags) Validate() error { return nil }
 // MarshalJSON encodes v with EncodeJSON.
 func (v Tags) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Tags) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -30,13 +30,13 @@ func (v *Money) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Money) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Money) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Money) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Money) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfMoney = codec.Shape{Open: true, Props: []codec.Prop{
@@ -60,7 +60,7 @@ func (v Currency) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Currency) Validate() error { return checkCurrency.Check(string(v)) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Currency) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkCurrency = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z]{3}$")}

@@ -116,7 +116,7 @@ func (v OrderPlaced) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfOrderPlaced = []string{"order_id", "total"}
@@ -141,13 +141,13 @@ func (v *Shipping) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Shipping) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Shipping) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Shipping) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Shipping) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfShipping = codec.Shape{Open: true, Props: []codec.Prop{

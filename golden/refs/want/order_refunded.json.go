@@ -6,7 +6,6 @@ package refs
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -36,19 +35,13 @@ func (v *OrderRefunded) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderRefunded, append(f, &v.OrderID, &v.Amount, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderRefunded) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderRefunded) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *OrderRefunded) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderRefunded) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderRefunded) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderRefunded = codec.Shape{Open: true, Props: []codec.Prop{

@@ -8,7 +8,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
@@ -29,19 +28,13 @@ func (v *PricingQuote) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPricingQuote, append(f, &v.Sku, &v.Quantity, &v.CustomerID, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PricingQuote) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PricingQuote) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *PricingQuote) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v PricingQuote) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *PricingQuote) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfPricingQuote = codec.Shape{Open: true, Props: []codec.Prop{
@@ -66,13 +59,7 @@ func (v *PricingQuoteReply) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPricingQuoteReply, append(f, &v.Total, &v.ValidUntil, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *PricingQuoteReply) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *PricingQuoteReply) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *PricingQuoteReply) Validate() error { return codec.Check(v) }
 
 var shapeOfPricingQuoteReply = codec.Shape{Open: true, Props: []codec.Prop{

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
@@ -24,19 +23,13 @@ func (v *StockQuery) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfStockQuery, append(f, &v.Sku, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *StockQuery) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *StockQuery) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *StockQuery) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v StockQuery) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *StockQuery) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfStockQuery = codec.Shape{Open: true, Props: []codec.Prop{
@@ -56,19 +49,13 @@ func (v *Level) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfLevel, append(f, &v.Available, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *Level) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *Level) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Level) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Level) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Level) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfLevel = codec.Shape{Open: true, Props: []codec.Prop{

@@ -401,5 +401,5 @@ func (v WideRow) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *WideRow) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -6,7 +6,6 @@ package sagas
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -36,19 +35,13 @@ func (v *OrderCancelRequested) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCancelRequested, append(f, &v.Order, &v.Reason, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelRequested) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderCancelRequested) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *OrderCancelRequested) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v OrderCancelRequested) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderCancelRequested) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOrderCancelRequested = codec.Shape{Open: true, Props: []codec.Prop{
@@ -70,13 +63,7 @@ func (v *OrderCancelRequestedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCancelRequestedOrder, append(f, &v.ID, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *OrderCancelRequestedOrder) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *OrderCancelRequestedOrder) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *OrderCancelRequestedOrder) Validate() error { return codec.Check(v) }
 
 var shapeOfOrderCancelRequestedOrder = codec.Shape{Open: true, Props: []codec.Prop{

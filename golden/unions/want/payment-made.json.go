@@ -133,7 +133,7 @@ func (v PaymentMade) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *PaymentMade) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var requiredOfPaymentMade = []string{"method", "reference"}
@@ -158,13 +158,13 @@ func (v *Card) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Card) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Card) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Card) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Card) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfCard = codec.Shape{Open: true, Props: []codec.Prop{
@@ -202,13 +202,13 @@ func (v *Transfer) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Transfer) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Transfer) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Transfer) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Transfer) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfTransfer = codec.Shape{Open: true, Props: []codec.Prop{
@@ -246,13 +246,13 @@ func (v *Voucher) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Voucher) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Voucher) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Voucher) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Voucher) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfVoucher = codec.Shape{Open: true, Props: []codec.Prop{
@@ -445,7 +445,7 @@ func (v *PaymentMadeContactOption1) DecodeJSON(d *jx.Decoder) error { return cod
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *PaymentMadeContactOption1) Validate() error { return codec.Check(v) }
 
 var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Prop{
@@ -472,7 +472,7 @@ func (v *PaymentMadeContactOption2) DecodeJSON(d *jx.Decoder) error { return cod
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *PaymentMadeContactOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *PaymentMadeContactOption2) Validate() error { return codec.Check(v) }
 
 var shapeOfPaymentMadeContactOption2 = codec.Shape{Open: true, Props: []codec.Prop{

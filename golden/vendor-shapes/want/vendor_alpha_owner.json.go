@@ -29,13 +29,13 @@ func (v *Owner) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *Owner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *Owner) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v Owner) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Owner) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfOwner = codec.Shape{Open: true, Props: []codec.Prop{

@@ -30,19 +30,13 @@ func (v *DocumentSaved) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfDocumentSaved, append(f, &v.Root)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *DocumentSaved) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *DocumentSaved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *DocumentSaved) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v DocumentSaved) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *DocumentSaved) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfDocumentSaved = codec.Shape{Props: []codec.Prop{
@@ -127,7 +121,7 @@ func (v Value) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v Value) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Value) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 // List is generated from vendor/proto/document.json#/definitions/list.
@@ -159,5 +153,5 @@ func (v List) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v List) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *List) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

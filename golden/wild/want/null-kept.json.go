@@ -6,7 +6,6 @@ package wild
 import (
 	"encoding/json"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -41,19 +40,13 @@ func (v *NullKept) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfNullKept, append(f, &v.ID, &v.Nothing, &v.Scalar, &v.Always, &v.Choice, &v.Any, &v.AdditionalProperties)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *NullKept) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *NullKept) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *NullKept) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v NullKept) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *NullKept) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfNullKept = codec.Shape{Open: true, Props: []codec.Prop{

@@ -83,5 +83,5 @@ func (v OneofNegated) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OneofNegated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -192,7 +192,7 @@ func (v OptionalChecked) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OptionalChecked) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
@@ -224,7 +224,7 @@ func (v *OptionalCheckedOwner) DecodeJSON(d *jx.Decoder) error { return codec.De
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *OptionalCheckedOwner) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *OptionalCheckedOwner) Validate() error { return codec.Check(v) }
 
 var shapeOfOptionalCheckedOwner = codec.Shape{Open: true, Props: []codec.Prop{
@@ -281,7 +281,7 @@ func (v Labels) Validate() error { return codec.Distinct(&checkLabels, ([]string
 // MarshalJSON encodes v with EncodeJSON.
 func (v Labels) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Labels) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkLabels = codec.Array{MaxItems: -1, MinItems: 2}

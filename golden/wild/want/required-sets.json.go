@@ -126,7 +126,7 @@ func (v RequiredSets) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *RequiredSets) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
@@ -294,7 +294,7 @@ func (v Phone) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v Phone) Validate() error { return checkPhone.Check(string(v)) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Phone) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkPhone = codec.String{MaxLength: -1, Pattern: codec.Regexp("^\\+[0-9]+$")}

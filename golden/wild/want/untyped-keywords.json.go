@@ -127,7 +127,7 @@ func (v UntypedKeywords) MarshalJSON() ([]byte, error) {
 	return codec.Marshal(v), nil
 }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *UntypedKeywords) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var (
@@ -206,7 +206,7 @@ func (v *UntypedKeywordsEventOption1) DecodeJSON(d *jx.Decoder) error { return c
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption1) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *UntypedKeywordsEventOption1) Validate() error { return codec.Check(v) }
 
 var shapeOfUntypedKeywordsEventOption1 = codec.Shape{Props: []codec.Prop{
@@ -242,7 +242,7 @@ func (v *UntypedKeywordsEventOption2) DecodeJSON(d *jx.Decoder) error { return c
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
 func (v *UntypedKeywordsEventOption2) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
 
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *UntypedKeywordsEventOption2) Validate() error { return codec.Check(v) }
 
 var shapeOfUntypedKeywordsEventOption2 = codec.Shape{Props: []codec.Prop{

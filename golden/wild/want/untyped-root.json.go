@@ -76,7 +76,7 @@ func (v UntypedRoot) Validate() error {
 // MarshalJSON encodes v with EncodeJSON.
 func (v UntypedRoot) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *UntypedRoot) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var checkUntypedRoot_ID = codec.String{MaxLength: -1, MinLength: 1}

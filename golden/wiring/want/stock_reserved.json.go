@@ -6,7 +6,6 @@ package wiring
 import (
 	"math"
 
-	"github.com/go-faster/jx"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/codec"
 )
@@ -36,19 +35,13 @@ func (v *ItemReserved) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemReserved, append(f, &v.Sku, &v.OrderID, &v.Quantity)
 }
 
-// DecodeJSON reads v from d and checks it against its schema in the same pass.
-func (v *ItemReserved) DecodeJSON(d *jx.Decoder) error { return codec.Decode(d, v) }
-
-// EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v *ItemReserved) EncodeJSON(e *jx.Encoder) { codec.Encode(e, v) }
-
-// Validate checks v against its schema: what DecodeJSON checks.
+// Validate checks v against its schema, as decoding does.
 func (v *ItemReserved) Validate() error { return codec.Check(v) }
 
-// MarshalJSON encodes v with EncodeJSON.
+// MarshalJSON writes v as JSON. It does not check v; Validate does.
 func (v ItemReserved) MarshalJSON() ([]byte, error) { return codec.MarshalObject(&v) }
 
-// UnmarshalJSON decodes data with DecodeJSON: it rejects what the schema rejects.
+// UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ItemReserved) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
 var shapeOfItemReserved = codec.Shape{Props: []codec.Prop{

@@ -40,7 +40,9 @@ import (
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
 // Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap.
+// happened, Conn for what the kit does not wrap. Its Publish methods validate
+// the fact and return its message id; an error fails the test
+// (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -81,8 +83,7 @@ const (
 	SearchIndexer = "search-indexer"
 )
 
-// PublishImportCompleted validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishImportCompleted publishes v; an error fails the test.
 func (k *Kit) PublishImportCompleted(v catalogueevents.ImportCompleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactImportCompleted, &v)
@@ -93,8 +94,7 @@ func (k *Kit) PublishedImportCompleted() []catalogueevents.ImportCompleted {
 	return warrentest.Published[catalogueevents.ImportCompleted](k.Bus)
 }
 
-// PublishItemDeleted validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishItemDeleted publishes v; an error fails the test.
 func (k *Kit) PublishItemDeleted(v catalogueevents.ItemDeleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactItemDeleted, &v)
@@ -105,8 +105,7 @@ func (k *Kit) PublishedItemDeleted() []catalogueevents.ItemDeleted {
 	return warrentest.Published[catalogueevents.ItemDeleted](k.Bus)
 }
 
-// PublishItemUpdated validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishItemUpdated publishes v; an error fails the test.
 func (k *Kit) PublishItemUpdated(v catalogueevents.ItemUpdated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactItemUpdated, &v)
@@ -117,8 +116,7 @@ func (k *Kit) PublishedItemUpdated() []catalogueevents.ItemUpdated {
 	return warrentest.Published[catalogueevents.ItemUpdated](k.Bus)
 }
 
-// PublishOrderPlaced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v catalogueevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactOrderPlaced, &v)

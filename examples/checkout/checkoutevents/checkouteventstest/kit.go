@@ -41,7 +41,9 @@ import (
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
 // Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap.
+// happened, Conn for what the kit does not wrap. Its Publish methods validate
+// the fact and return its message id; an error fails the test
+// (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -79,8 +81,7 @@ const (
 	CheckoutSaga = "saga.checkout"
 )
 
-// PublishOrderCancelled validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishOrderCancelled publishes v; an error fails the test.
 func (k *Kit) PublishOrderCancelled(v checkoutevents.OrderCancelled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderCancelled, &v)
@@ -91,8 +92,7 @@ func (k *Kit) PublishedOrderCancelled() []checkoutevents.OrderCancelled {
 	return warrentest.Published[checkoutevents.OrderCancelled](k.Bus)
 }
 
-// PublishOrderPaid validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPaid publishes v; an error fails the test.
 func (k *Kit) PublishOrderPaid(v checkoutevents.OrderPaid) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPaid, &v)
@@ -103,8 +103,7 @@ func (k *Kit) PublishedOrderPaid() []checkoutevents.OrderPaid {
 	return warrentest.Published[checkoutevents.OrderPaid](k.Bus)
 }
 
-// PublishOrderPlaced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v checkoutevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPlaced, &v)

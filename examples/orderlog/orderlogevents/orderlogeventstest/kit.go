@@ -40,7 +40,9 @@ import (
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
 // Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap.
+// happened, Conn for what the kit does not wrap. Its Publish methods validate
+// the fact and return its message id; an error fails the test
+// (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -76,8 +78,7 @@ const (
 	OrderHistory = "order-history"
 )
 
-// PublishOrderPlaced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v orderlogevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, orderlogevents.FactOrderPlaced, &v)
@@ -88,8 +89,7 @@ func (k *Kit) PublishedOrderPlaced() []orderlogevents.OrderPlaced {
 	return warrentest.Published[orderlogevents.OrderPlaced](k.Bus)
 }
 
-// PublishOrderShipped validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderShipped publishes v; an error fails the test.
 func (k *Kit) PublishOrderShipped(v orderlogevents.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, orderlogevents.FactOrderShipped, &v)

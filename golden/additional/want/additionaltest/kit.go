@@ -36,7 +36,9 @@ import (
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -64,8 +66,7 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishConfigChanged validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishConfigChanged publishes v; an error fails the test.
 func (k *Kit) PublishConfigChanged(v additional.ConfigChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, additional.FactConfigChanged, &v)

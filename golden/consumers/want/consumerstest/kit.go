@@ -40,7 +40,9 @@ import (
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -81,8 +83,7 @@ const (
 	WarehouseLoader = "warehouse-loader"
 )
 
-// PublishCatalogueBundlePriceChanged validates and publishes v and returns its
-// message id. An error fails the test; warrentest.TryPublish returns it.
+// PublishCatalogueBundlePriceChanged publishes v; an error fails the test.
 func (k *Kit) PublishCatalogueBundlePriceChanged(v consumers.CatalogueBundlePriceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueBundlePriceChanged, &v)
@@ -93,8 +94,7 @@ func (k *Kit) PublishedCatalogueBundlePriceChanged() []consumers.CatalogueBundle
 	return warrentest.Published[consumers.CatalogueBundlePriceChanged](k.Bus)
 }
 
-// PublishCatalogueImportCompleted validates and publishes v and returns its
-// message id. An error fails the test; warrentest.TryPublish returns it.
+// PublishCatalogueImportCompleted publishes v; an error fails the test.
 func (k *Kit) PublishCatalogueImportCompleted(v consumers.CatalogueImportCompleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueImportCompleted, &v)
@@ -105,8 +105,7 @@ func (k *Kit) PublishedCatalogueImportCompleted() []consumers.CatalogueImportCom
 	return warrentest.Published[consumers.CatalogueImportCompleted](k.Bus)
 }
 
-// PublishCatalogueItemPriceChanged validates and publishes v and returns its
-// message id. An error fails the test; warrentest.TryPublish returns it.
+// PublishCatalogueItemPriceChanged publishes v; an error fails the test.
 func (k *Kit) PublishCatalogueItemPriceChanged(v consumers.CatalogueItemPriceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueItemPriceChanged, &v)
@@ -117,8 +116,7 @@ func (k *Kit) PublishedCatalogueItemPriceChanged() []consumers.CatalogueItemPric
 	return warrentest.Published[consumers.CatalogueItemPriceChanged](k.Bus)
 }
 
-// PublishOrderPlaced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v consumers.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactOrderPlaced, &v)

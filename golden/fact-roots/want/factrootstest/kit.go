@@ -36,7 +36,9 @@ import (
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -70,8 +72,7 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishAuditLogged validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishAuditLogged publishes v; an error fails the test.
 func (k *Kit) PublishAuditLogged(v factroots.AuditLogged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactAuditLogged, &v)
@@ -82,8 +83,7 @@ func (k *Kit) PublishedAuditLogged() []factroots.AuditLogged {
 	return warrentest.Published[factroots.AuditLogged](k.Bus)
 }
 
-// PublishCounterTicked validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishCounterTicked publishes v; an error fails the test.
 func (k *Kit) PublishCounterTicked(v factroots.CounterTicked) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactCounterTicked, &v)
@@ -94,8 +94,7 @@ func (k *Kit) PublishedCounterTicked() []factroots.CounterTicked {
 	return warrentest.Published[factroots.CounterTicked](k.Bus)
 }
 
-// PublishPushReceived validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishPushReceived publishes v; an error fails the test.
 func (k *Kit) PublishPushReceived(v factroots.PushReceived) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactPushReceived, &v)
@@ -106,8 +105,7 @@ func (k *Kit) PublishedPushReceived() []factroots.PushReceived {
 	return warrentest.Published[factroots.PushReceived](k.Bus)
 }
 
-// PublishOrderLines validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderLines publishes v; an error fails the test.
 func (k *Kit) PublishOrderLines(v factroots.OrderLines) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactOrderLines, &v)
@@ -118,8 +116,7 @@ func (k *Kit) PublishedOrderLines() []factroots.OrderLines {
 	return warrentest.Published[factroots.OrderLines](k.Bus)
 }
 
-// PublishPaymentSettled validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishPaymentSettled publishes v; an error fails the test.
 func (k *Kit) PublishPaymentSettled(v factroots.PaymentSettled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactPaymentSettled, &v)
@@ -130,8 +127,7 @@ func (k *Kit) PublishedPaymentSettled() []factroots.PaymentSettled {
 	return warrentest.Published[factroots.PaymentSettled](k.Bus)
 }
 
-// PublishObjectFinalized validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishObjectFinalized publishes v; an error fails the test.
 func (k *Kit) PublishObjectFinalized(v factroots.ObjectFinalized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactObjectFinalized, &v)
@@ -142,8 +138,7 @@ func (k *Kit) PublishedObjectFinalized() []factroots.ObjectFinalized {
 	return warrentest.Published[factroots.ObjectFinalized](k.Bus)
 }
 
-// PublishUserMerged validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishUserMerged publishes v; an error fails the test.
 func (k *Kit) PublishUserMerged(v factroots.UserMerged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactUserMerged, &v)

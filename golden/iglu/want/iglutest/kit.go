@@ -40,7 +40,9 @@ import (
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -76,8 +78,7 @@ const (
 	Analytics = "analytics"
 )
 
-// PublishCheckoutStarted validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishCheckoutStarted publishes v; an error fails the test.
 func (k *Kit) PublishCheckoutStarted(v iglu.CheckoutStarted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, iglu.FactCheckoutStarted, &v)
@@ -88,8 +89,7 @@ func (k *Kit) PublishedCheckoutStarted() []iglu.CheckoutStarted {
 	return warrentest.Published[iglu.CheckoutStarted](k.Bus)
 }
 
-// PublishRefundIssued validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishRefundIssued publishes v; an error fails the test.
 func (k *Kit) PublishRefundIssued(v iglu.RefundIssued) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, iglu.FactRefundIssued, &v)

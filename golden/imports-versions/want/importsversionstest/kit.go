@@ -40,7 +40,9 @@ import (
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
 // Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap.
+// happened, Conn for what the kit does not wrap. Its Publish methods validate
+// the fact and return its message id; an error fails the test
+// (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -77,8 +79,7 @@ const (
 	SearchIndexer = "search-indexer"
 )
 
-// PublishItemCreated validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishItemCreated publishes v; an error fails the test.
 func (k *Kit) PublishItemCreated(v importsversions.ItemCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, importsversions.FactItemCreated, &v)
@@ -89,8 +90,7 @@ func (k *Kit) PublishedItemCreated() []importsversions.ItemCreated {
 	return warrentest.Published[importsversions.ItemCreated](k.Bus)
 }
 
-// PublishItemPriced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishItemPriced publishes v; an error fails the test.
 func (k *Kit) PublishItemPriced(v importsversions.ItemPriced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, importsversions.FactItemPriced, &v)

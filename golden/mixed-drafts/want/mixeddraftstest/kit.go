@@ -40,7 +40,9 @@ import (
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -77,8 +79,7 @@ const (
 	Archiver = "archiver"
 )
 
-// PublishObjectFinalized validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishObjectFinalized publishes v; an error fails the test.
 func (k *Kit) PublishObjectFinalized(v mixeddrafts.ObjectFinalized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactObjectFinalized, &v)
@@ -89,8 +90,7 @@ func (k *Kit) PublishedObjectFinalized() []mixeddrafts.ObjectFinalized {
 	return warrentest.Published[mixeddrafts.ObjectFinalized](k.Bus)
 }
 
-// PublishIssueClosed validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishIssueClosed publishes v; an error fails the test.
 func (k *Kit) PublishIssueClosed(v mixeddrafts.IssueClosed) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactIssueClosed, &v)
@@ -101,8 +101,7 @@ func (k *Kit) PublishedIssueClosed() []mixeddrafts.IssueClosed {
 	return warrentest.Published[mixeddrafts.IssueClosed](k.Bus)
 }
 
-// PublishShipmentDispatched validates and publishes v and returns its message
-// id. An error fails the test; warrentest.TryPublish returns it.
+// PublishShipmentDispatched publishes v; an error fails the test.
 func (k *Kit) PublishShipmentDispatched(v mixeddrafts.ShipmentDispatched) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactShipmentDispatched, &v)

@@ -40,7 +40,9 @@ import (
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
 // Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap.
+// happened, Conn for what the kit does not wrap. Its Publish methods validate
+// the fact and return its message id; an error fails the test
+// (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -76,8 +78,7 @@ const (
 	Storefront = "storefront"
 )
 
-// PublishMenuPublished validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishMenuPublished publishes v; an error fails the test.
 func (k *Kit) PublishMenuPublished(v recursionallof.MenuPublished) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursionallof.FactMenuPublished, &v)
@@ -88,8 +89,7 @@ func (k *Kit) PublishedMenuPublished() []recursionallof.MenuPublished {
 	return warrentest.Published[recursionallof.MenuPublished](k.Bus)
 }
 
-// PublishTeamReorganized validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishTeamReorganized publishes v; an error fails the test.
 func (k *Kit) PublishTeamReorganized(v recursionallof.TeamReorganized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursionallof.FactTeamReorganized, &v)

@@ -36,7 +36,9 @@ import (
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -67,8 +69,7 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishAyBee validates and publishes v and returns its message id. An error
-// fails the test; warrentest.TryPublish returns it.
+// PublishAyBee publishes v; an error fails the test.
 func (k *Kit) PublishAyBee(v rulenames.AyBee) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactAyBee, &v)
@@ -79,8 +80,7 @@ func (k *Kit) PublishedAyBee() []rulenames.AyBee {
 	return warrentest.Published[rulenames.AyBee](k.Bus)
 }
 
-// PublishAy validates and publishes v and returns its message id. An error
-// fails the test; warrentest.TryPublish returns it.
+// PublishAy publishes v; an error fails the test.
 func (k *Kit) PublishAy(v rulenames.Ay) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactAy, &v)
@@ -91,8 +91,7 @@ func (k *Kit) PublishedAy() []rulenames.Ay {
 	return warrentest.Published[rulenames.Ay](k.Bus)
 }
 
-// PublishColChanged validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishColChanged publishes v; an error fails the test.
 func (k *Kit) PublishColChanged(v rulenames.ColChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactColChanged, &v)
@@ -103,8 +102,7 @@ func (k *Kit) PublishedColChanged() []rulenames.ColChanged {
 	return warrentest.Published[rulenames.ColChanged](k.Bus)
 }
 
-// PublishWideRow validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishWideRow publishes v; an error fails the test.
 func (k *Kit) PublishWideRow(v rulenames.WideRow) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactWideRow, &v)

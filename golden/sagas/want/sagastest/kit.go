@@ -41,7 +41,9 @@ import (
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -80,8 +82,7 @@ const (
 	CheckoutSaga = "saga.checkout"
 )
 
-// PublishOrderCancelRequested validates and publishes v and returns its
-// message id. An error fails the test; warrentest.TryPublish returns it.
+// PublishOrderCancelRequested publishes v; an error fails the test.
 func (k *Kit) PublishOrderCancelRequested(v sagas.OrderCancelRequested) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderCancelRequested, &v)
@@ -92,8 +93,7 @@ func (k *Kit) PublishedOrderCancelRequested() []sagas.OrderCancelRequested {
 	return warrentest.Published[sagas.OrderCancelRequested](k.Bus)
 }
 
-// PublishOrderCancelled validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishOrderCancelled publishes v; an error fails the test.
 func (k *Kit) PublishOrderCancelled(v sagas.OrderCancelled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderCancelled, &v)
@@ -104,8 +104,7 @@ func (k *Kit) PublishedOrderCancelled() []sagas.OrderCancelled {
 	return warrentest.Published[sagas.OrderCancelled](k.Bus)
 }
 
-// PublishOrderPaid validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPaid publishes v; an error fails the test.
 func (k *Kit) PublishOrderPaid(v sagas.OrderPaid) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderPaid, &v)
@@ -116,8 +115,7 @@ func (k *Kit) PublishedOrderPaid() []sagas.OrderPaid {
 	return warrentest.Published[sagas.OrderPaid](k.Bus)
 }
 
-// PublishOrderPlaced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v sagas.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderPlaced, &v)

@@ -40,7 +40,9 @@ import (
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -80,8 +82,7 @@ const (
 	Stock           = "stock"
 )
 
-// PublishOrderPlaced validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v streams.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactOrderPlaced, &v)
@@ -92,8 +93,7 @@ func (k *Kit) PublishedOrderPlaced() []streams.OrderPlaced {
 	return warrentest.Published[streams.OrderPlaced](k.Bus)
 }
 
-// PublishOrderShipped validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOrderShipped publishes v; an error fails the test.
 func (k *Kit) PublishOrderShipped(v streams.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactOrderShipped, &v)
@@ -104,8 +104,7 @@ func (k *Kit) PublishedOrderShipped() []streams.OrderShipped {
 	return warrentest.Published[streams.OrderShipped](k.Bus)
 }
 
-// PublishStockCounted validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishStockCounted publishes v; an error fails the test.
 func (k *Kit) PublishStockCounted(v streams.StockCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactStockCounted, &v)

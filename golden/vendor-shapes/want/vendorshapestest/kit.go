@@ -36,7 +36,9 @@ import (
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -65,8 +67,7 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishDocumentSaved validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishDocumentSaved publishes v; an error fails the test.
 func (k *Kit) PublishDocumentSaved(v vendorshapes.DocumentSaved) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, vendorshapes.FactDocumentSaved, &v)
@@ -77,8 +78,7 @@ func (k *Kit) PublishedDocumentSaved() []vendorshapes.DocumentSaved {
 	return warrentest.Published[vendorshapes.DocumentSaved](k.Bus)
 }
 
-// PublishInstanceChanged validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishInstanceChanged publishes v; an error fails the test.
 func (k *Kit) PublishInstanceChanged(v vendorshapes.InstanceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, vendorshapes.FactInstanceChanged, &v)

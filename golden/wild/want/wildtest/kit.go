@@ -36,7 +36,9 @@ import (
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -71,8 +73,7 @@ func wire(b *warrentest.Bus) *Kit {
 	return &Kit{b}
 }
 
-// PublishAnyofAnnotated validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishAnyofAnnotated publishes v; an error fails the test.
 func (k *Kit) PublishAnyofAnnotated(v wild.AnyofAnnotated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactAnyofAnnotated, &v)
@@ -83,8 +84,7 @@ func (k *Kit) PublishedAnyofAnnotated() []wild.AnyofAnnotated {
 	return warrentest.Published[wild.AnyofAnnotated](k.Bus)
 }
 
-// PublishNullKept validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishNullKept publishes v; an error fails the test.
 func (k *Kit) PublishNullKept(v wild.NullKept) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactNullKept, &v)
@@ -95,8 +95,7 @@ func (k *Kit) PublishedNullKept() []wild.NullKept {
 	return warrentest.Published[wild.NullKept](k.Bus)
 }
 
-// PublishOneofNegated validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishOneofNegated publishes v; an error fails the test.
 func (k *Kit) PublishOneofNegated(v wild.OneofNegated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactOneofNegated, &v)
@@ -107,8 +106,7 @@ func (k *Kit) PublishedOneofNegated() []wild.OneofNegated {
 	return warrentest.Published[wild.OneofNegated](k.Bus)
 }
 
-// PublishOptionalChecked validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishOptionalChecked publishes v; an error fails the test.
 func (k *Kit) PublishOptionalChecked(v wild.OptionalChecked) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactOptionalChecked, &v)
@@ -119,8 +117,7 @@ func (k *Kit) PublishedOptionalChecked() []wild.OptionalChecked {
 	return warrentest.Published[wild.OptionalChecked](k.Bus)
 }
 
-// PublishPatternMembers validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishPatternMembers publishes v; an error fails the test.
 func (k *Kit) PublishPatternMembers(v wild.PatternMembers) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactPatternMembers, &v)
@@ -131,8 +128,7 @@ func (k *Kit) PublishedPatternMembers() []wild.PatternMembers {
 	return warrentest.Published[wild.PatternMembers](k.Bus)
 }
 
-// PublishRequiredSets validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishRequiredSets publishes v; an error fails the test.
 func (k *Kit) PublishRequiredSets(v wild.RequiredSets) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactRequiredSets, &v)
@@ -143,8 +139,7 @@ func (k *Kit) PublishedRequiredSets() []wild.RequiredSets {
 	return warrentest.Published[wild.RequiredSets](k.Bus)
 }
 
-// PublishUntypedKeywords validates and publishes v and returns its message id.
-// An error fails the test; warrentest.TryPublish returns it.
+// PublishUntypedKeywords publishes v; an error fails the test.
 func (k *Kit) PublishUntypedKeywords(v wild.UntypedKeywords) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactUntypedKeywords, &v)
@@ -155,8 +150,7 @@ func (k *Kit) PublishedUntypedKeywords() []wild.UntypedKeywords {
 	return warrentest.Published[wild.UntypedKeywords](k.Bus)
 }
 
-// PublishUntypedRoot validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishUntypedRoot publishes v; an error fails the test.
 func (k *Kit) PublishUntypedRoot(v wild.UntypedRoot) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactUntypedRoot, &v)

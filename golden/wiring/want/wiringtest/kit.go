@@ -40,7 +40,9 @@ import (
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
 // everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap.
+// Conn for what the kit does not wrap. Its Publish methods validate the fact
+// and return its message id; an error fails the test (warrentest.TryPublish
+// returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -77,8 +79,7 @@ const (
 	StockKeeper  = "stock-keeper"
 )
 
-// PublishItemCounted validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishItemCounted publishes v; an error fails the test.
 func (k *Kit) PublishItemCounted(v wiring.ItemCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wiring.FactItemCounted, &v)
@@ -89,8 +90,7 @@ func (k *Kit) PublishedItemCounted() []wiring.ItemCounted {
 	return warrentest.Published[wiring.ItemCounted](k.Bus)
 }
 
-// PublishItemReserved validates and publishes v and returns its message id. An
-// error fails the test; warrentest.TryPublish returns it.
+// PublishItemReserved publishes v; an error fails the test.
 func (k *Kit) PublishItemReserved(v wiring.ItemReserved) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wiring.FactItemReserved, &v)
