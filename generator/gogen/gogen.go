@@ -79,7 +79,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	e.dataEnums = e.bareEnums()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
-		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
+		{name: "schemas.go", when: always, gen: (*emitter).genSchemas, direct: (*emitter).schemasDirect},
 		{name: "topology.go", source: "warren.json", when: always, gen: (*emitter).genTopology},
 		{name: "publisher.go", when: hasFacts, gen: (*emitter).genPublisher, direct: (*emitter).publisherDirect},
 		{name: "outbox.go", when: hasFacts, gen: (*emitter).genOutbox, direct: (*emitter).outboxDirect},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -35,10 +34,12 @@ func (e *emitter) genPackage(f *jen.File) {
 	)
 }
 
+const schemasDoc = schemaSetVar + " holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them."
+
 // genSchemas embeds every schema file the facts need, compacted, as string
 // literals (jen quotes them, so no schema text can leave its string).
 func (e *emitter) genSchemas(f *jen.File) {
-	for _, c := range docComment(schemaSetVar + " holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.") {
+	for _, c := range docComment(schemasDoc) {
 		f.Add(c)
 	}
 	files := jen.Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
@@ -208,12 +209,7 @@ func eachRoute(fact *model.Fact) jen.Code {
 // to read without escaped quotes), else as a quoted one. A raw literal
 // cannot hold a back quote, and Go source cannot hold invalid UTF-8, NUL or
 // a byte order mark; strconv-quoting escapes all of them.
-func stringLit(s string) jen.Code {
-	if utf8.ValidString(s) && !strings.ContainsAny(s, "`\x00\r\uFEFF") {
-		return jen.Op("`" + s + "`")
-	}
-	return jen.Lit(s)
-}
+func stringLit(s string) jen.Code { return jen.Op(stringLitText(s)) }
 
 // queuesRead says, in a constructor's doc comment, which queues a
 // consumer that reads queues reads: its work queue, or an ordered
