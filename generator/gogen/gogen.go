@@ -57,6 +57,26 @@ type output struct {
 
 // Generate renders every file of the package, keyed by file name.
 func Generate(m *model.Model) (map[string][]byte, error) {
+	var mu sync.Mutex
+	files := map[string][]byte{}
+	err := GenerateEach(m, func(name string, src []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		files[name] = src
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// GenerateEach renders every file of the package and hands each to each
+// as soon as it is rendered, so that the caller can write it while the
+// others are rendered. each is called from several goroutines at once,
+// and not for a file whose rendering failed; the error is the first, in
+// the order of the files, that rendering or each returned.
+func GenerateEach(m *model.Model, each func(name string, src []byte) error) error {
 	e := &emitter{m: m}
 	// whether each struct is tabled, decided once: the answer builds the
 	// whole Shape, and the files, written at once, only read the map
@@ -110,20 +130,22 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	}
 	// Files are independent and rendering them is most of the cost:
 	// render them on every core. The model is only read.
-	rendered := make([][]byte, len(todo))
 	errs := make([]error, len(todo))
 	scratches := make([]scratch, min(runtime.GOMAXPROCS(0), len(todo)))
 	onEveryCore(len(todo), func(w, i int) {
-		rendered[i], errs[i] = render(m.Package, todo[i], e, &scratches[w])
-	})
-	files := make(map[string][]byte, len(todo))
-	for i, o := range todo {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("generate %s: %w", o.name, errs[i])
+		src, err := render(m.Package, todo[i], e, &scratches[w])
+		if err != nil {
+			errs[i] = fmt.Errorf("generate %s: %w", todo[i].name, err)
+			return
 		}
-		files[o.name] = rendered[i]
+		errs[i] = each(todo[i].name, src)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
-	return files, nil
+	return nil
 }
 
 // onEveryCore calls do(w, i) for every i below n, in order of i, on as

@@ -190,12 +190,6 @@ func (p *Plan) Apply() (err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", parent, err)
 	}
-	// A directory that does not exist yet is made whole in the temporary
-	// directory and renamed into place at once: one rename rather than a
-	// rename (and a look for its directory) per file, a thousand system
-	// calls on one core for a package of a thousand facts.
-	_, statErr := os.Lstat(p.Dir)
-	whole := errors.Is(statErr, fs.ErrNotExist) && len(p.Remove) == 0
 	tmp, err := mkdirTemp(parent)
 	if err != nil {
 		return fmt.Errorf("create temporary directory: %w", err)
@@ -208,10 +202,6 @@ func (p *Plan) Apply() (err error) {
 	if err := p.writeAll(tmp); err != nil {
 		return err
 	}
-	if whole && os.Rename(tmp, p.Dir) == nil {
-		return nil
-	}
-	// dir exists (or has appeared since): file by file
 	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
 	}
@@ -238,7 +228,7 @@ func (p *Plan) Apply() (err error) {
 
 // mkdirTemp creates a new directory in parent, as os.MkdirTemp does but
 // with the permissions os.MkdirAll gives the output directory (0o755 less
-// the umask): Apply may rename it to be the output directory.
+// the umask): Fresh renames it to be the output directory.
 func mkdirTemp(parent string) (string, error) {
 	for {
 		dir := filepath.Join(parent, ".warren-generate-"+strconv.FormatUint(rand.Uint64(), 36))
