@@ -411,7 +411,7 @@ func ruleLit(k model.Kind, ck model.Check) frag {
 		return nil
 	}
 	w.keyed(fields)
-	return w.f
+	return w.frag()
 }
 
 // keysRule declares the rule for the names of a struct's undeclared
@@ -443,7 +443,7 @@ func keysLit(patterns []string) frag {
 		w.raw("(" + quote(p) + ")")
 	}
 	w.raw("}}")
-	return w.f
+	return w.frag()
 }
 
 // intRule makes the bounds of an integer inclusive integers: x > 2.5 is
@@ -465,7 +465,7 @@ func intRule(ck model.Check) frag {
 	var w fragWriter
 	w.qual(codecPath, "Int")
 	w.keyed(fields)
-	return w.f
+	return w.frag()
 }
 
 func intBound(b *load.Bound, lower bool) *big.Int {
@@ -523,7 +523,7 @@ func floatRule(ck model.Check) frag {
 	var w fragWriter
 	w.qual(codecPath, "Float")
 	w.keyed(fields)
-	return w.f
+	return w.frag()
 }
 
 // enumLitOf declares the values of an enum, as JSON texts.
@@ -538,7 +538,7 @@ func enumLitOf(values []json.RawMessage) frag {
 		w.raw(quote(string(v)))
 	}
 	w.raw(")")
-	return w.f
+	return w.frag()
 }
 
 // body is the body of a function. One statement is written on one line,

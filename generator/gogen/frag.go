@@ -39,23 +39,38 @@ func (f frag) jen() *jen.Statement {
 	return s
 }
 
-// fragWriter builds a frag from text and qualified names.
-type fragWriter struct{ f frag }
-
-func (w *fragWriter) raw(s string) {
-	if n := len(w.f); n > 0 && w.f[n-1].path == "" {
-		w.f[n-1].text += s
-		return
-	}
-	w.f = append(w.f, raw(s))
+// fragWriter builds a frag from text and qualified names; frag returns
+// it. Text between two names is gathered in one buffer, not by adding
+// strings together.
+type fragWriter struct {
+	f    frag
+	text []byte // not in f yet
 }
 
-func (w *fragWriter) qual(path, name string) { w.f = append(w.f, qual(path, name)) }
+func (w *fragWriter) raw(s string) { w.text = append(w.text, s...) }
+
+func (w *fragWriter) qual(path, name string) {
+	w.flush()
+	w.f = append(w.f, qual(path, name))
+}
+
+func (w *fragWriter) flush() {
+	if len(w.text) > 0 {
+		w.f = append(w.f, raw(string(w.text)))
+		w.text = w.text[:0]
+	}
+}
+
+// frag is what was written.
+func (w *fragWriter) frag() frag {
+	w.flush()
+	return w.f
+}
 
 func (w *fragWriter) add(f frag) {
 	for _, p := range f {
 		if p.path != "" {
-			w.f = append(w.f, p)
+			w.qual(p.path, p.text)
 		} else {
 			w.raw(p.text)
 		}

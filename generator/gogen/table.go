@@ -69,7 +69,7 @@ func (c *valueCodec) shape(t *model.Type) (props []frag, ptrs []string, ok bool)
 		}
 		var w fragWriter
 		w.keyed(fields)
-		props = append(props, w.f)
+		props = append(props, w.frag())
 		ptrs = append(ptrs, ptr)
 	}
 	if t.Extra != nil {
