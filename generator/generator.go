@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"sync"
 
 	"github.com/warrenbus/warren/generator/asyncapi"
 	"github.com/warrenbus/warren/generator/docgen"
@@ -138,20 +137,7 @@ var errNoModel = errors.New("generator: the schema directory's model did not bui
 // "<package>test/kit.go" (gogen.KitDir, gogen.KitFile). Without an import
 // path there is no kit: it imports the package, and only the import path
 // says how.
-func (p *Project) GoFiles() (map[string][]byte, error) {
-	var mu sync.Mutex
-	files := map[string][]byte{}
-	err := p.EachGoFile(func(name string, src []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		files[name] = src
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return files, nil
-}
+func (p *Project) GoFiles() (map[string][]byte, error) { return gogen.Collect(p.EachGoFile) }
 
 // EachGoFile renders the files GoFiles returns and hands each to each as
 // soon as it is rendered (gogen.GenerateEach), so that the caller can

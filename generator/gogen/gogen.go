@@ -57,9 +57,15 @@ type output struct {
 
 // Generate renders every file of the package, keyed by file name.
 func Generate(m *model.Model) (map[string][]byte, error) {
+	return Collect(func(each func(string, []byte) error) error { return GenerateEach(m, each) })
+}
+
+// Collect gathers the files that render hands to each (from several
+// goroutines at once, as GenerateEach does), keyed by file name.
+func Collect(render func(each func(name string, src []byte) error) error) (map[string][]byte, error) {
 	var mu sync.Mutex
 	files := map[string][]byte{}
-	err := GenerateEach(m, func(name string, src []byte) error {
+	err := render(func(name string, src []byte) error {
 		mu.Lock()
 		defer mu.Unlock()
 		files[name] = src

@@ -2,6 +2,7 @@ package gogen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,11 +43,9 @@ func (e *emitter) genOutbox(f *jen.File) {
 // is published in several versions.
 func (e *emitter) outboxDirect(g *gofile) {
 	facts := e.m.OwnFacts()
-	for _, fact := range facts {
-		if fact.PublishesOlder() {
-			g.ok = false
-			return
-		}
+	if slices.ContainsFunc(facts, (*model.Fact).PublishesOlder) {
+		g.ok = false
+		return
 	}
 	g.jen(e.genOutboxType)
 	for _, fact := range facts {

@@ -28,11 +28,9 @@ func (e *emitter) genPublisher(f *jen.File) {
 // directly (gofile), unless a fact is published in several versions.
 func (e *emitter) publisherDirect(g *gofile) {
 	facts := e.m.OwnFacts()
-	for _, fact := range facts {
-		if fact.PublishesOlder() {
-			g.ok = false
-			return
-		}
+	if slices.ContainsFunc(facts, (*model.Fact).PublishesOlder) {
+		g.ok = false
+		return
 	}
 	g.jen(e.genPublisherType)
 	recv := "func (p *" + names.PublisherType + ") "

@@ -236,7 +236,7 @@ func (e *emitter) enumDirect(g *gofile, t *model.Type) {
 		g.row(1, "= "+enumText(v.Value), v.GoName, t.GoName)
 	}
 	g.line(0, ")")
-	var shown, sorted []string
+	var shown []string
 	for _, v := range t.Values {
 		b, _ := json.Marshal(v.Value)
 		shown = append(shown, string(b))
@@ -244,24 +244,8 @@ func (e *emitter) enumDirect(g *gofile, t *model.Type) {
 	set, elem := "Strings", "string"
 	if t.Base.Kind == model.Int {
 		set, elem = "Ints", "int64"
-		var is []int64
-		for _, v := range t.Values {
-			is = append(is, v.Value.(int64))
-		}
-		slices.Sort(is)
-		for _, i := range slices.Compact(is) {
-			sorted = append(sorted, strconv.FormatInt(i, 10))
-		}
-	} else {
-		var ss []string
-		for _, v := range t.Values {
-			ss = append(ss, v.Value.(string))
-		}
-		slices.Sort(ss)
-		for _, s := range slices.Compact(ss) {
-			sorted = append(sorted, quote(s))
-		}
 	}
+	sorted := sortedValues(t)
 	want := "one of " + strings.Join(shown, ", ")
 	if len(shown) == 1 {
 		want = "the constant " + shown[0]
@@ -323,4 +307,30 @@ func (e *emitter) typeText(g *gofile, r model.Ref) string {
 		return "map[string]" + e.elemText(g, *r.Elem)
 	}
 	panic(fmt.Sprintf("gogen: unknown kind %d", r.Kind))
+}
+
+// sortedValues are the literals of an enum's values, sorted and without
+// repeats: the Sorted of its codec.Strings or codec.Ints.
+func sortedValues(t *model.Type) []string {
+	var sorted []string
+	if t.Base.Kind == model.Int {
+		var is []int64
+		for _, v := range t.Values {
+			is = append(is, v.Value.(int64))
+		}
+		slices.Sort(is)
+		for _, i := range slices.Compact(is) {
+			sorted = append(sorted, strconv.FormatInt(i, 10))
+		}
+		return sorted
+	}
+	var ss []string
+	for _, v := range t.Values {
+		ss = append(ss, v.Value.(string))
+	}
+	slices.Sort(ss)
+	for _, s := range slices.Compact(ss) {
+		sorted = append(sorted, quote(s))
+	}
+	return sorted
 }
