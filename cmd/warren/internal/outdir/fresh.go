@@ -26,15 +26,16 @@ type Fresh struct {
 	subdirs map[string]bool // made below tmp
 }
 
-// NewFresh starts writing dir, when dir does not exist; nil when it does
-// (or anything else is there), which Plan handles.
+// NewFresh starts writing dir, when dir does not exist and its parent
+// does; nil otherwise, which Plan handles (it also makes the parents, once
+// everything is generated: a failure leaves no directory behind).
 func NewFresh(dir string) (*Fresh, error) {
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", parent, err)
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return nil, nil
 	}
 	tmp, err := mkdirTemp(parent)
 	if err != nil {

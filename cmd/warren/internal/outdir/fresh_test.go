@@ -20,7 +20,7 @@ func TestFresh(t *testing.T) {
 				syncFS = func(string) error { return errors.ErrUnsupported }
 			}
 			parent := t.TempDir()
-			dir := filepath.Join(parent, "a", "b")
+			dir := filepath.Join(parent, "out")
 			w, err := NewFresh(dir)
 			if err != nil || w == nil {
 				t.Fatalf("NewFresh: %v, %v", w, err)
@@ -67,10 +67,17 @@ func TestFresh(t *testing.T) {
 	}
 }
 
-// TestFreshExisting: an existing directory is not fresh; Plan writes it.
+// TestFreshExisting: an existing directory is not fresh, nor one whose
+// parent is missing; Plan writes them. Nothing is created.
 func TestFreshExisting(t *testing.T) {
-	if w, err := NewFresh(t.TempDir()); w != nil || err != nil {
-		t.Errorf("NewFresh of an existing directory: %v, %v; want nil, nil", w, err)
+	parent := t.TempDir()
+	for _, dir := range []string{parent, filepath.Join(parent, "a", "b")} {
+		if w, err := NewFresh(dir); w != nil || err != nil {
+			t.Errorf("NewFresh(%s): %v, %v; want nil, nil", dir, w, err)
+		}
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("created: %v", entries)
 	}
 }
 
