@@ -40,10 +40,13 @@ func TestClusterBatchConsumerLeaderStops(t *testing.T) {
 	run(t, cons)
 	pub, _ := NewPublisher(pubConn, b.events())
 	var published atomic.Int32
-	wg := publishAll(pub, f, 0, total, workers, time.Millisecond, &published, nil)
+	// The facts past 2,500 wait for the stop to be made (publishAllHeld).
+	stopMade := make(chan struct{})
+	wg := publishAllHeld(pub, f, 0, total, workers, time.Millisecond, &published, nil, 2500, stopMade)
 
 	testenv.Eventually(t, "the flow to reach 1,500 facts", func() bool { return published.Load() >= 1500 })
 	c.Stop(t, leader)
+	close(stopMade)
 	if p := published.Load(); p >= total {
 		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
 	}

@@ -150,11 +150,23 @@ func consume(t *testing.T, b *broker, conn *Conn, f *clusterFlow) {
 // recording each result in f; published counts the confirmed ones. Workers
 // stop early once halt (if not nil) is set.
 func publishAll(pub *Publisher, f *clusterFlow, from, to, workers int, pace time.Duration, published *atomic.Int32, halt *atomic.Bool) *sync.WaitGroup {
+	return publishAllHeld(pub, f, from, to, workers, pace, published, halt, to, nil)
+}
+
+// publishAllHeld is publishAll with the facts from held on waiting for
+// release to close: a test that stops a node once the flow has begun
+// holds the rest back until the stop is made, so that it lands inside the
+// flow however long the stop takes on a loaded machine (rabbitmqctl stop
+// has taken longer than publishing thousands of facts).
+func publishAllHeld(pub *Publisher, f *clusterFlow, from, to, workers int, pace time.Duration, published *atomic.Int32, halt *atomic.Bool, held int, release <-chan struct{}) *sync.WaitGroup {
 	fact := itemFact("item.added")
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for n := from + w; n < to && (halt == nil || !halt.Load()); n += workers {
+				if n >= held {
+					<-release
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				_, err := pub.Publish(ctx, fact, item{SKU: "s", N: n})
 				cancel()
@@ -213,11 +225,13 @@ func TestClusterLeaderStopsWhileFactsFlow(t *testing.T) {
 	consume(t, b, subConn, f)
 	pub, _ := NewPublisher(pubConn, b.events())
 	var published atomic.Int32
-	wg := publishAll(pub, f, 0, total, workers, 2*time.Millisecond, &published, nil)
+	stopMade := make(chan struct{})
+	wg := publishAllHeld(pub, f, 0, total, workers, 2*time.Millisecond, &published, nil, 4000, stopMade)
 
 	testenv.Eventually(t, "the flow to reach 3,000 facts", func() bool { return published.Load() >= 3000 })
 	stoppedAt := time.Now()
 	c.Stop(t, leader)
+	close(stopMade)
 	if p := published.Load(); p >= total {
 		t.Fatalf("the stop came after all %d facts were published; it proved nothing", p)
 	}
