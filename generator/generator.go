@@ -137,36 +137,41 @@ var errNoModel = errors.New("generator: the schema directory's model did not bui
 // "<package>test/kit.go" (gogen.KitDir, gogen.KitFile). Without an import
 // path there is no kit: it imports the package, and only the import path
 // says how.
-func (p *Project) GoFiles() (map[string][]byte, error) {
+func (p *Project) GoFiles() (map[string][]byte, error) { return gogen.Collect(p.EachGoFile) }
+
+// EachGoFile renders the files GoFiles returns and hands each to each as
+// soon as it is rendered (gogen.GenerateEach), so that the caller can
+// write it while the others are rendered. each is called from several
+// goroutines at once; the error is the package's first, else the kit's.
+func (p *Project) EachGoFile(each func(name string, src []byte) error) error {
 	if p.Model == nil {
-		return nil, errNoModel
+		return errNoModel
 	}
 	if p.Model.Package == "" {
-		return nil, errors.New("generator: no Go package name: the schema directory was opened without Options.Go")
+		return errors.New("generator: no Go package name: the schema directory was opened without Options.Go")
 	}
 	if p.importPath == "" {
-		return gogen.Generate(p.Model)
+		return gogen.GenerateEach(p.Model, each)
 	}
 	// The kit is one file as large as the publisher: rendered beside the
 	// package's files rather than after them, it does not leave a core
 	// idle at the end. Both only read the model.
-	var kit []byte
 	var kitErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		kit, kitErr = gogen.Kit(p.Model, p.importPath)
+		kit, err := gogen.Kit(p.Model, p.importPath)
+		if err == nil {
+			err = each(path.Join(gogen.KitDir(p.Model.Package), gogen.KitFile), kit)
+		}
+		kitErr = err
 	}()
-	files, err := gogen.Generate(p.Model)
+	err := gogen.GenerateEach(p.Model, each)
 	<-done
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if kitErr != nil {
-		return nil, kitErr
-	}
-	files[path.Join(gogen.KitDir(p.Model.Package), gogen.KitFile)] = kit
-	return files, nil
+	return kitErr
 }
 
 // Docs renders the documentation of the directory, keyed by file name

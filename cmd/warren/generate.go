@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,6 +68,16 @@ func runGenerate(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
 	}
+	if !c.Bool("check") {
+		// A new directory is written as the files are generated.
+		fresh, err := outdir.NewFresh(out)
+		if err != nil {
+			return reportError(stderr, "generate", "", err)
+		}
+		if fresh != nil {
+			return writeFresh(stderr, p, fresh, dir)
+		}
+	}
 	files, err := p.GoFiles()
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
@@ -82,6 +94,33 @@ func runGenerate(c *cli.Context) error {
 		return errReported
 	}
 	if err := plan.Apply(); err != nil {
+		return reportError(stderr, "generate", "", err)
+	}
+	return nil
+}
+
+// writeFresh writes the package p generates from dir into the new
+// directory fresh, each file as soon as it is generated.
+func writeFresh(stderr io.Writer, p *generator.Project, fresh *outdir.Fresh, dir string) error {
+	var mu sync.Mutex
+	var writeErr error // the first; it is reported as Apply's are
+	err := p.EachGoFile(func(name string, src []byte) error {
+		err := fresh.Write(name, src)
+		if err != nil {
+			mu.Lock()
+			writeErr = cmp.Or(writeErr, err)
+			mu.Unlock()
+		}
+		return err
+	})
+	if err != nil {
+		fresh.Abort()
+		if writeErr != nil {
+			return reportError(stderr, "generate", "", writeErr)
+		}
+		return reportError(stderr, "generate", dir, err)
+	}
+	if err := fresh.Commit(); err != nil {
 		return reportError(stderr, "generate", "", err)
 	}
 	return nil

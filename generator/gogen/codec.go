@@ -449,26 +449,12 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	// The values are data the method looks up (codec.Strings), not a
 	// switch of its own to compile for every enum type.
 	set, elem := "Strings", jen.String()
-	var sorted []jen.Code
 	if t.Base.Kind == model.Int {
 		set, elem = "Ints", jen.Int64()
-		var is []int64
-		for _, v := range t.Values {
-			is = append(is, v.Value.(int64))
-		}
-		slices.Sort(is)
-		for _, i := range slices.Compact(is) {
-			sorted = append(sorted, jen.Op(strconv.FormatInt(i, 10)))
-		}
-	} else {
-		var ss []string
-		for _, v := range t.Values {
-			ss = append(ss, v.Value.(string))
-		}
-		slices.Sort(ss)
-		for _, s := range slices.Compact(ss) {
-			sorted = append(sorted, jen.Lit(s))
-		}
+	}
+	var sorted []jen.Code
+	for _, lit := range sortedValues(t) {
+		sorted = append(sorted, jen.Op(lit))
 	}
 	id := "valuesOf" + t.GoName
 	dec = []jen.Code{jen.Return(jen.Id(id).Dot("Read").Call(jen.Id("d"), jen.Parens(jen.Op("*").Add(elem)).Call(jen.Id("v"))))}

@@ -2,9 +2,7 @@ package gogen
 
 import (
 	"encoding/json"
-	"fmt"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +40,9 @@ type valueCodec struct {
 	// a Shape lists their field as its string or integer, with the enum's
 	// values as its Rule.
 	dataEnums map[*model.Type]bool
+	// checkOnly: shape only says whether a struct can be a Shape, and
+	// builds none of its text.
+	checkOnly bool
 }
 
 func codecID(name string) *jen.Statement { return jen.Qual(codecPath, name) }
@@ -321,85 +322,96 @@ func (c *valueCodec) rule(r model.Ref, name string) *jen.Statement {
 	if c.named[id] {
 		return jen.Id(id)
 	}
-	var lit jen.Code
-	switch r.Kind {
-	case model.String, model.Time:
-		d := jen.Dict{jen.Id("MaxLength"): intLit(ck.MaxLength)}
-		if ck.MinLength > 0 {
-			d[jen.Id("MinLength")] = intLit(ck.MinLength)
-		}
-		if ck.HasPattern {
-			d[jen.Id("Pattern")] = codecID("Regexp").Call(jen.Lit(ck.Pattern))
-		}
-		if ck.Format != "" {
-			d[jen.Id("Format")] = codecID("FormatOf").Call(jen.Lit(ck.Format))
-		}
-		if ck.Enum != nil && r.Kind == model.String {
-			d[jen.Id("Enum")] = enumLitOf(ck.Enum)
-		}
-		lit = codecID("String").Values(oneLine(d)...)
-	case model.Raw:
-		d := jen.Dict{}
-		if ck.Enum != nil {
-			d[jen.Id("Enum")] = enumLitOf(ck.Enum)
-		}
-		if ck.Types != nil {
-			d[jen.Id("Types")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
-				for _, t := range ck.Types {
-					g.Lit(t)
-				}
-			})
-		}
-		lit = codecID("Any").Values(oneLine(d)...)
-	case model.Bool:
-		if ck.Enum == nil {
-			return nil
-		}
-		lit = codecID("Flag").Values(jen.Id("Enum").Op(":").Add(enumLitOf(ck.Enum)))
-	case model.Int:
-		lit = intRule(ck)
-	case model.Float:
-		lit = floatRule(ck)
-	case model.Map:
-		if ck.Patterns == nil {
-			return nil
-		}
-		lit = keysLit(ck.Patterns)
-	case model.Slice:
-		d := jen.Dict{jen.Id("MaxItems"): intLit(ck.MaxItems)}
-		if ck.MinItems > 0 {
-			d[jen.Id("MinItems")] = intLit(ck.MinItems)
-		}
-		if ck.UniqueItems {
-			d[jen.Id("Unique")] = jen.True()
-		}
-		lit = codecID("Array").Values(oneLine(d)...)
-	default:
+	lit := ruleLit(r.Kind, ck)
+	if lit == nil {
 		return nil
 	}
 	if c.inline {
-		return jen.Add(lit)
+		return lit.jen()
 	}
 	if c.named == nil {
 		c.named = map[string]bool{}
 	}
 	c.named[id] = true
-	c.vars = append(c.vars, jen.Id(id).Op("=").Add(lit))
+	c.vars = append(c.vars, jen.Id(id).Op("=").Add(lit.jen()))
 	return jen.Id(id)
 }
 
-// oneLine is the fields of a rule literal on one line, in order of name.
-func oneLine(d jen.Dict) []jen.Code {
-	keys := make([]jen.Code, 0, len(d))
-	for k := range d {
-		keys = append(keys, k)
+// inlineRule is the rule of a value of r written where it is used (in a
+// codec.Shape); nil when r checks nothing.
+func (c *valueCodec) inlineRule(r model.Ref) frag {
+	if c.checkOnly {
+		return nil
 	}
-	slices.SortFunc(keys, func(a, b jen.Code) int { return strings.Compare(fmt.Sprintf("%#v", a), fmt.Sprintf("%#v", b)) })
-	items := make([]jen.Code, len(keys))
-	for i, k := range keys {
-		items[i] = jen.Add(k).Op(":").Add(d[k])
+	ck := r.Check(c.assert)
+	if ck.IsZero() {
+		return nil
 	}
-	return items
+	return ruleLit(r.Kind, ck)
+}
+
+// ruleLit is the literal of the rule ck of a value of kind k, its fields
+// on one line in order of name; nil when the kind has no rule for ck.
+func ruleLit(k model.Kind, ck model.Check) frag {
+	var w fragWriter
+	var fields []field
+	switch k {
+	case model.String, model.Time:
+		if ck.Enum != nil && k == model.String {
+			fields = append(fields, field{"Enum", enumLitOf(ck.Enum)})
+		}
+		if ck.Format != "" {
+			fields = append(fields, field{"Format", frag{qual(codecPath, "FormatOf"), raw("(" + quote(ck.Format) + ")")}})
+		}
+		fields = append(fields, field{"MaxLength", text(strconv.FormatInt(ck.MaxLength, 10))})
+		if ck.MinLength > 0 {
+			fields = append(fields, field{"MinLength", text(strconv.FormatInt(ck.MinLength, 10))})
+		}
+		if ck.HasPattern {
+			fields = append(fields, field{"Pattern", frag{qual(codecPath, "Regexp"), raw("(" + quote(ck.Pattern) + ")")}})
+		}
+		w.qual(codecPath, "String")
+	case model.Raw:
+		if ck.Enum != nil {
+			fields = append(fields, field{"Enum", enumLitOf(ck.Enum)})
+		}
+		if ck.Types != nil {
+			quoted := make([]string, len(ck.Types))
+			for i, t := range ck.Types {
+				quoted[i] = quote(t)
+			}
+			fields = append(fields, field{"Types", text("[]string{" + strings.Join(quoted, ", ") + "}")})
+		}
+		w.qual(codecPath, "Any")
+	case model.Bool:
+		if ck.Enum == nil {
+			return nil
+		}
+		fields = append(fields, field{"Enum", enumLitOf(ck.Enum)})
+		w.qual(codecPath, "Flag")
+	case model.Int:
+		return intRule(ck)
+	case model.Float:
+		return floatRule(ck)
+	case model.Map:
+		if ck.Patterns == nil {
+			return nil
+		}
+		return keysLit(ck.Patterns)
+	case model.Slice:
+		fields = append(fields, field{"MaxItems", text(strconv.FormatInt(ck.MaxItems, 10))})
+		if ck.MinItems > 0 {
+			fields = append(fields, field{"MinItems", text(strconv.FormatInt(ck.MinItems, 10))})
+		}
+		if ck.UniqueItems {
+			fields = append(fields, field{"Unique", text("true")})
+		}
+		w.qual(codecPath, "Array")
+	default:
+		return nil
+	}
+	w.keyed(fields)
+	return w.frag()
 }
 
 // keysRule declares the rule for the names of a struct's undeclared
@@ -411,37 +423,49 @@ func (c *valueCodec) keysRule(patterns []string, name string) *jen.Statement {
 			c.named = map[string]bool{}
 		}
 		c.named[id] = true
-		c.vars = append(c.vars, jen.Id(id).Op("=").Add(keysLit(patterns)))
+		c.vars = append(c.vars, jen.Id(id).Op("=").Add(keysLit(patterns).jen()))
 	}
 	return jen.Id(id)
 }
 
 // keysLit is a codec.Keys of the patterns.
-func keysLit(patterns []string) jen.Code {
-	return codecID("Keys").Values(jen.Dict{jen.Id("Patterns"): jen.Index().Op("*").Add(codecID("Pattern")).ValuesFunc(func(g *jen.Group) {
-		for _, p := range patterns {
-			g.Add(codecID("Regexp").Call(jen.Lit(p)))
+func keysLit(patterns []string) frag {
+	var w fragWriter
+	w.qual(codecPath, "Keys")
+	w.raw("{Patterns: []*")
+	w.qual(codecPath, "Pattern")
+	w.raw("{")
+	for i, p := range patterns {
+		if i > 0 {
+			w.raw(", ")
 		}
-	})})
+		w.qual(codecPath, "Regexp")
+		w.raw("(" + quote(p) + ")")
+	}
+	w.raw("}}")
+	return w.frag()
 }
 
 // intRule makes the bounds of an integer inclusive integers: x > 2.5 is
 // x >= 3.
-func intRule(ck model.Check) jen.Code {
-	lo, hi := jen.Code(jen.Qual(mathPath, "MinInt64")), jen.Code(jen.Qual(mathPath, "MaxInt64"))
+func intRule(ck model.Check) frag {
+	lo, hi := frag{qual(mathPath, "MinInt64")}, frag{qual(mathPath, "MaxInt64")}
 	if b := ck.Minimum; b != nil {
 		lo = ratLit(intBound(b, true))
 	}
 	if b := ck.Maximum; b != nil {
 		hi = ratLit(intBound(b, false))
 	}
-	d := jen.Dict{jen.Id("Min"): lo, jen.Id("Max"): hi}
+	fields := []field{{"Max", hi}, {"Min", lo}}
 	if ck.MultipleOf != "" {
 		r, _ := new(big.Rat).SetString(ck.MultipleOf.String())
 		// v is a multiple of p/q (in lowest terms) when p divides v.
-		d[jen.Id("MultipleOf")] = ratLit(new(big.Int).Abs(r.Num()))
+		fields = append(fields, field{"MultipleOf", ratLit(new(big.Int).Abs(r.Num()))})
 	}
-	return codecID("Int").Values(oneLine(d)...)
+	var w fragWriter
+	w.qual(codecPath, "Int")
+	w.keyed(fields)
+	return w.frag()
 }
 
 func intBound(b *load.Bound, lower bool) *big.Int {
@@ -457,14 +481,14 @@ func intBound(b *load.Bound, lower bool) *big.Int {
 }
 
 // ratLit writes an integer, clamped to int64.
-func ratLit(i *big.Int) jen.Code {
+func ratLit(i *big.Int) frag {
 	switch {
 	case i.Cmp(big.NewInt(minInt64)) < 0:
-		return jen.Qual(mathPath, "MinInt64")
+		return frag{qual(mathPath, "MinInt64")}
 	case i.Cmp(big.NewInt(maxInt64)) > 0:
-		return jen.Qual(mathPath, "MaxInt64")
+		return frag{qual(mathPath, "MaxInt64")}
 	}
-	return intLit(i.Int64())
+	return text(strconv.FormatInt(i.Int64(), 10))
 }
 
 const (
@@ -472,40 +496,49 @@ const (
 	maxInt64 = 1<<63 - 1
 )
 
-func floatRule(ck model.Check) jen.Code {
-	lo, hi := jen.Code(jen.Qual(mathPath, "Inf").Call(jen.Lit(-1))), jen.Code(jen.Qual(mathPath, "Inf").Call(jen.Lit(1)))
-	d := jen.Dict{}
-	if b := ck.Minimum; b != nil {
-		f, _ := strconv.ParseFloat(b.Value.String(), 64)
-		lo = jen.Lit(f)
-		if b.Exclusive {
-			d[jen.Id("ExclusiveMin")] = jen.True()
-		}
+func floatRule(ck model.Check) frag {
+	lo, hi := frag{qual(mathPath, "Inf"), raw("(-1)")}, frag{qual(mathPath, "Inf"), raw("(1)")}
+	var fields []field
+	if ck.Enum != nil {
+		fields = append(fields, field{"Enum", enumLitOf(ck.Enum)})
+	}
+	if b := ck.Maximum; b != nil && b.Exclusive {
+		fields = append(fields, field{"ExclusiveMax", text("true")})
+	}
+	if b := ck.Minimum; b != nil && b.Exclusive {
+		fields = append(fields, field{"ExclusiveMin", text("true")})
 	}
 	if b := ck.Maximum; b != nil {
 		f, _ := strconv.ParseFloat(b.Value.String(), 64)
-		hi = jen.Lit(f)
-		if b.Exclusive {
-			d[jen.Id("ExclusiveMax")] = jen.True()
-		}
+		hi = text(floatLit(f))
 	}
-	d[jen.Id("Min")], d[jen.Id("Max")] = lo, hi
+	if b := ck.Minimum; b != nil {
+		f, _ := strconv.ParseFloat(b.Value.String(), 64)
+		lo = text(floatLit(f))
+	}
+	fields = append(fields, field{"Max", hi}, field{"Min", lo})
 	if ck.MultipleOf != "" {
-		d[jen.Id("MultipleOf")] = codecID("Rat").Call(jen.Lit(ck.MultipleOf.String()))
+		fields = append(fields, field{"MultipleOf", frag{qual(codecPath, "Rat"), raw("(" + quote(ck.MultipleOf.String()) + ")")}})
 	}
-	if ck.Enum != nil {
-		d[jen.Id("Enum")] = enumLitOf(ck.Enum)
-	}
-	return codecID("Float").Values(oneLine(d)...)
+	var w fragWriter
+	w.qual(codecPath, "Float")
+	w.keyed(fields)
+	return w.frag()
 }
 
 // enumLitOf declares the values of an enum, as JSON texts.
-func enumLitOf(values []json.RawMessage) jen.Code {
-	var args []jen.Code
-	for _, v := range values {
-		args = append(args, jen.Lit(string(v)))
+func enumLitOf(values []json.RawMessage) frag {
+	var w fragWriter
+	w.qual(codecPath, "EnumOf")
+	w.raw("(")
+	for i, v := range values {
+		if i > 0 {
+			w.raw(", ")
+		}
+		w.raw(quote(string(v)))
 	}
-	return codecID("EnumOf").Call(args...)
+	w.raw(")")
+	return w.frag()
 }
 
 // body is the body of a function. One statement is written on one line,

@@ -50,10 +50,39 @@ type output struct {
 	source string                    // schema file it comes from, for the header; "" for none
 	when   func(*model.Model) bool   // whether the file is generated
 	gen    func(*emitter, *jen.File) // fills the file
+	// direct writes the declarations in gofmt's layout without jennifer
+	// (gofile), when it knows them all; nil: gen alone.
+	direct func(*emitter, *gofile)
 }
 
 // Generate renders every file of the package, keyed by file name.
 func Generate(m *model.Model) (map[string][]byte, error) {
+	return Collect(func(each func(string, []byte) error) error { return GenerateEach(m, each) })
+}
+
+// Collect gathers the files that render hands to each (from several
+// goroutines at once, as GenerateEach does), keyed by file name.
+func Collect(render func(each func(name string, src []byte) error) error) (map[string][]byte, error) {
+	var mu sync.Mutex
+	files := map[string][]byte{}
+	err := render(func(name string, src []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		files[name] = src
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// GenerateEach renders every file of the package and hands each to each
+// as soon as it is rendered, so that the caller can write it while the
+// others are rendered. each is called from several goroutines at once,
+// and not for a file whose rendering failed; the error is the first, in
+// the order of the files, that rendering or each returned.
+func GenerateEach(m *model.Model, each func(name string, src []byte) error) error {
 	e := &emitter{m: m}
 	// whether each struct is tabled, decided once: the answer builds the
 	// whole Shape, and the files, written at once, only read the map
@@ -76,11 +105,11 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	e.dataEnums = e.bareEnums()
 	outputs := []output{
 		{name: "warren.go", source: "warren.json", when: always, gen: (*emitter).genPackage},
-		{name: "schemas.go", when: always, gen: (*emitter).genSchemas},
+		{name: "schemas.go", when: always, gen: (*emitter).genSchemas, direct: (*emitter).schemasDirect},
 		{name: "topology.go", source: "warren.json", when: always, gen: (*emitter).genTopology},
-		{name: "publisher.go", when: hasFacts, gen: (*emitter).genPublisher},
-		{name: "outbox.go", when: hasFacts, gen: (*emitter).genOutbox},
-		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers},
+		{name: "publisher.go", when: hasFacts, gen: (*emitter).genPublisher, direct: (*emitter).publisherDirect},
+		{name: "outbox.go", when: hasFacts, gen: (*emitter).genOutbox, direct: (*emitter).outboxDirect},
+		{name: "consumers.go", source: "warren.json", when: hasConsumers, gen: (*emitter).genConsumers, direct: (*emitter).consumersDirect},
 		{name: "requests.go", source: "warren.json", when: hasRequests, gen: (*emitter).genRequests},
 		{name: "versions.go", source: "warren.json", when: hasVersions, gen: (*emitter).genVersions},
 		{name: "sagas.go", source: "warren.json", when: hasSagas, gen: (*emitter).genSagas},
@@ -96,6 +125,7 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 			source: src,
 			when:   always,
 			gen:    func(e *emitter, f *jen.File) { e.genTypes(f, types) },
+			direct: func(e *emitter, g *gofile) { e.typesDirect(g, types) },
 		})
 	}
 	var todo []output
@@ -106,20 +136,22 @@ func Generate(m *model.Model) (map[string][]byte, error) {
 	}
 	// Files are independent and rendering them is most of the cost:
 	// render them on every core. The model is only read.
-	rendered := make([][]byte, len(todo))
 	errs := make([]error, len(todo))
 	scratches := make([]scratch, min(runtime.GOMAXPROCS(0), len(todo)))
 	onEveryCore(len(todo), func(w, i int) {
-		rendered[i], errs[i] = render(m.Package, todo[i], e, &scratches[w])
-	})
-	files := make(map[string][]byte, len(todo))
-	for i, o := range todo {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("generate %s: %w", o.name, errs[i])
+		src, err := render(m.Package, todo[i], e, &scratches[w])
+		if err != nil {
+			errs[i] = fmt.Errorf("generate %s: %w", todo[i].name, err)
+			return
 		}
-		files[o.name] = rendered[i]
+		errs[i] = each(todo[i].name, src)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
-	return files, nil
+	return nil
 }
 
 // onEveryCore calls do(w, i) for every i below n, in order of i, on as
@@ -148,8 +180,56 @@ func always(*model.Model) bool         { return true }
 func hasConsumers(m *model.Model) bool { return len(m.Consumers) > 0 }
 func hasFacts(m *model.Model) bool     { return len(m.OwnFacts()) > 0 }
 
-// render writes one file and formats it, in the memory of s.
+// render writes one file and formats it, in the memory of s: directly
+// when the file's declarations are all ones gofile knows, else with
+// jennifer and layout. With VerifyLayout, a file written directly is
+// rendered the other way too, and the two must agree.
 func render(pkg string, o output, e *emitter, s *scratch) ([]byte, error) {
+	if o.direct == nil {
+		return renderJen(pkg, o, e, s)
+	}
+	g := newGofile(&s.direct, s, func() *jen.File { return newJenFile(pkg, e) })
+	o.direct(e, g)
+	if !g.ok {
+		return renderJen(pkg, o, e, s)
+	}
+	header := []string{GeneratedHeader}
+	if o.source != "" {
+		header = append(header, commentLine("source: "+o.source))
+	}
+	for _, h := range header {
+		if !plainComment(h) {
+			return renderJen(pkg, o, e, s)
+		}
+	}
+	out := g.bytes(header, pkg)
+	if VerifyLayout {
+		want, err := renderJen(pkg, o, e, s)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(out, want) {
+			return nil, fmt.Errorf("direct layout differs from jennifer's: %s", firstDifference(out, want))
+		}
+	}
+	return out, nil
+}
+
+// renderJen writes one file with jennifer and formats it, in the memory
+// of s.
+func renderJen(pkg string, o output, e *emitter, s *scratch) ([]byte, error) {
+	f := newJenFile(pkg, e)
+	f.HeaderComment(GeneratedHeader)
+	if o.source != "" {
+		f.HeaderComment(commentLine("source: " + o.source))
+	}
+	o.gen(e, f)
+	return formatFile(f, s)
+}
+
+// newJenFile is a jennifer file of package pkg, unformatted, that knows
+// the names of the packages generated code imports.
+func newJenFile(pkg string, e *emitter) *jen.File {
 	f := jen.NewFile(pkg)
 	f.NoFormat = true
 	f.ImportName(runtimePath, "runtime")
@@ -163,12 +243,7 @@ func render(pkg string, o output, e *emitter, s *scratch) ([]byte, error) {
 	}
 	f.ImportName(codecPath, "codec")
 	f.ImportName(jxPath, "jx")
-	f.HeaderComment(GeneratedHeader)
-	if o.source != "" {
-		f.HeaderComment(commentLine("source: " + o.source))
-	}
-	o.gen(e, f)
-	return formatFile(f, s)
+	return f
 }
 
 // formatFile renders f with its imports grouped in gofmt's layout: written

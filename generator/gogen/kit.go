@@ -1,6 +1,7 @@
 package gogen
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"strconv"
@@ -46,26 +47,37 @@ func Kit(m *model.Model, importPath string) ([]byte, error) {
 	if err := k.checkNames(); err != nil {
 		return nil, fmt.Errorf("generate %s: %w", kitName(m), err)
 	}
-	f := jen.NewFile(KitDir(m.Package))
-	f.NoFormat = true
-	if path.Base(importPath) == m.Package {
-		f.ImportName(importPath, m.Package)
-	} else {
-		f.ImportAlias(importPath, m.Package)
-	}
-	f.ImportName(runtimePath, "runtime")
-	f.ImportName(warrentestPath, "warrentest")
-	for _, imp := range m.Imports {
-		if imp.Reused() && imp.GoPackageName != "" {
-			f.ImportName(imp.GoPackage, imp.GoPackageName)
+	newJen := func() *jen.File {
+		f := jen.NewFile(KitDir(m.Package))
+		f.NoFormat = true
+		if path.Base(importPath) == m.Package {
+			f.ImportName(importPath, m.Package)
+		} else {
+			f.ImportAlias(importPath, m.Package)
 		}
+		f.ImportName(runtimePath, "runtime")
+		f.ImportName(warrentestPath, "warrentest")
+		for _, imp := range m.Imports {
+			if imp.Reused() && imp.GoPackageName != "" {
+				f.ImportName(imp.GoPackage, imp.GoPackageName)
+			}
+		}
+		return f
 	}
+	direct, ok := k.kitDirect(newJen)
+	if ok && !VerifyLayout {
+		return direct, nil
+	}
+	f := newJen()
 	f.HeaderComment(GeneratedHeader)
 	f.HeaderComment(commentLine("source: warren.json"))
 	k.gen(f)
 	out, err := formatFile(f, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", kitName(m), err)
+	}
+	if ok && !bytes.Equal(direct, out) {
+		return nil, fmt.Errorf("generate %s: direct layout differs from jennifer's: %s", kitName(m), firstDifference(direct, out))
 	}
 	return out, nil
 }
@@ -163,6 +175,19 @@ func (k *kitEmitter) checkNames() error {
 
 func (k *kitEmitter) gen(f *jen.File) {
 	k.genDoc(f)
+	k.genHead(f)
+	f.Line()
+	k.genWire(f)
+	k.genNames(f)
+	for _, fact := range k.m.Facts {
+		f.Line()
+		k.genFact(f, fact)
+	}
+	k.genStarts(f)
+}
+
+// genHead writes the Kit type and its constructors New and Run.
+func (k *kitEmitter) genHead(f *jen.File) {
 	bus := jen.Op("*").Qual(warrentestPath, "Bus")
 	opts := jen.Id("opts").Op("...").Qual(warrentestPath, "Option")
 	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus work on it as well: Idle to let everything settle, Handled, Poisoned and Published to see what happened, Conn for what the kit does not wrap. Its Publish methods validate the fact and return its message id; an error fails the test (warrentest.TryPublish returns it).", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
@@ -175,18 +200,7 @@ func (k *kitEmitter) gen(f *jen.File) {
 			g.Id("pub").Op("*").Add(k.qual(names.PublisherType)) // publishes the facts of several versions, casting down
 		}
 	})
-	// downParam and downArg pass the Downcasters along when the
-	// package's Publisher takes them: a kit without them does not compile.
-	downParam := func(g *jen.Group) {
-		if down {
-			g.Id("down").Add(k.qual(downcastersType))
-		}
-	}
-	downArg := func(g *jen.Group) {
-		if down {
-			g.Id("down")
-		}
-	}
+	downParam, downArg := k.downParam, k.downArg
 	downDoc := ""
 	if down {
 		downDoc = fmt.Sprintf(" down casts the facts published in several versions down, as for %s.%s.", k.m.Package, names.PublisherConstructor)
@@ -228,7 +242,27 @@ func (k *kitEmitter) gen(f *jen.File) {
 			jen.Id("opts").Op("..."),
 		),
 	)
-	f.Line()
+}
+
+// downParam and downArg pass the Downcasters along when the package's
+// Publisher takes them: a kit without them does not compile.
+func (k *kitEmitter) downParam(g *jen.Group) {
+	if _, down := k.dualPublish(); down {
+		g.Id("down").Add(k.qual(downcastersType))
+	}
+}
+
+func (k *kitEmitter) downArg(g *jen.Group) {
+	if _, down := k.dualPublish(); down {
+		g.Id("down")
+	}
+}
+
+// genWire writes wire, which registers the Go type of every fact.
+func (k *kitEmitter) genWire(f *jen.File) {
+	bus := jen.Op("*").Qual(warrentestPath, "Bus")
+	dual, _ := k.dualPublish()
+	downParam, downArg := k.downParam, k.downArg
 	wireDoc := "wire tells b the Go type of each fact, so that Published can decode them."
 	if dual {
 		wireDoc += fmt.Sprintf(" It makes the %s that publishes the facts of several versions.", names.PublisherType)
@@ -256,6 +290,11 @@ func (k *kitEmitter) gen(f *jen.File) {
 		)
 		g.Return(jen.Op("&").Id(kitType).Values(jen.Dict{jen.Id("Bus"): jen.Id("b"), jen.Id("pub"): jen.Id("p")}))
 	})
+}
+
+// genNames writes the constants that name the consumers, responders and
+// sagas' queues.
+func (k *kitEmitter) genNames(f *jen.File) {
 	if len(k.m.Consumers)+len(k.m.Responders)+len(k.m.Sagas) > 0 {
 		f.Line()
 		what := "consumers and responders"
@@ -277,10 +316,11 @@ func (k *kitEmitter) gen(f *jen.File) {
 			}
 		})
 	}
-	for _, fact := range k.m.Facts {
-		f.Line()
-		k.genFact(f, fact)
-	}
+}
+
+// genStarts writes the methods that start the consumers, responders and
+// sagas, and the requester's.
+func (k *kitEmitter) genStarts(f *jen.File) {
 	for _, c := range k.m.Consumers {
 		f.Line()
 		k.genConsumer(f, c)
@@ -303,6 +343,14 @@ func (k *kitEmitter) gen(f *jen.File) {
 // consumer and a fact it receives, or the first fact, so that it names
 // what this package has.
 func (k *kitEmitter) genDoc(f *jen.File) {
+	for _, l := range docLines(k.docParagraphs()...) {
+		f.PackageComment(commentLine(l))
+	}
+}
+
+// docParagraphs are the package doc's paragraphs, the example an indented
+// block of lines.
+func (k *kitEmitter) docParagraphs() []string {
 	pkg, kit := k.m.Package, KitDir(k.m.Package)
 	paras := []string{
 		fmt.Sprintf("Package %s runs the facts, consumers and responders of package %s on an in-process bus (runtime/warrentest), for tests: no broker, and the same topology, so a failing handler walks its real retry ladder into its poison queue. Start the handlers under test, publish facts, let the bus settle, and check what happened. Run does it in virtual time, so that retry delays of minutes pass at once; New in real time, for tests that wait on something outside the process.", kit, pkg),
@@ -353,9 +401,7 @@ func (k *kitEmitter) genDoc(f *jen.File) {
 		example = append(example, "\t\t})", "\t}")
 		paras = append(paras, strings.Join(example, "\n"))
 	}
-	for _, l := range docLines(paras...) {
-		f.PackageComment(commentLine(l))
-	}
+	return paras
 }
 
 func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {

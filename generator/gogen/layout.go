@@ -41,6 +41,7 @@ type scratch struct {
 	block   int         // the block brackets come from now
 	src     bytes.Buffer
 	grouped bytes.Buffer
+	direct  bytes.Buffer // declarations written directly (gofile)
 }
 
 // layout is layout, in the memory of s. The output is the caller's: it

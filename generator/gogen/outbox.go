@@ -2,6 +2,7 @@ package gogen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,9 +29,63 @@ const (
 // constructor bound to the package's events exchange, so that neither an
 // exchange name nor a Fact value is typed by hand.
 func (e *emitter) genOutbox(f *jen.File) {
+	e.genOutboxType(f)
+	for _, fact := range e.m.OwnFacts() {
+		f.Line()
+		e.genOutboxWrite(f, fact)
+	}
+	f.Line()
+	e.genOutboxRelay(f, e.m.Exchanges.Events)
+}
+
+// outboxDirect is genOutbox with the methods of the facts and the relay
+// constructor, which lists them, written directly (gofile), unless a fact
+// is published in several versions.
+func (e *emitter) outboxDirect(g *gofile) {
+	facts := e.m.OwnFacts()
+	if slices.ContainsFunc(facts, (*model.Fact).PublishesOlder) {
+		g.ok = false
+		return
+	}
+	g.jen(e.genOutboxType)
+	for _, fact := range facts {
+		name := outboxWriterPrefix + fact.GoName
+		g.decl()
+		g.doc(0, docLines(fmt.Sprintf("%s writes v in tx and returns its message id.", name), deprecated(fact.Deprecated)))
+		g.line(0, "func (w *"+outboxWriterType+") "+name+"(ctx "+g.q(contextPath, "Context")+", tx "+g.q(sqldbPath, "Execer")+", v "+fact.Type.GoName+") (messageID string, err error) {")
+		g.line(1, "return w.o.Write(ctx, tx, "+fact.VarName()+", &v)")
+		g.line(0, "}")
+	}
+	events := e.m.Exchanges.Events
+	g.decl()
+	g.doc(0, docLines(outboxRelayDoc(events)))
+	runtimeName := g.q(runtimePath, "")
+	g.line(0, "func "+outboxRelayNew+"(db "+g.q(sqldbPath, "DB")+", conn *"+runtimeName+"Conn, cfg "+g.q(outboxPath, "RelayConfig")+", opts ..."+runtimeName+"PublisherOption) (*"+g.q(outboxPath, "Relay")+", error) {")
+	g.line(1, "p, err := "+runtimeName+"NewPublisher(conn, "+quote(events)+", opts...)")
+	g.line(1, "if err != nil {")
+	g.line(2, "return nil, err")
+	g.line(1, "}")
+	g.line(1, "if cfg.Facts == nil {")
+	var list strings.Builder
+	for _, fact := range facts {
+		for _, v := range fact.Versions() {
+			if list.Len() > 0 {
+				list.WriteString(", ")
+			}
+			list.WriteString(v.VarName())
+		}
+	}
+	g.line(2, "cfg.Facts = []"+runtimeName+"Fact{"+list.String()+"}")
+	g.line(1, "}")
+	g.line(1, "return "+g.q(outboxPath, "NewRelayDB")+"(db, p, cfg)")
+	g.line(0, "}")
+}
+
+// genOutboxType writes the OutboxWriter type, its constructor and the
+// methods that are not a fact's.
+func (e *emitter) genOutboxType(f *jen.File) {
 	f.ImportName(outboxPath, "outbox")
 	f.ImportName(sqldbPath, "sqldb")
-	events := e.m.Exchanges.Events
 	for _, c := range docComment(fmt.Sprintf("%s writes the facts of this package into a transactional outbox table, in the caller's database transaction, one method per fact. A relay made by %s publishes each fact once that transaction has committed, with the message id the method returned; if it rolls back, the fact is never published. Each method takes tx, the transaction of the change the fact reports (a *sql.Tx, or a pgx.Tx wrapped by pgxdb.Tx). Each payload is validated against its fact's schema first; an invalid one is an error, nothing is written and tx may still commit. An %s holds no connection and is safe for concurrent use.", outboxWriterType, outboxRelayNew, outboxWriterType)) {
 		f.Add(c)
 	}
@@ -74,12 +129,6 @@ func (e *emitter) genOutbox(f *jen.File) {
 		jen.Return(jen.Id("w").Dot("o")),
 	)
 	e.genOutboxSchedule(f)
-	for _, fact := range e.m.OwnFacts() {
-		f.Line()
-		e.genOutboxWrite(f, fact)
-	}
-	f.Line()
-	e.genOutboxRelay(f, events)
 }
 
 // genOutboxSchedule writes In and At: views of the writer whose facts the
@@ -160,7 +209,7 @@ func joinInts(vs []int) string {
 }
 
 func (e *emitter) genOutboxRelay(f *jen.File, events string) {
-	for _, c := range docComment(fmt.Sprintf("%s returns a relay that publishes the outbox table of db to the events exchange %s over conn, validating every row against its fact's schema before it is sent (unless cfg.Facts is set). db is sqldb.FromSQL(db), or pgxdb.FromSQL(db) or pgxdb.FromPool(pool) on PostgreSQL, which wake the relay as soon as a row commits. opts configure its publisher as they do NewPublisher's.", outboxRelayNew, strconv.Quote(events))) {
+	for _, c := range docComment(outboxRelayDoc(events)) {
 		f.Add(c)
 	}
 	var facts []jen.Code
@@ -182,4 +231,8 @@ func (e *emitter) genOutboxRelay(f *jen.File, events string) {
 		),
 		jen.Return(jen.Qual(outboxPath, "NewRelayDB").Call(jen.Id("db"), jen.Id("p"), jen.Id("cfg"))),
 	)
+}
+
+func outboxRelayDoc(events string) string {
+	return fmt.Sprintf("%s returns a relay that publishes the outbox table of db to the events exchange %s over conn, validating every row against its fact's schema before it is sent (unless cfg.Facts is set). db is sqldb.FromSQL(db), or pgxdb.FromSQL(db) or pgxdb.FromPool(pool) on PostgreSQL, which wake the relay as soon as a row commits. opts configure its publisher as they do NewPublisher's.", outboxRelayNew, strconv.Quote(events))
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -35,10 +34,12 @@ func (e *emitter) genPackage(f *jen.File) {
 	)
 }
 
+const schemasDoc = schemaSetVar + " holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them."
+
 // genSchemas embeds every schema file the facts need, compacted, as string
 // literals (jen quotes them, so no schema text can leave its string).
 func (e *emitter) genSchemas(f *jen.File) {
-	for _, c := range docComment(schemaSetVar + " holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them.") {
+	for _, c := range docComment(schemasDoc) {
 		f.Add(c)
 	}
 	files := jen.Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
@@ -85,13 +86,19 @@ func (e *emitter) genConsumers(f *jen.File) {
 	}
 }
 
-func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
-	for _, l := range docComment(
+// handlerDoc is the doc comment's paragraphs of a consumer's handler
+// interface.
+func handlerDoc(c *model.Consumer) []string {
+	return []string{
 		fmt.Sprintf("%s handles the facts that consumer %q receives: one method per fact its bindings match. %s binds it to the runtime.", c.HandlerName(), c.Name, c.ConstructorName()),
 		"A method that returns nil has handled its fact. An error marked with runtime.Permanent sends the message straight to the poison queue; any other error, or a panic, is retried along the consumer's retry ladder. Delivery is at least once, so a method may see a fact again (the same d.MessageID); runtime.WithGuard makes handling idempotent.",
 		c.Description,
-		"Bindings: "+strings.Join(c.Bindings, ", "),
-	) {
+		"Bindings: " + strings.Join(c.Bindings, ", "),
+	}
+}
+
+func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
+	for _, l := range docComment(handlerDoc(c)...) {
 		f.Add(l)
 	}
 	f.Type().Id(c.HandlerName()).InterfaceFunc(func(g *jen.Group) {
@@ -120,12 +127,7 @@ func (e *emitter) genConsumerInterface(f *jen.File, c *model.Consumer) {
 // genConsumerConstructor writes New<Consumer>Consumer: one runtime.Route
 // per handler method, and the consumer's entry of the topology.
 func (e *emitter) genConsumerConstructor(f *jen.File, c *model.Consumer) {
-	index := slices.IndexFunc(e.m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
-	doc := fmt.Sprintf("%s returns consumer %q: it reads %s and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of %s.", c.ConstructorName(), c.Name, queuesRead(c.Topology), names.TopologyVar)
-	if tc := c.Topology; tc.Stream != "" {
-		doc = fmt.Sprintf("%s returns stream consumer %q: it reads %s and calls h for each fact its bindings match, skipping the stream's others, with the prefetch, concurrency, retry ladder and attempt limit of %s. Its work queue %s is bound to nothing: it receives only the consumer's own retries and deferrals.", c.ConstructorName(), c.Name, streamRead(tc), names.TopologyVar, tc.Queue)
-	}
-	for _, l := range docComment(doc + " Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout.") {
+	for _, l := range docComment(constructorDoc(c)) {
 		f.Add(l)
 	}
 	f.Func().Id(c.ConstructorName()).Params(
@@ -134,15 +136,33 @@ func (e *emitter) genConsumerConstructor(f *jen.File, c *model.Consumer) {
 		jen.Id("opts").Op("...").Qual(runtimePath, "ConsumerOption"),
 	).Params(jen.Op("*").Qual(runtimePath, "Consumer"), jen.Error()).Block(
 		jen.If(jen.Id("h").Op("==").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit(fmt.Sprintf("new consumer %q: nil %s", c.Name, c.HandlerName())))),
+			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit(nilHandlerError(c)))),
 		),
 		jen.Return(jen.Qual(runtimePath, "NewConsumer").CallFunc(func(g *jen.Group) {
 			g.Id("conn")
-			g.Id(names.TopologyVar).Dot("Consumers").Index(jen.Lit(index))
+			g.Id(names.TopologyVar).Dot("Consumers").Index(jen.Lit(e.topologyIndex(c)))
 			g.Index().Qual(runtimePath, "Route").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, routes(c)...)
 			g.Id("opts").Op("...")
 		})),
 	)
+}
+
+// topologyIndex is c's index in the package's Topology.Consumers.
+func (e *emitter) topologyIndex(c *model.Consumer) int {
+	return slices.IndexFunc(e.m.Topology.Consumers, func(tc topology.Consumer) bool { return tc.Name == c.Name })
+}
+
+func nilHandlerError(c *model.Consumer) string {
+	return fmt.Sprintf("new consumer %q: nil %s", c.Name, c.HandlerName())
+}
+
+// constructorDoc is the doc comment of a consumer's constructor.
+func constructorDoc(c *model.Consumer) string {
+	doc := fmt.Sprintf("%s returns consumer %q: it reads %s and calls h for each fact, with the prefetch, concurrency, retry ladder and attempt limit of %s.", c.ConstructorName(), c.Name, queuesRead(c.Topology), names.TopologyVar)
+	if tc := c.Topology; tc.Stream != "" {
+		doc = fmt.Sprintf("%s returns stream consumer %q: it reads %s and calls h for each fact its bindings match, skipping the stream's others, with the prefetch, concurrency, retry ladder and attempt limit of %s. Its work queue %s is bound to nothing: it receives only the consumer's own retries and deferrals.", c.ConstructorName(), c.Name, streamRead(tc), names.TopologyVar, tc.Queue)
+	}
+	return doc + " Start it with Run. opts adjust it, for example runtime.WithGuard or runtime.WithShutdownTimeout."
 }
 
 // factQual names a declaration of fact: in this package, or in the
@@ -189,12 +209,7 @@ func eachRoute(fact *model.Fact) jen.Code {
 // to read without escaped quotes), else as a quoted one. A raw literal
 // cannot hold a back quote, and Go source cannot hold invalid UTF-8, NUL or
 // a byte order mark; strconv-quoting escapes all of them.
-func stringLit(s string) jen.Code {
-	if utf8.ValidString(s) && !strings.ContainsAny(s, "`\x00\r\uFEFF") {
-		return jen.Op("`" + s + "`")
-	}
-	return jen.Lit(s)
-}
+func stringLit(s string) jen.Code { return jen.Op(stringLitText(s)) }
 
 // queuesRead says, in a constructor's doc comment, which queues a
 // consumer that reads queues reads: its work queue, or an ordered

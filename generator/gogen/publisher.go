@@ -15,6 +15,44 @@ import (
 // genPublisher writes the typed publisher: one method per fact, each a
 // call of runtime.Publisher.Publish, which validates the payload.
 func (e *emitter) genPublisher(f *jen.File) {
+	e.genPublisherType(f)
+	for _, fact := range e.m.OwnFacts() {
+		f.Line()
+		e.genPublish(f, fact)
+		f.Line()
+		e.genPublishAsync(f, fact)
+	}
+}
+
+// publisherDirect is genPublisher with the methods of the facts written
+// directly (gofile), unless a fact is published in several versions.
+func (e *emitter) publisherDirect(g *gofile) {
+	facts := e.m.OwnFacts()
+	if slices.ContainsFunc(facts, (*model.Fact).PublishesOlder) {
+		g.ok = false
+		return
+	}
+	g.jen(e.genPublisherType)
+	recv := "func (p *" + names.PublisherType + ") "
+	for _, fact := range facts {
+		params := "(ctx " + g.q(contextPath, "Context") + ", v " + fact.Type.GoName + ")"
+		g.decl()
+		g.doc(0, docLines(fmt.Sprintf("%s publishes v and waits for the confirm.", fact.PublishName()), deprecated(fact.Deprecated)))
+		g.line(0, recv+fact.PublishName()+params+" (messageID string, err error) {")
+		g.line(1, "return p.p.Publish(ctx, "+fact.VarName()+", &v)")
+		g.line(0, "}")
+		name := fact.PublishName() + "Async"
+		g.decl()
+		g.doc(0, docLines(fmt.Sprintf("%s publishes v; Wait reports the confirm.", name), deprecated(fact.Deprecated)))
+		g.line(0, recv+name+params+" (*"+g.q(runtimePath, "Pending")+", error) {")
+		g.line(1, "return p.p.PublishAsync(ctx, "+fact.VarName()+", &v)")
+		g.line(0, "}")
+	}
+}
+
+// genPublisherType writes the Publisher type, its constructor and the
+// methods that are not a fact's.
+func (e *emitter) genPublisherType(f *jen.File) {
 	events := e.m.Exchanges.Events
 	for _, c := range docComment(fmt.Sprintf("%s publishes the facts of this package to the events exchange %s, one method per fact. Each payload is validated against its fact's schema before anything is sent, and each call returns once the broker has confirmed the message. A %s is safe for concurrent use: calls are pipelined on one channel. While the connection is down, calls wait for it up to their ctx's deadline.", names.PublisherType, strconv.Quote(events), names.PublisherType)) {
 		f.Add(c)
@@ -61,12 +99,6 @@ func (e *emitter) genPublisher(f *jen.File) {
 	)
 	if e.m.Topology.Delay.Enabled() {
 		e.genDelayed(f)
-	}
-	for _, fact := range e.m.OwnFacts() {
-		f.Line()
-		e.genPublish(f, fact)
-		f.Line()
-		e.genPublishAsync(f, fact)
 	}
 }
 

@@ -1,6 +1,8 @@
 package gogen
 
 import (
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/warrenbus/warren/generator/model"
@@ -21,20 +23,20 @@ import (
 
 // tabled reports whether t is written as a codec.Shape.
 func (e *emitter) tabled(t *model.Type) bool {
-	if t.Kind != model.Struct || t.Inexact() != "" {
-		return false
-	}
 	if ok, known := e.isTabled[t]; known {
 		return ok
 	}
-	_, _, ok := (&valueCodec{assert: e.m.AssertFormats}).shape(t)
+	if t.Kind != model.Struct || t.Inexact() != "" {
+		return false
+	}
+	_, _, ok := (&valueCodec{assert: e.m.AssertFormats, checkOnly: true}).shape(t)
 	return ok
 }
 
-// shape returns the elements of t's Shape literal and the pointers its
-// CodecFields lists, declaring the rule variables they use; ok is false
-// when a property is of a kind the Shape cannot describe.
-func (c *valueCodec) shape(t *model.Type) (props, ptrs []jen.Code, ok bool) {
+// shape returns the elements of t's Shape literal, each on one line, and
+// the pointers its CodecFields lists; ok is false when a property is of a
+// kind the Shape cannot describe.
+func (c *valueCodec) shape(t *model.Type) (props []frag, ptrs []string, ok bool) {
 	if len(t.Fields) > 64 {
 		return nil, nil, false
 	}
@@ -45,77 +47,81 @@ func (c *valueCodec) shape(t *model.Type) (props, ptrs []jen.Code, ok bool) {
 		return nil, nil, false
 	}
 	for _, fl := range t.Fields {
-		ptr, rule, item, ok := c.shapeField(fl, ruleName(t.GoName, fl.GoName))
+		ptr, rule, item, ok := c.shapeField(fl)
 		if !ok {
 			return nil, nil, false
 		}
-		var d []jen.Code
-		d = append(d, jen.Id("Name").Op(":").Lit(fl.JSONName))
+		if c.checkOnly {
+			continue
+		}
+		fields := []field{{"Name", text(quote(fl.JSONName))}}
 		if fl.Required {
-			d = append(d, jen.Id("Required").Op(":").True())
+			fields = append(fields, field{"Required", text("true")})
 		}
 		if fl.Type.Nullable {
-			d = append(d, jen.Id("Null").Op(":").True())
+			fields = append(fields, field{"Null", text("true")})
 		}
 		if rule != nil {
-			d = append(d, jen.Id("Rule").Op(":").Op("&").Add(rule))
+			fields = append(fields, field{"Rule", append(text("&"), rule...)})
 		}
 		if item != nil {
-			d = append(d, jen.Id("Item").Op(":").Op("&").Add(item))
+			fields = append(fields, field{"Item", append(text("&"), item...)})
 		}
-		props = append(props, jen.Values(d...))
+		var w fragWriter
+		w.keyed(fields)
+		props = append(props, w.frag())
 		ptrs = append(ptrs, ptr)
 	}
 	if t.Extra != nil {
-		ptrs = append(ptrs, jen.Op("&").Id("v").Dot(model.ExtraField))
+		ptrs = append(ptrs, "&v."+model.ExtraField)
 	}
 	return props, ptrs, true
 }
 
 // shapeField returns what CodecFields lists for a field and the rules of
 // its Prop.
-func (c *valueCodec) shapeField(fl *model.Field, name string) (ptr jen.Code, rule, item *jen.Statement, ok bool) {
-	addr := jen.Op("&").Id("v").Dot(fl.GoName)
+func (c *valueCodec) shapeField(fl *model.Field) (ptr string, rule, item frag, ok bool) {
+	addr := "&v." + fl.GoName
 	r := resolve(fl.Type)
 	switch r.Kind {
 	case model.String, model.Int, model.Float, model.Bool, model.Time:
-		return addr, c.rule(r, name), nil, true
+		return addr, c.inlineRule(r), nil, true
 	case model.Raw:
 		if fl.NullOrAbsent() || fl.IsPointer() {
-			return nil, nil, nil, false
+			return "", nil, nil, false
 		}
-		return addr, c.rule(r, name), nil, true
+		return addr, c.inlineRule(r), nil, true
 	case model.Named:
 		switch {
 		case fl.NullOrAbsent() || r.HasNil():
-			return nil, nil, nil, false
+			return "", nil, nil, false
 		case fl.IsPointer():
 			return addr, nil, nil, true // a **T
 		case c.dataEnums[r.Type]:
-			base := jen.String()
+			base := "string"
 			if r.Type.Base.Kind == model.Int {
-				base = jen.Int64()
+				base = "int64"
 			}
-			return jen.Parens(jen.Op("*").Add(base)).Call(addr), jen.Id("valuesOf" + r.Type.GoName), nil, true
+			return "(*" + base + ")(" + addr + ")", text("valuesOf" + r.Type.GoName), nil, true
 		}
 		return addr, nil, nil, true
 	case model.Slice:
 		elem := *r.Elem
 		if elem.Nullable || fl.NullOrAbsent() || fl.IsPointer() {
-			return nil, nil, nil, false
+			return "", nil, nil, false
 		}
-		arr := c.rule(r, name)
+		arr := c.inlineRule(r)
 		switch er := resolve(elem); er.Kind {
 		case model.String, model.Int, model.Float, model.Bool:
 			if elem.Kind == model.Named { // a defined type of a scalar
-				return nil, nil, nil, false
+				return "", nil, nil, false
 			}
-			return addr, arr, c.rule(er, ruleName(name, "item")), true
+			return addr, arr, c.inlineRule(er), true
 		case model.Named:
 			return addr, arr, nil, true // a *[]T
 		}
 	}
-	return nil, nil, nil, false
+	return "", nil, nil, false
 }
 
 // tableCodec writes t's Shape and its methods; see tabled.
@@ -131,7 +137,7 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	self := jen.Id("v")
 	list := jen.Code(jen.Id("f"))
 	if len(ptrs) > 0 {
-		list = jen.Append(append([]jen.Code{jen.Id("f")}, ptrs...)...)
+		list = jen.Append(jen.Id("f"), jen.Op(strings.Join(ptrs, ", ")))
 	}
 	f.Line()
 	f.Comment("CodecFields lists v's fields for runtime/codec, in the order of " + shape + ".")
@@ -167,15 +173,19 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 }
 
 // genShape writes t's Shape variable.
-func (e *emitter) genShape(f *jen.File, t *model.Type, props []jen.Code) {
+func (e *emitter) genShape(f *jen.File, t *model.Type, props []frag) {
 	shape := "shapeOf" + t.GoName
 	f.Line()
 	open := []jen.Code{}
 	if t.Extra != nil {
 		open = append(open, jen.Id("Open").Op(":").True())
 	}
+	items := make([]jen.Code, len(props))
+	for i, p := range props {
+		items[i] = p.jen()
+	}
 	f.Var().Id(shape).Op("=").Add(codecID("Shape")).Values(append(open,
-		jen.Id("Props").Op(":").Index().Add(codecID("Prop")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, props...))...)
+		jen.Id("Props").Op(":").Index().Add(codecID("Prop")).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...))...)
 }
 
 // bareStructs returns the inline structs written as a Shape that are

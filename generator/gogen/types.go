@@ -38,7 +38,10 @@ func (e *emitter) genTypes(f *jen.File, types []*model.Type) {
 
 // typeDoc is a type's doc comment: what it is and where it comes from, then
 // the schema's description, then a deprecation notice.
-func typeDoc(t *model.Type) []jen.Code {
+func typeDoc(t *model.Type) []jen.Code { return docComment(typeDocParagraphs(t)...) }
+
+// typeDocParagraphs are typeDoc's paragraphs.
+func typeDocParagraphs(t *model.Type) []string {
 	var first string
 	if t.Fact != nil {
 		first = fmt.Sprintf("%s is the payload of %s facts (schema %s, version %d).", t.GoName, t.Fact.RoutingKey, t.Fact.Location(), t.Fact.Version)
@@ -61,7 +64,7 @@ func typeDoc(t *model.Type) []jen.Code {
 			first += " Properties the schema does not declare are kept in " + model.ExtraField + "."
 		}
 	}
-	return docComment(first, t.Doc.Description, deprecated(t.Doc.Deprecated))
+	return []string{first, t.Doc.Description, deprecated(t.Doc.Deprecated)}
 }
 
 func deprecated(d bool) string {

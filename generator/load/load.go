@@ -138,11 +138,20 @@ func LoadFSWith(ctx context.Context, fsys fs.FS, opts Options) (*Schemas, error)
 // imported one, so that imported files never share a path with the
 // importer's).
 func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*Schemas, error) {
-	m, err := metas()
-	if err != nil {
-		return nil, err
-	}
+	// The meta-schemas are compiled (the first time in a process) while
+	// the directory is listed, which is mostly waiting on system calls.
+	var m *metaSchemas
+	var metaErr error
+	compiled := make(chan struct{})
+	go func() {
+		defer close(compiled)
+		m, metaErr = metas()
+	}()
 	paths, bad, err := jsonFiles(ctx, fsys)
+	<-compiled
+	if metaErr != nil {
+		return nil, metaErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read schema directory: %w", err)
 	}

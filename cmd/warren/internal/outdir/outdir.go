@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -188,7 +190,7 @@ func (p *Plan) Apply() (err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", parent, err)
 	}
-	tmp, err := os.MkdirTemp(parent, ".warren-generate-")
+	tmp, err := mkdirTemp(parent)
 	if err != nil {
 		return fmt.Errorf("create temporary directory: %w", err)
 	}
@@ -222,6 +224,18 @@ func (p *Plan) Apply() (err error) {
 		}
 	}
 	return nil
+}
+
+// mkdirTemp creates a new directory in parent, as os.MkdirTemp does but
+// with the permissions os.MkdirAll gives the output directory (0o755 less
+// the umask): Fresh renames it to be the output directory.
+func mkdirTemp(parent string) (string, error) {
+	for {
+		dir := filepath.Join(parent, ".warren-generate-"+strconv.FormatUint(rand.Uint64(), 36))
+		if err := os.Mkdir(dir, 0o755); !errors.Is(err, fs.ErrExist) {
+			return dir, err
+		}
+	}
 }
 
 // syncWorkers is how many files are synced at once where each is synced
