@@ -76,6 +76,10 @@ const (
 	settled                 // acked or nacked on its own
 )
 
+// uncounted is the event of an ack that counts none: a stream's fact of
+// another consumer, skipped.
+const uncounted Event = -1
+
 // ackDelay is the longest an ack waits to be sent with others.
 const ackDelay = 5 * time.Millisecond
 
@@ -98,7 +102,7 @@ func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 		a.ch = d.Acknowledger
 	}
 	i, ok := a.slot(d.DeliveryTag)
-	if !ok || e != Acked && e != DuplicateSkipped {
+	if !ok || e != Acked && e != DuplicateSkipped && e != uncounted {
 		// (At or below base cannot be: every tag ends once.)
 		a.ackAlone(d.DeliveryTag, ackSlot{e: e, routingKey: routingKey})
 		if ok {
@@ -214,7 +218,14 @@ func (a *acker) ackAlone(tag uint64, s ackSlot) {
 		a.core.log.Debug("ack failed; the message will be redelivered", "delivery_tag", tag, "err", a.core.conn.redact(err))
 		return
 	}
-	a.core.count(s.e, s.routingKey)
+	a.count(s)
+}
+
+// count counts the event of a slot acked.
+func (a *acker) count(s ackSlot) {
+	if s.e != uncounted {
+		a.core.count(s.e, s.routingKey)
+	}
 }
 
 // send sends the waiting acks of slots[:ready] with one multiple ack and,
@@ -233,7 +244,7 @@ func (a *acker) send(all bool) {
 		for i := range a.slots[:a.lastWaiting+1] {
 			if s := &a.slots[i]; s.state == toAck {
 				if err == nil {
-					a.core.count(s.e, s.routingKey)
+					a.count(*s)
 				}
 				s.state = settled
 			}
