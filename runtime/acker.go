@@ -37,8 +37,8 @@ import (
 //
 // Acks that a delivery still in hand holds back go one by one rather than
 // wait for it when every of them wait, when the window is full, or when
-// the timer finds nothing else to send: a slow handler must not stall the
-// prefetch window. (Their slots stay until it ends: a few dozen bytes per
+// the timer finds nothing else to send twice running with that delivery
+// still in hand: a slow handler must not stall the prefetch window. (Their slots stay until it ends: a few dozen bytes per
 // delivery handled meanwhile.)
 type acker struct {
 	core     *core
@@ -59,6 +59,9 @@ type acker struct {
 	waiting                   int         // slots waiting for their ack
 	timer                     *time.Timer // sends what waits, ackDelay after the first began to wait
 	armed                     bool        // timer is set
+	// heldBy is the tag that held every waiting ack back when the timer
+	// last fired, 0 for none: see tick.
+	heldBy uint64
 }
 
 // ackSlot is what became of one delivery tag of the channel.
@@ -155,12 +158,22 @@ func (a *acker) ended(tag uint64) {
 }
 
 // tick sends the acks that waited ackDelay: those one multiple ack can
-// send, and, when a delivery in hand holds every one of them back, those
-// one by one; that delivery's handler has been busy for ackDelay at least.
+// send, and, when a delivery in hand holds every one of them back and
+// held them back at the last tick too, those one by one; that delivery's
+// handler has been busy for ackDelay at least. (The first delivery in
+// hand when the timer fires has most often just begun, with handlers
+// that are quick: a multiple ack can send the acks once it is done.)
 func (a *acker) tick() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.armed = false
+	head := a.base + uint64(a.ready) + 1 // the first tag that has not ended
+	if a.readyWaiting == 0 && head != a.heldBy {
+		a.heldBy = head
+		a.arm()
+		return
+	}
+	a.heldBy = 0
 	a.send(a.readyWaiting == 0)
 }
 
