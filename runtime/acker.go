@@ -23,23 +23,28 @@ import (
 // the acks above it back; they then go one by one, as below.
 //
 // A waiting ack is sent:
-//   - when half the prefetch waits (every), so that the broker's window
-//     refills while the consumer still has work in hand;
+//   - when half the prefetch waits with every delivery before it ended
+//     (every), so that the broker's window refills while the consumer
+//     still has work in hand;
 //   - when a worker about to wait for a delivery finds the deliveries in
 //     hand and the acks that wait filling the prefetch: the broker sends
 //     nothing more until acks go (a worker that waits while the window has
 //     room leaves them: the broker is sending as fast as it can, or the
 //     queue is empty);
-//   - at the latest ackDelay after it began to wait (the queue ran dry, a
-//     slow handler holds the head of the channel back);
+//   - ackDelay after it began to wait (the queue ran dry), or, when a
+//     delivery in hand holds it back, once the timer has found that
+//     delivery in hand twice (a slow handler);
 //   - when the channel's feed ends (shutdown, pause, loss) and when the
 //     channel closes.
 //
 // Acks that a delivery still in hand holds back go one by one rather than
-// wait for it when every of them wait, when the window is full, or when
-// the timer finds nothing else to send twice running with that delivery
-// still in hand: a slow handler must not stall the prefetch window. (Their slots stay until it ends: a few dozen bytes per
-// delivery handled meanwhile.)
+// wait for it when the window is full, or when the timer finds nothing
+// else to send twice running with that delivery still in hand: a slow
+// handler must not stall the prefetch window. (Their slots stay until it
+// ends: a few dozen bytes per delivery handled meanwhile.) Not sooner:
+// on a busy machine the first delivery in hand is often a handler only
+// held up for a few milliseconds (its thread not scheduled), and acking
+// the hundreds behind it one by one cost a frame and a write each.
 type acker struct {
 	core     *core
 	prefetch int
@@ -117,14 +122,11 @@ func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 	a.slots[i] = ackSlot{state: toAck, e: e, routingKey: routingKey}
 	a.waiting++
 	a.advance()
-	switch {
-	case a.waiting-a.readyWaiting >= a.every:
-		a.send(true)
-	case a.readyWaiting >= a.every:
+	if a.readyWaiting >= a.every {
 		a.send(false)
-	default:
-		a.arm()
+		return
 	}
+	a.arm()
 }
 
 // arm sets the timer while acks wait, and stops it once none does.
@@ -275,11 +277,12 @@ func (a *acker) send(all bool) {
 		}
 	}
 	// Every slot of ready is settled now: drop them.
-	n := a.ready
-	a.base += uint64(n)
-	a.slots = append(a.slots[:0], a.slots[n:]...)
-	a.ready = 0
-	a.advance()
+	if n := a.ready; n > 0 {
+		a.base += uint64(n)
+		a.slots = append(a.slots[:0], a.slots[n:]...)
+		a.ready = 0
+		a.advance()
+	}
 	a.arm()
 }
 
