@@ -154,6 +154,8 @@ func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTra
 
 func (s *streamSource) next(stop <-chan struct{}) (streamJob, bool) {
 	select {
+	case <-stop:
+		return streamJob{}, false
 	case j, ok := <-s.jobs:
 		return s.took(j, ok)
 	default:
