@@ -23,23 +23,28 @@ import (
 // the acks above it back; they then go one by one, as below.
 //
 // A waiting ack is sent:
-//   - when half the prefetch waits (every), so that the broker's window
-//     refills while the consumer still has work in hand;
+//   - when half the prefetch waits with every delivery before it ended
+//     (every), so that the broker's window refills while the consumer
+//     still has work in hand;
 //   - when a worker about to wait for a delivery finds the deliveries in
 //     hand and the acks that wait filling the prefetch: the broker sends
 //     nothing more until acks go (a worker that waits while the window has
 //     room leaves them: the broker is sending as fast as it can, or the
 //     queue is empty);
-//   - at the latest ackDelay after it began to wait (the queue ran dry, a
-//     slow handler holds the head of the channel back);
+//   - ackDelay after it began to wait (the queue ran dry), or, when a
+//     delivery in hand holds it back, once the timer has found that
+//     delivery in hand twice (a slow handler);
 //   - when the channel's feed ends (shutdown, pause, loss) and when the
 //     channel closes.
 //
 // Acks that a delivery still in hand holds back go one by one rather than
-// wait for it when every of them wait, when the window is full, or when
-// the timer finds nothing else to send: a slow handler must not stall the
-// prefetch window. (Their slots stay until it ends: a few dozen bytes per
-// delivery handled meanwhile.)
+// wait for it when the window is full, or when the timer finds nothing
+// else to send twice running with that delivery still in hand: a slow
+// handler must not stall the prefetch window. (Their slots stay until it
+// ends: a few dozen bytes per delivery handled meanwhile.) Not sooner:
+// on a busy machine the first delivery in hand is often a handler only
+// held up for a few milliseconds (its thread not scheduled), and acking
+// the hundreds behind it one by one cost a frame and a write each.
 type acker struct {
 	core     *core
 	prefetch int
@@ -59,6 +64,9 @@ type acker struct {
 	waiting                   int         // slots waiting for their ack
 	timer                     *time.Timer // sends what waits, ackDelay after the first began to wait
 	armed                     bool        // timer is set
+	// heldBy is the tag that held every waiting ack back when the timer
+	// last fired, 0 for none: see tick.
+	heldBy uint64
 }
 
 // ackSlot is what became of one delivery tag of the channel.
@@ -75,6 +83,10 @@ const (
 	toAck                   // ended in an ack that waits to be sent
 	settled                 // acked or nacked on its own
 )
+
+// uncounted is the event of an ack that counts none: a stream's fact of
+// another consumer, skipped.
+const uncounted Event = -1
 
 // ackDelay is the longest an ack waits to be sent with others.
 const ackDelay = 5 * time.Millisecond
@@ -98,7 +110,7 @@ func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 		a.ch = d.Acknowledger
 	}
 	i, ok := a.slot(d.DeliveryTag)
-	if !ok || e != Acked && e != DuplicateSkipped {
+	if !ok || e != Acked && e != DuplicateSkipped && e != uncounted {
 		// (At or below base cannot be: every tag ends once.)
 		a.ackAlone(d.DeliveryTag, ackSlot{e: e, routingKey: routingKey})
 		if ok {
@@ -110,14 +122,11 @@ func (a *acker) ack(d amqp.Delivery, e Event, routingKey string) {
 	a.slots[i] = ackSlot{state: toAck, e: e, routingKey: routingKey}
 	a.waiting++
 	a.advance()
-	switch {
-	case a.waiting-a.readyWaiting >= a.every:
-		a.send(true)
-	case a.readyWaiting >= a.every:
+	if a.readyWaiting >= a.every {
 		a.send(false)
-	default:
-		a.arm()
+		return
 	}
+	a.arm()
 }
 
 // arm sets the timer while acks wait, and stops it once none does.
@@ -151,12 +160,22 @@ func (a *acker) ended(tag uint64) {
 }
 
 // tick sends the acks that waited ackDelay: those one multiple ack can
-// send, and, when a delivery in hand holds every one of them back, those
-// one by one; that delivery's handler has been busy for ackDelay at least.
+// send, and, when a delivery in hand holds every one of them back and
+// held them back at the last tick too, those one by one; that delivery's
+// handler has been busy for ackDelay at least. (The first delivery in
+// hand when the timer fires has most often just begun, with handlers
+// that are quick: a multiple ack can send the acks once it is done.)
 func (a *acker) tick() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.armed = false
+	head := a.base + uint64(a.ready) + 1 // the first tag that has not ended
+	if a.readyWaiting == 0 && head != a.heldBy {
+		a.heldBy = head
+		a.arm()
+		return
+	}
+	a.heldBy = 0
 	a.send(a.readyWaiting == 0)
 }
 
@@ -214,7 +233,14 @@ func (a *acker) ackAlone(tag uint64, s ackSlot) {
 		a.core.log.Debug("ack failed; the message will be redelivered", "delivery_tag", tag, "err", a.core.conn.redact(err))
 		return
 	}
-	a.core.count(s.e, s.routingKey)
+	a.count(s)
+}
+
+// count counts the event of a slot acked.
+func (a *acker) count(s ackSlot) {
+	if s.e != uncounted {
+		a.core.count(s.e, s.routingKey)
+	}
 }
 
 // send sends the waiting acks of slots[:ready] with one multiple ack and,
@@ -233,7 +259,7 @@ func (a *acker) send(all bool) {
 		for i := range a.slots[:a.lastWaiting+1] {
 			if s := &a.slots[i]; s.state == toAck {
 				if err == nil {
-					a.core.count(s.e, s.routingKey)
+					a.count(*s)
 				}
 				s.state = settled
 			}
@@ -251,11 +277,12 @@ func (a *acker) send(all bool) {
 		}
 	}
 	// Every slot of ready is settled now: drop them.
-	n := a.ready
-	a.base += uint64(n)
-	a.slots = append(a.slots[:0], a.slots[n:]...)
-	a.ready = 0
-	a.advance()
+	if n := a.ready; n > 0 {
+		a.base += uint64(n)
+		a.slots = append(a.slots[:0], a.slots[n:]...)
+		a.ready = 0
+		a.advance()
+	}
 	a.arm()
 }
 

@@ -25,6 +25,9 @@ type inbound struct {
 	due        time.Time // when it was due (HeaderDueAt); the zero time for a fact published now
 	// acks sends its ack with others' (see acker.go); nil: acked alone.
 	acks *acker
+	// acked, when set, learns whether the delivery ended in an ack (sent
+	// or waiting in acks): a stream fact is settled then.
+	acked *bool
 }
 
 func inspect(s *session, d amqp.Delivery) inbound {
@@ -51,8 +54,23 @@ func (c *Consumer) process(ctx context.Context, s *session, d amqp.Delivery) err
 func (c *Consumer) processAcks(ctx context.Context, s *session, d amqp.Delivery, acks *acker) error {
 	in := inspect(s, d)
 	in.acks = acks
+	return c.processIn(ctx, in)
+}
+
+// processStream is processAcks for a fact of a stream, and reports
+// whether its handling ended in an ack: the fact was handled, or its copy
+// confirmed, and it counts towards the stream's offset.
+func (c *Consumer) processStream(ctx context.Context, s *session, d amqp.Delivery, acks *acker) (acked bool) {
+	in := inspect(s, d)
+	in.acks, in.acked = acks, &acked
+	c.processIn(ctx, in)
+	return acked
+}
+
+// processIn counts, handles and settles in.
+func (c *Consumer) processIn(ctx context.Context, in inbound) error {
 	c.count(Delivered, in.routingKey)
-	if d.Redelivered {
+	if in.d.Redelivered {
 		c.count(Redelivered, in.routingKey)
 	}
 	dup, err := c.handle(ctx, in)

@@ -50,6 +50,11 @@ func (c *Consumer) end(ctx context.Context, in inbound, duplicate bool, err erro
 }
 
 func (c *Consumer) ack(in inbound, e Event) {
+	if in.acked != nil {
+		// Even if the ack fails below: the fact was handled (or its copy
+		// confirmed), and a stream's position is its stored offset.
+		*in.acked = true
+	}
 	if in.acks != nil {
 		in.acks.ack(in.d, e, in.routingKey)
 		return

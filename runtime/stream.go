@@ -68,32 +68,33 @@ func (k streamKind) consumeArgs(queue string, args amqp.Table) (amqp.Table, erro
 
 func (k streamKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
 	k.t.restart()
-	return newStreamSource(k.queues(), feeds, k.t, k.c.opts.prefetch, r.stop)
+	return newStreamSource(k.queues(), feeds, k.t, r.acks, k.c.opts.prefetch, r.stop)
 }
 
+// work handles a job. Its ack, and every other ack of the channel, goes
+// through the channel's acker, several deliveries with one multiple ack:
+// a stream consumed over AMQP is sent as the acks return credit, and one
+// ack per fact cost a frame and a write per fact. A stream fact counts as
+// settled once its handling ended in an ack, sent or waiting: the
+// stream's position is the stored offset, not the channel's acks.
 func (k streamKind) work(r *channelRun, j streamJob) {
 	if !j.stream {
-		k.c.process(r.hctx, r.s, j.d)
+		k.c.processAcks(r.hctx, r.s, j.d, r.acks)
 		return
 	}
 	if k.t.beyond(j.offset) {
-		// Past a replay's bound: held unsettled, so the stored offset
-		// stays at the bound and the broker, its credit spent, sends
-		// no more.
+		// Past a replay's bound: held unsettled (and not ended in the
+		// acker, see streamSource.done), so the stored offset stays at
+		// the bound and the broker, its credit spent, sends no more.
 		return
 	}
 	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
 		// Another consumer's fact on the same stream.
-		if err := j.d.Ack(false); err == nil {
-			k.t.settled(j.offset)
-		}
+		r.acks.ack(j.d, uncounted, j.d.RoutingKey)
+		k.t.settled(j.offset)
 		return
 	}
-	rec := &recordingAck{Acknowledger: j.d.Acknowledger}
-	d := j.d
-	d.Acknowledger = rec
-	k.c.process(r.hctx, r.s, d)
-	if rec.acked {
+	if k.c.processStream(r.hctx, r.s, j.d, r.acks) {
 		k.t.settled(j.offset)
 	}
 }
@@ -101,31 +102,17 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 func (k streamKind) giveBack(j streamJob, why string) { k.c.giveBack(j.d, why) }
 
 func (streamKind) traits() traits {
-	return traits{queueNoun: "stream or work queue", finishesOnLoss: true}
-}
-
-// recordingAck records whether a delivery was acked: a stream fact counts
-// as settled then, not when it was given back. An ack that fails because
-// the channel is gone settles it all the same: the fact was handled (or
-// its retry copy confirmed), and the stream's position is the stored
-// offset, not the channel's acks; counting it unsettled would have the
-// next channel read it again and handle it twice.
-type recordingAck struct {
-	amqp.Acknowledger
-	acked bool
-}
-
-func (a *recordingAck) Ack(tag uint64, multiple bool) error {
-	err := a.Acknowledger.Ack(tag, multiple)
-	a.acked = true
-	return err
+	return traits{queueNoun: "stream or work queue", finishesOnLoss: true, acksTogether: true}
 }
 
 // streamSource merges the stream's feed and the work queue's into one
-// line of jobs, noting each stream fact's offset as it arrives.
+// line of jobs, noting each stream fact's offset as it arrives, and tells
+// the channel's acker what is in hand and what ended.
 type streamSource struct {
 	jobs  chan streamJob
 	ended chan string
+	acks  *acker
+	t     *offsetTracker
 }
 
 // Its readers end when their feeds do, or when stop closes (the channel is
@@ -133,12 +120,15 @@ type streamSource struct {
 // the next channel's source waits for them before it forgets what was in
 // hand: a reader of the old channel noting an offset after that would
 // hold the mark back for good.
-func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, prefetch int, stop <-chan struct{}) *streamSource {
-	s := &streamSource{jobs: make(chan streamJob, prefetch), ended: make(chan string, 1)}
+func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, acks *acker, prefetch int, stop <-chan struct{}) *streamSource {
+	s := &streamSource{jobs: make(chan streamJob, prefetch), ended: make(chan string, 1), acks: acks, t: t}
 	var readers sync.WaitGroup
 	for i, feed := range feeds {
 		readers.Go(func() {
 			for d := range feed {
+				// In hand from here: a delivery waiting in jobs counts
+				// against the prefetch as one in a handler does.
+				acks.inHand.Add(1)
 				j := streamJob{d: d, stream: i == 0}
 				if j.stream {
 					j.offset = StreamOffset(d)
@@ -167,11 +157,37 @@ func (s *streamSource) next(stop <-chan struct{}) (streamJob, bool) {
 	case <-stop:
 		return streamJob{}, false
 	case j, ok := <-s.jobs:
-		return j, ok
+		return s.took(j, ok)
+	default:
+	}
+	// About to wait: the acks that wait may be what the broker waits for.
+	s.acks.idle(false)
+	select {
+	case <-stop:
+		return streamJob{}, false
+	case j, ok := <-s.jobs:
+		return s.took(j, ok)
 	}
 }
 
-func (*streamSource) done(streamJob)        {}
+func (s *streamSource) took(j streamJob, ok bool) (streamJob, bool) {
+	if !ok {
+		s.acks.idle(true)
+	}
+	return j, ok
+}
+
+// done ends j's tag in the acker unless j is a stream fact past a
+// replay's bound, held unacked: a multiple ack above it would ack it, and
+// the broker would send on past the bound.
+func (s *streamSource) done(j streamJob) {
+	s.acks.inHand.Add(-1)
+	if j.stream && s.t.pastBound(j.offset) {
+		return
+	}
+	s.acks.ended(j.d.DeliveryTag)
+}
+
 func (s *streamSource) lost() <-chan string { return s.ended }
 
 // StreamOffset returns the offset RabbitMQ puts on every delivery from a
@@ -262,7 +278,7 @@ func (t *offsetTracker) readersOf(done <-chan struct{}) {
 func (t *offsetTracker) beyond(off int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.until < 0 || off <= t.until {
+	if !t.pastLocked(off) {
 		return false
 	}
 	if !t.ended {
@@ -271,6 +287,15 @@ func (t *offsetTracker) beyond(off int64) bool {
 	}
 	return true
 }
+
+// pastBound reports whether off is past a replay's bound.
+func (t *offsetTracker) pastBound(off int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pastLocked(off)
+}
+
+func (t *offsetTracker) pastLocked(off int64) bool { return t.until >= 0 && off > t.until }
 
 func (t *offsetTracker) arrived(off int64) {
 	t.mu.Lock()

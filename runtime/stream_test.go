@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -296,5 +298,35 @@ func TestOffsetTrackerMarksOnlySettledRuns(t *testing.T) {
 	tr.settled(13)
 	if tr.mark != 13 {
 		t.Fatalf("mark %d, want 13", tr.mark)
+	}
+}
+
+// A stream fact past a replay's bound is held unacked, and stays so
+// although the channel's acks go several at a time: no multiple ack
+// covers it (the broker would take it for credit and send on past the
+// bound), while the acks around it still go.
+func TestStreamSourceLeavesHeldFactsUnacked(t *testing.T) {
+	ch := &ackLog{}
+	a := newAcker(&core{metrics: nopMetrics{}, counters: &counters{}}, 100)
+	a.timer = time.AfterFunc(time.Hour, func() {}) // the test sends by stopping
+	tr := newOffsetTracker(nil)
+	tr.until = 1
+	s := &streamSource{acks: a, t: tr}
+	d := func(tag uint64) amqp.Delivery { return amqp.Delivery{Acknowledger: ch, DeliveryTag: tag} }
+	for _, j := range []streamJob{
+		{d: d(1), stream: true, offset: 0},
+		{d: d(2), stream: true, offset: 1},
+		{d: d(3), stream: true, offset: 2}, // past the bound: held
+		{d: d(4)},                          // the work queue's
+	} {
+		a.inHand.Add(1)
+		if !j.stream || !tr.pastBound(j.offset) {
+			a.ack(j.d, Acked, "k")
+		}
+		s.done(j)
+	}
+	a.stop()
+	if want := []string{"2 multiple=true", "4 multiple=false"}; !slices.Equal(ch.acks, want) {
+		t.Fatalf("acks sent %v, want %v: tag 3 held", ch.acks, want)
 	}
 }

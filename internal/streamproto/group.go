@@ -308,15 +308,24 @@ func offsetSpec(p Position) stream.OffsetSpecification {
 // convert reads what RabbitMQ kept of an AMQP 0-9-1 publish: the body, the
 // properties it maps to AMQP 1.0 properties, the headers as application
 // properties, and exchange, routing key and type as message annotations.
+//
+// The client decodes each message into a new *samqp.Message, so its
+// application properties become the headers as they are, not copied.
 func convert(partition string, offset int64, m *samqp.Message) Message {
-	out := Message{Partition: partition, Offset: offset, Body: m.GetData(), Headers: map[string]any{}}
+	out := Message{Partition: partition, Offset: offset, Body: m.GetData(), Headers: m.ApplicationProperties}
+	if out.Headers == nil {
+		out.Headers = map[string]any{}
+	}
 	if p := m.Properties; p != nil {
-		out.MessageID = fmt.Sprint(orEmpty(p.MessageID))
+		switch id := p.MessageID.(type) {
+		case string:
+			out.MessageID = id
+		case nil:
+		default:
+			out.MessageID = fmt.Sprint(id)
+		}
 		out.ContentType = p.ContentType
 		out.Timestamp = p.CreationTime
-	}
-	for k, v := range m.ApplicationProperties {
-		out.Headers[k] = v
 	}
 	for k, v := range m.Annotations {
 		key, _ := k.(string)
@@ -331,11 +340,4 @@ func convert(partition string, offset int64, m *samqp.Message) Message {
 		}
 	}
 	return out
-}
-
-func orEmpty(v any) any {
-	if v == nil {
-		return ""
-	}
-	return v
 }

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -68,6 +69,8 @@ type config struct {
 	replay       int
 	readFor      time.Duration
 	socketBuffer int
+	paths        string
+	cpuProfile   string
 }
 
 func main() {
@@ -83,6 +86,8 @@ func main() {
 	flag.IntVar(&c.replay, "replay", 0, "after the rounds, store this many facts in a stream and measure a new consumer reading them all")
 	flag.DurationVar(&c.readFor, "read-for", 30*time.Second, "longest a backlog read may take; a slower one reports the rate it reached")
 	flag.IntVar(&c.socketBuffer, "client-socket-buffer", 0, "the stream client's socket buffers in bytes; 0 leaves them to the kernel, as warren does (the client's own default is 8192)")
+	flag.StringVar(&c.paths, "paths", "", "comma-separated paths to run (quorum, stream, stream-client, stream-producer, super-stream); empty for all")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each warren path's consume phase to FILE-<path>-<round>.pprof")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "streambench:", err)
@@ -102,10 +107,14 @@ func run(c config) error {
 	if c.super {
 		paths = append(paths, "super-stream")
 	}
+	if c.paths != "" {
+		paths = strings.Split(c.paths, ",")
+	}
+	has := func(p string) bool { return slices.Contains(paths, p) }
 	all := map[string][]result{}
 	for round := range c.rounds {
 		for _, p := range paths {
-			r, err := measure(c, p)
+			r, err := measure(c, p, round+1)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round+1, p, err)
 			}
@@ -141,11 +150,20 @@ func run(c config) error {
 	}
 	pub := func(r result) float64 { return r.pubRate }
 	cons := func(r result) float64 { return r.consRate }
-	fmt.Printf("stream/quorum: publish %s, consume %s\n", ratio("stream", "quorum", pub), ratio("stream", "quorum", cons))
-	fmt.Printf("stream/stream-client: publish %s, consume %s\n", ratio("stream", "stream-client", pub), ratio("stream", "stream-client", cons))
-	fmt.Printf("stream-producer/quorum: publish %s; stream-producer/stream-client: publish %s\n", ratio("stream-producer", "quorum", pub), ratio("stream-producer", "stream-client", pub))
-	if c.super {
+	if has("stream") && has("quorum") {
+		fmt.Printf("stream/quorum: publish %s, consume %s\n", ratio("stream", "quorum", pub), ratio("stream", "quorum", cons))
+	}
+	if has("stream") && has("stream-client") {
+		fmt.Printf("stream/stream-client: publish %s, consume %s\n", ratio("stream", "stream-client", pub), ratio("stream", "stream-client", cons))
+	}
+	if has("stream-producer") && has("quorum") && has("stream-client") {
+		fmt.Printf("stream-producer/quorum: publish %s; stream-producer/stream-client: publish %s\n", ratio("stream-producer", "quorum", pub), ratio("stream-producer", "stream-client", pub))
+	}
+	if has("super-stream") && has("quorum") {
 		fmt.Printf("super-stream/quorum: publish %s, consume %s\n", ratio("super-stream", "quorum", pub), ratio("super-stream", "quorum", cons))
+	}
+	if has("super-stream") && has("stream-client") {
+		fmt.Printf("super-stream/stream-client: consume %s\n", ratio("super-stream", "stream-client", cons))
 	}
 	if c.replay > 0 {
 		if err := replay(c); err != nil {
@@ -157,7 +175,7 @@ func run(c config) error {
 
 // measure runs one path once: publish n facts, consume them as a backlog
 // (a new consumer reading what is stored), then the latency phase.
-func measure(c config, path string) (result, error) {
+func measure(c config, path string, round int) (result, error) {
 	switch path {
 	case "stream-client":
 		return measureClient(c, false)
@@ -233,14 +251,20 @@ func measure(c config, path string) (result, error) {
 		go func() { done <- cons.Run(cctx) }()
 		return func() error { cancel(); return <-done }, done, nil
 	}
+	endProfile, err := startProfile(c.cpuProfile, path, round)
+	if err != nil {
+		return r, err
+	}
 	cpu0, t0 = cpuTime(), time.Now()
 	stop, done, err := start(top.Consumers[0])
 	if err != nil {
+		endProfile()
 		return r, err
 	}
 	err = waitFor(&handled, int64(c.n), done, c.readFor)
 	read := handled.Load()
 	r.consRate, r.consCPU = rate(int(read), time.Since(t0)), perFact(cpuTime()-cpu0, int(read))
+	endProfile()
 	if errors.Is(err, errSlow) && len(top.Consumers) > 1 {
 		fmt.Fprintf(os.Stderr, "%s: read %d of %d stored facts in %s\n", path, read, c.n, c.readFor)
 		_ = stop()
@@ -266,6 +290,23 @@ func measure(c config, path string) (result, error) {
 	}
 	r.p50, r.p99 = lat.quantile(0.50), lat.quantile(0.99)
 	return r, nil
+}
+
+// startProfile starts a CPU profile of a phase when prefix is set, and
+// returns what ends it.
+func startProfile(prefix, path string, round int) (end func(), err error) {
+	if prefix == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s-%s-%d.pprof", prefix, path, round))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // measureClient is the stream protocol's own client: a producer with
