@@ -20,6 +20,7 @@ type builder struct {
 	declared   []*Type                // in declaration order
 	resolving  map[string]bool        // $ref locations followed since the last named type, to catch cycles
 	inline     map[*load.Schema]bool  // inline schemas being typed, which have no name yet
+	narrowing  map[*load.Schema]bool  // schemas narrowedRef is deciding on
 	renames    []Renamed              // Go names changed to resolve collisions
 	imported   map[*load.Fact]*Import // bound imported facts whose types are generated here
 	// implied are the JSON types of the union that an inline oneOf/anyOf
@@ -35,6 +36,7 @@ func newBuilder(s *load.Schemas) *builder {
 		types:      map[string]*Type{},
 		resolving:  map[string]bool{},
 		inline:     map[*load.Schema]bool{},
+		narrowing:  map[*load.Schema]bool{},
 		imported:   map[*load.Fact]*Import{},
 		implied:    map[*load.Schema][]string{},
 	}

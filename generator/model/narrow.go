@@ -11,6 +11,14 @@ import (
 // {"properties": {"state": {"enum": ["closed"]}}}]}), or nil. Such a schema
 // keeps the shared Go type: validation enforces the narrowing.
 func (b *builder) narrowedRef(n *load.Schema) *load.Schema {
+	// Deciding types the shared object's properties, and one of them can
+	// be n itself (a property of the object n's allOf refers to that
+	// refers back to n): met again while deciding, n is not a narrowing.
+	if b.narrowing[n] {
+		return nil
+	}
+	b.narrowing[n] = true
+	defer delete(b.narrowing, n)
 	var base *load.Schema
 	for _, m := range n.AllOf {
 		if isPureRef(m) && m.Ref != nil {
