@@ -50,6 +50,12 @@ try {
   expect((await page.locator("#unshown").textContent()).includes("redelivery rate"), "the page says which figure it cannot show");
   await page.waitForFunction(() => document.querySelectorAll("#figures svg.chart polyline")[0]?.getAttribute("points").split(" ").length >= 2);
   expect(true, "the history chart has points");
+  // The overview is read again every few seconds: the rows stay the same
+  // elements, so that a click landing during a refresh is not lost.
+  await row.evaluate((r) => { r.__kept = true; });
+  const readBefore = await page.locator("#updated").textContent();
+  await page.waitForFunction((b) => document.getElementById("updated").textContent !== b, readBefore);
+  expect(await row.evaluate((r) => r.__kept === true), "a refresh keeps the row in place");
   // The outbox's schedule, beside the figures.
   const outbox = page.locator("#outbox tbody tr");
   await outbox.locator("td.scheduled", { hasText: env("OUTBOX_SCHEDULED") }).waitFor();

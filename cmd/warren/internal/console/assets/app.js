@@ -19,6 +19,44 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// keepRows puts rows in tbody, keeping each row already there for the same
+// key (the attribute named) and changing only what changed in it. The
+// overview is read again every few seconds; a table built anew each time
+// would swap the link under a pointer between its press and its release,
+// and the click would be lost.
+function keepRows(tbody, rows, key) {
+  const old = new Map();
+  for (const r of tbody.rows) if (r.hasAttribute(key)) old.set(r.getAttribute(key), r);
+  place(tbody, rows.map((r) => {
+    const o = r.hasAttribute(key) ? old.get(r.getAttribute(key)) : undefined;
+    return o ? morph(o, r) : r;
+  }));
+}
+
+// morph makes node o look like n and returns o, or returns n when o is of
+// another kind. o keeps its listeners: callers morph only nodes built for
+// the same key, whose listeners do the same.
+function morph(o, n) {
+  if (!o || o.nodeType !== n.nodeType || o.nodeName !== n.nodeName || o.namespaceURI !== n.namespaceURI) return n;
+  if (o.nodeType !== Node.ELEMENT_NODE) {
+    if (o.nodeValue !== n.nodeValue) o.nodeValue = n.nodeValue;
+    return o;
+  }
+  if (o.isEqualNode(n)) return o;
+  for (const a of Array.from(o.attributes)) if (!n.hasAttribute(a.name)) o.removeAttribute(a.name);
+  for (const a of Array.from(n.attributes)) if (o.getAttribute(a.name) !== a.value) o.setAttribute(a.name, a.value);
+  place(o, Array.from(n.childNodes).map((c, i) => morph(o.childNodes[i], c)));
+  return o;
+}
+
+// place makes kids the children of parent, moving nothing already in its
+// place: a node taken out and put back loses a click in progress.
+function place(parent, kids) {
+  const cur = parent.childNodes;
+  if (kids.length === cur.length && kids.every((k, i) => k === cur[i])) return;
+  parent.replaceChildren(...kids);
+}
+
 // The token comes in the address's fragment (never sent to a server),
 // once, and is kept for this tab only.
 function takeToken() {
@@ -65,7 +103,7 @@ async function refresh() {
   $("broker-error").textContent = o.error ? "The last reading failed; showing the one before: " + o.error : "";
   $("history-span").textContent = span(o.history_ms);
   const tbody = $("figures").tBodies[0];
-  tbody.replaceChildren(...o.consumers.map((c) => row(c, o.history_ms)));
+  keepRows(tbody, o.consumers.map((c) => row(c, o.history_ms)), "data-consumer");
   later(o.delayed, o.outbox);
   sagas(o.sagas);
   $("unshown").replaceChildren(...o.unshown.map((u) => el("li", {}, "Not shown: " + u)));
@@ -115,7 +153,7 @@ function sagas(s) {
     el("td", { class: "num" }, g.with_timeouts),
     el("td", { class: "num completed" }, g.completed)));
   if (s.error) rows.unshift(el("tr", { class: "alert" }, el("td", { colspan: 5 }, s.table + ": the last reading failed: " + s.error)));
-  $("sagas").tBodies[0].replaceChildren(...rows);
+  keepRows($("sagas").tBodies[0], rows, "data-saga");
 }
 
 // ---- a saga's instances ----
