@@ -68,9 +68,14 @@ func TestCheckoutOnBroker(t *testing.T) {
 			}
 			defer pub.Close()
 			// Paid first, placed second: either fact starts the instance.
+			// The saga handles four facts at once, so the order is
+			// waited for: placed handled first would start a payment
+			// window of 20ms, which a loaded machine can let pass
+			// before paid is handled.
 			if _, err := pub.PublishOrderPaid(ctx, ev.OrderPaid{OrderID: "order-1", AmountCents: 2500}); err != nil {
 				t.Fatal(err)
 			}
+			testenv.Eventually(t, "paid to start order-1", func() bool { return parts.Store.Stats().Started == 1 })
 			if _, err := pub.PublishOrderPlaced(ctx, ev.OrderPlaced{OrderID: "order-1", TotalCents: 2500}); err != nil {
 				t.Fatal(err)
 			}
