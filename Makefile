@@ -102,6 +102,12 @@ VERSIONLESS_TESTS := TestManagementRedeliveryRate TestStatusShowsTheVersionsLive
 	TestGoToolSetupInAService TestConsumerModuleReusesAnImportedFactsVersions
 VERSIONLESS_SKIP := ^($(subst $(space),|,$(strip $(VERSIONLESS_TESTS))))$$
 
+# The load tests (testenv.Load) run at full size in make test; on the
+# targets that run the suites again on other brokers, at a tenth: what they
+# prove about size is proven once, what another broker could change shows
+# at any size.
+REPEAT_LOAD := 0.1
+
 ## test-rabbitmq4: the broker suites, disruptive tests included, on a RabbitMQ 4 node
 # bench/ is left out: its tests check its generated package, never a broker.
 # make test has vetted the same code (-vet=off).
@@ -110,7 +116,7 @@ test-rabbitmq4:
 		grep -rqs --include='*_test.go' "^func $$t(" . || { echo "VERSIONLESS_TESTS: no test $$t"; exit 1; }; \
 	done
 	$(RABBITMQ4) up
-	set -a && eval "$$($(RABBITMQ4) env)" && set +a && \
+	set -a && eval "$$($(RABBITMQ4) env)" && set +a && export WARREN_TEST_LOAD=$(REPEAT_LOAD) && \
 	$(GO) test -vet=off -skip '$(VERSIONLESS_SKIP)' $(BROKER_PKGS) && \
 	for m in $(filter-out bench,$(CONTRIB_MODS)); do echo "== $$m"; (cd $$m && $(GO) test -vet=off ./...) || exit 1; done && \
 	WARREN_DISRUPTIVE=1 $(GO) test -vet=off -p 1 -count=1 -v -run '^TestDisruptive' -skip '$(OWN_NODE_TESTS)' $(DISRUPTIVE_PKGS)
@@ -123,7 +129,7 @@ OWN_NODE_TESTS := ^(TestDisruptiveBrokerRestartMidStream|TestDisruptiveBrokerRes
 ## test-cluster: the node-loss tests, on a three-node RabbitMQ 4 cluster
 test-cluster:
 	$(RABBITMQ4) cluster-up
-	set -a && eval "$$($(RABBITMQ4) env cluster)" && set +a && \
+	set -a && eval "$$($(RABBITMQ4) env cluster)" && set +a && export WARREN_TEST_LOAD=$(REPEAT_LOAD) && \
 	$(GO) test -vet=off -p 1 -count=1 -v -run '^TestCluster' $(CLUSTER_PKGS)
 
 vet:

@@ -19,7 +19,8 @@ import (
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
-// Instances and facts of the concurrency test.
+// Instances (fewer on the targets that set WARREN_TEST_LOAD: see
+// testenv.Load) and facts of the concurrency test.
 const (
 	concurrentInstances = 1000
 	paymentsPerInstance = 4 // and one order.placed: five facts each
@@ -58,6 +59,7 @@ func TestClusterSagaConcurrentInstances(t *testing.T) {
 }
 
 func sagaConcurrentInstances(t *testing.T, urls []string) {
+	instances := int64(testenv.Load(t, concurrentInstances, 100))
 	pg := testenv.OpenDB(t, "pgx", testenv.PGDSN(t))
 	db := sqldb.FromSQL(pg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -113,7 +115,7 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 	}
 	var sends []send
 	total := map[string]int64{}
-	for i := range concurrentInstances {
+	for i := range instances {
 		order := fmt.Sprintf("load-%04d", i)
 		sends = append(sends, send{order: order, placed: true})
 		for p := range paymentsPerInstance {
@@ -155,7 +157,7 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 		}
 		return n
 	}
-	testenv.Eventually(t, "every order to complete", func() bool { return completed() >= concurrentInstances })
+	testenv.Eventually(t, "every order to complete", func() bool { return completed() >= instances })
 
 	rows, err := pg.QueryContext(ctx, fmt.Sprintf(`SELECT instance, version, state, completed_at IS NOT NULL FROM %q WHERE saga = 'checkout'`, instTable))
 	if err != nil {
@@ -179,16 +181,16 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if seen != concurrentInstances {
-		t.Errorf("%d instances stored; want %d", seen, concurrentInstances)
+	if int64(seen) != instances {
+		t.Errorf("%d instances stored; want %d", seen, instances)
 	}
 	var conflicts, started int64
 	for _, s := range stores {
 		conflicts += s.Stats().Conflicts
 		started += s.Stats().Started
 	}
-	if started != concurrentInstances || completed() != concurrentInstances {
-		t.Errorf("started %d, completed %d; want %d of each", started, completed(), concurrentInstances)
+	if started != instances || completed() != instances {
+		t.Errorf("started %d, completed %d; want %d of each", started, completed(), instances)
 	}
 	t.Logf("%d facts, %d conflicts retried on the new state", len(sends), conflicts)
 	// A conflict is handled again inside its transaction: it spends none

@@ -210,7 +210,7 @@ func drainIDs(t *testing.T, conn *runtime.Conn, queue string, n int) []string {
 // them exactly, and leaves all 50,000 in the queue in their order.
 func TestGroupsOfALargeQueueLeaveItAsItWas(t *testing.T) {
 	conn, c := vhostLane(t, "poisongroups")
-	const n = 50_000
+	n := testenv.Load(t, 50_000, 2_000) / len(causeWords) * len(causeWords)
 	ids := fill(t, conn, c, n, len(causeWords))
 
 	start := time.Now()
@@ -263,7 +263,7 @@ func TestGroupsOfALargeQueueLeaveItAsItWas(t *testing.T) {
 // exactly once, and leaves the other group in the poison queue, in order.
 func TestRetryOfALargeGroupLosesAndDuplicatesNothing(t *testing.T) {
 	conn, c := vhostLane(t, "poisonretry")
-	const n = 20_000
+	n := testenv.Load(t, 20_000, 2_000) &^ 1 // even: two groups
 	ids := fill(t, conn, c, n, 2)
 	groups, err := poison.Groups(context.Background(), conn, c, poison.FromPoison)
 	if err != nil {
