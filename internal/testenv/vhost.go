@@ -3,9 +3,13 @@ package testenv
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -15,8 +19,9 @@ import (
 // returns AMQPURL pointed at it. Generated packages declare fixed exchange
 // and queue names, exactly as a service would use them; a vhost of its own
 // keeps such a test apart from every other test and from a `make demo`
-// running at the same time. Deleting the vhost when the test ends deletes
-// everything declared in it.
+// running at the same time. Deleting the vhost when the test ends (or,
+// with [Main], once the package's tests have run) deletes everything
+// declared in it.
 //
 // It administers the broker through [BrokerAdmin]: it skips without a way
 // to, and fails under CI=true.
@@ -27,9 +32,10 @@ func VHost(t testing.TB, prefix string) string {
 
 // VHosts is [VHost] for a test with n cases that each need a vhost of
 // their own: it creates them together and deletes them together when t
-// ends. Every rabbitmqctl command starts an Erlang node of its own, which
-// costs about a second of CPU; VHosts takes one command to create n vhosts
-// and one to delete them, where n calls of VHost take 2n.
+// ends (or as [Main] says). Every rabbitmqctl command starts an Erlang
+// node of its own, which costs about a second of CPU; VHosts takes one
+// command to create n vhosts and one to delete them, where n calls of
+// VHost take 2n.
 func VHosts(t testing.TB, prefix string, n int) []string {
 	t.Helper()
 	base := AMQPURL(t)
@@ -38,38 +44,17 @@ func VHosts(t testing.TB, prefix string, n int) []string {
 		t.Fatalf("broker URL: %v", err)
 	}
 	admin := BrokerAdmin(t)
-	// The vhosts and the test user's permissions on them, in one
-	// import_definitions of these alone.
-	type permission struct {
-		User      string `json:"user"`
-		VHost     string `json:"vhost"`
-		Configure string `json:"configure"`
-		Write     string `json:"write"`
-		Read      string `json:"read"`
-	}
-	var defs struct {
-		VHosts      []map[string]string `json:"vhosts"`
-		Permissions []permission        `json:"permissions"`
-	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = Name(prefix)
-		defs.VHosts = append(defs.VHosts, map[string]string{"name": names[i]})
-		defs.Permissions = append(defs.Permissions, permission{u.User.Username(), names[i], ".*", ".*", ".*"})
-	}
-	body, err := json.Marshal(defs)
+	names, err := pool.take(admin, base, u.User.Username(), prefix, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Try(strings.NewReader(string(body)), "--quiet", "import_definitions"); err != nil {
-		_ = deleteVHosts(admin, names) // those made before the command failed
-		t.Fatal(err)
+	if !pool.deferred() {
+		t.Cleanup(func() {
+			if err := deleteVHosts(admin, names); err != nil {
+				t.Error(err)
+			}
+		})
 	}
-	t.Cleanup(func() {
-		if err := deleteVHosts(admin, names); err != nil {
-			t.Error(err)
-		}
-	})
 	urls := make([]string, n)
 	for i, name := range names {
 		u.Path, u.RawPath = "/"+name, ""
@@ -87,6 +72,124 @@ func VHosts(t testing.TB, prefix string, n int) []string {
 		urls[i] = vhostURL
 	}
 	return urls
+}
+
+// pool holds the vhosts of a test process. Without [Main], each call of
+// VHosts creates its vhosts and deletes them when its test ends: two
+// rabbitmqctl commands. With Main, vhosts are created several at a time
+// (one command per poolBatch) and every one is deleted in one command once
+// the package's tests have run: a package of thirty vhost tests takes
+// five commands instead of sixty.
+var pool vhostPool
+
+const poolBatch = 8
+
+type vhostPool struct {
+	mu    sync.Mutex
+	batch bool            // set by Main
+	admin *Admin          // the admin of the broker the vhosts are on
+	base  string          // the broker URL they were made for
+	free  []string        // created, not handed out yet
+	made  map[string]bool // every vhost created, to delete
+}
+
+func (p *vhostPool) deferred() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.batch
+}
+
+// take returns n new vhosts, each given to the test's user, creating what
+// the pool lacks.
+func (p *vhostPool) take(admin *Admin, base, user, prefix string, n int) ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.batch {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = Name(prefix)
+		}
+		return names, createVHosts(admin, user, names)
+	}
+	if p.base != "" && p.base != base {
+		return nil, fmt.Errorf("vhosts of %s asked for after vhosts of %s in the same test process", Redact(base), Redact(p.base))
+	}
+	p.base, p.admin = base, admin
+	if len(p.free) < n {
+		more := make([]string, max(n-len(p.free), poolBatch))
+		for i := range more {
+			more[i] = Name(prefix)
+		}
+		if err := createVHosts(admin, user, more); err != nil {
+			return nil, err
+		}
+		if p.made == nil {
+			p.made = map[string]bool{}
+		}
+		for _, name := range more {
+			p.made[name] = true
+		}
+		p.free = append(p.free, more...)
+	}
+	names := p.free[:n:n]
+	p.free = p.free[n:]
+	return names, nil
+}
+
+// createVHosts creates names and gives user every permission on them, in
+// one import_definitions of these alone.
+func createVHosts(admin *Admin, user string, names []string) error {
+	type permission struct {
+		User      string `json:"user"`
+		VHost     string `json:"vhost"`
+		Configure string `json:"configure"`
+		Write     string `json:"write"`
+		Read      string `json:"read"`
+	}
+	var defs struct {
+		VHosts      []map[string]string `json:"vhosts"`
+		Permissions []permission        `json:"permissions"`
+	}
+	for _, name := range names {
+		defs.VHosts = append(defs.VHosts, map[string]string{"name": name})
+		defs.Permissions = append(defs.Permissions, permission{user, name, ".*", ".*", ".*"})
+	}
+	body, err := json.Marshal(defs)
+	if err != nil {
+		return err
+	}
+	if _, err := admin.Try(strings.NewReader(string(body)), "--quiet", "import_definitions"); err != nil {
+		_ = deleteVHosts(admin, names) // those made before the command failed
+		return err
+	}
+	return nil
+}
+
+// Main runs a package's tests with the vhosts of [VHost] and [VHosts]
+// made several at a time and deleted together once the tests have run
+// (each rabbitmqctl command starts an Erlang node of its own, about a
+// second of CPU). A package whose tests make several vhosts calls it from
+// its TestMain:
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+//
+// A failure to delete them fails the run.
+func Main(m *testing.M) {
+	pool.mu.Lock()
+	pool.batch = true
+	pool.mu.Unlock()
+	code := m.Run()
+	pool.mu.Lock()
+	names := slices.Sorted(maps.Keys(pool.made))
+	admin := pool.admin
+	pool.mu.Unlock()
+	if len(names) > 0 {
+		if err := deleteVHosts(admin, names); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv: deleting the test vhosts:", err)
+			code = max(code, 1)
+		}
+	}
+	os.Exit(code)
 }
 
 // deleteVHosts deletes the vhosts that exist of names: one at a time with
