@@ -20,6 +20,10 @@
 //     defaults.
 //   - go-jsonschema (github.com/atombender/go-jsonschema): the same schema
 //     files, as they are; types only, its defaults.
+//   - floor, generation only: a process that reads the schema directory
+//     and writes files of the names, sizes and line counts of warren's
+//     output, computing nothing (floor.go): the file system's share of
+//     warren's time.
 //
 // Each round runs every case once, and within a case every side back to
 // back, starting with a different side each round, so that the load of the
@@ -49,8 +53,20 @@ func main() {
 		build    = flag.String("build", "100", "fact `COUNTS` whose generated package to build (empty: none)")
 		versions = flag.String("versions", "", "`SIDE=VERSION,...` for the table's header (asyncapi-codegen's is also the version its generated code is built with)")
 		table    = flag.Bool("table", false, "print the table of the kept rounds files named as arguments, their rounds pooled, and exit")
+		floor    = flag.Bool("floor", false, "run as the floor: `gencost -floor LIST SCHEMAS OUT` (see floor.go)")
 	)
 	flag.Parse()
+	if *floor {
+		if flag.NArg() != 3 {
+			fmt.Fprintln(os.Stderr, "gencost: -floor LIST SCHEMAS OUT")
+			os.Exit(2)
+		}
+		if err := runFloor(flag.Arg(0), flag.Arg(1), flag.Arg(2)); err != nil {
+			fmt.Fprintln(os.Stderr, "gencost: floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *table {
 		if flag.NArg() == 0 {
 			fmt.Fprintln(os.Stderr, "gencost: -table: name the rounds files")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -102,6 +103,7 @@ const rounds = `# gencost 2026-12-02 10:00 UTC
 generate facts=100 side=warren round=1 wall=0.400 cpu=0.300 files=107 lines=40000
 generate facts=100 side=asyncapi-codegen round=1 wall=0.800 cpu=0.600 files=1 lines=44900
 generate facts=100 side=go-jsonschema round=1 wall=0.200 cpu=0.100 files=1 lines=12300
+generate facts=100 side=floor round=1 wall=0.200 cpu=0.150 files=107 lines=40000
 build facts=100 side=warren round=1 wall=4.000 cpu=6.000
 build facts=100 side=asyncapi-codegen round=1 wall=2.000 cpu=3.000
 # round 2 of 3 at 10:01:00 UTC, load 2.00 1.00 1.00
@@ -118,19 +120,19 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(k.records) != 9 || k.versions["asyncapi-codegen"] != "v0.46.3" || len(k.unmeasured) != 1 {
+	if len(k.records) != 10 || k.versions["asyncapi-codegen"] != "v0.46.3" || len(k.unmeasured) != 1 {
 		t.Fatalf("parsed %d records, versions %v, unmeasured %q", len(k.records), k.versions, k.unmeasured)
 	}
 	var b strings.Builder
 	writeTable(&b, k)
 	out := b.String()
 	for _, want := range []string{
-		"| figure | rounds | warren abc1234 | asyncapi-codegen v0.46.3 | go-jsonschema v0.24.1 (types only) | warren / asyncapi-codegen | warren / go-jsonschema |",
+		"| figure | rounds | warren abc1234 | asyncapi-codegen v0.46.3 | go-jsonschema v0.24.1 (types only) | floor (warren's files written, nothing computed) | warren / asyncapi-codegen | warren / go-jsonschema | warren / floor |",
 		// Medians 5 and 2; the ratios per round are 2, 3 and 1.25.
-		"| `go build` of the generated package, 100 facts: wall | 3 | 5.00 s (4.00–6.00 s) | 2.00 s (2.00–4.00 s) | — | 2.00 (1.25–3.00) | — |",
-		"| generated lines per fact, 100 facts (all .go files) | 1 | 400 | 449 | 123 | 0.89 | 3.25 |",
-		"| generated .go files, 100 facts | 1 | 107 | 1 | 1 | — | — |",
-		"| generation, 100 facts, whole process: wall | 1 | 0.40 s | 0.80 s | 0.20 s | 0.50 | 2.00 |",
+		"| `go build` of the generated package, 100 facts: wall | 3 | 5.00 s (4.00–6.00 s) | 2.00 s (2.00–4.00 s) | — | — | 2.00 (1.25–3.00) | — | — |",
+		"| generated lines per fact, 100 facts (all .go files) | 1 | 400 | 449 | 123 | 400 | 0.89 | 3.25 | 1.00 |",
+		"| generated .go files, 100 facts | 1 | 107 | 1 | 1 | 107 | — | — | — |",
+		"| generation, 100 facts, whole process: wall | 1 | 0.40 s | 0.80 s | 0.20 s | 0.20 s | 0.50 | 2.00 | 2.00 |",
 		"Medians over the rounds",
 		"Not measured: build side=go-jsonschema: it failed",
 	} {
@@ -160,8 +162,8 @@ func TestPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := k.records[len(k.records)-1]; len(k.records) != 10 || last.round != 4 {
-		t.Errorf("pooled %d records, the last of round %d; want 10, 4", len(k.records), last.round)
+	if last := k.records[len(k.records)-1]; len(k.records) != 11 || last.round != 4 {
+		t.Errorf("pooled %d records, the last of round %d; want 11, 4", len(k.records), last.round)
 	}
 	if _, err := pool(a, c); err == nil {
 		t.Error("rounds of other versions were pooled")
@@ -169,7 +171,7 @@ func TestPool(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	if got := strings.Join(rotate(sides, 4), ","); got != "asyncapi-codegen,go-jsonschema,warren" {
+	if got := strings.Join(rotate(sides, 5), ","); got != "asyncapi-codegen,go-jsonschema,floor,warren" {
 		t.Errorf("rotate = %s", got)
 	}
 	for n, want := range map[int]string{7: "7", 100: "100", 1000: "1,000", 1234567: "1,234,567"} {
@@ -182,5 +184,46 @@ func TestHelpers(t *testing.T) {
 	}
 	if _, err := counts("0"); err == nil {
 		t.Error("counts accepted 0")
+	}
+}
+
+// The floor reads the schemas and writes files of the listed names, sizes
+// and line counts, below directories it makes.
+func TestFloorWritesTheListedFiles(t *testing.T) {
+	dir := t.TempDir()
+	schemas, out := filepath.Join(dir, "schemas"), filepath.Join(dir, "out")
+	if err := os.MkdirAll(filepath.Join(schemas, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(schemas, "a", "x.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(dir, "floor.list")
+	if err := os.WriteFile(list, []byte("3 120 a.go\n0 5 kit/b.go\n1 1 c.go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := runFloor(list, schemas, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name        string
+		lines, size int
+	}{{"a.go", 3, 120}, {"kit/b.go", 0, 5}, {"c.go", 1, 1}} {
+		b, err := os.ReadFile(filepath.Join(out, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != f.size || bytes.Count(b, []byte{'\n'}) != f.lines {
+			t.Errorf("%s: %d bytes, %d lines; want %d, %d", f.name, len(b), bytes.Count(b, []byte{'\n'}), f.size, f.lines)
+		}
+	}
+	if err := os.WriteFile(list, []byte("3 2 a.go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runFloor(list, schemas, out); err == nil || !strings.Contains(err.Error(), "is not") {
+		t.Errorf("a file of more lines than bytes: %v", err)
 	}
 }

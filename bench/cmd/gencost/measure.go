@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// sides are the generators compared, warren first.
-var sides = []string{"warren", "asyncapi-codegen", "go-jsonschema"}
+// sides are the generators compared, warren first, and the floor (see
+// floor.go), which is measured for generation only.
+var sides = []string{"warren", "asyncapi-codegen", "go-jsonschema", "floor"}
 
 type runner struct {
 	bin, work, root string
@@ -23,6 +24,7 @@ type runner struct {
 	generate, build []int
 
 	inputs  map[int]input
+	floors  map[int]string    // fact count -> the floor's list of files
 	skip    map[string]string // "build/100/side" -> why it is not measured
 	rawFile io.Writer
 }
@@ -65,8 +67,24 @@ func (r *runner) run() error {
 		}
 		r.inputs[n] = in
 	}
+	r.floors = map[int]string{}
+	for _, n := range r.generate {
+		list, err := r.writeFloorList(n)
+		if err != nil {
+			r.skip[key("generate", n, "floor")] = err.Error()
+			r.logf("# unmeasured generate facts=%d side=floor: %s", n, oneLine(err.Error()))
+			continue
+		}
+		r.floors[n] = list
+	}
+	for _, n := range r.build {
+		r.skip[key("build", n, "floor")] = "the floor only writes files"
+	}
 	if len(r.build) > 0 {
 		for _, side := range sides {
+			if side == "floor" {
+				continue
+			}
 			if err := r.prepareBuild(side); err != nil {
 				for _, n := range r.build {
 					r.skip[key("build", n, side)] = err.Error()
@@ -122,6 +140,12 @@ func (r *runner) generateCmd(side string, n int, out string) *exec.Cmd {
 		return command(r.tool(side), "-i", in.doc, "-p", "synthetic", "-o", filepath.Join(out, "asyncapi.gen.go"))
 	case "go-jsonschema":
 		return command(r.tool(side), append([]string{"-p", "synthetic", "-o", filepath.Join(out, "types.go")}, in.files...)...)
+	case "floor":
+		self, err := os.Executable()
+		if err != nil {
+			self = os.Args[0]
+		}
+		return command(self, "-floor", r.floors[n], in.schemas, out)
 	}
 	panic("unknown side " + side)
 }

@@ -148,6 +148,9 @@ func writeTable(w io.Writer, k kept) {
 		if s == "go-jsonschema" {
 			header += " (types only)"
 		}
+		if s == "floor" {
+			header += " (warren's files written, nothing computed)"
+		}
 		header += " |"
 		align += "---:|"
 		if s != "warren" {
