@@ -329,7 +329,11 @@ func watch(ch transport.Channel) *watcher {
 	w := &watcher{done: make(chan struct{})}
 	rets := ch.NotifyReturn(make(chan amqp.Return))
 	confs := ch.NotifyPublish(make(chan amqp.Confirmation))
-	closes := ch.NotifyClose(make(chan *amqp.Error))
+	// Buffered: amqp091-go hands a channel's close error to a listener
+	// that is not waiting at that moment from a goroutine of its own,
+	// which finds the listener closed already and drops the error; the
+	// watcher, busy recording an event, would never see the close.
+	closes := ch.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
 		defer close(w.done)
 		for rets != nil || confs != nil || closes != nil {
