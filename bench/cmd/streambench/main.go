@@ -3,6 +3,10 @@
 // or later) a super stream of 3 partitions, with warren's runtime, beside
 // the stream protocol's own Go client publishing and reading a stream:
 // throughput, client CPU per fact, and end-to-end latency at a fixed rate.
+// The fact is the benchmarks' order (bench/events/order-placed.json):
+// warren publishes and consumes its generated type, validated and decoded
+// as a generated consumer does; the raw client marshals and unmarshals a
+// plain struct of the same fields with encoding/json, checking nothing.
 //
 // Rounds interleave the paths, so that the shared machine's noise falls on
 // all of them alike; each figure is reported as the median and range of
@@ -40,20 +44,48 @@ import (
 	samqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/warrenbus/warren/bench/benchevents"
+	"github.com/warrenbus/warren/bench/internal/orders"
 	"github.com/warrenbus/warren/runtime"
 	_ "github.com/warrenbus/warren/runtime/streamoffset"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// fact is the measured payload: an id (its ordering key), the time it
-// was published, and padding to 1 KiB of JSON.
-type fact struct {
-	ID     string `json:"id"`
-	SentNS int64  `json:"sent_ns"`
-	Pad    string `json:"pad"`
+// orderPlaced is the generated fact of the benchmarks' order, with its id
+// as the ordering key that partitions a super stream.
+var orderPlaced = func() runtime.Fact {
+	f := benchevents.FactOrderPlaced
+	f.OrderingKey = "/order_id"
+	return f
+}()
+
+// samples are the orders published, a thousand, each sent with placed_at
+// set to the time it was sent: the consumer's latency is measured from it.
+var samples, plains = func() ([]benchevents.OrderPlaced, []orders.PlainOrder) {
+	o, p := make([]benchevents.OrderPlaced, 1000), make([]orders.PlainOrder, 1000)
+	for i := range o {
+		o[i], p[i] = orders.Order(i), orders.Plain(i)
+	}
+	return o, p
+}()
+
+// sample returns the order to send i-th, sent now.
+func sample(i int) *benchevents.OrderPlaced {
+	o := samples[i%len(samples)]
+	o.PlacedAt = time.Now().UTC()
+	return &o
 }
 
-var orderPlaced = runtime.Fact{RoutingKey: "order.placed", Version: 1, OrderingKey: "/id"}
+// plainSample is sample as the plain struct.
+func plainSample(i int) orders.PlainOrder {
+	p := plains[i%len(plains)]
+	p.PlacedAt = time.Now().UTC()
+	return p
+}
+
+// newOrder is what a generated consumer passes runtime.HandleEach: the
+// value each fact is decoded into, validated against its schema.
+func newOrder() any { return new(benchevents.OrderPlaced) }
 
 const window = 256 // publishes in flight
 
@@ -126,7 +158,7 @@ func run(c config) error {
 	if c.rounds == 0 {
 		return replay(c)
 	}
-	fmt.Printf("\n%d facts of %d bytes per round and path, %d rounds; median (min–max)\n\n", c.n, len(payload(pad)), c.rounds)
+	fmt.Printf("\n%d facts of %d bytes per round and path, %d rounds; median (min–max)\n\n", c.n, len(envelopeOf(samples[0])), c.rounds)
 	fmt.Println("| path | publish facts/s | publish CPU µs/fact | consume facts/s | consume CPU µs/fact | latency p50 | latency p99 |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, p := range paths {
@@ -185,10 +217,10 @@ func measure(c config, path string, round int) (result, error) {
 	ctx := context.Background()
 	suffix := randomSuffix()
 	spec := topology.Spec{Exchanges: topology.Exchanges{Events: "bench.events." + suffix, Retry: "bench.retry." + suffix, Dead: "bench.dead." + suffix}}
-	cs := topology.ConsumerSpec{Name: "bench-" + path + "-" + suffix, Bindings: []string{"order.placed"}, Prefetch: 1000, Concurrency: 4, Backoff: []time.Duration{time.Second}}
+	cs := topology.ConsumerSpec{Name: "bench-" + path + "-" + suffix, Bindings: []string{orderPlaced.RoutingKey}, Prefetch: 1000, Concurrency: 4, Backoff: []time.Duration{time.Second}}
 	switch path {
 	case "stream", "super-stream":
-		s := topology.StreamSpec{Name: "bench-log-" + suffix, Bindings: []string{"order.placed"}, MaxAge: time.Hour}
+		s := topology.StreamSpec{Name: "bench-log-" + suffix, Bindings: []string{orderPlaced.RoutingKey}, MaxAge: time.Hour}
 		if path == "super-stream" {
 			s.Partitions = 3
 		}
@@ -224,7 +256,7 @@ func measure(c config, path string, round int) (result, error) {
 	// Publish: window facts in flight, each confirmed.
 	cpu0, t0 := cpuTime(), time.Now()
 	if err := publishAll(ctx, c.n, func(i int) (*runtime.Pending, error) {
-		return pub.PublishAsync(ctx, orderPlaced, fact{ID: "order-" + strconv.Itoa(i%1000), SentNS: time.Now().UnixNano(), Pad: pad})
+		return pub.PublishAsync(ctx, orderPlaced, sample(i))
 	}); err != nil {
 		return r, err
 	}
@@ -234,12 +266,15 @@ func measure(c config, path string, round int) (result, error) {
 	var handled atomic.Int64
 	lat := &latencies{}
 	measuring := atomic.Bool{}
-	handler := []runtime.Route{runtime.Handle(orderPlaced, func(ctx context.Context, d runtime.Delivery, f fact) error {
+	handle := func(ctx context.Context, d runtime.Delivery, o benchevents.OrderPlaced) error {
 		if measuring.Load() {
-			lat.add(time.Duration(time.Now().UnixNano() - f.SentNS))
+			lat.add(time.Since(o.PlacedAt))
 		}
 		handled.Add(1)
 		return nil
+	}
+	handler := []runtime.Route{runtime.HandleEach(orderPlaced, newOrder, func(ctx context.Context, d runtime.Delivery, fact any) error {
+		return handle(ctx, d, *fact.(*benchevents.OrderPlaced))
 	})}
 	start := func(c topology.Consumer) (stop func() error, done chan error, err error) {
 		cons, err := runtime.NewConsumer(conn, c, handler)
@@ -282,7 +317,7 @@ func measure(c config, path string, round int) (result, error) {
 	handled.Store(0)
 	measuring.Store(true)
 	sent := paced(ctx, c.rate, c.latencyFor, func(i int) error {
-		_, err := pub.Publish(ctx, orderPlaced, fact{ID: "order-" + strconv.Itoa(i%1000), SentNS: time.Now().UnixNano(), Pad: pad})
+		_, err := pub.Publish(ctx, orderPlaced, sample(i))
 		return err
 	})
 	if err := waitFor(&handled, int64(sent), done, 0); err != nil && !errors.Is(err, errSlow) {
@@ -360,7 +395,7 @@ func measureClient(c config, envelope bool) (result, error) {
 	}()
 	var r result
 	send := func(i int) error {
-		f := fact{ID: "order-" + strconv.Itoa(i%1000), SentNS: time.Now().UnixNano(), Pad: pad}
+		f := plainSample(i)
 		if !envelope {
 			body, _ := json.Marshal(f)
 			m := samqp.NewMessage(body)
@@ -377,7 +412,7 @@ func measureClient(c config, envelope bool) (result, error) {
 		}
 		m := samqp.NewMessage(body)
 		m.Properties = &samqp.MessageProperties{MessageID: env.ID, ContentType: "application/json", CreationTime: env.OccurredAt}
-		m.ApplicationProperties = map[string]any{"x-fact-version": int32(1), runtime.HeaderOrderingKey: f.ID}
+		m.ApplicationProperties = map[string]any{"x-fact-version": int32(1), runtime.HeaderOrderingKey: f.OrderID}
 		m.Annotations = samqp.Annotations{"x-routing-key": orderPlaced.RoutingKey}
 		return prod.Send(m)
 	}
@@ -404,7 +439,7 @@ func measureClient(c config, envelope bool) (result, error) {
 	lat := &latencies{}
 	measuring := atomic.Bool{}
 	handle := func(_ stream.ConsumerContext, m *samqp.Message) {
-		var f fact
+		var f orders.PlainOrder
 		body := m.GetData()
 		if envelope {
 			var env runtime.Envelope
@@ -413,7 +448,7 @@ func measureClient(c config, envelope bool) (result, error) {
 			}
 		}
 		if json.Unmarshal(body, &f) == nil && measuring.Load() {
-			lat.add(time.Duration(time.Now().UnixNano() - f.SentNS))
+			lat.add(time.Since(f.PlacedAt))
 		}
 		handled.Add(1)
 	}
@@ -464,8 +499,8 @@ func replay(c config) error {
 	ctx := context.Background()
 	suffix := randomSuffix()
 	spec := topology.Spec{Exchanges: topology.Exchanges{Events: "bench.events." + suffix, Retry: "bench.retry." + suffix, Dead: "bench.dead." + suffix},
-		Streams: []topology.StreamSpec{{Name: "bench-replay-" + suffix, Bindings: []string{"order.placed"}, MaxAge: time.Hour}}}
-	spec.Consumers = []topology.ConsumerSpec{{Name: "bench-replayer-" + suffix, Bindings: []string{"order.placed"}, Stream: spec.Streams[0].Name,
+		Streams: []topology.StreamSpec{{Name: "bench-replay-" + suffix, Bindings: []string{orderPlaced.RoutingKey}, MaxAge: time.Hour}}}
+	spec.Consumers = []topology.ConsumerSpec{{Name: "bench-replayer-" + suffix, Bindings: []string{orderPlaced.RoutingKey}, Stream: spec.Streams[0].Name,
 		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 1000, Concurrency: 4, Backoff: []time.Duration{time.Second}}}
 	top, err := topology.Build(spec)
 	if err != nil {
@@ -483,13 +518,13 @@ func replay(c config) error {
 	}
 	t0 := time.Now()
 	if err := publishAll(ctx, c.replay, func(i int) (*runtime.Pending, error) {
-		return pub.PublishAsync(ctx, orderPlaced, fact{ID: "order-" + strconv.Itoa(i%1000), Pad: pad})
+		return pub.PublishAsync(ctx, orderPlaced, sample(i))
 	}); err != nil {
 		return err
 	}
 	fmt.Printf("replay: stored %d facts in %s\n", c.replay, time.Since(t0).Round(time.Millisecond))
 	var handled atomic.Int64
-	cons, err := runtime.NewConsumer(conn, top.Consumers[0], []runtime.Route{runtime.Handle(orderPlaced, func(ctx context.Context, d runtime.Delivery, f fact) error {
+	cons, err := runtime.NewConsumer(conn, top.Consumers[0], []runtime.Route{runtime.HandleEach(orderPlaced, newOrder, func(ctx context.Context, d runtime.Delivery, fact any) error {
 		handled.Add(1)
 		return nil
 	})})
@@ -619,16 +654,12 @@ func cleanup(u string, top topology.Topology) {
 	}
 }
 
-// pad makes a fact's JSON envelope 1 KiB.
-var pad = strings.Repeat("x", 1024-len(payload("")))
-
-func payload(p string) []byte {
-	b, _ := json.Marshal(runtime.Envelope{ID: "0196f1a2-0000-7000-8000-000000000000", OccurredAt: time.Now().UTC(),
-		Payload: json.RawMessage(mustJSON(fact{ID: "order-999", SentNS: time.Now().UnixNano(), Pad: p}))})
+// envelopeOf returns o's message body as warren publishes it.
+func envelopeOf(o benchevents.OrderPlaced) []byte {
+	payload, _ := json.Marshal(&o)
+	b, _ := json.Marshal(runtime.Envelope{ID: "0196f1a2-0000-7000-8000-000000000000", OccurredAt: time.Now().UTC(), Payload: payload})
 	return b
 }
-
-func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
