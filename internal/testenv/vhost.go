@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,22 +104,28 @@ func (p *vhostPool) deferred() bool {
 // the pool lacks.
 func (p *vhostPool) take(admin *Admin, base, user, prefix string, n int) ([]string, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if !p.batch {
+		p.mu.Unlock()
 		names := make([]string, n)
 		for i := range names {
 			names[i] = Name(prefix)
 		}
 		return names, createVHosts(admin, user, names)
 	}
+	// Held while a batch is made, so that tests running in parallel wait
+	// for it rather than each make one.
+	defer p.mu.Unlock()
 	if p.base != "" && p.base != base {
 		return nil, fmt.Errorf("vhosts of %s asked for after vhosts of %s in the same test process", Redact(base), Redact(p.base))
 	}
 	p.base, p.admin = base, admin
 	if len(p.free) < n {
+		// Named after the test binary (its package), not the test that
+		// happened to ask first: the next tests get the rest.
+		label := strings.TrimSuffix(filepath.Base(os.Args[0]), ".test")
 		more := make([]string, max(n-len(p.free), poolBatch))
 		for i := range more {
-			more[i] = Name(prefix)
+			more[i] = Name(label)
 		}
 		if err := createVHosts(admin, user, more); err != nil {
 			return nil, err
