@@ -18,6 +18,9 @@ func TestLoad(t *testing.T) {
 	if got := Load(t, 500, 100); got != 100 {
 		t.Errorf("0.1 of 500, at least 100: %d", got)
 	}
+	if got := Load(t, 50, 100); got != 50 {
+		t.Errorf("0.1 of 50, at least 100: %d, want the whole 50", got)
+	}
 	for _, bad := range []string{"0", "1.5", "a tenth"} {
 		t.Setenv("WARREN_TEST_LOAD", bad)
 		r := &fatalRecorder{TB: t}
