@@ -127,7 +127,7 @@ func newRoute(f Fact, s starter) Route {
 		}
 		return h.call.invoke, nil
 	}}
-	if _, v := s.start(); isDecoder(v) {
+	if _, v := s.start(); codec.Decodes(v) {
 		r.decodeAt = func(d *jx.Decoder) (*handling, error) {
 			h, v := s.start()
 			if err := codec.DecodeValue(d, v); err != nil {
@@ -138,5 +138,3 @@ func newRoute(f Fact, s starter) Route {
 	}
 	return r
 }
-
-func isDecoder(v any) bool { return codec.Decodes(v) }
