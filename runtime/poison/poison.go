@@ -422,12 +422,21 @@ func (s *scan) ack(d amqp.Delivery) error {
 }
 
 // returnStall bounds how long close waits for returned messages to be
-// ready again while their count does not move: someone else is taking
-// them, or the broker has stopped. As long as the count grows close waits,
-// however long a loaded broker takes to return tens of thousands: a scan
-// started before they are all back (the next List, Groups or Replay) would
-// take some and hand them back after the rest, out of order.
+// ready again while their count does not move and the queue has a
+// consumer: that consumer may be taking them. As long as the count grows
+// close waits, however long a loaded broker takes to return tens of
+// thousands: a scan started before they are all back (the next List,
+// Groups or Replay) would take some and hand them back after the rest, out
+// of order, or find the queue short.
 const returnStall = 10 * time.Second
+
+// returnStallAlone is the same bound when the queue has no consumer, so
+// nobody but basic.get can be taking the messages. A quorum queue applies
+// the return of 50,000 at once, after the count stood at zero for seconds
+// (4.5 s on two busy cores here; past returnStall on a loaded CI machine,
+// where the next scan then found the queue empty). A stopped broker ends
+// the wait sooner, through the error of asking for the count.
+const returnStallAlone = 2 * time.Minute
 
 // close hands every message taken and not acked back to the queue, and
 // waits until the queue shows them ready again (or ctx is done). A quorum
@@ -467,9 +476,13 @@ func (s *scan) close(ctx context.Context) {
 		if err != nil || q.Messages >= before+s.held {
 			return
 		}
+		stall := returnStallAlone
+		if q.Consumers > 0 {
+			stall = returnStall
+		}
 		if q.Messages != last {
 			last, moved = q.Messages, time.Now()
-		} else if time.Since(moved) > returnStall {
+		} else if time.Since(moved) > stall {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
