@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -98,6 +99,33 @@ func TestFreshAbort(t *testing.T) {
 	}
 	if err := w.Abort(); err != nil {
 		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// TestFreshWriteError: a file the writer cannot write (here, a name
+// written twice) fails Commit with the file's name, and leaves nothing
+// behind; a Write after Commit is an error, not a panic.
+func TestFreshWriteError(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	w, err := NewFresh(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := w.Write("x.go", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = w.Commit()
+	if err == nil || !errors.Is(err, os.ErrExist) || !strings.Contains(err.Error(), "x.go") {
+		t.Fatalf("Commit: %v; want the error of writing x.go twice", err)
+	}
+	if err := w.Write("y.go", []byte("y")); err == nil {
+		t.Error("Write after Commit: no error")
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
