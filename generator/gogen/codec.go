@@ -429,7 +429,6 @@ func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	if t.Base.Kind == model.Int {
 		read, write = "IntEnum", jen.Id("e").Dot("Int64").Call(jen.Int64().Call(self()))
 	}
-	dec = []jen.Code{jen.Return(codecID(read).Call(jen.Id("d"), jen.Id("v"), jen.Id(t.GoName).Dot("Validate")))}
 	var names, shown []string
 	for _, v := range t.Values {
 		names = append(names, v.GoName)

@@ -112,12 +112,8 @@ type srcLine struct {
 	nl   int
 }
 
-func scanLines(src []byte) ([]srcLine, bool) {
-	return new(scratch).scanLines(src)
-}
-
-// scanLines is scanLines in the memory of sc: the lines it returns are
-// valid until its next call.
+// scanLines splits src into lines of tokens, in the memory of sc: the
+// lines it returns are valid until its next call.
 func (sc *scratch) scanLines(src []byte) ([]srcLine, bool) {
 	fset := token.NewFileSet()
 	file := fset.AddFile("", -1, len(src))

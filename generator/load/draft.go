@@ -15,7 +15,6 @@ type Draft struct {
 	Name    string // as people write it: "draft-07", "2020-12"
 	URL     string // the canonical $schema URL
 	Version int    // 4, 6, 7, 2019 or 2020: orders the drafts
-	aliases []string
 }
 
 // The drafts, oldest first. A file without $schema is read as 2020-12.

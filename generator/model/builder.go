@@ -53,15 +53,6 @@ func isDefinition(ptr string) bool {
 	return n >= 2 && (tokens[n-2] == "$defs" || tokens[n-2] == "definitions")
 }
 
-// typeAt returns the Go type of the schema at doc/ptr.
-func (b *builder) typeAt(doc *load.Document, ptr string) Ref {
-	n := doc.SchemaAt(ptr)
-	if n == nil {
-		return Ref{Kind: Raw}
-	}
-	return b.typeOf(n)
-}
-
 // typeOf returns the Go type of schema n, declaring the named types it
 // needs. A location is declared once, so a definition reached from many
 // facts is one Go type, and a recursive reference finds the type that is

@@ -3,7 +3,6 @@ package idempotency_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -187,5 +186,3 @@ func newEnvelope(t testing.TB, order string) runtime.Envelope {
 	}
 	return env
 }
-
-var errNoTx = errors.New("no claim transaction in the handler's context")

@@ -706,6 +706,9 @@ var requestScenario = behaviourScenario{
 				return rep, err
 			}),
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		req, err := runtime.NewRequester(e.Conn(), spec.Exchange)
 		if err != nil {
 			t.Fatal(err)
