@@ -6,11 +6,13 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -180,23 +182,50 @@ func createVHosts(admin *Admin, user string, names []string) error {
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 //
-// A failure to delete them fails the run.
+// A failure to delete them fails the run. An interrupted run (Ctrl-C, or
+// SIGTERM) deletes them too before it ends, rather than leave them on the
+// broker; a second interrupt ends it at once.
 func Main(m *testing.M) {
 	pool.mu.Lock()
 	pool.batch = true
 	pool.mu.Unlock()
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig, ok := <-interrupted
+		if !ok {
+			return
+		}
+		signal.Stop(interrupted)
+		fmt.Fprintf(os.Stderr, "testenv: %v: deleting the test vhosts\n", sig)
+		deletePool()
+		os.Exit(130)
+	}()
 	code := m.Run()
+	signal.Stop(interrupted)
+	close(interrupted)
+	if !deletePool() {
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
+// deletePool deletes every vhost the pool made, and reports on stderr and
+// with false when that failed.
+func deletePool() bool {
 	pool.mu.Lock()
 	names := slices.Sorted(maps.Keys(pool.made))
 	admin := pool.admin
+	pool.made = nil
 	pool.mu.Unlock()
-	if len(names) > 0 {
-		if err := deleteVHosts(admin, names); err != nil {
-			fmt.Fprintln(os.Stderr, "testenv: deleting the test vhosts:", err)
-			code = max(code, 1)
-		}
+	if len(names) == 0 {
+		return true
 	}
-	os.Exit(code)
+	if err := deleteVHosts(admin, names); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv: deleting the test vhosts:", err)
+		return false
+	}
+	return true
 }
 
 // deleteVHosts deletes the vhosts that exist of names: one at a time with
