@@ -15,8 +15,9 @@ import (
 // creating a thousand files is much of what generating a thousand facts
 // costs. One goroutine of its own creates them, one after another: the
 // kernel creates files in one directory one at a time, and two creating
-// at once spent a core spinning on the directory's lock (a ninth of the
-// CPU of a thousand facts) that the generation could use. The promise is
+// at once spent a core spinning on the directory's lock that the
+// generation could use (a ninth of the CPU of a thousand facts where
+// creating a file was slow, after many recent deletions). The promise is
 // Apply's: the files go into a temporary directory beside dir and are all
 // on disk before Commit renames it to be dir, in one rename; until then,
 // and if Abort is called instead, dir does not exist.
