@@ -16,6 +16,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/bench/benchevents"
+	"github.com/warrenbus/warren/bench/internal/benchtop"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -66,32 +67,8 @@ func newEnv(b *testing.B, kind string) *env {
 	return e
 }
 
-// only returns the part of t that belongs to one consumer: the exchanges,
-// its queues and their bindings, and what every consumer shares: the delay
-// levels (queues of no consumer, and the exchange-to-exchange bindings
-// between levels). The two consumers of the manifest bind the same fact;
-// declaring one keeps the other's queue from filling up.
-func only(t topology.Topology, consumer string) topology.Topology {
-	out := topology.Topology{Exchanges: t.Exchanges, Delay: t.Delay}
-	queues := map[string]bool{}
-	for _, q := range t.Queues {
-		if q.Consumer == consumer || q.Consumer == "" {
-			out.Queues = append(out.Queues, q)
-			queues[q.Name] = true
-		}
-	}
-	for _, bd := range t.Bindings {
-		if queues[bd.Queue] || bd.ToExchange != "" {
-			out.Bindings = append(out.Bindings, bd)
-		}
-	}
-	for _, c := range t.Consumers {
-		if c.Name == consumer {
-			out.Consumers = append(out.Consumers, c)
-		}
-	}
-	return out
-}
+// only is benchtop.Only: the part of t that belongs to one consumer.
+func only(t topology.Topology, consumer string) topology.Topology { return benchtop.Only(t, consumer) }
 
 // ackCounter is the warren Conn's Metrics: it tells when a consumer has
 // acked the messages a benchmark put in its queue.
