@@ -42,8 +42,8 @@ type Fresh struct {
 
 // freshFile is one file waiting for Fresh's writer.
 type freshFile struct {
-	name    string
-	content []byte
+	name, sub string // sub: its subdirectory, "" for none
+	content   []byte
 }
 
 // NewFresh starts writing dir, when dir does not exist and its parent
@@ -73,7 +73,8 @@ func NewFresh(dir string) (*Fresh, error) {
 // called from several goroutines at once; after Commit or Abort it is an
 // error.
 func (w *Fresh) Write(name string, content []byte) error {
-	if _, err := subdir(name); err != nil {
+	sub, err := subdir(name)
+	if err != nil {
 		return err
 	}
 	if err := w.firstErr(); err != nil {
@@ -84,7 +85,7 @@ func (w *Fresh) Write(name string, content []byte) error {
 	if w.closed {
 		return errors.New("write after the output directory was committed or aborted")
 	}
-	w.queue <- freshFile{name, content}
+	w.queue <- freshFile{name, sub, content}
 	return nil
 }
 
@@ -111,15 +112,11 @@ func (w *Fresh) writer() {
 }
 
 func (w *Fresh) write(f freshFile) error {
-	sub, err := subdir(f.name)
-	if err != nil {
-		return err
-	}
-	if sub != "" && !w.subdirs[sub] {
-		if err := os.Mkdir(filepath.Join(w.tmp, sub), 0o755); err != nil {
+	if f.sub != "" && !w.subdirs[f.sub] {
+		if err := os.Mkdir(filepath.Join(w.tmp, f.sub), 0o755); err != nil {
 			return fmt.Errorf("create temporary directory: %w", err)
 		}
-		w.subdirs[sub] = true
+		w.subdirs[f.sub] = true
 	}
 	path := filepath.Join(w.tmp, filepath.FromSlash(f.name))
 	w.paths = append(w.paths, path)
