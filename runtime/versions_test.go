@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -163,7 +164,15 @@ func TestFactPublishedInTwoVersionsIsHandledOnce(t *testing.T) {
 // A consumer announces the versions it reads in its basic.consume
 // arguments, which the broker keeps beside the consumer.
 func TestConsumerAnnouncesTheVersionsItReads(t *testing.T) {
-	b := newBroker(t, topology.ConsumerSpec{Name: "announces", Bindings: []string{"item.#", "other.#"}, MaxAttempts: 1})
+	// A vhost of its own: listing the consumers of a vhost fails when
+	// another test deletes a quorum queue of the same vhost meanwhile.
+	vhostURL := testenv.VHost(t, "announces")
+	u, err := url.Parse(vhostURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vhost := strings.TrimPrefix(u.Path, "/")
+	b := newBrokerAt(t, vhostURL, topology.ConsumerSpec{Name: "announces", Bindings: []string{"item.#", "other.#"}, MaxAttempts: 1})
 	admin := testenv.BrokerAdmin(t)
 	conn := b.dial(Config{Logger: testLogger(t)})
 	c, err := NewConsumer(conn, b.consumer(0), []Route{
@@ -176,7 +185,7 @@ func TestConsumerAnnouncesTheVersionsItReads(t *testing.T) {
 	run(t, c)
 	want := `{"queue_name":"` + b.consumer(0).Queue + `","arguments":[["` + ArgReads + `","longstr","item.changed=1,2;other.changed=1"]]}`
 	testenv.Eventually(t, "the broker to list the consumer with its announcement", func() bool {
-		out := admin.Run(t, "list_consumers", "-p", "/", "queue_name", "arguments", "--formatter", "json")
+		out := admin.Run(t, "list_consumers", "-p", vhost, "queue_name", "arguments", "--formatter", "json")
 		return strings.Contains(out, want)
 	})
 }
