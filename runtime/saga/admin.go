@@ -189,20 +189,21 @@ func (a *Admin) Delete(ctx context.Context, saga, instance string) (deleted bool
 		return false, fmt.Errorf("saga: delete %s %q: %w", saga, instance, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// The delete comes first and returns the row it removed: read first,
+	// a SQLite transaction (DEFERRED, as database/sql begins it) would fail
+	// at once with SQLITE_BUSY_SNAPSHOT when it comes to write, if a
+	// consumer wrote in between; and the timeouts cancelled are those of
+	// the row as it was deleted, not as it was read a moment before.
 	p := a.dialect.Placeholder
-	found, err := a.queryTx(ctx, tx, fmt.Sprintf(`SELECT saga, instance, version, state, timeouts, created_at, updated_at, completed_at FROM %s WHERE saga = %s AND instance = %s`,
+	found, err := a.queryTx(ctx, tx, fmt.Sprintf(`DELETE FROM %s WHERE saga = %s AND instance = %s RETURNING saga, instance, version, state, timeouts, created_at, updated_at, completed_at`,
 		a.table.Quoted(), p(1), p(2)), nil, saga, instance)
-	if err != nil || len(found) == 0 {
-		return false, err
-	}
-	row := found[0]
-	res, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s WHERE saga = %s AND instance = %s`, a.table.Quoted(), p(1), p(2)), saga, instance)
 	if err != nil {
 		return false, fmt.Errorf("saga: delete %s %q: %w", saga, instance, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if len(found) == 0 {
 		return false, nil
 	}
+	row := found[0]
 	if a.outbox != nil && len(row.Timeouts) > 0 {
 		var ids []string
 		for _, id := range row.Timeouts {

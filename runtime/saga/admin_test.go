@@ -125,3 +125,95 @@ func testAdminInstances(t *testing.T, db *sql.DB, d sqldb.Dialect) {
 		t.Error("Instances with state paused: no error")
 	}
 }
+
+// Delete removes the instance even when another connection writes to the
+// table while its transaction runs: on SQLite, a transaction that read
+// before it wrote would fail at once (SQLITE_BUSY_SNAPSHOT) when it came
+// to write after that.
+func TestAdminDeleteWhileAnotherConnectionWrites(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "sagas.db")
+	db := testenv.OpenDB(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	// The other writer waits for no lock: it writes at once or not at all.
+	other := testenv.OpenDB(t, "sqlite", "file:"+file)
+	guard, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: sqldb.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := outbox.New(outbox.Config{Dialect: sqldb.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := saga.NewStore(sqldb.FromSQL(db), saga.Config{Dialect: sqldb.SQLite, Table: "sagas", Guard: guard, Outbox: ob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"o-1", "o-2"} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO sagas (saga, instance, version, state, timeouts, created_at, updated_at) VALUES ('checkout', ?, 1, '{}', '{}', 0, 0)`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	interfered := 0
+	admin, err := saga.NewAdmin(interferingDB{sqldb.FromSQL(db), func() {
+		interfered++
+		_, _ = other.ExecContext(ctx, `UPDATE sagas SET updated_at = updated_at + 1 WHERE instance = 'o-2'`)
+	}}, sqldb.SQLite, "sagas", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := admin.Delete(ctx, "checkout", "o-1"); !deleted || err != nil {
+		t.Fatalf("Delete = %v, %v; want the instance deleted", deleted, err)
+	}
+	if interfered == 0 {
+		t.Fatal("the other connection never tried to write")
+	}
+	if _, ok, err := admin.Show(ctx, "checkout", "o-1"); ok || err != nil {
+		t.Errorf("Show after Delete = %v, %v; want no instance", ok, err)
+	}
+}
+
+// interferingDB begins transactions that call interfere after their first
+// statement: before the next one, or before Commit.
+type interferingDB struct {
+	sqldb.DB
+	interfere func()
+}
+
+func (d interferingDB) BeginTx(ctx context.Context, opts sqldb.TxOptions) (sqldb.Tx, error) {
+	tx, err := d.DB.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &interferingTx{Tx: tx, interfere: d.interfere}, nil
+}
+
+type interferingTx struct {
+	sqldb.Tx
+	interfere  func()
+	statements int
+}
+
+func (t *interferingTx) next() {
+	if t.statements == 1 {
+		t.interfere()
+	}
+	t.statements++
+}
+
+func (t *interferingTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	t.next()
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+func (t *interferingTx) QueryContext(ctx context.Context, query string, args ...any) (sqldb.Rows, error) {
+	t.next()
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+func (t *interferingTx) Commit(ctx context.Context) error {
+	t.next()
+	return t.Tx.Commit(ctx)
+}
