@@ -28,11 +28,18 @@ CONTRIB_MODS := $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod)) bench
 # placeholder files), which is not the project's code.
 GOFILES := find . -path ./bench/out -prune -o -name '*.go' -print
 
+# The packages whose tests take longest, named first: go test starts work
+# in the order packages are named, and the longest of them, started last,
+# would run alone at the end while the other core idles.
+MODULE := github.com/warrenbus/warren
+SLOW_PKGS := $(MODULE)/runtime $(MODULE)/cmd/warren $(MODULE)/runtime/poison \
+	$(MODULE)/cmd/warren/internal/console $(MODULE)/runtime/warrentest
+
 ## test: vet, the whole suite, then the tests that disrupt the broker, one at a time
 # go test's own vet pass (-vet=off) would only repeat a few of the
 # analyzers that vet has just run on the same packages.
 test: vet
-	$(GO) test -vet=off ./...
+	$(GO) test -vet=off $(SLOW_PKGS) ./...
 	@for m in $(CONTRIB_MODS); do echo "== $$m"; (cd $$m && $(GO) test -vet=off ./...) || exit 1; done
 	WARREN_DISRUPTIVE=1 $(GO) test -vet=off -p 1 -count=1 -v -run '^TestDisruptive' $(DISRUPTIVE_PKGS)
 
@@ -88,7 +95,7 @@ RABBITMQ4 := scripts/rabbitmq4
 
 # The packages whose tests talk to a broker: those that import
 # internal/testenv. Evaluated only by the targets that use it.
-TESTENV := github.com/warrenbus/warren/internal/testenv
+TESTENV := $(MODULE)/internal/testenv
 BROKER_PKGS = $(shell $(GO) list -f '{{$$p := .ImportPath}}{{range .TestImports}}{{if eq . "$(TESTENV)"}}{{$$p}} {{end}}{{end}}{{range .XTestImports}}{{if eq . "$(TESTENV)"}}{{$$p}} {{end}}{{end}}' ./... | sort -u)
 
 # Packages with tests that stop nodes of a cluster (named TestCluster...).
@@ -122,7 +129,7 @@ test-rabbitmq4:
 	done
 	$(RABBITMQ4) up
 	set -a && eval "$$($(RABBITMQ4) env)" && set +a && export WARREN_TEST_LOAD=$(REPEAT_LOAD) && \
-	$(GO) test -vet=off -skip '$(VERSIONLESS_SKIP)' $(BROKER_PKGS) && \
+	$(GO) test -vet=off -skip '$(VERSIONLESS_SKIP)' $(filter $(BROKER_PKGS),$(SLOW_PKGS)) $(filter-out $(SLOW_PKGS),$(BROKER_PKGS)) && \
 	for m in $(filter-out bench,$(CONTRIB_MODS)); do echo "== $$m"; (cd $$m && $(GO) test -vet=off ./...) || exit 1; done && \
 	WARREN_DISRUPTIVE=1 $(GO) test -vet=off -p 1 -count=1 -v -run '^TestDisruptive' -skip '$(OWN_NODE_TESTS)' $(DISRUPTIVE_PKGS)
 
