@@ -37,6 +37,7 @@ type Fresh struct {
 
 	// The writer's own.
 	paths   []string // of the files written, below tmp
+	written int64    // their bytes
 	subdirs map[string]bool
 }
 
@@ -120,6 +121,7 @@ func (w *Fresh) write(f freshFile) error {
 	}
 	path := filepath.Join(w.tmp, filepath.FromSlash(f.name))
 	w.paths = append(w.paths, path)
+	w.written += int64(len(f.content))
 	return writeFile(path, f.content)
 }
 
@@ -144,7 +146,7 @@ func (w *Fresh) Commit() error {
 		w.Abort()
 		return err
 	}
-	if syncFS(w.tmp) != nil {
+	if syncFS(w.tmp, w.written) != nil {
 		slices.Sort(w.paths) // the first error in the order of the names
 		if err := syncEach(w.paths); err != nil {
 			w.Abort()

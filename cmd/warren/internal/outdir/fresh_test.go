@@ -17,8 +17,8 @@ func TestFresh(t *testing.T) {
 	for _, syncs := range []bool{true, false} {
 		t.Run(fmt.Sprintf("syncfs=%v", syncs), func(t *testing.T) {
 			if !syncs {
-				defer func(f func(string) error) { syncFS = f }(syncFS)
-				syncFS = func(string) error { return errors.ErrUnsupported }
+				defer func(f func(string, int64) error) { syncFS = f }(syncFS)
+				syncFS = func(string, int64) error { return errors.ErrUnsupported }
 			}
 			parent := t.TempDir()
 			dir := filepath.Join(parent, "out")

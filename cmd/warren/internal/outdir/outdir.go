@@ -250,7 +250,8 @@ const syncWorkers = 32
 // as many goroutines as there are cores, then synced together: on Linux by
 // one syncfs(2) of the file system that holds tmp (syncFS), which writes
 // them out in one go, where an fsync per file cost as much system time as
-// writing them; elsewhere, or where syncfs fails, by an fsync of each
+// writing them; elsewhere, where syncfs fails, or where other programs'
+// writes are pending (syncfs would wait for them too), by an fsync of each
 // file. It returns the first error in the order of p.Write.
 func (p *Plan) writeAll(tmp string) error {
 	for _, sub := range p.subdirs() {
@@ -269,7 +270,11 @@ func (p *Plan) writeAll(tmp string) error {
 	if err := firstNonNil(errs); err != nil {
 		return err
 	}
-	if syncFS(tmp) == nil {
+	var written int64
+	for _, name := range p.Write {
+		written += int64(len(p.files[name]))
+	}
+	if syncFS(tmp, written) == nil {
 		return nil
 	}
 	return syncEach(paths)

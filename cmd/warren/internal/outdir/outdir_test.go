@@ -102,9 +102,9 @@ func TestApplyCreatesMissingDirectory(t *testing.T) {
 // whole, every file is synced on its own and the plan applied as well;
 // a file that cannot be synced fails it.
 func TestApplyWithoutSyncFS(t *testing.T) {
-	defer func(f func(string) error) { syncFS = f }(syncFS)
+	defer func(f func(string, int64) error) { syncFS = f }(syncFS)
 	synced := 0
-	syncFS = func(string) error { synced++; return errors.ErrUnsupported }
+	syncFS = func(string, int64) error { synced++; return errors.ErrUnsupported }
 	dir := t.TempDir()
 	write(t, dir, "old.go", header+"\nold\n")
 	files := map[string][]byte{"old.go": []byte(header + "\nnew\n"), "xtest/kit.go": []byte(header + "\nkit\n")}

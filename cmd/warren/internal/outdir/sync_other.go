@@ -6,4 +6,4 @@ import "errors"
 
 // syncFS is unavailable here: files are synced one by one (syncEach). A
 // variable for the tests.
-var syncFS = func(string) error { return errors.ErrUnsupported }
+var syncFS = func(string, int64) error { return errors.ErrUnsupported }
