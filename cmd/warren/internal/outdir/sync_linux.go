@@ -11,8 +11,9 @@ import (
 )
 
 // syncFS writes out to disk everything written to the file system that
-// holds dir, the written bytes just written below it among it: one
-// syncfs(2) instead of an fsync per file. A variable for the tests.
+// holds dir, among it the written bytes the caller has just written below
+// dir: one syncfs(2) instead of an fsync per file. A variable for the
+// tests.
 //
 // syncfs writes out the rest of the file system's unwritten data too, and
 // waits for it: with 300 MB of another program's writes pending, a
@@ -23,8 +24,9 @@ import (
 var syncFS = syncFileSystem
 
 // othersPendingLimit is how much unwritten data besides the caller's own
-// syncFS writes out with it: about what a thousand fsyncs cost on a
-// virtual disk.
+// syncFS writes out with it: well above what a generation writes (a
+// package of 1,000 facts is about 7 MB), well below the hundreds of
+// megabytes a build can leave pending.
 const othersPendingLimit = 16 << 20
 
 var errOthersPending = errors.New("other programs' writes are pending")
@@ -68,7 +70,7 @@ func pendingBytes(meminfo []byte) (int64, error) {
 		found++
 	}
 	if found != 2 {
-		return 0, errors.New("/proc/meminfo: no Dirty and Writeback lines")
+		return 0, errors.New("/proc/meminfo: want a Dirty and a Writeback line")
 	}
 	return total, nil
 }
