@@ -16,6 +16,8 @@ import (
 // holds about half, both handle facts from then on, and every key's facts
 // are handled in publish order, one at a time, across the hand-overs.
 func TestOrderedConsumerSharesShardsWithALaterInstance(t *testing.T) {
+	// Mostly waiting: beside the package's other long tests.
+	t.Parallel()
 	b := newBroker(t, orderedSpec("shared"))
 	pubConn := b.dial(Config{})
 	pub, err := NewPublisher(pubConn, b.events())
@@ -93,6 +95,8 @@ func TestOrderedConsumerSharesShardsWithALaterInstance(t *testing.T) {
 // while every later fact of the parked key still follows the poisoned one
 // to poison, none of them handled by either instance.
 func TestOrderedParkedShardIsNotHandedOver(t *testing.T) {
+	// Mostly waiting: beside the package's other long tests.
+	t.Parallel()
 	spec := orderedSpec("sharedpark")
 	spec.MaxAttempts, spec.Park = 1, true
 	b := newBroker(t, spec)

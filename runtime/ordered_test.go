@@ -113,6 +113,8 @@ func publishOwned(t *testing.T, pub *Publisher, keys, perKey, writers int) {
 // at a time, and a fact that fails twice is retried in place without
 // letting its key's later facts overtake it.
 func TestOrderedConsumerKeepsPublishOrderPerKey(t *testing.T) {
+	// Mostly waiting: beside the package's other long tests.
+	t.Parallel()
 	b := newBroker(t, orderedSpec("ordered"))
 	conn := b.dial(Config{})
 	pub, err := NewPublisher(conn, b.events())

@@ -497,6 +497,8 @@ func TestSuperStreamGroupConnectionDrop(t *testing.T) {
 // Closing it before made the client panic ("send on closed channel") when
 // the consumer that re-subscription added closed later.
 func TestSuperStreamGroupLeavesDuringAResubscription(t *testing.T) {
+	// Mostly waiting: beside the package's other long tests.
+	t.Parallel()
 	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
 		Concurrency: 1, Start: topology.Start{Kind: topology.StartFirst}})
 	b := newSuperStreamBroker(t, spec)
