@@ -136,21 +136,7 @@ func TestAdminDeleteWhileAnotherConnectionWrites(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite", "file:"+file+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
 	// The other writer waits for no lock: it writes at once or not at all.
 	other := testenv.OpenDB(t, "sqlite", "file:"+file)
-	guard, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: sqldb.SQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ob, err := outbox.New(outbox.Config{Dialect: sqldb.SQLite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := saga.NewStore(sqldb.FromSQL(db), saga.Config{Dialect: sqldb.SQLite, Table: "sagas", Guard: guard, Outbox: ob})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	newSQLiteStore(t, db, saga.Config{Table: "sagas"})
 	for _, id := range []string{"o-1", "o-2"} {
 		if _, err := db.ExecContext(ctx, `INSERT INTO sagas (saga, instance, version, state, timeouts, created_at, updated_at) VALUES ('checkout', ?, 1, '{}', '{}', 0, 0)`, id); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package saga_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,11 +16,10 @@ import (
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
 
-// Prune deletes the instances completed longer ago than the window, and
-// keeps running ones and those completed since.
-func TestPruneDeletesOnlyOldCompletedInstances(t *testing.T) {
-	ctx := context.Background()
-	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "sagas.db"))
+// newSQLiteStore makes and migrates a Store on the SQLite database db, with
+// cfg's other settings and a guard and an outbox of the default tables.
+func newSQLiteStore(t *testing.T, db *sql.DB, cfg saga.Config) *saga.Store {
+	t.Helper()
 	guard, err := idempotency.NewSQLGuard(db, idempotency.SQLConfig{Dialect: sqldb.SQLite})
 	if err != nil {
 		t.Fatal(err)
@@ -28,14 +28,24 @@ func TestPruneDeletesOnlyOldCompletedInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	store, err := saga.NewStore(sqldb.FromSQL(db), saga.Config{Dialect: sqldb.SQLite, Guard: guard, Outbox: ob, Now: func() time.Time { return now }})
+	cfg.Dialect, cfg.Guard, cfg.Outbox = sqldb.SQLite, guard, ob
+	store, err := saga.NewStore(sqldb.FromSQL(db), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Migrate(ctx); err != nil {
+	if err := store.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return store
+}
+
+// Prune deletes the instances completed longer ago than the window, and
+// keeps running ones and those completed since.
+func TestPruneDeletesOnlyOldCompletedInstances(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "sagas.db"))
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	store := newSQLiteStore(t, db, saga.Config{Now: func() time.Time { return now }})
 	ms := func(d time.Duration) any { return now.Add(-d).UnixMilli() }
 	for _, r := range [][]any{
 		{"checkout", "old", ms(3 * time.Hour)},
