@@ -36,7 +36,6 @@ type OrderPlaced struct {
 	Note     schemaset.Nullable[string] `json:"note,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, &v.Lines, &v.Total, (*string)(&v.Status), &v.PlacedAt, &v.Tags, &v.Note)
 }
@@ -70,7 +69,6 @@ type OrderPlacedCustomer struct {
 	Address    Address `json:"address"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedCustomer.
 func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlacedCustomer, append(f, &v.CustomerID, &v.Email, &v.Name, &v.Address)
 }
@@ -94,7 +92,6 @@ type Address struct {
 	Country  AddressCountry `json:"country"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAddress.
 func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.Postcode, (*string)(&v.Country))
 }
@@ -132,7 +129,6 @@ type OrderLine struct {
 	UnitPrice Money   `json:"unit_price"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
 func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderLine, append(f, &v.Sku, &v.Title, &v.Quantity, &v.UnitPrice)
 }
@@ -165,7 +161,6 @@ type Money struct {
 	Currency MoneyCurrency `json:"currency"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
 func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMoney, append(f, &v.Amount, (*string)(&v.Currency))
 }

@@ -9,6 +9,10 @@
 //
 // The fact the benchmarks publish and consume: an order of about 1 KiB, with
 // the constraints a real schema has.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package benchevents
 
 import "github.com/warrenbus/warren/runtime/schemaset"

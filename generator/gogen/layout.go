@@ -420,7 +420,9 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 			funcStart = b.Len()
 			b.WriteString(t.text())
 		case token.COMMENT:
-			if i > 0 || !plainComment(t.lit) {
+			// alone on its line, or after a struct field's tag
+			trailing := i > 1 && i == len(toks)-1 && prev.t == token.STRING && top != nil && top.kind == kindFields && len(l.stack) == lineDepth
+			if i > 0 && !trailing || !plainComment(t.lit) {
 				return false
 			}
 			b.WriteString(t.text())
@@ -491,10 +493,21 @@ func (l *layouter) layoutTokens(toks []tok) bool {
 		name := toks[0].lit
 		rest := text[len(name)+1:]
 		cells := []string{name}
+		comment := ""
+		if last := toks[len(toks)-1]; last.t == token.COMMENT {
+			// the tag ends a cell of its own, the comment follows
+			comment = last.lit
+			rest = rest[:len(rest)-len(comment)-1]
+			toks = toks[:len(toks)-1]
+		}
 		if last := toks[len(toks)-1]; last.t == token.STRING && len(toks) > 2 {
 			typ := rest[:len(rest)-len(last.lit)-1]
 			cells = append(cells, typ)
 			rest = last.lit
+		}
+		if comment != "" {
+			cells = append(cells, rest)
+			rest = comment
 		}
 		ol.cells, ol.text = cells, rest
 		ol.owner = owner

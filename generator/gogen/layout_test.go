@@ -3,6 +3,7 @@ package gogen_test
 import (
 	"bytes"
 	"context"
+	"go/format"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,4 +102,34 @@ func firstDiff(got, want []byte) string {
 		}
 	}
 	return "lengths differ"
+}
+
+// TestLayoutTrailingFieldComments: a comment after a field's tag ends the
+// line as gofmt writes it, the tags before it a column of their own among
+// the lines that have one, whether or not other fields have a comment.
+func TestLayoutTrailingFieldComments(t *testing.T) {
+	src := []byte(gogen.GeneratedHeader + `
+
+package p
+
+type T struct {
+	A string ` + "`json:\"a\"`" + `
+	LongName *int64 ` + "`json:\"long_name,omitzero\"`" + ` // the first comment
+	B bool ` + "`json:\"b\"`" + ` // another
+
+	Extra map[string]string ` + "`json:\"-\"`" + ` // kept
+	Last int ` + "`json:\"last\"`" + `
+}
+`)
+	want, err := format.Source(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := gogen.Layout(src)
+	if !ok {
+		t.Fatal("not laid out directly")
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("layout differs from gofmt:\n%s", firstDiff(got, want))
+	}
 }

@@ -25,6 +25,12 @@ func (e *emitter) genPackage(f *jen.File) {
 			f.PackageComment(commentLine(l))
 		}
 	}
+	if e.anyTabled() {
+		f.PackageComment("//")
+		for _, l := range commentLines(codecFieldsDoc) {
+			f.PackageComment(commentLine(l))
+		}
+	}
 	for _, c := range docComment(fmt.Sprintf("These constants fail to compile when the warren runtime does not support version %d of the generated-code contract: upgrade the github.com/warrenbus/warren module, or regenerate with the warren version your go.mod requires.", ContractVersion)) {
 		f.Add(c)
 	}
@@ -32,6 +38,21 @@ func (e *emitter) genPackage(f *jen.File) {
 		jen.Id("_").Op("=").Qual(schemasetPath, "EnforceVersion").Call(jen.Lit(ContractVersion).Op("-").Qual(schemasetPath, "MinVersion")),
 		jen.Id("_").Op("=").Qual(schemasetPath, "EnforceVersion").Call(jen.Qual(schemasetPath, "MaxVersion").Op("-").Lit(ContractVersion)),
 	)
+}
+
+// codecFieldsDoc says once, in the package doc, what the CodecFields
+// method of each struct written as a codec.Shape is for.
+const codecFieldsDoc = "A struct's CodecFields method hands runtime/codec pointers to its fields, in the order of the shapeOf variable beside it, so that decoding, encoding and Validate walk the struct as data; it is not meant to be called directly."
+
+// anyTabled reports whether a type of the package is written as a
+// codec.Shape, with a CodecFields method.
+func (e *emitter) anyTabled() bool {
+	for _, t := range e.m.Types {
+		if e.tabled(t) {
+			return true
+		}
+	}
+	return false
 }
 
 const schemasDoc = schemaSetVar + " holds the JSON Schemas the types of this package were generated from, keyed by their path in the schema directory; values are validated against them."

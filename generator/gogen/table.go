@@ -139,8 +139,10 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	if len(ptrs) > 0 {
 		list = jen.Append(jen.Id("f"), jen.Op(strings.Join(ptrs, ", ")))
 	}
+	// No doc comment: the package doc says what CodecFields is for, once
+	// (codecFieldsDoc), as generated protobuf code leaves its plumbing
+	// methods undocumented.
 	f.Line()
-	f.Comment("CodecFields lists v's fields for runtime/codec, in the order of " + shape + ".")
 	f.Func().Params(jen.Id("v").Op("*").Id(t.GoName)).Id("CodecFields").Params(jen.Id("f").Index().Any()).Params(jen.Op("*").Add(codecID("Shape")), jen.Index().Any()).Add(body(
 		jen.Return(jen.Op("&").Id(shape), list),
 	))

@@ -59,13 +59,13 @@ func typeDocParagraphs(t *model.Type) []string {
 		} else {
 			first += fmt.Sprintf(" It holds at least one of %s (anyOf): decoding sets the field of every branch whose schema the JSON matches, encoding merges them.", strings.Join(branches, ", "))
 		}
-	case model.Struct:
-		if t.Extra != nil {
-			first += " Properties the schema does not declare are kept in " + model.ExtraField + "."
-		}
 	}
 	return []string{first, t.Doc.Description, deprecated(t.Doc.Deprecated)}
 }
+
+// extraComment follows the field that keeps the properties a schema does
+// not declare (without patternProperties).
+const extraComment = "properties the schema does not declare"
 
 func deprecated(d bool) string {
 	if !d {
@@ -113,13 +113,16 @@ func (e *emitter) genStruct(f *jen.File, t *model.Type) {
 			if len(t.Fields) > 0 {
 				g.Line() // not aligned with the declared fields
 			}
-			// Without patternProperties, the type's doc says what it holds.
 			if len(t.Patterns) > 0 {
 				for _, c := range docComment(model.ExtraField + " holds the properties whose names match the schema's patternProperties.") {
 					g.Add(c)
 				}
+				g.Id(model.ExtraField).Map(jen.String()).Add(elemExpr(*t.Extra)).Tag(map[string]string{"json": "-"})
+			} else {
+				// A trailing comment: the field says what it holds
+				// where it stands, without a line of its own.
+				g.Id(model.ExtraField).Map(jen.String()).Add(elemExpr(*t.Extra)).Tag(map[string]string{"json": "-"}).Comment(extraComment)
 			}
-			g.Id(model.ExtraField).Map(jen.String()).Add(elemExpr(*t.Extra)).Tag(map[string]string{"json": "-"})
 		}
 	})
 	e.genDefaults(f, t)

@@ -96,7 +96,12 @@ func (e *emitter) structDirect(g *gofile, t *model.Type) {
 		if len(t.Fields) > 0 {
 			g.blank()
 		}
-		g.row(1, structTag("-"), model.ExtraField, "map[string]"+e.elemText(g, *t.Extra))
+		text := structTag("-") + " // " + extraComment
+		if len(t.Patterns) > 0 {
+			g.doc(1, docLines(model.ExtraField+" holds the properties whose names match the schema's patternProperties."))
+			text = structTag("-")
+		}
+		g.row(1, text, model.ExtraField, "map[string]"+e.elemText(g, *t.Extra))
 	}
 	g.line(0, "}")
 	e.defaultsDirect(g, t)
@@ -190,7 +195,6 @@ func (e *emitter) tableDirect(g *gofile, t *model.Type) {
 		list = "append(f, " + strings.Join(ptrs, ", ") + ")"
 	}
 	g.decl()
-	g.comment(0, "CodecFields lists v's fields for runtime/codec, in the order of "+shape+".")
 	g.fn("func (v *"+t.GoName+") CodecFields(f []any) (*"+g.q(codecPath, "Shape")+", []any)", "return &"+shape+", "+list)
 	if !e.bare[t] {
 		if e.selfCoded[t] {

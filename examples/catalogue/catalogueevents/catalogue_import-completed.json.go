@@ -23,8 +23,7 @@ var FactImportCompleted = runtime.Fact{
 }
 
 // ImportCompleted is the payload of catalogue.import.completed facts (schema
-// catalogue/import-completed.json, version 1). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// catalogue/import-completed.json, version 1).
 //
 // A supplier feed was imported into the catalogue.
 type ImportCompleted struct {
@@ -36,10 +35,9 @@ type ImportCompleted struct {
 	Counts   ImportCompletedCounts         `json:"counts"`
 	Warnings []ImportCompletedWarningsItem `json:"warnings,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompleted.
 func (v *ImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfImportCompleted, append(f, &v.ImportID, &v.Supplier, &v.CompletedAt, &v.Counts, &v.Warnings, &v.AdditionalProperties)
 }
@@ -71,7 +69,6 @@ type ImportCompletedCounts struct {
 	Deleted int64 `json:"deleted"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompletedCounts.
 func (v *ImportCompletedCounts) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfImportCompletedCounts, append(f, &v.Created, &v.Updated, &v.Deleted)
 }
@@ -86,16 +83,14 @@ var shapeOfImportCompletedCounts = codec.Shape{Props: []codec.Prop{
 }}
 
 // ImportCompletedWarningsItem is generated from
-// catalogue/import-completed.json#/properties/warnings/items. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// catalogue/import-completed.json#/properties/warnings/items.
 type ImportCompletedWarningsItem struct {
 	Line    int64  `json:"line"`
 	Message string `json:"message"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfImportCompletedWarningsItem.
 func (v *ImportCompletedWarningsItem) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfImportCompletedWarningsItem, append(f, &v.Line, &v.Message, &v.AdditionalProperties)
 }

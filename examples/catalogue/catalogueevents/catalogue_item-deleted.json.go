@@ -27,8 +27,7 @@ var FactItemDeletedV1 = runtime.Fact{
 }
 
 // ItemDeletedV1 is the payload of catalogue.item.deleted facts (schema
-// catalogue/item-deleted.json, version 1). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// catalogue/item-deleted.json, version 1).
 //
 // An item was removed from the catalogue.
 type ItemDeletedV1 struct {
@@ -36,10 +35,9 @@ type ItemDeletedV1 struct {
 	DeletedAt time.Time `json:"deleted_at"`
 	Reason    *string   `json:"reason,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemDeletedV1.
 func (v *ItemDeletedV1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemDeletedV1, append(f, &v.Sku, &v.DeletedAt, &v.Reason, &v.AdditionalProperties)
 }

@@ -30,8 +30,7 @@ var FactItemDeleted = runtime.Fact{
 }
 
 // ItemDeleted is the payload of catalogue.item.deleted facts (schema
-// catalogue/item-deleted.v2.json, version 2). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// catalogue/item-deleted.v2.json, version 2).
 //
 // An item was removed from the catalogue. Version 2 says who removed it;
 // consumers read facts of version 1 (item-deleted.json), still queued or in an
@@ -44,10 +43,9 @@ type ItemDeleted struct {
 	// Who removed the item.
 	DeletedBy *string `json:"deleted_by,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemDeleted.
 func (v *ItemDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemDeleted, append(f, &v.Sku, &v.DeletedAt, &v.Reason, &v.DeletedBy, &v.AdditionalProperties)
 }

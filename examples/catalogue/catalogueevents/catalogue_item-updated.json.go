@@ -31,8 +31,7 @@ var FactItemUpdated = runtime.Fact{
 }
 
 // ItemUpdated is the payload of catalogue.item.updated facts (schema
-// catalogue/item-updated.json, version 2). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// catalogue/item-updated.json, version 2).
 //
 // An item was created or changed in the catalogue.
 type ItemUpdated struct {
@@ -46,13 +45,12 @@ type ItemUpdated struct {
 	// in when the property is absent.
 	Source *ItemUpdatedSource `json:"source,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // The schema's default of ItemUpdated.Source.
 const ItemUpdatedSourceDefault ItemUpdatedSource = "editor"
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemUpdated.
 func (v *ItemUpdated) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemUpdated, append(f, &v.Item, &v.Changed, &v.UpdatedAt, &v.Source, &v.AdditionalProperties)
 }

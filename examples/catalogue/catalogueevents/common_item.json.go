@@ -34,8 +34,7 @@ func (v *SKU) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v)
 
 var checkSKU = codec.String{MaxLength: -1, Pattern: codec.Regexp("^[A-Z0-9]{3,12}(-[A-Z0-9]{2,6})?$")}
 
-// Item is generated from common/item.json#/$defs/item. Properties the schema
-// does not declare are kept in AdditionalProperties.
+// Item is generated from common/item.json#/$defs/item.
 //
 // A catalogue item as search and storefront show it.
 type Item struct {
@@ -51,7 +50,7 @@ type Item struct {
 	// Free-form supplier attributes such as colour or size.
 	Attributes map[string]string `json:"attributes,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfItem are the property names Item declares; the others are

@@ -25,8 +25,7 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order/placed.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 //
 // A customer placed an order and paid for it.
 type OrderPlaced struct {
@@ -40,10 +39,9 @@ type OrderPlaced struct {
 	PlacedAt    time.Time                  `json:"placed_at"`
 	GiftMessage schemaset.Nullable[string] `json:"gift_message,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Customer, &v.Lines, &v.Total, &v.Payment, &v.PlacedAt, &v.GiftMessage, &v.AdditionalProperties)
 }
@@ -68,17 +66,15 @@ var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // OrderPlacedCustomer is generated from
-// order/placed.json#/properties/customer. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// order/placed.json#/properties/customer.
 type OrderPlacedCustomer struct {
 	CustomerID string  `json:"customer_id"`
 	Email      string  `json:"email"`
 	Name       *string `json:"name,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedCustomer.
 func (v *OrderPlacedCustomer) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlacedCustomer, append(f, &v.CustomerID, &v.Email, &v.Name, &v.AdditionalProperties)
 }
@@ -93,7 +89,6 @@ var shapeOfOrderPlacedCustomer = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // OrderLine is generated from order/placed.json#/properties/lines/items.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type OrderLine struct {
 	Sku SKU `json:"sku"`
 
@@ -102,13 +97,12 @@ type OrderLine struct {
 	Quantity  int64 `json:"quantity"`
 	UnitPrice Money `json:"unit_price"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // The schema's default of OrderLine.Quantity.
 const OrderLineQuantityDefault = 1
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderLine.
 func (v *OrderLine) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderLine, append(f, &v.Sku, &v.Quantity, &v.UnitPrice, &v.AdditionalProperties)
 }
@@ -175,16 +169,14 @@ func (v *OrderPlacedPayment) Validate() error {
 	return codec.Revalidate(v, new(OrderPlacedPayment))
 }
 
-// CardPayment is generated from order/placed.json#/$defs/card. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// CardPayment is generated from order/placed.json#/$defs/card.
 type CardPayment struct {
 	Method CardPaymentMethod `json:"method"`
 	Last4  string            `json:"last4"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCardPayment.
 func (v *CardPayment) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCardPayment, append(f, (*string)(&v.Method), &v.Last4, &v.AdditionalProperties)
 }
@@ -221,15 +213,13 @@ const (
 var valuesOfCardPaymentMethod = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
 // InvoicePayment is generated from order/placed.json#/$defs/invoice.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type InvoicePayment struct {
 	Method  InvoicePaymentMethod  `json:"method"`
 	DueDays InvoicePaymentDueDays `json:"due_days"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfInvoicePayment.
 func (v *InvoicePayment) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfInvoicePayment, append(f, (*string)(&v.Method), (*int64)(&v.DueDays), &v.AdditionalProperties)
 }

@@ -9,6 +9,10 @@
 //
 // Facts of the catalogue service and the order service, and the consumers that
 // react to them.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package catalogueevents
 
 import "github.com/warrenbus/warren/runtime/schemaset"

@@ -27,7 +27,6 @@ type OrderCancelled struct {
 	Reason  OrderCancelledReason `json:"reason"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelled.
 func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCancelled, append(f, &v.OrderID, (*string)(&v.Reason))
 }

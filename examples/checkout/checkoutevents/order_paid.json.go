@@ -29,7 +29,6 @@ type OrderPaid struct {
 	AmountCents int64  `json:"amount_cents"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPaid.
 func (v *OrderPaid) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPaid, append(f, &v.OrderID, &v.AmountCents)
 }

@@ -29,7 +29,6 @@ type OrderPlaced struct {
 	TotalCents int64  `json:"total_cents"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.TotalCents)
 }

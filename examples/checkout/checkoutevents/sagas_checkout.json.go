@@ -20,7 +20,6 @@ type Checkout struct {
 	PaidCents  int64  `json:"paid_cents"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckout.
 func (v *Checkout) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCheckout, append(f, (*string)(&v.Status), &v.TotalCents, &v.PaidCents)
 }

@@ -9,6 +9,10 @@
 //
 // Facts of an order's checkout, and the saga that takes each order from placed
 // to paid or cancels it unpaid.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package checkoutevents
 
 import "github.com/warrenbus/warren/runtime/schemaset"

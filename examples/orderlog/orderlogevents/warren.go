@@ -9,6 +9,10 @@
 //
 // Order facts kept on a stream, and a consumer that rebuilds the order history
 // from it.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package orderlogevents
 
 import "github.com/warrenbus/warren/runtime/schemaset"

@@ -129,7 +129,6 @@ type ConfigChangedClosed struct {
 	A *string `json:"a,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfConfigChangedClosed.
 func (v *ConfigChangedClosed) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfConfigChangedClosed, append(f, &v.A)
 }
@@ -150,7 +149,6 @@ var shapeOfConfigChangedClosed = codec.Shape{Props: []codec.Prop{
 // ConfigChangedEmpty is generated from config-changed.json#/properties/empty.
 type ConfigChangedEmpty struct{}
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfConfigChangedEmpty.
 func (v *ConfigChangedEmpty) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfConfigChangedEmpty, f
 }
@@ -167,12 +165,11 @@ func (v *ConfigChangedEmpty) Validate() error { return codec.Check(v) }
 var shapeOfConfigChangedEmpty = codec.Shape{Props: []codec.Prop{}}
 
 // ConfigChangedFeatures is generated from
-// config-changed.json#/properties/features. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// config-changed.json#/properties/features.
 type ConfigChangedFeatures struct {
 	DarkMode bool `json:"dark_mode"`
 
-	AdditionalProperties map[string]bool `json:"-"`
+	AdditionalProperties map[string]bool `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfConfigChangedFeatures are the property names

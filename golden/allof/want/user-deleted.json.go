@@ -22,17 +22,15 @@ var FactUserDeleted = runtime.Fact{
 }
 
 // UserDeleted is the payload of user.deleted facts (schema user-deleted.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type UserDeleted struct {
 	Actor  string     `json:"actor"`
 	At     *time.Time `json:"at,omitzero"`
 	UserID string     `json:"user_id"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserDeleted.
 func (v *UserDeleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUserDeleted, append(f, &v.Actor, &v.At, &v.UserID, &v.AdditionalProperties)
 }

@@ -23,8 +23,7 @@ var FactUserRegistered = runtime.Fact{
 }
 
 // UserRegistered is the payload of user.registered facts (schema
-// user-registered.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// user-registered.json, version 1).
 type UserRegistered struct {
 	Actor  string              `json:"actor"`
 	At     *time.Time          `json:"at,omitzero"`
@@ -32,10 +31,9 @@ type UserRegistered struct {
 	Email  string              `json:"email"`
 	Plan   *UserRegisteredPlan `json:"plan,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserRegistered.
 func (v *UserRegistered) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUserRegistered, append(f, &v.Actor, &v.At, &v.UserID, &v.Email, &v.Plan, &v.AdditionalProperties)
 }

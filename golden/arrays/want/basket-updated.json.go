@@ -22,8 +22,7 @@ var FactBasketUpdated = runtime.Fact{
 }
 
 // BasketUpdated is the payload of basket.updated facts (schema
-// basket-updated.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// basket-updated.json, version 1).
 type BasketUpdated struct {
 	Skus       []string                 `json:"skus"`
 	Quantities []int64                  `json:"quantities"`
@@ -32,7 +31,7 @@ type BasketUpdated struct {
 	Anything   []json.RawMessage        `json:"anything"`
 	Coupons    []string                 `json:"coupons,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfBasketUpdated are the property names BasketUpdated declares; the
@@ -154,16 +153,14 @@ func (v *BasketUpdated) UnmarshalJSON(data []byte) error { return codec.Unmarsha
 var requiredOfBasketUpdated = []string{"skus", "quantities", "lines", "matrix", "anything"}
 
 // BasketUpdatedLinesItem is generated from
-// basket-updated.json#/properties/lines/items. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// basket-updated.json#/properties/lines/items.
 type BasketUpdatedLinesItem struct {
 	Sku string `json:"sku"`
 	Qty *int64 `json:"qty,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBasketUpdatedLinesItem.
 func (v *BasketUpdatedLinesItem) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfBasketUpdatedLinesItem, append(f, &v.Sku, &v.Qty, &v.AdditionalProperties)
 }

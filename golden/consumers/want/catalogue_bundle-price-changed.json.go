@@ -23,15 +23,13 @@ var FactCatalogueBundlePriceChanged = runtime.Fact{
 }
 
 // CatalogueBundlePriceChanged is the payload of catalogue.bundle.price-changed
-// facts (schema catalogue/bundle-price-changed.json, version 1). Properties
-// the schema does not declare are kept in AdditionalProperties.
+// facts (schema catalogue/bundle-price-changed.json, version 1).
 type CatalogueBundlePriceChanged struct {
 	BundleID *string `json:"bundle_id,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCatalogueBundlePriceChanged.
 func (v *CatalogueBundlePriceChanged) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCatalogueBundlePriceChanged, append(f, &v.BundleID, &v.AdditionalProperties)
 }

@@ -23,15 +23,13 @@ var FactCatalogueImportCompleted = runtime.Fact{
 }
 
 // CatalogueImportCompleted is the payload of catalogue.import.completed facts
-// (schema catalogue/import-completed.json, version 1). Properties the schema
-// does not declare are kept in AdditionalProperties.
+// (schema catalogue/import-completed.json, version 1).
 type CatalogueImportCompleted struct {
 	Count *int64 `json:"count,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCatalogueImportCompleted.
 func (v *CatalogueImportCompleted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCatalogueImportCompleted, append(f, &v.Count, &v.AdditionalProperties)
 }

@@ -23,15 +23,13 @@ var FactCatalogueItemPriceChanged = runtime.Fact{
 }
 
 // CatalogueItemPriceChanged is the payload of catalogue.item.price-changed
-// facts (schema catalogue/item-price-changed.json, version 1). Properties the
-// schema does not declare are kept in AdditionalProperties.
+// facts (schema catalogue/item-price-changed.json, version 1).
 type CatalogueItemPriceChanged struct {
 	Sku string `json:"sku"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCatalogueItemPriceChanged.
 func (v *CatalogueItemPriceChanged) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCatalogueItemPriceChanged, append(f, &v.Sku, &v.AdditionalProperties)
 }

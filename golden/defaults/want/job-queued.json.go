@@ -22,8 +22,7 @@ var FactJobQueued = runtime.Fact{
 }
 
 // JobQueued is the payload of job.queued facts (schema job-queued.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type JobQueued struct {
 	// Default: 5 (JobQueuedPriorityDefault); a decoded value is not filled in when
 	// the property is absent.
@@ -53,7 +52,7 @@ type JobQueued struct {
 	// absent.
 	Limits *JobQueuedLimits `json:"limits,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // Defaults of JobQueued's properties, from the schema.
@@ -65,7 +64,6 @@ const (
 	JobQueuedModeDefault     JobQueuedMode = "safe"
 )
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueued.
 func (v *JobQueued) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfJobQueued, append(f, &v.Priority, &v.Ratio, &v.Retry, &v.Queue, &v.Mode, &v.Tags, &v.Limits, &v.AdditionalProperties)
 }
@@ -112,19 +110,17 @@ func (v *JobQueuedMode) Validate() error { return valuesOfJobQueuedMode.Check(st
 var valuesOfJobQueuedMode = codec.Strings{Sorted: []string{"fast", "safe"}, Expected: "one of \"fast\", \"safe\""}
 
 // JobQueuedLimits is generated from job-queued.json#/properties/limits.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type JobQueuedLimits struct {
 	// Default: 2 (JobQueuedLimitsCPUDefault); a decoded value is not filled in
 	// when the property is absent.
 	CPU *int64 `json:"cpu,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // The schema's default of JobQueuedLimits.CPU.
 const JobQueuedLimitsCPUDefault = 2
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfJobQueuedLimits.
 func (v *JobQueuedLimits) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfJobQueuedLimits, append(f, &v.CPU, &v.AdditionalProperties)
 }

@@ -24,8 +24,7 @@ var FactNoteAdded = runtime.Fact{
 }
 
 // NoteAdded is the payload of note.added facts (schema note-added.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 //
 // A note was added. Ends the comment? */ no.
 //
@@ -57,13 +56,12 @@ type NoteAdded struct {
 	// //go:build ignore
 	Slashes *string `json:"slashes,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // The schema's default of NoteAdded.Quote.
 const NoteAddedQuoteDefault NoteAddedQuote = "`backtick`"
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfNoteAdded.
 func (v *NoteAdded) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfNoteAdded, append(f, &v.Text, &v.OldField, &v.Legacy, &v.Quote, &v.Slashes, &v.AdditionalProperties)
 }

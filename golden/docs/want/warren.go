@@ -8,6 +8,10 @@
 //
 // Manifest text */ package evil
 // //go:generate rm -rf /
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package docs
 
 import "github.com/warrenbus/warren/runtime/schemaset"

@@ -24,8 +24,7 @@ var FactTicketOpened = runtime.Fact{
 }
 
 // TicketOpened is the payload of ticket.opened facts (schema
-// ticket-opened.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// ticket-opened.json, version 1).
 type TicketOpened struct {
 	Kind     TicketOpenedKind             `json:"kind"`
 	Status   TicketOpenedStatus           `json:"status"`
@@ -37,7 +36,7 @@ type TicketOpened struct {
 	Flag     *bool                        `json:"flag,omitzero"`
 	Region   *TicketOpenedRegion          `json:"region,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfTicketOpened are the property names TicketOpened declares; the

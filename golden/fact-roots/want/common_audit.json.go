@@ -25,7 +25,6 @@ type AuditLogged struct {
 	Action *string `json:"action,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAuditLogged.
 func (v *AuditLogged) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAuditLogged, append(f, &v.Actor, &v.Action)
 }

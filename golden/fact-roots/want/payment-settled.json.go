@@ -89,7 +89,6 @@ type CardSettlement struct {
 	CardLast4 string `json:"card_last4"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCardSettlement.
 func (v *CardSettlement) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCardSettlement, append(f, &v.CardLast4)
 }
@@ -112,7 +111,6 @@ type BankSettlement struct {
 	Iban string `json:"iban"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBankSettlement.
 func (v *BankSettlement) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfBankSettlement, append(f, &v.Iban)
 }

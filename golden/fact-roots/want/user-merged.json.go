@@ -26,7 +26,6 @@ type UserMerged struct {
 	Into   string  `json:"into"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserMerged.
 func (v *UserMerged) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUserMerged, append(f, &v.Actor, &v.Action, &v.Into)
 }

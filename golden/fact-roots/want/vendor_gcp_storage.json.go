@@ -31,7 +31,6 @@ type ObjectFinalized struct {
 	Generation *int64  `json:"generation,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfObjectFinalized.
 func (v *ObjectFinalized) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfObjectFinalized, append(f, &v.Bucket, &v.Name, &v.Size, &v.Generation)
 }

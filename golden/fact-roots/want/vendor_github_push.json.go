@@ -140,7 +140,6 @@ type Repository struct {
 	FullName string `json:"full_name"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfRepository.
 func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfRepository, append(f, &v.ID, &v.FullName)
 }
@@ -171,7 +170,6 @@ type Commit struct {
 	Message string `json:"message"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCommit.
 func (v *Commit) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCommit, append(f, &v.ID, &v.Message)
 }

@@ -23,8 +23,7 @@ var FactPaymentCaptured = runtime.Fact{
 }
 
 // PaymentCaptured is the payload of payment.captured facts (schema
-// payment-captured.json, version 1). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// payment-captured.json, version 1).
 type PaymentCaptured struct {
 	CapturedAt time.Time   `json:"captured_at"`
 	SettledAt  *time.Time  `json:"settled_at,omitzero"`
@@ -37,7 +36,7 @@ type PaymentCaptured struct {
 	Reference  *string     `json:"reference,omitzero"`
 	History    []time.Time `json:"history,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfPaymentCaptured are the property names PaymentCaptured declares;

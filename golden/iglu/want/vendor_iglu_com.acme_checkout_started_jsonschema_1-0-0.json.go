@@ -33,7 +33,6 @@ type CheckoutStarted struct {
 	Coupon   schemaset.Nullable[string] `json:"coupon,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckoutStarted.
 func (v *CheckoutStarted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCheckoutStarted, append(f, &v.CartID, (*string)(&v.Currency), &v.Total, &v.Items, &v.Coupon)
 }
@@ -75,7 +74,6 @@ type Item struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItem.
 func (v *Item) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItem, append(f, &v.Sku, &v.Quantity)
 }

@@ -22,8 +22,7 @@ var FactRefundIssued = runtime.Fact{
 }
 
 // RefundIssued is the payload of acme.refund.issued facts (schema
-// vendor/legacy/refund-issued.json, version 1). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// vendor/legacy/refund-issued.json, version 1).
 //
 // A refund was issued; written against the draft-07 profile the old registry
 // published under its own URL.
@@ -32,10 +31,9 @@ type RefundIssued struct {
 	Amount   int64   `json:"amount"`
 	Reason   *string `json:"reason,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfRefundIssued.
 func (v *RefundIssued) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfRefundIssued, append(f, &v.RefundID, &v.Amount, &v.Reason, &v.AdditionalProperties)
 }

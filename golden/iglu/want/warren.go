@@ -8,6 +8,10 @@
 //
 // Events from a Snowplow Iglu registry, vendored as the registry publishes
 // them.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package iglu
 
 import "github.com/warrenbus/warren/runtime/schemaset"

@@ -18,18 +18,16 @@ var FactItemCreatedV1 = runtime.Fact{
 }
 
 // ItemCreatedV1 is the payload of catalogue.item.created facts (schema
-// imports/catalogue/item/created.v1.json, version 1). Properties the schema
-// does not declare are kept in AdditionalProperties.
+// imports/catalogue/item/created.v1.json, version 1).
 //
 // A new item is in the catalogue.
 type ItemCreatedV1 struct {
 	Sku  string `json:"sku"`
 	Name string `json:"name"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemCreatedV1.
 func (v *ItemCreatedV1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemCreatedV1, append(f, &v.Sku, &v.Name, &v.AdditionalProperties)
 }

@@ -18,18 +18,16 @@ var FactItemPricedV1 = runtime.Fact{
 }
 
 // ItemPricedV1 is the payload of catalogue.item.priced facts (schema
-// imports/catalogue/item/priced.v1.json, version 1). Properties the schema
-// does not declare are kept in AdditionalProperties.
+// imports/catalogue/item/priced.v1.json, version 1).
 type ItemPricedV1 struct {
 	Sku string `json:"sku"`
 
 	// In euro cents.
 	Price int64 `json:"price"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemPricedV1.
 func (v *ItemPricedV1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemPricedV1, append(f, &v.Sku, &v.Price, &v.AdditionalProperties)
 }

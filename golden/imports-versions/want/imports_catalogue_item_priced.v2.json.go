@@ -21,16 +21,14 @@ var FactItemPriced = runtime.Fact{
 }
 
 // ItemPriced is the payload of catalogue.item.priced facts (schema
-// imports/catalogue/item/priced.v2.json, version 2). Properties the schema
-// does not declare are kept in AdditionalProperties.
+// imports/catalogue/item/priced.v2.json, version 2).
 type ItemPriced struct {
 	Sku   string          `json:"sku"`
 	Price ItemPricedPrice `json:"price"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemPriced.
 func (v *ItemPriced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemPriced, append(f, &v.Sku, &v.Price, &v.AdditionalProperties)
 }
@@ -50,16 +48,14 @@ var shapeOfItemPriced = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // ItemPricedPrice is generated from
-// imports/catalogue/item/priced.v2.json#/properties/price. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// imports/catalogue/item/priced.v2.json#/properties/price.
 type ItemPricedPrice struct {
 	Cents    int64  `json:"cents"`
 	Currency string `json:"currency"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemPricedPrice.
 func (v *ItemPricedPrice) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemPricedPrice, append(f, &v.Cents, &v.Currency, &v.AdditionalProperties)
 }

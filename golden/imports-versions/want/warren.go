@@ -10,6 +10,10 @@
 // A consumer-only directory importing facts of several versions: one consumer
 // reads every version through upcasts (one generated, one written by hand),
 // the other is pinned to the first.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package importsversions
 
 import "github.com/warrenbus/warren/runtime/schemaset"

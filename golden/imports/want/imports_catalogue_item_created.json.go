@@ -21,8 +21,7 @@ var FactItemCreated = runtime.Fact{
 }
 
 // ItemCreated is the payload of catalogue.item.created facts (schema
-// imports/catalogue/item/created.json, version 1). Properties the schema does
-// not declare are kept in AdditionalProperties.
+// imports/catalogue/item/created.json, version 1).
 //
 // A new item is in the catalogue.
 type ItemCreated struct {
@@ -30,10 +29,9 @@ type ItemCreated struct {
 	Name string   `json:"name"`
 	Tags []string `json:"tags,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemCreated.
 func (v *ItemCreated) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemCreated, append(f, &v.Sku, &v.Name, &v.Tags, &v.AdditionalProperties)
 }

@@ -8,6 +8,10 @@
 //
 // A consumer-only directory: it imports the catalogue's facts and declares its
 // own consumer, with the fact types generated here.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package imports
 
 import "github.com/warrenbus/warren/runtime/schemaset"

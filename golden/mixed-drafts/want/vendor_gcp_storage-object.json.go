@@ -143,7 +143,6 @@ type ObjectOwner struct {
 	EntityID *string `json:"entityId,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfObjectOwner.
 func (v *ObjectOwner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfObjectOwner, append(f, &v.Entity, &v.EntityID)
 }

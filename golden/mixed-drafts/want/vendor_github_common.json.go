@@ -14,7 +14,6 @@ type User struct {
 	ID    int64  `json:"id"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUser.
 func (v *User) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUser, append(f, &v.Login, &v.ID)
 }
@@ -47,7 +46,6 @@ type Repository struct {
 	IssuesURL *string `json:"issues_url,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfRepository.
 func (v *Repository) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfRepository, append(f, &v.ID, &v.FullName, &v.IssuesURL)
 }
@@ -81,7 +79,6 @@ type Issue struct {
 	Labels   []Label    `json:"labels,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfIssue.
 func (v *Issue) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfIssue, append(f, &v.Number, (*string)(&v.State), &v.ClosedAt, &v.Labels)
 }
@@ -126,7 +123,6 @@ type Label struct {
 	Color *string `json:"color,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfLabel.
 func (v *Label) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfLabel, append(f, &v.Name, &v.Color)
 }

@@ -11,7 +11,6 @@ type Party struct {
 	Website *Link  `json:"website,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfParty.
 func (v *Party) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfParty, append(f, &v.Name, &v.Website)
 }

@@ -27,7 +27,6 @@ type ShipmentDispatched struct {
 	Tracking     *Link     `json:"tracking,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentDispatched.
 func (v *ShipmentDispatched) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentDispatched, append(f, &v.ShipmentID, &v.DispatchedAt, &v.Carrier, &v.Tracking)
 }

@@ -10,6 +10,10 @@
 // Vendors' schemas as published: a draft-04 file whose root is a $ref,
 // draft-07 webhook payloads, and a 2020-12 standard whose files refer to each
 // other by $id.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package mixeddrafts
 
 import "github.com/warrenbus/warren/runtime/schemaset"

@@ -21,8 +21,7 @@ var FactUserSignedUp = runtime.Fact{
 }
 
 // UserSignedUp is the payload of user.signed_up facts (schema
-// user-signed-up.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// user-signed-up.json, version 1).
 type UserSignedUp struct {
 	CatalogueID *string  `json:"catalogue_id,omitzero"`
 	URL         *string  `json:"url,omitzero"`
@@ -36,10 +35,9 @@ type UserSignedUp struct {
 	APIKey      *string  `json:"api-key,omitzero"`
 	X           *string  `json:"x-,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUserSignedUp.
 func (v *UserSignedUp) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUserSignedUp, append(f, &v.CatalogueID, &v.URL, &v.ImageURLs, &v.Type, &v.Func, &v.X3dModel, &v.HTTPServer, &v.Größe, &v.JSON, &v.APIKey, &v.X, &v.AdditionalProperties)
 }

@@ -21,16 +21,14 @@ var FactShipmentSent = runtime.Fact{
 }
 
 // ShipmentSent is the payload of shipment.sent facts (schema
-// shipment-sent.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// shipment-sent.json, version 1).
 type ShipmentSent struct {
 	ShipmentID  string                  `json:"shipment_id"`
 	Destination ShipmentSentDestination `json:"destination"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSent.
 func (v *ShipmentSent) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentSent, append(f, &v.ShipmentID, &v.Destination, &v.AdditionalProperties)
 }
@@ -50,16 +48,14 @@ var shapeOfShipmentSent = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // ShipmentSentDestination is generated from
-// shipment-sent.json#/properties/destination. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// shipment-sent.json#/properties/destination.
 type ShipmentSentDestination struct {
 	Address ShipmentSentDestinationAddress `json:"address"`
 	Contact *Contact                       `json:"contact,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestination.
 func (v *ShipmentSentDestination) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentSentDestination, append(f, &v.Address, &v.Contact, &v.AdditionalProperties)
 }
@@ -73,17 +69,15 @@ var shapeOfShipmentSentDestination = codec.Shape{Open: true, Props: []codec.Prop
 }}
 
 // ShipmentSentDestinationAddress is generated from
-// shipment-sent.json#/properties/destination/properties/address. Properties
-// the schema does not declare are kept in AdditionalProperties.
+// shipment-sent.json#/properties/destination/properties/address.
 type ShipmentSentDestinationAddress struct {
 	Street string                             `json:"street"`
 	City   string                             `json:"city"`
 	Geo    *ShipmentSentDestinationAddressGeo `json:"geo,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestinationAddress.
 func (v *ShipmentSentDestinationAddress) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentSentDestinationAddress, append(f, &v.Street, &v.City, &v.Geo, &v.AdditionalProperties)
 }
@@ -99,15 +93,13 @@ var shapeOfShipmentSentDestinationAddress = codec.Shape{Open: true, Props: []cod
 
 // ShipmentSentDestinationAddressGeo is generated from
 // shipment-sent.json#/properties/destination/properties/address/properties/geo.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type ShipmentSentDestinationAddressGeo struct {
 	Lat *float64 `json:"lat,omitzero"`
 	Lon *float64 `json:"lon,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipmentSentDestinationAddressGeo.
 func (v *ShipmentSentDestinationAddressGeo) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipmentSentDestinationAddressGeo, append(f, &v.Lat, &v.Lon, &v.AdditionalProperties)
 }
@@ -118,15 +110,13 @@ var shapeOfShipmentSentDestinationAddressGeo = codec.Shape{Open: true, Props: []
 }}
 
 // Contact is generated from
-// shipment-sent.json#/properties/destination/properties/contact. Properties
-// the schema does not declare are kept in AdditionalProperties.
+// shipment-sent.json#/properties/destination/properties/contact.
 type Contact struct {
 	Phone *string `json:"phone,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfContact.
 func (v *Contact) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfContact, append(f, &v.Phone, &v.AdditionalProperties)
 }

@@ -23,8 +23,7 @@ var FactProfileChanged = runtime.Fact{
 }
 
 // ProfileChanged is the payload of profile.changed facts (schema
-// profile-changed.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// profile-changed.json, version 1).
 type ProfileChanged struct {
 	Nickname   *string                    `json:"nickname"`
 	Age        *int64                     `json:"age"`
@@ -35,7 +34,7 @@ type ProfileChanged struct {
 	MiddleName schemaset.Nullable[string] `json:"middle_name,omitzero"`
 	Scores     []*int64                   `json:"scores"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfProfileChanged are the property names ProfileChanged declares;
@@ -176,15 +175,13 @@ func (v *ProfileChanged) UnmarshalJSON(data []byte) error { return codec.Unmarsh
 var requiredOfProfileChanged = []string{"nickname", "age", "score", "verified", "address", "tags", "scores"}
 
 // ProfileChangedAddress is generated from
-// profile-changed.json#/properties/address. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// profile-changed.json#/properties/address.
 type ProfileChangedAddress struct {
 	City string `json:"city"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfProfileChangedAddress.
 func (v *ProfileChangedAddress) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfProfileChangedAddress, append(f, &v.City, &v.AdditionalProperties)
 }

@@ -5,6 +5,10 @@
 // directory: one Go type per fact with its JSON Schema for validation, a
 // Publisher with one typed method per fact, one handler interface per consumer
 // with a constructor that binds it to the runtime, and the broker Topology.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package nullable
 
 import "github.com/warrenbus/warren/runtime/schemaset"

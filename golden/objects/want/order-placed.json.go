@@ -21,8 +21,7 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order-placed.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 //
 // Required properties are plain values; optional ones are pointers with
 // omitzero.
@@ -37,10 +36,9 @@ type OrderPlaced struct {
 	LineCount *int64          `json:"line_count,omitzero"`
 	Metadata  json.RawMessage `json:"metadata,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Quantity, &v.WeightKg, &v.Gift, &v.Note, &v.Discount, &v.Rush, &v.LineCount, &v.Metadata, &v.AdditionalProperties)
 }

@@ -29,16 +29,14 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order-placed.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type OrderPlaced struct {
 	OrderID string  `json:"order_id"`
 	Total   float64 `json:"total"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Total, &v.AdditionalProperties)
 }

@@ -29,15 +29,13 @@ var FactPaymentReceived = runtime.Fact{
 }
 
 // PaymentReceived is the payload of payment.received facts (schema
-// payment-received.json, version 1). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// payment-received.json, version 1).
 type PaymentReceived struct {
 	Order PaymentReceivedOrder `json:"order"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentReceived.
 func (v *PaymentReceived) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPaymentReceived, append(f, &v.Order, &v.AdditionalProperties)
 }
@@ -56,15 +54,13 @@ var shapeOfPaymentReceived = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // PaymentReceivedOrder is generated from
-// payment-received.json#/properties/order. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// payment-received.json#/properties/order.
 type PaymentReceivedOrder struct {
 	ID string `json:"id"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentReceivedOrder.
 func (v *PaymentReceivedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPaymentReceivedOrder, append(f, &v.ID, &v.AdditionalProperties)
 }

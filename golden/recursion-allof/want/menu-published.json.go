@@ -22,17 +22,15 @@ var FactMenuPublished = runtime.Fact{
 }
 
 // MenuPublished is the payload of menu.published facts (schema
-// menu-published.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// menu-published.json, version 1).
 type MenuPublished struct {
 	Name        string       `json:"name"`
 	Subsections []Subsection `json:"subsections,omitzero"`
 	Dishes      []Dish       `json:"dishes,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMenuPublished.
 func (v *MenuPublished) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMenuPublished, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
@@ -53,7 +51,6 @@ var shapeOfMenuPublished = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // Subsection is generated from menu-published.json#/definitions/subsection.
-// Properties the schema does not declare are kept in AdditionalProperties.
 //
 // A section inside another; it has everything a section has.
 type Subsection struct {
@@ -61,10 +58,9 @@ type Subsection struct {
 	Subsections []Subsection `json:"subsections,omitzero"`
 	Dishes      []Dish       `json:"dishes,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubsection.
 func (v *Subsection) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfSubsection, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.AdditionalProperties)
 }
@@ -84,8 +80,7 @@ var shapeOfSubsection = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "dishes"},
 }}
 
-// Dish is generated from menu-published.json#/definitions/dish. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// Dish is generated from menu-published.json#/definitions/dish.
 //
 // A dish is a section too: its variants are listed as its own subsections.
 type Dish struct {
@@ -94,10 +89,9 @@ type Dish struct {
 	Dishes      []Dish       `json:"dishes,omitzero"`
 	Price       *int64       `json:"price,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfDish.
 func (v *Dish) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfDish, append(f, &v.Name, &v.Subsections, &v.Dishes, &v.Price, &v.AdditionalProperties)
 }

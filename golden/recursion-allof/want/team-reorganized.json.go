@@ -21,15 +21,13 @@ var FactTeamReorganized = runtime.Fact{
 }
 
 // TeamReorganized is the payload of team.reorganized facts (schema
-// team-reorganized.json, version 1). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// team-reorganized.json, version 1).
 type TeamReorganized struct {
 	Root Team `json:"root"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfTeamReorganized.
 func (v *TeamReorganized) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfTeamReorganized, append(f, &v.Root, &v.AdditionalProperties)
 }
@@ -47,16 +45,14 @@ var shapeOfTeamReorganized = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "root", Required: true},
 }}
 
-// Team is generated from team-reorganized.json#/definitions/team. Properties
-// the schema does not declare are kept in AdditionalProperties.
+// Team is generated from team-reorganized.json#/definitions/team.
 type Team struct {
 	Name     string    `json:"name"`
 	Subteams []Subteam `json:"subteams,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfTeam.
 func (v *Team) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfTeam, append(f, &v.Name, &v.Subteams, &v.AdditionalProperties)
 }
@@ -76,16 +72,14 @@ var shapeOfTeam = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // Subteam is generated from team-reorganized.json#/definitions/subteam.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type Subteam struct {
 	Name     string    `json:"name"`
 	Subteams []Subteam `json:"subteams,omitzero"`
 	Lead     *string   `json:"lead,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfSubteam.
 func (v *Subteam) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfSubteam, append(f, &v.Name, &v.Subteams, &v.Lead, &v.AdditionalProperties)
 }

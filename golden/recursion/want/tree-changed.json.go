@@ -22,15 +22,14 @@ var FactTreeChanged = runtime.Fact{
 }
 
 // TreeChanged is the payload of tree.changed facts (schema tree-changed.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type TreeChanged struct {
 	Root   Node   `json:"root"`
 	Chain  *Link  `json:"chain,omitzero"`
 	Expr   *Expr  `json:"expr,omitzero"`
 	Forest Forest `json:"forest,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfTreeChanged are the property names TreeChanged declares; the
@@ -123,17 +122,15 @@ func (v *TreeChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(
 
 var requiredOfTreeChanged = []string{"root"}
 
-// Node is generated from tree-changed.json#/$defs/node. Properties the schema
-// does not declare are kept in AdditionalProperties.
+// Node is generated from tree-changed.json#/$defs/node.
 type Node struct {
 	Name     string `json:"name"`
 	Children []Node `json:"children"`
 	Parent   *Node  `json:"parent,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfNode.
 func (v *Node) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfNode, append(f, &v.Name, &v.Children, &v.Parent, &v.AdditionalProperties)
 }
@@ -159,16 +156,14 @@ var shapeOfNode = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "parent"},
 }}
 
-// Link is generated from tree-changed.json#/$defs/link. Properties the schema
-// does not declare are kept in AdditionalProperties.
+// Link is generated from tree-changed.json#/$defs/link.
 type Link struct {
 	Value int64 `json:"value"`
 	Next  *Link `json:"next,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfLink.
 func (v *Link) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfLink, append(f, &v.Value, &v.Next, &v.AdditionalProperties)
 }
@@ -260,17 +255,15 @@ func (v Expr) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Expr) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
 
-// Binary is generated from tree-changed.json#/$defs/binary. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// Binary is generated from tree-changed.json#/$defs/binary.
 type Binary struct {
 	Op    BinaryOp `json:"op"`
 	Left  Expr     `json:"left"`
 	Right Expr     `json:"right"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBinary.
 func (v *Binary) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfBinary, append(f, (*string)(&v.Op), &v.Left, &v.Right, &v.AdditionalProperties)
 }

@@ -21,8 +21,7 @@ var FactOrderCreated = runtime.Fact{
 }
 
 // OrderCreated is the payload of acme.order.created facts (schema
-// vendor/acme/events/order-created.json, version 1). Properties the schema
-// does not declare are kept in AdditionalProperties.
+// vendor/acme/events/order-created.json, version 1).
 //
 // An order was created in the shop.
 type OrderCreated struct {
@@ -30,10 +29,9 @@ type OrderCreated struct {
 	Total   Money    `json:"total"`
 	ShipTo  *Address `json:"shipTo,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCreated.
 func (v *OrderCreated) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCreated, append(f, &v.OrderID, &v.Total, &v.ShipTo, &v.AdditionalProperties)
 }

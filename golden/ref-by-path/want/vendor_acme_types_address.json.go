@@ -9,16 +9,14 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// Address is generated from vendor/acme/types/address.json. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// Address is generated from vendor/acme/types/address.json.
 type Address struct {
 	Street *string `json:"street,omitzero"`
 	City   string  `json:"city"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAddress.
 func (v *Address) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAddress, append(f, &v.Street, &v.City, &v.AdditionalProperties)
 }

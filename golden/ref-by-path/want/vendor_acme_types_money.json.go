@@ -12,7 +12,6 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
 func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMoney, append(f, &v.Amount, &v.Currency)
 }

@@ -8,6 +8,10 @@
 //
 // A vendor's schemas that refer to each other by path, while each declares an
 // $id that does not agree with where it sits.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package refbypath
 
 import "github.com/warrenbus/warren/runtime/schemaset"

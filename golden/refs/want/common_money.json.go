@@ -10,16 +10,14 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// Money is generated from common/money.json. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// Money is generated from common/money.json.
 type Money struct {
 	Amount   int64    `json:"amount"`
 	Currency Currency `json:"currency"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfMoney.
 func (v *Money) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfMoney, append(f, &v.Amount, &v.Currency, &v.AdditionalProperties)
 }

@@ -22,8 +22,7 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema order/placed.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type OrderPlaced struct {
 	OrderID OrderID `json:"order_id"`
 
@@ -32,7 +31,7 @@ type OrderPlaced struct {
 	Shipping *Shipping `json:"shipping,omitzero"`
 	Tags     Tags      `json:"tags,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfOrderPlaced are the property names OrderPlaced declares; the
@@ -121,16 +120,14 @@ func (v *OrderPlaced) UnmarshalJSON(data []byte) error { return codec.Unmarshal(
 
 var requiredOfOrderPlaced = []string{"order_id", "total"}
 
-// Shipping is generated from order/placed.json#/$defs/shipping. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// Shipping is generated from order/placed.json#/$defs/shipping.
 type Shipping struct {
 	Cost    *Money  `json:"cost,omitzero"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfShipping.
 func (v *Shipping) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfShipping, append(f, &v.Cost, &v.Carrier, &v.AdditionalProperties)
 }

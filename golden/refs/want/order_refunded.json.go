@@ -21,16 +21,14 @@ var FactOrderRefunded = runtime.Fact{
 }
 
 // OrderRefunded is the payload of order.refunded facts (schema
-// order/refunded.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// order/refunded.json, version 1).
 type OrderRefunded struct {
 	OrderID OrderID `json:"order_id"`
 	Amount  Money   `json:"amount"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderRefunded.
 func (v *OrderRefunded) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderRefunded, append(f, &v.OrderID, &v.Amount, &v.AdditionalProperties)
 }

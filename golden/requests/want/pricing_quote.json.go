@@ -11,8 +11,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// PricingQuote is generated from pricing/quote.json. Properties the schema
-// does not declare are kept in AdditionalProperties.
+// PricingQuote is generated from pricing/quote.json.
 //
 // Asks for the price of a quantity of one SKU for one customer.
 type PricingQuote struct {
@@ -20,10 +19,9 @@ type PricingQuote struct {
 	Quantity   int64   `json:"quantity"`
 	CustomerID *string `json:"customer_id,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPricingQuote.
 func (v *PricingQuote) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPricingQuote, append(f, &v.Sku, &v.Quantity, &v.CustomerID, &v.AdditionalProperties)
 }
@@ -43,18 +41,16 @@ var shapeOfPricingQuote = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "customer_id"},
 }}
 
-// PricingQuoteReply is generated from pricing/quote.json#/x-reply. Properties
-// the schema does not declare are kept in AdditionalProperties.
+// PricingQuoteReply is generated from pricing/quote.json#/x-reply.
 //
 // The quoted price, valid until a time.
 type PricingQuoteReply struct {
 	Total      Money     `json:"total"`
 	ValidUntil time.Time `json:"valid_until"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPricingQuoteReply.
 func (v *PricingQuoteReply) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPricingQuoteReply, append(f, &v.Total, &v.ValidUntil, &v.AdditionalProperties)
 }

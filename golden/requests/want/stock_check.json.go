@@ -10,15 +10,13 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// StockQuery is generated from stock/check.json. Properties the schema does
-// not declare are kept in AdditionalProperties.
+// StockQuery is generated from stock/check.json.
 type StockQuery struct {
 	Sku string `json:"sku"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfStockQuery.
 func (v *StockQuery) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfStockQuery, append(f, &v.Sku, &v.AdditionalProperties)
 }
@@ -36,15 +34,13 @@ var shapeOfStockQuery = codec.Shape{Open: true, Props: []codec.Prop{
 	{Name: "sku", Required: true},
 }}
 
-// Level is generated from stock/check.json#/$defs/level. Properties the schema
-// does not declare are kept in AdditionalProperties.
+// Level is generated from stock/check.json#/$defs/level.
 type Level struct {
 	Available int64 `json:"available"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfLevel.
 func (v *Level) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfLevel, append(f, &v.Available, &v.AdditionalProperties)
 }

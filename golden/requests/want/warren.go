@@ -7,6 +7,10 @@
 // with a constructor that binds it to the runtime, and the broker Topology.
 //
 // Prices and stock, asked of the services that know.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package requests
 
 import "github.com/warrenbus/warren/runtime/schemaset"

@@ -21,14 +21,13 @@ var FactAyBee = runtime.Fact{
 }
 
 // AyBee is the payload of ay.bee.seen facts (schema ay-bee-seen.json, version
-// 1). Properties the schema does not declare are kept in AdditionalProperties.
+// 1).
 type AyBee struct {
 	Cee *string `json:"cee,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAyBee.
 func (v *AyBee) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAyBee, append(f, &v.Cee, &v.AdditionalProperties)
 }

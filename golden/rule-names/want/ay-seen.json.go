@@ -21,16 +21,14 @@ var FactAy = runtime.Fact{
 }
 
 // Ay is the payload of ay.seen facts (schema ay-seen.json, version 1).
-// Properties the schema does not declare are kept in AdditionalProperties.
 //
 // Ay's bee_cee and AyBee's cee are two rules, under names that once were one.
 type Ay struct {
 	BeeCee *string `json:"bee_cee,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAy.
 func (v *Ay) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAy, append(f, &v.BeeCee, &v.AdditionalProperties)
 }

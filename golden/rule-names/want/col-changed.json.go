@@ -21,8 +21,7 @@ var FactColChanged = runtime.Fact{
 }
 
 // ColChanged is the payload of col.changed facts (schema col-changed.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 //
 // Items of bar and the property bar_item have rules of their own, under names
 // that once were one.
@@ -30,10 +29,9 @@ type ColChanged struct {
 	Bar     []string `json:"bar,omitzero"`
 	BarItem *string  `json:"bar_item,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfColChanged.
 func (v *ColChanged) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfColChanged, append(f, &v.Bar, &v.BarItem, &v.AdditionalProperties)
 }

@@ -22,8 +22,7 @@ var FactWideRow = runtime.Fact{
 }
 
 // WideRow is the payload of wide.row.loaded facts (schema
-// wide-row-loaded.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// wide-row-loaded.json, version 1).
 //
 // More required properties than a 64-bit set holds: checked by the embedded
 // schema.
@@ -94,7 +93,7 @@ type WideRow struct {
 	P63 string `json:"p63"`
 	P64 string `json:"p64"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfWideRow are the property names WideRow declares; the others are

@@ -21,16 +21,14 @@ var FactOrderCancelRequested = runtime.Fact{
 }
 
 // OrderCancelRequested is the payload of order.cancel-requested facts (schema
-// order/cancel-requested.json, version 1). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// order/cancel-requested.json, version 1).
 type OrderCancelRequested struct {
 	Order  OrderCancelRequestedOrder `json:"order"`
 	Reason *string                   `json:"reason,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelRequested.
 func (v *OrderCancelRequested) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCancelRequested, append(f, &v.Order, &v.Reason, &v.AdditionalProperties)
 }
@@ -50,15 +48,13 @@ var shapeOfOrderCancelRequested = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // OrderCancelRequestedOrder is generated from
-// order/cancel-requested.json#/properties/order. Properties the schema does
-// not declare are kept in AdditionalProperties.
+// order/cancel-requested.json#/properties/order.
 type OrderCancelRequestedOrder struct {
 	ID string `json:"id"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelRequestedOrder.
 func (v *OrderCancelRequestedOrder) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCancelRequestedOrder, append(f, &v.ID, &v.AdditionalProperties)
 }

@@ -21,16 +21,14 @@ var FactOrderCancelled = runtime.Fact{
 }
 
 // OrderCancelled is the payload of order.cancelled facts (schema
-// order/cancelled.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// order/cancelled.json, version 1).
 type OrderCancelled struct {
 	OrderID string               `json:"order_id"`
 	Reason  OrderCancelledReason `json:"reason"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderCancelled.
 func (v *OrderCancelled) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderCancelled, append(f, &v.OrderID, (*string)(&v.Reason), &v.AdditionalProperties)
 }

@@ -22,16 +22,14 @@ var FactOrderPaid = runtime.Fact{
 }
 
 // OrderPaid is the payload of order.paid facts (schema order/paid.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type OrderPaid struct {
 	OrderID     string `json:"order_id"`
 	AmountCents int64  `json:"amount_cents"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPaid.
 func (v *OrderPaid) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPaid, append(f, &v.OrderID, &v.AmountCents, &v.AdditionalProperties)
 }

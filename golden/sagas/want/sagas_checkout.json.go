@@ -10,8 +10,7 @@ import (
 	"github.com/warrenbus/warren/runtime/codec"
 )
 
-// Checkout is generated from sagas/checkout.json. Properties the schema does
-// not declare are kept in AdditionalProperties.
+// Checkout is generated from sagas/checkout.json.
 //
 // Where one order stands between placed and paid.
 type Checkout struct {
@@ -19,10 +18,9 @@ type Checkout struct {
 	TotalCents *int64         `json:"total_cents,omitzero"`
 	PaidCents  *int64         `json:"paid_cents,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCheckout.
 func (v *Checkout) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCheckout, append(f, (*string)(&v.Status), &v.TotalCents, &v.PaidCents, &v.AdditionalProperties)
 }

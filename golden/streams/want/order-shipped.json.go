@@ -30,16 +30,14 @@ var FactOrderShipped = runtime.Fact{
 }
 
 // OrderShipped is the payload of order.shipped facts (schema
-// order-shipped.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// order-shipped.json, version 1).
 type OrderShipped struct {
 	OrderID string  `json:"order_id"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderShipped.
 func (v *OrderShipped) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderShipped, append(f, &v.OrderID, &v.Carrier, &v.AdditionalProperties)
 }

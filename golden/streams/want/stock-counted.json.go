@@ -31,16 +31,14 @@ var FactStockCounted = runtime.Fact{
 }
 
 // StockCounted is the payload of stock.counted facts (schema
-// stock-counted.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// stock-counted.json, version 1).
 type StockCounted struct {
 	Warehouse int64 `json:"warehouse"`
 	Count     int64 `json:"count"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfStockCounted.
 func (v *StockCounted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfStockCounted, append(f, &v.Warehouse, &v.Count, &v.AdditionalProperties)
 }

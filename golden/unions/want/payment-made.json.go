@@ -24,8 +24,7 @@ var FactPaymentMade = runtime.Fact{
 }
 
 // PaymentMade is the payload of payment.made facts (schema payment-made.json,
-// version 1). Properties the schema does not declare are kept in
-// AdditionalProperties.
+// version 1).
 type PaymentMade struct {
 	Method       PaymentMadeMethod           `json:"method"`
 	Reference    PaymentMadeReference        `json:"reference"`
@@ -33,7 +32,7 @@ type PaymentMade struct {
 	Contact      *PaymentMadeContact         `json:"contact,omitzero"`
 	AmountOrFree *PaymentMadeAmountOrFree    `json:"amount_or_free,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfPaymentMade are the property names PaymentMade declares; the
@@ -138,16 +137,14 @@ func (v *PaymentMade) UnmarshalJSON(data []byte) error { return codec.Unmarshal(
 
 var requiredOfPaymentMade = []string{"method", "reference"}
 
-// Card is generated from payment-made.json#/$defs/card. Properties the schema
-// does not declare are kept in AdditionalProperties.
+// Card is generated from payment-made.json#/$defs/card.
 type Card struct {
 	Type  CardType `json:"type"`
 	Last4 string   `json:"last4"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfCard.
 func (v *Card) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfCard, append(f, (*string)(&v.Type), &v.Last4, &v.AdditionalProperties)
 }
@@ -182,16 +179,14 @@ const (
 
 var valuesOfCardType = codec.Strings{Sorted: []string{"card"}, Expected: "the constant \"card\""}
 
-// Transfer is generated from payment-made.json#/$defs/transfer. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// Transfer is generated from payment-made.json#/$defs/transfer.
 type Transfer struct {
 	Type TransferType `json:"type"`
 	Iban string       `json:"iban"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfTransfer.
 func (v *Transfer) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfTransfer, append(f, (*string)(&v.Type), &v.Iban, &v.AdditionalProperties)
 }
@@ -227,15 +222,13 @@ const (
 
 var valuesOfTransferType = codec.Strings{Sorted: []string{"transfer"}, Expected: "the constant \"transfer\""}
 
-// Voucher is generated from payment-made.json#/$defs/voucher. Properties the
-// schema does not declare are kept in AdditionalProperties.
+// Voucher is generated from payment-made.json#/$defs/voucher.
 type Voucher struct {
 	Code string `json:"code"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfVoucher.
 func (v *Voucher) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfVoucher, append(f, &v.Code, &v.AdditionalProperties)
 }
@@ -426,15 +419,13 @@ func (v *PaymentMadeContact) Validate() error {
 }
 
 // PaymentMadeContactOption1 is generated from
-// payment-made.json#/properties/contact/anyOf/0. Properties the schema does
-// not declare are kept in AdditionalProperties.
+// payment-made.json#/properties/contact/anyOf/0.
 type PaymentMadeContactOption1 struct {
 	Email string `json:"email"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentMadeContactOption1.
 func (v *PaymentMadeContactOption1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPaymentMadeContactOption1, append(f, &v.Email, &v.AdditionalProperties)
 }
@@ -453,15 +444,13 @@ var shapeOfPaymentMadeContactOption1 = codec.Shape{Open: true, Props: []codec.Pr
 }}
 
 // PaymentMadeContactOption2 is generated from
-// payment-made.json#/properties/contact/anyOf/1. Properties the schema does
-// not declare are kept in AdditionalProperties.
+// payment-made.json#/properties/contact/anyOf/1.
 type PaymentMadeContactOption2 struct {
 	Phone string `json:"phone"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfPaymentMadeContactOption2.
 func (v *PaymentMadeContactOption2) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfPaymentMadeContactOption2, append(f, &v.Phone, &v.AdditionalProperties)
 }

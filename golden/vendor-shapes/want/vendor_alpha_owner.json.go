@@ -11,14 +11,12 @@ import (
 )
 
 // Owner is generated from vendor/alpha/owner.json#/definitions/owner.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type Owner struct {
 	Login *string `json:"login,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOwner.
 func (v *Owner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOwner, append(f, &v.Login, &v.AdditionalProperties)
 }

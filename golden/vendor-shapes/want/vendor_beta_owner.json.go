@@ -13,7 +13,6 @@ type BetaOwner struct {
 	Username *string `json:"username,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfBetaOwner.
 func (v *BetaOwner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfBetaOwner, append(f, &v.Username)
 }

@@ -25,7 +25,6 @@ type DocumentSaved struct {
 	Root Value `json:"root"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfDocumentSaved.
 func (v *DocumentSaved) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfDocumentSaved, append(f, &v.Root)
 }

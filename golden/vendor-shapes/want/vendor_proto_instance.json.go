@@ -23,8 +23,7 @@ var FactInstanceChanged = runtime.Fact{
 }
 
 // InstanceChanged is the payload of proto.instance.changed facts (schema
-// vendor/proto/instance.json, version 1). Properties the schema does not
-// declare are kept in AdditionalProperties.
+// vendor/proto/instance.json, version 1).
 type InstanceChanged struct {
 	State    json.RawMessage                             `json:"state"`
 	Severity schemaset.Nullable[InstanceChangedSeverity] `json:"severity,omitzero"`
@@ -40,7 +39,7 @@ type InstanceChanged struct {
 	Beta     *BetaOwner                                  `json:"beta,omitzero"`
 	When     *InstanceChangedWhen                        `json:"when,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfInstanceChanged are the property names InstanceChanged declares;

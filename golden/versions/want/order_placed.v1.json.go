@@ -18,8 +18,7 @@ var FactOrderPlacedV1 = runtime.Fact{
 }
 
 // OrderPlacedV1 is the payload of order.placed facts (schema
-// order/placed.v1.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// order/placed.v1.json, version 1).
 //
 // An order was placed.
 type OrderPlacedV1 struct {
@@ -28,10 +27,9 @@ type OrderPlacedV1 struct {
 	// In cents.
 	Total int64 `json:"total"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedV1.
 func (v *OrderPlacedV1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlacedV1, append(f, &v.OrderID, &v.Total, &v.AdditionalProperties)
 }

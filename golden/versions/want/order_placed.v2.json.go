@@ -18,8 +18,7 @@ var FactOrderPlacedV2 = runtime.Fact{
 }
 
 // OrderPlacedV2 is the payload of order.placed facts (schema
-// order/placed.v2.json, version 2). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// order/placed.v2.json, version 2).
 //
 // An order was placed.
 type OrderPlacedV2 struct {
@@ -29,10 +28,9 @@ type OrderPlacedV2 struct {
 	Amount float64 `json:"amount"`
 	Coupon *string `json:"coupon,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedV2.
 func (v *OrderPlacedV2) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlacedV2, append(f, &v.OrderID, &v.Amount, &v.Coupon, &v.AdditionalProperties)
 }

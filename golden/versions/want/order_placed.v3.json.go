@@ -21,8 +21,7 @@ var FactOrderPlaced = runtime.Fact{
 }
 
 // OrderPlaced is the payload of order.placed facts (schema
-// order/placed.v3.json, version 3). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// order/placed.v3.json, version 3).
 //
 // An order was placed.
 type OrderPlaced struct {
@@ -30,10 +29,9 @@ type OrderPlaced struct {
 	Amount  OrderPlacedAmount `json:"amount"`
 	Coupon  *string           `json:"coupon,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlaced.
 func (v *OrderPlaced) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlaced, append(f, &v.OrderID, &v.Amount, &v.Coupon, &v.AdditionalProperties)
 }
@@ -54,15 +52,13 @@ var shapeOfOrderPlaced = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // OrderPlacedAmount is generated from order/placed.v3.json#/properties/amount.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type OrderPlacedAmount struct {
 	Cents    int64  `json:"cents"`
 	Currency string `json:"currency"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderPlacedAmount.
 func (v *OrderPlacedAmount) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderPlacedAmount, append(f, &v.Cents, &v.Currency, &v.AdditionalProperties)
 }

@@ -18,15 +18,13 @@ var FactOrderShippedV1 = runtime.Fact{
 }
 
 // OrderShippedV1 is the payload of order.shipped facts (schema
-// order/shipped.v1.json, version 1). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// order/shipped.v1.json, version 1).
 type OrderShippedV1 struct {
 	OrderID string `json:"order_id"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderShippedV1.
 func (v *OrderShippedV1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderShippedV1, append(f, &v.OrderID, &v.AdditionalProperties)
 }

@@ -21,16 +21,14 @@ var FactOrderShipped = runtime.Fact{
 }
 
 // OrderShipped is the payload of order.shipped facts (schema
-// order/shipped.v2.json, version 2). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// order/shipped.v2.json, version 2).
 type OrderShipped struct {
 	OrderID string  `json:"order_id"`
 	Carrier *string `json:"carrier,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOrderShipped.
 func (v *OrderShipped) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOrderShipped, append(f, &v.OrderID, &v.Carrier, &v.AdditionalProperties)
 }

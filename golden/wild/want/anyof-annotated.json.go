@@ -21,8 +21,7 @@ var FactAnyofAnnotated = runtime.Fact{
 }
 
 // AnyofAnnotated is the payload of anyof.annotated facts (schema
-// anyof-annotated.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// anyof-annotated.json, version 1).
 //
 // anyOf with a branch that constrains nothing (annotations only), as in CI
 // workflow schemas: it accepts every value.
@@ -31,10 +30,9 @@ type AnyofAnnotated struct {
 	Timeout json.RawMessage       `json:"timeout,omitzero"`
 	Runner  *AnyofAnnotatedRunner `json:"runner,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotated.
 func (v *AnyofAnnotated) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAnyofAnnotated, append(f, &v.Shell, &v.Timeout, &v.Runner, &v.AdditionalProperties)
 }
@@ -55,15 +53,13 @@ var shapeOfAnyofAnnotated = codec.Shape{Open: true, Props: []codec.Prop{
 }}
 
 // AnyofAnnotatedRunner is generated from
-// anyof-annotated.json#/properties/runner. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// anyof-annotated.json#/properties/runner.
 type AnyofAnnotatedRunner struct {
 	Label *string `json:"label,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfAnyofAnnotatedRunner.
 func (v *AnyofAnnotatedRunner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfAnyofAnnotatedRunner, append(f, &v.Label, &v.AdditionalProperties)
 }

@@ -21,7 +21,7 @@ var FactNullKept = runtime.Fact{
 }
 
 // NullKept is the payload of null.kept facts (schema null-kept.json, version
-// 1). Properties the schema does not declare are kept in AdditionalProperties.
+// 1).
 //
 // Properties kept as raw JSON that may be null: an explicit null stays a null.
 type NullKept struct {
@@ -32,10 +32,9 @@ type NullKept struct {
 	Choice  json.RawMessage `json:"choice,omitzero"`
 	Any     json.RawMessage `json:"any,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfNullKept.
 func (v *NullKept) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfNullKept, append(f, &v.ID, &v.Nothing, &v.Scalar, &v.Always, &v.Choice, &v.Any, &v.AdditionalProperties)
 }

@@ -22,15 +22,14 @@ var FactOneofNegated = runtime.Fact{
 }
 
 // OneofNegated is the payload of oneof.negated facts (schema
-// oneof-negated.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// oneof-negated.json, version 1).
 //
 // oneOf with a branch that takes every value: exactly one branch means not the
 // other one.
 type OneofNegated struct {
 	Name *string `json:"name,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfOneofNegated are the property names OneofNegated declares; the

@@ -22,8 +22,7 @@ var FactOptionalChecked = runtime.Fact{
 }
 
 // OptionalChecked is the payload of optional.checked facts (schema
-// optional-checked.json, version 1). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// optional-checked.json, version 1).
 //
 // Optional properties whose constraints apply only when they are present.
 type OptionalChecked struct {
@@ -37,7 +36,7 @@ type OptionalChecked struct {
 	Level   *OptionalCheckedLevel `json:"level,omitzero"`
 	Flag    json.RawMessage       `json:"flag,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfOptionalChecked are the property names OptionalChecked declares;
@@ -205,15 +204,13 @@ var (
 )
 
 // OptionalCheckedOwner is generated from
-// optional-checked.json#/properties/owner. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// optional-checked.json#/properties/owner.
 type OptionalCheckedOwner struct {
 	Name string `json:"name"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfOptionalCheckedOwner.
 func (v *OptionalCheckedOwner) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfOptionalCheckedOwner, append(f, &v.Name, &v.AdditionalProperties)
 }

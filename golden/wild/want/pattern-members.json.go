@@ -23,8 +23,7 @@ var FactPatternMembers = runtime.Fact{
 }
 
 // PatternMembers is the payload of pattern.members facts (schema
-// pattern-members.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// pattern-members.json, version 1).
 //
 // Objects whose members are named by patternProperties: every member the
 // schema admits is kept.
@@ -37,7 +36,7 @@ type PatternMembers struct {
 	Overlapping *PatternMembersOverlapping `json:"overlapping,omitzero"`
 	Staged      *PatternMembersStaged      `json:"staged,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfPatternMembers are the property names PatternMembers declares;
@@ -181,8 +180,7 @@ var (
 )
 
 // PatternMembersLabelled is generated from
-// pattern-members.json#/properties/labelled. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// pattern-members.json#/properties/labelled.
 type PatternMembersLabelled struct {
 	Name *string `json:"name,omitzero"`
 
@@ -237,8 +235,7 @@ func (v *PatternMembersLabelled) Validate() error {
 var checkPatternMembersLabelled_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^x-")}}
 
 // PatternMembersMixed is generated from
-// pattern-members.json#/properties/mixed. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// pattern-members.json#/properties/mixed.
 type PatternMembersMixed struct {
 	ID *string `json:"id,omitzero"`
 
@@ -293,8 +290,7 @@ func (v *PatternMembersMixed) Validate() error {
 var checkPatternMembersMixed_keys = codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^i_"), codec.Regexp("^s_")}}
 
 // PatternMembersOverlapping is generated from
-// pattern-members.json#/properties/overlapping. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// pattern-members.json#/properties/overlapping.
 type PatternMembersOverlapping struct {
 	XID *string `json:"x-id,omitzero"`
 
@@ -354,12 +350,11 @@ var (
 )
 
 // PatternMembersStaged is generated from
-// pattern-members.json#/properties/staged. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// pattern-members.json#/properties/staged.
 type PatternMembersStaged struct {
 	Kind *string `json:"kind,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfPatternMembersStaged are the property names PatternMembersStaged

@@ -22,8 +22,7 @@ var FactRequiredSets = runtime.Fact{
 }
 
 // RequiredSets is the payload of required.sets facts (schema
-// required-sets.json, version 1). Properties the schema does not declare are
-// kept in AdditionalProperties.
+// required-sets.json, version 1).
 //
 // oneOf and anyOf beside properties whose branches only require some of them:
 // no union type, the struct and a check of which properties are there.
@@ -34,7 +33,7 @@ type RequiredSets struct {
 	Contact *RequiredSetsContact `json:"contact,omitzero"`
 	Window  *RequiredSetsWindow  `json:"window,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfRequiredSets are the property names RequiredSets declares; the
@@ -138,14 +137,13 @@ var (
 )
 
 // RequiredSetsContact is generated from
-// required-sets.json#/properties/contact. Properties the schema does not
-// declare are kept in AdditionalProperties.
+// required-sets.json#/properties/contact.
 type RequiredSetsContact struct {
 	Email *string `json:"email,omitzero"`
 	Phone *Phone  `json:"phone,omitzero"`
 	Kind  string  `json:"kind"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfRequiredSetsContact are the property names RequiredSetsContact
@@ -221,12 +219,11 @@ var (
 )
 
 // RequiredSetsWindow is generated from required-sets.json#/properties/window.
-// Properties the schema does not declare are kept in AdditionalProperties.
 type RequiredSetsWindow struct {
 	From *int64 `json:"from,omitzero"`
 	To   *int64 `json:"to,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfRequiredSetsWindow are the property names RequiredSetsWindow

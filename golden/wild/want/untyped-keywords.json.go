@@ -22,8 +22,7 @@ var FactUntypedKeywords = runtime.Fact{
 }
 
 // UntypedKeywords is the payload of untyped.keywords facts (schema
-// untyped-keywords.json, version 1). Properties the schema does not declare
-// are kept in AdditionalProperties.
+// untyped-keywords.json, version 1).
 //
 // Keywords of one JSON type without "type": they apply to values of that type
 // and let every other value through.
@@ -36,7 +35,7 @@ type UntypedKeywords struct {
 	Count   json.RawMessage       `json:"count,omitzero"`
 	Event   *UntypedKeywordsEvent `json:"event,omitzero"`
 
-	AdditionalProperties map[string]json.RawMessage `json:"-"`
+	AdditionalProperties map[string]json.RawMessage `json:"-"` // properties the schema does not declare
 }
 
 // propertiesOfUntypedKeywords are the property names UntypedKeywords declares;
@@ -195,7 +194,6 @@ type UntypedKeywordsEventOption1 struct {
 	Kind UntypedKeywordsEventOption1Kind `json:"kind"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption1.
 func (v *UntypedKeywordsEventOption1) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUntypedKeywordsEventOption1, append(f, (*string)(&v.Kind))
 }
@@ -231,7 +229,6 @@ type UntypedKeywordsEventOption2 struct {
 	To   string                          `json:"to"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfUntypedKeywordsEventOption2.
 func (v *UntypedKeywordsEventOption2) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfUntypedKeywordsEventOption2, append(f, (*string)(&v.Kind), &v.To)
 }

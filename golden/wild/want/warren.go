@@ -8,6 +8,10 @@
 //
 // Shapes from schemas written for other tools: every value the schema allows
 // decodes, round-trips and validates.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package wild
 
 import "github.com/warrenbus/warren/runtime/schemaset"

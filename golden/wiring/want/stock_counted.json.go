@@ -30,7 +30,6 @@ type ItemCounted struct {
 	CountedBy *string `json:"counted_by,omitzero"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemCounted.
 func (v *ItemCounted) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemCounted, append(f, &v.Sku, &v.Quantity, &v.CountedBy)
 }

@@ -30,7 +30,6 @@ type ItemReserved struct {
 	Quantity int64  `json:"quantity"`
 }
 
-// CodecFields lists v's fields for runtime/codec, in the order of shapeOfItemReserved.
 func (v *ItemReserved) CodecFields(f []any) (*codec.Shape, []any) {
 	return &shapeOfItemReserved, append(f, &v.Sku, &v.OrderID, &v.Quantity)
 }

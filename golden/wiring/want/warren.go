@@ -8,6 +8,10 @@
 //
 // Facts and consumers that golden/wiring_test.go drives through the generated
 // Publisher and consumer constructors on a real broker.
+//
+// A struct's CodecFields method hands runtime/codec pointers to its fields, in
+// the order of the shapeOf variable beside it, so that decoding, encoding and
+// Validate walk the struct as data; it is not meant to be called directly.
 package wiring
 
 import "github.com/warrenbus/warren/runtime/schemaset"
