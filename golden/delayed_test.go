@@ -55,8 +55,8 @@ func TestGeneratedPublisherPublishesLater(t *testing.T) {
 		k.WantHandled(consumerstest.AuditLog, 1)
 		k.WantHandled(consumerstest.PriceWatcher, 1)
 		k.WantHandled(consumerstest.SearchIndexer, 0)
-		if got := k.PublishedOrderPlaced(); len(got) != 1 {
-			t.Errorf("PublishedOrderPlaced = %+v", got)
+		if got := consumerstest.Published[consumers.OrderPlaced](k); len(got) != 1 {
+			t.Errorf("Published[OrderPlaced] = %+v", got)
 		}
 	})
 }

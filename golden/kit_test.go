@@ -41,8 +41,8 @@ func TestKitDrivesTheGeneratedCode(t *testing.T) {
 		if n := len(k.Poisoned(requeststest.Audit)); n != 1 {
 			t.Errorf("%d facts reached audit's poison queue, want 1", n)
 		}
-		if got := k.PublishedOrderPlaced(); len(got) != 2 || got[0].OrderID != "A-1" {
-			t.Errorf("PublishedOrderPlaced = %+v", got)
+		if got := requeststest.Published[requests.OrderPlaced](k); len(got) != 2 || got[0].OrderID != "A-1" {
+			t.Errorf("Published[OrderPlaced] = %+v", got)
 		}
 		rep, err := k.Requester().QuotePricing(k.Context(), requests.PricingQuote{Sku: "BOX-1", Quantity: 4})
 		if err != nil || rep.Total.Amount != 1000 {

@@ -42,11 +42,11 @@ func TestKitPublishesTheVersionsTheManifestLists(t *testing.T) {
 		if ms := k.Published(); len(ms) != 4 {
 			t.Errorf("published %d messages, want 4: two facts in two versions each", len(ms))
 		}
-		if got := k.PublishedOrderPlaced(); len(got) != 1 || got[0].Amount.Currency != "USD" {
-			t.Errorf("PublishedOrderPlaced = %+v; want the fact once, as version 3", got)
+		if got := versionstest.Published[versions.OrderPlaced](k); len(got) != 1 || got[0].Amount.Currency != "USD" {
+			t.Errorf("Published[OrderPlaced] = %+v; want the fact once, as version 3", got)
 		}
-		if got := k.PublishedOrderShipped(); len(got) != 1 || got[0].OrderID != "ORD-1" {
-			t.Errorf("PublishedOrderShipped = %+v; want the fact once", got)
+		if got := versionstest.Published[versions.OrderShipped](k); len(got) != 1 || got[0].OrderID != "ORD-1" {
+			t.Errorf("Published[OrderShipped] = %+v; want the fact once", got)
 		}
 	})
 }

@@ -179,7 +179,7 @@ func TestWalkthroughPublishesTheSameFacts(t *testing.T) {
 			t.Fatal(err)
 		}
 		k.Golden("walkthrough")
-		if got := k.PublishedItemUpdated(); len(got) != 1 || !slices.Contains(got[0].Changed, cat.ItemUpdatedChangedItemPrice) {
+		if got := catalogueeventstest.Published[cat.ItemUpdated](k); len(got) != 1 || !slices.Contains(got[0].Changed, cat.ItemUpdatedChangedItemPrice) {
 			t.Errorf("item updates published: %+v", got)
 		}
 	})

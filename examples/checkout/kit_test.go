@@ -39,12 +39,12 @@ func TestCheckoutInVirtualTime(t *testing.T) {
 		k.PublishOrderPaid(ev.OrderPaid{OrderID: "order-1", AmountCents: 1000})
 		k.PublishOrderPaid(ev.OrderPaid{OrderID: "order-2", AmountCents: 900})
 		k.Advance(window - 10*time.Minute - time.Second)
-		if got := k.PublishedOrderCancelled(); len(got) != 0 {
+		if got := checkouteventstest.Published[ev.OrderCancelled](k); len(got) != 0 {
 			t.Fatalf("cancelled %+v before the window ended", got)
 		}
 		k.Advance(time.Second)
 		k.Idle()
-		got := k.PublishedOrderCancelled()
+		got := checkouteventstest.Published[ev.OrderCancelled](k)
 		if len(got) != 1 || got[0].OrderID != "order-1" || got[0].Reason != ev.OrderCancelledReasonUnpaid {
 			t.Fatalf("cancelled %+v; want order-1 alone, unpaid", got)
 		}
@@ -152,7 +152,7 @@ func TestCheckoutDropsALateTimeout(t *testing.T) {
 		if st := parts.Store.Stats(); st.LateTimeouts != 1 || st.TimedOut != 0 || st.Ignored != 0 {
 			t.Errorf("stats %+v; want the timeout dropped as late, not handled", st)
 		}
-		if got := k.PublishedOrderCancelled(); len(got) != 0 {
+		if got := checkouteventstest.Published[ev.OrderCancelled](k); len(got) != 0 {
 			t.Errorf("cancelled %+v for an order that is gone", got)
 		}
 		k.WantPoisoned(checkouteventstest.CheckoutSaga, 0)

@@ -122,20 +122,22 @@ const (
 	kitNew  = "New"
 	kitRun  = "Run"
 	kitWire = "wire"
+	// kitPublished is the kit's generic Published: one function for every
+	// fact, where a method per fact would be lines for each.
+	kitPublished = "Published"
 )
 
 func consumerConst(c *model.Consumer) string   { return names.Exported(c.Name) }
 func responderConst(r *model.Responder) string { return r.InterfaceName() }
 func startConsumer(c *model.Consumer) string   { return "Start" + names.Exported(c.Name) }
 func startResponder(r *model.Responder) string { return "Start" + r.InterfaceName() }
-func publishedName(f *model.Fact) string       { return "Published" + f.GoName }
 
 // requesterMethod is the Kit method that returns a requester.
 const requesterMethod = "Requester"
 
 // checkNames reports the kit identifiers that two declarations would take.
 func (k *kitEmitter) checkNames() error {
-	pkgLevel := map[string]string{kitType: "type " + kitType, kitNew: "func " + kitNew, kitRun: "func " + kitRun}
+	pkgLevel := map[string]string{kitType: "type " + kitType, kitNew: "func " + kitNew, kitRun: "func " + kitRun, kitPublished: "func " + kitPublished}
 	methods := map[string]string{"Bus": "the embedded *warrentest.Bus"}
 	var clashes []string
 	claim := func(taken map[string]string, name, what string) {
@@ -147,7 +149,6 @@ func (k *kitEmitter) checkNames() error {
 	}
 	for _, f := range k.m.Facts {
 		claim(methods, f.PublishName(), "fact "+f.RoutingKey)
-		claim(methods, publishedName(f), "fact "+f.RoutingKey)
 	}
 	for _, c := range k.m.Consumers {
 		what := "consumer " + strconv.Quote(c.Name)
@@ -241,6 +242,17 @@ func (k *kitEmitter) genHead(f *jen.File) {
 			),
 			jen.Id("opts").Op("..."),
 		),
+	)
+	f.Line()
+	example := ""
+	if len(k.m.Facts) > 0 {
+		example = fmt.Sprintf(" (for example %s[%s](k))", kitPublished, k.factTypeText(k.m.Facts[0]))
+	}
+	for _, c := range docComment(fmt.Sprintf("%s returns the facts of Go type T published on k so far, in order, decoded%s. The embedded Bus's own %s method lists every fact published, undecoded.", kitPublished, example, kitPublished)) {
+		f.Add(c)
+	}
+	f.Func().Id(kitPublished).Types(jen.Id("T").Any()).Params(jen.Id("k").Op("*").Id(kitType)).Index().Id("T").Block(
+		jen.Return(jen.Qual(warrentestPath, "Published").Index(jen.Id("T")).Call(jen.Id("k").Dot("Bus"))),
 	)
 }
 
@@ -348,6 +360,18 @@ func (k *kitEmitter) genDoc(f *jen.File) {
 	}
 }
 
+// factTypeText is how a test names fact's Go type: qualified by the
+// generated package, or by the producer's whose types it reuses.
+func (k *kitEmitter) factTypeText(fact *model.Fact) string {
+	if fact.GoPackage() == "" {
+		return k.m.Package + "." + fact.Type.GoName
+	}
+	if fact.Import.GoPackageName != "" {
+		return fact.Import.GoPackageName + "." + fact.Type.GoName
+	}
+	return path.Base(fact.GoPackage()) + "." + fact.Type.GoName
+}
+
 // docParagraphs are the package doc's paragraphs, the example an indented
 // block of lines.
 func (k *kitEmitter) docParagraphs() []string {
@@ -369,13 +393,7 @@ func (k *kitEmitter) docParagraphs() []string {
 		fact = k.m.Facts[0]
 	}
 	if fact != nil {
-		typ := pkg + "." + fact.Type.GoName
-		if fact.GoPackage() != "" {
-			typ = path.Base(fact.GoPackage()) + "." + fact.Type.GoName
-			if fact.Import.GoPackageName != "" {
-				typ = fact.Import.GoPackageName + "." + fact.Type.GoName
-			}
-		}
+		typ := k.factTypeText(fact)
 		example := []string{
 			"For example:",
 			"",
@@ -396,7 +414,7 @@ func (k *kitEmitter) docParagraphs() []string {
 				"\t\t\t}",
 			)
 		} else {
-			example = append(example, fmt.Sprintf("\t\t\tt.Log(k.%s())", publishedName(fact)))
+			example = append(example, fmt.Sprintf("\t\t\tt.Log(%s.%s[%s](k))", kit, kitPublished, typ))
 		}
 		example = append(example, "\t\t})", "\t}")
 		paras = append(paras, strings.Join(example, "\n"))
@@ -417,13 +435,6 @@ func (k *kitEmitter) genFact(f *jen.File, fact *model.Fact) {
 			jen.Return(jen.Qual(warrentestPath, "Publish").Call(jen.Id("k").Dot("Bus"), k.fact(fact, fact.VarName()), jen.Op("&").Id("v"))),
 		)
 	}
-	f.Line()
-	for _, c := range docComment(fmt.Sprintf("%s returns the facts published, in order.", publishedName(fact))) {
-		f.Add(c)
-	}
-	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id(publishedName(fact)).Params().Index().Add(t.Clone()).Block(
-		jen.Return(jen.Qual(warrentestPath, "Published").Index(t.Clone()).Call(jen.Id("k").Dot("Bus"))),
-	)
 }
 
 // genDualPublish writes the publish method of a fact published in several

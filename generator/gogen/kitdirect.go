@@ -40,11 +40,6 @@ func (k *kitEmitter) kitDirect(newJen func() *jen.File) (out []byte, ok bool) {
 		g.line(1, "k.T().Helper()")
 		g.line(1, "return "+wt+"Publish(k.Bus, "+pkg+fact.VarName()+", &v)")
 		g.line(0, "}")
-		g.decl()
-		g.doc(0, docLines(fmt.Sprintf("%s returns the facts published, in order.", publishedName(fact))))
-		g.line(0, "func (k *"+kitType+") "+publishedName(fact)+"() []"+t+" {")
-		g.line(1, "return "+wt+"Published["+t+"](k.Bus)")
-		g.line(0, "}")
 	}
 	g.jen(k.genStarts)
 	if !g.ok {

@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[catalogueevents.ImportCompleted](k)). The
+// embedded Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[catalogueevents.ImportCompleted](b, catalogueevents.FactImportCompleted)
@@ -89,20 +96,10 @@ func (k *Kit) PublishImportCompleted(v catalogueevents.ImportCompleted) string {
 	return warrentest.Publish(k.Bus, catalogueevents.FactImportCompleted, &v)
 }
 
-// PublishedImportCompleted returns the facts published, in order.
-func (k *Kit) PublishedImportCompleted() []catalogueevents.ImportCompleted {
-	return warrentest.Published[catalogueevents.ImportCompleted](k.Bus)
-}
-
 // PublishItemDeleted publishes v; an error fails the test.
 func (k *Kit) PublishItemDeleted(v catalogueevents.ItemDeleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactItemDeleted, &v)
-}
-
-// PublishedItemDeleted returns the facts published, in order.
-func (k *Kit) PublishedItemDeleted() []catalogueevents.ItemDeleted {
-	return warrentest.Published[catalogueevents.ItemDeleted](k.Bus)
 }
 
 // PublishItemUpdated publishes v; an error fails the test.
@@ -111,20 +108,10 @@ func (k *Kit) PublishItemUpdated(v catalogueevents.ItemUpdated) string {
 	return warrentest.Publish(k.Bus, catalogueevents.FactItemUpdated, &v)
 }
 
-// PublishedItemUpdated returns the facts published, in order.
-func (k *Kit) PublishedItemUpdated() []catalogueevents.ItemUpdated {
-	return warrentest.Published[catalogueevents.ItemUpdated](k.Bus)
-}
-
 // PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v catalogueevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, catalogueevents.FactOrderPlaced, &v)
-}
-
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []catalogueevents.OrderPlaced {
-	return warrentest.Published[catalogueevents.OrderPlaced](k.Bus)
 }
 
 // StartOrderMailer runs consumer "order-mailer" with h until the test ends, as

@@ -65,6 +65,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[checkoutevents.OrderCancelled](k)). The
+// embedded Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[checkoutevents.OrderCancelled](b, checkoutevents.FactOrderCancelled)
@@ -87,31 +94,16 @@ func (k *Kit) PublishOrderCancelled(v checkoutevents.OrderCancelled) string {
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderCancelled, &v)
 }
 
-// PublishedOrderCancelled returns the facts published, in order.
-func (k *Kit) PublishedOrderCancelled() []checkoutevents.OrderCancelled {
-	return warrentest.Published[checkoutevents.OrderCancelled](k.Bus)
-}
-
 // PublishOrderPaid publishes v; an error fails the test.
 func (k *Kit) PublishOrderPaid(v checkoutevents.OrderPaid) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPaid, &v)
 }
 
-// PublishedOrderPaid returns the facts published, in order.
-func (k *Kit) PublishedOrderPaid() []checkoutevents.OrderPaid {
-	return warrentest.Published[checkoutevents.OrderPaid](k.Bus)
-}
-
 // PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v checkoutevents.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, checkoutevents.FactOrderPlaced, &v)
-}
-
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []checkoutevents.OrderPlaced {
-	return warrentest.Published[checkoutevents.OrderPlaced](k.Bus)
 }
 
 // StartOrderMailer runs consumer "order-mailer" with h until the test ends, as

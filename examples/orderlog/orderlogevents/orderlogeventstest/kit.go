@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[orderlogevents.OrderPlaced](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[orderlogevents.OrderPlaced](b, orderlogevents.FactOrderPlaced)
@@ -84,20 +91,10 @@ func (k *Kit) PublishOrderPlaced(v orderlogevents.OrderPlaced) string {
 	return warrentest.Publish(k.Bus, orderlogevents.FactOrderPlaced, &v)
 }
 
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []orderlogevents.OrderPlaced {
-	return warrentest.Published[orderlogevents.OrderPlaced](k.Bus)
-}
-
 // PublishOrderShipped publishes v; an error fails the test.
 func (k *Kit) PublishOrderShipped(v orderlogevents.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, orderlogevents.FactOrderShipped, &v)
-}
-
-// PublishedOrderShipped returns the facts published, in order.
-func (k *Kit) PublishedOrderShipped() []orderlogevents.OrderShipped {
-	return warrentest.Published[orderlogevents.OrderShipped](k.Bus)
 }
 
 // StartOrderHistory runs consumer "order-history" with h until the test ends,

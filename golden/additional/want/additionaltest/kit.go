@@ -19,7 +19,7 @@
 //		additionaltest.Run(t, func(t *testing.T, k *additionaltest.Kit) {
 //			k.PublishConfigChanged(additional.ConfigChanged{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedConfigChanged())
+//			t.Log(additionaltest.Published[additional.ConfigChanged](k))
 //		})
 //	}
 package additionaltest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[additional.ConfigChanged](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[additional.ConfigChanged](b, additional.FactConfigChanged)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishConfigChanged(v additional.ConfigChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, additional.FactConfigChanged, &v)
-}
-
-// PublishedConfigChanged returns the facts published, in order.
-func (k *Kit) PublishedConfigChanged() []additional.ConfigChanged {
-	return warrentest.Published[additional.ConfigChanged](k.Bus)
 }

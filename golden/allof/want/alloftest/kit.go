@@ -19,7 +19,7 @@
 //		alloftest.Run(t, func(t *testing.T, k *alloftest.Kit) {
 //			k.PublishUserDeleted(allof.UserDeleted{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedUserDeleted())
+//			t.Log(alloftest.Published[allof.UserDeleted](k))
 //		})
 //	}
 package alloftest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[allof.UserDeleted](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[allof.UserDeleted](b, allof.FactUserDeleted)
@@ -73,18 +80,8 @@ func (k *Kit) PublishUserDeleted(v allof.UserDeleted) string {
 	return warrentest.Publish(k.Bus, allof.FactUserDeleted, &v)
 }
 
-// PublishedUserDeleted returns the facts published, in order.
-func (k *Kit) PublishedUserDeleted() []allof.UserDeleted {
-	return warrentest.Published[allof.UserDeleted](k.Bus)
-}
-
 // PublishUserRegistered publishes v; an error fails the test.
 func (k *Kit) PublishUserRegistered(v allof.UserRegistered) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, allof.FactUserRegistered, &v)
-}
-
-// PublishedUserRegistered returns the facts published, in order.
-func (k *Kit) PublishedUserRegistered() []allof.UserRegistered {
-	return warrentest.Published[allof.UserRegistered](k.Bus)
 }

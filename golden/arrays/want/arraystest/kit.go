@@ -19,7 +19,7 @@
 //		arraystest.Run(t, func(t *testing.T, k *arraystest.Kit) {
 //			k.PublishBasketUpdated(arrays.BasketUpdated{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedBasketUpdated())
+//			t.Log(arraystest.Published[arrays.BasketUpdated](k))
 //		})
 //	}
 package arraystest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[arrays.BasketUpdated](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[arrays.BasketUpdated](b, arrays.FactBasketUpdated)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishBasketUpdated(v arrays.BasketUpdated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, arrays.FactBasketUpdated, &v)
-}
-
-// PublishedBasketUpdated returns the facts published, in order.
-func (k *Kit) PublishedBasketUpdated() []arrays.BasketUpdated {
-	return warrentest.Published[arrays.BasketUpdated](k.Bus)
 }

@@ -64,6 +64,14 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[consumers.CatalogueBundlePriceChanged](k)).
+// The embedded Bus's own Published method lists every fact published,
+// undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[consumers.CatalogueBundlePriceChanged](b, consumers.FactCatalogueBundlePriceChanged)
@@ -89,20 +97,10 @@ func (k *Kit) PublishCatalogueBundlePriceChanged(v consumers.CatalogueBundlePric
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueBundlePriceChanged, &v)
 }
 
-// PublishedCatalogueBundlePriceChanged returns the facts published, in order.
-func (k *Kit) PublishedCatalogueBundlePriceChanged() []consumers.CatalogueBundlePriceChanged {
-	return warrentest.Published[consumers.CatalogueBundlePriceChanged](k.Bus)
-}
-
 // PublishCatalogueImportCompleted publishes v; an error fails the test.
 func (k *Kit) PublishCatalogueImportCompleted(v consumers.CatalogueImportCompleted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueImportCompleted, &v)
-}
-
-// PublishedCatalogueImportCompleted returns the facts published, in order.
-func (k *Kit) PublishedCatalogueImportCompleted() []consumers.CatalogueImportCompleted {
-	return warrentest.Published[consumers.CatalogueImportCompleted](k.Bus)
 }
 
 // PublishCatalogueItemPriceChanged publishes v; an error fails the test.
@@ -111,20 +109,10 @@ func (k *Kit) PublishCatalogueItemPriceChanged(v consumers.CatalogueItemPriceCha
 	return warrentest.Publish(k.Bus, consumers.FactCatalogueItemPriceChanged, &v)
 }
 
-// PublishedCatalogueItemPriceChanged returns the facts published, in order.
-func (k *Kit) PublishedCatalogueItemPriceChanged() []consumers.CatalogueItemPriceChanged {
-	return warrentest.Published[consumers.CatalogueItemPriceChanged](k.Bus)
-}
-
 // PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v consumers.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, consumers.FactOrderPlaced, &v)
-}
-
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []consumers.OrderPlaced {
-	return warrentest.Published[consumers.OrderPlaced](k.Bus)
 }
 
 // StartAuditLog runs consumer "audit_log" with h until the test ends, as

@@ -19,7 +19,7 @@
 //		defaultstest.Run(t, func(t *testing.T, k *defaultstest.Kit) {
 //			k.PublishJobQueued(defaults.JobQueued{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedJobQueued())
+//			t.Log(defaultstest.Published[defaults.JobQueued](k))
 //		})
 //	}
 package defaultstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[defaults.JobQueued](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[defaults.JobQueued](b, defaults.FactJobQueued)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishJobQueued(v defaults.JobQueued) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, defaults.FactJobQueued, &v)
-}
-
-// PublishedJobQueued returns the facts published, in order.
-func (k *Kit) PublishedJobQueued() []defaults.JobQueued {
-	return warrentest.Published[defaults.JobQueued](k.Bus)
 }

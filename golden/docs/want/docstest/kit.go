@@ -19,7 +19,7 @@
 //		docstest.Run(t, func(t *testing.T, k *docstest.Kit) {
 //			k.PublishNoteAdded(docs.NoteAdded{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedNoteAdded())
+//			t.Log(docstest.Published[docs.NoteAdded](k))
 //		})
 //	}
 package docstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[docs.NoteAdded](k)). The embedded Bus's own
+// Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[docs.NoteAdded](b, docs.FactNoteAdded)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishNoteAdded(v docs.NoteAdded) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, docs.FactNoteAdded, &v)
-}
-
-// PublishedNoteAdded returns the facts published, in order.
-func (k *Kit) PublishedNoteAdded() []docs.NoteAdded {
-	return warrentest.Published[docs.NoteAdded](k.Bus)
 }

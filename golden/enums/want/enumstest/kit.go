@@ -19,7 +19,7 @@
 //		enumstest.Run(t, func(t *testing.T, k *enumstest.Kit) {
 //			k.PublishTicketOpened(enums.TicketOpened{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedTicketOpened())
+//			t.Log(enumstest.Published[enums.TicketOpened](k))
 //		})
 //	}
 package enumstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[enums.TicketOpened](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[enums.TicketOpened](b, enums.FactTicketOpened)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishTicketOpened(v enums.TicketOpened) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, enums.FactTicketOpened, &v)
-}
-
-// PublishedTicketOpened returns the facts published, in order.
-func (k *Kit) PublishedTicketOpened() []enums.TicketOpened {
-	return warrentest.Published[enums.TicketOpened](k.Bus)
 }

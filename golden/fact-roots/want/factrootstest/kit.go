@@ -19,7 +19,7 @@
 //		factrootstest.Run(t, func(t *testing.T, k *factrootstest.Kit) {
 //			k.PublishAuditLogged(factroots.AuditLogged{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedAuditLogged())
+//			t.Log(factrootstest.Published[factroots.AuditLogged](k))
 //		})
 //	}
 package factrootstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[factroots.AuditLogged](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[factroots.AuditLogged](b, factroots.FactAuditLogged)
@@ -78,20 +85,10 @@ func (k *Kit) PublishAuditLogged(v factroots.AuditLogged) string {
 	return warrentest.Publish(k.Bus, factroots.FactAuditLogged, &v)
 }
 
-// PublishedAuditLogged returns the facts published, in order.
-func (k *Kit) PublishedAuditLogged() []factroots.AuditLogged {
-	return warrentest.Published[factroots.AuditLogged](k.Bus)
-}
-
 // PublishCounterTicked publishes v; an error fails the test.
 func (k *Kit) PublishCounterTicked(v factroots.CounterTicked) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactCounterTicked, &v)
-}
-
-// PublishedCounterTicked returns the facts published, in order.
-func (k *Kit) PublishedCounterTicked() []factroots.CounterTicked {
-	return warrentest.Published[factroots.CounterTicked](k.Bus)
 }
 
 // PublishPushReceived publishes v; an error fails the test.
@@ -100,20 +97,10 @@ func (k *Kit) PublishPushReceived(v factroots.PushReceived) string {
 	return warrentest.Publish(k.Bus, factroots.FactPushReceived, &v)
 }
 
-// PublishedPushReceived returns the facts published, in order.
-func (k *Kit) PublishedPushReceived() []factroots.PushReceived {
-	return warrentest.Published[factroots.PushReceived](k.Bus)
-}
-
 // PublishOrderLines publishes v; an error fails the test.
 func (k *Kit) PublishOrderLines(v factroots.OrderLines) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactOrderLines, &v)
-}
-
-// PublishedOrderLines returns the facts published, in order.
-func (k *Kit) PublishedOrderLines() []factroots.OrderLines {
-	return warrentest.Published[factroots.OrderLines](k.Bus)
 }
 
 // PublishPaymentSettled publishes v; an error fails the test.
@@ -122,29 +109,14 @@ func (k *Kit) PublishPaymentSettled(v factroots.PaymentSettled) string {
 	return warrentest.Publish(k.Bus, factroots.FactPaymentSettled, &v)
 }
 
-// PublishedPaymentSettled returns the facts published, in order.
-func (k *Kit) PublishedPaymentSettled() []factroots.PaymentSettled {
-	return warrentest.Published[factroots.PaymentSettled](k.Bus)
-}
-
 // PublishObjectFinalized publishes v; an error fails the test.
 func (k *Kit) PublishObjectFinalized(v factroots.ObjectFinalized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactObjectFinalized, &v)
 }
 
-// PublishedObjectFinalized returns the facts published, in order.
-func (k *Kit) PublishedObjectFinalized() []factroots.ObjectFinalized {
-	return warrentest.Published[factroots.ObjectFinalized](k.Bus)
-}
-
 // PublishUserMerged publishes v; an error fails the test.
 func (k *Kit) PublishUserMerged(v factroots.UserMerged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, factroots.FactUserMerged, &v)
-}
-
-// PublishedUserMerged returns the facts published, in order.
-func (k *Kit) PublishedUserMerged() []factroots.UserMerged {
-	return warrentest.Published[factroots.UserMerged](k.Bus)
 }

@@ -19,7 +19,7 @@
 //		formatstest.Run(t, func(t *testing.T, k *formatstest.Kit) {
 //			k.PublishPaymentCaptured(formats.PaymentCaptured{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedPaymentCaptured())
+//			t.Log(formatstest.Published[formats.PaymentCaptured](k))
 //		})
 //	}
 package formatstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[formats.PaymentCaptured](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[formats.PaymentCaptured](b, formats.FactPaymentCaptured)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishPaymentCaptured(v formats.PaymentCaptured) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, formats.FactPaymentCaptured, &v)
-}
-
-// PublishedPaymentCaptured returns the facts published, in order.
-func (k *Kit) PublishedPaymentCaptured() []formats.PaymentCaptured {
-	return warrentest.Published[formats.PaymentCaptured](k.Bus)
 }

@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[iglu.CheckoutStarted](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[iglu.CheckoutStarted](b, iglu.FactCheckoutStarted)
@@ -84,20 +91,10 @@ func (k *Kit) PublishCheckoutStarted(v iglu.CheckoutStarted) string {
 	return warrentest.Publish(k.Bus, iglu.FactCheckoutStarted, &v)
 }
 
-// PublishedCheckoutStarted returns the facts published, in order.
-func (k *Kit) PublishedCheckoutStarted() []iglu.CheckoutStarted {
-	return warrentest.Published[iglu.CheckoutStarted](k.Bus)
-}
-
 // PublishRefundIssued publishes v; an error fails the test.
 func (k *Kit) PublishRefundIssued(v iglu.RefundIssued) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, iglu.FactRefundIssued, &v)
-}
-
-// PublishedRefundIssued returns the facts published, in order.
-func (k *Kit) PublishedRefundIssued() []iglu.RefundIssued {
-	return warrentest.Published[iglu.RefundIssued](k.Bus)
 }
 
 // StartAnalytics runs consumer "analytics" with h until the test ends, as

@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[importsversions.ItemCreated](k)). The
+// embedded Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[importsversions.ItemCreated](b, importsversions.FactItemCreated)
@@ -85,20 +92,10 @@ func (k *Kit) PublishItemCreated(v importsversions.ItemCreated) string {
 	return warrentest.Publish(k.Bus, importsversions.FactItemCreated, &v)
 }
 
-// PublishedItemCreated returns the facts published, in order.
-func (k *Kit) PublishedItemCreated() []importsversions.ItemCreated {
-	return warrentest.Published[importsversions.ItemCreated](k.Bus)
-}
-
 // PublishItemPriced publishes v; an error fails the test.
 func (k *Kit) PublishItemPriced(v importsversions.ItemPriced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, importsversions.FactItemPriced, &v)
-}
-
-// PublishedItemPriced returns the facts published, in order.
-func (k *Kit) PublishedItemPriced() []importsversions.ItemPriced {
-	return warrentest.Published[importsversions.ItemPriced](k.Bus)
 }
 
 // StartLegacyFeed runs consumer "legacy-feed" with h until the test ends, as

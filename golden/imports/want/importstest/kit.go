@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[imports.ItemCreated](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[imports.ItemCreated](b, imports.FactItemCreated)
@@ -81,11 +88,6 @@ const (
 func (k *Kit) PublishItemCreated(v imports.ItemCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, imports.FactItemCreated, &v)
-}
-
-// PublishedItemCreated returns the facts published, in order.
-func (k *Kit) PublishedItemCreated() []imports.ItemCreated {
-	return warrentest.Published[imports.ItemCreated](k.Bus)
 }
 
 // StartSearchIndexer runs consumer "search-indexer" with h until the test

@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[mixeddrafts.ObjectFinalized](k)). The
+// embedded Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[mixeddrafts.ObjectFinalized](b, mixeddrafts.FactObjectFinalized)
@@ -85,31 +92,16 @@ func (k *Kit) PublishObjectFinalized(v mixeddrafts.ObjectFinalized) string {
 	return warrentest.Publish(k.Bus, mixeddrafts.FactObjectFinalized, &v)
 }
 
-// PublishedObjectFinalized returns the facts published, in order.
-func (k *Kit) PublishedObjectFinalized() []mixeddrafts.ObjectFinalized {
-	return warrentest.Published[mixeddrafts.ObjectFinalized](k.Bus)
-}
-
 // PublishIssueClosed publishes v; an error fails the test.
 func (k *Kit) PublishIssueClosed(v mixeddrafts.IssueClosed) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactIssueClosed, &v)
 }
 
-// PublishedIssueClosed returns the facts published, in order.
-func (k *Kit) PublishedIssueClosed() []mixeddrafts.IssueClosed {
-	return warrentest.Published[mixeddrafts.IssueClosed](k.Bus)
-}
-
 // PublishShipmentDispatched publishes v; an error fails the test.
 func (k *Kit) PublishShipmentDispatched(v mixeddrafts.ShipmentDispatched) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, mixeddrafts.FactShipmentDispatched, &v)
-}
-
-// PublishedShipmentDispatched returns the facts published, in order.
-func (k *Kit) PublishedShipmentDispatched() []mixeddrafts.ShipmentDispatched {
-	return warrentest.Published[mixeddrafts.ShipmentDispatched](k.Bus)
 }
 
 // StartArchiver runs consumer "archiver" with h until the test ends, as

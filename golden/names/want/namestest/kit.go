@@ -19,7 +19,7 @@
 //		namestest.Run(t, func(t *testing.T, k *namestest.Kit) {
 //			k.PublishUserSignedUp(names.UserSignedUp{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedUserSignedUp())
+//			t.Log(namestest.Published[names.UserSignedUp](k))
 //		})
 //	}
 package namestest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[names.UserSignedUp](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[names.UserSignedUp](b, names.FactUserSignedUp)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishUserSignedUp(v names.UserSignedUp) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, names.FactUserSignedUp, &v)
-}
-
-// PublishedUserSignedUp returns the facts published, in order.
-func (k *Kit) PublishedUserSignedUp() []names.UserSignedUp {
-	return warrentest.Published[names.UserSignedUp](k.Bus)
 }

@@ -19,7 +19,7 @@
 //		nestedtest.Run(t, func(t *testing.T, k *nestedtest.Kit) {
 //			k.PublishShipmentSent(nested.ShipmentSent{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedShipmentSent())
+//			t.Log(nestedtest.Published[nested.ShipmentSent](k))
 //		})
 //	}
 package nestedtest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[nested.ShipmentSent](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[nested.ShipmentSent](b, nested.FactShipmentSent)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishShipmentSent(v nested.ShipmentSent) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, nested.FactShipmentSent, &v)
-}
-
-// PublishedShipmentSent returns the facts published, in order.
-func (k *Kit) PublishedShipmentSent() []nested.ShipmentSent {
-	return warrentest.Published[nested.ShipmentSent](k.Bus)
 }

@@ -19,7 +19,7 @@
 //		nullabletest.Run(t, func(t *testing.T, k *nullabletest.Kit) {
 //			k.PublishProfileChanged(nullable.ProfileChanged{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedProfileChanged())
+//			t.Log(nullabletest.Published[nullable.ProfileChanged](k))
 //		})
 //	}
 package nullabletest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[nullable.ProfileChanged](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[nullable.ProfileChanged](b, nullable.FactProfileChanged)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishProfileChanged(v nullable.ProfileChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, nullable.FactProfileChanged, &v)
-}
-
-// PublishedProfileChanged returns the facts published, in order.
-func (k *Kit) PublishedProfileChanged() []nullable.ProfileChanged {
-	return warrentest.Published[nullable.ProfileChanged](k.Bus)
 }

@@ -19,7 +19,7 @@
 //		objectstest.Run(t, func(t *testing.T, k *objectstest.Kit) {
 //			k.PublishOrderPlaced(objects.OrderPlaced{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedOrderPlaced())
+//			t.Log(objectstest.Published[objects.OrderPlaced](k))
 //		})
 //	}
 package objectstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[objects.OrderPlaced](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[objects.OrderPlaced](b, objects.FactOrderPlaced)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishOrderPlaced(v objects.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, objects.FactOrderPlaced, &v)
-}
-
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []objects.OrderPlaced {
-	return warrentest.Published[objects.OrderPlaced](k.Bus)
 }

@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[ordering.OrderPlaced](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[ordering.OrderPlaced](b, ordering.FactOrderPlaced)
@@ -88,20 +95,10 @@ func (k *Kit) PublishOrderPlaced(v ordering.OrderPlaced) string {
 	return warrentest.Publish(k.Bus, ordering.FactOrderPlaced, &v)
 }
 
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []ordering.OrderPlaced {
-	return warrentest.Published[ordering.OrderPlaced](k.Bus)
-}
-
 // PublishOrderShipped publishes v; an error fails the test.
 func (k *Kit) PublishOrderShipped(v ordering.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, ordering.FactOrderShipped, &v)
-}
-
-// PublishedOrderShipped returns the facts published, in order.
-func (k *Kit) PublishedOrderShipped() []ordering.OrderShipped {
-	return warrentest.Published[ordering.OrderShipped](k.Bus)
 }
 
 // PublishPaymentReceived publishes v; an error fails the test.
@@ -110,20 +107,10 @@ func (k *Kit) PublishPaymentReceived(v ordering.PaymentReceived) string {
 	return warrentest.Publish(k.Bus, ordering.FactPaymentReceived, &v)
 }
 
-// PublishedPaymentReceived returns the facts published, in order.
-func (k *Kit) PublishedPaymentReceived() []ordering.PaymentReceived {
-	return warrentest.Published[ordering.PaymentReceived](k.Bus)
-}
-
 // PublishStockCounted publishes v; an error fails the test.
 func (k *Kit) PublishStockCounted(v ordering.StockCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, ordering.FactStockCounted, &v)
-}
-
-// PublishedStockCounted returns the facts published, in order.
-func (k *Kit) PublishedStockCounted() []ordering.StockCounted {
-	return warrentest.Published[ordering.StockCounted](k.Bus)
 }
 
 // StartAnalytics runs consumer "analytics" with h until the test ends, as

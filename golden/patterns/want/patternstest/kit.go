@@ -19,7 +19,7 @@
 //		patternstest.Run(t, func(t *testing.T, k *patternstest.Kit) {
 //			k.PublishIndexCreated(patterns.IndexCreated{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedIndexCreated())
+//			t.Log(patternstest.Published[patterns.IndexCreated](k))
 //		})
 //	}
 package patternstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[patterns.IndexCreated](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[patterns.IndexCreated](b, patterns.FactIndexCreated)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishIndexCreated(v patterns.IndexCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, patterns.FactIndexCreated, &v)
-}
-
-// PublishedIndexCreated returns the facts published, in order.
-func (k *Kit) PublishedIndexCreated() []patterns.IndexCreated {
-	return warrentest.Published[patterns.IndexCreated](k.Bus)
 }

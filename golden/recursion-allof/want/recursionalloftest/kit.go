@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[recursionallof.MenuPublished](k)). The
+// embedded Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[recursionallof.MenuPublished](b, recursionallof.FactMenuPublished)
@@ -84,20 +91,10 @@ func (k *Kit) PublishMenuPublished(v recursionallof.MenuPublished) string {
 	return warrentest.Publish(k.Bus, recursionallof.FactMenuPublished, &v)
 }
 
-// PublishedMenuPublished returns the facts published, in order.
-func (k *Kit) PublishedMenuPublished() []recursionallof.MenuPublished {
-	return warrentest.Published[recursionallof.MenuPublished](k.Bus)
-}
-
 // PublishTeamReorganized publishes v; an error fails the test.
 func (k *Kit) PublishTeamReorganized(v recursionallof.TeamReorganized) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursionallof.FactTeamReorganized, &v)
-}
-
-// PublishedTeamReorganized returns the facts published, in order.
-func (k *Kit) PublishedTeamReorganized() []recursionallof.TeamReorganized {
-	return warrentest.Published[recursionallof.TeamReorganized](k.Bus)
 }
 
 // StartStorefront runs consumer "storefront" with h until the test ends, as

@@ -19,7 +19,7 @@
 //		recursiontest.Run(t, func(t *testing.T, k *recursiontest.Kit) {
 //			k.PublishTreeChanged(recursion.TreeChanged{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedTreeChanged())
+//			t.Log(recursiontest.Published[recursion.TreeChanged](k))
 //		})
 //	}
 package recursiontest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[recursion.TreeChanged](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[recursion.TreeChanged](b, recursion.FactTreeChanged)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishTreeChanged(v recursion.TreeChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, recursion.FactTreeChanged, &v)
-}
-
-// PublishedTreeChanged returns the facts published, in order.
-func (k *Kit) PublishedTreeChanged() []recursion.TreeChanged {
-	return warrentest.Published[recursion.TreeChanged](k.Bus)
 }

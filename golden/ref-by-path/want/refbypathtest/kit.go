@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[refbypath.OrderCreated](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[refbypath.OrderCreated](b, refbypath.FactOrderCreated)
@@ -81,11 +88,6 @@ const (
 func (k *Kit) PublishOrderCreated(v refbypath.OrderCreated) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, refbypath.FactOrderCreated, &v)
-}
-
-// PublishedOrderCreated returns the facts published, in order.
-func (k *Kit) PublishedOrderCreated() []refbypath.OrderCreated {
-	return warrentest.Published[refbypath.OrderCreated](k.Bus)
 }
 
 // StartBilling runs consumer "billing" with h until the test ends, as

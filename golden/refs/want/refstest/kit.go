@@ -19,7 +19,7 @@
 //		refstest.Run(t, func(t *testing.T, k *refstest.Kit) {
 //			k.PublishOrderPlaced(refs.OrderPlaced{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedOrderPlaced())
+//			t.Log(refstest.Published[refs.OrderPlaced](k))
 //		})
 //	}
 package refstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[refs.OrderPlaced](k)). The embedded Bus's own
+// Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[refs.OrderPlaced](b, refs.FactOrderPlaced)
@@ -73,18 +80,8 @@ func (k *Kit) PublishOrderPlaced(v refs.OrderPlaced) string {
 	return warrentest.Publish(k.Bus, refs.FactOrderPlaced, &v)
 }
 
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []refs.OrderPlaced {
-	return warrentest.Published[refs.OrderPlaced](k.Bus)
-}
-
 // PublishOrderRefunded publishes v; an error fails the test.
 func (k *Kit) PublishOrderRefunded(v refs.OrderRefunded) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, refs.FactOrderRefunded, &v)
-}
-
-// PublishedOrderRefunded returns the facts published, in order.
-func (k *Kit) PublishedOrderRefunded() []refs.OrderRefunded {
-	return warrentest.Published[refs.OrderRefunded](k.Bus)
 }

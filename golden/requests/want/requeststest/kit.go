@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[requests.OrderPlaced](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[requests.OrderPlaced](b, requests.FactOrderPlaced)
@@ -83,11 +90,6 @@ const (
 func (k *Kit) PublishOrderPlaced(v requests.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, requests.FactOrderPlaced, &v)
-}
-
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []requests.OrderPlaced {
-	return warrentest.Published[requests.OrderPlaced](k.Bus)
 }
 
 // StartAudit runs consumer "audit" with h until the test ends, as

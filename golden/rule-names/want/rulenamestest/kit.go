@@ -19,7 +19,7 @@
 //		rulenamestest.Run(t, func(t *testing.T, k *rulenamestest.Kit) {
 //			k.PublishAyBee(rulenames.AyBee{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedAyBee())
+//			t.Log(rulenamestest.Published[rulenames.AyBee](k))
 //		})
 //	}
 package rulenamestest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[rulenames.AyBee](k)). The embedded Bus's own
+// Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[rulenames.AyBee](b, rulenames.FactAyBee)
@@ -75,20 +82,10 @@ func (k *Kit) PublishAyBee(v rulenames.AyBee) string {
 	return warrentest.Publish(k.Bus, rulenames.FactAyBee, &v)
 }
 
-// PublishedAyBee returns the facts published, in order.
-func (k *Kit) PublishedAyBee() []rulenames.AyBee {
-	return warrentest.Published[rulenames.AyBee](k.Bus)
-}
-
 // PublishAy publishes v; an error fails the test.
 func (k *Kit) PublishAy(v rulenames.Ay) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactAy, &v)
-}
-
-// PublishedAy returns the facts published, in order.
-func (k *Kit) PublishedAy() []rulenames.Ay {
-	return warrentest.Published[rulenames.Ay](k.Bus)
 }
 
 // PublishColChanged publishes v; an error fails the test.
@@ -97,18 +94,8 @@ func (k *Kit) PublishColChanged(v rulenames.ColChanged) string {
 	return warrentest.Publish(k.Bus, rulenames.FactColChanged, &v)
 }
 
-// PublishedColChanged returns the facts published, in order.
-func (k *Kit) PublishedColChanged() []rulenames.ColChanged {
-	return warrentest.Published[rulenames.ColChanged](k.Bus)
-}
-
 // PublishWideRow publishes v; an error fails the test.
 func (k *Kit) PublishWideRow(v rulenames.WideRow) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, rulenames.FactWideRow, &v)
-}
-
-// PublishedWideRow returns the facts published, in order.
-func (k *Kit) PublishedWideRow() []rulenames.WideRow {
-	return warrentest.Published[rulenames.WideRow](k.Bus)
 }

@@ -65,6 +65,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[sagas.OrderCancelRequested](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[sagas.OrderCancelRequested](b, sagas.FactOrderCancelRequested)
@@ -88,20 +95,10 @@ func (k *Kit) PublishOrderCancelRequested(v sagas.OrderCancelRequested) string {
 	return warrentest.Publish(k.Bus, sagas.FactOrderCancelRequested, &v)
 }
 
-// PublishedOrderCancelRequested returns the facts published, in order.
-func (k *Kit) PublishedOrderCancelRequested() []sagas.OrderCancelRequested {
-	return warrentest.Published[sagas.OrderCancelRequested](k.Bus)
-}
-
 // PublishOrderCancelled publishes v; an error fails the test.
 func (k *Kit) PublishOrderCancelled(v sagas.OrderCancelled) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderCancelled, &v)
-}
-
-// PublishedOrderCancelled returns the facts published, in order.
-func (k *Kit) PublishedOrderCancelled() []sagas.OrderCancelled {
-	return warrentest.Published[sagas.OrderCancelled](k.Bus)
 }
 
 // PublishOrderPaid publishes v; an error fails the test.
@@ -110,20 +107,10 @@ func (k *Kit) PublishOrderPaid(v sagas.OrderPaid) string {
 	return warrentest.Publish(k.Bus, sagas.FactOrderPaid, &v)
 }
 
-// PublishedOrderPaid returns the facts published, in order.
-func (k *Kit) PublishedOrderPaid() []sagas.OrderPaid {
-	return warrentest.Published[sagas.OrderPaid](k.Bus)
-}
-
 // PublishOrderPlaced publishes v; an error fails the test.
 func (k *Kit) PublishOrderPlaced(v sagas.OrderPlaced) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, sagas.FactOrderPlaced, &v)
-}
-
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []sagas.OrderPlaced {
-	return warrentest.Published[sagas.OrderPlaced](k.Bus)
 }
 
 // StartMailer runs consumer "mailer" with h until the test ends, as

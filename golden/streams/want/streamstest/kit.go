@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[streams.OrderPlaced](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[streams.OrderPlaced](b, streams.FactOrderPlaced)
@@ -88,31 +95,16 @@ func (k *Kit) PublishOrderPlaced(v streams.OrderPlaced) string {
 	return warrentest.Publish(k.Bus, streams.FactOrderPlaced, &v)
 }
 
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []streams.OrderPlaced {
-	return warrentest.Published[streams.OrderPlaced](k.Bus)
-}
-
 // PublishOrderShipped publishes v; an error fails the test.
 func (k *Kit) PublishOrderShipped(v streams.OrderShipped) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactOrderShipped, &v)
 }
 
-// PublishedOrderShipped returns the facts published, in order.
-func (k *Kit) PublishedOrderShipped() []streams.OrderShipped {
-	return warrentest.Published[streams.OrderShipped](k.Bus)
-}
-
 // PublishStockCounted publishes v; an error fails the test.
 func (k *Kit) PublishStockCounted(v streams.StockCounted) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, streams.FactStockCounted, &v)
-}
-
-// PublishedStockCounted returns the facts published, in order.
-func (k *Kit) PublishedStockCounted() []streams.StockCounted {
-	return warrentest.Published[streams.StockCounted](k.Bus)
 }
 
 // StartOrderHistory runs consumer "order-history" with h until the test ends,

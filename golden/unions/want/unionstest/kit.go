@@ -19,7 +19,7 @@
 //		unionstest.Run(t, func(t *testing.T, k *unionstest.Kit) {
 //			k.PublishPaymentMade(unions.PaymentMade{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedPaymentMade())
+//			t.Log(unionstest.Published[unions.PaymentMade](k))
 //		})
 //	}
 package unionstest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[unions.PaymentMade](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[unions.PaymentMade](b, unions.FactPaymentMade)
@@ -70,9 +77,4 @@ func wire(b *warrentest.Bus) *Kit {
 func (k *Kit) PublishPaymentMade(v unions.PaymentMade) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, unions.FactPaymentMade, &v)
-}
-
-// PublishedPaymentMade returns the facts published, in order.
-func (k *Kit) PublishedPaymentMade() []unions.PaymentMade {
-	return warrentest.Published[unions.PaymentMade](k.Bus)
 }

@@ -19,7 +19,7 @@
 //		vendorshapestest.Run(t, func(t *testing.T, k *vendorshapestest.Kit) {
 //			k.PublishDocumentSaved(vendorshapes.DocumentSaved{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedDocumentSaved())
+//			t.Log(vendorshapestest.Published[vendorshapes.DocumentSaved](k))
 //		})
 //	}
 package vendorshapestest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[vendorshapes.DocumentSaved](k)). The embedded
+// Bus's own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[vendorshapes.DocumentSaved](b, vendorshapes.FactDocumentSaved)
@@ -73,18 +80,8 @@ func (k *Kit) PublishDocumentSaved(v vendorshapes.DocumentSaved) string {
 	return warrentest.Publish(k.Bus, vendorshapes.FactDocumentSaved, &v)
 }
 
-// PublishedDocumentSaved returns the facts published, in order.
-func (k *Kit) PublishedDocumentSaved() []vendorshapes.DocumentSaved {
-	return warrentest.Published[vendorshapes.DocumentSaved](k.Bus)
-}
-
 // PublishInstanceChanged publishes v; an error fails the test.
 func (k *Kit) PublishInstanceChanged(v vendorshapes.InstanceChanged) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, vendorshapes.FactInstanceChanged, &v)
-}
-
-// PublishedInstanceChanged returns the facts published, in order.
-func (k *Kit) PublishedInstanceChanged() []vendorshapes.InstanceChanged {
-	return warrentest.Published[vendorshapes.InstanceChanged](k.Bus)
 }

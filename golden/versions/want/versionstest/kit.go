@@ -67,6 +67,13 @@ func Run(t *testing.T, down versions.Downcasters, f func(t *testing.T, k *Kit), 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[versions.OrderPlaced](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them. It
 // makes the Publisher that publishes the facts of several versions.
 func wire(b *warrentest.Bus, down versions.Downcasters) *Kit {
@@ -103,11 +110,6 @@ func (k *Kit) PublishOrderPlaced(v versions.OrderPlaced) string {
 	return id
 }
 
-// PublishedOrderPlaced returns the facts published, in order.
-func (k *Kit) PublishedOrderPlaced() []versions.OrderPlaced {
-	return warrentest.Published[versions.OrderPlaced](k.Bus)
-}
-
 // PublishOrderShipped validates v and publishes it with routing key
 // order.shipped in versions 1 and 2 (warren.json "versions"), cast down and
 // with one message id, as Publisher.PublishOrderShipped does, and returns its
@@ -119,11 +121,6 @@ func (k *Kit) PublishOrderShipped(v versions.OrderShipped) string {
 		k.T().Fatalf("warrentest: publish order.shipped: %v", err)
 	}
 	return id
-}
-
-// PublishedOrderShipped returns the facts published, in order.
-func (k *Kit) PublishedOrderShipped() []versions.OrderShipped {
-	return warrentest.Published[versions.OrderShipped](k.Bus)
 }
 
 // StartLedger runs consumer "ledger" with h until the test ends, as

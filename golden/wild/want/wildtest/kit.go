@@ -19,7 +19,7 @@
 //		wildtest.Run(t, func(t *testing.T, k *wildtest.Kit) {
 //			k.PublishAnyofAnnotated(wild.AnyofAnnotated{ /* ... */ })
 //			k.Idle() // handled, retried or poisoned: at once, in virtual time
-//			t.Log(k.PublishedAnyofAnnotated())
+//			t.Log(wildtest.Published[wild.AnyofAnnotated](k))
 //		})
 //	}
 package wildtest
@@ -60,6 +60,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[wild.AnyofAnnotated](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[wild.AnyofAnnotated](b, wild.FactAnyofAnnotated)
@@ -79,20 +86,10 @@ func (k *Kit) PublishAnyofAnnotated(v wild.AnyofAnnotated) string {
 	return warrentest.Publish(k.Bus, wild.FactAnyofAnnotated, &v)
 }
 
-// PublishedAnyofAnnotated returns the facts published, in order.
-func (k *Kit) PublishedAnyofAnnotated() []wild.AnyofAnnotated {
-	return warrentest.Published[wild.AnyofAnnotated](k.Bus)
-}
-
 // PublishNullKept publishes v; an error fails the test.
 func (k *Kit) PublishNullKept(v wild.NullKept) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactNullKept, &v)
-}
-
-// PublishedNullKept returns the facts published, in order.
-func (k *Kit) PublishedNullKept() []wild.NullKept {
-	return warrentest.Published[wild.NullKept](k.Bus)
 }
 
 // PublishOneofNegated publishes v; an error fails the test.
@@ -101,20 +98,10 @@ func (k *Kit) PublishOneofNegated(v wild.OneofNegated) string {
 	return warrentest.Publish(k.Bus, wild.FactOneofNegated, &v)
 }
 
-// PublishedOneofNegated returns the facts published, in order.
-func (k *Kit) PublishedOneofNegated() []wild.OneofNegated {
-	return warrentest.Published[wild.OneofNegated](k.Bus)
-}
-
 // PublishOptionalChecked publishes v; an error fails the test.
 func (k *Kit) PublishOptionalChecked(v wild.OptionalChecked) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactOptionalChecked, &v)
-}
-
-// PublishedOptionalChecked returns the facts published, in order.
-func (k *Kit) PublishedOptionalChecked() []wild.OptionalChecked {
-	return warrentest.Published[wild.OptionalChecked](k.Bus)
 }
 
 // PublishPatternMembers publishes v; an error fails the test.
@@ -123,20 +110,10 @@ func (k *Kit) PublishPatternMembers(v wild.PatternMembers) string {
 	return warrentest.Publish(k.Bus, wild.FactPatternMembers, &v)
 }
 
-// PublishedPatternMembers returns the facts published, in order.
-func (k *Kit) PublishedPatternMembers() []wild.PatternMembers {
-	return warrentest.Published[wild.PatternMembers](k.Bus)
-}
-
 // PublishRequiredSets publishes v; an error fails the test.
 func (k *Kit) PublishRequiredSets(v wild.RequiredSets) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactRequiredSets, &v)
-}
-
-// PublishedRequiredSets returns the facts published, in order.
-func (k *Kit) PublishedRequiredSets() []wild.RequiredSets {
-	return warrentest.Published[wild.RequiredSets](k.Bus)
 }
 
 // PublishUntypedKeywords publishes v; an error fails the test.
@@ -145,18 +122,8 @@ func (k *Kit) PublishUntypedKeywords(v wild.UntypedKeywords) string {
 	return warrentest.Publish(k.Bus, wild.FactUntypedKeywords, &v)
 }
 
-// PublishedUntypedKeywords returns the facts published, in order.
-func (k *Kit) PublishedUntypedKeywords() []wild.UntypedKeywords {
-	return warrentest.Published[wild.UntypedKeywords](k.Bus)
-}
-
 // PublishUntypedRoot publishes v; an error fails the test.
 func (k *Kit) PublishUntypedRoot(v wild.UntypedRoot) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wild.FactUntypedRoot, &v)
-}
-
-// PublishedUntypedRoot returns the facts published, in order.
-func (k *Kit) PublishedUntypedRoot() []wild.UntypedRoot {
-	return warrentest.Published[wild.UntypedRoot](k.Bus)
 }

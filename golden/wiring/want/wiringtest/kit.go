@@ -64,6 +64,13 @@ func Run(t *testing.T, f func(t *testing.T, k *Kit), opts ...warrentest.Option) 
 	}, opts...)
 }
 
+// Published returns the facts of Go type T published on k so far, in order,
+// decoded (for example Published[wiring.ItemCounted](k)). The embedded Bus's
+// own Published method lists every fact published, undecoded.
+func Published[T any](k *Kit) []T {
+	return warrentest.Published[T](k.Bus)
+}
+
 // wire tells b the Go type of each fact, so that Published can decode them.
 func wire(b *warrentest.Bus) *Kit {
 	warrentest.Register[wiring.ItemCounted](b, wiring.FactItemCounted)
@@ -85,20 +92,10 @@ func (k *Kit) PublishItemCounted(v wiring.ItemCounted) string {
 	return warrentest.Publish(k.Bus, wiring.FactItemCounted, &v)
 }
 
-// PublishedItemCounted returns the facts published, in order.
-func (k *Kit) PublishedItemCounted() []wiring.ItemCounted {
-	return warrentest.Published[wiring.ItemCounted](k.Bus)
-}
-
 // PublishItemReserved publishes v; an error fails the test.
 func (k *Kit) PublishItemReserved(v wiring.ItemReserved) string {
 	k.T().Helper()
 	return warrentest.Publish(k.Bus, wiring.FactItemReserved, &v)
-}
-
-// PublishedItemReserved returns the facts published, in order.
-func (k *Kit) PublishedItemReserved() []wiring.ItemReserved {
-	return warrentest.Published[wiring.ItemReserved](k.Bus)
 }
 
 // StartStockAuditor runs consumer "stock-auditor" with h until the test ends,
