@@ -26,6 +26,7 @@ func TestKitNameClashes(t *testing.T) {
 	}{
 		{&model.Model{Package: "shop", Consumers: []*model.Consumer{{Name: "run"}}}, []string{`Run of consumer "run"`, "func Run"}},
 		{&model.Model{Package: "shop", Consumers: []*model.Consumer{{Name: "kit"}}}, []string{`Kit of consumer "kit"`, "type Kit"}},
+		{&model.Model{Package: "shop", Consumers: []*model.Consumer{{Name: "published"}}}, []string{`Published of consumer "published"`, "func Published"}},
 		{
 			&model.Model{Package: "shop", Consumers: []*model.Consumer{{Name: "pricing-responder"}}, Responders: []*model.Responder{{Name: "pricing"}}},
 			[]string{`StartPricingResponder of responder "pricing" is also consumer "pricing-responder"`},
@@ -52,7 +53,7 @@ func TestKitOfAnEmptyPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"package shoptest", `"example.com/shop"`, "func New(", "func Run("} {
+	for _, w := range []string{"package shoptest", `"example.com/shop"`, "func New(", "func Run(", "func Published[T any](k *Kit) []T {"} {
 		if !strings.Contains(string(src), w) {
 			t.Errorf("kit lacks %q:\n%s", w, src)
 		}
