@@ -96,12 +96,8 @@ func (e *emitter) structDirect(g *gofile, t *model.Type) {
 		if len(t.Fields) > 0 {
 			g.blank()
 		}
-		text := structTag("-") + " // " + extraComment
-		if len(t.Patterns) > 0 {
-			g.doc(1, docLines(model.ExtraField+" holds the properties whose names match the schema's patternProperties."))
-			text = structTag("-")
-		}
-		g.row(1, text, model.ExtraField, "map[string]"+e.elemText(g, *t.Extra))
+		// never patternProperties here: a Shape does not describe them
+		g.row(1, structTag("-")+" // "+extraComment, model.ExtraField, "map[string]"+e.elemText(g, *t.Extra))
 	}
 	g.line(0, "}")
 	e.defaultsDirect(g, t)
