@@ -17,7 +17,7 @@ import (
 //
 // syncfs writes out the rest of the file system's unwritten data too, and
 // waits for it: with 300 MB of another program's writes pending, a
-// generation of 100 facts took 0.6 to 0.8 s instead of 0.1 s. So it
+// generation of 100 facts took 0.5 to 0.9 s instead of 0.1 s. So it
 // declines (errOthersPending), and the caller syncs each of its files,
 // when the machine holds more unwritten data than the caller wrote by
 // over othersPendingLimit.
