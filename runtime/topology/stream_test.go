@@ -113,6 +113,7 @@ func TestBuildStreamRefuses(t *testing.T) {
 		{"retention below a segment", Spec{Streams: []StreamSpec{{Name: "s", Bindings: []string{"a.#"}, MaxBytes: 1_000_000}}}, "streams.0.maxBytes", "cannot be met"},
 		{"age not in seconds", Spec{Streams: []StreamSpec{{Name: "s", Bindings: []string{"a.#"}, MaxAge: 1500 * time.Millisecond}}}, "streams.0.maxAge", "whole seconds"},
 		{"stream without bindings", Spec{Streams: []StreamSpec{{Name: "s"}}}, "streams.0.bindings", "at least one"},
+		{"direct super stream", Spec{Streams: []StreamSpec{{Name: "s", Bindings: []string{"a.#"}, Partitions: 2, Direct: true}}}, "streams.0.publish", "hash exchange"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(tc.spec)
@@ -127,5 +128,38 @@ func TestBuildStreamRefuses(t *testing.T) {
 			}
 			t.Fatalf("problems %v, want one at %s saying %q", se.Problems, tc.field, tc.want)
 		})
+	}
+}
+
+// A fact goes directly into a stream of Direct only when no other queue
+// or stream binds its key: otherwise through the exchange, which reaches
+// them all.
+func TestDirectStream(t *testing.T) {
+	top, err := Build(Spec{
+		Streams: []StreamSpec{
+			{Name: "stock-log", Bindings: []string{"stock.#", "stock.counted"}, Direct: true},
+			{Name: "orders-log", Bindings: []string{"order.#"}},
+			{Name: "shipping-log", Bindings: []string{"order.shipped"}, Direct: true},
+		},
+		Consumers: []ConsumerSpec{{Name: "mailer", Bindings: []string{"stock.moved"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := DefaultExchanges.Events
+	for _, tc := range []struct {
+		exchange, key, want string
+	}{
+		{ex, "stock.counted", "stock-log"}, // two bindings of the same stream
+		{ex, "stock.moved", ""},            // a consumer's queue binds it too
+		{ex, "order.placed", ""},           // a stream without Direct
+		{ex, "order.shipped", ""},          // a second stream binds it
+		{ex, "nobody.binds", ""},
+		{"other.events", "stock.counted", ""},
+	} {
+		got, ok := top.DirectStream(tc.exchange, tc.key)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("DirectStream(%s, %s) = %q, %v; want %q", tc.exchange, tc.key, got, ok, tc.want)
+		}
 	}
 }

@@ -104,6 +104,11 @@ type Queue struct {
 	// retention by size. Streams only (Type Stream, Role RoleStream).
 	MaxAge       time.Duration
 	SegmentBytes int64
+	// Direct makes a Publisher write the facts that only this stream's
+	// bindings match into the stream over the stream protocol instead of
+	// through the events exchange (see [Topology.DirectStream]). Plain
+	// streams only.
+	Direct bool
 }
 
 // DeadLetter names where a queue sends the messages it gives up on.
