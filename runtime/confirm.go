@@ -245,6 +245,9 @@ type inFlight struct {
 	cc  *confirmChannel
 	tag uint64
 	w   *waiter
+	// direct, for a fact written into a stream directly (cc nil), gets
+	// its confirm.
+	direct chan error
 }
 
 // send writes msg to the channel and returns without waiting for the
@@ -292,6 +295,14 @@ func (cc *confirmChannel) send(ctx context.Context, exchange, key string, mandat
 
 // wait waits for the broker's confirm of a sent message.
 func (f inFlight) wait(ctx context.Context) error {
+	if f.cc == nil {
+		select {
+		case err := <-f.direct:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the broker's confirm: %w", context.Cause(ctx))
+		}
+	}
 	select {
 	case err := <-f.w.done:
 		if errors.Is(err, ErrNacked) && f.cc.conn != nil {

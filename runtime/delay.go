@@ -68,6 +68,7 @@ type destination struct {
 	exchange string
 	key      string // on the wire: the fact's key, or, delayed, "f." and the fact's key
 	fact     string // the fact's routing key
+	stream   string // the stream the fact is written into directly; "" through exchange
 }
 
 // destination returns where msg goes now and adds the delay's headers to
@@ -81,6 +82,7 @@ func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, erro
 		if f.dueAt != nil {
 			msg.Headers[HeaderDueAt] = f.dueAt.UTC().Format(dueAtLayout)
 		}
+		dst.stream = p.directStream(f.RoutingKey)
 		return dst, nil
 	}
 	now := time.Now()
@@ -98,6 +100,7 @@ func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, erro
 	}
 	msg.Headers[HeaderDueAt] = due.UTC().Format(dueAtLayout)
 	if d == 0 {
+		dst.stream = p.directStream(f.RoutingKey)
 		return dst, nil
 	}
 	key, err := topology.DelayedRoutingKey(f.RoutingKey)

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/warrenbus/warren/internal/streamproto"
 )
@@ -30,4 +32,24 @@ func (s testGroupStore) Join(ctx context.Context, g ConsumerGroup) (GroupMember,
 		Deactivated: g.Deactivated,
 		Deliver:     func(m streamproto.Message) { g.Deliver(StreamMessage(m)) },
 	})
+}
+
+func (s testGroupStore) Writer(ctx context.Context, stream string) (StreamWriter, error) {
+	w, err := s.Store.Writer(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	return testWriter{w}, nil
+}
+
+// testWriter is runtime/streamoffset's writer, as testGroupStore is its
+// store.
+type testWriter struct{ *streamproto.Writer }
+
+func (w testWriter) Write(m StreamOutgoing, done func(error)) error {
+	err := w.Writer.Write(streamproto.Outgoing(m), done)
+	if errors.Is(err, streamproto.ErrWriterLost) {
+		return fmt.Errorf("%w: %w", ErrStreamWriterLost, err)
+	}
+	return err
 }

@@ -28,7 +28,8 @@ type publisher struct {
 	opts     publisherOptions
 	lane     lane
 	closed   atomic.Bool
-	seq      *sequencer // numbers the facts of each ordering key
+	seq      *sequencer    // numbers the facts of each ordering key
+	direct   directWriters // into streams declared with publish "direct"
 }
 
 // PublisherOption configures a [Publisher].
@@ -194,6 +195,9 @@ func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, dst desti
 	if err != nil {
 		return inFlight{}, err
 	}
+	if dst.stream != "" {
+		return p.writeDirect(ctx, msg, dst)
+	}
 	return cc.send(ctx, dst.exchange, dst.key, !p.opts.allowUnroutable, msg)
 }
 
@@ -203,5 +207,6 @@ func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, dst desti
 func (p *Publisher) Close() error {
 	p.closed.Store(true)
 	p.lane.close()
+	p.closeDirect()
 	return nil
 }

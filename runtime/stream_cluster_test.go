@@ -81,11 +81,19 @@ func publishKeysHeld(pub *Publisher, fact Fact, f *clusterFlow, from, to, keys i
 // the consumer's connections (AMQP and stream protocol) use, is stopped.
 // Every confirmed fact is handled, the consumer reading on through another
 // node from its stored offset; re-read facts are counted as duplicates.
+// The facts are published through the events exchange, and, on a stream
+// declared with publish "direct", written into the stream over the stream
+// protocol, whose writer follows the stream's leader to another node.
 func TestClusterStreamConsumerLeaderStops(t *testing.T) {
+	t.Run("exchange", func(t *testing.T) { clusterStreamLeaderStops(t, false) })
+	t.Run("direct", func(t *testing.T) { clusterStreamLeaderStops(t, true) })
+}
+
+func clusterStreamLeaderStops(t *testing.T, direct bool) {
 	const total, keys = 3000, 6
 	spec := topology.Spec{
 		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
-		Streams:   []topology.StreamSpec{{Name: testenv.Name("items-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour}},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("items-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: direct}},
 		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Backoff: testLadder,
 			Concurrency: 4, Prefetch: 100, Start: topology.Start{Kind: topology.StartFirst}}},
 	}
@@ -151,6 +159,9 @@ func TestClusterStreamConsumerLeaderStops(t *testing.T) {
 		longestPause(f.handleTimes(), stoppedAt).Round(time.Millisecond))
 	if failed != 0 {
 		t.Errorf("%d publishes failed; a node loss must not fail a publish that has time to wait: %v", failed, firstError(f))
+	}
+	if s, _ := pub.direct.streams.Load(fact.RoutingKey); direct != (s == streams[0]) {
+		t.Errorf("the publisher wrote into stream %q directly, want direct %v", s, direct)
 	}
 	for name, conn := range map[string]*Conn{"publisher": pubConn, "consumer": subConn} {
 		if host := connectedTo(conn); host == "" || host == leaderHost {

@@ -1,0 +1,156 @@
+package streamproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	samqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/message"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
+)
+
+// Outgoing is one fact to write into a stream, with what AMQP 0-9-1 would
+// have given it had it come through an exchange: RabbitMQ keeps a message
+// published over AMQP 0-9-1 in a stream as this AMQP 1.0 message, and
+// hands it back the same way to a reader of either protocol.
+type Outgoing struct {
+	Body        []byte
+	Exchange    string
+	RoutingKey  string
+	MessageID   string
+	Type        string
+	ContentType string
+	Timestamp   time.Time
+	Headers     map[string]any
+}
+
+// ErrWriterLost is matched by a write whose confirm will never come: the
+// writer's connection or producer closed first. Whether the broker kept
+// the fact is unknown; writing it again is the at-least-once answer.
+var ErrWriterLost = errors.New("stream writer closed before the broker confirmed")
+
+// Writer writes facts into one stream with the stream protocol's
+// producer: the client gathers the facts written meanwhile into one
+// publish frame, and the broker confirms each.
+type Writer struct {
+	stream string
+	p      *stream.Producer
+	mu     sync.Mutex
+	// pending maps each message sent to what its confirm is told to.
+	pending map[message.StreamMessage]func(error)
+	closed  bool
+	done    chan struct{} // closed once the confirm listener has returned
+}
+
+// Writer opens a producer on streamName over the Store's connection.
+func (s *Store) Writer(ctx context.Context, streamName string) (*Writer, error) {
+	env, err := s.environment(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := call(ctx, func() (*stream.Producer, error) {
+		return env.NewProducer(streamName, stream.NewProducerOptions().SetClientProvidedName("warren-writer"))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write into stream %q: %w", streamName, err)
+	}
+	w := &Writer{stream: streamName, p: p, pending: map[message.StreamMessage]func(error){}, done: make(chan struct{})}
+	go w.listen(p.NotifyPublishConfirmation())
+	return w, nil
+}
+
+// listen tells each confirm to its write, and, once the client closes the
+// confirmations (the producer or its connection closed), every write still
+// unconfirmed that it was lost.
+func (w *Writer) listen(confirms stream.ChannelPublishConfirm) {
+	defer close(w.done)
+	for batch := range confirms {
+		for _, st := range batch {
+			var err error
+			if !st.IsConfirmed() {
+				// Refused or timed out: the broker may or may not hold
+				// it, as with a lost connection.
+				err = fmt.Errorf("%w: %w", ErrWriterLost, st.GetError())
+			}
+			w.settle(st.GetMessage(), err)
+		}
+	}
+	w.mu.Lock()
+	w.closed = true
+	lost := w.pending
+	w.pending = map[message.StreamMessage]func(error){}
+	w.mu.Unlock()
+	for _, done := range lost {
+		done(ErrWriterLost)
+	}
+}
+
+func (w *Writer) settle(m message.StreamMessage, err error) {
+	w.mu.Lock()
+	done, ok := w.pending[m]
+	delete(w.pending, m)
+	w.mu.Unlock()
+	if ok {
+		done(err)
+	}
+}
+
+// Write sends o and returns once the client has taken it; done is called
+// once, from another goroutine, with nil when the broker confirmed it, or
+// an error matching [ErrWriterLost]. A Write that returns an error calls
+// no done.
+func (w *Writer) Write(o Outgoing, done func(error)) error {
+	m := samqp.NewMessage(o.Body)
+	m.Properties = &samqp.MessageProperties{MessageID: o.MessageID, ContentType: o.ContentType, CreationTime: o.Timestamp}
+	if len(o.Headers) > 0 {
+		m.ApplicationProperties = o.Headers
+	}
+	m.Annotations = samqp.Annotations{"x-exchange": o.Exchange, "x-routing-key": o.RoutingKey}
+	if o.Type != "" {
+		m.Annotations["x-basic-type"] = o.Type
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrWriterLost
+	}
+	w.pending[m] = done
+	w.mu.Unlock()
+	if err := w.p.Send(m); err != nil {
+		w.mu.Lock()
+		_, still := w.pending[m]
+		delete(w.pending, m)
+		w.mu.Unlock()
+		if !still {
+			// The client reported it unconfirmed already, and done was
+			// told.
+			return nil
+		}
+		if strings.Contains(err.Error(), "closed") {
+			// The client's words for a producer or queue closed under
+			// it; anything else (a value it cannot encode) is the
+			// message's.
+			return fmt.Errorf("%w: %w", ErrWriterLost, err)
+		}
+		return fmt.Errorf("write into stream %q: %w", w.stream, err)
+	}
+	return nil
+}
+
+// Lost is closed once the writer can write no more: its producer or
+// connection closed.
+func (w *Writer) Lost() <-chan struct{} { return w.done }
+
+// Close closes the producer, after the client has sent what it holds; the
+// writes not confirmed by then are told they were lost.
+func (w *Writer) Close() error {
+	err := w.p.Close()
+	if errors.Is(err, stream.AlreadyClosed) {
+		err = nil
+	}
+	return err
+}

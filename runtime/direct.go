@@ -1,0 +1,228 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// A stream declared with publish "direct" (topology.Queue.Direct) takes
+// the facts only it binds straight from the Publisher, over the stream
+// protocol, instead of through the events exchange: the stream client
+// gathers the facts written meanwhile into one frame and the broker
+// confirms them together, where AMQP takes a frame and a confirm per fact
+// (docs/BENCHMARKS.md, "Streams"). The fact is the same message either way:
+// RabbitMQ keeps an AMQP 0-9-1 publish in a stream as the AMQP 1.0 message
+// written here (properties, headers as application properties, exchange
+// and routing key as annotations), and every reader sees the same fact.
+// What publishing through the exchange gives and a direct write does not
+// need: the mandatory flag (the stream is the one destination, and a
+// missing stream fails the writer's opening), and reaching other bindings
+// (a key that another queue binds goes through the exchange; see
+// topology.Topology.DirectStream).
+
+// StreamWriterStore is an [OffsetStore] that also writes facts into
+// streams, as runtime/streamoffset's does: a Publisher needs one to
+// publish into a stream declared with publish "direct".
+type StreamWriterStore interface {
+	OffsetStore
+	// Writer opens a writer of the named stream on the store's connection.
+	Writer(ctx context.Context, stream string) (StreamWriter, error)
+}
+
+// StreamWriter writes facts into one stream.
+type StreamWriter interface {
+	// Write sends m, and calls done once, from another goroutine, with
+	// nil once the broker confirmed it, or an error when the confirm will
+	// not come (the writer or its connection closed, the broker refused
+	// it): whether the broker kept it is then unknown. A Write that
+	// returns an error calls no done; the error matches
+	// [ErrStreamWriterLost] when the writer can write no more.
+	Write(m StreamOutgoing, done func(error)) error
+	// Lost is closed once the writer can write no more.
+	Lost() <-chan struct{}
+	Close() error
+}
+
+// ErrStreamWriterLost is matched by a [StreamWriter]'s Write when the
+// writer or its connection closed.
+var ErrStreamWriterLost = errors.New("stream writer closed")
+
+// StreamOutgoing is a fact written into a stream, with what AMQP 0-9-1
+// would have given it through the exchange. Its fields match
+// internal/streamproto's Outgoing, so that one converts to the other.
+type StreamOutgoing struct {
+	Body        []byte
+	Exchange    string
+	RoutingKey  string
+	MessageID   string
+	Type        string
+	ContentType string
+	Timestamp   time.Time
+	Headers     map[string]any
+}
+
+// directWriters are a Publisher's writers, on a stream-protocol
+// connection of its own, opened at its first direct publish.
+type directWriters struct {
+	mu     sync.Mutex
+	store  StreamWriterStore
+	by     map[string]StreamWriter
+	closed bool
+	// streams caches, per routing key, the stream a fact is written into
+	// directly ("" for through the exchange): the topology never changes
+	// under a Conn.
+	streams sync.Map
+}
+
+// directStream returns the stream a fact of key published now goes to
+// directly, or "" when it goes through the exchange.
+func (p *Publisher) directStream(key string) string {
+	top := p.conn.cfg.Topology
+	if top == nil {
+		return ""
+	}
+	if s, ok := p.direct.streams.Load(key); ok {
+		return s.(string)
+	}
+	s, ok := top.DirectStream(p.exchange, key)
+	if !ok {
+		s = ""
+	}
+	p.direct.streams.Store(key, s)
+	return s
+}
+
+// writer returns the open writer of stream, opening the connection and
+// the writer when there is none.
+func (p *Publisher) writer(ctx context.Context, stream string) (StreamWriter, error) {
+	d := &p.direct
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("publisher: %w", ErrClosed)
+	}
+	if w, ok := d.by[stream]; ok {
+		return w, nil
+	}
+	if d.store == nil {
+		need := fmt.Sprintf("publishing directly into stream %q", stream)
+		store, err := p.conn.ownOffsets(ctx, need)
+		if err != nil {
+			return nil, err
+		}
+		ws, ok := store.(StreamWriterStore)
+		if !ok {
+			_ = store.Close()
+			return nil, fmt.Errorf("%s: the offset store does not write into streams; use runtime/streamoffset", need)
+		}
+		d.store, d.by = ws, map[string]StreamWriter{}
+	}
+	w, err := d.store.Writer(ctx, stream)
+	if err != nil {
+		return nil, p.conn.redact(err)
+	}
+	d.by[stream] = w
+	return w, nil
+}
+
+// drop forgets w after it failed, and the connection with it: the next
+// write opens both again, at the Conn's current broker.
+func (p *Publisher) drop(stream string, w StreamWriter) {
+	d := &p.direct
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.by[stream] != w {
+		return
+	}
+	store, writers := d.store, d.by
+	d.store, d.by = nil, nil
+	go func() {
+		for _, w := range writers {
+			_ = w.Close()
+		}
+		_ = store.Close()
+	}()
+}
+
+// closeDirect closes the writers and their connection; later direct
+// publishes fail with ErrClosed.
+func (p *Publisher) closeDirect() {
+	d := &p.direct
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	for _, w := range d.by {
+		_ = w.Close()
+	}
+	if d.store != nil {
+		_ = d.store.Close()
+	}
+	d.store, d.by = nil, nil
+}
+
+// writeDirect writes msg into dst.stream without waiting for its confirm.
+// A write whose confirm will not come is a channel loss: the caller
+// writes it again (same id) on a new writer.
+func (p *Publisher) writeDirect(ctx context.Context, msg amqp.Publishing, dst destination) (inFlight, error) {
+	headers, err := streamHeaders(msg.Headers)
+	if err != nil {
+		return inFlight{}, err
+	}
+	w, err := p.writer(ctx, dst.stream)
+	if err != nil {
+		return inFlight{}, err
+	}
+	out := StreamOutgoing{
+		Body: msg.Body, Exchange: p.exchange, RoutingKey: dst.key, MessageID: msg.MessageId, Type: msg.Type,
+		ContentType: msg.ContentType, Timestamp: msg.Timestamp, Headers: headers,
+	}
+	done := make(chan error, 1)
+	err = w.Write(out, func(err error) {
+		if err != nil {
+			p.drop(dst.stream, w)
+			err = fmt.Errorf("%w: stream %q: %w", errChannelLost, dst.stream, err)
+		}
+		done <- err
+	})
+	if err != nil {
+		p.drop(dst.stream, w)
+		if !errors.Is(err, ErrStreamWriterLost) {
+			return inFlight{}, err
+		}
+		// Wait a moment for the writer to be known gone, so that the
+		// write again lands on a new one instead of spinning.
+		select {
+		case <-w.Lost():
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		return inFlight{}, fmt.Errorf("%w: stream %q: %w", errChannelLost, dst.stream, err)
+	}
+	return inFlight{direct: done}, nil
+}
+
+// streamHeaders returns msg's headers as a stream message's application
+// properties, which hold scalars only: a header of another kind (a table,
+// a list, a decimal) fails the publish, naming it, before anything is
+// written.
+func streamHeaders(h amqp.Table) (map[string]any, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any, len(h))
+	for k, v := range h {
+		switch v.(type) {
+		case nil, bool, string, []byte, time.Time,
+			int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
+			out[k] = v
+		default:
+			return nil, fmt.Errorf("header %q: a %T cannot be written into a stream directly (strings, numbers, booleans, bytes and times can)", k, v)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+// A direct write whose connection closes before its confirm is written
+// again, with the same id, on a new connection: every fact confirmed to
+// the caller is in the stream, some perhaps twice, none lost.
+func TestDirectWriteAfterItsConnectionCloses(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("direct-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}}},
+	}
+	spec.Consumers[0].Stream = spec.Streams[0].Name
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	conn := b.dial(Config{})
+	pub, err := NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := itemFact("item.added")
+	const n = 3000
+	var pending []*Pending
+	cuts := 0
+	for i := range n {
+		h, err := pub.PublishAsync(ctx, f, item{SKU: fmt.Sprintf("sku-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, h)
+		if i%1000 == 500 {
+			// The writers' connection closes under facts in flight.
+			pub.direct.mu.Lock()
+			store := pub.direct.store
+			pub.direct.mu.Unlock()
+			if store == nil {
+				t.Fatal("no stream connection after direct writes")
+			}
+			if err := store.Close(); err != nil {
+				t.Fatal(err)
+			}
+			cuts++
+		}
+	}
+	want := map[string]bool{}
+	for _, h := range pending {
+		if err := h.Wait(ctx); err != nil {
+			t.Fatalf("a direct write after its connection closed: %v", err)
+		}
+		want[h.ID()] = true
+	}
+
+	var mu sync.Mutex
+	seen := map[string]int{}
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(_ context.Context, d Delivery, _ item) error {
+		mu.Lock()
+		seen[d.MessageID]++
+		mu.Unlock()
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	defer stop()
+	testenv.Eventually(t, "every confirmed direct write read from the stream", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for id := range want {
+			if seen[id] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	dups := 0
+	for id, k := range seen {
+		if !want[id] {
+			t.Fatalf("the stream holds %s, which was never published", id)
+		}
+		dups += k - 1
+	}
+	t.Logf("%d facts, %d connection closes: all %d in the stream, %d written twice", n, cuts, len(want), dups)
+}
+
+// A header the stream's message cannot hold fails the publish, naming it,
+// before anything is written.
+func TestStreamHeadersRefuseTables(t *testing.T) {
+	if _, err := streamHeaders(amqp.Table{"x-fact-version": int64(1), "trace": "abc", "at": time.Now()}); err != nil {
+		t.Fatalf("scalars: %v", err)
+	}
+	_, err := streamHeaders(amqp.Table{"x-fact-version": int64(1), "nested": amqp.Table{"a": 1}})
+	if err == nil || !strings.Contains(err.Error(), `header "nested"`) {
+		t.Fatalf("a table header: err = %v, want it named", err)
+	}
+}

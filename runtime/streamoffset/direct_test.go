@@ -1,0 +1,177 @@
+package streamoffset_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/topology"
+)
+
+type item struct {
+	SKU string `json:"sku"`
+}
+
+func itemFact(key string) runtime.Fact {
+	return runtime.Fact{RoutingKey: key, Version: 3, OrderingKey: "/sku", Validate: func(b []byte) error {
+		var v item
+		if err := json.Unmarshal(b, &v); err != nil || v.SKU == "" {
+			return fmt.Errorf("/sku: expected a non-empty string (%v)", err)
+		}
+		return nil
+	}}
+}
+
+// seen is what a handler saw of each fact.
+type seen struct {
+	mu  sync.Mutex
+	ids []string
+	by  map[string]runtime.Delivery
+}
+
+func (s *seen) add(d runtime.Delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, d.MessageID)
+	s.by[d.MessageID] = d
+}
+
+func (s *seen) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ids)
+}
+
+// A stream declared with publish "direct" takes the facts only it binds
+// from the Publisher over the stream protocol: with the stream's binding
+// to the events exchange removed, they still arrive, in publish order,
+// with the id, time, routing key and headers a publish through the
+// exchange gives them. A fact that a consumer's queue binds as well goes
+// through the exchange.
+func TestDirectStreamPublish(t *testing.T) {
+	raw := testenv.AMQPURL(t)
+	port := testenv.StreamPort(t)
+	stream := testenv.Name("direct-log")
+	events := testenv.Name("events")
+	top, err := topology.Build(topology.Spec{
+		Exchanges: topology.Exchanges{Events: events, Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: stream, Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+		Consumers: []topology.ConsumerSpec{
+			{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Stream: stream, Start: topology.Start{Kind: topology.StartFirst}, Backoff: []time.Duration{20 * time.Millisecond}},
+			{Name: testenv.Name("shipping"), Bindings: []string{"item.shipped"}, Backoff: []time.Duration{20 * time.Millisecond}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := top.DirectStream(events, "item.added"); !ok || s != stream {
+		t.Fatalf("DirectStream(item.added) = %q, %v; want %q", s, ok, stream)
+	}
+	if s, ok := top.DirectStream(events, "item.shipped"); ok {
+		t.Fatalf("DirectStream(item.shipped) = %q: a queue binds it too, so it goes through the exchange", s)
+	}
+	deleteAtEnd(t, raw, top)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: port, Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	// Only a direct write can reach the stream now.
+	rc, err := amqp.Dial(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	ch, err := rc.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.QueueUnbind(stream, "item.#", events, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	pub, err := runtime.NewPublisher(conn, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	added := itemFact("item.added")
+	var pending []*runtime.Pending
+	var want []string
+	for i := range n {
+		h, err := pub.PublishAsync(ctx, added, item{SKU: fmt.Sprintf("sku-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, h)
+		want = append(want, h.ID())
+	}
+	for _, h := range pending {
+		if err := h.Wait(ctx); err != nil {
+			t.Fatalf("confirm of a direct write: %v", err)
+		}
+	}
+	shippedID, err := pub.Publish(ctx, itemFact("item.shipped"), item{SKU: "sku-0"})
+	if err != nil {
+		t.Fatalf("a fact a queue binds too, through the exchange: %v", err)
+	}
+
+	reader := &seen{by: map[string]runtime.Delivery{}}
+	shipping := &seen{by: map[string]runtime.Delivery{}}
+	var stops []func()
+	start := func(c topology.Consumer, s *seen, f runtime.Fact) {
+		cons, err := runtime.NewConsumer(conn, c, []runtime.Route{runtime.Handle(f, func(_ context.Context, d runtime.Delivery, _ item) error {
+			s.add(d)
+			return nil
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- cons.Run(cctx) }()
+		stops = append(stops, func() {
+			stop()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("consumer %s: %v", c.Name, err)
+			}
+		})
+	}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	start(top.Consumers[0], reader, added)
+	start(top.Consumers[1], shipping, itemFact("item.shipped"))
+	testenv.Eventually(t, "the direct writes read from the stream", func() bool { return len(reader.list()) >= n })
+	testenv.Eventually(t, "the fact a queue binds too, in its queue", func() bool { return len(shipping.list()) == 1 })
+	if got := reader.list(); !slices.Equal(got, want) {
+		t.Fatalf("the stream holds %d facts, want the %d written, in publish order", len(got), len(want))
+	}
+	if got := shipping.list(); got[0] != shippedID {
+		t.Fatalf("the queue received %v, want %s", got, shippedID)
+	}
+	d := reader.by[want[7]]
+	if d.RoutingKey != "item.added" || d.OccurredAt.IsZero() || time.Since(d.OccurredAt) > time.Minute {
+		t.Fatalf("a direct write delivered with routing key %q and time %v", d.RoutingKey, d.OccurredAt)
+	}
+	if v := fmt.Sprint(d.Headers[runtime.HeaderFactVersion]); v != "3" {
+		t.Fatalf("header %s %q, want 3 (headers %v)", runtime.HeaderFactVersion, v, d.Headers)
+	}
+	if k := d.Headers[runtime.HeaderOrderingKey]; k != "sku-7" {
+		t.Fatalf("header %s %v, want sku-7", runtime.HeaderOrderingKey, k)
+	}
+}
