@@ -315,3 +315,24 @@ func copyTable(t amqp.Table) amqp.Table {
 	}
 	return out
 }
+
+// WriteStream appends msg to the stream named stream as a client of the
+// stream protocol writes it (RabbitMQ's "publish direct"): no exchange
+// routes it, and it keeps the exchange and routing key it names, as the
+// AMQP 1.0 message's annotations do. It is journaled like a publish, with
+// the stream as its one queue. A stream that does not exist is an error,
+// as the stream protocol's is when a producer is declared on it.
+func (b *Broker) WriteStream(stream, exchange, key string, msg amqp.Publishing) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, ok := b.queues[stream]
+	if !ok || !q.stream {
+		return fmt.Errorf("stream %q does not exist", stream)
+	}
+	msg.Headers = copyTable(msg.Headers)
+	msg.Body = slices.Clone(msg.Body)
+	q.push(exchange, key, msg, true)
+	b.record(Record{Exchange: exchange, RoutingKey: key, Msg: msg, Queues: []string{stream}})
+	b.touch()
+	return nil
+}

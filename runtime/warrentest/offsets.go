@@ -2,7 +2,10 @@ package warrentest
 
 import (
 	"context"
+	"fmt"
 	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/runtime"
 )
@@ -23,7 +26,10 @@ type busOffsets struct {
 	b *Bus
 }
 
-var _ runtime.GroupStore = busOffsets{}
+var (
+	_ runtime.GroupStore        = busOffsets{}
+	_ runtime.StreamWriterStore = busOffsets{}
+)
 
 func (o busOffsets) StoreOffset(_ context.Context, consumer, stream string, offset int64) error {
 	o.s.mu.Lock()
@@ -40,6 +46,38 @@ func (o busOffsets) QueryOffset(_ context.Context, consumer, stream string) (int
 }
 
 func (busOffsets) Close() error { return nil }
+
+// Writer writes into a stream of the bus as the stream protocol's
+// producer writes into RabbitMQ's: for a stream declared with publish
+// "direct", a fact goes into the stream, not through the events exchange.
+func (o busOffsets) Writer(_ context.Context, stream string) (runtime.StreamWriter, error) {
+	if _, ok := o.b.broker.Queue(stream); !ok {
+		return nil, fmt.Errorf("write into stream %q: it does not exist", stream)
+	}
+	return busWriter{b: o.b, stream: stream}, nil
+}
+
+// busWriter is a stream's writer on the bus: each write is in the stream
+// once Write returns, and confirmed at once.
+type busWriter struct {
+	b      *Bus
+	stream string
+}
+
+func (w busWriter) Write(m runtime.StreamOutgoing, done func(error)) error {
+	pub := amqp.Publishing{
+		Headers: amqp.Table(m.Headers), ContentType: m.ContentType, DeliveryMode: amqp.Persistent,
+		MessageId: m.MessageID, Timestamp: m.Timestamp, Type: m.Type, Body: m.Body,
+	}
+	if err := w.b.broker.WriteStream(w.stream, m.Exchange, m.RoutingKey, pub); err != nil {
+		return err
+	}
+	go done(nil)
+	return nil
+}
+
+func (busWriter) Lost() <-chan struct{} { return nil }
+func (busWriter) Close() error          { return nil }
 
 // StreamOffsets is the bus's [runtime.OffsetDialer]: the Conn of the bus
 // ([Bus.Conn]) keeps its stream consumers' offsets in the bus with it. A
