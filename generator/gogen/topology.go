@@ -6,6 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/warrenbus/warren/generator/names"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // genTopology writes the package's topology as data, and Declare.
@@ -18,12 +19,17 @@ func (e *emitter) genTopology(f *jen.File) {
 	}
 	f.Var().Id(names.TopologyVar).Op("=").Add(valueLit(reflect.ValueOf(e.m.Topology)))
 	f.Line()
-	if len(e.m.Topology.StreamConsumers()) > 0 {
-		// Stream consumers keep their offsets through runtime/streamoffset,
-		// which runtime does not import (its client's dependencies are
-		// heavy): importing it here sets it as the default, so that users
-		// pass nothing more to runtime.Dial.
-		for _, c := range docComment("Stream consumers keep their offsets on the broker through package streamoffset, which imported sets itself as the default runtime.Config.StreamOffsets: users of this package need not pass it to runtime.Dial.") {
+	if direct := writesDirectly(e.m.Topology); direct || len(e.m.Topology.StreamConsumers()) > 0 {
+		// Stream consumers keep their offsets, and a Publisher writes
+		// into a stream directly, through runtime/streamoffset, which
+		// runtime does not import (its client's dependencies are heavy):
+		// importing it here sets it as the default, so that users pass
+		// nothing more to runtime.Dial.
+		doc := "Stream consumers keep their offsets on the broker through package streamoffset, which imported sets itself as the default runtime.Config.StreamOffsets: users of this package need not pass it to runtime.Dial."
+		if direct {
+			doc = "Stream consumers keep their offsets on the broker, and publishers write into streams declared with publish \"direct\", through package streamoffset, which imported sets itself as the default runtime.Config.StreamOffsets: users of this package need not pass it to runtime.Dial."
+		}
+		for _, c := range docComment(doc) {
 			f.Add(c)
 		}
 		f.Var().Id("_").Qual(runtimePath, "OffsetDialer").Op("=").Qual(streamoffsetPath, "Dial")
@@ -38,4 +44,15 @@ func (e *emitter) genTopology(f *jen.File) {
 	).Error().Block(
 		jen.Return(jen.Id("conn").Dot("Declare").Call(jen.Id("ctx"), jen.Id(names.TopologyVar))),
 	)
+}
+
+// writesDirectly reports whether a stream of t takes facts directly from
+// a Publisher (topology.Queue.Direct).
+func writesDirectly(t topology.Topology) bool {
+	for _, q := range t.Queues {
+		if q.Direct {
+			return true
+		}
+	}
+	return false
 }

@@ -21,6 +21,9 @@ type Stream struct {
 	// Partitions is "partitions": above 0, the stream is a super stream of
 	// that many partitions (see readSuperStream).
 	Partitions int
+	// Direct is "publish": "direct": facts only this stream binds are
+	// written into it over the stream protocol.
+	Direct bool
 }
 
 // StreamStart is a stream consumer's "start": where it reads from the
@@ -60,6 +63,7 @@ func readStreams(doc *Document, root map[string]any, errs *ErrorList) []*Stream 
 		s.MaxBytes = int64Of(obj["maxBytes"])
 		s.SegmentBytes = int64Of(obj["segmentBytes"])
 		readSuperStream(s, obj)
+		s.Direct = obj["publish"] == "direct"
 		out = append(out, s)
 	}
 	return out

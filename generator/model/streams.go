@@ -15,7 +15,7 @@ func (b *builder) streamSpecs() []topology.StreamSpec {
 		out = append(out, topology.StreamSpec{
 			Name: s.Name, Bindings: append([]string(nil), s.Bindings...),
 			MaxAge: s.MaxAge, MaxBytes: s.MaxBytes, SegmentBytes: s.SegmentBytes,
-			Partitions: s.Partitions,
+			Partitions: s.Partitions, Direct: s.Direct,
 		})
 	}
 	return out
@@ -39,6 +39,7 @@ func (b *builder) checkStreams(facts []*Fact, consumers []*Consumer) {
 			}
 		}
 		b.checkSuperStream(s, facts)
+		b.checkDirect(s, facts)
 	}
 	model := map[string]*Consumer{}
 	for _, c := range consumers {
@@ -108,5 +109,49 @@ func (b *builder) checkSuperStream(s *load.Stream, facts []*Fact) {
 		if carries(s, f.RoutingKey) && f.OrderingKey == "" {
 			b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "partitions"), "super stream %s: fact %s (%s) declares no ordering key, which picks a fact's partition: add \"x-ordering-key\", a JSON pointer to the property that identifies the entity, such as \"/order_id\", or narrow the stream's bindings", strconv.Quote(s.Name), f.RoutingKey, f.Location()))
 		}
+	}
+}
+
+// checkDirect reports a fact that a stream publishing directly carries and
+// another stream or a consumer's queue binds too: the publisher would send
+// it through the exchange after all (see topology.DirectStream), which the
+// manifest's reader would not expect of "publish": "direct".
+func (b *builder) checkDirect(s *load.Stream, facts []*Fact) {
+	if !s.Direct {
+		return
+	}
+	man := b.s.Manifest
+	for _, f := range facts {
+		if !carries(s, f.RoutingKey) {
+			continue
+		}
+		var streams, consumers, fixes []string
+		for _, o := range man.Streams {
+			if o != s && carries(o, f.RoutingKey) {
+				streams = append(streams, "stream "+strconv.Quote(o.Name))
+			}
+		}
+		for _, c := range man.Consumers {
+			if c.Stream != "" {
+				continue // reads a stream: binds no queue
+			}
+			for _, p := range c.Bindings {
+				if TopicMatch(p, f.RoutingKey) {
+					consumers = append(consumers, "consumer "+strconv.Quote(c.Name))
+					break
+				}
+			}
+		}
+		if len(streams) > 0 {
+			fixes = append(fixes, "narrow the other stream's bindings")
+		}
+		if len(consumers) > 0 {
+			fixes = append(fixes, "have the consumer read this stream (\"stream\": "+strconv.Quote(s.Name)+")")
+		}
+		if len(fixes) == 0 {
+			continue
+		}
+		fixes = append(fixes, "publish through the exchange (remove publish)")
+		b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "publish"), "stream %s: publish direct writes fact %s into this stream alone, but %s binds it too, so it would go through the exchange after all: %s", strconv.Quote(s.Name), f.RoutingKey, strings.Join(append(streams, consumers...), " and "), strings.Join(fixes, ", or ")))
 	}
 }

@@ -148,10 +148,14 @@ type StockHandler interface {
 	HandleStockCounted(ctx context.Context, d runtime.Delivery, fact StockCounted) error
 }
 
-// NewStockConsumer returns consumer "stock": it reads the work queue stock and
-// calls h for each fact, with the prefetch, concurrency, retry ladder and
-// attempt limit of Topology. Start it with Run. opts adjust it, for example
-// runtime.WithGuard or runtime.WithShutdownTimeout.
+// NewStockConsumer returns stream consumer "stock": it reads stream stock-log
+// (from the first fact written after it starts the first time, then on from
+// the offset it stored) and calls h for each fact its bindings match, skipping
+// the stream's others, with the prefetch, concurrency, retry ladder and
+// attempt limit of Topology. Its work queue stock is bound to nothing: it
+// receives only the consumer's own retries and deferrals. Start it with Run.
+// opts adjust it, for example runtime.WithGuard or
+// runtime.WithShutdownTimeout.
 func NewStockConsumer(conn *runtime.Conn, h StockHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"stock\": nil StockHandler")

@@ -63,6 +63,14 @@ var Topology = topology.Topology{
 			MaxAge:         168 * time.Hour,
 			SegmentBytes:   500000000,
 		},
+		{
+			Name:         "stock-log",
+			Role:         topology.RoleStream,
+			Type:         topology.Stream,
+			MaxAge:       24 * time.Hour,
+			SegmentBytes: 500000000,
+			Direct:       true,
+		},
 		{Name: "order-history.poison", Consumer: "order-history", Role: topology.RolePoison, Type: topology.Quorum},
 		{
 			Name:          "order-history",
@@ -162,6 +170,7 @@ var Topology = topology.Topology{
 		{Exchange: "orders-by-id", Queue: "orders-by-id-1", Key: "1", Partition: 2},
 		{Exchange: "orders-by-id", Queue: "orders-by-id-2", Key: "1", Partition: 3},
 		{Exchange: "app.events", Queue: "orders-log", Key: "order.#"},
+		{Exchange: "app.events", Queue: "stock-log", Key: "stock.#"},
 		{Exchange: "app.retry", Queue: "order-history.retry.20ms", Key: "order-history.retry.20ms"},
 		{Exchange: "app.retry", Queue: "order-history.retry.40ms", Key: "order-history.retry.40ms"},
 		{Exchange: "app.dead", Queue: "order-history.poison", Key: "order-history"},
@@ -170,7 +179,6 @@ var Topology = topology.Topology{
 		{Exchange: "app.dead", Queue: "order-projection.poison", Key: "order-projection"},
 		{Exchange: "app.retry", Queue: "shipping-audit.retry.20ms", Key: "shipping-audit.retry.20ms"},
 		{Exchange: "app.dead", Queue: "shipping-audit.poison", Key: "shipping-audit"},
-		{Exchange: "app.events", Queue: "stock", Key: "stock.#"},
 		{Exchange: "app.retry", Queue: "stock.retry.20ms", Key: "stock.retry.20ms"},
 		{Exchange: "app.retry", Queue: "stock.retry.40ms", Key: "stock.retry.40ms"},
 		{Exchange: "app.dead", Queue: "stock.poison", Key: "stock"},
@@ -245,14 +253,15 @@ var Topology = topology.Topology{
 			MaxDeferrals: 100,
 			Prefetch:     10,
 			Concurrency:  1,
+			Stream:       "stock-log",
 		},
 	},
 }
 
-// Stream consumers keep their offsets on the broker through package
-// streamoffset, which imported sets itself as the default
-// runtime.Config.StreamOffsets: users of this package need not pass it to
-// runtime.Dial.
+// Stream consumers keep their offsets on the broker, and publishers write into
+// streams declared with publish "direct", through package streamoffset, which
+// imported sets itself as the default runtime.Config.StreamOffsets: users of
+// this package need not pass it to runtime.Dial.
 var _ runtime.OffsetDialer = streamoffset.Dial
 
 // Declare declares Topology over conn: exchanges, then queues, then bindings.
