@@ -1,7 +1,9 @@
 // Command orderlog shows a stream consumer built on orderlogevents, the
 // package generated from examples/orderlog/events (make generate).
 //
-// The order facts are kept on the stream orders-log. The order-history
+// The order facts are kept on the stream orders-log, which the publisher
+// writes them into directly, over the stream protocol ("publish":
+// "direct" in warren.json: nothing else binds them). The order-history
 // consumer reads it with the same generated handler interface as a queue
 // consumer: the first time from the first fact the stream holds, so facts
 // published before it ever ran are handled too; after a restart from the
@@ -12,7 +14,7 @@
 // would (warren replay --from stream does the same from the command line);
 // the consumer's own offset does not move. It needs the broker's
 // rabbitmq_stream plugin (rabbitmq-plugins enable rabbitmq_stream),
-// through which the offsets are kept.
+// through which the facts are written and the offsets kept.
 //
 //	go run ./examples/orderlog
 package main

@@ -33,6 +33,7 @@ var Topology = topology.Topology{
 			Type:         topology.Stream,
 			MaxAge:       168 * time.Hour,
 			SegmentBytes: 500000000,
+			Direct:       true,
 		},
 		{Name: "order-history.poison", Consumer: "order-history", Role: topology.RolePoison, Type: topology.Quorum},
 		{
@@ -77,10 +78,10 @@ var Topology = topology.Topology{
 	},
 }
 
-// Stream consumers keep their offsets on the broker through package
-// streamoffset, which imported sets itself as the default
-// runtime.Config.StreamOffsets: users of this package need not pass it to
-// runtime.Dial.
+// Stream consumers keep their offsets on the broker, and publishers write into
+// streams declared with publish "direct", through package streamoffset, which
+// imported sets itself as the default runtime.Config.StreamOffsets: users of
+// this package need not pass it to runtime.Dial.
 var _ runtime.OffsetDialer = streamoffset.Dial
 
 // Declare declares Topology over conn: exchanges, then queues, then bindings.
