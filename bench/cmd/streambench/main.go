@@ -1,6 +1,7 @@
 // Command streambench measures, in one run, publishing and consuming the
-// same 1 KiB fact through a quorum queue, a stream and (on RabbitMQ 3.11
-// or later) a super stream of 3 partitions, with warren's runtime, beside
+// same 1 KiB fact through a quorum queue, a stream (published through the
+// events exchange, and directly: "publish": "direct") and (on RabbitMQ
+// 3.11 or later) a super stream of 3 partitions, with warren's runtime, beside
 // the stream protocol's own Go client publishing and reading a stream:
 // throughput, client CPU per fact, and end-to-end latency at a fixed rate.
 // The fact is the benchmarks' order (bench/events/order-placed.json):
@@ -52,10 +53,19 @@ import (
 )
 
 // orderPlaced is the generated fact of the benchmarks' order, with its id
-// as the ordering key that partitions a super stream.
+// as the ordering key that partitions a super stream, read from the value
+// as the code generated for a schema with "x-ordering-key" reads it (the
+// publisher would otherwise parse the JSON it just wrote to find it).
 var orderPlaced = func() runtime.Fact {
 	f := benchevents.FactOrderPlaced
 	f.OrderingKey = "/order_id"
+	f.KeyOf = func(payload any) (string, bool) {
+		v, ok := payload.(*benchevents.OrderPlaced)
+		if !ok {
+			return "", false
+		}
+		return v.OrderID, true
+	}
 	return f
 }()
 
@@ -118,8 +128,8 @@ func main() {
 	flag.IntVar(&c.replay, "replay", 0, "after the rounds, store this many facts in a stream and measure a new consumer reading them all")
 	flag.DurationVar(&c.readFor, "read-for", 30*time.Second, "longest a backlog read may take; a slower one reports the rate it reached")
 	flag.IntVar(&c.socketBuffer, "client-socket-buffer", 0, "the stream client's socket buffers in bytes; 0 leaves them to the kernel, as warren does (the client's own default is 8192)")
-	flag.StringVar(&c.paths, "paths", "", "comma-separated paths to run (quorum, stream, stream-client, stream-producer, super-stream); empty for all")
-	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each warren path's consume phase to FILE-<path>-<round>.pprof")
+	flag.StringVar(&c.paths, "paths", "", "comma-separated paths to run (quorum, stream, stream-direct, stream-client, stream-producer, super-stream); empty for all")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each warren path's publish and consume phases to FILE-<path>-publish-<round>.pprof and FILE-<path>-<round>.pprof")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "streambench:", err)
@@ -135,7 +145,7 @@ type result struct {
 }
 
 func run(c config) error {
-	paths := []string{"quorum", "stream", "stream-client", "stream-producer"}
+	paths := []string{"quorum", "stream", "stream-direct", "stream-client", "stream-producer"}
 	if c.super {
 		paths = append(paths, "super-stream")
 	}
@@ -185,6 +195,12 @@ func run(c config) error {
 	if has("stream") && has("quorum") {
 		fmt.Printf("stream/quorum: publish %s, consume %s\n", ratio("stream", "quorum", pub), ratio("stream", "quorum", cons))
 	}
+	if has("stream-direct") && has("quorum") {
+		fmt.Printf("stream-direct/quorum: publish %s, consume %s\n", ratio("stream-direct", "quorum", pub), ratio("stream-direct", "quorum", cons))
+	}
+	if has("stream-direct") && has("stream-client") {
+		fmt.Printf("stream-direct/stream-client: publish %s, consume %s\n", ratio("stream-direct", "stream-client", pub), ratio("stream-direct", "stream-client", cons))
+	}
 	if has("stream") && has("stream-client") {
 		fmt.Printf("stream/stream-client: publish %s, consume %s\n", ratio("stream", "stream-client", pub), ratio("stream", "stream-client", cons))
 	}
@@ -219,10 +235,13 @@ func measure(c config, path string, round int) (result, error) {
 	spec := topology.Spec{Exchanges: topology.Exchanges{Events: "bench.events." + suffix, Retry: "bench.retry." + suffix, Dead: "bench.dead." + suffix}}
 	cs := topology.ConsumerSpec{Name: "bench-" + path + "-" + suffix, Bindings: []string{orderPlaced.RoutingKey}, Prefetch: 1000, Concurrency: 4, Backoff: []time.Duration{time.Second}}
 	switch path {
-	case "stream", "super-stream":
+	case "stream", "stream-direct", "super-stream":
 		s := topology.StreamSpec{Name: "bench-log-" + suffix, Bindings: []string{orderPlaced.RoutingKey}, MaxAge: time.Hour}
-		if path == "super-stream" {
+		switch path {
+		case "super-stream":
 			s.Partitions = 3
+		case "stream-direct":
+			s.Direct = true
 		}
 		spec.Streams = []topology.StreamSpec{s}
 		cs.Stream, cs.Start = s.Name, topology.Start{Kind: topology.StartFirst}
@@ -254,6 +273,10 @@ func measure(c config, path string, round int) (result, error) {
 
 	var r result
 	// Publish: window facts in flight, each confirmed.
+	endPub, err := startProfile(c.cpuProfile, path+"-publish", round)
+	if err != nil {
+		return result{}, err
+	}
 	cpu0, t0 := cpuTime(), time.Now()
 	if err := publishAll(ctx, c.n, func(i int) (*runtime.Pending, error) {
 		return pub.PublishAsync(ctx, orderPlaced, sample(i))
@@ -261,6 +284,7 @@ func measure(c config, path string, round int) (result, error) {
 		return r, err
 	}
 	r.pubRate, r.pubCPU = rate(c.n, time.Since(t0)), perFact(cpuTime()-cpu0, c.n)
+	endPub()
 
 	// Consume the backlog with a new consumer.
 	var handled atomic.Int64
