@@ -30,7 +30,9 @@ import (
 // publish into a stream declared with publish "direct".
 type StreamWriterStore interface {
 	OffsetStore
-	// Writer opens a writer of the named stream on the store's connection.
+	// Writer opens a writer of the named stream on the store's
+	// connection. Its error matches [ErrStreamRefused] when trying again
+	// cannot help.
 	Writer(ctx context.Context, stream string) (StreamWriter, error)
 }
 
@@ -97,9 +99,38 @@ func (p *Publisher) directStream(key string) string {
 	return s
 }
 
+// ErrStreamRefused is matched by a [StreamWriterStore]'s Writer error
+// when the broker refused it for good: the stream does not exist, or the
+// user may not write into it. Any other error is taken as passing (a
+// stream whose leader is being elected after a node loss, a node that
+// does not answer), and the writer is opened again.
+var ErrStreamRefused = errors.New("the broker refused the stream writer")
+
+// errNoWriter is returned when the Conn's offset store cannot write.
+var errNoWriter = errors.New("the offset store does not write into streams; use runtime/streamoffset")
+
 // writer returns the open writer of stream, opening the connection and
-// the writer when there is none.
+// the writer when there is none. While the broker cannot open one for a
+// passing reason (the stream's leader is being elected after a node loss),
+// it tries again, up to ctx's end, as a publish through the exchange
+// waits for the connection.
 func (p *Publisher) writer(ctx context.Context, stream string) (StreamWriter, error) {
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		w, err := p.openWriter(ctx, stream)
+		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrStreamRefused) || errors.Is(err, errNoWriter) || errors.Is(err, ErrNoOffsetStore) {
+			return w, err
+		}
+		p.conn.log.Debug("stream writer not open; trying again", "stream", stream, "err", p.conn.redact(err))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (and %w)", err, context.Cause(ctx))
+		case <-time.After(wait):
+		}
+	}
+}
+
+// openWriter is one try of writer.
+func (p *Publisher) openWriter(ctx context.Context, stream string) (StreamWriter, error) {
 	d := &p.direct
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -118,7 +149,7 @@ func (p *Publisher) writer(ctx context.Context, stream string) (StreamWriter, er
 		ws, ok := store.(StreamWriterStore)
 		if !ok {
 			_ = store.Close()
-			return nil, fmt.Errorf("%s: the offset store does not write into streams; use runtime/streamoffset", need)
+			return nil, fmt.Errorf("%s: %w", need, errNoWriter)
 		}
 		d.store, d.by = ws, map[string]StreamWriter{}
 	}

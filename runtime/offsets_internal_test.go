@@ -36,6 +36,9 @@ func (s testGroupStore) Join(ctx context.Context, g ConsumerGroup) (GroupMember,
 
 func (s testGroupStore) Writer(ctx context.Context, stream string) (StreamWriter, error) {
 	w, err := s.Store.Writer(ctx, stream)
+	if errors.Is(err, streamproto.ErrWriterRefused) {
+		return nil, fmt.Errorf("%w: %w", ErrStreamRefused, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,22 @@ type Outgoing struct {
 // the fact is unknown; writing it again is the at-least-once answer.
 var ErrWriterLost = errors.New("stream writer closed before the broker confirmed")
 
+// ErrWriterRefused is matched by [Store.Writer]'s error when the broker
+// refused the writer for good: the stream does not exist, or the user may
+// not write into it.
+var ErrWriterRefused = errors.New("the broker refused the stream writer")
+
+// refused reports whether err is one of the stream client's refusals that
+// trying again does not mend.
+func refused(err error) bool {
+	for _, e := range []error{stream.StreamDoesNotExist, stream.AuthenticationFailure, stream.AuthenticationFailureLoopbackError, stream.VirtualHostAccessFailure, stream.CodeAccessRefused, stream.PreconditionFailed} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Writer writes facts into one stream with the stream protocol's
 // producer: the client gathers the facts written meanwhile into one
 // publish frame, and the broker confirms each.
@@ -56,6 +72,9 @@ func (s *Store) Writer(ctx context.Context, streamName string) (*Writer, error) 
 		return env.NewProducer(streamName, stream.NewProducerOptions().SetClientProvidedName("warren-writer"))
 	})
 	if err != nil {
+		if refused(err) {
+			err = fmt.Errorf("%w: %w", ErrWriterRefused, err)
+		}
 		return nil, fmt.Errorf("write into stream %q: %w", streamName, err)
 	}
 	w := &Writer{stream: streamName, p: p, pending: map[message.StreamMessage]func(error){}, done: make(chan struct{})}

@@ -174,4 +174,18 @@ func TestDirectStreamPublish(t *testing.T) {
 	if k := d.Headers[runtime.HeaderOrderingKey]; k != "sku-7" {
 		t.Fatalf("header %s %v, want sku-7", runtime.HeaderOrderingKey, k)
 	}
+
+	// A stream that is gone refuses the writer: the publish fails, rather
+	// than wait for a stream that will not come.
+	if _, err := ch.QueueDelete(stream, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	pub2, err := runtime.NewPublisher(conn, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub2.Close()
+	if _, err := pub2.Publish(ctx, added, item{SKU: "gone"}); !errors.Is(err, runtime.ErrStreamRefused) {
+		t.Fatalf("a direct publish into a deleted stream: err = %v, want one matching runtime.ErrStreamRefused", err)
+	}
 }

@@ -12,6 +12,9 @@ import (
 // Writer opens a writer of a stream, for a Publisher's direct writes.
 func (s store) Writer(ctx context.Context, stream string) (runtime.StreamWriter, error) {
 	w, err := s.Store.Writer(ctx, stream)
+	if errors.Is(err, streamproto.ErrWriterRefused) {
+		return nil, fmt.Errorf("%w: %w", runtime.ErrStreamRefused, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (busOffsets) Close() error { return nil }
 // "direct", a fact goes into the stream, not through the events exchange.
 func (o busOffsets) Writer(_ context.Context, stream string) (runtime.StreamWriter, error) {
 	if _, ok := o.b.broker.Queue(stream); !ok {
-		return nil, fmt.Errorf("write into stream %q: it does not exist", stream)
+		return nil, fmt.Errorf("write into stream %q: it does not exist: %w", stream, runtime.ErrStreamRefused)
 	}
 	return busWriter{b: o.b, stream: stream}, nil
 }
