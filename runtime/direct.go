@@ -71,10 +71,13 @@ type StreamOutgoing struct {
 // directWriters are a Publisher's writers, on a stream-protocol
 // connection of its own, opened at its first direct publish.
 type directWriters struct {
-	mu     sync.Mutex
-	store  StreamWriterStore
-	by     map[string]StreamWriter
-	closed bool
+	// opening is held while a writer or the connection is opened, which
+	// waits on the network: a publish waiting for it still heeds its ctx.
+	opening chan struct{}
+	mu      sync.Mutex // guards what follows, never across a wait
+	store   StreamWriterStore
+	by      map[string]StreamWriter
+	closed  bool
 	// streams caches, per routing key, the stream a fact is written into
 	// directly ("" for through the exchange): the topology never changes
 	// under a Conn.
@@ -132,33 +135,67 @@ func (p *Publisher) writer(ctx context.Context, stream string) (StreamWriter, er
 // openWriter is one try of writer.
 func (p *Publisher) openWriter(ctx context.Context, stream string) (StreamWriter, error) {
 	d := &p.direct
+	if w, ok, err := d.current(stream); ok || err != nil {
+		return w, err
+	}
+	select {
+	case d.opening <- struct{}{}:
+		defer func() { <-d.opening }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the stream writer: %w", context.Cause(ctx))
+	}
+	if w, ok, err := d.current(stream); ok || err != nil {
+		return w, err // opened meanwhile, or closed
+	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, fmt.Errorf("publisher: %w", ErrClosed)
-	}
-	if w, ok := d.by[stream]; ok {
-		return w, nil
-	}
-	if d.store == nil {
+	store := d.store
+	d.mu.Unlock()
+	if store == nil {
 		need := fmt.Sprintf("publishing directly into stream %q", stream)
-		store, err := p.conn.ownOffsets(ctx, need)
+		s, err := p.conn.ownOffsets(ctx, need)
 		if err != nil {
 			return nil, err
 		}
-		ws, ok := store.(StreamWriterStore)
+		ws, ok := s.(StreamWriterStore)
 		if !ok {
-			_ = store.Close()
+			_ = s.Close()
 			return nil, fmt.Errorf("%s: %w", need, errNoWriter)
 		}
-		d.store, d.by = ws, map[string]StreamWriter{}
+		store = ws
 	}
-	w, err := d.store.Writer(ctx, stream)
+	w, err := store.Writer(ctx, stream)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		// Closed meanwhile: what was opened for it goes too.
+		go func() {
+			if w != nil {
+				_ = w.Close()
+			}
+			_ = store.Close()
+		}()
+		return nil, fmt.Errorf("publisher: %w", ErrClosed)
+	}
+	if d.store == nil {
+		d.store, d.by = store, map[string]StreamWriter{}
+	}
 	if err != nil {
 		return nil, p.conn.redact(err)
 	}
 	d.by[stream] = w
 	return w, nil
+}
+
+// current returns the open writer of stream (ok), or ErrClosed once the
+// publisher is closed; neither when stream has no writer yet.
+func (d *directWriters) current(stream string) (w StreamWriter, ok bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, false, fmt.Errorf("publisher: %w", ErrClosed)
+	}
+	w, ok = d.by[stream]
+	return w, ok, nil
 }
 
 // drop forgets w after it failed, and the connection with it: the next
@@ -181,19 +218,21 @@ func (p *Publisher) drop(stream string, w StreamWriter) {
 }
 
 // closeDirect closes the writers and their connection; later direct
-// publishes fail with ErrClosed.
+// publishes fail with ErrClosed. The closes run unlocked: a writer's
+// close tells its unconfirmed writes, whose callbacks take the lock.
 func (p *Publisher) closeDirect() {
 	d := &p.direct
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.closed = true
-	for _, w := range d.by {
+	store, writers := d.store, d.by
+	d.store, d.by = nil, nil
+	d.mu.Unlock()
+	for _, w := range writers {
 		_ = w.Close()
 	}
-	if d.store != nil {
-		_ = d.store.Close()
+	if store != nil {
+		_ = store.Close()
 	}
-	d.store, d.by = nil, nil
 }
 
 // writeDirect writes msg into dst.stream without waiting for its confirm.

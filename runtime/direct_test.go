@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -111,4 +112,48 @@ func TestStreamHeadersRefuseTables(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `header "nested"`) {
 		t.Fatalf("a table header: err = %v, want it named", err)
 	}
+}
+
+// Closing a Publisher with direct writes in flight ends each of them: it
+// was confirmed, or its Wait says the publisher is closed.
+func TestDirectWritesInFlightAtClose(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("direct-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+	}
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	conn := b.dial(Config{})
+	pub, err := NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	f := itemFact("item.added")
+	var pending []*Pending
+	for i := range 2000 {
+		h, err := pub.PublishAsync(ctx, f, item{SKU: fmt.Sprintf("sku-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, h)
+	}
+	if err := pub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	confirmed, closed := 0, 0
+	for _, h := range pending {
+		switch err := h.Wait(ctx); {
+		case err == nil:
+			confirmed++
+		case errors.Is(err, ErrClosed):
+			closed++
+		default:
+			t.Fatalf("a direct write in flight at Close: %v", err)
+		}
+	}
+	if _, err := pub.Publish(ctx, f, item{SKU: "late"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a publish after Close: err = %v, want ErrClosed", err)
+	}
+	t.Logf("2000 in flight at Close: %d confirmed, %d closed", confirmed, closed)
 }

@@ -67,6 +67,7 @@ func NewPublisher(conn *Conn, exchange string, opts ...PublisherOption) (*Publis
 		return nil, errors.New("new publisher: nil Conn")
 	}
 	p := &Publisher{publisher: &publisher{conn: conn, exchange: exchange, lane: lane{conn: conn}}}
+	p.direct.opening = make(chan struct{}, 1)
 	for _, o := range opts {
 		o(&p.opts)
 	}
