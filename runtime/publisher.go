@@ -186,18 +186,20 @@ func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, dst destinati
 	}
 }
 
-// sendOnce writes msg on the lane's current channel without waiting for
-// its confirm.
+// sendOnce writes msg on the lane's current channel, or into its stream
+// directly, without waiting for its confirm.
 func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, dst destination) (inFlight, error) {
+	if dst.stream != "" {
+		// Over the stream protocol's connection: the AMQP one is not
+		// needed, nor waited for.
+		return p.writeDirect(ctx, msg, dst)
+	}
 	cc, err := p.lane.channel(ctx)
 	if errors.Is(err, ErrClosed) && p.closed.Load() {
 		return inFlight{}, fmt.Errorf("publisher: %w", ErrClosed)
 	}
 	if err != nil {
 		return inFlight{}, err
-	}
-	if dst.stream != "" {
-		return p.writeDirect(ctx, msg, dst)
 	}
 	return cc.send(ctx, dst.exchange, dst.key, !p.opts.allowUnroutable, msg)
 }
