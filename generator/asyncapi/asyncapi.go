@@ -65,7 +65,7 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 	for _, f := range m.Facts {
 		doc.Channels[f.GoName] = factChannel(m, f)
 		doc.Components.Messages[f.GoName] = factMessage(f, keys[f.Source])
-		doc.Operations[sendID(f)] = sendOperation(f)
+		doc.Operations[sendID(f)] = sendOperation(m, f)
 	}
 	for _, c := range m.Consumers {
 		for _, f := range c.Facts {
@@ -184,13 +184,18 @@ func receiveID(c *model.Consumer, f *model.Fact) string {
 	return c.GoName + "_" + names.Method(f.GoName)
 }
 
-func sendOperation(f *model.Fact) operation {
+func sendOperation(m *model.Model, f *model.Fact) operation {
+	desc := "The payload is validated against its schema before anything is sent. A fact that no queue is bound to is returned by the broker (mandatory) and is an error."
+	if s, ok := m.Topology.DirectStream(m.Exchanges.Events, f.RoutingKey); ok {
+		// Its readers must know: a queue bound to the exchange gets none.
+		desc = fmt.Sprintf("The payload is validated against its schema before anything is sent. The producing service writes the fact directly into the stream %q over RabbitMQ's stream protocol, not through the exchange: read it from that stream. A queue bound to the exchange does not receive it, though a copy published through the exchange by another client reaches the stream by its bindings.", s)
+	}
 	return operation{
 		Action:      "send",
 		Channel:     ref{Ref: "#/channels/" + f.GoName},
 		Title:       "Publish " + f.GoName,
 		Summary:     fmt.Sprintf("The producing service publishes %s with publisher confirms; the broker's confirm ends the publish.", f.RoutingKey),
-		Description: "The payload is validated against its schema before anything is sent. A fact that no queue is bound to is returned by the broker (mandatory) and is an error.",
+		Description: desc,
 		Messages:    []ref{{Ref: "#/channels/" + f.GoName + "/messages/" + f.GoName}},
 		Bindings: &operationBindings{AMQP: amqpOperation{
 			DeliveryMode:   2,

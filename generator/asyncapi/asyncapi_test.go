@@ -224,3 +224,22 @@ func lookup(doc any, pointer string) (any, bool) {
 	}
 	return cur, true
 }
+
+// A fact written directly into a stream says so where its publish is
+// described: a reader who binds a queue to the exchange would get none.
+func TestDirectStreamFactSaysWhereItGoes(t *testing.T) {
+	_, raw := build(t, "../../golden/streams/events")
+	var doc struct {
+		Operations map[string]struct{ Description string }
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	direct := doc.Operations["publishStockCounted"].Description
+	if !strings.Contains(direct, `directly into the stream "stock-log"`) {
+		t.Errorf("publishStockCounted, written into stock-log directly: %q", direct)
+	}
+	if other := doc.Operations["publishOrderPlaced"].Description; strings.Contains(other, "directly") {
+		t.Errorf("publishOrderPlaced, published through the exchange: %q", other)
+	}
+}
