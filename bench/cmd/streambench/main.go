@@ -278,13 +278,14 @@ func measure(c config, path string, round int) (result, error) {
 		return result{}, err
 	}
 	cpu0, t0 := cpuTime(), time.Now()
-	if err := publishAll(ctx, c.n, func(i int) (*runtime.Pending, error) {
+	err = publishAll(ctx, c.n, func(i int) (*runtime.Pending, error) {
 		return pub.PublishAsync(ctx, orderPlaced, sample(i))
-	}); err != nil {
-		return r, err
-	}
+	})
 	r.pubRate, r.pubCPU = rate(c.n, time.Since(t0)), perFact(cpuTime()-cpu0, c.n)
 	endPub()
+	if err != nil {
+		return r, err
+	}
 
 	// Consume the backlog with a new consumer.
 	var handled atomic.Int64
