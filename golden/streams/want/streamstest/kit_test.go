@@ -58,8 +58,8 @@ func (s *stock) HandleStockCounted(_ context.Context, _ runtime.Delivery, f stre
 // reads the facts published before it started, shipping-audit (start at a
 // time still to come on the kit's clock) only those after; order-history's
 // failing fact is retried along its ladder and poisoned while it reads on,
-// and neither the other reader of the stream nor the plain consumer stock
-// sees anything of it.
+// and neither the other reader of the stream nor stock, which reads the
+// stream its facts are written into directly, sees anything of it.
 func TestStreamConsumersOnTheKit(t *testing.T) {
 	streamstest.Run(t, func(t *testing.T, k *streamstest.Kit) {
 		k.PublishOrderPlaced(streams.OrderPlaced{OrderID: "o-1", Total: 12.5})
