@@ -317,10 +317,11 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 			_ = conn.Close()
 			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
 		}
-		if sc := t.StreamConsumers(); len(sc) > 0 {
-			// Stream consumers keep their offsets over the stream
-			// protocol: a broker without its plugin is named now.
-			if _, err := c.offsetsAt(ctx, idx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+		if need := streamProtocolNeed(*t); need != "" {
+			// Stream consumers keep their offsets, and direct writes
+			// go, over the stream protocol: a broker without its plugin
+			// is named now.
+			if _, err := c.offsetsAt(ctx, idx, need); err != nil {
 				_ = conn.Close()
 				return nil, fmt.Errorf("declare topology on %s: %w", s.url, err)
 			}

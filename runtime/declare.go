@@ -40,11 +40,11 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 	if err != nil {
 		return fmt.Errorf("declare topology: %w", err)
 	}
-	if sc := t.StreamConsumers(); len(sc) > 0 {
-		// Their offsets live on the broker, over the stream protocol: a
-		// broker without it is named now, not at the first offset, and
-		// before anything is declared.
-		if _, err := c.offsets(ctx, fmt.Sprintf("stream consumer %q", sc[0].Name)); err != nil {
+	if need := streamProtocolNeed(t); need != "" {
+		// Offsets and direct writes go over the stream protocol: a
+		// broker without it is named now, not at the first offset or
+		// publish, and before anything is declared.
+		if _, err := c.offsets(ctx, need); err != nil {
 			return fmt.Errorf("declare topology: %w", err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // A stream declared with publish "direct" (topology.Queue.Direct) takes
@@ -260,10 +262,10 @@ func (p *Publisher) writeDirect(ctx context.Context, msg amqp.Publishing, dst de
 		done <- err
 	})
 	if err != nil {
-		p.drop(dst.stream, w)
 		if !errors.Is(err, ErrStreamWriterLost) {
-			return inFlight{}, err
+			return inFlight{}, err // the message's own: the writer is sound
 		}
+		p.drop(dst.stream, w)
 		// Wait a moment for the writer to be known gone, so that the
 		// write again lands on a new one instead of spinning.
 		select {
@@ -277,22 +279,30 @@ func (p *Publisher) writeDirect(ctx context.Context, msg amqp.Publishing, dst de
 }
 
 // streamHeaders returns msg's headers as a stream message's application
-// properties, which hold scalars only: a header of another kind (a table,
-// a list, a decimal) fails the publish, naming it, before anything is
-// written.
+// properties (the same map: the client only reads it), which hold scalars
+// only: a header of another kind (a table, a list, a decimal) fails the
+// publish, naming it, before anything is written.
 func streamHeaders(h amqp.Table) (map[string]any, error) {
-	if len(h) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]any, len(h))
 	for k, v := range h {
 		switch v.(type) {
 		case nil, bool, string, []byte, time.Time,
 			int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
-			out[k] = v
 		default:
 			return nil, fmt.Errorf("header %q: a %T cannot be written into a stream directly (strings, numbers, booleans, bytes and times can)", k, v)
 		}
 	}
-	return out, nil
+	return h, nil
+}
+
+// streamProtocolNeed names what in t needs the stream protocol (a stream
+// consumer's offsets, a direct write), for the error that says the
+// broker does not answer it; "" when nothing does.
+func streamProtocolNeed(t topology.Topology) string {
+	if sc := t.StreamConsumers(); len(sc) > 0 {
+		return fmt.Sprintf("stream consumer %q", sc[0].Name)
+	}
+	if ds := t.DirectStreams(); len(ds) > 0 {
+		return fmt.Sprintf("publishing directly into stream %q", ds[0])
+	}
+	return ""
 }

@@ -157,3 +157,30 @@ func TestDirectWritesInFlightAtClose(t *testing.T) {
 	}
 	t.Logf("2000 in flight at Close: %d confirmed, %d closed", confirmed, closed)
 }
+
+// A topology with a direct stream and no stream consumer needs the stream
+// protocol all the same: a broker that does not answer it is named at
+// Dial and Declare, with the plugin to enable, not at the first publish.
+func TestDirectStreamNamesMissingPlugin(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("direct-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+	}
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var pe *PluginError
+	err = conn.Declare(ctx, b.top)
+	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin || !strings.Contains(err.Error(), "publishing directly into stream") {
+		t.Fatalf("Declare: %v, want a PluginError naming %s and the direct stream", err, topology.StreamPlugin)
+	}
+	_, err = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
+	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Dial: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/warrenbus/warren/generator/names"
-	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // genTopology writes the package's topology as data, and Declare.
@@ -19,7 +18,7 @@ func (e *emitter) genTopology(f *jen.File) {
 	}
 	f.Var().Id(names.TopologyVar).Op("=").Add(valueLit(reflect.ValueOf(e.m.Topology)))
 	f.Line()
-	if direct := writesDirectly(e.m.Topology); direct || len(e.m.Topology.StreamConsumers()) > 0 {
+	if direct := len(e.m.Topology.DirectStreams()) > 0; direct || len(e.m.Topology.StreamConsumers()) > 0 {
 		// Stream consumers keep their offsets, and a Publisher writes
 		// into a stream directly, through runtime/streamoffset, which
 		// runtime does not import (its client's dependencies are heavy):
@@ -44,15 +43,4 @@ func (e *emitter) genTopology(f *jen.File) {
 	).Error().Block(
 		jen.Return(jen.Id("conn").Dot("Declare").Call(jen.Id("ctx"), jen.Id(names.TopologyVar))),
 	)
-}
-
-// writesDirectly reports whether a stream of t takes facts directly from
-// a Publisher (topology.Queue.Direct).
-func writesDirectly(t topology.Topology) bool {
-	for _, q := range t.Queues {
-		if q.Direct {
-			return true
-		}
-	}
-	return false
 }

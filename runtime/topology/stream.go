@@ -280,6 +280,18 @@ func (t Topology) DirectStream(exchange, key string) (string, bool) {
 	return "", false
 }
 
+// DirectStreams returns the streams a Publisher writes into directly
+// (Queue.Direct), in declaration order.
+func (t Topology) DirectStreams() []string {
+	var out []string
+	for _, q := range t.Queues {
+		if q.Direct {
+			out = append(out, q.Name)
+		}
+	}
+	return out
+}
+
 // StreamConsumers returns the consumers that read a stream.
 func (t Topology) StreamConsumers() []Consumer {
 	var out []Consumer
