@@ -18,9 +18,11 @@ import (
 // gathers the facts written meanwhile into one frame and the broker
 // confirms them together, where AMQP takes a frame and a confirm per fact
 // (docs/BENCHMARKS.md, "Streams"). The fact is the same message either way:
-// RabbitMQ keeps an AMQP 0-9-1 publish in a stream as the AMQP 1.0 message
-// written here (properties, headers as application properties, exchange
-// and routing key as annotations), and every reader sees the same fact.
+// RabbitMQ keeps an AMQP 0-9-1 publish in a stream as an AMQP 1.0 message,
+// and a direct write is that message (properties, headers as application
+// properties, exchange, routing key and delivery mode as annotations, the
+// type where the broker's release keeps it), so that every reader sees
+// the same fact.
 // What publishing through the exchange gives and a direct write does not
 // need: the mandatory flag (the stream is the one destination, and a
 // missing stream fails the writer's opening), and reaching other bindings
@@ -60,14 +62,19 @@ var ErrStreamWriterLost = errors.New("stream writer closed")
 // would have given it through the exchange. Its fields match
 // internal/streamproto's Outgoing, so that one converts to the other.
 type StreamOutgoing struct {
-	Body        []byte
-	Exchange    string
-	RoutingKey  string
-	MessageID   string
-	Type        string
-	ContentType string
-	Timestamp   time.Time
-	Headers     map[string]any
+	Body         []byte
+	Exchange     string
+	RoutingKey   string
+	MessageID    string
+	Type         string
+	ContentType  string
+	Timestamp    time.Time
+	DeliveryMode uint8 // 2 for persistent; 0 for none
+	Headers      map[string]any
+	// TypeAsProperty asks for Type where RabbitMQ before 3.13 keeps an
+	// AMQP 0-9-1 publish's type (the application property x-basic-type)
+	// as well as where later releases keep it (an annotation).
+	TypeAsProperty bool
 }
 
 // directWriters are a Publisher's writers, on a stream-protocol
@@ -251,7 +258,10 @@ func (p *Publisher) writeDirect(ctx context.Context, msg amqp.Publishing, dst de
 	}
 	out := StreamOutgoing{
 		Body: msg.Body, Exchange: p.exchange, RoutingKey: dst.key, MessageID: msg.MessageId, Type: msg.Type,
-		ContentType: msg.ContentType, Timestamp: msg.Timestamp, Headers: headers,
+		ContentType: msg.ContentType, Timestamp: msg.Timestamp, DeliveryMode: msg.DeliveryMode, Headers: headers,
+	}
+	if s := p.conn.current(); s != nil {
+		out.TypeAsProperty = keepsTypeAsProperty(s.conn.ServerVersion())
 	}
 	done := make(chan error, 1)
 	err = w.Write(out, func(err error) {
@@ -276,6 +286,14 @@ func (p *Publisher) writeDirect(ctx context.Context, msg amqp.Publishing, dst de
 		return inFlight{}, fmt.Errorf("%w: stream %q: %w", errChannelLost, dst.stream, err)
 	}
 	return inFlight{direct: done}, nil
+}
+
+// keepsTypeAsProperty reports whether RabbitMQ of version keeps an AMQP
+// 0-9-1 publish's type as an application property of the message in a
+// stream: releases before 3.13, whose message container changed it to an
+// annotation. A version that does not parse is taken as a later one.
+func keepsTypeAsProperty(version string) bool {
+	return topology.VersionAtLeast(version, 0, 0) && !topology.VersionAtLeast(version, 3, 13)
 }
 
 // streamHeaders returns msg's headers as a stream message's application

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	samqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/message"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 )
@@ -18,14 +17,21 @@ import (
 // published over AMQP 0-9-1 in a stream as this AMQP 1.0 message, and
 // hands it back the same way to a reader of either protocol.
 type Outgoing struct {
-	Body        []byte
-	Exchange    string
-	RoutingKey  string
-	MessageID   string
-	Type        string
-	ContentType string
-	Timestamp   time.Time
-	Headers     map[string]any
+	Body         []byte
+	Exchange     string
+	RoutingKey   string
+	MessageID    string
+	Type         string
+	ContentType  string
+	Timestamp    time.Time
+	DeliveryMode uint8 // 2 for persistent; 0 writes none
+	Headers      map[string]any
+	// TypeAsProperty writes Type as the application property
+	// x-basic-type too: RabbitMQ before 3.13 keeps an AMQP 0-9-1
+	// publish's type there, and gives it back to AMQP 0-9-1 readers only
+	// from there. Later releases read it from the annotation, always
+	// written, and would hand the property to those readers as a header.
+	TypeAsProperty bool
 }
 
 // ErrWriterLost is matched by a write whose confirm will never come: the
@@ -123,14 +129,9 @@ func (w *Writer) settle(m message.StreamMessage, err error) {
 // an error matching [ErrWriterLost]. A Write that returns an error calls
 // no done.
 func (w *Writer) Write(o Outgoing, done func(error)) error {
-	m := samqp.NewMessage(o.Body)
-	m.Properties = &samqp.MessageProperties{MessageID: o.MessageID, ContentType: o.ContentType, CreationTime: o.Timestamp}
-	if len(o.Headers) > 0 {
-		m.ApplicationProperties = o.Headers
-	}
-	m.Annotations = samqp.Annotations{"x-exchange": o.Exchange, "x-routing-key": o.RoutingKey}
-	if o.Type != "" {
-		m.Annotations["x-basic-type"] = o.Type
+	m, err := encode(o)
+	if err != nil {
+		return fmt.Errorf("write into stream %q: %w", w.stream, err)
 	}
 	w.mu.Lock()
 	if w.closed {
@@ -139,7 +140,7 @@ func (w *Writer) Write(o Outgoing, done func(error)) error {
 	}
 	w.pending[m] = done
 	w.mu.Unlock()
-	if err := w.p.Send(m); err != nil {
+	if err = w.p.Send(m); err != nil {
 		w.mu.Lock()
 		_, still := w.pending[m]
 		delete(w.pending, m)

@@ -62,14 +62,15 @@ func TestDirectStreamPublish(t *testing.T) {
 	port := testenv.StreamPort(t)
 	stream := testenv.Name("direct-log")
 	events := testenv.Name("events")
-	top, err := topology.Build(topology.Spec{
+	spec := topology.Spec{
 		Exchanges: topology.Exchanges{Events: events, Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
 		Streams:   []topology.StreamSpec{{Name: stream, Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
 		Consumers: []topology.ConsumerSpec{
 			{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Stream: stream, Start: topology.Start{Kind: topology.StartFirst}, Backoff: []time.Duration{20 * time.Millisecond}},
 			{Name: testenv.Name("shipping"), Bindings: []string{"item.shipped"}, Backoff: []time.Duration{20 * time.Millisecond}},
 		},
-	})
+	}
+	top, err := topology.Build(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +176,50 @@ func TestDirectStreamPublish(t *testing.T) {
 		t.Fatalf("header %s %v, want sku-7", runtime.HeaderOrderingKey, k)
 	}
 
+	// A reader of another client sees a direct write as it sees the same
+	// fact published through the exchange into the stream: properties,
+	// exchange, routing key and headers, each header of the same type.
+	spec.Streams = []topology.StreamSpec{spec.Streams[0]}
+	spec.Streams[0].Direct = false
+	viaExchange, err := topology.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn2, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: port, Topology: &viaExchange})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	pubX, err := runtime.NewPublisher(conn2, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.QueueBind(stream, "item.#", events, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	xID, err := pubX.Publish(ctx, added, item{SKU: "sku-7"})
+	if err != nil {
+		t.Fatalf("the same fact through the exchange: %v", err)
+	}
+	direct, exchanged := rawStreamRead(t, ch, stream, want[7], xID)
+	for name, v := range map[string][2]any{
+		"content type":  {direct.ContentType, exchanged.ContentType},
+		"delivery mode": {direct.DeliveryMode, exchanged.DeliveryMode},
+		"type":          {direct.Type, exchanged.Type},
+		"exchange":      {direct.Exchange, exchanged.Exchange},
+		"routing key":   {direct.RoutingKey, exchanged.RoutingKey},
+		"header types":  {headerTypes(direct.Headers), headerTypes(exchanged.Headers)},
+		"ordering key":  {direct.Headers[runtime.HeaderOrderingKey], exchanged.Headers[runtime.HeaderOrderingKey]},
+		"fact version":  {direct.Headers[runtime.HeaderFactVersion], exchanged.Headers[runtime.HeaderFactVersion]},
+	} {
+		if fmt.Sprint(v[0]) != fmt.Sprint(v[1]) {
+			t.Errorf("%s of a direct write %v, through the exchange %v", name, v[0], v[1])
+		}
+	}
+	if direct.Timestamp.IsZero() || time.Since(direct.Timestamp) > time.Minute {
+		t.Errorf("a direct write's timestamp %v", direct.Timestamp)
+	}
+
 	// A stream that is gone refuses the writer: the publish fails, rather
 	// than wait for a stream that will not come.
 	if _, err := ch.QueueDelete(stream, false, false, false); err != nil {
@@ -188,4 +233,41 @@ func TestDirectStreamPublish(t *testing.T) {
 	if _, err := pub2.Publish(ctx, added, item{SKU: "gone"}); !errors.Is(err, runtime.ErrStreamRefused) {
 		t.Fatalf("a direct publish into a deleted stream: err = %v, want one matching runtime.ErrStreamRefused", err)
 	}
+}
+
+// rawStreamRead reads stream from its start with amqp091-go alone and
+// returns the deliveries whose message ids are a and b.
+func rawStreamRead(t *testing.T, ch *amqp.Channel, stream, a, b string) (amqp.Delivery, amqp.Delivery) {
+	t.Helper()
+	if err := ch.Qos(500, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ch.Consume(stream, "", false, false, false, false, amqp.Table{"x-stream-offset": "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]amqp.Delivery{}
+	timeout := time.After(30 * time.Second)
+	for got[a].MessageId == "" || got[b].MessageId == "" {
+		select {
+		case d := <-ds:
+			got[d.MessageId] = d
+			if err := d.Ack(false); err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatalf("facts %s and %s not both read from the stream with amqp091-go", a, b)
+		}
+	}
+	return got[a], got[b]
+}
+
+// headerTypes names each header and its value's Go type, sorted.
+func headerTypes(h amqp.Table) []string {
+	var out []string
+	for k, v := range h {
+		out = append(out, fmt.Sprintf("%s:%T", k, v))
+	}
+	slices.Sort(out)
+	return out
 }

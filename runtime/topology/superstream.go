@@ -97,15 +97,20 @@ type SuperStream struct {
 // SupportsSuperStreams reports whether a broker announcing version (the
 // AMQP server property "version", e.g. "3.10.8") has super streams. A
 // version it cannot read does not.
-func SupportsSuperStreams(version string) bool {
-	major, rest, _ := strings.Cut(version, ".")
-	minor, _, _ := strings.Cut(rest, ".")
-	ma, err1 := strconv.Atoi(major)
-	mi, err2 := strconv.Atoi(minor)
+func SupportsSuperStreams(version string) bool { return VersionAtLeast(version, 3, 11) }
+
+// VersionAtLeast reports whether version, a RabbitMQ release as the
+// broker announces it ("3.10.8", "4.0.5"), is major.minor or later; false
+// for a version that does not parse.
+func VersionAtLeast(version string, major, minor int) bool {
+	maj, rest, _ := strings.Cut(version, ".")
+	min, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(maj)
+	mi, err2 := strconv.Atoi(min)
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	return ma > 3 || ma == 3 && mi >= 11
+	return ma > major || ma == major && mi >= minor
 }
 
 // superStreamPartitions returns the partitions of stream if it is a super
