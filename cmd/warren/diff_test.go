@@ -32,6 +32,8 @@ func TestDiffExitCodes(t *testing.T) {
 		{"binding-stopped-matching", 1, "/warren.json:5:19: breaking: binding-stopped-matching: consumer order-mailer, fact order.shipped: "},
 		{"golden/deploy-order", 0, "/warren.json:6:19: ordered: binding-started-matching: consumer search-indexer, fact catalogue.import.failed: "},
 		{"queue-type-changed", 1, "/warren.json:9:15: breaking: queue-type-changed: consumer ledger: "},
+		{"stream-publish-direct", 1, "/warren.json:8:18: breaking: stream-publish-direct: order.placed: stream \"order-log\" now publishes directly (\"publish\": \"direct\"): fact \"order.placed\" is written straight into the stream"},
+		{"stream-publish-exchange", 0, "/warren.json:8:18: compatible: stream-publish-exchange: order.placed: stream \"order-log\" no longer publishes directly"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +76,37 @@ func TestDiffFormats(t *testing.T) {
 	if code != 1 || got.Unannounced != 4 || got.Intentional != 1 || got.Compatible != 2 || len(got.Changes) != 7 ||
 		got.Changes[0].Rule != "property-removed" || got.Changes[0].Verdict != "breaking" {
 		t.Errorf("json: exit %d, got %+v", code, got)
+	}
+}
+
+// A stream switched to "publish": "direct" is a change to warren.json
+// that breaks the queues other services bind to its facts: --format json
+// files it under each fact, at the stream's "publish", with the order in
+// which to deploy.
+func TestDiffStreamPublishDirectJSON(t *testing.T) {
+	old, cur := diffCase("stream-publish-direct")
+	code, stdout, stderr := run(t, "diff", "--format", "json", old, cur)
+	var got struct {
+		Unannounced int
+		Changes     []struct{ Rule, Verdict, Breaks, Fact, Side, File, Pointer, Message string }
+		Deploy      []struct{ Fact, Breaks, First, Message string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("json: %v\n%s", err, stdout)
+	}
+	if code != 1 || stderr != "" || got.Unannounced != 2 || len(got.Changes) != 2 || len(got.Deploy) != 2 {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	for i, fact := range []string{"order.placed", "order.shipped"} {
+		c, d := got.Changes[i], got.Deploy[i]
+		if c.Rule != "stream-publish-direct" || c.Verdict != "breaking" || c.Breaks != "forward" || c.Fact != fact ||
+			c.Side != "new" || c.File != "warren.json" || c.Pointer != "/streams/order-log/publish" ||
+			!strings.Contains(c.Message, `a queue of another service bound to "`+fact+`" on the exchange stops receiving it`) {
+			t.Errorf("change %d: %+v", i, c)
+		}
+		if d.Fact != fact || d.Breaks != "forward" || d.First != "consumers" || !strings.Contains(d.Message, `must read stream "order-log"`) {
+			t.Errorf("deploy %d: %+v", i, d)
+		}
 	}
 }
 
@@ -171,7 +204,7 @@ func TestDiffCannotCompare(t *testing.T) {
 
 func TestDiffUsage(t *testing.T) {
 	code, stdout, _ := run(t, "diff", "--help")
-	for _, want := range []string{"warren diff --base origin/main --format markdown ./events", "property-removed", "binding-stopped-matching", "Exit status"} {
+	for _, want := range []string{"warren diff --base origin/main --format markdown ./events", "property-removed", "binding-stopped-matching", "stream-publish-direct", "stream-publish-exchange", "Exit status"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("diff --help: exit %d, missing %q in:\n%s", code, want, stdout)
 		}

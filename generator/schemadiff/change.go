@@ -83,6 +83,9 @@ type Change struct {
 	// directory still published or had a consumer pinned to: retired in
 	// the same change that stopped needing it, so nothing has drained yet.
 	stillLive bool
+	// stream is the stream a stream-publish-direct change's fact is now
+	// written into, for its deploy order.
+	stream string
 }
 
 // FactVersions records the x-version of a fact on both sides.

@@ -170,6 +170,23 @@ func TestCompare(t *testing.T) {
 			`breaking routing-key-changed order.submitted "" both new:order/placed.json:2:20`,
 			`breaking binding-stopped-matching ledger->order.submitted "" backward new:warren.json:10:19`,
 		},
+		// The generated publish calls write the stream's facts into it
+		// directly: queues of other services bound to them on the events
+		// exchange stop receiving them.
+		"stream-publish-direct": {
+			`breaking stream-publish-direct order.placed "" forward new:warren.json:8:18`,
+			`breaking stream-publish-direct order.shipped "" forward new:warren.json:8:18`,
+		},
+		// A new direct stream over a fact published before through the
+		// exchange, and a new fact on it, which no queue received before.
+		"stream-publish-direct-new-stream": {
+			`breaking stream-publish-direct order.placed "" forward new:warren.json:9:18`,
+			`compatible fact-added order.cancelled "" none new:order/cancelled.json:1:1`,
+		},
+		"stream-publish-exchange": { // "publish": "direct" removed: where it was
+			`compatible stream-publish-exchange order.placed "" none old:warren.json:8:18`,
+			`compatible stream-publish-exchange order.shipped "" none old:warren.json:8:18`,
+		},
 		"title-changed": {
 			`compatible title-changed order.placed "" none new:order/placed.json:3:12`,
 		},
@@ -267,8 +284,15 @@ func TestDeploys(t *testing.T) {
 			Message: "deploy consumer order-mailer before the producer of order.shipped"}},
 		"binding-stopped-matching": {{Fact: "order.shipped", Breaks: Backward, First: "drain", Consumers: []string{"order-mailer"},
 			Message: "deploy consumer order-mailer only once no order.shipped is left in its queue, then remove its old binding (warren declare --prune)"}},
-		"property-added-open": {},
-		"queue-type-changed":  {}, // no fact: the change's message says what the operator does
+		"stream-publish-direct": {
+			{Fact: "order.placed", Breaks: Forward, First: "consumers",
+				Message: `deploy every consumer of order.placed before its producer: those of other services must read stream "order-log" by then instead of a queue bound to the events exchange, since the producer writes order.placed into the stream directly`},
+			{Fact: "order.shipped", Breaks: Forward, First: "consumers",
+				Message: `deploy every consumer of order.shipped before its producer: those of other services must read stream "order-log" by then instead of a queue bound to the events exchange, since the producer writes order.shipped into the stream directly`},
+		},
+		"stream-publish-exchange": {},
+		"property-added-open":     {},
+		"queue-type-changed":      {}, // no fact: the change's message says what the operator does
 	}
 	for name, want := range tests {
 		r := Compare(loadDir(t, filepath.Join("testdata", name, "old")), loadDir(t, filepath.Join("testdata", name, "new")))

@@ -13,15 +13,17 @@ type Deploy struct {
 	Fact   string
 	Breaks Direction // what the fact's changes break, together
 	// First is "consumers" when only forward breaks (consumers built from
-	// the old schema fail on new facts), "producer" when only backward
-	// breaks (consumers built from the new schema fail on old facts),
-	// "drain" when only the consumers that stop receiving the fact break
-	// (they must not deploy before what is queued for them is handled),
-	// "any" when the break ships in the version window of the new
-	// directory (its Migration is Safe): the old version kept beside the
-	// new one, old facts read through upcasts, and the old version still
-	// published while old consumers are live; and "" when both directions
-	// break and no order is safe.
+	// the old schema fail on new facts, or those bound to the events
+	// exchange miss a fact now written directly into a stream, which
+	// needs them first even when the version window ships the rest),
+	// "producer" when only backward breaks (consumers built from the new
+	// schema fail on old facts), "drain" when only the consumers that stop
+	// receiving the fact break (they must not deploy before what is queued
+	// for them is handled), "any" when the break ships in the version
+	// window of the new directory (its Migration is Safe): the old version
+	// kept beside the new one, old facts read through upcasts, and the old
+	// version still published while old consumers are live; and "" when
+	// both directions break and no order is safe.
 	First string
 	// Consumers names the consumers concerned when only particular ones
 	// break (a fact their bindings newly match, or no longer match); nil
@@ -40,6 +42,7 @@ func deploys(changes []Change) []Deploy {
 		consumers []string
 		backward  bool     // a change to the fact itself breaks backward
 		unbound   []string // consumers that stop receiving it
+		direct    string   // the stream it is now written into directly, if any
 	}
 	byFact := map[string]*acc{}
 	var facts []string
@@ -66,11 +69,14 @@ func deploys(changes []Change) []Deploy {
 			}
 		}
 		if c.Breaks&Forward != 0 {
-			if c.Rule == BindingStartedMatching {
+			switch c.Rule {
+			case BindingStartedMatching:
 				if !slices.Contains(a.consumers, c.Consumer) {
 					a.consumers = append(a.consumers, c.Consumer)
 				}
-			} else {
+			case StreamPublishDirect:
+				a.direct = c.stream
+			default:
 				a.schema = true
 			}
 		}
@@ -83,9 +89,12 @@ func deploys(changes []Change) []Deploy {
 		switch a.breaks {
 		case Forward:
 			d.First = "consumers"
-			if a.schema {
+			switch {
+			case a.direct != "":
+				d.Message = directOrder(f, a.direct)
+			case a.schema:
 				d.Message = fmt.Sprintf("deploy consumers of %s before its producer", f)
-			} else {
+			default:
 				slices.Sort(a.consumers)
 				d.Consumers = a.consumers
 				d.Message = fmt.Sprintf("deploy %s before the producer of %s", consumerList(a.consumers), f)
@@ -101,10 +110,21 @@ func deploys(changes []Change) []Deploy {
 			d.Message = fmt.Sprintf("deploy the producer of %s before its consumers, and those only once no fact written under the old schema is left to read (queues, poison queues, outboxes)", f)
 		default:
 			d.Message = fmt.Sprintf("no order is safe for %s: consumers built from either schema fail on facts written under the other", f)
+			if a.direct != "" {
+				d.Message = fmt.Sprintf("no order is safe for %s: the producer writes it into stream %q directly, so every consumer, those of other services included, must read the stream before the producer deploys, while its other changes need the producer deployed first", f, a.direct)
+			}
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// directOrder is the deploy order of a fact its producer now writes
+// directly into stream: every consumer of it, this directory's and other
+// services', must read it where the direct write reaches before the
+// producer deploys.
+func directOrder(fact, stream string) string {
+	return fmt.Sprintf("deploy every consumer of %s before its producer: those of other services must read stream %q by then instead of a queue bound to the events exchange, since the producer writes %s into the stream directly", fact, stream, fact)
 }
 
 func consumerList(names []string) string {
@@ -118,11 +138,20 @@ func consumerList(names []string) string {
 // safely (Migration.Safe) the order that window allows: any. Without the
 // window the same changes would need an order, or allow none; with it,
 // consumers of either version read what the producer publishes, so the
-// verdict must not say otherwise beside the migration note.
+// verdict must not say otherwise beside the migration note. A fact now
+// written directly into a stream still needs its consumers first: the
+// window ships its schema, not the queues of other services that the
+// direct write passes by.
 func (r *Report) shippedByVersions() {
 	for i, d := range r.Deploys {
 		m, ok := r.migration(d.Fact)
 		if !ok || !m.Safe {
+			continue
+		}
+		if stream, ok := r.writesDirect(d.Fact); ok {
+			r.Deploys[i].First = "consumers"
+			r.Deploys[i].Consumers = nil
+			r.Deploys[i].Message = fmt.Sprintf("the break of %s's schema is shipped safely by its version window, but %s", d.Fact, directOrder(d.Fact, stream))
 			continue
 		}
 		var how []string
@@ -136,4 +165,14 @@ func (r *Report) shippedByVersions() {
 		r.Deploys[i].Consumers = nil
 		r.Deploys[i].Message = fmt.Sprintf("the break of %s is shipped safely by its version window: deploy its producer and consumers in any order (%s)", d.Fact, strings.Join(how, "; "))
 	}
+}
+
+// writesDirect returns the stream the report's fact is newly written into
+// directly (stream-publish-direct), if it is.
+func (r *Report) writesDirect(fact string) (string, bool) {
+	i := slices.IndexFunc(r.Changes, func(c Change) bool { return c.Fact == fact && c.Rule == StreamPublishDirect })
+	if i < 0 {
+		return "", false
+	}
+	return r.Changes[i].stream, true
 }

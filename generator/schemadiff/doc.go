@@ -55,6 +55,22 @@
 // every version of the fact since its x-version was last raised
 // ([CompareHistory]; `warren diff --base` reads them from git history).
 //
+// # How facts are published
+//
+// A stream of "publish": "direct" in warren.json makes the generated
+// publish calls write the facts only it binds straight into it, past the
+// events exchange. The generator refuses that for a fact anything else in
+// the directory binds, but other services bind facts on the exchange in
+// manifests of their own, and those queues stop receiving a fact written
+// directly, with no error anywhere. So a fact that existed before and is
+// now written directly is stream-publish-direct: it breaks forward
+// (consumers bound before, facts written after), judged in the fact's
+// mode like a changed routing key, and filed under the fact so that
+// [CompareImport] shows it to the services that bind it. Its deploy order
+// is consumers first, moved to read the stream; a version window does not
+// ship it. A fact published through the exchange again breaks nobody
+// (stream-publish-exchange).
+//
 // # How schemas are compared
 //
 // Facts pair up by routing key; a fact whose key changed is recognised by

@@ -54,6 +54,7 @@ func compare(old, new *Dir) *Report {
 	slices.SortFunc(r.Versions, func(a, b FactVersions) int { return cmp.Compare(a.Fact, b.Fact) })
 	keepImported(old, new, renamed)
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
+	r.Changes = append(r.Changes, compareDirect(old, new, pairs)...)
 	compareRequests(old, new, r)
 	compareSagaStates(old, new, r)
 	return r

@@ -36,7 +36,10 @@ func (r *Report) migration(fact string) (Migration, bool) {
 func (r *Report) migrate(old, new *Dir) {
 	broken := map[string]Direction{}
 	for _, c := range r.Changes {
-		if c.Fact != "" && c.Consumer == "" && c.Breaking && c.Rule != FactRemoved && c.Rule != VersionRetired {
+		// A fact written directly into a stream misses the queues of
+		// other services whichever versions are published: no version
+		// window ships it, and its message says what does.
+		if c.Fact != "" && c.Consumer == "" && c.Breaking && c.Rule != FactRemoved && c.Rule != VersionRetired && c.Rule != StreamPublishDirect {
 			broken[c.Fact] |= c.Breaks
 		}
 	}

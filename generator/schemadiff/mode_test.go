@@ -52,6 +52,7 @@ func TestModes(t *testing.T) {
 		{"type-widened", TypeWidened, forward},
 		{"constraint-loosened", ConstraintLoosened, forward},
 		{"fact-added", BindingStartedMatching, forward},
+		{"stream-publish-direct", StreamPublishDirect, forward},
 		{"property-removed", PropertyRemoved, backward},
 		{"required-property-added", RequiredPropertyAdded, both}, // on a closed object
 		{"type-narrowed", TypeNarrowed, backward},

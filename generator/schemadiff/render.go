@@ -148,7 +148,7 @@ func (r *Report) hint(code func(string) string) string {
 		}
 		return "The consumers here break on this update whether or not the producer announced it: adapt them to the new schema and deploy them as the deploy order says, or stay on the old version."
 	}
-	var raise, deprecate, added []string
+	var raise, deprecate, added, direct []string
 	consumers := false
 	for _, c := range r.Changes {
 		if c.Verdict != Breaking {
@@ -162,6 +162,8 @@ func (r *Report) hint(code func(string) string) string {
 			// The message says how to retire a version in two steps.
 		case c.Consumer != "" && c.Fact == "":
 			// Queue settings: the message says what the operator does.
+		case c.Rule == StreamPublishDirect:
+			direct = appendOnce(direct, code(c.Fact))
 		case c.Rule == BindingStartedMatching && v.Old == 0:
 			added = appendOnce(added, code(c.Fact))
 		case c.Consumer != "":
@@ -181,6 +183,10 @@ func (r *Report) hint(code func(string) string) string {
 	if len(added) > 0 {
 		lines = append(lines, fmt.Sprintf("A new fact that existing bindings match is poisoned by the consumers built before it: deploy them first and allow that order with %s on %s, or narrow their bindings.",
 			code(`"x-compatibility": "BACKWARD"`), strings.Join(added, ", ")))
+	}
+	if len(direct) > 0 {
+		lines = append(lines, fmt.Sprintf("A fact written directly into a stream (%s) reaches no queue bound to it on the events exchange, where other services bind it in manifests this directory never sees: keep %s for facts other services bind, or, once their consumers read the stream, announce the change by raising %s.",
+			strings.Join(direct, ", "), code(`"publish": "exchange"`), code("x-version")))
 	}
 	if consumers {
 		lines = append(lines, "Consumers have no x-version: a consumer that starts or stops receiving a fact is announced by the fact's x-version, or allowed by its mode.")

@@ -46,19 +46,21 @@ const (
 	BindingStartedMatching     = "binding-started-matching"
 	QueueTypeChanged           = "queue-type-changed"
 	DeliveryLimitChanged       = "delivery-limit-changed"
+	StreamPublishDirect        = "stream-publish-direct"
 
-	PropertyAdded      = "property-added"
-	FactAdded          = "fact-added"
-	FactMoved          = "fact-moved"
-	VersionRaised      = "version-raised"
-	DescriptionChanged = "description-changed"
-	TitleChanged       = "title-changed"
-	DeprecatedChanged  = "deprecated-changed"
-	DefaultChanged     = "default-changed"
-	ConsumerAdded      = "consumer-added"
-	ConsumerRemoved    = "consumer-removed"
-	RetryLadderChanged = "retry-ladder-changed"
-	FormatAnnotation   = "format-annotation-changed"
+	PropertyAdded         = "property-added"
+	FactAdded             = "fact-added"
+	FactMoved             = "fact-moved"
+	VersionRaised         = "version-raised"
+	DescriptionChanged    = "description-changed"
+	TitleChanged          = "title-changed"
+	DeprecatedChanged     = "deprecated-changed"
+	DefaultChanged        = "default-changed"
+	ConsumerAdded         = "consumer-added"
+	ConsumerRemoved       = "consumer-removed"
+	RetryLadderChanged    = "retry-ladder-changed"
+	FormatAnnotation      = "format-annotation-changed"
+	StreamPublishExchange = "stream-publish-exchange"
 )
 
 // Rules lists every rule, those that can break first. The package
@@ -91,6 +93,7 @@ var Rules = []Rule{
 	{PropertyAdded, Forward, false, "a new optional property: breaks forward on a closed object, nothing on an open one"},
 	{QueueTypeChanged, Both, true, "a consumer's queue type changed; the broker refuses to redeclare the existing queues"},
 	{DeliveryLimitChanged, Both, true, "a consumer's delivery limit changed; the broker refuses to redeclare the existing work queue"},
+	{StreamPublishDirect, Forward, false, "a fact that was published through the events exchange is written directly into a stream (\"publish\": \"direct\"): the queues other services bind to it on the exchange stop receiving it"},
 	{FactAdded, Neither, false, "a new fact (consumers whose bindings match it are reported as binding-started-matching)"},
 	{FactMoved, Neither, false, "a fact's schema moved to another file, same routing key"},
 	{VersionRaised, Neither, false, "a fact's x-version went up"},
@@ -102,6 +105,7 @@ var Rules = []Rule{
 	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues and bindings stay on the broker: warren declare --prune)"},
 	{FormatAnnotation, Neither, false, "a format changed that neither side's manifest asserts (assertFormats): an annotation"},
 	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
+	{StreamPublishExchange, Neither, false, "a fact that was written directly into a stream is published through the events exchange again, which reaches every queue bound to it and the stream"},
 }
 
 var ruleOf = func() map[string]Rule {
