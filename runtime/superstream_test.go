@@ -256,6 +256,67 @@ func TestSuperStreamGroupRetriesAndPoisons(t *testing.T) {
 	}
 }
 
+// A group member, reading over the stream protocol, is given a fact's
+// headers as a queue consumer is, on every release: RabbitMQ from 3.13 on
+// keeps the AMQP 0-9-1 headers named x- (warren's own among them) as
+// message annotations rather than application properties. A copy to the
+// poison queue keeps them.
+func TestSuperStreamGroupSeesTheFactsHeaders(t *testing.T) {
+	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		MaxAttempts: 1, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	conn := b.dial(Config{})
+	seen := make(chan Delivery, 2)
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		seen <- d
+		if v.SKU == "bad" {
+			return errors.New("always fails")
+		}
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	pub, err := NewPublisher(conn, b.events(), WithPublishMiddleware(func(next PublishFunc) PublishFunc {
+		return func(ctx context.Context, m *Outgoing) error {
+			m.Headers["x-trace"] = "trace-1"
+			m.Headers["tenant"] = "acme"
+			return next(ctx, m)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPublish(t, pub, f, item{SKU: "good"})
+	mustPublish(t, pub, f, item{SKU: "bad"})
+	want := map[string]any{HeaderFactVersion: int64(f.Version), HeaderOrderingKey: "", "x-trace": "trace-1", "tenant": "acme"}
+	check := func(what string, h map[string]any, sku string) {
+		t.Helper()
+		want[HeaderOrderingKey] = sku
+		for k, v := range want {
+			if fmt.Sprint(h[k]) != fmt.Sprint(v) {
+				t.Errorf("%s: header %s = %v, want %v (headers %v)", what, k, h[k], v, h)
+			}
+		}
+	}
+	for range 2 {
+		select {
+		case d := <-seen:
+			sku, _ := d.Headers[HeaderOrderingKey].(string)
+			check("a group member's delivery", d.Headers, sku)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the group did not handle both facts")
+		}
+	}
+	testenv.Eventually(t, "the failing fact in poison", func() bool { return b.depth(b.consumer(0).PoisonQueue) == 1 })
+	check("the poison copy", b.get(b.consumer(0).PoisonQueue).Headers, "bad")
+}
+
 // A second instance joining a running group takes partitions over from
 // the first, which hands each one over only after its facts in hand are
 // handled and their offset stored: every fact is handled once and each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -305,9 +306,16 @@ func offsetSpec(p Position) stream.OffsetSpecification {
 	return o.Next()
 }
 
-// convert reads what RabbitMQ kept of an AMQP 0-9-1 publish: the body, the
-// properties it maps to AMQP 1.0 properties, the headers as application
-// properties, and exchange, routing key and type as message annotations.
+// convert reads what RabbitMQ kept of an AMQP 0-9-1 publish (or of a
+// direct write, which is kept the same way) as an AMQP 0-9-1 reader of the
+// stream is given it: the body; the properties AMQP 1.0 has too; exchange,
+// routing key and type from the message annotations; as headers, the
+// application properties and, from RabbitMQ 3.13 on, the annotations
+// named x- (where those releases keep the headers named x-, such as
+// warren's own x-fact-version and x-ordering-key), but for those the
+// broker itself keeps there. Releases before 3.13 keep the type as the
+// application property x-basic-type, and every header as an application
+// property.
 //
 // The client decodes each message into a new *samqp.Message, so its
 // application properties become the headers as they are, not copied.
@@ -315,6 +323,10 @@ func convert(partition string, offset int64, m *samqp.Message) Message {
 	out := Message{Partition: partition, Offset: offset, Body: m.GetData(), Headers: m.ApplicationProperties}
 	if out.Headers == nil {
 		out.Headers = map[string]any{}
+	}
+	if t, ok := out.Headers["x-basic-type"].(string); ok {
+		out.Type = t
+		delete(out.Headers, "x-basic-type")
 	}
 	if p := m.Properties; p != nil {
 		switch id := p.MessageID.(type) {
@@ -329,14 +341,19 @@ func convert(partition string, offset int64, m *samqp.Message) Message {
 	}
 	for k, v := range m.Annotations {
 		key, _ := k.(string)
-		val, _ := v.(string)
-		switch key {
-		case "x-exchange":
-			out.Exchange = val
-		case "x-routing-key":
-			out.RoutingKey = val
-		case "x-basic-type":
-			out.Type = val
+		switch {
+		case key == "x-exchange":
+			out.Exchange, _ = v.(string)
+		case key == "x-routing-key":
+			out.RoutingKey, _ = v.(string)
+		case key == "x-basic-type":
+			out.Type, _ = v.(string)
+		case strings.HasPrefix(key, "x-basic-") || key == "x-death" || !strings.HasPrefix(key, "x-"):
+			// What the broker keeps of the AMQP 0-9-1 properties, its own
+			// dead-lettering record, and annotations AMQP 0-9-1 readers
+			// are not given.
+		default:
+			out.Headers[key] = v
 		}
 	}
 	return out
