@@ -159,14 +159,21 @@ func (b *builder) sagaSpecs() []topology.ConsumerSpec {
 	man := b.s.Manifest
 	var out []topology.ConsumerSpec
 	for _, ls := range man.Sagas {
-		c := &load.Consumer{Name: "saga." + ls.Name, Pointer: ls.Pointer, Settings: ls.Settings}
-		for _, f := range ls.Facts {
-			c.Bindings = append(c.Bindings, f.RoutingKey)
-		}
-		if len(ls.Timeouts) > 0 {
-			c.Bindings = append(c.Bindings, "saga."+ls.Name+".timeout")
-		}
+		c := &load.Consumer{Name: "saga." + ls.Name, Pointer: ls.Pointer, Settings: ls.Settings, Bindings: sagaBindings(ls)}
 		out = append(out, ConsumerSpec(c, man.Defaults))
+	}
+	return out
+}
+
+// sagaBindings are the routing keys a saga's queue binds on the events
+// exchange: the facts it handles, and its timeouts when it has any.
+func sagaBindings(ls *load.Saga) []string {
+	var out []string
+	for _, f := range ls.Facts {
+		out = append(out, f.RoutingKey)
+	}
+	if len(ls.Timeouts) > 0 {
+		out = append(out, "saga."+ls.Name+".timeout")
 	}
 	return out
 }

@@ -113,9 +113,10 @@ func (b *builder) checkSuperStream(s *load.Stream, facts []*Fact) {
 }
 
 // checkDirect reports a fact that a stream publishing directly carries and
-// another stream or a consumer's queue binds too: the publisher would send
-// it through the exchange after all (see topology.DirectStream), which the
-// manifest's reader would not expect of "publish": "direct".
+// another stream, a consumer's queue or a saga's queue binds too: the
+// publisher would send it through the exchange after all (see
+// topology.DirectStream), which the manifest's reader would not expect of
+// "publish": "direct".
 func (b *builder) checkDirect(s *load.Stream, facts []*Fact) {
 	if !s.Direct {
 		return
@@ -125,7 +126,7 @@ func (b *builder) checkDirect(s *load.Stream, facts []*Fact) {
 		if !carries(s, f.RoutingKey) {
 			continue
 		}
-		var streams, consumers, fixes []string
+		var streams, consumers, sagas, fixes []string
 		for _, o := range man.Streams {
 			if o != s && carries(o, f.RoutingKey) {
 				streams = append(streams, "stream "+strconv.Quote(o.Name))
@@ -142,16 +143,28 @@ func (b *builder) checkDirect(s *load.Stream, facts []*Fact) {
 				}
 			}
 		}
+		for _, sg := range man.Sagas {
+			for _, p := range sagaBindings(sg) { // its queue's, as sagaSpecs declares them
+				if TopicMatch(p, f.RoutingKey) {
+					sagas = append(sagas, "saga "+strconv.Quote(sg.Name))
+					break
+				}
+			}
+		}
 		if len(streams) > 0 {
 			fixes = append(fixes, "narrow the other stream's bindings")
 		}
 		if len(consumers) > 0 {
 			fixes = append(fixes, "have the consumer read this stream (\"stream\": "+strconv.Quote(s.Name)+")")
 		}
+		if len(sagas) > 0 {
+			fixes = append(fixes, "remove "+strconv.Quote(f.RoutingKey)+" from the saga's \"handles\" (a saga reads its own queue, never a stream)")
+		}
 		if len(fixes) == 0 {
 			continue
 		}
 		fixes = append(fixes, "publish through the exchange (remove publish)")
-		b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "publish"), "stream %s: publish direct writes fact %s into this stream alone, but %s binds it too, so it would go through the exchange after all: %s", strconv.Quote(s.Name), f.RoutingKey, strings.Join(append(streams, consumers...), " and "), strings.Join(fixes, ", or ")))
+		binders := append(append(streams, consumers...), sagas...)
+		b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "publish"), "stream %s: publish direct writes fact %s into this stream alone, but %s binds it too, so it would go through the exchange after all: %s", strconv.Quote(s.Name), f.RoutingKey, strings.Join(binders, " and "), strings.Join(fixes, ", or ")))
 	}
 }

@@ -14,19 +14,19 @@ import (
 // events exchange, or the other way round.
 //
 // Within one directory the generator refuses a direct stream whose fact a
-// consumer's queue or another stream binds, but it cannot see the queues
-// of other services: they bind this directory's facts on the events
-// exchange from manifests of their own (an imported directory's facts, or
-// plain AMQP). A direct write bypasses the exchange, so those queues stop
-// receiving the fact, silently: nothing is unroutable and nothing is
-// poisoned. That is a consumer built before the change (bound to the
-// exchange) missing facts written after it, which breaks forward, as a
-// changed routing key does for the bindings of the old key; and it is
-// filed under the fact, so that `warren diff --base-module` shows it to
-// the consumers of another service that bind it ([CompareImport]).
-// Nothing breaks backward: facts written before were published through
-// the exchange, and the stream received them through its binding, as
-// its readers still do.
+// consumer's queue, a saga's queue or another stream binds, but it cannot
+// see the queues of other services: they bind this directory's facts on the
+// events exchange from manifests of their own (an imported directory's
+// facts, or plain AMQP). A direct write bypasses the exchange, so those
+// queues stop receiving the fact, silently: nothing is unroutable and
+// nothing is poisoned. That is a consumer built before the change (bound to
+// the exchange) missing facts written after it, which breaks forward, as a
+// changed routing key does for the bindings of the old key; and it is filed
+// under the fact, so that `warren diff --base-module` shows it to the
+// consumers of another service that bind it ([CompareImport]). Nothing
+// breaks backward: facts written before were published through the
+// exchange, and the stream received them through its binding, as its
+// readers still do.
 //
 // Every way a fact that existed before comes to be written directly is
 // reported, whatever changed in warren.json: a stream switched to

@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // The message of a fact that goes direct names the stream, the fact and
@@ -239,52 +240,98 @@ func TestStreamPublishDirectInAVersionWindow(t *testing.T) {
 // a stream only when nothing else binds it on the events exchange, a
 // saga's queue included.
 func TestDirectFactsAgreeWithTheTopology(t *testing.T) {
+	ctx := context.Background()
 	dirs := []string{"../../golden/streams/events", "../../examples/orderlog/events"}
 	for _, name := range []string{"stream-publish-direct", "stream-publish-direct-new-stream", "stream-publish-exchange"} {
 		dirs = append(dirs, filepath.Join("testdata", name, "old"), filepath.Join("testdata", name, "new"))
 	}
-	// A saga binds order.paid: it goes through the exchange, which the
-	// generator does not refuse.
-	sagas := filepath.Join(t.TempDir(), "events")
-	if err := os.CopyFS(sagas, os.DirFS("../../golden/sagas/events")); err != nil {
+	directSomewhere := false
+	for _, dir := range dirs {
+		s, err := load.Load(ctx, dir)
+		if err != nil {
+			t.Fatalf("load %s: %v", dir, err)
+		}
+		m, err := model.Build(ctx, s, model.Options{PackageOptional: true})
+		if err != nil {
+			t.Fatalf("build %s: %v", dir, err)
+		}
+		directSomewhere = compareDirectFacts(t, dir, s, m.Topology, m.Exchanges.Events) || directSomewhere
+	}
+	if !directSomewhere {
+		t.Error("no directory has a fact written directly into a stream: the test compares nothing")
+	}
+
+	// A saga's queue binds order.paid and order.cancel-requested, which
+	// stream "paid-log" publishes directly. The generator refuses that,
+	// since they would go through the exchange after all, but directFacts
+	// reads a directory whose model does not build too. Its topology is
+	// the one built with the stream publishing through the exchange, the
+	// stream then marked direct.
+	direct := sagasWithPaidLog(t, "direct")
+	s, err := load.Load(ctx, direct)
+	if err != nil {
+		t.Fatalf("load %s: %v", direct, err)
+	}
+	if _, err := model.Build(ctx, s, model.Options{PackageOptional: true}); err == nil || !strings.Contains(err.Error(), `saga "checkout" binds it too`) {
+		t.Errorf("build %s: %v; want the saga's facts on a direct stream refused", direct, err)
+	}
+	exchange := sagasWithPaidLog(t, "exchange")
+	se, err := load.Load(ctx, exchange)
+	if err != nil {
+		t.Fatalf("load %s: %v", exchange, err)
+	}
+	m, err := model.Build(ctx, se, model.Options{PackageOptional: true})
+	if err != nil {
+		t.Fatalf("build %s: %v", exchange, err)
+	}
+	top := m.Topology
+	top.Queues = slices.Clone(top.Queues)
+	i := slices.IndexFunc(top.Queues, func(q topology.Queue) bool { return q.Name == "paid-log" })
+	if i < 0 {
+		t.Fatalf("%s: no queue paid-log in the topology", exchange)
+	}
+	top.Queues[i].Direct = true
+	compareDirectFacts(t, direct, s, top, m.Exchanges.Events)
+}
+
+// compareDirectFacts reports each fact of s that directFacts and the
+// topology send different ways, and whether any goes directly.
+func compareDirectFacts(t *testing.T, dir string, s *load.Schemas, top topology.Topology, events string) bool {
+	t.Helper()
+	got := directFacts(NewDir(s))
+	direct := false
+	for _, f := range s.Facts {
+		stream, ok := top.DirectStream(events, f.RoutingKey)
+		if got[f.RoutingKey] != stream || ok != (stream != "") {
+			t.Errorf("%s: %s goes directly into %q by directFacts, into %q (%v) by the topology", dir, f.RoutingKey, got[f.RoutingKey], stream, ok)
+		}
+		direct = direct || ok
+	}
+	return direct
+}
+
+// sagasWithPaidLog copies golden/sagas/events with a stream "paid-log" of
+// the facts its saga handles besides order.placed, published as publish
+// says, and returns the copy's directory.
+func sagasWithPaidLog(t *testing.T, publish string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "events")
+	if err := os.CopyFS(dir, os.DirFS("../../golden/sagas/events")); err != nil {
 		t.Fatal(err)
 	}
-	manifest := filepath.Join(sagas, "warren.json")
+	manifest := filepath.Join(dir, "warren.json")
 	src, err := os.ReadFile(manifest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	withStream := bytes.Replace(src, []byte(`"consumers": {`), []byte(`"streams": {"paid-log": {"bindings": ["order.paid", "order.cancel-requested"], "publish": "direct"}}, "consumers": {`), 1)
+	withStream := bytes.Replace(src, []byte(`"consumers": {`), []byte(`"streams": {"paid-log": {"bindings": ["order.paid", "order.cancel-requested"], "publish": "`+publish+`"}}, "consumers": {`), 1)
 	if bytes.Equal(withStream, src) {
 		t.Fatal("golden/sagas/events/warren.json has no consumers to put a stream before")
 	}
 	if err := os.WriteFile(manifest, withStream, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dirs = append(dirs, sagas)
-
-	directSomewhere := false
-	for _, dir := range dirs {
-		s, err := load.Load(context.Background(), dir)
-		if err != nil {
-			t.Fatalf("load %s: %v", dir, err)
-		}
-		m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
-		if err != nil {
-			t.Fatalf("build %s: %v", dir, err)
-		}
-		got := directFacts(NewDir(s))
-		for _, f := range s.Facts {
-			stream, ok := m.Topology.DirectStream(m.Exchanges.Events, f.RoutingKey)
-			if got[f.RoutingKey] != stream || ok != (stream != "") {
-				t.Errorf("%s: %s goes directly into %q by directFacts, into %q (%v) by the topology", dir, f.RoutingKey, got[f.RoutingKey], stream, ok)
-			}
-			directSomewhere = directSomewhere || ok
-		}
-	}
-	if !directSomewhere {
-		t.Error("no directory has a fact written directly into a stream: the test compares nothing")
-	}
+	return dir
 }
 
 // How a fact is published is no part of its schema: in a _TRANSITIVE
