@@ -151,20 +151,27 @@ func (b *builder) checkDirect(s *load.Stream, facts []*Fact) {
 				}
 			}
 		}
+		// Every binder must change for the fact to go direct: their fixes
+		// go together, and publishing through the exchange is the other way.
+		plural := func(n int, one, many string) string {
+			if n > 1 {
+				return many
+			}
+			return one
+		}
 		if len(streams) > 0 {
-			fixes = append(fixes, "narrow the other stream's bindings")
+			fixes = append(fixes, "narrow the "+plural(len(streams), "other stream's", "other streams'")+" bindings")
 		}
 		if len(consumers) > 0 {
-			fixes = append(fixes, "have the consumer read this stream (\"stream\": "+strconv.Quote(s.Name)+")")
+			fixes = append(fixes, "have the "+plural(len(consumers), "consumer read", "consumers read")+" this stream (\"stream\": "+strconv.Quote(s.Name)+")")
 		}
 		if len(sagas) > 0 {
-			fixes = append(fixes, "remove "+strconv.Quote(f.RoutingKey)+" from the saga's \"handles\" (a saga reads its own queue, never a stream)")
+			fixes = append(fixes, "remove "+strconv.Quote(f.RoutingKey)+" from the "+plural(len(sagas), "saga's", "sagas'")+" \"handles\" (a saga reads its own queue, never a stream)")
 		}
 		if len(fixes) == 0 {
 			continue
 		}
-		fixes = append(fixes, "publish through the exchange (remove publish)")
 		binders := append(append(streams, consumers...), sagas...)
-		b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "publish"), "stream %s: publish direct writes fact %s into this stream alone, but %s binds it too, so it would go through the exchange after all: %s", strconv.Quote(s.Name), f.RoutingKey, strings.Join(binders, " and "), strings.Join(fixes, ", or ")))
+		b.errs.Add(man.Doc.Errorf(load.Append(s.Pointer, "publish"), "stream %s: publish direct writes fact %s into this stream alone, but %s %s it too, so it would go through the exchange after all: %s, or publish through the exchange (remove publish)", strconv.Quote(s.Name), f.RoutingKey, strings.Join(binders, " and "), plural(len(binders), "binds", "bind"), strings.Join(fixes, " and ")))
 	}
 }
