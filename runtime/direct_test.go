@@ -184,3 +184,14 @@ func TestDirectStreamNamesMissingPlugin(t *testing.T) {
 		t.Fatalf("Dial: %v, want a PluginError naming %s", err, topology.StreamPlugin)
 	}
 }
+
+// A direct write carries the type where the broker's release keeps an
+// AMQP 0-9-1 publish's type: releases before 3.13 as an application
+// property too (TestDirectStreamPublish reads it back on 3.10 and 4.0).
+func TestKeepsTypeAsProperty(t *testing.T) {
+	for v, want := range map[string]bool{"3.10.8": true, "3.12.14": true, "3.13.0": false, "4.0.5": false, "4.1.0-rc.1": false, "": false, "unknown": false} {
+		if got := keepsTypeAsProperty(v); got != want {
+			t.Errorf("keepsTypeAsProperty(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
