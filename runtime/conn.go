@@ -39,6 +39,10 @@ type Conn struct {
 	bounds bounds // bounded queues declared through this Conn, to explain nacks
 
 	offsetStore offsetStores // stream consumers' offsets, opened when first needed
+
+	// version is the RabbitMQ release the last connection announced, kept
+	// while reconnecting: a direct write's encoding depends on it.
+	version atomic.Value // string
 }
 
 // current returns the live session, or nil while reconnecting.
@@ -189,11 +193,19 @@ func (c *Conn) session(ctx context.Context) (*session, error) {
 }
 
 func (c *Conn) install(s *session) {
+	c.version.Store(s.conn.ServerVersion())
 	c.mu.Lock()
 	c.sess = s
 	close(c.up)
 	c.mu.Unlock()
 	c.log.Info("connected to broker", "url", s.url)
+}
+
+// serverVersion is the RabbitMQ release the last connection announced,
+// "" before the first.
+func (c *Conn) serverVersion() string {
+	v, _ := c.version.Load().(string)
+	return v
 }
 
 // supervise reconnects whenever the live session is lost, until Close.
