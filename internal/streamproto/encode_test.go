@@ -61,6 +61,9 @@ func sameAsTheClient(t *testing.T, o Outgoing) {
 		t.Fatalf("encode: %v", err)
 	}
 	got, _ := m.MarshalBinary()
+	if cap(got) != encodedSize(o) {
+		t.Fatalf("the encoding outgrew encodedSize's %d bytes: it is %d", encodedSize(o), len(got))
+	}
 	if len(got) != len(want) {
 		t.Fatalf("encoding is %d bytes, the client's %d:\n got % x\nwant % x", len(got), len(want), got, want)
 	}
