@@ -13,14 +13,17 @@ func init() { register(docsCommand) }
 func docsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "docs",
-		Usage:     "write a Markdown catalogue of the facts, consumers and topology",
+		Usage:     "write a Markdown catalogue of the facts, streams, consumers and topology",
 		UsageText: "warren docs [--out FILE] [--check] SCHEMA_DIR",
 		Description: `Renders SCHEMA_DIR as one Markdown page for people: every fact (routing key,
 Go type, version, description, deprecation, a table of its properties), every
-type the facts share, every consumer (bindings, the facts it handles, its
-queues and retry ladder), and a Mermaid diagram of exchanges, queues and
-consumers, which GitHub and GitLab draw. The page is the same for the same
-directory, so it can be committed and kept fresh in CI.
+type the facts share, every stream (bindings, the facts it keeps, retention,
+a super stream's partitions, whether facts are written into it directly, who
+reads it), every consumer (bindings, the facts it handles, its queues and
+retry ladder; for a stream consumer, the stream it reads and from where), and
+a Mermaid diagram of exchanges, streams, queues and consumers, which GitHub
+and GitLab draw. The page is the same for the same directory, so it can be
+committed and kept fresh in CI.
 
 Examples:
    warren docs ./events > docs/events.md

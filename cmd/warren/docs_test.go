@@ -12,14 +12,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite cmd/warren/testdata/docs/catalogue.md from the current warren docs")
+var update = flag.Bool("update", false, "rewrite cmd/warren/testdata/docs/*.md from the current warren docs")
 
-// The catalogue of the example schemas, byte for byte. After a deliberate
-// change, regenerate it with `go test ./cmd/warren -run TestDocsGolden
-// -update` and read the diff.
+// The catalogue of the example schemas, and of the streams golden case,
+// byte for byte. After a deliberate change, regenerate them with `go test
+// ./cmd/warren -run TestDocsGolden -update` and read the diff.
 func TestDocsGolden(t *testing.T) {
-	golden := filepath.Join("testdata", "docs", "catalogue.md")
-	code, got, stderr := run(t, "docs", filepath.Join("..", "..", "examples", "catalogue", "events"))
+	for _, tc := range []struct{ golden, dir string }{
+		{"catalogue.md", filepath.Join("..", "..", "examples", "catalogue", "events")},
+		{"streams.md", filepath.Join("..", "..", "golden", "streams", "events")},
+	} {
+		t.Run(tc.golden, func(t *testing.T) { docsGolden(t, filepath.Join("testdata", "docs", tc.golden), tc.dir) })
+	}
+}
+
+func docsGolden(t *testing.T, golden, dir string) {
+	code, got, stderr := run(t, "docs", dir)
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -41,7 +49,7 @@ func TestDocsGolden(t *testing.T) {
 	checkTables(t, got)
 
 	out := filepath.Join(t.TempDir(), "events.md")
-	if code, stdout, _ := run(t, "docs", "--out", out, filepath.Join("..", "..", "examples", "catalogue", "events")); code != 0 || stdout != "" {
+	if code, stdout, _ := run(t, "docs", "--out", out, dir); code != 0 || stdout != "" {
 		t.Fatalf("--out: exit %d, stdout %q", code, stdout)
 	}
 	if written, _ := os.ReadFile(out); string(written) != got {

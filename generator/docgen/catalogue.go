@@ -22,9 +22,10 @@ var catalogueTemplate = template.Must(template.New("catalogue.md.tmpl").Funcs(te
 
 // Catalogue renders the catalogue page of m, whose schemas s are: every
 // fact with a table of its properties, every type the facts share, every
-// consumer with its queues and retry ladder, and a Mermaid diagram of the
-// topology. Schema text is escaped for where it lands, so no description can
-// break the page or smuggle HTML into it.
+// stream with its retention and readers, every consumer with its queues
+// and retry ladder (a stream consumer with the stream it reads), and a
+// Mermaid diagram of the topology. Schema text is escaped for where it
+// lands, so no description can break the page or smuggle HTML into it.
 func Catalogue(m *model.Model, s *load.Schemas) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := catalogueTemplate.Execute(&buf, newCatalogue(m, s)); err != nil {
@@ -41,6 +42,7 @@ type catalogue struct {
 	Exchanges   topology.Exchanges
 	Facts       []factView
 	Types       []typeView // declared types other than the facts' own
+	Streams     []streamView
 	Consumers   []consumerView
 	Diagram     string // Mermaid flowchart source, labels escaped
 
@@ -71,6 +73,7 @@ type factView struct {
 	Deprecated  bool
 	Type        typeView
 	Consumers   []consumerRef // the consumers whose bindings match it
+	Streams     []streamRef   // the streams that keep it
 	From        string        // the import that declares it, "" for the directory's own
 	// OrderingKey and OrderingEntity are the fact's x-ordering-key and
 	// x-ordering-entity, Priority its x-priority; "" and 0 when absent.
@@ -133,6 +136,9 @@ type consumerView struct {
 	// Batch consumers: the batch's size and wait ("" for the others).
 	BatchSize int
 	BatchWait string
+	// Stream consumers: what they read and from where, as Markdown ("" for
+	// the others).
+	Reads string
 }
 
 type handledFact struct{ RoutingKey, Anchor, Method string }
@@ -145,11 +151,13 @@ type ladderStep struct {
 
 func newCatalogue(m *model.Model, s *load.Schemas) catalogue {
 	c := catalogue{Package: m.Package, Description: m.ManifestDescription, Exchanges: m.Exchanges}
+	c.Streams = newStreams(m, s)
 	for _, f := range m.Facts {
 		fv := factView{
 			RoutingKey: f.RoutingKey, Anchor: factAnchor(f), Version: f.Version, Source: f.Source,
 			Description: f.Description, Deprecated: f.Deprecated, Type: newTypeView(f.Type, s),
 			OrderingKey: f.OrderingKey, OrderingEntity: f.OrderingEntity, Priority: f.Priority,
+			Streams: streamsOf(c.Streams, f.RoutingKey),
 		}
 		for _, mc := range m.Consumers {
 			if slices.ContainsFunc(mc.Facts, func(g *model.Fact) bool { return g.Latest() == f }) {
@@ -171,7 +179,7 @@ func newCatalogue(m *model.Model, s *load.Schemas) catalogue {
 		c.Consumers = append(c.Consumers, newConsumerView(mc, m.Topology))
 	}
 	c.addRequests(m)
-	c.Diagram = mermaidTopology(m)
+	c.Diagram = mermaidTopology(m, c.Streams)
 	return c
 }
 
@@ -243,6 +251,9 @@ func newConsumerView(mc *model.Consumer, top topology.Topology) consumerView {
 	}
 	if tc.Batched() {
 		v.BatchSize, v.BatchWait = tc.Batch.Size, tc.Batch.Wait.String()
+	}
+	if tc.Stream != "" {
+		v.Reads = streamReads(tc)
 	}
 	if tc.Ordered() {
 		first, _ := top.Queue(tc.Shards[0])

@@ -12,14 +12,17 @@ import (
 // work queue by binding, the work queue feeds its consumer, the consumer
 // sends failures through the retry exchange to its delay queues (which
 // return them to the work queue alone) or through the dead exchange to its
-// poison queue.
-func mermaidTopology(m *model.Model) string {
+// poison queue. A stream is bound from the events exchange like a queue
+// and feeds its stream consumers directly; a stream consumer's work queue
+// is bound to nothing and feeds it only its retries and deferrals.
+func mermaidTopology(m *model.Model, streams []streamView) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, "  "+format+"\n", args...) }
 	b.WriteString("flowchart LR\n")
 	line(`events{{"%s"}}`, mermaidLabel(m.Exchanges.Events))
 	line(`retry{{"%s"}}`, mermaidLabel(m.Exchanges.Retry))
 	line(`dead{{"%s"}}`, mermaidLabel(m.Exchanges.Dead))
+	streamNodes := mermaidStreams(line, m, streams)
 	for i, c := range m.Consumers {
 		tc := c.Topology
 		work, cons, delay, poison := fmt.Sprintf("q%d", i), fmt.Sprintf("c%d", i), fmt.Sprintf("r%d", i), fmt.Sprintf("p%d", i)
@@ -30,10 +33,19 @@ func mermaidTopology(m *model.Model) string {
 		}
 		line(`%s(["%s"])`, cons, mermaidLabel(c.Name))
 		line(`%s[("%s")]`, poison, mermaidLabel(tc.PoisonQueue))
-		for _, pattern := range c.Bindings {
-			line(`events -->|"%s"| %s`, mermaidLabel(pattern), work)
+		if tc.Stream != "" {
+			label := startLabel(tc.Start) + ", then its offset"
+			if len(tc.Partitions) > 0 {
+				label = startLabel(tc.Start) + ", one active per partition"
+			}
+			line(`%s -->|"%s"| %s`, streamNodes[tc.Stream], mermaidLabel(label), cons)
+			line(`%s -.->|"retries, deferrals"| %s`, work, cons)
+		} else {
+			for _, pattern := range c.Bindings {
+				line(`events -->|"%s"| %s`, mermaidLabel(pattern), work)
+			}
+			line(`%s --> %s`, work, cons)
 		}
-		line(`%s --> %s`, work, cons)
 		if tiers := tc.DistinctTiers(); len(tiers) > 0 {
 			var delays []string
 			for _, t := range tiers {
