@@ -23,8 +23,12 @@ of the events exchange (topic, durable); a message per fact, its payload the
 JSON envelope with the fact's schema inside (schema files are carried under
 components.schemas, $refs pointing into the document); a send operation per
 fact and a receive operation per consumer and fact it handles, which names the
-consumer's work queue in x-warren-queue. The same directory gives the same
-bytes, so the document can be committed and kept fresh with --check.
+consumer's work queue in x-warren-queue. A stream gets a channel of its own
+(its queue of type stream, or a super stream's exchange and partitions), and
+a stream consumer receives on its stream's channel: it reads the stream from
+its start, then from the offset the broker keeps for it. The same directory
+gives the same bytes, so the document can be committed and kept fresh with
+--check.
 
 Examples:
    warren asyncapi ./events > asyncapi.json

@@ -19,6 +19,13 @@
 //     so that tools connect producer and consumers; the operation names the
 //     consumer's work queue in x-warren-queue, since AMQP consumers read
 //     queues and the AMQP operation binding has no field for one.
+//   - One channel per stream (see streams.go), addressed by its name: a
+//     plain stream's AMQP binding is its queue (of type stream), a super
+//     stream's its hash exchange, with their arguments, bindings and
+//     partitions as x-warren extensions. A stream consumer's receive
+//     operations are on its stream's channel, since it reads the stream
+//     from an offset of its own, not a queue bound to the exchange; its
+//     x-warren-queue names the stream, or a super stream's partitions.
 //
 // Output is deterministic: the same model gives the same bytes.
 package asyncapi
@@ -54,9 +61,10 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	strs := streams(m, s)
 	doc := document{
 		AsyncAPI:           "3.0.0",
-		Info:               info(m, opts),
+		Info:               info(m, strs, opts),
 		DefaultContentType: "application/json",
 		Channels:           map[string]channel{},
 		Operations:         map[string]operation{},
@@ -67,9 +75,18 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 		doc.Components.Messages[f.GoName] = factMessage(f, keys[f.Source])
 		doc.Operations[sendID(f)] = sendOperation(m, f)
 	}
+	byName := map[string]stream{}
+	for _, st := range strs {
+		doc.Channels[st.channelID()] = streamChannel(m, st)
+		byName[st.Name] = st
+	}
 	for _, c := range m.Consumers {
 		for _, f := range c.Facts {
 			f = f.Latest() // a consumer that reads an older version receives the one channel
+			if st, ok := byName[c.Topology.Stream]; ok {
+				doc.Operations[receiveID(c, f)] = streamReceiveOperation(c, f, st)
+				continue
+			}
 			doc.Operations[receiveID(c, f)] = receiveOperation(c, f)
 		}
 	}
@@ -84,10 +101,21 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func info(m *model.Model, opts Options) infoObject {
+func info(m *model.Model, strs []stream, opts Options) infoObject {
 	desc := "The facts of Go package " + m.Package + ", as warren generates it from its schema directory: " +
 		"each fact is published to the events exchange " + m.Exchanges.Events + " with its routing key, " +
 		"in a JSON envelope, and consumed from the work queue of each consumer whose bindings match it."
+	if len(strs) > 0 {
+		desc = "The facts of Go package " + m.Package + ", as warren generates it from its schema directory: " +
+			"each fact is published to the events exchange " + m.Exchanges.Events + " with its routing key, in a JSON envelope"
+		if len(m.Topology.DirectStreams()) > 0 {
+			desc += " (or written straight into the stream that alone keeps it, when that stream publishes directly: its publish operation says so)"
+		}
+		desc += ". A queue consumer reads it from its work queue, bound to the events exchange with the consumer's bindings. " +
+			"A stream keeps every fact its bindings match, whoever read it, until its retention drops it; " +
+			"a stream consumer reads its stream (not a queue bound to the exchange) from an offset of its own, which the broker keeps under the consumer's name, " +
+			"and its work queue receives only what the consumer sends itself (its retries and deferrals)."
+	}
 	if m.ManifestDescription != "" {
 		desc = m.ManifestDescription + "\n\n" + desc
 	}

@@ -35,16 +35,45 @@ type channelBindings struct {
 }
 
 type amqpChannel struct {
-	Is             string        `json:"is"`
-	Exchange       *amqpExchange `json:"exchange,omitempty"`
-	BindingVersion string        `json:"bindingVersion"`
+	Is       string        `json:"is"`
+	Exchange *amqpExchange `json:"exchange,omitempty"`
+	Queue    *amqpQueue    `json:"queue,omitempty"` // a stream: is "queue"
+	// What the AMQP binding has no field for, for a stream's channel: the
+	// type of a super stream's exchange (x-consistent-hash is not among
+	// the binding's types), the queue's or exchange's arguments as
+	// declared (x-queue-type stream and the retention), its bindings to
+	// the events exchange, and a super stream's partition streams.
+	ExchangeType   string            `json:"x-warren-exchange-type,omitempty"`
+	Arguments      map[string]any    `json:"x-warren-arguments,omitempty"`
+	Bound          []amqpBinding     `json:"x-warren-bindings,omitempty"`
+	Partitions     []streamPartition `json:"x-warren-partitions,omitempty"`
+	BindingVersion string            `json:"bindingVersion"`
 }
 
 type amqpExchange struct {
 	Name       string `json:"name"`
-	Type       string `json:"type"`
+	Type       string `json:"type,omitempty"` // "" for a super stream's exchange: see amqpChannel.ExchangeType
 	Durable    bool   `json:"durable"`
 	AutoDelete bool   `json:"autoDelete"`
+}
+
+type amqpQueue struct {
+	Name       string `json:"name"`
+	Durable    bool   `json:"durable"`
+	Exclusive  bool   `json:"exclusive"`
+	AutoDelete bool   `json:"autoDelete"`
+}
+
+// amqpBinding binds the channel's queue or exchange to an exchange.
+type amqpBinding struct {
+	Exchange   string `json:"exchange"`
+	RoutingKey string `json:"routingKey"`
+}
+
+// streamPartition is one partition stream of a super stream.
+type streamPartition struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
 }
 
 type operation struct {
@@ -56,7 +85,7 @@ type operation struct {
 	Messages    []ref              `json:"messages"`
 	Bindings    *operationBindings `json:"bindings,omitempty"`
 	Reply       *operationReply    `json:"reply,omitempty"`
-	Queue       string             `json:"x-warren-queue,omitempty"` // the consumer's work queue
+	Queue       string             `json:"x-warren-queue,omitempty"` // what the consumer reads: its work queue, shard queues or stream
 }
 
 type operationReply struct {

@@ -53,6 +53,11 @@ type summary struct {
 				Name, Type string
 				Durable    bool
 			}
+			Queue struct {
+				Name    string
+				Durable bool
+			}
+			ExchangeType string `json:"x-warren-exchange-type"`
 		}
 	}
 	Operations []struct {
@@ -106,14 +111,28 @@ func TestOfficialAsyncAPITools(t *testing.T) {
 			t.Errorf("%s: version %q, title %q", models[file], s.Version, s.Title)
 		}
 		var want, have []string
+		streams := streamsOf(m)
 		for _, f := range m.Facts {
 			want = append(want, "channel "+f.RoutingKey+" topic "+m.Exchanges.Events+" message "+f.GoName)
 			want = append(want, "send "+f.RoutingKey+" "+f.GoName)
 			for _, c := range m.Consumers {
 				// A consumer that reads an older version receives from the
-				// fact's one channel too.
+				// fact's one channel too; a stream consumer from its stream's.
 				if slices.ContainsFunc(c.Facts, func(cf *model.Fact) bool { return cf.Latest() == f }) {
+					if s, ok := streams[c.Topology.Stream]; ok {
+						want = append(want, "receive "+s.Name+" "+f.GoName)
+						continue
+					}
 					want = append(want, "receive "+f.RoutingKey+" "+f.GoName)
+				}
+			}
+		}
+		for _, s := range streams {
+			for _, f := range s.Facts {
+				if s.Super { // its x-consistent-hash exchange
+					want = append(want, "channel "+s.Name+" x-consistent-hash "+s.Name+" message "+f.GoName)
+				} else {
+					want = append(want, "channel "+s.Name+" queue "+s.Name+" message "+f.GoName)
 				}
 			}
 		}
@@ -130,11 +149,24 @@ func TestOfficialAsyncAPITools(t *testing.T) {
 				}
 				continue
 			}
+			if c.AMQP.Is == "queue" { // a stream
+				if !c.AMQP.Queue.Durable {
+					t.Errorf("%s: channel %s: AMQP binding %+v", models[file], c.ID, c.AMQP)
+				}
+				for _, msg := range c.Messages {
+					have = append(have, "channel "+c.Address+" queue "+c.AMQP.Queue.Name+" message "+msg)
+				}
+				continue
+			}
 			if !c.AMQP.Exchange.Durable || c.AMQP.Is != "routingKey" {
 				t.Errorf("%s: channel %s: AMQP binding %+v", models[file], c.ID, c.AMQP)
 			}
+			kind := c.AMQP.Exchange.Type
+			if kind == "" { // a super stream's exchange, of a type the binding has no value for
+				kind = c.AMQP.ExchangeType
+			}
 			for _, msg := range c.Messages {
-				have = append(have, "channel "+c.Address+" "+c.AMQP.Exchange.Type+" "+c.AMQP.Exchange.Name+" message "+msg)
+				have = append(have, "channel "+c.Address+" "+kind+" "+c.AMQP.Exchange.Name+" message "+msg)
 			}
 		}
 		for _, op := range s.Operations {
