@@ -31,7 +31,8 @@ func Dial(ctx context.Context, ep runtime.StreamEndpoint) (runtime.OffsetStore, 
 }
 
 // LogTo sends the stream protocol client's own log lines to l, for the
-// whole process (the client has one logger; by default it prints to
-// stdout). The client logs, for example, a close frame that arrives after
-// its socket closed, which loses nothing.
+// whole process (the client has one logger; by default it prints them
+// with the standard log package, to standard error). The client logs, for
+// example, a close frame that arrives after its socket closed, which
+// loses nothing.
 func LogTo(l *slog.Logger) { streamproto.LogTo(l) }
