@@ -188,18 +188,8 @@ func duration(d time.Duration) string {
 
 // startPosition says where a stream consumer reads a stream (or
 // partition) from the first time.
-func startPosition(s topology.Start, stream string) string {
-	switch s.Kind {
-	case topology.StartFirst:
-		return `its start "first" (the oldest fact the ` + stream + ` still holds)`
-	case topology.StartLast:
-		return `its start "last" (the last chunk of facts written, then what follows)`
-	case topology.StartOffset:
-		return "its start, offset " + strconv.FormatInt(s.Offset, 10)
-	case topology.StartTime:
-		return "its start " + s.String() + " (the first fact written at or after that time)"
-	}
-	return `its start "next" (the facts written after it first starts)`
+func startPosition(s topology.Start) string {
+	return "its start " + strconv.Quote(s.String()) + " (" + s.Describe() + ")"
 }
 
 // streamReceiveOperation is the receive operation of stream consumer c for
@@ -218,12 +208,12 @@ func streamReceiveOperation(c *model.Consumer, f *model.Fact, s stream) operatio
 			"the broker makes one instance of the consumer active per partition and spreads the partitions over the running instances, so its instances share the partitions, "+
 			"and hands a partition to another instance when its active one leaves. "+
 			"Each partition is read the first time from %s, after that from the offset stored on the broker under the consumer's name for that partition, plus one. %s",
-			c.Name, s.Name, c.Name, andList(t.Partitions), startPosition(t.Start, "partition"), failures)
+			c.Name, s.Name, c.Name, andList(t.Partitions), startPosition(t.Start), failures)
 	} else {
 		queue = s.Name
 		desc = fmt.Sprintf("Consumer %s reads the stream %s over AMQP (basic.consume with x-stream-offset): "+
 			"the first time from %s, after that from the offset it stored on the broker under its name, plus one. %s",
-			c.Name, s.Name, startPosition(t.Start, "stream"), failures)
+			c.Name, s.Name, startPosition(t.Start), failures)
 		bindings = &operationBindings{AMQP: amqpOperation{Ack: boolPtr(true), BindingVersion: amqpBindingVersion}}
 	}
 	if c.Description != "" {

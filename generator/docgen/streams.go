@@ -185,27 +185,12 @@ func plural(n int, one, many string) string {
 // other instances.
 func streamReads(tc *topology.Consumer) string {
 	link := fmt.Sprintf("[%s](#%s)", mdCode(tc.Stream), streamAnchor(tc.Stream))
-	start := "from " + startText(tc.Start) + " (start " + mdCode(tc.Start.String()) + ")"
+	start := "from " + tc.Start.Describe() + " (start " + mdCode(tc.Start.String()) + ")"
 	if n := len(tc.Partitions); n > 0 {
 		return fmt.Sprintf("super stream %s as a member of the consumer group %s: the broker makes one running instance active on each of its %d %s and spreads the partitions over the instances; each partition is read the first time %s, then on from the offset stored for it on the broker under the consumer's name",
 			link, mdCode(tc.Name), n, plural(n, "partition", "partitions"), start)
 	}
 	return fmt.Sprintf("stream %s: the first time %s, then on from the offset stored on the broker under the consumer's name", link, start)
-}
-
-// startText says where a stream consumer's start position is.
-func startText(s topology.Start) string {
-	switch s.Kind {
-	case topology.StartFirst:
-		return "its oldest fact kept"
-	case topology.StartLast:
-		return "its last chunk of facts"
-	case topology.StartOffset:
-		return "offset " + strconv.FormatInt(s.Offset, 10)
-	case topology.StartTime:
-		return "the first fact written at or after " + s.String()
-	}
-	return "the facts written after the consumer starts"
 }
 
 // startLabel is a stream consumer's start as the diagram labels it.

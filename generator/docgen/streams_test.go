@@ -67,10 +67,10 @@ func TestCatalogueCoversStreams(t *testing.T) {
 		"- Published directly: the generated publish calls write [`stock.counted`](#fact-stock.counted) straight into the stream over the stream protocol",
 		"- Kept in stream: [`counts`](#stream-counts) (written into it directly by the generated publish calls, not through `app.events`)\n",
 		"- Kept in streams: [`byid`](#stream-byid), [`log`](#stream-log)\n",
-		"- Reads stream [`log`](#stream-log): the first time from its oldest fact kept (start `first`), then on from the offset stored on the broker under the consumer's name\n",
+		"- Reads stream [`log`](#stream-log): the first time from the oldest fact the stream still holds (start `first`), then on from the offset stored on the broker under the consumer's name\n",
 		"- Work queue: `history` (quorum, delivery limit 10), bound to nothing: it receives only the consumer's own retries and deferrals; poison queue: `history.poison`\n",
 		"- Reads super stream [`byid`](#stream-byid) as a member of the consumer group `proj`: the broker makes one running instance active on each of its 2 partitions",
-		"the first time from the facts written after the consumer starts (start `next`)",
+		"the first time from the first fact written after the consumer first starts (start `next`)",
 		// The plain queue consumer is as it always was.
 		"- Bindings: `order.placed`\n- Work queue: `mailer` (quorum, delivery limit 10); poison queue: `mailer.poison`\n",
 		// The diagram: streams bound from the events exchange, the direct

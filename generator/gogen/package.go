@@ -246,24 +246,9 @@ func queuesRead(tc *topology.Consumer) string {
 // reads and from where: its stream, or its super stream's partitions
 // shared with its other instances.
 func streamRead(tc *topology.Consumer) string {
-	from := fmt.Sprintf("from %s the first time, then on from the offset it stored", startText(tc.Start))
+	from := fmt.Sprintf("from %s the first time, then on from the offset it stored", tc.Start.Describe())
 	if len(tc.Partitions) > 0 {
 		return fmt.Sprintf("super stream %s as a member of the consumer group %q, in which the broker gives each of the %d partitions to one running instance (each partition read %s),", tc.Stream, tc.Name, len(tc.Partitions), from)
 	}
 	return fmt.Sprintf("stream %s (%s)", tc.Stream, from)
-}
-
-// startText says where a stream consumer's start position is.
-func startText(s topology.Start) string {
-	switch s.Kind {
-	case topology.StartFirst:
-		return "its first fact"
-	case topology.StartLast:
-		return "its last chunk of facts"
-	case topology.StartOffset:
-		return fmt.Sprintf("offset %d", s.Offset)
-	case topology.StartTime:
-		return "the first fact written at or after " + s.String()
-	}
-	return "the first fact written after it starts"
 }

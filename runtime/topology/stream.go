@@ -105,6 +105,22 @@ func (s Start) String() string {
 	return string(s.Kind)
 }
 
+// Describe says in words which fact the position is, for documentation
+// and generated comments: "the oldest fact the stream still holds".
+func (s Start) Describe() string {
+	switch s.Kind {
+	case StartFirst:
+		return "the oldest fact the stream still holds"
+	case StartLast:
+		return "the last chunk of facts written, then what follows"
+	case StartOffset:
+		return "the fact at offset " + strconv.FormatInt(s.Offset, 10)
+	case StartTime:
+		return "the first fact written at or after " + s.String()
+	}
+	return "the first fact written after the consumer first starts"
+}
+
 // ConsumeArgument returns the x-stream-offset argument of a basic.consume
 // that reads from the position: a string, an offset (int64) or a
 // timestamp (time.Time).

@@ -163,3 +163,19 @@ func TestDirectStream(t *testing.T) {
 		}
 	}
 }
+
+func TestStartDescribe(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for s, want := range map[Start]string{
+		{Kind: StartFirst}:              "the oldest fact the stream still holds",
+		{Kind: StartLast}:               "the last chunk of facts written, then what follows",
+		{Kind: StartNext}:               "the first fact written after the consumer first starts",
+		{}:                              "the first fact written after the consumer first starts",
+		{Kind: StartOffset, Offset: 42}: "the fact at offset 42",
+		{Kind: StartTime, Time: at}:     "the first fact written at or after 2026-01-01T00:00:00Z",
+	} {
+		if got := s.Describe(); got != want {
+			t.Errorf("%v.Describe() = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -32,13 +32,13 @@ type OrderHistoryHandler interface {
 }
 
 // NewOrderHistoryConsumer returns stream consumer "order-history": it reads
-// stream orders-log (from its first fact the first time, then on from the
-// offset it stored) and calls h for each fact its bindings match, skipping the
-// stream's others, with the prefetch, concurrency, retry ladder and attempt
-// limit of Topology. Its work queue order-history is bound to nothing: it
-// receives only the consumer's own retries and deferrals. Start it with Run.
-// opts adjust it, for example runtime.WithGuard or
-// runtime.WithShutdownTimeout.
+// stream orders-log (from the oldest fact the stream still holds the first
+// time, then on from the offset it stored) and calls h for each fact its
+// bindings match, skipping the stream's others, with the prefetch,
+// concurrency, retry ladder and attempt limit of Topology. Its work queue
+// order-history is bound to nothing: it receives only the consumer's own
+// retries and deferrals. Start it with Run. opts adjust it, for example
+// runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewOrderHistoryConsumer(conn *runtime.Conn, h OrderHistoryHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
 		return nil, errors.New("new consumer \"order-history\": nil OrderHistoryHandler")
@@ -77,12 +77,12 @@ type OrderProjectionHandler interface {
 // NewOrderProjectionConsumer returns stream consumer "order-projection": it
 // reads super stream orders-by-id as a member of the consumer group
 // "order-projection", in which the broker gives each of the 3 partitions to
-// one running instance (each partition read from its first fact the first
-// time, then on from the offset it stored), and calls h for each fact its
-// bindings match, skipping the stream's others, with the prefetch,
-// concurrency, retry ladder and attempt limit of Topology. Its work queue
-// order-projection is bound to nothing: it receives only the consumer's own
-// retries and deferrals. Start it with Run. opts adjust it, for example
+// one running instance (each partition read from the oldest fact the stream
+// still holds the first time, then on from the offset it stored), and calls h
+// for each fact its bindings match, skipping the stream's others, with the
+// prefetch, concurrency, retry ladder and attempt limit of Topology. Its work
+// queue order-projection is bound to nothing: it receives only the consumer's
+// own retries and deferrals. Start it with Run. opts adjust it, for example
 // runtime.WithGuard or runtime.WithShutdownTimeout.
 func NewOrderProjectionConsumer(conn *runtime.Conn, h OrderProjectionHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
@@ -149,12 +149,12 @@ type StockHandler interface {
 }
 
 // NewStockConsumer returns stream consumer "stock": it reads stream stock-log
-// (from the first fact written after it starts the first time, then on from
-// the offset it stored) and calls h for each fact its bindings match, skipping
-// the stream's others, with the prefetch, concurrency, retry ladder and
-// attempt limit of Topology. Its work queue stock is bound to nothing: it
-// receives only the consumer's own retries and deferrals. Start it with Run.
-// opts adjust it, for example runtime.WithGuard or
+// (from the first fact written after the consumer first starts the first time,
+// then on from the offset it stored) and calls h for each fact its bindings
+// match, skipping the stream's others, with the prefetch, concurrency, retry
+// ladder and attempt limit of Topology. Its work queue stock is bound to
+// nothing: it receives only the consumer's own retries and deferrals. Start it
+// with Run. opts adjust it, for example runtime.WithGuard or
 // runtime.WithShutdownTimeout.
 func NewStockConsumer(conn *runtime.Conn, h StockHandler, opts ...runtime.ConsumerOption) (*runtime.Consumer, error) {
 	if h == nil {
