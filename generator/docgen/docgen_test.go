@@ -48,6 +48,24 @@ func TestGenerateReturnsTheCatalogue(t *testing.T) {
 	}
 }
 
+// catalogueOf is the catalogue page of the schema directory fsys.
+func catalogueOf(t *testing.T, fsys fstest.MapFS) string {
+	t.Helper()
+	s, err := load.LoadFS(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := docgen.Generate(m, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(files[docgen.CatalogueFile])
+}
+
 func keys(files map[string][]byte) []string {
 	var out []string
 	for k := range files {
@@ -66,19 +84,7 @@ func TestConstraintsReadEachDraft(t *testing.T) {
 		"paid.json": {Data: []byte(`{"x-routing-key": "order.paid", "type": "object",
 			"properties": {"cents": {"type": "integer", "exclusiveMinimum": 0, "maximum": 100, "exclusiveMaximum": 50}}}`)},
 	}
-	s, err := load.LoadFS(context.Background(), fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := docgen.Generate(m, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(files[docgen.CatalogueFile])
+	page := catalogueOf(t, fsys)
 	for _, want := range []string{"> 0, ≤ 9", "> 0, < 50"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)

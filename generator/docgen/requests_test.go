@@ -1,14 +1,9 @@
 package docgen_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"testing/fstest"
-
-	"github.com/warrenbus/warren/generator/docgen"
-	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/generator/model"
 )
 
 // The catalogue lists requests with their types and responder, each
@@ -19,19 +14,7 @@ func TestCatalogueCoversRequests(t *testing.T) {
 		"quote.json": {Data: []byte(`{"x-request": "pricing.quote", "type": "object", "properties": {"sku": {"type": "string"}},
 			"x-reply": {"type": "object", "properties": {"cents": {"type": "integer"}}}}`)},
 	}
-	s, err := load.LoadFS(context.Background(), fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := docgen.Generate(m, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(files[docgen.CatalogueFile])
+	page := catalogueOf(t, fsys)
 	for _, want := range []string{
 		"| requests | `app.requests` |",
 		"| [`pricing.quote`](#request-pricing.quote) | [`PricingQuote`](#type-PricingQuote) | [`PricingQuoteReply`](#type-PricingQuoteReply) | [pricing](#responder-pricing) | `QuotePricing` |",

@@ -1,15 +1,10 @@
 package docgen_test
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
-
-	"github.com/warrenbus/warren/generator/docgen"
-	"github.com/warrenbus/warren/generator/load"
-	"github.com/warrenbus/warren/generator/model"
 )
 
 // streamSchemas has a plain stream with every retention setting, a super
@@ -31,23 +26,6 @@ var streamSchemas = fstest.MapFS{
 }`)},
 	"placed.json":  {Data: []byte(`{"x-routing-key": "order.placed", "x-ordering-key": "/id", "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}`)},
 	"counted.json": {Data: []byte(`{"x-routing-key": "stock.counted", "type": "object"}`)},
-}
-
-func catalogueOf(t *testing.T, fsys fstest.MapFS) string {
-	t.Helper()
-	s, err := load.LoadFS(context.Background(), fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := docgen.Generate(m, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(files[docgen.CatalogueFile])
 }
 
 // The page lists the streams with their retention, partitions and how
