@@ -40,9 +40,11 @@ type Conn struct {
 
 	offsetStore offsetStores // stream consumers' offsets, opened when first needed
 
-	// version is the RabbitMQ release the last connection announced, kept
-	// while reconnecting: a direct write's encoding depends on it.
-	version atomic.Value // string
+	// typeAsProperty is whether the RabbitMQ release the last connection
+	// announced keeps a message's type as an application property in a
+	// stream (keepsTypeAsProperty), kept while reconnecting: direct writes
+	// read it, so it is worked out once per connection.
+	typeAsProperty atomic.Bool
 }
 
 // current returns the live session, or nil while reconnecting.
@@ -193,19 +195,12 @@ func (c *Conn) session(ctx context.Context) (*session, error) {
 }
 
 func (c *Conn) install(s *session) {
-	c.version.Store(s.conn.ServerVersion())
+	c.typeAsProperty.Store(keepsTypeAsProperty(s.conn.ServerVersion()))
 	c.mu.Lock()
 	c.sess = s
 	close(c.up)
 	c.mu.Unlock()
 	c.log.Info("connected to broker", "url", s.url)
-}
-
-// serverVersion is the RabbitMQ release the last connection announced,
-// "" before the first.
-func (c *Conn) serverVersion() string {
-	v, _ := c.version.Load().(string)
-	return v
 }
 
 // supervise reconnects whenever the live session is lost, until Close.

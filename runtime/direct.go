@@ -259,7 +259,7 @@ func (p *Publisher) writeDirect(ctx context.Context, msg amqp.Publishing, dst de
 	out := StreamOutgoing{
 		Body: msg.Body, Exchange: p.exchange, RoutingKey: dst.key, MessageID: msg.MessageId, Type: msg.Type,
 		ContentType: msg.ContentType, Timestamp: msg.Timestamp, DeliveryMode: msg.DeliveryMode, Headers: headers,
-		TypeAsProperty: keepsTypeAsProperty(p.conn.serverVersion()),
+		TypeAsProperty: p.conn.typeAsProperty.Load(),
 	}
 	done := make(chan error, 1)
 	err = w.Write(out, func(err error) {
