@@ -242,6 +242,20 @@ type channelRun struct {
 	own        map[string]transport.Channel
 	ownClosed  bool // closeAll ran: a channel opened now would outlive the run
 	consumeOwn func(q string) (<-chan amqp.Delivery, error)
+
+	// reread is why the run closed its own channel to read a stream again
+	// (closeToReread); nil until then.
+	reread atomic.Pointer[error]
+}
+
+// closeToReread closes the run's channel, once, for why: the engine
+// resumes on a new channel, and a stream consumer reads its stream again
+// from the stored offset. Closed from another goroutine: a worker calls
+// it, and the close waits for the broker.
+func (r *channelRun) closeToReread(why error) {
+	if r.reread.CompareAndSwap(nil, &why) {
+		go func() { _ = r.ch.Close() }()
+	}
 }
 
 // closeOwn closes queue q's own channel, if it has one: the broker returns
@@ -481,6 +495,9 @@ func (e *engine[J]) channelClosed(ctx context.Context, r *channelRun, idle <-cha
 		return end, err
 	}
 	if ce == nil {
+		if why := r.reread.Load(); why != nil {
+			return false, *why
+		}
 		return false, errors.New("channel closed")
 	}
 	return false, fmt.Errorf("channel closed: %w", ce)

@@ -68,7 +68,29 @@ func (k streamKind) consumeArgs(queue string, args amqp.Table) (amqp.Table, erro
 
 func (k streamKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
 	k.t.restart()
-	return newStreamSource(k.queues(), feeds, k.t, r.acks, k.c.opts.prefetch, r.stop)
+	return newStreamSource(k.queues(), feeds, k.t, r.acks, k.c.opts.prefetch, r.stop, &streamAck{run: r})
+}
+
+// streamAck acknowledges the facts read from the stream. A stream refuses
+// basic.nack and basic.reject, and RabbitMQ answers either by closing the
+// whole connection (NOT_IMPLEMENTED), with every publisher and consumer on
+// it. So a stream fact that cannot be settled (its retry or poison copy
+// not confirmed; with maxAttempts 1, a dependency [Unavailable]) is not
+// given back but read again: its offset stays unsettled, so the stored
+// offset stays before it, and the consumer's channel is closed, so that
+// the engine resumes on a new one (after the reconnect backoff) and reads
+// the stream from the stored offset. An ack only returns credit.
+type streamAck struct {
+	amqp.Acknowledger // the channel's
+	run               *channelRun
+}
+
+func (a *streamAck) Nack(tag uint64, _, _ bool) error { return a.reread(tag) }
+func (a *streamAck) Reject(tag uint64, _ bool) error  { return a.reread(tag) }
+
+func (a *streamAck) reread(tag uint64) error {
+	a.run.closeToReread(fmt.Errorf("a fact of the stream (delivery tag %d) could not be settled: reading the stream again from the stored offset", tag))
+	return nil
 }
 
 // work handles a job. Its ack, and every other ack of the channel, goes
@@ -88,6 +110,11 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 		// the bound and the broker, its credit spent, sends no more.
 		return
 	}
+	if k.t.handledAlready(j.offset) {
+		r.acks.ack(j.d, uncounted, j.d.RoutingKey)
+		k.t.settledAgain(j.offset)
+		return
+	}
 	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
 		// Another consumer's fact on the same stream.
 		r.acks.ack(j.d, uncounted, j.d.RoutingKey)
@@ -99,7 +126,18 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 	}
 }
 
-func (k streamKind) giveBack(j streamJob, why string) { k.c.giveBack(j.d, why) }
+// giveBack returns a work queue's delivery to its queue. A stream fact (at
+// shutdown: received, not started) is left unsettled and unacked, without
+// the nack a stream refuses (see streamAck): the stored offset stays
+// before it, and the consumer's next read of the stream starts there.
+func (k streamKind) giveBack(j streamJob, why string) {
+	if !j.stream {
+		k.c.giveBack(j.d, why)
+		return
+	}
+	k.c.count(Returned, j.d.RoutingKey)
+	k.c.log.Debug("left a stream fact unsettled, to be read again", "message_id", j.d.MessageId, "offset", j.offset, "why", why)
+}
 
 func (streamKind) traits() traits {
 	return traits{queueNoun: "stream or work queue", finishesOnLoss: true, acksTogether: true}
@@ -120,7 +158,7 @@ type streamSource struct {
 // the next channel's source waits for them before it forgets what was in
 // hand: a reader of the old channel noting an offset after that would
 // hold the mark back for good.
-func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, acks *acker, prefetch int, stop <-chan struct{}) *streamSource {
+func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTracker, acks *acker, prefetch int, stop <-chan struct{}, streamAcks *streamAck) *streamSource {
 	s := &streamSource{jobs: make(chan streamJob, prefetch), ended: make(chan string, 1), acks: acks, t: t}
 	var readers sync.WaitGroup
 	for i, feed := range feeds {
@@ -133,6 +171,10 @@ func newStreamSource(queues []string, feeds []<-chan amqp.Delivery, t *offsetTra
 				if j.stream {
 					j.offset = StreamOffset(d)
 					t.arrived(j.offset)
+					if streamAcks.Acknowledger == nil {
+						streamAcks.Acknowledger = d.Acknowledger
+					}
+					j.d.Acknowledger = streamAcks
 				}
 				select {
 				case s.jobs <- j:
@@ -262,7 +304,29 @@ func (t *offsetTracker) restart() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.order, t.done = nil, map[int64]bool{}
+	// The facts settled behind one that was not stay known: the new
+	// channel reads them again from the stored offset, and they are
+	// skipped rather than handled twice (handledAlready).
+	t.order = nil
+	for off := range t.done {
+		if off <= t.mark {
+			delete(t.done, off)
+		}
+	}
+}
+
+// settledAgain settles a fact that handledAlready found settled: the mark
+// may have passed it already (a run of settled facts after the one that
+// held it back), which leaves nothing to do.
+func (t *offsetTracker) settledAgain(off int64) { t.settle(off, true) }
+
+// handledAlready reports whether the fact at off was settled on an earlier
+// channel, read again only because the stream is read from the stored
+// offset, which an unsettled fact before it held back.
+func (t *offsetTracker) handledAlready(off int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return off <= t.mark || t.done[off]
 }
 
 // readersOf notes the channel that closes when the current source's
@@ -305,8 +369,16 @@ func (t *offsetTracker) arrived(off int64) {
 
 // settled marks off done and moves the mark past every settled fact at
 // the head.
-func (t *offsetTracker) settled(off int64) {
+func (t *offsetTracker) settled(off int64) { t.settle(off, false) }
+
+// settle marks off done, unless again and the mark has passed it, and
+// moves the mark past every settled fact at the head.
+func (t *offsetTracker) settle(off int64, again bool) {
 	t.mu.Lock()
+	if again && off <= t.mark {
+		t.mu.Unlock()
+		return
+	}
 	t.done[off] = true
 	moved := false
 	for len(t.order) > 0 && t.done[t.order[0]] {

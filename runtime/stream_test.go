@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -328,5 +330,131 @@ func TestStreamSourceLeavesHeldFactsUnacked(t *testing.T) {
 	a.stop()
 	if want := []string{"2 multiple=true", "4 multiple=false"}; !slices.Equal(ch.acks, want) {
 		t.Fatalf("acks sent %v, want %v: tag 3 held", ch.acks, want)
+	}
+}
+
+// A stream refuses basic.nack, and RabbitMQ answers one by closing the
+// whole connection. Stopping a stream consumer with facts received and not
+// yet started leaves them unsettled without one: the connection stays up
+// (a publisher on it goes on), and the next start reads exactly the facts
+// that were not handled.
+func TestStreamConsumerStopsWithFactsWaiting(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "stopping", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 50, Concurrency: 1})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprint(i))
+		mustPublish(t, pub, f, item{SKU: want[i]})
+	}
+	var got skuLog
+	started, release := make(chan struct{}), make(chan struct{})
+	newReader := func(conn *Conn) *Consumer {
+		c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			got.add(v.SKU)
+			if v.SKU == "0" {
+				close(started)
+				<-release
+			}
+			return nil
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stop := run(t, newReader(conn))
+	receive(t, started)
+	// The other 19 were written before the consumer started, within its
+	// prefetch: the broker sends them at once, and they wait behind "0".
+	time.Sleep(100 * time.Millisecond)
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	time.Sleep(50 * time.Millisecond) // the stop under way, the handler busy
+	close(release)
+	if err := receive(t, stopped); err != nil {
+		t.Fatal(err)
+	}
+	if n := conn.Counts(b.consumer(0).Name).Get(Returned); n == 0 {
+		t.Fatal("no fact waited behind the first at the stop: the test proves nothing")
+	}
+	if h := conn.Health(); !h.Connected || h.LastError != nil {
+		t.Fatalf("the connection after the stop: connected %v, last error %v", h.Connected, h.LastError)
+	}
+	mustPublish(t, pub, f, item{SKU: "20"}) // the publisher's channel is still open
+	want = append(want, "20")
+
+	stop = run(t, newReader(conn))
+	testenv.Eventually(t, "every fact handled", func() bool { return len(got.list()) >= len(want) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.list(), want) {
+		t.Fatalf("handled %v, want %v: each fact once, in stream order", got.list(), want)
+	}
+	if h := conn.Health(); h.LastError != nil {
+		t.Fatalf("the connection was lost: %v", h.LastError)
+	}
+}
+
+// A stream fact that cannot be settled (here: maxAttempts 1, so no retry
+// ladder, and a dependency unavailable) is read again without the nack a
+// stream refuses: the consumer's channel is closed, not the connection,
+// and the stream is read again from the stored offset after the
+// reconnect backoff. Facts after it that were handled meanwhile are
+// skipped, not handled again.
+func TestStreamConsumerReadsAgainAFactItCouldNotSettle(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reread", Bindings: []string{"item.#"}, MaxAttempts: 1,
+		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 50, Concurrency: 4})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprint(i))
+		mustPublish(t, pub, f, item{SKU: want[i]})
+	}
+	var got skuLog
+	var mu sync.Mutex
+	failures := 0
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU == "3" {
+			mu.Lock()
+			defer mu.Unlock()
+			if failures < 2 {
+				failures++
+				return Unavailable(errors.New("the inventory service is down"))
+			}
+		}
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "every fact handled", func() bool { return len(got.list()) >= len(want) })
+	mustPublish(t, pub, f, item{SKU: "20"}) // the connection and the publisher's channel are up
+	want = append(want, "20")
+	testenv.Eventually(t, "the fact written after", func() bool { return len(got.list()) >= len(want) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	handled := got.list()
+	slices.SortFunc(handled, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	if !slices.Equal(handled, want) {
+		t.Fatalf("handled %v, want each of %v once", got.list(), want)
+	}
+	if failures != 2 {
+		t.Fatalf("fact 3 failed %d times, want 2 (read again after each)", failures)
+	}
+	if h := conn.Health(); h.LastError != nil {
+		t.Fatalf("the connection was lost: %v", h.LastError)
 	}
 }
