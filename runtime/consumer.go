@@ -78,7 +78,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 			return nil, fmt.Errorf("new consumer %q: %w", c.Name, ErrNoOffsetStore)
 		}
 		if len(c.Partitions) > 0 {
-			feed := &groupFeed{in: make(chan streamJob, cons.opts.prefetch)}
+			feed := &groupFeed{in: make(chan streamJob, cons.opts.prefetch), wake: make(chan struct{}, 1)}
 			p := &partitionTrackers{c: cons, by: map[string]*offsetTracker{}}
 			for _, name := range c.Partitions {
 				p.of(name)

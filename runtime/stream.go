@@ -40,6 +40,9 @@ type streamJob struct {
 	d      amqp.Delivery
 	stream bool  // from the stream, not the work queue
 	offset int64 // its offset in the stream (stream facts only)
+	// givenBack counts the times a consumer group's fact was handed back
+	// to be handled again (groupKind.again).
+	givenBack int
 }
 
 // streamKind reads a stream and the consumer's work queue.

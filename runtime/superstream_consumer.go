@@ -32,7 +32,9 @@ import (
 //     order across the handover.
 //   - A failure goes to the consumer's retry ladder and poison queue as
 //     for a stream consumer, and the partition reads on: the retried fact
-//     is handled after later facts of its key.
+//     is handled after later facts of its key. A fact that cannot be
+//     settled (its copy not confirmed) is handled again after a pause
+//     (groupKind.again), its offset holding the partition's back.
 
 // groupFeed holds a member's facts between the stream client and the
 // engine: the client's deliveries, and facts the engine gave back at
@@ -41,12 +43,18 @@ type groupFeed struct {
 	in   chan streamJob
 	mu   sync.Mutex
 	back []streamJob
+	// wake tells a source waiting for a fact that one was given back.
+	wake chan struct{}
 }
 
 func (g *groupFeed) giveBack(j streamJob) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.back = append([]streamJob{j}, g.back...)
+	g.mu.Unlock()
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (g *groupFeed) takeBack() (streamJob, bool) {
@@ -90,7 +98,22 @@ func (k groupKind) work(r *channelRun, j streamJob) {
 		_ = j.d.Ack(false)
 		return
 	}
-	k.c.process(r.hctx, r.s, j.d)
+	if !k.c.processStream(r.hctx, r.s, j.d, nil) {
+		k.again(j)
+	}
+}
+
+// again hands a fact that could not be settled (its retry or poison copy
+// not confirmed; with maxAttempts 1, a dependency [Unavailable]) back to
+// the member after a pause, to be handled again; the partition's offset
+// stays before it meanwhile. The pause grows each time the same fact
+// comes back, from the Conn's ReconnectMin to its ReconnectMax. If the
+// member loses the partition meanwhile, the partition's next reader reads
+// the fact from the stored offset.
+func (k groupKind) again(j streamJob) {
+	j.givenBack++
+	cfg := k.c.conn.cfg
+	time.AfterFunc(backoff(j.givenBack-1, cfg.ReconnectMin, cfg.ReconnectMax), func() { k.feed.giveBack(j) })
 }
 
 // begin notes that a fact of subscription gen of the partition goes to a
@@ -147,11 +170,17 @@ func (s *groupSource) next(stop <-chan struct{}) (streamJob, bool) {
 		}
 		in = s.feed.in
 	}
+	var wake chan struct{}
+	if in != nil {
+		wake = s.feed.wake
+	}
 	select {
 	case <-stop:
 		return streamJob{}, false
 	case j := <-in:
 		return j, true
+	case <-wake:
+		return s.next(stop)
 	case d, ok := <-s.work:
 		if !ok {
 			s.ended.Store(true)

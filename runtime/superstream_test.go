@@ -624,3 +624,70 @@ func requireKeyOrder(t *testing.T, byKey map[string][]int, perKey int) {
 		}
 	}
 }
+
+// A group's fact that cannot be settled (here: maxAttempts 1, so no retry
+// ladder, and a dependency unavailable) is handed back to the member after
+// a pause and handled again, while the partition reads on; its offset
+// holds the partition's stored offset back until then, and the offset
+// moves on after it. Before, it was dropped until the partition's next
+// subscription, and the partition's offset was never stored again.
+func TestSuperStreamGroupHandlesAgainAFactItCouldNotSettle(t *testing.T) {
+	spec := superStreamSpec(1, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, MaxAttempts: 1,
+		Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	conn := b.dial(Config{})
+	var got skuLog
+	var mu sync.Mutex
+	failures := 0
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU == "3" {
+			mu.Lock()
+			defer mu.Unlock()
+			if failures < 2 {
+				failures++
+				return Unavailable(errors.New("the inventory service is down"))
+			}
+		}
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	pub, _ := NewPublisher(conn, b.events())
+	var want []string
+	for i := range 10 {
+		want = append(want, fmt.Sprint(i))
+		mustPublish(t, pub, f, item{SKU: want[i]})
+	}
+	testenv.Eventually(t, "every fact handled", func() bool { return len(got.list()) >= len(want) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	handled := got.list()
+	slices.SortFunc(handled, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	if !slices.Equal(handled, want) {
+		t.Fatalf("handled %v, want each of %v once", got.list(), want)
+	}
+	if failures != 2 {
+		t.Fatalf("fact 3 failed %d times, want 2 (handled again after each)", failures)
+	}
+	partition := topology.PartitionStream(spec.Streams[0].Name, 0)
+	store, err := conn.offsets(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, found, err := store.QueryOffset(context.Background(), b.consumer(0).Name, partition)
+	if err != nil || !found || off < 9 {
+		t.Fatalf("stored offset of %s: %d (found %v, %v); want the last fact's, 9 or later", partition, off, found, err)
+	}
+}
