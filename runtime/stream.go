@@ -74,10 +74,11 @@ func (k streamKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[s
 	return newStreamSource(k.queues(), feeds, k.t, r.acks, k.c.opts.prefetch, r.stop, &streamAck{run: r})
 }
 
-// streamAck acknowledges the facts read from the stream. A stream refuses
-// basic.nack and basic.reject, and RabbitMQ answers either by closing the
+// streamAck acknowledges the facts read from the stream. RabbitMQ before
+// 3.13 refuses basic.nack and basic.reject on a stream by closing the
 // whole connection (NOT_IMPLEMENTED), with every publisher and consumer on
-// it. So a stream fact that cannot be settled (its retry or poison copy
+// it; later releases take either as an ack, and the fact would not be
+// read again. So a stream fact that cannot be settled (its retry or poison copy
 // not confirmed; with maxAttempts 1, a dependency [Unavailable]) is not
 // given back but read again: its offset stays unsettled, so the stored
 // offset stays before it, and the consumer's channel is closed, so that
@@ -131,7 +132,7 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 
 // giveBack returns a work queue's delivery to its queue. A stream fact (at
 // shutdown: received, not started) is left unsettled and unacked, without
-// the nack a stream refuses (see streamAck): the stored offset stays
+// a nack (see streamAck): the stored offset stays
 // before it, and the consumer's next read of the stream starts there.
 func (k streamKind) giveBack(j streamJob, why string) {
 	if !j.stream {

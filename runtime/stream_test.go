@@ -333,11 +333,11 @@ func TestStreamSourceLeavesHeldFactsUnacked(t *testing.T) {
 	}
 }
 
-// A stream refuses basic.nack, and RabbitMQ answers one by closing the
-// whole connection. Stopping a stream consumer with facts received and not
-// yet started leaves them unsettled without one: the connection stays up
-// (a publisher on it goes on), and the next start reads exactly the facts
-// that were not handled.
+// RabbitMQ before 3.13 answers a basic.nack on a stream by closing the
+// whole connection (later releases take it as an ack). Stopping a stream
+// consumer with facts received and not yet started leaves them unsettled
+// without one: the connection stays up (a publisher on it goes on), and
+// the next start reads exactly the facts that were not handled.
 func TestStreamConsumerStopsWithFactsWaiting(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "stopping", Bindings: []string{"item.#"}, Backoff: testLadder,
 		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 50, Concurrency: 1})
@@ -400,8 +400,9 @@ func TestStreamConsumerStopsWithFactsWaiting(t *testing.T) {
 }
 
 // A stream fact that cannot be settled (here: maxAttempts 1, so no retry
-// ladder, and a dependency unavailable) is read again without the nack a
-// stream refuses: the consumer's channel is closed, not the connection,
+// ladder, and a dependency unavailable) is read again without a nack
+// (see TestStreamConsumerStopsWithFactsWaiting): the consumer's channel is
+// closed, not the connection,
 // and the stream is read again from the stored offset after the
 // reconnect backoff. Facts after it that were handled meanwhile are
 // skipped, not handled again.

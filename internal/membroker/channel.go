@@ -462,11 +462,25 @@ func (ch *Channel) Ack(tag uint64, multiple bool) error {
 // Nack gives up on delivery tag (and earlier ones with multiple):
 // requeued, or dead-lettered as rejected.
 func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
+	if err := ch.lock(); err != nil {
+		return err
+	}
+	for t, h := range ch.unacked {
+		if h.q.stream && (t == tag || multiple && t <= tag) && before(ch.b.opts.Version, 3, 13) {
+			// Before 3.13 a stream refuses basic.nack and basic.reject
+			// with NOT_IMPLEMENTED, a connection error: RabbitMQ closes
+			// the whole connection. As on the network, the call itself
+			// succeeds. (From 3.13 either settles as an ack does.)
+			ch.b.mu.Unlock()
+			ch.conn.close(&amqp.Error{Code: amqp.NotImplemented, Reason: fmt.Sprintf("NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue '%s' in vhost '/'", h.q.name), Server: true})
+			return nil
+		}
+	}
+	ch.b.mu.Unlock()
 	return ch.settle(tag, multiple, func(h *held) {
 		switch {
 		case h.q.stream:
-			// A stream neither requeues nor dead-letters: the fact stays
-			// in it, and the credit is freed.
+			// The fact stays in the stream, and the credit is freed.
 		case requeue:
 			h.q.giveBack(h.m)
 		default:

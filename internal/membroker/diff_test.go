@@ -55,6 +55,7 @@ func TestDifferential(t *testing.T) {
 		{"quorum queue TTL dead-letters", quorumTTL},
 		{"headers exchange, chained alternate exchanges, dead-lettered into", headersChain},
 		{"stream consumers read from their offsets, and the stream keeps what they acked", streamOffsets},
+		{"basic.nack of a stream fact: a connection error before 3.13, a settle from 3.13", streamNack},
 	})
 }
 
@@ -1026,5 +1027,34 @@ func streamOffsets(t *testing.T, conn transport.Connection) observation {
 	o.add(seenErr(err, "stream"))
 	_, err = conn.Channel()
 	o.add("channel after", err != nil)
+	return o
+}
+
+// streamNack: before RabbitMQ 3.13 a stream refuses basic.nack and
+// basic.reject with NOT_IMPLEMENTED, a connection error: the whole
+// connection closes. From 3.13 either settles as an ack does: the credit
+// is freed, and the stream delivers on.
+func streamNack(t *testing.T, conn transport.Connection) observation {
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	ch := channel(t, conn)
+	_, err := ch.QueueDeclare("s", true, false, false, false, amqp.Table{"x-queue-type": "stream"})
+	must(t, "declare stream", err)
+	done := confirming(t, ch)
+	publish(t, ch, "", "s", body("one"))
+	publish(t, ch, "", "s", body("two"))
+	var o observation
+	o.add(done())
+	must(t, "qos", ch.Qos(1, 0, false))
+	ds, err := ch.Consume("s", "c", false, false, false, false, amqp.Table{"x-stream-offset": "first"})
+	must(t, "consume", err)
+	d := await(t, ds, "the first delivery")
+	o.add("first", seen(d))
+	o.add("nack", seenErr(d.Nack(false, true), ""))
+	// A round trip on the same channel: answered only after the nack.
+	if _, err := ch.QueueDeclarePassive("s", true, false, false, false, amqp.Table{"x-queue-type": "stream"}); err != nil {
+		o.add("connection closed", seenErr(await(t, closed, "the connection's close"), "basic.nack and basic.reject not supported by stream queues"))
+		return o
+	}
+	o.add("second", seen(await(t, ds, "the second delivery, its credit freed")))
 	return o
 }
