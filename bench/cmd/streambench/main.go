@@ -31,6 +31,8 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	goruntime "runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -113,6 +115,7 @@ type config struct {
 	socketBuffer int
 	paths        string
 	cpuProfile   string
+	memProfile   string
 }
 
 func main() {
@@ -129,8 +132,12 @@ func main() {
 	flag.DurationVar(&c.readFor, "read-for", 30*time.Second, "longest a backlog read may take; a slower one reports the rate it reached")
 	flag.IntVar(&c.socketBuffer, "client-socket-buffer", 0, "the stream client's socket buffers in bytes; 0 leaves them to the kernel, as warren does (the client's own default is 8192)")
 	flag.StringVar(&c.paths, "paths", "", "comma-separated paths to run (quorum, stream, stream-direct, stream-client, stream-producer, super-stream); empty for all")
-	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each warren path's publish and consume phases to FILE-<path>-publish-<round>.pprof and FILE-<path>-<round>.pprof")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each path's publish phase to FILE-<path>-publish-<round>.pprof and of each warren path's consume phase to FILE-<path>-<round>.pprof")
+	flag.StringVar(&c.memProfile, "memprofile", "", "record every allocation and write the allocations of each path's publish phase to FILE-<path>-publish-<round>.pprof (slows every path)")
 	flag.Parse()
+	if c.memProfile != "" {
+		goruntime.MemProfileRate = 1
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "streambench:", err)
 		os.Exit(1)
@@ -140,6 +147,7 @@ func main() {
 // result is one path's figures in one round.
 type result struct {
 	pubRate, pubCPU   float64 // facts/s, µs of client CPU per fact
+	pubAllocs         float64 // heap allocations per fact published
 	consRate, consCPU float64
 	p50, p99          time.Duration
 }
@@ -160,8 +168,8 @@ func run(c config) error {
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round+1, p, err)
 			}
-			fmt.Fprintf(os.Stderr, "round %d %-13s publish %8.0f/s %6.1fµs  consume %8.0f/s %6.1fµs  latency p50 %v p99 %v\n",
-				round+1, p, r.pubRate, r.pubCPU, r.consRate, r.consCPU, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond))
+			fmt.Fprintf(os.Stderr, "round %d %-13s publish %8.0f/s %6.1fµs %5.1f allocs  consume %8.0f/s %6.1fµs  latency p50 %v p99 %v\n",
+				round+1, p, r.pubRate, r.pubCPU, r.pubAllocs, r.consRate, r.consCPU, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond))
 			all[p] = append(all[p], r)
 		}
 	}
@@ -169,16 +177,17 @@ func run(c config) error {
 		return replay(c)
 	}
 	fmt.Printf("\n%d facts of %d bytes per round and path, %d rounds; median (min–max)\n\n", c.n, len(envelopeOf(samples[0])), c.rounds)
-	fmt.Println("| path | publish facts/s | publish CPU µs/fact | consume facts/s | consume CPU µs/fact | latency p50 | latency p99 |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| path | publish facts/s | publish CPU µs/fact | publish allocs/fact | consume facts/s | consume CPU µs/fact | latency p50 | latency p99 |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, p := range paths {
 		rs := all[p]
 		f := func(get func(result) float64, prec int) string { return spread(rs, get, prec) }
 		d := func(get func(result) time.Duration) string {
 			return spread(rs, func(r result) float64 { return float64(get(r)) / 1e6 }, 2) + " ms"
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", p,
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", p,
 			f(func(r result) float64 { return r.pubRate }, 0), f(func(r result) float64 { return r.pubCPU }, 1),
+			f(func(r result) float64 { return r.pubAllocs }, 1),
 			f(func(r result) float64 { return r.consRate }, 0), f(func(r result) float64 { return r.consCPU }, 1),
 			d(func(r result) time.Duration { return r.p50 }), d(func(r result) time.Duration { return r.p99 }))
 	}
@@ -226,9 +235,9 @@ func run(c config) error {
 func measure(c config, path string, round int) (result, error) {
 	switch path {
 	case "stream-client":
-		return measureClient(c, false)
+		return measureClient(c, false, path, round)
 	case "stream-producer":
-		return measureClient(c, true)
+		return measureClient(c, true, path, round)
 	}
 	ctx := context.Background()
 	suffix := randomSuffix()
@@ -273,15 +282,16 @@ func measure(c config, path string, round int) (result, error) {
 
 	var r result
 	// Publish: window facts in flight, each confirmed.
-	endPub, err := startProfile(c.cpuProfile, path+"-publish", round)
+	endPub, err := startProfiles(c, path+"-publish", round)
 	if err != nil {
 		return result{}, err
 	}
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, a0, t0 := cpuTime(), allocs(), time.Now()
 	err = publishAll(ctx, c.n, func(i int) (*runtime.Pending, error) {
 		return pub.PublishAsync(ctx, orderPlaced, sample(i))
 	})
 	r.pubRate, r.pubCPU = rate(c.n, time.Since(t0)), perFact(cpuTime()-cpu0, c.n)
+	r.pubAllocs = float64(allocs()-a0) / float64(c.n)
 	endPub()
 	if err != nil {
 		return r, err
@@ -352,6 +362,30 @@ func measure(c config, path string, round int) (result, error) {
 	return r, nil
 }
 
+// startProfiles starts the CPU profile of a phase and, with -memprofile,
+// writes the allocations so far, so that what the phase allocated is the
+// difference of the two files it leaves (go tool pprof -diff_base).
+func startProfiles(c config, path string, round int) (end func(), err error) {
+	endCPU, err := startProfile(c.cpuProfile, path, round)
+	if err != nil || c.memProfile == "" {
+		return endCPU, err
+	}
+	write := func(name string) {
+		goruntime.GC() // the profile is as of the last GC
+		f, err := os.Create(fmt.Sprintf("%s-%s-%d%s.pprof", c.memProfile, path, round, name))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "memprofile:", err)
+			return
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "memprofile:", err)
+		}
+	}
+	write("-before")
+	return func() { endCPU(); write("") }, nil
+}
+
 // startProfile starts a CPU profile of a phase when prefix is set, and
 // returns what ends it.
 func startProfile(prefix, path string, round int) (end func(), err error) {
@@ -378,7 +412,7 @@ func startProfile(prefix, path string, round int) (end func(), err error) {
 // warren's publisher does, with its message id, content type, creation
 // time and fact version as AMQP 1.0 properties: what publishing through
 // the stream producer would cost warren.
-func measureClient(c config, envelope bool) (result, error) {
+func measureClient(c config, envelope bool, path string, round int) (result, error) {
 	u, err := url.Parse(c.url)
 	if err != nil {
 		return result{}, err
@@ -441,7 +475,11 @@ func measureClient(c config, envelope bool) (result, error) {
 		m.Annotations = samqp.Annotations{"x-routing-key": orderPlaced.RoutingKey}
 		return prod.Send(m)
 	}
-	cpu0, t0 := cpuTime(), time.Now()
+	endPub, err := startProfiles(c, path+"-publish", round)
+	if err != nil {
+		return result{}, err
+	}
+	cpu0, a0, t0 := cpuTime(), allocs(), time.Now()
 	inFlight := 0
 	got := 0
 	for i := range c.n {
@@ -459,6 +497,8 @@ func measureClient(c config, envelope bool) (result, error) {
 		got += k
 	}
 	r.pubRate, r.pubCPU = rate(c.n, time.Since(t0)), perFact(cpuTime()-cpu0, c.n)
+	r.pubAllocs = float64(allocs()-a0) / float64(c.n)
+	endPub()
 
 	var handled atomic.Int64
 	lat := &latencies{}
@@ -690,6 +730,14 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// allocs is the number of heap allocations so far, read without stopping
+// the world.
+func allocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
