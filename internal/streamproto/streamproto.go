@@ -16,6 +16,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
@@ -265,16 +266,60 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	}
 }
 
-// LogTo sends the stream client's own log lines (it logs, for example, a
-// close frame that came after its socket closed) to l, for the whole
-// process: the client has one logger. Programs that print for a person,
-// such as the warren command, send them where their other logs go.
+// LogTo sends the stream client's own log lines to l, for the whole
+// process: the client has one logger. Until LogTo is called they go to
+// slog.Default(). Programs that print for a person, such as the warren
+// command, send them where their other logs go.
 func LogTo(l *slog.Logger) { logs.SetLogger(clientLogger{l}) }
 
-// clientLogger is the stream client's logger interface over slog.
+// The client's own logger prints with the standard log package, an
+// "[error]" line on standard error among a program's structured logs.
+func init() { logs.SetLogger(clientLogger{}) }
+
+// clientLogger is the stream client's logger interface over slog: l, or
+// slog.Default() when l is nil.
 type clientLogger struct{ l *slog.Logger }
 
-func (c clientLogger) Info(msg string, v ...any)  { c.l.Info(fmt.Sprintf(msg, v...)) }
-func (c clientLogger) Error(msg string, v ...any) { c.l.Error(fmt.Sprintf(msg, v...)) }
-func (c clientLogger) Debug(msg string, v ...any) { c.l.Debug(fmt.Sprintf(msg, v...)) }
-func (c clientLogger) Warn(msg string, v ...any)  { c.l.Warn(fmt.Sprintf(msg, v...)) }
+func (c clientLogger) logger() *slog.Logger {
+	if c.l == nil {
+		return slog.Default()
+	}
+	return c.l
+}
+
+func (c clientLogger) Info(msg string, v ...any)  { c.log(slog.LevelInfo, msg, v) }
+func (c clientLogger) Debug(msg string, v ...any) { c.log(slog.LevelDebug, msg, v) }
+
+// Warn and Error log what the client reports, but for two lines that
+// report nothing lost, seen when a connection closes (every close whose
+// answer comes back in time shows one of them): the client takes the
+// broker's answer to its close for a close the broker asks for, and its
+// reply fails on the socket it has just closed; or its close request
+// finds the connection already closed by the broker. Those are debug
+// lines.
+func (c clientLogger) Warn(msg string, v ...any) { c.log(slog.LevelWarn, msg, v) }
+
+func (c clientLogger) Error(msg string, v ...any) { c.log(slog.LevelError, msg, v) }
+
+func (c clientLogger) log(level slog.Level, msg string, v []any) {
+	if closeNoise(msg, v) {
+		level = slog.LevelDebug
+	}
+	c.logger().Log(context.Background(), level, fmt.Sprintf(msg, v...))
+}
+
+// closeNoise reports whether a client log line is one of the two that
+// a close brings (see Warn).
+func closeNoise(msg string, v []any) bool {
+	var err error
+	if len(v) > 0 {
+		err, _ = v[0].(error)
+	}
+	switch msg {
+	case "Error handling command response: %s - details: %s":
+		return len(v) == 2 && v[1] == "Socket write buffer closeFrameHandler" && errors.Is(err, net.ErrClosed)
+	case "error during Send client close %s":
+		return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+	}
+	return false
+}

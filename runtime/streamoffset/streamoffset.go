@@ -31,8 +31,9 @@ func Dial(ctx context.Context, ep runtime.StreamEndpoint) (runtime.OffsetStore, 
 }
 
 // LogTo sends the stream protocol client's own log lines to l, for the
-// whole process (the client has one logger; by default it prints them
-// with the standard log package, to standard error). The client logs, for
-// example, a close frame that arrives after its socket closed, which
-// loses nothing.
+// whole process (the client has one logger). Until then they go to
+// slog.Default(), and the two lines a connection's close brings, which
+// report nothing lost (the client's reply to its own close's answer
+// written on the socket it closed, or its close request finding the
+// connection closed), at debug level.
 func LogTo(l *slog.Logger) { streamproto.LogTo(l) }
