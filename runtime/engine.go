@@ -440,6 +440,11 @@ func (e *engine[J]) serve(ctx context.Context, r *channelRun) (paused, end bool,
 		if end, err := e.waitIdle(ctx, r, idle); end {
 			return false, end, err
 		}
+		if why := r.reread.Load(); why != nil {
+			// The feeds end before the close is told, when the run closed
+			// its channel itself.
+			return false, false, *why
+		}
 		return false, false, fmt.Errorf("the broker cancelled the consumer of queue %q (was it deleted?)", q)
 	case ce := <-r.closed:
 		r.halt()

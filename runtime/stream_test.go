@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -410,7 +411,8 @@ func TestStreamConsumerReadsAgainAFactItCouldNotSettle(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reread", Bindings: []string{"item.#"}, MaxAttempts: 1,
 		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 50, Concurrency: 4})
 	f := itemFact("item.added")
-	conn := b.dial(Config{})
+	rec := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(rec)})
 	pub, _ := NewPublisher(conn, b.events())
 	var want []string
 	for i := range 20 {
@@ -454,6 +456,10 @@ func TestStreamConsumerReadsAgainAFactItCouldNotSettle(t *testing.T) {
 	}
 	if failures != 2 {
 		t.Fatalf("fact 3 failed %d times, want 2 (read again after each)", failures)
+	}
+	whys := rec.values("consumer lost its channel; resuming", "err")
+	if len(whys) != 2 || !strings.Contains(whys[0], "could not be settled") || !strings.Contains(whys[1], "could not be settled") {
+		t.Fatalf("the channel's ends were logged as %q, want two that say a fact could not be settled", whys)
 	}
 	if h := conn.Health(); h.LastError != nil {
 		t.Fatalf("the connection was lost: %v", h.LastError)
