@@ -133,18 +133,11 @@ func writeEnvelope(id string, at time.Time, writePayload func(*jx.Encoder)) []by
 	e.FieldStart("id")
 	e.Str(id)
 	e.FieldStart("occurred_at")
-	writeTime(e, at)
+	codec.WriteTime(e, at)
 	e.FieldStart("payload")
 	writePayload(e)
 	e.ObjEnd()
 	return bytes.Clone(e.Bytes())
-}
-
-// writeTime writes t as encoding/json does: an RFC 3339 string with
-// nanoseconds, trailing zeros dropped.
-func writeTime(e *jx.Encoder, t time.Time) {
-	var buf [len(time.RFC3339Nano) + 8]byte
-	e.ByteStr(t.AppendFormat(buf[:0], time.RFC3339Nano))
 }
 
 // encodeEnvelope validates env.Payload's bytes against f's schema and

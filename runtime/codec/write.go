@@ -40,7 +40,8 @@ func WriteFloat(e *jx.Encoder, f float64) {
 // WriteTime writes t in RFC 3339 form with nanoseconds, as time.Time's
 // own MarshalJSON does.
 func WriteTime(e *jx.Encoder, t time.Time) {
-	e.Str(t.Format(time.RFC3339Nano))
+	var buf [len(time.RFC3339Nano) + 8]byte // the year's digits past four, and its sign
+	e.ByteStr(t.AppendFormat(buf[:0], time.RFC3339Nano))
 }
 
 // WriteRaw writes raw JSON; nil is null.
