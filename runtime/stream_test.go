@@ -419,49 +419,68 @@ func TestStreamConsumerReadsAgainAFactItCouldNotSettle(t *testing.T) {
 		want = append(want, fmt.Sprint(i))
 		mustPublish(t, pub, f, item{SKU: want[i]})
 	}
-	var got skuLog
-	var mu sync.Mutex
-	failures := 0
-	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		if v.SKU == "3" {
-			mu.Lock()
-			defer mu.Unlock()
-			if failures < 2 {
-				failures++
-				return Unavailable(errors.New("the inventory service is down"))
-			}
-		}
-		got.add(v.SKU)
-		return nil
-	})})
+	h := &unavailableTwice{sku: "3"}
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, h.handle)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop := run(t, c)
-	testenv.Eventually(t, "every fact handled", func() bool { return len(got.list()) >= len(want) })
+	testenv.Eventually(t, "every fact handled", func() bool { return len(h.got.list()) >= len(want) })
 	mustPublish(t, pub, f, item{SKU: "20"}) // the connection and the publisher's channel are up
 	want = append(want, "20")
-	testenv.Eventually(t, "the fact written after", func() bool { return len(got.list()) >= len(want) })
+	testenv.Eventually(t, "the fact written after", func() bool { return len(h.got.list()) >= len(want) })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	handled := got.list()
-	slices.SortFunc(handled, func(a, b string) int {
-		x, _ := strconv.Atoi(a)
-		y, _ := strconv.Atoi(b)
-		return x - y
-	})
-	if !slices.Equal(handled, want) {
-		t.Fatalf("handled %v, want each of %v once", got.list(), want)
-	}
-	if failures != 2 {
-		t.Fatalf("fact 3 failed %d times, want 2 (read again after each)", failures)
-	}
+	h.check(t, want)
 	whys := rec.values("consumer lost its channel; resuming", "err")
 	if len(whys) != 2 || !strings.Contains(whys[0], "could not be settled") || !strings.Contains(whys[1], "could not be settled") {
 		t.Fatalf("the channel's ends were logged as %q, want two that say a fact could not be settled", whys)
 	}
 	if h := conn.Health(); h.LastError != nil {
 		t.Fatalf("the connection was lost: %v", h.LastError)
+	}
+}
+
+// unavailableTwice is a handler that records the SKUs it handles, and
+// finds its dependency unavailable the first two times it is given the
+// fact of sku.
+type unavailableTwice struct {
+	sku      string
+	got      skuLog
+	mu       sync.Mutex
+	failures int
+}
+
+func (h *unavailableTwice) handle(ctx context.Context, d Delivery, v item) error {
+	if v.SKU == h.sku {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.failures < 2 {
+			h.failures++
+			return Unavailable(errors.New("the inventory service is down"))
+		}
+	}
+	h.got.add(v.SKU)
+	return nil
+}
+
+// check fails t unless each of want (numbers) was handled once, in any
+// order, and the fact of sku failed twice first.
+func (h *unavailableTwice) check(t *testing.T, want []string) {
+	t.Helper()
+	handled := h.got.list()
+	slices.SortFunc(handled, func(a, b string) int {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return x - y
+	})
+	if !slices.Equal(handled, want) {
+		t.Fatalf("handled %v, want each of %v once", h.got.list(), want)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failures != 2 {
+		t.Fatalf("fact %s failed %d times, want 2 (handled again after each)", h.sku, h.failures)
 	}
 }
