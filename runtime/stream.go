@@ -76,14 +76,15 @@ func (k streamKind) source(r *channelRun, feeds []<-chan amqp.Delivery) source[s
 
 // streamAck acknowledges the facts read from the stream. RabbitMQ before
 // 3.13 refuses basic.nack and basic.reject on a stream by closing the
-// whole connection (NOT_IMPLEMENTED), with every publisher and consumer on
-// it; later releases take either as an ack, and the fact would not be
-// read again. So a stream fact that cannot be settled (its retry or poison copy
-// not confirmed; with maxAttempts 1, a dependency [Unavailable]) is not
-// given back but read again: its offset stays unsettled, so the stored
-// offset stays before it, and the consumer's channel is closed, so that
-// the engine resumes on a new one (after the reconnect backoff) and reads
-// the stream from the stored offset. An ack only returns credit.
+// whole connection (NOT_IMPLEMENTED), with every publisher and consumer
+// on it; later releases take either as an ack, and the fact would not be
+// read again. So a stream fact that cannot be settled (its retry or
+// poison copy not confirmed; with maxAttempts 1, a dependency
+// [Unavailable]) is not given back but read again: its offset stays
+// unsettled, so the stored offset stays before it, and the consumer's
+// channel is closed, so that the engine resumes on a new one (after the
+// reconnect backoff) and reads the stream from the stored offset. An ack
+// only returns credit.
 type streamAck struct {
 	amqp.Acknowledger // the channel's
 	run               *channelRun
@@ -132,8 +133,8 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 
 // giveBack returns a work queue's delivery to its queue. A stream fact (at
 // shutdown: received, not started) is left unsettled and unacked, without
-// a nack (see streamAck): the stored offset stays
-// before it, and the consumer's next read of the stream starts there.
+// a nack (see streamAck): the stored offset stays before it, and the
+// consumer's next read of the stream starts there.
 func (k streamKind) giveBack(j streamJob, why string) {
 	if !j.stream {
 		k.c.giveBack(j.d, why)

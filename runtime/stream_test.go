@@ -403,10 +403,9 @@ func TestStreamConsumerStopsWithFactsWaiting(t *testing.T) {
 // A stream fact that cannot be settled (here: maxAttempts 1, so no retry
 // ladder, and a dependency unavailable) is read again without a nack
 // (see TestStreamConsumerStopsWithFactsWaiting): the consumer's channel is
-// closed, not the connection,
-// and the stream is read again from the stored offset after the
-// reconnect backoff. Facts after it that were handled meanwhile are
-// skipped, not handled again.
+// closed, not the connection, and the stream is read again from the
+// stored offset after the reconnect backoff. Facts after it that were
+// handled meanwhile are skipped, not handled again.
 func TestStreamConsumerReadsAgainAFactItCouldNotSettle(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reread", Bindings: []string{"item.#"}, MaxAttempts: 1,
 		Start: topology.Start{Kind: topology.StartFirst}, Prefetch: 50, Concurrency: 4})
