@@ -105,7 +105,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 // every kind shares, without its engine.
 func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[optionSet]string, opts []ConsumerOption) (*Consumer, error) {
 	o, err := newOptions(c.Prefetch, c.Concurrency, opts, refused)
-	errs := []error{err, checkOffsetName(o, c.Stream)}
+	errs := []error{err, checkStreamOptions(o, c.Stream)}
 	if conn == nil {
 		errs = append(errs, errors.New("nil Conn"))
 	}

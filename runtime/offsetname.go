@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"time"
 )
 
 // A stream consumer keeps its offset on the broker under a name, its
@@ -59,14 +61,35 @@ func WithOffsetName(name string) ConsumerOption {
 	return func(o *consumerOptions) { o.offsetName = name; o.given |= optOffsetName }
 }
 
-// checkOffsetName refuses WithOffsetName on a consumer that reads no
-// stream, and a name that is not one.
-func checkOffsetName(o consumerOptions, stream string) error {
+// WithOffsetStoreInterval makes a stream consumer (or a member of a
+// consumer group) store its offset at most once per d while it runs,
+// instead of each time it advances. By default the offset is stored as it
+// advances, one store at a time: under load that is a store for every few
+// facts, each a round trip and a record the broker writes into the
+// stream. With an interval, a crash reads again the facts settled in the
+// last d as well as those in hand: the guard ([WithGuard]) skips them;
+// without one they are handled again. A stop, a partition's handover and
+// a new channel store the offset as it is, as without the option.
+//
+// Consumers that read a queue refuse it.
+func WithOffsetStoreInterval(d time.Duration) ConsumerOption {
+	return func(o *consumerOptions) { o.offsetEvery = d; o.given |= optOffsetEvery }
+}
+
+// checkStreamOptions refuses the options of stream consumers on a consumer
+// that reads no stream, and an offset name that is not one.
+func checkStreamOptions(o consumerOptions, stream string) error {
+	if stream == "" {
+		var errs []error
+		for _, bit := range []optionSet{optOffsetName, optOffsetEvery} {
+			if o.given&bit != 0 {
+				errs = append(errs, fmt.Errorf("%s does not apply: the consumer reads a queue, not a stream", optionNames[bit]))
+			}
+		}
+		return errors.Join(errs...)
+	}
 	if o.given&optOffsetName == 0 {
 		return nil
-	}
-	if stream == "" {
-		return fmt.Errorf("WithOffsetName does not apply: the consumer reads a queue, not a stream")
 	}
 	return CheckOffsetName(o.offsetName)
 }

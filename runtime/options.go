@@ -22,6 +22,7 @@ type consumerOptions struct {
 	maxDeferInPlace time.Duration     // ordered consumers: the longest deferral held in place
 	poisonHook      func(PoisonEvent) // see WithPoisonHook
 	offsetName      string            // stream consumers: see WithOffsetName
+	offsetEvery     time.Duration     // stream consumers: see WithOffsetStoreInterval
 	balanceEvery    time.Duration     // ordered consumers: how often shards are shared out (tests shorten it)
 	given           optionSet         // the options that were passed, to refuse those a kind does not apply
 }
@@ -40,13 +41,14 @@ const (
 	optMaxDeferInPlace
 	optPoisonHook
 	optOffsetName
+	optOffsetEvery
 )
 
 var optionNames = map[optionSet]string{
 	optGuard: "WithGuard", optMiddleware: "WithMiddleware", optShutdownTimeout: "WithShutdownTimeout",
 	optPrefetch: "WithPrefetch", optConcurrency: "WithConcurrency", optMaxBodySize: "WithMaxBodySize",
 	optOutagePolicy: "WithOutagePolicy", optMaxDeferInPlace: "WithMaxDeferInPlace", optPoisonHook: "WithPoisonHook",
-	optOffsetName: "WithOffsetName",
+	optOffsetName: "WithOffsetName", optOffsetEvery: "WithOffsetStoreInterval",
 }
 
 // WithMiddleware adds middleware around every handler call. The first
@@ -99,7 +101,7 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 		}
 	}
 	var errs []error
-	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook, optOffsetName} {
+	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook, optOffsetName, optOffsetEvery} {
 		if why, ok := refused[bit]; ok && o.given&bit != 0 {
 			errs = append(errs, fmt.Errorf("%s does not apply: %s", optionNames[bit], why))
 		}
@@ -115,6 +117,9 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 	}
 	if o.given&optShutdownTimeout != 0 && o.shutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("WithShutdownTimeout(%s): expected a positive duration", o.shutdownTimeout))
+	}
+	if o.given&optOffsetEvery != 0 && o.offsetEvery <= 0 {
+		errs = append(errs, fmt.Errorf("WithOffsetStoreInterval(%s): expected a positive duration", o.offsetEvery))
 	}
 	if o.given&optMaxDeferInPlace != 0 && o.maxDeferInPlace <= 0 {
 		errs = append(errs, fmt.Errorf("WithMaxDeferInPlace(%s): expected a positive duration", o.maxDeferInPlace))

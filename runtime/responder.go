@@ -148,6 +148,7 @@ var responderRefuses = map[optionSet]string{
 	optMaxDeferInPlace: "a responder answers each request at once; a deferral is an error reply",
 	optPoisonHook:      "a responder has no poison queue: a failed request is answered with the error",
 	optOffsetName:      "a responder reads a queue, not a stream",
+	optOffsetEvery:     "a responder reads a queue, not a stream",
 }
 
 // NewResponder returns a responder for spec (one of a topology's

@@ -401,12 +401,23 @@ func (t *offsetTracker) settle(off int64, again bool) {
 
 // storeLoop stores the mark each time it moves, until ctx ends; a store
 // that fails is logged and tried again at the next move and at the end.
+// With WithOffsetStoreInterval it stores the mark the interval after a
+// move, gathering the moves meanwhile.
 func (t *offsetTracker) storeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.kick:
+			if every := t.c.opts.offsetEvery; every > 0 {
+				wait := time.NewTimer(every)
+				select {
+				case <-ctx.Done():
+					wait.Stop()
+					return // the last store is Run's, at the end
+				case <-wait.C:
+				}
+			}
 			if err := t.flush(); err != nil {
 				t.c.log.Warn("could not store the stream offset; storing it at the next fact", "stream", t.stream, "err", t.c.conn.redact(err))
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -152,7 +153,8 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 	}
 }
 
-// WithOffsetName applies to stream consumers only, and takes a name.
+// WithOffsetName and WithOffsetStoreInterval apply to stream consumers
+// only, and take a name and a positive interval.
 func TestWithOffsetNameRefusals(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "log-reader", Bindings: []string{"item.#"}, Backoff: testLadder})
 	conn := b.dial(Config{})
@@ -172,5 +174,11 @@ func TestWithOffsetNameRefusals(t *testing.T) {
 	}
 	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetName("log-reader.rebuild")); err != nil {
 		t.Errorf("WithOffsetName on a stream consumer: %v", err)
+	}
+	if _, err := NewConsumer(conn, queueReader.Consumers[0], routes, WithOffsetStoreInterval(time.Second)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval does not apply: the consumer reads a queue") {
+		t.Errorf("WithOffsetStoreInterval on a queue consumer: %v", err)
+	}
+	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetStoreInterval(0)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval(0s): expected a positive duration") {
+		t.Errorf("WithOffsetStoreInterval(0): %v", err)
 	}
 }

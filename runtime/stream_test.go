@@ -483,3 +483,59 @@ func (h *unavailableTwice) check(t *testing.T, want []string) {
 		t.Fatalf("fact %s failed %d times, want 2 (handled again after each)", h.sku, h.failures)
 	}
 }
+
+// By default a stream consumer stores its offset as it advances; with
+// WithOffsetStoreInterval it stores it an interval after it moved, and
+// exactly when it stops.
+func TestStreamConsumerStoresOffsetsAtAnInterval(t *testing.T) {
+	b := newStreamBroker(t,
+		topology.ConsumerSpec{Name: "eager", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}},
+		topology.ConsumerSpec{Name: "lazy", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	f := itemFact("item.added")
+	conn := b.dial(Config{})
+	pub, _ := NewPublisher(conn, b.events())
+	for i := range 5 {
+		mustPublish(t, pub, f, item{SKU: fmt.Sprint(i)})
+	}
+	store, err := conn.offsets(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func(c topology.Consumer) int64 {
+		off, found, err := store.QueryOffset(context.Background(), c.Name, c.Stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			return -1
+		}
+		return off
+	}
+	start := func(c topology.Consumer, opts ...ConsumerOption) (got *skuLog, stop func() error) {
+		got = &skuLog{}
+		cons, err := NewConsumer(conn, c, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			got.add(v.SKU)
+			return nil
+		})}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, run(t, cons)
+	}
+	eager, stopEager := start(b.consumer(0))
+	lazy, stopLazy := start(b.consumer(1), WithOffsetStoreInterval(time.Hour))
+	testenv.Eventually(t, "both consumers handled the five facts", func() bool { return len(eager.list()) == 5 && len(lazy.list()) == 5 })
+	testenv.Eventually(t, "the default consumer's offset stored as it advanced", func() bool { return stored(b.consumer(0)) == 4 })
+	if off := stored(b.consumer(1)); off != -1 {
+		t.Fatalf("with an interval of an hour, offset %d stored while running, want none", off)
+	}
+	if err := stopLazy(); err != nil {
+		t.Fatal(err)
+	}
+	if off := stored(b.consumer(1)); off != 4 {
+		t.Fatalf("with an interval, offset %d stored at the stop, want 4", off)
+	}
+	if err := stopEager(); err != nil {
+		t.Fatal(err)
+	}
+}
