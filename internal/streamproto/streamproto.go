@@ -305,7 +305,10 @@ func (c clientLogger) log(level slog.Level, msg string, v []any) {
 	if closeNoise(msg, v) {
 		level = slog.LevelDebug
 	}
-	c.logger().Log(context.Background(), level, fmt.Sprintf(msg, v...))
+	ctx, l := context.Background(), c.logger()
+	if l.Enabled(ctx, level) { // else not formatted: most of the client's lines are debug lines
+		l.Log(ctx, level, fmt.Sprintf(msg, v...))
+	}
 }
 
 // closeNoise reports whether a client log line is one of the two that
