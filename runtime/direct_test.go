@@ -167,21 +167,13 @@ func TestDirectStreamNamesMissingPlugin(t *testing.T) {
 		Streams:   []topology.StreamSpec{{Name: testenv.Name("direct-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
 	}
 	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	declareErr, dialErr := withoutStreamProtocol(t, b)
 	var pe *PluginError
-	err = conn.Declare(ctx, b.top)
-	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin || !strings.Contains(err.Error(), "publishing directly into stream") {
-		t.Fatalf("Declare: %v, want a PluginError naming %s and the direct stream", err, topology.StreamPlugin)
+	if !errors.As(declareErr, &pe) || pe.Plugin != topology.StreamPlugin || !strings.Contains(declareErr.Error(), "publishing directly into stream") {
+		t.Fatalf("Declare: %v, want a PluginError naming %s and the direct stream", declareErr, topology.StreamPlugin)
 	}
-	_, err = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
-	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
-		t.Fatalf("Dial: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	if !errors.As(dialErr, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Dial: %v, want a PluginError naming %s", dialErr, topology.StreamPlugin)
 	}
 }
 

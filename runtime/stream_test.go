@@ -257,26 +257,17 @@ func TestStreamConsumerBadInput(t *testing.T) {
 // protocol does not answer: here a port where nothing listens.
 func TestDeclareStreamConsumerNamesMissingPlugin(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "noplugin", Bindings: []string{"item.#"}, Backoff: testLadder})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	err = conn.Declare(ctx, b.top)
+	declareErr, dialErr := withoutStreamProtocol(t, b)
 	var pe *PluginError
-	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
-		t.Fatalf("Declare: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	if !errors.As(declareErr, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Declare: %v, want a PluginError naming %s", declareErr, topology.StreamPlugin)
 	}
-	if want := "rabbitmq-plugins enable rabbitmq_stream"; !strings.Contains(err.Error(), want) {
-		t.Fatalf("Declare: %v, want it to say %q", err, want)
+	if want := "rabbitmq-plugins enable rabbitmq_stream"; !strings.Contains(declareErr.Error(), want) {
+		t.Fatalf("Declare: %v, want it to say %q", declareErr, want)
 	}
-
 	// Declared on connect, the topology fails Dial the same way.
-	_, err = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
-	if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin {
-		t.Fatalf("Dial: %v, want a PluginError naming %s", err, topology.StreamPlugin)
+	if !errors.As(dialErr, &pe) || pe.Plugin != topology.StreamPlugin {
+		t.Fatalf("Dial: %v, want a PluginError naming %s", dialErr, topology.StreamPlugin)
 	}
 }
 
@@ -538,4 +529,21 @@ func TestStreamConsumerStoresOffsetsAtAnInterval(t *testing.T) {
 	if err := stopEager(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withoutStreamProtocol declares b's topology on a Conn whose stream port
+// is one where nothing listens, and dials with the topology declared on
+// connect: what Declare and Dial say.
+func withoutStreamProtocol(t *testing.T, b *broker) (declareErr, dialErr error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	declareErr = conn.Declare(ctx, b.top)
+	_, dialErr = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
+	return declareErr, dialErr
 }

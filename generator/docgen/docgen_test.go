@@ -18,18 +18,7 @@ func TestGenerateReturnsTheCatalogue(t *testing.T) {
 		"warren.json": {Data: []byte(`{"consumers": {"mailer": {"bindings": ["order.*"], "backoff": ["1s", "1s", "5s"]}}}`)},
 		"placed.json": {Data: []byte(`{"x-routing-key": "order.placed", "type": "object", "properties": {"id": {"type": "string"}}}`)},
 	}
-	s, err := load.LoadFS(context.Background(), fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.Build(context.Background(), s, model.Options{PackageOptional: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := docgen.Generate(m, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := filesOf(t, fsys)
 	if len(files) != 1 || files[docgen.CatalogueFile] == nil {
 		t.Fatalf("files %v, want only %s", keys(files), docgen.CatalogueFile)
 	}
@@ -51,6 +40,12 @@ func TestGenerateReturnsTheCatalogue(t *testing.T) {
 // catalogueOf is the catalogue page of the schema directory fsys.
 func catalogueOf(t *testing.T, fsys fstest.MapFS) string {
 	t.Helper()
+	return string(filesOf(t, fsys)[docgen.CatalogueFile])
+}
+
+// filesOf is what docgen.Generate writes for the schema directory fsys.
+func filesOf(t *testing.T, fsys fstest.MapFS) map[string][]byte {
+	t.Helper()
 	s, err := load.LoadFS(context.Background(), fsys)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +58,7 @@ func catalogueOf(t *testing.T, fsys fstest.MapFS) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(files[docgen.CatalogueFile])
+	return files
 }
 
 func keys(files map[string][]byte) []string {

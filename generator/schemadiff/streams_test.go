@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -60,22 +61,15 @@ func TestStreamPublishCauses(t *testing.T) {
 	}
 	dir := func(streams, consumers string) *Dir {
 		t.Helper()
-		d := t.TempDir()
-		files := map[string]string{
-			"warren.json":        strings.Replace(strings.Replace(base, "%s", streams, 1), "%s", consumers, 1),
-			"order/placed.json":  fact("order.placed"),
-			"order/shipped.json": fact("order.shipped"),
+		d, err := LoadFS(context.Background(), fstest.MapFS{
+			"warren.json":        {Data: []byte(strings.Replace(strings.Replace(base, "%s", streams, 1), "%s", consumers, 1))},
+			"order/placed.json":  {Data: []byte(fact("order.placed"))},
+			"order/shipped.json": {Data: []byte(fact("order.shipped"))},
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for name, body := range files {
-			p := filepath.Join(d, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return loadDir(t, d)
+		return d
 	}
 	const (
 		directPlaced  = `"streams": {"log": {"bindings": ["order.placed"], "publish": "direct"}},`
