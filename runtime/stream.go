@@ -109,15 +109,14 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 		k.c.processAcks(r.hctx, r.s, j.d, r.acks)
 		return
 	}
-	if k.t.beyond(j.offset) {
+	switch past, handled := k.t.take(j.offset); {
+	case past:
 		// Past a replay's bound: held unsettled (and not ended in the
 		// acker, see streamSource.done), so the stored offset stays at
 		// the bound and the broker, its credit spent, sends no more.
 		return
-	}
-	if k.t.handledAlready(j.offset) {
+	case handled:
 		r.acks.ack(j.d, uncounted, j.d.RoutingKey)
-		k.t.settledAgain(j.offset)
 		return
 	}
 	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
@@ -311,27 +310,13 @@ func (t *offsetTracker) restart() {
 	defer t.mu.Unlock()
 	// The facts settled behind one that was not stay known: the new
 	// channel reads them again from the stored offset, and they are
-	// skipped rather than handled twice (handledAlready).
+	// skipped rather than handled twice (take).
 	t.order = nil
 	for off := range t.done {
 		if off <= t.mark {
 			delete(t.done, off)
 		}
 	}
-}
-
-// settledAgain settles a fact that handledAlready found settled: the mark
-// may have passed it already (a run of settled facts after the one that
-// held it back), which leaves nothing to do.
-func (t *offsetTracker) settledAgain(off int64) { t.settle(off, true) }
-
-// handledAlready reports whether the fact at off was settled on an earlier
-// channel, read again only because the stream is read from the stored
-// offset, which an unsettled fact before it held back.
-func (t *offsetTracker) handledAlready(off int64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return off <= t.mark || t.done[off]
 }
 
 // readersOf notes the channel that closes when the current source's
@@ -342,19 +327,31 @@ func (t *offsetTracker) readersOf(done <-chan struct{}) {
 	t.readers = done
 }
 
-// beyond reports whether off is past a replay's bound, logging the first
-// time that the replay is done.
-func (t *offsetTracker) beyond(off int64) bool {
+// take is what a worker given the stream fact at off does with it: past
+// a replay's bound, it is held (past, logging the first time that the
+// replay is done); settled on an earlier channel, and read again only
+// because the stored offset, held back by an unsettled fact before it, is
+// where the stream is read from, it is settled again here and skipped
+// (handled); else it is handled.
+func (t *offsetTracker) take(off int64) (past, handled bool) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.pastLocked(off) {
-		return false
+	moved := false
+	switch {
+	case t.pastLocked(off):
+		past = true
+		if !t.ended {
+			t.ended = true
+			t.c.log.Info("replay done: it read the stream up to its bound", "stream", t.stream, "offset_name", t.name, "until", t.until)
+		}
+	case off <= t.mark || t.done[off]:
+		handled = true
+		moved = t.settleLocked(off)
 	}
-	if !t.ended {
-		t.ended = true
-		t.c.log.Info("replay done: it read the stream up to its bound", "stream", t.stream, "offset_name", t.name, "until", t.until)
+	t.mu.Unlock()
+	if moved {
+		t.kickStore()
 	}
-	return true
+	return past, handled
 }
 
 // pastBound reports whether off is past a replay's bound.
@@ -374,28 +371,36 @@ func (t *offsetTracker) arrived(off int64) {
 
 // settled marks off done and moves the mark past every settled fact at
 // the head.
-func (t *offsetTracker) settled(off int64) { t.settle(off, false) }
-
-// settle marks off done, unless again and the mark has passed it, and
-// moves the mark past every settled fact at the head.
-func (t *offsetTracker) settle(off int64, again bool) {
+func (t *offsetTracker) settled(off int64) {
 	t.mu.Lock()
-	if again && off <= t.mark {
-		t.mu.Unlock()
-		return
-	}
-	t.done[off] = true
-	moved := false
-	for len(t.order) > 0 && t.done[t.order[0]] {
-		delete(t.done, t.order[0])
-		t.mark, t.order, moved = t.order[0], t.order[1:], true
-	}
+	moved := t.settleLocked(off)
 	t.mu.Unlock()
 	if moved {
-		select {
-		case t.kick <- struct{}{}:
-		default:
+		t.kickStore()
+	}
+}
+
+// settleLocked is settled with t.mu held; it reports whether the mark
+// moved. The mark never moves back: a fact read again from a stored
+// offset below it (a store failed) is passed over.
+func (t *offsetTracker) settleLocked(off int64) (moved bool) {
+	t.done[off] = true
+	for len(t.order) > 0 && t.done[t.order[0]] {
+		head := t.order[0]
+		delete(t.done, head)
+		t.order = t.order[1:]
+		if head > t.mark {
+			t.mark, moved = head, true
 		}
+	}
+	return moved
+}
+
+// kickStore tells the store loop that the mark moved.
+func (t *offsetTracker) kickStore() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -295,6 +295,51 @@ func TestOffsetTrackerMarksOnlySettledRuns(t *testing.T) {
 	}
 }
 
+// A new channel reads the stream from the stored offset. Facts settled on
+// the channel before are skipped, not handled again: those behind a fact
+// that was not settled, and, when a store failed, those below the mark.
+// Either way the mark moves on past them.
+func TestOffsetTrackerSkipsFactsReadAgain(t *testing.T) {
+	tr := newOffsetTracker(nil)
+	for _, off := range []int64{10, 11, 12, 13} {
+		tr.arrived(off)
+	}
+	tr.settled(10)
+	tr.settled(12) // behind 11, which is not settled
+	tr.restart()   // the channel ends; 10 was stored
+	for _, off := range []int64{11, 12, 13} {
+		tr.arrived(off)
+	}
+	if past, handled := tr.take(11); past || handled {
+		t.Fatalf("take(11) = %v, %v: 11 was never settled, want it handled", past, handled)
+	}
+	if _, handled := tr.take(12); !handled {
+		t.Fatal("take(12): 12 was settled on the channel before, want it skipped")
+	}
+	tr.settled(11)
+	tr.settled(13)
+	if tr.mark != 13 {
+		t.Fatalf("mark %d, want 13", tr.mark)
+	}
+
+	tr.restart() // the channel ends, and its store failed: read again from 11
+	for _, off := range []int64{11, 12, 13, 14} {
+		tr.arrived(off)
+	}
+	for _, off := range []int64{11, 12, 13} {
+		if _, handled := tr.take(off); !handled {
+			t.Fatalf("take(%d) below the mark 13: want it skipped", off)
+		}
+	}
+	if past, handled := tr.take(14); past || handled {
+		t.Fatalf("take(14) = %v, %v, want it handled", past, handled)
+	}
+	tr.settled(14)
+	if tr.mark != 14 {
+		t.Fatalf("mark %d after the facts read again below it and 14, want 14", tr.mark)
+	}
+}
+
 // A stream fact past a replay's bound is held unacked, and stays so
 // although the channel's acks go several at a time: no multiple ack
 // covers it (the broker would take it for credit and send on past the
