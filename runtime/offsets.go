@@ -42,6 +42,18 @@ type OffsetStore interface {
 	Close() error
 }
 
+// IntervalStore is an [OffsetStore] that says how often, at most, a
+// stream consumer stores its offset in it while it runs, unless the
+// consumer's [WithOffsetStoreInterval] says otherwise; 0 takes every move.
+// Without it, [DefaultOffsetStoreInterval] applies: a store on the broker
+// is a round trip and a record in the stream. runtime/warrentest's bus,
+// where a store costs nothing, takes every move, so that a test reads the
+// offset of every fact settled once the bus is idle.
+type IntervalStore interface {
+	OffsetStore
+	StoreInterval() time.Duration
+}
+
 // TailReader is an [OffsetStore] that also reads a stream's tail: the
 // offset of its last fact, exactly; found is false when the stream holds
 // none. With it, [Conn.Figures] gives a stream consumer's lag.
@@ -196,6 +208,14 @@ func (c *Conn) offsetDialer() OffsetDialer {
 		return c.cfg.StreamOffsets
 	}
 	return defaultOffsetDialer()
+}
+
+// openOffsets returns the Conn's offset store if it is open, without
+// opening it.
+func (c *Conn) openOffsets() OffsetStore {
+	c.offsetStore.mu.Lock()
+	defer c.offsetStore.mu.Unlock()
+	return c.offsetStore.store
 }
 
 // dropOffsets closes store after a call of it failed, if it is still the

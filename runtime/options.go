@@ -94,7 +94,7 @@ func WithMaxDeferInPlace(d time.Duration) ConsumerOption {
 // every option given must be one the kind applies (refused names the
 // others and why), and each value must be in range.
 func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[optionSet]string) (consumerOptions, error) {
-	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: prefetch, concurrency: concurrency, maxBodySize: DefaultMaxBodySize, maxDeferInPlace: DefaultMaxDeferInPlace, balanceEvery: DefaultBalanceInterval}
+	o := consumerOptions{shutdownTimeout: 30 * time.Second, prefetch: prefetch, concurrency: concurrency, maxBodySize: DefaultMaxBodySize, maxDeferInPlace: DefaultMaxDeferInPlace, balanceEvery: DefaultBalanceInterval, offsetEvery: DefaultOffsetStoreInterval}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -118,8 +118,8 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 	if o.given&optShutdownTimeout != 0 && o.shutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("WithShutdownTimeout(%s): expected a positive duration", o.shutdownTimeout))
 	}
-	if o.given&optOffsetEvery != 0 && o.offsetEvery <= 0 {
-		errs = append(errs, fmt.Errorf("WithOffsetStoreInterval(%s): expected a positive duration", o.offsetEvery))
+	if o.given&optOffsetEvery != 0 && o.offsetEvery < 0 {
+		errs = append(errs, fmt.Errorf("WithOffsetStoreInterval(%s): expected 0 (store as it advances) or a positive duration", o.offsetEvery))
 	}
 	if o.given&optMaxDeferInPlace != 0 && o.maxDeferInPlace <= 0 {
 		errs = append(errs, fmt.Errorf("WithMaxDeferInPlace(%s): expected a positive duration", o.maxDeferInPlace))

@@ -26,8 +26,9 @@ import (
 //     first time.
 //   - The offset stored on the broker is the highest one below which every
 //     fact is settled (acked, or copied and acked): a crash re-reads what
-//     was in hand (the guard skips what was done), and never skips a fact.
-//     It is stored as it advances, one store in flight at a time, and once
+//     was in hand and what was settled since the last store (the guard
+//     skips what was done), and never skips a fact. It is stored at most once per WithOffsetStoreInterval (by default
+//     DefaultOffsetStoreInterval), one store in flight at a time, and once
 //     more when the consumer stops.
 //   - Facts on the stream that the consumer has no route for (the stream
 //     carries facts of other bindings) are skipped, not poisoned.
@@ -404,17 +405,17 @@ func (t *offsetTracker) kickStore() {
 	}
 }
 
-// storeLoop stores the mark each time it moves, until ctx ends; a store
-// that fails is logged and tried again at the next move and at the end.
-// With WithOffsetStoreInterval it stores the mark the interval after a
-// move, gathering the moves meanwhile.
+// storeLoop stores the mark the store interval after it moves, gathering
+// the moves meanwhile (with an interval of 0, each time it moves), until
+// ctx ends; a store that fails is logged and tried again at the next move
+// and at the end.
 func (t *offsetTracker) storeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.kick:
-			if every := t.c.opts.offsetEvery; every > 0 {
+			if every := t.storeInterval(); every > 0 {
 				wait := time.NewTimer(every)
 				select {
 				case <-ctx.Done():
@@ -428,6 +429,21 @@ func (t *offsetTracker) storeLoop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// storeInterval is how long the store loop gathers the mark's moves
+// before it stores: the consumer's WithOffsetStoreInterval, else the
+// store's own interval if it has one (IntervalStore), else
+// DefaultOffsetStoreInterval. The store is open by the first move: the
+// consumer read its offset from it before it read the stream.
+func (t *offsetTracker) storeInterval() time.Duration {
+	if t.c.opts.given&optOffsetEvery != 0 {
+		return t.c.opts.offsetEvery
+	}
+	if s, ok := t.c.conn.openOffsets().(IntervalStore); ok {
+		return s.StoreInterval()
+	}
+	return DefaultOffsetStoreInterval
 }
 
 // offsetCallTimeout bounds one call of the offset store. The stream

@@ -154,7 +154,8 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 }
 
 // WithOffsetName and WithOffsetStoreInterval apply to stream consumers
-// only, and take a name and a positive interval.
+// only, and take a name and an interval of 0 or more; the interval is
+// DefaultOffsetStoreInterval unless given.
 func TestWithOffsetNameRefusals(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "log-reader", Bindings: []string{"item.#"}, Backoff: testLadder})
 	conn := b.dial(Config{})
@@ -178,7 +179,19 @@ func TestWithOffsetNameRefusals(t *testing.T) {
 	if _, err := NewConsumer(conn, queueReader.Consumers[0], routes, WithOffsetStoreInterval(time.Second)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval does not apply: the consumer reads a queue") {
 		t.Errorf("WithOffsetStoreInterval on a queue consumer: %v", err)
 	}
-	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetStoreInterval(0)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval(0s): expected a positive duration") {
-		t.Errorf("WithOffsetStoreInterval(0): %v", err)
+	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetStoreInterval(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval(-1s): expected 0 (store as it advances) or a positive duration") {
+		t.Errorf("WithOffsetStoreInterval(-1s): %v", err)
+	}
+	for _, c := range []struct {
+		opts []ConsumerOption
+		want time.Duration
+	}{{nil, DefaultOffsetStoreInterval}, {[]ConsumerOption{WithOffsetStoreInterval(0)}, 0}} {
+		cons, err := NewConsumer(conn, b.consumer(0), routes, c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cons.opts.offsetEvery != c.want {
+			t.Errorf("with %d options the offset store interval is %s, want %s", len(c.opts), cons.opts.offsetEvery, c.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -29,6 +30,7 @@ type busOffsets struct {
 var (
 	_ runtime.GroupStore        = busOffsets{}
 	_ runtime.StreamWriterStore = busOffsets{}
+	_ runtime.IntervalStore     = busOffsets{}
 )
 
 func (o busOffsets) StoreOffset(_ context.Context, consumer, stream string, offset int64) error {
@@ -46,6 +48,12 @@ func (o busOffsets) QueryOffset(_ context.Context, consumer, stream string) (int
 }
 
 func (busOffsets) Close() error { return nil }
+
+// StoreInterval makes the stream consumers on the bus store their offset
+// each time it advances (unless their WithOffsetStoreInterval says
+// otherwise): a store costs the bus nothing, and once the bus is idle
+// ([Bus.Idle]) every settled fact's offset is stored.
+func (busOffsets) StoreInterval() time.Duration { return 0 }
 
 // Writer writes into a stream of the bus as the stream protocol's
 // producer writes into RabbitMQ's: for a stream declared with publish

@@ -134,7 +134,7 @@ func main() {
 	flag.IntVar(&c.socketBuffer, "client-socket-buffer", 0, "the stream client's socket buffers in bytes; 0 leaves them to the kernel, as warren does (the client's own default is 8192)")
 	flag.StringVar(&c.paths, "paths", "", "comma-separated paths to run (quorum, stream, stream-direct, stream-client, stream-producer, super-stream); empty for all")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each path's publish phase to FILE-<path>-publish-<round>.pprof and of each warren path's consume phase to FILE-<path>-<round>.pprof")
-	flag.DurationVar(&c.storeEvery, "offset-store-interval", 0, "warren's stream consumers store their offset at most this often (runtime.WithOffsetStoreInterval); 0 as it advances")
+	flag.DurationVar(&c.storeEvery, "offset-store-interval", runtime.DefaultOffsetStoreInterval, "warren's stream consumers store their offset at most this often (runtime.WithOffsetStoreInterval); 0 as it advances")
 	flag.StringVar(&c.memProfile, "memprofile", "", "record every allocation and write the allocations of each path's publish phase to FILE-<path>-publish-<round>.pprof (slows every path)")
 	flag.Parse()
 	if c.memProfile != "" {
@@ -316,7 +316,7 @@ func measure(c config, path string, round int) (result, error) {
 	storeEvery := c.storeEvery
 	start := func(c topology.Consumer) (stop func() error, done chan error, err error) {
 		var opts []runtime.ConsumerOption
-		if c.Stream != "" && storeEvery > 0 {
+		if c.Stream != "" {
 			opts = append(opts, runtime.WithOffsetStoreInterval(storeEvery))
 		}
 		cons, err := runtime.NewConsumer(conn, c, handler, opts...)
