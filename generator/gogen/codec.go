@@ -66,10 +66,16 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 		f.Add(cm)
 	}
 	f.Func().Params(recv(true)).Id("DecodeJSON").Params(decoderParam()).Error().Add(body(dec...))
-	// The methods of an inline struct, union or enum, which only the
-	// methods of the types around it call, take a pointer: on a value,
-	// each would have a pointer twin for the compiler to write.
-	ptr := t.Inline() && (t.Kind == model.Struct || t.Kind == model.Union || t.Kind == model.Enum)
+	// A struct's methods take a pointer whichever way it is written, as
+	// a Shape's do (tableCodec): a schema edit that makes warren spell a
+	// fact out must not change what calling code may write. On a value,
+	// each would also have a pointer twin for the compiler to write, and
+	// would be copied to be walked. So do an inline enum's, which only
+	// the methods of the types around it call. An enum or defined type of
+	// a fact or definition, a string, number, list or map that users
+	// convert to and check (Status(s).Validate()), keeps them on the
+	// value.
+	ptr := receiverIsPointer(t)
 	f.Line()
 	f.Comment("EncodeJSON writes v as JSON. It does not check v; Validate does.")
 	f.Func().Params(recv(ptr)).Id("EncodeJSON").Params(encoderParam()).Add(body(enc...))
@@ -93,6 +99,13 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	}
 }
 
+// receiverIsPointer reports whether t's EncodeJSON and Validate take a
+// pointer (see genCodec); DecodeJSON and UnmarshalJSON always do, and
+// MarshalJSON never does.
+func receiverIsPointer(t *model.Type) bool {
+	return t.Kind == model.Struct || t.Kind == model.Union || t.Inline() && t.Kind == model.Enum
+}
+
 // genJSONMethods writes MarshalJSON and UnmarshalJSON, which delegate to
 // EncodeJSON and DecodeJSON.
 func (e *emitter) genJSONMethods(f *jen.File, t *model.Type) {
@@ -108,10 +121,17 @@ func (e *emitter) genJSONMethods(f *jen.File, t *model.Type) {
 		e.genUnmarshal(f, t)
 		return
 	}
+	// MarshalJSON stays on the value, so that encoding/json finds it on
+	// a value it cannot address (json.Marshal(v)); it reaches EncodeJSON
+	// through v's address when that takes a pointer.
+	self := jen.Id("v")
+	if receiverIsPointer(t) {
+		self = jen.Op("&").Id("v")
+	}
 	f.Line()
 	f.Comment("MarshalJSON encodes v with EncodeJSON.")
 	f.Func().Params(jen.Id("v").Id(t.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Add(body(
-		append(pre, jen.Return(codecID("Marshal").Call(jen.Id("v")), jen.Nil()))...))
+		append(pre, jen.Return(codecID("Marshal").Call(self), jen.Nil()))...))
 	e.genUnmarshal(f, t)
 }
 
@@ -418,9 +438,10 @@ func (c *valueCodec) nilFails(r model.Ref) bool {
 }
 
 func (c *valueCodec) enumCodec(t *model.Type) (dec, enc, val []jen.Code) {
-	// self is the value: an inline enum's methods take a pointer (genCodec).
+	// self is the value: an inline enum's methods take a pointer
+	// (receiverIsPointer).
 	self := func() jen.Code {
-		if t.Inline() {
+		if receiverIsPointer(t) {
 			return jen.Op("*").Id("v")
 		}
 		return jen.Id("v")

@@ -129,10 +129,11 @@ func (e *emitter) tableCodec(f *jen.File, t *model.Type) {
 	c := &valueCodec{assert: e.m.AssertFormats, inline: true, dataEnums: e.dataEnums}
 	props, ptrs, _ := c.shape(t)
 	shape := "shapeOf" + t.GoName
-	// Every method but MarshalJSON takes a pointer: on a value, each
-	// would have a pointer twin for the compiler to write. MarshalJSON
-	// stays on the value, so that encoding/json finds it on a value it
-	// cannot address (json.Marshal(v)).
+	// Every method but MarshalJSON takes a pointer, as a spelled-out
+	// struct's do (receiverIsPointer): on a value, each would have a
+	// pointer twin for the compiler to write. MarshalJSON stays on the
+	// value, so that encoding/json finds it on a value it cannot address
+	// (json.Marshal(v)).
 	recv := jen.Id("v").Op("*").Id(t.GoName)
 	self := jen.Id("v")
 	list := jen.Code(jen.Id("f"))

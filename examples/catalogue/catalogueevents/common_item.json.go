@@ -90,7 +90,7 @@ func (v *Item) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Item) EncodeJSON(e *jx.Encoder) {
+func (v *Item) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("sku")
 	v.Sku.EncodeJSON(e)
@@ -135,7 +135,7 @@ func (v Item) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Item) Validate() error {
+func (v *Item) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItem); err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (v Item) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfItem); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

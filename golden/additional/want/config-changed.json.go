@@ -71,7 +71,7 @@ func (v *ConfigChanged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ConfigChanged) EncodeJSON(e *jx.Encoder) {
+func (v *ConfigChanged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("labels")
 	e.ObjStart()
@@ -113,12 +113,12 @@ func (v ConfigChanged) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ConfigChanged) Validate() error {
+func (v *ConfigChanged) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("config-changed.json"))
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ConfigChanged) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v ConfigChanged) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ConfigChanged) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -78,7 +78,7 @@ func (v *BasketUpdated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v BasketUpdated) EncodeJSON(e *jx.Encoder) {
+func (v *BasketUpdated) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("skus")
 	e.ArrStart()
@@ -127,7 +127,7 @@ func (v BasketUpdated) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v BasketUpdated) Validate() error {
+func (v *BasketUpdated) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdated); err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (v BasketUpdated) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdated); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

@@ -82,7 +82,7 @@ func (v *TicketOpened) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TicketOpened) EncodeJSON(e *jx.Encoder) {
+func (v *TicketOpened) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("kind")
 	v.Kind.EncodeJSON(e)
@@ -127,7 +127,7 @@ func (v TicketOpened) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TicketOpened) Validate() error {
+func (v *TicketOpened) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTicketOpened); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (v TicketOpened) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTicketOpened); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

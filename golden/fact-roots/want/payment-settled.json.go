@@ -50,7 +50,7 @@ func (v *PaymentSettled) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentSettled) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentSettled) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.CardSettlement != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -66,7 +66,7 @@ func (v PaymentSettled) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentSettled) Validate() error {
+func (v *PaymentSettled) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.CardSettlement != nil, v.BankSettlement != nil), true); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (v PaymentSettled) MarshalJSON() ([]byte, error) {
 	if err := codec.UnionCount(codec.CountSet(v.CardSettlement != nil, v.BankSettlement != nil), true); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

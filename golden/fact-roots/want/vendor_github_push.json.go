@@ -60,7 +60,7 @@ func (v *PushReceived) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PushReceived) EncodeJSON(e *jx.Encoder) {
+func (v *PushReceived) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("ref")
 	e.Str(v.Ref)
@@ -84,7 +84,7 @@ func (v PushReceived) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PushReceived) Validate() error {
+func (v *PushReceived) Validate() error {
 	if err := v.After.Validate(); err != nil {
 		return codec.AtField(err, "after")
 	}
@@ -105,7 +105,7 @@ func (v PushReceived) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v PushReceived) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v PushReceived) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *PushReceived) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

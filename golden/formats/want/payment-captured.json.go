@@ -84,7 +84,7 @@ func (v *PaymentCaptured) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentCaptured) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentCaptured) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("captured_at")
 	codec.WriteTime(e, v.CapturedAt)
@@ -129,7 +129,7 @@ func (v PaymentCaptured) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentCaptured) Validate() error {
+func (v *PaymentCaptured) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentCaptured); err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (v PaymentCaptured) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentCaptured); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

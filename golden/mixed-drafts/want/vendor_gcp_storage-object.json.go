@@ -67,7 +67,7 @@ func (v *ObjectFinalized) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
+func (v *ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Bucket != nil {
 		e.FieldStart("bucket")
@@ -105,7 +105,7 @@ func (v ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ObjectFinalized) Validate() error {
+func (v *ObjectFinalized) Validate() error {
 	if v.Size != nil {
 		if err := checkObjectFinalized_Size.Check(*v.Size); err != nil {
 			return codec.AtField(err, "size")
@@ -125,7 +125,7 @@ func (v ObjectFinalized) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v ObjectFinalized) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v ObjectFinalized) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *ObjectFinalized) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

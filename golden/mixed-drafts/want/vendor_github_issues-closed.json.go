@@ -58,7 +58,7 @@ func (v *IssueClosed) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v IssueClosed) EncodeJSON(e *jx.Encoder) {
+func (v *IssueClosed) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("action")
 	v.Action.EncodeJSON(e)
@@ -76,12 +76,12 @@ func (v IssueClosed) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v IssueClosed) Validate() error {
+func (v *IssueClosed) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("vendor/github/issues-closed.json"))
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v IssueClosed) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v IssueClosed) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *IssueClosed) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

@@ -84,7 +84,7 @@ func (v *ProfileChanged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v ProfileChanged) EncodeJSON(e *jx.Encoder) {
+func (v *ProfileChanged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("nickname")
 	if v.Nickname == nil {
@@ -149,7 +149,7 @@ func (v ProfileChanged) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v ProfileChanged) Validate() error {
+func (v *ProfileChanged) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChanged); err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (v ProfileChanged) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChanged); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

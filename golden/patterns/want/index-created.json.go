@@ -71,7 +71,7 @@ func (v *IndexCreated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v IndexCreated) EncodeJSON(e *jx.Encoder) {
+func (v *IndexCreated) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("name")
 	e.Str(v.Name)
@@ -93,12 +93,12 @@ func (v IndexCreated) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v IndexCreated) Validate() error {
+func (v *IndexCreated) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("index-created.json"))
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v IndexCreated) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v IndexCreated) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *IndexCreated) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

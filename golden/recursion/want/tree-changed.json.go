@@ -63,7 +63,7 @@ func (v *TreeChanged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v TreeChanged) EncodeJSON(e *jx.Encoder) {
+func (v *TreeChanged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("root")
 	v.Root.EncodeJSON(e)
@@ -84,7 +84,7 @@ func (v TreeChanged) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v TreeChanged) Validate() error {
+func (v *TreeChanged) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTreeChanged); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (v TreeChanged) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfTreeChanged); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
@@ -221,7 +221,7 @@ func (v *Expr) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Expr) EncodeJSON(e *jx.Encoder) {
+func (v *Expr) EncodeJSON(e *jx.Encoder) {
 	var set []func(*jx.Encoder)
 	if v.Number != nil {
 		set = append(set, func(e *jx.Encoder) {
@@ -237,7 +237,7 @@ func (v Expr) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Expr) Validate() error {
+func (v *Expr) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Binary != nil), true); err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (v Expr) MarshalJSON() ([]byte, error) {
 	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Binary != nil), true); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

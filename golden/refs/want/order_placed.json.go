@@ -65,7 +65,7 @@ func (v *OrderPlaced) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
+func (v *OrderPlaced) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("order_id")
 	v.OrderID.EncodeJSON(e)
@@ -84,7 +84,7 @@ func (v OrderPlaced) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderPlaced) Validate() error {
+func (v *OrderPlaced) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (v OrderPlaced) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOrderPlaced); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

@@ -251,7 +251,7 @@ func (v *WideRow) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v WideRow) EncodeJSON(e *jx.Encoder) {
+func (v *WideRow) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("p00")
 	e.Str(v.P00)
@@ -388,7 +388,7 @@ func (v WideRow) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v WideRow) Validate() error {
+func (v *WideRow) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("wide-row-loaded.json"))
 }
 
@@ -397,7 +397,7 @@ func (v WideRow) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfWideRow); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

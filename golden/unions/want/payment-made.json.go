@@ -69,7 +69,7 @@ func (v *PaymentMade) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PaymentMade) EncodeJSON(e *jx.Encoder) {
+func (v *PaymentMade) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("method")
 	v.Method.EncodeJSON(e)
@@ -96,7 +96,7 @@ func (v PaymentMade) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PaymentMade) Validate() error {
+func (v *PaymentMade) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMade); err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (v PaymentMade) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentMade); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

@@ -77,7 +77,7 @@ func (v *Value) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v Value) EncodeJSON(e *jx.Encoder) {
+func (v *Value) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.StringValue != nil {
 		e.FieldStart("string_value")
@@ -103,7 +103,7 @@ func (v Value) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Value) Validate() error {
+func (v *Value) Validate() error {
 	if err := codec.EachValue(v.StructValue, func(x1 Value) error {
 		return x1.Validate()
 	}); err != nil {
@@ -118,7 +118,7 @@ func (v Value) Validate() error {
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v Value) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v Value) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *Value) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }

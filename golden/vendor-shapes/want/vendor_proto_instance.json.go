@@ -94,7 +94,7 @@ func (v *InstanceChanged) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v InstanceChanged) EncodeJSON(e *jx.Encoder) {
+func (v *InstanceChanged) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("state")
 	codec.WriteRaw(e, v.State)
@@ -157,7 +157,7 @@ func (v InstanceChanged) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v InstanceChanged) Validate() error {
+func (v *InstanceChanged) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInstanceChanged); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (v InstanceChanged) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfInstanceChanged); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

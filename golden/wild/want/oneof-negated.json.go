@@ -59,7 +59,7 @@ func (v *OneofNegated) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OneofNegated) EncodeJSON(e *jx.Encoder) {
+func (v *OneofNegated) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Name != nil {
 		e.FieldStart("name")
@@ -70,7 +70,7 @@ func (v OneofNegated) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OneofNegated) Validate() error {
+func (v *OneofNegated) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("oneof-negated.json"))
 }
 
@@ -79,7 +79,7 @@ func (v OneofNegated) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOneofNegated); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

@@ -83,7 +83,7 @@ func (v *OptionalChecked) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v OptionalChecked) EncodeJSON(e *jx.Encoder) {
+func (v *OptionalChecked) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(v.ID)
@@ -138,7 +138,7 @@ func (v OptionalChecked) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OptionalChecked) Validate() error {
+func (v *OptionalChecked) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalChecked); err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (v OptionalChecked) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalChecked); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

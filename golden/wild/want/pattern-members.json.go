@@ -77,7 +77,7 @@ func (v *PatternMembers) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v PatternMembers) EncodeJSON(e *jx.Encoder) {
+func (v *PatternMembers) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Dotted != nil {
 		e.FieldStart("dotted")
@@ -122,7 +122,7 @@ func (v PatternMembers) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v PatternMembers) Validate() error {
+func (v *PatternMembers) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembers); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (v PatternMembers) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembers); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

@@ -72,7 +72,7 @@ func (v *RequiredSets) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v RequiredSets) EncodeJSON(e *jx.Encoder) {
+func (v *RequiredSets) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(v.ID)
@@ -97,7 +97,7 @@ func (v RequiredSets) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v RequiredSets) Validate() error {
+func (v *RequiredSets) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSets); err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (v RequiredSets) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSets); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

@@ -79,7 +79,7 @@ func (v *UntypedKeywords) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedKeywords) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedKeywords) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	if v.Members != nil {
 		e.FieldStart("members")
@@ -114,7 +114,7 @@ func (v UntypedKeywords) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedKeywords) Validate() error {
+func (v *UntypedKeywords) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("untyped-keywords.json"))
 }
 
@@ -123,7 +123,7 @@ func (v UntypedKeywords) MarshalJSON() ([]byte, error) {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUntypedKeywords); err != nil {
 		return nil, err
 	}
-	return codec.Marshal(v), nil
+	return codec.Marshal(&v), nil
 }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.

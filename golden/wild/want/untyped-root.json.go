@@ -57,7 +57,7 @@ func (v *UntypedRoot) DecodeJSON(d *jx.Decoder) error {
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
-func (v UntypedRoot) EncodeJSON(e *jx.Encoder) {
+func (v *UntypedRoot) EncodeJSON(e *jx.Encoder) {
 	e.ObjStart()
 	e.FieldStart("id")
 	e.Str(v.ID)
@@ -69,12 +69,12 @@ func (v UntypedRoot) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v UntypedRoot) Validate() error {
+func (v *UntypedRoot) Validate() error {
 	return codec.CheckedValue(v, schemaSet.Validator("untyped-root.json"))
 }
 
 // MarshalJSON encodes v with EncodeJSON.
-func (v UntypedRoot) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }
+func (v UntypedRoot) MarshalJSON() ([]byte, error) { return codec.Marshal(&v), nil }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *UntypedRoot) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
