@@ -196,6 +196,10 @@ func (c *Conn) dialOffsets(ctx context.Context, idx int, need string) (OffsetSto
 		if refused(err) {
 			return nil, &PluginError{Plugin: topology.StreamPlugin, Need: need, Address: addr}
 		}
+		if strings.Contains(err.Error(), addr) {
+			// runtime/streamoffset's errors name the address already.
+			return nil, c.redact(err)
+		}
 		return nil, fmt.Errorf("stream protocol at %s: %w", addr, c.redact(err))
 	}
 	return store, nil

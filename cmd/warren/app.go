@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/internal/secret"
 )
 
 // commands holds a constructor per subcommand. Each command lives in its
@@ -56,12 +57,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var exit cli.ExitCoder
 	if errors.As(err, &exit) {
+		// Commands redact what they print; this is the last stop before
+		// the terminal should one of them not.
 		if msg := exit.Error(); msg != "" {
-			fmt.Fprintln(stderr, msg)
+			fmt.Fprintln(stderr, secret.Text(msg))
 		}
 		return exit.ExitCode()
 	}
-	fmt.Fprintf(stderr, "warren: %v\n", err)
+	fmt.Fprintf(stderr, "warren: %v\n", secret.Error(err))
 	return 1
 }
 

@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +24,8 @@ import (
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/logs"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
+
+	"github.com/warrenbus/warren/internal/secret"
 )
 
 // Endpoint is where the stream protocol answers and who to log in as. Its
@@ -63,8 +67,9 @@ type Store struct {
 // must resolve; and a connection lost with its node is opened again at
 // the first of the cluster's nodes that answers.
 func Open(ctx context.Context, ep Endpoint) (*Store, error) {
+	user, password, vhost := inURI(ep.User, ep.Password, ep.VHost)
 	o := stream.NewEnvironmentOptions().SetHost(ep.Host).SetPort(ep.Port).
-		SetUser(ep.User).SetPassword(ep.Password).SetVHost(ep.VHost).
+		SetUser(user).SetPassword(password).SetVHost(vhost).
 		// The client's default socket buffers (8 KiB, which turns the
 		// kernel's autotuning off) held reads of stored facts to about 80
 		// a second here; the kernel's own sizing reads them at tens of
@@ -77,7 +82,7 @@ func Open(ctx context.Context, ep Endpoint) (*Store, error) {
 				return nil, fmt.Errorf("stream protocol: cluster node address %q: %w", addr, err)
 			}
 			o.ConnectionParameters = append(o.ConnectionParameters, &stream.Broker{
-				Host: host, Port: port, User: ep.User, Password: ep.Password, Vhost: ep.VHost, Scheme: "rabbitmq-stream"})
+				Host: host, Port: port, User: user, Password: password, Vhost: vhost, Scheme: "rabbitmq-stream"})
 		}
 	} else {
 		o = o.SetAddressResolver(stream.AddressResolver{Host: ep.Host, Port: ep.Port})
@@ -90,6 +95,19 @@ func Open(ctx context.Context, ep Endpoint) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// inURI returns user, password and vhost as the stream client must be
+// given them. The client writes them into a URI unescaped
+// ("rabbitmq-stream://user:password@host:port/vhost"), parses it, takes
+// user and password from the parsed URI and unescapes the parsed path once
+// more for the vhost. So a password with an @ / : ? # or % (escaped, as it
+// must be, in the AMQP URL) broke the URI: the connection failed, and the
+// parse error printed the password. Escaped here, each value comes out of
+// the client's URI as it went in.
+func inURI(user, password, vhost string) (string, string, string) {
+	u, p, _ := strings.Cut(url.UserPassword(user, password).String(), ":")
+	return u, p, url.PathEscape(url.QueryEscape(vhost))
 }
 
 // environment returns the open connection, opening it if it is not.
@@ -123,7 +141,8 @@ func (s *Store) environment(ctx context.Context) (*stream.Environment, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("stream protocol at %s: %w", s.addr, err)
+		// The client's errors can quote the URI it was given.
+		return nil, fmt.Errorf("stream protocol at %s: %w", s.addr, secret.Error(err))
 	}
 	s.env = env
 	return env, nil
