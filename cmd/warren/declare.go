@@ -38,10 +38,14 @@ Examples:
    warren declare ./events
    warren declare --url amqps://svc:$PASSWORD@rabbit-1:5671/ --url amqps://svc:$PASSWORD@rabbit-2:5671/ ./events
    warren declare --consumer search-indexer ./events   # only its queues (and the exchanges)
-   warren declare --prune ./events   # and delete what an old version left behind, once empty`,
+   warren declare --prune ./events   # and delete what an old version left behind, once empty
+   warren declare --stream-port 5591 ./events   # a broker whose stream protocol is not at 5552`,
 		Flags: append(brokerFlags(),
 			&cli.StringSliceFlag{Name: "consumer", Usage: "declare only the queues of consumer `NAME` (repeatable); the exchanges always"},
 			&cli.BoolFlag{Name: "prune", Usage: "delete orphaned warren-owned queues that are empty and unused, and remove orphaned bindings"},
+			// Declaring stream consumers or direct streams checks the
+			// stream protocol first, at this port.
+			streamPortFlag(),
 		),
 		Action: runDeclare,
 	}
@@ -80,6 +84,11 @@ func runDeclare(c *cli.Context) error {
 		var mismatch *runtime.MismatchError
 		if errors.As(err, &mismatch) {
 			fmt.Fprintf(stderr, "warren declare: %s %q exists on the broker with a different %s: %s\n", mismatch.Kind, mismatch.Name, mismatch.Argument, mismatch.Broker)
+			if isStream(top, mismatch) {
+				// Deleting a stream deletes the history it keeps.
+				fmt.Fprintf(stderr, "A stream keeps the retention it was declared with: change it with a policy (rabbitmqctl set_policy, max-age / max-length-bytes), or declare a new stream. Nothing was declared.\n")
+				return errReported
+			}
 			fmt.Fprintf(stderr, "RabbitMQ never changes the arguments of an existing %s: drain and delete it (it is declared again the next time), or change the schema back.\n", mismatch.Kind)
 			return errReported
 		}
@@ -88,11 +97,28 @@ func runDeclare(c *cli.Context) error {
 	return nil
 }
 
+// isStream reports whether the mismatch is about one of t's streams.
+func isStream(t topology.Topology, m *runtime.MismatchError) bool {
+	if m.Kind != "queue" {
+		return false
+	}
+	for _, q := range t.Queues {
+		if q.Name == m.Name {
+			return q.Type == topology.Stream
+		}
+	}
+	return false
+}
+
 // declareOn connects through the runtime, so that the declaration is the
 // one every service makes on connect, declares t, then runs after on the
 // same connection.
 func declareOn(ctx context.Context, c *cli.Context, urls []string, t topology.Topology, after func(*runtime.Conn) error) error {
-	conn, err := dialBroker(c, urls)
+	ports, err := streamPortsOf(c, urls)
+	if err != nil {
+		return err
+	}
+	conn, err := dialStreamBroker(c, urls, ports)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/internal/testenv"
 )
 
 func TestDeclareIsIdempotent(t *testing.T) {
@@ -227,5 +228,48 @@ func TestDeclarePruneUnbindsAnOrphanedWorkQueue(t *testing.T) {
 	b.publish(events, "order.paid", amqp.Publishing{Body: []byte(`{}`)})
 	if n := b.depth(audit); n != 1 {
 		t.Errorf("the unbound queue holds %d messages after another order.paid, want 1", n)
+	}
+}
+
+// A stream whose retention changed is not to be deleted (its history goes
+// with it): the operator is told to use a policy or a new stream.
+func TestDeclareStreamRetentionMismatch(t *testing.T) {
+	testenv.StreamPort(t)
+	b := newBrokerCase(t, streamSchemas, streamPlaceholders...)
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	manifest := filepath.Join(b.dir, "warren.json")
+	src, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, []byte(strings.Replace(string(src), `"maxAge": "1h"`, `"maxAge": "2h"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := b.run("declare", b.dir)
+	wantStart := fmt.Sprintf("warren declare: queue %q exists on the broker with a different x-max-age", b.name("log"))
+	if code != 1 || !strings.HasPrefix(stderr, wantStart) || !strings.Contains(stderr, "\nA stream keeps the retention it was declared with: change it with a policy") || strings.Contains(stderr, "delete") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1, a message starting %q and the advice for a stream", code, stderr, wantStart)
+	}
+}
+
+// Declaring stream consumers checks the stream protocol at --stream-port,
+// else $WARREN_STREAM_PORT: where nothing listens, the plugin is named.
+func TestDeclareChecksTheStreamPortGiven(t *testing.T) {
+	testenv.StreamPort(t)
+	b := newBrokerCase(t, streamSchemas, streamPlaceholders...)
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{{[]string{"--stream-port", "1"}, ""}, {nil, "1"}} {
+		t.Setenv("WARREN_STREAM_PORT", c.env)
+		code, _, stderr := b.run(append(append([]string{"declare"}, c.args...), b.dir)...)
+		if code != 1 || !strings.Contains(stderr, "rabbitmq-plugins enable rabbitmq_stream") || !strings.Contains(stderr, ":1") {
+			t.Errorf("declare %v with WARREN_STREAM_PORT=%q: exit %d, stderr:\n%s\nwant exit 1 naming the plugin at port 1", c.args, c.env, code, stderr)
+		}
+	}
+	if b.exists(b.name("history")) {
+		t.Errorf("queue %s declared though the stream protocol did not answer", b.name("history"))
 	}
 }
