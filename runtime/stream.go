@@ -510,9 +510,17 @@ func (t *offsetTracker) position() (any, error) {
 		return nil, fmt.Errorf("query the offset of stream %q: %w", t.stream, err)
 	case !found && t.name != t.c.spec.Name:
 		// A fresh offset name rebuilds: from the first fact kept.
+		t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", string(topology.StartFirst), "stored", "none")
 		return string(topology.StartFirst), nil
 	case !found:
-		return t.c.spec.Start.ConsumeArgument(), nil
+		start := t.c.spec.Start
+		t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", start.String(), "stored", "none")
+		if tr, ok := store.(TailReader); ok && start.Kind == topology.StartOffset {
+			// Not waited for: an empty stream's tail takes seconds to
+			// tell.
+			go t.warnPastTail(tr, start.Offset)
+		}
+		return start.ConsumeArgument(), nil
 	}
 	t.store.Lock()
 	t.stored = max(t.stored, off)
@@ -520,7 +528,25 @@ func (t *offsetTracker) position() (any, error) {
 	t.mu.Lock()
 	t.mark = max(t.mark, off)
 	t.mu.Unlock()
+	t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", off+1, "stored", off)
 	return off + 1, nil
+}
+
+// warnPastTail warns when a consumer's declared start offset lies past
+// the stream's last fact: the broker then sends nothing until the stream
+// reaches it, which otherwise looks like a consumer that reads nothing.
+func (t *offsetTracker) warnPastTail(tr TailReader, start int64) {
+	ctx, cancel := context.WithTimeout(t.c.conn.ctx, offsetCallTimeout+5*time.Second)
+	defer cancel()
+	last, found, err := tr.Tail(ctx, t.stream)
+	if err != nil || (found && start <= last+1) || (!found && start == 0) {
+		return
+	}
+	tail := "the stream holds no fact"
+	if found {
+		tail = fmt.Sprintf("its last fact is at offset %d", last)
+	}
+	t.c.log.Warn(fmt.Sprintf("the declared start offset %d is past the stream's end (%s): nothing is read until the stream reaches it", start, tail), "stream", t.stream)
 }
 
 // runStream runs a stream consumer's engine with its offset store beside

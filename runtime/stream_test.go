@@ -592,3 +592,40 @@ func withoutStreamProtocol(t *testing.T, b *broker) (declareErr, dialErr error) 
 	_, dialErr = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, StreamPort: 1, Topology: &b.top})
 	return declareErr, dialErr
 }
+
+// A stream consumer says where it starts reading, and warns when its
+// declared start offset is past the stream's last fact: the broker then
+// sends nothing, which otherwise looks like a consumer that reads nothing.
+func TestStreamConsumerSaysWhereItReads(t *testing.T) {
+	b := newStreamBroker(t,
+		topology.ConsumerSpec{Name: "far", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartOffset, Offset: 1000}},
+		topology.ConsumerSpec{Name: "near", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartOffset, Offset: 2}})
+	f := itemFact("item.added")
+	rec := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(rec)})
+	pub, _ := NewPublisher(conn, b.events())
+	for i := range 3 {
+		mustPublish(t, pub, f, item{SKU: fmt.Sprint(i)})
+	}
+	got := &skuLog{}
+	for i := range 2 {
+		c, err := NewConsumer(conn, b.consumer(i), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+			got.add(v.SKU)
+			return nil
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer run(t, c)()
+	}
+	testenv.Eventually(t, "the warning for the start past the end", func() bool {
+		return strings.Contains(rec.text(), "the declared start offset 1000 is past the stream's end (its last fact is at offset 2)")
+	})
+	testenv.Eventually(t, "near read from offset 2", func() bool { return slices.Equal(got.list(), []string{"2"}) })
+	if froms := rec.values("reading the stream", "from"); !slices.Contains(froms, "offset 1000") || !slices.Contains(froms, "offset 2") {
+		t.Errorf("the consumers said they read from %q, want offset 1000 and offset 2", froms)
+	}
+	if strings.Contains(rec.text(), "declared start offset 2 ") {
+		t.Errorf("warned about a start within the stream:\n%s", rec.text())
+	}
+}
