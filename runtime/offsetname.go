@@ -66,8 +66,9 @@ func WithOffsetName(name string) ConsumerOption {
 // [WithOffsetStoreInterval] says otherwise. Stored as it advances, the
 // offset was stored every few facts under load, each store a round trip
 // and a record the broker writes into the stream: with this interval a
-// stream was read 1.15 to 1.4 times as fast, and a crash reads again at
-// most a tenth of a second's facts more than those in hand.
+// stream was read 1.2 to 1.55 times as fast (medians of interleaved rounds,
+// docs/BENCHMARKS.md), and a crash reads again at most a tenth of a
+// second's facts more than those in hand.
 const DefaultOffsetStoreInterval = 100 * time.Millisecond
 
 // WithOffsetStoreInterval sets how often, at most, a stream consumer (or a
