@@ -253,6 +253,12 @@ func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
 	gen := t.gen
 	t.order = append(t.order, m.Offset)
 	t.mu.Unlock()
+	if m.Headers == nil {
+		m.Headers = map[string]any{}
+	}
+	// As RabbitMQ gives a plain stream's reader over AMQP; the message's
+	// own map, which nothing else holds.
+	m.Headers["x-stream-offset"] = m.Offset
 	d := amqp.Delivery{
 		Acknowledger: partitionAck{t: t, gen: gen, offset: m.Offset},
 		Headers:      amqp.Table(m.Headers),
@@ -349,11 +355,16 @@ func (p *partitionTrackers) activated(partition string) StreamPosition {
 			c.log.Warn("could not store a partition's offset", "partition", partition, "err", c.conn.redact(err))
 		}
 	}
+	// Worded as a plain stream consumer's "reading the stream".
+	shownStored := any("none")
+	if found {
+		shownStored = off
+	}
 	if mark >= 0 {
-		c.log.Info("active on a partition", "partition", partition, "stored", off, "found", found, "from", mark+1)
+		c.log.Info("active on a partition", "partition", partition, "stored", shownStored, "from", mark+1)
 		return StreamPosition{Offset: mark + 1}
 	}
-	c.log.Info("active on a partition", "partition", partition, "found", false, "from", string(c.spec.Start.Kind))
+	c.log.Info("active on a partition", "partition", partition, "stored", "none", "from", c.spec.Start.String())
 	start := c.spec.Start
 	return StreamPosition{Offset: -1, Start: string(start.Kind), Time: start.Time}
 }

@@ -309,6 +309,10 @@ func TestSuperStreamGroupSeesTheFactsHeaders(t *testing.T) {
 		case d := <-seen:
 			sku, _ := d.Headers[HeaderOrderingKey].(string)
 			check("a group member's delivery", d.Headers, sku)
+			// As a plain stream's reader is given it over AMQP.
+			if _, ok := d.Headers["x-stream-offset"].(int64); !ok {
+				t.Errorf("a group member's delivery has x-stream-offset %#v, want its offset", d.Headers["x-stream-offset"])
+			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("the group did not handle both facts")
 		}
