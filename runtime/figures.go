@@ -31,9 +31,15 @@ type Figures struct {
 	// settled yet, and the stream's own offset-tracking records among
 	// them. Nil when not known: not a stream consumer, nothing stored yet
 	// while the stream holds facts, or an offset store that cannot read
-	// the tail (not a [TailReader]).
+	// the tail (not a [TailReader]). For a consumer of a super stream,
+	// which keeps an offset per partition, the sum of PartitionLags, nil
+	// when one of them is.
 	StreamLag *int64
-	Counts    Counts // everything this process counted for the consumer
+	// PartitionLags, for a consumer of a super stream, are the lags of
+	// its partitions, in the order of topology.Consumer.Partitions, each
+	// nil when not known; nil for other consumers.
+	PartitionLags []*int64
+	Counts        Counts // everything this process counted for the consumer
 }
 
 // Figures reads the dashboard figures of consumer c: queue depths and the
@@ -62,17 +68,38 @@ func (c *Conn) Figures(ctx context.Context, consumer topology.Consumer) (Figures
 		return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 	}
 	f.PoisonDepth = poison.Messages
-	if consumer.Stream != "" {
-		if f.StreamLag, err = c.streamLag(ctx, consumer); err != nil {
+	switch {
+	case len(consumer.Partitions) > 0:
+		// The super stream itself is an exchange: its offsets and tails
+		// are its partitions'.
+		var sum int64
+		known := true
+		for _, p := range consumer.Partitions {
+			lag, err := c.streamLag(ctx, consumer, p)
+			if err != nil {
+				return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
+			}
+			f.PartitionLags = append(f.PartitionLags, lag)
+			if lag == nil {
+				known = false
+			} else {
+				sum += *lag
+			}
+		}
+		if known {
+			f.StreamLag = &sum
+		}
+	case consumer.Stream != "":
+		if f.StreamLag, err = c.streamLag(ctx, consumer, consumer.Stream); err != nil {
 			return f, fmt.Errorf("figures of %q: %w", consumer.Name, err)
 		}
 	}
 	return f, nil
 }
 
-// streamLag reads a stream consumer's lag behind its stream's tail; nil
-// when it is not known.
-func (c *Conn) streamLag(ctx context.Context, consumer topology.Consumer) (*int64, error) {
+// streamLag reads a stream consumer's lag behind the tail of stream, its
+// stream or a partition of its super stream; nil when it is not known.
+func (c *Conn) streamLag(ctx context.Context, consumer topology.Consumer, stream string) (*int64, error) {
 	store, err := c.offsets(ctx, fmt.Sprintf("stream consumer %q", consumer.Name))
 	if err != nil {
 		return nil, err
@@ -81,15 +108,15 @@ func (c *Conn) streamLag(ctx context.Context, consumer topology.Consumer) (*int6
 	if !ok {
 		return nil, nil
 	}
-	tail, hasTail, err := tr.Tail(ctx, consumer.Stream)
+	tail, hasTail, err := tr.Tail(ctx, stream)
 	if err != nil {
 		c.dropOffsets(store)
-		return nil, fmt.Errorf("the tail of stream %q: %w", consumer.Stream, err)
+		return nil, fmt.Errorf("the tail of stream %q: %w", stream, err)
 	}
-	stored, hasStored, err := store.QueryOffset(ctx, consumer.Name, consumer.Stream)
+	stored, hasStored, err := store.QueryOffset(ctx, consumer.Name, stream)
 	if err != nil {
 		c.dropOffsets(store)
-		return nil, fmt.Errorf("the offset of stream %q: %w", consumer.Stream, err)
+		return nil, fmt.Errorf("the offset of stream %q: %w", stream, err)
 	}
 	var lag int64
 	switch {
