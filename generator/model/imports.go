@@ -196,6 +196,12 @@ func (b *builder) checkMethods(c *Consumer) {
 	seen := map[string]*Fact{}
 	for _, f := range c.Facts {
 		if prev, ok := seen[f.MethodName()]; ok {
+			if prev.GoPackage() == "" && f.GoPackage() == "" {
+				// Both types are declared in this package under one
+				// name: validate reports that, the mistake this follows
+				// from.
+				continue
+			}
 			b.errs.Add(b.s.Manifest.Doc.KeyErrorf(load.Pointer("consumers", c.Name), "consumer %s: facts %s and %s both become handler method %s; bind only one of them here, or give one a \"title\" in its directory", strconv.Quote(c.Name), prev.RoutingKey, f.RoutingKey, f.MethodName()))
 			continue
 		}

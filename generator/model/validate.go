@@ -171,7 +171,7 @@ func (b *builder) validate(m *Model) {
 			return
 		}
 		if prev, ok := seen[name]; ok {
-			b.errs.Add(id.doc.Errorf(id.ptr, "Go name %s of this %s is already taken by the %s; %s", strconv.Quote(name), id.what, prev, id.fix))
+			b.errs.Add(id.doc.Errorf(id.ptr, "Go name %s of this %s is already taken by the %s; %s", strconv.Quote(name), id.what, prev, renameFix(id, prev)))
 			return
 		}
 		seen[name] = id
@@ -187,9 +187,20 @@ func (b *builder) validate(m *Model) {
 	} {
 		seen[name] = ident{what: what + " " + name + " that every generated package declares"}
 	}
+	// A fact whose type's name is taken: its variable, routing-key
+	// constant and handler method are named after it, and would only
+	// repeat the one mistake.
+	collided := map[*Fact]bool{}
 	for _, t := range b.sortedTypes() {
 		doc, _ := b.s.Doc(t.Source)
-		claim(t.GoName, ident{t.Kind.String(), doc, t.Pointer, titleFix})
+		id := ident{what: t.Kind.String(), doc: doc, ptr: t.Pointer, fix: titleFix}
+		if t.Fact != nil {
+			id = factTypeIdent(t)
+		}
+		claim(t.GoName, id)
+		if t.Fact != nil && seen[t.GoName] != id {
+			collided[t.Fact] = true
+		}
 		for i, v := range t.Values {
 			ptr := enumPointer(t, i)
 			if v.GoName == "" {
@@ -207,6 +218,9 @@ func (b *builder) validate(m *Model) {
 	for _, f := range allVersions(m.Facts) {
 		if f.GoPackage() != "" {
 			continue // declared by the producer's package
+		}
+		if collided[f] {
+			continue
 		}
 		doc, ptr := f.decl.KeyDoc, f.decl.KeyPointer
 		claim(f.VarName(), ident{"fact variable of " + f.RoutingKey, doc, ptr, titleFix})
@@ -263,6 +277,39 @@ func (b *builder) checkFields(t *Type, doc *load.Document, claim func(string, id
 }
 
 const titleFix = "set a \"title\" to rename one"
+
+// retitleFix is the fix of a name the user set as a "title", which
+// setting a title cannot fix.
+const retitleFix = "change this \"title\""
+
+// factTypeIdent is the type of a fact, at what named it: its "title"
+// (in its file, or its entry of warren.json's "facts"), else its routing
+// key.
+func factTypeIdent(t *Type) ident {
+	d := t.Fact.decl
+	id := ident{what: t.Kind.String(), doc: d.KeyDoc, ptr: d.KeyPointer, fix: titleFix}
+	if d.Title != "" && names.Type(d.Title) == t.GoName {
+		id.ptr, id.fix = "/title", retitleFix
+		if d.InManifest() {
+			id.ptr = load.Append(d.KeyPointer, "title")
+		}
+	}
+	return id
+}
+
+// renameFix says how to give id, which collides with prev, a name of its
+// own: a title where a name was derived, another title where one was set.
+func renameFix(id, prev ident) string {
+	switch {
+	case id.fix != retitleFix:
+		return id.fix
+	case prev.fix == retitleFix:
+		return "rename one of the titles"
+	case prev.doc == nil: // a name every generated package declares
+		return retitleFix
+	}
+	return retitleFix + ", or set one on the other"
+}
 
 // ExtraField is the name of the map field that holds a struct's additional
 // properties when additionalProperties is a schema.
