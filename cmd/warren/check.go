@@ -56,8 +56,12 @@ func runCheck(c *cli.Context) error {
 	if format != "text" && format != "json" {
 		return usageError(c, "--format %q: expected text or json", format)
 	}
+	opts, err := goOptions(c, dir)
+	if err != nil {
+		return err
+	}
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	p, err := generator.Open(c.Context, dir, goOptions(c, dir))
+	p, err := generator.Open(c.Context, dir, opts)
 	if p == nil {
 		var list load.ErrorList
 		if format == "json" && errors.As(err, &list) {

@@ -54,9 +54,12 @@ func runGenerate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	opts, err := goOptions(c, dir)
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	out := c.String("out")
-	opts := goOptions(c, dir)
 	// The test kit imports the package, so it needs the package's import
 	// path; outside a module there is none, and no kit.
 	importPath, _, err := gomod.PackagePath(out)

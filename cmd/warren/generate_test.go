@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -244,9 +245,26 @@ func TestGenerateUsage(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "schema directory") {
 		t.Errorf("missing directory: exit %d, stderr %q", code, stderr)
 	}
-	code, _, stderr = run(t, "generate", "--package", "type", schemaDir(t, validSchemas))
-	if code != 1 || !strings.Contains(stderr, `--package "type": a Go keyword`) {
-		t.Errorf("bad --package: exit %d, stderr %q", code, stderr)
+	// A --package that is no package name is a wrong command line, as a
+	// bad --format is: exit 2, the message, then the usage line; the
+	// directory is not read.
+	code, stdout, stderr = run(t, "generate", "--package", "9bad", schemaDir(t, validSchemas))
+	want := "warren generate: --package \"9bad\": not a Go identifier; expected a Go package name, such as \"catalogueevents\"\n" +
+		"usage: warren generate [--out DIR] [--package NAME] [--check] SCHEMA_DIR\n" +
+		"run 'warren generate --help' for details\n"
+	if code != 2 || stdout != "" || stderr != want {
+		t.Errorf("bad --package: exit %d, stdout %q, stderr %q; want exit 2 and\n%s", code, stdout, stderr, want)
+	}
+	for _, args := range [][]string{
+		{"generate", "--package", "type", "--check", filepath.Join(t.TempDir(), "missing")},
+		{"check", "--package", "Orders", schemaDir(t, validSchemas)},
+		{"check", "--format", "json", "--package", "main", schemaDir(t, validSchemas)},
+	} {
+		code, stdout, stderr := run(t, args...)
+		prefix := "warren " + args[0] + ": --package " + strconv.Quote(args[slices.Index(args, "--package")+1]) + ": "
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, prefix) || !strings.Contains(stderr, "\nusage: warren "+args[0]+" [") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, %q and the usage line", args, code, stdout, stderr, prefix)
+		}
 	}
 }
 

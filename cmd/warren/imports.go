@@ -10,6 +10,7 @@ import (
 	"github.com/warrenbus/warren/cmd/warren/internal/gomod"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/names"
 )
 
 // importResolver resolves the imports of the schema directory dir: paths
@@ -27,11 +28,19 @@ func genOptions(dir string) generator.Options {
 
 // goOptions are those of the commands that validate dir as Go is emitted
 // from it (generate, check): a Go package name is required, and --package
-// overrides the manifest's.
-func goOptions(c *cli.Context, dir string) generator.Options {
+// overrides the manifest's. A --package that is no package name is a
+// wrong command line (exit 2, with the usage line), as a bad --format
+// is; the model checks it again for callers of the generator library.
+// An empty one is not given, as when it is left out.
+func goOptions(c *cli.Context, dir string) (generator.Options, error) {
 	opts := genOptions(dir)
 	opts.Package, opts.Go = c.String("package"), true
-	return opts
+	if opts.Package != "" {
+		if why := names.CheckPackage(opts.Package); why != "" {
+			return opts, usageError(c, "--package %q: %s; expected a Go package name, such as \"catalogueevents\"", opts.Package, why)
+		}
+	}
+	return opts, nil
 }
 
 // gitImportResolver resolves the imports of the schema directory dir as it
