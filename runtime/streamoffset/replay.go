@@ -9,6 +9,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
 	"github.com/warrenbus/warren/internal/streamproto"
 	"github.com/warrenbus/warren/runtime"
@@ -26,10 +27,14 @@ type Broker interface {
 const DefaultTailWait = streamproto.DefaultTailWait
 
 // Lag is how far a stream consumer's stored offset is behind the stream's
-// tail, both exact at the moment they were read.
+// tail, both exact at the moment they were read. A consumer of a super
+// stream keeps an offset per partition: it has a Lag per partition.
 type Lag struct {
-	Stream string
-	Name   string // the offset name: the consumer's, or a replay's
+	Stream string // the stream, or the super stream's partition
+	// SuperStream is the super stream whose partition Stream is; "" for
+	// a plain stream.
+	SuperStream string
+	Name        string // the offset name: the consumer's, or a replay's
 	// Tail is the offset of the stream's last fact; HasTail is false when
 	// the stream holds no fact.
 	Tail    int64
@@ -68,13 +73,39 @@ func (l Lag) Offsets() (n int64, ok bool) {
 	return max(l.Tail-l.Stored, 0), true
 }
 
+// ErrNoStream is matched by a lag's error when its stream (or partition)
+// does not exist on the broker: the topology is not declared.
+var ErrNoStream = errors.New("the stream does not exist")
+
+// LagStreams returns the streams on which stream consumer c keeps its
+// offsets, each with a lag of its own: its stream, or, when it reads a
+// super stream, the super stream's partitions in order.
+func LagStreams(c topology.Consumer) []string {
+	if len(c.Partitions) > 0 {
+		return c.Partitions
+	}
+	if c.Stream == "" {
+		return nil
+	}
+	return []string{c.Stream}
+}
+
 // ReadLag reads the tail of c's stream and the offset stored under name
 // (c's own name when name is ""), over the stream protocol at b's broker,
 // on a connection of its own. A [LagReader] keeps one for many readings.
+// A consumer of a super stream has a lag per partition: [ReadLags].
 func ReadLag(ctx context.Context, b Broker, c topology.Consumer, name string) (Lag, error) {
 	r := NewLagReader(b)
 	defer r.Close()
 	return r.Read(ctx, c, name)
+}
+
+// ReadLags is [ReadLag] on each stream of [LagStreams]: one Lag for a
+// plain stream's consumer, one per partition for a super stream's.
+func ReadLags(ctx context.Context, b Broker, c topology.Consumer, name string) ([]Lag, error) {
+	r := NewLagReader(b)
+	defer r.Close()
+	return r.ReadAll(ctx, c, name)
 }
 
 // LagReader reads lags over one stream-protocol connection, opened at the
@@ -89,34 +120,129 @@ type LagReader struct {
 // NewLagReader returns a LagReader of b's broker; Close closes it.
 func NewLagReader(b Broker) *LagReader { return &LagReader{b: b} }
 
-// Read is [ReadLag] on the reader's connection.
+// Read is [ReadLag] on the reader's connection. It refuses a consumer of
+// a super stream, whose offsets are kept per partition: [LagReader.ReadAll]
+// and [LagReader.ReadEach] read them.
 func (r *LagReader) Read(ctx context.Context, c topology.Consumer, name string) (Lag, error) {
-	if name == "" {
-		name = c.Name
+	switch {
+	case c.Stream == "":
+		return Lag{}, fmt.Errorf("consumer %q reads a queue, not a stream", c.Name)
+	case len(c.Partitions) > 0:
+		return Lag{}, fmt.Errorf("consumer %q reads super stream %q, which keeps an offset per partition (%d): read each partition's lag with ReadAll or ReadEach", c.Name, c.Stream, len(c.Partitions))
+	}
+	out := r.ReadEach(ctx, c, name)
+	return out[0].Lag, out[0].Err
+}
+
+// ReadAll is [ReadLags] on the reader's connection: the first error of
+// [LagReader.ReadEach], or every lag.
+func (r *LagReader) ReadAll(ctx context.Context, c topology.Consumer, name string) ([]Lag, error) {
+	var out []Lag
+	for _, l := range r.ReadEach(ctx, c, name) {
+		if l.Err != nil {
+			return nil, l.Err
+		}
+		out = append(out, l.Lag)
+	}
+	return out, nil
+}
+
+// LagResult is one lag that [LagReader.ReadEach] read, or, with Err, why
+// it could not: Stream, SuperStream and Name are set either way.
+type LagResult struct {
+	Lag
+	Err error
+}
+
+// ReadEach reads the lag of each of names (c's own name for "" or with
+// no names) on each stream of [LagStreams](c): for each name in turn, a
+// LagResult per stream. It reads each stream's tail once, and the
+// streams' tails at the same time: a stream that holds no fact is known
+// so only after [DefaultTailWait], which a super stream's empty
+// partitions then spend once, not once per partition and name. Each
+// lag's other figures are the offset stored under the name and, for a
+// name other than c's, a replay's bound. A stream that does not exist is
+// an error matching [ErrNoStream]; a failed reading leaves the others
+// standing.
+func (r *LagReader) ReadEach(ctx context.Context, c topology.Consumer, names ...string) []LagResult {
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	streams := LagStreams(c)
+	var out []LagResult
+	for _, name := range names {
+		if name == "" {
+			name = c.Name
+		}
+		for _, st := range streams {
+			l := Lag{Stream: st, Name: name}
+			if len(c.Partitions) > 0 {
+				l.SuperStream = c.Stream
+			}
+			out = append(out, LagResult{Lag: l})
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.s == nil {
 		s, err := open(ctx, r.b)
 		if err != nil {
-			return Lag{}, err
+			for i := range out {
+				out[i].Err = err
+			}
+			return out
 		}
 		r.s = s
 	}
-	l, err := readLag(ctx, r.s, c.Stream, name)
-	if err == nil && name != c.Name {
-		ref := name + runtime.ReplayUntilSuffix
-		if l.Until, l.HasUntil, err = r.s.QueryOffset(ctx, ref, c.Stream); err != nil {
-			err = fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err)
-		}
+	type tail struct {
+		last  int64
+		found bool
+		err   error
 	}
-	if err != nil {
-		// The next reading opens a connection afresh, at the broker's
-		// current address.
+	tails := make([]tail, len(streams))
+	var wg sync.WaitGroup
+	for i, st := range streams {
+		wg.Go(func() {
+			t := &tails[i]
+			t.last, t.found, t.err = r.s.Tail(ctx, st)
+			t.err = noStream(t.err)
+		})
+	}
+	wg.Wait()
+	lost := false // the connection failed: the next reading opens another
+	for i := range out {
+		res := &out[i]
+		t := tails[i%len(streams)]
+		if res.Err = t.err; res.Err == nil {
+			res.Tail, res.HasTail = t.last, t.found
+			res.Err = r.readStored(ctx, c, &res.Lag)
+		}
+		lost = lost || res.Err != nil && !errors.Is(res.Err, ErrNoStream)
+	}
+	if lost {
+		// At the broker's current address. A stream that does not
+		// exist says nothing about the connection.
 		_ = r.s.Close()
 		r.s = nil
 	}
-	return l, err
+	return out
+}
+
+// readStored reads into l the offset stored under l.Name on l.Stream and,
+// for a name other than c's own, the replay's bound.
+func (r *LagReader) readStored(ctx context.Context, c topology.Consumer, l *Lag) error {
+	var err error
+	if l.Stored, l.HasStored, err = r.s.QueryOffset(ctx, l.Name, l.Stream); err != nil {
+		return noStream(fmt.Errorf("query offset %q of stream %q: %w", l.Name, l.Stream, err))
+	}
+	if l.Name == c.Name {
+		return nil
+	}
+	ref := l.Name + runtime.ReplayUntilSuffix
+	if l.Until, l.HasUntil, err = r.s.QueryOffset(ctx, ref, l.Stream); err != nil {
+		return noStream(fmt.Errorf("query offset %q of stream %q: %w", ref, l.Stream, err))
+	}
+	return nil
 }
 
 // Close closes the reader's connection, if one is open.
@@ -131,17 +257,21 @@ func (r *LagReader) Close() error {
 	return err
 }
 
-func readLag(ctx context.Context, s *streamproto.Store, stream, name string) (Lag, error) {
-	l := Lag{Stream: stream, Name: name}
-	var err error
-	if l.Tail, l.HasTail, err = s.Tail(ctx, stream); err != nil {
-		return l, err
+// noStream makes err match [ErrNoStream] when the broker said that the
+// stream does not exist.
+func noStream(err error) error {
+	if errors.Is(err, stream.StreamDoesNotExist) {
+		return noStreamError{err}
 	}
-	if l.Stored, l.HasStored, err = s.QueryOffset(ctx, name, stream); err != nil {
-		return l, fmt.Errorf("query offset %q of stream %q: %w", name, stream, err)
-	}
-	return l, nil
+	return err
 }
+
+// noStreamError is err, worded as the broker put it, matching
+// [ErrNoStream] as well.
+type noStreamError struct{ err error }
+
+func (e noStreamError) Error() string   { return e.err.Error() }
+func (e noStreamError) Unwrap() []error { return []error{ErrNoStream, e.err} }
 
 func open(ctx context.Context, b Broker) (*streamproto.Store, error) {
 	ep, err := b.StreamEndpoint()
