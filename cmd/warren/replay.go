@@ -62,7 +62,12 @@ guard claims under it too, so facts already handled are handled again), and
 stops handling at the end. The name must be fresh: nothing stored under it.
 --dry-run prints the offsets the replay would read (with --limit, each fact)
 and stores nothing. warren status shows the lag of a replay's name with
---offset-name.
+--offset-name. A start with nothing at or after it stores nothing and exits
+non-zero: 2 for a --since in the future, 1 when the broker says so (an
+--offset past the stream's tail, no fact at or after --since, an empty
+stream), with a dry run too. A consumer of a super stream is refused: give
+the projection to rebuild a consumer of its own, reading the super stream
+from "start": "first".
 
 Examples:
    warren replay --consumer order-mailer --list ./events

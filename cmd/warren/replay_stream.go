@@ -78,6 +78,11 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	if tc.Stream == "" {
 		return reportError(stderr, "replay", "", fmt.Errorf("--from stream: consumer %q reads a queue, not a stream (warren.json \"stream\")", name))
 	}
+	if len(tc.Partitions) > 0 {
+		// Refused before anything is dialled: see
+		// streamoffset.SuperStreamReplayError for why and what instead.
+		return reportError(stderr, "replay", "", fmt.Errorf("--from stream: %w", streamoffset.SuperStreamReplayError{Consumer: name, SuperStream: tc.Stream}))
+	}
 	r := streamoffset.Replay{Consumer: tc, Name: c.String("offset-name"), Limit: c.Int("limit"), From: topology.Start{Kind: topology.StartFirst}}
 	for _, mc := range m.Consumers {
 		if mc.Name == name {
@@ -108,8 +113,11 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	// once: waiting longer would only delay saying that it has none.
 	p, err := streamoffset.PlanReplay(ctx, conn, r, streamoffset.DefaultTailWait)
 	if errors.Is(err, streamoffset.ErrNothingToReplay) {
-		fmt.Fprintln(c.App.Writer, err)
-		return nil
+		// A failure, as a --since in the future is (exit 2, refused
+		// before dialling): a script that went on to start a reader
+		// under the name would read the whole stream, from its first
+		// fact, since nothing is stored under it.
+		return reportError(stderr, "replay", "", fmt.Errorf("%w; nothing stored under %q", err, r.Name))
 	}
 	if err != nil {
 		return reportError(stderr, "replay", "", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,8 +166,10 @@ func TestReplayStream(t *testing.T) {
 			t.Fatalf("read under the replay's name: %v, want %v", got, want)
 		}
 		code, _, errOut = replay("--offset-name", history+".try")
-		if code != 1 || !strings.Contains(errOut, `offset name "`+history+`.try" holds offset`) || !strings.Contains(errOut, "choose another name") {
-			t.Fatalf("a second replay under the same name: exit %d, stderr %s", code, errOut)
+		// Its reader stored where it is: the name once, then the offset.
+		want := regexp.MustCompile(`^warren replay: offset name "` + regexp.QuoteMeta(history) + `\.try" holds offset \d of stream "` + regexp.QuoteMeta(log) + `": the offset name is not fresh; choose another name\n$`)
+		if code != 1 || !want.MatchString(errOut) {
+			t.Fatalf("a second replay under the same name: exit %d, stderr %q; want %s", code, errOut, want)
 		}
 	})
 	t.Run("from a time", func(t *testing.T) {
@@ -183,16 +186,20 @@ func TestReplayStream(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, "is the consumer's own") {
 			t.Errorf("the consumer's own name: exit %d, stderr %s", code, errOut)
 		}
-		code, out, errOut := replay("--offset-name", history+".late", "--offset", "99")
-		if code != 0 || out != "nothing to replay: offset 99 is past the tail of stream \""+log+"\" (4)\n" {
-			t.Errorf("an offset past the tail: exit %d, stdout %q, stderr %s", code, out, errOut)
+		// Nothing to replay fails, as a --since in the future does: a
+		// reader started under the name would read the whole stream.
+		for _, dry := range [][]string{nil, {"--dry-run"}} {
+			code, out, errOut := replay(append([]string{"--offset-name", history + ".late", "--offset", "99"}, dry...)...)
+			if code != 1 || out != "" || errOut != "warren replay: nothing to replay: offset 99 is past the tail of stream \""+log+"\" (4); nothing stored under \""+history+".late\"\n" {
+				t.Errorf("an offset past the tail %v: exit %d, stdout %q, stderr %s", dry, code, out, errOut)
+			}
 		}
 		// The broker takes the time to its whole second: the next one
 		// begins after every fact of the stream.
 		next := time.Now().Truncate(time.Second).Add(time.Second)
 		time.Sleep(time.Until(next) + 10*time.Millisecond)
-		code, out, errOut = replay("--offset-name", history+".late", "--since", next.UTC().Format(time.RFC3339))
-		if code != 0 || !strings.HasPrefix(out, "nothing to replay: stream \""+log+"\" delivered no fact at or after") {
+		code, out, errOut := replay("--offset-name", history+".late", "--since", next.UTC().Format(time.RFC3339))
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, "warren replay: nothing to replay: stream \""+log+"\" delivered no fact at or after") {
 			t.Errorf("a time after the last fact: exit %d, stdout %q, stderr %s", code, out, errOut)
 		}
 		// Nothing was stored under either: the late name is still fresh.

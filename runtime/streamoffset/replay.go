@@ -335,6 +335,24 @@ var ErrNotFresh = errors.New("the offset name is not fresh")
 // the replay's start.
 var ErrNothingToReplay = errors.New("nothing to replay")
 
+// SuperStreamReplayError refuses a replay of a consumer of a super
+// stream. A replay positions one stream's offset name, and a process of
+// the consumer started with runtime.WithOffsetName reads under it; a
+// consumer of a super stream keeps an offset per partition and reads as
+// a member of the consumer group of its own name, which a process under
+// another offset name would join too, reading from the consumer's own
+// offsets. A consumer of its own, reading the super stream from its
+// first fact, rebuilds a projection from it instead.
+type SuperStreamReplayError struct {
+	Consumer    string
+	SuperStream string
+}
+
+func (e SuperStreamReplayError) Error() string {
+	return fmt.Sprintf("consumer %q reads super stream %q: a replay cannot re-read it under a fresh offset name, since the consumer's processes read as members of its consumer group, from the group's offsets per partition; to rebuild a projection from the super stream, give the projection a consumer of its own in warren.json, with \"stream\": %q and \"start\": \"first\"",
+		e.Consumer, e.SuperStream, e.SuperStream)
+}
+
 // PlanReplay finds, without changing anything, where r starts and ends:
 // it checks that r.Name is fresh, reads the stream's tail, and reads the
 // stream over AMQP from r.From for the first offset, and with a limit up
@@ -344,6 +362,9 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 	c := r.Consumer
 	if c.Stream == "" {
 		return Plan{}, fmt.Errorf("consumer %q reads a queue, not a stream", c.Name)
+	}
+	if len(c.Partitions) > 0 {
+		return Plan{}, SuperStreamReplayError{Consumer: c.Name, SuperStream: c.Stream}
 	}
 	if err := runtime.CheckOffsetName(r.Name); err != nil {
 		return Plan{}, err
@@ -359,15 +380,18 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 	for _, ref := range []string{r.Name, r.Name + runtime.ReplayUntilSuffix} {
 		off, found, err := s.QueryOffset(ctx, ref, c.Stream)
 		if err != nil {
-			return Plan{}, fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err)
+			return Plan{}, noStream(fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err))
 		}
-		if found {
-			return Plan{}, fmt.Errorf("offset name %q holds offset %d of stream %q (%s): %w; choose another name", r.Name, off, c.Stream, ref, ErrNotFresh)
+		switch {
+		case found && ref == r.Name:
+			return Plan{}, fmt.Errorf("offset name %q holds offset %d of stream %q: %w; choose another name", r.Name, off, c.Stream, ErrNotFresh)
+		case found:
+			return Plan{}, fmt.Errorf("offset name %q holds a replay's bound, offset %d of stream %q (stored under %q): %w; choose another name", r.Name, off, c.Stream, ref, ErrNotFresh)
 		}
 	}
 	tail, found, err := s.Tail(ctx, c.Stream)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, noStream(err)
 	}
 	if !found {
 		return Plan{}, fmt.Errorf("%w: stream %q holds no fact", ErrNothingToReplay, c.Stream)
