@@ -2,6 +2,8 @@
 // you mean" part of an error message.
 package suggest
 
+import "strings"
+
 // Closest returns the candidate nearest to word, and whether one is near
 // enough to suggest: at most one edit for words of up to four characters,
 // two for up to eight, three beyond (an edit inserts, deletes or replaces a
@@ -22,6 +24,54 @@ func Closest(word string, candidates []string) (string, bool) {
 		}
 	}
 	return best, bestDist >= 0
+}
+
+// Slip returns the candidate that word is a slip of the keyboard away
+// from, and whether there is one. It is stricter than [Closest], for
+// words that may be meant as they are even when a candidate is near: a
+// schema's keys, where a vendor's "x-request-id" is not warren's
+// "x-request" misspelt, nor "note" the keyword "not". The allowance goes
+// by the candidate's length: for up to four characters only a swap of two
+// neighbours ("tpye"), one edit for up to eight ("requried"), two beyond
+// ("x-routng-key"). A difference of case alone is always a slip. When
+// several are equally near, the first in candidates wins.
+func Slip(word string, candidates []string) (string, bool) {
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		if c == word {
+			continue
+		}
+		d := 0
+		if !strings.EqualFold(c, word) {
+			d = distance(word, c)
+			n := len([]rune(c))
+			switch {
+			case n <= 4 && (d != 1 || !swapped(word, c)):
+				continue
+			case n <= 8 && d > 1, d > 2:
+				continue
+			}
+		}
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best, bestDist >= 0
+}
+
+// swapped reports whether a and b, one edit apart, differ by the swap of
+// two neighbours rather than by a letter added, dropped or replaced.
+func swapped(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) {
+		return false
+	}
+	for i := 0; i+1 < len(ra); i++ {
+		if ra[i] != rb[i] {
+			return ra[i] == rb[i+1] && ra[i+1] == rb[i] && string(ra[i+2:]) == string(rb[i+2:])
+		}
+	}
+	return false
 }
 
 func maxEdits(n int) int {

@@ -44,3 +44,39 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestSlip(t *testing.T) {
+	keywords := []string{"not", "type", "enum", "items", "format", "pattern", "required", "examples", "minLength", "properties", "x-request", "x-routing-key", "x-ordering-key"}
+	cases := []struct {
+		word, want string
+		ok         bool
+	}{
+		{"tpye", "type", true}, // two neighbours swapped, in a short keyword
+		{"Type", "type", true}, // case alone
+		{"typ", "", false},     // a short keyword allows a swap only
+		{"note", "", false},    // a word of its own, one letter from "not"
+		{"enums", "", false},
+		{"itmes", "items", true}, // one edit, up to eight characters
+		{"fromat", "format", true},
+		{"patern", "pattern", true},
+		{"requried", "required", true},
+		{"requird", "required", true},
+		{"reqiured", "required", true},
+		{"requireds", "required", true},
+		{"requride", "", false}, // two edits from an eight-character keyword
+		{"minLenght", "minLength", true},
+		{"propetres", "properties", true}, // two edits, beyond eight characters
+		{"propertes", "properties", true},
+		{"x-routng-key", "x-routing-key", true},
+		{"x_routing_key", "x-routing-key", true},
+		{"x-request-id", "", false}, // a vendor's header, three edits from "x-request"
+		{"x-order-key", "", false},  // three edits from "x-ordering-key"
+		{"required", "", false},     // the keyword itself is no slip
+	}
+	for _, c := range cases {
+		got, ok := Slip(c.word, keywords)
+		if got != c.want || ok != c.ok {
+			t.Errorf("Slip(%q) = %q, %v; want %q, %v", c.word, got, ok, c.want, c.ok)
+		}
+	}
+}
