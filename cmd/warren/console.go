@@ -155,8 +155,8 @@ func runConsole(c *cli.Context) error {
 	cfg.Broker, cfg.BrokerURL = conn, conn.URL()
 	lags := streamoffset.NewLagReader(conn)
 	defer lags.Close()
-	cfg.StreamLag = func(ctx context.Context, sc topology.Consumer) (streamoffset.Lag, error) {
-		return lags.Read(ctx, sc, "")
+	cfg.StreamLag = func(ctx context.Context, sc topology.Consumer) []streamoffset.LagResult {
+		return lags.ReadEach(ctx, sc)
 	}
 
 	l, err := net.Listen("tcp", c.String("listen"))

@@ -74,9 +74,17 @@ Without it the broker does not count redeliveries: RETRYING is what it can
 tell of failing handlers, and the redelivery rate is counted by each consuming
 process (runtime Conn.Figures).
 
+A consumer of a super stream keeps an offset per partition: it has a row
+per partition (STREAM names the partition) for each offset name. A row
+whose lag cannot be read says "not read" and the rest is read and
+printed; the command then says on stderr which and why, and exits 1,
+whatever --fail-on says, since the figures are incomplete. A stream that
+does not exist shows "(not declared)" and counts as missing.
+
 Exit status 1 when a condition of --fail-on holds, each named on stderr:
-   missing    a queue does not exist: the topology is not declared (warren
-              declare), or the schema directory is not the one the services run
+   missing    a queue or stream does not exist: the topology is not declared
+              (warren declare), or the schema directory is not the one the
+              services run
    poison     a poison queue holds a message
    idle       a work queue holds messages and no consumer is attached
    unroutable a delayed fact fell due and no consumer was bound to it
@@ -263,10 +271,9 @@ func runStatus(c *cli.Context) error {
 			return usageError(c, "--offset-name: %v", err)
 		}
 	}
-	streams, err := readStreamLags(c.Context, conn, p.Model.Topology, c.StringSlice("offset-name"))
-	if err != nil {
-		return reportError(stderr, "status", "", err)
-	}
+	// A lag that cannot be read is shown in its row and on stderr, and
+	// fails the command once everything else is printed.
+	streams, lagErrs := readStreamLags(c.Context, conn, p.Model.Topology, c.StringSlice("offset-name"))
 
 	rows, err := readStatus(c.Context, conn, p.Model)
 	if err != nil {
@@ -302,7 +309,11 @@ func runStatus(c *cli.Context) error {
 		return err
 	}
 
-	if alerts(stderr, rows, delayed, failOn, dir, shown) {
+	failed := alerts(stderr, rows, missingStreams(streams), delayed, failOn, dir, shown)
+	for _, e := range lagErrs {
+		fmt.Fprintf(stderr, "warren status: %s\n", e)
+	}
+	if failed || len(lagErrs) > 0 {
 		return errReported
 	}
 	return nil

@@ -52,10 +52,16 @@ func parseFailOn(c *cli.Context) (map[string]bool, error) {
 }
 
 // alerts writes one line to w per condition of failOn that holds, and
-// reports whether any did. A missing queue is always reported, since the
+// reports whether any did. A missing queue or stream (streams: those of
+// the stream consumers that do not exist) is always reported, since the
 // figures of its consumer are incomplete, but fails only if failOn says so.
-func alerts(w io.Writer, rows []consumerStatus, delayed *delayedStatus, failOn map[string]bool, dir, broker string) bool {
+func alerts(w io.Writer, rows []consumerStatus, streams []string, delayed *delayedStatus, failOn map[string]bool, dir, broker string) bool {
 	failed, missing := false, false
+	if len(streams) > 0 {
+		missing = true
+		failed = failOn[failMissing]
+		fmt.Fprintf(w, "warren status: missing streams %s on %s\n", strings.Join(streams, ", "), broker)
+	}
 	if delayed != nil && len(delayed.Missing) > 0 {
 		missing = true
 		failed = failOn[failMissing]

@@ -2,76 +2,139 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime/streamoffset"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // streamLag is one offset name's place in a stream, and its shape in
 // --format json: a stream consumer's own, or a replay's (--offset-name).
+// A consumer of a super stream has a row per partition.
 type streamLag struct {
-	Stream     string `json:"stream"`
-	Consumer   string `json:"consumer,omitempty"` // the consumer whose own name it is; "" for a replay's
-	OffsetName string `json:"offset_name"`
-	Tail       *int64 `json:"tail"`   // the stream's last offset; null when the stream holds no fact
-	Stored     *int64 `json:"stored"` // the offset stored under the name; null when none is
+	Stream string `json:"stream"` // the stream, or the super stream's partition
+	// SuperStream is the super stream whose partition Stream is; absent
+	// for a plain stream.
+	SuperStream string `json:"super_stream,omitempty"`
+	Consumer    string `json:"consumer,omitempty"` // the consumer whose own name it is; "" for a replay's
+	OffsetName  string `json:"offset_name"`
+	Tail        *int64 `json:"tail"`   // the stream's last offset; null when the stream holds no fact
+	Stored      *int64 `json:"stored"` // the offset stored under the name; null when none is
 	// Lag is how many offsets lie after Stored up to Tail: facts not yet
 	// settled and, among them, the stream's own offset-tracking records.
 	// null when not known (facts on the stream and nothing stored).
 	Lag *int64 `json:"lag"`
 	// Until is a replay's bound, the last offset it reads (warren replay
 	// --limit); Remaining the offsets it has left to it. Absent without a
-	// bound; remaining null with nothing stored yet.
+	// bound; remaining absent with nothing stored yet.
 	Until     *int64 `json:"until,omitempty"`
 	Remaining *int64 `json:"remaining,omitempty"`
+	// Missing is true when the stream does not exist: the topology is not
+	// declared. Error is why the row could not be read otherwise. Either
+	// leaves the figures null.
+	Missing bool   `json:"missing,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // readStreamLags reads, for every stream consumer of top, the lag of its
-// own offset name, and of each of names on its stream. A name with nothing
-// stored is shown so: a replay from a stream's first fact stores nothing
-// until its reader settles a fact.
-func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Topology, names []string) ([]streamLag, error) {
-	rows := []streamLag{}
+// own offset name, and of each of names, on each stream it keeps offsets
+// on (its stream, or each partition of its super stream). A name with
+// nothing stored is shown so: a replay from a stream's first fact stores
+// nothing until its reader settles a fact. A row that cannot be read
+// carries why, and the others are read on: errs says which could not,
+// for stderr, those of one consumer and name that failed alike together.
+func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Topology, names []string) (rows []streamLag, errs []string) {
+	rows = []streamLag{}
 	lags := streamoffset.NewLagReader(b)
 	defer lags.Close()
 	seen := map[string]bool{} // stream + "\x00" + name
+	type failed struct{ consumer, name, err string }
+	var last failed
+	var streams []string
+	flush := func() {
+		if len(streams) > 0 {
+			what := "stream"
+			if len(streams) > 1 {
+				what = "streams"
+			}
+			errs = append(errs, fmt.Sprintf("consumer %s: the lag of %q on %s %s: %s", last.consumer, last.name, what, quoted(streams), last.err))
+		}
+		streams = nil
+	}
 	for _, c := range top.StreamConsumers() {
-		for i, name := range append([]string{c.Name}, names...) {
-			if seen[c.Stream+"\x00"+name] {
+		for _, l := range lags.ReadEach(ctx, c, append([]string{c.Name}, names...)...) {
+			if seen[l.Stream+"\x00"+l.Name] {
 				continue
 			}
-			seen[c.Stream+"\x00"+name] = true
-			l, err := lags.Read(ctx, c, name)
-			if err != nil {
-				return nil, fmt.Errorf("the lag of %q on stream %q: %w", name, c.Stream, err)
-			}
-			row := streamLag{Stream: c.Stream, OffsetName: name}
-			if i == 0 {
+			seen[l.Stream+"\x00"+l.Name] = true
+			row := streamLag{Stream: l.Stream, SuperStream: l.SuperStream, OffsetName: l.Name}
+			if l.Name == c.Name {
 				row.Consumer = c.Name
 			}
-			if l.HasTail {
-				row.Tail = &l.Tail
-			}
-			if l.HasStored {
-				row.Stored = &l.Stored
-			}
-			if n, ok := l.Offsets(); ok {
-				row.Lag = &n
-			}
-			if l.HasUntil {
-				row.Until = &l.Until
-				if n, ok := l.Remaining(); ok {
-					row.Remaining = &n
+			switch {
+			case errors.Is(l.Err, streamoffset.ErrNoStream):
+				row.Missing = true
+			case l.Err != nil:
+				row.Error = secret.Text(l.Err.Error())
+				if f := (failed{c.Name, l.Name, row.Error}); f != last {
+					flush()
+					last = f
 				}
+				streams = append(streams, l.Stream)
+			default:
+				fillLag(&row, l.Lag)
 			}
 			rows = append(rows, row)
 		}
 	}
-	return rows, nil
+	flush()
+	return rows, errs
+}
+
+// quoted lists names, each quoted, joined by ", ".
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// fillLag puts l's figures in row.
+func fillLag(row *streamLag, l streamoffset.Lag) {
+	if l.HasTail {
+		row.Tail = &l.Tail
+	}
+	if l.HasStored {
+		row.Stored = &l.Stored
+	}
+	if n, ok := l.Offsets(); ok {
+		row.Lag = &n
+	}
+	if l.HasUntil {
+		row.Until = &l.Until
+		if n, ok := l.Remaining(); ok {
+			row.Remaining = &n
+		}
+	}
+}
+
+// missingStreams lists the streams of rows that do not exist, each once.
+func missingStreams(rows []streamLag) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Missing && !slices.Contains(out, r.Stream) {
+			out = append(out, r.Stream)
+		}
+	}
+	return out
 }
 
 // writeStreamTable writes each offset name's lag behind its stream's tail.
@@ -102,12 +165,22 @@ func offsetOrDash(n *int64) string {
 // lagText is a row's LAG: the offsets behind, or why it is not known.
 func lagText(r streamLag) string {
 	switch {
+	case r.Missing:
+		return "- (not declared)"
+	case r.Error != "":
+		// Why is on stderr, and in --format json: an error's text would
+		// push the table apart.
+		return "- (not read)"
 	case r.Until != nil && r.Remaining != nil && *r.Remaining == 0:
 		return fmt.Sprintf("%s (replay done: at its bound %d)", offsetOrDash(r.Lag), *r.Until)
 	case r.Until != nil && r.Remaining != nil:
 		return fmt.Sprintf("%s (%d to its bound %d)", offsetOrDash(r.Lag), *r.Remaining, *r.Until)
 	case r.Lag != nil:
 		return strconv.FormatInt(*r.Lag, 10)
+	case r.Until != nil && r.Tail != nil && r.Stored == nil:
+		// Its reader has settled nothing yet: it reads from the stream's
+		// first fact, or from where the replay put it, up to the bound.
+		return fmt.Sprintf("- (nothing stored yet; its bound %d)", *r.Until)
 	case r.Tail != nil && r.Stored == nil:
 		return "- (nothing stored yet)"
 	}

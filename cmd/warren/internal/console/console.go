@@ -75,9 +75,10 @@ type Config struct {
 	// Shown under the consumer's name. Nil shows none.
 	Versions []liveversions.Reads
 	// StreamLag reads how far a stream consumer's stored offset is behind
-	// its stream's tail (streamoffset.ReadLag); each reading shows it in
-	// the consumer's row. Nil shows none.
-	StreamLag func(ctx context.Context, c topology.Consumer) (streamoffset.Lag, error)
+	// the tail of each stream it keeps an offset on: its stream, or each
+	// partition of its super stream (streamoffset.LagReader.ReadEach);
+	// each reading shows it in the consumer's row. Nil shows none.
+	StreamLag func(ctx context.Context, c topology.Consumer) []streamoffset.LagResult
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/internal/delaystat"
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/runtime/streamoffset"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -34,7 +36,9 @@ type figures struct {
 }
 
 // streamFig is a stream consumer's place in its stream, each figure exact
-// when read, null when not known.
+// when read, null when not known. A consumer of a super stream keeps an
+// offset per partition: Partitions are each partition's place, Lag their
+// sum (null when one is not known), Tail and Stored null.
 type streamFig struct {
 	Stream string `json:"stream"`
 	Tail   *int64 `json:"tail"`   // the offset of the stream's last fact; null: the stream holds none
@@ -42,15 +46,50 @@ type streamFig struct {
 	// Lag is the offsets after Stored up to Tail: facts not settled yet,
 	// and the stream's own offset-tracking records among them.
 	Lag *int64 `json:"lag"`
+	// Error is why the figures could not be read (redacted); they are
+	// null then. A stream that does not exist is "not declared".
+	Error      string      `json:"error,omitempty"`
+	Partitions []streamFig `json:"partitions,omitempty"`
 }
 
-// readStream reads c's place in its stream.
-func (s *sampler) readStream(ctx context.Context, c topology.Consumer) (*streamFig, error) {
-	l, err := s.cfg.StreamLag(ctx, c)
-	if err != nil {
-		return nil, err
+// readStream reads c's place in its stream, or in each partition of its
+// super stream. A stream that cannot be read carries why: it leaves the
+// consumer's other figures standing.
+func (s *sampler) readStream(ctx context.Context, c topology.Consumer) *streamFig {
+	lags := s.cfg.StreamLag(ctx, c)
+	if len(c.Partitions) == 0 && len(lags) == 1 {
+		f := streamFigOf(lags[0])
+		return &f
 	}
 	f := &streamFig{Stream: c.Stream}
+	var sum int64
+	known := true
+	for _, l := range lags {
+		pf := streamFigOf(l)
+		if pf.Lag == nil {
+			known = false
+		} else {
+			sum += *pf.Lag
+		}
+		f.Partitions = append(f.Partitions, pf)
+	}
+	if known {
+		f.Lag = &sum
+	}
+	return f
+}
+
+// streamFigOf is the figures of one lag, or why it could not be read.
+func streamFigOf(l streamoffset.LagResult) streamFig {
+	f := streamFig{Stream: l.Stream}
+	switch {
+	case errors.Is(l.Err, streamoffset.ErrNoStream):
+		f.Error = "not declared"
+		return f
+	case l.Err != nil:
+		f.Error = secret.Text(l.Err.Error())
+		return f
+	}
 	if l.HasTail {
 		f.Tail = &l.Tail
 	}
@@ -60,7 +99,7 @@ func (s *sampler) readStream(ctx context.Context, c topology.Consumer) (*streamF
 	if n, ok := l.Offsets(); ok {
 		f.Lag = &n
 	}
-	return f, nil
+	return f
 }
 
 // batchFig is a batch consumer's batch: up to Size facts, closed Wait
@@ -331,9 +370,7 @@ func (s *sampler) readConsumer(ctx context.Context, c topology.Consumer) (figure
 		return f, err
 	}
 	if c.Stream != "" && s.cfg.StreamLag != nil {
-		if f.Stream, err = s.readStream(ctx, c); err != nil {
-			return f, err
-		}
+		f.Stream = s.readStream(ctx, c)
 	}
 	return f, nil
 }
@@ -350,6 +387,22 @@ func alerts(f figures) []string {
 	}
 	if f.Work > 0 && f.Consumers == 0 && len(f.Missing) == 0 {
 		out = append(out, "work waiting and no consumer")
+	}
+	if f.Stream != nil {
+		var missing, unread []string
+		for _, st := range append([]streamFig{*f.Stream}, f.Stream.Partitions...) {
+			if st.Error == "not declared" {
+				missing = append(missing, st.Stream)
+			} else if st.Error != "" {
+				unread = append(unread, st.Stream)
+			}
+		}
+		if len(missing) > 0 {
+			out = append(out, "stream "+strings.Join(missing, ", ")+" not declared")
+		}
+		if len(unread) > 0 {
+			out = append(out, "lag of stream "+strings.Join(unread, ", ")+" not read")
+		}
 	}
 	return out
 }

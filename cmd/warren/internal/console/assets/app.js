@@ -212,12 +212,26 @@ function ago(a, b) {
   return Math.round(s / 86400) + "d";
 }
 
-// streamLag describes a stream consumer's place in its stream.
+// streamLag shows a stream consumer's place in its stream; for a consumer
+// of a super stream, the sum of its partitions' lags, then each
+// partition's place on a line of its own.
 function streamLag(s) {
+  const title = "offsets after its stored offset up to the stream's tail: facts not settled yet, and the stream's offset-tracking records among them";
+  if (!s.partitions) return el("div", { class: "stream-lag", title }, "stream " + s.stream + ": " + streamPlace(s));
+  const sum = s.lag === null ? "lag not known" : "lag " + s.lag;
+  return el("div", { class: "stream-lag", title: title + "; summed over the partitions" },
+    "super stream " + s.stream + ": " + sum + " in " + s.partitions.length + " partitions",
+    ...s.partitions.map((p) => el("div", { class: "stream-partition", "data-partition": p.stream }, p.stream + ": " + streamPlace(p))));
+}
+
+// streamPlace describes the place of an offset in one stream (or
+// partition), or why it could not be read.
+function streamPlace(s) {
+  if (s.error) return s.error === "not declared" ? "not declared" : "not read: " + s.error;
   const tail = s.tail === null ? "holds no fact" : "tail " + s.tail;
   const stored = s.stored === null ? "nothing stored yet" : "stored " + s.stored;
   const lag = s.lag === null ? "" : "lag " + s.lag + " · ";
-  return "stream " + s.stream + ": " + lag + stored + ", " + tail;
+  return lag + stored + ", " + tail;
 }
 
 function row(c, historyMs) {
@@ -228,7 +242,7 @@ function row(c, historyMs) {
   const tiers = c.tiers.filter((t) => t.messages > 0).map((t) => t.delay + ":" + t.messages).join(" ");
   const name = el("td", {}, el("a", { href: "#", class: "consumer", onclick: (e) => { e.preventDefault(); openLane(c.consumer); } }, c.consumer));
   if (c.batch) name.append(el("span", { class: "legend" }, "batches of " + c.batch.size + ", " + c.batch.wait));
-  if (c.stream) name.append(el("div", { class: "stream-lag", title: "offsets after its stored offset up to the stream's tail: facts not settled yet, and the stream's offset-tracking records among them" }, streamLag(c.stream)));
+  if (c.stream) name.append(streamLag(c.stream));
   if (c.versions) name.append(el("div", { class: "versions", title: "versions read: its own, and older ones through upcasts" }, "reads " + c.versions));
   if (alert) name.append(el("div", { class: "alert-text" }, c.alerts.join("; ")));
   const tr = el("tr", { class: alert ? "alert" : "", "data-consumer": c.consumer },
