@@ -96,6 +96,7 @@ const (
 	LintKeyword                   = "lint-keyword"
 	GoNameChanged                 = "go-name-changed"
 	RefResolvedByPath             = "ref-resolved-by-path"
+	MisspeltKeyword               = "misspelt-keyword"
 )
 
 // Rules lists every rule in the order they run.
@@ -107,6 +108,7 @@ var Rules = []Rule{
 	{PropertyWithoutType, Warning, "a property without \"type\" (or $ref, enum, const, a combinator) accepts any JSON value", checkPropertyTypes},
 	{AdditionalPropertiesUndecided, Info, "an object schema that does not say whether other properties are allowed", checkAdditionalProperties},
 	{RequiredNotInProperties, Error, "a required name that no property declares is a typo", checkRequired},
+	{MisspeltKeyword, Warning, "a key one slip from a keyword that is written beside it (\"requried\" beside \"required\") or only documents (\"descripton\") is ignored as written", checkMisspelt},
 	{GoNameChanged, Warning, "a name that collides with another is given a different Go name (deterministic, documented in docs/GENERATED.md)", checkRenamed},
 	{RefResolvedByPath, Warning, "a relative $ref that no $id answers was resolved against its file's place in the directory, which tools that follow the specification do not do", checkRefsByPath},
 	{RequestPastTense, Warning, "a request's key should end in a verb in the imperative: one in the past tense is a fact in disguise", checkRequestTense},
