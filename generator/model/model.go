@@ -193,6 +193,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	b.pass(ctx, "package", func() { m.Package = b.packageName(opts) })
 	b.pass(ctx, "imports", func() { b.addImports(ctx, m) })
 	b.pass(ctx, "keywords", b.checkKeywords)
+	b.pass(ctx, "values", b.checkValues)
 	b.pass(ctx, "facts", func() { m.Facts = b.addFacts() })
 	b.pass(ctx, "types", func() { b.buildTypes(allVersions(m.Facts)) })
 	b.pass(ctx, "requests", func() { b.addRequests(m) })
