@@ -107,6 +107,12 @@ func (b *builder) valueSet() *schemaset.Set {
 // checkValue validates v, written at ptr as what ("default", "enum
 // value", "const"), against the schema n it is written in.
 func (b *builder) checkValue(set *schemaset.Set, n *load.Schema, ptr, what string, v any) {
+	if v == nil && n.Keywords["nullable"] == true {
+		// OpenAPI's way to admit null beside a type that does not, which
+		// JSON Schema ignores: exported schemas write "default": null and
+		// a null enum value with it.
+		return
+	}
 	err := set.ValidateValue(n.Location(), v)
 	var ve *schemaset.ValidationError
 	if !errors.As(err, &ve) {

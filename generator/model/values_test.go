@@ -95,7 +95,8 @@ func TestValuesTheSchemaAccepts(t *testing.T) {
 		"r": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.5},
 		"tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 1, "default": ["a"]},
 		"c": {"const": "x", "default": "x"},
-		"e": {"enum": ["a", 1, null]}
+		"e": {"enum": ["a", 1, null]},
+		"openapi": {"type": "string", "nullable": true, "default": null, "enum": ["x", null]}
 	}}`
 	m, err := build(t, map[string]string{"warren.json": `{"package": "p"}`, "a.json": schema})
 	if err != nil {
