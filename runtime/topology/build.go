@@ -204,9 +204,11 @@ func checkConsumer(ps *problems, c ConsumerSpec) {
 	switch {
 	case c.MaxPriority < 0 || c.MaxPriority > 255:
 		ps.add("maxPriority", -1, "maxPriority %d: expected 1 to 255 (10 or less is plenty), or 0 for none", c.MaxPriority)
-	case c.MaxPriority > 0 && c.QueueType == Quorum && c.MaxPriority != QuorumMaxPriority:
+	case c.MaxPriority > 0 && c.QueueType == Quorum && c.MaxPriority != QuorumMaxPriority && c.Stream == "":
 		// 4.x quorum queues know exactly two levels: a bound other than
-		// theirs would promise levels the queue merges.
+		// theirs would promise levels the queue merges. A stream consumer
+		// takes no maxPriority at all (checkStreamConsumer says so), and
+		// advice on its value or queue type would only mislead.
 		ps.add("maxPriority", -1, "maxPriority %d: a quorum queue has two levels on RabbitMQ 4 (priority %d and above is high), so set maxPriority %d, or queueType %q for %d levels; RabbitMQ 3 quorum queues have no priorities", c.MaxPriority, QuorumHighPriority, QuorumMaxPriority, Classic, c.MaxPriority)
 	}
 	checkOrdered(ps, c)

@@ -131,6 +131,26 @@ func TestBuildStreamRefuses(t *testing.T) {
 	}
 }
 
+// A stream consumer's maxPriority is refused once, with the advice that
+// applies to it: the quorum queue's advice (maxPriority 5, or a classic
+// queue) is refused for a stream consumer too.
+func TestBuildStreamPriorityAdvice(t *testing.T) {
+	_, err := Build(streamSpec(ConsumerSpec{MaxPriority: 3}))
+	var se *SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("Build: %v, want a SpecError", err)
+	}
+	var got []Problem
+	for _, p := range se.Problems {
+		if p.Field == "maxPriority" {
+			got = append(got, p)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Detail, "remove maxPriority") {
+		t.Fatalf("maxPriority problems %v, want one that says to remove it", got)
+	}
+}
+
 // A fact goes directly into a stream of Direct only when no other queue
 // or stream binds its key: otherwise through the exchange, which reaches
 // them all.
