@@ -41,7 +41,7 @@ func readBatchSettings(doc *Document, pointer string, obj map[string]any, errs *
 	if w, ok := b["wait"].(string); ok {
 		d, err := time.ParseDuration(w)
 		if err != nil {
-			errs.Add(doc.Errorf(Append(s.Pointer, "wait"), "expected a duration such as \"200ms\", got %q", w))
+			errs.Add(doc.Errorf(Append(s.Pointer, "wait"), "%s", badDuration(w, "200ms", 1)))
 			s.Unreadable = true
 		}
 		s.Wait = d

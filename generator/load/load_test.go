@@ -155,6 +155,17 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{`warren.json:1:33: /defaults/backoff/1: expected a whole number of milliseconds of at least 1ms, got "1.5ms"`},
 		},
 		{
+			// A duration, only too long: the error names the longest
+			// accepted, in the field's own unit, not "expected a duration".
+			name: "durations too long",
+			files: map[string]string{"warren.json": `{"defaults": {"backoff": ["100000000h"]},
+  "streams": {"s": {"bindings": ["a.b"], "maxAge": "9999999999s"}}}`},
+			want: []string{
+				`warren.json:1:27: /defaults/backoff/0: expected a duration of at most "2562047h47m16.854s" (about 292 years), got "100000000h"`,
+				`warren.json:2:52: /streams/s/maxAge: expected a duration of at most "2562047h47m16s" (about 292 years), got "9999999999s"; no maxAge keeps facts whatever their age`,
+			},
+		},
+		{
 			name:  "routing key with wildcard",
 			files: map[string]string{"warren.json": `{}`, "a.json": `{"x-routing-key": "order.*", "type": "object"}`},
 			want:  []string{`a.json:1:19: /x-routing-key: expected a routing key of dotted lower-case words such as "order.placed" (letters, digits, '-' and '_'; no '*' or '#'), got "order.*"`},

@@ -200,9 +200,9 @@ func readSettings(doc *Document, pointer string, obj map[string]any, errs *Error
 			d, err := time.ParseDuration(v.(string))
 			switch {
 			case err != nil:
-				errs.Add(doc.Errorf(p, "expected a duration such as \"4s\", got %s", describe(v)))
-			case d < time.Millisecond || d%time.Millisecond != 0:
 				// Delays become queue TTLs, which the broker counts in whole milliseconds.
+				errs.Add(doc.Errorf(p, "%s", badDuration(v, "4s", time.Millisecond)))
+			case d < time.Millisecond || d%time.Millisecond != 0:
 				errs.Add(doc.Errorf(p, "expected a whole number of milliseconds of at least 1ms, got %s", describe(v)))
 			default:
 				s.Backoff = append(s.Backoff, d)

@@ -104,7 +104,7 @@ func (s *Schemas) readSagas(errs *ErrorList) []*Saga {
 		if k, ok := obj["keepCompleted"].(string); ok {
 			d, err := time.ParseDuration(k)
 			if err != nil {
-				errs.Add(doc.Errorf(Append(sg.Pointer, "keepCompleted"), "expected a duration such as \"24h\", got %q", k))
+				errs.Add(doc.Errorf(Append(sg.Pointer, "keepCompleted"), "%s", badDuration(k, "24h", 1)))
 			}
 			sg.KeepCompleted = d
 		}

@@ -52,7 +52,8 @@ func readStreams(doc *Document, root map[string]any, errs *ErrorList) []*Stream 
 			d, err := time.ParseDuration(a)
 			switch {
 			case err != nil:
-				errs.Add(doc.Errorf(Append(s.Pointer, "maxAge"), "expected a duration such as \"168h\", got %q", a))
+				// The broker keeps a stream's age in whole seconds.
+				errs.Add(doc.Errorf(Append(s.Pointer, "maxAge"), "%s; no maxAge keeps facts whatever their age", badDuration(a, "168h", time.Second)))
 			case d == 0:
 				// Absent keeps facts whatever their age; a written 0 would
 				// ask for a stream that keeps nothing, which cannot be met.
