@@ -74,7 +74,10 @@ type Project struct {
 // its model.
 //
 // Errors in the input come back as a load.ErrorList, one entry per problem
-// with file and position relative to dir, sorted. When the files load but
+// with file and position relative to dir, sorted. When the loader's only
+// problems are values of warren.json it could read around, the list holds
+// the model's problems with the rest too, less those about the values
+// reported (see load.Load), and no Project. When the files load but
 // the model does not build, Open returns the Project together with that
 // error, as go/parser returns the part of a file it could parse: Schemas is
 // set and Model is nil. The linter ([Project.Lint]) and a comparison of two
@@ -84,7 +87,22 @@ type Project struct {
 func Open(ctx context.Context, dir string, opts Options) (*Project, error) {
 	s, err := loadDir(ctx, dir, opts)
 	if err != nil {
-		return nil, err
+		var read load.ErrorList
+		if s == nil || !errors.As(err, &read) {
+			return nil, err
+		}
+		// The loader read around what it reported (load.Load), so the
+		// model's checks run on the rest and a run prints every problem
+		// at once. The files did not load: no Project.
+		_, err = model.Build(ctx, s, model.Options{Package: opts.Package, PackageOptional: !opts.Go})
+		var more load.ErrorList
+		switch {
+		case errors.As(err, &more):
+			read = append(read, read.WithoutFollowOns(more)...)
+		case err != nil:
+			return nil, err
+		}
+		return nil, read.Err()
 	}
 	m, err := model.Build(ctx, s, model.Options{Package: opts.Package, PackageOptional: !opts.Go})
 	var list load.ErrorList

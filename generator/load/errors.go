@@ -113,6 +113,24 @@ func (l ErrorList) Unwrap() []error {
 	return errs
 }
 
+// WithoutFollowOns returns the errors of more that are not at, or below,
+// the place of an error of l in the same file. When [Load] returns the
+// directory together with its errors, it has read around the values those
+// errors name: a later check finds such a value left out, and what it says
+// there is the same mistake again (a default that does not fit), not a
+// problem of its own.
+func (l ErrorList) WithoutFollowOns(more ErrorList) ErrorList {
+	var out ErrorList
+	for _, e := range more {
+		if !slices.ContainsFunc(l, func(r *Error) bool {
+			return r.File == e.File && (e.Pointer == r.Pointer || strings.HasPrefix(e.Pointer, r.Pointer+"/"))
+		}) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // escapeUnprintable writes every rune of s that strconv.IsPrint rejects,
 // and every invalid byte, as a Go escape.
 func escapeUnprintable(s string) string {

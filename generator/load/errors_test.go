@@ -1,6 +1,9 @@
 package load
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestErrorOnOneLine checks that an error prints on one line and holds no
 // terminal control sequence, whatever the schema and its file are called.
@@ -32,5 +35,26 @@ func TestErrLeavesListIntact(t *testing.T) {
 		if e == nil {
 			t.Fatalf("list[%d] is nil after Err", i)
 		}
+	}
+}
+
+// TestWithoutFollowOns checks that an error at, or below, the place of an
+// error already reported in the same file is dropped, and that no other
+// is: a place that merely starts with the same characters is another one.
+func TestWithoutFollowOns(t *testing.T) {
+	reported := ErrorList{{File: "warren.json", Pointer: "/defaults/queueType", Msg: "expected one of"}}
+	more := ErrorList{
+		{File: "warren.json", Pointer: "/defaults/queueType", Msg: "at"},
+		{File: "warren.json", Pointer: "/defaults/queueType/x", Msg: "below"},
+		{File: "warren.json", Pointer: "/defaults/queueTypes", Msg: "beside"},
+		{File: "warren.json", Pointer: "/defaults", Msg: "above"},
+		{File: "a.json", Pointer: "/defaults/queueType", Msg: "another file"},
+	}
+	var got []string
+	for _, e := range reported.WithoutFollowOns(more) {
+		got = append(got, e.Msg)
+	}
+	if strings.Join(got, ", ") != "beside, above, another file" {
+		t.Errorf("WithoutFollowOns kept %q, want beside, above, another file", got)
 	}
 }

@@ -74,6 +74,15 @@ func (s *Schemas) Doc(path string) (*Document, bool) {
 // of dir, so no file outside dir is ever opened. On failure the error is an
 // [ErrorList] when the input is at fault (one entry per problem, each with
 // file and position), or another error when the directory cannot be read.
+//
+// When every problem is a value of warren.json that could be read around
+// (see readaround.go; a schema file, a $ref or a fact at fault never
+// qualifies), Load returns the Schemas together with the ErrorList, as
+// go/parser returns what it could parse: the manifest without those
+// values, so that the checks that follow the loader still run, and a run
+// reports every problem at once. What they find at or below a place of
+// the list is the same problem again: see [ErrorList.WithoutFollowOns].
+// Anything else that needs a valid directory stops at the error.
 func Load(ctx context.Context, dir string) (*Schemas, error) {
 	return LoadWith(ctx, dir, Options{})
 }
@@ -234,9 +243,29 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 	s.checkImportedKeys(&errs)
 	s.checkRequests(&errs)
 	if errs.Len() > 0 {
+		if readAroundOnly(files, paths, errs) {
+			return s, errs.Err()
+		}
 		return nil, errs.Err()
 	}
 	return s, nil
+}
+
+// readAroundOnly reports whether every error of errs is one of the
+// manifest's that its reading left out (see readAround and readManifest):
+// then the rest of the directory is whole, and the checks after the
+// loader can run on it.
+func readAroundOnly(files []fileResult, paths []string, errs ErrorList) bool {
+	i := slices.Index(paths, ManifestFile)
+	if i < 0 || files[i].manifest == nil || len(files[i].errs) != errs.Len() {
+		return false
+	}
+	for _, e := range files[i].errs {
+		if !readableAround(e.Pointer) {
+			return false
+		}
+	}
+	return true
 }
 
 // assemble puts the files of pass 1 together: the manifest, the schema
@@ -297,8 +326,12 @@ func (r *fileResult) load(fsys fs.FS, p, prefix string, m *metaSchemas) error {
 	}
 	r.doc = doc
 	if isManifest {
-		if r.valid = m.check(doc, "", doc.Value, m.manifest, &r.errs); r.valid {
-			r.manifest = readManifest(doc, &r.errs)
+		root, ok := doc.Value.(map[string]any)
+		if r.valid = m.check(doc, "", doc.Value, m.manifest, &r.errs); !r.valid {
+			root, ok = m.readAround(doc, r.errs)
+		}
+		if ok {
+			r.manifest = readManifest(doc, root, &r.errs)
 		}
 		return nil
 	}

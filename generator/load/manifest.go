@@ -113,10 +113,12 @@ func (c *Consumer) BindingPointer(i int) string {
 	return AppendIndex(Append(c.Pointer, "bindings"), i)
 }
 
-// readManifest turns a manifest that satisfied its meta-schema into a
-// Manifest. Types are guaranteed by then; durations still need parsing.
-func readManifest(doc *Document, errs *ErrorList) *Manifest {
-	root := doc.Value.(map[string]any)
+// readManifest turns root, the manifest of doc or what of it could be read
+// around the values its meta-schema rejected (see readAround), into a
+// Manifest. root satisfies the meta-schema, so types are guaranteed;
+// durations still need parsing, and one that does not parse is reported
+// and left unset, so that the checks after the loader pass over it.
+func readManifest(doc *Document, root map[string]any, errs *ErrorList) *Manifest {
 	m := &Manifest{Doc: doc}
 	m.Package, _ = root["package"].(string)
 	m.Description, _ = root["description"].(string)
@@ -207,6 +209,11 @@ func readSettings(doc *Document, pointer string, obj map[string]any, errs *Error
 			default:
 				s.Backoff = append(s.Backoff, d)
 			}
+		}
+		if len(s.Backoff) < len(ladder) {
+			// Reported: read as no ladder rather than a shorter one, which
+			// the checks that follow the loader would find too short.
+			s.Backoff = nil
 		}
 	}
 	return s

@@ -89,6 +89,9 @@ func readStreamConsumer(doc *Document, pointer string, obj map[string]any, errs 
 		off, err := strconv.ParseInt(v.String(), 10, 64)
 		if err != nil {
 			errs.Add(doc.Errorf(s.Pointer, "expected an offset (an integer of 0 or more), got %s", v))
+			// Reported: read as no start, which the checks that
+			// follow the loader take for the default.
+			return stream, StreamStart{}
 		}
 		s.Offset = off
 	case string:
@@ -100,6 +103,7 @@ func readStreamConsumer(doc *Document, pointer string, obj map[string]any, errs 
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
 				errs.Add(doc.Errorf(s.Pointer, "expected \"first\", \"last\", \"next\", an offset or an RFC 3339 time such as \"2026-01-02T15:04:05Z\", got %q", v))
+				return stream, StreamStart{} // as for an offset above
 			}
 			s.Kind, s.Time = "time", t
 		}
