@@ -241,15 +241,15 @@ func TestBuildErrors(t *testing.T) {
 		{"fact named like the topology", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "Topology", "properties": {"x": {"type": "string"}}}`,
-		}, `a.json:1:1: Go name "Topology" of this struct is already taken by the topology variable Topology that every generated package declares`},
+		}, `a.json:1:53: /title: Go name "Topology" of this struct is already taken by the topology variable Topology that every generated package declares; change this "title"`},
 		{"fact named like the outbox writer", map[string]string{
 			"warren.json": `{"package": "p"}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "OutboxWriter", "properties": {"x": {"type": "string"}}}`,
-		}, `a.json:1:1: Go name "OutboxWriter" of this struct is already taken by the outbox writer type OutboxWriter that every generated package declares`},
+		}, `a.json:1:53: /title: Go name "OutboxWriter" of this struct is already taken by the outbox writer type OutboxWriter that every generated package declares; change this "title"`},
 		{"fact named like a consumer constructor", map[string]string{
 			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b"]}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "title": "NewMailerConsumer", "properties": {"x": {"type": "string"}}}`,
-		}, `Go name "NewMailerConsumer" of this constructor of consumer "mailer" is already taken by the struct from a.json:1:1`},
+		}, `Go name "NewMailerConsumer" of this constructor of consumer "mailer" is already taken by the struct from a.json:1:53 /title; rename the consumer or change the other's "title"`},
 		{"binding longer than AMQP allows", map[string]string{
 			"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b", "` + strings.Repeat("#.", 128) + `b"]}}}`,
 			"a.json":      `{"x-routing-key": "a.b", "type": "object", "properties": {"x": {"type": "string"}}}`,

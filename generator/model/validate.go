@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -301,6 +302,9 @@ func factTypeIdent(t *Type) ident {
 // own: a title where a name was derived, another title where one was set.
 func renameFix(id, prev ident) string {
 	switch {
+	case id.fix != retitleFix && prev.fix == retitleFix:
+		// The other's name is a title already: setting one is no fix.
+		return strings.Replace(id.fix, `set a "title" on the other`, `change the other's "title"`, 1)
 	case id.fix != retitleFix:
 		return id.fix
 	case prev.fix == retitleFix:
