@@ -101,7 +101,7 @@ var nastySchemas = map[string]string{
   "deprecated": true,
   "type": "object",
   "properties": {
-    "a|b": {"type": "string", "description": "first | line\nsecond line <i>", "pattern": "^(x|y)$", "default": "p|q"},
+    "a|b": {"type": "string", "description": "first | line\nsecond line <i>", "pattern": "^(x|p.q)$", "default": "p|q"},
     "tick": {"type": "string", "enum": ["a` + "`" + `b", "c|d"]}
   }
 }`,
@@ -119,7 +119,7 @@ func TestDocsEscapesSchemaText(t *testing.T) {
 		"# event catalogue\n",
 		"Line one\n\\# not a heading\n\\```\n&lt;script&gt;alert(1)&lt;/script&gt;\n\\---\n",
 		"### `order.placed`\n\n**Deprecated.**\n\nPlaced.\n\nSecond paragraph with a | pipe.\n",
-		"| `a\\|b` | `*string` | no | pattern `^(x\\|y)$`, default `\"p\\|q\"` | first \\| line<br>second line &lt;i&gt; |\n",
+		"| `a\\|b` | `*string` | no | pattern `^(x\\|p.q)$`, default `\"p\\|q\"` | first \\| line<br>second line &lt;i&gt; |\n",
 		"| `` \"a`b\" `` | `OrderPlacedTickAB` |\n",
 		"| `\"c\\|d\"` | `OrderPlacedTickCD` |\n",
 		"Reads | all &lt;b&gt;orders&lt;/b&gt;\n",
