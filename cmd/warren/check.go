@@ -64,13 +64,20 @@ func runCheck(c *cli.Context) error {
 	p, err := generator.Open(c.Context, dir, opts)
 	if p == nil {
 		var list load.ErrorList
-		if format == "json" && errors.As(err, &list) {
+		switch {
+		case !errors.As(err, &list):
+			return reportError(stderr, "check", dir, err)
+		case format == "json":
 			if err := writeCheckJSON(stdout, dir, list, nil); err != nil {
 				return err
 			}
 			return errReported
 		}
-		return reportError(stderr, "check", dir, err)
+		// The same summary as when the model fails, whichever step found
+		// the errors; the linter needs files that load.
+		reportError(stderr, "check", dir, list)
+		fmt.Fprintf(stdout, "%s: %s (lint runs once the files load)\n", dir, count(len(list), "validation error"))
+		return errReported
 	}
 	findings := p.Lint()
 	invalid, err := invalidErrors(p, err, findings)

@@ -91,6 +91,29 @@ func TestCheckValidatesAsGenerateDoes(t *testing.T) {
 	}
 }
 
+// The summary line counts the validation errors whichever step found them:
+// the loader (a retention of 0s, a start that is no start) as well as the
+// model (a retention of no whole seconds).
+func TestCheckSummaryWhicheverStepFails(t *testing.T) {
+	for _, tc := range []struct{ name, stream, start string }{
+		{"loader maxAge", `"maxAge": "0s"`, `"first"`},
+		{"loader start", `"maxAge": "168h"`, `"yesterday"`},
+		{"model maxAge", `"maxAge": "1500ms"`, `"first"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := schemaDir(t, map[string]string{
+				"warren.json": `{"package": "events", "streams": {"audit": {"bindings": ["order.#"], ` + tc.stream + `}},
+  "consumers": {"auditor": {"stream": "audit", "bindings": ["order.placed"], "start": ` + tc.start + `}}}`,
+				"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "additionalProperties": false}`,
+			})
+			code, stdout, stderr := run(t, "check", dir)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stdout, dir+": 1 validation error") {
+				t.Errorf("exit %d, stderr:\n%sstdout:\n%swant exit 1, one error and a summary line counting it", code, stderr, stdout)
+			}
+		})
+	}
+}
+
 func TestCheckJSON(t *testing.T) {
 	code, stdout, stderr := run(t, "check", "--format", "json", lintCase("required-not-in-properties"))
 	if code != 1 || stderr != "" {
