@@ -78,6 +78,12 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 			return nil, fmt.Errorf("new consumer %q: %w", c.Name, ErrNoOffsetStore)
 		}
 		if len(c.Partitions) > 0 {
+			if cons.opts.given&optOffsetName != 0 {
+				// A group is joined, and its partitions' offsets read, under
+				// the consumer's name: a reader under another name would
+				// join the live group and take its partitions.
+				return nil, fmt.Errorf("new consumer %q: WithOffsetName does not apply: the consumer reads super stream %q as a member of its consumer group; give a rebuilt projection a consumer of its own in warren.json", c.Name, c.Stream)
+			}
 			feed := &groupFeed{in: make(chan streamJob, cons.opts.prefetch), wake: make(chan struct{}, 1)}
 			p := &partitionTrackers{c: cons, by: map[string]*offsetTracker{}}
 			for _, name := range c.Partitions {

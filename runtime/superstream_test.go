@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -669,5 +670,22 @@ func TestSuperStreamGroupHandlesAgainAFactItCouldNotSettle(t *testing.T) {
 	off, found, err := store.QueryOffset(context.Background(), b.consumer(0).Name, partition)
 	if err != nil || !found || off < 9 {
 		t.Fatalf("stored offset of %s: %d (found %v, %v); want the last fact's, 9 or later", partition, off, found, err)
+	}
+}
+
+// A consumer group is joined, and its partitions' offsets read, under the
+// consumer's name: a reader under an offset name of its own would join
+// the live group, so the option is refused.
+func TestSuperStreamConsumerRefusesAnOffsetName(t *testing.T) {
+	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	conn := b.dial(Config{})
+	routes := []Route{Handle(orderedFact(), func(context.Context, Delivery, item) error { return nil })}
+	_, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetName("group.rebuild"))
+	if err == nil || !strings.Contains(err.Error(), "WithOffsetName does not apply: the consumer reads super stream") {
+		t.Fatalf("WithOffsetName on a consumer group's member: %v", err)
 	}
 }
