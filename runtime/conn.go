@@ -383,10 +383,16 @@ func (c *Conn) watch(s *session, closes chan *amqp.Error, blocks chan amqp.Block
 
 // isPermanentDialError reports errors that another attempt cannot fix:
 // refused credentials or vhost, and a topology that conflicts with the
-// broker's.
+// broker's or needs a later release.
 func isPermanentDialError(err error) bool {
 	var mismatch *MismatchError
 	if errors.As(err, &mismatch) {
+		return true
+	}
+	// A release that lacks what the topology needs: a later try reaches
+	// the same release.
+	var old *BrokerVersionError
+	if errors.As(err, &old) {
 		return true
 	}
 	// The stream protocol's port refusing connections: its plugin is off.

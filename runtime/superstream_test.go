@@ -81,6 +81,14 @@ func TestSuperStreamDeclare(t *testing.T) {
 			t.Fatalf("Declare of a super stream on RabbitMQ %s: %v; want a *BrokerVersionError naming %s and 3.11", version, err, version)
 		}
 		t.Logf("refused: %v", err)
+		// Dial with the topology fails at once: another try reaches the
+		// same release.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err = Dial(ctx, Config{URLs: []string{probe.url}, StreamPort: testenv.StreamPort(t), Topology: &top, Logger: probe.logs})
+		if !errors.As(err, &ve) || ctx.Err() != nil {
+			t.Fatalf("Dial with a super stream on RabbitMQ %s: %v (context: %v); want a *BrokerVersionError before the deadline", version, err, ctx.Err())
+		}
 		if _, err := amqpmsg.InspectQueue(context.Background(), conn, top.Consumers[0].PoisonQueue); !errors.Is(err, amqpmsg.ErrNoQueue) {
 			t.Errorf("after the refusal, inspecting %s: %v; want no such queue", top.Consumers[0].PoisonQueue, err)
 		}
