@@ -5,36 +5,14 @@
 // console_browser_test.go, which seeds the broker and checks the broker's
 // side; this script checks the page. It exits non-zero on the first
 // failed expectation.
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { env, expect, onPage } from "./chromium.mjs";
 
-const env = (k) => {
-  if (!process.env[k]) throw new Error("missing environment variable " + k);
-  return process.env[k];
-};
 const url = env("CONSOLE_URL"), consumer = env("CONSUMER");
 const replayID = env("REPLAY_ID"), discardID = env("DISCARD_ID"), xssID = env("XSS_ID");
 const poisonCount = Number(env("POISON_COUNT"));
 const groupID = env("GROUP_ID"), editID = env("EDIT_ID"), editedPayload = env("EDITED_PAYLOAD");
 
-function expect(ok, what) {
-  if (!ok) throw new Error("expected " + what);
-  console.log("ok: " + what);
-}
-
-const profile = mkdtempSync(join(tmpdir(), "warren-console-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1400, height: 900 },
-});
-let failed = false;
-try {
-  const page = context.pages()[0] || await context.newPage();
+await onPage(async (page) => {
   const dialogs = [];
   page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
   const offsite = [];
@@ -236,11 +214,4 @@ try {
   await page.click("#saga-back");
 
   expect(offsite.length === 0, "nothing was requested from another site: " + offsite.join(", "));
-} catch (e) {
-  failed = true;
-  console.error("FAIL: " + (e && e.message ? e.message : e));
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+});

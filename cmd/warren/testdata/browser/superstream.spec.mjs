@@ -4,33 +4,11 @@
 // line of its own, at its tail. Run by console_browser_test.go
 // (TestConsoleSuperStreamLagInTheBrowser). It exits non-zero on the first
 // failed expectation.
-import { chromium } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { env, expect, onPage } from "./chromium.mjs";
 
-const env = (k) => {
-  if (!process.env[k]) throw new Error("missing environment variable " + k);
-  return process.env[k];
-};
 const url = env("CONSOLE_URL"), consumer = env("CONSUMER"), stream = env("STREAM"), partitions = Number(env("PARTITIONS"));
 
-function expect(ok, what) {
-  if (!ok) throw new Error("expected " + what);
-  console.log("ok: " + what);
-}
-
-const profile = mkdtempSync(join(tmpdir(), "warren-console-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1400, height: 900 },
-});
-let failed = false;
-try {
-  const page = context.pages()[0] || await context.newPage();
+await onPage(async (page) => {
   await page.goto(url);
   const lag = page.locator(`#figures tr[data-consumer="${consumer}"] .stream-lag`);
   await lag.filter({ hasText: `lag 0 in ${partitions} partitions` }).waitFor();
@@ -42,11 +20,4 @@ try {
     const m = new RegExp(`^${stream}-${i}: lag 0 · (?:stored (\\d+), tail (\\d+)|nothing stored yet, holds no fact)$`).exec(line);
     expect(m && m[1] === m[2], `partition ${i} at its tail: "${line}"`);
   });
-} catch (e) {
-  console.error(e);
-  failed = true;
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+});
