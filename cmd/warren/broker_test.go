@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -199,6 +201,26 @@ func (b *brokerCase) deleteQueueMessages(queue string) {
 	}
 	defer ch.Close()
 	if _, err := ch.QueuePurge(queue, false); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// editManifest rewrites the case's warren.json with the old, new string
+// pairs of oldnew (as strings.NewReplacer takes them), failing the test
+// if that changes nothing: a test whose edit no longer matches would
+// declare what it declared before and test nothing.
+func (b *brokerCase) editManifest(oldnew ...string) {
+	b.t.Helper()
+	manifest := filepath.Join(b.dir, "warren.json")
+	src, err := os.ReadFile(manifest)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	changed := strings.NewReplacer(oldnew...).Replace(string(src))
+	if changed == string(src) {
+		b.t.Fatalf("editing warren.json: none of %q is in it", oldnew)
+	}
+	if err := os.WriteFile(manifest, []byte(changed), 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,15 +28,7 @@ func TestDeclarePrunesAnOrderedConsumersBinding(t *testing.T) {
 	if code, _, stderr := b.run("declare", b.dir); code != 0 {
 		t.Fatalf("declare: exit %d, %s", code, stderr)
 	}
-	manifest := filepath.Join(b.dir, "warren.json")
-	src, err := os.ReadFile(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed := strings.Replace(string(src), `"bindings": ["order.placed", "order.paid"]`, `"bindings": ["order.paid"]`, 1)
-	if err := os.WriteFile(manifest, []byte(changed), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	b.editManifest(`"bindings": ["order.placed", "order.paid"]`, `"bindings": ["order.paid"]`)
 	code, stdout, stderr := b.run("declare", "--prune", b.dir)
 	want := `removed orphaned binding "order.placed" from "` + events + `" to exchange "` + shipper + `.ordered" (consumer "` + shipper + `")`
 	if code != 0 || !strings.Contains(stdout, want) {
