@@ -2,8 +2,10 @@ package streamproto
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,5 +50,15 @@ func TestOpenWithReservedCharacters(t *testing.T) {
 		if strings.Contains(err.Error(), part) {
 			t.Errorf("the error shows the password (%q): %v", part, err)
 		}
+	}
+}
+
+// A port where nothing listens is named with the plugin that would.
+func TestOpenAtARefusedPortNamesThePlugin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := Open(ctx, Endpoint{Host: "127.0.0.1", Port: 1, User: "guest", Password: "guest", VHost: "/"})
+	if err == nil || !strings.Contains(err.Error(), "rabbitmq-plugins enable rabbitmq_stream") || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("open at a port where nothing listens: %v; want the plugin named and ECONNREFUSED kept", err)
 	}
 }

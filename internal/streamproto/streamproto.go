@@ -110,6 +110,24 @@ func inURI(user, password, vhost string) (string, string, string) {
 	return u, p, url.PathEscape(url.QueryEscape(vhost))
 }
 
+// hint says what a failed connection most likely means, where the
+// client's words do not: a refused port or one that speaks another
+// protocol.
+func hint(err error) string {
+	sep := " "
+	if strings.HasSuffix(err.Error(), " ") {
+		sep = "" // the client ends some errors with a space
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
+		return sep + "(nothing listens there: is the stream plugin on, rabbitmq-plugins enable rabbitmq_stream, and is this its port?)"
+	case strings.Contains(err.Error(), "commandPeerProperties"):
+		// The client's first command went unanswered.
+		return sep + "(the port does not answer the stream protocol: is it the stream plugin's, 5552 by default, rather than AMQP's?)"
+	}
+	return ""
+}
+
 // environment returns the open connection, opening it if it is not.
 func (s *Store) environment(ctx context.Context) (*stream.Environment, error) {
 	s.mu.Lock()
@@ -142,7 +160,7 @@ func (s *Store) environment(ctx context.Context) (*stream.Environment, error) {
 	}
 	if err != nil {
 		// The client's errors can quote the URI it was given.
-		return nil, fmt.Errorf("stream protocol at %s: %w", s.addr, secret.Error(err))
+		return nil, fmt.Errorf("stream protocol at %s: %w%s", s.addr, secret.Error(err), hint(err))
 	}
 	s.env = env
 	return env, nil
