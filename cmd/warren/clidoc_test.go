@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +53,77 @@ func TestDocsNameEveryCheckRule(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsCommandTableListsEveryCommand checks the table at the top of
+// docs/CLI.md against the commands warren registers (warren --help lists
+// them): every command has a row, a row names no command that does not
+// exist, and a row that lists a command's subcommands (`warren outbox
+// status`, `failed`, ...) lists all of them.
+func TestDocsCommandTableListsEveryCommand(t *testing.T) {
+	registered := map[string][]string{} // command -> its subcommands
+	for _, c := range commands {
+		cmd := c()
+		var subs []string
+		for _, s := range cmd.Subcommands {
+			subs = append(subs, s.Name)
+		}
+		registered[cmd.Name] = subs
+	}
+	documented := map[string]bool{}
+	for _, row := range tableRows(t, docSection(t, "# Commands and exit codes")) {
+		first, _, _ := strings.Cut(strings.TrimPrefix(row, "|"), "|")
+		spans := codeSpan.FindAllStringSubmatch(first, -1)
+		if len(spans) == 0 {
+			t.Errorf("%s: command table row %s names no command in code", cliDoc, row)
+			continue
+		}
+		words := strings.Fields(spans[0][1])
+		if len(words) < 2 || words[0] != "warren" {
+			t.Errorf("%s: command table row %s: expected it to start with `warren COMMAND`, got `%s`", cliDoc, row, spans[0][1])
+			continue
+		}
+		name := words[1]
+		subs, ok := registered[name]
+		if !ok {
+			t.Errorf("%s: command table row %s names warren %s, which is no command", cliDoc, row, name)
+			continue
+		}
+		documented[name] = true
+		var rest []string
+		for _, sp := range spans[1:] {
+			rest = append(rest, sp[1])
+		}
+		if len(words) == 2 {
+			// `warren topology`, `declare`, ...: the others are commands too.
+			for _, other := range rest {
+				if _, ok := registered[other]; !ok {
+					t.Errorf("%s: command table row %s names %s, which is no command", cliDoc, row, other)
+				}
+				documented[other] = true
+			}
+			continue
+		}
+		// `warren outbox status`, `failed`, ...: the others are subcommands.
+		listed := append([]string{words[2]}, rest...)
+		for _, sub := range subs {
+			if !slices.Contains(listed, sub) {
+				t.Errorf("%s: command table row %s lists subcommands of warren %s but not %s", cliDoc, row, name, sub)
+			}
+		}
+		for _, sub := range listed {
+			if !slices.Contains(subs, sub) {
+				t.Errorf("%s: command table row %s names warren %s %s, which is no subcommand", cliDoc, row, name, sub)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(registered)) {
+		if !documented[name] {
+			t.Errorf("%s: the command table at the top has no row for warren %s", cliDoc, name)
+		}
+	}
+}
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
 
 // docSection returns the lines of docs/CLI.md from heading (a whole line,
 // "### warren check") to the next heading of the same or a higher level.
