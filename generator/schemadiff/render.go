@@ -115,6 +115,12 @@ func (r *Report) summary() string {
 	if len(r.Changes) == 0 {
 		return "no changes to facts or consumers"
 	}
+	return strings.Join(r.counts(), ", ")
+}
+
+// counts counts the changes of each verdict that has any, the most
+// severe first.
+func (r *Report) counts() []string {
 	var parts []string
 	if n := r.Unannounced(); n > 0 {
 		parts = append(parts, plural(n, r.breakingNoun()))
@@ -128,7 +134,7 @@ func (r *Report) summary() string {
 	if n := r.Compatible(); n > 0 {
 		parts = append(parts, plural(n, "compatible change"))
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }
 
 // breakingNoun names a [Breaking] change in the summary.
@@ -213,21 +219,31 @@ var verdictMark = map[Verdict]string{
 // row per change, breaking changes first.
 func (r *Report) WriteMarkdown(w io.Writer, l Labels) error {
 	var b strings.Builder
+	var head string
 	switch {
 	case r.Unannounced() > 0:
-		b.WriteString("### warren diff: " + plural(r.Unannounced(), r.breakingNoun()) + "\n\n")
+		head = plural(r.Unannounced(), r.breakingNoun())
 	case r.Intentional() > 0:
-		b.WriteString("### warren diff: " + plural(r.Intentional(), "intentional breaking change") + "\n\n")
+		head = plural(r.Intentional(), "intentional breaking change")
 	case r.Ordered() > 0:
-		b.WriteString("### warren diff: compatible in deploy order\n\n")
+		head = "compatible in deploy order"
 	case len(r.Changes) > 0:
-		b.WriteString("### warren diff: compatible\n\n")
+		head = "compatible"
 	default:
 		b.WriteString("### warren diff: no changes\n\nNo fact or consumer changed.\n")
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	b.WriteString(r.summary() + ".\n\n")
+	b.WriteString("### warren diff: " + head + "\n\n")
+	// The line under the heading counts what the heading does not, so
+	// that a reader is not told the same number twice.
+	if counts := r.counts(); counts[0] == head {
+		if len(counts) > 1 {
+			b.WriteString("Also " + strings.Join(counts[1:], ", ") + ".\n\n")
+		}
+	} else {
+		b.WriteString(strings.Join(counts, ", ") + ".\n\n")
+	}
 	b.WriteString("| | Rule | Subject | Change | Breaks | Where |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, c := range r.Changes {
