@@ -31,7 +31,7 @@ func TestDiffExitCodes(t *testing.T) {
 		{"property-removed", 1, "/order/placed.json:32:13: breaking: property-removed: order.placed /properties/note: property \"note\" was removed"},
 		{"binding-stopped-matching", 1, "/warren.json:5:19: breaking: binding-stopped-matching: consumer order-mailer, fact order.shipped: "},
 		{"golden/deploy-order", 0, "/warren.json:6:19: ordered: binding-started-matching: consumer search-indexer, fact catalogue.import.failed: "},
-		{"queue-type-changed", 1, "/warren.json:9:15: breaking: queue-type-changed: consumer ledger: "},
+		{"queue-type-changed", 1, "/warren.json:9:15: breaking: queue-type-changed: consumer ledger: queue type changed from quorum to classic, "},
 		{"stream-publish-direct", 1, "/warren.json:8:18: breaking: stream-publish-direct: order.placed: stream \"order-log\" now publishes directly (\"publish\": \"direct\"): fact \"order.placed\" is written straight into the stream"},
 		{"stream-publish-exchange", 0, "/warren.json:8:18: compatible: stream-publish-exchange: order.placed: stream \"order-log\" no longer publishes directly"},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -266,6 +267,28 @@ func TestBindingStoppedMatchingMessages(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{want}, got); diff != "" {
 			t.Errorf("%s: messages (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestQueueMessagesNameTheConsumerOnce checks the messages of changes to
+// a consumer's queues: every format prints the consumer as the change's
+// subject ("consumer ledger: ..."), so a message that began with it again
+// would read "consumer ledger: consumer "ledger": queue type changed".
+func TestQueueMessagesNameTheConsumerOnce(t *testing.T) {
+	tests := map[string]string{
+		"queue-type-changed":     `queue type changed from quorum to classic, and RabbitMQ refuses to redeclare the existing queues "ledger" and "ledger.poison" with another x-queue-type: `,
+		"delivery-limit-changed": `delivery limit changed from 10 to 20, and RabbitMQ refuses to redeclare the existing work queue "ledger" with another x-delivery-limit: `,
+		"retry-ladder-changed":   `retry ladder changed from [ledger.retry.1s, ledger.retry.5s, ledger.retry.30s] to [ledger.retry.1s, ledger.retry.10s]; `,
+	}
+	for name, want := range tests {
+		r := Compare(loadDir(t, filepath.Join("testdata", name, "old")), loadDir(t, filepath.Join("testdata", name, "new")))
+		if len(r.Changes) != 1 || r.Changes[0].Rule != name || r.Changes[0].Consumer != "ledger" {
+			t.Errorf("%s: changes %+v; want one %s of consumer ledger", name, r.Changes, name)
+			continue
+		}
+		if msg := r.Changes[0].Message; !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: message %q\nwant it to start %q", name, msg, want)
 		}
 	}
 }

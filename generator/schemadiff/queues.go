@@ -19,6 +19,8 @@ import (
 func compareQueues(new *Dir, oc, nc Consumer) []Change {
 	var out []Change
 	at := new.pos(New, loc{load.ManifestFile, appendPtr("/consumers", nc.Name)})
+	// The change carries the consumer, which every format prints as its
+	// subject, so the messages do not name it again.
 	add := func(rule, format string, args ...any) {
 		ch := change(rule, "", at, format, args...)
 		ch.Consumer = nc.Name
@@ -32,11 +34,11 @@ func compareQueues(new *Dir, oc, nc Consumer) []Change {
 	op, _ := oc.queue(topology.RolePoison)
 	switch {
 	case ow.Type != nw.Type:
-		add(QueueTypeChanged, "consumer %q: queue type changed from %s to %s, and RabbitMQ refuses to redeclare the existing queues %q and %q with another x-queue-type: before deploying, an operator stops the consumer, drains both queues and deletes them (they are declared again on connect), or the change is reverted",
-			nc.Name, ow.Type, nw.Type, ow.Name, op.Name)
+		add(QueueTypeChanged, "queue type changed from %s to %s, and RabbitMQ refuses to redeclare the existing queues %q and %q with another x-queue-type: before deploying, an operator stops the consumer, drains both queues and deletes them (they are declared again on connect), or the change is reverted",
+			ow.Type, nw.Type, ow.Name, op.Name)
 	case ow.DeliveryLimit != nw.DeliveryLimit:
-		add(DeliveryLimitChanged, "consumer %q: delivery limit changed from %d to %d, and RabbitMQ refuses to redeclare the existing work queue %q with another x-delivery-limit: before deploying, an operator stops the consumer, drains the queue and deletes it (it is declared again on connect), or the change is reverted",
-			nc.Name, ow.DeliveryLimit, nw.DeliveryLimit, ow.Name)
+		add(DeliveryLimitChanged, "delivery limit changed from %d to %d, and RabbitMQ refuses to redeclare the existing work queue %q with another x-delivery-limit: before deploying, an operator stops the consumer, drains the queue and deletes it (it is declared again on connect), or the change is reverted",
+			ow.DeliveryLimit, nw.DeliveryLimit, ow.Name)
 	}
 	oldLadder, newLadder := retryQueues(oc), retryQueues(nc)
 	if slices.Equal(oldLadder, newLadder) {
@@ -48,7 +50,7 @@ func compareQueues(new *Dir, oc, nc Consumer) []Change {
 			left = append(left, q)
 		}
 	}
-	msg := fmt.Sprintf("consumer %q: retry ladder changed from %s to %s", nc.Name, ladder(oldLadder), ladder(newLadder))
+	msg := fmt.Sprintf("retry ladder changed from %s to %s", ladder(oldLadder), ladder(newLadder))
 	if len(left) > 0 {
 		msg += fmt.Sprintf("; the delay queues %s stay behind on the broker: what waits in them still returns to the work queue, and `warren declare --prune` deletes them once empty", strings.Join(left, ", "))
 	}
