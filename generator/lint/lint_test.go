@@ -51,8 +51,8 @@ func TestRules(t *testing.T) {
 			`warning property-without-type order/placed.json:59:22: property "phone" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value and its Go field is raw JSON (json.RawMessage); keywords such as properties or items apply only to values of their type`,
 		},
 		"additional-properties-undecided": {
-			`info additional-properties-undecided common/money.json:1:1: the schema does not decide "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,
-			`info additional-properties-undecided order/placed.json:41:13: this object schema does not decide "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,
+			`info additional-properties-undecided common/money.json:1:1: the schema does not decide: "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,
+			`info additional-properties-undecided order/placed.json:41:13: this object schema does not decide: "additionalProperties": false closes it, a schema makes it a map, true keeps it open`,
 		},
 		"required-not-in-properties": {
 			`error required-not-in-properties order/placed.json:8:5: "totl" is required but no property declares it; a typo, or a missing entry in "properties"`,

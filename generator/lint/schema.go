@@ -88,7 +88,7 @@ func checkAdditionalProperties(p *pass) {
 				what = "fact " + key
 			}
 		}
-		p.report(s.Doc, s.Pointer, "%s does not decide \"additionalProperties\": false closes it, a schema makes it a map, true keeps it open", what)
+		p.report(s.Doc, s.Pointer, "%s does not decide: \"additionalProperties\": false closes it, a schema makes it a map, true keeps it open", what)
 	})
 }
 
