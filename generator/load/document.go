@@ -42,6 +42,9 @@ type span struct{ key, value int }
 // error (JSON Schema leaves their meaning undefined). A syntax error comes
 // back as an *[Error] carrying line and column.
 func Parse(path string, src []byte) (*Document, error) {
+	if msg := byteOrderMark(src); msg != "" {
+		return nil, &Error{File: path, Line: 1, Col: 1, Msg: msg}
+	}
 	// A span for every value: about one per name and one per item, made
 	// room for at once rather than by growing the map again and again.
 	values := bytes.Count(src, []byte{':'}) + bytes.Count(src, []byte{','}) + 1
@@ -57,6 +60,23 @@ func Parse(path string, src []byte) (*Document, error) {
 	}
 	d.Value = v
 	return d, nil
+}
+
+// byteOrderMark says what is wrong with a file that starts with a byte
+// order mark, which JSON parsers see as a stray character ("invalid
+// character 'ï'"); "" when src starts with none. RFC 8259 (section 8.1)
+// forbids adding one and lets a parser ignore it. warren refuses it rather
+// than ignoring it: a schema file is also read by the consumers' tools and
+// by the documents warren writes from it, and Go's encoding/json, among
+// others, fails on it.
+func byteOrderMark(src []byte) string {
+	switch {
+	case bytes.HasPrefix(src, []byte{0xEF, 0xBB, 0xBF}):
+		return "invalid JSON: the file starts with a UTF-8 byte order mark (EF BB BF), which a JSON file must not have (RFC 8259, section 8.1): save it as UTF-8 without one"
+	case bytes.HasPrefix(src, []byte{0xFE, 0xFF}), bytes.HasPrefix(src, []byte{0xFF, 0xFE}):
+		return "invalid JSON: the file starts with a UTF-16 byte order mark, and a JSON file must be UTF-8 without one (RFC 8259, section 8.1): save it as UTF-8"
+	}
+	return ""
 }
 
 // Lookup returns the value at pointer.

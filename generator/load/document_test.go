@@ -76,6 +76,10 @@ func TestParseErrors(t *testing.T) {
 		{"{},", "x.json:1:3: invalid JSON: unexpected data after the top-level value"},
 		{"{}\n:", "x.json:2:1: invalid JSON: unexpected data after the top-level value"},
 		{"", "x.json:1:1: invalid JSON: unexpected end of file"},
+		// A byte order mark is named, not reported as the character 'ï'.
+		{"\xef\xbb\xbf{}", "x.json:1:1: invalid JSON: the file starts with a UTF-8 byte order mark (EF BB BF), which a JSON file must not have (RFC 8259, section 8.1): save it as UTF-8 without one"},
+		{"\xff\xfe{\x00}\x00", "x.json:1:1: invalid JSON: the file starts with a UTF-16 byte order mark, and a JSON file must be UTF-8 without one (RFC 8259, section 8.1): save it as UTF-8"},
+		{"\xfe\xff\x00{\x00}", "x.json:1:1: invalid JSON: the file starts with a UTF-16 byte order mark"},
 		{"[\"\x01\"]", "x.json:1:3: invalid JSON: invalid character '\\x01' in string literal"},
 		{"[01]", "x.json:1:3: invalid JSON: invalid character '1' after array element"},
 		// Nesting is bounded, so hostile input cannot exhaust the stack.

@@ -122,6 +122,16 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{`a.json:3:11: invalid JSON: invalid character '"' after object key`},
 		},
 		{
+			// Through the whole load, not Parse alone: a BOM in any file
+			// of the directory, the manifest included, is named as such.
+			name:  "byte order mark",
+			files: map[string]string{"warren.json": "\xef\xbb\xbf{}", "a.json": "\xef\xbb\xbf" + fact("")},
+			want: []string{
+				`a.json:1:1: invalid JSON: the file starts with a UTF-8 byte order mark (EF BB BF), which a JSON file must not have (RFC 8259, section 8.1): save it as UTF-8 without one`,
+				`warren.json:1:1: invalid JSON: the file starts with a UTF-8 byte order mark (EF BB BF), which a JSON file must not have (RFC 8259, section 8.1): save it as UTF-8 without one`,
+			},
+		},
+		{
 			name:  "missing manifest",
 			files: map[string]string{"a.json": fact("")},
 			want:  []string{`warren.json: missing manifest: expected warren.json at the top of the schema directory`},
