@@ -23,6 +23,12 @@ type Error struct {
 	Col     int    // 1-based byte column, 0 if unknown
 	Pointer string // JSON pointer into File; "" for the document itself
 	Msg     string // what is wrong and what was expected
+	// Root marks an error about the root value, whose pointer "" would
+	// print as nothing: "expected object, got an array" must say of what,
+	// as every error below the root does. It prints as (root), and it
+	// tells such an error apart from one about the file as a whole (a
+	// syntax error, a missing package name), which has no pointer.
+	Root bool
 }
 
 // Error prints the error on one line. Characters that are not printable
@@ -43,9 +49,13 @@ func (e *Error) text() string {
 	if b.Len() > 0 {
 		b.WriteString(": ")
 	}
-	if e.Pointer != "" {
+	switch {
+	case e.Pointer != "":
 		b.WriteString(e.Pointer)
 		b.WriteString(": ")
+	case e.Root:
+		// As the runtime's validation errors show the root.
+		b.WriteString("(root): ")
 	}
 	b.WriteString(e.Msg)
 	return b.String()

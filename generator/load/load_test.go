@@ -132,6 +132,17 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			// The root's pointer is "", which prints as nothing; without
+			// (root) the message would not say what is expected to be an
+			// object.
+			name:  "root of the wrong type",
+			files: map[string]string{"warren.json": `[]`, "a.json": `[]`},
+			want: []string{
+				`a.json:1:1: (root): expected boolean or object, got an array`,
+				`warren.json:1:1: (root): expected object, got an array`,
+			},
+		},
+		{
 			name:  "missing manifest",
 			files: map[string]string{"a.json": fact("")},
 			want:  []string{`warren.json: missing manifest: expected warren.json at the top of the schema directory`},

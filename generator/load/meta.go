@@ -120,6 +120,7 @@ func (m *metaSchemas) report(doc *Document, base string, v any, err error, errs 
 		m.explain(doc, base, v, l, errs)
 		by := m.customOf(l.err.SchemaURL)
 		for _, e := range (*errs)[start:] {
+			e.Root = e.Pointer == ""
 			if why := draftMeaning(doc.Draft, e.Pointer); why != "" {
 				e.Msg += " (" + why + ")"
 			}

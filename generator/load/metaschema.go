@@ -143,7 +143,9 @@ func readMetaFile(fsys fs.FS, prefix string, ms *MetaSchema, manifest *Document,
 		return nil, perr
 	}
 	if _, ok := doc.Value.(map[string]any); !ok {
-		return nil, doc.Errorf("", "expected a meta-schema (an object), got %s", describe(doc.Value))
+		e := doc.Errorf("", "expected a meta-schema (an object), got %s", describe(doc.Value))
+		e.Root = true
+		return nil, e
 	}
 	return doc, nil
 }
