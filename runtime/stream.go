@@ -27,7 +27,8 @@ import (
 //   - The offset stored on the broker is the highest one below which every
 //     fact is settled (acked, or copied and acked): a crash re-reads what
 //     was in hand and what was settled since the last store (the guard
-//     skips what was done), and never skips a fact. It is stored at most once per WithOffsetStoreInterval (by default
+//     skips what was done), and never skips a fact. It is stored at most
+//     once per WithOffsetStoreInterval (by default
 //     DefaultOffsetStoreInterval), one store in flight at a time, and once
 //     more when the consumer stops.
 //   - Facts on the stream that the consumer has no route for (the stream
