@@ -147,7 +147,7 @@ func openOutboxAt(c *cli.Context, dsn, table, dsnFlag, tableFlag string) (*outbo
 	case strings.HasPrefix(dsn, "sqlite:"):
 		driver, dialect, source = "sqlite", outbox.SQLite, strings.TrimPrefix(dsn, "sqlite:")
 	default:
-		return nil, nil, nil, usageError(c, "%s %s: expected postgres://..., postgresql://... or sqlite:PATH", dsnFlag, secret.URL(dsn))
+		return nil, nil, nil, usageError(c, "%s %s: expected postgres://..., postgresql://... or sqlite:PATH", dsnFlag, secret.Text(dsn))
 	}
 	ob, err := outbox.New(outbox.Config{Dialect: dialect, Table: table})
 	if err != nil {

@@ -85,6 +85,11 @@ func TestOutboxBadDSN(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "expected postgres://") || strings.Contains(errOut, "s3cr3t") {
 		t.Errorf("status with a mysql DSN = %d, %q; want a usage error without the password", code, errOut)
 	}
+	// PostgreSQL's key/value form is not taken, and its password not shown.
+	code, _, errOut = run(t, "outbox", "status", "--dsn", "host=127.0.0.1 user=postgres password=s3cr3t dbname=x")
+	if code != 2 || !strings.Contains(errOut, "expected postgres://") || strings.Contains(errOut, "s3cr3t") {
+		t.Errorf("status with a key/value DSN = %d, %q; want a usage error without the password", code, errOut)
+	}
 	code, _, errOut = run(t, "outbox", "status", "--dsn", "postgres://postgres:s3cr3t@127.0.0.1:1/test?connect_timeout=2")
 	if code != 1 || strings.Contains(errOut, "s3cr3t") || !strings.Contains(errOut, "warren outbox status") {
 		t.Errorf("status against no server = %d, %q; want an error without the password", code, errOut)

@@ -34,10 +34,15 @@ func URL(raw string) string {
 	return raw[:start+colon+1] + Mask + rest[at:]
 }
 
-// Text returns s with the password of every URL in it replaced by [Mask].
-// A URL in text ends at white space, a quote or an angle bracket, or where
-// the next URL begins.
-func Text(s string) string {
+// Text returns s with the password of every URL in it replaced by [Mask],
+// and the value of every password keyword: PostgreSQL's key/value
+// connection strings ("host=db password=pw") and a URL's query
+// ("?password=pw"). A URL in text ends at white space, a quote or an angle
+// bracket, or where the next URL begins.
+func Text(s string) string { return keywords(urls(s)) }
+
+// urls redacts the password of every URL in s.
+func urls(s string) string {
 	var b strings.Builder
 	done := 0 // s[:done] is written
 	for from := 0; ; {
@@ -49,6 +54,56 @@ func Text(s string) string {
 		end := urlEnd(s, from+i+len("://"))
 		b.WriteString(s[done:begin])
 		b.WriteString(URL(s[begin:end]))
+		done, from = end, end
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// keywords redacts the value of each "password=" that starts s, a word
+// or a URL query parameter: up to white space, "&" or ";", or, quoted
+// with ' as libpq allows, to the closing quote.
+func keywords(s string) string {
+	const key = "password="
+	lower := strings.ToLower(s)
+	if !strings.Contains(lower, key) {
+		return s
+	}
+	var b strings.Builder
+	done := 0
+	for from := 0; ; {
+		i := strings.Index(lower[from:], key)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		from = at + len(key)
+		if at > 0 && !strings.ContainsRune(" \t\r\n?&;\"'(,", rune(s[at-1])) {
+			continue // part of another word: "oldpassword="
+		}
+		end := from
+		if end < len(s) && s[end] == '\'' {
+			end++
+			for end < len(s) && s[end] != '\'' {
+				if s[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			end = min(end+1, len(s))
+		} else {
+			for end < len(s) && !strings.ContainsRune(" \t\r\n&;\"", rune(s[end])) {
+				end++
+			}
+		}
+		if end == from {
+			continue // nothing to hide
+		}
+		b.WriteString(s[done:from])
+		b.WriteString(Mask)
 		done, from = end, end
 	}
 	if done == 0 {

@@ -44,6 +44,12 @@ func TestTextRedactsEveryURLAndNothingElse(t *testing.T) {
 		{"<amqps://u:p@[::1]:5671/>", "<amqps://u:xxxxx@[::1]:5671/>"},
 		{"no URL here: a:b@c", "no URL here: a:b@c"},
 		{"http://example.com/a@b is fine", "http://example.com/a@b is fine"},
+		// PostgreSQL's key/value form, quoted or not, and a URL's query.
+		{"--dsn host=127.0.0.1 user=postgres password=Sup3rS3cret dbname=x: expected", "--dsn host=127.0.0.1 user=postgres password=xxxxx dbname=x: expected"},
+		{`host=db PASSWORD='a b\' c' dbname=x`, `host=db PASSWORD=xxxxx dbname=x`},
+		{"postgres://db/x?sslmode=disable&password=pw2 refused", "postgres://db/x?sslmode=disable&password=xxxxx refused"},
+		{"amqp://u:pw@h/?password=pw3", "amqp://u:xxxxx@h/?password=xxxxx"},
+		{"oldpassword=kept password= empty", "oldpassword=kept password= empty"},
 	} {
 		if got := Text(tc.in); got != tc.want {
 			t.Errorf("Text(%q)\n got %q\nwant %q", tc.in, got, tc.want)
