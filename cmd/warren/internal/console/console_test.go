@@ -187,7 +187,7 @@ func TestReplayAndDiscard(t *testing.T) {
 	if status != http.StatusBadRequest || !strings.Contains(out.Error, "reason") {
 		t.Errorf("discard without a reason: %d %+v", status, out)
 	}
-	status, out = c.action("/api/consumers/mailer/discard", `{"ids":["m2"],"reason":"test order from the load test"}`)
+	status, out = c.action("/api/consumers/mailer/discard", `{"ids":["m2"],"reason":"test order from the load test","by":"erin"}`)
 	if status != http.StatusOK || out.Summary != "discarded 1 message from mailer.poison to mailer.discarded" {
 		t.Errorf("discard: %d %+v", status, out)
 	}
@@ -198,7 +198,7 @@ func TestReplayAndDiscard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 1 || msgs[0].ID != "m2" || msgs[0].Headers[poison.HeaderDiscardReason] != "test order from the load test" {
+	if len(msgs) != 1 || msgs[0].ID != "m2" || msgs[0].Headers[poison.HeaderDiscardReason] != "test order from the load test" || msgs[0].Headers[poison.HeaderDiscardedBy] != "erin" {
 		t.Errorf("mailer.discarded: %+v", msgs)
 	}
 	status, out = c.action("/api/consumers/nobody/replay", `{"ids":["m4"]}`)

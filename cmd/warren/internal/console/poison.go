@@ -127,7 +127,7 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request, req actionReque
 		writeError(w, http.StatusBadRequest, "give a reason for discarding: nothing was discarded")
 		return
 	}
-	done, err := poison.Discard(r.Context(), s.cfg.Broker, c, poison.Filter{IDs: req.IDs}, req.Reason)
+	done, err := poison.DiscardAs(r.Context(), s.cfg.Broker, c, poison.Filter{IDs: req.IDs}, poison.Record{Reason: req.Reason, By: s.by(req)})
 	s.report(w, "discard", c.PoisonQueue, poison.DiscardQueue(c), req.IDs, done, err)
 }
 
