@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,7 +77,8 @@ func TestPermanentFailureGoesToPoisonAtOnce(t *testing.T) {
 // route for.
 func TestMalformedMessagesGoToPoison(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "picky", Bindings: []string{"item.#"}, Backoff: testLadder})
-	conn := b.dial(Config{})
+	rec := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(rec)})
 	spec := b.consumer(0)
 	f := itemFact("item.added")
 	var handled atomic.Int32
@@ -112,6 +114,12 @@ func TestMalformedMessagesGoToPoison(t *testing.T) {
 	testenv.Eventually(t, "a good fact handled after the bad ones", func() bool { return handled.Load() == 1 })
 	if n := conn.Counts(spec.Name).Get(Poisoned); n != uint64(len(cases)) {
 		t.Errorf("poisoned %d, want %d", n, len(cases))
+	}
+	// Published without the message_id property, as any client may: the
+	// log names each fact by its envelope's id, where it has one.
+	ids := rec.values("gave up on a message; it is in the poison queue", "message_id")
+	if want := []string{"", "x1", "x2", "x3", "x4"}; !slices.Equal(ids, want) {
+		t.Errorf("the poison lines name the facts %q, want %q", ids, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"encoding/json"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -37,15 +36,7 @@ func (c *Consumer) notifyPoisoned(in inbound, msg amqp.Publishing) {
 	if hook == nil {
 		return
 	}
-	e := PoisonEvent{Consumer: c.spec.Name, MessageID: in.d.MessageId, RoutingKey: in.routingKey, Headers: msg.Headers}
-	if e.MessageID == "" {
-		var env struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(in.d.Body, &env) == nil {
-			e.MessageID = env.ID
-		}
-	}
+	e := PoisonEvent{Consumer: c.spec.Name, MessageID: messageID(in.d), RoutingKey: in.routingKey, Headers: msg.Headers}
 	e.Failure, _ = msg.Headers[HeaderFailure].(string)
 	if n, ok := msg.Headers[HeaderAttempts].(int64); ok {
 		e.Attempts = int(n)

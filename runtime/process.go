@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -221,10 +222,27 @@ func safeCall(ctx context.Context, d Delivery, h func(context.Context, Delivery)
 }
 
 func logAttrs(in inbound, err error) []any {
-	attrs := []any{"message_id", in.d.MessageId, "routing_key", in.routingKey, "attempt", in.attempt, "err", secret.Error(err)}
+	attrs := []any{"message_id", messageID(in.d), "routing_key", in.routingKey, "attempt", in.attempt, "err", secret.Error(err)}
 	var p *PanicError
 	if errors.As(err, &p) {
 		attrs = append(attrs, "stack", string(p.Stack))
 	}
 	return attrs
+}
+
+// messageID is the delivery's message id or, from a producer that did not
+// set the property (the envelope's id is the same id by the wire
+// contract), its envelope's id: what an operator finds the fact by in the
+// poison lane. Failures only: it reads the body.
+func messageID(d amqp.Delivery) string {
+	if d.MessageId != "" {
+		return d.MessageId
+	}
+	var env struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(d.Body, &env) == nil {
+		return env.ID
+	}
+	return ""
 }
