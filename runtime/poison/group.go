@@ -23,7 +23,17 @@ const (
 	KindPanic      = "panic"      // the handler panicked
 	KindBroker     = "broker"     // the broker dead-lettered it (delivery limit, rejected)
 	KindUnknown    = "unknown"    // nobody recorded why
+	// KindRefused: the consumer refused the message before any handler
+	// ran (not a JSON envelope, an incomplete one, not UTF-8, too large,
+	// a content type or encoding it does not read, a payload that does
+	// not decode, a fact it has no route for): the producer's mistake or
+	// the bindings', not the handler's.
+	KindRefused = "refused"
 )
+
+// refusals are how the runtime's refusals of a message begin (its
+// wording, in runtime's body, envelope and routing checks).
+var refusals = regexp.MustCompile(`^(?:body is not a JSON envelope: |envelope incomplete: |body is not valid UTF-8: |body of \d+ bytes is over the consumer's limit|content_encoding "|content_type "|fact "[^"]*" is not handled by consumer |decode \S+ payload: |payload of \S+ version \d+: )`)
 
 // Cause is why a poison message failed, with what varies from one message
 // to the next (ids, numbers, quoted values) masked, so that the messages
@@ -79,6 +89,8 @@ func CauseOf(m Message) Cause {
 	text := failure
 	if rest, ok := strings.CutPrefix(text, "handler panicked: "); ok {
 		c.Kind, text = KindPanic, rest
+	} else if refusals.MatchString(text) {
+		c.Kind = KindRefused
 	}
 	c.Exception = exceptionOf(text)
 	c.Text = Mask(text)

@@ -71,6 +71,26 @@ func TestCauseMasksWhatVaries(t *testing.T) {
 			t.Errorf("CauseOf(%q)\n got %+v\nwant %+v", tc.failure, got, tc.want)
 		}
 	}
+	// What the runtime refuses before a handler runs, in its words.
+	for _, failure := range []string{
+		`body is not a JSON envelope: invalid character '<' looking for beginning of value`,
+		`envelope incomplete: missing ["occurred_at"]`,
+		`body is not valid UTF-8: invalid byte 0xff at offset 3; JSON messages must be UTF-8`,
+		`body of 2000000 bytes is over the consumer's limit of 1048576 bytes (WithMaxBodySize); it was not decoded`,
+		`content_encoding "gzip": the consumer decodes no content encoding; publish the JSON envelope as is, without content_encoding`,
+		`content_type "text/plain": expected application/json (or none); the body is a JSON envelope`,
+		`fact "item.removed" is not handled by consumer "picky"`,
+		`decode item.added payload: /n: expected an integer`,
+		`payload of item.added version 3: not JSON`,
+	} {
+		if got := poison.CauseOf(failed(failure)); got.Kind != poison.KindRefused {
+			t.Errorf("CauseOf(%q).Kind = %q, want %q", failure, got.Kind, poison.KindRefused)
+		}
+	}
+	// A handler's error that merely mentions such words stays the handler's.
+	if got := poison.CauseOf(failed(`lookup failed: fact "x" is not handled by consumer "y"`)); got.Kind != poison.KindHandler {
+		t.Errorf("a handler's error: kind %q, want %q", got.Kind, poison.KindHandler)
+	}
 	broker := poison.Message{Failure: "the broker dead-lettered it", Headers: amqp.Table{"x-death": []any{amqp.Table{"queue": "q", "reason": "delivery_limit"}}}}
 	if got := poison.CauseOf(broker); got.Kind != poison.KindBroker || got.Text != "dead-lettered by the broker: delivery_limit" {
 		t.Errorf("broker dead-lettered: %+v", got)
