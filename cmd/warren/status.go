@@ -78,7 +78,10 @@ A consumer of a super stream keeps an offset per partition: it has a row
 per partition (STREAM names the partition) for each offset name. A row
 whose lag cannot be read says "not read" and the rest is read and
 printed; the command then says on stderr which and why, and exits 1,
-whatever --fail-on says, since the figures are incomplete. A stream that
+whatever --fail-on says, since the figures are incomplete. So too for a
+management API that does not answer (LIVE says "not read", and no version
+is called retirable without it) and an outbox table that cannot be read.
+The management API is asked only with a fact in several versions. A stream that
 does not exist shows "(not declared)" and counts as missing.
 
 Exit status 1 when a condition of --fail-on holds, each named on stderr:
@@ -165,14 +168,30 @@ func versionReads(mc *model.Consumer) []liveversions.Reads {
 	return out
 }
 
+// readsVersions reports whether any consumer reads a fact in several
+// versions: only then does status ask the management API.
+func readsVersions(rows []consumerStatus) bool {
+	for _, r := range rows {
+		if len(r.Reads) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // liveReads fills in, from the management API, what the processes attached
-// to each consumer's queues announce they read; without mgmt, the rows
-// say the broker was not asked.
+// to each consumer's queues announce they read; without mgmt, or when it
+// does not answer, the rows say the broker was not asked.
 func liveReads(ctx context.Context, mgmt *console.Management, rows []consumerStatus) error {
 	var attached []liveversions.Attached
 	if mgmt != nil {
 		consumers, err := mgmt.Consumers(ctx)
 		if err != nil {
+			// The rows still say what the schema's build reads, as
+			// without the management API.
+			for i := range rows {
+				rows[i].Reads = liveversions.Live(rows[i].Reads, nil, false)
+			}
 			return err
 		}
 		attached = console.Announcements(consumers)
@@ -195,6 +214,9 @@ type statusJSON struct {
 	Streams   []streamLag      `json:"streams,omitempty"` // only with stream consumers
 	Delayed   *delayedStatus   `json:"delayed,omitempty"` // only with delayed facts
 	Outbox    *outboxStatus    `json:"outbox,omitempty"`  // only with --outbox-dsn
+	// LiveError is why the management API could not tell what live
+	// consumers read; absent when it was read or not needed.
+	LiveError string `json:"live_error,omitempty"`
 }
 
 // outboxStatus is the outbox table's figures in --format json.
@@ -206,6 +228,9 @@ type outboxStatus struct {
 	OldestPending *time.Time `json:"oldest_pending,omitempty"` // when the longest-waiting pending row became due
 	Scheduled     int64      `json:"scheduled"`                // written for later, not due yet
 	NextDue       *time.Time `json:"next_due,omitempty"`
+	// Error is why the table could not be read; the figures are then 0
+	// and not to be believed.
+	Error string `json:"error,omitempty"`
 }
 
 // readOutbox reads the outbox table of --outbox-dsn; nil without it.
@@ -279,12 +304,23 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "status", "", err)
 	}
+	// The management API and the outbox table are read like the lags: one
+	// that cannot be read is marked in the table and named on stderr, and
+	// the rest is printed; the command then exits 1.
+	var readErrs []string
 	mgmt, err := managementOf(c, urls[0])
 	if err != nil {
-		return reportError(stderr, "status", "", err)
+		return reportError(stderr, "status", "", err) // the flag is malformed: nothing was asked yet
+	}
+	liveErr := ""
+	if mgmt != nil && !readsVersions(rows) {
+		// The management API only tells what the versions table's LIVE
+		// shows: with no fact in several versions there is nothing to ask.
+		mgmt = nil
 	}
 	if err := liveReads(c.Context, mgmt, rows); err != nil {
-		return reportError(stderr, "status", "", err)
+		liveErr = secret.Text(err.Error())
+		readErrs = append(readErrs, "LIVE not read: "+liveErr)
 	}
 	delayed, err := delaystat.Read(c.Context, conn, p.Model.Topology)
 	if err != nil {
@@ -295,25 +331,26 @@ func runStatus(c *cli.Context) error {
 		if ec := cli.ExitCoder(nil); errors.As(err, &ec) {
 			return err // a usage error, already worded
 		}
-		return reportError(stderr, "status", "", err)
+		ob = &outboxStatus{Table: c.String("outbox-table"), Error: secret.Text(err.Error())}
+		readErrs = append(readErrs, fmt.Sprintf("outbox table %s not read: %s", ob.Table, ob.Error))
 	}
 	if format == "json" {
-		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Streams: streams, Delayed: delayed, Outbox: ob})
+		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Streams: streams, Delayed: delayed, Outbox: ob, LiveError: liveErr})
 		if err != nil {
 			return err
 		}
 		if _, err := c.App.Writer.Write(out); err != nil {
 			return err
 		}
-	} else if err := writeStatusTable(c.App.Writer, rows, streams, delayed, ob); err != nil {
+	} else if err := writeStatusTable(c.App.Writer, rows, streams, delayed, ob, liveErr != ""); err != nil {
 		return err
 	}
 
 	failed := alerts(stderr, rows, missingStreams(streams), delayed, failOn, dir, shown)
-	for _, e := range lagErrs {
+	for _, e := range append(lagErrs, readErrs...) {
 		fmt.Fprintf(stderr, "warren status: %s\n", e)
 	}
-	if failed || len(lagErrs) > 0 {
+	if failed || len(lagErrs) > 0 || len(readErrs) > 0 {
 		return errReported
 	}
 	return nil
@@ -366,7 +403,9 @@ func readStatus(ctx context.Context, conn *runtime.Conn, m *model.Model) ([]cons
 	return rows, nil
 }
 
-func writeStatusTable(w io.Writer, rows []consumerStatus, streams []streamLag, delayed *delayedStatus, ob *outboxStatus) error {
+// writeStatusTable writes the tables; liveFailed says the management API
+// was asked and did not answer, so LIVE is marked not read.
+func writeStatusTable(w io.Writer, rows []consumerStatus, streams []streamLag, delayed *delayedStatus, ob *outboxStatus, liveFailed bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tWORK\tCONSUMERS\tRETRYING\tPOISON")
 	for _, r := range rows {
@@ -386,7 +425,7 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, streams []streamLag, d
 	if err := writeStreamTable(w, streams); err != nil {
 		return err
 	}
-	if err := writeVersionsTable(w, rows); err != nil {
+	if err := writeVersionsTable(w, rows, liveFailed); err != nil {
 		return err
 	}
 	if delayed != nil {
@@ -408,6 +447,11 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, streams []streamLag, d
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTBOX\tPENDING\tRETRYING\tOLDEST\tFAILED\tSCHEDULED\tNEXT DUE")
+	if ob.Error != "" {
+		// Why is on stderr and in --format json, as for a lag.
+		fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t(not read)\n", ob.Table)
+		return tw.Flush()
+	}
 	fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%s\n", ob.Table, ob.Pending, ob.Retrying, oldest, ob.Failed, ob.Scheduled, next)
 	return tw.Flush()
 }
@@ -416,7 +460,7 @@ func writeStatusTable(w io.Writer, rows []consumerStatus, streams []streamLag, d
 // versions each consumer reads, by the schema and by its live processes,
 // beside those the publisher publishes; then which published versions no
 // consumer needs any more.
-func writeVersionsTable(w io.Writer, rows []consumerStatus) error {
+func writeVersionsTable(w io.Writer, rows []consumerStatus, liveFailed bool) error {
 	var all []liveversions.Reads
 	for _, r := range rows {
 		all = append(all, r.Reads...)
@@ -428,10 +472,20 @@ func writeVersionsTable(w io.Writer, rows []consumerStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONSUMER\tFACT\tREADS\tLIVE\tPUBLISHED")
 	for _, fr := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", fr.Consumer, fr.Fact, liveversions.Range(fr.Schema), liveversions.Describe(fr), liveversions.Join(fr.Published))
+		live := liveversions.Describe(fr)
+		if liveFailed {
+			live = "- (not read)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", fr.Consumer, fr.Fact, liveversions.Range(fr.Schema), live, liveversions.Join(fr.Published))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if liveFailed {
+		// The live processes may still read a version the schema's build
+		// does not: advice without them could retire one still in use.
+		fmt.Fprintln(w, "LIVE not read (the management API did not answer; see stderr): no version is called retirable without it")
+		return nil
 	}
 	retire := liveversions.Retirable(all)
 	var facts []string

@@ -107,17 +107,3 @@ func TestStatusShowsTheVersionsLiveConsumersRead(t *testing.T) {
 		t.Errorf("status shows a password:\n%s", stdout+out)
 	}
 }
-
-// A management URL where no management API answers is an error naming
-// the plugin and the command that enables it: the machine's broker runs
-// without it.
-func TestStatusNamesTheManagementPluginWhenItIsOff(t *testing.T) {
-	b := newBrokerCase(t, statusSchemas, "events", "retry", "dead", "svc", "other")
-	if code, _, stderr := b.run("declare", b.dir); code != 0 {
-		t.Fatalf("declare: exit %d, %s", code, stderr)
-	}
-	code, _, stderr := b.run("status", "--management-url", "http://guest:guest@127.0.0.1:1/", b.dir)
-	if code != 1 || !strings.Contains(stderr, "rabbitmq-plugins enable rabbitmq_management") || strings.Contains(stderr, "guest:guest") {
-		t.Errorf("status with no management API: exit %d, stderr:\n%s", code, stderr)
-	}
-}
