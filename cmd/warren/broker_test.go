@@ -15,6 +15,7 @@ import (
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/poison"
 )
 
 // brokerCase is a schema directory whose exchange and consumer names
@@ -78,6 +79,15 @@ func (b *brokerCase) cleanup() {
 	for _, q := range b.model.Topology.Queues {
 		if _, err := ch.QueueDelete(q.Name, false, false, false); err != nil {
 			b.t.Errorf("cleanup: delete queue %s: %v", q.Name, err)
+			return
+		}
+	}
+	// A replay, discard or group action records in the consumer's
+	// history queue, which no topology lists; deleting one that was never
+	// made is no error.
+	for _, c := range b.model.Topology.Consumers {
+		if _, err := ch.QueueDelete(poison.HistoryQueue(c), false, false, false); err != nil {
+			b.t.Errorf("cleanup: delete queue %s: %v", poison.HistoryQueue(c), err)
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -42,7 +43,7 @@ Examples:
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
 			&cli.StringFlag{Name: "reason", Usage: "why, in `TEXT` the next person to look will read (required)"},
-			&cli.StringFlag{Name: "by", Usage: "who decided (`WHO`), recorded with the reason"},
+			&cli.StringFlag{Name: "by", Usage: "who decided (`WHO`), recorded with the reason and in the consumer's history (warren poison history)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (N > 0)"},
 			&cli.StringFlag{Name: "id", Usage: "only the message with `ID`"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
@@ -90,6 +91,10 @@ func runDiscard(c *cli.Context) error {
 	done, err := poison.DiscardAs(c.Context, conn, consumer, filter, poison.Record{Reason: c.String("reason"), By: c.String("by")})
 	for _, msg := range done {
 		fmt.Fprintf(c.App.Writer, "discarded %s %s\n", msg.ID, msg.RoutingKey)
+	}
+	rec := poison.Action{By: c.String("by"), Action: poison.ActDiscard, From: consumer.PoisonQueue, To: archive, Reason: c.String("reason")}
+	if rerr := poison.RecordMoved(c.Context, conn, consumer, rec, done, err); rerr != nil {
+		err = errors.Join(err, rerr) // the messages moved all the same; rerr names the history queue
 	}
 	if err != nil {
 		return reportError(stderr, "discard", "", err)

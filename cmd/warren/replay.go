@@ -50,6 +50,11 @@ that still reaches no queue stays in the lane.
 --limit, --id and --routing-key select messages for all of them; --limit
 must be positive (leave it out to select every message).
 
+A replay of a consumer's messages that moved something is recorded in its
+history (warren poison history): who (--by), the message's id when it
+moved one, from where to where, how many; not a dry run, a list, nor a
+replay of the unroutable lane, which belongs to no consumer.
+
 --from stream re-reads a stream consumer's stream, to rebuild a projection,
 under a fresh offset name (--offset-name), leaving the consumer's own offset
 where it is. It stores on the broker where the replay starts: the first fact
@@ -90,6 +95,7 @@ Examples:
 			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
+			&cli.StringFlag{Name: "by", Usage: "who replays (`WHO`), recorded in the consumer's history (warren poison history)"},
 		), streamReplayFlags()...),
 		Action: runReplay,
 	}
@@ -204,6 +210,13 @@ func runReplay(c *cli.Context) error {
 	done, err := poison.ReplayWith(c.Context, conn, consumer, filter, opts)
 	for _, msg := range done {
 		fmt.Fprintf(c.App.Writer, "replayed %s %s\n", msg.ID, msg.RoutingKey)
+	}
+	if !unroutable {
+		// The unroutable lane belongs to no consumer, so to no history.
+		rec := poison.Action{By: c.String("by"), Action: poison.ActRetry, From: src, To: dst}
+		if rerr := poison.RecordMoved(c.Context, conn, consumer, rec, done, err); rerr != nil {
+			err = errors.Join(err, rerr) // the messages moved all the same; rerr names the history queue
+		}
 	}
 	if err != nil {
 		return reportError(stderr, "replay", "", err)

@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -75,6 +76,29 @@ func RecordAction(ctx context.Context, conn Broker, c topology.Consumer, a Actio
 		return fmt.Errorf("record in %s: %w", queue, err)
 	}
 	return nil
+}
+
+// RecordMoved adds to c's history a replay or discard of messages chosen
+// by id, routing key or count rather than by group (warren replay, warren
+// discard), as [ActOnGroup] records a group's: rec as given (Action, By,
+// From, To, Reason), with ID the message's when one moved, Cause its
+// cause, the counts how many moved, and err's text when the move stopped
+// part way. A move that did nothing and failed at nothing is no action
+// and records nothing.
+func RecordMoved(ctx context.Context, conn Broker, c topology.Consumer, rec Action, done []Message, err error) error {
+	if len(done) == 0 && err == nil {
+		return nil
+	}
+	if len(done) == 1 {
+		rec.ID = done[0].ID
+		rec.Cause = CauseOf(done[0]).Text
+	}
+	rec.Matched, rec.Count = len(done), len(done)
+	rec.Reason = strings.TrimSpace(rec.Reason)
+	if err != nil {
+		rec.Error = secret.Text(err.Error())
+	}
+	return RecordAction(ctx, conn, c, rec)
 }
 
 // History returns c's recorded actions, oldest first, reading the history
