@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -172,6 +173,7 @@ func TestReplayAndDiscard(t *testing.T) {
 		ch, err := c.conn.OpenChannel(t.Context())
 		if err == nil {
 			_, _ = ch.QueueDelete("mailer.discarded", false, false, false)
+			_, _ = ch.QueueDelete(poison.HistoryQueue(topology.Consumer{Name: "mailer"}), false, false, false)
 			_ = ch.Close()
 		}
 	})
@@ -204,6 +206,18 @@ func TestReplayAndDiscard(t *testing.T) {
 	status, out = c.action("/api/consumers/nobody/replay", `{"ids":["m4"]}`)
 	if status != http.StatusNotFound {
 		t.Errorf("unknown consumer: %d %+v", status, out)
+	}
+	// Both actions are in the lane's history, with who acted.
+	history, err := poison.History(t.Context(), c.conn, topology.Consumer{Name: "mailer", Queue: "mailer", PoisonQueue: "mailer.poison"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range history {
+		got = append(got, fmt.Sprintf("%s %s %d %s", a.By, a.Action, a.Count, a.ID))
+	}
+	if want := []string{"warren console retry 2 ", "erin discard 1 m2"}; !slices.Equal(got, want) {
+		t.Errorf("history %q, want %q", got, want)
 	}
 }
 

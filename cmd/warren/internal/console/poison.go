@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -111,6 +112,10 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, req actionReques
 		return
 	}
 	done, err := poison.Replay(r.Context(), s.cfg.Broker, c, poison.Filter{IDs: req.IDs})
+	rec := poison.Action{By: s.by(req), Action: poison.ActRetry, From: c.PoisonQueue, To: c.Queue}
+	if rerr := poison.RecordMoved(r.Context(), s.cfg.Broker, c, rec, done, err); rerr != nil {
+		err = errors.Join(err, rerr) // moved all the same; rerr names the history queue
+	}
 	s.report(w, "replay", c.PoisonQueue, c.Queue, req.IDs, done, err)
 }
 
@@ -128,6 +133,10 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request, req actionReque
 		return
 	}
 	done, err := poison.DiscardAs(r.Context(), s.cfg.Broker, c, poison.Filter{IDs: req.IDs}, poison.Record{Reason: req.Reason, By: s.by(req)})
+	rec := poison.Action{By: s.by(req), Action: poison.ActDiscard, From: c.PoisonQueue, To: poison.DiscardQueue(c), Reason: req.Reason}
+	if rerr := poison.RecordMoved(r.Context(), s.cfg.Broker, c, rec, done, err); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	s.report(w, "discard", c.PoisonQueue, poison.DiscardQueue(c), req.IDs, done, err)
 }
 
