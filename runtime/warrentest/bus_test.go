@@ -172,3 +172,23 @@ func TestPublishRawReachesTheConsumerUnvalidated(t *testing.T) {
 		}
 	})
 }
+
+// A failure's story, which a failed Want prints into test output and so
+// into CI logs, hides a password as the runtime's log does.
+func TestStoryHidesPasswords(t *testing.T) {
+	warrentest.Run(t, shop(t, time.Second), func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[itemUpdated](b, factItemUpdated)
+		c, err := runtime.NewConsumer(b.Conn(), b.Topology().Consumers[0], []runtime.Route{
+			runtime.Handle(factItemUpdated, func(ctx context.Context, d runtime.Delivery, v itemUpdated) error {
+				return errors.New("ledger down (postgres://booker:s3cret@db:5432/ledger)")
+			}),
+		})
+		b.Start("search-indexer", c, err)
+		warrentest.Publish(b, factItemUpdated, itemUpdated{SKU: "BOOK-1"})
+		b.Idle()
+		story := b.Story("search-indexer")
+		if strings.Contains(story, "s3cret") || !strings.Contains(story, "booker:xxxxx@db") {
+			t.Errorf("the story shows the password, or not the masked URL:\n%s", story)
+		}
+	})
+}

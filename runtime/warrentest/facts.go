@@ -59,6 +59,9 @@ func Publish[T any](b *Bus, f runtime.Fact, v T) string {
 	b.t.Helper()
 	id, err := TryPublish(b, f, v)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "publish "+f.RoutingKey+":") {
+			b.t.Fatalf("warrentest: %v", err) // the publisher's own error names the fact
+		}
 		b.t.Fatalf("warrentest: publish %s: %v", f.RoutingKey, err)
 	}
 	return id

@@ -3,6 +3,8 @@ package warrentest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/warrenbus/warren/internal/secret"
 )
 
 // WantHandled fails the test unless consumer handled exactly n facts,
@@ -68,9 +70,10 @@ func (b *Bus) Story(consumer string) string {
 		case c.Duplicate:
 			outcome = "skipped: handled before (idempotency guard)"
 		case c.Deferred:
-			outcome = c.Err.Error()
+			outcome = secret.Text(c.Err.Error())
 		case c.Err != nil:
-			outcome = "failed: " + c.Err.Error()
+			// As the runtime logs it: test output ends up in CI logs.
+			outcome = "failed: " + secret.Text(c.Err.Error())
 		}
 		deferred := ""
 		if c.Deferrals > 0 {
