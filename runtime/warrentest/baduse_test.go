@@ -138,7 +138,7 @@ func TestEndingWithADeliveryInFlightFails(t *testing.T) {
 		if len(r.errors) == 0 {
 			t.Fatal("the bus ended with a handler running and reported nothing")
 		}
-		wantReport(t, r.errors[0], "the test ended with deliveries in flight", `the handler of "search-indexer"`, "queue search-indexer: 1 deliveries not settled")
+		wantReport(t, r.errors[0], "the test ended with deliveries in flight", `the handler of "search-indexer"`, "queue search-indexer: 1 delivery not settled")
 	})
 }
 

@@ -118,7 +118,7 @@ func (b *Bus) busy(withWaiting bool) []string {
 	readBy := b.startedQueues()
 	for _, q := range b.broker.Queues() {
 		if q.Unacked > 0 {
-			out = append(out, fmt.Sprintf("queue %s: %d deliveries not settled", q.Name, q.Unacked))
+			out = append(out, fmt.Sprintf("queue %s: %d %s not settled", q.Name, q.Unacked, plural(q.Unacked, "delivery")))
 		}
 		if !withWaiting {
 			continue

@@ -88,8 +88,11 @@ func (b *Bus) Story(consumer string) string {
 }
 
 func plural(n int, word string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return word
+	case strings.HasSuffix(word, "y"):
+		return strings.TrimSuffix(word, "y") + "ies"
 	}
 	return word + "s"
 }
