@@ -55,7 +55,7 @@ func (e *DeferredError) Error() string {
 // matching [ErrDelay].
 func Defer(d time.Duration) error {
 	if d < 0 || d > topology.MaxDelay {
-		return fmt.Errorf("defer by %s: %w, expected 0 to %s", d, ErrDelay, topology.MaxDelay)
+		return fmt.Errorf("defer by %s: %w, expected 0 to %s", d, ErrDelay, maxDelayText())
 	}
 	return &DeferredError{DueAt: time.Now().Add(d)}
 }
@@ -67,7 +67,7 @@ func Defer(d time.Duration) error {
 // [topology.MaxDelay] from now is a failure matching [ErrDelay].
 func DeferUntil(t time.Time) error {
 	if d := time.Until(t); d > topology.MaxDelay {
-		return fmt.Errorf("defer until %s: %w, expected at most %s from now", t.UTC().Format(dueAtLayout), ErrDelay, topology.MaxDelay)
+		return fmt.Errorf("defer until %s: %w, expected at most %s from now", t.UTC().Format(dueAtLayout), ErrDelay, maxDelayText())
 	}
 	return &DeferredError{DueAt: t}
 }

@@ -96,7 +96,7 @@ func (p *Publisher) destination(f Fact, msg *amqp.Publishing) (destination, erro
 		due = now.Add(d)
 	}
 	if d < 0 || d > topology.MaxDelay {
-		return dst, fmt.Errorf("%w: %s, expected 0 to %s (publish later with In or At)", ErrDelay, d, topology.MaxDelay)
+		return dst, fmt.Errorf("%w: %s, expected 0 to %s (publish later with In or At)", ErrDelay, d, maxDelayText())
 	}
 	msg.Headers[HeaderDueAt] = due.UTC().Format(dueAtLayout)
 	if d == 0 {
@@ -145,4 +145,10 @@ func dueAt(h amqp.Table) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// maxDelayText is the delay levels' reach as an error says it: exact, and
+// in days, which a person reads.
+func maxDelayText() string {
+	return fmt.Sprintf("%s (about %d days)", topology.MaxDelay, int(topology.MaxDelay.Hours()/24))
 }

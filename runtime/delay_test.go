@@ -138,8 +138,8 @@ func TestDelayedPublishRefusesWhatItCannotHold(t *testing.T) {
 	defer cancel()
 	f := itemFact("item.added")
 	for _, v := range []*Publisher{pub.In(-time.Second), pub.In(topology.MaxDelay + time.Millisecond), pub.At(time.Now().Add(topology.MaxDelay + time.Hour))} {
-		if _, err := v.Publish(ctx, f, item{SKU: "a"}); !errors.Is(err, ErrDelay) {
-			t.Errorf("err = %v, want ErrDelay", err)
+		if _, err := v.Publish(ctx, f, item{SKU: "a"}); !errors.Is(err, ErrDelay) || !strings.Contains(err.Error(), "(about 795 days)") {
+			t.Errorf("err = %v, want ErrDelay saying the reach in days", err)
 		}
 	}
 	// Validated when scheduled, not when due.
