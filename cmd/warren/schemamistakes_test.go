@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// TestGenerateAndCheckRefuseSchemaMistakes: the mistakes a new user made
-// in a trial, each of which used to generate different code without a
-// word (every property optional, a fact gone, version 1, a default
+// TestGenerateAndCheckRefuseSchemaMistakes: mistakes a new user makes,
+// each of which used to generate different code without a word (every property optional, a fact gone, version 1, a default
 // constant that fails Validate), fail `warren generate` and `warren
 // check` alike, writing nothing, and name file, position, pointer and
 // what was meant or why the value does not fit.
