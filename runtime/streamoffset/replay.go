@@ -156,10 +156,9 @@ type LagResult struct {
 
 // ReadEach reads the lag of each of names (c's own name for "" or with
 // no names) on each stream of [LagStreams](c): for each name in turn, a
-// LagResult per stream. It reads each stream's tail once, and the
-// streams' tails at the same time: a stream that holds no fact is known
-// so only after [DefaultTailWait], which a super stream's empty
-// partitions then spend once, not once per partition and name. Each
+// LagResult per stream. It reads each stream's tail once, not once per
+// name: a stream that holds no fact is known so only after
+// [DefaultTailWait]. Each
 // lag's other figures are the offset stored under the name and, for a
 // name other than c's, a replay's bound. A stream that does not exist is
 // an error matching [ErrNoStream]; a failed reading leaves the others
@@ -199,16 +198,15 @@ func (r *LagReader) ReadEach(ctx context.Context, c topology.Consumer, names ...
 		found bool
 		err   error
 	}
+	// One tail at a time: attaching several consumers at once on the
+	// connection left one attach unanswered for good (a status hung
+	// reading a super stream's partitions).
 	tails := make([]tail, len(streams))
-	var wg sync.WaitGroup
 	for i, st := range streams {
-		wg.Go(func() {
-			t := &tails[i]
-			t.last, t.found, t.err = r.s.Tail(ctx, st)
-			t.err = noStream(t.err)
-		})
+		t := &tails[i]
+		t.last, t.found, t.err = r.s.Tail(ctx, st)
+		t.err = noStream(t.err)
 	}
-	wg.Wait()
 	lost := false // the connection failed: the next reading opens another
 	for i := range out {
 		res := &out[i]
