@@ -327,13 +327,14 @@ func (c clientLogger) logger() *slog.Logger {
 func (c clientLogger) Info(msg string, v ...any)  { c.log(slog.LevelInfo, msg, v) }
 func (c clientLogger) Debug(msg string, v ...any) { c.log(slog.LevelDebug, msg, v) }
 
-// Warn and Error log what the client reports, but for two lines that
+// Warn and Error log what the client reports, but for the lines that
 // report nothing lost, seen when a connection closes (every close whose
 // answer comes back in time shows one of them): the client takes the
 // broker's answer to its close for a close the broker asks for, and its
 // reply fails on the socket it has just closed; or its close request
-// finds the connection already closed by the broker. Those are debug
-// lines.
+// finds the connection already closed by the broker. So is a reader's
+// credit written on a connection that dropped: the reader reports the
+// subscription's loss itself.
 func (c clientLogger) Warn(msg string, v ...any) { c.log(slog.LevelWarn, msg, v) }
 
 func (c clientLogger) Error(msg string, v ...any) { c.log(slog.LevelError, msg, v) }
@@ -358,7 +359,9 @@ func closeNoise(msg string, v []any) bool {
 	switch msg {
 	case "Error handling command response: %s - details: %s":
 		return len(v) == 2 && v[1] == "Socket write buffer closeFrameHandler" && errors.Is(err, net.ErrClosed)
-	case "error during Send client close %s":
+	case "error during Send client close %s", "credit error:%s":
+		// The second: a reader's credit written as its connection drops,
+		// which the reader reports itself as the subscription's loss.
 		return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 	}
 	return false

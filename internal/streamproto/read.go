@@ -1,0 +1,189 @@
+package streamproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	samqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
+)
+
+// Reading is one reader of a plain stream: where each of its
+// subscriptions starts, each message, and the end of a subscription the
+// reader did not end itself.
+type Reading struct {
+	Stream string
+	// Name names the reader's connection on the broker (the consumer's).
+	Name string
+	// Position is called before each subscription, the first and each
+	// one after a loss, and returns where it reads from. An error fails
+	// the first subscription, and makes a later one wait and try again.
+	Position func() (Position, error)
+	// Deliver receives each message, in stream order. Once a
+	// subscription has ended, nothing more of it is delivered.
+	Deliver func(Message)
+	// Lost, when set, is called when a subscription ended without the
+	// reader closing it (its connection dropped, its node went down).
+	// No Deliver of that subscription starts after it; one under way
+	// may still be, and Lost should make it return (a Deliver waiting
+	// for room in a line that a handler holds up would otherwise hold
+	// the next subscription back). Every one has returned before the
+	// next subscription's Position.
+	Lost func()
+}
+
+// Reader reads a plain stream over the stream protocol, subscribing again
+// after each loss from where Position says, until Close. The broker sends
+// a subscription's facts as stored chunks (from the segment file, with
+// sendfile), which costs it a fraction of what a reader over AMQP costs,
+// for which it turns each fact into an AMQP delivery.
+type Reader struct {
+	s       *Store
+	r       Reading
+	mu      sync.RWMutex  // Deliver holds the read lock; a subscription's end waits for the write lock
+	gen     atomic.Uint64 // the current subscription
+	cur     *stream.Consumer
+	closing chan struct{}
+	done    chan struct{} // closed when the resubscribing loop has returned
+	once    sync.Once
+}
+
+// Read subscribes to r.Stream from r.Position and delivers its messages
+// until the returned Reader is closed.
+func (s *Store) Read(ctx context.Context, r Reading) (*Reader, error) {
+	rd := &Reader{s: s, r: r, closing: make(chan struct{}), done: make(chan struct{})}
+	closed, err := rd.subscribe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(rd.done)
+		rd.resubscribe(closed)
+	}()
+	return rd, nil
+}
+
+// subscribe opens a subscription at Position and returns its close
+// events.
+func (rd *Reader) subscribe(ctx context.Context) (stream.ChannelClose, error) {
+	pos, err := rd.r.Position()
+	if err != nil {
+		return nil, err
+	}
+	env, err := rd.s.environment(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gen := rd.gen.Add(1)
+	handle := func(cc stream.ConsumerContext, m *samqp.Message) {
+		rd.mu.RLock()
+		defer rd.mu.RUnlock()
+		if rd.gen.Load() != gen {
+			// Its subscription ended: the next one reads this again
+			// from where Position says.
+			return
+		}
+		rd.r.Deliver(convert(rd.r.Stream, cc.Consumer.GetOffset(), m))
+	}
+	opts := stream.NewConsumerOptions().SetOffset(offsetSpec(pos)).SetClientProvidedName(rd.r.Name)
+	c, err := call(ctx, func() (*stream.Consumer, error) { return env.NewConsumer(rd.r.Stream, handle, opts) })
+	if err != nil {
+		return nil, fmt.Errorf("read stream %q: %w", rd.r.Stream, err)
+	}
+	// The client offers a subscription's close events only once it
+	// exists: one that ended before this line is not told (a connection
+	// lost within the instant after subscribing).
+	closed := c.NotifyClose()
+	rd.mu.Lock()
+	rd.cur = c
+	rd.mu.Unlock()
+	return closed, nil
+}
+
+// resubscribe waits for the current subscription's end and, unless the
+// reader is closing, subscribes again, waiting 100 ms to 5 s between
+// tries, until Close.
+//
+// A subscription in flight is never abandoned (the client's NewConsumer
+// takes no context, and one that ended after the Store closed would
+// write on a closed connection): Close waits for this loop.
+func (rd *Reader) resubscribe(closed stream.ChannelClose) {
+	for {
+		select {
+		case <-rd.closing:
+			return
+		case e, ok := <-closed:
+			if !ok || e.Reason == stream.UnSubscribe {
+				select {
+				case <-rd.closing:
+					return
+				default:
+				}
+			}
+		}
+		rd.gen.Add(1) // no Deliver of the ended subscription starts
+		if rd.r.Lost != nil {
+			rd.r.Lost()
+		}
+		rd.mu.Lock() // waits for the Deliver under way
+		rd.cur = nil
+		rd.mu.Unlock()
+		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+			select {
+			case <-rd.closing:
+				return
+			case <-time.After(wait):
+			}
+			rd.s.preferAnswering()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			next, err := rd.subscribe(ctx)
+			cancel()
+			if err == nil {
+				closed = next
+				break
+			}
+		}
+	}
+}
+
+// CloseWait bounds how long [Reader.Close] waits for a subscription in
+// flight (one waits while the client looks for a node that answers).
+const CloseWait = 10 * time.Second
+
+// Close ends the reading: nothing more is delivered once it returns,
+// unless it returns [ErrClosePending], when a subscription was still in
+// flight after [CloseWait]; that one is closed once it has been made.
+func (rd *Reader) Close() error {
+	rd.once.Do(func() { close(rd.closing) })
+	select {
+	case <-rd.done:
+	case <-time.After(CloseWait):
+		go func() { <-rd.done; _ = rd.end() }()
+		return ErrClosePending
+	}
+	return rd.end()
+}
+
+// end closes the current subscription, after the Deliver under way.
+func (rd *Reader) end() error {
+	rd.gen.Add(1)
+	rd.mu.Lock()
+	c := rd.cur
+	rd.cur = nil
+	rd.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	if err := c.Close(); err != nil && !errors.Is(err, stream.AlreadyClosed) {
+		return fmt.Errorf("close the subscription to stream %q: %w", rd.r.Stream, err)
+	}
+	return nil
+}
+
+// ErrClosePending is returned by [Reader.Close] when a subscription was
+// still in flight after [CloseWait]: it is closed once made.
+var ErrClosePending = errors.New("a subscription is still in flight: it is closed once made")
