@@ -94,8 +94,9 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 			return cons, nil
 		}
 		t := newOffsetTracker(cons)
-		eng := &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}
-		cons.run = runStream(cons, eng, t)
+		overAMQP := runStream(cons, &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}, t)
+		k := readKind{c: cons, t: t, feed: &groupFeed{in: make(chan streamJob, cons.opts.prefetch), wake: make(chan struct{}, 1)}, cut: &subscriptionEnd{}}
+		cons.run = runRead(cons, &engine[streamJob]{core: &cons.core, kind: k}, k, overAMQP)
 		return cons, nil
 	}
 	var k kind[amqp.Delivery] = plainKind{cons}

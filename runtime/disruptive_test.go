@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,6 +144,21 @@ func closeConnections(t testing.TB, admin *testenv.Admin, pids []string) {
 	wg.Wait()
 }
 
+// killStreamConnections kills the broker's end of each stream-protocol
+// connection named name, as a crash of its process or a dropped socket
+// would end it, and returns how many it killed. The broker lists stream
+// connections apart from AMQP's, without the pid close_connection takes.
+func killStreamConnections(t testing.TB, admin *testenv.Admin, name string) int {
+	t.Helper()
+	out := admin.Run(t, "eval", fmt.Sprintf(`length([exit(P, kill) || P <- pg_local:get_members(rabbit_stream_connections), `+
+		`lists:keyfind(<<%q>>, 3, proplists:get_value(client_properties, rabbit_stream_reader:info(P, [client_properties]))) =/= false]).`, name))
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("kill stream connections named %s: %q", name, out)
+	}
+	return n
+}
+
 // reconnectTimes pairs each logged connection loss with the next logged
 // connect that no earlier loss claimed, and returns the time between them.
 func (r *logRecorder) reconnectTimes() []time.Duration {
@@ -171,6 +188,10 @@ func (r *logRecorder) reconnectTimes() []time.Duration {
 // offset and only then reads on from it: every fact is handled once, in
 // stream order, with no idempotency guard.
 func TestDisruptiveStreamConsumerConnectionCut(t *testing.T) {
+	eachReadMode(t, testDisruptiveStreamConsumerConnectionCut)
+}
+
+func testDisruptiveStreamConsumerConnectionCut(t *testing.T, offsets OffsetDialer) {
 	testenv.Disruptive(t)
 	admin := testenv.BrokerAdmin(t)
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "cut-reader", Bindings: []string{"item.#"}, Backoff: testLadder,
@@ -185,7 +206,7 @@ func TestDisruptiveStreamConsumerConnectionCut(t *testing.T) {
 
 	name := testenv.Name("warren-streamcut")
 	rec := &logRecorder{}
-	conn := b.dial(Config{ConnectionName: name, Logger: slog.New(rec)})
+	conn := b.dial(Config{ConnectionName: name, Logger: slog.New(rec), StreamOffsets: offsets})
 	var mu sync.Mutex
 	var handled []int
 	hit, release := make(chan int), make(chan struct{})
@@ -215,7 +236,18 @@ func TestDisruptiveStreamConsumerConnectionCut(t *testing.T) {
 			t.Fatalf("found %d connections named %s*, want 1", len(pids), name)
 		}
 		lost := len(rec.values("broker connection lost; reconnecting", "url"))
+		lostReading := len(rec.values("lost the stream's subscription; subscribing again", "stream"))
 		closeConnections(t, admin, pids)
+		if offsets == nil {
+			// Read over the stream protocol, on a connection of its own:
+			// that one is cut as well, abruptly.
+			if n := killStreamConnections(t, admin, b.consumer(0).Name); n != 1 {
+				t.Fatalf("killed %d stream connections named %s, want 1", n, b.consumer(0).Name)
+			}
+			testenv.Eventually(t, "the stream reading's loss noticed", func() bool {
+				return len(rec.values("lost the stream's subscription; subscribing again", "stream")) > lostReading
+			})
+		}
 		testenv.Eventually(t, "the connection's loss noticed", func() bool {
 			return len(rec.values("broker connection lost; reconnecting", "url")) > lost
 		})

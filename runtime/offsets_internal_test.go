@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"testing"
 
 	"github.com/warrenbus/warren/internal/streamproto"
 )
@@ -20,6 +21,38 @@ func init() {
 	})
 }
 
+// dialWithoutRead dials the same store without its Read: a plain stream
+// consumer then reads its stream over AMQP, as with an offset store of
+// one's own.
+func dialWithoutRead(ctx context.Context, ep StreamEndpoint) (OffsetStore, error) {
+	s, err := streamproto.Open(ctx, streamproto.Endpoint(ep))
+	if err != nil {
+		return nil, err
+	}
+	return storeWithoutRead{s}, nil
+}
+
+// storeWithoutRead is testGroupStore but for Read (the embedded Store's
+// Read is not a StreamReader's).
+type storeWithoutRead struct{ *streamproto.Store }
+
+func (s storeWithoutRead) Join(ctx context.Context, g ConsumerGroup) (GroupMember, error) {
+	return testGroupStore(s).Join(ctx, g)
+}
+
+func (s storeWithoutRead) Writer(ctx context.Context, stream string) (StreamWriter, error) {
+	return testGroupStore(s).Writer(ctx, stream)
+}
+
+// eachReadMode runs test for both ways a plain stream consumer reads its
+// stream: over the stream protocol, when its offset store reads streams
+// (runtime/streamoffset's does), and over AMQP, when it does not. test
+// passes offsets as Config.StreamOffsets.
+func eachReadMode(t *testing.T, test func(t *testing.T, offsets OffsetDialer)) {
+	t.Run("stream protocol", func(t *testing.T) { test(t, nil) })
+	t.Run("AMQP", func(t *testing.T) { test(t, dialWithoutRead) })
+}
+
 // testGroupStore is runtime/streamoffset's store, which this package's
 // tests cannot import: the stream client as a GroupStore.
 type testGroupStore struct{ *streamproto.Store }
@@ -31,6 +64,19 @@ func (s testGroupStore) Join(ctx context.Context, g ConsumerGroup) (GroupMember,
 		Activated:   func(p string) streamproto.Position { return streamproto.Position(g.Activated(p)) },
 		Deactivated: g.Deactivated,
 		Deliver:     func(m streamproto.Message) { g.Deliver(StreamMessage(m)) },
+	})
+}
+
+func (s testGroupStore) Read(ctx context.Context, r StreamRead) (StreamReading, error) {
+	return s.Store.Read(ctx, streamproto.Reading{
+		Stream: r.Stream,
+		Name:   r.Consumer,
+		Position: func() (streamproto.Position, error) {
+			p, err := r.Position()
+			return streamproto.Position(p), err
+		},
+		Deliver: func(m streamproto.Message) { r.Deliver(StreamMessage(m)) },
+		Lost:    r.Lost,
 	})
 }
 

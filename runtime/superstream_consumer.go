@@ -248,7 +248,13 @@ func (a partitionAck) Reject(tag uint64, _ bool) error { return nil }
 // delivery turns a fact read over the stream protocol into the delivery
 // that every consumer handles.
 func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
-	t := p.of(m.Partition)
+	return p.of(m.Partition).delivery(m)
+}
+
+// delivery turns a fact of t's stream, read over the stream protocol by
+// its current subscription, into the delivery that every consumer
+// handles, in hand from here.
+func (t *offsetTracker) delivery(m StreamMessage) streamJob {
 	t.mu.Lock()
 	gen := t.gen
 	t.order = append(t.order, m.Offset)
@@ -280,12 +286,39 @@ func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
 // reads them again from the stored offset), and the offset is not stored
 // meanwhile, since another member may already be storing it.
 func (p *partitionTrackers) lost(partition string) {
-	t := p.of(partition)
+	busy := p.of(partition).subscriptionLost()
+	p.c.log.Info("lost a partition's subscription; subscribing again", "partition", partition, "in_hand", busy)
+}
+
+// subscriptionLost notes that the subscription to t's stream ended: its
+// facts not yet in a handler are dropped, and the offset is not stored
+// until the next subscription's position is known. It returns how many
+// facts are in a handler.
+func (t *offsetTracker) subscriptionLost() (busy int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.gen++
 	t.lost = true
-	p.c.log.Info("lost a partition's subscription; subscribing again", "partition", partition, "in_hand", t.busy)
+	return t.busy
+}
+
+// waitHandlers ends the facts of the subscriptions before this one
+// (those not yet in a handler are dropped) and waits, up to the
+// consumer's shutdown timeout, for those in a handler: reading again
+// from the stored offset while they run would handle them twice, and out
+// of order.
+func (t *offsetTracker) waitHandlers() {
+	t.mu.Lock()
+	t.gen++
+	t.mu.Unlock()
+	for deadline := time.Now().Add(t.c.opts.shutdownTimeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		t.mu.Lock()
+		busy := t.busy
+		t.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+	}
 }
 
 // activated returns where to read a partition from once the member is
@@ -298,17 +331,7 @@ func (p *partitionTrackers) lost(partition string) {
 func (p *partitionTrackers) activated(partition string) StreamPosition {
 	t := p.of(partition)
 	c := p.c
-	t.mu.Lock()
-	t.gen++
-	t.mu.Unlock()
-	for deadline := time.Now().Add(c.opts.shutdownTimeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		t.mu.Lock()
-		busy := t.busy
-		t.mu.Unlock()
-		if busy == 0 {
-			break
-		}
-	}
+	t.waitHandlers()
 	var off int64
 	found := false
 	var err error

@@ -21,3 +21,17 @@ func (s store) Join(ctx context.Context, g runtime.ConsumerGroup) (runtime.Group
 		Lost:        g.Lost,
 	})
 }
+
+// Read reads a plain stream.
+func (s store) Read(ctx context.Context, r runtime.StreamRead) (runtime.StreamReading, error) {
+	return s.Store.Read(ctx, streamproto.Reading{
+		Stream: r.Stream,
+		Name:   r.Consumer,
+		Position: func() (streamproto.Position, error) {
+			p, err := r.Position()
+			return streamproto.Position(p), err
+		},
+		Deliver: func(m streamproto.Message) { r.Deliver(runtime.StreamMessage(m)) },
+		Lost:    r.Lost,
+	})
+}

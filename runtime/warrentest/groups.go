@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -116,19 +117,119 @@ func position(pos runtime.StreamPosition) any {
 // own offset, and the partition keeps it.
 func (m *member) read(partition string, ds <-chan amqp.Delivery) {
 	for d := range ds {
-		off, _ := d.Headers["x-stream-offset"].(int64)
-		h := map[string]any{}
-		for k, v := range d.Headers {
-			if k != "x-stream-offset" {
-				h[k] = v
-			}
-		}
-		m.g.Deliver(runtime.StreamMessage{
-			Partition: partition, Offset: off, Body: d.Body, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-			MessageID: d.MessageId, Type: d.Type, ContentType: d.ContentType, Timestamp: d.Timestamp, Headers: h,
-		})
+		m.g.Deliver(streamMessage(partition, d))
 		_ = d.Ack(false)
 	}
+}
+
+// streamMessage is a fact of a stream of the bus, read over its AMQP, as
+// the stream protocol gives it.
+func streamMessage(stream string, d amqp.Delivery) runtime.StreamMessage {
+	off, _ := d.Headers["x-stream-offset"].(int64)
+	h := map[string]any{}
+	for k, v := range d.Headers {
+		if k != "x-stream-offset" {
+			h[k] = v
+		}
+	}
+	return runtime.StreamMessage{
+		Partition: stream, Offset: off, Body: d.Body, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+		MessageID: d.MessageId, Type: d.Type, ContentType: d.ContentType, Timestamp: d.Timestamp, Headers: h,
+	}
+}
+
+// Read reads a plain stream of the bus as runtime/streamoffset's store
+// reads one of RabbitMQ's over the stream protocol: from where
+// r.Position says, each fact in stream order, until the reading is
+// closed; when its connection drops ([Bus.DropConnections]), r.Lost is
+// called and it reads again from where r.Position then says. The stream
+// is the bus's stream queue, read over its AMQP on a connection of its
+// own.
+func (o busOffsets) Read(_ context.Context, r runtime.StreamRead) (runtime.StreamReading, error) {
+	rd := &reading{b: o.b, r: r, closing: make(chan struct{}), done: make(chan struct{})}
+	ds, err := rd.subscribe()
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(rd.done)
+		for {
+			for d := range ds {
+				r.Deliver(streamMessage(r.Stream, d))
+				_ = d.Ack(false)
+			}
+			select {
+			case <-rd.closing:
+				return
+			default:
+			}
+			if r.Lost != nil {
+				r.Lost()
+			}
+			for {
+				select {
+				case <-rd.closing:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				if ds, err = rd.subscribe(); err == nil {
+					break
+				}
+			}
+		}
+	}()
+	return rd, nil
+}
+
+// reading is a plain stream's reading on the bus.
+type reading struct {
+	b       *Bus
+	r       runtime.StreamRead
+	mu      sync.Mutex
+	conn    *membroker.Conn // the current subscription's
+	closing chan struct{}
+	done    chan struct{} // closed when nothing more is delivered
+	once    sync.Once
+}
+
+// subscribe reads the stream from where Position says, on a new
+// connection.
+func (rd *reading) subscribe() (<-chan amqp.Delivery, error) {
+	pos, err := rd.r.Position()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := rd.b.broker.Dial()
+	if err != nil {
+		return nil, fmt.Errorf("read stream %q: %w", rd.r.Stream, err)
+	}
+	ch, err := conn.Channel()
+	if err == nil {
+		err = ch.Qos(100, 0, false)
+	}
+	var ds <-chan amqp.Delivery
+	if err == nil {
+		ds, err = ch.Consume(rd.r.Stream, "", false, false, false, false, amqp.Table{"x-stream-offset": position(pos)})
+	}
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("read stream %q: %w", rd.r.Stream, err)
+	}
+	rd.mu.Lock()
+	rd.conn = conn
+	rd.mu.Unlock()
+	return ds, nil
+}
+
+// Close ends the reading once the fact being delivered has been.
+func (rd *reading) Close() error {
+	rd.once.Do(func() { close(rd.closing) })
+	rd.mu.Lock()
+	conn := rd.conn
+	rd.mu.Unlock()
+	err := conn.Close()
+	<-rd.done
+	return err
 }
 
 // Leave stops m's reading and makes the group's next member active.

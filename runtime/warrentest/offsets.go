@@ -29,6 +29,7 @@ type busOffsets struct {
 
 var (
 	_ runtime.GroupStore        = busOffsets{}
+	_ runtime.StreamReader      = busOffsets{}
 	_ runtime.StreamWriterStore = busOffsets{}
 	_ runtime.IntervalStore     = busOffsets{}
 )
