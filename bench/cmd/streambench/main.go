@@ -20,6 +20,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -117,6 +118,7 @@ type config struct {
 	cpuProfile   string
 	memProfile   string
 	storeEvery   time.Duration
+	brokerPID    int
 }
 
 func main() {
@@ -136,6 +138,7 @@ func main() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of each path's publish phase to FILE-<path>-publish-<round>.pprof and of each warren path's consume phase to FILE-<path>-<round>.pprof")
 	flag.DurationVar(&c.storeEvery, "offset-store-interval", runtime.DefaultOffsetStoreInterval, "warren's stream consumers store their offset at most this often (runtime.WithOffsetStoreInterval); 0 as it advances")
 	flag.StringVar(&c.memProfile, "memprofile", "", "record every allocation and write the allocations of each path's publish phase to FILE-<path>-publish-<round>.pprof (slows every path)")
+	flag.IntVar(&c.brokerPID, "broker-pid", 0, "the broker's process id (beam.smp), on this machine: report its CPU per fact in each phase, beside the client's")
 	flag.Parse()
 	if c.memProfile != "" {
 		goruntime.MemProfileRate = 1
@@ -151,7 +154,9 @@ type result struct {
 	pubRate, pubCPU   float64 // facts/s, µs of client CPU per fact
 	pubAllocs         float64 // heap allocations per fact published
 	consRate, consCPU float64
-	p50, p99          time.Duration
+	// The broker's CPU per fact in each phase (µs), with -broker-pid.
+	pubBroker, consBroker float64
+	p50, p99              time.Duration
 }
 
 func run(c config) error {
@@ -170,8 +175,12 @@ func run(c config) error {
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round+1, p, err)
 			}
-			fmt.Fprintf(os.Stderr, "round %d %-13s publish %8.0f/s %6.1fµs %5.1f allocs  consume %8.0f/s %6.1fµs  latency p50 %v p99 %v\n",
+			fmt.Fprintf(os.Stderr, "round %d %-13s publish %8.0f/s %6.1fµs %5.1f allocs  consume %8.0f/s %6.1fµs  latency p50 %v p99 %v",
 				round+1, p, r.pubRate, r.pubCPU, r.pubAllocs, r.consRate, r.consCPU, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond))
+			if c.brokerPID != 0 {
+				fmt.Fprintf(os.Stderr, "  broker publish %.1fµs consume %.1fµs", r.pubBroker, r.consBroker)
+			}
+			fmt.Fprintln(os.Stderr)
 			all[p] = append(all[p], r)
 		}
 	}
@@ -179,19 +188,30 @@ func run(c config) error {
 		return replay(c)
 	}
 	fmt.Printf("\n%d facts of %d bytes per round and path, %d rounds; median (min–max)\n\n", c.n, len(envelopeOf(samples[0])), c.rounds)
-	fmt.Println("| path | publish facts/s | publish CPU µs/fact | publish allocs/fact | consume facts/s | consume CPU µs/fact | latency p50 | latency p99 |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	if c.brokerPID == 0 {
+		fmt.Println("| path | publish facts/s | publish CPU µs/fact | publish allocs/fact | consume facts/s | consume CPU µs/fact | latency p50 | latency p99 |")
+		fmt.Println("|---|---|---|---|---|---|---|---|")
+	} else {
+		fmt.Println("| path | publish facts/s | publish CPU µs/fact | publish allocs/fact | publish broker CPU µs/fact | consume facts/s | consume CPU µs/fact | consume broker CPU µs/fact | latency p50 | latency p99 |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	}
 	for _, p := range paths {
 		rs := all[p]
 		f := func(get func(result) float64, prec int) string { return spread(rs, get, prec) }
 		d := func(get func(result) time.Duration) string {
 			return spread(rs, func(r result) float64 { return float64(get(r)) / 1e6 }, 2) + " ms"
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", p,
-			f(func(r result) float64 { return r.pubRate }, 0), f(func(r result) float64 { return r.pubCPU }, 1),
-			f(func(r result) float64 { return r.pubAllocs }, 1),
-			f(func(r result) float64 { return r.consRate }, 0), f(func(r result) float64 { return r.consCPU }, 1),
-			d(func(r result) time.Duration { return r.p50 }), d(func(r result) time.Duration { return r.p99 }))
+		cols := []string{f(func(r result) float64 { return r.pubRate }, 0), f(func(r result) float64 { return r.pubCPU }, 1),
+			f(func(r result) float64 { return r.pubAllocs }, 1)}
+		if c.brokerPID != 0 {
+			cols = append(cols, f(func(r result) float64 { return r.pubBroker }, 1))
+		}
+		cols = append(cols, f(func(r result) float64 { return r.consRate }, 0), f(func(r result) float64 { return r.consCPU }, 1))
+		if c.brokerPID != 0 {
+			cols = append(cols, f(func(r result) float64 { return r.consBroker }, 1))
+		}
+		cols = append(cols, d(func(r result) time.Duration { return r.p50 }), d(func(r result) time.Duration { return r.p99 }))
+		fmt.Printf("| %s | %s |\n", p, strings.Join(cols, " | "))
 	}
 	fmt.Println()
 	ratio := func(a, b string, get func(result) float64) string {
@@ -288,11 +308,12 @@ func measure(c config, path string, round int) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	cpu0, a0, t0 := cpuTime(), allocs(), time.Now()
+	cpu0, a0, t0, b0 := cpuTime(), allocs(), time.Now(), brokerCPU(c.brokerPID)
 	err = publishAll(ctx, c.n, func(i int) (*runtime.Pending, error) {
 		return pub.PublishAsync(ctx, orderPlaced, sample(i))
 	})
 	r.pubRate, r.pubCPU = rate(c.n, time.Since(t0)), perFact(cpuTime()-cpu0, c.n)
+	r.pubBroker = perFact(brokerCPU(c.brokerPID)-b0, c.n)
 	r.pubAllocs = float64(allocs()-a0) / float64(c.n)
 	endPub()
 	if err != nil {
@@ -332,7 +353,7 @@ func measure(c config, path string, round int) (result, error) {
 	if err != nil {
 		return r, err
 	}
-	cpu0, t0 = cpuTime(), time.Now()
+	cpu0, t0, b0 = cpuTime(), time.Now(), brokerCPU(c.brokerPID)
 	stop, done, err := start(top.Consumers[0])
 	if err != nil {
 		endProfile()
@@ -341,6 +362,7 @@ func measure(c config, path string, round int) (result, error) {
 	err = waitFor(&handled, int64(c.n), done, c.readFor)
 	read := handled.Load()
 	r.consRate, r.consCPU = rate(int(read), time.Since(t0)), perFact(cpuTime()-cpu0, int(read))
+	r.consBroker = perFact(brokerCPU(c.brokerPID)-b0, int(read))
 	endProfile()
 	if errors.Is(err, errSlow) && len(top.Consumers) > 1 {
 		fmt.Fprintf(os.Stderr, "%s: read %d of %d stored facts in %s\n", path, read, c.n, c.readFor)
@@ -486,7 +508,7 @@ func measureClient(c config, envelope bool, path string, round int) (result, err
 	if err != nil {
 		return result{}, err
 	}
-	cpu0, a0, t0 := cpuTime(), allocs(), time.Now()
+	cpu0, a0, t0, b0 := cpuTime(), allocs(), time.Now(), brokerCPU(c.brokerPID)
 	inFlight := 0
 	got := 0
 	for i := range c.n {
@@ -504,6 +526,7 @@ func measureClient(c config, envelope bool, path string, round int) (result, err
 		got += k
 	}
 	r.pubRate, r.pubCPU = rate(c.n, time.Since(t0)), perFact(cpuTime()-cpu0, c.n)
+	r.pubBroker = perFact(brokerCPU(c.brokerPID)-b0, c.n)
 	r.pubAllocs = float64(allocs()-a0) / float64(c.n)
 	endPub()
 
@@ -527,7 +550,7 @@ func measureClient(c config, envelope bool, path string, round int) (result, err
 	opts := func(from stream.OffsetSpecification) *stream.ConsumerOptions {
 		return stream.NewConsumerOptions().SetOffset(from).SetCRCCheck(c.crc)
 	}
-	cpu0, t0 = cpuTime(), time.Now()
+	cpu0, t0, b0 = cpuTime(), time.Now(), brokerCPU(c.brokerPID)
 	cons, err := envr.NewConsumer(name, handle, opts(stream.OffsetSpecification{}.First()))
 	if err != nil {
 		return r, err
@@ -535,6 +558,7 @@ func measureClient(c config, envelope bool, path string, round int) (result, err
 	err = waitFor(&handled, int64(c.n), nil, c.readFor)
 	read := handled.Load()
 	r.consRate, r.consCPU = rate(int(read), time.Since(t0)), perFact(cpuTime()-cpu0, int(read))
+	r.consBroker = perFact(brokerCPU(c.brokerPID)-b0, int(read))
 	_ = cons.Close()
 	if err != nil && !errors.Is(err, errSlow) {
 		return r, err
@@ -737,6 +761,31 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// brokerCPU is the user and system time the process pid (the broker's
+// beam.smp) has spent so far, from /proc, in the kernel's clock ticks of
+// 10 ms; 0 for pid 0. A broker that shares the machine's cores with the
+// client takes its share of every fact: a phase's broker CPU per fact
+// says which side a difference in rate comes from.
+func brokerCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "streambench: broker CPU:", err)
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is the first, utime the 12th and stime the 13th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
 }
 
 // allocs is the number of heap allocations so far, read without stopping
