@@ -84,6 +84,9 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 				// join the live group and take its partitions.
 				return nil, fmt.Errorf("new consumer %q: WithOffsetName does not apply: the consumer reads super stream %q as a member of its consumer group; give a rebuilt projection a consumer of its own in warren.json", c.Name, c.Stream)
 			}
+			if cons.opts.given&optReadOverAMQP != 0 {
+				return nil, fmt.Errorf("new consumer %q: WithStreamReadOverAMQP does not apply: the consumer reads super stream %q as a member of its consumer group, which reads over the stream protocol", c.Name, c.Stream)
+			}
 			feed := &groupFeed{in: make(chan streamJob, cons.opts.prefetch), wake: make(chan struct{}, 1)}
 			p := &partitionTrackers{c: cons, by: map[string]*offsetTracker{}}
 			for _, name := range c.Partitions {

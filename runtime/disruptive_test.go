@@ -2,10 +2,8 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,21 +140,6 @@ func closeConnections(t testing.TB, admin *testenv.Admin, pids []string) {
 		})
 	}
 	wg.Wait()
-}
-
-// killStreamConnections kills the broker's end of each stream-protocol
-// connection named name, as a crash of its process or a dropped socket
-// would end it, and returns how many it killed. The broker lists stream
-// connections apart from AMQP's, without the pid close_connection takes.
-func killStreamConnections(t testing.TB, admin *testenv.Admin, name string) int {
-	t.Helper()
-	out := admin.Run(t, "eval", fmt.Sprintf(`length([exit(P, kill) || P <- pg_local:get_members(rabbit_stream_connections), `+
-		`lists:keyfind(<<%q>>, 3, proplists:get_value(client_properties, rabbit_stream_reader:info(P, [client_properties]))) =/= false]).`, name))
-	n, err := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil {
-		t.Fatalf("kill stream connections named %s: %q", name, out)
-	}
-	return n
 }
 
 // reconnectTimes pairs each logged connection loss with the next logged

@@ -23,6 +23,7 @@ type consumerOptions struct {
 	poisonHook      func(PoisonEvent) // see WithPoisonHook
 	offsetName      string            // stream consumers: see WithOffsetName
 	offsetEvery     time.Duration     // stream consumers: see WithOffsetStoreInterval
+	readOverAMQP    bool              // stream consumers: see WithStreamReadOverAMQP
 	balanceEvery    time.Duration     // ordered consumers: how often shards are shared out (tests shorten it)
 	given           optionSet         // the options that were passed, to refuse those a kind does not apply
 }
@@ -42,13 +43,14 @@ const (
 	optPoisonHook
 	optOffsetName
 	optOffsetEvery
+	optReadOverAMQP
 )
 
 var optionNames = map[optionSet]string{
 	optGuard: "WithGuard", optMiddleware: "WithMiddleware", optShutdownTimeout: "WithShutdownTimeout",
 	optPrefetch: "WithPrefetch", optConcurrency: "WithConcurrency", optMaxBodySize: "WithMaxBodySize",
 	optOutagePolicy: "WithOutagePolicy", optMaxDeferInPlace: "WithMaxDeferInPlace", optPoisonHook: "WithPoisonHook",
-	optOffsetName: "WithOffsetName", optOffsetEvery: "WithOffsetStoreInterval",
+	optOffsetName: "WithOffsetName", optOffsetEvery: "WithOffsetStoreInterval", optReadOverAMQP: "WithStreamReadOverAMQP",
 }
 
 // WithMiddleware adds middleware around every handler call. The first
@@ -101,7 +103,7 @@ func newOptions(prefetch, concurrency int, opts []ConsumerOption, refused map[op
 		}
 	}
 	var errs []error
-	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook, optOffsetName, optOffsetEvery} {
+	for _, bit := range []optionSet{optGuard, optMiddleware, optShutdownTimeout, optPrefetch, optConcurrency, optMaxBodySize, optOutagePolicy, optMaxDeferInPlace, optPoisonHook, optOffsetName, optOffsetEvery, optReadOverAMQP} {
 		if why, ok := refused[bit]; ok && o.given&bit != 0 {
 			errs = append(errs, fmt.Errorf("%s does not apply: %s", optionNames[bit], why))
 		}

@@ -150,11 +150,15 @@ func (k readKind) position() (StreamPosition, error) {
 }
 
 // runRead reads the stream over the stream protocol when the Conn's
-// offset store can (StreamReader), and otherwise runs overAMQP. It runs
+// offset store can (StreamReader), and otherwise, or with
+// WithStreamReadOverAMQP, runs overAMQP. It runs
 // the engine with the offset store loop beside it, stores the final mark
 // when the engine stops, and then ends the reading.
 func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
+		if c.opts.readOverAMQP {
+			return overAMQP(ctx)
+		}
 		store, err := c.conn.ownOffsets(ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
 		if err != nil {
 			return fmt.Errorf("consumer %q: %w", c.spec.Name, err)

@@ -153,8 +153,8 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 	}
 }
 
-// WithOffsetName and WithOffsetStoreInterval apply to stream consumers
-// only, and take a name and an interval of 0 or more; the interval is
+// WithOffsetName, WithOffsetStoreInterval and WithStreamReadOverAMQP
+// apply to stream consumers only, and take a name and an interval of 0 or more; the interval is
 // DefaultOffsetStoreInterval unless given.
 func TestWithOffsetNameRefusals(t *testing.T) {
 	b := newStreamBroker(t, topology.ConsumerSpec{Name: "log-reader", Bindings: []string{"item.#"}, Backoff: testLadder})
@@ -178,6 +178,9 @@ func TestWithOffsetNameRefusals(t *testing.T) {
 	}
 	if _, err := NewConsumer(conn, queueReader.Consumers[0], routes, WithOffsetStoreInterval(time.Second)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval does not apply: the consumer reads a queue") {
 		t.Errorf("WithOffsetStoreInterval on a queue consumer: %v", err)
+	}
+	if _, err := NewConsumer(conn, queueReader.Consumers[0], routes, WithStreamReadOverAMQP()); err == nil || !strings.Contains(err.Error(), "WithStreamReadOverAMQP does not apply: the consumer reads a queue") {
+		t.Errorf("WithStreamReadOverAMQP on a queue consumer: %v", err)
 	}
 	if _, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetStoreInterval(-time.Second)); err == nil || !strings.Contains(err.Error(), "WithOffsetStoreInterval(-1s): expected 0 (store as it advances) or a positive duration") {
 		t.Errorf("WithOffsetStoreInterval(-1s): %v", err)

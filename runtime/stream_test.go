@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -647,4 +648,88 @@ func TestStreamConsumerSaysWhereItReads(t *testing.T) {
 	if strings.Contains(rec.text(), "declared start offset 2 ") {
 		t.Errorf("warned about a start within the stream:\n%s", rec.text())
 	}
+}
+
+// A plain stream consumer reads its stream over the stream protocol, on a
+// connection of its own that carries its name. With
+// WithStreamReadOverAMQP, or an offset store that does not read streams,
+// it reads it over AMQP, and opens no such connection.
+func TestStreamConsumerReadsOverTheStreamProtocol(t *testing.T) {
+	admin := testenv.BrokerAdmin(t)
+	for _, c := range []struct {
+		name    string
+		offsets OffsetDialer
+		opts    []ConsumerOption
+		want    int // stream-protocol connections of the consumer's name
+	}{
+		{"by default", nil, nil, 1},
+		{"WithStreamReadOverAMQP", nil, []ConsumerOption{WithStreamReadOverAMQP()}, 0},
+		{"an offset store without Read", dialWithoutRead, nil, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+			f := itemFact("item.added")
+			conn := b.dial(Config{StreamOffsets: c.offsets})
+			pub, _ := NewPublisher(conn, b.events())
+			mustPublish(t, pub, f, item{SKU: "a"})
+			var got skuLog
+			cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+				got.add(v.SKU)
+				return nil
+			})}, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := run(t, cons)
+			testenv.Eventually(t, "the fact handled", func() bool { return len(got.list()) == 1 })
+			// Its reading's connection carries the consumer's name.
+			n := streamConnections(t, admin, b.consumer(0).Name, "true")
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if n != c.want {
+				t.Fatalf("%d stream-protocol connections carry the consumer's name, want %d", n, c.want)
+			}
+		})
+	}
+}
+
+// vhostOf is the vhost of an AMQP URL, as rabbitmqctl names it.
+func vhostOf(t *testing.T, amqpURL string) string {
+	t.Helper()
+	u, err := url.Parse(amqpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := strings.TrimPrefix(u.Path, "/"); v != "" {
+		if v, err = url.PathUnescape(v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return "/"
+}
+
+// streamConnections applies do, an Erlang expression of P, to the
+// broker's end of each stream-protocol connection named name, and returns
+// how many there are. The broker lists stream connections apart from
+// AMQP's, without the pid that close_connection takes, and RabbitMQ 4
+// moved rabbitmqctl's list of them to another command.
+func streamConnections(t testing.TB, admin *testenv.Admin, name, do string) int {
+	t.Helper()
+	out := admin.Run(t, "eval", fmt.Sprintf(`length([%s || P <- pg_local:get_members(rabbit_stream_connections), `+
+		`lists:keyfind(<<%q>>, 3, proplists:get_value(client_properties, rabbit_stream_reader:info(P, [client_properties]))) =/= false]).`, do, name))
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("stream connections named %s: %q", name, out)
+	}
+	return n
+}
+
+// killStreamConnections kills the broker's end of each stream-protocol
+// connection named name, as a crash of its process or a dropped socket
+// would end it, and returns how many it killed.
+func killStreamConnections(t testing.TB, admin *testenv.Admin, name string) int {
+	t.Helper()
+	return streamConnections(t, admin, name, "exit(P, kill)")
 }

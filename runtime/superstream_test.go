@@ -683,7 +683,8 @@ func TestSuperStreamGroupHandlesAgainAFactItCouldNotSettle(t *testing.T) {
 
 // A consumer group is joined, and its partitions' offsets read, under the
 // consumer's name: a reader under an offset name of its own would join
-// the live group, so the option is refused.
+// the live group, so the option is refused. A group reads over the stream
+// protocol: reading over AMQP is refused too.
 func TestSuperStreamConsumerRefusesAnOffsetName(t *testing.T) {
 	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder})
 	b := newSuperStreamBroker(t, spec)
@@ -695,5 +696,9 @@ func TestSuperStreamConsumerRefusesAnOffsetName(t *testing.T) {
 	_, err := NewConsumer(conn, b.consumer(0), routes, WithOffsetName("group.rebuild"))
 	if err == nil || !strings.Contains(err.Error(), "WithOffsetName does not apply: the consumer reads super stream") {
 		t.Fatalf("WithOffsetName on a consumer group's member: %v", err)
+	}
+	_, err = NewConsumer(conn, b.consumer(0), routes, WithStreamReadOverAMQP())
+	if err == nil || !strings.Contains(err.Error(), "WithStreamReadOverAMQP does not apply: the consumer reads super stream") {
+		t.Fatalf("WithStreamReadOverAMQP on a consumer group's member: %v", err)
 	}
 }
