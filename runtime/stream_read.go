@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // A plain stream consumer whose offset store reads streams (a
@@ -30,17 +28,19 @@ import (
 //
 // Why: the broker sends a stream-protocol reader the stored chunks as
 // they are, where it turns each fact into a delivery for an AMQP reader.
-// Measured here (docs/BENCHMARKS.md), the broker spent about 19 µs of CPU
-// per fact on an AMQP reader of a stream and 3 to 5 on a stream-protocol
-// reader, on the same two cores as the consumer.
+// Measured here (docs/BENCHMARKS.md), the broker spent 20 to 31 µs of CPU
+// per fact on an AMQP reader of a stream and 2 to 8 on a stream-protocol
+// reader, on the same two cores as the consumer, which read a backlog 1.3
+// to 2.2 times as fast so; a lone fact arrives about 1 ms later
+// (WithStreamReadOverAMQP).
 
 // readKind reads a plain stream over the stream protocol and the
-// consumer's work queue over AMQP.
+// consumer's work queue over AMQP, as a consumer group's member reads its
+// partitions (groupKind), with one offset tracker.
 type readKind struct {
-	c    *Consumer
-	t    *offsetTracker
-	feed *groupFeed
-	cut  *subscriptionEnd
+	groupKind
+	t   *offsetTracker
+	cut *subscriptionEnd
 }
 
 // subscriptionEnd tells a delivery waiting for room in the feed that its
@@ -74,46 +74,19 @@ func (s *subscriptionEnd) current() <-chan struct{} {
 	return s.ended
 }
 
-func (k readKind) queues() []string { return []string{k.c.spec.Queue} }
-
-func (k readKind) source(_ *channelRun, feeds []<-chan amqp.Delivery) source[streamJob] {
-	return &groupSource{feed: k.feed, work: feeds[0]}
-}
-
 func (k readKind) work(r *channelRun, j streamJob) {
 	if !j.stream {
 		k.c.process(r.hctx, r.s, j.d)
 		return
 	}
-	if a, ok := j.d.Acknowledger.(partitionAck); ok {
-		if !a.t.begin(a.gen) {
-			// Its subscription ended: dropped unhandled, and read again
-			// by the next subscription from the stored offset.
-			return
-		}
-		defer a.t.finish()
-	}
-	if past, handled := k.t.take(j.offset); past || handled {
+	k.workStream(r, j, func() bool {
 		// Past a replay's bound (not delivered, see runRead), or settled
 		// by an earlier subscription and read again from the stored
 		// offset, which an unsettled fact before it held back.
-		return
-	}
-	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
-		// Another consumer's fact on the same stream.
-		_ = j.d.Ack(false)
-		return
-	}
-	if !k.c.processStream(r.hctx, r.s, j.d, nil) {
-		groupKind{c: k.c, feed: k.feed}.again(j)
-	}
+		past, handled := k.t.take(j.offset)
+		return past || handled
+	})
 }
-
-func (k readKind) giveBack(j streamJob, why string) {
-	groupKind{c: k.c, feed: k.feed}.giveBack(j, why)
-}
-
-func (readKind) traits() traits { return traits{queueNoun: "work queue", finishesOnLoss: true} }
 
 // position is where a subscription starts: after the stored offset,
 // once the facts of the subscription before are settled or dropped, or

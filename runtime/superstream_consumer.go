@@ -85,16 +85,27 @@ func (k groupKind) work(r *channelRun, j streamJob) {
 		k.c.process(r.hctx, r.s, j.d)
 		return
 	}
+	k.workStream(r, j, nil)
+}
+
+// workStream handles a fact read over the stream protocol: dropped when
+// its subscription has ended, passed over when skip (if set) says so,
+// acked unhandled when the consumer has no route for it, and handed back
+// to be handled again when it could not be settled.
+func (k groupKind) workStream(r *channelRun, j streamJob, skip func() bool) {
 	if a, ok := j.d.Acknowledger.(partitionAck); ok {
 		if !a.t.begin(a.gen) {
 			// Its subscription ended: dropped unhandled, and read again
-			// from the stored offset by the partition's next reader.
+			// from the stored offset by the stream's next reader.
 			return
 		}
 		defer a.t.finish()
 	}
+	if skip != nil && skip() {
+		return
+	}
 	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
-		// Another consumer's fact on the same super stream.
+		// Another consumer's fact on the same stream.
 		_ = j.d.Ack(false)
 		return
 	}
