@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL, for --dsn postgres://...
 	"github.com/urfave/cli/v2"
 	_ "modernc.org/sqlite" // SQLite, for --dsn sqlite:PATH
@@ -35,7 +36,8 @@ func outboxCommand() *cli.Command {
 			UsageText: "warren outbox " + name + " --dsn DSN --reason TEXT (--all | ID ...)",
 			Description: fmt.Sprintf(`%s the rows the relay marked failed after its last attempt, named by id
 or all of them with --all. The reason is kept in each row's note. Rows that
-are not failed are left alone; the count of rows changed is printed.
+are not failed are left alone; the count of rows changed is printed, and an
+id named that is not a failed row is named on stderr, with exit status 1.
 
 Example:
    warren outbox %s --dsn "$DATABASE_URL" --reason "queue limit raised" --all`, verb, name),
@@ -228,6 +230,9 @@ func runOutboxCancel(c *cli.Context) error {
 	if len(ids) == 0 {
 		return usageError(c, "expected the ids of scheduled facts (warren outbox scheduled lists them)")
 	}
+	if err := checkIDs(ids, "scheduled facts", "scheduled"); err != nil {
+		return usageError(c, "%s", err)
+	}
 	ob, db, closeDB, err := openOutbox(c)
 	if err != nil {
 		return err
@@ -293,6 +298,9 @@ func runOutboxResolve(c *cli.Context, op string) error {
 	if c.Bool("all") == (len(ids) > 0) {
 		return usageError(c, "expected --all or the ids of failed rows, not both or neither")
 	}
+	if err := checkIDs(ids, "failed rows", "failed"); err != nil {
+		return usageError(c, "%s", err)
+	}
 	ob, db, closeDB, err := openOutbox(c)
 	if err != nil {
 		return err
@@ -302,12 +310,45 @@ func runOutboxResolve(c *cli.Context, op string) error {
 	if op == "discard" {
 		do = ob.Discard
 	}
-	n, err := do(c.Context, db, c.String("reason"), ids...)
-	if err != nil {
-		return outboxError(c, err)
-	}
 	past := map[string]string{"retry": "retried", "discard": "discarded"}[op]
-	fmt.Fprintf(c.App.Writer, "%s %d failed rows of %s\n", past, n, ob.Table())
+	if len(ids) == 0 {
+		n, err := do(c.Context, db, c.String("reason"))
+		if err != nil {
+			return outboxError(c, err)
+		}
+		fmt.Fprintf(c.App.Writer, "%s %d failed rows of %s\n", past, n, ob.Table())
+		return nil
+	}
+	// One call per id, so that the count can name the ids left alone, as
+	// cancel does: an id that is not a failed row is a mistake to tell.
+	var done int64
+	var missed []string
+	for _, id := range ids {
+		n, err := do(c.Context, db, c.String("reason"), id)
+		if err != nil {
+			return outboxError(c, err)
+		}
+		if n == 0 {
+			missed = append(missed, id)
+		}
+		done += n
+	}
+	fmt.Fprintf(c.App.Writer, "%s %d failed rows of %s\n", past, done, ob.Table())
+	if len(missed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "warren outbox %s: not failed rows (unknown, not failed, or already retried or discarded; warren outbox failed lists them): %s\n", op, strings.Join(missed, ", "))
+		return errReported
+	}
+	return nil
+}
+
+// checkIDs refuses an id that is not a UUID before the database does, in
+// its own words (an SQLSTATE): the outbox's ids are UUIDs.
+func checkIDs(ids []string, what, lister string) error {
+	for _, id := range ids {
+		if _, err := uuid.Parse(id); err != nil {
+			return fmt.Errorf("%q is not an id of %s: expected a UUID, as warren outbox %s lists them", id, what, lister)
+		}
+	}
 	return nil
 }
 

@@ -66,6 +66,9 @@ func TestOutboxStatusRetryDiscard(t *testing.T) {
 	if code, _, errOut := run(t, "outbox", "retry", "--dsn", dsn, "--reason", "limit raised"); code != 2 || !strings.Contains(errOut, "expected --all or the ids") {
 		t.Errorf("retry with neither --all nor ids = %d, %q; want a usage error", code, errOut)
 	}
+	if code, _, errOut := run(t, "outbox", "retry", "--dsn", dsn, "--reason", "limit raised", "row-7"); code != 2 || !strings.Contains(errOut, `"row-7" is not an id of failed rows: expected a UUID`) {
+		t.Errorf("retry of an id that is no UUID = %d, %q; want a usage error naming it", code, errOut)
+	}
 	if code, _, errOut := run(t, "outbox", "retry", "--dsn", dsn, "--all"); code != 2 || !strings.Contains(errOut, "reason") {
 		t.Errorf("retry without --reason = %d, %q; want a usage error", code, errOut)
 	}
@@ -75,8 +78,10 @@ func TestOutboxStatusRetryDiscard(t *testing.T) {
 	if code, out, _ := run(t, "outbox", "status", "--dsn", dsn); code != 0 || !regexp.MustCompile(`warren_outbox\s+3\s+1\s+\d+s\s+0\s+0\s+0`).MatchString(out) {
 		t.Errorf("status after retry = %d, %q; want 3 pending, none failed", code, out)
 	}
-	if code, out, _ := run(t, "outbox", "discard", "--dsn", dsn, "--reason", "not failed", ids[0]); code != 0 || out != "discarded 0 failed rows of warren_outbox\n" {
-		t.Errorf("discard of a pending row = %d, %q; want it left alone", code, out)
+	// An id that is not a failed row is left alone, and named: exit 1.
+	if code, out, errOut := run(t, "outbox", "discard", "--dsn", dsn, "--reason", "not failed", ids[0]); code != 1 || out != "discarded 0 failed rows of warren_outbox\n" ||
+		!strings.Contains(errOut, "warren outbox discard: not failed rows") || !strings.Contains(errOut, ids[0]) {
+		t.Errorf("discard of a pending row = %d, %q, %q; want it left alone and named", code, out, errOut)
 	}
 }
 
@@ -131,6 +136,9 @@ func TestOutboxScheduledAndCancel(t *testing.T) {
 	}
 	if code, out, _ := run(t, "outbox", "scheduled", "--dsn", dsn, "--routing-key", "parcel.expired"); code != 0 || strings.Contains(out, soon) || !strings.Contains(out, late) {
 		t.Errorf("scheduled --routing-key parcel.expired = %d, %q; want the expiry alone", code, out)
+	}
+	if code, _, errOut := run(t, "outbox", "cancel", "--dsn", dsn, "tomorrow"); code != 2 || !strings.Contains(errOut, `"tomorrow" is not an id of scheduled facts: expected a UUID`) {
+		t.Errorf("cancel of an id that is no UUID = %d, %q; want a usage error naming it", code, errOut)
 	}
 	if code, _, errOut := run(t, "outbox", "cancel", "--dsn", dsn); code != 2 || !strings.Contains(errOut, "expected the ids") {
 		t.Errorf("cancel without ids = %d, %q; want a usage error", code, errOut)
