@@ -109,15 +109,7 @@ func quoted(names []string) string {
 
 // fillLag puts l's figures in row.
 func fillLag(row *streamLag, l streamoffset.Lag) {
-	if l.HasTail {
-		row.Tail = &l.Tail
-	}
-	if l.HasStored {
-		row.Stored = &l.Stored
-	}
-	if n, ok := l.Offsets(); ok {
-		row.Lag = &n
-	}
+	row.Tail, row.Stored, row.Lag = l.Figures()
 	if l.HasUntil {
 		row.Until = &l.Until
 		if n, ok := l.Remaining(); ok {

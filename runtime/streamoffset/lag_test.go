@@ -2,6 +2,7 @@ package streamoffset_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -65,5 +66,29 @@ func TestLagOfChunksOfManyFacts(t *testing.T) {
 	}
 	if _, ok := l.Offsets(); ok {
 		t.Fatalf("lag known with nothing stored: %+v", l)
+	}
+}
+
+// A lag's figures are nil where they are not known, as a report's nulls.
+func TestLagFigures(t *testing.T) {
+	show := func(p *int64) string {
+		if p == nil {
+			return "null"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, c := range []struct {
+		lag  streamoffset.Lag
+		want string
+	}{
+		{streamoffset.Lag{}, "null null 0"},
+		{streamoffset.Lag{Tail: 9, HasTail: true}, "9 null null"},
+		{streamoffset.Lag{Tail: 9, HasTail: true, Stored: 4, HasStored: true}, "9 4 5"},
+		{streamoffset.Lag{Tail: 3, HasTail: true, Stored: 4, HasStored: true}, "3 4 0"},
+	} {
+		tail, stored, lag := c.lag.Figures()
+		if got := show(tail) + " " + show(stored) + " " + show(lag); got != c.want {
+			t.Errorf("%+v: figures %s, want %s", c.lag, got, c.want)
+		}
 	}
 }

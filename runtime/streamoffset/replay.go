@@ -73,6 +73,22 @@ func (l Lag) Offsets() (n int64, ok bool) {
 	return max(l.Tail-l.Stored, 0), true
 }
 
+// Figures are l's tail, stored offset and lag ([Lag.Offsets]) as a
+// report shows them: each nil when not known (no fact in the stream,
+// nothing stored, a lag that cannot be told), as JSON's null.
+func (l Lag) Figures() (tail, stored, lag *int64) {
+	if l.HasTail {
+		tail = &l.Tail
+	}
+	if l.HasStored {
+		stored = &l.Stored
+	}
+	if n, ok := l.Offsets(); ok {
+		lag = &n
+	}
+	return tail, stored, lag
+}
+
 // ErrNoStream is matched by a lag's error when its stream (or partition)
 // does not exist on the broker: the topology is not declared.
 var ErrNoStream = errors.New("the stream does not exist")

@@ -90,15 +90,7 @@ func streamFigOf(l streamoffset.LagResult) streamFig {
 		f.Error = secret.Text(l.Err.Error())
 		return f
 	}
-	if l.HasTail {
-		f.Tail = &l.Tail
-	}
-	if l.HasStored {
-		f.Stored = &l.Stored
-	}
-	if n, ok := l.Offsets(); ok {
-		f.Lag = &n
-	}
+	f.Tail, f.Stored, f.Lag = l.Figures()
 	return f
 }
 
