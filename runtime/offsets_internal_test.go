@@ -68,7 +68,7 @@ func (s testGroupStore) Join(ctx context.Context, g ConsumerGroup) (GroupMember,
 }
 
 func (s testGroupStore) Read(ctx context.Context, r StreamRead) (StreamReading, error) {
-	return s.Store.Read(ctx, streamproto.Reading{
+	rd, err := s.Store.Read(ctx, streamproto.Reading{
 		Stream: r.Stream,
 		Name:   r.Consumer,
 		Position: func() (streamproto.Position, error) {
@@ -78,6 +78,13 @@ func (s testGroupStore) Read(ctx context.Context, r StreamRead) (StreamReading, 
 		Deliver: func(m streamproto.Message) { r.Deliver(StreamMessage(m)) },
 		Lost:    r.Lost,
 	})
+	if errors.Is(err, streamproto.ErrOtherNodes) {
+		return nil, fmt.Errorf("%w: %w", ErrStreamOnOtherNodes, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rd, nil
 }
 
 func (s testGroupStore) Writer(ctx context.Context, stream string) (StreamWriter, error) {

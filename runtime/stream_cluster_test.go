@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -254,5 +255,65 @@ func TestClusterStreamGroupNodeStops(t *testing.T) {
 			}
 			last = n
 		}
+	}
+}
+
+// A stream consumer given one node's URL of the cluster cannot read a
+// replicated stream over the stream protocol (the client sends a reader
+// to a replica, which that one address does not reach): it says so and
+// reads the stream over AMQP through that node. It stops no node.
+func TestClusterStreamConsumerWithOneNodeReadsOverAMQP(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("items-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour}},
+		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}}},
+	}
+	spec.Consumers[0].Stream = spec.Streams[0].Name
+	b, c, _ := newClusterStreamBroker(t, spec)
+	node := c.Nodes[1]
+	rec := &logRecorder{}
+	conn := b.dial(Config{URLs: []string{node.URL}, StreamPort: c.StreamPortsFrom(node.Name)[0], Logger: slog.New(rec)})
+	pub, _ := NewPublisher(conn, b.events())
+	fact := itemFact("item.added")
+	for n := range 3 {
+		mustPublish(t, pub, fact, item{SKU: "s", N: n})
+	}
+	var got skuLog
+	cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
+		got.add(fmt.Sprint(v.N))
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, cons)
+	testenv.Eventually(t, "the 3 facts handled", func() bool { return len(got.list()) == 3 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if said := rec.values("reading the stream over AMQP: the stream protocol reaches one node, and the stream's replicas are on others; give every node's URL to read it over the stream protocol", "stream"); len(said) != 1 {
+		t.Fatalf("the fallback to AMQP was logged %d times, want once", len(said))
+	}
+}
+
+// A consumer group given one node's URL of the cluster cannot read its
+// replicated partitions (a group reads only over the stream protocol):
+// Run fails at once and says to give every node's URL, where it used to
+// wait for good. It stops no node.
+func TestClusterStreamGroupWithOneNodeFails(t *testing.T) {
+	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder})
+	b, c, _ := newClusterStreamBroker(t, spec)
+	node := c.Nodes[1]
+	conn := b.dial(Config{URLs: []string{node.URL}, StreamPort: c.StreamPortsFrom(node.Name)[0]})
+	cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(orderedFact(), func(context.Context, Delivery, item) error { return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = cons.Run(ctx)
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), "replicas on other nodes") || !strings.Contains(err.Error(), "give every node's address") {
+		t.Fatalf("Run of a group with one node's URL: %v; want an error saying to give every node's address", err)
 	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -171,6 +172,11 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 				c.log.Info("lost the stream's subscription; subscribing again", "stream", c.spec.Stream, "in_hand", busy)
 			},
 		})
+		if errors.Is(err, ErrStreamOnOtherNodes) {
+			c.log.Info("reading the stream over AMQP: the stream protocol reaches one node, and the stream's replicas are on others; give every node's URL to read it over the stream protocol", "stream", c.spec.Stream)
+			_ = store.Close()
+			return overAMQP(ctx)
+		}
 		if err != nil {
 			return fmt.Errorf("consumer %q: %w", c.spec.Name, c.conn.redact(err))
 		}

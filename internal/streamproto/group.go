@@ -111,6 +111,9 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.oneNodeGroup(ctx, env, g.SuperStream); err != nil {
+		return nil, fmt.Errorf("join the consumer group %q of super stream %q: %w", g.Consumer, g.SuperStream, err)
+	}
 	update := func(partition string, active bool) stream.OffsetSpecification {
 		if !active {
 			g.Deactivated(partition)
@@ -357,4 +360,27 @@ func convert(partition string, offset int64, m *samqp.Message) Message {
 		}
 	}
 	return out
+}
+
+// oneNodeGroup refuses, when the Store reaches one address only, a super
+// stream with a replicated partition: the client would send the
+// partition's reader to a replica that address does not reach, and try
+// again for good ([ErrOtherNodes]). A group has no other way to read.
+func (s *Store) oneNodeGroup(ctx context.Context, env *stream.Environment, superStream string) error {
+	s.mu.Lock()
+	one := s.opts.AddressResolver != nil
+	s.mu.Unlock()
+	if !one {
+		return nil
+	}
+	partitions, err := call(ctx, func() ([]string, error) { return env.QueryPartitions(superStream) })
+	if err != nil {
+		return fmt.Errorf("its partitions: %w", err)
+	}
+	for _, p := range partitions {
+		if err := s.oneNode(ctx, p); err != nil {
+			return fmt.Errorf("%w: give every node's address", err)
+		}
+	}
+	return nil
 }

@@ -55,6 +55,9 @@ type Reader struct {
 // Read subscribes to r.Stream from r.Position and delivers its messages
 // until the returned Reader is closed.
 func (s *Store) Read(ctx context.Context, r Reading) (*Reader, error) {
+	if err := s.oneNode(ctx, r.Stream); err != nil {
+		return nil, err
+	}
 	rd := &Reader{s: s, r: r, closing: make(chan struct{}), done: make(chan struct{})}
 	closed, err := rd.subscribe(ctx)
 	if err != nil {
@@ -197,3 +200,40 @@ func (rd *Reader) end() error {
 // ErrClosePending is returned by [Reader.Close] when a subscription was
 // still in flight after [CloseWait]: it is closed once made.
 var ErrClosePending = errors.New("a subscription is still in flight: it is closed once made")
+
+// ErrOtherNodes is matched by [Store.Read]'s error when the Store was
+// opened with one node's address and the stream has replicas: the client
+// sends a reader to one of the stream's replicas at random, and, with
+// every connection going to the one address, tries again for good while
+// it lands elsewhere. Open the Store with every node's address
+// ([Endpoint.Cluster]) to read it.
+var ErrOtherNodes = errors.New("the stream has replicas on other nodes, and the stream protocol was given one node's address")
+
+// oneNode refuses, when the Store reaches one address only, a stream
+// with replicas (see [ErrOtherNodes]).
+func (s *Store) oneNode(ctx context.Context, streamName string) error {
+	s.mu.Lock()
+	one := s.opts.AddressResolver != nil
+	s.mu.Unlock()
+	if !one {
+		return nil
+	}
+	env, err := s.environment(ctx)
+	if err != nil {
+		return err
+	}
+	md, err := call(ctx, func() (*stream.StreamMetadata, error) { return env.StreamMetaData(streamName) })
+	if err != nil {
+		return fmt.Errorf("read stream %q: its members: %w", streamName, err)
+	}
+	replicas := 0
+	for _, r := range md.Replicas {
+		if r != nil {
+			replicas++
+		}
+	}
+	if replicas > 0 {
+		return fmt.Errorf("read stream %q: %w (%d replicas besides its leader)", streamName, ErrOtherNodes, replicas)
+	}
+	return nil
+}

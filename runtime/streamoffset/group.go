@@ -2,6 +2,8 @@ package streamoffset
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/warrenbus/warren/internal/streamproto"
 	"github.com/warrenbus/warren/runtime"
@@ -24,7 +26,7 @@ func (s store) Join(ctx context.Context, g runtime.ConsumerGroup) (runtime.Group
 
 // Read reads a plain stream.
 func (s store) Read(ctx context.Context, r runtime.StreamRead) (runtime.StreamReading, error) {
-	return s.Store.Read(ctx, streamproto.Reading{
+	rd, err := s.Store.Read(ctx, streamproto.Reading{
 		Stream: r.Stream,
 		Name:   r.Consumer,
 		Position: func() (streamproto.Position, error) {
@@ -34,4 +36,11 @@ func (s store) Read(ctx context.Context, r runtime.StreamRead) (runtime.StreamRe
 		Deliver: func(m streamproto.Message) { r.Deliver(runtime.StreamMessage(m)) },
 		Lost:    r.Lost,
 	})
+	if errors.Is(err, streamproto.ErrOtherNodes) {
+		return nil, fmt.Errorf("%w: %w", runtime.ErrStreamOnOtherNodes, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rd, nil
 }
