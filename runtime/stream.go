@@ -12,7 +12,9 @@ import (
 )
 
 // A stream consumer (topology.Consumer.Stream) reads a stream and its own
-// work queue on one channel, as two feeds of the one engine:
+// work queue, as two feeds of the one engine: the stream over the stream
+// protocol (stream_read.go) or, with WithStreamReadOverAMQP or an offset
+// store that does not read streams, both on one AMQP channel (this file):
 //
 //   - The stream is consumed over AMQP from the consumer's stored offset
 //     plus one, or, the first time, from its declared start. Each fact is

@@ -62,6 +62,9 @@ func (s *subscriptionEnd) begin() {
 func (s *subscriptionEnd) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended == nil {
+		return // no subscription begun
+	}
 	select {
 	case <-s.ended:
 	default:
