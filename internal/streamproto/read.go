@@ -142,9 +142,9 @@ func (rd *Reader) resubscribe(closed stream.ChannelClose) {
 			case <-time.After(wait):
 			}
 			rd.s.preferAnswering()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			next, err := rd.subscribe(ctx)
-			cancel()
+			// No deadline: an abandoned subscription would read on,
+			// unseen, until the Store closes.
+			next, err := rd.subscribe(context.Background())
 			if err == nil {
 				closed = next
 				break
