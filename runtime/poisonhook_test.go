@@ -71,7 +71,8 @@ func TestPoisonHookHearsOfEveryPoisonedFact(t *testing.T) {
 	}
 }
 
-// A responder has no poison queue, so it refuses the hook.
+// A responder has no poison queue, so it refuses the hook; it reads no
+// stream, so it refuses a stream's reading.
 func TestResponderRefusesThePoisonHook(t *testing.T) {
 	_, _, responder := kindsTopology(t)
 	conn, err := Dial(context.Background(), Config{URLs: []string{testenv.AMQPURL(t)}, Logger: testLogger(t)})
@@ -83,5 +84,11 @@ func TestResponderRefusesThePoisonHook(t *testing.T) {
 		WithPoisonHook(func(PoisonEvent) {}))
 	if err == nil || !strings.Contains(err.Error(), "WithPoisonHook does not apply: a responder has no poison queue") {
 		t.Errorf("NewResponder with a poison hook: %v", err)
+	}
+	// Nor does it read a stream.
+	_, err = NewResponder(conn, responder, []Answer{Respond(quoteRequest("pricing.quote"), func(context.Context, Delivery, quote) (quoteReply, error) { return quoteReply{}, nil })},
+		WithStreamReadOverAMQP())
+	if err == nil || !strings.Contains(err.Error(), "WithStreamReadOverAMQP does not apply: a responder reads a queue, not a stream") {
+		t.Errorf("NewResponder reading a stream over AMQP: %v", err)
 	}
 }

@@ -149,6 +149,7 @@ var responderRefuses = map[optionSet]string{
 	optPoisonHook:      "a responder has no poison queue: a failed request is answered with the error",
 	optOffsetName:      "a responder reads a queue, not a stream",
 	optOffsetEvery:     "a responder reads a queue, not a stream",
+	optReadOverAMQP:    "a responder reads a queue, not a stream",
 }
 
 // NewResponder returns a responder for spec (one of a topology's
