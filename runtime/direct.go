@@ -91,6 +91,10 @@ type directWriters struct {
 	// directly ("" for through the exchange): the topology never changes
 	// under a Conn.
 	streams sync.Map
+	// viaExchange holds the direct streams whose writer cannot be reached
+	// (ErrStreamOnOtherNodes): their facts go through the exchange, which
+	// binds them to the stream too.
+	viaExchange sync.Map
 }
 
 // directStream returns the stream a fact of key published now goes to
@@ -129,7 +133,7 @@ var errNoWriter = errors.New("the offset store does not write into streams; use 
 func (p *Publisher) writer(ctx context.Context, stream string) (StreamWriter, error) {
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		w, err := p.openWriter(ctx, stream)
-		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrStreamRefused) || errors.Is(err, errNoWriter) || errors.Is(err, ErrNoOffsetStore) {
+		if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrStreamRefused) || errors.Is(err, ErrStreamOnOtherNodes) || errors.Is(err, errNoWriter) || errors.Is(err, ErrNoOffsetStore) {
 			return w, err
 		}
 		p.conn.log.Debug("stream writer not open; trying again", "stream", stream, "err", p.conn.redact(err))

@@ -367,12 +367,14 @@ type StreamReader interface {
 	Read(ctx context.Context, r StreamRead) (StreamReading, error)
 }
 
-// ErrStreamOnOtherNodes is matched by a [StreamReader]'s Read error when
-// it cannot reach the stream's members: its store was given one node's
-// address ([Config.URLs] names one node) and the stream has replicas on
-// other nodes, where the stream protocol sends a reader. The consumer
-// then reads the stream over AMQP, through the node it reaches, and says
-// so; give every node's URL to read it over the stream protocol.
+// ErrStreamOnOtherNodes is matched by a [StreamReader]'s Read error, and a
+// [StreamWriterStore]'s Writer error, when the store cannot reach the
+// stream's members: it was given one node's address ([Config.URLs] names
+// one node) and the stream has replicas on other nodes, where the stream
+// protocol sends a reader (and a writer to the leader). The consumer then
+// reads the stream over AMQP, and the publisher publishes its facts
+// through the events exchange, through the node they reach, and each says
+// so; give every node's URL to use the stream protocol.
 var ErrStreamOnOtherNodes = errors.New("the stream has replicas on other nodes than the one the stream protocol was given")
 
 // StreamRead is a consumer's reading of a plain stream: where each of its

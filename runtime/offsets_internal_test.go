@@ -92,6 +92,9 @@ func (s testGroupStore) Writer(ctx context.Context, stream string) (StreamWriter
 	if errors.Is(err, streamproto.ErrWriterRefused) {
 		return nil, fmt.Errorf("%w: %w", ErrStreamRefused, err)
 	}
+	if errors.Is(err, streamproto.ErrOtherNodes) {
+		return nil, fmt.Errorf("%w: %w", ErrStreamOnOtherNodes, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -190,9 +190,19 @@ func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, dst destinati
 // directly, without waiting for its confirm.
 func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, dst destination) (inFlight, error) {
 	if dst.stream != "" {
-		// Over the stream protocol's connection: the AMQP one is not
-		// needed, nor waited for.
-		return p.writeDirect(ctx, msg, dst)
+		if _, via := p.direct.viaExchange.Load(dst.stream); !via {
+			// Over the stream protocol's connection: the AMQP one is not
+			// needed, nor waited for.
+			f, err := p.writeDirect(ctx, msg, dst)
+			if !errors.Is(err, ErrStreamOnOtherNodes) {
+				return f, err
+			}
+			if _, told := p.direct.viaExchange.LoadOrStore(dst.stream, true); !told {
+				p.conn.log.Info("publishing through the exchange: the stream protocol reaches one node, and the stream's leader and replicas are on several; give every node's URL to write into it directly", "stream", dst.stream)
+			}
+		}
+		// The exchange binds the stream's facts to it as well.
+		dst.stream = ""
 	}
 	cc, err := p.lane.channel(ctx)
 	if errors.Is(err, ErrClosed) && p.closed.Load() {

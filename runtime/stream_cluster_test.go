@@ -317,3 +317,54 @@ func TestClusterStreamGroupWithOneNodeFails(t *testing.T) {
 		t.Fatalf("Run of a group with one node's URL: %v; want an error saying to give every node's address", err)
 	}
 }
+
+// A direct stream's publisher given one node's URL of the cluster, a node
+// that does not lead the stream, cannot write into it over the stream
+// protocol (the client sends a writer to the leader, which that address
+// does not reach): it says so and publishes through the exchange, which
+// binds the facts to the stream too; each is confirmed and read. It used
+// to wait until the publish's context ended. It stops no node.
+func TestClusterDirectStreamWithOneNode(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("items-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+		Consumers: []topology.ConsumerSpec{{Name: testenv.Name("reader"), Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}}},
+	}
+	spec.Consumers[0].Stream = spec.Streams[0].Name
+	b, c, streams := newClusterStreamBroker(t, spec)
+	leader := c.Queue(t, streams[0], "").Leader
+	var node testenv.ClusterNode
+	for _, n := range c.Nodes {
+		if n.Name != leader {
+			node = n
+			break
+		}
+	}
+	rec := &logRecorder{}
+	conn := b.dial(Config{URLs: []string{node.URL}, StreamPort: c.StreamPortsFrom(node.Name)[0], Logger: slog.New(rec)})
+	pub, _ := NewPublisher(conn, b.events())
+	fact := itemFact("item.added")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for n := range 3 {
+		if _, err := pub.Publish(ctx, fact, item{SKU: "s", N: n}); err != nil {
+			t.Fatalf("publish %d through %s (the stream's leader is %s): %v", n, node.Name, leader, err)
+		}
+	}
+	if said := rec.values("publishing through the exchange: the stream protocol reaches one node, and the stream's leader and replicas are on several; give every node's URL to write into it directly", "stream"); len(said) != 1 {
+		t.Fatalf("the publish through the exchange was logged %d times, want once", len(said))
+	}
+	var got skuLog
+	cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
+		got.add(fmt.Sprint(v.N))
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, cons)
+	testenv.Eventually(t, "the 3 facts read from the stream", func() bool { return len(got.list()) == 3 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}

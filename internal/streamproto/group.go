@@ -379,7 +379,7 @@ func (s *Store) oneNodeGroup(ctx context.Context, env *stream.Environment, super
 	}
 	for _, p := range partitions {
 		if err := s.oneNode(ctx, p); err != nil {
-			return fmt.Errorf("%w: give every node's address", err)
+			return fmt.Errorf("partition %q: %w: give every node's address", p, err)
 		}
 	}
 	return nil

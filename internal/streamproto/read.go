@@ -56,7 +56,7 @@ type Reader struct {
 // until the returned Reader is closed.
 func (s *Store) Read(ctx context.Context, r Reading) (*Reader, error) {
 	if err := s.oneNode(ctx, r.Stream); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read stream %q: %w", r.Stream, err)
 	}
 	rd := &Reader{s: s, r: r, closing: make(chan struct{}), done: make(chan struct{})}
 	closed, err := rd.subscribe(ctx)
@@ -201,16 +201,19 @@ func (rd *Reader) end() error {
 // still in flight after [CloseWait]: it is closed once made.
 var ErrClosePending = errors.New("a subscription is still in flight: it is closed once made")
 
-// ErrOtherNodes is matched by [Store.Read]'s error when the Store was
-// opened with one node's address and the stream has replicas: the client
-// sends a reader to one of the stream's replicas at random, and, with
-// every connection going to the one address, tries again for good while
-// it lands elsewhere. Open the Store with every node's address
-// ([Endpoint.Cluster]) to read it.
+// ErrOtherNodes is matched by [Store.Read]'s and [Store.Writer]'s error
+// when the Store was opened with one node's address and the stream has
+// replicas: the client sends a reader to one of the stream's replicas at
+// random, and a writer to its leader, and, with every connection going to
+// the one address, tries again for good while it lands elsewhere. Open
+// the Store with every node's address ([Endpoint.Cluster]) to read or
+// write it.
 var ErrOtherNodes = errors.New("the stream has replicas on other nodes, and the stream protocol was given one node's address")
 
 // oneNode refuses, when the Store reaches one address only, a stream
-// with replicas (see [ErrOtherNodes]).
+// with replicas (see [ErrOtherNodes]). (When that address is the
+// leader's, a writer would have found it: it is refused all the same,
+// since nothing tells which node the address is.)
 func (s *Store) oneNode(ctx context.Context, streamName string) error {
 	s.mu.Lock()
 	one := s.opts.AddressResolver != nil
@@ -224,7 +227,7 @@ func (s *Store) oneNode(ctx context.Context, streamName string) error {
 	}
 	md, err := call(ctx, func() (*stream.StreamMetadata, error) { return env.StreamMetaData(streamName) })
 	if err != nil {
-		return fmt.Errorf("read stream %q: its members: %w", streamName, err)
+		return fmt.Errorf("its members: %w", err)
 	}
 	replicas := 0
 	for _, r := range md.Replicas {
@@ -233,7 +236,7 @@ func (s *Store) oneNode(ctx context.Context, streamName string) error {
 		}
 	}
 	if replicas > 0 {
-		return fmt.Errorf("read stream %q: %w (%d replicas besides its leader)", streamName, ErrOtherNodes, replicas)
+		return fmt.Errorf("%w (%d replicas besides its leader)", ErrOtherNodes, replicas)
 	}
 	return nil
 }

@@ -74,6 +74,12 @@ func (s *Store) Writer(ctx context.Context, streamName string) (*Writer, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.oneNode(ctx, streamName); err != nil {
+		if refused(err) {
+			err = fmt.Errorf("%w: %w", ErrWriterRefused, err)
+		}
+		return nil, fmt.Errorf("write into stream %q: %w", streamName, err)
+	}
 	p, err := call(ctx, func() (*stream.Producer, error) {
 		return env.NewProducer(streamName, stream.NewProducerOptions().SetClientProvidedName("warren-writer"))
 	})

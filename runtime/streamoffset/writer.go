@@ -15,6 +15,9 @@ func (s store) Writer(ctx context.Context, stream string) (runtime.StreamWriter,
 	if errors.Is(err, streamproto.ErrWriterRefused) {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrStreamRefused, err)
 	}
+	if errors.Is(err, streamproto.ErrOtherNodes) {
+		return nil, fmt.Errorf("%w: %w", runtime.ErrStreamOnOtherNodes, err)
+	}
 	if err != nil {
 		return nil, err
 	}
