@@ -230,6 +230,9 @@ func testDisruptiveStreamConsumerConnectionCut(t *testing.T, offsets OffsetDiale
 			testenv.Eventually(t, "the stream reading's loss noticed", func() bool {
 				return len(rec.values("lost the stream's subscription; subscribing again", "stream")) > lostReading
 			})
+			if whys := rec.values("lost the stream's subscription; subscribing again", "err"); !strings.Contains(whys[len(whys)-1], "the subscription to stream") {
+				t.Fatalf("the stream reading's loss was logged with err %q, want why it ended", whys[len(whys)-1])
+			}
 		}
 		testenv.Eventually(t, "the connection's loss noticed", func() bool {
 			return len(rec.values("broker connection lost; reconnecting", "url")) > lost

@@ -394,8 +394,11 @@ type StreamRead struct {
 	// closed (its connection dropped, its node went down). No Deliver of
 	// it starts after; one under way may still be, and should return
 	// soon after Lost. Each has returned before the next subscription's
-	// Position.
-	Lost func()
+	// Position. err says why it ended.
+	Lost func(err error)
+	// Retrying is called with each failed try to subscribe again after a
+	// loss; the next try follows after a pause (100 ms, growing to 5 s).
+	Retrying func(err error)
 }
 
 // StreamReading is an open [StreamRead].

@@ -75,8 +75,9 @@ func (s testGroupStore) Read(ctx context.Context, r StreamRead) (StreamReading, 
 			p, err := r.Position()
 			return streamproto.Position(p), err
 		},
-		Deliver: func(m streamproto.Message) { r.Deliver(StreamMessage(m)) },
-		Lost:    r.Lost,
+		Deliver:  func(m streamproto.Message) { r.Deliver(StreamMessage(m)) },
+		Lost:     r.Lost,
+		Retrying: r.Retrying,
 	})
 	if errors.Is(err, streamproto.ErrOtherNodes) {
 		return nil, fmt.Errorf("%w: %w", ErrStreamOnOtherNodes, err)

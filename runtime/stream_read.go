@@ -169,10 +169,15 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 					// Read again by the next subscription.
 				}
 			},
-			Lost: func() {
+			Lost: func(err error) {
 				k.cut.end()
 				busy := t.subscriptionLost()
-				c.log.Info("lost the stream's subscription; subscribing again", "stream", c.spec.Stream, "in_hand", busy)
+				c.log.Info("lost the stream's subscription; subscribing again", "stream", c.spec.Stream, "in_hand", busy, "err", c.conn.redact(err))
+				c.noteError(err)
+			},
+			Retrying: func(err error) {
+				c.log.Warn("could not subscribe to the stream again; trying again", "stream", c.spec.Stream, "err", c.conn.redact(err))
+				c.noteError(err)
 			},
 		})
 		if errors.Is(err, ErrStreamOnOtherNodes) {
@@ -227,4 +232,11 @@ func (k readKind) leftUnsettled() {
 		}
 		k.c.count(Returned, j.d.RoutingKey)
 	}
+}
+
+// noteError keeps err as the consumer's last error, for Health.
+func (c *core) noteError(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last.set(err)
 }

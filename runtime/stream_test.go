@@ -733,3 +733,46 @@ func killStreamConnections(t testing.TB, admin *testenv.Admin, name string) int 
 	t.Helper()
 	return streamConnections(t, admin, name, "exit(P, kill)")
 }
+
+// A stream deleted under a consumer reading it over the stream protocol
+// ends its subscription: the consumer says why, tries to subscribe again,
+// warns at each failed try, and shows the failure in its Health; it
+// stops when asked.
+func TestStreamConsumerSaysItCannotSubscribeAgain(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "orphan", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	f := itemFact("item.added")
+	rec := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(rec)})
+	pub, _ := NewPublisher(conn, b.events())
+	mustPublish(t, pub, f, item{SKU: "a"})
+	var got skuLog
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "the fact handled", func() bool { return len(got.list()) == 1 })
+	ch, err := conn.OpenChannel(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDelete(b.consumer(0).Stream, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	_ = ch.Close()
+	testenv.Eventually(t, "a failed try to subscribe again warned about", func() bool {
+		return len(rec.values("could not subscribe to the stream again; trying again", "err")) > 0
+	})
+	if whys := rec.values("lost the stream's subscription; subscribing again", "err"); len(whys) == 0 || !strings.Contains(whys[0], "the subscription to stream") {
+		t.Errorf("the loss was logged with %q, want why the subscription ended", whys)
+	}
+	if h := c.Health(); h.LastError == nil || !strings.Contains(h.LastError.Error(), b.consumer(0).Stream) {
+		t.Errorf("Health().LastError = %v, want the failure naming the stream", h.LastError)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}

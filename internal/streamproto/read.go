@@ -32,8 +32,11 @@ type Reading struct {
 	// may still be, and Lost should make it return (a Deliver waiting
 	// for room in a line that a handler holds up would otherwise hold
 	// the next subscription back). Every one has returned before the
-	// next subscription's Position.
-	Lost func()
+	// next subscription's Position. err says why it ended.
+	Lost func(err error)
+	// Retrying, when set, is called with each failed try to subscribe
+	// again after a loss; the next try follows after a pause.
+	Retrying func(err error)
 }
 
 // Reader reads a plain stream over the stream protocol, subscribing again
@@ -115,6 +118,7 @@ func (rd *Reader) subscribe(ctx context.Context) (stream.ChannelClose, error) {
 // takes no context, and one that ended after the Store closed would
 // write on a closed connection): Close waits for this loop.
 func (rd *Reader) resubscribe(closed stream.ChannelClose) {
+	var why error
 	for {
 		select {
 		case <-rd.closing:
@@ -127,10 +131,14 @@ func (rd *Reader) resubscribe(closed stream.ChannelClose) {
 				default:
 				}
 			}
+			why = fmt.Errorf("the subscription to stream %q ended: %s", rd.r.Stream, e.Reason)
+			if e.Err != nil {
+				why = fmt.Errorf("%w: %w", why, e.Err)
+			}
 		}
 		rd.gen.Add(1) // no Deliver of the ended subscription starts
 		if rd.r.Lost != nil {
-			rd.r.Lost()
+			rd.r.Lost(why)
 		}
 		rd.mu.Lock() // waits for the Deliver under way
 		rd.cur = nil
@@ -148,6 +156,9 @@ func (rd *Reader) resubscribe(closed stream.ChannelClose) {
 			if err == nil {
 				closed = next
 				break
+			}
+			if rd.r.Retrying != nil {
+				rd.r.Retrying(err)
 			}
 		}
 	}

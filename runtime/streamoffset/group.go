@@ -33,8 +33,9 @@ func (s store) Read(ctx context.Context, r runtime.StreamRead) (runtime.StreamRe
 			p, err := r.Position()
 			return streamproto.Position(p), err
 		},
-		Deliver: func(m streamproto.Message) { r.Deliver(runtime.StreamMessage(m)) },
-		Lost:    r.Lost,
+		Deliver:  func(m streamproto.Message) { r.Deliver(runtime.StreamMessage(m)) },
+		Lost:     r.Lost,
+		Retrying: r.Retrying,
 	})
 	if errors.Is(err, streamproto.ErrOtherNodes) {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrStreamOnOtherNodes, err)

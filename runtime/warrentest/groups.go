@@ -164,7 +164,7 @@ func (o busOffsets) Read(_ context.Context, r runtime.StreamRead) (runtime.Strea
 			default:
 			}
 			if r.Lost != nil {
-				r.Lost()
+				r.Lost(fmt.Errorf("the reading of stream %q ended: its connection to the bus was dropped", r.Stream))
 			}
 			for {
 				select {
@@ -174,6 +174,9 @@ func (o busOffsets) Read(_ context.Context, r runtime.StreamRead) (runtime.Strea
 				}
 				if ds, err = rd.subscribe(); err == nil {
 					break
+				}
+				if r.Retrying != nil {
+					r.Retrying(err)
 				}
 			}
 		}
