@@ -322,6 +322,9 @@ type ConsumerGroup struct {
 	// subscription is delivered: the broker may already have made another
 	// member active on the partition.
 	Lost func(partition string)
+	// Retrying is called with each failed try to subscribe to a
+	// partition again after a loss; the next try follows after a pause.
+	Retrying func(partition string, err error)
 }
 
 // StreamPosition is where a partition's reading starts: Offset, or when

@@ -64,6 +64,8 @@ func (s testGroupStore) Join(ctx context.Context, g ConsumerGroup) (GroupMember,
 		Activated:   func(p string) streamproto.Position { return streamproto.Position(g.Activated(p)) },
 		Deactivated: g.Deactivated,
 		Deliver:     func(m streamproto.Message) { g.Deliver(StreamMessage(m)) },
+		Lost:        g.Lost,
+		Retrying:    g.Retrying,
 	})
 }
 

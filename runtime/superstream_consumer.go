@@ -449,6 +449,10 @@ func runGroup(c *Consumer, eng *engine[streamJob], feed *groupFeed, p *partition
 			Activated:   p.activated,
 			Deactivated: p.deactivated,
 			Lost:        p.lost,
+			Retrying: func(partition string, err error) {
+				c.log.Warn("could not subscribe to a partition again; trying again", "partition", partition, "err", c.conn.redact(err))
+				c.noteError(err)
+			},
 			Deliver: func(m StreamMessage) {
 				select {
 				case feed.in <- p.delivery(m):

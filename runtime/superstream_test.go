@@ -702,3 +702,43 @@ func TestSuperStreamConsumerRefusesAnOffsetName(t *testing.T) {
 		t.Fatalf("WithStreamReadOverAMQP on a consumer group's member: %v", err)
 	}
 }
+
+// A partition deleted under a consumer group's member ends its
+// subscription: the member tries to subscribe again, warns at each
+// failed try, and shows the failure in its Health; it stops when asked.
+func TestSuperStreamGroupSaysItCannotSubscribeAgain(t *testing.T) {
+	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	rec := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(rec)})
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(orderedFact(), func(context.Context, Delivery, item) error { return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	partition := topology.PartitionStream(spec.Streams[0].Name, 0)
+	testenv.Eventually(t, "the member active on its partitions", func() bool {
+		return len(rec.values("active on a partition", "partition")) == 2
+	})
+	ch, err := conn.OpenChannel(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDelete(partition, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	_ = ch.Close()
+	testenv.Eventually(t, "a failed try to subscribe again warned about", func() bool {
+		return slices.Contains(rec.values("could not subscribe to a partition again; trying again", "partition"), partition)
+	})
+	if h := c.Health(); h.LastError == nil || !strings.Contains(h.LastError.Error(), partition) {
+		t.Errorf("Health().LastError = %v, want the failure naming the partition", h.LastError)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}

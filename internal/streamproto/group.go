@@ -57,6 +57,9 @@ type Group struct {
 	// broker may already have made another member active on it. Every
 	// Deliver of that subscription has returned by then.
 	Lost func(partition string)
+	// Retrying, when set, is called with each failed try to subscribe to
+	// a partition again after a loss; the next try follows after a pause.
+	Retrying func(partition string, err error)
 }
 
 // epochs drops what a partition's ended subscription still delivers:
@@ -158,7 +161,7 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 			if g.Lost != nil {
 				g.Lost(partition)
 			}
-		})
+		}, g.Retrying)
 	}()
 	return m, nil
 }
@@ -174,7 +177,7 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 // Close would add a partition consumer the client no longer tracks, whose
 // close event it would send on a channel it has closed by then (a panic).
 // Leave so waits for rejoin to return before it closes the client.
-func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition string)) {
+func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition string), retrying func(partition string, err error)) {
 	var mu sync.Mutex
 	var queue []string // partitions to subscribe to again, in the order lost
 	more := make(chan struct{}, 1)
@@ -227,8 +230,12 @@ func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition 
 				case <-time.After(wait):
 				}
 				m.s.preferAnswering()
-				if err := m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next()); err == nil {
+				err := m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next())
+				if err == nil {
 					break
+				}
+				if retrying != nil {
+					retrying(partition, fmt.Errorf("subscribe to partition %q again: %w", partition, err))
 				}
 			}
 		}

@@ -21,6 +21,7 @@ func (s store) Join(ctx context.Context, g runtime.ConsumerGroup) (runtime.Group
 		Deactivated: g.Deactivated,
 		Deliver:     func(m streamproto.Message) { g.Deliver(runtime.StreamMessage(m)) },
 		Lost:        g.Lost,
+		Retrying:    g.Retrying,
 	})
 }
 
