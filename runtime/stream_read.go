@@ -136,20 +136,10 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 		if c.opts.readOverAMQP {
 			return overAMQP(ctx)
 		}
-		store, err := c.conn.ownOffsets(ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
-		if err != nil {
-			return fmt.Errorf("consumer %q: %w", c.spec.Name, err)
-		}
-		sr, ok := store.(StreamReader)
-		if !ok {
-			_ = store.Close()
-			return overAMQP(ctx)
-		}
-		defer store.Close()
 		t := k.t
 		leaving, bound := make(chan struct{}), make(chan struct{})
 		var boundOnce sync.Once
-		reading, err := sr.Read(ctx, StreamRead{
+		read := StreamRead{
 			Stream:   c.spec.Stream,
 			Consumer: c.spec.Name,
 			Position: k.position,
@@ -179,15 +169,34 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 				c.log.Warn("could not subscribe to the stream again; trying again", "stream", c.spec.Stream, "err", c.conn.redact(err))
 				c.noteError(err)
 			},
-		})
-		if errors.Is(err, ErrStreamOnOtherNodes) {
-			c.log.Info("reading the stream over AMQP: the stream protocol reaches one node, and the stream's replicas are on others; give every node's URL to read it over the stream protocol", "stream", c.spec.Stream)
-			_ = store.Close()
-			return overAMQP(ctx)
 		}
-		if err != nil {
-			return fmt.Errorf("consumer %q: %w", c.spec.Name, c.conn.redact(err))
+		// Started as a consumer over AMQP starts its channel: a stream
+		// protocol that does not answer yet is waited for, with the
+		// reconnect backoff, and said.
+		var store OffsetStore
+		var reading StreamReading
+		for round := 0; ; round++ {
+			var err error
+			store, reading, err = startReading(ctx, c, read)
+			switch {
+			case errors.Is(err, errNotReader):
+				return overAMQP(ctx)
+			case errors.Is(err, ErrStreamOnOtherNodes):
+				c.log.Info("reading the stream over AMQP: the stream protocol reaches one node, and the stream's replicas are on others; give every node's URL to read it over the stream protocol", "stream", c.spec.Stream)
+				return overAMQP(ctx)
+			case errors.Is(err, ErrNoOffsetStore):
+				return fmt.Errorf("consumer %q: %w", c.spec.Name, err)
+			case err != nil:
+				c.log.Warn("could not start reading the stream; trying again", "stream", c.spec.Stream, "err", c.conn.redact(err))
+				c.noteError(err)
+				if !sleepCtx(ctx.Done(), backoff(round, c.conn.cfg.ReconnectMin, c.conn.cfg.ReconnectMax)) {
+					return nil
+				}
+				continue
+			}
+			break
 		}
+		defer store.Close()
 		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		var wg sync.WaitGroup
 		wg.Go(func() { t.storeLoop(sctx) })
@@ -200,7 +209,7 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 			case <-sctx.Done():
 			}
 		})
-		err = eng.run(ctx)
+		err := eng.run(ctx)
 		stop()
 		wg.Wait()
 		if ferr := t.flush(); ferr != nil {
@@ -239,4 +248,28 @@ func (c *core) noteError(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.last.set(err)
+}
+
+// errNotReader is startReading's answer when the Conn's offset store
+// does not read streams: the consumer reads over AMQP.
+var errNotReader = errors.New("the offset store does not read streams")
+
+// startReading opens the consumer's own offset store and its reading of
+// the stream; on an error, nothing is left open.
+func startReading(ctx context.Context, c *Consumer, read StreamRead) (OffsetStore, StreamReading, error) {
+	store, err := c.conn.ownOffsets(ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
+	if err != nil {
+		return nil, nil, err
+	}
+	sr, ok := store.(StreamReader)
+	if !ok {
+		_ = store.Close()
+		return nil, nil, errNotReader
+	}
+	reading, err := sr.Read(ctx, read)
+	if err != nil {
+		_ = store.Close()
+		return nil, nil, err
+	}
+	return store, reading, nil
 }

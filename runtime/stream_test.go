@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -772,6 +773,44 @@ func TestStreamConsumerSaysItCannotSubscribeAgain(t *testing.T) {
 	if h := c.Health(); h.LastError == nil || !strings.Contains(h.LastError.Error(), b.consumer(0).Stream) {
 		t.Errorf("Health().LastError = %v, want the failure naming the stream", h.LastError)
 	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A stream consumer started while the stream protocol does not answer
+// waits for it, as a consumer waits for the broker: it warns at each
+// try, and reads once the protocol answers. (A connection the proxy
+// closes at once fails only after the stream client's 10 s wait for the
+// broker's answer.)
+func TestStreamConsumerWaitsForTheStreamProtocol(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "patient", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	px := newProxy(t, fmt.Sprintf("tcp://127.0.0.1:%d", b.streamPort), nil)
+	_, port, _ := net.SplitHostPort(px.ln.Addr().String())
+	proxyPort, _ := strconv.Atoi(port)
+	f := itemFact("item.added")
+	rec := &logRecorder{}
+	conn := b.dial(Config{StreamPort: proxyPort, Logger: slog.New(rec), ReconnectMin: 20 * time.Millisecond, ReconnectMax: 100 * time.Millisecond})
+	pub, _ := NewPublisher(conn, b.events())
+	mustPublish(t, pub, f, item{SKU: "a"})
+	px.setDown(true)
+	var got skuLog
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		got.add(v.SKU)
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	testenv.Eventually(t, "the wait for the stream protocol warned about", func() bool {
+		return len(rec.values("could not start reading the stream; trying again", "err")) > 0
+	})
+	if h := c.Health(); h.LastError == nil {
+		t.Error("Health().LastError is nil while the stream protocol does not answer")
+	}
+	px.setDown(false)
+	testenv.Eventually(t, "the fact handled once the stream protocol answers", func() bool { return len(got.list()) == 1 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
