@@ -278,19 +278,7 @@ func TestClusterStreamConsumerWithOneNodeReadsOverAMQP(t *testing.T) {
 	for n := range 3 {
 		mustPublish(t, pub, fact, item{SKU: "s", N: n})
 	}
-	var got skuLog
-	cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
-		got.add(fmt.Sprint(v.N))
-		return nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := run(t, cons)
-	testenv.Eventually(t, "the 3 facts handled", func() bool { return len(got.list()) == 3 })
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
+	readFacts(t, b, conn, fact, 3)
 	if said := rec.values("reading the stream over AMQP: the stream protocol reaches one node, and the stream's replicas are on others; give every node's URL to read it over the stream protocol", "stream"); len(said) != 1 {
 		t.Fatalf("the fallback to AMQP was logged %d times, want once", len(said))
 	}
@@ -354,6 +342,13 @@ func TestClusterDirectStreamWithOneNode(t *testing.T) {
 	if said := rec.values("publishing through the exchange: the stream protocol reaches one node, and the stream's leader and replicas are on several; give every node's URL to write into it directly", "stream"); len(said) != 1 {
 		t.Fatalf("the publish through the exchange was logged %d times, want once", len(said))
 	}
+	readFacts(t, b, conn, fact, 3)
+}
+
+// readFacts runs b's first consumer on conn until it has handled want
+// facts of fact, and stops it.
+func readFacts(t *testing.T, b *broker, conn *Conn, fact Fact, want int) {
+	t.Helper()
 	var got skuLog
 	cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
 		got.add(fmt.Sprint(v.N))
@@ -363,7 +358,7 @@ func TestClusterDirectStreamWithOneNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := run(t, cons)
-	testenv.Eventually(t, "the 3 facts read from the stream", func() bool { return len(got.list()) == 3 })
+	testenv.Eventually(t, fmt.Sprintf("the %d facts read from the stream", want), func() bool { return len(got.list()) == want })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
