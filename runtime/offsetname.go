@@ -92,9 +92,9 @@ func WithOffsetStoreInterval(d time.Duration) ConsumerOption {
 // turns each fact into an AMQP delivery, at several times the broker's
 // CPU per fact, and a backlog reads at up to half the rate; but a fact
 // reaches the handler sooner at low rates (measured here at 1,000 facts
-// a second: about 0.5 ms at the median over AMQP, 0.8 to 1.8 ms over the
-// stream protocol; docs/BENCHMARKS.md). Take it for a consumer whose facts
-// are few and wanted at once.
+// a second: 0.5 to 0.75 ms at the median over AMQP, 1.1 to 1.9 ms over
+// the stream protocol; docs/BENCHMARKS.md). Take it for a consumer whose
+// facts are few and wanted at once.
 //
 // What the consumer guarantees is the same either way, but for a fact it
 // cannot settle (its retry or poison copy not confirmed): read over AMQP,
