@@ -349,14 +349,7 @@ func TestClusterDirectStreamWithOneNode(t *testing.T) {
 // facts of fact, and stops it.
 func readFacts(t *testing.T, b *broker, conn *Conn, fact Fact, want int) {
 	t.Helper()
-	var got skuLog
-	cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(fact, func(ctx context.Context, d Delivery, v item) error {
-		got.add(fmt.Sprint(v.N))
-		return nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons, got := skuReader(t, b, conn, fact)
 	stop := run(t, cons)
 	testenv.Eventually(t, fmt.Sprintf("the %d facts read from the stream", want), func() bool { return len(got.list()) == want })
 	if err := stop(); err != nil {

@@ -143,14 +143,7 @@ func TestStreamConsumerStartsAtNext(t *testing.T) {
 	conn := b.dial(Config{})
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "before"})
-	var got skuLog
-	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		got.add(v.SKU)
-		return nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, got := skuReader(t, b, conn, f)
 	stop := run(t, c)
 	// The stream's consume has started once the work queue's, which
 	// follows it on the same channel, has.
@@ -234,14 +227,7 @@ func TestStreamConsumerBadInput(t *testing.T) {
 	b.publishRaw("item.added", []byte(`{"id":"0190c3a2-5b7e-7000-8000-000000000001","occurred_at":"2026-01-02T03:04:05Z","payload":{"sku":""}}`))
 	mustPublish(t, pub, itemFact("item.removed"), item{SKU: "other"})
 	mustPublish(t, pub, f, item{SKU: "ok"})
-	var got skuLog
-	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		got.add(v.SKU)
-		return nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, got := skuReader(t, b, conn, f)
 	stop := run(t, c)
 	testenv.Eventually(t, "the good fact skuLog", func() bool { return len(got.list()) == 1 })
 	testenv.Eventually(t, "the two bad facts poisoned", func() bool { return b.depth(b.consumer(0).PoisonQueue) == 2 })
@@ -673,14 +659,7 @@ func TestStreamConsumerReadsOverTheStreamProtocol(t *testing.T) {
 			conn := b.dial(Config{StreamOffsets: c.offsets})
 			pub, _ := NewPublisher(conn, b.events())
 			mustPublish(t, pub, f, item{SKU: "a"})
-			var got skuLog
-			cons, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-				got.add(v.SKU)
-				return nil
-			})}, c.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cons, got := skuReader(t, b, conn, f, c.opts...)
 			stop := run(t, cons)
 			testenv.Eventually(t, "the fact handled", func() bool { return len(got.list()) == 1 })
 			// Its reading's connection carries the consumer's name.
@@ -746,14 +725,7 @@ func TestStreamConsumerSaysItCannotSubscribeAgain(t *testing.T) {
 	conn := b.dial(Config{Logger: slog.New(rec)})
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "a"})
-	var got skuLog
-	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		got.add(v.SKU)
-		return nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, got := skuReader(t, b, conn, f)
 	stop := run(t, c)
 	testenv.Eventually(t, "the fact handled", func() bool { return len(got.list()) == 1 })
 	ch, err := conn.OpenChannel(context.Background())
@@ -794,14 +766,7 @@ func TestStreamConsumerWaitsForTheStreamProtocol(t *testing.T) {
 	pub, _ := NewPublisher(conn, b.events())
 	mustPublish(t, pub, f, item{SKU: "a"})
 	px.setDown(true)
-	var got skuLog
-	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		got.add(v.SKU)
-		return nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, got := skuReader(t, b, conn, f)
 	stop := run(t, c)
 	testenv.Eventually(t, "the wait for the stream protocol warned about", func() bool {
 		return len(rec.values("could not start reading the stream; trying again", "err")) > 0
@@ -814,4 +779,19 @@ func TestStreamConsumerWaitsForTheStreamProtocol(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// skuReader is b's first consumer on conn, handling facts of f (with
+// opts), and the SKUs it handles.
+func skuReader(t *testing.T, b *broker, conn *Conn, f Fact, opts ...ConsumerOption) (*Consumer, *skuLog) {
+	t.Helper()
+	got := &skuLog{}
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		got.add(v.SKU)
+		return nil
+	})}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, got
 }
