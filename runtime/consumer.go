@@ -99,7 +99,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 		t := newOffsetTracker(cons)
 		overAMQP := runStream(cons, &engine[streamJob]{core: &cons.core, kind: streamKind{c: cons, t: t}}, t)
 		feed := &groupFeed{in: make(chan streamJob, cons.opts.prefetch), wake: make(chan struct{}, 1)}
-		k := readKind{groupKind: groupKind{c: cons, feed: feed}, t: t, cut: &subscriptionEnd{}}
+		k := readKind{groupKind: groupKind{c: cons, feed: feed}, t: t}
 		cons.run = runRead(cons, &engine[streamJob]{core: &cons.core, kind: k}, k, overAMQP)
 		return cons, nil
 	}

@@ -318,9 +318,11 @@ type ConsumerGroup struct {
 	Deliver func(StreamMessage)
 	// Lost is called when the member's subscription to a partition ended
 	// without it leaving (its connection dropped, the partition's node went
-	// down), before it subscribes again, once nothing more of that
-	// subscription is delivered: the broker may already have made another
-	// member active on the partition.
+	// down), before it subscribes again: the broker may already have made
+	// another member active on the partition. No Deliver of that
+	// subscription starts after it; one under way may still be, and should
+	// return soon after Lost. Each has returned before the partition's
+	// next Activated.
 	Lost func(partition string)
 	// Retrying is called with each failed try to subscribe to a
 	// partition again after a loss; the next try follows after a pause.

@@ -281,6 +281,9 @@ type offsetTracker struct {
 	gen, base uint64
 	busy      int
 	lost      bool
+	// sub tells a delivery read over the stream protocol, waiting for
+	// room in the feed, that its subscription ended.
+	sub subscriptionEnd
 }
 
 func newOffsetTracker(c *Consumer) *offsetTracker {

@@ -40,8 +40,7 @@ import (
 // partitions (groupKind), with one offset tracker.
 type readKind struct {
 	groupKind
-	t   *offsetTracker
-	cut *subscriptionEnd
+	t *offsetTracker
 }
 
 // subscriptionEnd tells a delivery waiting for room in the feed that its
@@ -110,7 +109,7 @@ func (k readKind) position() (StreamPosition, error) {
 	}
 	t.lost, t.base = false, t.gen
 	t.mu.Unlock()
-	k.cut.begin()
+	t.sub.begin()
 	arg, err := t.position()
 	if err != nil {
 		return StreamPosition{}, err
@@ -150,7 +149,7 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 					boundOnce.Do(func() { close(bound) })
 					return
 				}
-				ended := k.cut.current()
+				ended := t.sub.current()
 				select {
 				case k.feed.in <- t.delivery(m):
 				case <-leaving:
@@ -160,7 +159,7 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 				}
 			},
 			Lost: func(err error) {
-				k.cut.end()
+				t.sub.end()
 				busy := t.subscriptionLost()
 				c.log.Info("lost the stream's subscription; subscribing again", "stream", c.spec.Stream, "in_hand", busy, "err", c.conn.redact(err))
 				c.noteError(err)

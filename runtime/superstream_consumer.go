@@ -256,12 +256,6 @@ func (a partitionAck) Ack(uint64, bool) error {
 func (a partitionAck) Nack(uint64, bool, bool) error   { return nil }
 func (a partitionAck) Reject(tag uint64, _ bool) error { return nil }
 
-// delivery turns a fact read over the stream protocol into the delivery
-// that every consumer handles.
-func (p *partitionTrackers) delivery(m StreamMessage) streamJob {
-	return p.of(m.Partition).delivery(m)
-}
-
 // delivery turns a fact of t's stream, read over the stream protocol by
 // its current subscription, into the delivery that every consumer
 // handles, in hand from here.
@@ -297,7 +291,9 @@ func (t *offsetTracker) delivery(m StreamMessage) streamJob {
 // reads them again from the stored offset), and the offset is not stored
 // meanwhile, since another member may already be storing it.
 func (p *partitionTrackers) lost(partition string) {
-	busy := p.of(partition).subscriptionLost()
+	t := p.of(partition)
+	t.sub.end()
+	busy := t.subscriptionLost()
 	p.c.log.Info("lost a partition's subscription; subscribing again", "partition", partition, "in_hand", busy)
 }
 
@@ -343,6 +339,7 @@ func (p *partitionTrackers) activated(partition string) StreamPosition {
 	t := p.of(partition)
 	c := p.c
 	t.waitHandlers()
+	t.sub.begin()
 	var off int64
 	found := false
 	var err error
@@ -454,10 +451,14 @@ func runGroup(c *Consumer, eng *engine[streamJob], feed *groupFeed, p *partition
 				c.noteError(err)
 			},
 			Deliver: func(m StreamMessage) {
+				t := p.of(m.Partition)
+				ended := t.sub.current()
 				select {
-				case feed.in <- p.delivery(m):
+				case feed.in <- t.delivery(m):
 				case <-leaving:
 					// Not settled: read again by the partition's next reader.
+				case <-ended:
+					// Read again by the partition's next reader.
 				}
 			},
 		})

@@ -742,3 +742,76 @@ func TestSuperStreamGroupSaysItCannotSubscribeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A member's stream connection drops while a handler holds one fact and
+// the member's line of facts is full, so that the stream client's
+// deliveries wait for room. The member is told of every partition's loss
+// at once and subscribes again to the partitions that have no fact in a
+// handler, while the handler still holds its fact: a delivery waiting for
+// room is dropped when its subscription ends, and read again, rather than
+// holding back the loss, and the other partitions', until the handler
+// returns. Every fact is handled once, in key order.
+func TestSuperStreamGroupSubscribesAgainWhileAHandlerHoldsAFact(t *testing.T) {
+	spec := superStreamSpec(3, topology.ConsumerSpec{Name: "group", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Concurrency: 1, Prefetch: 5, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	const keys, perKey = 12, 20
+	<-publishRounds(t, b, f, keys, perKey)
+
+	px := newProxy(t, fmt.Sprintf("tcp://127.0.0.1:%d", b.streamPort), nil)
+	_, port, _ := net.SplitHostPort(px.ln.Addr().String())
+	proxyPort, _ := strconv.Atoi(port)
+	rec := &logRecorder{}
+	conn := b.dial(Config{StreamPort: proxyPort, Logger: slog.New(rec)})
+	var mu sync.Mutex
+	handled := map[string][]int{}
+	count := 0
+	hit, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if held.CompareAndSwap(false, true) {
+			close(hit)
+			<-release
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		handled[v.SKU] = append(handled[v.SKU], v.N)
+		count++
+		return nil
+	})}, WithShutdownTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, c)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the consumer's stop, should the test fail
+	<-hit
+	testenv.Eventually(t, "the member active on its 3 partitions", func() bool {
+		return len(rec.values("active on a partition", "partition")) == 3
+	})
+	px.cut()
+	testenv.Eventually(t, "every partition's loss told, and 2 partitions subscribed again, while the handler holds its fact", func() bool {
+		return len(rec.values("lost a partition's subscription; subscribing again", "partition")) == 3 &&
+			len(rec.values("active on a partition", "partition")) == 5
+	})
+	free()
+	testenv.Eventually(t, "every fact handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return count >= keys*perKey
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if count != keys*perKey {
+		t.Errorf("handled %d facts, want %d: each once", count, keys*perKey)
+	}
+	requireKeyOrder(t, handled, perKey)
+}

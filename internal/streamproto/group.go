@@ -54,8 +54,12 @@ type Group struct {
 	// Lost, when set, is called when the member's subscription to a
 	// partition ended without the member leaving (its connection dropped,
 	// the partition's node went down), before it subscribes again: the
-	// broker may already have made another member active on it. Every
-	// Deliver of that subscription has returned by then.
+	// broker may already have made another member active on it. No
+	// Deliver of that subscription starts after it; one under way may
+	// still be, and Lost should make it return (a Deliver waiting for
+	// room in a line that a handler holds up would otherwise hold back
+	// the member's other partitions, and the re-subscriptions). Every one
+	// has returned before the partition's next Activated.
 	Lost func(partition string)
 	// Retrying, when set, is called with each failed try to subscribe to
 	// a partition again after a loss; the next try follows after a pause.
@@ -65,34 +69,63 @@ type Group struct {
 // epochs drops what a partition's ended subscription still delivers:
 // each partition counts its subscriptions' ends, and a subscription (a
 // stream.Consumer) delivers only while the count it first delivered under
-// is current. Deliveries hold the read lock, an end the write lock, so an
-// end waits for the deliveries under way.
+// is current. A partition's deliveries hold its read lock, and an end
+// waits for its write lock, so that it returns once the deliveries under
+// way have; each partition has its own, so that a delivery of one that
+// waits holds back no other's end.
 type epochs struct {
-	mu    sync.RWMutex
-	ended map[string]uint64 // by partition: its subscriptions that ended
-	idMu  sync.Mutex
-	of    map[*stream.Consumer]uint64 // the count each subscription first delivered under
+	mu sync.Mutex                  // guards what follows
+	by map[string]*partitionEpoch  // by partition
+	of map[*stream.Consumer]uint64 // the count each subscription first delivered under
 }
 
-// current reports whether c, subscribed to partition, may still deliver.
-// The caller holds the read lock.
-func (e *epochs) current(c *stream.Consumer, partition string) bool {
-	now := e.ended[partition]
-	e.idMu.Lock()
-	defer e.idMu.Unlock()
+type partitionEpoch struct {
+	delivering sync.RWMutex
+	ended      uint64 // its subscriptions that ended; guarded by epochs.mu
+}
+
+func (e *epochs) partition(name string) *partitionEpoch {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.by[name]
+	if !ok {
+		p = &partitionEpoch{}
+		e.by[name] = p
+	}
+	return p
+}
+
+// delivering reports whether c's subscription to partition may still
+// deliver; when it may, the partition's read lock is held, and the caller
+// releases it once the delivery has returned.
+func (e *epochs) delivering(c *stream.Consumer, partition string) (*partitionEpoch, bool) {
+	p := e.partition(partition)
+	p.delivering.RLock()
+	e.mu.Lock()
+	now := p.ended
 	first, ok := e.of[c]
 	if !ok {
 		e.of[c], first = now, now
 	}
-	return first == now
+	e.mu.Unlock()
+	if first != now {
+		p.delivering.RUnlock()
+		return nil, false
+	}
+	return p, true
 }
 
-// end notes that partition's subscription ended, once the deliveries
-// under way have returned.
-func (e *epochs) end(partition string) {
+// end notes that partition's subscription ended: no delivery of it
+// starts after; then it calls lost, which should make one under way
+// return, and returns once those under way have.
+func (e *epochs) end(partition string, lost func()) {
+	p := e.partition(partition)
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ended[partition]++
+	p.ended++
+	e.mu.Unlock()
+	lost()
+	p.delivering.Lock()
+	defer p.delivering.Unlock()
 }
 
 // Member is one member of a consumer group of a super stream.
@@ -130,16 +163,16 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 		SetManualCommit().
 		SetSingleActiveConsumer(stream.NewSingleActiveConsumer(update))
 	var closed chan stream.CPartitionClose
-	ep := &epochs{ended: map[string]uint64{}, of: map[*stream.Consumer]uint64{}}
+	ep := &epochs{by: map[string]*partitionEpoch{}, of: map[*stream.Consumer]uint64{}}
 	handle := func(cc stream.ConsumerContext, m *samqp.Message) {
 		partition := cc.Consumer.GetStreamName()
-		ep.mu.RLock()
-		defer ep.mu.RUnlock()
-		if !ep.current(cc.Consumer, partition) {
+		p, ok := ep.delivering(cc.Consumer, partition)
+		if !ok {
 			// Its subscription ended: whoever reads the partition next
 			// reads this again from the stored offset.
 			return
 		}
+		defer p.delivering.RUnlock()
 		g.Deliver(convert(partition, cc.Consumer.GetOffset(), m))
 	}
 	c, err := call(ctx, func() (*stream.SuperStreamConsumer, error) {
@@ -157,10 +190,11 @@ func (s *Store) Join(ctx context.Context, g Group) (*Member, error) {
 	go func() {
 		defer close(m.rejoins)
 		m.rejoin(closed, func(partition string) {
-			ep.end(partition)
-			if g.Lost != nil {
-				g.Lost(partition)
-			}
+			ep.end(partition, func() {
+				if g.Lost != nil {
+					g.Lost(partition)
+				}
+			})
 		}, g.Retrying)
 	}()
 	return m, nil
