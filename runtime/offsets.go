@@ -79,6 +79,11 @@ type StreamEndpoint struct {
 	// the store then follows the broker to each stream's nodes, and opens
 	// its connection again at another node when one is lost.
 	Cluster []string
+	// BrokerVersion is the broker's release as its AMQP connection
+	// reported it ("3.10.8"), or "" when not known: a store may then use
+	// what later releases of the stream protocol answer (a stream's
+	// stats, from 3.11), which an earlier release does not answer.
+	BrokerVersion string
 }
 
 // OffsetDialer opens an [OffsetStore] at an endpoint. An error wrapping
@@ -123,7 +128,17 @@ func (c *Conn) StreamEndpoint() (StreamEndpoint, error) {
 	if s := c.current(); s != nil {
 		idx = s.idx
 	}
-	return streamEndpointAt(idx, c.cfg)
+	return c.streamEndpointAt(idx)
+}
+
+// streamEndpointAt is the stream endpoint of Config.URLs[idx], with the
+// broker's version when the Conn is connected to that broker.
+func (c *Conn) streamEndpointAt(idx int) (StreamEndpoint, error) {
+	ep, err := streamEndpointAt(idx, c.cfg)
+	if s := c.current(); err == nil && s != nil && s.idx == idx {
+		ep.BrokerVersion = s.conn.ServerVersion()
+	}
+	return ep, err
 }
 
 // offsetStores is a Conn's one offset store, opened when first needed.
@@ -186,7 +201,7 @@ func (c *Conn) dialOffsets(ctx context.Context, idx int, need string) (OffsetSto
 	if dial == nil {
 		return nil, fmt.Errorf("%s: %w", need, ErrNoOffsetStore)
 	}
-	ep, err := streamEndpointAt(idx, c.cfg)
+	ep, err := c.streamEndpointAt(idx)
 	if err != nil {
 		return nil, err
 	}

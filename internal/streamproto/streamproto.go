@@ -26,6 +26,7 @@ import (
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // Endpoint is where the stream protocol answers and who to log in as. Its
@@ -43,6 +44,12 @@ type Endpoint struct {
 	// address (host:port) of every node of the broker's cluster, Host's
 	// first: see [Open].
 	Cluster []string
+	// BrokerVersion is the broker's release ("3.10.8"), or "" when not
+	// known: from 3.11 on, [Store.TailWithin] asks the broker whether a
+	// stream holds anything before it waits for its last chunk. The
+	// stream client sends that question whatever the release, and an
+	// earlier one does not answer it (the client waits 10 s).
+	BrokerVersion string
 }
 
 // Store is one stream-protocol connection that stores and queries
@@ -53,6 +60,8 @@ type Store struct {
 	addr string
 	mu   sync.Mutex
 	env  *stream.Environment
+	// stats: the broker answers a stream's stats (RabbitMQ 3.11 on).
+	stats bool
 }
 
 // Open connects to ep. A refused connection (the plugin is off) is
@@ -90,7 +99,7 @@ func Open(ctx context.Context, ep Endpoint) (*Store, error) {
 	if ep.TLS != nil {
 		o = o.IsTLS(true).SetTLSConfig(ep.TLS)
 	}
-	s := &Store{opts: o, addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))}
+	s := &Store{opts: o, addr: net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)), stats: topology.VersionAtLeast(ep.BrokerVersion, 3, 11)}
 	if _, err := s.environment(ctx); err != nil {
 		return nil, err
 	}
@@ -207,12 +216,25 @@ func (s *Store) Tail(ctx context.Context, streamName string) (last int64, found 
 // attaches at the stream's last chunk of facts (offset "last", which skips
 // the stream's own offset-tracking records) and adds the number of entries
 // of that chunk to its first offset. found is false when no chunk came
-// within wait: the stream holds no fact (a stream cannot tell an empty
+// within wait: the stream holds no fact (a reader cannot tell an empty
 // tail from one that is slow to arrive, so wait bounds the question).
+// A broker of 3.11 or later (Endpoint.BrokerVersion) is asked first
+// whether the stream holds anything, and an empty stream is answered at
+// once.
 func (s *Store) TailWithin(ctx context.Context, streamName string, wait time.Duration) (last int64, found bool, err error) {
 	env, err := s.environment(ctx)
 	if err != nil {
 		return 0, false, err
+	}
+	if s.stats {
+		st, err := call(ctx, func() (*stream.StreamStats, error) { return env.StreamStats(streamName) })
+		if err == nil {
+			if _, err := st.CommittedChunkId(); err != nil {
+				return 0, false, nil // no chunk committed: nothing stored
+			}
+		}
+		// On an error, attaching below fails too, and says why as it
+		// always has.
 	}
 	first := make(chan int64, 1)
 	handler := func(cc stream.ConsumerContext, _ *amqp.Message) {

@@ -8,9 +8,11 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/streamproto"
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/streamoffset"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // The tail is exact when the broker writes many facts in one chunk: the
@@ -90,5 +92,61 @@ func TestLagFigures(t *testing.T) {
 		if got := show(tail) + " " + show(stored) + " " + show(lag); got != c.want {
 			t.Errorf("%+v: figures %s, want %s", c.lag, got, c.want)
 		}
+	}
+}
+
+// A Conn's stream endpoint carries the broker's version; with it, on a
+// broker that answers a stream's stats (RabbitMQ 3.11 on), the tail of an
+// empty stream is known at once: asked to wait an hour for a last chunk,
+// the reading answers that there is none. An earlier broker cannot tell,
+// and the reading waits its bound (DefaultTailWait) for a chunk.
+func TestTailOfAnEmptyStreamIsKnownAtOnce(t *testing.T) {
+	raw := testenv.AMQPURL(t)
+	port := testenv.StreamPort(t)
+	top := streamTopology(t)
+	deleteAtEnd(t, raw, top)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: port, Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ep, err := conn.StreamEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.BrokerVersion == "" {
+		t.Fatal("the Conn's stream endpoint does not carry the broker's version")
+	}
+	if !topology.VersionAtLeast(ep.BrokerVersion, 3, 11) {
+		t.Skipf("RabbitMQ %s does not answer a stream's stats", ep.BrokerVersion)
+	}
+	s, err := streamproto.Open(ctx, streamproto.Endpoint(ep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	stream := top.Consumers[0].Stream
+	if _, found, err := s.TailWithin(ctx, stream, time.Hour); err != nil || found {
+		t.Fatalf("the tail of an empty stream: found %v, %v; want none", found, err)
+	}
+	ch, err := conn.OpenChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", stream, false, false, amqp.Publishing{Body: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+		t.Fatalf("confirm: %v %v", ok, err)
+	}
+	if last, found, err := s.TailWithin(ctx, stream, time.Hour); err != nil || !found || last != 0 {
+		t.Fatalf("the tail after one fact: %d, found %v, %v; want 0", last, found, err)
 	}
 }
