@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/internal/transport"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -686,6 +687,11 @@ func (c *Consumer) callBatch(ctx context.Context, facts []*batchFact) (whole err
 	outcomes, err := safeBatch(ctx, facts, c.batch.call)
 	c.metrics.ObserveHandler(c.spec.Name, "", time.Since(start), err)
 	if err != nil {
+		if p := (*PanicError)(nil); errors.As(err, &p) {
+			// Once for the batch: each fact's own line names the panic.
+			c.log.Error("batch handler panicked; each fact of the batch fails with the panic", "facts", len(facts), "err", secret.Error(err), "stack", string(p.Stack))
+			p.stackLogged = true
+		}
 		for _, f := range facts {
 			f.err = err
 		}

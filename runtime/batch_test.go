@@ -225,6 +225,46 @@ func TestBatchErrorAndPanicRetryTheWholeBatch(t *testing.T) {
 	}
 }
 
+// A batch handler's panic fails each fact of the batch, and its stack is
+// logged once, for the batch, not once a fact.
+func TestBatchPanicLogsItsStackOnce(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
+		Prefetch: 20, Batch: &topology.Batch{Size: 3, Wait: 500 * time.Millisecond}})
+	logs := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(logs)})
+	spec, f := b.consumer(0), itemFact("item.added")
+	publishItems(t, conn, b, f, "a", "b", "c")
+	testenv.Eventually(t, "three facts in the work queue", func() bool { return b.depth(spec.Queue) == 3 })
+	c, err := NewBatchConsumer(conn, spec, []Route{collectItems(f)}, func(ctx context.Context, batch testBatch) (Outcomes, error) {
+		if batch.items[0].Delivery.Attempt == 1 {
+			panic("index client is nil")
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	testenv.Eventually(t, "three facts acked", func() bool { return conn.Counts(spec.Name).Get(Acked) == 3 })
+	if errs := logs.values("handler failed; retrying", "err"); len(errs) != 3 {
+		t.Errorf("%d facts logged as retried, want 3", len(errs))
+	}
+	var stacks []string
+	logs.mu.Lock()
+	for _, rec := range logs.records {
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == "stack" {
+				stacks = append(stacks, rec.Message)
+			}
+			return true
+		})
+	}
+	logs.mu.Unlock()
+	if len(stacks) != 1 || !strings.HasPrefix(stacks[0], "batch handler panicked") {
+		t.Errorf("records with the stack: %q; want one, the batch's", stacks)
+	}
+}
+
 // Outcomes that leave a fact out retry it with an error naming it; an
 // outcome for a fact not in the batch is logged by its id.
 func TestBatchMissingAndUnknownOutcomesAreNamed(t *testing.T) {

@@ -93,6 +93,10 @@ func (e *unavailableError) Unwrap() error { return e.err }
 type PanicError struct {
 	Value any    // what the handler panicked with
 	Stack []byte // the goroutine's stack at the panic
+	// stackLogged: the stack was logged once already (a batch handler's
+	// panic, which every fact of the batch fails with), and the facts'
+	// own lines leave it out.
+	stackLogged bool
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("handler panicked: %v", e.Value) }

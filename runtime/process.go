@@ -224,7 +224,7 @@ func safeCall(ctx context.Context, d Delivery, h func(context.Context, Delivery)
 func logAttrs(in inbound, err error) []any {
 	attrs := []any{"message_id", messageID(in.d), "routing_key", in.routingKey, "attempt", in.attempt, "err", secret.Error(err)}
 	var p *PanicError
-	if errors.As(err, &p) {
+	if errors.As(err, &p) && !p.stackLogged {
 		attrs = append(attrs, "stack", string(p.Stack))
 	}
 	return attrs
