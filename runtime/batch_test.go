@@ -58,11 +58,18 @@ func (r *batchRecorder) facts() int {
 // batchBroker declares one batch consumer of item.# with the test ladder.
 func batchBroker(t *testing.T, size int, wait time.Duration, prefetch int) (*broker, *Conn, topology.Consumer, Fact) {
 	t.Helper()
+	b, conn, spec, f, _ := loggedBatchBroker(t, size, wait, prefetch)
+	return b, conn, spec, f
+}
+
+// loggedBatchBroker is batchBroker with the Conn's log records.
+func loggedBatchBroker(t *testing.T, size int, wait time.Duration, prefetch int) (*broker, *Conn, topology.Consumer, Fact, *logRecorder) {
+	t.Helper()
 	b := newBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
 		Prefetch: prefetch, Batch: &topology.Batch{Size: size, Wait: wait}})
 	rec := &logRecorder{}
 	conn := b.dial(Config{Logger: slog.New(rec)})
-	return b, conn, b.consumer(0), itemFact("item.added")
+	return b, conn, b.consumer(0), itemFact("item.added"), rec
 }
 
 func publishItems(t *testing.T, conn *Conn, b *broker, f Fact, skus ...string) []string {
@@ -228,11 +235,7 @@ func TestBatchErrorAndPanicRetryTheWholeBatch(t *testing.T) {
 // A batch handler's panic fails each fact of the batch, and its stack is
 // logged once, for the batch, not once a fact.
 func TestBatchPanicLogsItsStackOnce(t *testing.T) {
-	b := newBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
-		Prefetch: 20, Batch: &topology.Batch{Size: 3, Wait: 500 * time.Millisecond}})
-	logs := &logRecorder{}
-	conn := b.dial(Config{Logger: slog.New(logs)})
-	spec, f := b.consumer(0), itemFact("item.added")
+	b, conn, spec, f, logs := loggedBatchBroker(t, 3, 500*time.Millisecond, 20)
 	publishItems(t, conn, b, f, "a", "b", "c")
 	testenv.Eventually(t, "three facts in the work queue", func() bool { return b.depth(spec.Queue) == 3 })
 	c, err := NewBatchConsumer(conn, spec, []Route{collectItems(f)}, func(ctx context.Context, batch testBatch) (Outcomes, error) {
@@ -268,11 +271,7 @@ func TestBatchPanicLogsItsStackOnce(t *testing.T) {
 // Outcomes that leave a fact out retry it with an error naming it; an
 // outcome for a fact not in the batch is logged by its id.
 func TestBatchMissingAndUnknownOutcomesAreNamed(t *testing.T) {
-	b := newBroker(t, topology.ConsumerSpec{Name: "batcher", Bindings: []string{"item.#"}, Backoff: testLadder,
-		Prefetch: 20, Batch: &topology.Batch{Size: 3, Wait: 500 * time.Millisecond}})
-	logs := &logRecorder{}
-	conn := b.dial(Config{Logger: slog.New(logs)})
-	spec, f := b.consumer(0), itemFact("item.added")
+	b, conn, spec, f, logs := loggedBatchBroker(t, 3, 500*time.Millisecond, 20)
 	ids := publishItems(t, conn, b, f, "a", "b", "c")
 	testenv.Eventually(t, "three facts in the work queue", func() bool { return b.depth(spec.Queue) == 3 })
 	var rec batchRecorder

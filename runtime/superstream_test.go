@@ -510,23 +510,15 @@ func TestSuperStreamGroupConnectionDrop(t *testing.T) {
 	_, port, _ := net.SplitHostPort(px.ln.Addr().String())
 	proxyPort, _ := strconv.Atoi(port)
 	conn := b.dial(Config{StreamPort: proxyPort})
-	var mu sync.Mutex
-	handled := map[string][]int{}
-	count := 0
+	var tally keyTally
 	hit, release := make(chan string), make(chan struct{})
 	var cut atomic.Bool
 	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
-		mu.Lock()
-		n := count
-		mu.Unlock()
-		if n == keys*perKey/3 && cut.CompareAndSwap(false, true) {
+		if tally.n() == keys*perKey/3 && cut.CompareAndSwap(false, true) {
 			hit <- fmt.Sprintf("%s#%d", v.SKU, v.N)
 			<-release // the member's stream connection is cut meanwhile
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		handled[v.SKU] = append(handled[v.SKU], v.N)
-		count++
+		tally.add(v)
 		return nil
 	})})
 	if err != nil {
@@ -547,20 +539,7 @@ func TestSuperStreamGroupConnectionDrop(t *testing.T) {
 	time.Sleep(time.Second)
 	t.Logf("stream connection cut while %s was in hand", inHand)
 	release <- struct{}{}
-	testenv.Eventually(t, "every fact handled", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return count >= keys*perKey
-	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if count != keys*perKey {
-		t.Errorf("handled %d facts, want %d: each once", count, keys*perKey)
-	}
-	requireKeyOrder(t, handled, perKey)
+	tally.requireEachOnceInOrder(t, stop, keys, perKey)
 }
 
 // A member stops while a re-subscription to its partitions is in flight:
@@ -636,6 +615,47 @@ func requireKeyOrder(t *testing.T, byKey map[string][]int, perKey int) {
 			}
 		}
 	}
+}
+
+// keyTally records the facts a consumer handled, each key's numbers in the
+// order handled.
+type keyTally struct {
+	mu      sync.Mutex
+	handled map[string][]int
+	count   int
+}
+
+func (k *keyTally) add(v item) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.handled == nil {
+		k.handled = map[string][]int{}
+	}
+	k.handled[v.SKU] = append(k.handled[v.SKU], v.N)
+	k.count++
+}
+
+func (k *keyTally) n() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.count
+}
+
+// requireEachOnceInOrder waits until keys*perKey facts were handled, stops
+// the consumer, and requires that each was handled once, each key's in
+// publish order.
+func (k *keyTally) requireEachOnceInOrder(t *testing.T, stop func() error, keys, perKey int) {
+	t.Helper()
+	testenv.Eventually(t, "every fact handled", func() bool { return k.n() >= keys*perKey })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.count != keys*perKey {
+		t.Errorf("handled %d facts, want %d: each once", k.count, keys*perKey)
+	}
+	requireKeyOrder(t, k.handled, perKey)
 }
 
 // A group's fact that cannot be settled (here: maxAttempts 1, so no retry
@@ -767,9 +787,7 @@ func TestSuperStreamGroupSubscribesAgainWhileAHandlerHoldsAFact(t *testing.T) {
 	proxyPort, _ := strconv.Atoi(port)
 	rec := &logRecorder{}
 	conn := b.dial(Config{StreamPort: proxyPort, Logger: slog.New(rec)})
-	var mu sync.Mutex
-	handled := map[string][]int{}
-	count := 0
+	var tally keyTally
 	hit, release := make(chan struct{}), make(chan struct{})
 	var held atomic.Bool
 	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
@@ -777,10 +795,7 @@ func TestSuperStreamGroupSubscribesAgainWhileAHandlerHoldsAFact(t *testing.T) {
 			close(hit)
 			<-release
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		handled[v.SKU] = append(handled[v.SKU], v.N)
-		count++
+		tally.add(v)
 		return nil
 	})}, WithShutdownTimeout(time.Minute))
 	if err != nil {
@@ -800,18 +815,5 @@ func TestSuperStreamGroupSubscribesAgainWhileAHandlerHoldsAFact(t *testing.T) {
 			len(rec.values("active on a partition", "partition")) == 5
 	})
 	free()
-	testenv.Eventually(t, "every fact handled", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return count >= keys*perKey
-	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if count != keys*perKey {
-		t.Errorf("handled %d facts, want %d: each once", count, keys*perKey)
-	}
-	requireKeyOrder(t, handled, perKey)
+	tally.requireEachOnceInOrder(t, stop, keys, perKey)
 }

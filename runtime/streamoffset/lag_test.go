@@ -38,27 +38,7 @@ func TestLagOfChunksOfManyFacts(t *testing.T) {
 	}
 
 	// 500 facts in flight at once: the broker writes them in few chunks.
-	ch, err := conn.OpenChannel(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
-	var confirms []*amqp.DeferredConfirmation
-	for range 500 {
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", c.Stream, false, false, amqp.Publishing{Body: []byte(`{}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		confirms = append(confirms, dc)
-	}
-	for _, dc := range confirms {
-		if ok, err := dc.WaitContext(ctx); !ok || err != nil {
-			t.Fatalf("confirm: %v %v", ok, err)
-		}
-	}
+	storeFacts(ctx, t, conn, c.Stream, 500)
 	l, err := streamoffset.ReadLag(ctx, conn, c, "")
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +111,16 @@ func TestTailOfAnEmptyStreamIsKnownAtOnce(t *testing.T) {
 	if _, found, err := s.TailWithin(ctx, stream, time.Hour); err != nil || found {
 		t.Fatalf("the tail of an empty stream: found %v, %v; want none", found, err)
 	}
+	storeFacts(ctx, t, conn, stream, 1)
+	if last, found, err := s.TailWithin(ctx, stream, time.Hour); err != nil || !found || last != 0 {
+		t.Fatalf("the tail after one fact: %d, found %v, %v; want 0", last, found, err)
+	}
+}
+
+// storeFacts publishes n facts straight into stream, all in flight at
+// once, and waits for the broker's confirms.
+func storeFacts(ctx context.Context, t *testing.T, conn *runtime.Conn, stream string, n int) {
+	t.Helper()
 	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -139,14 +129,17 @@ func TestTailOfAnEmptyStreamIsKnownAtOnce(t *testing.T) {
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
-	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", stream, false, false, amqp.Publishing{Body: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
+	var confirms []*amqp.DeferredConfirmation
+	for range n {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", stream, false, false, amqp.Publishing{Body: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		confirms = append(confirms, dc)
 	}
-	if ok, err := dc.WaitContext(ctx); !ok || err != nil {
-		t.Fatalf("confirm: %v %v", ok, err)
-	}
-	if last, found, err := s.TailWithin(ctx, stream, time.Hour); err != nil || !found || last != 0 {
-		t.Fatalf("the tail after one fact: %d, found %v, %v; want 0", last, found, err)
+	for _, dc := range confirms {
+		if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+			t.Fatalf("confirm: %v %v", ok, err)
+		}
 	}
 }
