@@ -41,8 +41,18 @@ func NewInput(s *load.Schemas, m *model.Model) Input {
 	}
 	if m != nil {
 		in.Renamed = m.Renamed
+		in.DroppedDefaults = m.DroppedDefaults
 	}
 	return in
+}
+
+// checkDroppedDefaults reports each default of a vendored file that its
+// schema refuses: a team's file would fail the build over it, but a
+// vendored one is not edited, so the generated code leaves it out.
+func checkDroppedDefaults(p *pass) {
+	for _, d := range p.in.DroppedDefaults {
+		p.report(d.Doc, d.Pointer, "default %s does not fit the schema: %s; the file is vendored, so the generated code leaves the default out", model.JSONText(d.Value), d.Why)
+	}
 }
 
 // checkRenamed reports each Go name the generator changed, so that a user

@@ -97,6 +97,7 @@ const (
 	GoNameChanged                 = "go-name-changed"
 	RefResolvedByPath             = "ref-resolved-by-path"
 	MisspeltKeyword               = "misspelt-keyword"
+	VendoredDefaultRefused        = "vendored-default-refused"
 )
 
 // Rules lists every rule in the order they run.
@@ -110,6 +111,7 @@ var Rules = []Rule{
 	{RequiredNotInProperties, Error, "a required name that no property declares is a typo", checkRequired},
 	{MisspeltKeyword, Warning, "a key one slip from a keyword that is written beside it (\"requried\" beside \"required\") or only documents (\"descripton\") is ignored as written", checkMisspelt},
 	{GoNameChanged, Warning, "a name that collides with another is given a different Go name (deterministic, documented in docs/GENERATED.md)", checkRenamed},
+	{VendoredDefaultRefused, Warning, "a default that its schema refuses, in a vendored file (one the manifest's facts point into), is left out of the generated code", checkDroppedDefaults},
 	{RefResolvedByPath, Warning, "a relative $ref that no $id answers was resolved against its file's place in the directory, which tools that follow the specification do not do", checkRefsByPath},
 	{RequestPastTense, Warning, "a request's key should end in a verb in the imperative: one in the past tense is a fact in disguise", checkRequestTense},
 	{SagaNeverStarts, Error, "a saga none of whose facts starts an instance: its facts can never find one", checkSagaStarts},
@@ -127,6 +129,10 @@ type Input struct {
 	// Renamed are the Go names the generator chose to resolve
 	// collisions; nil when the model was not built.
 	Renamed []model.Renamed
+	// DroppedDefaults are the vendored files' defaults that their schema
+	// refuses, which the generated code leaves out; nil when the model
+	// was not built.
+	DroppedDefaults []model.DroppedDefault
 }
 
 // Consumer is one consumer of the manifest with its bindings matched.

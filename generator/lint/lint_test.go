@@ -71,6 +71,9 @@ func TestRules(t *testing.T) {
 		"go-name-changed": {
 			`warning go-name-changed vendor/hook.json:6:11: the field for property "-1" of HookFired is named Minus1: "X1" is taken`,
 		},
+		"vendored-default-refused": {
+			`warning vendored-default-refused vendor/push.json:5:58: default "refs/heads/main" does not fit the schema: maxLength: got 15, want 3; the file is vendored, so the generated code leaves the default out`,
+		},
 		"ref-resolved-by-path": {
 			`warning ref-resolved-by-path vendor/events/order.json:7:23: $ref "../types/thing.json#/$defs/Thing" resolves against $id "https://example.com/a" to "https://example.com/types/thing.json", which no file declares; warren resolved it against this file's place in the directory, to vendor/types/thing.json#/$defs/Thing, which tools that follow the specification do not do: write it as "https://example.com/schemas/thing#/$defs/Thing", the URL vendor/types/thing.json declares`,
 			`warning ref-resolved-by-path vendor/events/order.json:8:23: $ref "../types/plain.json" resolves against $id "https://example.com/a" to "https://example.com/types/plain.json", which no file declares; warren resolved it against this file's place in the directory, to vendor/types/plain.json, which tools that follow the specification do not do: give vendor/types/plain.json an $id that agrees with its place, or write the $ref as a URL it declares`,
@@ -93,7 +96,7 @@ func TestRules(t *testing.T) {
 		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object, saga-timeout-never-fires`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object, saga-timeout-never-fires`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}

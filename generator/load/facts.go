@@ -113,3 +113,35 @@ func where(doc *Document, ptr string) string {
 	}
 	return doc.Path
 }
+
+// Vendored returns the schema files a vendor wrote: those the manifest's
+// "facts" point into, and those they refer to, but for a file that
+// declares a fact of its own (x-routing-key), which its team writes. A
+// vendored file is never edited, so what the generator would refuse in a
+// team's file and can do without (a default the schema refuses) is left
+// out there instead, with a warning.
+func (s *Schemas) Vendored() map[*Document]bool {
+	own := map[*Document]bool{}
+	for _, f := range s.Facts {
+		if !f.InManifest() {
+			own[f.Doc] = true
+		}
+	}
+	out := map[*Document]bool{}
+	var add func(doc *Document)
+	add = func(doc *Document) {
+		if out[doc] || own[doc] {
+			return
+		}
+		out[doc] = true
+		for _, target := range s.Referenced(doc) {
+			add(target)
+		}
+	}
+	for _, f := range s.Facts {
+		if f.InManifest() {
+			add(f.Doc)
+		}
+	}
+	return out
+}

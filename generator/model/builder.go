@@ -27,6 +27,11 @@ type builder struct {
 	// branch without "type" sits in: a value must be of them to be valid
 	// at all, so the branch's Go type may assume them.
 	implied map[*load.Schema][]string
+	// leftOut are the defaults of vendored files that their schema
+	// refuses, left out of the generated code (see checkValues), each in
+	// dropped.
+	leftOut map[*load.Schema]bool
+	dropped []DroppedDefault
 }
 
 func newBuilder(s *load.Schemas) *builder {
@@ -39,6 +44,7 @@ func newBuilder(s *load.Schemas) *builder {
 		narrowing:  map[*load.Schema]bool{},
 		imported:   map[*load.Fact]*Import{},
 		implied:    map[*load.Schema][]string{},
+		leftOut:    map[*load.Schema]bool{},
 	}
 }
 
@@ -277,7 +283,7 @@ func (b *builder) fields(t *Type, v *view) {
 			decls:    len(p.decls),
 			schema:   decl,
 		}
-		if decl.HasDefault {
+		if decl.HasDefault && !b.leftOut[decl] {
 			f.Default = decl.Default
 		}
 		if f.GoName == "" {

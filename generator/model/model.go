@@ -62,6 +62,9 @@ type Model struct {
 	// Renamed lists the Go names chosen to resolve collisions (see
 	// [Renamed]), in the order they were made.
 	Renamed []Renamed
+	// DroppedDefaults are the defaults of vendored files that their
+	// schema refuses, left out of the generated code, in file order.
+	DroppedDefaults []DroppedDefault
 }
 
 // Files returns the schema files that declare at least one type, sorted;
@@ -227,6 +230,7 @@ func Build(ctx context.Context, s *load.Schemas, opts Options) (*Model, error) {
 	m.SchemaIDs = b.embeddedIDs(m.Schemas)
 	m.AssertFormats = s.Manifest.AssertFormats
 	m.Renamed = b.renames
+	m.DroppedDefaults = b.dropped
 	return m, nil
 }
 

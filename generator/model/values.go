@@ -22,6 +22,20 @@ import (
 // its own Validate, and a field no payload can fill would poison every
 // fact. Both are refused here, naming the value and why it does not fit.
 
+// A vendored file is the exception for a default: it is never edited,
+// and the generated code does without a default (a default is only an
+// annotation), so one its schema refuses is left out of the generated
+// code, and `warren check` warns about it (rule vendored-default-refused).
+
+// DroppedDefault is a default of a vendored file that its schema refuses,
+// left out of the generated code.
+type DroppedDefault struct {
+	Doc     *load.Document
+	Pointer string // the "default" keyword
+	Value   any
+	Why     string // what the schema says of the value
+}
+
 // checkValues checks every schema of the directory (not of its imports,
 // which are checked where they are generated) for bounds that exclude each
 // other and empty enums, and validates each default, enum value and const
@@ -29,6 +43,7 @@ import (
 // uses.
 func (b *builder) checkValues() {
 	set := b.valueSet()
+	vendored := b.s.Vendored()
 	visit := func(n *load.Schema) bool {
 		if n.Keywords == nil {
 			return true
@@ -51,7 +66,13 @@ func (b *builder) checkValues() {
 			}
 		}
 		if n.HasDefault {
-			b.checkValue(set, n, load.Append(n.Pointer, "default"), "default", n.Default)
+			ptr := load.Append(n.Pointer, "default")
+			if !vendored[n.Doc] {
+				b.checkValue(set, n, ptr, "default", n.Default)
+			} else if why := refusal(set, n, n.Default); why != "" {
+				b.leftOut[n] = true
+				b.dropped = append(b.dropped, DroppedDefault{Doc: n.Doc, Pointer: ptr, Value: n.Default, Why: why})
+			}
 		}
 		return true
 	}
@@ -107,18 +128,26 @@ func (b *builder) valueSet() *schemaset.Set {
 // checkValue validates v, written at ptr as what ("default", "enum
 // value", "const"), against the schema n it is written in.
 func (b *builder) checkValue(set *schemaset.Set, n *load.Schema, ptr, what string, v any) {
+	if why := refusal(set, n, v); why != "" {
+		b.errs.Add(n.Doc.Errorf(ptr, "%s %s does not fit the schema: %s", what, jsonText(v), why))
+	}
+}
+
+// refusal says why the schema n refuses v, written in it; "" when it
+// does not.
+func refusal(set *schemaset.Set, n *load.Schema, v any) string {
 	if v == nil && n.Keywords["nullable"] == true {
 		// OpenAPI's way to admit null beside a type that does not, which
 		// JSON Schema ignores: exported schemas write "default": null and
 		// a null enum value with it.
-		return
+		return ""
 	}
 	err := set.ValidateValue(n.Location(), v)
 	var ve *schemaset.ValidationError
 	if !errors.As(err, &ve) {
 		// nil, or a schema the validator cannot compile, which the
 		// loader has checked: nothing to say about the value.
-		return
+		return ""
 	}
 	why := make([]string, len(ve.Problems))
 	for i, p := range ve.Problems {
@@ -127,8 +156,12 @@ func (b *builder) checkValue(set *schemaset.Set, n *load.Schema, ptr, what strin
 			why[i] = "at " + p.Pointer + ": " + p.Message
 		}
 	}
-	b.errs.Add(n.Doc.Errorf(ptr, "%s %s does not fit the schema: %s", what, jsonText(v), strings.Join(why, "; ")))
+	return strings.Join(why, "; ")
 }
+
+// JSONText renders a JSON value for a message as it is written, short
+// enough to read.
+func JSONText(v any) string { return jsonText(v) }
 
 // jsonText renders a JSON value for an error message as it is written
 // (no "<" turned into "\u003c"), short enough to read.

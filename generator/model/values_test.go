@@ -140,3 +140,60 @@ func TestValuesOfARequestsReply(t *testing.T) {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }
+
+// TestVendoredDefaultTheSchemaRefuses: a vendored file (one the
+// manifest's facts point into, or one it refers to) is never edited, so a
+// default its schema refuses there is left out of the generated code and
+// recorded for `warren check`, where a team's file fails the build over
+// it. An enum value the schema refuses still fails: it would be a
+// constant, and no payload could carry it.
+func TestVendoredDefaultTheSchemaRefuses(t *testing.T) {
+	files := map[string]string{
+		"warren.json": `{"package": "p", "facts": {"vendor.pushed": {"schema": "vendor/push.json", "title": "Pushed"}}}`,
+		"vendor/push.json": `{"type": "object", "properties": {
+			"ref": {"type": "string", "maxLength": 3, "default": "refs/heads/main"},
+			"size": {"type": "integer", "default": 1},
+			"repo": {"$ref": "repo.json"}}}`,
+		"vendor/repo.json": `{"type": "object", "properties": {"visibility": {"type": "string", "enum": ["public", "private"], "default": "internal"}}}`,
+		"team.json":        `{"x-routing-key": "team.noted", "type": "object", "properties": {"n": {"type": "integer", "default": 1}}}`,
+	}
+	m, err := build(t, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range m.DroppedDefaults {
+		got = append(got, d.Doc.Path+" "+d.Pointer+" "+jsonText(d.Value)+": "+d.Why)
+	}
+	want := []string{
+		`vendor/push.json /properties/ref/default "refs/heads/main": maxLength: got 15, want 3`,
+		`vendor/repo.json /properties/visibility/default "internal": value must be one of 'public', 'private'`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("defaults left out:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	defaults := map[string]any{}
+	for _, ty := range m.Types {
+		for _, f := range ty.Fields {
+			defaults[ty.GoName+"."+f.JSONName] = f.Default
+		}
+	}
+	if defaults["Pushed.ref"] != nil || defaults["Repo.visibility"] != nil {
+		t.Errorf("a refused default is still in the generated code: %v", defaults)
+	}
+	if defaults["Pushed.size"] == nil {
+		t.Errorf("the vendored default that fits was left out: %v", defaults)
+	}
+
+	// The same default in a team's own fact file fails the build.
+	files["team.json"] = `{"x-routing-key": "team.noted", "type": "object", "properties": {"n": {"type": "integer", "default": "one"}}}`
+	if _, err := build(t, files); err == nil || !strings.Contains(err.Error(), `team.json:1:`) || !strings.Contains(err.Error(), `default "one" does not fit the schema`) {
+		t.Errorf("a team file's refused default: %v; want an error naming team.json", err)
+	}
+	// And an enum value a vendored schema refuses still does.
+	files["team.json"] = `{"x-routing-key": "team.noted", "type": "object"}`
+	files["vendor/repo.json"] = `{"type": "object", "properties": {"visibility": {"type": "string", "enum": ["public", 7]}}}`
+	if _, err := build(t, files); err == nil || !strings.Contains(err.Error(), `enum value 7 does not fit the schema`) {
+		t.Errorf("a vendored enum value the schema refuses: %v; want an error", err)
+	}
+}
