@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/warrenbus/warren/internal/secret"
@@ -125,7 +126,16 @@ type exportLine struct {
 // routing key, headers and payload (the envelope's payload; the whole
 // body as a string when it is not a JSON envelope).
 func ExportLine(m Message) ([]byte, error) {
-	line, err := json.Marshal(exportLine{ID: m.ID, RoutingKey: m.RoutingKey, Headers: m.Headers, Payload: payloadOf(m.Body)})
+	h := m.Headers
+	if _, ok := h["x-delivery-count"]; ok {
+		// A quorum queue's count of the poison copy's returns: each scan
+		// that read it (this export's too) added one, so it says how
+		// often the lane was read, not how often the fact failed
+		// (x-attempts), and it would differ between two exports.
+		h = maps.Clone(h)
+		delete(h, "x-delivery-count")
+	}
+	line, err := json.Marshal(exportLine{ID: m.ID, RoutingKey: m.RoutingKey, Headers: h, Payload: payloadOf(m.Body)})
 	if err != nil {
 		return nil, fmt.Errorf("message %s: %w", m.ID, err)
 	}

@@ -357,3 +357,22 @@ func summary(groups []poison.Group) string {
 	}
 	return b.String()
 }
+
+// An export line leaves out x-delivery-count, which counts the scans that
+// read the poison copy (the export's own included), and keeps every other
+// header.
+func TestExportLineLeavesOutTheScansCount(t *testing.T) {
+	m := poison.Message{ID: "m-1", RoutingKey: "order.placed", Body: []byte(`{"id":"m-1","payload":{"order_id":"o-1"}}`),
+		Headers: amqp.Table{runtime.HeaderAttempts: int64(3), "x-delivery-count": int64(4)}}
+	line, err := poison.ExportLine(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"m-1","routing_key":"order.placed","headers":{"x-attempts":3},"payload":{"order_id":"o-1"}}` + "\n"
+	if string(line) != want {
+		t.Errorf("export line:\n%s\nwant:\n%s", line, want)
+	}
+	if _, ok := m.Headers["x-delivery-count"]; !ok {
+		t.Error("the message's own headers lost x-delivery-count")
+	}
+}
