@@ -302,6 +302,9 @@ func (e *engine[J]) channel(ctx context.Context, s *session) (end bool, err erro
 	defer r.closeAll() // own channels before ch: their deliveries return in order
 	if e.kind.traits().acksTogether {
 		r.acks = newAcker(e.core, e.opts.prefetch)
+		if _, ok := s.conn.(transport.AcksAtOnce); ok {
+			r.acks.every = 1
+		}
 		defer r.acks.stop() // before the channels close
 	}
 	r.hctx, r.cancelHandlers = context.WithCancel(context.WithoutCancel(ctx))

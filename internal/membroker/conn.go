@@ -23,6 +23,7 @@ type Conn struct {
 var (
 	_ transport.Connection = (*Conn)(nil)
 	_ transport.Observer   = (*Conn)(nil)
+	_ transport.AcksAtOnce = (*Conn)(nil)
 )
 
 // Channel opens a channel.
@@ -126,3 +127,7 @@ func (c *Conn) HandlerReturned(consumer string, d amqp.Delivery, out transport.O
 		o.HandlerReturned(consumer, d, out)
 	}
 }
+
+// AcksAtOnce tells the runtime that an ack here costs no frame: see
+// transport.AcksAtOnce.
+func (c *Conn) AcksAtOnce() {}

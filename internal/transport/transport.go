@@ -73,6 +73,15 @@ type Observer interface {
 	HandlerReturned(consumer string, d amqp.Delivery, o Outcome)
 }
 
+// AcksAtOnce is implemented by a Connection on which an ack writes no
+// frame (the in-process broker): the runtime sends each ack as soon as
+// every delivery before it has ended, rather than gathering acks for a
+// few milliseconds, which in a test's virtual time would wait for the
+// clock to move (a test that moved the clock to a retry found it unacked).
+type AcksAtOnce interface {
+	AcksAtOnce()
+}
+
 // Outcome is what a handler call came to, before the runtime settles the
 // delivery by it.
 type Outcome struct {

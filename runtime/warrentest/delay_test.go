@@ -2,6 +2,7 @@ package warrentest_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -130,6 +131,37 @@ func TestAnOrderedConsumerReceivesDelayedFacts(t *testing.T) {
 		defer mu.Unlock()
 		if len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 {
 			t.Errorf("handled %v, want [1 2 3]", got)
+		}
+	})
+}
+
+// A retry that Advance reaches exactly is handled and settled by the time
+// Advance returns: the runtime acks at once on the bus, where it gathers
+// acks for a few milliseconds on a broker, which in virtual time would
+// wait for the clock to move again. The test ends without Idle.
+func TestAdvanceToARetrySettlesIt(t *testing.T) {
+	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "mailer", Bindings: []string{"order.placed"}, Backoff: []time.Duration{time.Second}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.Register[orderPlaced](b, factOrderPlaced)
+		calls := 0
+		startDeferring(t, b, top, "mailer", func(runtime.Delivery) error {
+			calls++
+			if calls == 1 {
+				return errors.New("mail server busy")
+			}
+			return nil
+		})
+		warrentest.Publish(b, factOrderPlaced, orderPlaced{ID: "o-1"})
+		b.Advance(time.Second)
+		b.WantRetried("mailer", 1)
+		b.WantHandled("mailer", 1)
+		if n := b.Conn().Counts("mailer").Get(runtime.Acked); n != 1 {
+			t.Errorf("acked %d after Advance reached the retry, want 1", n)
 		}
 	})
 }
