@@ -30,6 +30,18 @@ type Saga struct {
 	KeepCompleted time.Duration
 	// Settings are the saga queue's consumer settings.
 	Settings Settings
+	// Queue is "queue": the name of the saga's work queue, "" for the
+	// default "saga.<name>" (see QueueName).
+	Queue string
+}
+
+// QueueName returns the name of the saga's work queue: "queue", or
+// "saga.<name>" when it is not given.
+func (sg *Saga) QueueName() string {
+	if sg.Queue != "" {
+		return sg.Queue
+	}
+	return "saga." + sg.Name
 }
 
 // SagaFact is one fact a saga handles: how it finds its instance and
@@ -62,6 +74,7 @@ func (s *Schemas) readSagas(errs *ErrorList) []*Saga {
 		obj := decls[name].(map[string]any)
 		sg := &Saga{Name: name, Pointer: Pointer("sagas", name)}
 		sg.Description, _ = obj["description"].(string)
+		sg.Queue, _ = obj["queue"].(string)
 		ref := obj["state"].(string)
 		target, err := s.resolve(FileURI(doc.Path), ref)
 		switch {

@@ -50,8 +50,9 @@ type SagaTimeout struct {
 // MethodName returns the name of the handler method for the timeout.
 func (t SagaTimeout) MethodName() string { return "Timeout" + names.Exported(t.Name) }
 
-// QueueName returns the name of the saga's work queue.
-func (s *Saga) QueueName() string { return "saga." + s.Name }
+// QueueName returns the name of the saga's work queue: the manifest's
+// "queue", or "saga.<name>".
+func (s *Saga) QueueName() string { return s.decl.QueueName() }
 
 // TimeoutKey returns the routing key of the saga's timeouts, a fact of its
 // own that only its queue binds.
@@ -155,11 +156,23 @@ func (b *builder) sagaState(ls *load.Saga) *Type {
 
 // sagaSpecs are the saga queues' consumer specs: bound to the facts each
 // saga handles and to its timeouts, with /defaults applied.
+// A queue another consumer or saga has already is one error, at the
+// saga's "queue", and the saga is left out of the topology rather than
+// reported again for each queue of its retry ladder.
 func (b *builder) sagaSpecs() []topology.ConsumerSpec {
 	man := b.s.Manifest
+	taken := map[string]string{}
+	for _, c := range man.Consumers {
+		taken[c.Name] = "consumer " + strconv.Quote(c.Name)
+	}
 	var out []topology.ConsumerSpec
 	for _, ls := range man.Sagas {
-		c := &load.Consumer{Name: "saga." + ls.Name, Pointer: ls.Pointer, Settings: ls.Settings, Bindings: sagaBindings(ls)}
+		if by, ok := taken[ls.QueueName()]; ok {
+			b.errs.Add(man.Doc.Errorf(load.Append(ls.Pointer, "queue"), "saga %s: queue %s is the work queue of %s already: expected a name of its own", strconv.Quote(ls.Name), strconv.Quote(ls.QueueName()), by))
+			continue
+		}
+		taken[ls.QueueName()] = "saga " + strconv.Quote(ls.Name)
+		c := &load.Consumer{Name: ls.QueueName(), Pointer: ls.Pointer, Settings: ls.Settings, Bindings: sagaBindings(ls)}
 		out = append(out, ConsumerSpec(c, man.Defaults))
 	}
 	return out

@@ -1,0 +1,50 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// sagaFiles is a directory with one saga, "checkout", whose manifest entry
+// ends with extra (a key and value, with a leading comma), and one consumer
+// named consumer.
+func sagaFiles(extra, consumer string) map[string]string {
+	return map[string]string{
+		"warren.json": `{"package": "p", "consumers": {"` + consumer + `": {"bindings": ["order.placed"]}},
+			"sagas": {"checkout": {"state": "state.json", "startsWith": ["order.placed"],
+				"handles": {"order.placed": {"correlation": "/order_id"}}` + extra + `}}}`,
+		"placed.json": `{"x-routing-key": "order.placed", "type": "object", "required": ["order_id"], "properties": {"order_id": {"type": "string"}}}`,
+		"state.json":  `{"type": "object", "properties": {"status": {"type": "string"}}}`,
+	}
+}
+
+// TestSagaQueue: a saga's work queue is "saga.<name>", or the manifest's
+// "queue", named as a consumer is (a team's prefix, say), with its poison
+// queue and retry ladder named after it; a queue that another consumer
+// has already is an error naming both.
+func TestSagaQueue(t *testing.T) {
+	for _, tc := range []struct{ extra, want string }{
+		{``, "saga.checkout"},
+		{`, "queue": "billing.checkout-saga"`, "billing.checkout-saga"},
+	} {
+		m, err := build(t, sagaFiles(tc.extra, "mailer"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.want, err)
+		}
+		if got := m.Sagas[0].QueueName(); got != tc.want {
+			t.Errorf("queue name %q, want %q", got, tc.want)
+		}
+		c, ok := m.Topology.Consumer(tc.want)
+		if !ok || m.Sagas[0].Topology == nil || m.Sagas[0].Topology.Name != tc.want {
+			t.Fatalf("the topology has no consumer %q linked to the saga", tc.want)
+		}
+		if c.Queue != tc.want || c.PoisonQueue != tc.want+".poison" {
+			t.Errorf("work queue %q and poison queue %q, want %q and %q.poison", c.Queue, c.PoisonQueue, tc.want, tc.want)
+		}
+	}
+	_, err := build(t, sagaFiles(`, "queue": "billing.checkout"`, "billing.checkout"))
+	want := `/sagas/checkout/queue: saga "checkout": queue "billing.checkout" is the work queue of consumer "billing.checkout" already: expected a name of its own`
+	if err == nil || strings.Count(err.Error(), "\n") > 0 || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("a saga queue named as a consumer:\n%v\nwant one error ending in:\n%s", err, want)
+	}
+}
