@@ -85,6 +85,9 @@ func TestCompare(t *testing.T) {
 		"consumer-added": {
 			`compatible consumer-added search-indexer-> "" none new:warren.json:14:23`,
 		},
+		"saga-queue-renamed": {
+			`compatible saga-queue-renamed saga checkout "" none new:warren.json:9:17`,
+		},
 		"consumer-removed": {
 			`compatible consumer-removed ledger-> "" none old:warren.json:9:15`,
 		},

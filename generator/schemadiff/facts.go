@@ -57,6 +57,7 @@ func compare(old, new *Dir) *Report {
 	r.Changes = append(r.Changes, compareDirect(old, new, pairs)...)
 	compareRequests(old, new, r)
 	compareSagaStates(old, new, r)
+	compareSagaQueues(old, new, r)
 	return r
 }
 

@@ -61,6 +61,7 @@ const (
 	RetryLadderChanged    = "retry-ladder-changed"
 	FormatAnnotation      = "format-annotation-changed"
 	StreamPublishExchange = "stream-publish-exchange"
+	SagaQueueRenamed      = "saga-queue-renamed"
 )
 
 // Rules lists every rule, those that can break first. The package
@@ -103,6 +104,7 @@ var Rules = []Rule{
 	{DefaultChanged, Neither, false, "a default value changed"},
 	{ConsumerAdded, Neither, false, "a new consumer"},
 	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues and bindings stay on the broker: warren declare --prune)"},
+	{SagaQueueRenamed, Neither, false, "a saga's work queue has another name (\"queue\"); the old queue and its bindings stay on the broker, where the saga's facts keep piling up (warren declare --prune)"},
 	{FormatAnnotation, Neither, false, "a format changed that neither side's manifest asserts (assertFormats): an annotation"},
 	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
 	{StreamPublishExchange, Neither, false, "a fact that was written directly into a stream is published through the events exchange again, which reaches every queue bound to it and the stream"},
