@@ -1,8 +1,6 @@
 package schemadiff
 
-import (
-	"github.com/warrenbus/warren/generator/load"
-)
+import "github.com/warrenbus/warren/generator/load"
 
 // compareSagaStates judges the changes to the state schema of each saga
 // present on both sides as a fact's are judged, in the manifest's mode:
