@@ -257,20 +257,17 @@ func (m *Member) rejoin(closed chan stream.CPartitionClose, lost func(partition 
 					continue
 				}
 			}
-			for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-				select {
-				case <-m.leaving:
-					return
-				case <-time.After(wait):
-				}
-				m.s.preferAnswering()
-				err := m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next())
-				if err == nil {
-					break
-				}
-				if retrying != nil {
+			var failed func(error)
+			if retrying != nil {
+				failed = func(err error) {
 					retrying(partition, fmt.Errorf("subscribe to partition %q again: %w", partition, err))
 				}
+			}
+			again := m.s.subscribeAgain(m.leaving, func() error {
+				return m.c.ConnectPartition(partition, stream.OffsetSpecification{}.Next())
+			}, failed)
+			if !again {
+				return
 			}
 		}
 	})

@@ -143,23 +143,39 @@ func (rd *Reader) resubscribe(closed stream.ChannelClose) {
 		rd.mu.Lock() // waits for the Deliver under way
 		rd.cur = nil
 		rd.mu.Unlock()
-		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-			select {
-			case <-rd.closing:
-				return
-			case <-time.After(wait):
-			}
-			rd.s.preferAnswering()
+		again := rd.s.subscribeAgain(rd.closing, func() error {
 			// No deadline: an abandoned subscription would read on,
 			// unseen, until the Store closes.
 			next, err := rd.subscribe(context.Background())
 			if err == nil {
 				closed = next
-				break
 			}
-			if rd.r.Retrying != nil {
-				rd.r.Retrying(err)
-			}
+			return err
+		}, rd.r.Retrying)
+		if !again {
+			return
+		}
+	}
+}
+
+// subscribeAgain calls subscribe after a loss, first after 100 ms and
+// then at growing pauses up to 5 s, each time with an answering node
+// first in the client's list (preferAnswering), until it succeeds (true)
+// or stop closes (false). Each failure goes to retrying, when it is set.
+func (s *Store) subscribeAgain(stop <-chan struct{}, subscribe func() error, retrying func(error)) bool {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		select {
+		case <-stop:
+			return false
+		case <-time.After(wait):
+		}
+		s.preferAnswering()
+		err := subscribe()
+		if err == nil {
+			return true
+		}
+		if retrying != nil {
+			retrying(err)
 		}
 	}
 }
