@@ -66,8 +66,9 @@ func TestOutboxWriteNeedsTheOrderingKey(t *testing.T) {
 // Two relays, each with its own database pool and its own broker
 // connection, drain one table of facts over 20 ordering keys, written
 // interleaved: each key's facts reach the queue in the order of their
-// numbers, both relays take part, and when one stops half way the other
-// takes over and finishes, still in order.
+// numbers, both relays take part (on PostgreSQL: SQLite does not share
+// its lock fairly), and when one stops half way the other takes over and
+// finishes, still in order.
 func TestRelaysKeepOrderPerKey(t *testing.T) {
 	forEachDB(t, func(t *testing.T, s *store) {
 		b := newBroker(t, true)
@@ -123,8 +124,19 @@ func TestRelaysKeepOrderPerKey(t *testing.T) {
 		}
 		a, c := relays[0].Stats(), relays[1].Stats()
 		t.Logf("%d facts: relay 1 published %d and stopped, relay 2 published %d; %d arrived, %d out of order", total, stoppedAt, c.Published, len(all), stepsBack)
-		if a.Published == 0 || c.Published == 0 || a.Published+c.Published < uint64(total) {
-			t.Errorf("relays published %d and %d; want both to take part, %d in all", a.Published, c.Published, total)
+		if a.Published+c.Published < uint64(total) {
+			t.Errorf("relays published %d and %d; want %d in all", a.Published, c.Published, total)
+		}
+		// On PostgreSQL the relays queue for the table's advisory lock and
+		// take turns. SQLite's busy handler sleeps and tries again, so a
+		// relay with a backlog can take the lock again first, round after
+		// round, and the other may get no turn (seen under load): the
+		// package says to run one relay per SQLite file.
+		if s.dialect != outbox.SQLite && (a.Published == 0 || c.Published == 0) {
+			t.Errorf("relays published %d and %d; want both to take part", a.Published, c.Published)
+		}
+		if a.Published != stoppedAt || c.Published < uint64(total)-stoppedAt {
+			t.Errorf("relay 1 stopped at %d and published %d in all, relay 2 published %d; want relay 2 to publish the %d left", stoppedAt, a.Published, c.Published, uint64(total)-stoppedAt)
 		}
 	})
 }
