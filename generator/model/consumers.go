@@ -199,7 +199,14 @@ func firstWritten(doc *load.Document, pointers ...string) string {
 // settings over the manifest's /defaults, as [Build] gives it to
 // topology.Build. What neither sets stays zero for topology.Build to
 // default. Comparing two directories needs it without building either model.
+//
+// A stream consumer does not take the defaults that only a queue consumer
+// can have (see streamDefaults): set on the consumer itself they are
+// still errors, but /defaults' are meant for the queue consumers.
 func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpec {
+	if c.Stream != "" {
+		defaults = streamDefaults(defaults)
+	}
 	pick := func(own, def *int) int {
 		switch {
 		case own != nil:
@@ -236,6 +243,23 @@ func ConsumerSpec(c *load.Consumer, defaults load.Settings) topology.ConsumerSpe
 		cs.Backoff = slices.Clone(c.Settings.Backoff)
 	}
 	return cs
+}
+
+// streamDefaults returns the /defaults a stream consumer takes: all but
+// what only a queue consumer can have, which topology.Build refuses on a
+// stream consumer (checkStreamConsumer). maxLength bounds a work queue
+// that the events exchange fills, while a stream consumer's work queue
+// holds only its own retries, deferrals and held facts, and its stream is
+// bounded by its retention (maxAge, maxBytes); a stream consumer's work
+// and poison queues are quorum queues, so a default queueType (which can
+// only be "classic" to matter) is left out too. The others (prefetch,
+// concurrency, maxAttempts, maxDeferrals, backoff, deliveryLimit) apply
+// to stream consumers as to any. maxPriority, ordered, shards, onPoison
+// and batch, which a stream consumer refuses as well, are never defaults.
+func streamDefaults(d load.Settings) load.Settings {
+	d.MaxLength = load.MaxLength{}
+	d.QueueType = ""
+	return d
 }
 
 // maxLength is the consumer's maxLength, else the defaults': a consumer's
