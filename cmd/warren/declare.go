@@ -32,7 +32,9 @@ queues of a removed consumer, a binding removed from the manifest (what it
 routes is poisoned as not handled). With --prune it deletes the orphaned queues
 that are empty and unused, unbinds a removed consumer's work queue that still
 holds facts (nobody reads it), removes the orphaned bindings, and lists the
-queues it kept; they are reported again until they are gone.
+queues it kept; they are reported again until they are gone. A stream is never
+deleted (it holds facts that reading does not remove): --prune unbinds it and
+prints the command that deletes it deliberately.
 
 Examples:
    warren declare ./events
@@ -42,7 +44,7 @@ Examples:
    warren declare --stream-port 5591 ./events   # a broker whose stream protocol is not at 5552`,
 		Flags: append(brokerFlags(),
 			&cli.StringSliceFlag{Name: "consumer", Usage: "declare only the queues of consumer `NAME` (repeatable); the exchanges always"},
-			&cli.BoolFlag{Name: "prune", Usage: "delete orphaned warren-owned queues that are empty and unused, and remove orphaned bindings"},
+			&cli.BoolFlag{Name: "prune", Usage: "delete orphaned warren-owned queues that are empty and unused (never a stream), and remove orphaned bindings"},
 			// Declaring stream consumers or direct streams checks the
 			// stream protocol first, at this port.
 			streamPortFlag(),
