@@ -116,7 +116,7 @@ func NewConsumer(conn *Conn, c topology.Consumer, routes []Route, opts ...Consum
 // every kind shares, without its engine.
 func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[optionSet]string, opts []ConsumerOption) (*Consumer, error) {
 	o, err := newOptions(c.Prefetch, c.Concurrency, opts, refused)
-	errs := []error{err, checkStreamOptions(o, c.Stream)}
+	errs := []error{err, checkStreamOptions(o, c.Stream), checkOffsetNameOwner(conn, c, o)}
 	if conn == nil {
 		errs = append(errs, errors.New("nil Conn"))
 	}
@@ -158,6 +158,30 @@ func newConsumer(conn *Conn, c topology.Consumer, routes []Route, refused map[op
 	}
 	cons.consumeArgs = amqp.Table{ArgReads: announceReads(routes)}
 	return cons, nil
+}
+
+// checkOffsetNameOwner refuses an offset name given a stream consumer
+// with [WithOffsetName] that is the own name of another consumer of the
+// topology the Conn declares (Config.Topology; without one, there is
+// nothing to check against). Under the name of another consumer of the
+// same stream the reader would read from that consumer's offset and store
+// its own there, and that consumer would then start where the reader
+// stopped; under any other consumer's name (one that reads a queue too)
+// its guard would claim facts under that consumer's name, and each would
+// take the facts the other handled for duplicates.
+func checkOffsetNameOwner(conn *Conn, c topology.Consumer, o consumerOptions) error {
+	if conn == nil || conn.cfg.Topology == nil || o.given&optOffsetName == 0 || c.Stream == "" || o.offsetName == c.Name {
+		return nil
+	}
+	other, ok := conn.cfg.Topology.Consumer(o.offsetName)
+	if !ok {
+		return nil
+	}
+	why := "its guard claims facts under that name, as the reader's would, so each would take the facts the other handled for duplicates"
+	if other.Stream == c.Stream && len(other.Partitions) == 0 {
+		why = fmt.Sprintf("it keeps its own offset on stream %q under that name: the reader would read from and store that offset, and %s would then start where the reader stopped, not at its own start", c.Stream, other.Name)
+	}
+	return fmt.Errorf("WithOffsetName(%q): the own name of consumer %q of the Conn's topology: %s; give the reader a name of its own, such as %q", o.offsetName, other.Name, why, c.Name+".rebuild")
 }
 
 // Run consumes until ctx is cancelled, then stops taking deliveries, gives

@@ -60,11 +60,21 @@ under a fresh offset name (--offset-name), leaving the consumer's own offset
 where it is. It stores on the broker where the replay starts: the first fact
 (the default), the first at or after --offset, or the first chunk written at
 or after --since (to the second: the broker takes the time in whole seconds);
-with --limit N, also where it ends: after N of the consumer's facts. A
+with --limit N, also where it ends: after N of the consumer's facts, or,
+when the stream holds fewer of them from the start, at the stream's tail as
+it is then: the output says how many it found of the N, and facts written
+later are no part of the replay. It marks the name as the consumer's replay
+too (NAME~of~CONSUMER), for warren status. A
 process of the consumer started with
 runtime.WithOffsetName(NAME) then reads from there, under that name (its
 guard claims under it too, so facts already handled are handled again), and
-stops handling at the end. The name must be fresh: nothing stored under it.
+stops handling at the end. The name must be fresh: nothing stored under it,
+and no other consumer's replay marked under it. Nor may it be the own name of
+any consumer of the manifest: the consumer's own, another stream consumer's
+(the replay would position that consumer's offset) or a queue consumer's
+(a reader's guard claims facts under its offset name, as that consumer's
+does); such a name, and a --consumer that reads a queue, are refused before
+anything is dialled, exit 2.
 --dry-run prints the offsets the replay would read (with --limit, each fact)
 and stores nothing. warren status shows the lag of a replay's name with
 --offset-name. A start with nothing at or after it stores nothing and exits

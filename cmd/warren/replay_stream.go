@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -76,14 +78,22 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 		return reportError(stderr, "replay", "", err)
 	}
 	if tc.Stream == "" {
-		return reportError(stderr, "replay", "", fmt.Errorf("--from stream: consumer %q reads a queue, not a stream (warren.json \"stream\")", name))
+		// Known from the manifest, before anything is dialled: a bad
+		// --consumer for --from stream, as a bad --offset-name is.
+		return usageError(c, "--from stream: consumer %q reads a queue, not a stream (warren.json \"stream\")", name)
 	}
 	if len(tc.Partitions) > 0 {
 		// Refused before anything is dialled: see
 		// streamoffset.SuperStreamReplayError for why and what instead.
 		return reportError(stderr, "replay", "", fmt.Errorf("--from stream: %w", streamoffset.SuperStreamReplayError{Consumer: name, SuperStream: tc.Stream}))
 	}
-	r := streamoffset.Replay{Consumer: tc, Name: c.String("offset-name"), Limit: c.Int("limit"), From: topology.Start{Kind: topology.StartFirst}}
+	// The consumer's own name, or another consumer's (whose offset or
+	// guard claims the replay would take over), is refused before
+	// anything is dialled: the manifest says so.
+	if err := streamoffset.CheckReplayName(m.Topology, tc, c.String("offset-name")); err != nil {
+		return usageError(c, "--offset-name: %v", err)
+	}
+	r := streamoffset.Replay{Consumer: tc, Name: c.String("offset-name"), Limit: c.Int("limit"), From: topology.Start{Kind: topology.StartFirst}, Topology: &m.Topology}
 	for _, mc := range m.Consumers {
 		if mc.Name == name {
 			for _, f := range mc.Facts {
@@ -140,13 +150,35 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	}
 	if dry {
 		fmt.Fprintf(c.App.Writer, "replay %s would read stream %s %s; dry run, nothing changed\n", p.Name, p.Stream, span)
+		writeShortReplay(c.App.Writer, p, name, dry)
 		return nil
 	}
 	if err := streamoffset.Apply(ctx, conn, p); err != nil {
 		return reportError(stderr, "replay", "", err)
 	}
 	fmt.Fprintf(c.App.Writer, "replay %s reads stream %s %s: run %s with runtime.WithOffsetName(%q) to read it\n", p.Name, p.Stream, span, name, p.Name)
+	writeShortReplay(c.App.Writer, p, name, dry)
 	return nil
+}
+
+// writeShortReplay says, when the stream held fewer of the consumer's
+// facts than --limit asked for, how many it found and that the replay
+// ends at the stream's tail as it is now: facts written later are not
+// part of it, however many there are when its reader runs.
+func writeShortReplay(w io.Writer, p streamoffset.Plan, consumer string, dry bool) {
+	if !p.Short() {
+		return
+	}
+	found := "only " + strconv.Itoa(p.Handled())
+	if p.Handled() == 0 {
+		found = "none"
+	}
+	ends, part := "ends", "are"
+	if dry {
+		ends, part = "would end", "would be"
+	}
+	fmt.Fprintf(w, "note: %s of the %d facts of %s asked for (--limit %d) are in stream %s from offset %d: the replay %s at offset %d, the stream's tail now; facts written later %s no part of it\n",
+		found, p.Limit, consumer, p.Limit, p.Stream, p.First, ends, p.Until, part)
 }
 
 // dialStreamBroker is dialBroker with the stream protocol's ports.

@@ -24,9 +24,16 @@ type streamLag struct {
 	// for a plain stream.
 	SuperStream string `json:"super_stream,omitempty"`
 	Consumer    string `json:"consumer,omitempty"` // the consumer whose own name it is; "" for a replay's
-	OffsetName  string `json:"offset_name"`
-	Tail        *int64 `json:"tail"`   // the stream's last offset; null when the stream holds no fact
-	Stored      *int64 `json:"stored"` // the offset stored under the name; null when none is
+	// ReplayOf, for a replay's name (--offset-name), is the consumer it
+	// reads for: the only consumer that reads the stream, or on a stream
+	// that several read, the one warren replay marked it for (see
+	// streamoffset.ReplayOfInfix). Absent when that is not known; then
+	// ReplayOfOneOf lists the stream's consumers it may be for.
+	ReplayOf      string   `json:"replay_of,omitempty"`
+	ReplayOfOneOf []string `json:"replay_of_one_of,omitempty"`
+	OffsetName    string   `json:"offset_name"`
+	Tail          *int64   `json:"tail"`   // the stream's last offset; null when the stream holds no fact
+	Stored        *int64   `json:"stored"` // the offset stored under the name; null when none is
 	// Lag is how many offsets lie after Stored up to Tail: facts not yet
 	// settled and, among them, the stream's own offset-tracking records.
 	// null when not known (facts on the stream and nothing stored).
@@ -41,6 +48,9 @@ type streamLag struct {
 	// leaves the figures null.
 	Missing bool   `json:"missing,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// shared is true when several consumers read the stream: the table
+	// then says whose replay a name is.
+	shared bool
 }
 
 // readStreamLags reads, for every stream consumer of top, the lag of its
@@ -54,7 +64,15 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 	rows = []streamLag{}
 	lags := streamoffset.NewLagReader(b)
 	defer lags.Close()
-	seen := map[string]bool{} // stream + "\x00" + name
+	seen := map[string]bool{}        // stream + "\x00" + name
+	owner := map[string]string{}     // stream + "\x00" + a consumer's own name -> the consumer
+	readers := map[string][]string{} // stream -> the consumers that read it
+	for _, c := range top.StreamConsumers() {
+		for _, st := range streamoffset.LagStreams(c) {
+			owner[st+"\x00"+c.Name] = c.Name
+			readers[st] = append(readers[st], c.Name)
+		}
+	}
 	type failed struct{ consumer, name, err string }
 	var last failed
 	var streams []string
@@ -70,13 +88,23 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 	}
 	for _, c := range top.StreamConsumers() {
 		for _, l := range lags.ReadEach(ctx, c, append([]string{c.Name}, names...)...) {
-			if seen[l.Stream+"\x00"+l.Name] {
+			key := l.Stream + "\x00" + l.Name
+			if seen[key] || owner[key] != "" && owner[key] != c.Name {
+				// Read for another consumer already, or the own name of
+				// another consumer of the stream (--offset-name NAME of
+				// one): its own row, read with it, shows it.
 				continue
 			}
-			seen[l.Stream+"\x00"+l.Name] = true
+			seen[key] = true
 			row := streamLag{Stream: l.Stream, SuperStream: l.SuperStream, OffsetName: l.Name}
 			if l.Name == c.Name {
 				row.Consumer = c.Name
+			} else {
+				// The row is one per stream and name, whichever
+				// consumer it was read with: with several consumers on
+				// the stream, the mark warren replay stored says whose.
+				row.ReplayOf, row.ReplayOfOneOf = replayOf(ctx, lags, l, readers[l.Stream])
+				row.shared = len(readers[l.Stream]) > 1
 			}
 			switch {
 			case errors.Is(l.Err, streamoffset.ErrNoStream):
@@ -96,6 +124,36 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 	}
 	flush()
 	return rows, errs
+}
+
+// replayOf tells which of readers, the consumers of l's stream, the
+// replay under l's name reads for: the only one, or the one warren replay
+// marked; otherwise (a name no warren replay positioned, one positioned
+// before marks were stored, or marks that cannot be read) it is not known,
+// and oneOf lists readers.
+func replayOf(ctx context.Context, lags *streamoffset.LagReader, l streamoffset.LagResult, readers []string) (of string, oneOf []string) {
+	if len(readers) == 1 {
+		return readers[0], nil
+	}
+	if l.Err == nil {
+		if marked, err := lags.ReplayOf(ctx, l.Stream, l.Name, readers); err == nil && len(marked) == 1 {
+			return marked[0], nil
+		}
+	}
+	return "", readers
+}
+
+// replayLabel is what the table shows after a replay's name: "(replay)"
+// on a stream that one consumer reads, whose it can only be; on a stream
+// that several read, whose replay it is, or the consumers it may be for.
+func replayLabel(r streamLag) string {
+	switch {
+	case !r.shared:
+		return "(replay)"
+	case r.ReplayOf != "":
+		return "(replay of " + r.ReplayOf + ")"
+	}
+	return "(replay of one of " + strings.Join(r.ReplayOfOneOf, ", ") + ")"
 }
 
 // quoted lists names, each quoted, joined by ", ".
@@ -140,7 +198,7 @@ func writeStreamTable(w io.Writer, rows []streamLag) error {
 	for _, r := range rows {
 		name := r.OffsetName
 		if r.Consumer == "" {
-			name += " (replay)"
+			name += " " + replayLabel(r)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Stream, name, offsetOrDash(r.Stored), offsetOrDash(r.Tail), lagText(r))
 	}

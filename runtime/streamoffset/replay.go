@@ -306,6 +306,12 @@ type Replay struct {
 	// written at or after the time).
 	From  topology.Start
 	Limit int // at most this many of the consumer's facts; 0 reads to the tail and on
+	// Topology, when set, is the topology Consumer is of: Name may not be
+	// the own name of any other of its consumers ([CheckReplayName]), nor
+	// hold the mark of a replay of another consumer of the same stream
+	// ([ReplayOfInfix]). Without it only the consumer's own name is
+	// refused.
+	Topology *topology.Topology
 }
 
 // Fact is one fact a replay reads.
@@ -320,15 +326,27 @@ type Fact struct {
 type Plan struct {
 	Stream string
 	Name   string
-	First  int64 // the offset of the first fact read
-	Tail   int64 // the stream's last offset when planned
+	// Consumer is the consumer the replay is for: Apply marks the name as
+	// its replay (see [ReplayOfInfix]); "" marks nothing.
+	Consumer string
+	First    int64 // the offset of the first fact read
+	Tail     int64 // the stream's last offset when planned
 	// Until is the last offset read (with a limit), or -1: the reader
 	// reads to the tail and goes on with what is written after.
 	Until int64
 	// Facts are the facts read, in stream order, when a limit bounds
 	// them; nil without a limit.
 	Facts []Fact
+	// Limit is the replay's limit: how many of the consumer's facts were
+	// asked for; 0 without one.
+	Limit int
 }
+
+// Short reports whether the stream held fewer of the consumer's facts
+// from the start than the limit asked for: the replay then ends at the
+// tail as it was when planned (Until is Tail), and facts written after
+// are not part of it, however many there are by the time it is read.
+func (p Plan) Short() bool { return p.Limit > 0 && p.Handled() < p.Limit }
 
 // Handled counts the facts of the plan that the consumer handles.
 func (p Plan) Handled() int {
@@ -380,11 +398,12 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 	if len(c.Partitions) > 0 {
 		return Plan{}, SuperStreamReplayError{Consumer: c.Name, SuperStream: c.Stream}
 	}
-	if err := runtime.CheckOffsetName(r.Name); err != nil {
-		return Plan{}, err
+	var t topology.Topology
+	if r.Topology != nil {
+		t = *r.Topology
 	}
-	if r.Name == c.Name {
-		return Plan{}, fmt.Errorf("offset name %q is the consumer's own: a replay reads under a fresh name, beside the consumer's live offset", r.Name)
+	if err := CheckReplayName(t, c, r.Name); err != nil {
+		return Plan{}, err
 	}
 	s, err := open(ctx, b)
 	if err != nil {
@@ -403,6 +422,21 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 			return Plan{}, fmt.Errorf("offset name %q holds a replay's bound, offset %d of stream %q (stored under %q): %w; choose another name", r.Name, off, c.Stream, ref, ErrNotFresh)
 		}
 	}
+	for _, o := range t.StreamConsumers() {
+		// A replay of another consumer of the stream from its first fact
+		// and without a limit stores nothing but its mark.
+		ref := ReplayOfRef(r.Name, o.Name)
+		if o.Name == c.Name || o.Stream != c.Stream || len(o.Partitions) > 0 || ref == "" {
+			continue
+		}
+		_, found, err := s.QueryOffset(ctx, ref, c.Stream)
+		if err != nil {
+			return Plan{}, noStream(fmt.Errorf("query offset %q of stream %q: %w", ref, c.Stream, err))
+		}
+		if found {
+			return Plan{}, fmt.Errorf("offset name %q is taken by a replay of consumer %q on stream %q (marked under %q): %w; choose another name", r.Name, o.Name, c.Stream, ref, ErrNotFresh)
+		}
+	}
 	tail, found, err := s.Tail(ctx, c.Stream)
 	if err != nil {
 		return Plan{}, noStream(err)
@@ -410,7 +444,7 @@ func PlanReplay(ctx context.Context, b Broker, r Replay, wait time.Duration) (Pl
 	if !found {
 		return Plan{}, fmt.Errorf("%w: stream %q holds no fact", ErrNothingToReplay, c.Stream)
 	}
-	p := Plan{Stream: c.Stream, Name: r.Name, Tail: tail, Until: -1}
+	p := Plan{Stream: c.Stream, Name: r.Name, Consumer: c.Name, Tail: tail, Until: -1, Limit: r.Limit}
 	if r.From.Kind == topology.StartOffset && r.From.Offset > tail {
 		return Plan{}, fmt.Errorf("%w: offset %d is past the tail of stream %q (%d)", ErrNothingToReplay, r.From.Offset, c.Stream, tail)
 	}
@@ -474,7 +508,9 @@ func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Durati
 		}
 		if off >= p.Tail {
 			// Fewer of the consumer's facts than the limit: the
-			// replay ends at the tail as it was.
+			// replay ends at the tail as it was (Plan.Short), not
+			// at facts written later, which would make its end
+			// depend on when it is read.
 			p.Until = p.Tail
 			return nil
 		}
@@ -483,9 +519,10 @@ func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Durati
 
 // Apply stores p on the broker: under p.Name the offset before p.First
 // (nothing when p.First is 0: a fresh name reads from the first fact),
-// and with a bound, p.Until under p.Name+[runtime.ReplayUntilSuffix]. It
-// returns once the broker reports both stored (it applies a store
-// asynchronously), or ctx ends.
+// with a bound, p.Until under p.Name+[runtime.ReplayUntilSuffix], and
+// with p.Consumer, the mark that the name is a replay of that consumer
+// ([ReplayOfRef], its offset p.First). It returns once the broker reports
+// them all stored (it applies a store asynchronously), or ctx ends.
 func Apply(ctx context.Context, b Broker, p Plan) error {
 	s, err := open(ctx, b)
 	if err != nil {
@@ -498,6 +535,9 @@ func Apply(ctx context.Context, b Broker, p Plan) error {
 	}
 	if p.Until >= 0 {
 		want[p.Name+runtime.ReplayUntilSuffix] = p.Until
+	}
+	if ref := ReplayOfRef(p.Name, p.Consumer); p.Consumer != "" && ref != "" {
+		want[ref] = p.First
 	}
 	for ref, off := range want {
 		if err := s.StoreOffset(ctx, ref, p.Stream, off); err != nil {
