@@ -21,6 +21,13 @@ import (
 // "~" cannot occur in a consumer's name, so the two never meet.
 const ReplayUntilSuffix = "~until"
 
+// StartSuffix ends the name under which a stream consumer keeps the
+// offset its start ("next", "last") meant at its first start, when that
+// was the stream's first offset and so no offset before it could be
+// stored as the consumer's own: a later start with nothing else stored
+// reads from there.
+const StartSuffix = "~start"
+
 // offsetNamePattern is what an offset name may be: a consumer's name, or
 // any other of the same shape.
 var offsetNamePattern = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*$`)

@@ -520,6 +520,13 @@ func (t *offsetTracker) position() (any, error) {
 		return string(topology.StartFirst), nil
 	case !found:
 		start := t.c.spec.Start
+		if tr, ok := store.(TailReader); ok && start.Relative() {
+			from, err := t.fixStart(store, tr, start)
+			if err != nil {
+				return nil, err
+			}
+			return from, nil
+		}
 		t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", start.String(), "stored", "none")
 		if tr, ok := store.(TailReader); ok && start.Kind == topology.StartOffset {
 			// Not waited for: an empty stream's tail takes seconds to
@@ -536,6 +543,66 @@ func (t *offsetTracker) position() (any, error) {
 	t.mu.Unlock()
 	t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", off+1, "stored", off)
 	return off + 1, nil
+}
+
+// fixStart turns a start that depends on when it is read ("next",
+// "last") into the offset it means now, the first time the consumer
+// reads, and stores it before anything is read: the offset before it as
+// the consumer's own, or, when the start is the stream's first offset,
+// under the name with [StartSuffix]. Without that, a consumer that
+// stopped before it settled a fact would take "next" afresh at its next
+// start, and the facts written while it was stopped would be skipped. A
+// later start with nothing stored under the name finds the offset stored
+// with the suffix.
+func (t *offsetTracker) fixStart(store OffsetStore, tr TailReader, start topology.Start) (int64, error) {
+	// The tail of an empty stream takes seconds to tell on RabbitMQ
+	// before 3.11 (streamoffset's DefaultTailWait): once, at the
+	// consumer's first start.
+	ctx, cancel := context.WithTimeout(t.c.conn.ctx, offsetCallTimeout+5*time.Second)
+	defer cancel()
+	from, fixed, err := store.QueryOffset(ctx, t.name+StartSuffix, t.stream)
+	if err != nil {
+		t.c.conn.dropOffsets(store)
+		return 0, fmt.Errorf("query the start of stream %q: %w", t.stream, err)
+	}
+	if fixed {
+		t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", from, "stored", "none", "start", start.String()+", fixed at the first start")
+		return from, nil
+	}
+	last, found, err := tr.Tail(ctx, t.stream)
+	if err != nil {
+		t.c.conn.dropOffsets(store)
+		return 0, fmt.Errorf("find the start %s of stream %q: %w", start, t.stream, err)
+	}
+	switch {
+	case !found:
+		from = 0
+	case start.Kind == topology.StartLast:
+		from = last
+	default:
+		from = last + 1
+	}
+	if from > 0 {
+		err = store.StoreOffset(ctx, t.name, t.stream, from-1)
+	} else {
+		err = store.StoreOffset(ctx, t.name+StartSuffix, t.stream, 0)
+	}
+	if err != nil {
+		t.c.conn.dropOffsets(store)
+		return 0, fmt.Errorf("store the start %s of stream %q: %w", start, t.stream, err)
+	}
+	if from > 0 {
+		// Stored as settled: the facts before the start are not the
+		// consumer's to read.
+		t.store.Lock()
+		t.stored = max(t.stored, from-1)
+		t.store.Unlock()
+		t.mu.Lock()
+		t.mark = max(t.mark, from-1)
+		t.mu.Unlock()
+	}
+	t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", from, "stored", "none", "start", start.String()+", fixed now")
+	return from, nil
 }
 
 // warnPastTail warns when a consumer's declared start offset lies past

@@ -158,6 +158,68 @@ func TestStreamConsumerStartsAtNext(t *testing.T) {
 	}
 }
 
+// A stream consumer's "next" or "last" is the position it meant at the
+// consumer's first start, whatever that start read: a consumer stopped
+// before it settled a fact reads, at its next start, every fact written
+// while it was stopped, and none written before its first start. On an
+// empty stream too, where no offset before the start can be stored.
+func TestStreamConsumerKeepsItsFirstStart(t *testing.T) {
+	eachReadMode(t, testStreamConsumerKeepsItsFirstStart)
+}
+
+func testStreamConsumerKeepsItsFirstStart(t *testing.T, offsets OffsetDialer) {
+	for _, tc := range []struct {
+		name          string
+		start         topology.Start
+		before, first []string // written before the first start; read by it
+	}{
+		{"next", topology.Start{}, []string{"a", "b"}, nil},
+		{"next on an empty stream", topology.Start{Kind: topology.StartNext}, nil, nil},
+		{"last", topology.Start{Kind: topology.StartLast}, []string{"a", "b"}, []string{"b"}},
+		{"last on an empty stream", topology.Start{Kind: topology.StartLast}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newStreamBroker(t, topology.ConsumerSpec{Name: "late", Bindings: []string{"item.#"}, Backoff: testLadder, Start: tc.start})
+			f := itemFact("item.added")
+			pub, _ := NewPublisher(b.dial(Config{}), b.events())
+			for _, s := range tc.before {
+				mustPublish(t, pub, f, item{SKU: s})
+			}
+			rec := &logRecorder{}
+			conn := b.dial(Config{StreamOffsets: offsets, Logger: slog.New(rec)})
+			c, got := skuReader(t, b, conn, f)
+			stop := run(t, c)
+			testenv.Eventually(t, "the consumer's start fixed", func() bool {
+				return slices.Contains(rec.values("reading the stream", "start"), tc.start.String()+", fixed now")
+			})
+			testenv.Eventually(t, "the facts of the first start read", func() bool { return len(got.list()) == len(tc.first) })
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.list(), tc.first) {
+				t.Fatalf("the first start read %v, want %v", got.list(), tc.first)
+			}
+
+			for _, s := range []string{"x", "y"} {
+				mustPublish(t, pub, f, item{SKU: s})
+			}
+			rec2 := &logRecorder{}
+			c, got = skuReader(t, b, b.dial(Config{StreamOffsets: offsets, Logger: slog.New(rec2)}), f)
+			stop = run(t, c)
+			testenv.Eventually(t, "the facts written while stopped read", func() bool { return len(got.list()) >= 2 })
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"x", "y"}; !slices.Equal(got.list(), want) {
+				t.Fatalf("the second start read %v, want %v: the facts written while the consumer was stopped, and no other", got.list(), want)
+			}
+			if fixed := rec2.values("reading the stream", "start"); slices.Contains(fixed, tc.start.String()+", fixed now") {
+				t.Errorf("the second start fixed its start again: %q", fixed)
+			}
+		})
+	}
+}
+
 // A fact whose handler keeps failing does not hold the stream: it walks
 // the consumer's own retry ladder into its poison queue with the usual
 // headers, while the facts behind it are skuLog; the offset moves past

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // A consumer of a super stream (topology.Consumer.Partitions) is a member
@@ -395,9 +397,41 @@ func (p *partitionTrackers) activated(partition string) StreamPosition {
 		c.log.Info("active on a partition", "partition", partition, "stored", shownStored, "from", mark+1)
 		return StreamPosition{Offset: mark + 1}
 	}
-	c.log.Info("active on a partition", "partition", partition, "stored", "none", "from", c.spec.Start.String())
 	start := c.spec.Start
+	if err == nil && start.Relative() {
+		if from, ok := p.fixStart(t, start); ok {
+			c.log.Info("active on a partition", "partition", partition, "stored", "none", "from", from)
+			return StreamPosition{Offset: from}
+		}
+	}
+	c.log.Info("active on a partition", "partition", partition, "stored", "none", "from", start.String())
 	return StreamPosition{Offset: -1, Start: string(start.Kind), Time: start.Time}
+}
+
+// fixStart is the plain stream consumer's fixStart on a partition the
+// member is the first to read: the offset its "next" or "last" means now,
+// stored, so that a member that stops before it settles a fact leaves no
+// gap. ok is false when the store cannot tell a stream's tail, or the
+// offset could not be found or stored (logged): the declared start is
+// then read as it stands.
+func (p *partitionTrackers) fixStart(t *offsetTracker, start topology.Start) (from int64, ok bool) {
+	c := p.c
+	ctx, cancel := context.WithTimeout(c.conn.ctx, offsetCallTimeout)
+	store, err := c.conn.offsets(ctx, fmt.Sprintf("stream consumer %q", c.spec.Name))
+	cancel()
+	if err != nil {
+		c.log.Warn("could not fix a partition's start; reading from the declared start", "partition", t.stream, "err", c.conn.redact(err))
+		return 0, false
+	}
+	tr, isTail := store.(TailReader)
+	if !isTail {
+		return 0, false
+	}
+	if from, err = t.fixStart(store, tr, start); err != nil {
+		c.log.Warn("could not fix a partition's start; reading from the declared start", "partition", t.stream, "err", c.conn.redact(err))
+		return 0, false
+	}
+	return from, true
 }
 
 // deactivated waits until the partition's facts in hand are settled, then

@@ -817,3 +817,48 @@ func TestSuperStreamGroupSubscribesAgainWhileAHandlerHoldsAFact(t *testing.T) {
 	free()
 	tally.requireEachOnceInOrder(t, stop, keys, perKey)
 }
+
+// A consumer group's "next" is fixed per partition at the first member's
+// first start, as a plain stream consumer's is: a member stopped before it
+// settled a fact reads, at its next start, what was written meanwhile on
+// every partition, and nothing written before its first start.
+func TestSuperStreamGroupKeepsItsFirstStart(t *testing.T) {
+	spec := superStreamSpec(2, topology.ConsumerSpec{Name: "late", Bindings: []string{"item.#"}, Backoff: testLadder})
+	b := newSuperStreamBroker(t, spec)
+	if b == nil {
+		return
+	}
+	f := orderedFact()
+	pub, _ := NewPublisher(b.dial(Config{}), b.events())
+	for i := range 6 {
+		mustPublish(t, pub, f, item{SKU: fmt.Sprintf("before-%d", i)})
+	}
+	start := func() (*skuLog, *logRecorder, func() error) {
+		rec := &logRecorder{}
+		c, got := skuReader(t, b, b.dial(Config{Logger: slog.New(rec)}), f)
+		return got, rec, run(t, c)
+	}
+	got, rec, stop := start()
+	testenv.Eventually(t, "the member active on both partitions", func() bool {
+		return len(rec.values("active on a partition", "partition")) == 2
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.list()) != 0 {
+		t.Fatalf("the first start read %v, want nothing: every fact was written before it", got.list())
+	}
+	var want []string
+	for i := range 6 {
+		want = append(want, fmt.Sprintf("while-stopped-%d", i))
+		mustPublish(t, pub, f, item{SKU: want[i]})
+	}
+	got, _, stop = start()
+	testenv.Eventually(t, "the facts written while stopped read", func() bool { return len(got.list()) >= len(want) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if read := slices.Sorted(slices.Values(got.list())); !slices.Equal(read, want) {
+		t.Fatalf("the second start read %v, want %v: the facts written while the group was stopped, and no other", read, want)
+	}
+}

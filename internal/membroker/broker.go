@@ -192,6 +192,9 @@ type QueueState struct {
 	Ready     int
 	Unacked   int // delivered, not yet settled
 	Consumers int
+	// Appended is how many facts a stream holds: the offset of its next
+	// fact. 0 for a queue.
+	Appended int
 	// Due is when the earliest waiting message expires (by message or
 	// queue TTL); zero when none will.
 	Due time.Time

@@ -248,7 +248,7 @@ func norm(v any) string {
 }
 
 func (q *queue) state() QueueState {
-	s := QueueState{Name: q.name, Ready: len(q.ready), Unacked: q.unacked, Args: copyTable(q.args)}
+	s := QueueState{Name: q.name, Ready: len(q.ready), Unacked: q.unacked, Args: copyTable(q.args), Appended: len(q.log)}
 	for _, c := range q.consumers {
 		if !c.cancelled {
 			s.Consumers++

@@ -67,6 +67,7 @@ func TestLagFigures(t *testing.T) {
 		{streamoffset.Lag{Tail: 9, HasTail: true}, "9 null null"},
 		{streamoffset.Lag{Tail: 9, HasTail: true, Stored: 4, HasStored: true}, "9 4 5"},
 		{streamoffset.Lag{Tail: 3, HasTail: true, Stored: 4, HasStored: true}, "3 4 0"},
+		{streamoffset.Lag{Tail: 2, HasTail: true, Start: 0, HasStart: true}, "2 null 3"},
 	} {
 		tail, stored, lag := c.lag.Figures()
 		if got := show(tail) + " " + show(stored) + " " + show(lag); got != c.want {
@@ -114,6 +115,46 @@ func TestTailOfAnEmptyStreamIsKnownAtOnce(t *testing.T) {
 	storeFacts(ctx, t, conn, stream, 1)
 	if last, found, err := s.TailWithin(ctx, stream, time.Hour); err != nil || !found || last != 0 {
 		t.Fatalf("the tail after one fact: %d, found %v, %v; want 0", last, found, err)
+	}
+}
+
+// A consumer whose start was fixed at an empty stream's first offset,
+// with nothing stored under its name since, has a lag: every offset of the
+// stream, its three facts and the record of the start itself (the
+// stream's first offset, which a lag counts as it counts every
+// offset-tracking record).
+func TestLagFromAFixedStart(t *testing.T) {
+	raw := testenv.AMQPURL(t)
+	top := streamTopology(t)
+	deleteAtEnd(t, raw, top)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: testenv.StreamPort(t), Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := top.Consumers[0]
+	ep, err := conn.StreamEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := streamproto.Open(ctx, streamproto.Endpoint(ep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// What the consumer stores when its "next" is fixed at offset 0.
+	if err := s.StoreOffset(ctx, c.Name+runtime.StartSuffix, c.Stream, 0); err != nil {
+		t.Fatal(err)
+	}
+	storeFacts(ctx, t, conn, c.Stream, 3)
+	l, err := streamoffset.ReadLag(ctx, conn, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := l.Offsets(); !ok || l.Tail != 3 || n != 4 || l.HasStored || !l.HasStart {
+		t.Fatalf("lag %d (known %v) of %+v; want tail 3 and lag 4, from the fixed start, nothing stored", n, ok, l)
 	}
 }
 

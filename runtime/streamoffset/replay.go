@@ -43,6 +43,12 @@ type Lag struct {
 	// none is (the consumer never settled a fact).
 	Stored    int64
 	HasStored bool
+	// Start is, for a consumer's own name with nothing stored under it,
+	// the offset its start ("next" or "last") was fixed at when that was
+	// the stream's first offset ([runtime.StartSuffix]): it reads from
+	// there. HasStart is false otherwise.
+	Start    int64
+	HasStart bool
 	// Until is a replay's bound (the last offset it reads), stored by
 	// warren replay --limit; HasUntil is false without one (and for a
 	// consumer's own name).
@@ -59,14 +65,17 @@ func (l Lag) Remaining() (n int64, ok bool) {
 	return max(l.Until-l.Stored, 0), true
 }
 
-// Offsets is how many offsets lie after Stored up to Tail: the facts not
-// yet settled, plus the stream's own offset-tracking records among them
-// (each stored offset takes one). ok is false when it is not known: no
-// offset stored while the stream holds facts.
+// Offsets is how many offsets lie after Stored (or from Start) up to
+// Tail: the facts not yet settled, plus the stream's own offset-tracking
+// records among them (each offset any reader of the stream stores takes
+// one). ok is false when it is not known: no offset stored while the
+// stream holds facts.
 func (l Lag) Offsets() (n int64, ok bool) {
 	switch {
 	case !l.HasTail:
 		return 0, true
+	case !l.HasStored && l.HasStart:
+		return max(l.Tail-l.Start+1, 0), true
 	case !l.HasStored:
 		return 0, false
 	}
@@ -250,6 +259,13 @@ func (r *LagReader) readStored(ctx context.Context, c topology.Consumer, l *Lag)
 		return noStream(fmt.Errorf("query offset %q of stream %q: %w", l.Name, l.Stream, err))
 	}
 	if l.Name == c.Name {
+		if l.HasStored {
+			return nil
+		}
+		ref := l.Name + runtime.StartSuffix
+		if l.Start, l.HasStart, err = r.s.QueryOffset(ctx, ref, l.Stream); err != nil {
+			return noStream(fmt.Errorf("query offset %q of stream %q: %w", ref, l.Stream, err))
+		}
 		return nil
 	}
 	ref := l.Name + runtime.ReplayUntilSuffix

@@ -77,8 +77,8 @@ type StartKind string
 // The start positions of a stream consumer, as warren.json spells them.
 const (
 	StartFirst  StartKind = "first"  // the oldest fact the stream still holds
-	StartLast   StartKind = "last"   // the last chunk of facts written, then what follows
-	StartNext   StartKind = "next"   // only facts written after the consumer starts (default)
+	StartLast   StartKind = "last"   // the last fact written at the consumer's first start, then what follows
+	StartNext   StartKind = "next"   // only facts written after the consumer first starts (default)
 	StartOffset StartKind = "offset" // Start.Offset, an offset in the stream
 	StartTime   StartKind = "time"   // the first fact written at or after Start.Time
 )
@@ -112,13 +112,19 @@ func (s Start) Describe() string {
 	case StartFirst:
 		return "the oldest fact the stream still holds"
 	case StartLast:
-		return "the last chunk of facts written, then what follows"
+		return "the last fact written when the consumer first starts, then what follows"
 	case StartOffset:
 		return "the fact at offset " + strconv.FormatInt(s.Offset, 10)
 	case StartTime:
 		return "the first fact written at or after " + s.String()
 	}
 	return "the first fact written after the consumer first starts"
+}
+
+// Relative reports whether the position depends on when it is taken:
+// "next" and "last" name a different fact at each start.
+func (s Start) Relative() bool {
+	return s.Kind == "" || s.Kind == StartNext || s.Kind == StartLast
 }
 
 // ConsumeArgument returns the x-stream-offset argument of a basic.consume

@@ -188,7 +188,7 @@ func TestStartDescribe(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for s, want := range map[Start]string{
 		{Kind: StartFirst}:              "the oldest fact the stream still holds",
-		{Kind: StartLast}:               "the last chunk of facts written, then what follows",
+		{Kind: StartLast}:               "the last fact written when the consumer first starts, then what follows",
 		{Kind: StartNext}:               "the first fact written after the consumer first starts",
 		{}:                              "the first fact written after the consumer first starts",
 		{Kind: StartOffset, Offset: 42}: "the fact at offset 42",

@@ -32,6 +32,7 @@ var (
 	_ runtime.StreamReader      = busOffsets{}
 	_ runtime.StreamWriterStore = busOffsets{}
 	_ runtime.IntervalStore     = busOffsets{}
+	_ runtime.TailReader        = busOffsets{}
 )
 
 func (o busOffsets) StoreOffset(_ context.Context, consumer, stream string, offset int64) error {
@@ -49,6 +50,18 @@ func (o busOffsets) QueryOffset(_ context.Context, consumer, stream string) (int
 }
 
 func (busOffsets) Close() error { return nil }
+
+// Tail is the offset of the last fact in a stream of the bus, as
+// runtime/streamoffset's store finds it on RabbitMQ: with it, a stream
+// consumer's "next" or "last" is fixed at its first start on the bus as
+// on a broker.
+func (o busOffsets) Tail(_ context.Context, stream string) (int64, bool, error) {
+	st, ok := o.b.broker.Queue(stream)
+	if !ok {
+		return 0, false, fmt.Errorf("the tail of stream %q: it does not exist", stream)
+	}
+	return int64(st.Appended) - 1, st.Appended > 0, nil
+}
 
 // StoreInterval makes the stream consumers on the bus store their offset
 // each time it advances (unless their WithOffsetStoreInterval says
