@@ -33,11 +33,24 @@ import (
 //     once per WithOffsetStoreInterval (by default
 //     DefaultOffsetStoreInterval), one store in flight at a time, and once
 //     more when the consumer stops.
-//   - Facts on the stream that the consumer has no route for (the stream
-//     carries facts of other bindings) are skipped, not poisoned.
+//   - Facts on the stream that the consumer's bindings do not match (the
+//     stream carries facts of other bindings) are skipped, not poisoned; a
+//     fact they match that the consumer has no route for (its code does
+//     not know the fact) is poisoned as not handled, as in a work queue.
 //   - An outage of a dependency ([Unavailable]) delays the fact in the
 //     retry ladder without spending an attempt; the consumer does not
 //     pause, since a stream has no basic.get to probe with.
+
+// handlesStreamFact reports whether a fact of the consumer's stream with
+// routing key key is the consumer's to handle: it has a route for it, or
+// its bindings match it (no route: poisoned as not handled). A consumer
+// built from a topology without patterns goes by its routes alone.
+func (c *Consumer) handlesStreamFact(key string) bool {
+	if _, ok := c.routes[key]; ok {
+		return true
+	}
+	return c.spec.Binds(key)
+}
 
 // streamJob is one delivery of a stream consumer's channel.
 type streamJob struct {
@@ -123,7 +136,7 @@ func (k streamKind) work(r *channelRun, j streamJob) {
 		r.acks.ack(j.d, uncounted, j.d.RoutingKey)
 		return
 	}
-	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
+	if !k.c.handlesStreamFact(j.d.RoutingKey) {
 		// Another consumer's fact on the same stream.
 		r.acks.ack(j.d, uncounted, j.d.RoutingKey)
 		k.t.settled(j.offset)

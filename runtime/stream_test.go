@@ -277,9 +277,12 @@ func TestStreamConsumerFailureGoesToRetryAndPoison(t *testing.T) {
 
 // Bad input on a stream (a body that is not JSON, a payload that fails
 // its schema) goes to the consumer's poison queue at once; a fact of the
-// stream that the consumer has no route for is skipped, not poisoned.
+// stream that the consumer's bindings do not match is skipped, not
+// poisoned; one they match that it has no route for (its code does not
+// know the fact) is poisoned as not handled, as in a work queue.
 func TestStreamConsumerBadInput(t *testing.T) {
-	b := newStreamBroker(t, topology.ConsumerSpec{Name: "strict", Bindings: []string{"item.added"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "strict", Bindings: []string{"item.added"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}},
+		topology.ConsumerSpec{Name: "broad", Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}})
 	f := itemFact("item.added")
 	conn := b.dial(Config{})
 	pub, _ := NewPublisher(conn, b.events())
@@ -304,6 +307,30 @@ func TestStreamConsumerBadInput(t *testing.T) {
 	}
 	if d := b.depth(b.consumer(0).PoisonQueue); d != 2 {
 		t.Fatalf("poison depth %d, want 2: the fact of another binding is skipped, not poisoned", d)
+	}
+
+	// "item.#" matches item.removed, which the consumer has no route for.
+	broad, err := NewConsumer(conn, b.consumer(1), []Route{Handle(f, func(context.Context, Delivery, item) error { return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop = run(t, broad)
+	testenv.Eventually(t, "the three facts broad cannot handle poisoned", func() bool { return b.depth(b.consumer(1).PoisonQueue) == 3 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for range 3 {
+		d := b.get(b.consumer(1).PoisonQueue)
+		keys = append(keys, fmt.Sprint(d.Headers[HeaderOriginalRoutingKey]))
+		if d.Headers[HeaderOriginalRoutingKey] == "item.removed" {
+			if why, _ := d.Headers[HeaderFailure].(string); !strings.Contains(why, "not handled by consumer") {
+				t.Errorf("item.removed poisoned for %q, want: not handled by the consumer", why)
+			}
+		}
+	}
+	if want := []string{"item.added", "item.added", "item.removed"}; !slices.Equal(slices.Sorted(slices.Values(keys)), want) {
+		t.Fatalf("broad poisoned %v, want %v: the two bad facts and the fact its bindings match without a route", keys, want)
 	}
 }
 

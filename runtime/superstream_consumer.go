@@ -106,7 +106,7 @@ func (k groupKind) workStream(r *channelRun, j streamJob, skip func() bool) {
 	if skip != nil && skip() {
 		return
 	}
-	if _, ok := k.c.routes[j.d.RoutingKey]; !ok {
+	if !k.c.handlesStreamFact(j.d.RoutingKey) {
 		// Another consumer's fact on the same stream.
 		_ = j.d.Ack(false)
 		return

@@ -139,7 +139,10 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	}
 	for _, f := range p.Facts {
 		what := "handled"
-		if !f.Handled {
+		switch {
+		case f.NoRoute:
+			what = "poisoned: " + name + "'s bindings match it, but it has no type for it"
+		case !f.Handled:
 			what = "skipped: not " + name + "'s"
 		}
 		fmt.Fprintf(c.App.Writer, "%s offset %d %s %s (%s)\n", verb, f.Offset, cell(f.ID), cell(f.RoutingKey), what)

@@ -336,6 +336,10 @@ type Fact struct {
 	ID         string
 	RoutingKey string
 	Handled    bool // the consumer handles it; false: it is skipped
+	// NoRoute: the consumer's bindings match it, but it is none of Keys
+	// (the consumer's code does not know the fact): its reader poisons it
+	// as not handled. Handled is true for it: it is the consumer's.
+	NoRoute bool
 }
 
 // Plan is where a replay starts and ends, exact when it was made.
@@ -517,6 +521,9 @@ func readPlan(ctx context.Context, b Broker, r Replay, p *Plan, wait time.Durati
 			}
 		}
 		f := Fact{Offset: off, ID: d.MessageId, RoutingKey: d.RoutingKey, Handled: slices.Contains(r.Keys, d.RoutingKey)}
+		if !f.Handled && r.Consumer.Binds(d.RoutingKey) {
+			f.Handled, f.NoRoute = true, true
+		}
 		p.Facts = append(p.Facts, f)
 		if f.Handled && p.Handled() == r.Limit {
 			p.Until = off

@@ -3,10 +3,13 @@ package streamoffset_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
@@ -144,5 +147,50 @@ func TestReplayMarksItsConsumer(t *testing.T) {
 	}
 	if !p.Short() || p.Handled() != 3 || p.Limit != 20 || p.Until != p.Tail || p.Tail != 4 {
 		t.Errorf("a limit of 20 from offset 2 of 5 facts: short %v, %d handled, limit %d, until %d, tail %d; want short, 3, 20, until the tail 4", p.Short(), p.Handled(), p.Limit, p.Until, p.Tail)
+	}
+}
+
+// A fact of the stream that the consumer's bindings match but that its
+// code has no route for is the consumer's in a replay's plan (it counts
+// against the limit), marked NoRoute: its reader poisons it as not
+// handled, as the consumer would.
+func TestReplayPlanMarksAFactWithoutARoute(t *testing.T) {
+	raw := testenv.AMQPURL(t)
+	top, ledger, _, _ := sharedTopology(t)
+	deleteAtEnd(t, raw, top)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: testenv.StreamPort(t), Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.OpenChannel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"item.added", "item.voided"} {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, top.Exchanges[0].Name, key, true, false, amqp.Publishing{Body: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+			t.Fatalf("publish %s: confirmed %v, %v", key, ok, err)
+		}
+	}
+	p, err := streamoffset.PlanReplay(ctx, conn, streamoffset.Replay{Consumer: ledger, Keys: []string{"item.added"}, Name: ledger.Name + ".unknown", Limit: 2, Topology: &top}, streamoffset.DefaultTailWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range p.Facts {
+		got = append(got, fmt.Sprintf("%s handled=%v noroute=%v", f.RoutingKey, f.Handled, f.NoRoute))
+	}
+	if want := []string{"item.added handled=true noroute=false", "item.voided handled=true noroute=true"}; !slices.Equal(got, want) || p.Handled() != 2 || p.Short() {
+		t.Fatalf("plan facts %q (%d handled, short %v), want %q", got, p.Handled(), p.Short(), want)
 	}
 }

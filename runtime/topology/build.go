@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -108,6 +109,7 @@ func buildConsumer(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) 
 		// The stream carries the consumer's facts; its work queue takes
 		// only what it sends itself (retries, deferrals, held facts).
 		consumer.Stream, consumer.Start = c.Stream, c.Start
+		consumer.Patterns = slices.Clone(c.Bindings)
 	} else {
 		for _, key := range c.Bindings {
 			bindings = append(bindings, Binding{Exchange: ex.Events, Queue: work, Key: key})

@@ -206,10 +206,26 @@ type Consumer struct {
 	// its own on the broker.
 	Stream string
 	Start  Start
+	// Patterns are a stream consumer's bindings: the topic patterns of the
+	// stream's facts it handles. A fact of the stream that one matches and
+	// that the consumer has no route for (a fact its code does not know)
+	// is poisoned as not handled, as a queue consumer's would be; the
+	// others are other consumers' and skipped.
+	Patterns []string
 	// Partitions, when Stream is a super stream, are its partition
 	// streams in order: the consumer joins the group of its name on each,
 	// and the broker makes one member of the group active per partition.
 	Partitions []string
+}
+
+// Binds reports whether the stream consumer's patterns match key.
+func (c Consumer) Binds(key string) bool {
+	for _, p := range c.Patterns {
+		if TopicMatch(p, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // Ordered reports whether the consumer handles facts in order per key.

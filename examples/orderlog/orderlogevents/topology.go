@@ -74,6 +74,9 @@ var Topology = topology.Topology{
 			Concurrency:  1,
 			Stream:       "orders-log",
 			Start:        topology.Start{Kind: topology.StartFirst},
+			Patterns: []string{
+				"order.#",
+			},
 		},
 	},
 }

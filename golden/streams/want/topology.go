@@ -200,6 +200,9 @@ var Topology = topology.Topology{
 			Concurrency:  1,
 			Stream:       "orders-log",
 			Start:        topology.Start{Kind: topology.StartFirst},
+			Patterns: []string{
+				"order.#",
+			},
 		},
 		{
 			Name:          "order-projection",
@@ -217,6 +220,9 @@ var Topology = topology.Topology{
 			Concurrency:  1,
 			Stream:       "orders-by-id",
 			Start:        topology.Start{Kind: topology.StartFirst},
+			Patterns: []string{
+				"order.#",
+			},
 			Partitions: []string{
 				"orders-by-id-0",
 				"orders-by-id-1",
@@ -238,6 +244,9 @@ var Topology = topology.Topology{
 			Concurrency:  1,
 			Stream:       "orders-log",
 			Start:        topology.Start{Kind: topology.StartTime, Time: time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)},
+			Patterns: []string{
+				"order.shipped",
+			},
 		},
 		{
 			Name:          "stock",
@@ -254,6 +263,9 @@ var Topology = topology.Topology{
 			Prefetch:     10,
 			Concurrency:  1,
 			Stream:       "stock-log",
+			Patterns: []string{
+				"stock.#",
+			},
 		},
 	},
 }
