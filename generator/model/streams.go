@@ -9,9 +9,13 @@ import (
 )
 
 // streamSpecs returns the manifest's streams as topology.Build takes them.
-func (b *builder) streamSpecs() []topology.StreamSpec {
+func (b *builder) streamSpecs() []topology.StreamSpec { return StreamSpecs(b.s.Manifest) }
+
+// StreamSpecs returns man's streams as topology.Build takes them; comparing
+// two directories needs them without building either model.
+func StreamSpecs(man *load.Manifest) []topology.StreamSpec {
 	var out []topology.StreamSpec
-	for _, s := range b.s.Manifest.Streams {
+	for _, s := range man.Streams {
 		out = append(out, topology.StreamSpec{
 			Name: s.Name, Bindings: append([]string(nil), s.Bindings...),
 			MaxAge: s.MaxAge, MaxBytes: s.MaxBytes, SegmentBytes: s.SegmentBytes,

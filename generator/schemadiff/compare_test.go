@@ -163,6 +163,10 @@ func TestCompare(t *testing.T) {
 		"retry-ladder-changed": {
 			`compatible retry-ladder-changed ledger-> "" none new:warren.json:9:15`,
 		},
+		// A stream consumer's queues are compared as any consumer's.
+		"retry-ladder-changed-on-a-stream": {
+			`compatible retry-ladder-changed ledger-> "" none new:warren.json:16:15`,
+		},
 		"routing-key-changed": {
 			`breaking routing-key-changed order.dispatched "" both new:order/shipped.json:2:20`,
 		},

@@ -52,8 +52,15 @@ func NewDir(s *load.Schemas) *Dir {
 			}
 		}
 		spec := model.ConsumerSpec(mc, s.Manifest.Defaults)
-		if top, err := topology.Build(topology.Spec{Exchanges: ex, Consumers: []topology.ConsumerSpec{spec}}); err == nil {
-			c.Queues = top.Queues
+		// A stream consumer's queues build only beside its stream.
+		var streams []topology.StreamSpec
+		for _, st := range model.StreamSpecs(s.Manifest) {
+			if st.Name == mc.Stream {
+				streams = append(streams, st)
+			}
+		}
+		if top, err := topology.Build(topology.Spec{Exchanges: ex, Streams: streams, Consumers: []topology.ConsumerSpec{spec}}); err == nil {
+			c.Queues = slices.DeleteFunc(top.Queues, func(q topology.Queue) bool { return q.Role == topology.RoleStream })
 		}
 		d.Consumers = append(d.Consumers, c)
 	}
