@@ -346,7 +346,11 @@ func runStatus(c *cli.Context) error {
 		return err
 	}
 
-	failed := alerts(stderr, rows, missingStreams(streams), delayed, failOn, dir, shown)
+	var version string
+	if ep, err := conn.StreamEndpoint(); err == nil {
+		version = ep.BrokerVersion
+	}
+	failed := alerts(stderr, rows, missingStreams(streams), delayed, failOn, dir, declareHint(p.Model.Topology, version, dir), shown)
 	for _, e := range append(lagErrs, readErrs...) {
 		fmt.Fprintf(stderr, "warren status: %s\n", e)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // The conditions warren status --fail-on can exit 1 on.
@@ -55,7 +57,18 @@ func parseFailOn(c *cli.Context) (map[string]bool, error) {
 // reports whether any did. A missing queue or stream (streams: those of
 // the stream consumers that do not exist) is always reported, since the
 // figures of its consumer are incomplete, but fails only if failOn says so.
-func alerts(w io.Writer, rows []consumerStatus, streams []string, delayed *delayedStatus, failOn map[string]bool, dir, broker string) bool {
+// declareHint is what the alerts advise when the topology is not
+// declared: to run warren declare on dir, unless the topology has super
+// streams and the broker (of version) has none, where declaring can only
+// be refused.
+func declareHint(top topology.Topology, version, dir string) string {
+	if version != "" && !topology.SupportsSuperStreams(version) && slices.ContainsFunc(top.Exchanges, func(e topology.Exchange) bool { return e.SuperStream }) {
+		return fmt.Sprintf("the topology has super streams, which need RabbitMQ 3.11 or later, and the broker runs %s: warren declare refuses them", version)
+	}
+	return "run warren declare " + dir
+}
+
+func alerts(w io.Writer, rows []consumerStatus, streams []string, delayed *delayedStatus, failOn map[string]bool, dir, hint, broker string) bool {
 	failed, missing := false, false
 	if len(streams) > 0 {
 		missing = true
@@ -91,7 +104,7 @@ func alerts(w io.Writer, rows []consumerStatus, streams []string, delayed *delay
 		}
 	}
 	if missing {
-		fmt.Fprintf(w, "warren status: the topology is not declared; run warren declare %s\n", dir)
+		fmt.Fprintf(w, "warren status: the topology is not declared; %s\n", hint)
 	}
 	return failed
 }
