@@ -117,7 +117,6 @@ var Rules = []Rule{
 	{SagaNeverStarts, Error, "a saga none of whose facts starts an instance: its facts can never find one", checkSagaStarts},
 	{SagaCorrelationUnmatched, Warning, "a saga's fact whose correlation names a property no starting fact names can never find an instance", checkSagaCorrelations},
 	{SagaStateNotObject, Error, "a saga's state schema must be an object, which can grow fields", checkSagaStates},
-	{SagaTimeoutNeverFires, Error, "a saga's timeouts need the manifest's delayedFacts: they are scheduled facts", checkSagaTimeouts},
 	{LintKeyword, Error, "x-warren-lint must be {\"disable\": [rule names]}", nil},
 }
 

@@ -91,12 +91,9 @@ func TestRules(t *testing.T) {
 		"saga-state-not-object": {
 			`error saga-state-not-object warren.json:7:16: saga "checkout": its state schema sagas/checkout.json is not an object ("type": "object" with properties): a state records where an instance stands, and must be able to grow fields that old states lack`,
 		},
-		"saga-timeout-never-fires": {
-			`error saga-timeout-never-fires warren.json:13:21: saga "checkout": timeout "payment-due" can never fire: timeouts are scheduled facts, delivered through the delay levels that "delayedFacts": true declares`,
-		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object, saga-timeout-never-fires`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}

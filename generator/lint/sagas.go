@@ -14,7 +14,6 @@ const (
 	SagaNeverStarts          = "saga-never-starts"
 	SagaCorrelationUnmatched = "saga-correlation-unmatched"
 	SagaStateNotObject       = "saga-state-not-object"
-	SagaTimeoutNeverFires    = "saga-timeout-never-fires"
 )
 
 // checkSagaStarts reports a saga none of whose facts starts an instance:
@@ -65,20 +64,6 @@ func checkSagaStates(p *pass) {
 			continue
 		}
 		p.report(p.in.Schemas.Manifest.Doc, load.Append(sg.Pointer, "state"), "saga %q: its state schema %s is not an object (\"type\": \"object\" with properties): a state records where an instance stands, and must be able to grow fields that old states lack", sg.Name, n.Location())
-	}
-}
-
-// checkSagaTimeouts reports timeouts in a directory without delayed facts:
-// a timeout is a scheduled fact, delivered through the delay levels.
-func checkSagaTimeouts(p *pass) {
-	man := p.in.Schemas.Manifest
-	if man.DelayedFacts {
-		return
-	}
-	for _, sg := range man.Sagas {
-		for _, t := range sg.Timeouts {
-			p.reportKey(p.rule, man.Doc, load.Append(load.Append(sg.Pointer, "timeouts"), t.Name), "saga %q: timeout %q can never fire: timeouts are scheduled facts, delivered through the delay levels that \"delayedFacts\": true declares", sg.Name, t.Name)
-		}
 	}
 }
 

@@ -47,8 +47,8 @@ type Config struct {
 	// the outbox rows, are written in. Required, over the same database.
 	Guard *idempotency.SQLGuard
 	// Outbox receives the facts handlers publish and the timeouts they
-	// schedule. Required, over the same database; timeouts need a relay
-	// with the topology's delay levels (the manifest's delayedFacts).
+	// schedule. Required, over the same database; timeouts need its relay
+	// running, which publishes each when it falls due.
 	Outbox *outbox.Outbox
 	// Now is the clock that stamps instances; default time.Now.
 	Now func() time.Time
