@@ -48,3 +48,17 @@ func TestSagaQueue(t *testing.T) {
 		t.Errorf("a saga queue named as a consumer:\n%v\nwant one error ending in:\n%s", err, want)
 	}
 }
+
+// Two timeouts whose names differ only in '-' and '_' would make one Go
+// method of the saga's interface: an error at the second, naming both,
+// not code that does not compile.
+func TestSagaTimeoutsWithOneGoName(t *testing.T) {
+	_, err := build(t, sagaFiles(`, "timeouts": {"payment-due": {}, "payment_due": {}}`, "mailer"))
+	want := `/sagas/checkout/timeouts/payment_due: saga "checkout": timeout "payment_due": Go name "TimeoutPaymentDue" of its handler method is already taken by timeout "payment-due"; rename one of them`
+	if err == nil || strings.Count(err.Error(), "\n") > 0 || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("two timeouts of one Go name:\n%v\nwant one error ending in:\n%s", err, want)
+	}
+	if _, err := build(t, sagaFiles(`, "timeouts": {"payment-due": {}, "ship-due": {}}`, "mailer")); err != nil {
+		t.Errorf("two timeouts of two Go names: %v", err)
+	}
+}

@@ -100,8 +100,17 @@ func (b *builder) addSagas(m *Model) {
 func (b *builder) sagaStates(m *Model) {
 	for _, ls := range b.s.Manifest.Sagas {
 		s := &Saga{Name: ls.Name, Description: ls.Description, KeepCompleted: ls.KeepCompleted, decl: ls}
+		methods := map[string]string{} // method name -> the timeout it was made from
 		for _, t := range ls.Timeouts {
-			s.Timeouts = append(s.Timeouts, SagaTimeout{Name: t.Name, Description: t.Description})
+			st := SagaTimeout{Name: t.Name, Description: t.Description}
+			// Two names that differ in a '-' or '_' make one Go method:
+			// the generated interface would not compile.
+			if prev, ok := methods[st.MethodName()]; ok {
+				b.errs.Add(b.s.Manifest.Doc.Errorf(load.Append(load.Append(ls.Pointer, "timeouts"), t.Name), "saga %s: timeout %s: Go name %s of its handler method is already taken by timeout %s; rename one of them", strconv.Quote(ls.Name), strconv.Quote(t.Name), strconv.Quote(st.MethodName()), strconv.Quote(prev)))
+				continue
+			}
+			methods[st.MethodName()] = t.Name
+			s.Timeouts = append(s.Timeouts, st)
 		}
 		if ls.State != nil {
 			s.State = b.sagaState(ls)
