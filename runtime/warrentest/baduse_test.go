@@ -96,6 +96,29 @@ func TestBadUseIsExplained(t *testing.T) {
 	wantReport(t, got, `no queue "nope"`, "search-indexer.poison")
 }
 
+// A Want that fails says what it counted, so that one of several Want
+// calls in a row is told apart from the others by its message.
+func TestWantSaysWhatItCounted(t *testing.T) {
+	r := &recorder{TB: t}
+	b := New(r, indexer(t))
+	Register[item](b, factItem)
+	for _, want := range []func(){
+		func() { b.WantHandled("search-indexer", 1) },
+		func() { b.WantRetried("search-indexer", 2) },
+		func() { b.WantDeferred("search-indexer", 3) },
+		func() { b.WantPoisoned("search-indexer", 4) },
+		func() { b.WantDuplicates("search-indexer", 5) },
+	} {
+		want()
+	}
+	if len(r.errors) != 5 {
+		t.Fatalf("%d reports, want 5: %q", len(r.errors), r.errors)
+	}
+	for i, part := range []string{"want 1 fact handled, got 0", "want 2 handler calls failed and retried, got 0", "want 3 handler calls deferred, got 0", "want 4 facts poisoned, got 0", "want 5 deliveries skipped as a duplicate, got 0"} {
+		wantReport(t, r.errors[i], "warrentest: search-indexer: "+part)
+	}
+}
+
 func TestAdvanceNamesTheBlockedHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{TB: t}

@@ -11,43 +11,46 @@ import (
 // telling what happened to each fact it saw.
 func (b *Bus) WantHandled(consumer string, n int) {
 	b.t.Helper()
-	b.want(consumer, "handled", len(b.Handled(consumer)), n)
+	b.want(consumer, "fact", "handled", len(b.Handled(consumer)), n)
 }
 
 // WantRetried fails the test unless exactly n of consumer's handler calls
 // failed and sent their fact round again.
 func (b *Bus) WantRetried(consumer string, n int) {
 	b.t.Helper()
-	b.want(consumer, "retried", len(b.Retried(consumer)), n)
+	b.want(consumer, "handler call", "failed and retried", len(b.Retried(consumer)), n)
 }
 
 // WantDeferred fails the test unless exactly n of consumer's handler
 // calls deferred their fact.
 func (b *Bus) WantDeferred(consumer string, n int) {
 	b.t.Helper()
-	b.want(consumer, "deferred", len(b.Deferred(consumer)), n)
+	b.want(consumer, "handler call", "deferred", len(b.Deferred(consumer)), n)
 }
 
 // WantPoisoned fails the test unless exactly n facts reached consumer's
 // poison queue.
 func (b *Bus) WantPoisoned(consumer string, n int) {
 	b.t.Helper()
-	b.want(consumer, "poisoned", len(b.Poisoned(consumer)), n)
+	b.want(consumer, "fact", "poisoned", len(b.Poisoned(consumer)), n)
 }
 
 // WantDuplicates fails the test unless the idempotency guard skipped
 // exactly n deliveries of consumer.
 func (b *Bus) WantDuplicates(consumer string, n int) {
 	b.t.Helper()
-	b.want(consumer, "skipped as duplicates", len(b.Duplicates(consumer)), n)
+	b.want(consumer, "delivery", "skipped as a duplicate", len(b.Duplicates(consumer)), n)
 }
 
-func (b *Bus) want(consumer, what string, got, want int) {
+// want fails the test unless got is want; noun and what say what was
+// counted ("fact", "handled"), so that a failure of one of several Want
+// calls in a row says which.
+func (b *Bus) want(consumer, noun, what string, got, want int) {
 	b.t.Helper()
 	if got == want {
 		return
 	}
-	b.t.Errorf("warrentest: %s: want %d %s, got %d\n%s", consumer, want, plural(want, "fact"), got, b.Story(consumer))
+	b.t.Errorf("warrentest: %s: want %d %s %s, got %d\n%s", consumer, want, plural(want, noun), what, got, b.Story(consumer))
 }
 
 // Story tells what happened on the bus to consumer's facts, call by call,
