@@ -62,3 +62,17 @@ func TestSagaTimeoutsWithOneGoName(t *testing.T) {
 		t.Errorf("two timeouts of two Go names: %v", err)
 	}
 }
+
+// Two sagas of one Go name are told to rename one of them: a saga takes
+// no "title", so the fix for a struct's name does not apply.
+func TestSagasOfOneGoName(t *testing.T) {
+	files := sagaFiles("", "mailer")
+	files["warren.json"] = `{"package": "p", "consumers": {"mailer": {"bindings": ["order.placed"]}},
+		"sagas": {
+			"order-flow": {"state": "state.json", "startsWith": ["order.placed"], "handles": {"order.placed": {"correlation": "/order_id"}}},
+			"order_flow": {"state": "state.json", "startsWith": ["order.placed"], "handles": {"order.placed": {"correlation": "/order_id"}}}}}`
+	_, err := build(t, files)
+	if err == nil || !strings.Contains(err.Error(), "rename one of them") || strings.Contains(err.Error(), `"title"`) {
+		t.Errorf("two sagas of one Go name: %v; want to be told to rename one of them, and nothing of a title", err)
+	}
+}

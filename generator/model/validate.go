@@ -301,7 +301,16 @@ func factTypeIdent(t *Type) ident {
 // renameFix says how to give id, which collides with prev, a name of its
 // own: a title where a name was derived, another title where one was set.
 func renameFix(id, prev ident) string {
+	prevTitled := prev.fix == titleFix || prev.fix == retitleFix
 	switch {
+	case id.fix != retitleFix && id.fix != titleFix && !prevTitled:
+		// Neither takes a "title": the other is a name every generated
+		// package declares, or another consumer, saga or responder.
+		rename, _, _ := strings.Cut(id.fix, " or ")
+		if prev.doc == nil {
+			return rename
+		}
+		return "rename one of them"
 	case id.fix != retitleFix && prev.fix == retitleFix:
 		// The other's name is a title already: setting one is no fix.
 		return strings.Replace(id.fix, `set a "title" on the other`, `change the other's "title"`, 1)
