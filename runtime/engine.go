@@ -428,6 +428,11 @@ func (e *engine[J]) serve(ctx context.Context, r *channelRun) (paused, end bool,
 	select {
 	case <-idle:
 		r.halt()
+		if e.conn.ctx.Err() != nil {
+			// Conn.Close ended the deliveries: nothing to resume, and
+			// no queue was deleted.
+			return false, true, fmt.Errorf("%s %q: connection: %w", e.noun, e.name, ErrClosed)
+		}
 		return false, false, fmt.Errorf("the broker cancelled the %s (was the queue deleted?)", e.noun)
 	case q := <-src.lost():
 		r.halt()

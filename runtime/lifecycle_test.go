@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -193,5 +194,28 @@ func (b *broker) drainIDs(queue string) []string {
 			return ids
 		}
 		ids = append(ids, d.MessageId)
+	}
+}
+
+// A Conn closed under a running consumer ends its Run with ErrClosed, and
+// says nothing of a lost channel to resume or a deleted queue: nothing
+// was lost but the Conn, which its owner closed.
+func TestRunEndsWhenItsConnCloses(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "closing", Bindings: []string{"item.#"}, Backoff: testLadder})
+	rec := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(rec)})
+	c, err := NewConsumer(conn, b.consumer(0), []Route{Handle(itemFact("item.added"), func(context.Context, Delivery, item) error { return nil })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	testenv.Eventually(t, "the consumer attached", func() bool { return b.consumers(b.consumer(0).Queue) == 1 })
+	_ = conn.Close()
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run after Close: %v, want ErrClosed", err)
+	}
+	if text := rec.text(); strings.Contains(text, "resuming") || strings.Contains(text, "deleted") {
+		t.Errorf("the consumer told of a lost channel or a deleted queue on Close:\n%s", text)
 	}
 }
