@@ -48,6 +48,10 @@ import (
 //     of failed facts are let go before the commit.
 //   - A run of unavailable batches pauses the consumer as it pauses a
 //     plain one ([OutagePolicy]); each batch counts once.
+//   - Of a fact published in several versions side by side, the copies
+//     of the versions the consumer does not handle (see versions.go) are
+//     acked unhandled before any check, counted as DuplicateSkipped, as a
+//     plain consumer acks them: never poisoned, never in a batch.
 
 // Item is one fact of a batch with the delivery that carried it.
 type Item[T any] struct {
@@ -250,11 +254,13 @@ type doneFact struct {
 }
 
 // prepared is a delivery inspected and checked before its batch is
-// handled: the fact ready for the handler, or why it failed its checks.
+// handled: the fact ready for the handler, or why it failed its checks,
+// or another copy of a fact published in several versions (skip).
 type prepared struct {
-	in  *inbound // f's own when it passed (a batch holds one slot per fact)
-	f   *batchFact
-	err error
+	in   *inbound // f's own when it passed (a batch holds one slot per fact)
+	f    *batchFact
+	err  error
+	skip bool // another version's copy: acked unhandled as a duplicate
 }
 
 func (j *batchJob) add(p prepared) {
@@ -269,6 +275,9 @@ func (c *Consumer) prepare(s *session, d amqp.Delivery) prepared {
 	if d.Redelivered {
 		c.count(Redelivered, in.routingKey)
 	}
+	if c.otherCopy(in) {
+		return skippedCopy(in)
+	}
 	f, err := c.checkFact(in)
 	if err != nil {
 		return failedCheck(in, err)
@@ -279,6 +288,20 @@ func (c *Consumer) prepare(s *session, d amqp.Delivery) prepared {
 // failedCheck is the prepared delivery that failed its checks; apart from
 // prepare, so that only a failure moves its inbound to the heap.
 func failedCheck(in inbound, err error) prepared { return prepared{in: &in, err: err} }
+
+// skippedCopy is the prepared delivery that is another copy of a fact
+// published in several versions; apart from prepare, as failedCheck is.
+func skippedCopy(in inbound) prepared { return prepared{in: &in, skip: true} }
+
+// otherCopy reports whether in is a copy of a fact published in several
+// versions that the consumer does not handle (see [Route.otherCopy]): a
+// batch consumer acks it unhandled, counted as DuplicateSkipped, as
+// [Consumer.handle] does for a plain consumer, before it is checked
+// against a schema of a version it may not read.
+func (c *Consumer) otherCopy(in inbound) bool {
+	route, ok := c.routes[in.routingKey]
+	return ok && route.otherCopy(in.d.Headers, versionOf(in.d.Headers))
+}
 
 // batchKind is a batch consumer on the engine: it reads one work queue,
 // its source closes batches, and an outage pauses it.
@@ -545,6 +568,12 @@ func (c *Consumer) processBatch(ctx context.Context, j *batchJob) error {
 		byID = make(map[string]*batchFact, len(j.facts))
 	}
 	for _, p := range j.facts {
+		if p.skip {
+			// The fact in another version, which the consumer handles
+			// instead: acked unhandled with the batch's done facts.
+			j.done = append(j.done, doneFact{p.in, DuplicateSkipped})
+			continue
+		}
 		if p.err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.
 			c.settle(ctx, *p.in, false, p.err)

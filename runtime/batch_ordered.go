@@ -166,6 +166,13 @@ func (c *Consumer) processOrderedBatch(r *channelRun, j *batchJob) {
 			}
 			c.checkSequence(in)
 		}
+		if c.otherCopy(in) {
+			// The fact in another version, which the consumer handles
+			// instead: acked unhandled, its key going on.
+			wait, again := c.settleInPlace(r, &in, true, nil)
+			j.later[i] = inPlace{in: in, wait: wait, again: again}
+			continue
+		}
 		f, err := c.checkFact(in)
 		if err != nil {
 			// Fails the same on every attempt: poisoned now, on its own.

@@ -315,7 +315,12 @@ func ClosestBinding(pattern string, keys []string) (string, bool) {
 // checkBatches refuses a batch consumer of a fact it would read in several
 // versions: its batch holds each fact in the one type of the version the
 // consumer reads, and reading older versions through upcasts is for
-// consumers that take one fact at a time.
+// consumers that take one fact at a time. A consumer reads the version it
+// is pinned to (or the newest) and every older one, so the only version a
+// batch consumer can read alone is the oldest declared: pinned there, it
+// handles that version's copy of a fact published in several versions
+// and acks the newer copies unhandled (runtime.Route.otherCopy), as long
+// as that version is published.
 func (b *builder) checkBatches(consumers []*Consumer) {
 	man := b.s.Manifest
 	for i, c := range consumers {
@@ -324,10 +329,24 @@ func (b *builder) checkBatches(consumers []*Consumer) {
 			continue
 		}
 		for _, f := range c.Facts {
-			if len(f.Older) > 0 {
-				b.errs.Add(man.Doc.Errorf(lc.Batch.Pointer, "consumer %s: batch: fact %s has older versions this consumer would read through upcasts, which a batch consumer does not; pin the version it reads (\"versions\": {%s: N}) or drop batch",
-					strconv.Quote(c.Name), f.RoutingKey, strconv.Quote(f.RoutingKey)))
+			if len(f.Older) == 0 {
+				continue
 			}
+			older := make([]string, len(f.Older))
+			for j, o := range f.Older {
+				older[j] = strconv.Itoa(o.Version)
+			}
+			versions := "version " + older[0]
+			if len(older) > 1 {
+				versions = "versions " + strings.Join(older, ", ")
+			}
+			reads := fmt.Sprintf("reading version %d of %s (the newest), it also reads", f.Version, f.RoutingKey)
+			if lc.VersionOf(f.RoutingKey) != 0 {
+				reads = fmt.Sprintf("pinned to version %d of %s, it still reads", f.Version, f.RoutingKey)
+			}
+			oldest := f.Older[0].Version
+			b.errs.Add(man.Doc.Errorf(lc.Batch.Pointer, "consumer %s: batch: %s the older %s through upcasts (a consumer reads its version and every older one), which a batch consumer does not; pin it to the oldest version, %d (\"versions\": {%s: %d}), which it reads alone as long as version %d is published (of a fact published in several versions it handles the version-%d copy and acks the others unhandled), or drop batch",
+				strconv.Quote(c.Name), reads, versions, oldest, strconv.Quote(f.RoutingKey), oldest, oldest, oldest))
 		}
 	}
 }
