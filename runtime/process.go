@@ -136,7 +136,7 @@ func (c *Consumer) decode(in inbound) (envelopeHead, *handling, error) {
 		// (errors.As only on failure: its target escapes, and allocates.)
 		if pe := (*payloadError)(nil); errors.As(err, &pe) {
 			c.checkVersion(in, route.fact) // the envelope was read: as the other path counts it
-			return head, nil, Permanent(c.unreadable(in, route, fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, pe.err)))
+			return head, nil, Permanent(c.unreadable(in, route, fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, problemsOnly(pe.err))))
 		}
 		return head, nil, err
 	}
@@ -150,7 +150,7 @@ func (c *Consumer) decode(in inbound) (envelopeHead, *handling, error) {
 	c.checkVersion(in, route.fact)
 	if validate := route.fact.Validate; validate != nil {
 		if err := validate(env.Payload); err != nil {
-			return envelopeHead{}, nil, Permanent(c.unreadable(in, route, fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, err)))
+			return envelopeHead{}, nil, Permanent(c.unreadable(in, route, fmt.Errorf("payload of %s does not match its schema: %w", in.routingKey, problemsOnly(err))))
 		}
 	}
 	call, err := route.decode(env.Payload)
@@ -246,3 +246,23 @@ func messageID(d amqp.Delivery) string {
 	}
 	return ""
 }
+
+// problemsOnly is err as its problems alone, when it can say them so (a
+// runtime/schemaset validation error, whose text begins with the schema's
+// location): after "does not match its schema" the location said again
+// only doubles the phrase. It unwraps to err.
+func problemsOnly(err error) error {
+	var d interface{ Detail() string }
+	if errors.As(err, &d) {
+		return detailError{err: err, text: d.Detail()}
+	}
+	return err
+}
+
+type detailError struct {
+	err  error
+	text string
+}
+
+func (e detailError) Error() string { return e.text }
+func (e detailError) Unwrap() error { return e.err }

@@ -329,8 +329,14 @@ type Problem struct {
 }
 
 func (e *ValidationError) Error() string {
+	return fmt.Sprintf("does not match schema %s: %s", e.Schema, e.Detail())
+}
+
+// Detail is what the document got wrong, each problem as "pointer:
+// message", without the schema's location: for a message that says which
+// schema already.
+func (e *ValidationError) Detail() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "does not match schema %s: ", e.Schema)
 	for i, p := range e.Problems {
 		if i > 0 {
 			b.WriteString("; ")
