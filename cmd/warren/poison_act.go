@@ -69,7 +69,15 @@ Example:
 			UsageText: "warren poison export --consumer NAME --group ID [--from poison|discarded] [--dry-run] [--expect N] [--by WHO] [--url URL ...] SCHEMA_DIR > group.jsonl",
 			Description: `Writes one JSON object per line for each message of the group: its id,
 routing key, headers and payload (the envelope's payload; the whole body as
-a string when it is not JSON). The messages stay in the queue.
+a string when it is not JSON). The messages stay in the queue, in their
+order.
+
+The export is output: the values of headers whose names say they carry
+credentials (authorization, cookie, x-api-key, names with token, secret or
+password in them, ...) are masked as xxxxx, and so is a URL's password in
+any other header. What it masks it does not hold: an export cannot bring
+the original back. warren poison retry moves the messages themselves,
+headers as they are.
 ` + changed + `
 
 Example:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,9 +21,11 @@ func editCommand(flags func(...cli.Flag) []cli.Flag) *cli.Command {
 		Usage:     "replace one poison message's payload, checked against its fact's schema, and retry it",
 		UsageText: "warren poison edit --consumer NAME --id ID --payload FILE [--by WHO] [--url URL ...] SCHEMA_DIR",
 		Description: `Reads the new payload from FILE (- for standard input) and checks it against
-the schema of the message's fact in SCHEMA_DIR, as the consumer will: a
-payload that does not match is refused with the schema's error, and nothing
-changes. Otherwise the original is kept in <consumer>.discarded (reason
+the schema of the message's fact in SCHEMA_DIR, in the version the message
+was written under (its x-fact-version header, which the retried copy keeps;
+version 1 when it has none), as the consumer will: a payload that does not
+match is refused with the schema's error, and nothing changes. A message of
+a version whose schema SCHEMA_DIR does not have is refused too. Otherwise the original is kept in <consumer>.discarded (reason
 "edited", who and when), the edited copy is retried to the consumer's work
 queue with x-edited-at and x-edited-by beside the replay headers, and the
 original leaves the poison queue once the broker confirmed both. The edit is
@@ -31,7 +34,7 @@ recorded in the history.
 Example:
    warren poison edit --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 --payload fixed.json --by ana ./events`,
 		Flags: flags(
-			&cli.StringFlag{Name: "id", Usage: "the message `ID` (required)"},
+			&cli.GenericFlag{Name: "id", Value: &idList{}, Usage: "the message `ID` (required; one: an edit replaces one message's payload)"},
 			&cli.StringFlag{Name: "payload", Usage: "the new payload's JSON `FILE`, - for standard input (required)"},
 			&cli.StringFlag{Name: "by", Usage: "who edits (`WHO`), recorded on the copy and in the history"},
 		),
@@ -40,28 +43,71 @@ Example:
 }
 
 // payloadValidator checks payloads against the facts of a schema
-// directory by routing key, as the generated code of that directory does.
+// directory by routing key, as the generated code of that directory does,
+// in the fact's newest version: for a caller that does not know the
+// message's version (see versionValidator).
 func payloadValidator(m *model.Model) func(routingKey string, payload []byte) error {
+	validate := versionValidator(m)
+	return func(routingKey string, payload []byte) error {
+		return validate(routingKey, newestVersion, payload)
+	}
+}
+
+// newestVersion asks versionValidator for a fact's newest version.
+const newestVersion = -1
+
+// versionValidator checks payloads against the facts of a schema
+// directory by routing key and version, as a consumer generated from the
+// directory reads them: the version's own schema (the message's
+// x-fact-version); with no version (0), version 1, which is how a
+// consumer reads a message without the header, or the fact's only or
+// newest version when the directory has no version 1. A version the
+// directory does not have is an error that says which it has.
+func versionValidator(m *model.Model) func(routingKey string, version int, payload []byte) error {
 	files := make(map[string]string, len(m.Schemas))
 	for _, s := range m.Schemas {
 		files[s.Path] = string(s.JSON)
 	}
 	set := schemaset.NewWith(files, schemaset.Options{IDs: m.SchemaIDs, AssertFormats: m.AssertFormats})
-	return func(routingKey string, payload []byte) error {
+	return func(routingKey string, version int, payload []byte) error {
 		var keys []string
 		for _, f := range m.Facts {
-			if f.RoutingKey == routingKey {
+			if f.RoutingKey != routingKey {
+				keys = append(keys, f.RoutingKey)
+				continue
+			}
+			if version == newestVersion {
 				return set.Validate(f.Location(), payload)
 			}
-			keys = append(keys, f.RoutingKey)
+			want := max(version, 1)
+			var have []string
+			for _, v := range f.Versions() {
+				if v.Version == want {
+					return set.Validate(v.Location(), payload)
+				}
+				have = append(have, strconv.Itoa(v.Version))
+			}
+			if version == 0 {
+				return set.Validate(f.Location(), payload)
+			}
+			versions := "versions"
+			if len(have) == 1 {
+				versions = "version"
+			}
+			return fmt.Errorf("the message is %s version %d (x-fact-version), and the schema directory has %s %s of it: no schema to check the payload against",
+				routingKey, version, versions, strings.Join(have, ", "))
 		}
 		return fmt.Errorf("routing key %q is no fact of the schema directory, so its payload cannot be checked; expected one of %s", routingKey, strings.Join(keys, ", "))
 	}
 }
 
 func runPoisonEdit(c *cli.Context) error {
-	if c.String("id") == "" {
+	ids := replayIDs(c)
+	if len(ids) == 0 || ids[0] == "" {
 		return usageError(c, "expected --id ID")
+	}
+	if len(ids) > 1 {
+		return usageError(c, "--id given %d times: an edit replaces one message's payload; expected one --id", len(ids))
 	}
 	path := c.String("payload")
 	if path == "" {
@@ -83,7 +129,7 @@ func runPoisonEdit(c *cli.Context) error {
 	}
 	defer r.conn.Close()
 	m, err := poison.EditMessage(c.Context, r.conn, r.consumer, poison.Edit{
-		ID: c.String("id"), Payload: payload, By: c.String("by"), Validate: payloadValidator(r.model),
+		ID: ids[0], Payload: payload, By: c.String("by"), ValidateVersion: versionValidator(r.model),
 	})
 	if err != nil {
 		return r.fail(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/generator"
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -48,7 +50,13 @@ one consumer deferred goes back to that consumer's work queue alone); one
 that still reaches no queue stays in the lane.
 
 --limit, --id and --routing-key select messages for all of them; --limit
-must be positive (leave it out to select every message).
+must be positive (leave it out to select every message). --id may be
+repeated: each selects its message. A replay that finds no message with
+one of the ids moves the others and exits 1, naming it.
+
+A dry run, like --list, changes nothing, not even the queue's order: a
+replay with the same selection moves the messages it listed. Both read the
+whole queue, also with --limit, and hand it back in order.
 
 A replay of a consumer's messages that moved something is recorded in its
 history (warren poison history): who (--by), the message's id when it
@@ -88,6 +96,7 @@ Examples:
    warren replay --consumer order-mailer --list ./events
    warren replay --consumer order-mailer --dry-run ./events
    warren replay --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
+   warren replay --consumer order-mailer --dry-run --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 --id 0190b2c4-8a01-7b2c-8d3e-4f5a6b7c8d9e ./events
    warren replay --consumer order-mailer --routing-key order.placed --limit 10 ./events
    warren replay --consumer order-mailer --from discarded --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 ./events
    warren replay --consumer order-mailer ./events   # all of them
@@ -102,7 +111,7 @@ Examples:
 			&cli.StringFlag{Name: "from", Value: "poison", Usage: "read `QUEUE`: poison or discarded, or unroutable (without --consumer), or stream (a stream consumer's stream, under --offset-name)"},
 			&cli.BoolFlag{Name: "to-exchange", Usage: "republish through the events exchange to every consumer of the routing key"},
 			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages (N > 0)"},
-			&cli.StringFlag{Name: "id", Usage: "only the message with `ID` (its message id, the envelope's id)"},
+			&cli.GenericFlag{Name: "id", Value: &idList{}, Usage: "only the message with `ID` (its message id, the envelope's id); repeat for several"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
 			&cli.StringFlag{Name: "by", Usage: "who replays (`WHO`), recorded in the consumer's history (warren poison history)"},
@@ -177,7 +186,13 @@ func runReplay(c *cli.Context) error {
 	} else if consumer, err = consumerOf(m, c.String("consumer")); err != nil {
 		return reportError(stderr, "replay", "", err)
 	}
-	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
+	ids := replayIDs(c)
+	filter := poison.Filter{Limit: c.Int("limit"), RoutingKey: c.String("routing-key")}
+	if len(ids) == 1 {
+		filter.ID = ids[0]
+	} else if len(ids) > 1 {
+		filter.IDs = ids
+	}
 	opts := poison.ReplayOptions{From: from}
 	src, dst := from.Queue(consumer), consumer.Queue
 	if consumer.Ordered() {
@@ -231,15 +246,62 @@ func runReplay(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "replay", "", err)
 	}
-	if len(done) == 0 {
-		if filter.ID != "" {
-			return cli.Exit(fmt.Sprintf("warren replay: no message with id %q in %s", filter.ID, src), 1)
+	if len(done) > 0 {
+		fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), src, dst)
+	}
+	if missing := missingIDs(ids, done); len(missing) > 0 {
+		var lines []string
+		for _, id := range missing {
+			lines = append(lines, fmt.Sprintf("warren replay: no message with id %q in %s", id, src))
 		}
+		return cli.Exit(strings.Join(lines, "\n"), 1)
+	}
+	if len(done) == 0 {
 		fmt.Fprintf(c.App.Writer, "nothing to replay in %s%s\n", src, selection(filter))
+	}
+	return nil
+}
+
+// idList is a repeatable --id: each value is one id, whole (a comma is
+// part of it, as it may be of a message id).
+type idList []string
+
+func (l *idList) Set(id string) error {
+	*l = append(*l, id)
+	return nil
+}
+
+func (l *idList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ", ")
+}
+
+// replayIDs returns the ids given with --id, each once, in the order given.
+func replayIDs(c *cli.Context) []string {
+	l, _ := c.Generic("id").(*idList)
+	if l == nil {
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), src, dst)
-	return nil
+	var out []string
+	for _, id := range *l {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// missingIDs returns the ids of want that no message of done has.
+func missingIDs(want []string, done []poison.Message) []string {
+	var out []string
+	for _, id := range want {
+		if !slices.ContainsFunc(done, func(m poison.Message) bool { return m.ID == id }) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // dryRunReplay prints what a replay with the same selection would move,
@@ -252,6 +314,12 @@ func dryRunReplay(c *cli.Context, conn poison.Broker, consumer topology.Consumer
 	}
 	for _, msg := range msgs {
 		fmt.Fprintf(c.App.Writer, "would replay %s %s\n", msg.ID, msg.RoutingKey)
+	}
+	if len(f.IDs) > 0 {
+		// Several ids, some not there: the replay would say so, and exit 1.
+		for _, id := range missingIDs(f.IDs, msgs) {
+			fmt.Fprintf(c.App.Writer, "no message with id %q in %s\n", id, src)
+		}
 	}
 	if len(msgs) == 0 {
 		fmt.Fprintf(c.App.Writer, "nothing to replay in %s%s; dry run, nothing changed\n", src, selection(f))
@@ -267,6 +335,9 @@ func selection(f poison.Filter) string {
 	var parts []string
 	if f.ID != "" {
 		parts = append(parts, "id "+f.ID)
+	}
+	if len(f.IDs) > 0 {
+		parts = append(parts, "ids "+strings.Join(f.IDs, ", "))
 	}
 	if f.RoutingKey != "" {
 		parts = append(parts, "routing key "+f.RoutingKey)
@@ -294,7 +365,8 @@ func writePoisonTable(w io.Writer, queue string, f poison.Filter, msgs []poison.
 	return tw.Flush()
 }
 
-// poisonJSON is one message in `warren replay --list --format json`.
+// poisonJSON is one message in `warren replay --list --format json`. Its
+// headers are output: credentials masked (see secret.Headers).
 type poisonJSON struct {
 	ID         string          `json:"id"`
 	RoutingKey string          `json:"routing_key"`
@@ -312,7 +384,7 @@ func writePoisonJSON(w io.Writer, msgs []poison.Message) error {
 	for _, m := range msgs {
 		p := poisonJSON{
 			ID: m.ID, RoutingKey: m.RoutingKey, Exchange: m.Exchange, Attempts: m.Attempts,
-			Replays: m.Replays, Failure: m.Failure, Headers: m.Headers, Body: m.Body,
+			Replays: m.Replays, Failure: m.Failure, Headers: secret.Headers(m.Headers), Body: m.Body,
 		}
 		if !m.FailedAt.IsZero() {
 			at := m.FailedAt

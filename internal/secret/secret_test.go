@@ -72,3 +72,54 @@ func TestErrorKeepsTheChain(t *testing.T) {
 		t.Error("redacting twice wraps twice")
 	}
 }
+
+func TestCredentialName(t *testing.T) {
+	for _, name := range []string{
+		"authorization", "Authorization", "proxy-authorization", "cookie", "Set-Cookie", "password", "passwd", "secret",
+		"token", "api-key", "apikey", "x-api-key", "X_API_KEY", "credentials", "x-auth-token", "db_password", "client-secret",
+		"x-auth", "x-session-id", "access_token", "refresh-token", "x-amz-security-token", "pwd",
+	} {
+		if !CredentialName(name) {
+			t.Errorf("CredentialName(%q) = false, want true", name)
+		}
+	}
+	for _, name := range []string{
+		"x-attempts", "x-failure", "x-ordering-key", "x-original-routing-key", "x-death", "x-author", "content-type",
+		"x-request-id", "x-tenant", "x-fact-version", "x-discarded-by", "traceparent", "x-passenger",
+	} {
+		if CredentialName(name) {
+			t.Errorf("CredentialName(%q) = true, want false", name)
+		}
+	}
+}
+
+type table map[string]any // as amqp.Table is
+
+func TestHeaders(t *testing.T) {
+	h := map[string]any{
+		"Authorization": "Bearer t0k",
+		"x-failure":     "dial amqp://u:pw@h/: refused",
+		"x-attempts":    int64(3),
+		"x-death":       []any{table{"queue": "q", "x-secret": "s3"}},
+		"nested":        table{"cookie": "c=1", "kept": "k"},
+		"raw":           []byte("b"),
+	}
+	got := Headers(h)
+	want := map[string]any{
+		"Authorization": Mask,
+		"x-failure":     "dial amqp://u:" + Mask + "@h/: refused",
+		"x-attempts":    int64(3),
+		"x-death":       []any{map[string]any{"queue": "q", "x-secret": Mask}},
+		"nested":        map[string]any{"cookie": Mask, "kept": "k"},
+		"raw":           []byte("b"),
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Headers = %v\nwant %v", got, want)
+	}
+	if h["Authorization"] != "Bearer t0k" || h["nested"].(table)["cookie"] != "c=1" {
+		t.Errorf("Headers changed its argument: %v", h)
+	}
+	if Headers(nil) != nil {
+		t.Error("Headers(nil) is not nil")
+	}
+}

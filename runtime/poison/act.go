@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/warrenbus/warren/internal/secret"
@@ -125,16 +124,21 @@ type exportLine struct {
 // ExportLine is m as one line of JSON (newline included): its id,
 // routing key, headers and payload (the envelope's payload; the whole
 // body as a string when it is not a JSON envelope).
+//
+// An export is output, not a copy of the message: the value of every
+// header whose name says it is a credential (authorization, cookie,
+// x-api-key, a name with token, secret or password in it: see
+// [secret.CredentialName]) is masked, and a URL's password in any other
+// header, as [secret.Headers] does. A masked value stays masked: an
+// export cannot bring it back. Replaying or discarding moves the message
+// itself, its headers as they are.
 func ExportLine(m Message) ([]byte, error) {
-	h := m.Headers
-	if _, ok := h["x-delivery-count"]; ok {
-		// A quorum queue's count of the poison copy's returns: each scan
-		// that read it (this export's too) added one, so it says how
-		// often the lane was read, not how often the fact failed
-		// (x-attempts), and it would differ between two exports.
-		h = maps.Clone(h)
-		delete(h, "x-delivery-count")
-	}
+	// A quorum queue's x-delivery-count counts the poison copy's returns:
+	// each scan that read it (this export's too) added one, so it says how
+	// often the lane was read, not how often the fact failed (x-attempts),
+	// and it would differ between two exports.
+	h := secret.Headers(m.Headers)
+	delete(h, "x-delivery-count")
 	line, err := json.Marshal(exportLine{ID: m.ID, RoutingKey: m.RoutingKey, Headers: h, Payload: payloadOf(m.Body)})
 	if err != nil {
 		return nil, fmt.Errorf("message %s: %w", m.ID, err)

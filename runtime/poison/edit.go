@@ -26,8 +26,15 @@ type Edit struct {
 	ID      string // the message to edit
 	Payload []byte // the new payload: JSON, replacing the envelope's payload
 	By      string // who edits, optional
-	// Validate checks the new payload against the schema of the fact the
-	// message is (its routing key) before anything is sent; required.
+	// ValidateVersion checks the new payload against the schema of the
+	// fact the message is (its routing key), in the version the message
+	// was written under (its x-fact-version header, which the edited copy
+	// keeps; 0 when it has none, which a consumer reads as version 1),
+	// before anything is sent: the schema the consumer will check it
+	// against. A version the validator has no schema for is its error.
+	ValidateVersion func(routingKey string, version int, payload []byte) error
+	// Validate is the older form of ValidateVersion, told the routing key
+	// alone; used when ValidateVersion is nil. One of the two is required.
 	Validate func(routingKey string, payload []byte) error
 }
 
@@ -40,8 +47,8 @@ var ErrNotFound = errors.New("no such message")
 var ErrInvalidPayload = errors.New("the edited payload is refused")
 
 // EditMessage replaces the payload of one message of c's poison queue and
-// retries it: it checks e.Payload with e.Validate (refused, nothing
-// changes), keeps the original in [DiscardQueue] with the reason "edited"
+// retries it: it checks e.Payload with e.ValidateVersion (or e.Validate)
+// (refused, nothing changes, the queue's order included), keeps the original in [DiscardQueue] with the reason "edited"
 // (x-discard-reason, x-discarded-by, x-discarded-at), sends the edited
 // copy to the consumer's work queue as [Replay] would, with x-edited-at and
 // x-edited-by, and only once the broker confirmed both removes the
@@ -55,7 +62,11 @@ func EditMessage(ctx context.Context, conn Broker, c topology.Consumer, e Edit) 
 }
 
 func edit(ctx context.Context, conn Broker, c topology.Consumer, e Edit) (Message, error) {
-	if e.Validate == nil {
+	validate := e.ValidateVersion
+	if validate == nil && e.Validate != nil {
+		validate = func(routingKey string, _ int, payload []byte) error { return e.Validate(routingKey, payload) }
+	}
+	if validate == nil {
 		return Message{}, errors.New("no validator: an edited payload is checked against its fact's schema before it is sent")
 	}
 	var payload bytes.Buffer
@@ -93,7 +104,7 @@ func edit(ctx context.Context, conn Broker, c topology.Consumer, e Edit) (Messag
 		if m.ID != e.ID {
 			continue
 		}
-		if err := e.Validate(m.RoutingKey, payload.Bytes()); err != nil {
+		if err := validate(m.RoutingKey, m.Version, payload.Bytes()); err != nil {
 			return m, fmt.Errorf("%w: %w; nothing changed", ErrInvalidPayload, err)
 		}
 		body, err := withPayload(d.Body, payload.Bytes())

@@ -39,9 +39,16 @@ type Message struct {
 	Attempts int       // failed handler attempts (x-attempts); 0 when the broker dead-lettered the message
 	FailedAt time.Time // when the message was poisoned; zero when nobody recorded it
 	Replays  int       // how often the message was replayed before (x-replay-count)
+	// Version is the version of the fact's schema the message was written
+	// under (x-fact-version); 0 when the message does not say, which a
+	// consumer reads as version 1.
+	Version int
 
-	Body    []byte     // the JSON envelope, as published
-	Headers amqp.Table // every header, as the poison queue holds them
+	Body []byte // the JSON envelope, as published
+	// Headers are every header, as the poison queue holds them, producer
+	// credentials (an authorization header) included: print or export
+	// them through [secret.Headers], as [ExportLine] does.
+	Headers amqp.Table
 
 	key string // the routing key the message has in the queue
 }
@@ -54,6 +61,7 @@ func read(d amqp.Delivery, c topology.Consumer) Message {
 		Exchange:   d.Exchange,
 		Attempts:   amqpmsg.HeaderInt(d.Headers, runtime.HeaderAttempts),
 		Replays:    amqpmsg.HeaderInt(d.Headers, HeaderReplayCount),
+		Version:    amqpmsg.HeaderInt(d.Headers, runtime.HeaderFactVersion),
 		Body:       d.Body,
 		Headers:    d.Headers,
 		key:        d.RoutingKey,

@@ -22,10 +22,9 @@
 //
 // AMQP has no "peek". Every function here takes messages with manual
 // acknowledgement (through a subscription whose prefetch is the number of
-// messages ready at the start, or the limit of a listing, so the broker
-// pushes them without a round trip each; one basic.get at a time for a
-// replay or discard that stops at a limit, and should the subscription go
-// quiet), and holds every message it does not remove unacknowledged until
+// messages ready at the start, so the broker pushes them without a round
+// trip each; one basic.get at a time for a replay or discard of the first
+// N messages, and should the subscription go quiet), and holds every message it does not remove unacknowledged until
 // it returns; closing the channel then hands all of them back to the
 // queue. Consequences:
 //
@@ -39,8 +38,15 @@
 //     limit, so nothing is dead-lettered because of it.
 //   - Order: a classic queue puts returned messages back in their places.
 //     A quorum queue (RabbitMQ 3.10) puts them behind the messages the scan
-//     did not reach: a scan that reads the whole queue keeps its order, one
-//     that stops at its limit moves what it read to the end. x-failed-at
+//     did not reach, so a scan that handed back part of the queue would
+//     move that part to the end. Every scan therefore reads to the end of
+//     what was there when it began, also one that stopped at its limit or
+//     found the message it looked for (it passes the rest over unread),
+//     and hands the whole queue back at once, in its order: a listing or
+//     a dry run with a limit lists the same messages each time, and the
+//     replay or discard with the same selection moves those. (A replay or
+//     discard of the first N messages with no other condition takes them
+//     one at a time and holds none, so it reads no further.) x-failed-at
 //     keeps the true order of failures.
 package poison
 
@@ -82,22 +88,15 @@ func (f Filter) match(m Message) bool {
 
 func (f Filter) full(n int) bool { return f.Limit > 0 && n >= f.Limit }
 
-// needs is how many messages a scan for f takes at most: its limit when
-// every message matches, else (wholeQueue) every one.
-func (f Filter) needs() int {
-	if f.ID != "" || f.RoutingKey != "" || f.IDs != nil || f.Group != "" {
-		return wholeQueue
-	}
-	return f.Limit
-}
-
-// moving is the window of a scan for f that removes what it takes: the
-// whole queue, else none. A window of n messages would be refilled by
-// the broker as each one is acked, with messages beyond the n that the
-// scan then hands back, and a quorum queue puts those behind the ones the
-// scan never reached.
+// moving is the window of a scan for f that removes what it takes: none
+// when f selects the first f.Limit messages, whatever they are (each one
+// taken is removed, so the scan holds none and stops at its limit), else
+// the whole queue. A window of n messages would be refilled by the broker
+// as each one is acked, with messages beyond the n that the scan then
+// hands back, and a quorum queue puts those behind the ones the scan
+// never reached.
 func (f Filter) moving() int {
-	if n := f.needs(); n != wholeQueue {
+	if f.Limit > 0 && f.ID == "" && f.RoutingKey == "" && f.IDs == nil && f.Group == "" {
 		return noWindow
 	}
 	return wholeQueue
@@ -137,9 +136,11 @@ func each(ctx context.Context, conn Broker, c topology.Consumer, queue string, f
 	return nil
 }
 
-// walk is each with errors that do not name the queue.
+// walk is each with errors that do not name the queue. It reads the whole
+// queue even when f has a limit, so that it hands the whole queue back in
+// its order (see [scan.close]).
 func walk(ctx context.Context, conn Broker, c topology.Consumer, queue string, f Filter, fn func(Message) error) error {
-	s, err := openScan(ctx, conn, queue, f.needs())
+	s, err := openScan(ctx, conn, queue, wholeQueue)
 	if err != nil {
 		return err
 	}
@@ -442,7 +443,23 @@ const returnStallAlone = 2 * time.Minute
 // waits until the queue shows them ready again (or ctx is done). A quorum
 // queue takes them back a few milliseconds after the channel is gone;
 // without the wait, a List followed at once by a Replay would not see them.
+//
+// A scan that stopped early (at a limit, at the message it looked for, at
+// an error) first takes the rest of the messages that were there when it
+// began, whenever it holds some or the broker may have pushed it some: a
+// quorum queue puts returned messages behind those nobody took, so
+// handing back only part of the queue would reorder it. Handed back
+// whole, the queue keeps its order. A scan that holds nothing and has no
+// subscription (one basic.get at a time, each message removed) reads no
+// further.
 func (s *scan) close(ctx context.Context) {
+	if s.held > 0 || s.deliveries != nil {
+		for {
+			if _, ok, err := s.next(ctx); err != nil || !ok {
+				break
+			}
+		}
+	}
 	// Nothing is pushed to the scan while it hands messages back; what was
 	// pushed and not taken is held too.
 	s.cancel()

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime"
+)
+
+// versionedSchemas is opsSchemas with order.placed in two versions whose
+// payloads differ: version 1 has sku, version 2 sku_code.
+var versionedSchemas = map[string]string{
+	"warren.json":          opsSchemas["warren.json"],
+	"order/placed.v1.json": `{"x-routing-key": "order.placed", "type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}}, "additionalProperties": false}`,
+	"order/placed.v2.json": `{"x-routing-key": "order.placed", "x-version": 2, "type": "object", "required": ["sku_code"], "properties": {"sku_code": {"type": "string"}}, "additionalProperties": false}`,
+	"order/paid.json":      opsSchemas["order/paid.json"],
+}
+
+// An edited payload is checked against the schema of the version the
+// message was written under (x-fact-version; version 1 without the
+// header, as the consumer reads it), not the newest; a version the
+// directory does not have is refused with an error that says so; a
+// refusal moves nothing.
+func TestPoisonEditChecksTheMessagesVersion(t *testing.T) {
+	b := newBrokerCaseAt(t, testenv.VHost(t, "poisonops"), versionedSchemas, opsPlaceholders...)
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	mailer, archive := b.name("mailer"), b.name("mailer")+".discarded"
+	t.Cleanup(func() { b.deleteQueue(archive) })
+	for id, version := range map[string]any{"v1": int64(1), "v2": int64(2), "v3": int64(3), "none": nil} {
+		msg := amqpPoisonCopy(id, "order.placed", b.name("events"), "boom", 3)
+		if version != nil {
+			msg.Headers[runtime.HeaderFactVersion] = version
+		}
+		b.publish(b.name("dead"), mailer, msg)
+	}
+	dir := t.TempDir()
+	file := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	v1, v2 := file("v1.json", `{"sku": "AB-1"}`), file("v2.json", `{"sku_code": "AB-1"}`)
+	edit := func(id, payload string) (int, string, string) {
+		return b.poison("edit", "--consumer", mailer, "--id", id, "--payload", payload, b.dir)
+	}
+
+	for _, tc := range []struct{ id, payload, want string }{
+		{"v1", v2, "the edited payload is refused: does not match schema order/placed.v1.json"},
+		{"v2", v1, "the edited payload is refused: does not match schema order/placed.v2.json"},
+		{"none", v2, "the edited payload is refused: does not match schema order/placed.v1.json"},
+		{"v3", v2, "the edited payload is refused: the message is order.placed version 3 (x-fact-version), and the schema directory has versions 1, 2 of it: no schema to check the payload against; nothing changed"},
+	} {
+		code, stdout, stderr := edit(tc.id, tc.payload)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("edit %s with %s: exit %d, stdout %q, stderr %q; want %q", tc.id, filepath.Base(tc.payload), code, stdout, stderr, tc.want)
+		}
+	}
+	code, _, stderr := b.poison("edit", "--consumer", mailer, "--id", "v1", "--id", "v2", "--payload", v1, b.dir)
+	if code != 2 || !strings.HasPrefix(stderr, "warren poison edit: --id given 2 times: an edit replaces one message's payload; expected one --id\n") {
+		t.Errorf("edit with two ids: exit %d, stderr %q", code, stderr)
+	}
+	if p, w, a := b.depth(mailer+".poison"), b.depth(mailer), b.depth(archive); p != 4 || w != 0 || a != 0 {
+		t.Fatalf("after refused edits: poison %d, work %d, archive %d; want 4, 0, 0", p, w, a)
+	}
+
+	for _, tc := range []struct{ id, payload, body string }{
+		{"v1", v1, `{"id":"v1","payload":{"sku":"AB-1"}}`},
+		{"v2", v2, `{"id":"v2","payload":{"sku_code":"AB-1"}}`},
+		{"none", v1, `{"id":"none","payload":{"sku":"AB-1"}}`},
+	} {
+		if code, _, stderr := edit(tc.id, tc.payload); code != 0 {
+			t.Errorf("edit %s: exit %d, %s", tc.id, code, stderr)
+			continue
+		}
+		work := b.take(mailer)
+		if len(work) != 1 || string(work[0].Body) != tc.body {
+			t.Errorf("edit %s: the work queue holds %d messages, %+v", tc.id, len(work), work)
+		}
+	}
+	if p, a := b.depth(mailer+".poison"), b.depth(archive); p != 1 || a != 3 {
+		t.Errorf("after the edits: poison %d, archive %d; want 1 and 3", p, a)
+	}
+}
+
+// A dry run with --limit changes nothing, order included: consecutive
+// dry runs list the same messages, and the replay with the same selection
+// moves exactly those; the rest keeps its order.
+func TestReplayDryRunKeepsTheOrder(t *testing.T) {
+	b, mailer := poisonLane(t, "m1", "m2", "m3", "m4", "m5", "m6")
+	want := fmt.Sprintf("would replay m1 order.placed\nwould replay m2 order.placed\n2 messages would move from %s.poison to %s; dry run, nothing changed\n", mailer, mailer)
+	for run := 1; run <= 3; run++ {
+		code, stdout, stderr := b.run("replay", "--consumer", mailer, "--dry-run", "--limit", "2", b.dir)
+		if code != 0 || stdout != want {
+			t.Errorf("dry run %d: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", run, code, stderr, stdout, want)
+		}
+	}
+	code, stdout, stderr := b.run("replay", "--consumer", mailer, "--limit", "2", b.dir)
+	if want := fmt.Sprintf("replayed m1 order.placed\nreplayed m2 order.placed\n2 messages moved from %s.poison to %s\n", mailer, mailer); code != 0 || stdout != want {
+		t.Fatalf("replay --limit 2: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	if got := messageIDs(b.take(mailer)); got != "m1 m2" {
+		t.Errorf("the work queue holds %s, want m1 m2", got)
+	}
+	code, stdout, stderr = b.run("replay", "--consumer", mailer, "--dry-run", "--limit", "1", "--routing-key", "order.placed", b.dir)
+	if code != 0 || !strings.HasPrefix(stdout, "would replay m3 order.placed\n") {
+		t.Errorf("dry run by routing key: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	// A discard that stops at its limit leaves the rest in order too.
+	archive := mailer + ".discarded"
+	t.Cleanup(func() { b.deleteQueue(archive) })
+	code, stdout, stderr = b.run("discard", "--consumer", mailer, "--routing-key", "order.placed", "--limit", "1", "--reason", "test", b.dir)
+	if code != 0 || !strings.HasPrefix(stdout, "discarded m3 order.placed\n") {
+		t.Errorf("discard --limit 1: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	if got := messageIDs(b.take(mailer + ".poison")); got != "m4 m5 m6" {
+		t.Errorf("the poison queue holds %s, want m4 m5 m6 in order", got)
+	}
+}
+
+func messageIDs(ds []amqp.Delivery) string {
+	var ids []string
+	for _, d := range ds {
+		ids = append(ids, d.MessageId)
+	}
+	return strings.Join(ids, " ")
+}
+
+// Output never shows a credential: export and replay --list --format json
+// mask the values of headers whose names say they hold one. A retry moves
+// the message as it is, header and all: it is a message, not output.
+func TestPoisonOutputMasksCredentialHeaders(t *testing.T) {
+	b, mailer := poisonCase(t)
+	msg := amqpPoisonCopy("m1", "order.placed", b.name("events"), "boom", 3)
+	msg.Headers["authorization"] = "Bearer SECRET-TOKEN-123"
+	msg.Headers["X-Api-Key"] = "SECRET-KEY"
+	msg.Headers["x-tenant"] = "acme"
+	b.publish(b.name("dead"), mailer, msg)
+	groups := b.groupsOf(mailer)
+	if len(groups) != 1 {
+		t.Fatalf("groups: %+v", groups)
+	}
+
+	code, stdout, stderr := b.poison("export", "--consumer", mailer, "--group", groups[0].ID, b.dir)
+	if code != 0 || strings.Contains(stdout+stderr, "SECRET") {
+		t.Errorf("export: exit %d, stderr %q, stdout %s", code, stderr, stdout)
+	}
+	var line struct {
+		Headers map[string]any `json:"headers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &line); err != nil || line.Headers["authorization"] != "xxxxx" || line.Headers["X-Api-Key"] != "xxxxx" || line.Headers["x-tenant"] != "acme" {
+		t.Errorf("export headers %v, %v", line.Headers, err)
+	}
+	code, stdout, stderr = b.run("replay", "--consumer", mailer, "--list", "--format", "json", b.dir)
+	if code != 0 || strings.Contains(stdout+stderr, "SECRET") || !strings.Contains(stdout, `"authorization": "xxxxx"`) {
+		t.Errorf("replay --list --format json: exit %d, stderr %q, stdout %s", code, stderr, stdout)
+	}
+
+	t.Cleanup(func() { b.deleteQueue(mailer + ".poison-history") })
+	if code, _, stderr := b.poison("retry", "--consumer", mailer, "--group", groups[0].ID, b.dir); code != 0 {
+		t.Fatalf("retry: exit %d, %s", code, stderr)
+	}
+	work := b.take(mailer)
+	if len(work) != 1 || work[0].Headers["authorization"] != "Bearer SECRET-TOKEN-123" || work[0].Headers["X-Api-Key"] != "SECRET-KEY" {
+		t.Errorf("the retried message lost its headers: %+v", work)
+	}
+}
+
+// --id may be repeated: each selects its message. A real replay moves the
+// ones there are and exits 1 naming those it did not find.
+func TestReplayRepeatedID(t *testing.T) {
+	b, mailer := poisonLane(t, "m1", "m2", "m3", "m4")
+	code, stdout, stderr := b.run("replay", "--consumer", mailer, "--dry-run", "--id", "m3", "--id", "m1", b.dir)
+	want := fmt.Sprintf("would replay m1 order.placed\nwould replay m3 order.placed\n2 messages would move from %s.poison to %s; dry run, nothing changed\n", mailer, mailer)
+	if code != 0 || stdout != want {
+		t.Errorf("dry run: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	code, stdout, stderr = b.run("replay", "--consumer", mailer, "--list", "--id", "m2", "--id", "m4", "--format", "json", b.dir)
+	if code != 0 || !strings.Contains(stdout, `"id": "m2"`) || !strings.Contains(stdout, `"id": "m4"`) || strings.Contains(stdout, `"id": "m1"`) {
+		t.Errorf("list: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	code, stdout, stderr = b.run("replay", "--consumer", mailer, "--id", "m3", "--id", "zz", "--id", "m1", b.dir)
+	if want := fmt.Sprintf("replayed m1 order.placed\nreplayed m3 order.placed\n2 messages moved from %s.poison to %s\n", mailer, mailer); code != 1 || stdout != want ||
+		stderr != fmt.Sprintf("warren replay: no message with id \"zz\" in %s.poison\n", mailer) {
+		t.Errorf("replay: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	if got := messageIDs(b.take(mailer)); got != "m1 m3" {
+		t.Errorf("the work queue holds %s, want m1 m3", got)
+	}
+	if got := messageIDs(b.take(mailer + ".poison")); got != "m2 m4" {
+		t.Errorf("the poison queue holds %s, want m2 m4", got)
+	}
+}
