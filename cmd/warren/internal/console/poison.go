@@ -202,8 +202,10 @@ func describe(m poison.Message) messageJSON {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	// Credentials a producer put in a header are not shown.
+	shown := secret.Headers(m.Headers)
 	for _, k := range names {
-		out.Headers = append(out.Headers, headerJSON{Name: k, Value: headerText(m.Headers[k])})
+		out.Headers = append(out.Headers, headerJSON{Name: k, Value: headerText(shown[k])})
 	}
 	return out
 }
@@ -218,7 +220,7 @@ func headerText(v any) string {
 		return strings.ToValidUTF8(string(v), "\uFFFD")
 	case time.Time:
 		return v.UTC().Format(time.RFC3339)
-	case amqp.Table, []any:
+	case amqp.Table, map[string]any, []any:
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err == nil {
 			return string(b)
