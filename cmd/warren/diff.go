@@ -63,8 +63,10 @@ with the one the service's go.mod pins now (after go get MODULE@NEW), and only
 the facts SCHEMA_DIR's consumers bind count. A break the producer announced by
 raising x-version still breaks these consumers, so it fails here too.
 
-Exit status: 0 when nothing breaks unannounced, 1 when something does, 2 when
-the directories could not be compared (invalid schemas, unknown revision).
+Exit status: 0 when nothing breaks unannounced; 1 when something does, or when
+NEW_DIR loads but does not build (warren check refuses it: the report is
+printed, then its errors on stderr); 2 when the directories could not be
+compared (files that do not load, invalid schemas, unknown revision).
 
 Rules that can break:
 ` + wrapList(breaking) + `
@@ -134,7 +136,7 @@ func runDiff(c *cli.Context) error {
 		reportError(stderr, "diff", labels.Old, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the old directory %s is not valid", labels.Old))
 	}
-	cur, err := openNewSide(c.Context, newDir, genOptions(newDir))
+	cur, invalid, err := openNewSide(c.Context, newDir, genOptions(newDir))
 	if err != nil {
 		reportError(stderr, "diff", newDir, err)
 		return errDiffFailed(fmt.Sprintf("warren diff: the new directory %s is not valid", newDir))
@@ -147,7 +149,15 @@ func runDiff(c *cli.Context) error {
 	} else if f := firstTransitive(cur); f != "" {
 		fmt.Fprintf(stderr, "warren diff: note: %s is in a _TRANSITIVE mode, but without --base there is no history to compare it with; it is compared with OLD_DIR only\n", f)
 	}
-	return writeDiff(c, schemadiff.CompareHistory(old, older, cur), format, labels)
+	err = writeDiff(c, schemadiff.CompareHistory(old, older, cur), format, labels)
+	if len(invalid) == 0 || err != nil && err != errReported {
+		return err
+	}
+	// The files compared, but what they declare does not build: the
+	// report stands, and so does the change's failure.
+	reportError(stderr, "diff", newDir, invalid)
+	fmt.Fprintf(stderr, "warren diff: the new directory %s does not build (%s): warren check and generate refuse it, so the change cannot ship as it is\n", newDir, count(len(invalid), "validation error"))
+	return errReported
 }
 
 // openSide reads one side of a comparison with generator.Open. Only its
@@ -164,24 +174,25 @@ func openSide(ctx context.Context, dir string, opts generator.Options) (*schemad
 // openNewSide is openSide for the directory after the change, which must
 // also declare its versions' upcasts truthfully: an x-upcast "generated"
 // on a change that is not mechanical is an error here as in generate.
-func openNewSide(ctx context.Context, dir string, opts generator.Options) (*schemadiff.Dir, error) {
+// The other errors of a model that does not build come back as invalid,
+// beside the directory: it can be compared, but not shipped.
+func openNewSide(ctx context.Context, dir string, opts generator.Options) (_ *schemadiff.Dir, invalid load.ErrorList, _ error) {
 	p, err := generator.Open(ctx, dir, opts)
 	if p == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var list load.ErrorList
-	if errors.As(err, &list) {
+	if errors.As(err, &invalid) {
 		var upcasts load.ErrorList
-		for _, e := range list {
+		for _, e := range invalid {
 			if e.Pointer == "/x-upcast" {
 				upcasts = append(upcasts, e)
 			}
 		}
 		if len(upcasts) > 0 {
-			return nil, upcasts
+			return nil, nil, upcasts
 		}
 	}
-	return schemadiff.NewDir(p.Schemas), nil
+	return schemadiff.NewDir(p.Schemas), invalid, nil
 }
 
 // writeDiff prints the report in format and exits 1 when something breaks

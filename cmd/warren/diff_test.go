@@ -401,3 +401,64 @@ func TestDiffAnnotationFormats(t *testing.T) {
 		t.Errorf("sarif: exit %d, err %v, stderr %q, stdout:\n%s", code, err, stderr, stdout)
 	}
 }
+
+// A new directory whose files load but whose model does not build (what
+// warren check and generate refuse) is still compared, and the report
+// printed, but the diff fails: exit 1, the build errors on stderr after
+// the report, as warren check prints them. Only the new directory must
+// build; the old one is what runs now.
+func TestDiffNewDirectoryDoesNotBuild(t *testing.T) {
+	// Both sides bind a fact that does not exist: no change, and yet the
+	// directory cannot be generated.
+	unbuilt := map[string]string{
+		"warren.json":       `{"package": "shop", "consumers": {"mailer": {"bindings": ["order.placed", "order.plcaed"]}}}`,
+		"order/placed.json": `{"x-routing-key": "order.placed", "type": "object", "properties": {"id": {"type": "string"}}}`,
+	}
+	unchanged := schemaDir(t, unbuilt)
+	tests := []struct {
+		name     string
+		old, new string
+		stdout   string // the first line of the report
+		stderr   []string
+	}{
+		{"no change", schemaDir(t, unbuilt), unchanged, "no changes to facts or consumers", []string{
+			unchanged + `/warren.json:1:75: /consumers/mailer/bindings/1: consumer "mailer": binding "order.plcaed" matches no fact; did you mean "order.placed"?`,
+			"warren diff: the new directory " + unchanged + " does not build (1 validation error): warren check and generate refuse it, so the change cannot ship as it is\n",
+		}},
+		// The user's trial: the publish list dropped while two consumers
+		// are pinned to the version it published besides the newest.
+		// The old directory need not build.
+		{"old directory only", unchanged, schemaDir(t, map[string]string{
+			"warren.json":       `{"package": "shop", "consumers": {"mailer": {"bindings": ["order.placed"]}}}`,
+			"order/placed.json": unbuilt["order/placed.json"],
+		}), "no changes to facts or consumers", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, "diff", tt.old, tt.new)
+			first, _, _ := strings.Cut(stdout, "\n")
+			want := 1
+			if tt.stderr == nil {
+				want = 0
+			}
+			ok := code == want && strings.Contains(first, tt.stdout)
+			for _, s := range tt.stderr {
+				ok = ok && strings.Contains(stderr, filepath.ToSlash(s))
+			}
+			if tt.stderr == nil {
+				ok = ok && stderr == ""
+			}
+			if !ok {
+				t.Errorf("exit %d (want %d), stdout:\n%s\nstderr:\n%s\nwant a first line containing %q and on stderr %q", code, want, stdout, stderr, tt.stdout, tt.stderr)
+			}
+		})
+	}
+
+	// warren diff --base: a version dropped from the publish list while
+	// consumers are pinned to it is a breaking change, from git too.
+	repo := gitRepo(t, "version-unpublished")
+	code, stdout, stderr := run(t, "diff", "--base", "main", filepath.Join(repo, "events"))
+	if code != 1 || !strings.Contains(stdout, "breaking: version-unpublished: order.placed") || strings.Contains(stderr, "does not build") {
+		t.Errorf("--base: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

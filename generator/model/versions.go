@@ -27,6 +27,12 @@ type Cast struct {
 	Why       string
 	Steps     []CastStep // Generated: how each field of To gets its value
 	Extra     bool       // Generated: AdditionalProperties is copied as is
+	// Narrowed says, when the fields carry over but the schema of To
+	// accepts fewer of their values than that of From (maxLength lowered,
+	// minimum raised, pattern added, enum value removed, ...), what
+	// narrows: the cast is then written by hand, and must map the values
+	// To refuses.
+	Narrowed []string
 }
 
 // Method returns the name of the method a hand-written cast implements.
@@ -98,7 +104,7 @@ func (b *builder) buildCasts(facts []*Fact) {
 			if from.Type == nil || to.Type == nil {
 				continue
 			}
-			c := castOf(from, to)
+			c := castOf(from, to, b.assertFormats())
 			switch to.decl.Upcast {
 			case "manual":
 				c = &Cast{From: from, To: to, Why: "x-upcast is \"manual\""}
@@ -119,7 +125,7 @@ func (b *builder) buildCasts(facts []*Fact) {
 			}
 			from, to := vs[i], vs[i-1]
 			if from.Type != nil && to.Type != nil {
-				to.Downcast = castOf(from, to)
+				to.Downcast = castOf(from, to, b.assertFormats())
 			}
 		}
 		f.Publish = published
@@ -129,8 +135,12 @@ func (b *builder) buildCasts(facts []*Fact) {
 // castOf says how a value of from's type becomes one of to's: field by
 // field when every field of to is a field of from (same name, or one
 // declared with x-renamed-from) of the same or a wider type, or an
-// optional field from lacks; otherwise by hand, with the reason.
-func castOf(from, to *Fact) *Cast {
+// optional field from lacks, and the schema of to accepts every value
+// of from that the fields carry over (see narrowedValues: a maxLength
+// lowered keeps the Go type, but a generated cast would poison each fact
+// whose value no longer fits); otherwise by hand, with the reason.
+// assert are the formats validation checks.
+func castOf(from, to *Fact, assert []string) *Cast {
 	c := &Cast{From: from, To: to}
 	up := from.Version < to.Version
 	ft, tt := from.Type, to.Type
@@ -191,6 +201,15 @@ func castOf(from, to *Fact) *Cast {
 		c.Extra = true
 	case ft.Extra != nil:
 		why = append(why, "additional properties change type")
+	}
+	if len(why) == 0 {
+		if c.Narrowed = narrowedValues(from, to, c.Steps, assert); len(c.Narrowed) > 0 {
+			verb := "upcast"
+			if !up {
+				verb = "downcast"
+			}
+			why = append(why, fmt.Sprintf("%s: the %s must map the values version %d refuses", strings.Join(c.Narrowed, "; "), verb, to.Version))
+		}
 	}
 	if len(why) > 0 {
 		c.Steps, c.Extra = nil, false

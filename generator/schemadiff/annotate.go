@@ -28,11 +28,17 @@ func (l Labels) annotationFile(p Pos) (file string, line, col int) {
 	return file, p.Line, p.Col
 }
 
-// annotationText is a change's message with what it breaks.
-func (c Change) annotationText() string {
+// annotationText is a change's message with what it breaks and, for a
+// change that breaks its fact in some direction, the deploy order of that
+// fact: an annotation is read on its own, beside the line it is about,
+// where the report's deploy orders are not.
+func (r *Report) annotationText(c Change) string {
 	msg := c.subject() + ": " + c.Message
 	if note := c.breaksNote(plain, plain); note != "" {
 		msg += "; " + note
+	}
+	if d, ok := r.deployOf(c); ok {
+		msg += ". Deploy order: " + d.Message
 	}
 	return msg
 }
@@ -43,7 +49,8 @@ var githubLevel = map[Verdict]string{Breaking: "error", Intentional: "warning", 
 // WriteGitHub prints one GitHub Actions workflow command per change
 // (`::error file=events/order/placed.json,line=32,col=13,title=...::...`):
 // breaking changes as errors, intentional and ordered ones as warnings,
-// compatible ones as notices; then the summary as a notice.
+// compatible ones as notices, each change that breaks its fact with the
+// fact's deploy order; then each migration and the summary as notices.
 func (r *Report) WriteGitHub(w io.Writer, l Labels) error {
 	var b strings.Builder
 	for _, c := range r.Changes {
@@ -56,7 +63,7 @@ func (r *Report) WriteGitHub(w io.Writer, l Labels) error {
 			}
 		}
 		props += ",title=" + ghProperty(fmt.Sprintf("warren diff: %s (%s)", c.Rule, c.Verdict))
-		fmt.Fprintf(&b, "::%s %s::%s\n", githubLevel[c.Verdict], props, ghData(c.annotationText()))
+		fmt.Fprintf(&b, "::%s %s::%s\n", githubLevel[c.Verdict], props, ghData(r.annotationText(c)))
 	}
 	for _, m := range r.Migrations {
 		fmt.Fprintf(&b, "::notice title=%s::%s\n", ghProperty("warren diff: migration of "+m.Fact), ghData(m.Message))
@@ -146,7 +153,8 @@ var sarifLevel = map[Verdict]string{Breaking: "error", Intentional: "warning", O
 // WriteSARIF writes the report as a SARIF 2.1.0 log: one run of tool
 // "warren diff" whose rules are warren's diff rules, one result per change
 // at its file and line, the verdict, the directions it breaks and the mode
-// in the result's properties.
+// in the result's properties, with the migration and the deploy order of
+// its fact when it breaks it (the deploy order in its message too).
 func (r *Report) WriteSARIF(w io.Writer, l Labels) error {
 	driver := sarifDriver{Name: "warren diff", InformationURI: "https://github.com/warrenbus/warren/blob/main/docs/CLI.md#warren-diff"}
 	index := map[string]int{}
@@ -163,7 +171,7 @@ func (r *Report) WriteSARIF(w io.Writer, l Labels) error {
 		}
 		res := sarifResult{
 			RuleID: c.Rule, RuleIndex: index[c.Rule], Level: sarifLevel[c.Verdict],
-			Message:   sarifMessage{Text: c.annotationText()},
+			Message:   sarifMessage{Text: r.annotationText(c)},
 			Locations: []sarifLocation{loc},
 			Properties: sarifProps{
 				"verdict": string(c.Verdict), "breaks": c.Breaks.String(), "mode": string(c.Mode),
@@ -175,6 +183,9 @@ func (r *Report) WriteSARIF(w io.Writer, l Labels) error {
 		}
 		if m, ok := r.migration(c.Fact); ok && c.Breaks != Neither {
 			res.Properties["migration"] = m.Message
+		}
+		if d, ok := r.deployOf(c); ok {
+			res.Properties["deploy"] = d.Message
 		}
 		results = append(results, res)
 	}

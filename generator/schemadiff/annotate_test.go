@@ -117,3 +117,68 @@ func TestMigrationNamesUpcastsAndPublishWindow(t *testing.T) {
 		t.Errorf("Markdown has no migration section:\n%s", b.String())
 	}
 }
+
+// An annotation is read on its own, beside its line: each change that
+// breaks a fact carries the fact's deploy order in its own message, in
+// GitHub's workflow commands and in SARIF (its message and its "deploy"
+// property), and no migration refers to a deploy order printed "above",
+// which neither format prints.
+func TestAnnotationsCarryTheirDeployOrder(t *testing.T) {
+	for _, name := range []string{"property-added", "property-removed", "golden/deploy-order", "binding-stopped-matching"} {
+		r := Compare(loadDir(t, "testdata/"+name+"/old"), loadDir(t, "testdata/"+name+"/new"))
+		if len(r.Deploys) == 0 {
+			t.Fatalf("%s: no deploy order", name)
+		}
+		orders := map[string]string{}
+		for _, d := range r.Deploys {
+			orders[d.Fact] = d.Message
+		}
+		var gh, sarif bytes.Buffer
+		if err := r.WriteGitHub(&gh, versionsLabels); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteSARIF(&sarif, versionsLabels); err != nil {
+			t.Fatal(err)
+		}
+		for format, out := range map[string]string{"github": gh.String(), "sarif": sarif.String()} {
+			if strings.Contains(out, "above") {
+				t.Errorf("%s, %s: refers to something above:\n%s", name, format, out)
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(gh.String()), "\n")
+		var log struct {
+			Runs []struct {
+				Results []struct {
+					Message    struct{ Text string } `json:"message"`
+					Properties map[string]any        `json:"properties"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(sarif.Bytes(), &log); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range r.Changes {
+			order, ok := orders[c.Fact]
+			want := ok && c.Breaks != Neither
+			line, res := lines[i], log.Runs[0].Results[i]
+			if got := strings.HasSuffix(line, ". Deploy order: "+ghData(order)); got != want {
+				t.Errorf("%s: github line of %s %s carries its deploy order: %v, want %v:\n%s", name, c.Rule, c.Fact, got, want, line)
+			}
+			if got := strings.HasSuffix(res.Message.Text, ". Deploy order: "+order); got != want {
+				t.Errorf("%s: SARIF message of %s %s carries its deploy order: %v, want %v:\n%s", name, c.Rule, c.Fact, got, want, res.Message.Text)
+			}
+			if got, _ := res.Properties["deploy"].(string); want && got != order || !want && got != "" {
+				t.Errorf("%s: SARIF property deploy of %s %s = %q, want %q", name, c.Rule, c.Fact, got, order)
+			}
+		}
+	}
+	// The migration of a break shipped in place says its order itself.
+	r := Compare(loadDir(t, "testdata/property-added/old"), loadDir(t, "testdata/property-added/new"))
+	var gh bytes.Buffer
+	if err := r.WriteGitHub(&gh, versionsLabels); err != nil {
+		t.Fatal(err)
+	}
+	if want := "::notice title=warren diff%3A migration of order.placed::safe only if the consumers of order.placed deploy before its producer;"; !strings.Contains(gh.String(), want) {
+		t.Errorf("github output lacks %q:\n%s", want, gh.String())
+	}
+}

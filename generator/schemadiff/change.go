@@ -81,7 +81,9 @@ type Change struct {
 
 	// stillLive is set on a version-retired change whose version the old
 	// directory still published or had a consumer pinned to: retired in
-	// the same change that stopped needing it, so nothing has drained yet.
+	// the same change that stopped needing it, so nothing has drained yet;
+	// and on a version-unpublished change whose version a consumer of the
+	// old directory still read, and which reads no version published now.
 	stillLive bool
 	// stream is the stream a stream-publish-direct change's fact is now
 	// written into, for its deploy order.

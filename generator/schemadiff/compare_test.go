@@ -79,6 +79,13 @@ func TestCompare(t *testing.T) {
 			`breaking constraint-tightened order.placed "/properties/note" backward new:order/placed.json:34:18`,
 			`breaking constraint-tightened order.placed "/properties/quantity" backward new:order/placed.json:19:18`,
 		},
+		// Shipped in a version window; its upcast is hand-written (see
+		// TestANarrowedConstraintIsUpcastByHand).
+		"constraint-tightened-shipped-as-version": {
+			`intentional constraint-tightened order.placed "/properties/note" backward new:order/placed.v2.json:15:20`,
+			`compatible fact-moved order.placed "" none new:order/placed.v1.json:1:1`,
+			`compatible version-raised order.placed "" none new:order/placed.v2.json:3:16`,
+		},
 		"constraint-tightened-in-shared-file": {
 			`breaking constraint-tightened order.placed "/properties/total/properties/amount" backward new:common/money.json:10:18`,
 		},
@@ -170,8 +177,11 @@ func TestCompare(t *testing.T) {
 		"routing-key-changed": {
 			`breaking routing-key-changed order.dispatched "" both new:order/shipped.json:2:20`,
 		},
+		// A raised x-version announces no routing key change: every
+		// version of a fact shares its key, so no version window carries
+		// a new one.
 		"routing-key-changed-announced": {
-			`intentional routing-key-changed order.dispatched "" both new:order/shipped.json:2:20`,
+			`breaking routing-key-changed order.dispatched "" both new:order/shipped.json:2:20`,
 			`compatible version-raised order.dispatched "" none new:order/shipped.json:14:16`,
 		},
 		"routing-key-changed-unbinds": { // ledger binds order.placed by its exact key
@@ -218,6 +228,21 @@ func TestCompare(t *testing.T) {
 		},
 		"version-raised": {
 			`compatible version-raised order.shipped "" none new:order/shipped.json:14:16`,
+		},
+		// The publish list dropped: the consumers still pinned to 1 (kept
+		// here, so the new directory does not build; it loads) read
+		// nothing the publisher publishes now.
+		"version-unpublished": {
+			`breaking version-unpublished order.placed "" forward old:warren.json:3:33`,
+		},
+		// The pins moved in the same change: the old consumers, pinned to
+		// 1, run until they are deployed.
+		"version-unpublished-pins-moved": {
+			`breaking version-unpublished order.placed "" forward new:warren.json:3:46`,
+		},
+		// A window closed once no consumer here was pinned to it.
+		"version-unpublished-window-closed": {
+			`intentional version-unpublished order.placed "" forward old:warren.json:3:33`,
 		},
 	}
 	dirs, err := filepath.Glob("testdata/*")

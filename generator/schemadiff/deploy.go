@@ -47,9 +47,7 @@ func deploys(changes []Change) []Deploy {
 	byFact := map[string]*acc{}
 	var facts []string
 	for _, c := range changes {
-		// A retired version has no order to give: its message says to
-		// drain it first.
-		if c.Fact == "" || c.Breaks == Neither || c.Rule == VersionLowered || c.Rule == VersionRetired {
+		if !hasDeploy(c) {
 			continue
 		}
 		a := byFact[c.Fact]
@@ -117,6 +115,27 @@ func deploys(changes []Change) []Deploy {
 		out = append(out, d)
 	}
 	return out
+}
+
+// hasDeploy reports whether a change counts towards its fact's deploy
+// order: one that breaks a fact in some direction. A lowered version fails
+// in every order, and a retired version has no order to give: its message
+// says to drain it first.
+func hasDeploy(c Change) bool {
+	return c.Fact != "" && c.Breaks != Neither && c.Rule != VersionLowered && c.Rule != VersionRetired
+}
+
+// deployOf returns the deploy order a change's safety depends on: that of
+// its fact, which the report derives from every change to it.
+func (r *Report) deployOf(c Change) (Deploy, bool) {
+	if !hasDeploy(c) {
+		return Deploy{}, false
+	}
+	i := slices.IndexFunc(r.Deploys, func(d Deploy) bool { return d.Fact == c.Fact })
+	if i < 0 {
+		return Deploy{}, false
+	}
+	return r.Deploys[i], true
 }
 
 // directOrder is the deploy order of a fact its producer now writes

@@ -45,5 +45,5 @@ func ExampleReport_WriteText() {
 	// events/order/placed.json:69:16: compatible: version-raised: order.placed: x-version raised from 1 to 2 to announce 1 change that breaks consumers
 	// 1 intentional breaking change, 1 compatible change
 	// deploy order: deploy the producer of order.placed before its consumers, and those only once no fact written under the old schema is left to read (queues, poison queues, outboxes)
-	// migration: order.placed: safe only in the deploy order above, once no old fact is left to read; to ship without waiting, keep version 1 (order/placed.json) beside version 2, in a file of its own, so that new consumers read old facts through upcasts
+	// migration: order.placed: safe only if the producer of order.placed deploys before its consumers, and they only once no old fact is left to read; to ship without waiting, keep version 1 (order/placed.json) beside version 2, in a file of its own, so that new consumers read old facts through upcasts
 }

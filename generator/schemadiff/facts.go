@@ -23,6 +23,7 @@ func Compare(old, new *Dir) *Report {
 	r := compare(old, new)
 	r.judge(old, new)
 	r.migrate(old, new)
+	r.unpublishedMigrations()
 	return r.finish()
 }
 
@@ -38,6 +39,7 @@ func compare(old, new *Dir) *Report {
 		r.Versions = append(r.Versions, FactVersions{Fact: p.new.RoutingKey, Old: p.old.Version, New: p.new.Version})
 		r.Changes = append(r.Changes, compareVersions(old, new, p.old, p.new)...)
 		r.Changes = append(r.Changes, retiredVersions(old, p.old, p.new)...)
+		r.Changes = append(r.Changes, unpublishedVersions(old, new, p.old, p.new)...)
 	}
 	for _, f := range removed {
 		r.Versions = append(r.Versions, FactVersions{Fact: f.RoutingKey, Old: f.Version})
@@ -97,7 +99,9 @@ func (r *Report) judge(old, new *Dir) {
 			c.Verdict = Breaking
 		case !c.Breaking:
 			c.Verdict = Ordered
-		case c.Rule == VersionRetired:
+		case c.Rule == VersionRetired || c.Rule == VersionUnpublished:
+			// A raised x-version announces neither: it is the consumers
+			// still reading the old version that break.
 			c.Verdict = Intentional
 			if c.stillLive {
 				c.Verdict = Breaking
@@ -107,6 +111,11 @@ func (r *Report) judge(old, new *Dir) {
 			if f := old.Fact(c.Fact); f != nil && f.Deprecated {
 				c.Verdict = Intentional
 			}
+		case c.Rule == RoutingKeyChanged:
+			// Every version of a fact shares its routing key, so no
+			// version window carries a new one: a raised x-version
+			// announces nothing the bindings and the queued facts see.
+			c.Verdict = Breaking
 		default:
 			c.Verdict = Breaking
 			if v, _ := r.Version(c.Fact); v.Raised() {
@@ -220,8 +229,12 @@ func (c *comparer) compareFact(o, n *load.Fact) []Change {
 	}
 	c.compare("", o.Schema, n.Schema)
 	breaking := 0
+	keyChanged := false // which no x-version announces: versions share the key
 	for _, ch := range c.out {
-		if ch.Breaks != Neither {
+		switch {
+		case ch.Rule == RoutingKeyChanged:
+			keyChanged = true
+		case ch.Breaks != Neither:
 			breaking++
 		}
 	}
@@ -232,6 +245,10 @@ func (c *comparer) compareFact(o, n *load.Fact) []Change {
 	switch {
 	case n.Version < o.Version:
 		c.add(VersionLowered, "", versionPos, "x-version lowered from %d to %d", o.Version, n.Version)
+	case n.Version > o.Version && keyChanged && breaking > 0:
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s, but not the routing key change: every version of a fact shares its routing key", o.Version, n.Version, breakingChanges(breaking))
+	case n.Version > o.Version && keyChanged:
+		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d, which does not announce the routing key change: every version of a fact shares its routing key", o.Version, n.Version)
 	case n.Version > o.Version && breaking > 0:
 		c.add(VersionRaised, "", versionPos, "x-version raised from %d to %d to announce %s", o.Version, n.Version, breakingChanges(breaking))
 	case n.Version > o.Version:

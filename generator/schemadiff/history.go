@@ -46,7 +46,7 @@ func CompareHistory(base *Dir, older []Version, new *Dir) *Report {
 				// How the fact is published is no part of its schema: a
 				// stream that went direct since an older version was
 				// judged against base when it did.
-				if c.Fact != f.RoutingKey || c.Consumer != "" || c.Breaks == Neither || c.Rule == StreamPublishDirect {
+				if c.Fact != f.RoutingKey || c.Consumer != "" || c.Breaks == Neither || c.Rule == StreamPublishDirect || c.Rule == VersionUnpublished {
 					continue
 				}
 				if k := changeKey(c); !seen[k] {
@@ -62,6 +62,7 @@ func CompareHistory(base *Dir, older []Version, new *Dir) *Report {
 	}
 	r.judge(base, new)
 	r.migrate(base, new)
+	r.unpublishedMigrations()
 	return r.finish()
 }
 

@@ -26,6 +26,15 @@ func CompareImport(old, new *Dir, bindings []string) *Report {
 		if c.Consumer != "" || c.Fact == "" || !bound(c.Fact) && !boundBefore(old, new, c.Fact, bound) {
 			continue
 		}
+		if c.Rule == VersionUnpublished && c.Verdict != Ordered {
+			// It breaks the consumers here pinned to the version, which
+			// the producer's directories do not show; the producer's own
+			// consumers are not theirs to judge.
+			c.Verdict = Intentional
+			c.Message += " (a consumer here pinned to it, consumers.<name>.versions, poisons every fact: move it to a version still published and deploy it before updating)"
+			out.Changes = append(out.Changes, c)
+			continue
+		}
 		if c.Verdict == Intentional {
 			c.Verdict = Breaking
 			c.Message += " (announced by a raised x-version, but a break for the consumers here all the same)"

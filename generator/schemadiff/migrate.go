@@ -35,12 +35,15 @@ func (r *Report) migration(fact string) (Migration, bool) {
 // consumers in a direction its mode requires.
 func (r *Report) migrate(old, new *Dir) {
 	broken := map[string]Direction{}
+	narrows := map[string]bool{} // facts whose break refuses values old facts may hold
 	for _, c := range r.Changes {
 		// A fact written directly into a stream misses the queues of
-		// other services whichever versions are published: no version
-		// window ships it, and its message says what does.
-		if c.Fact != "" && c.Consumer == "" && c.Breaking && c.Rule != FactRemoved && c.Rule != VersionRetired && c.Rule != StreamPublishDirect {
+		// other services whichever versions are published, and versions
+		// share one routing key: no version window ships either, and
+		// their messages and the hint say what does.
+		if c.Fact != "" && c.Consumer == "" && c.Breaking && c.Rule != FactRemoved && c.Rule != VersionRetired && c.Rule != StreamPublishDirect && c.Rule != RoutingKeyChanged && c.Rule != VersionUnpublished {
 			broken[c.Fact] |= c.Breaks
+			narrows[c.Fact] = narrows[c.Fact] || c.Breaks&Backward != 0 && narrowing[c.Rule]
 		}
 	}
 	var m *model.Model // built once, for the casts
@@ -51,7 +54,7 @@ func (r *Report) migrate(old, new *Dir) {
 		}
 		kept, side := n.VersionOf(o.Version)
 		if !side || kept == n {
-			r.Migrations = append(r.Migrations, Migration{Fact: key, Message: withoutVersions(broken[key], o, n)})
+			r.Migrations = append(r.Migrations, Migration{Fact: key, Message: withoutVersions(broken[key], o, n, narrows[key])})
 			continue
 		}
 		if m == nil {
@@ -78,24 +81,48 @@ func (r *Report) migrate(old, new *Dir) {
 	}
 }
 
+// narrowing are the rules of a change after which the new schema refuses
+// values that facts written under the old one may hold: a version window
+// ships them only with a hand-written upcast that maps those values, since
+// a generated one copies them across as they are and its result fails the
+// new schema (the generator decides the same: model.Cast.Narrowed).
+var narrowing = map[string]bool{
+	ConstraintTightened: true,
+	ConstraintChanged:   true,
+	EnumValueRemoved:    true,
+	TypeNarrowed:        true,
+}
+
 // withoutVersions says how a break ships when the old version is not
-// kept beside the new one.
-func withoutVersions(d Direction, o, n *load.Fact) string {
+// kept beside the new one. Its deploy order is spelt out, since not every
+// format prints the report's deploy orders beside it. narrows says that
+// the new schema refuses values old facts may hold.
+func withoutVersions(d Direction, o, n *load.Fact, narrows bool) string {
 	keep := fmt.Sprintf("keep version %d (%s) beside version %d, in a file of its own", o.Version, o.Path(), n.Version)
+	newVersion := n.Version
 	if n.Version <= o.Version {
-		keep = fmt.Sprintf("put the change in a new file with x-version %d and keep version %d (%s) beside it", o.Version+1, o.Version, o.Path())
+		newVersion = o.Version + 1
+		keep = fmt.Sprintf("put the change in a new file with x-version %d and keep version %d (%s) beside it", newVersion, o.Version, o.Path())
+	}
+	upcasts := "through upcasts"
+	if narrows {
+		upcasts = fmt.Sprintf("through an upcast written by hand: version %d refuses values that version %d facts may hold, so no upcast is generated for the change, and the consumer does not compile until its handler has the upcast, which must map each value version %d refuses to one it accepts", newVersion, o.Version, newVersion)
 	}
 	switch d {
 	case Backward:
-		return "safe only in the deploy order above, once no old fact is left to read; to ship without waiting, " + keep + ", so that new consumers read old facts through upcasts"
+		return fmt.Sprintf("safe only if the producer of %s deploys before its consumers, and they only once no old fact is left to read; to ship without waiting, %s, so that new consumers read old facts %s", n.RoutingKey, keep, upcasts)
 	case Forward:
-		return "safe only in the deploy order above; to deploy the producer first, " + keep + " and publish both (warren.json \"versions\"), a dual publish window"
+		return fmt.Sprintf("safe only if the consumers of %s deploy before its producer; to deploy the producer first, %s and publish both (warren.json \"versions\"), a dual publish window", n.RoutingKey, keep)
 	}
-	return "no safe migration yet: consumers built from either side fail on facts of the other; " + keep + ", so that new consumers read old facts through upcasts and the publisher publishes both (warren.json \"versions\") while old consumers are live"
+	if narrows {
+		upcasts += "," // the note ends in a clause of its own
+	}
+	return "no safe migration yet: consumers built from either side fail on facts of the other; " + keep + ", so that new consumers read old facts " + upcasts + " and the publisher publishes both (warren.json \"versions\") while old consumers are live"
 }
 
 // upcastNote says how consumers built for version to read facts of
-// version from: each step's upcast, generated or hand-written.
+// version from: each step's upcast, generated or hand-written, and what a
+// hand-written one must do.
 func upcastNote(m *model.Model, key string, from, to int) (string, bool) {
 	lead := fmt.Sprintf("consumers built for version %d read version %d facts (queued, in an outbox, replayed) through upcasts", to, from)
 	if m == nil {
@@ -111,9 +138,14 @@ func upcastNote(m *model.Model, key string, from, to int) (string, bool) {
 		if c == nil || v.Version <= from || v.Version > to {
 			continue
 		}
-		if c.Generated {
+		switch {
+		case c.Generated:
 			steps = append(steps, fmt.Sprintf("%d→%d generated", c.From.Version, c.To.Version))
-		} else {
+		case len(c.Narrowed) > 0:
+			steps = append(steps, fmt.Sprintf("%d→%d hand-written (%s: %s, so no upcast is generated: it must map each value version %d refuses to one it accepts, and the consumer does not compile until its handler has it)", c.From.Version, c.To.Version, c.Method(), strings.Join(c.Narrowed, "; "), c.To.Version))
+		case c.Why != "":
+			steps = append(steps, fmt.Sprintf("%d→%d hand-written (%s: %s; the consumer does not compile until its handler has it)", c.From.Version, c.To.Version, c.Method(), c.Why))
+		default:
 			steps = append(steps, fmt.Sprintf("%d→%d hand-written (%s: the consumer does not compile until its handler has it)", c.From.Version, c.To.Version, c.Method()))
 		}
 	}

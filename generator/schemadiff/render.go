@@ -154,8 +154,16 @@ func (r *Report) hint(code func(string) string) string {
 		}
 		return "The consumers here break on this update whether or not the producer announced it: adapt them to the new schema and deploy them as the deploy order says, or stay on the old version."
 	}
-	var raise, deprecate, added, direct []string
+	var raise, deprecate, added, direct, rekeyed []string
 	consumers := false
+	// A consumer that stops receiving a fact whose routing key changed is
+	// part of that change, which no x-version announces.
+	keyChanged := map[string]bool{}
+	for _, c := range r.Changes {
+		if c.Rule == RoutingKeyChanged && c.Verdict == Breaking {
+			keyChanged[c.Fact] = true
+		}
+	}
 	for _, c := range r.Changes {
 		if c.Verdict != Breaking {
 			continue
@@ -170,10 +178,12 @@ func (r *Report) hint(code func(string) string) string {
 			// Queue settings: the message says what the operator does.
 		case c.Rule == StreamPublishDirect:
 			direct = appendOnce(direct, code(c.Fact))
+		case c.Rule == RoutingKeyChanged:
+			rekeyed = appendOnce(rekeyed, code(c.Fact))
 		case c.Rule == BindingStartedMatching && v.Old == 0:
 			added = appendOnce(added, code(c.Fact))
 		case c.Consumer != "":
-			consumers = true
+			consumers = consumers || !keyChanged[c.Fact]
 		case c.Rule != VersionLowered:
 			raise = appendOnce(raise, code(c.Fact))
 		}
@@ -182,6 +192,10 @@ func (r *Report) hint(code func(string) string) string {
 	if len(raise) > 0 {
 		lines = append(lines, fmt.Sprintf("To announce a breaking change, raise %s of %s; to allow it in one deploy order, choose a mode that does not require the direction it breaks (%s on the fact, or %s in the manifest).",
 			code("x-version"), strings.Join(raise, ", "), code("x-compatibility"), code("compatibility")))
+	}
+	if len(rekeyed) > 0 {
+		lines = append(lines, fmt.Sprintf("A routing key cannot change in place, and raising %s does not announce it: every version of a fact shares its routing key, and bindings and queued facts use the old one. Declare %s as a new fact in a file of its own beside the old one, publish both until every consumer binds the new key and has drained the old, then mark the old fact %s, release that, and remove it.",
+			code("x-version"), strings.Join(rekeyed, ", "), code(`"deprecated": true`)))
 	}
 	if len(deprecate) > 0 {
 		lines = append(lines, fmt.Sprintf("To remove a fact, first mark it %s and release that: %s.", code(`"deprecated": true`), strings.Join(deprecate, ", ")))

@@ -47,6 +47,7 @@ const (
 	QueueTypeChanged           = "queue-type-changed"
 	DeliveryLimitChanged       = "delivery-limit-changed"
 	StreamPublishDirect        = "stream-publish-direct"
+	VersionUnpublished         = "version-unpublished"
 
 	PropertyAdded         = "property-added"
 	FactAdded             = "fact-added"
@@ -69,9 +70,10 @@ const (
 // consumer handles a delivery.
 var Rules = []Rule{
 	{FactRemoved, Backward, false, "a fact is gone; its facts still queued reach consumers that no longer handle them (announce it by marking the fact deprecated first)"},
-	{RoutingKeyChanged, Both, false, "a fact's routing key changed; bindings and queued messages use the old key"},
+	{RoutingKeyChanged, Both, false, "a fact's routing key changed; bindings and queued messages use the old key (a raised x-version does not announce it: every version of a fact shares its routing key)"},
 	{VersionLowered, Both, true, "a fact's x-version went down"},
 	{VersionRetired, Backward, false, "an older version of a fact kept side by side is gone: consumers built from the new directory no longer read its facts still queued, in poison or in outboxes (retire it once the old directory neither publishes it nor has a consumer pinned to it)"},
+	{VersionUnpublished, Forward, false, "an older version of a fact that the publisher published beside the newest (warren.json \"versions\") is no longer published: consumers of the old directory pinned to it read no version published now and poison every fact (keep publishing it until every consumer pinned to it is moved to a published version and deployed)"},
 	{PropertyRemoved, Both, false, "a property is gone: forward when it was required (old consumers require it), backward when the object is closed (old facts carry it)"},
 	{RequiredPropertyAdded, Both, false, "a new property is required; old facts lack it (and, on a closed object, old consumers reject it)"},
 	{PropertyMadeRequired, Backward, false, "an optional property is now required; old facts that omit it fail"},

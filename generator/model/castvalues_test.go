@@ -1,0 +1,115 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// versioned returns the files of fact order.placed in two versions whose
+// property "note" is v1 and v2, with manifest as warren.json.
+func versioned(v1, v2, manifest string) map[string]string {
+	fact := func(version, note string) string {
+		return `{"x-routing-key": "order.placed", "x-version": ` + version + `, "title": "OrderPlaced", "type": "object",
+			"required": ["id"], "properties": {"id": {"type": "string"}, "note": ` + note + `}}`
+	}
+	return map[string]string{
+		"warren.json":          manifest,
+		"order/placed.v1.json": fact("1", v1),
+		"order/placed.v2.json": fact("2", v2),
+	}
+}
+
+const ledger = `{"package": "shop", "consumers": {"ledger": {"bindings": ["order.placed"]}}}`
+
+// A generated upcast copies each value as it is and its result must match
+// the newer version's schema: a change that keeps the Go type but makes
+// that schema refuse values the older one accepts (maxLength lowered,
+// minimum raised, a pattern added or changed, an enum value removed, a
+// format asserted) would poison the old facts that hold them, so it is
+// written by hand, and the handler does not compile without it. One
+// that accepts as much or more stays generated.
+func TestACastOfNarrowedValuesIsWrittenByHand(t *testing.T) {
+	tests := []struct {
+		name, v1, v2 string
+		narrowed     string // "" when the upcast is generated
+	}{
+		{"maxLength lowered", `{"type": "string", "maxLength": 300}`, `{"type": "string", "maxLength": 10}`, `property "note" accepts fewer values in version 2 (maxLength lowered from 300 to 10)`},
+		{"maxLength added", `{"type": "string"}`, `{"type": "string", "maxLength": 10}`, `maxLength 10 added`},
+		{"minLength raised", `{"type": "string", "minLength": 1}`, `{"type": "string", "minLength": 2}`, `minLength raised from 1 to 2`},
+		{"minimum raised", `{"type": "integer", "minimum": 1}`, `{"type": "integer", "minimum": 2}`, `minimum raised from 1 to 2`},
+		{"maximum made exclusive", `{"type": "integer", "maximum": 9}`, `{"type": "integer", "exclusiveMaximum": 9}`, `maximum 9 changed to exclusiveMaximum 9`},
+		{"pattern added", `{"type": "string"}`, `{"type": "string", "pattern": "^[a-z]*$"}`, `pattern "^[a-z]*$" added`},
+		{"pattern changed", `{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string", "pattern": "^[a-c]*$"}`, `pattern "^[a-c]*$" added`},
+		{"multipleOf to a multiple", `{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 4}`, `multipleOf 4 added`},
+		{"asserted format added", `{"type": "string"}`, `{"type": "string", "format": "email"}`, `format "email" asserted`},
+		{"not added", `{"type": "string"}`, `{"type": "string", "not": {"const": ""}}`, `not added or changed`},
+		{"items narrowed", `{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "string", "maxLength": 3}}`, `items: maxLength 3 added`},
+		{"maxItems lowered", `{"type": "array", "items": {"type": "string"}, "maxItems": 5}`, `{"type": "array", "items": {"type": "string"}, "maxItems": 4}`, `maxItems lowered from 5 to 4`},
+		{"narrowed in an allOf member", `{"type": "string"}`, `{"allOf": [{"type": "string"}, {"maxLength": 10}]}`, `maxLength 10 added`},
+
+		{"unchanged", `{"type": "string", "maxLength": 300, "pattern": "^[a-z]*$"}`, `{"type": "string", "maxLength": 300, "pattern": "^[a-z]*$"}`, ""},
+		{"annotations only", `{"type": "string", "maxLength": 300, "description": "Old."}`, `{"type": "string", "maxLength": 300, "description": "New.", "examples": ["x"]}`, ""},
+		{"maxLength raised", `{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 300}`, ""},
+		{"constraints removed", `{"type": "string", "maxLength": 10, "pattern": "^[a-z]*$"}`, `{"type": "string"}`, ""},
+		{"minimum lowered", `{"type": "integer", "minimum": 2}`, `{"type": "integer", "minimum": 1}`, ""},
+		{"exclusive made inclusive", `{"type": "integer", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 0}`, ""},
+		{"multipleOf to a divisor", `{"type": "integer", "multipleOf": 4}`, `{"type": "integer", "multipleOf": 2}`, ""},
+		{"format not asserted", `{"type": "string"}`, `{"type": "string", "format": "hostname"}`, ""},
+		{"moved into an allOf member", `{"type": "string", "maxLength": 10}`, `{"allOf": [{"type": "string"}, {"maxLength": 10}]}`, ""},
+	}
+	manifest := `{"package": "shop", "assertFormats": ["email"], "consumers": {"ledger": {"bindings": ["order.placed"]}}}`
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := build(t, versioned(tt.v1, tt.v2, manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Facts[0]
+			c := f.Upcast
+			if c == nil {
+				t.Fatal("no upcast from version 1")
+			}
+			if tt.narrowed == "" {
+				if !c.Generated || len(c.Narrowed) > 0 {
+					t.Errorf("upcast written by hand (%s); want it generated", c.Why)
+				}
+				return
+			}
+			if c.Generated {
+				t.Fatalf("upcast generated; want it written by hand: %s", tt.narrowed)
+			}
+			if !strings.Contains(strings.Join(c.Narrowed, "; "), tt.narrowed) || !strings.Contains(c.Why, "the upcast must map the values version 2 refuses") {
+				t.Errorf("narrowed %q, why %q\nwant %q and what the upcast must do", c.Narrowed, c.Why, tt.narrowed)
+			}
+			if got := f.ManualUpcasts(); len(got) != 1 || got[0] != c || c.Method() != "UpcastOrderPlacedV1" {
+				t.Errorf("manual upcasts %v; want UpcastOrderPlacedV1, which the handler must implement", got)
+			}
+		})
+	}
+}
+
+// x-upcast "generated" on a narrowing change is an error naming it, and
+// the downcast of a loosening change, which narrows the other way, is
+// written by hand for a publisher that publishes both.
+func TestNarrowedValuesInEitherDirection(t *testing.T) {
+	files := versioned(`{"type": "string", "maxLength": 300}`, `{"type": "string", "maxLength": 10}`, ledger)
+	files["order/placed.v2.json"] = strings.Replace(files["order/placed.v2.json"], `"x-version": 2,`, `"x-version": 2, "x-upcast": "generated",`, 1)
+	_, err := build(t, files)
+	if err == nil || !strings.Contains(err.Error(), `declares x-upcast "generated", but the change from version 1 (order/placed.v1.json) is not mechanical: property "note" accepts fewer values in version 2 (maxLength lowered from 300 to 10)`) {
+		t.Errorf("x-upcast generated on a narrowing change: %v", err)
+	}
+
+	both := `{"package": "shop", "versions": {"order.placed": {"publish": [1, 2]}}, "consumers": {"ledger": {"bindings": ["order.placed"]}}}`
+	m, err := build(t, versioned(`{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 300}`, both))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Facts[0]
+	if !f.Upcast.Generated {
+		t.Errorf("upcast of a loosened maxLength written by hand: %s", f.Upcast.Why)
+	}
+	down := f.Older[0].Downcast
+	if down == nil || down.Generated || !strings.Contains(down.Why, `property "note" accepts fewer values in version 1 (maxLength lowered from 300 to 10): the downcast must map the values version 1 refuses`) {
+		t.Errorf("downcast to version 1 = %+v; want it written by hand, saying what narrows", down)
+	}
+}
