@@ -326,7 +326,7 @@ func boundImplied(from []*load.Schema, s *load.Schema, kw string, min bool) stri
 	if !ok {
 		return ""
 	}
-	want, ok := ratOf(v)
+	want, ok := ExactNumber(v)
 	if !ok {
 		if sameIn(from, kw, v) {
 			return ""
@@ -339,7 +339,7 @@ func boundImplied(from []*load.Schema, s *load.Schema, kw string, min bool) stri
 		if !ok {
 			continue
 		}
-		if h, ok := ratOf(fv); ok && (h.Cmp(want) == 0 || (h.Cmp(want) > 0) == min) {
+		if h, ok := ExactNumber(fv); ok && (h.Cmp(want) == 0 || (h.Cmp(want) > 0) == min) {
 			return ""
 		}
 		was = fv
@@ -357,13 +357,13 @@ func boundImplied(from []*load.Schema, s *load.Schema, kw string, min bool) stri
 // multipleImplied reports whether a multiple of some multipleOf of from
 // is always a multiple of v.
 func multipleImplied(from []*load.Schema, v any) bool {
-	m, ok := ratOf(v)
+	m, ok := ExactNumber(v)
 	if !ok || m.Sign() == 0 {
 		return sameIn(from, "multipleOf", v)
 	}
 	for _, f := range from {
 		if fv, ok := f.Keywords["multipleOf"]; ok {
-			if h, ok := ratOf(fv); ok && new(big.Rat).Quo(h, m).IsInt() {
+			if h, ok := ExactNumber(fv); ok && new(big.Rat).Quo(h, m).IsInt() {
 				return true
 			}
 		}
@@ -481,8 +481,9 @@ func jsonStrings(vs []any) []string {
 	return out
 }
 
-// ratOf reads a decoded JSON number exactly.
-func ratOf(v any) (*big.Rat, bool) {
+// ExactNumber reads a decoded JSON number (json.Number, float64, int or
+// int64) exactly, for comparing schema bounds; false for anything else.
+func ExactNumber(v any) (*big.Rat, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		return new(big.Rat).SetString(string(x))

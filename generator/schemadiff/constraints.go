@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 )
 
 // bounds are the numeric keywords that limit a value from one side. For a
@@ -123,8 +124,8 @@ func (c *comparer) limit(path string, ov, nv *view, k string, o, n *load.Bound, 
 		c.add(ConstraintLoosened, path, pos, "%s %s removed", name(o), canon(o.Value))
 		return
 	}
-	or, ok1 := rat(o.Value)
-	nr, ok2 := rat(n.Value)
+	or, ok1 := model.ExactNumber(o.Value)
+	nr, ok2 := model.ExactNumber(n.Value)
 	if !ok1 || !ok2 {
 		return
 	}
@@ -166,8 +167,8 @@ func (c *comparer) bound(path string, ov, nv *view, k string, lower bool) {
 	case !nHas:
 		c.add(ConstraintLoosened, path, pos, "%s %s removed", k, canon(o))
 	default:
-		or, ok1 := rat(o)
-		nr, ok2 := rat(n)
+		or, ok1 := model.ExactNumber(o)
+		nr, ok2 := model.ExactNumber(n)
 		if !ok1 || !ok2 {
 			if canon(o) != canon(n) {
 				c.add(UnclassifiedChange, path, pos, "%s changed from %s to %s, which is not a number", k, canon(o), canon(n))
@@ -208,8 +209,8 @@ func (c *comparer) multipleOf(path string, ov, nv *view) {
 		c.add(ConstraintLoosened, path, pos, "multipleOf %s removed", canon(o))
 		return
 	}
-	or, ok1 := rat(o)
-	nr, ok2 := rat(n)
+	or, ok1 := model.ExactNumber(o)
+	nr, ok2 := model.ExactNumber(n)
 	if !ok1 || !ok2 || or.Sign() == 0 || nr.Sign() == 0 {
 		if canon(o) != canon(n) {
 			c.add(UnclassifiedChange, path, pos, "multipleOf changed from %s to %s, which is not a positive number", canon(o), canon(n))
@@ -396,7 +397,7 @@ func writeCanon(b *bytes.Buffer, v any) {
 		}
 		b.WriteByte(']')
 	default:
-		if r, ok := rat(v); ok {
+		if r, ok := model.ExactNumber(v); ok {
 			if r.IsInt() {
 				b.WriteString(r.Num().String())
 			} else {
@@ -414,23 +415,4 @@ func writeCanon(b *bytes.Buffer, v any) {
 		b.Truncate(b.Len() - 1) // Encode ends with a newline
 
 	}
-}
-
-// rat reads a JSON number however it was decoded.
-func rat(v any) (*big.Rat, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		return new(big.Rat).SetString(string(x))
-	case float64:
-		r := new(big.Rat)
-		if r.SetFloat64(x) == nil {
-			return nil, false
-		}
-		return r, true
-	case int:
-		return new(big.Rat).SetInt64(int64(x)), true
-	case int64:
-		return new(big.Rat).SetInt64(x), true
-	}
-	return nil, false
 }
