@@ -67,17 +67,8 @@ func TestReplayRefusesAnotherConsumersName(t *testing.T) {
 // ledger would read and store audit's offset; under mailer's its guard
 // would claim facts as mailer.
 func TestWithOffsetNameRefusesAnotherConsumersName(t *testing.T) {
-	raw := testenv.AMQPURL(t)
-	port := testenv.StreamPort(t)
 	top, ledger, audit, mailer := sharedTopology(t)
-	deleteAtEnd(t, raw, top)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: port, Topology: &top})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	_, conn := dialDeclared(t, top)
 	routes := []runtime.Route{runtime.Handle(runtime.Fact{RoutingKey: "item.added", Version: 1}, func(context.Context, runtime.Delivery, map[string]any) error { return nil })}
 	for _, tc := range []struct{ name, want string }{
 		{audit.Name, `WithOffsetName("` + audit.Name + `"): the own name of consumer "` + audit.Name + `" of the Conn's topology: it keeps its own offset on stream "` + ledger.Stream + `"`},
@@ -98,17 +89,8 @@ func TestWithOffsetNameRefusesAnotherConsumersName(t *testing.T) {
 // replay from the first fact without a limit). A limit the stream cannot
 // fill ends the replay at the tail as planned, and the plan says so.
 func TestReplayMarksItsConsumer(t *testing.T) {
-	raw := testenv.AMQPURL(t)
-	port := testenv.StreamPort(t)
 	top, ledger, audit, _ := sharedTopology(t)
-	deleteAtEnd(t, raw, top)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: port, Topology: &top})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	ctx, conn := dialDeclared(t, top)
 	storeFacts(ctx, t, conn, ledger.Stream, 5)
 	keys := []string{ledger.Stream} // storeFacts publishes with the stream's name as routing key
 
@@ -155,16 +137,8 @@ func TestReplayMarksItsConsumer(t *testing.T) {
 // against the limit), marked NoRoute: its reader poisons it as not
 // handled, as the consumer would.
 func TestReplayPlanMarksAFactWithoutARoute(t *testing.T) {
-	raw := testenv.AMQPURL(t)
 	top, ledger, _, _ := sharedTopology(t)
-	deleteAtEnd(t, raw, top)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: testenv.StreamPort(t), Topology: &top})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	ctx, conn := dialDeclared(t, top)
 	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -193,4 +167,21 @@ func TestReplayPlanMarksAFactWithoutARoute(t *testing.T) {
 	if want := []string{"item.added handled=true noroute=false", "item.voided handled=true noroute=true"}; !slices.Equal(got, want) || p.Handled() != 2 || p.Short() {
 		t.Fatalf("plan facts %q (%d handled, short %v), want %q", got, p.Handled(), p.Short(), want)
 	}
+}
+
+// dialDeclared dials the test broker with top, which Dial declares and the
+// test's end deletes, and returns the Conn and a context for the test's
+// calls; both end with the test.
+func dialDeclared(t *testing.T, top topology.Topology) (context.Context, *runtime.Conn) {
+	t.Helper()
+	raw := testenv.AMQPURL(t)
+	deleteAtEnd(t, raw, top)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{raw}, StreamPort: testenv.StreamPort(t), Topology: &top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return ctx, conn
 }
