@@ -189,3 +189,31 @@ func TestCheckFormatsNameFilesAlike(t *testing.T) {
 		}
 	}
 }
+
+// A consumer pinned to a version of which no version it reads is published
+// poisons every such fact: check warns at its pin, naming the consumer,
+// the fact, the pin and what is published (golden/versions keeps one on
+// purpose, so it is a warning, failing only --strict). A consumer pinned
+// to a published version gets no finding.
+func TestCheckPinnedVersionUnpublished(t *testing.T) {
+	dir := filepath.Join("..", "..", "golden", "versions", "events")
+	want := dir + `/warren.json:11:37: pinned-version-unpublished: consumer "legacy-mailer" is pinned to version 1 of order.placed, but the publisher publishes versions 2, 3 (warren.json "versions"): it reads version 1 and no newer one, so it judges every order.placed by its version-1 schema and poisons each one that schema refuses; pin it to a published version (2 or 3; without a pin it reads the newest) and deploy it, or publish version 1 too ("versions": {"order.placed": {"publish": [1, 2, 3]}}) while it is pinned (warning)
+`
+	code, stdout, stderr := run(t, "check", dir)
+	if code != 0 || !strings.Contains(stdout, want) || !strings.HasSuffix(stdout, ": 0 errors, 1 warning, 6 info\n") || stderr != "" {
+		t.Errorf("check: exit %d, stderr %q, stdout:\n%s\nwant exit 0 and the line:\n%s", code, stderr, stdout, want)
+	}
+	if code, _, _ := run(t, "check", "--strict", dir); code != 1 {
+		t.Errorf("check --strict: exit %d, want 1", code)
+	}
+
+	pinnedToPublished := schemaDir(t, map[string]string{
+		"warren.json": `{"package": "events", "versions": {"order.placed": {"publish": [1, 2]}},
+  "consumers": {"mailer": {"bindings": ["order.placed"], "versions": {"order.placed": 1}}}}`,
+		"order/placed.v1.json": `{"x-routing-key": "order.placed", "x-version": 1, "type": "object", "additionalProperties": false}`,
+		"order/placed.v2.json": `{"x-routing-key": "order.placed", "x-version": 2, "type": "object", "additionalProperties": false}`,
+	})
+	if code, stdout, stderr := run(t, "check", "--strict", pinnedToPublished); code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("check --strict of a consumer pinned to a published version: exit %d, stdout %q, stderr %q; want 0 and no output", code, stdout, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,6 +45,17 @@ func TestRules(t *testing.T) {
 		},
 		"fact-unconsumed": {
 			`info fact-unconsumed order/shipped.json:2:20: no consumer binds "order.shipped"; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable fact-unconsumed here)`,
+		},
+		// A consumer pinned to a version of which no version it reads is
+		// published: legacy-mailer (1, while 2 and 3 are), tracker (1,
+		// while the newest alone, 2, is) and legacy-feed (1 of an
+		// imported fact whose producer publishes its newest alone);
+		// mailer, pinned to 2, which is published, and ledger, which
+		// reads the newest, are fine.
+		"pinned-version-unpublished": {
+			`warning pinned-version-unpublished warren.json:8:84: consumer "legacy-mailer" is pinned to version 1 of order.placed, but the publisher publishes versions 2, 3 (warren.json "versions"): it reads version 1 and no newer one, so it judges every order.placed by its version-1 schema and poisons each one that schema refuses; pin it to a published version (2 or 3; without a pin it reads the newest) and deploy it, or publish version 1 too ("versions": {"order.placed": {"publish": [1, 2, 3]}}) while it is pinned`,
+			`warning pinned-version-unpublished warren.json:10:80: consumer "tracker" is pinned to version 1 of order.shipped, but the publisher publishes the newest alone, 2 (warren.json has no "versions" entry for it): it reads version 1 and no newer one, so it judges every order.shipped by its version-1 schema and poisons each one that schema refuses; pin it to a published version (2; without a pin it reads the newest) and deploy it, or publish version 1 too ("versions": {"order.shipped": {"publish": [1, 2]}}) while it is pinned`,
+			`warning pinned-version-unpublished warren.json:11:100: consumer "legacy-feed" is pinned to version 1 of catalogue.item.priced, but its producer (../producers/catalogue) publishes the newest alone, 2 (its warren.json has no "versions" entry for it): it reads version 1 and no newer one, so it judges every catalogue.item.priced by its version-1 schema and poisons each one that schema refuses; pin it to a published version (2; without a pin it reads the newest) and deploy it, or ask its producer to publish version 1 too while it is pinned`,
 		},
 		"property-without-type": {
 			`warning property-without-type order/placed.json:23:13: property "note" has no "type" (nor $ref, enum, const, allOf, oneOf, anyOf), so it accepts any JSON value and its Go field is raw JSON (json.RawMessage); keywords such as properties or items apply only to values of their type`,
@@ -93,7 +105,7 @@ func TestRules(t *testing.T) {
 		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, pinned-version-unpublished, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}
@@ -140,5 +152,47 @@ func TestFindingString(t *testing.T) {
 	f.Line, f.Col = 0, 0
 	if got, want := f.String(), "order/cancel.json: past-tense: routing key ... (warning)"; got != want {
 		t.Errorf("String() without a position = %q, want %q", got, want)
+	}
+}
+
+// golden/versions keeps legacy-mailer pinned to version 1 of order.placed
+// while the publisher publishes 2 and 3, on purpose: its test shows the
+// consumer poisoning the new facts. check warns about it, naming the
+// consumer, the fact, the pin and what is published; publishing version
+// 1 as well silences it.
+func TestPinnedVersionUnpublishedInTheVersionsGolden(t *testing.T) {
+	const dir = "../../golden/versions/events"
+	pinned := func(in Input) []string {
+		var out []string
+		for _, f := range Run(in) {
+			if f.Rule == PinnedVersionUnpublished {
+				out = append(out, fmt.Sprintf("%s %s:%d:%d %s", f.Severity, f.File, f.Line, f.Col, f.Message))
+			}
+		}
+		return out
+	}
+	want := []string{`warning warren.json:11:37 consumer "legacy-mailer" is pinned to version 1 of order.placed, but the publisher publishes versions 2, 3 (warren.json "versions"): it reads version 1 and no newer one, so it judges every order.placed by its version-1 schema and poisons each one that schema refuses; pin it to a published version (2 or 3; without a pin it reads the newest) and deploy it, or publish version 1 too ("versions": {"order.placed": {"publish": [1, 2, 3]}}) while it is pinned`}
+	if diff := cmp.Diff(want, pinned(input(t, dir))); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+
+	published := filepath.Join(t.TempDir(), "events")
+	if err := os.CopyFS(published, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(published, load.ManifestFile)
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), `"order.placed": { "publish": [2, 3] }`, `"order.placed": { "publish": [1, 2, 3] }`, 1)
+	if s == string(b) {
+		t.Fatal("golden/versions no longer publishes order.placed as [2, 3]")
+	}
+	if err := os.WriteFile(manifest, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := pinned(input(t, published)); len(got) != 0 {
+		t.Errorf("with version 1 published: %q; want no finding", got)
 	}
 }

@@ -206,6 +206,21 @@ func (m *Manifest) PublishedVersions(key string, newest int) []int {
 	return []int{newest}
 }
 
+// VersionRead returns the version of a fact, among the versions published,
+// that a consumer pinned to version pin handles: the newest it reads (pin
+// or older, through upcasts), 0 when it reads none of them. warren check's
+// pinned-version-unpublished and warren diff's version-unpublished both
+// judge by it.
+func VersionRead(published []int, pin int) int {
+	out := 0
+	for _, v := range published {
+		if v <= pin {
+			out = max(out, v)
+		}
+	}
+	return out
+}
+
 // Consumer returns the manifest's consumer named name, nil if none.
 func (m *Manifest) Consumer(name string) *Consumer {
 	for _, c := range m.Consumers {

@@ -1,9 +1,7 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,15 +42,8 @@ func narrowedValues(from, to *Fact, steps []CastStep, assert []string) []string 
 	return out
 }
 
-// assertFormats are the formats validation checks: the manifest's
-// assertFormats, and date-time, which every generated validation checks.
-func (b *builder) assertFormats() []string {
-	assert := slices.Clone(b.s.Manifest.AssertFormats)
-	if !slices.Contains(assert, "date-time") {
-		assert = append(assert, "date-time")
-	}
-	return assert
-}
+// assertFormats are the formats validation checks (see [AssertedFormats]).
+func (b *builder) assertFormats() []string { return AssertedFormats(b.s.Manifest) }
 
 // conjuncts returns the schemas that all apply to a value validated
 // against s: s itself, what its $ref points at and its allOf members,
@@ -118,26 +109,16 @@ func (n narrower) compare(from, to []*load.Schema, root bool) []string {
 // handledKeywords are the keywords implied judges one by one; any other
 // keyword that asserts something must be written the same way in from.
 var handledKeywords = map[string]bool{
-	"type": true, "enum": true, "const": true, "minimum": true, "maximum": true,
-	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true, "pattern": true,
-	"format": true, "uniqueItems": true, "items": true, "prefixItems": true, "additionalItems": true,
+	"type": true, "enum": true, "const": true,
+	"exclusiveMinimum": true, "exclusiveMaximum": true, // judged as minimum and maximum
+	"items": true, "prefixItems": true, "additionalItems": true,
 	"properties": true, "required": true, "additionalProperties": true,
 	"allOf": true, "$ref": true, // conjuncts follows them
 }
 
-// lengthBounds are the keywords that bound a count from below (min) or
-// above.
-var lengthBounds = []struct {
-	kw  string
-	min bool
-}{
-	{"minLength", true}, {"maxLength", false}, {"minItems", true}, {"maxItems", false},
-	{"minProperties", true}, {"maxProperties", false}, {"minContains", true}, {"maxContains", false},
-}
-
 func init() {
-	for _, b := range lengthBounds {
-		handledKeywords[b.kw] = true
+	for _, kw := range ConstraintKeywords {
+		handledKeywords[kw] = true
 	}
 }
 
@@ -163,25 +144,7 @@ func (n narrower) implied(from []*load.Schema, s *load.Schema, root bool) []stri
 			why = append(why, w)
 		}
 	}
-	why = append(why, limitImplied(from, s.Minimum, true, "minimum", func(f *load.Schema) *load.Bound { return f.Minimum })...)
-	why = append(why, limitImplied(from, s.Maximum, false, "maximum", func(f *load.Schema) *load.Bound { return f.Maximum })...)
-	for _, b := range lengthBounds {
-		if w := boundImplied(from, s, b.kw, b.min); w != "" {
-			why = append(why, w)
-		}
-	}
-	if v, ok := s.Keywords["multipleOf"]; ok && !multipleImplied(from, v) {
-		why = append(why, "multipleOf "+jsonString(v)+" added")
-	}
-	if v, ok := s.Keywords["pattern"]; ok && !sameIn(from, "pattern", v) {
-		why = append(why, "pattern "+jsonString(v)+" added")
-	}
-	if s.Format != "" && slices.Contains(n.assert, s.Format) && !slices.ContainsFunc(from, func(f *load.Schema) bool { return f.Format == s.Format }) {
-		why = append(why, fmt.Sprintf("format %q asserted", s.Format))
-	}
-	if s.Keywords["uniqueItems"] == true && !slices.ContainsFunc(from, func(f *load.Schema) bool { return f.Keywords["uniqueItems"] == true }) {
-		why = append(why, "uniqueItems added")
-	}
+	why = append(why, n.constraintsImplied(from, s)...)
 	why = append(why, n.itemsImplied(from, s)...)
 	if !root {
 		why = append(why, n.objectImplied(from, s)...)
@@ -265,110 +228,42 @@ func enumImplied(from []*load.Schema, s *load.Schema) string {
 	return "enum value " + strings.Join(gone, ", ") + " removed"
 }
 
-// limitImplied says whether a minimum (lower) or maximum of s is implied
-// by the tightest of from.
-func limitImplied(from []*load.Schema, b *load.Bound, lower bool, kw string, of func(*load.Schema) *load.Bound) []string {
-	if b == nil {
-		return nil
-	}
-	name := func(b *load.Bound) string {
-		if b.Exclusive {
-			return "exclusive" + strings.ToUpper(kw[:1]) + kw[1:]
-		}
-		return kw
-	}
-	want, ok := new(big.Rat).SetString(string(b.Value))
-	if !ok {
-		return []string{name(b) + " " + string(b.Value)}
-	}
-	var tightest *load.Bound
-	for _, f := range from {
-		fb := of(f)
-		if fb == nil {
-			continue
-		}
-		if boundImplies(fb, b, want, lower) {
-			return nil
-		}
-		tightest = fb
-	}
-	if tightest == nil {
-		return []string{fmt.Sprintf("%s %s added", name(b), b.Value)}
-	}
-	verb := "raised"
-	if !lower {
-		verb = "lowered"
-	}
-	if name(tightest) != name(b) {
-		return []string{fmt.Sprintf("%s %s changed to %s %s", name(tightest), tightest.Value, name(b), b.Value)}
-	}
-	return []string{fmt.Sprintf("%s %s from %s to %s", name(b), verb, tightest.Value, b.Value)}
+// constraints are the keywords of s that [JudgeConstraint] judges.
+func (n narrower) constraints(s *load.Schema) Constraints {
+	return Constraints{Minimum: s.Minimum, Maximum: s.Maximum, Keywords: s.Keywords, Format: s.Format, FormatAsserted: slices.Contains(n.assert, s.Format)}
 }
 
-// boundImplies reports whether values within bound have lie within want
-// (whose value is w).
-func boundImplies(have, want *load.Bound, w *big.Rat, lower bool) bool {
-	h, ok := new(big.Rat).SetString(string(have.Value))
-	if !ok {
-		return false
-	}
-	d := h.Cmp(w)
-	if d == 0 {
-		return have.Exclusive || !want.Exclusive
-	}
-	return (d > 0) == lower
-}
-
-// boundImplied says whether a length or count bound of s is implied by
-// one of from.
-func boundImplied(from []*load.Schema, s *load.Schema, kw string, min bool) string {
-	v, ok := s.Keywords[kw]
-	if !ok {
-		return ""
-	}
-	want, ok := ExactNumber(v)
-	if !ok {
-		if sameIn(from, kw, v) {
-			return ""
+// constraintsImplied returns what the keywords of s that [JudgeConstraint]
+// judges assert that no conjunct of from does: a keyword of s is implied
+// when, judged against some conjunct, it does not narrow (the same
+// maxLength or a lower one, a divisor of its multipleOf, the same
+// pattern, a format nobody asserts). Otherwise it is said as diff says
+// it, against the last conjunct that writes the keyword, or as added.
+func (n narrower) constraintsImplied(from []*load.Schema, s *load.Schema) []string {
+	to := n.constraints(s)
+	var why []string
+	for _, kw := range ConstraintKeywords {
+		if !to.writes(kw) {
+			continue // s asserts nothing by it
 		}
-		return kw + " " + jsonString(v)
-	}
-	var was any
-	for _, f := range from {
-		fv, ok := f.Keywords[kw]
-		if !ok {
-			continue
-		}
-		if h, ok := ExactNumber(fv); ok && (h.Cmp(want) == 0 || (h.Cmp(want) > 0) == min) {
-			return ""
-		}
-		was = fv
-	}
-	if was == nil {
-		return kw + " " + jsonString(v) + " added"
-	}
-	verb := "raised"
-	if !min {
-		verb = "lowered"
-	}
-	return fmt.Sprintf("%s %s from %s to %s", kw, verb, jsonString(was), jsonString(v))
-}
-
-// multipleImplied reports whether a multiple of some multipleOf of from
-// is always a multiple of v.
-func multipleImplied(from []*load.Schema, v any) bool {
-	m, ok := ExactNumber(v)
-	if !ok || m.Sign() == 0 {
-		return sameIn(from, "multipleOf", v)
-	}
-	for _, f := range from {
-		if fv, ok := f.Keywords["multipleOf"]; ok {
-			if h, ok := ExactNumber(fv); ok && new(big.Rat).Quo(h, m).IsInt() {
-				return true
+		judged := JudgeConstraint(kw, Constraints{}, to) // added
+		implied := false
+		for _, f := range from {
+			fc := n.constraints(f)
+			c := JudgeConstraint(kw, fc, to)
+			if !c.Narrowing.Narrows() {
+				implied = true
+				break
+			}
+			if fc.writes(kw) {
+				judged = c
 			}
 		}
+		if !implied {
+			why = append(why, judged.What)
+		}
 	}
-	return false
+	return why
 }
 
 // itemsImplied compares the schemas of an array's elements.
@@ -457,46 +352,17 @@ func (n narrower) objectImplied(from []*load.Schema, s *load.Schema) []string {
 
 // sameIn reports whether some conjunct of from writes keyword kw as v.
 func sameIn(from []*load.Schema, kw string, v any) bool {
-	want := jsonString(v)
+	want := CanonicalJSON(v)
 	return slices.ContainsFunc(from, func(f *load.Schema) bool {
 		fv, ok := f.Keywords[kw]
-		return ok && jsonString(fv) == want
+		return ok && CanonicalJSON(fv) == want
 	})
-}
-
-// jsonString renders a decoded JSON value canonically: keys sorted.
-func jsonString(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func jsonStrings(vs []any) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = jsonString(v)
+		out[i] = CanonicalJSON(v)
 	}
 	return out
-}
-
-// ExactNumber reads a decoded JSON number (json.Number, float64, int or
-// int64) exactly, for comparing schema bounds; false for anything else.
-func ExactNumber(v any) (*big.Rat, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		return new(big.Rat).SetString(string(x))
-	case float64:
-		r := new(big.Rat)
-		if r.SetFloat64(x) == nil {
-			return nil, false
-		}
-		return r, true
-	case int:
-		return new(big.Rat).SetInt64(int64(x)), true
-	case int64:
-		return new(big.Rat).SetInt64(x), true
-	}
-	return nil, false
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -118,11 +117,7 @@ func (b *builder) valueSet() *schemaset.Set {
 			}
 		}
 	}
-	assert := slices.Clone(b.s.Manifest.AssertFormats)
-	if !slices.Contains(assert, "date-time") {
-		assert = append(assert, "date-time")
-	}
-	return schemaset.NewWith(files, schemaset.Options{IDs: ids, AssertFormats: assert})
+	return schemaset.NewWith(files, schemaset.Options{IDs: ids, AssertFormats: AssertedFormats(b.s.Manifest)})
 }
 
 // checkValue validates v, written at ptr as what ("default", "enum

@@ -147,12 +147,17 @@ func fmtTypes(set map[string]bool) string {
 }
 
 func (c *comparer) properties(path string, ov, nv *view) {
+	renamedTo := c.probableRenames(ov, nv)
+	renamedFrom := map[string]string{}
+	for from, to := range renamedTo {
+		renamedFrom[to] = from
+	}
 	for _, name := range ov.ordered {
 		op := ov.props[name]
 		p := appendPtr(path, "properties", name)
 		np, ok := nv.props[name]
 		if !ok {
-			c.propertyRemoved(p, name, ov, nv, op)
+			c.propertyRemoved(p, name, ov, nv, op, renamedTo[name])
 			continue
 		}
 		c.compare(p, op, np)
@@ -171,17 +176,89 @@ func (c *comparer) properties(path string, ov, nv *view) {
 			c.addBreaks(RequiredPropertyAdded, Backward, p, c.new.pos(New, locOf(np)), "new property %q is required: facts written without it fail new consumers", name)
 		case ov.closed():
 			c.addBreaks(PropertyAdded, Forward, p, c.new.pos(New, locOf(np)), "new optional property %q on a closed object: consumers built from the old schema reject facts that carry it", name)
+		case renamedFrom[name] != "":
+			from := renamedFrom[name]
+			c.addBreaks(PropertyAdded, Neither, p, c.new.pos(New, locOf(np)), "new optional property %q, of type %s like %q, which was removed beside it: probably a rename, whose cost to readers the removal of %q says", name, fmtTypes(nv.typesOf(c.new, name)), from, from)
 		default:
 			c.addBreaks(PropertyAdded, Neither, p, c.new.pos(New, locOf(np)), "new optional property %q", name)
 		}
 	}
 }
 
+// probableRenames pairs the properties an open object lost with those it
+// gained, both optional, when one of each has a type (the same on both
+// sides) that no other property lost or gained has: a property renamed in
+// place. On the wire that is two compatible changes, a removal and an
+// addition the open object accepts both ways, and no consumer fails; but
+// every reader loses the value without a word, old consumers reading new
+// facts and new ones reading old facts. It returns the old name -> the
+// new one. A rename declared with x-renamed-from, with the fact's older
+// version kept beside the new one, is carried across by the generated
+// casts, and is no loss.
+func (c *comparer) probableRenames(ov, nv *view) map[string]string {
+	if ov.closed() || nv.closed() {
+		return nil // a closed object breaks on both changes, and says so
+	}
+	byType := func(from, to *view, side *Dir) map[string][]string {
+		out := map[string][]string{}
+		for _, name := range from.ordered {
+			if _, kept := to.props[name]; kept {
+				continue
+			}
+			if _, req := from.required[name]; req {
+				continue
+			}
+			if t := from.typesOf(side, name); len(t) > 0 {
+				k := fmtTypes(t)
+				out[k] = append(out[k], name)
+			}
+		}
+		return out
+	}
+	removed, added := byType(ov, nv, c.old), byType(nv, ov, c.new)
+	out := map[string]string{}
+	for t, names := range removed {
+		if len(names) != 1 || len(added[t]) != 1 {
+			continue // which became which cannot be told
+		}
+		from, to := names[0], added[t][0]
+		if declared, _ := nv.props[to].Keywords["x-renamed-from"].(string); declared == from && c.versionsSideBySide() {
+			continue
+		}
+		out[from] = to
+	}
+	return out
+}
+
+// versionsSideBySide reports whether the new directory keeps older
+// versions of the fact beside its newest: a rename declared with
+// x-renamed-from is then carried across by the generated casts.
+func (c *comparer) versionsSideBySide() bool {
+	f := c.new.Fact(c.fact)
+	return f != nil && len(f.Older) > 0
+}
+
+// renameLoss says what a property renamed in place costs its readers, and
+// how to rename it without the loss.
+func renameLoss(from, to string) string {
+	return fmt.Sprintf("Compatible on the wire, but readers lose the value without an error: consumers built from the old schema find no %q in new facts, and consumers built from the new schema find no %q in facts written under the old one (queued, in poison, in an outbox). To rename it without the loss, keep %q beside %q, and fill both, until every consumer reads %q; or ship the rename as a new version beside the old one, with \"x-renamed-from\": %q on %q and both versions published (warren.json \"versions\"): the generated upcast and downcast carry the value across",
+		from, to, from, to, to, from, to)
+}
+
+// typesOf returns the types property name of the view accepts, its $refs
+// and allOf followed; nil when nothing says.
+func (v *view) typesOf(d *Dir, name string) map[string]bool {
+	return d.view(v.props[name]).types
+}
+
 // propertyRemoved judges a property that is gone by what each side's
 // consumers check: an old consumer rejects new facts without it only if it
 // was required; a new consumer rejects old facts that carry it only if its
 // object is closed.
-func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op *load.Schema) {
+//
+// renamedTo is the property that probably replaces it (see
+// probableRenames), "" for none.
+func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op *load.Schema, renamedTo string) {
 	_, wasRequired := ov.required[name]
 	var breaks Direction
 	var why []string
@@ -198,6 +275,9 @@ func (c *comparer) propertyRemoved(p, name string, ov, nv *view, op *load.Schema
 		msg += ": " + strings.Join(why, "; ")
 	} else {
 		msg += " from an open object where it was optional"
+		if renamedTo != "" {
+			msg += fmt.Sprintf("; %q, of type %s like it, was added beside it: probably a rename. %s", renamedTo, fmtTypes(ov.typesOf(c.old, name)), renameLoss(name, renamedTo))
+		}
 	}
 	c.addBreaks(PropertyRemoved, breaks, p, c.old.pos(c.oldSide(), locOf(op)), "%s", msg)
 }

@@ -159,6 +159,13 @@ func TestCompare(t *testing.T) {
 		"property-removed-open": {
 			`compatible property-removed order.placed "/properties/note" none old:order/placed.json:31:13`,
 		},
+		// An optional property renamed on an open object: two compatible
+		// changes, each saying it is probably a rename and what readers
+		// lose (see TestProbableRenameMessages).
+		"property-renamed-open": {
+			`compatible property-added order.placed "/properties/comment" none new:order/placed.json:31:16`,
+			`compatible property-removed order.placed "/properties/note" none old:order/placed.json:31:13`,
+		},
 		"queue-type-changed": {
 			`breaking queue-type-changed ledger-> "" both new:warren.json:9:15`,
 		},

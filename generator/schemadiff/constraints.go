@@ -1,234 +1,67 @@
 package schemadiff
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
 )
 
-// bounds are the numeric keywords that limit a value from one side. For a
-// lower bound, raising it accepts less; for an upper bound, lowering it.
-var bounds = []struct {
-	kw    string
-	lower bool
-}{
-	{"minLength", true}, {"maxLength", false},
-	{"minItems", true}, {"maxItems", false},
-	{"minProperties", true}, {"maxProperties", false},
-	{"minContains", true}, {"maxContains", false},
-}
-
 // handled lists the untyped keywords compare looks at by name; any other
 // keyword that changed is reported by unclassified.
-var handled = map[string]bool{"multipleOf": true, "pattern": true, "uniqueItems": true}
+var handled = map[string]bool{}
 
 func init() {
-	for _, b := range bounds {
-		handled[b.kw] = true
+	for _, kw := range model.ConstraintKeywords {
+		handled[kw] = true
 	}
 }
 
+// constraintRule files a judged keyword under its rule.
+var constraintRule = map[model.Narrowing]string{
+	model.Tightened:  ConstraintTightened,
+	model.Loosened:   ConstraintLoosened,
+	model.Changed:    ConstraintChanged,
+	model.Annotation: FormatAnnotation,
+	model.Unjudged:   UnclassifiedChange,
+}
+
+// constraints compares the keywords that bound, divide, match or format
+// a value, as the generator judges them when a change ships as a version
+// (model.JudgeConstraint): a tightened keyword here is one whose upcast
+// is hand-written there.
 func (c *comparer) constraints(path string, ov, nv *view) {
-	c.limit(path, ov, nv, "minimum", ov.min, nv.min, true)
-	c.limit(path, ov, nv, "maximum", ov.max, nv.max, false)
-	for _, b := range bounds {
-		c.bound(path, ov, nv, b.kw, b.lower)
-	}
-	c.multipleOf(path, ov, nv)
-	{
-		const k = "pattern"
-		o, oHas := ov.kw[k]
-		n, nHas := nv.kw[k]
-		pos := c.at(ov, nv, k)
-		switch {
-		case !oHas && !nHas:
-		case !oHas:
-			c.add(ConstraintTightened, path, pos, "%s %s added", k, canon(n))
-		case !nHas:
-			c.add(ConstraintLoosened, path, pos, "%s %s removed", k, canon(o))
-		case canon(o) != canon(n):
-			c.add(ConstraintChanged, path, pos, "%s changed from %s to %s: warren cannot prove that either accepts every value the other does", k, canon(o), canon(n))
+	for _, j := range model.JudgeConstraints(c.constraintsOf(c.old, ov), c.constraintsOf(c.new, nv)) {
+		msg := j.What
+		if j.Why != "" {
+			msg += ": " + j.Why
 		}
-	}
-	c.format(path, ov, nv)
-	if o, n := ov.kw["uniqueItems"] == true, nv.kw["uniqueItems"] == true; o != n {
-		if n {
-			c.add(ConstraintTightened, path, c.at(ov, nv, "uniqueItems"), "uniqueItems is now true: arrays with repeated elements fail")
-		} else {
-			c.add(ConstraintLoosened, path, c.at(ov, nv, "uniqueItems"), "uniqueItems is no longer true")
-		}
+		rule := constraintRule[j.Narrowing]
+		c.addBreaks(rule, narrowingBreaks(j.Narrowing, rule), path, c.at(ov, nv, j.Keyword), "%s", msg)
 	}
 }
 
-// format compares format, which consumers check only when their
-// manifest's assertFormats lists it; otherwise it is an annotation, and
-// changing it breaks nobody.
-func (c *comparer) format(path string, ov, nv *view) {
-	o, n := ov.format, nv.format
-	if o == n {
-		return
-	}
-	oAsserted, nAsserted := o != "" && c.old.asserts(o), n != "" && c.new.asserts(n)
-	var breaks Direction
-	if oAsserted {
-		breaks |= Forward // old consumers check o; new facts need not satisfy it
-	}
-	if nAsserted {
-		breaks |= Backward // new consumers check n; old facts need not satisfy it
-	}
-	rule := map[Direction]string{Neither: FormatAnnotation, Forward: ConstraintLoosened, Backward: ConstraintTightened, Both: ConstraintChanged}[breaks]
-	what := fmt.Sprintf("format changed from %q to %q", o, n)
-	switch {
-	case o == "":
-		what = fmt.Sprintf("format %q added", n)
-	case n == "":
-		what = fmt.Sprintf("format %q removed", o)
-	}
-	why := "an annotation on both sides: neither manifest lists it in assertFormats"
-	switch breaks {
-	case Forward:
-		why = "consumers built from the old schema assert it"
-	case Backward:
-		why = "consumers built from the new schema assert it (assertFormats)"
-	case Both:
-		why = "consumers on both sides assert their format"
-	}
-	c.addBreaks(rule, breaks, path, c.at(ov, nv, "format"), "%s: %s", what, why)
+// constraintsOf are the judged keywords of a view of side d.
+func (c *comparer) constraintsOf(d *Dir, v *view) model.Constraints {
+	return model.Constraints{Minimum: v.min, Maximum: v.max, Keywords: v.kw, Format: v.format, FormatAsserted: v.format != "" && d.asserts(v.format)}
 }
 
-// limit compares a minimum or a maximum, exclusive or not as the loader
-// settled it: a raised minimum, or one made exclusive, accepts less.
-func (c *comparer) limit(path string, ov, nv *view, k string, o, n *load.Bound, lower bool) {
-	name := func(b *load.Bound) string {
-		if b.Exclusive {
-			return "exclusive" + strings.ToUpper(k[:1]) + k[1:]
-		}
-		return k
+// narrowingBreaks is the directions a judged keyword breaks: fewer values
+// accepted break consumers built from the new schema on old facts, more
+// accepted those built from the old schema on new facts.
+func narrowingBreaks(n model.Narrowing, rule string) Direction {
+	switch n {
+	case model.Tightened:
+		return Backward
+	case model.Loosened:
+		return Forward
+	case model.Changed:
+		return Both
+	case model.Annotation:
+		return Neither
 	}
-	pos := c.at(ov, nv, k)
-	switch {
-	case o == nil && n == nil:
-		return
-	case o == nil:
-		c.add(ConstraintTightened, path, pos, "%s %s added", name(n), canon(n.Value))
-		return
-	case n == nil:
-		c.add(ConstraintLoosened, path, pos, "%s %s removed", name(o), canon(o.Value))
-		return
-	}
-	or, ok1 := model.ExactNumber(o.Value)
-	nr, ok2 := model.ExactNumber(n.Value)
-	if !ok1 || !ok2 {
-		return
-	}
-	d := nr.Cmp(or)
-	if d == 0 {
-		switch {
-		case n.Exclusive && !o.Exclusive:
-			c.add(ConstraintTightened, path, pos, "%s %s is now exclusive", k, canon(n.Value))
-		case o.Exclusive && !n.Exclusive:
-			c.add(ConstraintLoosened, path, pos, "%s %s is no longer exclusive", k, canon(n.Value))
-		}
-		return
-	}
-	verb := "raised"
-	if d < 0 {
-		verb = "lowered"
-	}
-	msg := fmt.Sprintf("%s %s from %s to %s", name(n), verb, canon(o.Value), canon(n.Value))
-	if name(o) != name(n) {
-		msg = fmt.Sprintf("%s %s changed to %s %s", name(o), canon(o.Value), name(n), canon(n.Value))
-	}
-	// Equal values aside, the exclusive side of one value is between it
-	// and the next: (d > 0) == lower tells tighter whatever exclusiveness.
-	if (d > 0) == lower {
-		c.add(ConstraintTightened, path, pos, "%s", msg)
-	} else {
-		c.add(ConstraintLoosened, path, pos, "%s", msg)
-	}
-}
-
-func (c *comparer) bound(path string, ov, nv *view, k string, lower bool) {
-	o, oHas := ov.kw[k]
-	n, nHas := nv.kw[k]
-	pos := c.at(ov, nv, k)
-	switch {
-	case !oHas && !nHas:
-	case !oHas:
-		c.add(ConstraintTightened, path, pos, "%s %s added", k, canon(n))
-	case !nHas:
-		c.add(ConstraintLoosened, path, pos, "%s %s removed", k, canon(o))
-	default:
-		or, ok1 := model.ExactNumber(o)
-		nr, ok2 := model.ExactNumber(n)
-		if !ok1 || !ok2 {
-			if canon(o) != canon(n) {
-				c.add(UnclassifiedChange, path, pos, "%s changed from %s to %s, which is not a number", k, canon(o), canon(n))
-			}
-			return
-		}
-		d := nr.Cmp(or)
-		if d == 0 {
-			return
-		}
-		verb := "raised"
-		if d < 0 {
-			verb = "lowered"
-		}
-		if (d > 0) == lower {
-			c.add(ConstraintTightened, path, pos, "%s %s from %s to %s", k, verb, canon(o), canon(n))
-		} else {
-			c.add(ConstraintLoosened, path, pos, "%s %s from %s to %s", k, verb, canon(o), canon(n))
-		}
-	}
-}
-
-// multipleOf: a new divisor that is a multiple of the old one accepts a
-// subset of the old values (multiples of 4 are multiples of 2); the other
-// way round accepts a superset; anything else loses values each way.
-func (c *comparer) multipleOf(path string, ov, nv *view) {
-	const k = "multipleOf"
-	o, oHas := ov.kw[k]
-	n, nHas := nv.kw[k]
-	pos := c.at(ov, nv, k)
-	switch {
-	case !oHas && !nHas:
-		return
-	case !oHas:
-		c.add(ConstraintTightened, path, pos, "multipleOf %s added", canon(n))
-		return
-	case !nHas:
-		c.add(ConstraintLoosened, path, pos, "multipleOf %s removed", canon(o))
-		return
-	}
-	or, ok1 := model.ExactNumber(o)
-	nr, ok2 := model.ExactNumber(n)
-	if !ok1 || !ok2 || or.Sign() == 0 || nr.Sign() == 0 {
-		if canon(o) != canon(n) {
-			c.add(UnclassifiedChange, path, pos, "multipleOf changed from %s to %s, which is not a positive number", canon(o), canon(n))
-		}
-		return
-	}
-	if or.Cmp(nr) == 0 {
-		return
-	}
-	if new(big.Rat).Quo(or, nr).IsInt() {
-		c.add(ConstraintLoosened, path, pos, "multipleOf changed from %s to %s, which divides it", canon(o), canon(n))
-		return
-	}
-	if new(big.Rat).Quo(nr, or).IsInt() {
-		c.add(ConstraintTightened, path, pos, "multipleOf changed from %s to %s, a multiple of it", canon(o), canon(n))
-		return
-	}
-	c.add(ConstraintChanged, path, pos, "multipleOf changed from %s to %s: each accepts values the other rejects", canon(o), canon(n))
+	return ruleOf[rule].Breaks
 }
 
 // branches compares oneOf or anyOf. Branches equal on both sides are paired
@@ -365,54 +198,7 @@ func orNone(v any, has bool) string {
 	return canon(v)
 }
 
-// canon renders a JSON value canonically (object keys sorted, numbers in
-// their shortest form), so that values are compared by meaning, not
-// spelling: 1 and 1.0 are the same number.
-func canon(v any) string {
-	var b bytes.Buffer
-	writeCanon(&b, v)
-	return b.String()
-}
-
-func writeCanon(b *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		b.WriteByte('{')
-		for i, k := range slices.Sorted(maps.Keys(x)) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanon(b, k)
-			b.WriteByte(':')
-			writeCanon(b, x[k])
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanon(b, e)
-		}
-		b.WriteByte(']')
-	default:
-		if r, ok := model.ExactNumber(v); ok {
-			if r.IsInt() {
-				b.WriteString(r.Num().String())
-			} else {
-				f, _ := r.Float64()
-				b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-			}
-			return
-		}
-		enc := json.NewEncoder(b)
-		enc.SetEscapeHTML(false) // patterns keep their '<', '>' and '&'
-		if err := enc.Encode(v); err != nil {
-			fmt.Fprintf(b, "%v", v)
-			return
-		}
-		b.Truncate(b.Len() - 1) // Encode ends with a newline
-
-	}
-}
+// canon renders a JSON value canonically (model.CanonicalJSON), so that
+// values are compared by meaning, not spelling: 1 and 1.0 are the same
+// number.
+func canon(v any) string { return model.CanonicalJSON(v) }

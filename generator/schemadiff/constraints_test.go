@@ -139,8 +139,8 @@ func TestSchemaRules(t *testing.T) {
 }
 
 // A format breaks only where a consumer asserts it: the old side's
-// assertFormats for a format removed or changed (forward), the new side's
-// for one added or changed (backward).
+// assertFormats (and date-time) for a format removed or changed
+// (forward), the new side's for one added or changed (backward).
 func TestFormatsBreakWhereAsserted(t *testing.T) {
 	tests := []struct {
 		old, new               string
@@ -155,6 +155,15 @@ func TestFormatsBreakWhereAsserted(t *testing.T) {
 			`constraint-loosened (forward): format "email" removed: consumers built from the old schema assert it`},
 		{`{"type": "string", "format": "email"}`, `{"type": "string", "format": "uuid"}`, "email", "uuid",
 			`constraint-changed (both): format changed from "email" to "uuid": consumers on both sides assert their format`},
+		// A date-time is read into a time.Time, which only a valid
+		// date-time can become: checked whatever assertFormats says, as
+		// the generator judges it too (model.AssertedFormats).
+		{`{"type": "string"}`, `{"type": "string", "format": "date-time"}`, "", "",
+			`constraint-tightened (backward): format "date-time" added: consumers built from the new schema assert it (a date-time is always checked: its value is read into a time.Time)`},
+		{`{"type": "string", "format": "date-time"}`, `{"type": "string"}`, "", "",
+			`constraint-loosened (forward): format "date-time" removed: consumers built from the old schema assert it (a date-time is always checked: its value is read into a time.Time)`},
+		{`{"type": "string", "format": "date-time"}`, `{"type": "string", "format": "email"}`, "", "email",
+			`constraint-changed (both): format changed from "date-time" to "email": consumers on both sides assert their format`},
 	}
 	for _, tt := range tests {
 		r := Compare(propertyDirAsserting(t, tt.old, tt.oldAsserts), propertyDirAsserting(t, tt.new, tt.newAsserts))

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -50,10 +51,11 @@ func (d *Dir) Fact(key string) *load.Fact {
 // loc is a place inside one of a Dir's files.
 type loc struct{ file, ptr string }
 
-// asserts reports whether the side's consumers check format f (the
-// manifest's assertFormats); any other format is an annotation.
+// asserts reports whether the side's consumers check format f: the
+// manifest's assertFormats, and date-time, whose values become a
+// time.Time (model.AssertedFormats); any other format is an annotation.
 func (d *Dir) asserts(f string) bool {
-	return d.Schemas.Manifest != nil && slices.Contains(d.Schemas.Manifest.AssertFormats, f)
+	return slices.Contains(model.AssertedFormats(d.Schemas.Manifest), f)
 }
 
 // pos turns a location into a position on side s.

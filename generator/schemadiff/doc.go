@@ -82,8 +82,13 @@
 // between drafts are settled: a draft-04 file and a 2020-12 file compare by
 // what their keywords mean (an exclusive bound however it is spelt, a
 // const as an enum of one, the keywords draft-07 ignores beside $ref). A
-// format is a constraint only where the side's manifest lists it in
-// assertFormats; elsewhere it is an annotation and breaks nobody.
+// format is a constraint only where the side's consumers check it (its
+// manifest's assertFormats, and date-time, read into a time.Time);
+// elsewhere it is an annotation and breaks nobody. The keywords that
+// bound, divide, match or format a value are judged by the generator's
+// judgement (model.JudgeConstraint), the one that decides whether an
+// upcast between two versions is generated or hand-written, so diff and
+// the generator never disagree about what narrows.
 //
 // A change inside a shared file is reported once for every fact that
 // reaches it, with the path from that fact's root, because each fact is

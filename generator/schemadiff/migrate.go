@@ -85,7 +85,8 @@ func (r *Report) migrate(old, new *Dir) {
 // values that facts written under the old one may hold: a version window
 // ships them only with a hand-written upcast that maps those values, since
 // a generated one copies them across as they are and its result fails the
-// new schema (the generator decides the same: model.Cast.Narrowed).
+// new schema (the generator decides the same, model.Cast.Narrowed, from
+// the same judgement of each keyword: model.JudgeConstraint).
 var narrowing = map[string]bool{
 	ConstraintTightened: true,
 	ConstraintChanged:   true,

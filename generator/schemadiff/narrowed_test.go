@@ -1,10 +1,16 @@
 package schemadiff
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 )
 
 // A narrowed constraint shipped as a new version is not mechanical: a
@@ -116,5 +122,83 @@ func TestARaisedVersionDoesNotAnnounceARoutingKeyChange(t *testing.T) {
 	// Without the raise the advice is the same.
 	if plainHint := Compare(loadDir(t, "testdata/routing-key-changed/old"), loadDir(t, "testdata/routing-key-changed/new")).hint(plain); plainHint != hint {
 		t.Errorf("hint without the raise %q\nwith it %q", plainHint, hint)
+	}
+}
+
+// Diff and the generator read one judgement of the keywords that bound,
+// divide, match or format a value (model.JudgeConstraint): a change diff
+// calls narrowing in place is one whose upcast is hand-written when it
+// ships as a version, and the other way round, and both say it in the
+// same words (the migration quotes the generator's reason beside diff's
+// change). Each case keeps the property's Go type, so that only the
+// values accepted decide.
+func TestDiffAndTheGeneratorJudgeConstraintsAlike(t *testing.T) {
+	tests := []struct{ old, new string }{
+		{`{"type": "integer", "minimum": 1}`, `{"type": "integer", "minimum": 2}`},
+		{`{"type": "integer", "minimum": 2}`, `{"type": "integer", "minimum": 1}`},
+		{`{"type": "integer", "maximum": 9}`, `{"type": "integer", "exclusiveMaximum": 9}`},
+		{`{"type": "integer", "exclusiveMaximum": 9}`, `{"type": "integer", "maximum": 9}`},
+		{`{"type": "integer", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 3}`},
+		{`{"type": "integer"}`, `{"type": "integer", "maximum": 1.50}`},
+		{`{"type": "string", "maxLength": 300}`, `{"type": "string", "maxLength": 10}`},
+		{`{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 300}`},
+		{`{"type": "string"}`, `{"type": "string", "minLength": 1}`},
+		{`{"type": "array", "items": {"type": "string"}, "maxItems": 5}`, `{"type": "array", "items": {"type": "string"}, "maxItems": 4}`},
+		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "string"}, "uniqueItems": true}`},
+		{`{"type": "array", "items": {"type": "string"}, "uniqueItems": true}`, `{"type": "array", "items": {"type": "string"}}`},
+		{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 4}`},
+		{`{"type": "integer", "multipleOf": 4}`, `{"type": "integer", "multipleOf": 2}`},
+		{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 3}`},
+		{`{"type": "string"}`, `{"type": "string", "pattern": "^[a-z]*$"}`},
+		{`{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string", "pattern": "^[a-c]*$"}`},
+		{`{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string"}`},
+		{`{"type": "string"}`, `{"type": "string", "format": "email"}`},
+		{`{"type": "string", "format": "email"}`, `{"type": "string", "format": "uuid"}`},
+		{`{"type": "string", "format": "email"}`, `{"type": "string"}`},
+		{`{"type": "string"}`, `{"type": "string", "format": "hostname"}`},
+		{`{"type": "string", "maxLength": 10, "pattern": "^a"}`, `{"type": "string", "maxLength": 10.0, "pattern": "^a"}`},
+	}
+	const manifest = `{"package": "shop", "assertFormats": ["email", "uuid"], "consumers": {"ledger": {"bindings": ["thing.happened"]}}}`
+	fact := func(version int, p string) string {
+		return fmt.Sprintf(`{"x-routing-key": "thing.happened", "x-version": %d, "type": "object", "properties": {"p": %s}}`, version, p)
+	}
+	dir := func(files map[string]string) *load.Schemas {
+		fsys := fstest.MapFS{"warren.json": {Data: []byte(manifest)}}
+		for name, data := range files {
+			fsys[name] = &fstest.MapFile{Data: []byte(data)}
+		}
+		s, err := load.LoadFS(context.Background(), fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tt := range tests {
+		t.Run(tt.old+" -> "+tt.new, func(t *testing.T) {
+			// diff, in place.
+			r := Compare(NewDir(dir(map[string]string{"thing.json": fact(1, tt.old)})), NewDir(dir(map[string]string{"thing.json": fact(1, tt.new)})))
+			var narrows []string
+			for _, c := range r.Changes {
+				if narrowing[c.Rule] && c.Breaks&Backward != 0 {
+					narrows = append(narrows, c.Message)
+				}
+			}
+			// The generator, shipped as a version.
+			m, err := model.Build(context.Background(), dir(map[string]string{"thing.v1.json": fact(1, tt.old), "thing.v2.json": fact(2, tt.new)}), model.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			up := m.Facts[0].Upcast
+			narrowed := strings.Join(up.Narrowed, "; ")
+			if (len(narrows) > 0) != (len(up.Narrowed) > 0) {
+				t.Fatalf("diff narrows: %q; the generator's upcast narrows: %q (generated: %v)", narrows, narrowed, up.Generated)
+			}
+			for _, msg := range narrows {
+				what, _, _ := strings.Cut(msg, ": ") // diff adds what it means for consumers
+				if !strings.Contains(narrowed, what) {
+					t.Errorf("diff says %q, the generator %q", what, narrowed)
+				}
+			}
+		})
 	}
 }

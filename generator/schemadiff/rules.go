@@ -73,7 +73,7 @@ var Rules = []Rule{
 	{RoutingKeyChanged, Both, false, "a fact's routing key changed; bindings and queued messages use the old key (a raised x-version does not announce it: every version of a fact shares its routing key)"},
 	{VersionLowered, Both, true, "a fact's x-version went down"},
 	{VersionRetired, Backward, false, "an older version of a fact kept side by side is gone: consumers built from the new directory no longer read its facts still queued, in poison or in outboxes (retire it once the old directory neither publishes it nor has a consumer pinned to it)"},
-	{VersionUnpublished, Forward, false, "an older version of a fact that the publisher published beside the newest (warren.json \"versions\") is no longer published: consumers of the old directory pinned to it read no version published now and poison every fact (keep publishing it until every consumer pinned to it is moved to a published version and deployed)"},
+	{VersionUnpublished, Forward, false, "an older version of a fact that the publisher published beside the newest (warren.json \"versions\") is no longer published: consumers of the old directory pinned to it read no version published now: each fact is judged by their own version's schema and poisoned where it refuses it (keep publishing it until every consumer pinned to it is moved to a published version and deployed)"},
 	{PropertyRemoved, Both, false, "a property is gone: forward when it was required (old consumers require it), backward when the object is closed (old facts carry it)"},
 	{RequiredPropertyAdded, Both, false, "a new property is required; old facts lack it (and, on a closed object, old consumers reject it)"},
 	{PropertyMadeRequired, Backward, false, "an optional property is now required; old facts that omit it fail"},
@@ -107,7 +107,7 @@ var Rules = []Rule{
 	{ConsumerAdded, Neither, false, "a new consumer"},
 	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues and bindings stay on the broker: warren declare --prune)"},
 	{SagaQueueRenamed, Neither, false, "a saga's work queue has another name (\"queue\"); the old queue and its bindings stay on the broker, where the saga's facts keep piling up (warren declare --prune)"},
-	{FormatAnnotation, Neither, false, "a format changed that neither side's manifest asserts (assertFormats): an annotation"},
+	{FormatAnnotation, Neither, false, "a format changed that neither side asserts (assertFormats; a date-time, read into a time.Time, is always checked): an annotation"},
 	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
 	{StreamPublishExchange, Neither, false, "a fact that was written directly into a stream is published through the events exchange again, which reaches every queue bound to it and the stream"},
 }

@@ -45,7 +45,7 @@ func unpublishedVersions(old, new *Dir, o, n *load.Fact) []Change {
 		var stranded []string
 		for _, c := range old.Schemas.Manifest.Consumers {
 			pin := c.VersionOf(key)
-			if pin == 0 || !old.binds(c.Name, key) || pin >= o.Version || readOf(before, pin) != v || readOf(after, pin) != 0 {
+			if pin == 0 || !old.binds(c.Name, key) || pin >= o.Version || load.VersionRead(before, pin) != v || load.VersionRead(after, pin) != 0 {
 				continue
 			}
 			name := c.Name
@@ -63,7 +63,7 @@ func unpublishedVersions(old, new *Dir, o, n *load.Fact) []Change {
 		}
 		msg := fmt.Sprintf("version %d is no longer published (warren.json \"versions\" published %s; now %s)", v, joinInts(before), now)
 		if len(stranded) > 0 {
-			msg += fmt.Sprintf(": consumers of the old directory pinned to it (%s) read no version published now and poison every %s until they are moved and deployed; keep publishing version %d (\"versions\": {%s: {\"publish\": [%s]}}) until every consumer pinned to it is moved to a published version and deployed, then drop it",
+			msg += fmt.Sprintf(": consumers of the old directory pinned to it (%s) read no version published now and poison each %s their own version's schema refuses until they are moved and deployed; keep publishing version %d (\"versions\": {%s: {\"publish\": [%s]}}) until every consumer pinned to it is moved to a published version and deployed, then drop it",
 				strings.Join(stranded, ", "), key, v, strconv.Quote(key), joinInts(slices.Sorted(slices.Values(append(slices.Clone(after), v)))))
 		} else {
 			msg += fmt.Sprintf(": no consumer of the old directory was pinned to it; a consumer still built for it elsewhere (in another service importing this directory) poisons every %s", key)
@@ -79,18 +79,6 @@ func unpublishedVersions(old, new *Dir, o, n *load.Fact) []Change {
 func (d *Dir) binds(name, key string) bool {
 	i := slices.IndexFunc(d.Consumers, func(c Consumer) bool { return c.Name == name })
 	return i >= 0 && slices.Contains(d.Consumers[i].Facts, key)
-}
-
-// readOf returns the version of a fact published in versions that a
-// consumer pinned to pin handles: the newest it reads, 0 when it reads none.
-func readOf(versions []int, pin int) int {
-	out := 0
-	for _, v := range versions {
-		if v <= pin {
-			out = max(out, v)
-		}
-	}
-	return out
 }
 
 // unpublishedPos is where the fact's publish list is: the new manifest's

@@ -21,11 +21,11 @@ func TestVersionUnpublished(t *testing.T) {
 		migrations []Migration
 	}{
 		"version-unpublished": {
-			`version 1 is no longer published (warren.json "versions" published 1, 2; now the newest alone, 2, without a "versions" entry): consumers of the old directory pinned to it (invoicer, mailer) read no version published now and poison every order.placed until they are moved and deployed; ` + keep,
+			`version 1 is no longer published (warren.json "versions" published 1, 2; now the newest alone, 2, without a "versions" entry): consumers of the old directory pinned to it (invoicer, mailer) read no version published now and poison each order.placed their own version's schema refuses until they are moved and deployed; ` + keep,
 			[]Migration{{Fact: "order.placed", Message: keep}},
 		},
 		"version-unpublished-pins-moved": {
-			`version 1 is no longer published (warren.json "versions" published 1, 2; now version 2 alone): consumers of the old directory pinned to it (invoicer, mailer) read no version published now and poison every order.placed until they are moved and deployed; ` + keep,
+			`version 1 is no longer published (warren.json "versions" published 1, 2; now version 2 alone): consumers of the old directory pinned to it (invoicer, mailer) read no version published now and poison each order.placed their own version's schema refuses until they are moved and deployed; ` + keep,
 			[]Migration{{Fact: "order.placed", Message: keep}},
 		},
 		"version-unpublished-window-closed": {
