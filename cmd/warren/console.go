@@ -111,7 +111,7 @@ func runConsole(c *cli.Context) error {
 	}
 	catalogue := docs[docgen.CatalogueFile]
 	cfg := console.Config{
-		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: payloadValidator(p.Model), Versions: consoleVersions(p.Model),
+		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: versionValidator(p.Model), Versions: consoleVersions(p.Model),
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

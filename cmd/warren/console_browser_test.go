@@ -102,7 +102,7 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	edited := `{"order_id":"0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11","customer":{"customer_id":"c-1","email":"ana@example.com"},` +
 		`"lines":[{"sku":"ABC-12","quantity":1,"unit_price":{"amount":1999,"currency":"EUR"}}],"total":{"amount":1999,"currency":"EUR"},` +
 		`"payment":{"method":"card","last4":"4242"},"placed_at":"2026-12-01T09:00:00Z"}`
-	if err := payloadValidator(m)("order.placed", []byte(edited)); err != nil {
+	if err := versionValidator(m)("order.placed", 0, []byte(edited)); err != nil {
 		t.Fatalf("the edit the page makes is not valid: %v", err)
 	}
 	seed.publish(mailer.DeadExchange, mailer.Name, amqp.Publishing{MessageId: "m-raw", Body: []byte("<script>window.__xss=3</script>")})

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,7 +17,7 @@ func discardCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "discard",
 		Usage:     "move poison messages to the consumer's archive, with a recorded reason",
-		UsageText: "warren discard --consumer NAME (--id ID | --routing-key KEY | --limit N | --all) --reason TEXT [--by WHO] [--url URL ...] SCHEMA_DIR",
+		UsageText: "warren discard --consumer NAME (--id ID ... | --routing-key KEY | --limit N | --all) --reason TEXT [--by WHO] [--url URL ...] SCHEMA_DIR",
 		Description: `Takes messages a consumer will never handle out of its poison queue and keeps
 them in the archive queue <consumer>.discarded, with the reason, who (--by)
 and when in x-discard-reason, x-discarded-by and x-discarded-at. Each copy is
@@ -35,17 +36,20 @@ with warren replay --from discarded --list; bring a message back with
 warren replay --from discarded --id ID.
 
 A selection is required: --id, --routing-key, --limit, or --all for every
-message of the poison queue.
+message of the poison queue. --id may be repeated, each selecting its
+message; a discard that finds no message with one of the ids moves the
+others and exits 1, naming each id it did not find.
 
 Examples:
    warren discard --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 --reason "test order" --by ana ./events
+   warren discard --consumer order-mailer --id ID1 --id ID2 --reason "test orders" ./events
    warren discard --consumer order-mailer --routing-key order.placed --reason "sku retired" ./events`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "consumer", Usage: "the consumer `NAME`, as in warren.json (required)"},
 			&cli.StringFlag{Name: "reason", Usage: "why, in `TEXT` the next person to look will read (required)"},
 			&cli.StringFlag{Name: "by", Usage: "who decided (`WHO`), recorded with the reason and in the consumer's history (warren poison history)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` messages (N > 0)"},
-			&cli.StringFlag{Name: "id", Usage: "only the message with `ID`"},
+			&cli.GenericFlag{Name: "id", Value: &idList{}, Usage: "only the message with `ID` (its message id, the envelope's id); repeat for several"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
 			&cli.BoolFlag{Name: "all", Usage: "every message of the poison queue"},
 		),
@@ -67,6 +71,10 @@ func runDiscard(c *cli.Context) error {
 	if c.IsSet("limit") && c.Int("limit") <= 0 {
 		return usageError(c, "--limit %d: expected a positive number", c.Int("limit"))
 	}
+	ids, err := replayIDs(c)
+	if err != nil {
+		return err
+	}
 	selected := c.IsSet("id") || c.IsSet("routing-key") || c.IsSet("limit")
 	if selected == c.Bool("all") {
 		return usageError(c, "expected --id, --routing-key or --limit to select messages, or --all alone for every one")
@@ -80,7 +88,7 @@ func runDiscard(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "discard", "", err)
 	}
-	filter := poison.Filter{Limit: c.Int("limit"), ID: c.String("id"), RoutingKey: c.String("routing-key")}
+	filter := byIDs(poison.Filter{Limit: c.Int("limit"), RoutingKey: c.String("routing-key")}, ids)
 	conn, err := dialBroker(c, brokerURLs(c))
 	if err != nil {
 		return reportError(stderr, "discard", "", err)
@@ -99,13 +107,18 @@ func runDiscard(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "discard", "", err)
 	}
-	if len(done) == 0 {
-		if filter.ID != "" {
-			return cli.Exit(fmt.Sprintf("warren discard: no message with id %q in %s", filter.ID, consumer.PoisonQueue), 1)
-		}
-		fmt.Fprintf(c.App.Writer, "nothing to discard in %s%s\n", consumer.PoisonQueue, selection(filter))
-		return nil
+	if len(done) > 0 {
+		fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), consumer.PoisonQueue, archive)
 	}
-	fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), consumer.PoisonQueue, archive)
+	if missing := missingIDs(ids, done); len(missing) > 0 {
+		var lines []string
+		for _, id := range missing {
+			lines = append(lines, fmt.Sprintf("warren discard: no message with id %q in %s", id, consumer.PoisonQueue))
+		}
+		return cli.Exit(strings.Join(lines, "\n"), 1)
+	}
+	if len(done) == 0 {
+		fmt.Fprintf(c.App.Writer, "nothing to discard in %s%s\n", consumer.PoisonQueue, selection(filter))
+	}
 	return nil
 }

@@ -107,6 +107,7 @@ func TestDiscardAndReplayFromDiscarded(t *testing.T) {
 		{"--consumer", mailer, "--reason", "x"},                        // no selection
 		{"--consumer", mailer, "--all", "--id", "m1", "--reason", "x"}, // both
 		{"--consumer", mailer, "--limit", "0", "--reason", "x"},
+		{"--consumer", mailer, "--id", "", "--reason", "x"}, // an empty id would select every message
 	} {
 		if code, _, stderr := b.run(append(append([]string{"discard"}, args...), b.dir)...); code != 2 || !strings.HasPrefix(stderr, "warren discard: ") {
 			t.Errorf("discard %v: exit %d, stderr %q; want a usage error", args, code, stderr)
@@ -159,5 +160,29 @@ func TestDiscardAndReplayFromDiscarded(t *testing.T) {
 	}
 	if a := b.depth(archive); a != 1 {
 		t.Errorf("archive holds %d after bringing one back, want 1", a)
+	}
+}
+
+// --id may be repeated, as with replay: each selects its message. A
+// discard that finds no message with one of the ids moves the others and
+// exits 1 naming each id it did not find.
+func TestDiscardRepeatedID(t *testing.T) {
+	b, mailer := poisonLane(t, "m1", "m2", "m3", "m4")
+	archive := mailer + ".discarded"
+	t.Cleanup(func() { b.deleteQueue(archive) })
+	code, stdout, stderr := b.run("discard", "--consumer", mailer, "--id", "m3", "--id", "m1", "--reason", "test orders", b.dir)
+	if want := fmt.Sprintf("discarded m1 order.placed\ndiscarded m3 order.placed\n2 messages moved from %s.poison to %s\n", mailer, archive); code != 0 || stdout != want {
+		t.Errorf("discard: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	code, stdout, stderr = b.run("discard", "--consumer", mailer, "--id", "zz", "--id", "m4", "--id", "yy", "--reason", "test orders", b.dir)
+	if want := fmt.Sprintf("discarded m4 order.placed\n1 message moved from %s.poison to %s\n", mailer, archive); code != 1 || stdout != want ||
+		stderr != fmt.Sprintf("warren discard: no message with id \"zz\" in %[1]s.poison\nwarren discard: no message with id \"yy\" in %[1]s.poison\n", mailer) {
+		t.Errorf("discard with missing ids: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	if got := messageIDs(b.take(archive)); got != "m1 m3 m4" {
+		t.Errorf("the archive holds %s, want m1 m3 m4", got)
+	}
+	if got := messageIDs(b.take(mailer + ".poison")); got != "m2" {
+		t.Errorf("the poison queue holds %s, want m2", got)
 	}
 }

@@ -42,27 +42,16 @@ Example:
 	}
 }
 
-// payloadValidator checks payloads against the facts of a schema
-// directory by routing key, as the generated code of that directory does,
-// in the fact's newest version: for a caller that does not know the
-// message's version (see versionValidator).
-func payloadValidator(m *model.Model) func(routingKey string, payload []byte) error {
-	validate := versionValidator(m)
-	return func(routingKey string, payload []byte) error {
-		return validate(routingKey, newestVersion, payload)
-	}
-}
-
-// newestVersion asks versionValidator for a fact's newest version.
-const newestVersion = -1
-
 // versionValidator checks payloads against the facts of a schema
 // directory by routing key and version, as a consumer generated from the
 // directory reads them: the version's own schema (the message's
 // x-fact-version); with no version (0), version 1, which is how a
 // consumer reads a message without the header, or the fact's only or
 // newest version when the directory has no version 1. A version the
-// directory does not have is an error that says which it has.
+// directory does not have is an error that says which it has. It is the
+// check of an edited payload for warren poison edit
+// (poison.Edit.ValidateVersion) and for warren console's edit
+// (console.Config.Validate), so that both refuse and accept alike.
 func versionValidator(m *model.Model) func(routingKey string, version int, payload []byte) error {
 	files := make(map[string]string, len(m.Schemas))
 	for _, s := range m.Schemas {
@@ -75,9 +64,6 @@ func versionValidator(m *model.Model) func(routingKey string, version int, paylo
 			if f.RoutingKey != routingKey {
 				keys = append(keys, f.RoutingKey)
 				continue
-			}
-			if version == newestVersion {
-				return set.Validate(f.Location(), payload)
 			}
 			want := max(version, 1)
 			var have []string
@@ -102,8 +88,11 @@ func versionValidator(m *model.Model) func(routingKey string, version int, paylo
 }
 
 func runPoisonEdit(c *cli.Context) error {
-	ids := replayIDs(c)
-	if len(ids) == 0 || ids[0] == "" {
+	ids, err := replayIDs(c)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
 		return usageError(c, "expected --id ID")
 	}
 	if len(ids) > 1 {
@@ -114,7 +103,6 @@ func runPoisonEdit(c *cli.Context) error {
 		return usageError(c, "expected --payload FILE with the new payload's JSON")
 	}
 	var payload []byte
-	var err error
 	if path == "-" {
 		payload, err = io.ReadAll(c.App.Reader)
 	} else {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,58 @@ func TestPoisonEditChecksTheMessagesVersion(t *testing.T) {
 	}
 	if p, a := b.depth(mailer+".poison"), b.depth(archive); p != 1 || a != 3 {
 		t.Errorf("after the edits: poison %d, archive %d; want 1 and 3", p, a)
+	}
+}
+
+// warren console's edit checks a payload as warren poison edit does: in
+// the version the message was written under, from the same schema
+// directory. A version-1 message takes a payload valid for version 1 and
+// refuses one valid only for version 2, the newest; a version-2 message
+// the reverse.
+func TestConsoleEditChecksTheMessagesVersion(t *testing.T) {
+	b := newBrokerCaseAt(t, testenv.VHost(t, "poisonops"), versionedSchemas, opsPlaceholders...)
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	mailer, archive := b.name("mailer"), b.name("mailer")+".discarded"
+	t.Cleanup(func() { b.deleteQueue(archive) })
+	for id, version := range map[string]int64{"v1": 1, "v2": 2} {
+		msg := amqpPoisonCopy(id, "order.placed", b.name("events"), "boom", 3)
+		msg.Headers[runtime.HeaderFactVersion] = version
+		b.publish(b.name("dead"), mailer, msg)
+	}
+	c := startConsole(t, b.url, b.dir)
+	edit := c.page + "api/consumers/" + mailer + "/edit"
+	body := func(id, payload string) string {
+		out, err := json.Marshal(map[string]string{"id": id, "payload": payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	v1, v2 := `{"sku": "AB-1"}`, `{"sku_code": "AB-1"}`
+	for _, tc := range []struct{ id, payload string }{{"v1", v2}, {"v2", v1}} {
+		if got := post(t, edit, c.token, body(tc.id, tc.payload)); got != http.StatusUnprocessableEntity {
+			t.Errorf("edit %s with %s: %d, want 422", tc.id, tc.payload, got)
+		}
+	}
+	if p, w := b.depth(mailer+".poison"), b.depth(mailer); p != 2 || w != 0 {
+		t.Fatalf("after refused edits: poison %d, work %d; want 2 and 0", p, w)
+	}
+	for _, tc := range []struct{ id, payload, body string }{
+		{"v1", v1, `{"id":"v1","payload":{"sku":"AB-1"}}`},
+		{"v2", v2, `{"id":"v2","payload":{"sku_code":"AB-1"}}`},
+	} {
+		if got := post(t, edit, c.token, body(tc.id, tc.payload)); got != http.StatusOK {
+			t.Errorf("edit %s with %s: %d, want 200", tc.id, tc.payload, got)
+			continue
+		}
+		if work := b.take(mailer); len(work) != 1 || string(work[0].Body) != tc.body {
+			t.Errorf("edit %s: the work queue holds %d messages, %+v", tc.id, len(work), work)
+		}
+	}
+	if p, a := b.depth(mailer+".poison"), b.depth(archive); p != 0 || a != 2 {
+		t.Errorf("after the edits: poison %d, archive %d; want 0 and 2", p, a)
 	}
 }
 

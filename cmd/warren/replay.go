@@ -150,6 +150,10 @@ func runReplay(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	ids, err := replayIDs(c)
+	if err != nil {
+		return err
+	}
 	if err := checkReplayFlags(c); err != nil {
 		return err
 	}
@@ -186,13 +190,7 @@ func runReplay(c *cli.Context) error {
 	} else if consumer, err = consumerOf(m, c.String("consumer")); err != nil {
 		return reportError(stderr, "replay", "", err)
 	}
-	ids := replayIDs(c)
-	filter := poison.Filter{Limit: c.Int("limit"), RoutingKey: c.String("routing-key")}
-	if len(ids) == 1 {
-		filter.ID = ids[0]
-	} else if len(ids) > 1 {
-		filter.IDs = ids
-	}
+	filter := byIDs(poison.Filter{Limit: c.Int("limit"), RoutingKey: c.String("routing-key")}, ids)
 	opts := poison.ReplayOptions{From: from}
 	src, dst := from.Queue(consumer), consumer.Queue
 	if consumer.Ordered() {
@@ -279,18 +277,33 @@ func (l *idList) String() string {
 }
 
 // replayIDs returns the ids given with --id, each once, in the order given.
-func replayIDs(c *cli.Context) []string {
+// An empty id is a usage error: a filter with no id selects every message,
+// so `--id ""` (an unset shell variable) would act on the whole lane.
+func replayIDs(c *cli.Context) ([]string, error) {
 	l, _ := c.Generic("id").(*idList)
 	if l == nil {
-		return nil
+		return nil, nil
 	}
 	var out []string
 	for _, id := range *l {
+		if id == "" {
+			return nil, usageError(c, "--id \"\": expected a message id")
+		}
 		if !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// byIDs narrows f to the messages with the given ids.
+func byIDs(f poison.Filter, ids []string) poison.Filter {
+	if len(ids) == 1 {
+		f.ID = ids[0]
+	} else if len(ids) > 1 {
+		f.IDs = ids
+	}
+	return f
 }
 
 // missingIDs returns the ids of want that no message of done has.

@@ -237,6 +237,10 @@ func TestReplayErrors(t *testing.T) {
 	if code, _, stderr := run(t, "replay", b.dir); code != 2 || !strings.HasPrefix(stderr, "warren replay: expected --consumer NAME\nusage: warren replay --consumer NAME") {
 		t.Errorf("no --consumer: exit %d, stderr %q", code, stderr)
 	}
+	// An empty id (an unset shell variable) would select the whole lane.
+	if code, _, stderr := b.run("replay", "--consumer", mailer, "--id", "m1", "--id", "", b.dir); code != 2 || !strings.HasPrefix(stderr, `warren replay: --id "": expected a message id`) {
+		t.Errorf(`--id "": exit %d, stderr %q; want a usage error`, code, stderr)
+	}
 	// Options after the directory are read as well.
 	code, _, stderr = b.run("replay", b.dir, "--consumer", mailer, "--list")
 	if want := fmt.Sprintf("warren replay: list %s.poison: queue does not exist: %q; declare the topology first\n", mailer, mailer+".poison"); code != 1 || stderr != want {

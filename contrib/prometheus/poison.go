@@ -75,8 +75,8 @@ func (p *poisonCauses) observe(e runtime.PoisonEvent) {
 
 // PoisonHook returns the hook to pass to [runtime.WithPoisonHook] so that
 // warren_consumer_poisoned_by_cause_total counts each fact the consumer
-// poisons, labelled consumer, kind (validation, handler, panic, broker or
-// unknown, see [poison.CauseOf]) and cause: the cause's id, the same
+// poisons, labelled consumer, kind (validation, version, upcast, handler,
+// refused, panic, broker or unknown, see [poison.CauseOf]) and cause: the cause's id, the same
 // group id that warren poison groups and [poison.Groups] show, so a
 // panel's line leads straight to the messages behind it.
 //

@@ -29,7 +29,30 @@ const (
 	// not decode, a fact it has no route for): the producer's mistake or
 	// the bindings', not the handler's.
 	KindRefused = "refused"
+	// KindVersion: the fact is in a version the consumer does not read,
+	// and the consumer's own schema rejected its payload (a
+	// *runtime.VersionError, with header x-version-mismatch): the
+	// producer deployed a version its consumer does not read yet. Grouped
+	// by fact and versions, whatever the payload's problems; replay the
+	// group once the consumer reads that version.
+	KindVersion = "version"
+	// KindUpcast: the consumer's upcast of an older version of the fact
+	// (runtime.Upcast) returned an error, or a result that does not match
+	// the schema of the version the route reads: the consumer's own code,
+	// not the producer's message.
+	KindUpcast = "upcast"
 )
+
+// versionMismatch is how the runtime's *runtime.VersionError begins: the
+// fact and its version, the versions the consumer reads. What follows is
+// the payload's problems, which do not change the cause.
+var versionMismatch = regexp.MustCompile(`^(\S+ version \d+ cannot be read by a consumer that reads versions [\d,]+): `)
+
+// upcastFailure is how the runtime words a failed upcast of an older
+// version (runtime.Upcast, read by the consumer's decode): the fact and
+// version, then the upcast's error, or the upcast's result refused by the
+// schema of the version the route reads.
+var upcastFailure = regexp.MustCompile(`(?s)^payload of (\S+) version (\d+): (?:upcast version \d+: (.*)|version \d+, upcast: (the result does not match the schema of the version the route reads: .*))$`)
 
 // refusals are how the runtime's refusals of a message begin (its
 // wording, in runtime's body, envelope and routing checks).
@@ -84,6 +107,15 @@ func CauseOf(m Message) Cause {
 			texts[i] = pointerText(p.Pointer) + ": " + p.Rule
 		}
 		return Cause{Kind: KindValidation, Problems: problems, Text: strings.Join(texts, "; ")}
+	}
+	if mm := versionMismatch.FindStringSubmatch(failure); mm != nil {
+		// The versions stay: a fact in version 3 is another group than
+		// one in version 2, fixed by another deploy.
+		return Cause{Kind: KindVersion, Text: mm[1]}
+	}
+	if up := upcastFailure.FindStringSubmatch(failure); up != nil {
+		text := up[3] + up[4]
+		return Cause{Kind: KindUpcast, Exception: exceptionOf(text), Text: "upcast of " + up[1] + " version " + up[2] + ": " + Mask(text)}
 	}
 	c := Cause{Kind: KindHandler}
 	text := failure

@@ -65,6 +65,15 @@ func TestCauseMasksWhatVaries(t *testing.T) {
 		{same[4][0], poison.Cause{Kind: poison.KindPanic, Exception: "runtime error", Text: "runtime error: index out of range [<n>] with length <n>"}},
 		{`java.lang.IllegalStateException: no tenant for 42`, poison.Cause{Kind: poison.KindHandler, Exception: "java.lang.IllegalStateException", Text: "java.lang.IllegalStateException: no tenant for <n>"}},
 		{same[5][0], poison.Cause{Kind: poison.KindHandler, Text: "charge ord-<n> failed: card declined (ref <hex>)"}},
+		// A version the consumer does not read: the fact and the versions
+		// are the cause, kept as they are; the payload's problems are not.
+		{`order.paid version 3 cannot be read by a consumer that reads versions 1,2: payload of order.paid does not match its schema: /amount: required property "amount"`,
+			poison.Cause{Kind: poison.KindVersion, Text: "order.paid version 3 cannot be read by a consumer that reads versions 1,2"}},
+		// An upcast's failure: the consumer's code, its error masked.
+		{`payload of order.placed version 1: upcast version 1: KeyError: no SKU for "AB-12"`,
+			poison.Cause{Kind: poison.KindUpcast, Exception: "KeyError", Text: `upcast of order.placed version 1: KeyError: no SKU for "…"`}},
+		{`payload of order.placed version 1: version 1, upcast: the result does not match the schema of the version the route reads: /sku: minLength: got 0, want 1`,
+			poison.Cause{Kind: poison.KindUpcast, Text: "upcast of order.placed version 1: the result does not match the schema of the version the route reads: /sku: minLength: got <n>, want <n>"}},
 	} {
 		got := poison.CauseOf(failed(tc.failure))
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {

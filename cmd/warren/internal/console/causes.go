@@ -139,7 +139,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, req actionRequest)
 		return
 	}
 	by := s.by(req)
-	m, err := poison.EditMessage(r.Context(), s.cfg.Broker, c, poison.Edit{ID: req.ID, Payload: []byte(req.Payload), By: by, Validate: s.cfg.Validate})
+	m, err := poison.EditMessage(r.Context(), s.cfg.Broker, c, poison.Edit{ID: req.ID, Payload: []byte(req.Payload), By: by, ValidateVersion: s.cfg.Validate})
 	switch {
 	case errors.Is(err, poison.ErrInvalidPayload):
 		writeError(w, http.StatusUnprocessableEntity, err.Error())

@@ -3,15 +3,21 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/poison"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// validSKU stands for a fact's schema: a payload with a string sku.
-func validSKU(routingKey string, payload []byte) error {
+// validSKU stands for a fact's schema, in every version: a payload with a
+// string sku.
+func validSKU(routingKey string, version int, payload []byte) error {
 	var p struct {
 		SKU *string `json:"sku"`
 	}
@@ -91,6 +97,86 @@ func TestCausesAndGroupActions(t *testing.T) {
 	history, err := poison.History(t.Context(), c.conn, c.consumer("mailer"))
 	if err != nil || len(history) != 4 || history[1].By != "ana" || history[2].Action != "edit" || history[3].By != "warren console" {
 		t.Errorf("history: %+v, %v", history, err)
+	}
+}
+
+// placedByVersion stands for order.placed in two versions, as the schema
+// directory's validator checks them: version 1's payload has a string sku,
+// version 2's a string sku_code; a message without x-fact-version (0) is
+// version 1.
+func placedByVersion(routingKey string, version int, payload []byte) error {
+	prop, file := "sku", "order/placed.v1.json"
+	if version == 2 {
+		prop, file = "sku_code", "order/placed.v2.json"
+	}
+	var p map[string]any
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return err
+	}
+	if _, ok := p[prop].(string); !ok {
+		return fmt.Errorf("does not match schema %s: /%s: required property %q", file, prop, prop)
+	}
+	return nil
+}
+
+// poisonCopyOf is poisonCopy for a message written under version (none
+// when 0).
+func (c *consoleCase) poisonCopyOf(consumer, id, key string, version int, payload string) {
+	tc := c.consumer(consumer)
+	h := amqp.Table{
+		runtime.HeaderAttempts: int64(3), runtime.HeaderFailure: "boom",
+		runtime.HeaderFailedAt: "2026-05-01T10:00:05Z", runtime.HeaderConsumer: tc.Name,
+		runtime.HeaderOriginalRoutingKey: key, runtime.HeaderOriginalExchange: topology.DefaultExchanges.Events,
+	}
+	if version > 0 {
+		h[runtime.HeaderFactVersion] = int64(version)
+	}
+	c.publish(tc.DeadExchange, tc.Name, amqp.Publishing{
+		MessageId: id, ContentType: "application/json", Type: key, Headers: h,
+		Body: fmt.Appendf(nil, `{"id":%q,"occurred_at":"2026-05-01T10:00:00Z","payload":%s}`, id, payload),
+	})
+}
+
+// An edit is checked against the schema of the version the message was
+// written under (its x-fact-version; version 1 without it), as warren
+// poison edit checks it, not against the fact's newest version: a
+// version-1 message takes a payload valid for version 1 and refuses one
+// valid only for version 2, and a version-2 message the reverse. A
+// refusal changes nothing.
+func TestEditChecksTheMessagesVersion(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t, func(cfg *Config) { cfg.Validate = placedByVersion })
+	c.poisonCopyOf("mailer", "v1", "order.placed", 1, `{"sku":"A-1"}`)
+	c.poisonCopyOf("mailer", "v2", "order.placed", 2, `{"sku_code":"A-1"}`)
+	c.poisonCopyOf("mailer", "none", "order.placed", 0, `{"sku":"A-1"}`)
+	edit := func(id, payload string) (int, map[string]any) {
+		body, err := json.Marshal(map[string]string{"id": id, "payload": payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.post("/api/consumers/mailer/edit", string(body))
+	}
+	const v1, v2 = `{"sku":"B-2"}`, `{"sku_code":"B-2"}`
+	for _, tc := range []struct{ id, payload, want string }{
+		{"v1", v2, `does not match schema order/placed.v1.json: /sku: required property "sku"`},
+		{"none", v2, `does not match schema order/placed.v1.json: /sku: required property "sku"`},
+		{"v2", v1, `does not match schema order/placed.v2.json: /sku_code: required property "sku_code"`},
+	} {
+		status, out := edit(tc.id, tc.payload)
+		if msg, _ := out["error"].(string); status != http.StatusUnprocessableEntity || !strings.Contains(msg, tc.want) {
+			t.Errorf("edit %s with %s: %d %v; want 422 and %s", tc.id, tc.payload, status, out, tc.want)
+		}
+	}
+	if p, w, d := c.depth("mailer.poison"), c.depth("mailer"), c.depth("mailer.discarded"); p != 3 || w != 0 || d != 0 {
+		t.Fatalf("after refused edits: poison %d, work %d, discarded %d; want 3, 0 and 0", p, w, d)
+	}
+	for _, tc := range []struct{ id, payload string }{{"v1", v1}, {"none", v1}, {"v2", v2}} {
+		if status, out := edit(tc.id, tc.payload); status != http.StatusOK {
+			t.Errorf("edit %s with %s: %d %v; want 200", tc.id, tc.payload, status, out)
+		}
+	}
+	if p, w, d := c.depth("mailer.poison"), c.depth("mailer"), c.depth("mailer.discarded"); p != 0 || w != 3 || d != 3 {
+		t.Errorf("after the edits: poison %d, work %d, discarded %d; want 0, 3 and 3", p, w, d)
 	}
 }
 

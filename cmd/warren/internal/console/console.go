@@ -66,9 +66,13 @@ type Config struct {
 	// its instances with their pending timeouts.
 	Sagas SagaReader
 	// Validate checks an edited payload against the schema of the fact
-	// with routingKey before the console sends it. Nil: the page cannot
-	// edit.
-	Validate func(routingKey string, payload []byte) error
+	// with routingKey, in the version the message was written under (its
+	// x-fact-version header; 0 when it has none, which a consumer reads as
+	// version 1), before the console sends it: the schema the consumer
+	// will check it against, as warren poison edit checks it (see
+	// poison.Edit.ValidateVersion). A version it has no schema for is its
+	// error. Nil: the page cannot edit.
+	Validate func(routingKey string, version int, payload []byte) error
 	// Versions are, per consumer, the facts with several versions it
 	// reads, as the schema directory builds it; with Management, each
 	// reading adds what the processes attached to its queues announce.
