@@ -170,6 +170,12 @@ func (r *Requester) call(ctx context.Context, req Request, payload any, validate
 	if errors.Is(err, ErrUnroutable) {
 		return nil, fmt.Errorf("%w (exchange %q): is the responder's topology declared?", ErrNoResponder, r.exchange)
 	}
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		// The requests exchange does not exist: no responder queue can
+		// be bound to it either.
+		return nil, fmt.Errorf("%w (exchange %q does not exist): is the responder's topology declared? %w", ErrNoResponder, r.exchange, err)
+	}
 	if err != nil {
 		return nil, err
 	}
