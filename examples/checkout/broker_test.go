@@ -44,7 +44,7 @@ func TestCheckoutOnBroker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parts, err := build(ctx, conn, db, c.dialect, tables, 20*time.Millisecond)
+			parts, err := build(ctx, conn, db, c.dialect, tables, 20*time.Millisecond, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +15,7 @@ import (
 	ev "github.com/warrenbus/warren/examples/checkout/checkoutevents"
 	"github.com/warrenbus/warren/examples/checkout/checkoutevents/checkouteventstest"
 	"github.com/warrenbus/warren/internal/testenv"
+	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/saga"
 	"github.com/warrenbus/warren/runtime/sqldb"
 )
@@ -23,7 +28,7 @@ func TestCheckoutInVirtualTime(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
 	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
 		const window = 30 * time.Minute
-		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, window)
+		parts, err := buildOnKit(k, db, window)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +70,7 @@ func TestCheckoutInVirtualTime(t *testing.T) {
 func TestCheckoutPoisonsAFactWithoutItsCorrelation(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
 	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
-		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, time.Hour)
+		parts, err := buildOnKit(k, db, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +97,7 @@ func TestCheckoutPoisonsAFactWithoutItsCorrelation(t *testing.T) {
 func TestCheckoutPrunesCompletedOrders(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
 	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
-		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, time.Hour)
+		parts, err := buildOnKit(k, db, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +137,7 @@ func TestCheckoutPrunesCompletedOrders(t *testing.T) {
 func TestCheckoutDropsALateTimeout(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)")
 	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
-		parts, err := build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, 30*time.Minute)
+		parts, err := buildOnKit(k, db, 30*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,4 +162,106 @@ func TestCheckoutDropsALateTimeout(t *testing.T) {
 		}
 		k.WantPoisoned(checkouteventstest.CheckoutSaga, 0)
 	})
+}
+
+// kitRelayPoll is the relay's poll in the kit's virtual time: an hour, as
+// docs/TESTING.md advises. The relay is woken by each write to the outbox
+// and sleeps until the next scheduled row is due, so nothing arrives
+// later; with the default poll (500ms) each poll would be a real query on
+// every virtual half second.
+const kitRelayPoll = time.Hour
+
+// buildOnKit is build on the kit's bus, its tables in db (SQLite).
+func buildOnKit(k *checkouteventstest.Kit, db *sql.DB, payWithin time.Duration) (*Parts, error) {
+	return build(k.Context(), k.Conn(), db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, payWithin, kitRelayPoll)
+}
+
+// The relay the kit tests start does not poll the table every virtual
+// half second: over a payment window of 30 virtual minutes it claims a
+// handful of times (woken by the saga's writes, and once the timeout is
+// due), not thousands.
+func TestCheckoutKitRelayDoesNotPoll(t *testing.T) {
+	claims := &atomic.Int64{}
+	db := openCountingSQLite(t, "file:"+filepath.Join(t.TempDir(), "checkout.db")+"?_pragma=busy_timeout(5000)", claims)
+	checkouteventstest.Run(t, func(t *testing.T, k *checkouteventstest.Kit) {
+		const window = 30 * time.Minute
+		parts, err := buildOnKit(k, db, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.StartCheckoutSaga(parts.Store, checkout{payWithin: window})
+		k.Start("relay", parts.Relay, nil)
+		k.PublishOrderPlaced(ev.OrderPlaced{OrderID: "order-1", TotalCents: 2500})
+		k.Idle()
+		k.Advance(window)
+		k.Idle()
+		if got := checkouteventstest.Published[ev.OrderCancelled](k); len(got) != 1 {
+			t.Fatalf("cancelled %+v; want order-1, once its window passed", got)
+		}
+		t.Logf("the relay claimed %d times over %s of virtual time", claims.Load(), window)
+		if n := claims.Load(); n > 20 {
+			t.Errorf("the relay claimed %d times over %s of virtual time; want a handful: it polls every %s", n, window, outbox.DefaultPollInterval)
+		}
+	})
+}
+
+// openCountingSQLite opens an SQLite database whose connections count in
+// claims the outbox relay's claims of unscheduled rows (one per round).
+func openCountingSQLite(t *testing.T, dsn string, claims *atomic.Int64) *sql.DB {
+	t.Helper()
+	plain := testenv.OpenDB(t, "sqlite", dsn)
+	db := sql.OpenDB(countingConnector{dsn: dsn, d: plain.Driver(), claims: claims})
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+type countingConnector struct {
+	dsn    string
+	d      driver.Driver
+	claims *atomic.Int64
+}
+
+func (c countingConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.d.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: conn, claims: c.claims}, nil
+}
+
+func (c countingConnector) Driver() driver.Driver { return c.d }
+
+// countingConn passes everything on to an SQLite connection, counting the
+// claims it sees.
+type countingConn struct {
+	driver.Conn
+	claims *atomic.Int64
+}
+
+func (c *countingConn) count(query string) {
+	if strings.HasPrefix(query, "SELECT id, routing_key") && strings.Contains(query, "ORDER BY id LIMIT") {
+		c.claims.Add(1)
+	}
+}
+
+func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	c.count(query)
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+}
+
+func (c *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.count(query)
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+}
+
+func (c *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+}
+
+func (c *countingConn) ResetSession(ctx context.Context) error {
+	return c.Conn.(driver.SessionResetter).ResetSession(ctx)
 }

@@ -63,7 +63,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	parts, err := build(ctx, conn, db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, 2*time.Second)
+	parts, err := build(ctx, conn, db, sqldb.SQLite, Tables{Claims: "claims", Outbox: "outbox", Instances: "sagas"}, 2*time.Second, 0)
 	if err != nil {
 		return err
 	}

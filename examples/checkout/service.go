@@ -30,8 +30,14 @@ type Parts struct {
 }
 
 // build makes the service's parts over db and creates their tables. A
-// customer has payWithin to pay an order.
-func build(ctx context.Context, conn *runtime.Conn, db *sql.DB, d sqldb.Dialect, t Tables, payWithin time.Duration) (*Parts, error) {
+// customer has payWithin to pay an order. relayPoll is how often the
+// outbox relay looks for rows when nothing woke it: 0 for the relay's
+// default (outbox.DefaultPollInterval), which a real run uses; a test in
+// the kit's virtual time passes an hour, since the relay is woken by each
+// write and sleeps until the next scheduled row falls due, and a short
+// poll would cost a real query every virtual half second
+// (docs/TESTING.md).
+func build(ctx context.Context, conn *runtime.Conn, db *sql.DB, d sqldb.Dialect, t Tables, payWithin, relayPoll time.Duration) (*Parts, error) {
 	txDB := sqldb.FromSQL(db)
 	guard, err := idempotency.NewSQLGuardDB(txDB, idempotency.SQLConfig{Dialect: d, Table: t.Claims})
 	if err != nil {
@@ -58,7 +64,7 @@ func build(ctx context.Context, conn *runtime.Conn, db *sql.DB, d sqldb.Dialect,
 	if err != nil {
 		return nil, err
 	}
-	relay, err := ev.NewOutboxRelay(txDB, conn, outbox.RelayConfig{Dialect: d, Table: t.Outbox})
+	relay, err := ev.NewOutboxRelay(txDB, conn, outbox.RelayConfig{Dialect: d, Table: t.Outbox, PollInterval: relayPoll})
 	if err != nil {
 		return nil, err
 	}
