@@ -17,6 +17,9 @@ type Pending struct {
 	sent inFlight
 	err  error      // the first send failed as a channel loss: Wait republishes
 	also []*Pending // the other copies of a fact published in several versions
+	// wrote reports that msg was written to the broker (or may have
+	// been); until then a publish that fails gives its key's number back.
+	wrote bool
 }
 
 // ID returns the message id of the pending fact.
@@ -46,9 +49,14 @@ func (h *Pending) wait(ctx context.Context) error {
 		err = h.sent.wait(ctx)
 	}
 	if h.err != nil || errors.Is(err, errChannelLost) {
-		err = h.p.send(ctx, h.msg, h.dst)
+		var wrote bool
+		wrote, err = h.p.sendTracked(ctx, h.msg, h.dst)
+		h.wrote = h.wrote || wrote
 	}
 	if err != nil {
+		if !h.wrote {
+			h.p.unnumber(h.msg)
+		}
 		return h.p.conn.redact(fmt.Errorf("publish %s: %w", h.dst.fact, h.p.explainDelayed(h.dst, err)))
 	}
 	return nil
@@ -101,6 +109,7 @@ func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pe
 	}
 	dst, err := p.destination(f, &msg)
 	if err != nil {
+		p.unnumber(msg)
 		return nil, p.publishError(f, err)
 	}
 	h := &Pending{p: p, dst: dst, msg: msg}
@@ -113,6 +122,9 @@ func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pe
 		})
 	}
 	if err != nil {
+		if !h.wrote {
+			p.unnumber(msg)
+		}
 		return nil, p.publishError(f, p.explainDelayed(dst, err))
 	}
 	return h, nil
@@ -122,6 +134,9 @@ func (p *Publisher) publishAsync(ctx context.Context, f Fact, m outMessage) (*Pe
 // publishes it again.
 func (h *Pending) send(ctx context.Context) error {
 	h.sent, h.err = h.p.sendOnce(ctx, h.msg, h.dst)
+	if !wasNotSent(h.err) {
+		h.wrote = true
+	}
 	if errors.Is(h.err, errChannelLost) {
 		return nil
 	}

@@ -18,6 +18,28 @@ import (
 // again, with the same id, is the at-least-once answer.
 var errChannelLost = errors.New("channel closed before the broker confirmed")
 
+// notSentError marks a publish error raised before anything of the
+// message was written to the broker: waiting for a connection, for a
+// resource alarm to lift, or on a channel known dead. A publisher gives
+// the number it took for the fact's ordering key back (see ordering.go).
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
+func notSent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notSentError{err}
+}
+
+// wasNotSent reports whether err says that nothing was written.
+func wasNotSent(err error) bool {
+	var ns *notSentError
+	return errors.As(err, &ns)
+}
+
 // lane is a confirm-mode channel that follows the connection: it opens a
 // fresh channel on each new session. Publishers and consumers each own one,
 // so a consumer's retry copies never queue behind a busy publisher.
@@ -256,7 +278,7 @@ type inFlight struct {
 // the socket and a later write could block where no ctx reaches it.
 func (cc *confirmChannel) send(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (inFlight, error) {
 	if err := cc.sess.waitUnblocked(ctx); err != nil {
-		return inFlight{}, err
+		return inFlight{}, notSent(err)
 	}
 	w := &waiter{msgID: msg.MessageId, exchange: exchange, key: key, done: make(chan error, 1)}
 	cc.pubMu.Lock()
@@ -266,7 +288,7 @@ func (cc *confirmChannel) send(ctx context.Context, exchange, key string, mandat
 		err := cc.lostError()
 		cc.mu.Unlock()
 		cc.pubMu.Unlock()
-		return inFlight{}, err
+		return inFlight{}, notSent(err)
 	}
 	cc.pending[tag] = w
 	cc.mu.Unlock()

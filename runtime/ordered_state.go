@@ -18,13 +18,24 @@ type orderedState struct {
 	parked map[string]parking // ordering key -> the poisoned fact it waits behind
 }
 
-// seqSeen is the last numbered fact of a key.
+// seqSeen is the highest numbered fact seen of a key, and which of the
+// numbers just below it were seen too.
 type seqSeen struct {
 	source string
 	seq    int64
 	id     string
 	tag    string // the consumer tag it came by: its shard's consumer
+	// below has bit i set when number seq-1-i of the source was seen: a
+	// fact of one of those numbers coming again (a relay that died before
+	// deleting its rows publishes them again, a publisher republishes
+	// after a lost channel, the broker redelivers after a lost ack) is the
+	// same fact again, not a step back.
+	below uint64
 }
+
+// seqWindow is how many numbers below the highest seen a key's memory
+// covers (the bits of seqSeen.below).
+const seqWindow = 64
 
 // parking is a parked key's poisoned fact.
 type parking struct {
@@ -89,15 +100,18 @@ func newOrderedState() *orderedState {
 	return &orderedState{last: map[string]seqSeen{}, parked: map[string]parking{}}
 }
 
-// checkSequence compares a fact's sequence number with the last one of its
-// key from the same source: the article's sequential-processing check. A
-// gap (facts missing: lost, still in another shard after a change of
-// shards, or in a poison queue) and a step back (the same number again, or
-// lower: a republished or replayed fact) are counted and logged; the fact
-// is handled either way, since handling order is what the shards
-// guarantee and the check only reports. The same fact again (same id, a
-// redelivery) is neither. A new source (a restarted publisher) starts a
-// new sequence.
+// checkSequence compares a fact's sequence number with the highest one of
+// its key from the same source: the article's sequential-processing check.
+// A gap (facts missing: lost, still in another shard after a change of
+// shards, or in a poison queue) and a step back (a number not seen yet
+// below the highest, or the highest again with another id: a fact that
+// arrived after a later one) are counted and logged; the fact is handled
+// either way, since handling order is what the shards guarantee and the
+// check only reports. The same fact again is neither: the highest number
+// with its id, or one of the 64 numbers below it seen already (a
+// redelivery, or facts published again by a relay that died before
+// deleting their rows). A new source (a restarted publisher) starts a new
+// sequence.
 func (c *Consumer) checkSequence(in inbound) {
 	source, seq, ok := sequenceOf(in.d.Headers)
 	if _, replayed := in.d.Headers[headerReplayedAt]; !ok || replayed || c.ordered == nil {
@@ -112,10 +126,33 @@ func (c *Consumer) checkSequence(in inbound) {
 	if len(s.last) >= maxTrackedKeys && !seen {
 		s.last = map[string]seqSeen{}
 	}
-	s.last[key] = seqSeen{source: source, seq: seq, id: in.d.MessageId, tag: in.d.ConsumerTag}
+	again := false
+	next := seqSeen{source: source, seq: seq, id: in.d.MessageId, tag: in.d.ConsumerTag}
+	switch {
+	case !seen || prev.source != source:
+	case seq > prev.seq:
+		// The highest so far: the numbers below it move along.
+		if shift := seq - prev.seq; shift <= seqWindow {
+			next.below = (prev.below<<1 | 1) << (shift - 1)
+		}
+	case seq == prev.seq:
+		again = prev.id == in.d.MessageId
+		next.below = prev.below
+	default:
+		// Below the highest: the same fact again if its number was seen,
+		// else a step back, remembered as seen. The highest stays.
+		next = prev
+		next.tag = in.d.ConsumerTag
+		if d := prev.seq - seq; d <= seqWindow {
+			bit := uint64(1) << (d - 1)
+			again = prev.below&bit != 0
+			next.below |= bit
+		}
+	}
+	s.last[key] = next
 	s.mu.Unlock()
 	switch {
-	case !seen || prev.source != source || prev.id == in.d.MessageId || seq == prev.seq+1:
+	case !seen || prev.source != source || again || seq == prev.seq+1:
 	case seq > prev.seq+1:
 		c.count(SequenceGap, in.routingKey)
 		c.log.Warn("facts of an ordering key are missing: the sequence skipped numbers",

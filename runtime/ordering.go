@@ -146,6 +146,25 @@ func (s *sequencer) number(key string) (source string, n int64) {
 	return k.source, k.n
 }
 
+// giveBack returns number n of key, taken under source, when nothing of
+// its fact reached the broker, so that the key's next fact takes it and
+// an ordered consumer sees no gap where no fact is missing. It does so
+// only while n is still the key's last number: once a later fact of the
+// key was numbered (publishes of one key side by side), n stays spent.
+func (s *sequencer) giveBack(key, source string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range []map[string]keyNumber{s.cur, s.prev} {
+		if k, ok := m[key]; ok {
+			if k.source == source && k.n == n {
+				k.n--
+				m[key] = k
+			}
+			return
+		}
+	}
+}
+
 // tracked is how many keys s remembers.
 func (s *sequencer) tracked() int {
 	s.mu.Lock()
@@ -196,6 +215,21 @@ func (p *Publisher) orderingHeaders(f Fact, m outMessage, h amqp.Table) error {
 	source, n := p.seq.number(key)
 	h[HeaderSequence], h[HeaderSequenceSource] = n, source
 	return nil
+}
+
+// unnumber gives back the number the publisher took for msg's ordering
+// key when msg was never written to the broker. A number the caller gave
+// (WithSequence) is the caller's: it is left alone.
+func (p *Publisher) unnumber(msg amqp.Publishing) {
+	key, ok := msg.Headers[HeaderOrderingKey].(string)
+	if !ok {
+		return
+	}
+	source, n, ok := sequenceOf(msg.Headers)
+	if !ok || !strings.HasPrefix(source, p.seq.base+".") {
+		return
+	}
+	p.seq.giveBack(key, source, n)
 }
 
 // WithSequence returns f with its sequence number given by the caller, for

@@ -128,16 +128,23 @@ func (p *Publisher) publishMessage(ctx context.Context, f Fact, m outMessage) er
 	}
 	dst, err := p.destination(f, &msg)
 	if err != nil {
+		p.unnumber(msg)
 		return p.publishError(f, err)
 	}
+	wrote := false
 	if len(p.opts.middleware) == 0 {
-		err = p.send(ctx, msg, dst)
+		wrote, err = p.sendTracked(ctx, msg, dst)
 	} else {
 		err = p.through(ctx, f, dst, msg, func(ctx context.Context, msg amqp.Publishing) error {
-			return p.send(ctx, msg, dst)
+			w, err := p.sendTracked(ctx, msg, dst)
+			wrote = wrote || w
+			return err
 		})
 	}
 	if err != nil {
+		if !wrote {
+			p.unnumber(msg)
+		}
 		return p.publishError(f, p.explainDelayed(dst, err))
 	}
 	return nil
@@ -174,13 +181,23 @@ func (p *Publisher) explainDelayed(dst destination, err error) error {
 // allowed) and waits for its confirm, publishing it again (same id) on the
 // next channel after a channel loss.
 func (p *Publisher) send(ctx context.Context, msg amqp.Publishing, dst destination) error {
+	_, err := p.sendTracked(ctx, msg, dst)
+	return err
+}
+
+// sendTracked is send, reporting whether msg was ever written (or may
+// have been): false when every try failed before writing anything.
+func (p *Publisher) sendTracked(ctx context.Context, msg amqp.Publishing, dst destination) (wrote bool, err error) {
 	for {
 		sent, err := p.sendOnce(ctx, msg, dst)
+		if !wasNotSent(err) {
+			wrote = true
+		}
 		if err == nil {
 			err = sent.wait(ctx)
 		}
 		if !errors.Is(err, errChannelLost) {
-			return err
+			return wrote, err
 		}
 		p.conn.log.Debug("republishing after channel loss", "message_id", msg.MessageId, "routing_key", dst.fact, "err", p.conn.redact(err))
 	}
@@ -206,12 +223,43 @@ func (p *Publisher) sendOnce(ctx context.Context, msg amqp.Publishing, dst desti
 	}
 	cc, err := p.lane.channel(ctx)
 	if errors.Is(err, ErrClosed) && p.closed.Load() {
-		return inFlight{}, fmt.Errorf("publisher: %w", ErrClosed)
+		return inFlight{}, notSent(fmt.Errorf("publisher: %w", ErrClosed))
 	}
 	if err != nil {
-		return inFlight{}, err
+		return inFlight{}, notSent(err)
 	}
 	return cc.send(ctx, dst.exchange, dst.key, !p.opts.allowUnroutable, msg)
+}
+
+// Ready waits until a publish could be written to the broker now: the
+// publisher's Conn has a live connection and the broker does not block
+// publishing on it (a resource alarm). It returns nil then, ctx's error
+// (wrapped) when ctx ends first, or an error matching [ErrClosed] once the
+// publisher or its Conn is closed. It sends nothing. A caller that must
+// hold something while it publishes (an outbox relay, its claim on the
+// rows) asks it first, so that it does not hold it through an outage.
+func (p *Publisher) Ready(ctx context.Context) error {
+	if p.publisher == nil {
+		return errors.New("publisher: not made with NewPublisher")
+	}
+	for {
+		if p.closed.Load() {
+			return fmt.Errorf("publisher: %w", ErrClosed)
+		}
+		s, err := p.conn.session(ctx)
+		if err != nil {
+			return err
+		}
+		if err := s.waitUnblocked(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-s.lost:
+			// Lost while it waited: wait for the next connection.
+		default:
+			return nil
+		}
+	}
 }
 
 // Close releases the publisher's channel. Publishes still waiting fail or

@@ -20,6 +20,10 @@ import (
 // as opposed to a round in which some publishes failed.
 var errStore = errors.New("outbox store")
 
+// errBrokerGone is returned by a claim that found, once it had its turn,
+// that the broker could not take a publish: it claims nothing.
+var errBrokerGone = errors.New("no connection to the broker that can take a publish")
+
 // errInvalid is matched by the refusal of a row that is not a publishable
 // fact: its envelope does not decode, or its payload fails its schema.
 var errInvalid = errors.New("row is not a valid fact")
@@ -78,11 +82,22 @@ type batchResult struct {
 	failures                       []failure // refused: an attempt spent
 	held                           int       // not sent: behind an unpublished earlier fact of their key
 	unavailable                    int       // not published because the broker could not be reached
-	unavailableErr                 error     // the first of those
+	unavailableErr                 error     // the first of those; or why nothing was claimed
+	brokerBack                     bool      // nothing claimed for the broker, which is back now
 }
 
 // relay runs one round: claim, publish, settle. See [Relay.RelayOnce].
 func (r *Relay) relay(ctx context.Context) (batchResult, error) {
+	b, err := r.round(ctx)
+	if b.brokerBack {
+		// The broker came back while the round waited for it: claim now.
+		return r.round(ctx)
+	}
+	return b, err
+}
+
+// round is one try of relay.
+func (r *Relay) round(ctx context.Context) (batchResult, error) {
 	var b batchResult
 	if err := ctx.Err(); err != nil {
 		return b, err
@@ -99,6 +114,27 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 	defer tx.Rollback(txCtx) //nolint:errcheck // a no-op after Commit
 	b.claimedAt = r.cfg.Now()
 	rows, err := r.claimBatch(ctx, tx, b.claimedAt)
+	if errors.Is(err, errBrokerGone) {
+		// Nothing is claimed while the broker cannot take a publish: a
+		// claim holds its rows, the turn of the other relays
+		// (PostgreSQL's advisory lock) and, on SQLite, the one write lock
+		// of the business transactions until it commits, and a publish
+		// waiting for the broker would hold them for the whole
+		// PublishTimeout, round after round. The turn goes back at once,
+		// and the broker is waited for without holding anything.
+		_ = tx.Rollback(txCtx)
+		b.claimedAt = time.Time{}
+		werr := r.brokerReady(ctx)
+		if cerr := ctx.Err(); cerr != nil {
+			return b, cerr
+		}
+		if werr == nil {
+			b.brokerBack = true
+			werr = err
+		}
+		b.unavailableErr = fmt.Errorf("outbox: nothing claimed, the broker is unavailable: %w", werr)
+		return b, b.unavailableErr
+	}
 	if err != nil {
 		return b, r.storeError(ctx, "claim", err)
 	}
@@ -165,6 +201,15 @@ func (r *Relay) relay(ctx context.Context) (batchResult, error) {
 	return b, errors.Join(errs...)
 }
 
+// brokerReady waits, up to PublishTimeout, until the relay's publisher
+// can write to the broker (connected, not blocked by a resource alarm),
+// holding nothing meanwhile.
+func (r *Relay) brokerReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
+	defer cancel()
+	return r.pub.Ready(ctx)
+}
+
 // claimBatch opens the claim (the dialect's lock first) and reads the due
 // rows: the scheduled ones that fell due, soonest due first, then the
 // others, oldest id first. It runs under ctx, so a relay that is stopped
@@ -174,6 +219,14 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx, at time.Time) ([]ro
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return nil, fmt.Errorf("%s: %w", stmt, err)
 		}
+	}
+	// Only a broker that can take a publish now is worth a claim (see
+	// relay). Asked once the turn (the lock above) has come, which may be
+	// after another relay's round; not waited for.
+	now0, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := r.pub.Ready(now0); err != nil {
+		return nil, errBrokerGone
 	}
 	now := r.d.Time(at)
 	// Scheduled facts that fell due first: they are late already.
@@ -296,6 +349,8 @@ func (r *Relay) publish(ctx context.Context, rows []row) []error {
 		}
 	}()
 
+	go r.watchBroker(finished, abandon)
+
 	p := &publishing{r: r, ctx: ctx, pubCtx: pubCtx, rows: rows, outcomes: make([]error, len(rows)),
 		slots: make(chan struct{}, r.cfg.Concurrency), keys: map[string]*keyLine{}}
 	for i := range rows {
@@ -326,6 +381,50 @@ func (r *Relay) publish(ctx context.Context, rows []row) []error {
 	}
 	p.wg.Wait()
 	return p.outcomes
+}
+
+// outageGrace is how long a round's broker may stay unreachable (no
+// connection, or a resource alarm) before the round gives up the
+// publishes still waiting, as unavailable, and commits, releasing its
+// claim: a reconnect to a broker that is up takes well under it
+// (RELIABILITY.md: 6 to 442 ms after a forced close).
+const outageGrace = 2 * time.Second
+
+// watchEvery is how often a round looks at its broker.
+const watchEvery = 100 * time.Millisecond
+
+// watchBroker ends the publishes of a round, with errBrokerGone, once its
+// broker has been unreachable for outageGrace, until done closes. Without
+// it a round that lost its broker would hold its claim (the rows, the
+// other relays' turn, SQLite's write lock) for the whole PublishTimeout.
+func (r *Relay) watchBroker(done <-chan struct{}, abandon context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-done
+		cancel()
+	}()
+	now0, cancelNow := context.WithCancel(ctx)
+	cancelNow()
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if r.pub.Ready(now0) == nil {
+			continue
+		}
+		wait, cancelWait := context.WithTimeout(ctx, outageGrace)
+		err := r.pub.Ready(wait)
+		cancelWait()
+		if err != nil && ctx.Err() == nil {
+			abandon(errBrokerGone)
+			return
+		}
+	}
 }
 
 // errHeld is the outcome of a row not sent because an earlier row of its
@@ -365,6 +464,14 @@ func (p *publishing) start(i int, k string) {
 	}
 	if ctx.Err() != nil {
 		p.outcomes[i] = fmt.Errorf("not published: %w", context.Cause(ctx))
+		p.next(k, false)
+		return
+	}
+	if p.pubCtx.Err() != nil {
+		// The round gave up (its broker gone, or PublishTimeout): send
+		// nothing more.
+		p.outcomes[i] = fmt.Errorf("not published: %w", context.Cause(p.pubCtx))
+		<-p.slots
 		p.next(k, false)
 		return
 	}
@@ -566,7 +673,7 @@ func stoppedBy(ctx context.Context, err error) bool {
 // not be reached in time (down, blocked by an alarm, the publisher closed)
 // rather than because it refused the fact.
 func unreachable(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, runtime.ErrClosed)
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, runtime.ErrClosed) || errors.Is(err, errBrokerGone)
 }
 
 func errorText(err error) string {

@@ -76,7 +76,11 @@
 //     reason. Run prunes both.
 //   - Quiet outages: while the database or the broker is down, the relay
 //     logs one record when the outage starts and one when it ends, with
-//     its duration, the rounds that failed and the facts held back.
+//     its duration, the rounds that failed and the facts held back. While
+//     its broker cannot take a publish, a relay claims nothing (a round
+//     under way gives up its unsent facts after 2s), so it holds no rows,
+//     no turn of the other relays and, on SQLite, not the write lock the
+//     business transactions need.
 //   - Several relays on PostgreSQL (in one process or many) share the
 //     table by taking turns: a round holds a transaction-scoped advisory
 //     lock named after the table from its claim to its commit, so one

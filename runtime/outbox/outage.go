@@ -55,6 +55,14 @@ func (r *Relay) observe(b batchResult, err error) {
 		r.storeDown.fail(err, b.claimed)
 		return
 	}
+	if b.claimedAt.IsZero() && b.unavailableErr != nil {
+		// Nothing claimed: the broker could not take a publish when the
+		// round had its turn (and did not come back while it waited).
+		if !b.brokerBack {
+			r.brokerDown.fail(b.unavailableErr, 0)
+		}
+		return
+	}
 	r.storeDown.ok(b.published)
 	switch {
 	case b.unavailable > 0 && b.published == 0:

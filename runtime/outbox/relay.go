@@ -64,8 +64,12 @@ type RelayConfig struct {
 	// PublishTimeout bounds the publishes of one batch, including waiting
 	// for a lost broker connection to come back. A publish still waiting
 	// then counts as failed, and its row stays. It also bounds how long the
-	// claim holds its rows (and on SQLite the write lock). Default
-	// DefaultPublishTimeout.
+	// claim holds its rows (and on SQLite the write lock). A round whose
+	// broker is unavailable when its turn comes (no connection, a
+	// resource alarm) claims nothing and waits up to PublishTimeout for
+	// it, holding nothing; one whose broker goes away while it publishes
+	// gives up its unsent facts once the broker has stayed away for 2s,
+	// and commits. Default DefaultPublishTimeout.
 	PublishTimeout time.Duration
 	// RetryMin and RetryMax bound how long a row whose publish was refused
 	// waits before it is tried again: RetryMin after the first refusal,
@@ -388,7 +392,10 @@ func (r *Relay) wakeUp() {
 // [runtime.ErrNacked]), with ctx's error if ctx ended before every row was
 // published (see [Relay.Run] for what a round does then); it is a
 // database error, with n zero, when the batch could not be claimed or
-// settled, in which case the batch is claimed again by a later round.
+// settled, in which case the batch is claimed again by a later round. When
+// the publisher's broker is unavailable (no connection within
+// PublishTimeout, or a resource alarm), nothing is claimed, n is zero and
+// err says so.
 func (r *Relay) RelayOnce(ctx context.Context) (n int, err error) {
 	b, err := r.relay(ctx)
 	return b.published, err
