@@ -113,6 +113,11 @@ func (s *Schema) Property(name string) *Schema {
 	return nil
 }
 
+// Subschemas returns the schemas written directly inside s (a property's,
+// an allOf member, items, ...), in walk order; their own subschemas are
+// theirs.
+func (s *Schema) Subschemas() []*Schema { return s.children }
+
 // Walk calls fn for s and every subschema below it, parents first. If fn
 // returns false, Walk does not descend into that schema.
 func (s *Schema) Walk(fn func(*Schema) bool) {

@@ -153,7 +153,7 @@ func (n narrower) implied(from []*load.Schema, s *load.Schema, root bool) []stri
 		if handledKeywords[kw] || !slices.Contains(assertions, kw) {
 			continue
 		}
-		if !sameIn(from, kw, s.Keywords[kw]) {
+		if !sameIn(from, s, kw) {
 			why = append(why, kw+" added or changed")
 		}
 	}
@@ -273,7 +273,7 @@ func (n narrower) itemsImplied(from []*load.Schema, s *load.Schema) []string {
 		// A tuple: its positions must be written alike.
 		var why []string
 		for _, kw := range []string{"prefixItems", "items", "additionalItems"} {
-			if v, ok := s.Keywords[kw]; ok && !sameIn(from, kw, v) {
+			if s.Has(kw) && !sameIn(from, s, kw) {
 				why = append(why, kw+" changed")
 			}
 		}
@@ -350,12 +350,12 @@ func (n narrower) objectImplied(from []*load.Schema, s *load.Schema) []string {
 	return why
 }
 
-// sameIn reports whether some conjunct of from writes keyword kw as v.
-func sameIn(from []*load.Schema, kw string, v any) bool {
-	want := CanonicalJSON(v)
+// sameIn reports whether some conjunct of from writes keyword kw as s
+// does, its $refs leading to schemas that say the same (SameKeyword): two
+// versions' files each write "#/$defs/s", which may say different things.
+func sameIn(from []*load.Schema, s *load.Schema, kw string) bool {
 	return slices.ContainsFunc(from, func(f *load.Schema) bool {
-		fv, ok := f.Keywords[kw]
-		return ok && CanonicalJSON(fv) == want
+		return f.Has(kw) && SameKeyword(f, s, kw)
 	})
 }
 

@@ -113,3 +113,52 @@ func TestNarrowedValuesInEitherDirection(t *testing.T) {
 		t.Errorf("downcast to version 1 = %+v; want it written by hand, saying what narrows", down)
 	}
 }
+
+// Each version's file has definitions of its own, and a keyword that
+// refers to one is written alike in both ("#/$defs/word") while what it
+// says may differ: the upcast is judged by where the $refs lead, so a
+// narrowing behind "not" or a pattern's schema is written by hand, and a definition whose description alone changed is no
+// narrowing.
+func TestACastIsJudgedWhereItsRefsLead(t *testing.T) {
+	fact := func(version, word string) string {
+		return `{"x-routing-key": "order.placed", "x-version": ` + version + `, "title": "OrderPlaced", "type": "object",
+			"required": ["id"], "properties": {"id": {"type": "string"}, "note": ` + "%s" + `},
+			"$defs": {"word": ` + word + `}}`
+	}
+	tests := []struct {
+		name, note, v1, v2 string
+		narrowed           string // "" when the upcast is generated
+	}{
+		{"not", `{"type": "string", "not": {"$ref": "#/$defs/word"}}`,
+			`{"type": "string", "maxLength": 5}`, `{"type": "string", "maxLength": 10}`, `not added or changed`},
+		{"pattern", `{"type": "object", "patternProperties": {"^x": {"$ref": "#/$defs/word"}}}`,
+			`{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 3}`, `patternProperties added or changed`},
+		{"description only", `{"type": "string", "not": {"$ref": "#/$defs/word"}}`,
+			`{"type": "string", "maxLength": 5, "description": "Old."}`, `{"type": "string", "maxLength": 5, "description": "New."}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := build(t, map[string]string{
+				"warren.json":          ledger,
+				"order/placed.v1.json": strings.Replace(fact("1", tt.v1), "%s", tt.note, 1),
+				"order/placed.v2.json": strings.Replace(fact("2", tt.v2), "%s", tt.note, 1),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := m.Facts[0].Upcast
+			if c == nil {
+				t.Fatal("no upcast from version 1")
+			}
+			if tt.narrowed == "" {
+				if !c.Generated {
+					t.Errorf("upcast written by hand (%s); want it generated", c.Why)
+				}
+				return
+			}
+			if c.Generated || !strings.Contains(strings.Join(c.Narrowed, "; "), tt.narrowed) {
+				t.Errorf("upcast generated %v, narrowed %q; want it written by hand: %s", c.Generated, c.Narrowed, tt.narrowed)
+			}
+		})
+	}
+}

@@ -67,6 +67,14 @@ func TestCompare(t *testing.T) {
 		"branch-removed": {
 			`breaking branch-removed order.placed "/properties/payment/oneOf/1" backward old:order/placed.json:40:9`,
 		},
+		// Branches, patterns and a "not" written alike on both sides,
+		// whose $refs lead to definitions that changed: the branch is
+		// compared where it leads, the other keywords are unclassified,
+		// and a description changed behind "not" is no change.
+		"changed-behind-ref": {
+			`breaking unclassified-change order.placed "/properties/labels" both new:order/placed.json:10:56`,
+			`breaking enum-value-removed order.placed "/properties/payment/oneOf/0/properties/brand" backward new:order/placed.json:17:73`,
+		},
 		"constraint-changed": {
 			`breaking constraint-changed order.placed "/properties/note" both new:order/placed.json:34:18`,
 		},

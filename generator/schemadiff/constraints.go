@@ -64,10 +64,12 @@ func narrowingBreaks(n model.Narrowing, rule string) Direction {
 	return ruleOf[rule].Breaks
 }
 
-// branches compares oneOf or anyOf. Branches equal on both sides are paired
-// first, so inserting a branch does not misalign the rest; the remaining
-// branches pair up in order and are compared as schemas, and whatever is
-// left over was added or removed.
+// branches compares oneOf or anyOf. Branches written alike on both sides
+// are paired first, so inserting a branch does not misalign the rest, and
+// are compared as schemas too, since a branch written alike can lead
+// somewhere else ({"$ref": "#/$defs/card"} where the card changed); the
+// remaining branches pair up in order and are compared as schemas, and
+// whatever is left over was added or removed.
 func (c *comparer) branches(path string, ov, nv *view, k string) {
 	o, n := ov.oneOf, nv.oneOf
 	if k == "anyOf" {
@@ -91,6 +93,7 @@ func (c *comparer) branches(path string, ov, nv *view, k string) {
 		for j, nb := range n {
 			if !usedNew[j] && canon(raw(ob)) == canon(raw(nb)) {
 				usedNew[j], found = true, true
+				c.compare(appendPtr(path, k, strconv.Itoa(j)), ob, nb)
 				break
 			}
 		}
@@ -166,6 +169,12 @@ func (c *comparer) unclassified(path string, ov, nv *view) {
 		o, oHas := ov.kw[k]
 		n, nHas := nv.kw[k]
 		if oHas == nHas && canon(o) == canon(n) {
+			if !oHas || model.SameKeyword(ov.kwAt[k], nv.kwAt[k], k) {
+				continue
+			}
+			// Written alike, but a $ref in it leads to a schema that
+			// changed.
+			c.add(UnclassifiedChange, path, c.at(ov, nv, k), "%s is written as before, but a schema its $refs lead to changed: warren cannot tell whether this accepts more or less, so it counts as breaking both ways", k)
 			continue
 		}
 		c.add(UnclassifiedChange, path, c.at(ov, nv, k), "%s changed from %s to %s: warren cannot tell whether this accepts more or less, so it counts as breaking both ways", k, orNone(o, oHas), orNone(n, nHas))
