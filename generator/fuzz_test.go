@@ -43,6 +43,8 @@ var hostileFacts = []string{
 	`{"x-routing-key": "a.b", "type": "object", "properties": {"u": {"oneOf": [{"type": "string", "title": "func"}, {"type": "integer", "title": "type"}]}, "r": {"$ref": "#"}}}`,
 	`{"x-routing-key": "a.b", "type": "object", "properties": {"d": {"$ref": "../common/money.json#/$defs/currency", "description": "\r\n//go:generate rm -rf /\r\n"}}}`,
 	"{\"x-routing-key\": \"a.b\", \"type\": \"object\", \"description\": \"nul \\u0000 bom \\ufeff bad \xff\"}",
+	// Bounds beyond float64 (its infinities) and at int64's edges.
+	`{"x-routing-key": "a.b", "type": "object", "properties": {"f": {"type": "number", "maximum": 1e400, "minimum": -1e400}, "n": {"type": "integer", "exclusiveMinimum": 9223372036854775807}, "o": {"type": "object", "properties": {"g": {"type": "number", "exclusiveMaximum": 1e999}}}}}`,
 }
 
 // fuzzSeeds adds every schema file of the golden cases with its case's

@@ -2,6 +2,7 @@ package gogen
 
 import (
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -451,33 +452,28 @@ func keysLit(patterns []string) frag {
 func intRule(ck model.Check) frag {
 	lo, hi := frag{qual(mathPath, "MinInt64")}, frag{qual(mathPath, "MaxInt64")}
 	if b := ck.Minimum; b != nil {
-		lo = ratLit(intBound(b, true))
+		if i, ok := model.IntBound(b, true); ok {
+			lo = ratLit(i)
+		}
 	}
 	if b := ck.Maximum; b != nil {
-		hi = ratLit(intBound(b, false))
+		if i, ok := model.IntBound(b, false); ok {
+			hi = ratLit(i)
+		}
 	}
 	fields := []field{{"Max", hi}, {"Min", lo}}
 	if ck.MultipleOf != "" {
-		r, _ := new(big.Rat).SetString(ck.MultipleOf.String())
-		// v is a multiple of p/q (in lowest terms) when p divides v.
-		fields = append(fields, field{"MultipleOf", ratLit(new(big.Int).Abs(r.Num()))})
+		// v is a multiple of p/q (in lowest terms) when p divides v. A p
+		// beyond int64 is left to the embedded schema, which the type
+		// checks against too (model's beyondInt64).
+		if p, ok := model.IntMultiple(ck.MultipleOf); ok {
+			fields = append(fields, field{"MultipleOf", text(strconv.FormatInt(p, 10))})
+		}
 	}
 	var w fragWriter
 	w.qual(codecPath, "Int")
 	w.keyed(fields)
 	return w.frag()
-}
-
-func intBound(b *load.Bound, lower bool) *big.Int {
-	r, _ := new(big.Rat).SetString(b.Value.String())
-	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int)) // floor
-	switch {
-	case lower && (m.Sign() != 0 || b.Exclusive):
-		q.Add(q, big.NewInt(1))
-	case !lower && m.Sign() == 0 && b.Exclusive:
-		q.Sub(q, big.NewInt(1))
-	}
-	return q
 }
 
 // ratLit writes an integer, clamped to int64.
@@ -509,12 +505,10 @@ func floatRule(ck model.Check) frag {
 		fields = append(fields, field{"ExclusiveMin", text("true")})
 	}
 	if b := ck.Maximum; b != nil {
-		f, _ := strconv.ParseFloat(b.Value.String(), 64)
-		hi = text(floatLit(f))
+		hi = floatBound(b)
 	}
 	if b := ck.Minimum; b != nil {
-		f, _ := strconv.ParseFloat(b.Value.String(), 64)
-		lo = text(floatLit(f))
+		lo = floatBound(b)
 	}
 	fields = append(fields, field{"Max", hi}, field{"Min", lo})
 	if ck.MultipleOf != "" {
@@ -524,6 +518,20 @@ func floatRule(ck model.Check) frag {
 	w.qual(codecPath, "Float")
 	w.keyed(fields)
 	return w.frag()
+}
+
+// floatBound is a bound as a float64: a bound beyond float64's range
+// (1e400) is an infinity, which every float64 is below (or above), as
+// every value a float64 holds is below 1e400.
+func floatBound(b *load.Bound) frag {
+	f, _ := strconv.ParseFloat(b.Value.String(), 64)
+	switch {
+	case math.IsInf(f, 1):
+		return frag{qual(mathPath, "Inf"), raw("(1)")}
+	case math.IsInf(f, -1):
+		return frag{qual(mathPath, "Inf"), raw("(-1)")}
+	}
+	return text(floatLit(f))
 }
 
 // enumLitOf declares the values of an enum, as JSON texts.

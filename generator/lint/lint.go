@@ -163,6 +163,14 @@ func Run(in Input) []Finding {
 	out := slices.DeleteFunc(p.out, func(f Finding) bool {
 		return f.Rule != LintKeyword && disabled[f.File][f.Rule]
 	})
+	if in.Schemas != nil {
+		// A file of an imported directory is named where the user can
+		// open it, as errors name it, not by its place in this
+		// directory's view ("imports/...").
+		for i := range out {
+			out[i].File = in.Schemas.UserPath(out[i].File)
+		}
+	}
 	slices.SortFunc(out, func(a, b Finding) int {
 		return cmp.Or(
 			cmp.Compare(a.File, b.File),

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 )
 
 // input loads a test directory the way `warren check` does.
@@ -194,5 +195,44 @@ func TestPinnedVersionUnpublishedInTheVersionsGolden(t *testing.T) {
 	}
 	if got := pinned(input(t, published)); len(got) != 0 {
 		t.Errorf("with version 1 published: %q; want no finding", got)
+	}
+}
+
+// A finding in a file of an imported directory names the file where the
+// user can open it, as a validation error does (load's UserPath): for a
+// path import, relative to the importing directory, not its place in
+// that directory's view ("imports/...").
+func TestFindingsOfAnImportNameItsFile(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, src string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("producer/warren.json", `{"package": "catalogue"}`)
+	write("producer/item/priced.json", `{"x-routing-key": "item.priced", "type": "object", "additionalProperties": false,
+  "properties": {"tier": {"enum": ["gold", "Gold"]}}}`)
+	write("consumer/warren.json", `{"package": "search", "imports": [{"path": "../producer"}],
+  "consumers": {"indexer": {"bindings": ["item.priced"]}}}`)
+	s, err := load.Load(context.Background(), filepath.Join(root, "consumer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Build(context.Background(), s, model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range Run(NewInput(s, m)) {
+		got = append(got, fmt.Sprintf("%s %s:%d:%d", f.Rule, f.File, f.Line, f.Col))
+	}
+	want := []string{"go-name-changed ../producer/item/priced.json:2:44"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
 	}
 }

@@ -147,3 +147,28 @@ func TestLoadDraftErrors(t *testing.T) {
 		})
 	}
 }
+
+// A file reached by its path, with an anchor ("all.json#created"), whose
+// root declares an $id: the anchor is found under that $id, as a JSON
+// pointer into the file is, from a $ref and from the manifest's facts
+// (a vendored file is never edited to drop its $id).
+func TestAnchorOfAFileWithAnIDReachedByPath(t *testing.T) {
+	s, err := LoadFS(context.Background(), mapFS(map[string]string{
+		"warren.json": `{"facts": {"vendor.thing.created": {"schema": "vendor/all.json#created"}}}`,
+		"vendor/all.json": `{"$id": "https://vendor.example/events.json",
+  "$defs": {"created": {"$anchor": "created", "type": "object", "properties": {"id": {"type": "string"}}}}}`,
+		"vendor/use.json": `{"x-routing-key": "vendor.thing.used", "type": "object", "properties": {"c": {"$ref": "all.json#created"}}}`,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	use, _ := s.Doc("vendor/use.json")
+	if n := use.SchemaAt("/properties/c"); n == nil || n.Ref == nil || n.Ref.Location() != "vendor/all.json#/$defs/created" {
+		t.Errorf("$ref \"all.json#created\" resolves to %v, want vendor/all.json#/$defs/created", n.Ref)
+	}
+	for _, f := range s.Facts {
+		if f.RoutingKey == "vendor.thing.created" && f.Schema.Location() != "vendor/all.json#/$defs/created" {
+			t.Errorf("fact vendor.thing.created is %s, want vendor/all.json#/$defs/created", f.Schema.Location())
+		}
+	}
+}

@@ -197,6 +197,13 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{`b.json:1:19: /x-routing-key: routing key "a.b" is already declared by a.json:1:19`},
 		},
 		{
+			// JSON allows it; no validator reads it (the meta-schema's
+			// check of multipleOf panicked on it).
+			name:  "number with a huge exponent",
+			files: map[string]string{"warren.json": `{}`, "a.json": fact(`, "properties": {"f": {"type": "number", "multipleOf": 1e99999999, "maximum": 1e400}}`)},
+			want:  []string{`a.json:1:97: /properties/f/multipleOf: number 1e99999999: expected an exponent from -10000 to 10000 (no validator reads this one exactly, and no schema needs one beyond)`},
+		},
+		{
 			name: "ref to a misspelt file",
 			files: map[string]string{
 				"warren.json":       `{}`,

@@ -15,6 +15,13 @@ import (
 // ancestors), and several passes recurse as deep as the document.
 const maxDepth = 1000
 
+// maxExponent bounds the exponent of a number. JSON allows any, but a
+// bound such as 1e99999999 is read exactly by no validator (math/big
+// gives up on it, and the one that checks schemas and payloads panics),
+// and a bound beyond float64 or int64 needs an exponent of a few hundred
+// at most.
+const maxExponent = 10000
+
 // parser reads JSON byte by byte, recording the offset of every value and
 // property name as it goes. It decodes exactly as encoding/json does
 // (numbers as json.Number); encoding/json's streaming Token API, used
@@ -66,7 +73,11 @@ func (p *parser) value(pointer string, keyOff, depth int) (any, error) {
 	case c == '"':
 		v, err = p.string()
 	case c == '-' || c >= '0' && c <= '9':
-		v, err = p.number()
+		var n json.Number
+		if n, err = p.number(); err == nil && hugeExponent(n) {
+			return nil, p.doc.errorAt(start, pointer, "number %s: expected an exponent from -%d to %d (no validator reads this one exactly, and no schema needs one beyond)", shortNumber(n), maxExponent, maxExponent)
+		}
+		v = n
 	default:
 		v, err = p.literal()
 	}
@@ -222,6 +233,30 @@ func (p *parser) number() (json.Number, error) {
 	}
 	p.pos = i
 	return json.Number(src[start:i]), nil
+}
+
+// hugeExponent reports whether n, a valid JSON number, has an exponent
+// beyond maxExponent.
+func hugeExponent(n json.Number) bool {
+	i := strings.IndexAny(string(n), "eE")
+	if i < 0 {
+		return false
+	}
+	exp := strings.TrimLeft(strings.TrimLeft(string(n[i+1:]), "+-"), "0")
+	if len(exp) > len(strconv.Itoa(maxExponent)) {
+		return true
+	}
+	e, _ := strconv.Atoi(exp)
+	return e > maxExponent
+}
+
+// shortNumber is n for a message: a number with thousands of digits is
+// cut short.
+func shortNumber(n json.Number) string {
+	if len(n) > 40 {
+		return string(n[:20]) + "..." + string(n[len(n)-15:])
+	}
+	return string(n)
 }
 
 func (p *parser) literal() (any, error) {

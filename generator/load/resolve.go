@@ -95,6 +95,12 @@ func (s *Schemas) resolve(base, ref string) (*Schema, error) {
 		if a, ok := s.ids[resource+"#"+frag]; ok {
 			return a, nil
 		}
+		// A file reached by its path whose root declares an $id: its
+		// anchors are declared under that $id (res.Base), as a JSON
+		// pointer into it is read from its root.
+		if a, ok := s.ids[res.Base+"#"+frag]; ok && res.Base != resource {
+			return a, nil
+		}
 		return nil, fmt.Errorf("$ref %s: %s declares no anchor %s", q, res.Location(), strconv.Quote(frag))
 	}
 	ptr := res.Pointer + frag

@@ -286,9 +286,6 @@ func (b *builder) fields(t *Type, v *view) {
 		if decl.HasDefault && !b.leftOut[decl] {
 			f.Default = decl.Default
 		}
-		if f.GoName == "" {
-			b.errs.Add(decl.Doc.KeyErrorf(decl.Pointer, "property %s: expected a name with a letter or digit, to name the Go field", strconv.Quote(p.name)))
-		}
 		if why := badTagName(p.name); why != "" {
 			b.errs.Add(decl.Doc.KeyErrorf(decl.Pointer, "property %s: %s", strconv.Quote(p.name), why))
 		}
@@ -468,7 +465,11 @@ func (b *builder) nameFor(n *load.Schema) string {
 			i, _ := strconv.Atoi(last)
 			return parentAt(2) + "Option" + strconv.Itoa(i+1)
 		case "prefixItems", "items":
-			return parentAt(2) + "Item" + last
+			if _, err := strconv.Atoi(last); err == nil {
+				return parentAt(2) + "Item" + last // a tuple's position
+			}
+			// A keyword of the items' schema (items of items,
+			// additionalProperties of items): named below.
 		}
 	}
 	switch last {

@@ -388,6 +388,11 @@ func (r Ref) alsoInexact() string {
 		if why := nodeInexact(n, kind, nil); why != "" {
 			return why
 		}
+		if r.Kind == Int {
+			if why := beyondInt64(n); why != "" {
+				return why
+			}
+		}
 		for kw := range n.Keywords {
 			if kw == "type" || !slices.Contains(assertions, kw) {
 				continue

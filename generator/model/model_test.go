@@ -350,3 +350,70 @@ func TestCollisionsAreRenamed(t *testing.T) {
 		t.Errorf("renames (-want +got):\n%s", diff)
 	}
 }
+
+// A type declared below an array's items is named after the items' type:
+// items of items are Item again, the values of a map of items Value
+// (nameFor's rule, docs/GENERATED.md). A property whose name has no letter or digit ("_", "-") is
+// spelled out, as a taken one is, and reported as renamed.
+func TestNamesBelowItemsAndOfSymbols(t *testing.T) {
+	m, err := build(t, map[string]string{
+		"warren.json": `{"package": "p"}`,
+		"grid.json": `{"x-routing-key": "grid.updated", "type": "object", "properties": {
+  "rows": {"type": "array", "items": {"type": "array", "items": {"type": "object", "properties": {"v": {"type": "integer"}}}}},
+  "maps": {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "object", "properties": {"w": {"type": "string"}}}}},
+  "_": {"type": "string"}, "-": {"type": "string"}}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ty := range m.Types {
+		types = append(types, ty.GoName+" "+ty.Pointer)
+	}
+	want := []string{
+		"GridUpdated ",
+		"GridUpdatedRowsItemItem /properties/rows/items/items",
+		"GridUpdatedMapsItemValue /properties/maps/items/additionalProperties",
+	}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("types (-want +got):\n%s", diff)
+	}
+	var fields []string
+	for _, f := range m.Types[0].Fields {
+		fields = append(fields, f.JSONName+" "+f.GoName)
+	}
+	if diff := cmp.Diff([]string{"rows Rows", "maps Maps", "_ Underscore", "- Minus"}, fields); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+// A definition named like what is generated for a consumer (its handler
+// interface, its constructor) gives way, as one named Topology does: a
+// vendor's file cannot be edited, and renaming the consumer renames its
+// queues. A fact so named stays an error (docs/GENERATED.md).
+func TestDefinitionsGiveWayToConsumerNames(t *testing.T) {
+	m, err := build(t, map[string]string{
+		"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b"]}}}`,
+		"a.json": `{"x-routing-key": "a.b", "title": "Fact", "type": "object", "properties": {
+  "h": {"$ref": "vendor/hook.json#/definitions/h"}, "c": {"$ref": "vendor/hook.json#/definitions/c"}}}`,
+		"vendor/hook.json": `{"definitions": {"h": {"title": "MailerHandler", "type": "string"}, "c": {"title": "NewMailerConsumer", "type": "string"}}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range m.Renamed {
+		got = append(got, r.What+": "+r.From+" -> "+r.To)
+	}
+	want := []string{"type: MailerHandler -> HookMailerHandler", "type: NewMailerConsumer -> HookNewMailerConsumer"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("renames (-want +got):\n%s", diff)
+	}
+	_, err = build(t, map[string]string{
+		"warren.json": `{"package": "p", "consumers": {"mailer": {"bindings": ["a.b"]}}}`,
+		"a.json":      `{"x-routing-key": "a.b", "title": "MailerHandler", "type": "object"}`,
+	})
+	if err == nil || !strings.Contains(err.Error(), `Go name "MailerHandler" of this handler interface of consumer "mailer" is already taken`) {
+		t.Errorf("a fact named like a consumer's handler: %v", err)
+	}
+}

@@ -26,7 +26,9 @@ type Renamed struct {
 
 // The rule, applied in this order (docs/GENERATED.md, "Names of generated
 // identifiers"):
-//   - A fact's type keeps the fact's name. Other types are taken in the
+//   - A fact's type keeps the fact's name, and the fixed names and those of
+//     the manifest's consumers, responders and sagas are taken (Topology,
+//     OrderMailerHandler, NewOrderMailerConsumer). Other types are taken in the
 //     order of their file path and position in the file; one whose name
 //     is taken gets the name of its file in front (push.json's "User" ->
 //     PushUser; skipped when the file is named like the type), then of
@@ -46,6 +48,23 @@ func (b *builder) resolveNames(facts []*Fact) {
 		for _, n := range []string{f.GoName, f.VarName(), f.RoutingKeyConst()} {
 			taken[n] = true
 		}
+	}
+	// The manifest's consumers, responders and sagas name what is
+	// generated for them (OrderMailerHandler, NewOrderMailerConsumer):
+	// a definition of a vendor's file whose name is one gives way, as it
+	// does to Topology.
+	for _, c := range b.s.Manifest.Consumers {
+		taken[names.Handler(c.Name)], taken[names.ConsumerConstructor(c.Name)] = true, true
+		if c.Batch.Batched() {
+			taken[names.Batch(c.Name)] = true
+		}
+	}
+	for _, r := range b.s.Manifest.Responders {
+		taken[names.Responder(r.Name)], taken[names.ResponderConstructor(r.Name)] = true, true
+	}
+	for _, sg := range b.s.Manifest.Sagas {
+		saga := Saga{Name: sg.Name}
+		taken[saga.InterfaceName()], taken[saga.ConstructorName()] = true, true
 	}
 	for _, t := range b.sortedTypes() {
 		if t.Fact == nil {

@@ -239,9 +239,10 @@ func exclusiveKeyword(inclusive string) string {
 
 // compareNumbers compares two JSON numbers, and says whether both could
 // be read. A big.Float keeps the exponent apart from the digits, so a
-// bound of 1e999999999 costs no more than 1000 (a big.Rat would write
-// out its billion digits); 512 bits tell apart any two bounds that differ
-// within their first 150 significant digits.
+// bound of 1e9999 (the loader refuses exponents beyond 10000) costs no
+// more than 1000 (a big.Rat would write out its digits); 512 bits tell
+// apart any two bounds that differ within their first 150 significant
+// digits.
 func compareNumbers(a, b json.Number) (int, bool) {
 	x, _, errA := big.ParseFloat(a.String(), 10, 512, big.ToNearestEven)
 	y, _, errB := big.ParseFloat(b.String(), 10, 512, big.ToNearestEven)
