@@ -77,11 +77,7 @@ func (c *String) Time(d *jx.Decoder) (time.Time, error) {
 	if err := c.Check(s); err != nil {
 		return time.Time{}, err
 	}
-	var t time.Time
-	if err := t.UnmarshalText([]byte(s)); err != nil {
-		return time.Time{}, Wrap(err, "a date-time (RFC 3339)")
-	}
-	return t, nil
+	return parseDateTime(s)
 }
 
 // Pattern is a JSON Schema regular expression ("pattern", or a key of

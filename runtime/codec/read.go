@@ -108,11 +108,42 @@ func Time(d *jx.Decoder) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	return parseDateTime(s)
+}
+
+// parseDateTime reads an RFC 3339 date-time as the format date-time
+// accepts it, which Go's parser does not in two cases: the separator T
+// and the zone Z may be lower case (RFC 3339, section 5.6), and the
+// seconds may be 60, a leap second, which a time.Time cannot hold: it
+// reads as the second after 59, the next minute's first.
+func parseDateTime(s string) (time.Time, error) {
 	var t time.Time
-	if err := t.UnmarshalText([]byte(s)); err != nil {
+	err := t.UnmarshalText([]byte(s))
+	if err == nil {
+		return t, nil
+	}
+	if len(s) < 20 {
 		return time.Time{}, Wrap(err, "a date-time (RFC 3339)")
 	}
-	return t, nil
+	b := []byte(s)
+	if b[10] == 't' {
+		b[10] = 'T'
+	}
+	if b[len(b)-1] == 'z' {
+		b[len(b)-1] = 'Z'
+	}
+	leap := b[17] == '6' && b[18] == '0'
+	if leap {
+		b[17] = '5'
+		b[18] = '9'
+	}
+	if t2, err2 := time.Parse(time.RFC3339Nano, string(b)); err2 == nil {
+		if leap {
+			t2 = t2.Add(time.Second)
+		}
+		return t2, nil
+	}
+	return time.Time{}, Wrap(err, "a date-time (RFC 3339)")
 }
 
 // Raw reads any JSON value and returns a copy of its text.
