@@ -19,9 +19,9 @@ import (
 //
 // The relay publishes rows in id order, and relays of one table take turns
 // (see dialect.go), so order per key on the broker holds whatever the
-// number of relays, as long as no publish failed: a row whose publish
-// failed is retried after later rows of its key went out, which the
-// consumer's sequence check counts and logs as a step back.
+// number of relays. A row whose publish failed holds the later rows of its
+// key, in its batch and in the claims after it (heldCond in batch.go),
+// until it is published or discarded, so they do not overtake it.
 type ordering struct {
 	count string // counts the key up
 }
