@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,6 +124,55 @@ func NewWith(files map[string]string, opts Options) *Set {
 // "path#/pointer"). A mismatch is a *[ValidationError] listing every
 // problem; malformed JSON or an unknown schema is another error.
 func (s *Set) Validate(loc string, payload []byte) error { return s.s.Validate(loc, payload) }
+
+// validateGuarded validates doc, returning what the validator panicked
+// with instead of panicking: it does so on a number its arithmetic cannot
+// hold (1e99999999 against a maximum or a multipleOf), and a consumer
+// must refuse such a payload as invalid rather than retry a panic that
+// recurs on every try.
+func validateGuarded(sch *jsonschema.Schema, doc any) (err error, panicked any) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked = v
+		}
+	}()
+	return sch.Validate(doc), nil
+}
+
+// unreadableNumbers explains a validator's panic on doc: a
+// *ValidationError naming each number of doc that math/big cannot read
+// (the validator's arithmetic), or, when there is none, an error saying
+// the validator failed.
+func unreadableNumbers(loc string, doc any, panicked any) error {
+	var problems []Problem
+	var walk func(ptr string, v any)
+	walk = func(ptr string, v any) {
+		switch x := v.(type) {
+		case json.Number:
+			if _, ok := new(big.Rat).SetString(string(x)); !ok {
+				problems = append(problems, Problem{Pointer: ptr, Message: fmt.Sprintf("a number of a size the validator can compare, got %s", x)})
+			}
+		case []any:
+			for i, e := range x {
+				walk(ptr+"/"+strconv.Itoa(i), e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), x[k])
+			}
+		}
+	}
+	walk("", doc)
+	if len(problems) == 0 {
+		return fmt.Errorf("validate against %s: the validator failed: %v", loc, panicked)
+	}
+	return &ValidationError{Schema: loc, Problems: problems}
+}
 
 // ValidateValue encodes v as JSON and validates it against the schema at loc.
 func (s *Set) ValidateValue(loc string, v any) error { return s.s.ValidateValue(loc, v) }
@@ -269,7 +320,10 @@ func (s *set) Validate(loc string, payload []byte) error {
 		return fmt.Errorf("payload for %s is not JSON: %w", loc, err)
 	}
 	before := s.stopped.n.Load()
-	err = sch.Validate(doc)
+	err, panicked := validateGuarded(sch, doc)
+	if panicked != nil {
+		return unreadableNumbers(loc, doc, panicked)
+	}
 	stopped := s.stopped.problems(doc, before)
 	if err != nil {
 		ve, ok := err.(*jsonschema.ValidationError)
