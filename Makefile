@@ -117,9 +117,8 @@ CLUSTER_PKGS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func TestCl
 
 # Tests in the broker packages whose outcome does not depend on the broker
 # that WARREN_AMQP_URL names: they talk to no broker (the guards' SQL
-# stores) or to a node of
-# their own, started from the machine's installation
-# (testenv.ManagementNode). Each passes with WARREN_AMQP_URL at a closed
+# stores) or to a node of their own, started from the machine's
+# installation (testenv.ManagementNode). Each passes with WARREN_AMQP_URL at a closed
 # port. make test runs them; on the RabbitMQ 4 target they would only run
 # again, unchanged. The names are checked against the test sources, so
 # that a renamed test cannot linger here unnoticed.
