@@ -163,7 +163,7 @@ func unreadableNumbers(loc string, doc any, panicked any) error {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				walk(ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), x[k])
+				walk(ptr+pointer([]string{k}), x[k])
 			}
 		}
 	}
