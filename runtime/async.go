@@ -15,8 +15,7 @@ type Pending struct {
 	dst  destination
 	msg  amqp.Publishing
 	sent inFlight
-	err  error      // the first send failed as a channel loss: Wait republishes
-	also []*Pending // the other copies of a fact published in several versions
+	err  error // the first send failed as a channel loss: Wait republishes
 	// wrote reports that msg was written to the broker (or may have
 	// been); until then a publish that fails gives its key's number back.
 	wrote bool
@@ -32,15 +31,7 @@ func (h *Pending) ID() string { return h.msg.MessageId }
 // publishes the same envelope (same id) again on the next connection, as
 // Publish does.
 func (h *Pending) Wait(ctx context.Context) error {
-	if err := h.wait(ctx); err != nil {
-		return err
-	}
-	for _, o := range h.also {
-		if err := o.wait(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return h.wait(ctx)
 }
 
 func (h *Pending) wait(ctx context.Context) error {

@@ -632,14 +632,18 @@ func (c *Consumer) checkFact(in inbound) (*batchFact, error) {
 	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
 		return nil, err
 	}
-	head, h, err := c.decode(in)
+	read := in
+	if route, ok := c.routes[in.routingKey]; ok {
+		read = route.readAs(in)
+	}
+	head, h, err := c.decode(read)
 	if err != nil {
 		return nil, err
 	}
 	return &batchFact{in: in, h: h, d: Delivery{
 		MessageID: head.ID, OccurredAt: head.OccurredAt, RoutingKey: in.routingKey,
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
-		DueAt: in.due, Deferrals: in.deferrals, Headers: in.d.Headers,
+		DueAt: in.due, Deferrals: in.deferrals, Headers: read.d.Headers,
 	}}, nil
 }
 

@@ -54,20 +54,20 @@ func publishDual(t *testing.T, conn *Conn, b *broker, v1, v2 Fact, codes ...stri
 }
 
 // checkDualSettled waits until consumer spec settled n facts published in
-// two versions (each handled once, its other copy acked unhandled as a
-// duplicate) and checks that none was poisoned and rec saw each id once.
+// two versions (each one message, handled once) and checks that none was
+// poisoned and rec saw each id once.
 func checkDualSettled(t *testing.T, conn *Conn, b *broker, spec topology.Consumer, rec *v1Recorder, ids []string) {
 	t.Helper()
 	n := uint64(len(ids))
-	testenv.Eventually(t, "every copy settled", func() bool {
+	testenv.Eventually(t, "every fact settled", func() bool {
 		c := conn.Counts(spec.Name)
-		return c.Get(Acked)+c.Get(DuplicateSkipped)+c.Get(Poisoned) >= 2*n
+		return c.Get(Acked)+c.Get(DuplicateSkipped)+c.Get(Poisoned) >= n
 	})
 	time.Sleep(200 * time.Millisecond) // nothing more comes
 	c := conn.Counts(spec.Name)
-	if c.Get(Acked) != n || c.Get(DuplicateSkipped) != n || c.Get(Poisoned) != 0 {
-		t.Errorf("acked %d, duplicate_skipped %d, poisoned %d; want %d, %d, 0",
-			c.Get(Acked), c.Get(DuplicateSkipped), c.Get(Poisoned), n, n)
+	if c.Get(Delivered) != n || c.Get(Acked) != n || c.Get(DuplicateSkipped) != 0 || c.Get(Poisoned) != 0 {
+		t.Errorf("delivered %d, acked %d, duplicate_skipped %d, poisoned %d; want %d, %d, 0, 0",
+			c.Get(Delivered), c.Get(Acked), c.Get(DuplicateSkipped), c.Get(Poisoned), n, n)
 	}
 	if d := b.depth(spec.PoisonQueue); d != 0 {
 		t.Errorf("poison queue holds %d, want 0", d)
@@ -83,19 +83,18 @@ func checkDualSettled(t *testing.T, conn *Conn, b *broker, spec topology.Consume
 }
 
 // A fact published in versions 1 and 2 side by side reaches a batch
-// consumer pinned to version 1 once: its handler gets the version-1 copy,
-// and the version-2 copy is acked unhandled as a duplicate, as a plain
-// consumer acks it, never poisoned.
-func TestBatchConsumerPinnedToVersionSkipsTheOtherCopy(t *testing.T) {
+// consumer pinned to version 1 once, as one message: its handler gets the
+// version 1 it reads, never poisoned.
+func TestBatchConsumerPinnedToVersionReadsItsVersionOfADualPublish(t *testing.T) {
 	b := newBroker(t, topology.ConsumerSpec{Name: "batch-pinned-v1", Bindings: []string{"item.#"}, MaxAttempts: 1,
 		Prefetch: 20, Batch: &topology.Batch{Size: 8, Wait: 200 * time.Millisecond}})
 	conn := b.dial(Config{Logger: testLogger(t)})
 	spec := b.consumer(0)
 	v1, v2 := itemV1Fact("item.changed"), itemFact("item.changed")
-	// Waiting in the queue before the consumer starts: both copies of each
-	// fact land in one batch.
+	// Waiting in the queue before the consumer starts: one message per
+	// fact, which land in one batch.
 	ids := publishDual(t, conn, b, v1, v2, "A-1", "A-2", "A-3")
-	testenv.Eventually(t, "six copies in the work queue", func() bool { return b.depth(spec.Queue) == 6 })
+	testenv.Eventually(t, "three messages in the work queue", func() bool { return b.depth(spec.Queue) == 3 })
 	rec := &v1Recorder{}
 	c, err := NewBatchConsumer(conn, spec, []Route{Collect(v1, func(b *v1Batch, it Item[itemV1]) { b.items = append(b.items, it) })},
 		func(_ context.Context, batch v1Batch) (Outcomes, error) {
@@ -107,8 +106,7 @@ func TestBatchConsumerPinnedToVersionSkipsTheOtherCopy(t *testing.T) {
 	}
 	run(t, c)
 	checkDualSettled(t, conn, b, spec, rec, ids)
-	// And one published while it runs, each copy in a batch of its own or
-	// not: the same.
+	// And one published while it runs: the same.
 	ids = append(ids, publishDual(t, conn, b, v1, v2, "A-4")...)
 	checkDualSettled(t, conn, b, spec, rec, ids)
 	rec.mu.Lock()
@@ -118,9 +116,9 @@ func TestBatchConsumerPinnedToVersionSkipsTheOtherCopy(t *testing.T) {
 	}
 }
 
-// The same for an ordered batch consumer pinned to version 1: each key's
-// version-2 copy is acked unhandled in place, and the key goes on.
-func TestOrderedBatchConsumerPinnedToVersionSkipsTheOtherCopy(t *testing.T) {
+// The same for an ordered batch consumer pinned to version 1: each fact
+// one message in its key's order.
+func TestOrderedBatchConsumerPinnedToVersionReadsItsVersionOfADualPublish(t *testing.T) {
 	spec := orderedSpec("ordered-batch-pinned-v1")
 	spec.Shards, spec.Concurrency, spec.MaxAttempts = 2, 1, 1
 	spec.Batch = &topology.Batch{Size: 8, Wait: 200 * time.Millisecond}

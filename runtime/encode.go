@@ -190,5 +190,8 @@ func (m outMessage) publishing(f Fact) amqp.Publishing {
 	if f.versions != "" {
 		msg.Headers[HeaderFactVersions] = f.versions
 	}
+	for _, c := range f.copies {
+		msg.Headers[copyHeader(c.version)] = string(c.body)
+	}
 	return msg
 }

@@ -27,9 +27,10 @@ type Fact struct {
 	// just wrote to find the key.
 	KeyOf func(payload any) (key string, ok bool)
 
-	sequenced *Sequenced // set by WithSequence for one publish
-	dueAt     *time.Time // set by WithDueAt for one publish
-	versions  string     // HeaderFactVersions, set by PublishVersions for one publish
+	sequenced *Sequenced    // set by WithSequence for one publish
+	dueAt     *time.Time    // set by WithDueAt for one publish
+	versions  string        // HeaderFactVersions, set by PublishVersions for one publish
+	copies    []versionCopy // the newer versions' envelopes, set by PublishVersions
 }
 
 // WithPriority returns f with priority p, for one publish call that must

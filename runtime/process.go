@@ -89,19 +89,24 @@ func (c *Consumer) handle(ctx context.Context, in inbound) (duplicate bool, err 
 	if err := checkBody(in.d, c.opts.maxBodySize); err != nil {
 		return false, err
 	}
-	if route, ok := c.routes[in.routingKey]; ok && route.otherCopy(in.d.Headers, versionOf(in.d.Headers)) {
+	route, ok := c.routes[in.routingKey]
+	if ok && route.otherCopy(in.d.Headers, versionOf(in.d.Headers)) {
 		// The same fact in another version, which this consumer handles
 		// instead: as a duplicate, acked unhandled.
 		return true, nil
 	}
-	head, h, err := c.decode(in)
+	read := in
+	if ok {
+		read = route.readAs(in)
+	}
+	head, h, err := c.decode(read)
 	if err != nil {
 		return false, err
 	}
 	d := Delivery{
 		MessageID: head.ID, OccurredAt: head.OccurredAt, RoutingKey: in.routingKey,
 		Attempt: in.attempt, Redelivered: in.d.Redelivered, Consumer: c.spec.Name,
-		DueAt: in.due, Deferrals: in.deferrals, Headers: in.d.Headers,
+		DueAt: in.due, Deferrals: in.deferrals, Headers: read.d.Headers,
 	}
 	returned := in.sess.handlerStarted(c.spec.Name, in.d)
 	start := time.Now()

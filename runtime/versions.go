@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-faster/jx"
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime/codec"
@@ -17,16 +18,29 @@ import (
 
 // A fact may be published in several versions side by side during a
 // migration (see docs/RUNTIME.md, "Versions side by side"). Each message
-// carries its own version in HeaderFactVersion; a publisher that
-// publishes one fact in several versions sends one message per version,
-// all with the same message id, each listing every version published in
-// HeaderFactVersions. A consumer handles the copy of the newest version
-// it reads, and acks the others unhandled.
+// carries its own version in HeaderFactVersion. A publisher that publishes
+// one fact in several versions sends one message: the oldest version's
+// envelope as its body, HeaderFactVersions listing every version, and the
+// envelope of each newer version in a header of its own
+// ([HeaderFactCopyPrefix] and the version). A consumer handles the
+// version it reads best, the newest it reads, out of that one message.
+//
+// One message, not one per version: the instances of two builds of one
+// consumer share its work queue during a rolling deploy, and the broker
+// would hand the copies of one fact to different instances. An instance
+// of the new build would skip the old copy for the new one while an
+// instance of the old build skipped the new copy for the old one, and the
+// fact would not be handled at all. In one message, whichever instance
+// gets the fact picks the version it reads.
 
 const (
 	// HeaderFactVersions lists, comma-separated and ascending, the
-	// versions one fact was published in ("1,2"), on every copy.
+	// versions one fact was published in ("1,2"), on its message.
 	HeaderFactVersions = "x-fact-versions"
+	// HeaderFactCopyPrefix and a version name the header in which a fact
+	// published in several versions carries the envelope of that version
+	// ("x-fact-copy-2"), for every version but the body's, the oldest.
+	HeaderFactCopyPrefix = "x-fact-copy-"
 	// HeaderVersionMismatch is set on a fact poisoned by a consumer that
 	// could not read its version: "fact version 2, consumer reads versions 1".
 	HeaderVersionMismatch = "x-version-mismatch"
@@ -118,26 +132,98 @@ func (r Route) readable(v int) bool {
 	return ok
 }
 
-// otherCopy reports whether the delivery is a copy of a fact published in
-// several versions that this route does not handle: the route handles the
-// copy of the newest version it reads, or, when it reads none of them,
-// the copy of the oldest (which its own schema may still accept).
+// otherCopy reports whether the delivery is one of several messages of
+// one fact published in several versions, one message per version, as
+// warren published them before a fact's versions travelled in one message
+// (see the top of this file), and not the one the route handles: the
+// route handles the message of the newest version it reads, or, when it
+// reads none of them, the oldest. A message that carries its versions
+// itself is never another copy.
 func (r Route) otherCopy(h map[string]any, version int) bool {
 	list, ok := h[HeaderFactVersions].(string)
 	if !ok {
 		return false
 	}
 	versions := parseVersions(list)
-	if len(versions) < 2 || !slices.Contains(versions, version) {
+	if len(versions) < 2 || !slices.Contains(versions, version) || carriesCopies(h, versions, version) {
 		return false
 	}
-	chosen := versions[0]
+	return version != r.chosen(versions)
+}
+
+// chosen returns the version, among versions (ascending), that the route
+// handles: the newest it reads, else the oldest.
+func (r Route) chosen(versions []int) int {
+	out := versions[0]
 	for _, v := range versions {
 		if r.readable(v) {
-			chosen = v
+			out = v
 		}
 	}
-	return version != chosen
+	return out
+}
+
+// copyHeader names the header that carries version v's envelope.
+func copyHeader(v int) string { return HeaderFactCopyPrefix + strconv.Itoa(v) }
+
+// carriesCopies reports whether a message of version body carries the
+// envelope of another of versions in a header.
+func carriesCopies(h map[string]any, versions []int, body int) bool {
+	for _, v := range versions {
+		if v != body {
+			if _, ok := h[copyHeader(v)]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// BodyOfVersion returns the envelope of version v of a fact's message: its
+// body when the message is of version v, else the envelope a fact
+// published in several versions carries in its header for v. It reports
+// false when the message has no envelope of version v.
+func BodyOfVersion(h map[string]any, body []byte, v int) ([]byte, bool) {
+	if versionOf(h) == v {
+		return body, true
+	}
+	switch c := h[copyHeader(v)].(type) {
+	case string:
+		return []byte(c), true
+	case []byte:
+		return c, true
+	}
+	return nil, false
+}
+
+// readAs returns in as the route reads it: for a fact published in
+// several versions in one message, the envelope of the version the route
+// handles as its body and that version in its headers (a copy of them);
+// in itself otherwise, or when the message lacks that version's envelope.
+// The message settles as it arrived: what is retried or poisoned carries
+// every version.
+func (r Route) readAs(in inbound) inbound {
+	list, ok := in.d.Headers[HeaderFactVersions].(string)
+	if !ok {
+		return in
+	}
+	versions := parseVersions(list)
+	body := versionOf(in.d.Headers)
+	v := r.chosen(versions)
+	if len(versions) < 2 || v == body {
+		return in
+	}
+	b, ok := BodyOfVersion(in.d.Headers, in.d.Body, v)
+	if !ok {
+		return in
+	}
+	h := make(amqp.Table, len(in.d.Headers))
+	for k, x := range in.d.Headers {
+		h[k] = x
+	}
+	h[HeaderFactVersion] = int64(v)
+	in.d.Headers, in.d.Body = h, b
+	return in
 }
 
 func parseVersions(list string) []int {
@@ -190,11 +276,16 @@ func versionOf(h map[string]any) int {
 }
 
 // markVersionMismatch sets HeaderVersionMismatch on a poison copy whose
-// cause is a VersionError. It drops HeaderFactVersions: the consumer
-// acked the fact's other copies, so the poisoned one is the only one left
-// to it, and a replay must not take it for a copy to skip.
+// cause is a VersionError. Of a fact published one message per version
+// (see [Route.otherCopy]) it drops HeaderFactVersions: the consumer acked
+// the fact's other messages, so the poisoned one is the only one left to
+// it, and a replay must not take it for a copy to skip. A message that
+// carries its versions keeps them, so that the consumer, upgraded, reads
+// the version it reads best when the fact is replayed.
 func markVersionMismatch(cause error, h map[string]any) {
-	delete(h, HeaderFactVersions)
+	if list, ok := h[HeaderFactVersions].(string); ok && !carriesCopies(h, parseVersions(list), versionOf(h)) {
+		delete(h, HeaderFactVersions)
+	}
 	if ve := (*VersionError)(nil); errors.As(cause, &ve) {
 		h[HeaderVersionMismatch] = ve.mismatch()
 	}
@@ -217,55 +308,48 @@ type Copy struct {
 	Payload any
 }
 
-// PublishVersions publishes one fact in several versions, one message per
-// copy, all with the same message id and time, each with
-// HeaderFactVersions listing every version, so that a consumer handles the
-// copy of the newest version it reads and acks the others. It returns the
-// message id once every copy is confirmed. Every copy is validated before
-// anything is sent. A failure after some copies were confirmed leaves
-// those published, and the consumers that read their versions handle
-// them; the error says which version failed. As after a failed Publish,
-// publishing again publishes the fact once more, under a new id.
+// versionCopy is the envelope of one version of a fact published in
+// several, carried in a header of the fact's one message.
+type versionCopy struct {
+	version int
+	body    []byte
+}
+
+// maxCopiesSize bounds the envelopes a fact published in several versions
+// carries in its headers: AMQP 0-9-1 sends a message's headers in one
+// frame, and RabbitMQ's frames hold 128 KiB by default.
+const maxCopiesSize = 64 << 10
+
+// PublishVersions publishes one fact in several versions as one message
+// (see the top of this file): every copy is validated, with one id and
+// time, the oldest version's envelope is the body, each newer version's
+// envelope travels in its header, and HeaderFactVersions lists every
+// version, so that each consumer handles the newest version it reads. It
+// returns the message id once the broker confirmed the message. The newer
+// versions' envelopes may add up to 64 KiB.
 func (p *Publisher) PublishVersions(ctx context.Context, copies ...Copy) (messageID string, err error) {
-	facts, msgs, err := p.encodeVersions(copies)
+	f, m, err := p.encodeVersions(copies)
 	if err != nil {
 		return "", err
 	}
-	for i := range msgs {
-		if err := p.publishMessage(ctx, facts[i], msgs[i]); err != nil {
-			return msgs[0].id, fmt.Errorf("version %d: %w", facts[i].Version, err)
-		}
+	if err := p.publishMessage(ctx, f, m); err != nil {
+		return m.id, fmt.Errorf("versions %s: %w", f.versions, err)
 	}
-	return msgs[0].id, nil
+	return m.id, nil
 }
 
 // PublishVersionsAsync is [Publisher.PublishVersions] without the wait:
-// it sends every copy and returns one [Pending] whose Wait waits for the
-// confirms of all of them.
+// it sends the message and returns its [Pending].
 func (p *Publisher) PublishVersionsAsync(ctx context.Context, copies ...Copy) (*Pending, error) {
-	facts, msgs, err := p.encodeVersions(copies)
+	f, m, err := p.encodeVersions(copies)
 	if err != nil {
 		return nil, err
 	}
-	return p.sendCopies(ctx, facts, msgs)
-}
-
-// sendCopies sends the encoded copies of one fact and returns one
-// [Pending] that waits for the confirms of all of them.
-func (p *Publisher) sendCopies(ctx context.Context, facts []Fact, msgs []outMessage) (*Pending, error) {
-	var first *Pending
-	for i := range msgs {
-		h, err := p.publishAsync(ctx, facts[i], msgs[i])
-		if err != nil {
-			return nil, fmt.Errorf("version %d: %w", facts[i].Version, err)
-		}
-		if first == nil {
-			first = h
-		} else {
-			first.also = append(first.also, h)
-		}
+	h, err := p.publishAsync(ctx, f, m)
+	if err != nil {
+		return nil, fmt.Errorf("versions %s: %w", f.versions, err)
 	}
-	return first, nil
+	return h, nil
 }
 
 // EnvelopeCopy is one version of a fact enveloped earlier, for
@@ -280,55 +364,46 @@ type EnvelopeCopy struct {
 // in several versions, as [Publisher.PublishVersionsAsync] publishes new
 // ones: an outbox relay publishing a row written in the versions the
 // manifest says are live. Every copy must carry the same envelope id; each
-// is validated against its Fact's schema before anything is sent, and
-// every copy carries [HeaderFactVersions]. Wait on the result waits for
-// the confirms of all of them.
+// is validated against its Fact's schema before anything is sent.
 func (p *Publisher) PublishEnvelopeVersionsAsync(ctx context.Context, copies ...EnvelopeCopy) (*Pending, error) {
 	if len(copies) == 0 {
 		return nil, errors.New("publish versions: no copy")
 	}
-	versions := make([]int, len(copies))
+	facts := make([]Fact, len(copies))
+	msgs := make([]outMessage, len(copies))
 	for i, c := range copies {
 		if c.Envelope.ID != copies[0].Envelope.ID {
 			return nil, p.publishError(c.Fact, fmt.Errorf("version %d: envelope id %q differs from the first copy's %q: the copies of one fact share one id", c.Fact.Version, c.Envelope.ID, copies[0].Envelope.ID))
 		}
-		versions[i] = max(c.Fact.Version, 1)
-	}
-	slices.Sort(versions)
-	list := formatVersions(versions)
-	facts := make([]Fact, len(copies))
-	msgs := make([]outMessage, len(copies))
-	for i, c := range copies {
 		m, err := encodeEnvelope(c.Fact, c.Envelope)
 		if err != nil {
 			return nil, p.publishError(c.Fact, fmt.Errorf("version %d: %w", c.Fact.Version, err))
 		}
 		facts[i], msgs[i] = c.Fact, m
-		if len(copies) > 1 {
-			facts[i].versions = list
-		}
 	}
-	return p.sendCopies(ctx, facts, msgs)
+	f, m, err := p.combine(facts, msgs)
+	if err != nil {
+		return nil, err
+	}
+	h, err := p.publishAsync(ctx, f, m)
+	if err != nil {
+		return nil, fmt.Errorf("versions %s: %w", f.versions, err)
+	}
+	return h, nil
 }
 
 // encodeVersions validates and encodes every copy, with one id and time,
-// and returns each copy's Fact with HeaderFactVersions to send.
-func (p *Publisher) encodeVersions(copies []Copy) ([]Fact, []outMessage, error) {
+// and returns the one message that carries them (see combine).
+func (p *Publisher) encodeVersions(copies []Copy) (Fact, outMessage, error) {
 	if len(copies) == 0 {
-		return nil, nil, errors.New("publish versions: no copy")
+		return Fact{}, outMessage{}, errors.New("publish versions: no copy")
 	}
-	versions := make([]int, len(copies))
-	for i, c := range copies {
-		versions[i] = max(c.Fact.Version, 1)
-	}
-	slices.Sort(versions)
-	list := formatVersions(versions)
 	facts := make([]Fact, len(copies))
 	msgs := make([]outMessage, len(copies))
 	for i, c := range copies {
 		m, err := encodeFact(c.Fact, c.Payload)
 		if err != nil {
-			return nil, nil, p.publishError(c.Fact, fmt.Errorf("version %d: %w", c.Fact.Version, err))
+			return Fact{}, outMessage{}, p.publishError(c.Fact, fmt.Errorf("version %d: %w", c.Fact.Version, err))
 		}
 		if i > 0 {
 			// One fact: the first copy's id and time on every copy.
@@ -344,11 +419,42 @@ func (p *Publisher) encodeVersions(copies []Copy) ([]Fact, []outMessage, error) 
 		}
 		msgs[i] = m
 		facts[i] = c.Fact
-		if len(copies) > 1 {
-			facts[i].versions = list
+	}
+	return p.combine(facts, msgs)
+}
+
+// combine returns the one message of a fact encoded in several versions:
+// the oldest version's, listing every version in HeaderFactVersions and
+// carrying each newer version's envelope in its header. One version is
+// its message as it is.
+func (p *Publisher) combine(facts []Fact, msgs []outMessage) (Fact, outMessage, error) {
+	order := make([]int, len(facts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return max(facts[a].Version, 1) - max(facts[b].Version, 1) })
+	versions := make([]int, len(order))
+	for i, k := range order {
+		versions[i] = max(facts[k].Version, 1)
+		if i > 0 && versions[i] == versions[i-1] {
+			return Fact{}, outMessage{}, p.publishError(facts[k], fmt.Errorf("version %d is given twice", versions[i]))
 		}
 	}
-	return facts, msgs, nil
+	oldest := order[0]
+	f, m := facts[oldest], msgs[oldest]
+	if len(order) == 1 {
+		return f, m, nil
+	}
+	f.versions = formatVersions(versions)
+	size := 0
+	for _, k := range order[1:] {
+		size += len(msgs[k].body)
+		f.copies = append(f.copies, versionCopy{version: max(facts[k].Version, 1), body: msgs[k].body})
+	}
+	if size > maxCopiesSize {
+		return Fact{}, outMessage{}, p.publishError(f, fmt.Errorf("versions %s: the newer versions' envelopes take %d bytes, more than the %d their headers can carry", f.versions, size, maxCopiesSize))
+	}
+	return f, m, nil
 }
 
 // ArgReads is the basic.consume argument in which a consumer announces the

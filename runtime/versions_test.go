@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
@@ -96,9 +98,9 @@ func TestConsumerReadsOlderVersionsThroughUpcasts(t *testing.T) {
 	}
 }
 
-// A fact published in versions 1 and 2 is handled once by each consumer:
-// by one that reads version 1 only in version 1, by one that reads both in
-// version 2; each acks the other copy unhandled.
+// A fact published in versions 1 and 2 is one message, handled once by
+// each consumer: by one that reads version 1 only in version 1, by one
+// that reads both in version 2, which the message carries in a header.
 func TestFactPublishedInTwoVersionsIsHandledOnce(t *testing.T) {
 	b := newBroker(t,
 		topology.ConsumerSpec{Name: "reads-v1", Bindings: []string{"item.#"}, MaxAttempts: 1},
@@ -144,8 +146,11 @@ func TestFactPublishedInTwoVersionsIsHandledOnce(t *testing.T) {
 	for _, name := range []string{b.consumer(0).Name, b.consumer(1).Name} {
 		testenv.Eventually(t, name+" settled both copies", func() bool {
 			n := conn.Counts(name)
-			return n.Get(Acked) == 1 && n.Get(DuplicateSkipped) == 1
+			return n.Get(Acked) == 1
 		})
+		if n := conn.Counts(name).Get(Delivered); n != 1 {
+			t.Errorf("%s received %d messages, want the fact's one", name, n)
+		}
 	}
 	for range 2 {
 		if got := receive(t, ids); got != id {
@@ -158,6 +163,79 @@ func TestFactPublishedInTwoVersionsIsHandledOnce(t *testing.T) {
 	// An invalid copy fails the publish before anything is sent.
 	if _, err := p.PublishVersions(context.Background(), Copy{Fact: v2, Payload: item{SKU: "S-3"}}, Copy{Fact: v1, Payload: itemV1{}}); err == nil || !strings.Contains(err.Error(), "version 1") {
 		t.Errorf("invalid copy: err %v, want one naming version 1", err)
+	}
+}
+
+// Instances of two builds of one consumer share its work queue during a
+// rolling deploy: one reads version 1 only, the other versions 1 and 2.
+// Every fact published in both versions is handled exactly once, in the
+// newest version the instance that got it reads, whichever instance that
+// is and whatever order the copies were given in.
+func TestRollingDeployDuringADualPublishHandlesEveryFactOnce(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "rolling", Bindings: []string{"item.#"}, MaxAttempts: 1})
+	conn := b.dial(Config{Logger: testLogger(t)})
+	v1, v2 := itemV1Fact("item.changed"), itemFact("item.changed")
+	const facts = 40
+	handled := make(chan string, 2*facts)
+	var byOld, byNew atomic.Int64
+	oldBuild, err := NewConsumer(conn, b.consumer(0), []Route{Handle(v1, func(_ context.Context, d Delivery, _ itemV1) error {
+		byOld.Add(1)
+		handled <- d.MessageID
+		return nil
+	})}, WithPrefetch(1), WithConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newBuild, err := NewConsumer(conn, b.consumer(0), []Route{HandleVersions(v2, func(_ context.Context, d Delivery, v item) error {
+		byNew.Add(1)
+		if v.N != 2 {
+			t.Errorf("the new build handled %+v, want the version-2 copy (N 2)", v)
+		}
+		handled <- d.MessageID
+		return nil
+	}, Upcast(v1, upcastItem))}, WithPrefetch(1), WithConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, oldBuild)
+	run(t, newBuild)
+	p, err := NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := map[string]bool{}
+	for i := range facts {
+		sku := fmt.Sprintf("S-%d", i)
+		copies := []Copy{{Fact: v1, Payload: itemV1{Code: sku}}, {Fact: v2, Payload: item{SKU: sku, N: 2}}}
+		if i%2 == 1 {
+			copies[0], copies[1] = copies[1], copies[0]
+		}
+		id, err := p.PublishVersions(context.Background(), copies...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		published[id] = true
+	}
+	name := b.consumer(0).Name
+	testenv.Eventually(t, "every fact settled", func() bool {
+		return conn.Counts(name).Get(Acked) == facts
+	})
+	seen := map[string]int{}
+	for len(handled) > 0 {
+		seen[<-handled]++
+	}
+	for id := range published {
+		if seen[id] != 1 {
+			t.Errorf("fact %s handled %d times, want once", id, seen[id])
+		}
+	}
+	if n := conn.Counts(name).Get(Delivered); n != facts {
+		t.Errorf("%d messages delivered, want %d: one per fact", n, facts)
+	}
+	// Both builds took part: the test would prove nothing if one
+	// instance had received every fact.
+	if byOld.Load() == 0 || byNew.Load() == 0 {
+		t.Errorf("handled by the old build %d, by the new %d: want both", byOld.Load(), byNew.Load())
 	}
 }
 
@@ -208,5 +286,86 @@ func TestParseReadsReadsTheAnnouncement(t *testing.T) {
 		if _, err := ParseReads(bad); err == nil || !strings.Contains(err.Error(), ArgReads) {
 			t.Errorf("ParseReads(%q) = %v, want an error naming %s", bad, err, ArgReads)
 		}
+	}
+}
+
+// A fact published in several versions directly into a stream is the same
+// one message as through the exchange: a stream consumer of each build
+// reads the newest version it reads out of it.
+func TestDualPublishDirectIntoAStream(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("dual-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+		Consumers: []topology.ConsumerSpec{
+			{Name: testenv.Name("dual-old"), Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}},
+			{Name: testenv.Name("dual-new"), Bindings: []string{"item.#"}, Backoff: testLadder, Start: topology.Start{Kind: topology.StartFirst}},
+		},
+	}
+	spec.Consumers[0].Stream = spec.Streams[0].Name
+	spec.Consumers[1].Stream = spec.Streams[0].Name
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	conn := b.dial(Config{Logger: testLogger(t)})
+	pub, err := NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	v1, v2 := itemV1Fact("item.changed"), itemFact("item.changed")
+	ctx := context.Background()
+	const facts = 5
+	for i := range facts {
+		sku := fmt.Sprintf("S-%d", i)
+		if _, err := pub.PublishVersions(ctx, Copy{Fact: v2, Payload: item{SKU: sku, N: 2}}, Copy{Fact: v1, Payload: itemV1{Code: sku}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := make(chan itemV1, facts)
+	cur := make(chan item, facts)
+	oc, err := NewConsumer(conn, b.consumer(0), []Route{Handle(v1, func(_ context.Context, _ Delivery, v itemV1) error {
+		old <- v
+		return nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := NewConsumer(conn, b.consumer(1), []Route{HandleVersions(v2, func(_ context.Context, _ Delivery, v item) error {
+		cur <- v
+		return nil
+	}, Upcast(v1, upcastItem))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, oc)
+	run(t, nc)
+	for i := range facts {
+		sku := fmt.Sprintf("S-%d", i)
+		if got := receive(t, old); got.Code != sku {
+			t.Errorf("the version-1 reader got %+v, want %s", got, sku)
+		}
+		if got := receive(t, cur); got.SKU != sku || got.N != 2 {
+			t.Errorf("the version-2 reader got %+v, want %s in version 2 (N 2)", got, sku)
+		}
+	}
+}
+
+// The newer versions of a fact published in several travel in headers,
+// which AMQP 0-9-1 sends in one frame: copies too large for them fail the
+// publish before anything is sent, and say why.
+func TestDualPublishRefusesCopiesTooLargeForHeaders(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "large-copies", Bindings: []string{"item.#"}, MaxAttempts: 1})
+	conn := b.dial(Config{Logger: testLogger(t)})
+	p, err := NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := itemV1Fact("item.changed"), itemFact("item.changed")
+	large := strings.Repeat("x", maxCopiesSize)
+	_, err = p.PublishVersions(context.Background(), Copy{Fact: v1, Payload: itemV1{Code: "S-1"}}, Copy{Fact: v2, Payload: item{SKU: large, N: 2}})
+	if err == nil || !strings.Contains(err.Error(), "more than the 65536 their headers can carry") {
+		t.Errorf("err %v, want one saying the copies are too large for headers", err)
+	}
+	if d := b.depth(b.consumer(0).Queue); d != 0 {
+		t.Errorf("the work queue holds %d, want nothing sent", d)
 	}
 }

@@ -101,9 +101,9 @@ func (o *Outbox) Write(ctx context.Context, tx sqldb.Execer, f runtime.Fact, pay
 // WriteVersions is [Outbox.Write] for a fact published in several versions
 // at once (a dual publish window, see runtime.Publisher.PublishVersions):
 // one row holds every copy, each validated against its own Fact's schema
-// first, and the relay publishes them all with one message id and time,
-// each carrying runtime.HeaderFactVersions, deleting the row once the
-// broker confirmed every copy. The row's version is the newest copy's; the
+// first, and the relay publishes them as the one message of the fact in
+// all its versions, with one id and time, deleting the row once the broker
+// confirmed it. The row's version is the newest copy's; the
 // others wait in its copies column (migration 005 on PostgreSQL, 012 on
 // SQLite). With one copy it is Write.
 func (o *Outbox) WriteVersions(ctx context.Context, tx sqldb.Execer, copies ...runtime.Copy) (messageID string, err error) {

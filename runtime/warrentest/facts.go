@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/warrenbus/warren/internal/amqpmsg"
 	"github.com/warrenbus/warren/runtime"
 )
 
@@ -77,10 +76,9 @@ func TryPublish[T any](b *Bus, f runtime.Fact, v T) (string, error) {
 
 // PublishVersions publishes one fact in several versions at once, as a
 // publisher does during a dual publish window
-// (runtime.Publisher.PublishVersions): one message per copy, all with one
-// message id and runtime.HeaderFactVersions, so that each consumer handles
-// the copy of the newest version it reads and acks the others. It returns
-// the message id; any error fails the test. A generated kit's publish
+// (runtime.Publisher.PublishVersions): one message that carries every
+// version, so that each consumer handles the newest version it reads. It
+// returns the message id; any error fails the test. A generated kit's publish
 // method does this for a fact warren.json publishes in several versions.
 func PublishVersions(b *Bus, copies ...runtime.Copy) string {
 	b.t.Helper()
@@ -101,17 +99,22 @@ func TryPublishVersions(b *Bus, copies ...runtime.Copy) (string, error) {
 // Published returns the facts of type T published on the events exchange
 // so far, decoded by their generated code, in publish order. T must be
 // registered (the generated kit does it). Of a fact published in several
-// versions, only the copy of T's version is returned.
+// versions, the version of T is returned, and the fact is left out when
+// it was not published in that version.
 func Published[T any](b *Bus) []T {
 	b.t.Helper()
 	f := factFor[T](b)
 	var out []T
 	for _, m := range b.Published() {
-		if m.RoutingKey != f.RoutingKey || otherVersion(m, f) {
+		if m.RoutingKey != f.RoutingKey {
+			continue
+		}
+		body, ok := bodyOf(m, f)
+		if !ok {
 			continue
 		}
 		var v T
-		if err := json.Unmarshal(m.Payload(), &v); err != nil {
+		if err := json.Unmarshal(payloadOf(body), &v); err != nil {
 			b.t.Fatalf("warrentest: message %s (%s) does not decode as %T: %v", m.MessageID, m.RoutingKey, v, err)
 		}
 		out = append(out, v)
@@ -119,14 +122,14 @@ func Published[T any](b *Bus) []T {
 	return out
 }
 
-// otherVersion reports whether m is a copy, in another version than f's,
-// of a fact published in several versions: the copy of f's version
-// stands for the fact.
-func otherVersion(m Message, f runtime.Fact) bool {
+// bodyOf returns the envelope of m in f's version: of a fact published in
+// several versions, the one of f's version if it was published in it; of
+// any other, its body.
+func bodyOf(m Message, f runtime.Fact) ([]byte, bool) {
 	if _, several := m.Headers[runtime.HeaderFactVersions]; !several {
-		return false
+		return m.Body, true
 	}
-	return amqpmsg.HeaderInt(m.Headers, runtime.HeaderFactVersion) != max(f.Version, 1)
+	return runtime.BodyOfVersion(m.Headers, m.Body, max(f.Version, 1))
 }
 
 // describe renders a fact's body for a failure message: its payload, cut
