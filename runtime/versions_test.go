@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -367,5 +369,57 @@ func TestDualPublishRefusesCopiesTooLargeForHeaders(t *testing.T) {
 	}
 	if d := b.depth(b.consumer(0).Queue); d != 0 {
 		t.Errorf("the work queue holds %d, want nothing sent", d)
+	}
+}
+
+// A fact published one message per version, as warren published a dual
+// publish before its versions travelled in one message, is still handled
+// once: in the newest version the consumer reads, the other message acked
+// unhandled.
+func TestFactPublishedOneMessagePerVersionIsStillHandledOnce(t *testing.T) {
+	b := newBroker(t, topology.ConsumerSpec{Name: "one-per-version", Bindings: []string{"item.#"}, MaxAttempts: 1})
+	conn := b.dial(Config{Logger: testLogger(t)})
+	v1, v2 := itemV1Fact("item.changed"), itemFact("item.changed")
+	cur := make(chan item, 4)
+	c, err := NewConsumer(conn, b.consumer(0), []Route{HandleVersions(v2, func(_ context.Context, _ Delivery, v item) error {
+		cur <- v
+		return nil
+	}, Upcast(v1, upcastItem))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, c)
+	ch, err := b.raw.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	const id = "0193a3b4-0000-7000-8000-000000000001"
+	for _, m := range []struct {
+		version int64
+		payload string
+	}{{1, `{"code":"S-9"}`}, {2, `{"sku":"S-9","n":2}`}} {
+		body := `{"id":"` + id + `","occurred_at":"2026-12-07T10:00:00Z","payload":` + m.payload + `}`
+		dc, err := ch.PublishWithDeferredConfirm(b.events(), "item.changed", true, false, amqp.Publishing{
+			MessageId: id, ContentType: "application/json", DeliveryMode: amqp.Persistent, Body: []byte(body),
+			Headers: amqp.Table{HeaderFactVersion: m.version, HeaderFactVersions: "1,2"},
+		})
+		if err != nil || !dc.Wait() {
+			t.Fatalf("publish version %d: %v", m.version, err)
+		}
+	}
+	if got := receive(t, cur); got.N != 2 {
+		t.Errorf("handled %+v, want the version-2 message (N 2)", got)
+	}
+	name := b.consumer(0).Name
+	testenv.Eventually(t, "both messages settled", func() bool {
+		n := conn.Counts(name)
+		return n.Get(Acked) == 1 && n.Get(DuplicateSkipped) == 1
+	})
+	if len(cur) != 0 {
+		t.Errorf("the fact was handled twice")
 	}
 }
