@@ -116,6 +116,7 @@ var Rules = []Rule{
 	{RefResolvedByPath, Warning, "a relative $ref that no $id answers was resolved against its file's place in the directory, which tools that follow the specification do not do", checkRefsByPath},
 	{RequestPastTense, Warning, "a request's key should end in a verb in the imperative: one in the past tense is a fact in disguise", checkRequestTense},
 	{SagaNeverStarts, Error, "a saga none of whose facts starts an instance: its facts can never find one", checkSagaStarts},
+	{SagaStartOverridden, Error, "a fact of a saga's \"startsWith\" whose \"whenMissing\" is \"ignore\" or \"poison\" never starts an instance", checkSagaStartRules},
 	{SagaCorrelationUnmatched, Warning, "a saga's fact whose correlation names a property no starting fact names can never find an instance", checkSagaCorrelations},
 	{SagaStateNotObject, Error, "a saga's state schema must be an object, which can grow fields", checkSagaStates},
 	{LintKeyword, Error, "x-warren-lint must be {\"disable\": [rule names]}", nil},

@@ -96,8 +96,18 @@ func TestRules(t *testing.T) {
 		},
 		"saga-never-starts": {
 			`error saga-never-starts warren.json:10:25: saga "checkout": fact order.placed can never find an instance: no fact of the saga starts one (every "whenMissing" is "ignore" or "poison"); let a fact of "startsWith" start it`,
+			`error saga-start-overridden warren.json:10:70: saga "checkout": fact order.placed is in "startsWith", but its "whenMissing" is "ignore", so it never starts an instance (it acks and drops the fact when none exists): expected "start", or no "whenMissing" (a fact of "startsWith" starts one by default); to have it only move instances that exist, remove it from "startsWith"`,
 			`error saga-never-starts warren.json:11:23: saga "checkout": fact order.paid can never find an instance: no fact of the saga starts one (every "whenMissing" is "ignore" or "poison"); let a fact of "startsWith" start it`,
 		},
+		// A fact of startsWith that is told not to start: order.paid
+		// ("ignore") and order.payment-requested ("poison"); order.placed
+		// starts, so the saga does start (no saga-never-starts).
+		"saga-start-overridden": {
+			`error saga-start-overridden warren.json:11:68: saga "checkout": fact order.paid is in "startsWith", but its "whenMissing" is "ignore", so it never starts an instance (it acks and drops the fact when none exists): expected "start", or no "whenMissing" (a fact of "startsWith" starts one by default); to have it only move instances that exist, remove it from "startsWith"`,
+			`error saga-start-overridden warren.json:12:81: saga "checkout": fact order.payment-requested is in "startsWith", but its "whenMissing" is "poison", so it never starts an instance (it poisons the fact when none exists): expected "start", or no "whenMissing" (a fact of "startsWith" starts one by default); to have it only move instances that exist, remove it from "startsWith"`,
+		},
+		// Two facts start instances by "order_id": the message names it
+		// once.
 		"saga-correlation-unmatched": {
 			`warning saga-correlation-unmatched warren.json:11:40: saga "checkout": fact order.paid finds its instance by property "payment_id", which no fact that starts an instance uses ("order_id"): it can never find an instance unless the two name the same thing`,
 		},
@@ -106,7 +116,7 @@ func TestRules(t *testing.T) {
 		},
 		"lint-keyword": {
 			`error lint-keyword common/money.json:20:20: expected an object such as {"disable": ["past-tense"]}`,
-			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, pinned-version-unpublished, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-correlation-unmatched, saga-state-not-object`,
+			`error lint-keyword order/placed.json:43:7: unknown rule "past-tens": expected one of past-tense, binding-matches-nothing, consumer-handles-nothing, fact-unconsumed, pinned-version-unpublished, property-without-type, additional-properties-undecided, required-not-in-properties, misspelt-keyword, go-name-changed, vendored-default-refused, ref-resolved-by-path, request-past-tense, saga-never-starts, saga-start-overridden, saga-correlation-unmatched, saga-state-not-object`,
 			`error lint-keyword order/placed.json:46:5: unknown key "enable": the only key is "disable"`,
 		},
 	}

@@ -12,6 +12,7 @@ import (
 // Rule names of sagas.
 const (
 	SagaNeverStarts          = "saga-never-starts"
+	SagaStartOverridden      = "saga-start-overridden"
 	SagaCorrelationUnmatched = "saga-correlation-unmatched"
 	SagaStateNotObject       = "saga-state-not-object"
 )
@@ -30,6 +31,26 @@ func checkSagaStarts(p *pass) {
 	}
 }
 
+// checkSagaStartRules reports a fact of a saga's "startsWith" whose
+// "whenMissing" says "ignore" or "poison": "startsWith" says the fact
+// starts an instance, "whenMissing" that it never does, and the generated
+// code follows "whenMissing" (saga.Ignore, saga.Poison), so the fact is
+// dropped or poisoned where an instance was meant to begin.
+func checkSagaStartRules(p *pass) {
+	doc := p.in.Schemas.Manifest.Doc
+	for _, sg := range p.in.Schemas.Manifest.Sagas {
+		for _, f := range sg.Facts {
+			if f.WhenMissing == "start" || !slices.Contains(sg.StartsWith, f.RoutingKey) {
+				continue
+			}
+			p.report(doc, load.Append(f.Pointer, "whenMissing"), "saga %q: fact %s is in \"startsWith\", but its \"whenMissing\" is %q, so it never starts an instance (it %s the fact when none exists): expected \"start\", or no \"whenMissing\" (a fact of \"startsWith\" starts one by default); to have it only move instances that exist, remove it from \"startsWith\"", sg.Name, f.RoutingKey, f.WhenMissing, missingVerb[f.WhenMissing])
+		}
+	}
+}
+
+// missingVerb says what a "whenMissing" rule other than "start" does.
+var missingVerb = map[string]string{"ignore": "acks and drops", "poison": "poisons"}
+
 // checkSagaCorrelations reports a fact that does not start instances and
 // whose correlation names a property no starting fact names: it most
 // likely identifies another entity (a payment, not an order) and will
@@ -37,10 +58,12 @@ func checkSagaStarts(p *pass) {
 func checkSagaCorrelations(p *pass) {
 	doc := p.in.Schemas.Manifest.Doc
 	for _, sg := range p.in.Schemas.Manifest.Sagas {
+		// The properties the starting facts find instances by, each
+		// once: two facts that start by "order_id" name it once.
 		var starters []string
 		for _, f := range sg.Facts {
-			if f.WhenMissing == "start" {
-				starters = append(starters, path.Base(f.Correlation))
+			if name := path.Base(f.Correlation); f.WhenMissing == "start" && !slices.Contains(starters, name) {
+				starters = append(starters, name)
 			}
 		}
 		if len(starters) == 0 {

@@ -208,5 +208,5 @@ func timeOf(v any) (time.Time, error) {
 	case int64:
 		return time.UnixMilli(t).UTC(), nil
 	}
-	return time.Time{}, fmt.Errorf("outbox: time column holds a %T", v)
+	return time.Time{}, fmt.Errorf("time column holds a %T", v)
 }

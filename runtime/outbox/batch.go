@@ -166,7 +166,9 @@ func (r *Relay) round(ctx context.Context) (batchResult, error) {
 			// the fact, so it costs no attempt.
 			b.unavailable++
 			if b.unavailableErr == nil {
-				b.unavailableErr = fmt.Errorf("outbox: message %s: %w", row.id, err)
+				// Wrapped below in "outbox: N facts not published", and
+				// logged by the relay's logger, whose component says outbox.
+				b.unavailableErr = fmt.Errorf("message %s: %w", row.id, err)
 			}
 		default:
 			b.failures = append(b.failures, failure{row: row, err: fmt.Errorf("outbox: message %s: %w", row.id, err)})
@@ -288,18 +290,21 @@ func (r *Relay) claimRows(ctx context.Context, tx sqldb.Tx, rows []row, q string
 	return rows, rs.Err()
 }
 
-// nextDueIn returns how long until the next scheduled row falls due after
-// claimedAt, the clock of the last claim, and false when none waits (or the
-// database could not say: the poll interval then rules). Counting from the
-// claim's clock, not from now, keeps a row that fell due between the claim
-// and this query from being missed by both: it is due at once.
+// nextDueIn returns how long until the next row may be claimed after
+// claimedAt, the clock of the last claim: a scheduled row falls due, or a
+// refused row reaches its retry time. It returns false when none waits
+// (or the database could not say: the poll interval then rules).
+// Counting from the claim's clock, not from now, keeps a row that fell
+// due between the claim and this query from being missed by both: it is
+// due at once.
 func (r *Relay) nextDueIn(ctx context.Context, claimedAt time.Time) (time.Duration, bool) {
 	now := r.cfg.Now()
 	if claimedAt.IsZero() {
 		claimedAt = now
 	}
 	var next any
-	err := readRows(ctx, r.db, r.nextDue, []any{r.d.Time(claimedAt)}, func(rs sqldb.Rows) error { return rs.Scan(&next) })
+	at := r.d.Time(claimedAt)
+	err := readRows(ctx, r.db, r.nextDue, []any{at, at, at}, func(rs sqldb.Rows) error { return rs.Scan(&next) })
 	if err != nil {
 		return 0, false
 	}

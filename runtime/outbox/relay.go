@@ -75,7 +75,9 @@ type RelayConfig struct {
 	// waits before it is tried again: RetryMin after the first refusal,
 	// doubling with each further one, at most RetryMax. Meanwhile newer
 	// rows go ahead of it, so one failing fact never holds up the others.
-	// Defaults DefaultRetryMin and DefaultRetryMax.
+	// Run wakes for a row's retry time when it comes before the next
+	// poll, so the backoff holds whatever PollInterval is. Defaults
+	// DefaultRetryMin and DefaultRetryMax.
 	RetryMin, RetryMax time.Duration
 	// MaxAttempts is how many refused publishes a row gets (the broker
 	// nacked it or routed it nowhere, or it fails its schema): after the
@@ -220,7 +222,7 @@ type Relay struct {
 	versions map[factVersion]runtime.Fact // every version given, which validates the rows of that version
 	claimDue string                       // selects and locks the scheduled rows due now
 	claimNow string                       // selects and locks the next unscheduled rows
-	nextDue  string                       // reads when the next scheduled row falls due
+	nextDue  string                       // reads when the next row falls due or may be retried
 	fail     string                       // records a refused publish on its row
 	// markPub is the DELETE, or the UPDATE setting published_at, of
 	// confirmed rows, without its id list.
@@ -288,8 +290,16 @@ func NewRelayDB(db sqldb.DB, pub *runtime.Publisher, cfg RelayConfig) (*Relay, e
 		cols, t.Quoted(), pendingCond, p(1), p(2), heldCond(t, p(3), p(4)), p(5), d.claimSuffix)
 	r.claimNow = fmt.Sprintf("SELECT %s FROM %s o WHERE %s AND due_at IS NULL AND (retry_at IS NULL OR retry_at <= %s) AND %s ORDER BY id LIMIT %s%s",
 		cols, t.Quoted(), pendingCond, p(1), heldCond(t, p(2), p(3)), p(4), d.claimSuffix)
-	r.nextDue = fmt.Sprintf("SELECT min(due_at) FROM %s WHERE %s AND due_at IS NOT NULL AND due_at > %s",
-		t.Quoted(), pendingCond, p(1))
+	// The next time a row may be claimed that cannot be now: a scheduled
+	// row falling due, or a refused one (scheduled or not) reaching its
+	// retry_at. Each half reads one of the claim's partial indexes, or
+	// both (due_at IS NULL, due_at <= now), never the rows kept or failed.
+	// A row both due later and refused (an operator moved it) counts by
+	// the earlier of its times: the relay wakes once for nothing, never
+	// too late.
+	r.nextDue = fmt.Sprintf("SELECT min(t) FROM (SELECT min(due_at) AS t FROM %[1]s WHERE %[2]s AND due_at IS NOT NULL AND due_at > %[3]s"+
+		" UNION ALL SELECT min(retry_at) AS t FROM %[1]s WHERE %[2]s AND retry_at > %[4]s AND (due_at IS NULL OR due_at <= %[5]s)) AS next_due",
+		t.Quoted(), pendingCond, p(1), p(2), p(3))
 	r.fail = fmt.Sprintf("UPDATE %s SET attempts = attempts + 1, last_error = %s, last_attempt_at = %s, retry_at = %s, failed_at = CASE WHEN attempts + 1 >= %s THEN CAST(%s AS %s) END WHERE id = %s",
 		t.Quoted(), p(1), p(2), p(3), p(4), p(5), d.TimeType(), p(6))
 	r.markPub = "DELETE FROM " + t.Quoted()
@@ -317,7 +327,10 @@ func (r *Relay) Stats() Stats {
 // Run relays until ctx is done, then returns nil. It relays a batch with
 // [Relay.RelayOnce] and, when the batch was full, the next one at once;
 // otherwise it waits until a row may be due: PollInterval, or until the
-// next scheduled fact falls due if that is sooner, or less when woken. On PostgreSQL, over a DB that is a [sqldb.Listener]
+// next scheduled fact falls due or the next refused one may be tried again
+// (after RetryMin, 2*RetryMin, ... up to RetryMax) if that is sooner, or
+// less when woken: a long PollInterval delays neither. On PostgreSQL,
+// over a DB that is a [sqldb.Listener]
 // (runtime/sqldb/pgxdb), Run LISTENs on the table's channel, which Write
 // notifies when its transaction commits; on SQLite a Write in this process
 // wakes it. Polling stays the fallback: rows written by other processes
@@ -358,7 +371,8 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 		wait := r.cfg.PollInterval
 		if d, ok := r.nextDueIn(ctx, b.claimedAt); ok && d < wait {
-			// A scheduled fact falls due before the next poll: wake for it.
+			// A scheduled fact falls due, or a refused one may be tried
+			// again, before the next poll: wake for it.
 			wait = d
 		}
 		t := time.NewTimer(wait)

@@ -18,8 +18,9 @@ import (
 // which does not see it before it is due.
 
 // ErrSchedule matches the error of a write whose schedule cannot be kept:
-// a negative delay.
-var ErrSchedule = errors.New("outbox: schedule out of range")
+// a negative delay. Its text has no "outbox:" of its own: the write's
+// error that wraps it says where it comes from, once.
+var ErrSchedule = errors.New("schedule out of range")
 
 // schedule is when the facts written through an [Outbox] view are due;
 // the zero schedule publishes them once their transaction commits.

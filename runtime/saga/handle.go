@@ -249,37 +249,35 @@ func (r *runner[S]) write(ctx context.Context, tx sqldb.Tx, id string, cur row, 
 			return false, fmt.Errorf("saga %s: instance %q: the handler's new state does not match the state's schema: %w", r.def.Name, id, err)
 		}
 	}
+	calls := step.lastCalls()
+	if err := r.checkTimeouts(step, calls); err != nil {
+		return false, runtime.Permanent(fmt.Errorf("saga %s: instance %q: %w", r.def.Name, id, err))
+	}
 	pending := map[string]string{}
 	for name, msg := range cur.timeouts {
 		if !slices.Contains(fired, name) {
 			pending[name] = msg
 		}
 	}
+	// cancel are the outbox rows of the timeouts the step cancels or
+	// moves; schedule the timeouts it writes, one per name.
 	var cancel []string
-	drop := step.cancel
+	var schedule []timeoutCall
 	if step.complete {
-		drop = nil
-		for name := range pending {
-			drop = append(drop, name)
-		}
-	}
-	for _, name := range drop {
-		if msg, ok := pending[name]; ok {
-			cancel = append(cancel, msg)
-			delete(pending, name)
-		}
-	}
-	for _, sc := range step.schedule {
-		if step.complete {
-			break
-		}
-		if _, ok := r.timeouts[sc.timeout]; !ok {
-			return false, runtime.Permanent(fmt.Errorf("saga %s: instance %q: schedule %q: the saga declares no such timeout", r.def.Name, id, sc.timeout))
-		}
-		if msg, ok := pending[sc.timeout]; ok {
+		for _, msg := range pending {
 			cancel = append(cancel, msg)
 		}
-		pending[sc.timeout] = "" // its message id once written, below
+		clear(pending)
+	}
+	for _, c := range calls {
+		if msg, ok := pending[c.timeout]; ok {
+			cancel = append(cancel, msg)
+			delete(pending, c.timeout)
+		}
+		if !c.cancel {
+			schedule = append(schedule, c)
+			pending[c.timeout] = "" // its message id once written, below
+		}
 	}
 	now := s.now().UnixMilli()
 	var completed any
@@ -314,9 +312,9 @@ func (r *runner[S]) write(ctx context.Context, tx sqldb.Tx, id string, cur row, 
 			return false, fmt.Errorf("saga %s: instance %q: publish: %w", r.def.Name, id, err)
 		}
 	}
-	if len(step.schedule) > 0 && !step.complete {
+	if len(schedule) > 0 {
 		tf := TimeoutFact(r.def.Name)
-		for _, sc := range step.schedule {
+		for _, sc := range schedule {
 			msg, err := s.outbox.In(sc.in).Write(ctx, tx, tf, timeoutPayload{Instance: id, Timeout: sc.timeout})
 			if err != nil {
 				return false, fmt.Errorf("saga %s: instance %q: schedule %s: %w", r.def.Name, id, sc.timeout, err)
@@ -328,6 +326,43 @@ func (r *runner[S]) write(ctx context.Context, tx sqldb.Tx, id string, cur row, 
 		}
 	}
 	return true, nil
+}
+
+// checkTimeouts refuses a step that names a timeout the saga does not
+// declare, in any Schedule or Cancel, or that completes the instance with
+// a timeout scheduled (calls, the last call per name, says which stand).
+func (r *runner[S]) checkTimeouts(step Step[S], calls []timeoutCall) error {
+	for _, c := range step.timeouts {
+		if _, ok := r.timeouts[c.timeout]; !ok {
+			op := "schedule"
+			if c.cancel {
+				op = "cancel"
+			}
+			return fmt.Errorf("%s %q: the saga declares no such timeout (%s)", op, c.timeout, r.declared())
+		}
+	}
+	if !step.complete {
+		return nil
+	}
+	for _, c := range calls {
+		if !c.cancel {
+			return fmt.Errorf("schedule %q: the step also completes the instance, which cancels every timeout: a complete instance has none; schedule it on a step that does not complete, or drop it", c.timeout)
+		}
+	}
+	return nil
+}
+
+// declared names the saga's timeouts, for an error.
+func (r *runner[S]) declared() string {
+	if len(r.timeouts) == 0 {
+		return "it declares none"
+	}
+	names := make([]string, 0, len(r.timeouts))
+	for name := range r.timeouts {
+		names = append(names, strconv.Quote(name))
+	}
+	slices.Sort(names)
+	return "it declares " + strings.Join(names, ", ")
 }
 
 // correlationID reads the instance id at pointer in a JSON payload: a

@@ -38,10 +38,11 @@ type Instance[S any] struct {
 // publish, the timeouts to schedule or cancel, and whether the saga is
 // complete. Build it with [Next]; each method returns a new Step.
 type Step[S any] struct {
-	state    S
-	publish  []publish
-	schedule []schedule
-	cancel   []string
+	state   S
+	publish []publish
+	// timeouts are the Schedule and Cancel calls, in the order made; for
+	// each name the last one is what the step does.
+	timeouts []timeoutCall
 	complete bool
 }
 
@@ -50,8 +51,10 @@ type publish struct {
 	payload any
 }
 
-type schedule struct {
+// timeoutCall is one Schedule (cancel false, in d) or Cancel of a step.
+type timeoutCall struct {
 	timeout string
+	cancel  bool
 	in      time.Duration
 }
 
@@ -67,24 +70,57 @@ func (s Step[S]) Publish(f runtime.Fact, payload any) Step[S] {
 }
 
 // Schedule arranges for timeout to fire in d, as a fact of the saga's own
-// scheduled in the outbox. Scheduling a timeout that is pending moves it.
+// scheduled in the outbox. Scheduling a timeout that is pending moves it:
+// the step commits with one timeout of that name, due in d.
+//
+// Of the Schedule and Cancel calls of one step for one name, the last
+// wins: Schedule(x, a).Schedule(x, b) schedules x once, in b;
+// Schedule(x, d).Cancel(x) leaves x cancelled; Cancel(x).Schedule(x, d)
+// schedules it. A name the saga does not declare, in Schedule or Cancel,
+// fails the handling with a permanent error (the fact goes to poison,
+// nothing of the step is written), as does a step that completes the
+// instance with a timeout scheduled: a complete instance has none (see
+// [Step.Complete]).
 func (s Step[S]) Schedule(timeout string, d time.Duration) Step[S] {
-	s.schedule = append(append([]schedule(nil), s.schedule...), schedule{timeout, d})
+	s.timeouts = append(append([]timeoutCall(nil), s.timeouts...), timeoutCall{timeout: timeout, in: d})
 	return s
 }
 
-// Cancel cancels a pending timeout; one that is not pending is ignored.
+// Cancel cancels a pending timeout; one the saga declares that is not
+// pending is ignored. It undoes a Schedule of the same name made before
+// it in the step (see [Step.Schedule]); a name the saga does not declare
+// fails the handling, as in Schedule.
 func (s Step[S]) Cancel(timeout string) Step[S] {
-	s.cancel = append(append([]string(nil), s.cancel...), timeout)
+	s.timeouts = append(append([]timeoutCall(nil), s.timeouts...), timeoutCall{timeout: timeout, cancel: true})
 	return s
 }
 
 // Complete ends the instance: its pending timeouts are cancelled, later
 // facts find it complete (and are dropped), and it is removed once it has
-// been complete for the store's KeepCompleted.
+// been complete for the store's KeepCompleted. A step that completes
+// cannot also schedule a timeout, which would never fire: Complete with a
+// Schedule left standing (not undone by a later Cancel) fails the
+// handling with a permanent error, whichever of them was called first.
+// Cancel beside Complete is allowed, and changes nothing.
 func (s Step[S]) Complete() Step[S] {
 	s.complete = true
 	return s
+}
+
+// lastCalls returns, per timeout name, the last Schedule or Cancel of the
+// step, in the order of those calls.
+func (s Step[S]) lastCalls() []timeoutCall {
+	last := map[string]int{}
+	for i, c := range s.timeouts {
+		last[c.timeout] = i
+	}
+	var out []timeoutCall
+	for i, c := range s.timeouts {
+		if last[c.timeout] == i {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Rule is what a fact does when it finds no instance, or one.

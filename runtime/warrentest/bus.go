@@ -251,7 +251,7 @@ func (b *Bus) teardown() {
 	if b.virtual {
 		synctest.Wait()
 	}
-	if busy := b.busy(false); len(busy) > 0 && !b.t.Failed() {
+	if busy := b.busy(busyInFlight); len(busy) > 0 && !b.t.Failed() {
 		b.t.Errorf("warrentest: the test ended with deliveries in flight (call Idle before it ends):\n  %s", strings.Join(busy, "\n  "))
 	}
 	for _, s := range b.stopped() {

@@ -2,15 +2,18 @@ package warrentest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/warrenbus/warren/runtime"
 )
@@ -38,13 +41,20 @@ type goldenFact struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
-// Golden compares the facts published on the bus so far, in publish
-// order, with testdata/<name>.golden.json: each fact's routing key,
-// version and payload as canonical JSON (sorted keys, two-space indent).
-// Run the tests with -warrentest.update (or the package's own -update) to
-// write the file instead. Facts published concurrently are recorded in the
-// order the bus received them, so keep a golden scenario's publishes in a
-// fixed order.
+// Golden compares the facts published on the bus so far with
+// testdata/<name>.golden.json: each fact's routing key, version and
+// payload as canonical JSON (sorted keys, two-space indent). Run the tests
+// with -warrentest.update (or the package's own -update) to write the file
+// instead.
+//
+// The facts are listed in the order of the clock when the bus received
+// them, and those received at the same moment by routing key, then
+// version, then payload: under [Run] everything that happens without the
+// clock moving happens at one virtual moment, in an order the scheduler
+// picks (two consumers' outbox rows due at one instant, say), so the file
+// is the same on every run whatever that order was. Under [New] the
+// clock is the wall's, and facts published concurrently keep the order
+// the bus received them in.
 func (b *Bus) Golden(name string) {
 	b.t.Helper()
 	if name == "" || strings.ContainsAny(name, `/\`) || name != filepath.Clean(name) {
@@ -72,13 +82,17 @@ func (b *Bus) Golden(name string) {
 		b.t.Fatalf("warrentest: Golden: %v", err)
 	}
 	if !bytes.Equal(want, got) {
-		diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
+		diff := gocmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
 		b.t.Errorf("warrentest: the facts published differ from %s (-want +got):\n%s\nrun the test with -warrentest.update to accept them", path, diff)
 	}
 }
 
 func (b *Bus) goldenJSON() ([]byte, error) {
-	facts := []goldenFact{}
+	type atFact struct {
+		at time.Time
+		goldenFact
+	}
+	var all []atFact
 	for _, m := range b.Published() {
 		p, err := canonical(m.Payload())
 		if err != nil {
@@ -88,7 +102,17 @@ func (b *Bus) goldenJSON() ([]byte, error) {
 		if v, ok := m.Headers[runtime.HeaderFactVersion]; ok {
 			g.Version = fmt.Sprint(v)
 		}
-		facts = append(facts, g)
+		all = append(all, atFact{m.At, g})
+	}
+	// Stable: facts alike in all four keep the order they came in.
+	slices.SortStableFunc(all, func(x, y atFact) int {
+		return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.RoutingKey, y.RoutingKey),
+			cmp.Compare(len(x.Version), len(y.Version)), cmp.Compare(x.Version, y.Version),
+			bytes.Compare(x.Payload, y.Payload))
+	})
+	facts := make([]goldenFact, len(all))
+	for i, f := range all {
+		facts[i] = f.goldenFact
 	}
 	out, err := json.MarshalIndent(facts, "", "  ")
 	if err != nil {
