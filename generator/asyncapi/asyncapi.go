@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -72,7 +73,10 @@ func Generate(m *model.Model, s *load.Schemas, opts Options) ([]byte, error) {
 	}
 	for _, f := range m.Facts {
 		doc.Channels[f.GoName] = factChannel(m, f)
-		doc.Components.Messages[f.GoName] = factMessage(f, keys[f.Source])
+		// A fact the manifest declares may point into its file
+		// (vendor/openapi.json#/components/schemas/PaymentCaptured).
+		payload := "#/components/schemas/" + keys[f.Source] + (&url.URL{Fragment: f.Pointer}).EscapedFragment()
+		doc.Components.Messages[f.GoName] = factMessage(f, payload)
 		doc.Operations[sendID(f)] = sendOperation(m, f)
 	}
 	byName := map[string]stream{}
@@ -145,7 +149,9 @@ func factChannel(m *model.Model, f *model.Fact) channel {
 	}
 }
 
-func factMessage(f *model.Fact, schemaKey string) message {
+// factMessage is the message of fact f, whose payload's schema is at
+// payloadRef.
+func factMessage(f *model.Fact, payloadRef string) message {
 	headers := map[string]any{
 		"x-fact-version": map[string]any{
 			"type":        "integer",
@@ -167,7 +173,7 @@ func factMessage(f *model.Fact, schemaKey string) message {
 		Description: factDescription(f),
 		ContentType: "application/json",
 		Headers:     map[string]any{"type": "object", "required": required, "properties": headers},
-		Payload:     envelope("#/components/schemas/" + schemaKey),
+		Payload:     envelope(payloadRef),
 		Bindings:    &messageBindings{AMQP: amqpMessage{MessageType: f.RoutingKey, BindingVersion: amqpBindingVersion}},
 	}
 }

@@ -37,11 +37,16 @@ func build(t *testing.T, dir string) (*model.Model, []byte) {
 	return p.Model, doc
 }
 
+// openAPIComponents is a schema directory whose facts' schemas sit in a
+// vendored OpenAPI document, under #/components/schemas, where no JSON
+// Schema keyword holds them.
+const openAPIComponents = "../testdata/openapi-components/events"
+
 // inputs are the example and every golden case that generates: one
 // document each, covering every construct of the type mapping.
 func inputs(t *testing.T) []string {
 	t.Helper()
-	dirs := []string{example}
+	dirs := []string{example, openAPIComponents}
 	cases, err := filepath.Glob("../../golden/*/events")
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +291,60 @@ func lookup(doc any, pointer string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// The payload of a fact the manifest declares with a pointer is the
+// schema at that pointer, and the $refs of the schemas there, which no
+// keyword of the file holds, are rewritten to point inside the document.
+func TestPayloadOfAFactInsideADocument(t *testing.T) {
+	for dir, want := range map[string]map[string]string{
+		openAPIComponents: {
+			"PaymentCaptured": "#/components/schemas/vendor_openapi.json/components/schemas/PaymentCaptured",
+			"PaymentRefunded": "#/components/schemas/team_refund.json",
+		},
+		"../../golden/fact-roots/events": {
+			"ObjectFinalized": "#/components/schemas/vendor_gcp_storage.json/definitions/StorageObjectData",
+			"PushReceived":    "#/components/schemas/vendor_github_push.json",
+		},
+	} {
+		_, raw := build(t, dir)
+		var doc struct {
+			Components struct {
+				Schemas  map[string]any
+				Messages map[string]struct {
+					Payload struct {
+						Properties struct {
+							Payload struct {
+								Ref string `json:"$ref"`
+							}
+						}
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for msg, ref := range want {
+			if got := doc.Components.Messages[msg].Payload.Properties.Payload.Ref; got != ref {
+				t.Errorf("%s: message %s: payload $ref %q, want %q", dir, msg, got, ref)
+			}
+		}
+		if dir != openAPIComponents {
+			continue
+		}
+		var refs []string
+		walkRefs(doc.Components.Schemas["vendor_openapi.json"], func(ref string) { refs = append(refs, ref) })
+		slices.Sort(refs)
+		wantRefs := []string{
+			"#/components/schemas/common_party.json",
+			"#/components/schemas/vendor_openapi.json/components/schemas/Currency",
+			"#/components/schemas/vendor_openapi.json/components/schemas/Money",
+		}
+		if !slices.Equal(refs, wantRefs) {
+			t.Errorf("$refs of vendor/openapi.json: %q, want %q", refs, wantRefs)
+		}
+	}
 }
 
 // A fact written directly into a stream says so where its publish is

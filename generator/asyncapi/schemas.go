@@ -61,7 +61,9 @@ func componentSchemas(m *model.Model, s *load.Schemas) (map[string]any, map[stri
 			return nil, nil, fmt.Errorf("%s: %w", sc.Path, err)
 		}
 		out[keys[sc.Path]] = v
-		roots = append(roots, doc.Root)
+		// The schemas read where no keyword holds one (a fact's
+		// #/components/schemas/PaymentCaptured) are roots too.
+		roots = append(roots, doc.Roots()...)
 	}
 	// Every schema object, found from the roots and, for a $ref to a
 	// place no keyword holds, from its target too. All are looked up

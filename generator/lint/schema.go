@@ -24,15 +24,14 @@ var typeGivers = []string{"type", "$ref", "enum", "const", "allOf", "oneOf", "an
 // walk calls fn for every schema of every file, read under its draft.
 func (p *pass) walk(fn func(s *load.Schema)) {
 	for _, doc := range p.in.Schemas.Docs {
-		if doc.Root == nil {
-			continue
+		for _, root := range doc.Roots() {
+			root.Walk(func(s *load.Schema) bool {
+				if s.Keywords != nil {
+					fn(s)
+				}
+				return true
+			})
 		}
-		doc.Root.Walk(func(s *load.Schema) bool {
-			if s.Keywords != nil {
-				fn(s)
-			}
-			return true
-		})
 	}
 }
 

@@ -27,8 +27,13 @@ type Document struct {
 	// names, "" when it names a draft (or nothing).
 	MetaSchema string
 
-	mu    sync.Mutex         // guards nodes, which resolving a $ref may extend
+	mu    sync.Mutex         // guards nodes and detached, which resolving a $ref may extend
 	nodes map[string]*Schema // JSON pointer -> schema, for every subschema
+	// detached are the schemas read where no keyword of the file's draft
+	// holds one, because the manifest or a $ref points there (an OpenAPI
+	// document's #/components/schemas/Money), each the root of its own
+	// tree; none holds another. See [Document.Roots].
+	detached []*Schema
 
 	spans map[string]span // JSON pointer -> byte offsets
 	lines []int           // byte offset at which each line starts

@@ -253,11 +253,17 @@ func parsesAsURL(s string) (u *url.URL, sure bool) {
 // draft-04 and draft-06 do not, and a key nothing can compile would only
 // fail in the generated code.
 func patternKeysValid(doc *Document, errs *ErrorList) bool {
+	return patternKeysValidAt(doc, "", doc.Value, errs)
+}
+
+// patternKeysValidAt is patternKeysValid for the schema v at ptr in doc
+// and those below it.
+func patternKeysValidAt(doc *Document, ptr string, v any, errs *ErrorList) bool {
 	if doc.Draft.Version > 6 {
 		return true
 	}
 	valid := true
-	WalkSchemas(doc.Value, "", func(ptr string, schema map[string]any) bool {
+	WalkSchemas(v, ptr, func(ptr string, schema map[string]any) bool {
 		keys, _ := schema["patternProperties"].(map[string]any)
 		for _, key := range SortedKeys(keys) {
 			if _, err := metaRegexp(key); err != nil {

@@ -237,6 +237,7 @@ func (st *importState) loadFS(ctx context.Context, fsys fs.FS, prefix string) (*
 			return nil, err
 		}
 	}
+	s.settleDetached(m, &errs)
 	s.checkRefsByPath(&errs)
 	s.Facts = groupVersions(s.Facts, &errs)
 	s.checkManifestVersions(&errs)

@@ -2,7 +2,6 @@ package load
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ func (r *Responder) RequestPointer(i int) string {
 // meta-schema. The reply schema sits where no keyword of any draft holds
 // a schema, so it is checked against the file's draft here.
 func readRequest(doc *Document, root map[string]any, m *metaSchemas, errs *ErrorList) *Request {
-	if !m.check(doc, "/x-reply", root["x-reply"], m.drafts[doc.Draft], errs) {
+	if !m.check(doc, "/x-reply", root["x-reply"], m.drafts[doc.Draft], errs) || !patternKeysValidAt(doc, "/x-reply", root["x-reply"], errs) {
 		return nil
 	}
 	r := &Request{Doc: doc, Schema: doc.Root, Key: root["x-request"].(string), Version: 1}
@@ -58,38 +57,16 @@ func readRequest(doc *Document, root map[string]any, m *metaSchemas, errs *Error
 	if v, ok := root["x-version"].(json.Number); ok {
 		r.Version, _ = strconv.Atoi(v.String())
 	}
-	r.Reply = doc.schemaAt("/x-reply", doc.Root)
+	r.Reply = doc.readAt("/x-reply", doc.Root, false)
 	return r
 }
 
 // addRequest resolves the $refs of the request's reply schema (those of
 // its root were resolved with the file) and records the request.
 func (s *Schemas) addRequest(r *Request, errs *ErrorList) {
-	seen := map[*Document]bool{}
-	for _, d := range s.refs[r.Doc] {
-		seen[d] = true
-	}
-	r.Reply.Walk(func(n *Schema) bool {
-		if n.RefText == "" || n.Ref != nil {
-			return true
-		}
-		t, byPath, err := s.resolveIn(n, n.RefText)
-		if err != nil {
-			if !errors.Is(err, errNotLoaded) {
-				errs.Add(r.Doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
-			}
-			return true
-		}
-		if byPath != nil {
-			s.RefsByPath = append(s.RefsByPath, byPath)
-		}
-		n.Ref = t
-		if !seen[t.Doc] {
-			seen[t.Doc] = true
-			s.refs[r.Doc] = append(s.refs[r.Doc], t.Doc)
-		}
-		return true
-	})
+	var found []*RefByPath
+	s.resolveTree(r.Reply, errs, &found, func(t *Document) { s.addReferenced(r.Doc, t) })
+	s.RefsByPath = append(s.RefsByPath, found...)
 	s.Requests = append(s.Requests, r)
 }
 

@@ -144,9 +144,20 @@ func (s *Schemas) nearestIDs(want string) string {
 }
 
 // schemaAt returns the schema at ptr, reading it if it sits where no
-// keyword of its draft holds a schema (a $ref may point anywhere). near is
-// a schema of the same resource, whose base it takes.
+// keyword of its draft holds a schema: the manifest's facts, and any $ref,
+// may point anywhere (an OpenAPI document's #/components/schemas/Money).
+// near is a schema of the same resource, whose base it takes. A schema
+// read so is the root of a tree of its own (see [Document.Roots]), which
+// the loader checks against its draft and whose $refs it resolves
+// (settleDetached), as it does a file's root.
 func (d *Document) schemaAt(ptr string, near *Schema) *Schema {
+	return d.readAt(ptr, near, true)
+}
+
+// readAt is schemaAt; detached says whether a schema it reads is recorded
+// as a root of its own. x-reply is not: the request it belongs to checks
+// and resolves it.
+func (d *Document) readAt(ptr string, near *Schema, detached bool) *Schema {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if n, ok := d.nodes[ptr]; ok {
@@ -155,6 +166,16 @@ func (d *Document) schemaAt(ptr string, near *Schema) *Schema {
 	v, _ := d.Lookup(ptr)
 	n := readSchema(d, near.Draft, ptr, v, near.Base, map[string]*Schema{})
 	d.index(n)
+	if detached {
+		if len(d.detached) > 0 {
+			// A root read before that the new tree holds (readSchema took
+			// it in as it is) is a root no more.
+			held := map[*Schema]bool{}
+			n.Walk(func(c *Schema) bool { held[c] = true; return true })
+			d.detached = slices.DeleteFunc(d.detached, func(r *Schema) bool { return held[r] })
+		}
+		d.detached = append(d.detached, n)
+	}
 	return n
 }
 
@@ -172,7 +193,9 @@ func (d *Document) index(n *Schema) {
 }
 
 // SchemaAt returns the schema node at ptr in the file, or nil when there
-// is no schema there.
+// is no schema there. A place the loader did not read (no keyword holds
+// it, and nothing of the directory points at it) is read for the caller
+// alone: it is not one of the file's [Document.Roots].
 func (d *Document) SchemaAt(ptr string) *Schema {
 	if d.Root == nil {
 		return nil
@@ -183,9 +206,36 @@ func (d *Document) SchemaAt(ptr string) *Schema {
 	}
 	switch v.(type) {
 	case map[string]any, bool:
-		return d.schemaAt(ptr, d.Root)
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if n, ok := d.nodes[ptr]; ok {
+			return n
+		}
+		return readSchema(d, d.Root.Draft, ptr, v, d.Root.Base, map[string]*Schema{})
 	}
 	return nil
+}
+
+// Roots returns the trees of schemas the file holds that warren uses: its
+// root, then, in file order, every schema read where no keyword of the
+// file's draft holds one because the manifest's facts or a $ref point
+// there (#/components/schemas/Money of an OpenAPI document), with what
+// they hold. Every schema of the file that a fact reaches is in one of
+// them; a request's x-reply is not (see [Request]). nil when the file did
+// not load.
+func (d *Document) Roots() []*Schema {
+	if d.Root == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*Schema, 0, 1+len(d.detached))
+	out = append(out, d.Root)
+	out = append(out, d.detached...)
+	slices.SortFunc(out[1:], func(a, b *Schema) int {
+		return cmp.Or(cmp.Compare(d.Offset(a.Pointer), d.Offset(b.Pointer)), cmp.Compare(a.Pointer, b.Pointer))
+	})
+	return out
 }
 
 // resolveRefs resolves every $ref of doc, reporting those that resolve to
@@ -195,10 +245,31 @@ func (d *Document) SchemaAt(ptr string) *Schema {
 func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList, found *[]*RefByPath) []*Document {
 	var targets []*Document
 	seen := map[*Document]bool{}
-	doc.Root.Walk(func(n *Schema) bool {
+	s.resolveTree(doc.Root, errs, found, func(t *Document) {
+		if !seen[t] {
+			seen[t] = true
+			targets = append(targets, t)
+		}
+	})
+	return targets
+}
+
+// resolveTree resolves the $ref of every schema of the tree at root that
+// is not settled yet, reporting those that resolve to nothing and the
+// dynamic references warren cannot follow, adding to found those resolved
+// by the file's place, and calling reached with the file each ref points
+// at. It returns the places of the settled schemas it found in the tree
+// (a tree read before, which the one at root holds), where it did not go.
+func (s *Schemas) resolveTree(root *Schema, errs *ErrorList, found *[]*RefByPath, reached func(*Document)) (settled []string) {
+	root.Walk(func(n *Schema) bool {
+		if n.settled {
+			settled = append(settled, n.Pointer)
+			return false
+		}
+		n.settled = true
 		for _, kw := range n.Draft.dynamicKeywords() {
 			if n.Has(kw) {
-				errs.Add(doc.KeyErrorf(Append(n.Pointer, kw), "%s is not supported: its target depends on where the schema is used, and warren maps each schema to one Go type; use $ref", kw))
+				errs.Add(n.Doc.KeyErrorf(Append(n.Pointer, kw), "%s is not supported: its target depends on where the schema is used, and warren maps each schema to one Go type; use $ref", kw))
 			}
 		}
 		if n.RefText == "" {
@@ -207,7 +278,7 @@ func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList, found *[]*RefByPat
 		t, byPath, err := s.resolveIn(n, n.RefText)
 		if err != nil {
 			if !errors.Is(err, errNotLoaded) {
-				errs.Add(doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
+				errs.Add(n.Doc.Errorf(Append(n.Pointer, "$ref"), "%v", err))
 			}
 			return true
 		}
@@ -215,13 +286,10 @@ func (s *Schemas) resolveRefs(doc *Document, errs *ErrorList, found *[]*RefByPat
 			*found = append(*found, byPath)
 		}
 		n.Ref = t
-		if !seen[t.Doc] {
-			seen[t.Doc] = true
-			targets = append(targets, t.Doc)
-		}
+		reached(t.Doc)
 		return true
 	})
-	return targets
+	return settled
 }
 
 // Referenced returns the schema files that the $refs in doc point at, each

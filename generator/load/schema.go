@@ -66,6 +66,9 @@ type Schema struct {
 	HasDefault  bool
 
 	children []*Schema // every subschema, in walk order
+	// settled says the schema's $ref has been resolved (or reported) and
+	// its dynamic references refused: once, whichever tree reaches it.
+	settled bool
 }
 
 // Named is a subschema under a name: a property, a pattern, a definition.
@@ -132,7 +135,12 @@ func (s *Schema) Walk(fn func(*Schema) bool) {
 // readSchema builds the Schema of v, found at ptr in doc, and of every
 // subschema below it. base is the URI relative references resolve against
 // at this point; ids collects every $id and anchor declared, for
-// resolving references across files.
+// resolving references across files. A subschema that doc has read already
+// (doc.nodes: a schema read where no keyword holds one, which the new one
+// holds) is that schema, not a copy: each place of a file is one Schema,
+// so that what is settled of it (its $ref, a default left out) holds
+// whichever way it is reached. The caller holds doc.mu, or has doc to
+// itself.
 func readSchema(doc *Document, d *Draft, ptr string, v any, base string, ids map[string]*Schema) *Schema {
 	s := &Schema{Doc: doc, Pointer: ptr, Draft: d, Base: base}
 	switch x := v.(type) {
@@ -150,7 +158,10 @@ func readSchema(doc *Document, d *Draft, ptr string, v any, base string, ids map
 		for _, t := range tokens {
 			p = Append(p, t)
 		}
-		c := readSchema(doc, d, p, val, s.Base, ids)
+		c, ok := doc.nodes[p]
+		if !ok {
+			c = readSchema(doc, d, p, val, s.Base, ids)
+		}
 		s.children = append(s.children, c)
 		return c
 	}

@@ -164,8 +164,8 @@ func MisspeltKeywords(s *load.Schemas) []Misspelt {
 		return true
 	}
 	for _, doc := range s.Docs {
-		if doc.Root != nil {
-			doc.Root.Walk(visit)
+		for _, root := range doc.Roots() {
+			root.Walk(visit)
 		}
 	}
 	for _, r := range s.Requests {

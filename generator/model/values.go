@@ -76,8 +76,8 @@ func (b *builder) checkValues() {
 		return true
 	}
 	for _, doc := range b.s.Docs {
-		if doc.Root != nil {
-			doc.Root.Walk(visit)
+		for _, root := range doc.Roots() {
+			root.Walk(visit)
 		}
 	}
 	for _, r := range b.s.Requests {
