@@ -124,7 +124,10 @@ func (b *builder) checkOrdered(consumers []*Consumer) {
 	doc := b.s.Manifest.Doc
 	for i, c := range consumers {
 		lc := b.s.Manifest.Consumers[i]
-		if !lc.Ordered.Ordered {
+		if !lc.Ordered.Ordered || lc.Stream != "" {
+			// A stream consumer cannot be ordered at all, which
+			// checkStreamConsumer says: what its facts lack is beside
+			// the point.
 			continue
 		}
 		c.Ordered = true

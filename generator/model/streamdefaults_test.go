@@ -99,3 +99,25 @@ func TestStreamConsumerSkipsQueueDefaults(t *testing.T) {
 		})
 	}
 }
+
+// An ordered stream consumer is refused once, for being a stream consumer:
+// not also for facts without an ordering key, which would send its author
+// to add one for nothing.
+func TestOrderedStreamConsumerIsOneError(t *testing.T) {
+	_, err := build(t, map[string]string{
+		"warren.json": `{"package": "events",
+  "streams": {"ledger-log": {"bindings": ["ledger.#"]}},
+  "consumers": {"ledger": {"bindings": ["ledger.#"], "stream": "ledger-log", "ordered": true}}}`,
+		"posted.json": `{"x-routing-key": "ledger.posted", "type": "object"}`,
+	})
+	if err == nil {
+		t.Fatal("an ordered stream consumer was accepted")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "a stream consumer cannot be ordered") {
+		t.Errorf("error %q does not say a stream consumer cannot be ordered", msg)
+	}
+	if strings.Contains(msg, "x-ordering-key") {
+		t.Errorf("error %q also asks for an ordering key", msg)
+	}
+}
