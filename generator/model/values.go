@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -125,7 +127,25 @@ func (b *builder) valueSet() *schemaset.Set {
 func (b *builder) checkValue(set *schemaset.Set, n *load.Schema, ptr, what string, v any) {
 	if why := refusal(set, n, v); why != "" {
 		b.errs.Add(n.Doc.Errorf(ptr, "%s %s does not fit the schema: %s", what, jsonText(v), why))
+		return
 	}
+	if num, ok := v.(json.Number); ok && integerOnly(n) {
+		if _, err := strconv.ParseInt(num.String(), 10, 64); errors.Is(err, strconv.ErrRange) {
+			b.errs.Add(n.Doc.Errorf(ptr, "%s %s does not fit in 64 bits: an integer is an int64 in Go, and the decoder refuses such a value; expected an integer from -9223372036854775808 to 9223372036854775807", what, num))
+		}
+	}
+}
+
+// integerOnly reports whether n's type is integer and not number: its Go
+// type is int64.
+func integerOnly(n *load.Schema) bool {
+	switch t := n.Keywords["type"].(type) {
+	case string:
+		return t == "integer"
+	case []any:
+		return slices.Contains(t, any("integer")) && !slices.Contains(t, any("number"))
+	}
+	return false
 }
 
 // refusal says why the schema n refuses v, written in it; "" when it

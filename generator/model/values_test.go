@@ -197,3 +197,34 @@ func TestVendoredDefaultTheSchemaRefuses(t *testing.T) {
 		t.Errorf("a vendored enum value the schema refuses: %v; want an error", err)
 	}
 }
+
+// An integer's Go type is int64: an enum value, const or default past it
+// could never be decoded, so it is an error at its place; the bounds
+// themselves are fine, and so is a large value of a number.
+func TestIntegerValuesPastInt64AreRefused(t *testing.T) {
+	_, err := build(t, map[string]string{
+		"warren.json": `{"package": "events"}`,
+		"thing.json": `{"$schema": "https://json-schema.org/draft/2020-12/schema", "x-routing-key": "thing.done", "type": "object", "properties": {
+  "huge": {"type": "integer", "const": 12345678901234567890},
+  "low": {"type": "integer", "default": -9223372036854775809},
+  "bounds": {"type": "integer", "enum": [-9223372036854775808, 9223372036854775807]},
+  "float": {"type": "number", "const": 12345678901234567890}}}`,
+	})
+	if err == nil {
+		t.Fatal("integer values past int64 were accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"/properties/huge/const: const 12345678901234567890 does not fit in 64 bits",
+		"/properties/low/default: default -9223372036854775809 does not fit in 64 bits",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	for _, not := range []string{"/properties/bounds", "/properties/float"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("error %q refuses %s, which fits", msg, not)
+		}
+	}
+}
