@@ -28,7 +28,9 @@ const PinnedVersionUnpublished = "pinned-version-unpublished"
 // consumer on purpose for the length of a migration (its poisoned facts
 // are replayed once it is upgraded), and the generated code is sound.
 // For an imported fact the versions published are the producer's
-// warren.json's, as the imported directory says.
+// warren.json's, as the imported directory says. A batch consumer, which
+// the model allows pinned to the oldest version declared alone, is given
+// the advice it can follow (batchPinnedMessage).
 func checkPinnedVersions(p *pass) {
 	s := p.in.Schemas
 	if s.Manifest == nil {
@@ -54,7 +56,11 @@ func checkPinnedVersions(p *pass) {
 			if load.VersionRead(published, cv.Version) != 0 {
 				continue
 			}
-			p.report(s.Manifest.Doc, cv.Pointer, "%s", pinnedMessage(c.Name, f, cv.Version, published, publisher, imp))
+			msg := pinnedMessage(c.Name, f, cv.Version, published, publisher, imp)
+			if mc.Batch.Batched() {
+				msg = batchPinnedMessage(s.Manifest, c.Name, f, cv.Version, published, publisher, imp)
+			}
+			p.report(s.Manifest.Doc, cv.Pointer, "%s", msg)
 		}
 	}
 }
@@ -88,6 +94,19 @@ func (p *pass) fact(key string) (*load.Fact, *load.Manifest, *load.Imported) {
 // pinnedMessage says who is pinned to what, what is published instead,
 // what follows and what to do.
 func pinnedMessage(consumer string, f *load.Fact, pin int, published []int, m *load.Manifest, imp *load.Imported) string {
+	var newer []string
+	for _, v := range published {
+		if v > pin {
+			newer = append(newer, strconv.Itoa(v))
+		}
+	}
+	return fmt.Sprintf("%s; pin it to a published version (%s; without a pin it reads the newest) and deploy it, or %s",
+		pinnedState(consumer, f, pin, published, m, imp), strings.Join(newer, " or "), publishAgain(f.RoutingKey, pin, published, imp))
+}
+
+// pinnedState says who is pinned to what, what is published instead and
+// what follows.
+func pinnedState(consumer string, f *load.Fact, pin int, published []int, m *load.Manifest, imp *load.Imported) string {
 	key := f.RoutingKey
 	manifest, publisher := "warren.json", "the publisher"
 	if imp != nil {
@@ -102,22 +121,77 @@ func pinnedMessage(consumer string, f *load.Fact, pin int, published []int, m *l
 	default:
 		now = fmt.Sprintf("versions %s (%s \"versions\")", joinInts(published), manifest)
 	}
-	publish := fmt.Sprintf("publish version %d too (\"versions\": {%s: {\"publish\": [%s]}}) while it is pinned", pin, strconv.Quote(key), joinInts(slices.Sorted(slices.Values(append(slices.Clone(published), pin)))))
-	if imp != nil {
-		publish = fmt.Sprintf("ask its producer to publish version %d too while it is pinned", pin)
-	}
 	reads := fmt.Sprintf("version %d", pin)
 	if pin > 1 {
 		reads = fmt.Sprintf("versions %d and older", pin)
 	}
-	var newer []string
-	for _, v := range published {
-		if v > pin {
-			newer = append(newer, strconv.Itoa(v))
+	return fmt.Sprintf("consumer %s is pinned to version %d of %s, but %s publishes %s: it reads %s and no newer one, so it judges every %s by its version-%d schema and poisons each one that schema refuses",
+		strconv.Quote(consumer), pin, key, publisher, now, reads, key, pin)
+}
+
+// publishAgain says how to publish the pinned version again.
+func publishAgain(key string, pin int, published []int, imp *load.Imported) string {
+	if imp != nil {
+		return fmt.Sprintf("ask its producer to publish version %d too while it is pinned", pin)
+	}
+	return fmt.Sprintf("publish version %d too (\"versions\": {%s: {\"publish\": [%s]}}) while it is pinned", pin, strconv.Quote(key), joinInts(slices.Sorted(slices.Values(append(slices.Clone(published), pin)))))
+}
+
+// batchPinnedMessage is pinnedMessage for a batch consumer, which cannot
+// follow its advice: a batch consumer reads one version alone, and the
+// only one it can (the one it reads without upcasts) is the oldest
+// declared, so the model refuses it pinned to a newer version, or without
+// a pin, while an older one is declared. Its pin moves only with the
+// versions before it: they are retired (their files removed, which warren
+// diff judges as version-retired) in the change that pins it to the
+// oldest version left, once no other consumer is pinned to them and no
+// fact of them is left to read. Until then the pinned version is
+// published.
+func batchPinnedMessage(m *load.Manifest, consumer string, f *load.Fact, pin int, published []int, publisher *load.Manifest, imp *load.Imported) string {
+	key := f.RoutingKey
+	// The oldest version published is the one the consumer moves to;
+	// those before it go.
+	next := f.Version
+	if len(published) > 0 {
+		next = slices.Min(published)
+	}
+	var retire, files []string
+	for _, v := range f.Versions() {
+		if v.Version < next {
+			retire = append(retire, strconv.Itoa(v.Version))
+			files = append(files, v.Path())
 		}
 	}
-	return fmt.Sprintf("consumer %s is pinned to version %d of %s, but %s publishes %s: it reads %s and no newer one, so it judges every %s by its version-%d schema and poisons each one that schema refuses; pin it to a published version (%s; without a pin it reads the newest) and deploy it, or %s",
-		strconv.Quote(consumer), pin, key, publisher, now, reads, key, pin, strings.Join(newer, " or "), publish)
+	which, them, file := "version "+strings.Join(retire, ", "), "it", "the file"
+	if len(retire) > 1 {
+		which, them, file = "versions "+strings.Join(retire, ", "), "them", "the files"
+	}
+	var others []string
+	for _, c := range m.Consumers {
+		if v := c.VersionOf(key); c.Name != consumer && v != 0 && v < next {
+			others = append(others, strconv.Quote(c.Name))
+		}
+	}
+	once := "once no other consumer is pinned to " + them
+	switch len(others) {
+	case 0:
+	case 1:
+		once = fmt.Sprintf("once consumer %s, pinned to %s too, is moved to version %d or newer and deployed", others[0], them, next)
+	default:
+		once = fmt.Sprintf("once consumers %s, pinned to %s too, are moved to version %d or newer and deployed", strings.Join(others, ", "), them, next)
+	}
+	name := strconv.Quote(consumer)
+	repin := fmt.Sprintf("pin %s to version %d, the oldest left (\"versions\": {%s: %d})", name, next, strconv.Quote(key), next)
+	if next == f.Version {
+		repin = fmt.Sprintf("remove the pin of %s (it then reads version %d, the newest, alone)", name, next)
+	}
+	retireHow := fmt.Sprintf("%s, remove %s of %s (%s) and, in the same change, %s, and deploy it: it then reads the version-%d facts it poisons now (warren replay delivers those it poisoned again), and poisons a fact of %s alone still queued unless version %d's schema accepts it (warren status, the outbox). warren diff reports the removal as version-retired, breaking since %s read %s: here that is the way out",
+		once, file, which, strings.Join(files, ", "), repin, next, which, next, name, which)
+	if imp != nil {
+		retireHow = fmt.Sprintf("ask its producer to retire %s (remove %s), and, in the update that brings that, %s", which, file, repin)
+	}
+	return fmt.Sprintf("%s. A batch consumer reads the oldest version declared alone, and no other: it cannot be pinned to a newer version, or left without a pin, while version %d is declared (warren check refuses it), so moving its pin is no way out. Either %s; or retire %s: %s",
+		pinnedState(consumer, f, pin, published, publisher, imp), pin, publishAgain(key, pin, published, imp), which, retireHow)
 }
 
 func joinInts(vs []int) string {

@@ -86,6 +86,8 @@ func (c *comparer) compare(path string, o, n *load.Schema) {
 	c.additionalProperties(path, ov, nv)
 	c.items(path, ov, nv)
 	c.enum(path, ov, nv)
+	c.valueBranches(path, ov, nv, "oneOf")
+	c.valueBranches(path, ov, nv, "anyOf")
 	c.constraints(path, ov, nv)
 	c.branches(path, ov, nv, "oneOf")
 	c.branches(path, ov, nv, "anyOf")
@@ -97,16 +99,26 @@ func (c *comparer) compare(path string, o, n *load.Schema) {
 // value changed so much that the rest of the schemas cannot be compared.
 func (c *comparer) types(path string, ov, nv *view) bool {
 	ot, nt := ov.types, nv.types
-	if ot == nil && nt == nil {
+	switch {
+	case ot == nil && nt == nil:
+		return true
+	case ov.hasEnum && nv.hasEnum:
+		// Each side accepts the values of its enum (a const, or branches
+		// that list values), less those its type refuses: enum compares
+		// exactly those, and the types follow from them.
+		return true
+	case ot == nil && nv.typesFromEnum, nt == nil && ov.typesFromEnum:
+		// An enum without a type, added or removed where no type was
+		// said: enum says what it admits.
 		return true
 	}
 	pos := c.new.pos(New, nv.typeAt)
 	if nt == nil {
-		c.add(TypeWidened, path, c.old.pos(c.oldSide(), ov.typeAt), "type %s removed: any JSON value is accepted now", fmtTypes(ot))
+		c.add(TypeWidened, path, c.old.pos(c.oldSide(), ov.typeAt), "type %s removed: any JSON value is accepted now", ov.typeText())
 		return true
 	}
 	if ot == nil {
-		c.add(TypeNarrowed, path, pos, "type %s added: any JSON value was accepted before", fmtTypes(nt))
+		c.add(TypeNarrowed, path, pos, "type %s added: any JSON value was accepted before", nv.typeText())
 		return true
 	}
 	narrowed, widened := subset(nt, ot), subset(ot, nt)
@@ -114,14 +126,26 @@ func (c *comparer) types(path string, ov, nv *view) bool {
 	case narrowed && widened:
 		return true
 	case narrowed:
-		c.add(TypeNarrowed, path, pos, "type narrowed from %s to %s", fmtTypes(ot), fmtTypes(nt))
+		c.add(TypeNarrowed, path, pos, "type narrowed from %s to %s", ov.typeText(), nv.typeText())
 		return true
 	case widened:
-		c.add(TypeWidened, path, pos, "type widened from %s to %s: consumers built from the old schema reject the new values", fmtTypes(ot), fmtTypes(nt))
+		c.add(TypeWidened, path, pos, "type widened from %s to %s: consumers built from the old schema reject the new values", ov.typeText(), nv.typeText())
 		return true
 	}
-	c.add(TypeChanged, path, pos, "type changed from %s to %s", fmtTypes(ot), fmtTypes(nt))
+	c.add(TypeChanged, path, pos, "type changed from %s to %s", ov.typeText(), nv.typeText())
 	return false
+}
+
+// typeText is the view's type for messages: what it accepts, and what is
+// written when that reads otherwise; an enum's type is its values'.
+func (v *view) typeText() string {
+	switch {
+	case v.written != "":
+		return v.written
+	case v.typesFromEnum:
+		return fmtTypes(v.types) + " (the type of its " + v.enumKw + ")"
+	}
+	return fmtTypes(v.types)
 }
 
 // subset reports whether every value of a type in a is accepted by b.
@@ -368,9 +392,9 @@ func (c *comparer) subschema(path string, ov, nv *view, k string, o, n *load.Sch
 // enum compares enum and const, which the loader reads as one list of
 // values (a const is an enum of one).
 func (c *comparer) enum(path string, ov, nv *view) {
-	k := "enum"
-	if nv.isConst || !nv.hasEnum && ov.isConst {
-		k = "const"
+	k := nv.enumKw
+	if !nv.hasEnum {
+		k = ov.enumKw
 	}
 	o, n := ov.enum, nv.enum
 	pos := c.at(ov, nv, k)
@@ -398,6 +422,31 @@ func (c *comparer) enum(path string, ov, nv *view) {
 		for _, v := range n {
 			if !oSet[canon(v)] {
 				c.add(EnumValueAdded, path, pos, "enum value %s added: consumers built from the old schema reject facts that use it", canon(v))
+			}
+		}
+	}
+}
+
+// valueBranches compares the branches of a oneOf or anyOf (k) that both
+// sides folded into their enum (see normalize), paired by the values they
+// list: enum compared the values, this what is said of them (a title, a
+// description).
+func (c *comparer) valueBranches(path string, ov, nv *view, k string) {
+	o, n := ov.valueBranches[k], nv.valueBranches[k]
+	if len(o) == 0 || len(n) == 0 {
+		return
+	}
+	key := func(b *load.Schema) string {
+		vals, _ := valuesOnly(b)
+		return fmtValues(slices.SortedFunc(slices.Values(vals), func(a, b any) int { return strings.Compare(canon(a), canon(b)) }))
+	}
+	used := make([]bool, len(o))
+	for j, nb := range n {
+		for i, ob := range o {
+			if !used[i] && key(ob) == key(nb) {
+				used[i] = true
+				c.compare(appendPtr(path, k, strconv.Itoa(j)), ob, nb)
+				break
 			}
 		}
 	}

@@ -106,6 +106,11 @@ func TestCompare(t *testing.T) {
 		"consumer-removed": {
 			`compatible consumer-removed ledger-> "" none old:warren.json:9:15`,
 		},
+		// A stream consumer's work queue is bound to nothing: what stays is
+		// its offset (see TestRemovedStreamConsumerMessage).
+		"consumer-removed-from-a-stream": {
+			`compatible consumer-removed shipping-audit-> "" none old:warren.json:31:23`,
+		},
 		"default-changed": {
 			`compatible default-changed order.placed "/properties/status" none new:order/placed.json:30:18`,
 		},
@@ -215,6 +220,27 @@ func TestCompare(t *testing.T) {
 		"stream-publish-direct-new-stream": {
 			`breaking stream-publish-direct order.placed "" forward new:warren.json:9:18`,
 			`compatible fact-added order.cancelled "" none new:order/cancelled.json:1:1`,
+		},
+		// A stream's declaration that the broker holds, changed in place:
+		// Declare refuses it, whatever the mode (see
+		// TestStreamSettingsMessages).
+		"stream-partitions-changed": {
+			`breaking stream-partitions-changed stream orders-by-id "" both new:warren.json:15:21`,
+		},
+		// maxAge and maxBytes of one stream (one policy carries both),
+		// and a segment size of another; a maxAge spelt otherwise,
+		// "720h" as "2592000s", is the same x-max-age.
+		"stream-retention-changed": {
+			`breaking stream-retention-changed stream orders-log "" both new:warren.json:8:17`,
+			`breaking stream-retention-changed stream stock-log "" both new:warren.json:21:23`,
+		},
+		"stream-kind-changed": {
+			`breaking stream-kind-changed stream orders-log "" both new:warren.json:10:21`,
+		},
+		// order-history's start; shipping-audit's time in another zone is
+		// the same instant, and stock's "next" is the default.
+		"stream-start-changed": {
+			`compatible stream-start-changed order-history-> "" none new:warren.json:29:16`,
 		},
 		"stream-publish-exchange": { // "publish": "direct" removed: where it was
 			`compatible stream-publish-exchange order.placed "" none old:warren.json:8:18`,

@@ -120,9 +120,10 @@ func deploys(changes []Change) []Deploy {
 // hasDeploy reports whether a change counts towards its fact's deploy
 // order: one that breaks a fact in some direction. A lowered version fails
 // in every order, and a retired version has no order to give: its message
-// says to drain it first.
+// says to drain it first. A stream's declaration changed in place is no
+// fact's, and no order ships it.
 func hasDeploy(c Change) bool {
-	return c.Fact != "" && c.Breaks != Neither && c.Rule != VersionLowered && c.Rule != VersionRetired
+	return c.Fact != "" && c.Breaks != Neither && c.Rule != VersionLowered && c.Rule != VersionRetired && !streamRules[c.Rule]
 }
 
 // deployOf returns the deploy order a change's safety depends on: that of

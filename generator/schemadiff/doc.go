@@ -51,9 +51,10 @@
 // direction the mode does not require is [Ordered]: Report.Deploys says
 // which side deploys first. A lowered x-version, and a queue type or
 // delivery limit the broker will refuse to redeclare, are breaking in
-// every mode. With a _TRANSITIVE mode the new schema is also compared with
-// every version of the fact since its x-version was last raised
-// ([CompareHistory]; `warren diff --base` reads them from git history).
+// every mode, and so is a stream changed in place (see below). With a
+// _TRANSITIVE mode the new schema is also compared with every version of
+// the fact since its x-version was last raised ([CompareHistory];
+// `warren diff --base` reads them from git history).
 //
 // # How facts are published
 //
@@ -70,6 +71,25 @@
 // is consumers first, moved to read the stream; a version window does not
 // ship it. A fact published through the exchange again breaks nobody
 // (stream-publish-exchange).
+//
+// # Streams
+//
+// The broker keeps a stream as first declared, and the runtime's Declare
+// (which Dial runs on the generated topology) checks what exists before it
+// declares anything. A super stream's partition count changed
+// (stream-partitions-changed: runtime.PartitionCountError) or a stream's
+// maxAge, maxBytes or segmentBytes (stream-retention-changed: a
+// runtime.MismatchError) makes it refuse the whole topology, so no deploy
+// of the directory starts; a plain stream turned into a super stream, or
+// back (stream-kind-changed), is declared beside the old one, which keeps
+// the consumers' offsets and what they had not read. No deploy order or
+// version ships them: they break in every mode, filed under
+// "stream <name>", and each message says what to do instead (a policy for
+// retention, a stream of another name). A stream consumer's start applies
+// only before it has an offset on the broker, so a changed start is a
+// note (stream-start-changed), and a removed stream consumer leaves its
+// offset and its queues, not facts piling up (its work queue is bound to
+// nothing).
 //
 // # How schemas are compared
 //
@@ -88,7 +108,18 @@
 // bound, divide, match or format a value are judged by the generator's
 // judgement (model.JudgeConstraint), the one that decides whether an
 // upcast between two versions is generated or hand-written, so diff and
-// the generator never disagree about what narrows.
+// the generator agree about what narrows.
+//
+// Before they are compared, both sides are read for the values they
+// accept (normalize.go): a const or an enum admits the types of its
+// values, with "type" or without; a oneOf or anyOf of branches that only
+// list values is the enum of those values; "number" with a whole
+// multipleOf is "integer"; and a keyword that accepts every value (a
+// minLength, minItems or minProperties of 0, a pattern that matches every
+// string) is no keyword. So a schema rewritten into an equivalent one
+// breaks nobody, and an enum narrowed to a const breaks backward alone.
+// (The generator judges such keywords as written: a version that only
+// adds one may get a hand-written upcast where diff sees no change.)
 //
 // A change inside a shared file is reported once for every fact that
 // reaches it, with the path from that fact's root, because each fact is

@@ -57,6 +57,8 @@ func compare(old, new *Dir) *Report {
 	keepImported(old, new, renamed)
 	r.Changes = append(r.Changes, compareConsumers(old, new, renamed)...)
 	r.Changes = append(r.Changes, compareDirect(old, new, pairs)...)
+	r.Changes = append(r.Changes, compareStreams(old, new)...)
+	r.Changes = append(r.Changes, compareStreamStarts(old, new)...)
 	compareRequests(old, new, r)
 	compareSagaStates(old, new, r)
 	compareSagaQueues(old, new, r)
@@ -281,7 +283,7 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 		at := loc{load.ManifestFile, appendPtr("/consumers", oc.Name)}
 		nc, ok := newByName[oc.Name]
 		if !ok {
-			ch := change(ConsumerRemoved, "", old.pos(Old, at), "consumer %q was removed; its queues and bindings stay on the broker, where facts keep piling up: warren declare reports them, and --prune unbinds them and deletes them once drained", oc.Name)
+			ch := change(ConsumerRemoved, "", old.pos(Old, at), "%s", removedMessage(old, oc.Name))
 			ch.Consumer = oc.Name
 			out = append(out, ch)
 			continue
@@ -297,6 +299,26 @@ func compareConsumers(old, new *Dir, renamed map[string]string) []Change {
 		}
 	}
 	return out
+}
+
+// removedMessage says what a removed consumer leaves on the broker. A
+// queue consumer's work queue stays bound to the events exchange, so its
+// facts keep piling up there. A stream consumer's work queue is bound to
+// nothing (it holds only the consumer's own retries and deferrals): what
+// stays is the offset it stored under its name in the stream, which the
+// stream keeps as long as it exists (a consumer of that name added again
+// goes on from it, not from its start), and its queues with what waits in
+// them.
+func removedMessage(old *Dir, name string) string {
+	mc := manifestConsumer(old, name)
+	if mc == nil || mc.Stream == "" {
+		return fmt.Sprintf("consumer %q was removed; its queues and bindings stay on the broker, where facts keep piling up: warren declare reports them, and --prune unbinds them and deletes them once drained", name)
+	}
+	where := fmt.Sprintf("in stream %q", mc.Stream)
+	if s := streamNamed(old, mc.Stream); s != nil && s.Partitions > 0 {
+		where = fmt.Sprintf("in each partition of super stream %q", mc.Stream)
+	}
+	return fmt.Sprintf("stream consumer %q was removed; its work queue is bound to nothing, so no facts pile up for it, but the offset it stored under its name stays %s for as long as the stream does (a consumer of that name added again goes on from it, not from its start), and its work, retry and poison queues stay with what waits in them (its own retries and deferrals, its poisoned facts): warren declare reports them, and --prune deletes them once drained", name, where)
 }
 
 // compareBindings reports the facts a consumer stopped or started

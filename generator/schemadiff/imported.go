@@ -23,7 +23,7 @@ func CompareImport(old, new *Dir, bindings []string) *Report {
 	r := Compare(old, new)
 	out := &Report{Importer: true}
 	for _, c := range r.Changes {
-		if c.Consumer != "" || c.Fact == "" || !bound(c.Fact) && !boundBefore(old, new, c.Fact, bound) {
+		if c.Consumer != "" || c.Fact == "" || streamRules[c.Rule] || !bound(c.Fact) && !boundBefore(old, new, c.Fact, bound) {
 			continue
 		}
 		if c.Rule == VersionUnpublished && c.Verdict != Ordered {

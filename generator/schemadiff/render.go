@@ -174,8 +174,9 @@ func (r *Report) hint(code func(string) string) string {
 			deprecate = appendOnce(deprecate, code(c.Fact))
 		case c.Rule == VersionRetired:
 			// The message says how to retire a version in two steps.
-		case c.Consumer != "" && c.Fact == "":
-			// Queue settings: the message says what the operator does.
+		case c.Consumer != "" && c.Fact == "", streamRules[c.Rule]:
+			// Queue and stream settings: the message says what the
+			// operator does.
 		case c.Rule == StreamPublishDirect:
 			direct = appendOnce(direct, code(c.Fact))
 		case c.Rule == RoutingKeyChanged:

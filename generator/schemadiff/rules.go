@@ -47,6 +47,9 @@ const (
 	QueueTypeChanged           = "queue-type-changed"
 	DeliveryLimitChanged       = "delivery-limit-changed"
 	StreamPublishDirect        = "stream-publish-direct"
+	StreamPartitionsChanged    = "stream-partitions-changed"
+	StreamRetentionChanged     = "stream-retention-changed"
+	StreamKindChanged          = "stream-kind-changed"
 	VersionUnpublished         = "version-unpublished"
 
 	PropertyAdded         = "property-added"
@@ -63,6 +66,7 @@ const (
 	FormatAnnotation      = "format-annotation-changed"
 	StreamPublishExchange = "stream-publish-exchange"
 	SagaQueueRenamed      = "saga-queue-renamed"
+	StreamStartChanged    = "stream-start-changed"
 )
 
 // Rules lists every rule, those that can break first. The package
@@ -96,6 +100,9 @@ var Rules = []Rule{
 	{PropertyAdded, Forward, false, "a new optional property: breaks forward on a closed object, nothing on an open one"},
 	{QueueTypeChanged, Both, true, "a consumer's queue type changed; the broker refuses to redeclare the existing queues"},
 	{DeliveryLimitChanged, Both, true, "a consumer's delivery limit changed; the broker refuses to redeclare the existing work queue"},
+	{StreamPartitionsChanged, Both, true, "a super stream's partition count changed: it cannot change in place (ordering keys would hash to other partitions than the ones holding their earlier facts), so Declare refuses it before declaring anything (runtime.PartitionCountError) and the service does not start (keep the count, or declare a super stream of another name and move its consumers there)"},
+	{StreamRetentionChanged, Both, true, "a stream's maxAge, maxBytes or segmentBytes changed: the broker refuses to redeclare a stream with other arguments, so Declare refuses it before declaring anything (runtime.MismatchError) and the service does not start (keep the declared value and change the retention with a policy on the broker, keys max-age and max-length-bytes; a segment size cannot change)"},
+	{StreamKindChanged, Both, true, "a plain stream became a super stream, or the other way round: the new kind is declared beside the old one, which stays bound and keeps the consumers' offsets, so they start on the new one from their start and leave behind what they had not read (declare it under another name and move the consumers)"},
 	{StreamPublishDirect, Forward, false, "a fact that was published through the events exchange is written directly into a stream (\"publish\": \"direct\"): the queues other services bind to it on the exchange stop receiving it"},
 	{FactAdded, Neither, false, "a new fact (consumers whose bindings match it are reported as binding-started-matching)"},
 	{FactMoved, Neither, false, "a fact's schema moved to another file, same routing key"},
@@ -105,11 +112,12 @@ var Rules = []Rule{
 	{DeprecatedChanged, Neither, false, "deprecated was set or cleared"},
 	{DefaultChanged, Neither, false, "a default value changed"},
 	{ConsumerAdded, Neither, false, "a new consumer"},
-	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues and bindings stay on the broker: warren declare --prune)"},
+	{ConsumerRemoved, Neither, false, "a consumer is gone (its queues and bindings stay on the broker: warren declare --prune; a stream consumer's work queue is bound to nothing, and what stays is its offset stored in the stream and its retry and poison queues)"},
 	{SagaQueueRenamed, Neither, false, "a saga's work queue has another name (\"queue\"); the old queue and its bindings stay on the broker, where the saga's facts keep piling up (warren declare --prune)"},
 	{FormatAnnotation, Neither, false, "a format changed that neither side asserts (assertFormats; a date-time, read into a time.Time, is always checked): an annotation"},
 	{RetryLadderChanged, Neither, false, "a consumer's retry ladder changed; delay queues it no longer uses stay behind (warren declare --prune)"},
 	{StreamPublishExchange, Neither, false, "a fact that was written directly into a stream is published through the events exchange again, which reaches every queue bound to it and the stream"},
+	{StreamStartChanged, Neither, false, "a stream consumer's start changed: it applies only before the consumer has an offset stored on the broker, so a consumer that has run goes on from its offset and the change has no effect (replay under a fresh offset name to read from elsewhere)"},
 }
 
 var ruleOf = func() map[string]Rule {

@@ -30,6 +30,18 @@ type view struct {
 	enum     []any                   // enum, or the const value; see hasEnum
 	hasEnum  bool
 	isConst  bool
+	// enumKw is the keyword the enum is written as: "enum", "const", or
+	// "oneOf"/"anyOf" of branches that only list values (see normalize).
+	enumKw string
+	// valueBranches are the branches of a oneOf or anyOf (the key) folded
+	// into the enum, for their annotations.
+	valueBranches map[string][]*load.Schema
+	// typesFromEnum says that types are those of the enum's values: the
+	// schema says no type.
+	typesFromEnum bool
+	// written is the type as written when it reads otherwise ("number"
+	// with multipleOf 1 is "integer"), for messages; "" when it does not.
+	written  string
 	format   string
 	min, max *load.Bound
 	addl     *load.Schema // additionalProperties; nil when absent
@@ -76,6 +88,7 @@ func (d *Dir) view(s *load.Schema) *view {
 	}
 	v.merge(s)
 	v.ordered = slices.Sorted(maps.Keys(v.props))
+	v.normalize()
 	return v
 }
 
@@ -155,7 +168,7 @@ func (v *view) mergeTyped(s *load.Schema) {
 			k = "const"
 		}
 		if !v.hasEnum && v.once(k, s) {
-			v.enum, v.hasEnum, v.isConst = s.Enum, true, s.IsConst
+			v.enum, v.hasEnum, v.isConst, v.enumKw = s.Enum, true, s.IsConst, k
 		}
 	}
 	if s.Format != "" && v.once("format", s) {
