@@ -49,7 +49,9 @@ func (e *emitter) genCodec(f *jen.File, t *model.Type) {
 	if why != "" {
 		validator := jen.Id(schemaSetVar).Dot("Validator").Call(jen.Lit(t.Location()))
 		dec = append([]jen.Code{errReturn(codecID("Checked").Call(jen.Op("&").Id("d"), validator), func(err jen.Code) jen.Code { return err })}, dec...)
-		val = []jen.Code{jen.Return(codecID("CheckedValue").Call(jen.Id("v"), validator))}
+		// The lenient checks of the values (what JSON cannot hold, see
+		// check), then the embedded schema in place of the last return.
+		val = append(val[:len(val)-1:len(val)-1], jen.Return(codecID("CheckedValue").Call(jen.Id("v"), validator)))
 	}
 	recv := func(ptr bool) jen.Code {
 		if ptr {
@@ -181,16 +183,22 @@ func (c *valueCodec) structCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		extra := jen.Op("&").Id("v").Dot(model.ExtraField)
 		dec := c.elemDec(*t.Extra, ruleName(t.GoName, "extra"))
 		read := codecID("Extra").Call(jen.Id("d"), jen.Id("o").Dot("Key").Call(), extra, dec)
+		checked := false // the names, by CheckKeys or EachValue
 		if len(t.Patterns) > 0 {
 			keys := c.keysRule(t.Patterns, ruleName(t.GoName, "keys"))
 			read = codecID("PatternExtra").Call(jen.Id("d"), jen.Id("o").Dot("Key").Call(), jen.Op("&").Add(keys), extra, dec)
-			val = append(val, errReturn(codecID("CheckKeys").Call(jen.Op("&").Add(keys), jen.Id("v").Dot(model.ExtraField)), func(err jen.Code) jen.Code { return err }))
+			if !c.lenient {
+				val = append(val, errReturn(codecID("CheckKeys").Call(jen.Op("&").Add(keys), jen.Id("v").Dot(model.ExtraField)), func(err jen.Code) jen.Code { return err }))
+				checked = true
+			}
 		}
 		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Add(read)))
 		enc = append(enc, codecID("WriteExtra").Call(jen.Id("e"), jen.Id("v").Dot(model.ExtraField), c.elemEnc(*t.Extra)))
 		val = append([]jen.Code{errReturn(codecID("ExtraClash").Call(jen.Id("v").Dot(model.ExtraField), jen.Id(propertiesVar(t))), func(err jen.Code) jen.Code { return err })}, val...)
 		if each := c.elemCheck(*t.Extra, ruleName(t.GoName, "extra")); each != nil {
 			val = append(val, errReturn(codecID("EachValue").Call(jen.Id("v").Dot(model.ExtraField), each), func(err jen.Code) jen.Code { return err }))
+		} else if !checked {
+			val = append(val, errReturn(codecID("CheckNames").Call(jen.Id("v").Dot(model.ExtraField)), func(err jen.Code) jen.Code { return err }))
 		}
 	} else if c.lenient {
 		// The reference validator has accepted the object, and so
@@ -394,7 +402,7 @@ func (c *valueCodec) fieldCheck(fl *model.Field, name string) []jen.Code {
 	case fl.IsPointer():
 		chk := c.check(r, x, true, name)
 		var stmts []jen.Code
-		if fl.Required && !r.Nullable {
+		if fl.Required && !r.Nullable && !c.lenient { // else the embedded schema refuses the null written
 			stmts = append(stmts, jen.If(jen.Add(x).Op("==").Nil()).Block(jen.Return(wrap(codecID("Expect").Call(jen.Lit("a value, not nil"))))))
 		}
 		if chk != nil {
@@ -499,10 +507,13 @@ func (c *valueCodec) definedCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		jen.Return(jen.Err()),
 	}
 	enc = c.enc(base, conv, false)
-	if chk := c.check(base, conv, false, name); chk != nil {
-		val = []jen.Code{jen.Return(chk)}
-	} else {
+	switch chk := c.check(base, conv, false, name); {
+	case chk == nil:
 		val = []jen.Code{jen.Return(jen.Nil())}
+	case c.lenient: // the embedded schema's check takes the last return's place
+		val = []jen.Code{errReturn(chk, func(err jen.Code) jen.Code { return err }), jen.Return(jen.Nil())}
+	default:
+		val = []jen.Code{jen.Return(chk)}
 	}
 	return dec, enc, val
 }
@@ -554,9 +565,18 @@ func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		dec = append(dec, jen.Return(codecID("UnionCount").Call(jen.Id("n"), jen.Lit(t.OneOf))))
 	}
 	enc = append(enc, codecID("WriteUnion").Call(jen.Id("e"), jen.Id("set")))
-	val = []jen.Code{
-		errReturn(unionCount(t), func(err jen.Code) jen.Code { return err }),
-		jen.Return(codecID("Revalidate").Call(jen.Id("v"), jen.New(jen.Id(t.GoName)))),
+	if !c.lenient { // the embedded schema counts the branches
+		val = append(val, errReturn(unionCount(t), func(err jen.Code) jen.Code { return err }))
 	}
+	// Each branch set is checked as a value of its own, as decoding only
+	// sets the branches the JSON matches; Revalidate cannot see what its
+	// JSON does not hold (NaN, written as null).
+	for _, vr := range t.Variants {
+		x := jen.Id("v").Dot(vr.GoName)
+		if chk := c.check(vr.Type, x, !vr.Type.HasNil(), ruleName(t.GoName, vr.GoName)); chk != nil {
+			val = append(val, jen.If(jen.Add(x).Op("!=").Nil()).Block(errReturn(chk, func(err jen.Code) jen.Code { return err })))
+		}
+	}
+	val = append(val, jen.Return(codecID("Revalidate").Call(jen.Id("v"), jen.New(jen.Id(t.GoName)))))
 	return dec, enc, val
 }

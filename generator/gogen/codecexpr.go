@@ -238,20 +238,30 @@ func (c *valueCodec) elemEnc(r model.Ref) jen.Code {
 
 // check is an expression of type error checking x, a value of r that is
 // not null (or, with ptr, a non-nil pointer to one), or nil when there is
-// nothing to check.
+// nothing to check. A string, number, date-time or raw JSON value, and
+// the names of a map, are always checked: a value built in Go may hold
+// what JSON cannot (text that is not UTF-8, NaN, the year 10000), which
+// a rule's Check refuses, and the codec's function of the kind
+// (faithfulCheck) without one. A lenient type checks only that: the
+// embedded schema checks the rest.
 func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.Code {
 	x = deref(r, x, ptr)
 	r = resolve(r)
 	switch r.Kind {
-	case model.String, model.Int, model.Float, model.Raw, model.Bool:
-		if v := c.rule(r, name); v != nil {
-			return jen.Add(v).Dot("Check").Call(x)
+	case model.String, model.Int, model.Float, model.Raw, model.Bool, model.Time:
+		if r.Kind != model.Time { // a date-time's rule is its text's, checked on decoding
+			if v := c.checkRule(r, name); v != nil {
+				return jen.Add(v).Dot("Check").Call(x)
+			}
+		}
+		if fn := faithfulCheck(r.Kind); fn != "" {
+			return codecID(fn).Call(x)
 		}
 	case model.Named:
 		return jen.Add(x).Dot("Validate").Call()
 	case model.Slice:
 		each := c.elemCheck(*r.Elem, ruleName(name, "item"))
-		arr := c.rule(r, name)
+		arr := c.checkRule(r, name)
 		items := func() jen.Code {
 			if comparableJSON(*r.Elem) {
 				return codecID("Distinct").Call(jen.Op("&").Add(arr), x)
@@ -270,8 +280,9 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 			return items()
 		}
 	case model.Map:
+		// Each of these checks the names too (codec.CheckNames).
 		each := c.elemCheck(*r.Elem, ruleName(name, "value"))
-		keys := c.rule(r, name)
+		keys := c.checkRule(r, name)
 		switch {
 		case each != nil && keys != nil:
 			return jen.Func().Params().Error().Block(
@@ -283,13 +294,44 @@ func (c *valueCodec) check(r model.Ref, x jen.Code, ptr bool, name string) jen.C
 		case keys != nil:
 			return codecID("CheckKeys").Call(jen.Op("&").Add(keys), x)
 		}
+		return codecID("CheckNames").Call(x)
 	}
 	return nil
 }
 
+// faithfulCheck names the codec's function checking that a value of kind
+// k built in Go can be written as JSON, "" for a kind whose every value
+// can.
+func faithfulCheck(k model.Kind) string {
+	switch k {
+	case model.String:
+		return "CheckText"
+	case model.Float:
+		return "CheckFloat"
+	case model.Time:
+		return "CheckTime"
+	case model.Raw:
+		return "CheckRaw"
+	}
+	return ""
+}
+
+// checkRule is the rule that check applies to a value of r: none in a
+// lenient type, whose values the embedded schema checks.
+func (c *valueCodec) checkRule(r model.Ref, name string) *jen.Statement {
+	if c.lenient {
+		return nil
+	}
+	return c.rule(r, name)
+}
+
 // elemCheck is a function value checking a slice element or map value,
-// or nil when there is nothing to check.
+// or nil when there is nothing to check: the codec's function of the
+// kind itself when that is all (codec.Each(v.Tags, codec.CheckText)).
 func (c *valueCodec) elemCheck(r model.Ref, name string) jen.Code {
+	if fn := faithfulCheck(resolve(r).Kind); fn != "" && !r.Nullable && (resolve(r).Kind == model.Time || c.checkRule(r, name) == nil) {
+		return codecID(fn)
+	}
 	c.depth++
 	defer func() { c.depth-- }()
 	x := jen.Id("x" + strconv.Itoa(c.depth))

@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"math"
 	"math/big"
 	"strconv"
 	"sync"
@@ -18,8 +17,9 @@ import (
 // them once per property: var checkOrderID = codec.String{MinLength: 1,
 // MaxLength: 64, Pattern: codec.Regexp(`^ORD-`)}.
 
-// String checks a string: its length in code points (as JSON Schema
-// counts), a pattern and an asserted format.
+// String checks a string: that it is valid UTF-8 (see [CheckText]), its
+// length in code points (as JSON Schema counts), a pattern and an
+// asserted format.
 type String struct {
 	MinLength int      // 0: no minimum
 	MaxLength int      // -1: no maximum
@@ -30,6 +30,15 @@ type String struct {
 
 // Check checks s.
 func (c *String) Check(s string) error {
+	if err := CheckText(s); err != nil {
+		return err
+	}
+	return c.rules(s)
+}
+
+// rules checks s, known to be valid UTF-8 (the runtime refuses a body
+// that is not before decoding it), against the rules.
+func (c *String) rules(s string) error {
 	// A string has no more code points than bytes: one no longer in bytes
 	// than MaxLength needs no count when MinLength is 0.
 	if c.MinLength > 0 || c.MaxLength >= 0 && len(s) > c.MaxLength {
@@ -63,18 +72,19 @@ func (c *String) Str(d *jx.Decoder) (string, error) {
 	if err != nil {
 		return s, err
 	}
-	return s, c.Check(s)
+	return s, c.rules(s)
 }
 
 // Time reads a date-time, checking its text first: an asserted
 // date-time format is stricter than Go's RFC 3339 parser (a one-digit
-// hour). A time.Time built in Go always writes valid text.
+// hour). A time.Time built in Go writes valid text when [CheckTime]
+// accepts it.
 func (c *String) Time(d *jx.Decoder) (time.Time, error) {
 	s, err := Str(d)
 	if err != nil {
 		return time.Time{}, err
 	}
-	if err := c.Check(s); err != nil {
+	if err := c.rules(s); err != nil {
 		return time.Time{}, err
 	}
 	return parseDateTime(s)
@@ -210,7 +220,8 @@ func (c *Int) Int(d *jx.Decoder) (int64, error) {
 	return v, c.Check(v)
 }
 
-// Float checks a number against bounds and multipleOf.
+// Float checks a number: that JSON can hold it (see [CheckFloat]), its
+// bounds, multipleOf and enum.
 type Float struct {
 	Min, Max                   float64 // math.Inf for none
 	ExclusiveMin, ExclusiveMax bool
@@ -220,6 +231,9 @@ type Float struct {
 
 // Check checks v.
 func (c *Float) Check(v float64) error {
+	if err := CheckFloat(v); err != nil {
+		return err
+	}
 	switch {
 	case c.ExclusiveMin && v <= c.Min:
 		return Expect("more than " + formatFloat(c.Min))
@@ -230,7 +244,7 @@ func (c *Float) Check(v float64) error {
 	case v > c.Max:
 		return Expect("at most " + formatFloat(c.Max))
 	}
-	if c.MultipleOf != nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+	if c.MultipleOf != nil {
 		// The shortest decimal that reads back as v: the text of the
 		// number as it was written, unless it had more digits than a
 		// float64 holds.
@@ -326,9 +340,13 @@ func Each[T any](items []T, check func(T) error) error {
 	return nil
 }
 
-// EachValue checks every value of a map with check, naming the member.
+// EachValue checks every value of a map with check, naming the member,
+// and that its keys are valid UTF-8 (see [CheckNames]).
 func EachValue[T any](m map[string]T, check func(T) error) error {
 	for k, x := range m {
+		if err := checkName(k); err != nil {
+			return err
+		}
 		if err := check(x); err != nil {
 			return AtField(err, k)
 		}

@@ -34,13 +34,14 @@ func (c *Strings) find(b []byte) (string, bool) {
 	return "", false
 }
 
-// checkText checks b as [String.Check] does. It makes a string of b, on
-// the scratch's slab, only for a check that needs one: not for a format
-// whose native check accepts b, which looks at b, which d may overwrite
-// later, and keeps nothing of it.
+// checkText checks b, from a body known to be UTF-8, against the rules
+// (see [String.Check]). It makes a string of b, on the scratch's slab,
+// only for a check that needs one: not for a format whose native check
+// accepts b, which looks at b, which d may overwrite later, and keeps
+// nothing of it.
 func (c *String) checkText(b []byte, s *scratch) error {
 	if c.MinLength > 0 || c.MaxLength >= 0 || c.Pattern != nil || c.Enum != nil {
-		return c.Check(s.str(b))
+		return c.rules(s.str(b))
 	}
 	if c.Format == nil || c.Format.valid != nil && len(b) > 0 && c.Format.valid(unsafe.String(&b[0], len(b))) {
 		return nil

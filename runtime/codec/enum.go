@@ -143,11 +143,20 @@ type Any struct {
 	Enum  *Enum
 }
 
-// Check checks raw; nil (an absent value) is not checked.
+// Check checks raw, which must be valid UTF-8 (see [CheckRaw]); nil (an
+// absent value) is not checked.
 func (c *Any) Check(raw json.RawMessage) error {
 	if raw == nil {
 		return nil
 	}
+	if err := CheckRaw(raw); err != nil {
+		return err
+	}
+	return c.rules(raw)
+}
+
+// rules checks raw, read from a body known to be valid UTF-8.
+func (c *Any) rules(raw json.RawMessage) error {
 	if c.Types != nil {
 		t := jsonType(raw)
 		if !slices.Contains(c.Types, t) && (t != "integer" || !slices.Contains(c.Types, "number")) {
@@ -166,7 +175,7 @@ func (c *Any) Raw(d *jx.Decoder) (json.RawMessage, error) {
 	if err != nil {
 		return raw, err
 	}
-	return raw, c.Check(raw)
+	return raw, c.rules(raw)
 }
 
 // Flag checks a boolean against an enum or const.

@@ -55,9 +55,13 @@ func PatternMap[T any](d *jx.Decoder, k *Keys, dec func(*jx.Decoder) (T, error))
 }
 
 // CheckKeys checks the member names of m, a map built in Go, naming the
-// first it finds that k does not admit.
+// first it finds that k does not admit; each must be valid UTF-8 too
+// (see [CheckNames]).
 func CheckKeys[T any](k *Keys, m map[string]T) error {
 	for name := range m {
+		if err := checkName(name); err != nil {
+			return err
+		}
 		if err := k.Check(name); err != nil {
 			return AtField(err, name)
 		}

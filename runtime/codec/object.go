@@ -275,7 +275,7 @@ func readStr(d *jx.Decoder, rule any, s *scratch) (string, error) {
 	switch r := rule.(type) {
 	case *String:
 		v := s.str(b)
-		return v, r.Check(v)
+		return v, r.rules(v)
 	case *Strings: // an enum's field, listed as its string
 		if v, ok := r.find(b); ok {
 			return v, nil
@@ -566,13 +566,33 @@ func checkObject(v Struct, s *scratch) error {
 
 func checkFields(obj *Shape, fields []any, s *scratch) error {
 	if obj.Open {
-		if err := extraClash(obj, *fields[len(obj.Props)].(*map[string]json.RawMessage)); err != nil {
+		if err := checkExtra(obj, *fields[len(obj.Props)].(*map[string]json.RawMessage)); err != nil {
 			return err
 		}
 	}
 	for i := range obj.Props {
 		if err := checkField(&obj.Props[i], fields[i], s); err != nil {
 			return AtField(err, obj.Props[i].Name)
+		}
+	}
+	return nil
+}
+
+// checkExtra checks the additional properties of a value built in Go, in
+// one pass over the map: no name like a declared one's (extraClash), and
+// names and raw values that are UTF-8 (CheckNames, CheckRaw).
+func checkExtra(obj *Shape, extra map[string]json.RawMessage) error {
+	for k, raw := range extra {
+		for i := range obj.Props {
+			if obj.Props[i].Name == k {
+				return AtField(Expect("an additional property that is not named like a declared one"), k)
+			}
+		}
+		if err := checkName(k); err != nil {
+			return err
+		}
+		if err := CheckRaw(raw); err != nil {
+			return AtField(err, k)
 		}
 	}
 	return nil
@@ -609,6 +629,7 @@ func checkField(p *Prop, f any, s *scratch) error {
 		if r, ok := p.Rule.(*Any); ok {
 			return r.Check(*f)
 		}
+		return CheckRaw(*f)
 	case **string:
 		return checkPtr(p, *f, checkStr)
 	case **int64:
@@ -630,13 +651,13 @@ func checkField(p *Prop, f any, s *scratch) error {
 	case *schemaset.Nullable[time.Time]:
 		return checkNullable(p, *f, checkTime)
 	case *[]string:
-		return checkSlice(p, *f, checkStr)
+		return checkSlice(p, *f, checkStr, true)
 	case *[]int64:
-		return checkSlice(p, *f, checkInt)
+		return checkSlice(p, *f, checkInt, p.Item != nil)
 	case *[]float64:
-		return checkSlice(p, *f, checkFloat)
+		return checkSlice(p, *f, checkFloat, true)
 	case *[]bool:
-		return checkSlice(p, *f, checkBool)
+		return checkSlice(p, *f, checkBool, p.Item != nil)
 	case Struct:
 		return checkObject(f, s)
 	case Validator:
@@ -650,17 +671,20 @@ func checkField(p *Prop, f any, s *scratch) error {
 		}
 		panic("codec: a field of unknown type " + typeOf(f))
 	}
-	return nil
 }
+
+// checkStr, checkFloat and checkTime check what every value of their
+// type must be to be written (faithful.go) as well as its rule, if any:
+// a string without one is still checked.
 
 func checkStr(rule any, v string) error {
 	switch r := rule.(type) {
 	case *String:
 		return r.Check(v)
-	case *Strings:
+	case *Strings: // one of the enum's values, which are UTF-8
 		return r.Check(v)
 	}
-	return nil
+	return CheckText(v)
 }
 
 func checkInt(rule any, v int64) error {
@@ -677,7 +701,7 @@ func checkFloat(rule any, v float64) error {
 	if r, ok := rule.(*Float); ok {
 		return r.Check(v)
 	}
-	return nil
+	return CheckFloat(v)
 }
 
 func checkBool(rule any, v bool) error {
@@ -687,9 +711,10 @@ func checkBool(rule any, v bool) error {
 	return nil
 }
 
-// checkTime: a time.Time built in Go always writes valid date-time text;
-// its rule (an asserted format) is checked on decoding.
-func checkTime(any, time.Time) error { return nil }
+// checkTime: a time.Time built in Go writes valid date-time text when
+// its year has four digits; its rule (an asserted format) is checked on
+// decoding.
+func checkTime(_ any, v time.Time) error { return CheckTime(v) }
 
 func checkPtr[T any](p *Prop, x *T, check func(any, T) error) error {
 	if x == nil {
@@ -709,14 +734,15 @@ func checkNullable[T any](p *Prop, x schemaset.Nullable[T], check func(any, T) e
 }
 
 // checkSlice checks a slice of scalars; the array's rule applies only to
-// a value: nil is an absent property, or null.
-func checkSlice[T comparable](p *Prop, x []T, check func(any, T) error) error {
+// a value: nil is an absent property, or null. each: the items are
+// checked, as strings and numbers always are (checkStr, checkFloat).
+func checkSlice[T comparable](p *Prop, x []T, check func(any, T) error, each bool) error {
 	if r, ok := p.Rule.(*Array); ok && (x != nil || p.Required && !p.Null) {
 		if err := Distinct(r, x); err != nil {
 			return err
 		}
 	}
-	if p.Item == nil {
+	if !each {
 		return nil
 	}
 	for i, v := range x {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -27,21 +28,46 @@ func Marshal(v any) []byte {
 	return slices.Clone(e.Bytes())
 }
 
-// WriteFloat writes a float64 as encoding/json does.
+// WriteFloat writes a float64 as encoding/json does: the shortest
+// decimal that reads back as f, with an exponent below 1e-6 and from
+// 1e21. NaN and the infinities, which JSON cannot hold, are written as
+// null: [CheckFloat] (Validate) refuses them.
 func WriteFloat(e *jx.Encoder, f float64) {
-	b, err := json.Marshal(f)
-	if err != nil { // NaN or an infinity, which JSON cannot hold
+	if math.IsNaN(f) || math.IsInf(f, 0) {
 		e.Null()
 		return
 	}
-	e.Raw(b)
+	var buf [32]byte
+	e.Raw(appendFloat(buf[:0], f))
+}
+
+// appendFloat is encoding/json's floatEncoder for a float64, without
+// its allocations.
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // WriteTime writes t in RFC 3339 form with nanoseconds, as time.Time's
-// own MarshalJSON does.
+// own MarshalJSON does; in UTC when RFC 3339 cannot write its offset
+// (seconds, as local mean time has, or a day or more), so that the text
+// is the same instant. A year before 0000 or after 9999 is written with
+// more digits or a sign, which RFC 3339 does not allow: [CheckTime]
+// (Validate) refuses it.
 func WriteTime(e *jx.Encoder, t time.Time) {
 	var buf [len(time.RFC3339Nano) + 8]byte // the year's digits past four, and its sign
-	e.ByteStr(t.AppendFormat(buf[:0], time.RFC3339Nano))
+	e.ByteStr(written(t).AppendFormat(buf[:0], time.RFC3339Nano))
 }
 
 // WriteRaw writes raw JSON; nil is null.
@@ -124,9 +150,14 @@ func kind(oneOf bool) string {
 
 // Revalidate checks a value built in Go by writing it and decoding the
 // result with dec, for types whose rules depend on the JSON as a whole
-// (unions: which branches the JSON matches).
+// (unions: which branches the JSON matches). The text written must be
+// UTF-8, which decoding does not check (the runtime checks a body before).
 func Revalidate(v Encoder, dec Decoder) error {
-	return Unmarshal(Marshal(v), dec)
+	b := Marshal(v)
+	if err := CheckRaw(b); err != nil {
+		return err
+	}
+	return Unmarshal(b, dec)
 }
 
 // Reference validates with the embedded schema, the reference validator,
@@ -158,9 +189,14 @@ func Checked(d **jx.Decoder, validate func([]byte) error) error {
 	return nil
 }
 
-// CheckedValue validates a value built in Go against the reference.
+// CheckedValue validates a value built in Go against the reference. The
+// text written must be UTF-8, which the reference does not check.
 func CheckedValue(v Encoder, validate func([]byte) error) error {
-	return Reference(Marshal(v), validate)
+	b := Marshal(v)
+	if err := CheckRaw(b); err != nil {
+		return err
+	}
+	return Reference(b, validate)
 }
 
 // MatchesReference wraps the decoding of a union branch whose generated

@@ -145,11 +145,21 @@ func (v *Item) Validate() error {
 	if err := checkItem_Name.Check(v.Name); err != nil {
 		return codec.AtField(err, "name")
 	}
+	if v.Description.Valid {
+		if err := codec.CheckText(v.Description.Value); err != nil {
+			return codec.AtField(err, "description")
+		}
+	}
 	if err := v.Price.Validate(); err != nil {
 		return codec.AtField(err, "price")
 	}
 	if v.Tags != nil {
-		if err := codec.Distinct(&checkItem_Tags, v.Tags); err != nil {
+		if err := func() error {
+			if err := codec.Distinct(&checkItem_Tags, v.Tags); err != nil {
+				return err
+			}
+			return codec.Each(v.Tags, codec.CheckText)
+		}(); err != nil {
 			return codec.AtField(err, "tags")
 		}
 	}
@@ -157,6 +167,12 @@ func (v *Item) Validate() error {
 		return checkItem_ImageURLs_item.Check(x1)
 	}); err != nil {
 		return codec.AtField(err, "image_urls")
+	}
+	if err := codec.EachValue(v.Attributes, codec.CheckText); err != nil {
+		return codec.AtField(err, "attributes")
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }

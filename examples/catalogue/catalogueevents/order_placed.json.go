@@ -166,6 +166,16 @@ func (v *OrderPlacedPayment) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.CardPayment != nil, v.InvoicePayment != nil), true); err != nil {
 		return err
 	}
+	if v.CardPayment != nil {
+		if err := v.CardPayment.Validate(); err != nil {
+			return err
+		}
+	}
+	if v.InvoicePayment != nil {
+		if err := v.InvoicePayment.Validate(); err != nil {
+			return err
+		}
+	}
 	return codec.Revalidate(v, new(OrderPlacedPayment))
 }
 

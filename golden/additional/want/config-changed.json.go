@@ -114,6 +114,31 @@ func (v *ConfigChanged) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ConfigChanged) Validate() error {
+	if err := codec.EachValue(v.Labels, codec.CheckText); err != nil {
+		return codec.AtField(err, "labels")
+	}
+	if err := codec.CheckNames(v.Limits); err != nil {
+		return codec.AtField(err, "limits")
+	}
+	if err := v.Closed.Validate(); err != nil {
+		return codec.AtField(err, "closed")
+	}
+	if v.Empty != nil {
+		if err := v.Empty.Validate(); err != nil {
+			return codec.AtField(err, "empty")
+		}
+	}
+	if err := codec.EachValue(v.Open, codec.CheckRaw); err != nil {
+		return codec.AtField(err, "open")
+	}
+	if v.Features != nil {
+		if err := v.Features.Validate(); err != nil {
+			return codec.AtField(err, "features")
+		}
+	}
+	if err := codec.EachValue(v.ByPattern, codec.CheckRaw); err != nil {
+		return codec.AtField(err, "by_pattern")
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("config-changed.json"))
 }
 
@@ -208,6 +233,9 @@ func (v *ConfigChangedFeatures) EncodeJSON(e *jx.Encoder) {
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ConfigChangedFeatures) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfConfigChangedFeatures); err != nil {
+		return err
+	}
+	if err := codec.CheckNames(v.AdditionalProperties); err != nil {
 		return err
 	}
 	return nil

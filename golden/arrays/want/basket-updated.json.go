@@ -131,10 +131,27 @@ func (v *BasketUpdated) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfBasketUpdated); err != nil {
 		return err
 	}
+	if err := codec.Each(v.Skus, codec.CheckText); err != nil {
+		return codec.AtField(err, "skus")
+	}
 	for i := range v.Lines {
 		if err := v.Lines[i].Validate(); err != nil {
 			return codec.AtField(codec.AtIndex(err, i), "lines")
 		}
+	}
+	if err := codec.Each(v.Matrix, func(x1 []float64) error {
+		return codec.Each(x1, codec.CheckFloat)
+	}); err != nil {
+		return codec.AtField(err, "matrix")
+	}
+	if err := codec.Each(v.Anything, codec.CheckRaw); err != nil {
+		return codec.AtField(err, "anything")
+	}
+	if err := codec.Each(v.Coupons, codec.CheckText); err != nil {
+		return codec.AtField(err, "coupons")
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }

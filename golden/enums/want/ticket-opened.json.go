@@ -170,6 +170,9 @@ func (v *TicketOpened) Validate() error {
 			return codec.AtField(err, "region")
 		}
 	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return nil
 }
 

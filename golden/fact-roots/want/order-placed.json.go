@@ -42,7 +42,7 @@ func (v OrderLines) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderLines) Validate() error { return nil }
+func (v OrderLines) Validate() error { return codec.Each(([]string)(v), codec.CheckText) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v OrderLines) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }

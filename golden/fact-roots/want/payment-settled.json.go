@@ -70,6 +70,16 @@ func (v *PaymentSettled) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.CardSettlement != nil, v.BankSettlement != nil), true); err != nil {
 		return err
 	}
+	if v.CardSettlement != nil {
+		if err := v.CardSettlement.Validate(); err != nil {
+			return err
+		}
+	}
+	if v.BankSettlement != nil {
+		if err := v.BankSettlement.Validate(); err != nil {
+			return err
+		}
+	}
 	return codec.Revalidate(v, new(PaymentSettled))
 }
 

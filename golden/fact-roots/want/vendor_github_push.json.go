@@ -85,6 +85,9 @@ func (v *PushReceived) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PushReceived) Validate() error {
+	if err := codec.CheckText(v.Ref); err != nil {
+		return codec.AtField(err, "ref")
+	}
 	if err := v.After.Validate(); err != nil {
 		return codec.AtField(err, "after")
 	}

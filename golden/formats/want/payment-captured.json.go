@@ -133,6 +133,19 @@ func (v *PaymentCaptured) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPaymentCaptured); err != nil {
 		return err
 	}
+	if err := codec.CheckTime(v.CapturedAt); err != nil {
+		return codec.AtField(err, "captured_at")
+	}
+	if v.SettledAt != nil {
+		if err := codec.CheckTime(*v.SettledAt); err != nil {
+			return codec.AtField(err, "settled_at")
+		}
+	}
+	if v.VoidedAt != nil {
+		if err := codec.CheckTime(*v.VoidedAt); err != nil {
+			return codec.AtField(err, "voided_at")
+		}
+	}
 	if err := checkPaymentCaptured_PaymentID.Check(v.PaymentID); err != nil {
 		return codec.AtField(err, "payment_id")
 	}
@@ -151,6 +164,17 @@ func (v *PaymentCaptured) Validate() error {
 		if err := checkPaymentCaptured_IssuesURL.Check(*v.IssuesURL); err != nil {
 			return codec.AtField(err, "issues_url")
 		}
+	}
+	if v.Reference != nil {
+		if err := codec.CheckText(*v.Reference); err != nil {
+			return codec.AtField(err, "reference")
+		}
+	}
+	if err := codec.Each(v.History, codec.CheckTime); err != nil {
+		return codec.AtField(err, "history")
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }

@@ -106,6 +106,16 @@ func (v *ObjectFinalized) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *ObjectFinalized) Validate() error {
+	if v.Bucket != nil {
+		if err := codec.CheckText(*v.Bucket); err != nil {
+			return codec.AtField(err, "bucket")
+		}
+	}
+	if v.Name != nil {
+		if err := codec.CheckText(*v.Name); err != nil {
+			return codec.AtField(err, "name")
+		}
+	}
 	if v.Size != nil {
 		if err := checkObjectFinalized_Size.Check(*v.Size); err != nil {
 			return codec.AtField(err, "size")
@@ -115,6 +125,14 @@ func (v *ObjectFinalized) Validate() error {
 		if err := checkObjectFinalized_Generation.Check(*v.Generation); err != nil {
 			return codec.AtField(err, "generation")
 		}
+	}
+	if v.TimeCreated != nil {
+		if err := codec.CheckTime(*v.TimeCreated); err != nil {
+			return codec.AtField(err, "timeCreated")
+		}
+	}
+	if err := codec.EachValue(v.Metadata, codec.CheckText); err != nil {
+		return codec.AtField(err, "metadata")
 	}
 	if v.Owner != nil {
 		if err := v.Owner.Validate(); err != nil {

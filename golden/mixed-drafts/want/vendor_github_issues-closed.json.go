@@ -77,6 +77,20 @@ func (v *IssueClosed) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *IssueClosed) Validate() error {
+	if err := v.Action.Validate(); err != nil {
+		return codec.AtField(err, "action")
+	}
+	if err := v.Issue.Validate(); err != nil {
+		return codec.AtField(err, "issue")
+	}
+	if err := v.Repository.Validate(); err != nil {
+		return codec.AtField(err, "repository")
+	}
+	if v.Assignee != nil {
+		if err := v.Assignee.Validate(); err != nil {
+			return codec.AtField(err, "assignee")
+		}
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("vendor/github/issues-closed.json"))
 }
 

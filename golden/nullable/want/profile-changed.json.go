@@ -153,10 +153,31 @@ func (v *ProfileChanged) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfProfileChanged); err != nil {
 		return err
 	}
+	if v.Nickname != nil {
+		if err := codec.CheckText(*v.Nickname); err != nil {
+			return codec.AtField(err, "nickname")
+		}
+	}
+	if v.Score != nil {
+		if err := codec.CheckFloat(*v.Score); err != nil {
+			return codec.AtField(err, "score")
+		}
+	}
 	if v.Address != nil {
 		if err := v.Address.Validate(); err != nil {
 			return codec.AtField(err, "address")
 		}
+	}
+	if err := codec.Each(v.Tags, codec.CheckText); err != nil {
+		return codec.AtField(err, "tags")
+	}
+	if v.MiddleName.Valid {
+		if err := codec.CheckText(v.MiddleName.Value); err != nil {
+			return codec.AtField(err, "middle_name")
+		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }

@@ -94,6 +94,25 @@ func (v *IndexCreated) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *IndexCreated) Validate() error {
+	if err := codec.CheckText(v.Name); err != nil {
+		return codec.AtField(err, "name")
+	}
+	if err := codec.CheckText(v.Version); err != nil {
+		return codec.AtField(err, "version")
+	}
+	if v.Label != nil {
+		if err := codec.CheckText(*v.Label); err != nil {
+			return codec.AtField(err, "label")
+		}
+	}
+	if v.Filter != nil {
+		if err := codec.CheckText(*v.Filter); err != nil {
+			return codec.AtField(err, "filter")
+		}
+	}
+	if err := codec.EachValue(v.Settings, codec.CheckRaw); err != nil {
+		return codec.AtField(err, "settings")
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("index-created.json"))
 }
 

@@ -106,6 +106,9 @@ func (v *TreeChanged) Validate() error {
 			return codec.AtField(err, "forest")
 		}
 	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -240,6 +243,16 @@ func (v *Expr) EncodeJSON(e *jx.Encoder) {
 func (v *Expr) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Binary != nil), true); err != nil {
 		return err
+	}
+	if v.Number != nil {
+		if err := codec.CheckFloat(*v.Number); err != nil {
+			return err
+		}
+	}
+	if v.Binary != nil {
+		if err := v.Binary.Validate(); err != nil {
+			return err
+		}
 	}
 	return codec.Revalidate(v, new(Expr))
 }

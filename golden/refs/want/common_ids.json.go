@@ -24,7 +24,7 @@ func (v *OrderID) DecodeJSON(d *jx.Decoder) error {
 func (v OrderID) EncodeJSON(e *jx.Encoder) { e.Str(string(v)) }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v OrderID) Validate() error { return nil }
+func (v OrderID) Validate() error { return codec.CheckText(string(v)) }
 
 // UnmarshalJSON decodes data, checking it against its schema in the same pass.
 func (v *OrderID) UnmarshalJSON(data []byte) error { return codec.Unmarshal(data, v) }
@@ -49,7 +49,7 @@ func (v Tags) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Tags) Validate() error { return nil }
+func (v Tags) Validate() error { return codec.Each(([]string)(v), codec.CheckText) }
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Tags) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }

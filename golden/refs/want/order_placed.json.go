@@ -104,6 +104,9 @@ func (v *OrderPlaced) Validate() error {
 			return codec.AtField(err, "tags")
 		}
 	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return nil
 }
 

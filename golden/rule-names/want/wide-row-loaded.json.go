@@ -389,6 +389,207 @@ func (v *WideRow) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *WideRow) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfWideRow); err != nil {
+		return err
+	}
+	if err := codec.CheckText(v.P00); err != nil {
+		return codec.AtField(err, "p00")
+	}
+	if err := codec.CheckText(v.P01); err != nil {
+		return codec.AtField(err, "p01")
+	}
+	if err := codec.CheckText(v.P02); err != nil {
+		return codec.AtField(err, "p02")
+	}
+	if err := codec.CheckText(v.P03); err != nil {
+		return codec.AtField(err, "p03")
+	}
+	if err := codec.CheckText(v.P04); err != nil {
+		return codec.AtField(err, "p04")
+	}
+	if err := codec.CheckText(v.P05); err != nil {
+		return codec.AtField(err, "p05")
+	}
+	if err := codec.CheckText(v.P06); err != nil {
+		return codec.AtField(err, "p06")
+	}
+	if err := codec.CheckText(v.P07); err != nil {
+		return codec.AtField(err, "p07")
+	}
+	if err := codec.CheckText(v.P08); err != nil {
+		return codec.AtField(err, "p08")
+	}
+	if err := codec.CheckText(v.P09); err != nil {
+		return codec.AtField(err, "p09")
+	}
+	if err := codec.CheckText(v.P10); err != nil {
+		return codec.AtField(err, "p10")
+	}
+	if err := codec.CheckText(v.P11); err != nil {
+		return codec.AtField(err, "p11")
+	}
+	if err := codec.CheckText(v.P12); err != nil {
+		return codec.AtField(err, "p12")
+	}
+	if err := codec.CheckText(v.P13); err != nil {
+		return codec.AtField(err, "p13")
+	}
+	if err := codec.CheckText(v.P14); err != nil {
+		return codec.AtField(err, "p14")
+	}
+	if err := codec.CheckText(v.P15); err != nil {
+		return codec.AtField(err, "p15")
+	}
+	if err := codec.CheckText(v.P16); err != nil {
+		return codec.AtField(err, "p16")
+	}
+	if err := codec.CheckText(v.P17); err != nil {
+		return codec.AtField(err, "p17")
+	}
+	if err := codec.CheckText(v.P18); err != nil {
+		return codec.AtField(err, "p18")
+	}
+	if err := codec.CheckText(v.P19); err != nil {
+		return codec.AtField(err, "p19")
+	}
+	if err := codec.CheckText(v.P20); err != nil {
+		return codec.AtField(err, "p20")
+	}
+	if err := codec.CheckText(v.P21); err != nil {
+		return codec.AtField(err, "p21")
+	}
+	if err := codec.CheckText(v.P22); err != nil {
+		return codec.AtField(err, "p22")
+	}
+	if err := codec.CheckText(v.P23); err != nil {
+		return codec.AtField(err, "p23")
+	}
+	if err := codec.CheckText(v.P24); err != nil {
+		return codec.AtField(err, "p24")
+	}
+	if err := codec.CheckText(v.P25); err != nil {
+		return codec.AtField(err, "p25")
+	}
+	if err := codec.CheckText(v.P26); err != nil {
+		return codec.AtField(err, "p26")
+	}
+	if err := codec.CheckText(v.P27); err != nil {
+		return codec.AtField(err, "p27")
+	}
+	if err := codec.CheckText(v.P28); err != nil {
+		return codec.AtField(err, "p28")
+	}
+	if err := codec.CheckText(v.P29); err != nil {
+		return codec.AtField(err, "p29")
+	}
+	if err := codec.CheckText(v.P30); err != nil {
+		return codec.AtField(err, "p30")
+	}
+	if err := codec.CheckText(v.P31); err != nil {
+		return codec.AtField(err, "p31")
+	}
+	if err := codec.CheckText(v.P32); err != nil {
+		return codec.AtField(err, "p32")
+	}
+	if err := codec.CheckText(v.P33); err != nil {
+		return codec.AtField(err, "p33")
+	}
+	if err := codec.CheckText(v.P34); err != nil {
+		return codec.AtField(err, "p34")
+	}
+	if err := codec.CheckText(v.P35); err != nil {
+		return codec.AtField(err, "p35")
+	}
+	if err := codec.CheckText(v.P36); err != nil {
+		return codec.AtField(err, "p36")
+	}
+	if err := codec.CheckText(v.P37); err != nil {
+		return codec.AtField(err, "p37")
+	}
+	if err := codec.CheckText(v.P38); err != nil {
+		return codec.AtField(err, "p38")
+	}
+	if err := codec.CheckText(v.P39); err != nil {
+		return codec.AtField(err, "p39")
+	}
+	if err := codec.CheckText(v.P40); err != nil {
+		return codec.AtField(err, "p40")
+	}
+	if err := codec.CheckText(v.P41); err != nil {
+		return codec.AtField(err, "p41")
+	}
+	if err := codec.CheckText(v.P42); err != nil {
+		return codec.AtField(err, "p42")
+	}
+	if err := codec.CheckText(v.P43); err != nil {
+		return codec.AtField(err, "p43")
+	}
+	if err := codec.CheckText(v.P44); err != nil {
+		return codec.AtField(err, "p44")
+	}
+	if err := codec.CheckText(v.P45); err != nil {
+		return codec.AtField(err, "p45")
+	}
+	if err := codec.CheckText(v.P46); err != nil {
+		return codec.AtField(err, "p46")
+	}
+	if err := codec.CheckText(v.P47); err != nil {
+		return codec.AtField(err, "p47")
+	}
+	if err := codec.CheckText(v.P48); err != nil {
+		return codec.AtField(err, "p48")
+	}
+	if err := codec.CheckText(v.P49); err != nil {
+		return codec.AtField(err, "p49")
+	}
+	if err := codec.CheckText(v.P50); err != nil {
+		return codec.AtField(err, "p50")
+	}
+	if err := codec.CheckText(v.P51); err != nil {
+		return codec.AtField(err, "p51")
+	}
+	if err := codec.CheckText(v.P52); err != nil {
+		return codec.AtField(err, "p52")
+	}
+	if err := codec.CheckText(v.P53); err != nil {
+		return codec.AtField(err, "p53")
+	}
+	if err := codec.CheckText(v.P54); err != nil {
+		return codec.AtField(err, "p54")
+	}
+	if err := codec.CheckText(v.P55); err != nil {
+		return codec.AtField(err, "p55")
+	}
+	if err := codec.CheckText(v.P56); err != nil {
+		return codec.AtField(err, "p56")
+	}
+	if err := codec.CheckText(v.P57); err != nil {
+		return codec.AtField(err, "p57")
+	}
+	if err := codec.CheckText(v.P58); err != nil {
+		return codec.AtField(err, "p58")
+	}
+	if err := codec.CheckText(v.P59); err != nil {
+		return codec.AtField(err, "p59")
+	}
+	if err := codec.CheckText(v.P60); err != nil {
+		return codec.AtField(err, "p60")
+	}
+	if err := codec.CheckText(v.P61); err != nil {
+		return codec.AtField(err, "p61")
+	}
+	if err := codec.CheckText(v.P62); err != nil {
+		return codec.AtField(err, "p62")
+	}
+	if err := codec.CheckText(v.P63); err != nil {
+		return codec.AtField(err, "p63")
+	}
+	if err := codec.CheckText(v.P64); err != nil {
+		return codec.AtField(err, "p64")
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("wide-row-loaded.json"))
 }
 

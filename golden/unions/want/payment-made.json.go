@@ -121,6 +121,9 @@ func (v *PaymentMade) Validate() error {
 			return codec.AtField(err, "amount_or_free")
 		}
 	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -302,6 +305,16 @@ func (v *PaymentMadeMethod) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Card != nil, v.Transfer != nil), true); err != nil {
 		return err
 	}
+	if v.Card != nil {
+		if err := v.Card.Validate(); err != nil {
+			return err
+		}
+	}
+	if v.Transfer != nil {
+		if err := v.Transfer.Validate(); err != nil {
+			return err
+		}
+	}
 	return codec.Revalidate(v, new(PaymentMadeMethod))
 }
 
@@ -362,6 +375,11 @@ func (v *PaymentMadeReference) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.Integer != nil), false); err != nil {
 		return err
 	}
+	if v.String != nil {
+		if err := codec.CheckText(*v.String); err != nil {
+			return err
+		}
+	}
 	return codec.Revalidate(v, new(PaymentMadeReference))
 }
 
@@ -414,6 +432,16 @@ func (v *PaymentMadeContact) EncodeJSON(e *jx.Encoder) {
 func (v *PaymentMadeContact) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), false); err != nil {
 		return err
+	}
+	if v.Option1 != nil {
+		if err := v.Option1.Validate(); err != nil {
+			return err
+		}
+	}
+	if v.Option2 != nil {
+		if err := v.Option2.Validate(); err != nil {
+			return err
+		}
 	}
 	return codec.Revalidate(v, new(PaymentMadeContact))
 }
@@ -521,6 +549,16 @@ func (v *PaymentMadeAmountOrFree) EncodeJSON(e *jx.Encoder) {
 func (v *PaymentMadeAmountOrFree) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Number != nil, v.Option2 != nil), true); err != nil {
 		return err
+	}
+	if v.Number != nil {
+		if err := checkPaymentMadeAmountOrFree_Number.Check(*v.Number); err != nil {
+			return err
+		}
+	}
+	if v.Option2 != nil {
+		if err := v.Option2.Validate(); err != nil {
+			return err
+		}
 	}
 	return codec.Revalidate(v, new(PaymentMadeAmountOrFree))
 }

@@ -104,6 +104,16 @@ func (v *Value) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *Value) Validate() error {
+	if v.StringValue != nil {
+		if err := codec.CheckText(*v.StringValue); err != nil {
+			return codec.AtField(err, "string_value")
+		}
+	}
+	if v.NumberValue != nil {
+		if err := codec.CheckFloat(*v.NumberValue); err != nil {
+			return codec.AtField(err, "number_value")
+		}
+	}
 	if err := codec.EachValue(v.StructValue, func(x1 Value) error {
 		return x1.Validate()
 	}); err != nil {

@@ -180,6 +180,21 @@ func (v *InstanceChanged) Validate() error {
 	if err := checkInstanceChanged_Label.Check(v.Label); err != nil {
 		return codec.AtField(err, "label")
 	}
+	if v.Note.Valid {
+		if err := codec.CheckText(v.Note.Value); err != nil {
+			return codec.AtField(err, "note")
+		}
+	}
+	if v.Foo != nil {
+		if err := codec.CheckText(*v.Foo); err != nil {
+			return codec.AtField(err, "foo")
+		}
+	}
+	if v.Foo2 != nil {
+		if err := codec.CheckText(*v.Foo2); err != nil {
+			return codec.AtField(err, "Foo")
+		}
+	}
 	if v.Alpha != nil {
 		if err := v.Alpha.Validate(); err != nil {
 			return codec.AtField(err, "alpha")
@@ -194,6 +209,9 @@ func (v *InstanceChanged) Validate() error {
 		if err := v.When.Validate(); err != nil {
 			return codec.AtField(err, "when")
 		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }
@@ -345,6 +363,16 @@ func (v *InstanceChangedWhen) EncodeJSON(e *jx.Encoder) {
 func (v *InstanceChangedWhen) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.String != nil, v.String2 != nil), false); err != nil {
 		return err
+	}
+	if v.String != nil {
+		if err := checkInstanceChangedWhen_String.Check(*v.String); err != nil {
+			return err
+		}
+	}
+	if v.String2 != nil {
+		if err := codec.CheckText(*v.String2); err != nil {
+			return err
+		}
 	}
 	return codec.Revalidate(v, new(InstanceChangedWhen))
 }

@@ -71,6 +71,17 @@ func (v *OneofNegated) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *OneofNegated) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOneofNegated); err != nil {
+		return err
+	}
+	if v.Name != nil {
+		if err := codec.CheckText(*v.Name); err != nil {
+			return codec.AtField(err, "name")
+		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("oneof-negated.json"))
 }
 

@@ -142,8 +142,16 @@ func (v *OptionalChecked) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfOptionalChecked); err != nil {
 		return err
 	}
+	if err := codec.CheckText(v.ID); err != nil {
+		return codec.AtField(err, "id")
+	}
 	if v.Tags != nil {
-		if err := codec.Distinct(&checkOptionalChecked_Tags, v.Tags); err != nil {
+		if err := func() error {
+			if err := codec.Distinct(&checkOptionalChecked_Tags, v.Tags); err != nil {
+				return err
+			}
+			return codec.Each(v.Tags, codec.CheckText)
+		}(); err != nil {
 			return codec.AtField(err, "tags")
 		}
 	}
@@ -158,7 +166,12 @@ func (v *OptionalChecked) Validate() error {
 		}
 	}
 	if v.Aliases != nil {
-		if err := codec.Distinct(&checkOptionalChecked_Aliases, v.Aliases); err != nil {
+		if err := func() error {
+			if err := codec.Distinct(&checkOptionalChecked_Aliases, v.Aliases); err != nil {
+				return err
+			}
+			return codec.Each(v.Aliases, codec.CheckText)
+		}(); err != nil {
 			return codec.AtField(err, "aliases")
 		}
 	}
@@ -179,6 +192,9 @@ func (v *OptionalChecked) Validate() error {
 	}
 	if err := checkOptionalChecked_Flag.Check(v.Flag); err != nil {
 		return codec.AtField(err, "flag")
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }
@@ -273,7 +289,14 @@ func (v Labels) EncodeJSON(e *jx.Encoder) {
 }
 
 // Validate checks v against its schema: what DecodeJSON checks.
-func (v Labels) Validate() error { return codec.Distinct(&checkLabels, ([]string)(v)) }
+func (v Labels) Validate() error {
+	return func() error {
+		if err := codec.Distinct(&checkLabels, ([]string)(v)); err != nil {
+			return err
+		}
+		return codec.Each(([]string)(v), codec.CheckText)
+	}()
+}
 
 // MarshalJSON encodes v with EncodeJSON.
 func (v Labels) MarshalJSON() ([]byte, error) { return codec.Marshal(v), nil }

@@ -126,7 +126,12 @@ func (v *PatternMembers) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembers); err != nil {
 		return err
 	}
-	if err := codec.CheckKeys(&checkPatternMembers_Dotted, v.Dotted); err != nil {
+	if err := func() error {
+		if err := codec.CheckKeys(&checkPatternMembers_Dotted, v.Dotted); err != nil {
+			return err
+		}
+		return codec.EachValue(v.Dotted, codec.CheckText)
+	}(); err != nil {
 		return codec.AtField(err, "dotted")
 	}
 	if v.Labelled != nil {
@@ -144,6 +149,9 @@ func (v *PatternMembers) Validate() error {
 	}(); err != nil {
 		return codec.AtField(err, "counters")
 	}
+	if err := codec.EachValue(v.Scores, codec.CheckFloat); err != nil {
+		return codec.AtField(err, "scores")
+	}
 	if v.Mixed != nil {
 		if err := v.Mixed.Validate(); err != nil {
 			return codec.AtField(err, "mixed")
@@ -158,6 +166,9 @@ func (v *PatternMembers) Validate() error {
 		if err := v.Staged.Validate(); err != nil {
 			return codec.AtField(err, "staged")
 		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	return nil
 }
@@ -226,7 +237,15 @@ func (v *PatternMembersLabelled) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersLabelled); err != nil {
 		return err
 	}
+	if v.Name != nil {
+		if err := codec.CheckText(*v.Name); err != nil {
+			return codec.AtField(err, "name")
+		}
+	}
 	if err := codec.CheckKeys(&checkPatternMembersLabelled_keys, v.AdditionalProperties); err != nil {
+		return err
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
 		return err
 	}
 	return nil
@@ -284,6 +303,17 @@ func (v *PatternMembersMixed) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PatternMembersMixed) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersMixed); err != nil {
+		return err
+	}
+	if v.ID != nil {
+		if err := codec.CheckText(*v.ID); err != nil {
+			return codec.AtField(err, "id")
+		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/mixed"))
 }
 
@@ -341,6 +371,17 @@ func (v *PatternMembersOverlapping) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PatternMembersOverlapping) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersOverlapping); err != nil {
+		return err
+	}
+	if v.XID != nil {
+		if err := codec.CheckText(*v.XID); err != nil {
+			return codec.AtField(err, "x-id")
+		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckText); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/overlapping"))
 }
 
@@ -396,5 +437,16 @@ func (v *PatternMembersStaged) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *PatternMembersStaged) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfPatternMembersStaged); err != nil {
+		return err
+	}
+	if v.Kind != nil {
+		if err := codec.CheckText(*v.Kind); err != nil {
+			return codec.AtField(err, "kind")
+		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("pattern-members.json#/properties/staged"))
 }

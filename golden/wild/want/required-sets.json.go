@@ -101,6 +101,19 @@ func (v *RequiredSets) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSets); err != nil {
 		return err
 	}
+	if err := codec.CheckText(v.ID); err != nil {
+		return codec.AtField(err, "id")
+	}
+	if v.A != nil {
+		if err := codec.CheckText(*v.A); err != nil {
+			return codec.AtField(err, "a")
+		}
+	}
+	if v.B != nil {
+		if err := codec.CheckText(*v.B); err != nil {
+			return codec.AtField(err, "b")
+		}
+	}
 	if v.Contact != nil {
 		if err := v.Contact.Validate(); err != nil {
 			return codec.AtField(err, "contact")
@@ -110,6 +123,9 @@ func (v *RequiredSets) Validate() error {
 		if err := v.Window.Validate(); err != nil {
 			return codec.AtField(err, "window")
 		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	if err := requiredAnyOfRequiredSets.Check(v.A != nil, v.B != nil); err != nil {
 		return err
@@ -198,10 +214,21 @@ func (v *RequiredSetsContact) Validate() error {
 	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsContact); err != nil {
 		return err
 	}
+	if v.Email != nil {
+		if err := codec.CheckText(*v.Email); err != nil {
+			return codec.AtField(err, "email")
+		}
+	}
 	if v.Phone != nil {
 		if err := v.Phone.Validate(); err != nil {
 			return codec.AtField(err, "phone")
 		}
+	}
+	if err := codec.CheckText(v.Kind); err != nil {
+		return codec.AtField(err, "kind")
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
 	}
 	if err := requiredOneOfRequiredSetsContact.Check(v.Email != nil, v.Phone != nil); err != nil {
 		return err
@@ -272,6 +299,12 @@ func (v *RequiredSetsWindow) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *RequiredSetsWindow) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfRequiredSetsWindow); err != nil {
+		return err
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("required-sets.json#/properties/window"))
 }
 

@@ -115,6 +115,35 @@ func (v *UntypedKeywords) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *UntypedKeywords) Validate() error {
+	if err := codec.ExtraClash(v.AdditionalProperties, propertiesOfUntypedKeywords); err != nil {
+		return err
+	}
+	if err := codec.CheckRaw(v.Members); err != nil {
+		return codec.AtField(err, "members")
+	}
+	if err := codec.CheckRaw(v.Point); err != nil {
+		return codec.AtField(err, "point")
+	}
+	if err := codec.CheckRaw(v.List); err != nil {
+		return codec.AtField(err, "list")
+	}
+	if err := codec.CheckRaw(v.Code); err != nil {
+		return codec.AtField(err, "code")
+	}
+	if err := codec.CheckRaw(v.At); err != nil {
+		return codec.AtField(err, "at")
+	}
+	if err := codec.CheckRaw(v.Count); err != nil {
+		return codec.AtField(err, "count")
+	}
+	if v.Event != nil {
+		if err := v.Event.Validate(); err != nil {
+			return codec.AtField(err, "event")
+		}
+	}
+	if err := codec.EachValue(v.AdditionalProperties, codec.CheckRaw); err != nil {
+		return err
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("untyped-keywords.json"))
 }
 
@@ -184,6 +213,16 @@ func (v *UntypedKeywordsEvent) EncodeJSON(e *jx.Encoder) {
 func (v *UntypedKeywordsEvent) Validate() error {
 	if err := codec.UnionCount(codec.CountSet(v.Option1 != nil, v.Option2 != nil), true); err != nil {
 		return err
+	}
+	if v.Option1 != nil {
+		if err := v.Option1.Validate(); err != nil {
+			return err
+		}
+	}
+	if v.Option2 != nil {
+		if err := v.Option2.Validate(); err != nil {
+			return err
+		}
 	}
 	return codec.Revalidate(v, new(UntypedKeywordsEvent))
 }

@@ -70,6 +70,12 @@ func (v *UntypedRoot) EncodeJSON(e *jx.Encoder) {
 
 // Validate checks v against its schema: what DecodeJSON checks.
 func (v *UntypedRoot) Validate() error {
+	if err := codec.CheckText(v.ID); err != nil {
+		return codec.AtField(err, "id")
+	}
+	if err := codec.CheckRaw(v.Meta); err != nil {
+		return codec.AtField(err, "meta")
+	}
 	return codec.CheckedValue(v, schemaSet.Validator("untyped-root.json"))
 }
 
