@@ -191,7 +191,7 @@ func (k *kitEmitter) gen(f *jen.File) {
 func (k *kitEmitter) genHead(f *jen.File) {
 	bus := jen.Op("*").Qual(warrentestPath, "Bus")
 	opts := jen.Id("opts").Op("...").Qual(warrentestPath, "Option")
-	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus work on it as well: Idle to let everything settle, Handled, Poisoned and Published to see what happened, Conn for what the kit does not wrap. Its Publish methods validate the fact and return its message id; an error fails the test (warrentest.TryPublish returns it).", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
+	for _, c := range docComment(fmt.Sprintf("%s is an in-process bus declared with %s.%s and knowing the facts of package %s: what its methods publish and start meets the same exchanges, queues, retry ladders and poison queues as in production. The methods of the embedded warrentest.Bus work on it as well: Idle to let everything settle (moving the virtual clock through retries and delays), Settle to run what is due now without moving the clock, Handled, Poisoned and Published to see what happened, Conn for what the kit does not wrap. Its Publish methods validate the fact and return its message id; an error fails the test (warrentest.TryPublish returns it).", kitType, k.m.Package, names.TopologyVar, k.m.Package)) {
 		f.Add(c)
 	}
 	dual, down := k.dualPublish()
@@ -377,7 +377,7 @@ func (k *kitEmitter) factTypeText(fact *model.Fact) string {
 func (k *kitEmitter) docParagraphs() []string {
 	pkg, kit := k.m.Package, KitDir(k.m.Package)
 	paras := []string{
-		fmt.Sprintf("Package %s runs the facts, consumers and responders of package %s on an in-process bus (runtime/warrentest), for tests: no broker, and the same topology, so a failing handler walks its real retry ladder into its poison queue. Start the handlers under test, publish facts, let the bus settle, and check what happened. Run does it in virtual time, so that retry delays of minutes pass at once; New in real time, for tests that wait on something outside the process.", kit, pkg),
+		fmt.Sprintf("Package %s runs the facts, consumers and responders of package %s on an in-process bus (runtime/warrentest), for tests: no broker, and the same topology, so a failing handler walks its real retry ladder into its poison queue. Start the handlers under test, publish facts, let the bus settle, and check what happened. Run does it in virtual time, so that retry delays of minutes pass at once; New in real time, for tests that wait on something outside the process. Idle lets the bus settle: it runs until nothing is left to do, moving the virtual clock to each retry or delayed fact; Settle runs only what is due now and leaves the clock where it is, for a test that then advances it (Advance) to just short of a timeout.", kit, pkg),
 		fmt.Sprintf("warren generate writes this package beside %s, from the same schema directory; it is a package of its own so that building %s for production never compiles it.", pkg, pkg),
 	}
 	downExample := ""
@@ -473,12 +473,27 @@ func (k *kitEmitter) genStart(f *jen.File, method, handler, constructor, name st
 
 func (k *kitEmitter) genConsumer(f *jen.File, c *model.Consumer) {
 	k.genStart(f, startConsumer(c), c.HandlerName(), c.ConstructorName(), consumerConst(c),
-		fmt.Sprintf("%s runs consumer %q with h until the test ends, as %s.%s builds it; opts adjust it as they do there. A consumer that fails to start, or stops early, fails the test.", startConsumer(c), c.Name, k.m.Package, c.ConstructorName()))
+		fmt.Sprintf("%s runs consumer %q with h until the test ends, as %s.%s builds it; opts adjust it as they do there. It returns once the consumer %s, so that a fact published next reaches it. A consumer that fails to start, or stops early, fails the test.", startConsumer(c), c.Name, k.m.Package, c.ConstructorName(), consumerReads(c)))
+}
+
+// consumerReads says what a consumer reads once its Start returns
+// (warrentest.Bus.Start waits for it).
+func consumerReads(c *model.Consumer) string {
+	t := c.Topology
+	switch {
+	case t != nil && t.Stream != "" && len(t.Partitions) > 0:
+		return fmt.Sprintf("has joined the consumer group of super stream %q", t.Stream)
+	case t != nil && t.Stream != "":
+		return fmt.Sprintf("reads stream %q from its start (a start \"next\" or \"last\" is fixed then)", t.Stream)
+	case c.Ordered:
+		return "reads its shard queues"
+	}
+	return "reads its queue"
 }
 
 func (k *kitEmitter) genResponder(f *jen.File, r *model.Responder) {
 	k.genStart(f, startResponder(r), r.InterfaceName(), r.ConstructorName(), responderConst(r),
-		fmt.Sprintf("%s runs responder %q with h until the test ends, as %s.%s builds it. A responder that fails to start, or stops early, fails the test.", startResponder(r), r.Name, k.m.Package, r.ConstructorName()))
+		fmt.Sprintf("%s runs responder %q with h until the test ends, as %s.%s builds it. It returns once the responder reads its queue, so that a request made next reaches it. A responder that fails to start, or stops early, fails the test.", startResponder(r), r.Name, k.m.Package, r.ConstructorName()))
 }
 
 func (k *kitEmitter) genRequester(f *jen.File) {
@@ -500,7 +515,7 @@ func (k *kitEmitter) genRequester(f *jen.File) {
 // genSaga writes Start<Saga>: the saga's consumer on the bus, its
 // instances kept by store (SQLite, say, for a test in virtual time).
 func (k *kitEmitter) genSaga(f *jen.File, s *model.Saga) {
-	for _, c := range docComment(fmt.Sprintf("Start%s runs saga %q with h until the test ends, as %s.%s builds it, its instances kept in store; opts adjust it as they do there. Timeouts and published facts leave through the outbox: start a relay (%s.NewOutboxRelay) too.", s.InterfaceName(), s.Name, k.m.Package, s.ConstructorName(), k.m.Package)) {
+	for _, c := range docComment(fmt.Sprintf("Start%s runs saga %q with h until the test ends, as %s.%s builds it, its instances kept in store; opts adjust it as they do there. It returns once the saga reads its queue, so that a fact published next reaches it. Timeouts and published facts leave through the outbox: start a relay (%s.NewOutboxRelay) too.", s.InterfaceName(), s.Name, k.m.Package, s.ConstructorName(), k.m.Package)) {
 		f.Add(c)
 	}
 	f.Func().Params(jen.Id("k").Op("*").Id(kitType)).Id("Start"+s.InterfaceName()).Params(

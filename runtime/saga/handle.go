@@ -329,8 +329,10 @@ func (r *runner[S]) write(ctx context.Context, tx sqldb.Tx, id string, cur row, 
 }
 
 // checkTimeouts refuses a step that names a timeout the saga does not
-// declare, in any Schedule or Cancel, or that completes the instance with
-// a timeout scheduled (calls, the last call per name, says which stand).
+// declare, in any Schedule or Cancel, that schedules a timeout with a
+// negative delay, or that completes the instance with a timeout scheduled
+// (calls, the last call per name, says which stand). Each fails the same
+// on every attempt: the caller makes it permanent.
 func (r *runner[S]) checkTimeouts(step Step[S], calls []timeoutCall) error {
 	for _, c := range step.timeouts {
 		if _, ok := r.timeouts[c.timeout]; !ok {
@@ -339,6 +341,11 @@ func (r *runner[S]) checkTimeouts(step Step[S], calls []timeoutCall) error {
 				op = "cancel"
 			}
 			return fmt.Errorf("%s %q: the saga declares no such timeout (%s)", op, c.timeout, r.declared())
+		}
+	}
+	for _, c := range calls {
+		if !c.cancel && c.in < 0 {
+			return fmt.Errorf("schedule %q in %s: a negative delay; a timeout is due 0 or more after the step that schedules it (0 fires it at once)", c.timeout, c.in)
 		}
 	}
 	if !step.complete {

@@ -78,9 +78,10 @@ func (s Step[S]) Publish(f runtime.Fact, payload any) Step[S] {
 // Schedule(x, d).Cancel(x) leaves x cancelled; Cancel(x).Schedule(x, d)
 // schedules it. A name the saga does not declare, in Schedule or Cancel,
 // fails the handling with a permanent error (the fact goes to poison,
-// nothing of the step is written), as does a step that completes the
-// instance with a timeout scheduled: a complete instance has none (see
-// [Step.Complete]).
+// nothing of the step is written), as do a negative d in the Schedule
+// that stands and a step that completes the instance with a timeout
+// scheduled: a complete instance has none (see [Step.Complete]). A d of
+// 0 fires the timeout at once.
 func (s Step[S]) Schedule(timeout string, d time.Duration) Step[S] {
 	s.timeouts = append(append([]timeoutCall(nil), s.timeouts...), timeoutCall{timeout: timeout, in: d})
 	return s

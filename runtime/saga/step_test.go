@@ -39,8 +39,20 @@ var stepFactPlaced = runtime.Fact{RoutingKey: "order.placed", Version: 1}
 func stepRun(t *testing.T, placed func(saga.Step[stepState]) saga.Step[stepState],
 	test func(t *testing.T, b *warrentest.Bus, store *saga.Store, ob *outbox.Outbox, db *sql.DB, fired *atomic.Int64)) {
 	t.Helper()
+	stepRunAttempts(t, 1, placed, test)
+}
+
+// stepRunAttempts is stepRun with a saga consumer of maxAttempts
+// attempts, a minute apart.
+func stepRunAttempts(t *testing.T, maxAttempts int, placed func(saga.Step[stepState]) saga.Step[stepState],
+	test func(t *testing.T, b *warrentest.Bus, store *saga.Store, ob *outbox.Outbox, db *sql.DB, fired *atomic.Int64)) {
+	t.Helper()
+	var backoff []time.Duration
+	for range maxAttempts - 1 {
+		backoff = append(backoff, time.Minute)
+	}
 	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
-		{Name: "saga.checkout", Bindings: []string{"order.placed", saga.TimeoutFact("checkout").RoutingKey}, MaxAttempts: 1},
+		{Name: "saga.checkout", Bindings: []string{"order.placed", saga.TimeoutFact("checkout").RoutingKey}, MaxAttempts: maxAttempts, Backoff: backoff},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +229,57 @@ func TestStepTimeoutNamesAreChecked(t *testing.T) {
 				}
 				if n := scheduledRows(t, b.Context(), ob, db); n != 0 {
 					t.Errorf("%d timeouts in the outbox; want none", n)
+				}
+			})
+		})
+	}
+}
+
+// A Schedule with a negative delay fails the same on every attempt, so it
+// is not retried: the fact goes to poison at its first attempt, its
+// failure naming the timeout and the delay, and nothing of the step is
+// written. A negative delay that a later call of the step undoes (a
+// Schedule of the same timeout, or its Cancel) stands no more.
+func TestStepNegativeDelayIsPermanent(t *testing.T) {
+	t.Run("standing", func(t *testing.T) {
+		stepRunAttempts(t, 3, func(s saga.Step[stepState]) saga.Step[stepState] {
+			return s.Schedule("payment-due", -90*time.Second)
+		}, func(t *testing.T, b *warrentest.Bus, store *saga.Store, ob *outbox.Outbox, db *sql.DB, fired *atomic.Int64) {
+			warrentest.Publish(b, stepFactPlaced, stepPlaced{ID: "o-1"})
+			b.Idle()
+			want := `saga checkout: instance "o-1": schedule "payment-due" in -1m30s: a negative delay`
+			poisoned := b.Poisoned("saga.checkout")
+			if len(poisoned) != 1 || !strings.Contains(poisoned[0].Failure, want) || poisoned[0].Attempts != 1 {
+				t.Fatalf("poisoned %+v; want the fact after 1 attempt, its failure saying %q", poisoned, want)
+			}
+			if calls, retried := b.Calls("saga.checkout"), b.Retried("saga.checkout"); len(calls) != 1 || len(retried) != 0 {
+				t.Errorf("%d handler calls, %d retried; want 1 call and no retry", len(calls), len(retried))
+			}
+			if st := store.Stats(); st.Started != 0 {
+				t.Errorf("stats %+v; want nothing written", st)
+			}
+			if n := scheduledRows(t, b.Context(), ob, db); n != 0 {
+				t.Errorf("%d timeouts in the outbox; want none", n)
+			}
+		})
+	})
+	for name, step := range map[string]func(saga.Step[stepState]) saga.Step[stepState]{
+		"scheduled again": func(s saga.Step[stepState]) saga.Step[stepState] {
+			return s.Schedule("payment-due", -time.Minute).Schedule("payment-due", time.Hour)
+		},
+		"cancelled": func(s saga.Step[stepState]) saga.Step[stepState] {
+			return s.Schedule("payment-due", -time.Minute).Cancel("payment-due")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			stepRunAttempts(t, 3, step, func(t *testing.T, b *warrentest.Bus, store *saga.Store, ob *outbox.Outbox, db *sql.DB, fired *atomic.Int64) {
+				warrentest.Publish(b, stepFactPlaced, stepPlaced{ID: "o-1"})
+				b.Idle()
+				if p := b.Poisoned("saga.checkout"); len(p) != 0 {
+					t.Errorf("poisoned %+v; want the step committed", p)
+				}
+				if st := store.Stats(); st.Started != 1 {
+					t.Errorf("stats %+v; want the instance started", st)
 				}
 			})
 		})

@@ -65,7 +65,11 @@ func init() {
 		if !ok {
 			return nil, fmt.Errorf("in-process bus %q: no such bus in this process (its test has ended, or the address was not made by warrentest)", u.Host)
 		}
-		return b.broker.Dial()
+		conn, err := b.broker.Dial()
+		if err != nil {
+			return nil, err
+		}
+		return busConn{Conn: conn, b: b}, nil
 	})
 }
 
@@ -87,9 +91,9 @@ func WithBrokerVersion(v string) Option { return func(o *options) { o.version = 
 // WithLogger sends the runtime's log to l; by default it is discarded.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithPatience bounds how long [Bus.Idle] waits for the bus to settle:
-// virtual time under [Run] (default 24 hours), wall time under [New]
-// (default 10 seconds).
+// WithPatience bounds how long [Bus.Idle] waits for the bus to settle,
+// and [Bus.Start] for what it starts to read: virtual time under [Run]
+// (default 24 hours), wall time under [New] (default 10 seconds).
 func WithPatience(d time.Duration) Option { return func(o *options) { o.patience = d } }
 
 // Bus is one in-process broker with a topology declared on it, and the
@@ -113,6 +117,7 @@ type Bus struct {
 	calls   []Call
 	running map[runKey]Call
 	runners []*runner
+	ready   readiness
 }
 
 type runKey struct {
@@ -207,9 +212,19 @@ func (b *Bus) Topology() topology.Topology { return b.top }
 // redelivered, and the runtime reconnects.
 func (b *Bus) DropConnections() { b.broker.DropConnections() }
 
-// Start runs r until the test ends. err is the error of r's constructor:
-// if set, the test fails at once, naming name. If r stops before the test
-// ends, the test fails with what it returned.
+// Start runs r until the test ends, and returns once r reads what it
+// reads, so that a fact published after Start reaches it: a consumer or
+// responder of the topology named name consumes its queues (an ordered
+// consumer, its shard queues), a stream consumer has fixed where it reads
+// its stream from and subscribed there (a start "next" or "last" is the
+// stream's end when Start returns, not some moment after), and a consumer
+// of a super stream has joined its group. A runner the topology does not
+// name (an outbox relay) is only started. err is the error of r's
+// constructor: if set, the test fails at once, naming name. If r stops
+// before it reads everything (its queue does not exist, say), or does not
+// within the patience ([WithPatience]), the test fails at once; if it
+// stops later but before the test ends, the test fails with what it
+// returned.
 func (b *Bus) Start(name string, r Runner, err error) {
 	b.t.Helper()
 	if err != nil {
@@ -219,6 +234,8 @@ func (b *Bus) Start(name string, r Runner, err error) {
 		b.t.Fatalf("warrentest: start %s: nil runner", name)
 	}
 	rn := &runner{name: name, done: make(chan struct{})}
+	whats := b.awaited(name)
+	before := b.ready.snapshot(name, whats)
 	b.mu.Lock()
 	b.runners = append(b.runners, rn)
 	b.mu.Unlock()
@@ -226,6 +243,7 @@ func (b *Bus) Start(name string, r Runner, err error) {
 		defer close(rn.done)
 		rn.err = r.Run(b.ctx)
 	}()
+	b.awaitReady(rn, whats, before)
 }
 
 // stopped reports the runners that have returned while the test still

@@ -63,6 +63,7 @@ func (o busOffsets) Join(_ context.Context, g runtime.ConsumerGroup) (runtime.Gr
 			return nil, err
 		}
 	}
+	b.ready.began(g.Consumer, groupOf(g.SuperStream))
 	return m, nil
 }
 
@@ -221,6 +222,8 @@ func (rd *reading) subscribe() (<-chan amqp.Delivery, error) {
 	rd.mu.Lock()
 	rd.conn = conn
 	rd.mu.Unlock()
+	// Positioned: a fact written from now on is read.
+	rd.b.ready.began(rd.r.Consumer, rd.r.Stream)
 	return ds, nil
 }
 

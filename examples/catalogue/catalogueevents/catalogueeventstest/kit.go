@@ -7,7 +7,11 @@
 // retry ladder into its poison queue. Start the handlers under test, publish
 // facts, let the bus settle, and check what happened. Run does it in virtual
 // time, so that retry delays of minutes pass at once; New in real time, for
-// tests that wait on something outside the process.
+// tests that wait on something outside the process. Idle lets the bus settle:
+// it runs until nothing is left to do, moving the virtual clock to each retry
+// or delayed fact; Settle runs only what is due now and leaves the clock where
+// it is, for a test that then advances it (Advance) to just short of a
+// timeout.
 //
 // warren generate writes this package beside catalogueevents, from the same
 // schema directory; it is a package of its own so that building
@@ -39,10 +43,11 @@ import (
 // the facts of package catalogueevents: what its methods publish and start
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
-// Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap. Its Publish methods validate
-// the fact and return its message id; an error fails the test
-// (warrentest.TryPublish returns it).
+// Idle to let everything settle (moving the virtual clock through retries and
+// delays), Settle to run what is due now without moving the clock, Handled,
+// Poisoned and Published to see what happened, Conn for what the kit does not
+// wrap. Its Publish methods validate the fact and return its message id; an
+// error fails the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -116,7 +121,9 @@ func (k *Kit) PublishOrderPlaced(v catalogueevents.OrderPlaced) string {
 
 // StartOrderMailer runs consumer "order-mailer" with h until the test ends, as
 // catalogueevents.NewOrderMailerConsumer builds it; opts adjust it as they do
-// there. A consumer that fails to start, or stops early, fails the test.
+// there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartOrderMailer(h catalogueevents.OrderMailerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := catalogueevents.NewOrderMailerConsumer(k.Conn(), h, opts...)
@@ -125,7 +132,9 @@ func (k *Kit) StartOrderMailer(h catalogueevents.OrderMailerHandler, opts ...run
 
 // StartPriceHistory runs consumer "price-history" with h until the test ends,
 // as catalogueevents.NewPriceHistoryConsumer builds it; opts adjust it as they
-// do there. A consumer that fails to start, or stops early, fails the test.
+// do there. It returns once the consumer reads its shard queues, so that a
+// fact published next reaches it. A consumer that fails to start, or stops
+// early, fails the test.
 func (k *Kit) StartPriceHistory(h catalogueevents.PriceHistoryHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := catalogueevents.NewPriceHistoryConsumer(k.Conn(), h, opts...)
@@ -134,7 +143,9 @@ func (k *Kit) StartPriceHistory(h catalogueevents.PriceHistoryHandler, opts ...r
 
 // StartSalesLedger runs consumer "sales-ledger" with h until the test ends, as
 // catalogueevents.NewSalesLedgerConsumer builds it; opts adjust it as they do
-// there. A consumer that fails to start, or stops early, fails the test.
+// there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartSalesLedger(h catalogueevents.SalesLedgerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := catalogueevents.NewSalesLedgerConsumer(k.Conn(), h, opts...)
@@ -143,8 +154,9 @@ func (k *Kit) StartSalesLedger(h catalogueevents.SalesLedgerHandler, opts ...run
 
 // StartSearchIndexer runs consumer "search-indexer" with h until the test
 // ends, as catalogueevents.NewSearchIndexerConsumer builds it; opts adjust it
-// as they do there. A consumer that fails to start, or stops early, fails the
-// test.
+// as they do there. It returns once the consumer reads its queue, so that a
+// fact published next reaches it. A consumer that fails to start, or stops
+// early, fails the test.
 func (k *Kit) StartSearchIndexer(h catalogueevents.SearchIndexerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := catalogueevents.NewSearchIndexerConsumer(k.Conn(), h, opts...)

@@ -7,7 +7,10 @@
 // ladder into its poison queue. Start the handlers under test, publish facts,
 // let the bus settle, and check what happened. Run does it in virtual time, so
 // that retry delays of minutes pass at once; New in real time, for tests that
-// wait on something outside the process.
+// wait on something outside the process. Idle lets the bus settle: it runs
+// until nothing is left to do, moving the virtual clock to each retry or
+// delayed fact; Settle runs only what is due now and leaves the clock where it
+// is, for a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside checkoutevents, from the same
 // schema directory; it is a package of its own so that building checkoutevents
@@ -40,10 +43,11 @@ import (
 // the facts of package checkoutevents: what its methods publish and start
 // meets the same exchanges, queues, retry ladders and poison queues as in
 // production. The methods of the embedded warrentest.Bus work on it as well:
-// Idle to let everything settle, Handled, Poisoned and Published to see what
-// happened, Conn for what the kit does not wrap. Its Publish methods validate
-// the fact and return its message id; an error fails the test
-// (warrentest.TryPublish returns it).
+// Idle to let everything settle (moving the virtual clock through retries and
+// delays), Settle to run what is due now without moving the clock, Handled,
+// Poisoned and Published to see what happened, Conn for what the kit does not
+// wrap. Its Publish methods validate the fact and return its message id; an
+// error fails the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -108,7 +112,9 @@ func (k *Kit) PublishOrderPlaced(v checkoutevents.OrderPlaced) string {
 
 // StartOrderMailer runs consumer "order-mailer" with h until the test ends, as
 // checkoutevents.NewOrderMailerConsumer builds it; opts adjust it as they do
-// there. A consumer that fails to start, or stops early, fails the test.
+// there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartOrderMailer(h checkoutevents.OrderMailerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := checkoutevents.NewOrderMailerConsumer(k.Conn(), h, opts...)
@@ -117,8 +123,9 @@ func (k *Kit) StartOrderMailer(h checkoutevents.OrderMailerHandler, opts ...runt
 
 // StartCheckoutSaga runs saga "checkout" with h until the test ends, as
 // checkoutevents.NewCheckoutSaga builds it, its instances kept in store; opts
-// adjust it as they do there. Timeouts and published facts leave through the
-// outbox: start a relay (checkoutevents.NewOutboxRelay) too.
+// adjust it as they do there. It returns once the saga reads its queue, so
+// that a fact published next reaches it. Timeouts and published facts leave
+// through the outbox: start a relay (checkoutevents.NewOutboxRelay) too.
 func (k *Kit) StartCheckoutSaga(store *saga.Store, h checkoutevents.CheckoutSaga, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := checkoutevents.NewCheckoutSaga(k.Conn(), store, h, opts...)

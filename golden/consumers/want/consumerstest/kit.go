@@ -7,7 +7,10 @@
 // its poison queue. Start the handlers under test, publish facts, let the bus
 // settle, and check what happened. Run does it in virtual time, so that retry
 // delays of minutes pass at once; New in real time, for tests that wait on
-// something outside the process.
+// something outside the process. Idle lets the bus settle: it runs until
+// nothing is left to do, moving the virtual clock to each retry or delayed
+// fact; Settle runs only what is due now and leaves the clock where it is, for
+// a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside consumers, from the same schema
 // directory; it is a package of its own so that building consumers for
@@ -39,10 +42,11 @@ import (
 // facts of package consumers: what its methods publish and start meets the
 // same exchanges, queues, retry ladders and poison queues as in production.
 // The methods of the embedded warrentest.Bus work on it as well: Idle to let
-// everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap. Its Publish methods validate the fact
-// and return its message id; an error fails the test (warrentest.TryPublish
-// returns it).
+// everything settle (moving the virtual clock through retries and delays),
+// Settle to run what is due now without moving the clock, Handled, Poisoned
+// and Published to see what happened, Conn for what the kit does not wrap. Its
+// Publish methods validate the fact and return its message id; an error fails
+// the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -116,8 +120,9 @@ func (k *Kit) PublishOrderPlaced(v consumers.OrderPlaced) string {
 }
 
 // StartAuditLog runs consumer "audit_log" with h until the test ends, as
-// consumers.NewAuditLogConsumer builds it; opts adjust it as they do there. A
-// consumer that fails to start, or stops early, fails the test.
+// consumers.NewAuditLogConsumer builds it; opts adjust it as they do there. It
+// returns once the consumer reads its queue, so that a fact published next
+// reaches it. A consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartAuditLog(h consumers.AuditLogHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := consumers.NewAuditLogConsumer(k.Conn(), h, opts...)
@@ -126,7 +131,9 @@ func (k *Kit) StartAuditLog(h consumers.AuditLogHandler, opts ...runtime.Consume
 
 // StartPriceWatcher runs consumer "price-watcher" with h until the test ends,
 // as consumers.NewPriceWatcherConsumer builds it; opts adjust it as they do
-// there. A consumer that fails to start, or stops early, fails the test.
+// there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartPriceWatcher(h consumers.PriceWatcherHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := consumers.NewPriceWatcherConsumer(k.Conn(), h, opts...)
@@ -135,8 +142,9 @@ func (k *Kit) StartPriceWatcher(h consumers.PriceWatcherHandler, opts ...runtime
 
 // StartSearchIndexer runs consumer "search-indexer" with h until the test
 // ends, as consumers.NewSearchIndexerConsumer builds it; opts adjust it as
-// they do there. A consumer that fails to start, or stops early, fails the
-// test.
+// they do there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartSearchIndexer(h consumers.SearchIndexerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := consumers.NewSearchIndexerConsumer(k.Conn(), h, opts...)
@@ -145,8 +153,9 @@ func (k *Kit) StartSearchIndexer(h consumers.SearchIndexerHandler, opts ...runti
 
 // StartWarehouseLoader runs consumer "warehouse-loader" with h until the test
 // ends, as consumers.NewWarehouseLoaderConsumer builds it; opts adjust it as
-// they do there. A consumer that fails to start, or stops early, fails the
-// test.
+// they do there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartWarehouseLoader(h consumers.WarehouseLoaderHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := consumers.NewWarehouseLoaderConsumer(k.Conn(), h, opts...)

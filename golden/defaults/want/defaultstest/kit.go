@@ -7,7 +7,10 @@
 // its poison queue. Start the handlers under test, publish facts, let the bus
 // settle, and check what happened. Run does it in virtual time, so that retry
 // delays of minutes pass at once; New in real time, for tests that wait on
-// something outside the process.
+// something outside the process. Idle lets the bus settle: it runs until
+// nothing is left to do, moving the virtual clock to each retry or delayed
+// fact; Settle runs only what is due now and leaves the clock where it is, for
+// a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside defaults, from the same schema
 // directory; it is a package of its own so that building defaults for
@@ -35,10 +38,11 @@ import (
 // facts of package defaults: what its methods publish and start meets the same
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
-// everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap. Its Publish methods validate the fact
-// and return its message id; an error fails the test (warrentest.TryPublish
-// returns it).
+// everything settle (moving the virtual clock through retries and delays),
+// Settle to run what is due now without moving the clock, Handled, Poisoned
+// and Published to see what happened, Conn for what the kit does not wrap. Its
+// Publish methods validate the fact and return its message id; an error fails
+// the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }

@@ -7,7 +7,10 @@
 // its poison queue. Start the handlers under test, publish facts, let the bus
 // settle, and check what happened. Run does it in virtual time, so that retry
 // delays of minutes pass at once; New in real time, for tests that wait on
-// something outside the process.
+// something outside the process. Idle lets the bus settle: it runs until
+// nothing is left to do, moving the virtual clock to each retry or delayed
+// fact; Settle runs only what is due now and leaves the clock where it is, for
+// a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside ordering, from the same schema
 // directory; it is a package of its own so that building ordering for
@@ -39,10 +42,11 @@ import (
 // facts of package ordering: what its methods publish and start meets the same
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
-// everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap. Its Publish methods validate the fact
-// and return its message id; an error fails the test (warrentest.TryPublish
-// returns it).
+// everything settle (moving the virtual clock through retries and delays),
+// Settle to run what is due now without moving the clock, Handled, Poisoned
+// and Published to see what happened, Conn for what the kit does not wrap. Its
+// Publish methods validate the fact and return its message id; an error fails
+// the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -114,8 +118,9 @@ func (k *Kit) PublishStockCounted(v ordering.StockCounted) string {
 }
 
 // StartAnalytics runs consumer "analytics" with h until the test ends, as
-// ordering.NewAnalyticsConsumer builds it; opts adjust it as they do there. A
-// consumer that fails to start, or stops early, fails the test.
+// ordering.NewAnalyticsConsumer builds it; opts adjust it as they do there. It
+// returns once the consumer reads its queue, so that a fact published next
+// reaches it. A consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartAnalytics(h ordering.AnalyticsHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := ordering.NewAnalyticsConsumer(k.Conn(), h, opts...)
@@ -123,8 +128,10 @@ func (k *Kit) StartAnalytics(h ordering.AnalyticsHandler, opts ...runtime.Consum
 }
 
 // StartFulfilment runs consumer "fulfilment" with h until the test ends, as
-// ordering.NewFulfilmentConsumer builds it; opts adjust it as they do there. A
-// consumer that fails to start, or stops early, fails the test.
+// ordering.NewFulfilmentConsumer builds it; opts adjust it as they do there.
+// It returns once the consumer reads its shard queues, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartFulfilment(h ordering.FulfilmentHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := ordering.NewFulfilmentConsumer(k.Conn(), h, opts...)
@@ -132,8 +139,10 @@ func (k *Kit) StartFulfilment(h ordering.FulfilmentHandler, opts ...runtime.Cons
 }
 
 // StartLedger runs consumer "ledger" with h until the test ends, as
-// ordering.NewLedgerConsumer builds it; opts adjust it as they do there. A
-// consumer that fails to start, or stops early, fails the test.
+// ordering.NewLedgerConsumer builds it; opts adjust it as they do there. It
+// returns once the consumer reads its shard queues, so that a fact published
+// next reaches it. A consumer that fails to start, or stops early, fails the
+// test.
 func (k *Kit) StartLedger(h ordering.LedgerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := ordering.NewLedgerConsumer(k.Conn(), h, opts...)

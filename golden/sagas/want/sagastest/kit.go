@@ -7,7 +7,10 @@
 // poison queue. Start the handlers under test, publish facts, let the bus
 // settle, and check what happened. Run does it in virtual time, so that retry
 // delays of minutes pass at once; New in real time, for tests that wait on
-// something outside the process.
+// something outside the process. Idle lets the bus settle: it runs until
+// nothing is left to do, moving the virtual clock to each retry or delayed
+// fact; Settle runs only what is due now and leaves the clock where it is, for
+// a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside sagas, from the same schema
 // directory; it is a package of its own so that building sagas for production
@@ -40,10 +43,11 @@ import (
 // of package sagas: what its methods publish and start meets the same
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
-// everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap. Its Publish methods validate the fact
-// and return its message id; an error fails the test (warrentest.TryPublish
-// returns it).
+// everything settle (moving the virtual clock through retries and delays),
+// Settle to run what is due now without moving the clock, Handled, Poisoned
+// and Published to see what happened, Conn for what the kit does not wrap. Its
+// Publish methods validate the fact and return its message id; an error fails
+// the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -114,8 +118,9 @@ func (k *Kit) PublishOrderPlaced(v sagas.OrderPlaced) string {
 }
 
 // StartMailer runs consumer "mailer" with h until the test ends, as
-// sagas.NewMailerConsumer builds it; opts adjust it as they do there. A
-// consumer that fails to start, or stops early, fails the test.
+// sagas.NewMailerConsumer builds it; opts adjust it as they do there. It
+// returns once the consumer reads its queue, so that a fact published next
+// reaches it. A consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartMailer(h sagas.MailerHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := sagas.NewMailerConsumer(k.Conn(), h, opts...)
@@ -124,8 +129,9 @@ func (k *Kit) StartMailer(h sagas.MailerHandler, opts ...runtime.ConsumerOption)
 
 // StartCheckoutSaga runs saga "checkout" with h until the test ends, as
 // sagas.NewCheckoutSaga builds it, its instances kept in store; opts adjust it
-// as they do there. Timeouts and published facts leave through the outbox:
-// start a relay (sagas.NewOutboxRelay) too.
+// as they do there. It returns once the saga reads its queue, so that a fact
+// published next reaches it. Timeouts and published facts leave through the
+// outbox: start a relay (sagas.NewOutboxRelay) too.
 func (k *Kit) StartCheckoutSaga(store *saga.Store, h sagas.CheckoutSaga, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := sagas.NewCheckoutSaga(k.Conn(), store, h, opts...)

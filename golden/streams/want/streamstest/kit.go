@@ -7,7 +7,10 @@
 // poison queue. Start the handlers under test, publish facts, let the bus
 // settle, and check what happened. Run does it in virtual time, so that retry
 // delays of minutes pass at once; New in real time, for tests that wait on
-// something outside the process.
+// something outside the process. Idle lets the bus settle: it runs until
+// nothing is left to do, moving the virtual clock to each retry or delayed
+// fact; Settle runs only what is due now and leaves the clock where it is, for
+// a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside streams, from the same schema
 // directory; it is a package of its own so that building streams for
@@ -39,10 +42,11 @@ import (
 // facts of package streams: what its methods publish and start meets the same
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
-// everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap. Its Publish methods validate the fact
-// and return its message id; an error fails the test (warrentest.TryPublish
-// returns it).
+// everything settle (moving the virtual clock through retries and delays),
+// Settle to run what is due now without moving the clock, Handled, Poisoned
+// and Published to see what happened, Conn for what the kit does not wrap. Its
+// Publish methods validate the fact and return its message id; an error fails
+// the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -109,7 +113,9 @@ func (k *Kit) PublishStockCounted(v streams.StockCounted) string {
 
 // StartOrderHistory runs consumer "order-history" with h until the test ends,
 // as streams.NewOrderHistoryConsumer builds it; opts adjust it as they do
-// there. A consumer that fails to start, or stops early, fails the test.
+// there. It returns once the consumer reads stream "orders-log" from its start
+// (a start "next" or "last" is fixed then), so that a fact published next
+// reaches it. A consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartOrderHistory(h streams.OrderHistoryHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := streams.NewOrderHistoryConsumer(k.Conn(), h, opts...)
@@ -118,8 +124,9 @@ func (k *Kit) StartOrderHistory(h streams.OrderHistoryHandler, opts ...runtime.C
 
 // StartOrderProjection runs consumer "order-projection" with h until the test
 // ends, as streams.NewOrderProjectionConsumer builds it; opts adjust it as
-// they do there. A consumer that fails to start, or stops early, fails the
-// test.
+// they do there. It returns once the consumer has joined the consumer group of
+// super stream "orders-by-id", so that a fact published next reaches it. A
+// consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartOrderProjection(h streams.OrderProjectionHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := streams.NewOrderProjectionConsumer(k.Conn(), h, opts...)
@@ -128,7 +135,10 @@ func (k *Kit) StartOrderProjection(h streams.OrderProjectionHandler, opts ...run
 
 // StartShippingAudit runs consumer "shipping-audit" with h until the test
 // ends, as streams.NewShippingAuditConsumer builds it; opts adjust it as they
-// do there. A consumer that fails to start, or stops early, fails the test.
+// do there. It returns once the consumer reads stream "orders-log" from its
+// start (a start "next" or "last" is fixed then), so that a fact published
+// next reaches it. A consumer that fails to start, or stops early, fails the
+// test.
 func (k *Kit) StartShippingAudit(h streams.ShippingAuditHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := streams.NewShippingAuditConsumer(k.Conn(), h, opts...)
@@ -136,7 +146,9 @@ func (k *Kit) StartShippingAudit(h streams.ShippingAuditHandler, opts ...runtime
 }
 
 // StartStock runs consumer "stock" with h until the test ends, as
-// streams.NewStockConsumer builds it; opts adjust it as they do there. A
+// streams.NewStockConsumer builds it; opts adjust it as they do there. It
+// returns once the consumer reads stream "stock-log" from its start (a start
+// "next" or "last" is fixed then), so that a fact published next reaches it. A
 // consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartStock(h streams.StockHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()

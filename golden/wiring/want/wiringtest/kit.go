@@ -7,7 +7,10 @@
 // poison queue. Start the handlers under test, publish facts, let the bus
 // settle, and check what happened. Run does it in virtual time, so that retry
 // delays of minutes pass at once; New in real time, for tests that wait on
-// something outside the process.
+// something outside the process. Idle lets the bus settle: it runs until
+// nothing is left to do, moving the virtual clock to each retry or delayed
+// fact; Settle runs only what is due now and leaves the clock where it is, for
+// a test that then advances it (Advance) to just short of a timeout.
 //
 // warren generate writes this package beside wiring, from the same schema
 // directory; it is a package of its own so that building wiring for production
@@ -39,10 +42,11 @@ import (
 // of package wiring: what its methods publish and start meets the same
 // exchanges, queues, retry ladders and poison queues as in production. The
 // methods of the embedded warrentest.Bus work on it as well: Idle to let
-// everything settle, Handled, Poisoned and Published to see what happened,
-// Conn for what the kit does not wrap. Its Publish methods validate the fact
-// and return its message id; an error fails the test (warrentest.TryPublish
-// returns it).
+// everything settle (moving the virtual clock through retries and delays),
+// Settle to run what is due now without moving the clock, Handled, Poisoned
+// and Published to see what happened, Conn for what the kit does not wrap. Its
+// Publish methods validate the fact and return its message id; an error fails
+// the test (warrentest.TryPublish returns it).
 type Kit struct {
 	*warrentest.Bus
 }
@@ -100,7 +104,9 @@ func (k *Kit) PublishItemReserved(v wiring.ItemReserved) string {
 
 // StartStockAuditor runs consumer "stock-auditor" with h until the test ends,
 // as wiring.NewStockAuditorConsumer builds it; opts adjust it as they do
-// there. A consumer that fails to start, or stops early, fails the test.
+// there. It returns once the consumer reads its queue, so that a fact
+// published next reaches it. A consumer that fails to start, or stops early,
+// fails the test.
 func (k *Kit) StartStockAuditor(h wiring.StockAuditorHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := wiring.NewStockAuditorConsumer(k.Conn(), h, opts...)
@@ -108,8 +114,9 @@ func (k *Kit) StartStockAuditor(h wiring.StockAuditorHandler, opts ...runtime.Co
 }
 
 // StartStockKeeper runs consumer "stock-keeper" with h until the test ends, as
-// wiring.NewStockKeeperConsumer builds it; opts adjust it as they do there. A
-// consumer that fails to start, or stops early, fails the test.
+// wiring.NewStockKeeperConsumer builds it; opts adjust it as they do there. It
+// returns once the consumer reads its queue, so that a fact published next
+// reaches it. A consumer that fails to start, or stops early, fails the test.
 func (k *Kit) StartStockKeeper(h wiring.StockKeeperHandler, opts ...runtime.ConsumerOption) {
 	k.T().Helper()
 	c, err := wiring.NewStockKeeperConsumer(k.Conn(), h, opts...)
