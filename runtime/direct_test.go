@@ -187,3 +187,39 @@ func TestKeepsTypeAsProperty(t *testing.T) {
 		}
 	}
 }
+
+// A direct publish into a stream that was deleted fails at once, saying
+// so once: the refusal is not wrapped in its own words again.
+func TestDirectPublishIntoADeletedStream(t *testing.T) {
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: testenv.Name("events"), Retry: testenv.Name("retry"), Dead: testenv.Name("dead")},
+		Streams:   []topology.StreamSpec{{Name: testenv.Name("direct-log"), Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+	}
+	b := newBrokerFrom(t, testenv.AMQPURL(t), spec)
+	b.streamPort = testenv.StreamPort(t)
+	conn := b.dial(Config{})
+	pub, err := NewPublisher(conn, b.events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	stream := spec.Streams[0].Name
+	ch, err := b.raw.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDelete(stream, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	_ = ch.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = pub.Publish(ctx, itemFact("item.added"), item{SKU: "a"})
+	if !errors.Is(err, ErrStreamRefused) {
+		t.Fatalf("publish into a deleted stream: %v, want ErrStreamRefused", err)
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, ErrStreamRefused.Error()); n != 1 || !strings.Contains(msg, fmt.Sprintf("stream %q", stream)) || !strings.Contains(msg, "does not exist") || strings.Contains(msg, "its members") {
+		t.Fatalf("publish into a deleted stream: %q; want the refusal said once (said %d times), naming the stream and that it does not exist", msg, n)
+	}
+}

@@ -273,7 +273,7 @@ type offsetTracker struct {
 	stream string // the stream, or a super stream's partition, it tracks
 	name   string // the name the offset is stored under (WithOffsetName)
 	until  int64  // a replay's bound: the last offset it reads; -1 for none
-	ended  bool   // the bound was reached and logged
+	ended  bool   // the bound was reached, stored and logged
 	mu     sync.Mutex
 	order  []int64        // offsets in hand, in arrival (stream) order
 	done   map[int64]bool // settled offsets still behind an unsettled one
@@ -348,21 +348,19 @@ func (t *offsetTracker) readersOf(done <-chan struct{}) {
 }
 
 // take is what a worker given the stream fact at off does with it: past
-// a replay's bound, it is held (past, logging the first time that the
-// replay is done); settled on an earlier channel, and read again only
-// because the stored offset, held back by an unsettled fact before it, is
-// where the stream is read from, it is settled again here and skipped
-// (handled); else it is handled.
+// a replay's bound, it is held (past); settled on an earlier channel, and
+// read again only because the stored offset, held back by an unsettled
+// fact before it, is where the stream is read from, it is settled again
+// here and skipped (handled); else it is handled. That the replay is done
+// is logged by flush, once the mark at the bound is stored, not here: a
+// fact past the bound may arrive while one before it is still in a
+// handler, and a replay that ends at the stream's tail sees none.
 func (t *offsetTracker) take(off int64) (past, handled bool) {
 	t.mu.Lock()
 	moved := false
 	switch {
 	case t.pastLocked(off):
 		past = true
-		if !t.ended {
-			t.ended = true
-			t.c.log.Info("replay done: it read the stream up to its bound", "stream", t.stream, "offset_name", t.name, "until", t.until)
-		}
 	case off <= t.mark || t.done[off]:
 		handled = true
 		moved = t.settleLocked(off)
@@ -382,6 +380,31 @@ func (t *offsetTracker) pastBound(off int64) bool {
 }
 
 func (t *offsetTracker) pastLocked(off int64) bool { return t.until >= 0 && off > t.until }
+
+// atBound reports whether every fact up to a replay's bound is settled.
+func (t *offsetTracker) atBound() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.until >= 0 && t.mark >= t.until
+}
+
+// replayDone logs, once, that a replay is done when stored, the offset
+// the broker holds under its name, has reached its bound: every fact up
+// to the bound is settled (handled, skipped, or copied to the retry
+// ladder or the poison queue) and its offset stored, whether or not facts
+// past the bound exist.
+func (t *offsetTracker) replayDone(stored int64) {
+	t.mu.Lock()
+	done := t.until >= 0 && stored >= t.until && !t.ended
+	if done {
+		t.ended = true
+	}
+	until := t.until
+	t.mu.Unlock()
+	if done {
+		t.c.log.Info("replay done: it read the stream up to its bound", "stream", t.stream, "offset_name", t.name, "until", until)
+	}
+}
 
 func (t *offsetTracker) arrived(off int64) {
 	t.mu.Lock()
@@ -434,7 +457,9 @@ func (t *offsetTracker) storeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.kick:
-			if every := t.storeInterval(); every > 0 {
+			// A replay's bound reached is stored at once: its
+			// "replay done" waits for that store.
+			if every := t.storeInterval(); every > 0 && !t.atBound() {
 				wait := time.NewTimer(every)
 				select {
 				case <-ctx.Done():
@@ -494,6 +519,7 @@ func (t *offsetTracker) flush() error {
 		return fmt.Errorf("store offset %d of stream %q: %w", mark, t.stream, err)
 	}
 	t.stored = mark
+	t.replayDone(mark)
 	return nil
 }
 
@@ -555,6 +581,9 @@ func (t *offsetTracker) position() (any, error) {
 	t.mark = max(t.mark, off)
 	t.mu.Unlock()
 	t.c.log.Info("reading the stream", "stream", t.stream, "offset_name", t.name, "from", off+1, "stored", off)
+	// A replay that was done before this start (an earlier run reached
+	// its bound) is said done again, once: nothing is left to read.
+	t.replayDone(off)
 	return off + 1, nil
 }
 

@@ -144,8 +144,9 @@ func runRead(c *Consumer, eng *engine[streamJob], k readKind, overAMQP func(cont
 			Position: k.position,
 			Deliver: func(m StreamMessage) {
 				if t.pastBound(m.Offset) {
-					// A replay's reading ends at its bound.
-					t.take(m.Offset) // logs that it is done, once
+					// A replay's reading ends at its bound; it is said
+					// done once the facts up to it are settled and
+					// stored (offsetTracker.replayDone).
 					boundOnce.Do(func() { close(bound) })
 					return
 				}

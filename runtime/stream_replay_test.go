@@ -108,7 +108,7 @@ func TestStreamReaderUnderOffsetName(t *testing.T) {
 	var replayed skuLog
 	guard := &namesGuard{}
 	stop = run(t, newReader(&replayed, WithOffsetName(rebuild), WithGuard(guard)))
-	// Logged when offset 4 reached the reader and was held back.
+	// Logged once the facts up to the bound were settled and stored.
 	testenv.Eventually(t, "the replay reaches its bound", func() bool {
 		return slices.Equal(logs.values("replay done: it read the stream up to its bound", "offset_name"), []string{rebuild})
 	})
@@ -196,5 +196,138 @@ func TestWithOffsetNameRefusals(t *testing.T) {
 		if cons.opts.offsetEvery != c.want {
 			t.Errorf("with %d options the offset store interval is %s, want %s", len(c.opts), cons.opts.offsetEvery, c.want)
 		}
+	}
+}
+
+// replayAt stores a replay under name on c's stream as warren replay
+// does: the offset before its start, and its bound.
+func (b *broker) replayAt(conn *Conn, c topology.Consumer, name string, before, until int64) {
+	b.t.Helper()
+	store, err := conn.offsets(context.Background(), "test")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if err := store.StoreOffset(context.Background(), name, c.Stream, before); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := store.StoreOffset(context.Background(), name+ReplayUntilSuffix, c.Stream, until); err != nil {
+		b.t.Fatal(err)
+	}
+	b.waitStored(conn, name, c.Stream, before)
+	b.waitStored(conn, name+ReplayUntilSuffix, c.Stream, until)
+}
+
+const replayDone = "replay done: it read the stream up to its bound"
+
+// A replay whose bound is the stream's tail (no fact past it, the usual
+// end of warren replay --limit with fewer facts than asked) logs that it
+// is done once the facts up to the bound are handled and stored: no fact
+// past the bound comes to tell it. A reader started again at its bound
+// says so again, once.
+func TestStreamReplayDoneAtTheTail(t *testing.T) {
+	eachReadMode(t, testStreamReplayDoneAtTheTail)
+}
+
+func testStreamReplayDoneAtTheTail(t *testing.T, offsets OffsetDialer) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder})
+	f := itemFact("item.added")
+	logs := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(logs), StreamOffsets: offsets})
+	pub, _ := NewPublisher(conn, b.events())
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		mustPublish(t, pub, f, item{SKU: s})
+	}
+	c := b.consumer(0)
+	name := c.Name + ".rb3"
+	b.replayAt(conn, c, name, 1, 4) // c, d, e: up to the tail
+
+	r, got := skuReader(t, b, conn, f, WithOffsetName(name))
+	stop := run(t, r)
+	testenv.Eventually(t, "the replay says it is done at the tail", func() bool {
+		return len(logs.values(replayDone, "offset_name")) > 0
+	})
+	if want := []string{"c", "d", "e"}; !slices.Equal(got.list(), want) {
+		t.Fatalf("done with %v handled, want %v", got.list(), want)
+	}
+	b.waitStored(conn, name, c.Stream, 4)
+	time.Sleep(300 * time.Millisecond) // a second line would come now
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.values(replayDone, "offset_name"); !slices.Equal(n, []string{name}) {
+		t.Fatalf("replay done logged for %v, want once for %q:\n%s", n, name, logs.text())
+	}
+
+	// Started again, the reader has nothing left to read: done at once.
+	r, got = skuReader(t, b, conn, f, WithOffsetName(name))
+	stop = run(t, r)
+	testenv.Eventually(t, "a reader started at its bound says it is done", func() bool {
+		return len(logs.values(replayDone, "offset_name")) == 2
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.list()) != 0 {
+		t.Fatalf("a reader at its bound handled %v, want nothing", got.list())
+	}
+}
+
+// With facts past the bound, a replay is said done only once every fact
+// up to the bound is settled and stored, not when the first fact past it
+// arrives while one before it is still in a handler.
+func TestStreamReplayDoneAfterTheFactsBeforeTheBound(t *testing.T) {
+	eachReadMode(t, testStreamReplayDoneAfterTheFactsBeforeTheBound)
+}
+
+func testStreamReplayDoneAfterTheFactsBeforeTheBound(t *testing.T, offsets OffsetDialer) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder, Concurrency: 4, Prefetch: 8})
+	f := itemFact("item.added")
+	logs := &logRecorder{}
+	conn := b.dial(Config{Logger: slog.New(logs), StreamOffsets: offsets})
+	pub, _ := NewPublisher(conn, b.events())
+	for _, s := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		mustPublish(t, pub, f, item{SKU: s})
+	}
+	c := b.consumer(0)
+	name := c.Name + ".rebuild"
+	b.replayAt(conn, c, name, 1, 3) // c and d; e, f and g past the bound
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var got skuLog
+	var settledC sync.WaitGroup
+	settledC.Add(1)
+	r, err := NewConsumer(conn, c, []Route{Handle(f, func(ctx context.Context, d Delivery, v item) error {
+		if v.SKU == "c" {
+			close(entered)
+			<-release
+			defer settledC.Done()
+		}
+		got.add(v.SKU)
+		return nil
+	})}, WithOffsetName(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, r)
+	receive(t, entered)
+	testenv.Eventually(t, "d handled while c is in its handler", func() bool { return slices.Contains(got.list(), "d") })
+	time.Sleep(500 * time.Millisecond) // the facts past the bound arrive meanwhile
+	if n := logs.values(replayDone, "offset_name"); len(n) != 0 {
+		t.Fatalf("replay done logged with c still in its handler:\n%s", logs.text())
+	}
+	close(release)
+	settledC.Wait()
+	testenv.Eventually(t, "the replay says it is done once c is settled", func() bool {
+		return len(logs.values(replayDone, "offset_name")) > 0
+	})
+	b.waitStored(conn, name, c.Stream, 3)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.values(replayDone, "offset_name"); !slices.Equal(n, []string{name}) {
+		t.Fatalf("replay done logged for %v, want once for %q", n, name)
+	}
+	if want := []string{"d", "c"}; !slices.Equal(got.list(), want) {
+		t.Fatalf("handled %v, want %v: nothing past the bound", got.list(), want)
 	}
 }

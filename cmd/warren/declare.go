@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -83,15 +83,16 @@ func runDeclare(c *cli.Context) error {
 			count(len(top.Exchanges), "exchange"), count(len(top.Queues), "queue"), count(len(top.Bindings), "binding"), shownURLs(urls))
 		return reconcile(c.Context, conn, c.App.Writer, stderr, top, scope, prune)
 	}); err != nil {
-		var mismatch *runtime.MismatchError
-		if errors.As(err, &mismatch) {
-			fmt.Fprintf(stderr, "warren declare: %s %q exists on the broker with a different %s: %s\n", mismatch.Kind, mismatch.Name, mismatch.Argument, mismatch.Broker)
-			if isStream(top, mismatch) {
-				// Deleting a stream deletes the history it keeps.
-				fmt.Fprintf(stderr, "A stream keeps the retention it was declared with: change it with a policy (rabbitmqctl set_policy, max-age / max-length-bytes), or declare a new stream. Nothing was declared.\n")
-				return errReported
+		if mismatches := mismatchesOf(err); len(mismatches) > 0 {
+			// Each with what to do about it: a stream's retention is
+			// changed with a policy, a queue's type never changes.
+			for _, m := range mismatches {
+				fmt.Fprintf(stderr, "warren declare: %s %q exists on the broker with a different %s: %s\n", m.Kind, m.Name, m.Argument, m.Broker)
+				if m.Advice != "" {
+					fmt.Fprintf(stderr, "%s.\n", upperFirst(m.Advice))
+				}
 			}
-			fmt.Fprintf(stderr, "RabbitMQ never changes the arguments of an existing %s: drain and delete it (it is declared again the next time), or change the schema back.\n", mismatch.Kind)
+			fmt.Fprintln(stderr, "Nothing was declared.")
 			return errReported
 		}
 		return reportError(stderr, "declare", "", err)
@@ -99,17 +100,40 @@ func runDeclare(c *cli.Context) error {
 	return nil
 }
 
-// isStream reports whether the mismatch is about one of t's streams.
-func isStream(t topology.Topology, m *runtime.MismatchError) bool {
-	if m.Kind != "queue" {
-		return false
-	}
-	for _, q := range t.Queues {
-		if q.Name == m.Name {
-			return q.Type == topology.Stream
+// mismatchesOf returns every *runtime.MismatchError in err's tree, in
+// order: Declare reports each exchange and queue that exists with other
+// properties.
+func mismatchesOf(err error) []*runtime.MismatchError {
+	var out []*runtime.MismatchError
+	var walk func(error)
+	walk = func(err error) {
+		if m, ok := err.(*runtime.MismatchError); ok {
+			out = append(out, m)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			if e := u.Unwrap(); e != nil {
+				walk(e)
+			}
 		}
 	}
-	return false
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// upperFirst returns s with its first letter in upper case.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // declareOn connects through the runtime, so that the declaration is the

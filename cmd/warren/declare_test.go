@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/internal/streamproto"
 	"github.com/warrenbus/warren/internal/testenv"
 )
 
@@ -218,13 +219,16 @@ func TestDeclareStreamRetentionMismatch(t *testing.T) {
 	b.editManifest(`"maxAge": "1h"`, `"maxAge": "2h"`)
 	code, _, stderr := b.run("declare", b.dir)
 	wantStart := fmt.Sprintf("warren declare: queue %q exists on the broker with a different x-max-age", b.name("log"))
-	if code != 1 || !strings.HasPrefix(stderr, wantStart) || !strings.Contains(stderr, "\nA stream keeps the retention it was declared with: change it with a policy") || strings.Contains(stderr, "delete") {
+	if code != 1 || !strings.HasPrefix(stderr, wantStart) || !strings.Contains(stderr, "\nA stream keeps the retention it was declared with: put its declared x-max-age back in warren.json and change the retention with a policy, whose key max-age") ||
+		!strings.Contains(stderr, `'{"max-age":"7200s"}'`) || strings.Contains(stderr, "delete") {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1, a message starting %q and the advice for a stream", code, stderr, wantStart)
 	}
 }
 
 // Declaring stream consumers checks the stream protocol at --stream-port,
-// else $WARREN_STREAM_PORT: where nothing listens, the plugin is named.
+// else $WARREN_STREAM_PORT: where nothing listens, the message asks
+// whether the plugin is on and whether that is its port, in the words
+// warren replay uses (the plugin is on here: the port is wrong).
 func TestDeclareChecksTheStreamPortGiven(t *testing.T) {
 	testenv.StreamPort(t)
 	b := newBrokerCase(t, streamSchemas, streamPlaceholders...)
@@ -234,9 +238,14 @@ func TestDeclareChecksTheStreamPortGiven(t *testing.T) {
 	}{{[]string{"--stream-port", "1"}, ""}, {nil, "1"}} {
 		t.Setenv("WARREN_STREAM_PORT", c.env)
 		code, _, stderr := b.run(append(append([]string{"declare"}, c.args...), b.dir)...)
-		if code != 1 || !strings.Contains(stderr, "rabbitmq-plugins enable rabbitmq_stream") || !strings.Contains(stderr, ":1") {
-			t.Errorf("declare %v with WARREN_STREAM_PORT=%q: exit %d, stderr:\n%s\nwant exit 1 naming the plugin at port 1", c.args, c.env, code, stderr)
+		if code != 1 || !strings.Contains(stderr, "nothing listens at 127.0.0.1:1: "+streamproto.RefusedAdvice) || strings.Contains(stderr, "needs the RabbitMQ plugin") {
+			t.Errorf("declare %v with WARREN_STREAM_PORT=%q: exit %d, stderr:\n%s\nwant exit 1 asking about the plugin and the port 1", c.args, c.env, code, stderr)
 		}
+	}
+	t.Setenv("WARREN_STREAM_PORT", "")
+	code, _, stderr := b.run("replay", "--stream-port", "1", "--consumer", b.name("history"), "--from", "stream", "--offset-name", b.name("history")+".r1", b.dir)
+	if code != 1 || !strings.Contains(stderr, "127.0.0.1:1") || !strings.Contains(stderr, streamproto.RefusedAdvice) {
+		t.Errorf("replay --stream-port 1: exit %d, stderr:\n%s\nwant exit 1 in declare's words", code, stderr)
 	}
 	if b.exists(b.name("history")) {
 		t.Errorf("queue %s declared though the stream protocol did not answer", b.name("history"))

@@ -81,8 +81,9 @@ and no other consumer's replay marked under it. Nor may it be the own name of
 any consumer of the manifest: the consumer's own, another stream consumer's
 (the replay would position that consumer's offset) or a queue consumer's
 (a reader's guard claims facts under its offset name, as that consumer's
-does); such a name, and a --consumer that reads a queue, are refused before
-anything is dialled, exit 2.
+does); such a name, and a --consumer that reads a queue or is not in the
+manifest, are refused before anything is dialled, exit 2, as a --since that
+is no RFC 3339 time (2026-12-01T00:00:00Z, 2026-12-01T01:00:00+01:00) is.
 --dry-run prints the offsets the replay would read (with --limit, each fact)
 and stores nothing. warren status shows the lag of a replay's name with
 --offset-name. A start with nothing at or after it stores nothing and exits

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,7 +27,9 @@ func streamReplayFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "offset-name", Usage: "with --from stream, the fresh offset `NAME` the replay reads under"},
 		&cli.Int64Flag{Name: "offset", Usage: "with --from stream, start at the first fact at or after `OFFSET`"},
-		&cli.TimestampFlag{Name: "since", Layout: time.RFC3339, Usage: "with --from stream, start at the first chunk of facts written at or after `TIME` (RFC 3339; its whole second)"},
+		// A string, read by sinceOf: urfave/cli's own reading of a
+		// time said only Go's layout error, naming "-since".
+		&cli.StringFlag{Name: "since", Usage: "with --from stream, start at the first chunk of facts written at or after `TIME` (RFC 3339: 2026-12-01T00:00:00Z or 2026-12-01T01:00:00+01:00; its whole second)"},
 		streamPortFlag(),
 	}
 }
@@ -59,11 +62,29 @@ func checkStreamReplayFlags(c *cli.Context) error {
 	if c.IsSet("offset") && c.Int64("offset") < 0 {
 		return usageError(c, "--offset %d: expected 0 or more", c.Int64("offset"))
 	}
-	if t := c.Timestamp("since"); t != nil && t.After(time.Now()) {
-		return usageError(c, "--since %s: in the future: a replay re-reads facts already written", t.UTC().Format(time.RFC3339))
+	since, ok, err := sinceOf(c)
+	if err != nil {
+		return err
 	}
-	_, err := streamPortsOf(c, brokerURLs(c))
+	if ok && since.After(time.Now()) {
+		return usageError(c, "--since %s: in the future: a replay re-reads facts already written", since.UTC().Format(time.RFC3339))
+	}
+	_, err = streamPortsOf(c, brokerURLs(c))
 	return err
+}
+
+// sinceOf reads --since: ok is false when it is not given, and a time it
+// cannot read is a usage error naming the forms it takes.
+func sinceOf(c *cli.Context) (t time.Time, ok bool, err error) {
+	raw := c.String("since")
+	if !c.IsSet("since") {
+		return time.Time{}, false, nil
+	}
+	t, err = time.Parse(time.RFC3339, strings.TrimSpace(raw))
+	if err != nil {
+		return time.Time{}, false, usageError(c, "--since %q: expected a time in RFC 3339, a date and a time of day with its zone: 2026-12-01T00:00:00Z (UTC), 2026-12-01T01:00:00+01:00, or with fractions of a second, 2026-12-01T00:00:00.5Z", raw)
+	}
+	return t, true, nil
 }
 
 // runStreamReplay is warren replay --from stream: it plans a replay of the
@@ -75,7 +96,9 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	name := c.String("consumer")
 	tc, err := consumerOf(m, name)
 	if err != nil {
-		return reportError(stderr, "replay", "", err)
+		// Known from the manifest, before anything is dialled: a bad
+		// --consumer, as one that reads a queue is.
+		return usageError(c, "--consumer: %v", err)
 	}
 	if tc.Stream == "" {
 		// Known from the manifest, before anything is dialled: a bad
@@ -105,7 +128,11 @@ func runStreamReplay(c *cli.Context, m *model.Model) error {
 	case c.IsSet("offset"):
 		r.From = topology.Start{Kind: topology.StartOffset, Offset: c.Int64("offset")}
 	case c.IsSet("since"):
-		r.From = topology.Start{Kind: topology.StartTime, Time: *c.Timestamp("since")}
+		since, _, err := sinceOf(c)
+		if err != nil {
+			return err
+		}
+		r.From = topology.Start{Kind: topology.StartTime, Time: since}
 	}
 	urls := brokerURLs(c)
 	ports, err := streamPortsOf(c, urls)

@@ -105,10 +105,12 @@ var sharedStreamSchemas = map[string]string{
 
 // On a stream that two consumers read, warren status says whose replay a
 // name is ("replay_of", "(replay of C)"), from the mark warren replay
-// stores, and which consumers a name no replay marked may be for
-// ("replay_of_one_of"); the own name of the other consumer asked for with
-// --offset-name is that consumer's own row, not a replay's. A replay under
-// the other consumer's own name is refused and stores nothing.
+// stores, and which consumers a name no replay marked (a reader started
+// under a fresh name) may be for ("replay_of_one_of"); a name with nothing
+// stored has no row, and is said so; the own name of the other consumer
+// asked for with --offset-name is that consumer's own row, not a
+// replay's. A replay under the other consumer's own name is refused and
+// stores nothing.
 func TestStatusReplayOfOnASharedStream(t *testing.T) {
 	port := testenv.StreamPort(t)
 	b := newBrokerCase(t, sharedStreamSchemas, "events", "retry", "dead", "log", "history", "audit")
@@ -140,10 +142,15 @@ func TestStatusReplayOfOnASharedStream(t *testing.T) {
 		t.Errorf("a replay of %s under a name %s's replay took: exit %d, stderr %q", history, audit, code, errOut)
 	}
 
-	names := []string{"--offset-name", audit + ".r1", "--offset-name", audit + ".all", "--offset-name", "nobody", "--offset-name", audit}
+	// A reader under a name no warren replay positioned: it stores its
+	// offset, and no mark.
+	readUnder(t, b, port, "unmarked", 3)
+
+	names := []string{"--offset-name", audit + ".r1", "--offset-name", audit + ".all", "--offset-name", "unmarked", "--offset-name", "nobody", "--offset-name", audit}
 	code, out, errOut := b.run(append(append([]string{"status", "--stream-port", sp, "--format", "json"}, names...), b.dir)...)
 	var st struct {
-		Streams []map[string]any `json:"streams"`
+		Streams  []map[string]any `json:"streams"`
+		Unstored []string         `json:"offset_names_not_stored"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errOut)
@@ -165,8 +172,11 @@ func TestStatusReplayOfOnASharedStream(t *testing.T) {
 			t.Errorf("replay %s: %v, want one row with replay_of %s\n%s", name, r, audit, out)
 		}
 	}
-	if r := row("nobody"); len(r) != 1 || r[0]["replay_of"] != nil || fmt.Sprint(r[0]["replay_of_one_of"]) != fmt.Sprint([]any{audit, history}) {
+	if r := row("unmarked"); len(r) != 1 || r[0]["replay_of"] != nil || fmt.Sprint(r[0]["replay_of_one_of"]) != fmt.Sprint([]any{audit, history}) {
 		t.Errorf("a name no replay marked: %v, want replay_of_one_of [%s %s] (the manifest's order)\n%s", r, audit, history, out)
+	}
+	if r := row("nobody"); len(r) != 0 || !slices.Equal(st.Unstored, []string{"nobody"}) {
+		t.Errorf("a name with nothing stored: rows %v, offset_names_not_stored %v; want no row, and it listed\n%s", r, st.Unstored, out)
 	}
 
 	code, out, errOut = b.run(append(append([]string{"status", "--stream-port", sp}, names...), b.dir)...)
@@ -176,7 +186,7 @@ func TestStatusReplayOfOnASharedStream(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	for _, want := range [][]string{
 		{log, audit + ".r1", "(replay", "of", audit + ")", "0", "2", "2", "(1", "to", "its", "bound", "1)"},
-		{log, "nobody", "(replay", "of", "one", "of", audit + ",", history + ")", "-", "2", "-", "(nothing", "stored", "yet)"},
+		{log, "unmarked", "(replay", "of", "one", "of", audit + ",", history + ")", "2", "2", "0"},
 	} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return slices.Equal(strings.Fields(l), want) }) {
 			t.Errorf("no row %q:\n%s", strings.Join(want, " "), out)

@@ -216,8 +216,10 @@ func TestReplayStream(t *testing.T) {
 }
 
 // Refused before anything is read: flags of the poison replay, a missing
-// or bad offset name, the consumer's own name, a start in the future, a
-// consumer that reads a queue.
+// or bad offset name, the consumer's own name, a start in the future or
+// that is no time (said with --since and the forms it takes, not Go's
+// layout error), a consumer that reads a queue or is not in the
+// manifest: each a bad option value, exit 2.
 func TestReplayStreamRefusals(t *testing.T) {
 	dir := schemaDir(t, map[string]string{
 		"warren.json": `{"package": "events",
@@ -238,8 +240,15 @@ func TestReplayStreamRefusals(t *testing.T) {
 		{[]string{"--consumer", "history", "--offset-name", "r"}, 2, "--offset-name: only with --from stream"},
 		{[]string{"--consumer", "mailer", "--from", "stream", "--offset-name", "r", "--timeout", "1s"}, 2, `consumer "mailer" reads a queue, not a stream`},
 		{[]string{"--consumer", "history", "--from", "stream", "--offset-name", "history"}, 2, `--offset-name: offset name "history" is the consumer's own`},
+		{[]string{"--consumer", "history", "--from", "stream", "--offset-name", "r", "--since", "yesterday"}, 2,
+			`warren replay: --since "yesterday": expected a time in RFC 3339, a date and a time of day with its zone: 2026-12-01T00:00:00Z (UTC), 2026-12-01T01:00:00+01:00`},
+		{[]string{"--consumer", "history", "--from", "stream", "--offset-name", "r", "--since", "2026-12-01"}, 2, `--since "2026-12-01": expected a time in RFC 3339`},
+		{[]string{"--consumer", "nope", "--from", "stream", "--offset-name", "r", "--timeout", "1s"}, 2, `warren replay: --consumer: consumer "nope": not in the manifest; expected one of history, mailer`},
 	} {
 		code, _, errOut := run(t, append(append([]string{"replay"}, tc.args...), dir)...)
+		if strings.Contains(errOut, "flag -since") || strings.Contains(errOut, "cannot parse") {
+			t.Errorf("replay %v: stderr %q: Go's parse error", tc.args, errOut)
+		}
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("replay %v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
 		}
@@ -268,7 +277,7 @@ func TestStatusStreamLag(t *testing.T) {
 	readUnder(t, b, port, history+".try", 2)
 	testenv.Eventually(t, "the replay's stored offset in status", func() bool {
 		code, out, _ := b.run("status", "--stream-port", sp, "--offset-name", history+".try", "--offset-name", "nobody", b.dir)
-		return code == 0 && strings.Contains(out, history+".try (replay)  3 ")
+		return code == 0 && strings.Contains(out, history+".try (replay of "+history+")  3 ")
 	})
 	code, out, errOut = b.run("status", "--stream-port", sp, "--offset-name", history+".try", "--offset-name", "nobody", b.dir)
 	if code != 0 {
@@ -284,11 +293,15 @@ func TestStatusStreamLag(t *testing.T) {
 	if f := strings.Fields(lines[i+1]); !slices.Equal(f, []string{log, history, "-", "4", "-", "(nothing", "stored", "yet)"}) {
 		t.Errorf("the consumer's row: %q\n%s", lines[i+1], out)
 	}
-	if f := strings.Fields(lines[i+2]); !slices.Equal(f, []string{log, history + ".try", "(replay)", "3", "4", "1", "(replay", "done:", "at", "its", "bound", "3)"}) {
+	if f := strings.Fields(lines[i+2]); !slices.Equal(f, []string{log, history + ".try", "(replay", "of", history + ")", "3", "4", "1", "(replay", "done:", "at", "its", "bound", "3)"}) {
 		t.Errorf("the replay's row: %q\n%s", lines[i+2], out)
 	}
-	if f := strings.Fields(lines[i+3]); !slices.Equal(f, []string{log, "nobody", "(replay)", "-", "4", "-", "(nothing", "stored", "yet)"}) {
-		t.Errorf("a name with nothing stored: %q\n%s", lines[i+3], out)
+	// A name with nothing stored under it has no row: it is said so.
+	if len(lines) > i+3 && strings.Contains(lines[i+3], "nobody") {
+		t.Errorf("a row for a name with nothing stored: %q\n%s", lines[i+3], out)
+	}
+	if want := `warren status: offset name "nobody": nothing stored under it on any stream`; !strings.HasPrefix(errOut, want) {
+		t.Errorf("stderr %q, want it to start %q", errOut, want)
 	}
 }
 

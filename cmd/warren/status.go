@@ -45,10 +45,13 @@ With stream consumers, a table of how far each is behind its stream:
               protocol (attached at the last chunk); "-" when the stream holds none
    LAG        offsets after STORED up to TAIL: the facts not settled yet, and the
               stream's own offset-tracking records among them (one per store)
---offset-name NAME adds a replay's name (warren replay --from stream) on
-every stream; a replay from a stream's first fact stores nothing until its
-reader settles a fact. A replay with a bound (--limit) also shows how many
-offsets it has left to it, and "replay done" once its reader is there.
+--offset-name NAME adds a replay's name (warren replay --from stream) on each
+stream where something is stored under it (its offset, its bound, or warren
+replay's mark of whose replay it is), with the consumer it reads for; a name
+with nothing stored on any stream is said so on stderr (a replay from a
+stream's first fact stores nothing but its mark until its reader settles a
+fact). A replay with a bound (--limit) also shows how many offsets it has
+left to it, and "replay done" once its reader is there.
 With delayed facts ("delayedFacts" in the manifest), a second table:
    DELAYED    facts published for later, waiting in the delay levels, per level
    NEXT DUE WITHIN  the latest the next of them falls due (the levels' counts bound it;
@@ -217,6 +220,9 @@ type statusJSON struct {
 	// LiveError is why the management API could not tell what live
 	// consumers read; absent when it was read or not needed.
 	LiveError string `json:"live_error,omitempty"`
+	// Unstored lists the --offset-name names with nothing stored under
+	// them on any stream: they have no row in Streams.
+	Unstored []string `json:"offset_names_not_stored,omitempty"`
 }
 
 // outboxStatus is the outbox table's figures in --format json.
@@ -298,7 +304,7 @@ func runStatus(c *cli.Context) error {
 	}
 	// A lag that cannot be read is shown in its row and on stderr, and
 	// fails the command once everything else is printed.
-	streams, lagErrs := readStreamLags(c.Context, conn, p.Model.Topology, c.StringSlice("offset-name"))
+	streams, unstored, lagErrs := readStreamLags(c.Context, conn, p.Model.Topology, c.StringSlice("offset-name"))
 
 	rows, err := readStatus(c.Context, conn, p.Model)
 	if err != nil {
@@ -335,7 +341,7 @@ func runStatus(c *cli.Context) error {
 		readErrs = append(readErrs, fmt.Sprintf("outbox table %s not read: %s", ob.Table, ob.Error))
 	}
 	if format == "json" {
-		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Streams: streams, Delayed: delayed, Outbox: ob, LiveError: liveErr})
+		out, err := encodeJSON(statusJSON{Broker: shown, Consumers: rows, Streams: streams, Unstored: unstored, Delayed: delayed, Outbox: ob, LiveError: liveErr})
 		if err != nil {
 			return err
 		}
@@ -351,6 +357,11 @@ func runStatus(c *cli.Context) error {
 		version = ep.BrokerVersion
 	}
 	failed := alerts(stderr, rows, missingStreams(streams), delayed, failOn, dir, declareHint(p.Model.Topology, version, dir), shown)
+	for _, n := range unstored {
+		// Not a failure: a replay from a stream's first fact stores
+		// nothing but its mark until its reader settles a fact.
+		fmt.Fprintf(stderr, "warren status: offset name %q: nothing stored under it on any stream (no warren replay positioned it, or its reader has settled nothing yet): no row\n", n)
+	}
 	for _, e := range append(lagErrs, readErrs...) {
 		fmt.Fprintf(stderr, "warren status: %s\n", e)
 	}

@@ -25,10 +25,12 @@ type streamLag struct {
 	SuperStream string `json:"super_stream,omitempty"`
 	Consumer    string `json:"consumer,omitempty"` // the consumer whose own name it is; "" for a replay's
 	// ReplayOf, for a replay's name (--offset-name), is the consumer it
-	// reads for: the only consumer that reads the stream, or on a stream
-	// that several read, the one warren replay marked it for (see
-	// streamoffset.ReplayOfInfix). Absent when that is not known; then
-	// ReplayOfOneOf lists the stream's consumers it may be for.
+	// reads for: the one warren replay marked it for (see
+	// streamoffset.ReplayOfInfix), or, unmarked, the only consumer that
+	// reads the stream. Absent when that is not known; then
+	// ReplayOfOneOf lists the stream's consumers it may be for. A
+	// replay's name has a row only on the streams where something is
+	// stored under it (an offset, a bound or warren replay's mark).
 	ReplayOf      string   `json:"replay_of,omitempty"`
 	ReplayOfOneOf []string `json:"replay_of_one_of,omitempty"`
 	OffsetName    string   `json:"offset_name"`
@@ -48,19 +50,22 @@ type streamLag struct {
 	// leaves the figures null.
 	Missing bool   `json:"missing,omitempty"`
 	Error   string `json:"error,omitempty"`
-	// shared is true when several consumers read the stream: the table
-	// then says whose replay a name is.
-	shared bool
+	// marked: warren replay marked the name on the stream.
+	marked bool
 }
 
 // readStreamLags reads, for every stream consumer of top, the lag of its
 // own offset name, and of each of names, on each stream it keeps offsets
-// on (its stream, or each partition of its super stream). A name with
-// nothing stored is shown so: a replay from a stream's first fact stores
-// nothing until its reader settles a fact. A row that cannot be read
+// on (its stream, or each partition of its super stream). A replay's name
+// is shown only on the streams where something is stored under it (its
+// offset, its bound, or the mark of whose replay it is): on the others no
+// warren replay positioned it, and a row there would be taken for one,
+// of that stream's consumer. A name with nothing stored on any stream is
+// in unstored (a replay from a stream's first fact stores nothing but its
+// mark until its reader settles a fact). A row that cannot be read
 // carries why, and the others are read on: errs says which could not,
 // for stderr, those of one consumer and name that failed alike together.
-func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Topology, names []string) (rows []streamLag, errs []string) {
+func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Topology, names []string) (rows []streamLag, unstored, errs []string) {
 	rows = []streamLag{}
 	lags := streamoffset.NewLagReader(b)
 	defer lags.Close()
@@ -73,6 +78,8 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 			readers[st] = append(readers[st], c.Name)
 		}
 	}
+	// found: a replay's name is stored, or could not be read, somewhere.
+	found := map[string]bool{}
 	type failed struct{ consumer, name, err string }
 	var last failed
 	var streams []string
@@ -97,14 +104,22 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 			}
 			seen[key] = true
 			row := streamLag{Stream: l.Stream, SuperStream: l.SuperStream, OffsetName: l.Name}
-			if l.Name == c.Name {
+			replay := l.Name != c.Name
+			if !replay {
 				row.Consumer = c.Name
-			} else {
+			} else if errors.Is(l.Err, streamoffset.ErrNoStream) {
+				continue // the consumer's own row says the stream is not declared
+			} else if l.Err == nil {
 				// The row is one per stream and name, whichever
-				// consumer it was read with: with several consumers on
-				// the stream, the mark warren replay stored says whose.
-				row.ReplayOf, row.ReplayOfOneOf = replayOf(ctx, lags, l, readers[l.Stream])
-				row.shared = len(readers[l.Stream]) > 1
+				// consumer it was read with: the mark warren replay
+				// stored says whose.
+				row.ReplayOf, row.ReplayOfOneOf, row.marked = replayOf(ctx, lags, l, readers[l.Stream])
+				if !l.HasStored && !l.HasUntil && !row.marked {
+					continue // never positioned on this stream
+				}
+			}
+			if replay {
+				found[l.Name] = true
 			}
 			switch {
 			case errors.Is(l.Err, streamoffset.ErrNoStream):
@@ -123,37 +138,54 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 		}
 	}
 	flush()
-	return rows, errs
+	for _, n := range names {
+		if !found[n] && !slices.Contains(unstored, n) && !isConsumer(top, n) {
+			unstored = append(unstored, n)
+		}
+	}
+	return rows, unstored, errs
+}
+
+// isConsumer reports whether name is a stream consumer's own name of top:
+// --offset-name of one shows its own rows.
+func isConsumer(top topology.Topology, name string) bool {
+	for _, c := range top.StreamConsumers() {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // replayOf tells which of readers, the consumers of l's stream, the
-// replay under l's name reads for: the only one, or the one warren replay
-// marked; otherwise (a name no warren replay positioned, one positioned
-// before marks were stored, or marks that cannot be read) it is not known,
-// and oneOf lists readers.
-func replayOf(ctx context.Context, lags *streamoffset.LagReader, l streamoffset.LagResult, readers []string) (of string, oneOf []string) {
-	if len(readers) == 1 {
-		return readers[0], nil
-	}
-	if l.Err == nil {
-		if marked, err := lags.ReplayOf(ctx, l.Stream, l.Name, readers); err == nil && len(marked) == 1 {
-			return marked[0], nil
+// replay under l's name reads for: the one warren replay marked
+// (marked), or, unmarked, the only one; otherwise (a name positioned
+// before marks were stored, a reader started under a fresh name without a
+// replay, or marks that cannot be read) it is not known, and oneOf lists
+// readers.
+func replayOf(ctx context.Context, lags *streamoffset.LagReader, l streamoffset.LagResult, readers []string) (of string, oneOf []string, marked bool) {
+	if found, err := lags.ReplayOf(ctx, l.Stream, l.Name, readers); err == nil && len(found) > 0 {
+		if len(found) == 1 {
+			return found[0], nil, true
 		}
+		return "", found, true
 	}
-	return "", readers
+	if len(readers) == 1 {
+		return readers[0], nil, false
+	}
+	return "", readers, false
 }
 
-// replayLabel is what the table shows after a replay's name: "(replay)"
-// on a stream that one consumer reads, whose it can only be; on a stream
-// that several read, whose replay it is, or the consumers it may be for.
+// replayLabel is what the table shows after a replay's name: whose
+// replay it is, or the consumers it may be for.
 func replayLabel(r streamLag) string {
 	switch {
-	case !r.shared:
-		return "(replay)"
 	case r.ReplayOf != "":
 		return "(replay of " + r.ReplayOf + ")"
+	case len(r.ReplayOfOneOf) > 0:
+		return "(replay of one of " + strings.Join(r.ReplayOfOneOf, ", ") + ")"
 	}
-	return "(replay of one of " + strings.Join(r.ReplayOfOneOf, ", ") + ")"
+	return "(replay)"
 }
 
 // quoted lists names, each quoted, joined by ", ".

@@ -253,6 +253,9 @@ func (s *Store) oneNode(ctx context.Context, streamName string) error {
 		return err
 	}
 	md, err := call(ctx, func() (*stream.StreamMetadata, error) { return env.StreamMetaData(streamName) })
+	if refused(err) {
+		return err // the stream's own (it does not exist), not its members'
+	}
 	if err != nil {
 		return fmt.Errorf("its members: %w", err)
 	}

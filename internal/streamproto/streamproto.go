@@ -119,6 +119,14 @@ func inURI(user, password, vhost string) (string, string, string) {
 	return u, p, url.PathEscape(url.QueryEscape(vhost))
 }
 
+// RefusedAdvice is what a refused connection to the stream protocol's
+// port most likely means, in the words every refusal is told in (this
+// package's errors, and runtime.PluginError's for a topology that needs
+// the stream protocol, which keeps a copy: package runtime does not
+// import this one, and its tests keep the two the same): the plugin is
+// off, or the port is not its port.
+const RefusedAdvice = "is the stream plugin on (rabbitmq-plugins enable rabbitmq_stream, on every node), and is this its port (5552 by default)?"
+
 // hint says what a failed connection most likely means, where the
 // client's words do not: a refused port or one that speaks another
 // protocol.
@@ -129,7 +137,7 @@ func hint(err error) string {
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
-		return sep + "(nothing listens there: is the stream plugin on, rabbitmq-plugins enable rabbitmq_stream, and is this its port?)"
+		return sep + "(nothing listens there: " + RefusedAdvice + ")"
 	case strings.Contains(err.Error(), "commandPeerProperties"):
 		// The client's first command went unanswered.
 		return sep + "(the port does not answer the stream protocol: is it the stream plugin's, 5552 by default, rather than AMQP's?)"

@@ -44,6 +44,30 @@ var ErrWriterLost = errors.New("stream writer closed before the broker confirmed
 // not write into it.
 var ErrWriterRefused = errors.New("the broker refused the stream writer")
 
+// refusal is the broker's refusal of a writer: it matches
+// [ErrWriterRefused] and the client's error, and says only why (the
+// stream does not exist), since whoever handles it says that the writer
+// was refused (runtime.ErrStreamRefused wraps it).
+type refusal struct{ err error }
+
+func (e refusal) Error() string {
+	if errors.Is(e.err, stream.StreamDoesNotExist) {
+		return "it does not exist"
+	}
+	return e.err.Error()
+}
+
+func (e refusal) Unwrap() []error { return []error{ErrWriterRefused, e.err} }
+
+// writerError is the error of opening a writer of streamName: err, a
+// refusal when trying again does not mend it.
+func writerError(streamName string, err error) error {
+	if refused(err) {
+		err = refusal{err}
+	}
+	return fmt.Errorf("write into stream %q: %w", streamName, err)
+}
+
 // refused reports whether err is one of the stream client's refusals that
 // trying again does not mend.
 func refused(err error) bool {
@@ -75,19 +99,13 @@ func (s *Store) Writer(ctx context.Context, streamName string) (*Writer, error) 
 		return nil, err
 	}
 	if err := s.oneNode(ctx, streamName); err != nil {
-		if refused(err) {
-			err = fmt.Errorf("%w: %w", ErrWriterRefused, err)
-		}
-		return nil, fmt.Errorf("write into stream %q: %w", streamName, err)
+		return nil, writerError(streamName, err)
 	}
 	p, err := call(ctx, func() (*stream.Producer, error) {
 		return env.NewProducer(streamName, stream.NewProducerOptions().SetClientProvidedName("warren-writer"))
 	})
 	if err != nil {
-		if refused(err) {
-			err = fmt.Errorf("%w: %w", ErrWriterRefused, err)
-		}
-		return nil, fmt.Errorf("write into stream %q: %w", streamName, err)
+		return nil, writerError(streamName, err)
 	}
 	w := &Writer{stream: streamName, p: p, pending: map[message.StreamMessage]func(error){}, done: make(chan struct{})}
 	go w.listen(p.NotifyPublishConfirmation())
