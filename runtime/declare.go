@@ -39,6 +39,34 @@ func (e *MismatchError) Error() string {
 	return msg
 }
 
+// Mismatches returns every [*MismatchError] in err's tree, in order:
+// [Conn.Declare] reports each exchange and queue that exists with other
+// properties, joined.
+func Mismatches(err error) []*MismatchError {
+	var out []*MismatchError
+	var walk func(error)
+	walk = func(err error) {
+		if m, ok := err.(*MismatchError); ok {
+			out = append(out, m)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			if e := u.Unwrap(); e != nil {
+				walk(e)
+			}
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
 // Declare declares t on the broker: exchanges, then queues, then bindings,
 // with the queue arguments the broker's release line needs
 // ([topology.Queue.ArgumentsFor]), known from the version the broker

@@ -79,32 +79,6 @@ func TestDeclareStreamRefusalsDeclareNothing(t *testing.T) {
 	}
 }
 
-// mismatches returns every *MismatchError in err's tree.
-func mismatches(err error) []*MismatchError {
-	var out []*MismatchError
-	var walk func(error)
-	walk = func(err error) {
-		if m, ok := err.(*MismatchError); ok {
-			out = append(out, m)
-			return
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			if e := u.Unwrap(); e != nil {
-				walk(e)
-			}
-		}
-	}
-	if err != nil {
-		walk(err)
-	}
-	return out
-}
-
 // A mismatch on any existing queue (here a consumer's work queue with
 // another delivery limit) and on an existing stream is found before
 // anything is declared, each reported: a new stream of the same topology
@@ -137,7 +111,7 @@ func TestDeclareFindsEveryMismatchBeforeDeclaring(t *testing.T) {
 	check := func(how string, err error, want map[string]string) {
 		t.Helper()
 		got := map[string]string{}
-		for _, m := range mismatches(err) {
+		for _, m := range Mismatches(err) {
 			got[m.Name] = m.Argument
 		}
 		if !maps.Equal(got, want) || !strings.Contains(err.Error(), "nothing was declared") {
@@ -210,7 +184,7 @@ func TestDeclareStreamMismatchAdvice(t *testing.T) {
 		q := stream
 		tc.edit(&q)
 		err := conn.Declare(ctx, topology.Topology{Queues: []topology.Queue{q}})
-		ms := mismatches(err)
+		ms := Mismatches(err)
 		if len(ms) != 1 || ms[0].Argument != tc.arg {
 			t.Errorf("%s: %v, want one mismatch on %s", tc.what, err, tc.arg)
 			continue

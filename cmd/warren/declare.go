@@ -83,7 +83,7 @@ func runDeclare(c *cli.Context) error {
 			count(len(top.Exchanges), "exchange"), count(len(top.Queues), "queue"), count(len(top.Bindings), "binding"), shownURLs(urls))
 		return reconcile(c.Context, conn, c.App.Writer, stderr, top, scope, prune)
 	}); err != nil {
-		if mismatches := mismatchesOf(err); len(mismatches) > 0 {
+		if mismatches := runtime.Mismatches(err); len(mismatches) > 0 {
 			// Each with what to do about it: a stream's retention is
 			// changed with a policy, a queue's type never changes.
 			for _, m := range mismatches {
@@ -98,34 +98,6 @@ func runDeclare(c *cli.Context) error {
 		return reportError(stderr, "declare", "", err)
 	}
 	return nil
-}
-
-// mismatchesOf returns every *runtime.MismatchError in err's tree, in
-// order: Declare reports each exchange and queue that exists with other
-// properties.
-func mismatchesOf(err error) []*runtime.MismatchError {
-	var out []*runtime.MismatchError
-	var walk func(error)
-	walk = func(err error) {
-		if m, ok := err.(*runtime.MismatchError); ok {
-			out = append(out, m)
-			return
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			if e := u.Unwrap(); e != nil {
-				walk(e)
-			}
-		}
-	}
-	if err != nil {
-		walk(err)
-	}
-	return out
 }
 
 // upperFirst returns s with its first letter in upper case.
