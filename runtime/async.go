@@ -31,10 +31,6 @@ func (h *Pending) ID() string { return h.msg.MessageId }
 // publishes the same envelope (same id) again on the next connection, as
 // Publish does.
 func (h *Pending) Wait(ctx context.Context) error {
-	return h.wait(ctx)
-}
-
-func (h *Pending) wait(ctx context.Context) error {
 	var err error
 	if h.err == nil {
 		err = h.sent.wait(ctx)

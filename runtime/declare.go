@@ -97,9 +97,11 @@ func (c *Conn) Declare(ctx context.Context, t topology.Topology) error {
 }
 
 // declare declares t on conn, once checkDeclare found nothing that the
-// broker would refuse.
+// broker would refuse; what checkDeclare found existing it declared
+// already, with its arguments, and is not declared again.
 func declare(conn transport.Connection, t topology.Topology) error {
-	if err := checkDeclare(conn, t); err != nil {
+	found, err := checkDeclare(conn, t)
+	if err != nil {
 		return err
 	}
 	ch, err := conn.Channel()
@@ -117,11 +119,17 @@ func declare(conn transport.Connection, t topology.Topology) error {
 		return cmp.Compare(pluginRank(a), pluginRank(b))
 	})
 	for _, e := range exchanges {
+		if found.exchanges[e.Name] {
+			continue
+		}
 		if err := ch.ExchangeDeclare(e.Name, e.Kind, e.Durable, false, false, false, amqp.Table(e.Arguments())); err != nil {
 			return exchangeError(e, err)
 		}
 	}
 	for _, q := range t.Queues {
+		if found.queues[q.Name] {
+			continue
+		}
 		if _, err := ch.QueueDeclare(q.Name, true, false, false, false, amqp.Table(q.ArgumentsFor(broker))); err != nil {
 			return queueError(q, broker, err)
 		}
@@ -162,14 +170,16 @@ func pluginRank(e topology.Exchange) int {
 // passive declaration and checked by declaring it again with its
 // arguments, which changes nothing when they are its own; every mismatch
 // is reported (errors.Join), each a [*MismatchError] with its advice.
-func checkDeclare(conn transport.Connection, t topology.Topology) error {
+// It returns what exists, declared again with its own arguments.
+func checkDeclare(conn transport.Connection, t topology.Topology) (existing, error) {
+	found := existing{exchanges: map[string]bool{}, queues: map[string]bool{}}
 	if err := checkSuperStreams(conn, t); err != nil {
-		return fmt.Errorf("declare topology: %w", err)
+		return found, fmt.Errorf("declare topology: %w", err)
 	}
 	broker := brokerOf(conn)
 	for _, q := range t.Queues {
 		if err := q.CheckFor(broker); err != nil {
-			return fmt.Errorf("declare queue %q: %w", q.Name, err)
+			return found, fmt.Errorf("declare queue %q: %w", q.Name, err)
 		}
 	}
 	c := &checkChannel{conn: conn}
@@ -180,7 +190,7 @@ func checkDeclare(conn transport.Connection, t topology.Topology) error {
 			return ch.ExchangeDeclarePassive(e.Name, e.Kind, e.Durable, false, false, false, nil)
 		})
 		if err != nil {
-			return err
+			return found, err
 		}
 		if !exists {
 			continue // declared afresh below
@@ -190,10 +200,12 @@ func checkDeclare(conn transport.Connection, t topology.Topology) error {
 		}); err != nil {
 			err = exchangeError(e, err)
 			if !isMismatch(err) {
-				return err
+				return found, err
 			}
 			mismatches = append(mismatches, err)
+			continue
 		}
+		found.exchanges[e.Name] = true
 	}
 	for _, q := range t.Queues {
 		exists, err := c.try(func(ch transport.Channel) error {
@@ -201,7 +213,7 @@ func checkDeclare(conn transport.Connection, t topology.Topology) error {
 			return err
 		})
 		if err != nil {
-			return err
+			return found, err
 		}
 		if !exists {
 			continue
@@ -212,19 +224,25 @@ func checkDeclare(conn transport.Connection, t topology.Topology) error {
 		}); err != nil {
 			err = queueError(q, broker, err)
 			if !isMismatch(err) {
-				return err
+				return found, err
 			}
 			mismatches = append(mismatches, err)
+			continue
 		}
+		found.queues[q.Name] = true
 	}
 	switch len(mismatches) {
 	case 0:
-		return nil
+		return found, nil
 	case 1:
-		return fmt.Errorf("%w; nothing was declared", mismatches[0])
+		return found, fmt.Errorf("%w; nothing was declared", mismatches[0])
 	}
-	return fmt.Errorf("%d exchanges and queues exist with other properties; nothing was declared:\n%w", len(mismatches), errors.Join(mismatches...))
+	return found, fmt.Errorf("%d exchanges and queues exist with other properties; nothing was declared:\n%w", len(mismatches), errors.Join(mismatches...))
 }
+
+// existing is what checkDeclare found on the broker and declared again
+// with its own arguments, by name.
+type existing struct{ exchanges, queues map[string]bool }
 
 func isMismatch(err error) bool {
 	var me *MismatchError
