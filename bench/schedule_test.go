@@ -150,6 +150,7 @@ func outboxStore(b *testing.B) (*pgxpool.Pool, *benchevents.OutboxWriter) {
 	db := testenv.OpenDB(b, "pgx", dsn)
 	testenv.DropTable(b, db, w.Outbox().Table())
 	testenv.DropTable(b, db, w.Outbox().SequenceTable())
+	testenv.DropTable(b, db, w.Outbox().SequenceSourceTable())
 	return pool, w
 }
 

@@ -39,7 +39,7 @@ func benchFacts(b *testing.B, useSaga bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	claims, boxTable, instTable := testenv.TableName("claims"), testenv.TableName("outbox"), testenv.TableName("sagas")
-	for _, tb := range []string{claims, boxTable, boxTable + "_seq", instTable} {
+	for _, tb := range []string{claims, boxTable, boxTable + "_seq", boxTable + "_seq_source", instTable} {
 		testenv.DropTable(b, pg, tb)
 	}
 	var handled atomic.Int64

@@ -65,7 +65,7 @@ func sagaConcurrentInstances(t *testing.T, urls []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	claims, boxTable, instTable := testenv.TableName("claims"), testenv.TableName("outbox"), testenv.TableName("sagas")
-	for _, tb := range []string{claims, boxTable, boxTable + "_seq", instTable} {
+	for _, tb := range []string{claims, boxTable, boxTable + "_seq", boxTable + "_seq_source", instTable} {
 		testenv.DropTable(t, pg, tb)
 	}
 

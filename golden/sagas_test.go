@@ -171,7 +171,7 @@ func testSaga(t *testing.T, d sagaDB) {
 	t.Cleanup(func() { conn.Close() })
 
 	claims, boxTable, instTable := testenv.TableName("claims"), testenv.TableName("outbox"), testenv.TableName("sagas")
-	for _, tb := range []string{claims, boxTable, boxTable + "_seq", instTable} {
+	for _, tb := range []string{claims, boxTable, boxTable + "_seq", boxTable + "_seq_source", instTable} {
 		testenv.DropTable(t, d.db, tb)
 	}
 	guard, err := idempotency.NewSQLGuardDB(d.txDB, idempotency.SQLConfig{Dialect: d.dialect, Table: claims})

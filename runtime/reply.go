@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-faster/jx"
 )
@@ -47,6 +48,41 @@ func (e *ReplyError) Error() string {
 	return fmt.Sprintf("responder of %s replied with %s: %s", e.Request, kind, e.Message)
 }
 
+// ErrInvalidReply is matched (errors.Is) by the error a call returns when
+// the reply cannot be used: it is not a JSON reply envelope, has neither
+// a payload nor an error, or its payload does not match the reply's schema
+// or the type it is decoded into. Such a reply comes from a responder that
+// does not follow the contract (one written by hand, or built from another
+// version of the reply's schema), which answers the same request the same
+// way again: the error is permanent ([IsPermanent]), so a caller that
+// retries what is not permanent does not ask it for ever. Its text names
+// the request, what was expected and the start of the reply.
+var ErrInvalidReply = errors.New("the responder's reply cannot be used")
+
+// invalidReply is the error of a reply that cannot be used (see
+// [ErrInvalidReply]): err says what was wrong and what was expected, and
+// shown is the part of the reply where it was found (the body, or the
+// payload), quoted and cut to its first bytes.
+func invalidReply(err error, part string, shown []byte) error {
+	return Permanent(fmt.Errorf("%w: %w (the reply's %s: %s)", ErrInvalidReply, err, part, excerpt(shown)))
+}
+
+// maxReplyExcerpt is how much of an unusable reply its error shows.
+const maxReplyExcerpt = 200
+
+// excerpt quotes b, cut to maxReplyExcerpt bytes (at a character's start)
+// with its length said when it is longer.
+func excerpt(b []byte) string {
+	if len(b) <= maxReplyExcerpt {
+		return strconv.Quote(string(b))
+	}
+	cut := maxReplyExcerpt
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(string(b[:cut])), len(b))
+}
+
 // replyBody is the body of a reply: the request's envelope id, when the
 // reply was made, and either the payload or the error. Exactly one of
 // Payload and Error is set.
@@ -73,12 +109,17 @@ func encodeReplyBody(body replyBody) ([]byte, error) {
 	return writeEnvelope(body.ID, body.OccurredAt, func(e *jx.Encoder) { e.Raw(body.Payload) }), nil
 }
 
+// replyShape is what a reply body must look like, for the errors of one
+// that does not.
+const replyShape = `{"id", "occurred_at", "payload"}, or "error": {"message", "permanent"} in place of "payload"`
+
 // decodeReply reads a reply body: the payload, or the responder's error as
-// a [*ReplyError].
+// a [*ReplyError]. A body that is neither is an invalid reply
+// ([ErrInvalidReply]).
 func decodeReply(key string, body []byte) (json.RawMessage, error) {
 	var r replyBody
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("reply is not a JSON reply envelope: %w", err)
+		return nil, invalidReply(fmt.Errorf("not a JSON reply envelope: %w: expected %s", err, replyShape), "body", body)
 	}
 	switch {
 	case r.Error != nil:
@@ -88,7 +129,7 @@ func decodeReply(key string, body []byte) (json.RawMessage, error) {
 		}
 		return nil, re
 	case len(r.Payload) == 0 || string(r.Payload) == "null":
-		return nil, errors.New(`reply has neither "payload" nor "error"`)
+		return nil, invalidReply(fmt.Errorf(`the reply envelope has neither "payload" nor "error": expected %s`, replyShape), "body", body)
 	}
 	return r.Payload, nil
 }

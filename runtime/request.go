@@ -86,7 +86,9 @@ func NewRequester(conn *Conn, exchange string, opts ...RequesterOption) (*Reques
 // Errors: an invalid request (nothing is sent); [ErrNoResponder], at once,
 // when no responder queue is bound to req.Key; a [*ReplyError] when the
 // responder answered with an error (errors.As; [IsPermanent] tells whether
-// it was marked permanent); an invalid reply; ctx's error.
+// it was marked permanent); [ErrInvalidReply], permanent, when the reply
+// cannot be used (not a reply envelope, or a payload that does not match
+// the reply's schema or does not decode into Rep); ctx's error.
 func Call[Rep any](ctx context.Context, r *Requester, req Request, payload any) (Rep, error) {
 	var rep Rep
 	typed := codec.Decodes(any(&rep))
@@ -97,12 +99,12 @@ func Call[Rep any](ctx context.Context, r *Requester, req Request, payload any) 
 	if typed {
 		// Decoding is the reply's validation: one pass, no ValidateReply.
 		if err := decodeValue(raw, &rep); err != nil {
-			return rep, fmt.Errorf("request %s: reply does not match its schema: %w", req.Key, err)
+			return rep, r.conn.redact(fmt.Errorf("request %s: %w", req.Key, invalidReply(fmt.Errorf("reply does not match its schema: %w", err), "payload", raw)))
 		}
 		return rep, nil
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
-		return rep, fmt.Errorf("request %s: decode reply: %w", req.Key, err)
+		return rep, r.conn.redact(fmt.Errorf("request %s: %w", req.Key, invalidReply(fmt.Errorf("reply does not decode into %T: %w", rep, err), "payload", raw)))
 	}
 	return rep, nil
 }
@@ -187,7 +189,7 @@ func (r *Requester) call(ctx context.Context, req Request, payload any, validate
 		}
 		if validateReply && req.ValidateReply != nil {
 			if err := req.ValidateReply(raw); err != nil {
-				return nil, fmt.Errorf("reply does not match its schema: %w", err)
+				return nil, invalidReply(fmt.Errorf("reply does not match its schema: %w", err), "payload", raw)
 			}
 		}
 		return raw, nil

@@ -159,8 +159,8 @@ func TestRequestInvalidReplyIsAnErrorToTheCaller(t *testing.T) {
 	})
 	r := b.requester(t, conn)
 	_, err := Call[quoteReply](context.Background(), r, quoteRequest(b.key), quote{SKU: "a"})
-	if err == nil || !strings.Contains(err.Error(), "reply does not match its schema: /n") {
-		t.Fatalf("err = %v, want the reply's schema error", err)
+	if err == nil || !strings.Contains(err.Error(), "reply does not match its schema: /n") || !IsPermanent(err) || !errors.Is(err, ErrInvalidReply) {
+		t.Fatalf("err = %v, want the reply's schema error, permanent", err)
 	}
 }
 

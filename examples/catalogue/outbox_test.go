@@ -42,6 +42,7 @@ func TestTypedOutbox(t *testing.T) {
 	}
 	testenv.DropTable(t, db, w.Outbox().Table())
 	testenv.DropTable(t, db, w.Outbox().SequenceTable())
+	testenv.DropTable(t, db, w.Outbox().SequenceSourceTable())
 	orders := testenv.TableName("orders")
 	if _, err := db.Exec(fmt.Sprintf(`CREATE TABLE %q (id text PRIMARY KEY, total bigint)`, orders)); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestCheckoutOnBroker(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db := c.open(t)
 			tables := Tables{Claims: testenv.TableName("claims"), Outbox: testenv.TableName("outbox"), Instances: testenv.TableName("sagas")}
-			for _, tb := range []string{tables.Claims, tables.Outbox, tables.Outbox + "_seq", tables.Instances} {
+			for _, tb := range []string{tables.Claims, tables.Outbox, tables.Outbox + "_seq", tables.Outbox + "_seq_source", tables.Instances} {
 				testenv.DropTable(t, db, tb)
 			}
 			url := testenv.VHost(t, "warren-checkout")

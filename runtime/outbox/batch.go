@@ -68,6 +68,7 @@ type row struct {
 	due            time.Time      // due_at: when a scheduled fact was due; zero for the others
 	copies         []byte         // the further versions of a fact written in several; nil for the others
 	key            sql.NullString // ordering_key: the key seq counts in; NULL without one
+	source         string         // the source seq is published under (sourceOf); "" without seq
 }
 
 type failure struct {
@@ -240,7 +241,32 @@ func (r *Relay) claimBatch(ctx context.Context, tx sqldb.Tx, at time.Time) ([]ro
 		return rows, err
 	}
 	numberOrder(rows)
+	if err := r.sourceRows(ctx, tx, rows); err != nil {
+		return nil, err
+	}
 	return rows, nil
+}
+
+// sourceRows gives the numbered rows the source their numbers are
+// published under, read in the claim's transaction when there are any: a
+// batch without them never needs it. Read in every such claim, not kept,
+// so an id drawn again (after a backup was restored) is used from the
+// next round on.
+func (r *Relay) sourceRows(ctx context.Context, tx sqldb.Tx, rows []row) error {
+	source := ""
+	for i := range rows {
+		if !rows[i].seq.Valid {
+			continue
+		}
+		if source == "" {
+			var err error
+			if source, err = sourceOf(ctx, tx, r.table); err != nil {
+				return err
+			}
+		}
+		rows[i].source = source
+	}
+	return nil
 }
 
 // numberOrder puts the rows of each ordering key in the order of their
@@ -572,7 +598,7 @@ func (r *Relay) checked(x row, v int, payload []byte) (runtime.Fact, error) {
 	}
 	f.RoutingKey, f.Version, f.Validate = x.routingKey, v, nil
 	if x.seq.Valid {
-		f = f.WithSequence(sequenceSource(r.table), x.seq.Int64)
+		f = f.WithSequence(x.source, x.seq.Int64)
 	}
 	if !x.due.IsZero() {
 		f = f.WithDueAt(x.due)

@@ -174,6 +174,7 @@ func TestMigrateUpgradesAnOldTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		testenv.DropTable(t, s.db, old.SequenceTable())
+		testenv.DropTable(t, s.db, old.SequenceSourceTable())
 		s.ob = old
 		ids := s.write(factPlaced, order{ID: "o-old"}) // Write uses no new column
 		if err := old.MigrateDB(ctx, s.txDB); err != nil {

@@ -60,9 +60,15 @@ func forEachDB(t *testing.T, test func(t *testing.T, s *store)) {
 }
 
 func newSQLiteStore(t testing.TB) *store {
+	return newSQLiteStoreNamed(t, testenv.TableName("warren_outbox"))
+}
+
+// newSQLiteStoreNamed is newSQLiteStore, in a database file of its own,
+// with the outbox table named table.
+func newSQLiteStoreNamed(t testing.TB, table string) *store {
 	dsn := "file:" + filepath.Join(t.TempDir(), "shop.db") + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
 	db := testenv.OpenDB(t, "sqlite", dsn)
-	return newStore(t, outbox.SQLite, db, sqldb.FromSQL(db), func() sqldb.DB { return sqldb.FromSQL(testenv.OpenDB(t, "sqlite", dsn)) })
+	return newStoreNamed(t, outbox.SQLite, db, sqldb.FromSQL(db), func() sqldb.DB { return sqldb.FromSQL(testenv.OpenDB(t, "sqlite", dsn)) }, table)
 }
 
 func newPostgresStore(t testing.TB) *store {
@@ -78,7 +84,13 @@ func newPgxStore(t testing.TB) *store {
 
 func newStore(t testing.TB, d outbox.Dialect, db *sql.DB, txDB sqldb.DB, open func() sqldb.DB) *store {
 	t.Helper()
-	ob, err := outbox.New(outbox.Config{Dialect: d, Table: testenv.TableName("warren_outbox")})
+	return newStoreNamed(t, d, db, txDB, open, testenv.TableName("warren_outbox"))
+}
+
+// newStoreNamed is newStore with the outbox table named table.
+func newStoreNamed(t testing.TB, d outbox.Dialect, db *sql.DB, txDB sqldb.DB, open func() sqldb.DB, table string) *store {
+	t.Helper()
+	ob, err := outbox.New(outbox.Config{Dialect: d, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +99,7 @@ func newStore(t testing.TB, d outbox.Dialect, db *sql.DB, txDB sqldb.DB, open fu
 	}
 	testenv.DropTable(t, db, ob.Table())
 	testenv.DropTable(t, db, ob.SequenceTable())
+	testenv.DropTable(t, db, ob.SequenceSourceTable())
 	return &store{t: t, db: db, dialect: d, ob: ob, txDB: txDB, open: open}
 }
 

@@ -30,6 +30,7 @@ var kind = sqldb.Kind{
 			"schedule_index": sqldb.Quote(t.Derived("_due_idx")),
 			"key_index":      sqldb.Quote(t.Derived("_key_idx")),
 			"seq_table":      seqTable(t).Quoted(),
+			"source_table":   sourceTable(t).Quoted(),
 		}
 	},
 }
@@ -37,6 +38,10 @@ var kind = sqldb.Kind{
 // seqTable is the table of per-key counters (see ordering.go), beside the
 // outbox table t, in its schema.
 func seqTable(t sqldb.Table) sqldb.Table { return t.Sibling("_seq") }
+
+// sourceTable is the one-row table beside the outbox table t that holds
+// the id of its numbering (see ordering.go).
+func sourceTable(t sqldb.Table) sqldb.Table { return t.Sibling("_seq_source") }
 
 // MigrationSQL returns the script that creates the outbox table named table
 // for dialect d, for teams that apply schema changes with their own

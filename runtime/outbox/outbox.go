@@ -83,6 +83,12 @@ func (o *Outbox) Table() string { return o.table.String() }
 // creates both.
 func (o *Outbox) SequenceTable() string { return seqTable(o.table).String() }
 
+// SequenceSourceTable returns the name of the one-row table beside it
+// that holds the id the relay publishes the numbers of SequenceTable
+// under (see [Relay]), "<table>_seq_source"; Migrate creates it and draws
+// the id once.
+func (o *Outbox) SequenceSourceTable() string { return sourceTable(o.table).String() }
+
 // Write wraps payload in a new [runtime.Envelope], validates it against f's
 // schema and inserts it into the outbox in tx, the caller's transaction. It
 // returns the message id that the relay will publish the fact with.

@@ -35,7 +35,7 @@ func testAdminInstances(t *testing.T, db *sql.DB, d sqldb.Dialect) {
 	ctx := context.Background()
 	name := testenv.TableName("saga_admin")
 	obTable, sagaTable := name+"_ob", name+"_inst"
-	for _, tbl := range []string{obTable, obTable + "_seq", sagaTable} {
+	for _, tbl := range []string{obTable, obTable + "_seq", obTable + "_seq_source", sagaTable} {
 		testenv.DropTable(t, db, tbl)
 	}
 	ob, err := outbox.New(outbox.Config{Dialect: d, Table: obTable})
