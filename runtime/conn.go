@@ -134,6 +134,10 @@ func isClosed(ch chan struct{}) bool {
 
 // Dial connects to the first answering address of cfg.URLs, declares
 // cfg.Topology if set, and returns a Conn that stays connected until Close.
+// A topology that needs RabbitMQ's stream protocol (stream consumers, direct
+// streams) has it checked first, as [Conn.Declare] does: a broker without
+// it fails Dial with a [*PluginError] before anything of the topology is
+// declared.
 // While no address answers it retries with jittered backoff until ctx is
 // done; refused credentials and a topology that conflicts with existing
 // queues fail without a retry, since retrying cannot fix them (RabbitMQ
@@ -156,6 +160,10 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	s, err := c.connect(ctx, 0, true)
 	if err != nil {
 		c.cancel()
+		// The stream protocol is checked before the topology is
+		// declared: a declaration refused after it answered leaves its
+		// connection open.
+		c.closeOffsets()
 		return nil, err
 	}
 	c.install(s)
@@ -320,18 +328,20 @@ func (c *Conn) dial(ctx context.Context, idx int) (*session, error) {
 	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 1))
 	go c.watch(s, closes, blocks)
 	if t := c.cfg.Topology; t != nil {
-		if err := declare(conn, *t); err != nil {
-			_ = conn.Close()
-			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
-		}
 		if need := streamProtocolNeed(*t); need != "" {
 			// Stream consumers keep their offsets, and direct writes
 			// go, over the stream protocol: a broker without its plugin
-			// is named now.
+			// is named now, and before anything is declared, so that a
+			// start that fails on it leaves no part of the topology
+			// behind.
 			if _, err := c.offsetsAt(ctx, idx, need); err != nil {
 				_ = conn.Close()
 				return nil, fmt.Errorf("declare topology on %s: %w", s.url, err)
 			}
+		}
+		if err := declare(conn, *t); err != nil {
+			_ = conn.Close()
+			return nil, c.redact(fmt.Errorf("declare topology on %s: %w", s.url, err))
 		}
 		c.bounds.add(*t)
 	}

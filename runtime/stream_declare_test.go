@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,5 +214,111 @@ func TestStreamRefusedAdviceIsShared(t *testing.T) {
 	err := &PluginError{Plugin: topology.StreamPlugin, Need: `stream consumer "ledger"`, Address: "127.0.0.1:5999"}
 	if want := `stream consumer "ledger" needs RabbitMQ's stream protocol, and nothing listens at 127.0.0.1:5999: ` + streamproto.RefusedAdvice; err.Error() != want {
 		t.Fatalf("PluginError: %q, want %q", err, want)
+	}
+}
+
+// Dial with a topology that needs the stream protocol (a stream consumer,
+// a direct stream) on a broker where nothing answers it names the plugin
+// before it declares anything: the failed start leaves no exchange, queue
+// or stream of the topology behind in the vhost.
+func TestDialWithoutStreamProtocolDeclaresNothing(t *testing.T) {
+	vhost := testenv.VHost(t, "nostream")
+	raw, err := amqp.Dial(vhost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, tc := range []struct {
+		what string
+		spec topology.Spec
+		need string
+	}{
+		{"stream consumer", topology.Spec{
+			Exchanges: topology.Exchanges{Events: "events-c", Retry: "retry-c", Dead: "dead-c"},
+			Streams:   []topology.StreamSpec{{Name: "items-log", Bindings: []string{"item.#"}, MaxAge: time.Hour}},
+			Consumers: []topology.ConsumerSpec{{Name: "ledger", Bindings: []string{"item.#"}, Stream: "items-log", Backoff: testLadder}},
+		}, `stream consumer "ledger"`},
+		{"direct stream", topology.Spec{
+			Exchanges: topology.Exchanges{Events: "events-d", Retry: "retry-d", Dead: "dead-d"},
+			Streams:   []topology.StreamSpec{{Name: "direct-log", Bindings: []string{"item.#"}, MaxAge: time.Hour, Direct: true}},
+		}, `publishing directly into stream "direct-log"`},
+	} {
+		top, err := topology.Build(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		conn, err := Dial(ctx, Config{URLs: []string{vhost}, Logger: testLogger(t), StreamPort: 1, Topology: &top})
+		cancel()
+		if err == nil {
+			_ = conn.Close()
+		}
+		var pe *PluginError
+		if !errors.As(err, &pe) || pe.Plugin != topology.StreamPlugin || pe.Need != tc.need ||
+			!strings.Contains(err.Error(), "rabbitmq-plugins enable rabbitmq_stream") {
+			t.Errorf("%s: Dial: %v, want a PluginError for %s that says rabbitmq-plugins enable rabbitmq_stream", tc.what, err, tc.need)
+		}
+		for _, e := range top.Exchanges {
+			ch, err := raw.Channel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = ch.ExchangeDeclarePassive(e.Name, e.Kind, true, false, false, false, nil)
+			if ae := (*amqp.Error)(nil); !errors.As(err, &ae) || ae.Code != amqp.NotFound {
+				t.Errorf("%s: exchange %s after the failed Dial: %v, want it not to exist", tc.what, e.Name, err)
+			}
+			_ = ch.Close()
+		}
+		for _, q := range top.Queues {
+			if _, err := amqpmsg.InspectQueue(context.Background(), rawChannels{raw}, q.Name); !errors.Is(err, amqpmsg.ErrNoQueue) {
+				t.Errorf("%s: queue %s after the failed Dial: %v, want it not to exist", tc.what, q.Name, err)
+			}
+		}
+	}
+}
+
+// closeCounter is an offset store that counts its closes.
+type closeCounter struct {
+	OffsetStore
+	closed *atomic.Int32
+}
+
+func (s closeCounter) Close() error {
+	s.closed.Add(1)
+	return s.OffsetStore.Close()
+}
+
+// Dial opens the offset store to check the stream protocol before it
+// declares the topology; a topology the broker then refuses (an existing
+// stream's other retention) fails Dial, and the store's connection is
+// closed with it rather than left open.
+func TestDialRefusedAfterTheStreamCheckClosesTheStore(t *testing.T) {
+	b := newStreamBroker(t, topology.ConsumerSpec{Name: "reader", Bindings: []string{"item.#"}, Backoff: testLadder})
+	spec := topology.Spec{
+		Exchanges: topology.Exchanges{Events: b.top.Exchanges[0].Name, Retry: b.top.Exchanges[1].Name, Dead: b.top.Exchanges[2].Name},
+		Streams:   []topology.StreamSpec{{Name: b.consumer(0).Stream, Bindings: []string{"item.#"}, MaxAge: 2 * time.Hour}},
+		Consumers: []topology.ConsumerSpec{{Name: b.consumer(0).Name, Bindings: []string{"item.#"}, Stream: b.consumer(0).Stream, Backoff: testLadder}},
+	}
+	changed, err := topology.Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opened, closed atomic.Int32
+	dial := func(ctx context.Context, ep StreamEndpoint) (OffsetStore, error) {
+		s, err := defaultOffsetDialer()(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		opened.Add(1)
+		return closeCounter{s, &closed}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = Dial(ctx, Config{URLs: []string{b.url}, Logger: b.logs, Topology: &changed, StreamPort: b.streamPort, StreamOffsets: dial})
+	if ms := Mismatches(err); len(ms) != 1 || ms[0].Argument != "x-max-age" {
+		t.Fatalf("Dial with a changed maxAge: %v, want a MismatchError on x-max-age", err)
+	}
+	if o, c := opened.Load(), closed.Load(); o != 1 || c != 1 {
+		t.Fatalf("the failed Dial opened %d offset stores and closed %d, want 1 and 1", o, c)
 	}
 }

@@ -38,7 +38,9 @@ func VHost(t testing.TB, prefix string) string {
 // ends (or as [Main] says). Every rabbitmqctl command starts an Erlang
 // node of its own, which costs about a second of CPU; VHosts takes one
 // command to create n vhosts and one to delete them, where n calls of
-// VHost take 2n.
+// VHost take 2n. They wait for the commands that create and delete vhosts
+// of every other test process on the machine, one at a time per broker
+// ([Admin]).
 func VHosts(t testing.TB, prefix string, n int) []string {
 	t.Helper()
 	base := AMQPURL(t)
@@ -146,7 +148,7 @@ func (p *vhostPool) take(admin *Admin, base, user, prefix string, n int) ([]stri
 }
 
 // createVHosts creates names and gives user every permission on them, in
-// one import_definitions of these alone.
+// one import_definitions of these alone, holding the broker's vhost lock.
 func createVHosts(admin *Admin, user string, names []string) error {
 	type permission struct {
 		User      string `json:"user"`
@@ -167,11 +169,13 @@ func createVHosts(admin *Admin, user string, names []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := admin.Try(strings.NewReader(string(body)), "--quiet", "import_definitions"); err != nil {
-		_ = deleteVHosts(admin, names) // those made before the command failed
-		return err
-	}
-	return nil
+	return admin.withVHostLock(func() error {
+		if _, err := admin.ctl(strings.NewReader(string(body)), "--quiet", "import_definitions"); err != nil {
+			_ = removeVHosts(admin, names) // those made before the command failed
+			return err
+		}
+		return nil
+	})
 }
 
 // Main runs a package's tests with the vhosts of [VHost] and [VHosts]
@@ -228,18 +232,24 @@ func deletePool() bool {
 	return true
 }
 
-// deleteVHosts deletes the vhosts that exist of names: one at a time with
-// delete_vhost, or several in one rabbitmqctl eval of rabbit_vhost:delete
-// (the broker's own function behind delete_vhost), and one at a time again
-// should that not answer ok for each.
+// deleteVHosts deletes the vhosts that exist of names, holding the
+// broker's vhost lock: one at a time with delete_vhost, or several in one
+// rabbitmqctl eval of rabbit_vhost:delete (the broker's own function
+// behind delete_vhost), and one at a time again should that not answer ok
+// for each.
 func deleteVHosts(admin *Admin, names []string) error {
+	return admin.withVHostLock(func() error { return removeVHosts(admin, names) })
+}
+
+// removeVHosts is deleteVHosts for a caller that holds the lock.
+func removeVHosts(admin *Admin, names []string) error {
 	if len(names) > 1 {
 		quoted := make([]string, len(names))
 		for i, n := range names {
 			quoted[i] = "<<" + strconv.Quote(n) + ">>"
 		}
 		expr := fmt.Sprintf(`[rabbit_vhost:delete(V, <<"warren-test">>) || V <- [%s], rabbit_vhost:exists(V)].`, strings.Join(quoted, ","))
-		out, err := admin.Try(nil, "--quiet", "eval", expr)
+		out, err := admin.ctl(nil, "--quiet", "eval", expr)
 		// A list of ok, one per vhost that existed, which rabbitmqctl
 		// breaks over lines when it is long.
 		if err == nil && strings.Trim(strings.Join(strings.Fields(out), ""), "[ok,]") == "" {
@@ -248,7 +258,7 @@ func deleteVHosts(admin *Admin, names []string) error {
 	}
 	var errs []string
 	for _, n := range names {
-		if _, err := admin.Try(nil, "--quiet", "delete_vhost", n); err != nil && (len(names) == 1 || !strings.Contains(err.Error(), "does not exist")) {
+		if _, err := admin.ctl(nil, "--quiet", "delete_vhost", n); err != nil && (len(names) == 1 || !strings.Contains(err.Error(), "does not exist")) {
 			errs = append(errs, fmt.Sprintf("delete vhost %s: %v", n, err))
 		}
 	}
