@@ -91,6 +91,8 @@ func (c *comparer) compare(path string, o, n *load.Schema) {
 	c.constraints(path, ov, nv)
 	c.branches(path, ov, nv, "oneOf")
 	c.branches(path, ov, nv, "anyOf")
+	c.moreBranches(path, ov, nv, "oneOf")
+	c.moreBranches(path, ov, nv, "anyOf")
 	c.annotations(path, ov, nv)
 	c.unclassified(path, ov, nv)
 }

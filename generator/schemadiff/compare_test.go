@@ -242,6 +242,14 @@ func TestCompare(t *testing.T) {
 		"stream-start-changed": {
 			`compatible stream-start-changed order-history-> "" none new:warren.json:29:16`,
 		},
+		// order-history moved from a stream to a super stream, and
+		// mailer from its queue to a stream: each starts on its new
+		// stream from its start, whatever the mode (see
+		// TestStreamConsumerMoves).
+		"stream-consumer-moved": {
+			`breaking stream-consumer-moved mailer-> "" both new:warren.json:50:17`,
+			`breaking stream-consumer-moved order-history-> "" both new:warren.json:28:17`,
+		},
 		"stream-publish-exchange": { // "publish": "direct" removed: where it was
 			`compatible stream-publish-exchange order.placed "" none old:warren.json:8:18`,
 			`compatible stream-publish-exchange order.shipped "" none old:warren.json:8:18`,

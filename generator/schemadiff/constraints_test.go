@@ -217,7 +217,16 @@ func TestDraftsCompareByMeaning(t *testing.T) {
 		{"a keyword beside $ref that draft-07 ignores starts to count",
 			fact(draft7, `{"$ref": "defs.json#/$defs/name", "maxLength": 3}`),
 			fact("", `{"$ref": "defs.json#/$defs/name", "maxLength": 3}`),
-			[]string{"constraint-tightened (backward): maxLength lowered from 10 to 3"}},
+			[]string{"constraint-tightened (backward): maxLength lowered from 10 to 3 (the new schema writes both maxLength 3 and maxLength 10, which together are maxLength 3)"}},
+		// For an integer, draft-04's exclusive bound and the inclusive
+		// one next to it admit the same values.
+		{"draft-04's exclusive bound of an integer, inclusive",
+			fact(draft4, `{"type": "integer", "minimum": 0, "exclusiveMinimum": true, "maximum": 10, "exclusiveMaximum": true}`),
+			fact("", `{"type": "integer", "minimum": 1, "maximum": 9}`), nil},
+		{"draft-04's exclusive bound of an integer, raised",
+			fact(draft4, `{"type": "integer", "minimum": 0, "exclusiveMinimum": true}`),
+			fact("", `{"type": "integer", "minimum": 2}`),
+			[]string{"constraint-tightened (backward): exclusiveMinimum 0 changed to minimum 2"}},
 		{"const is an enum of one",
 			fact("", `{"enum": ["a"]}`),
 			fact("", `{"const": "a"}`), nil},

@@ -2,6 +2,7 @@ package schemadiff
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/warrenbus/warren/generator/load"
 	"github.com/warrenbus/warren/generator/model"
@@ -13,6 +14,12 @@ import (
 type Dir struct {
 	Schemas   *load.Schemas // the loaded, validated directory
 	Consumers []Consumer    // every consumer in the manifest
+
+	// conj holds the schemas that stand for several schemas a value
+	// must all satisfy (see conjunction), one per set, so that comparing
+	// a recursive schema meets the same pair again and stops.
+	conjMu sync.Mutex
+	conj   map[string]*load.Schema
 }
 
 // Consumer is one consumer with the facts its bindings match.

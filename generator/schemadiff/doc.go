@@ -89,15 +89,28 @@
 // only before it has an offset on the broker, so a changed start is a
 // note (stream-start-changed), and a removed stream consumer leaves its
 // offset and its queues, not facts piling up (its work queue is bound to
-// nothing).
+// nothing). A consumer that reads another stream than before, or moved
+// between its queue and a stream (stream-consumer-moved), has no offset
+// on the new stream: its start applies there, and it reads again what it
+// handled or skips what it had not read, while during the deploy both
+// builds handle what reaches both. That fails whatever the mode, filed
+// under the consumer, and its message says how to move (a start at the
+// time of the change, a guard, a replay under a fresh offset name).
 //
 // # How schemas are compared
 //
 // Facts pair up by routing key; a fact whose key changed is recognised by
 // its file. Each pair is walked from the payload schema (the file's root,
 // or where the manifest's "facts" points) with $refs followed and allOf
-// members merged into one effective schema, the way the generator merges
-// them, so refactoring a schema into shared definitions is not a change.
+// members merged into one effective schema, so refactoring a schema into
+// shared definitions is not a change. The merge keeps what a value must
+// satisfy to satisfy every member: properties and required united, types
+// intersected, the strictest bound, the least common multiple of
+// multipleOf, the values every enum admits, every pattern and format (a
+// set, judged by inclusion), and one schema for what several members say
+// of one property or of an array's elements. A keyword that cannot be
+// merged (not, if, a second oneOf) is compared member by member: any
+// change to one is unclassified-change.
 // The walk reads the loader's typed schema nodes, on which the differences
 // between drafts are settled: a draft-04 file and a 2020-12 file compare by
 // what their keywords mean (an exclusive bound however it is spelt, a
@@ -116,10 +129,14 @@
 // list values is the enum of those values; "number" with a whole
 // multipleOf is "integer"; and a keyword that accepts every value (a
 // minLength, minItems or minProperties of 0, a pattern that matches every
-// string) is no keyword. So a schema rewritten into an equivalent one
-// breaks nobody, and an enum narrowed to a const breaks backward alone.
-// (The generator judges such keywords as written: a version that only
-// adds one may get a hand-written upcast where diff sees no change.)
+// string) is no keyword. Where both sides admit integers alone, bounds
+// and multipleOf are read for the integers they admit (exclusiveMinimum 0
+// is minimum 1, multipleOf 2.5 is multipleOf 5), and a change the
+// integers do not see is none. So a schema rewritten into an equivalent
+// one breaks nobody, and an enum narrowed to a const breaks backward
+// alone. (The generator judges such keywords as written: a version that
+// only adds one, or rewrites an integer's bound, may get a hand-written
+// upcast where diff sees no change.)
 //
 // A change inside a shared file is reported once for every fact that
 // reaches it, with the path from that fact's root, because each fact is

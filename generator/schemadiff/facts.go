@@ -59,6 +59,7 @@ func compare(old, new *Dir) *Report {
 	r.Changes = append(r.Changes, compareDirect(old, new, pairs)...)
 	r.Changes = append(r.Changes, compareStreams(old, new)...)
 	r.Changes = append(r.Changes, compareStreamStarts(old, new)...)
+	r.Changes = append(r.Changes, compareStreamMoves(old, new)...)
 	compareRequests(old, new, r)
 	compareSagaStates(old, new, r)
 	compareSagaQueues(old, new, r)

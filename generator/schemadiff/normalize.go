@@ -1,6 +1,7 @@
 package schemadiff
 
 import (
+	"encoding/json"
 	"maps"
 	"math/big"
 	"regexp"
@@ -26,6 +27,12 @@ import (
 //     alone, and an integer is a multiple of 1 (of 1/2, ...): "integer" is
 //     "number" with multipleOf 1, and such a multipleOf beside "integer"
 //     says nothing;
+//   - a bound of a schema that admits integers alone is read as the
+//     inclusive bound of the integers it admits (exclusiveMinimum 0 is
+//     minimum 1, maximum 9.5 is maximum 9, and beside multipleOf 5,
+//     minimum 1 is minimum 5), and its multipleOf as the integer the
+//     integers it admits are multiples of (multipleOf 2.5 is multipleOf
+//     5): where both sides admit integers alone, see integerConstraints;
 //   - a lower count bound of 0 (minLength, minItems, minProperties), a
 //     minContains of 1 (its default) or minContains and maxContains
 //     without contains (which they qualify), and a pattern that matches
@@ -253,4 +260,105 @@ func matchesEverything(p string) bool {
 	}
 	ok, err := re.Match("")
 	return err == nil && ok
+}
+
+// integerOnly reports whether the only numbers the view admits are
+// integers: its bounds and multipleOf are then read for integers.
+func (v *view) integerOnly() bool {
+	return v.types["integer"] && !v.types["number"]
+}
+
+// integerConstraints reads the numeric keywords of a schema that admits
+// integers alone for the integers they admit, so that two ways of writing
+// the same set of integers compare alike: multipleOf p/q (in lowest
+// terms) admits the integers that are multiples of p, so it is
+// multipleOf p (none for 1); a minimum is the least integer it admits,
+// inclusive (exclusiveMinimum 0 and minimum 0.5 are minimum 1), and a
+// maximum the greatest; with toStep, raised (a minimum) or lowered (a
+// maximum) to a multiple of that multipleOf. It is exact only where no
+// other number is admitted, so it is applied only when both sides of a
+// comparison admit integers alone: a side that admits 0.5 reads
+// exclusiveMinimum 0 as it is written. It returns the keywords it read
+// otherwise than written.
+func integerConstraints(c model.Constraints, toStep bool) (model.Constraints, map[string]bool) {
+	read := map[string]bool{}
+	step := integerStep(c)
+	if m, ok := c.Keywords["multipleOf"]; ok && step != nil && canon(m) != step.String() {
+		c.Keywords = maps.Clone(c.Keywords)
+		read["multipleOf"] = true
+		if step.Cmp(big.NewInt(1)) == 0 {
+			delete(c.Keywords, "multipleOf")
+		} else {
+			c.Keywords["multipleOf"] = json.Number(step.String())
+		}
+	}
+	if step == nil || !toStep {
+		step = big.NewInt(1)
+	}
+	bound := func(b *load.Bound, lower bool) *load.Bound {
+		r, ok := model.ExactNumber(b.Value)
+		if !ok {
+			return b
+		}
+		var n *big.Int
+		switch {
+		case lower && b.Exclusive:
+			n = new(big.Int).Add(floor(r), big.NewInt(1))
+		case lower:
+			n = new(big.Int).Neg(floor(new(big.Rat).Neg(r))) // the ceiling
+		case b.Exclusive:
+			n = new(big.Int).Sub(new(big.Int).Neg(floor(new(big.Rat).Neg(r))), big.NewInt(1))
+		default:
+			n = floor(r)
+		}
+		// To a multiple of step: up for a minimum, down for a maximum.
+		q, m := new(big.Int).DivMod(n, step, new(big.Int))
+		if m.Sign() != 0 && lower {
+			q.Add(q, big.NewInt(1))
+		}
+		n = q.Mul(q, step)
+		if b.Exclusive || new(big.Rat).SetInt(n).Cmp(r) != 0 {
+			return &load.Bound{Value: json.Number(n.String())}
+		}
+		return b
+	}
+	if c.Minimum != nil {
+		if b := bound(c.Minimum, true); b != c.Minimum {
+			c.Minimum, read["minimum"] = b, true
+		}
+	}
+	if c.Maximum != nil {
+		if b := bound(c.Maximum, false); b != c.Maximum {
+			c.Maximum, read["maximum"] = b, true
+		}
+	}
+	return c, read
+}
+
+// integerStep is the integer whose multiples are the integers a
+// multipleOf admits: the numerator of multipleOf in lowest terms; 1 for
+// none, nil for one that is no positive number.
+func integerStep(c model.Constraints) *big.Int {
+	m, ok := c.Keywords["multipleOf"]
+	if !ok {
+		return big.NewInt(1)
+	}
+	r, ok := model.ExactNumber(m)
+	if !ok || r.Sign() <= 0 {
+		return nil
+	}
+	return new(big.Int).Set(r.Num())
+}
+
+// sameMultiple reports whether two schemas that admit integers alone
+// admit the multiples of the same integer.
+func sameMultiple(a, b model.Constraints) bool {
+	x, y := integerStep(a), integerStep(b)
+	return x != nil && y != nil && x.Cmp(y) == 0
+}
+
+// floor is the greatest integer not above r.
+func floor(r *big.Rat) *big.Int {
+	q, _ := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int)) // Euclidean: rounds down for a positive divisor
+	return q
 }

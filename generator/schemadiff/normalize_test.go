@@ -101,6 +101,17 @@ func TestEquivalentSchemasBreakNothing(t *testing.T) {
 		{"pattern of an optional word", `{"type": "string"}`, `{"type": "string", "pattern": "(abc)?"}`},
 		{"minContains 1", `{"type": "array", "contains": {"const": 1}}`, `{"type": "array", "contains": {"const": 1}, "minContains": 1}`},
 		{"maxContains without contains", `{"type": "array"}`, `{"type": "array", "maxContains": 2}`},
+		// An integer's bounds, however they are written, are the least
+		// and the greatest integer they admit.
+		{"exclusiveMinimum 0 of an integer", `{"type": "integer", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 1}`},
+		{"exclusiveMaximum 10 of an integer", `{"type": "integer", "exclusiveMaximum": 10}`, `{"type": "integer", "maximum": 9}`},
+		{"a fractional minimum of an integer", `{"type": "integer", "minimum": 0.5}`, `{"type": "integer", "minimum": 1}`},
+		{"a fractional maximum of an integer", `{"type": "integer", "maximum": 9.99}`, `{"type": "integer", "exclusiveMaximum": 10}`},
+		{"negative bounds of an integer", `{"type": "integer", "exclusiveMinimum": -3, "maximum": -0.5}`, `{"type": "integer", "minimum": -2.5, "exclusiveMaximum": 0}`},
+		{"an integer that may be null", `{"type": ["integer", "null"], "exclusiveMinimum": 0}`, `{"type": ["null", "integer"], "minimum": 1}`},
+		{"a number with multipleOf 1", `{"type": "number", "multipleOf": 1, "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 1}`},
+		{"bounds of the multiples of 5", `{"type": "integer", "multipleOf": 5, "minimum": 1, "exclusiveMaximum": 20}`, `{"type": "integer", "multipleOf": 5, "minimum": 5, "maximum": 15}`},
+		{"multipleOf 2.5 of an integer", `{"type": "integer", "multipleOf": 2.5}`, `{"type": "integer", "multipleOf": 5}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,3 +161,59 @@ func TestNotEquivalentSchemas(t *testing.T) {
 }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// Where both sides admit integers alone, a bound is judged by the integers
+// it admits, in both directions; a change the integers do not see is
+// none, and one they see otherwise than the bound as written is reported
+// as they see it, saying what each side writes. Where a side admits other
+// numbers, the bound is judged as written: exclusiveMinimum 0 admitted
+// 0.5. The words are the generator's (model.JudgeConstraint) where the
+// verdict is the same.
+func TestIntegerBounds(t *testing.T) {
+	tests := []struct {
+		name, old, new string
+		want           []string // rule breaks: message
+	}{
+		{"exclusiveMinimum 0 to minimum 2", `{"type": "integer", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 2}`,
+			[]string{`constraint-tightened backward: exclusiveMinimum 0 changed to minimum 2`}},
+		{"minimum 2 to exclusiveMinimum 0", `{"type": "integer", "minimum": 2}`, `{"type": "integer", "exclusiveMinimum": 0}`,
+			[]string{`constraint-loosened forward: minimum 2 changed to exclusiveMinimum 0`}},
+		{"maximum 9 made exclusive", `{"type": "integer", "maximum": 9}`, `{"type": "integer", "exclusiveMaximum": 9}`,
+			[]string{`constraint-tightened backward: maximum 9 is now exclusive`}},
+		{"exclusiveMaximum 10 to maximum 10", `{"type": "integer", "exclusiveMaximum": 10}`, `{"type": "integer", "maximum": 10}`,
+			[]string{`constraint-loosened forward: maximum 10 is no longer exclusive`}},
+		{"exclusiveMaximum 10 to maximum 9.5", `{"type": "integer", "exclusiveMaximum": 10}`, `{"type": "integer", "maximum": 9.5}`, nil},
+		{"a number's exclusiveMinimum 0 to minimum 1", `{"type": "number", "exclusiveMinimum": 0}`, `{"type": "number", "minimum": 1}`,
+			[]string{`constraint-tightened backward: exclusiveMinimum 0 changed to minimum 1`}},
+		{"a number made an integer", `{"type": "number", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 1}`,
+			[]string{
+				`constraint-tightened backward: exclusiveMinimum 0 changed to minimum 1`,
+				`type-narrowed backward: type narrowed from "number" to "integer"`,
+			}},
+		{"minimum within the multiples of 5", `{"type": "integer", "multipleOf": 5, "minimum": 4}`, `{"type": "integer", "multipleOf": 5, "minimum": 6}`,
+			[]string{`constraint-tightened backward: minimum raised from 4 to 6`}},
+		// Bounds are rounded to a multiple only where both sides divide
+		// alike: here the integers' minimum would go from 5 to 4.
+		{"minimum with another multipleOf", `{"type": "integer", "multipleOf": 5, "minimum": 1}`, `{"type": "integer", "multipleOf": 2, "minimum": 3}`,
+			[]string{
+				`constraint-changed both: multipleOf changed from 5 to 2: each accepts values the other rejects`,
+				`constraint-tightened backward: minimum raised from 1 to 3`,
+			}},
+		// For an integer, multipleOf 0.6 admits the multiples of 3 and 0.9
+		// those of 9: fewer, where 0.6 and 0.9 as numbers each admit
+		// values the other refuses.
+		{"multipleOf read for the integers", `{"type": "integer", "multipleOf": 0.6}`, `{"type": "integer", "multipleOf": 0.9}`,
+			[]string{`constraint-tightened backward: multipleOf changed from 3 to 9, a multiple of it (the old schema writes multipleOf 0.6, which for an integer is multipleOf 3; the new schema writes multipleOf 0.9, which for an integer is multipleOf 9)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, c := range propertyChange(t, tt.old, tt.new).Changes {
+				got = append(got, c.Rule+" "+c.Breaks.String()+": "+c.Message)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

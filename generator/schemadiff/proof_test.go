@@ -64,14 +64,14 @@ func TestDiffAgreesWithTheBroker(t *testing.T) {
 		wantHandled map[string][]string
 	}{
 		{"forward: old consumers, new facts", "new", "old", schemadiff.Forward, "new-samples.json", map[string][]string{
-			"proof-reader": {"proof.bound.tightened", "proof.closed.shrunk", "proof.enum.shrunk", "proof.open.extended",
-				"proof.open.shrunk", "proof.required.added", "proof.type.narrowed"},
+			"proof-reader": {"proof.allof.tightened", "proof.bound.tightened", "proof.closed.shrunk", "proof.enum.shrunk",
+				"proof.integer.rewritten", "proof.open.extended", "proof.open.shrunk", "proof.required.added", "proof.type.narrowed"},
 			"proof-narrowed": {"proof.closed.shrunk"},
 			"proof-widened":  {"proof.closed.shrunk"},
 		}},
 		{"backward: new consumers, old facts", "old", "new", schemadiff.Backward, "old-samples.json", map[string][]string{
-			"proof-reader": {"proof.bound.loosened", "proof.closed.extended", "proof.enum.extended", "proof.open.extended",
-				"proof.open.shrunk", "proof.optional.made", "proof.type.widened"},
+			"proof-reader": {"proof.bound.loosened", "proof.closed.extended", "proof.enum.extended", "proof.integer.rewritten",
+				"proof.open.extended", "proof.open.shrunk", "proof.optional.made", "proof.type.widened"},
 			"proof-narrowed": {"proof.closed.extended"},
 			"proof-widened":  {"proof.closed.extended"},
 		}},

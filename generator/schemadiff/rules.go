@@ -50,6 +50,7 @@ const (
 	StreamPartitionsChanged    = "stream-partitions-changed"
 	StreamRetentionChanged     = "stream-retention-changed"
 	StreamKindChanged          = "stream-kind-changed"
+	StreamConsumerMoved        = "stream-consumer-moved"
 	VersionUnpublished         = "version-unpublished"
 
 	PropertyAdded         = "property-added"
@@ -103,6 +104,7 @@ var Rules = []Rule{
 	{StreamPartitionsChanged, Both, true, "a super stream's partition count changed: it cannot change in place (ordering keys would hash to other partitions than the ones holding their earlier facts), so Declare refuses it before declaring anything (runtime.PartitionCountError) and the service does not start (keep the count, or declare a super stream of another name and move its consumers there)"},
 	{StreamRetentionChanged, Both, true, "a stream's maxAge, maxBytes or segmentBytes changed: the broker refuses to redeclare a stream with other arguments, so Declare refuses it before declaring anything (runtime.MismatchError) and the service does not start (keep the declared value and change the retention with a policy on the broker, keys max-age and max-length-bytes; a segment size cannot change)"},
 	{StreamKindChanged, Both, true, "a plain stream became a super stream, or the other way round: the new kind is declared beside the old one, which stays bound and keeps the consumers' offsets, so they start on the new one from their start and leave behind what they had not read (declare it under another name and move the consumers)"},
+	{StreamConsumerMoved, Both, true, "a consumer reads another stream than before, or moved between its queue and a stream: its offset is kept in the stream it reads, under its name, so on the new stream it starts from its start, reading again facts it handled or skipping facts it had not read, and while both builds run a fact that reaches both is handled twice (set its start to a time before the switch and give it a guard, or replay what it skipped under a fresh offset name)"},
 	{StreamPublishDirect, Forward, false, "a fact that was published through the events exchange is written directly into a stream (\"publish\": \"direct\"): the queues other services bind to it on the exchange stop receiving it"},
 	{FactAdded, Neither, false, "a new fact (consumers whose bindings match it are reported as binding-started-matching)"},
 	{FactMoved, Neither, false, "a fact's schema moved to another file, same routing key"},

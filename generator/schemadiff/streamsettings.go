@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/runtime/topology"
 )
 
 // streamRules are the rules of a stream's declaration changed in place:
@@ -235,7 +236,8 @@ func streamPattern(s *load.Stream) string {
 // under its name; a consumer that has run goes on from its offset, so the
 // new start changes nothing, which is what the reviewer should know. It
 // breaks nobody. A consumer that moves to another stream, or whose stream
-// changes kind, has no offset there: the start applies.
+// changes kind, has no offset there: the start applies, and
+// stream-consumer-moved or stream-kind-changed says what it reads.
 func compareStreamStarts(old, new *Dir) []Change {
 	if old.Schemas.Manifest == nil || new.Schemas.Manifest == nil {
 		return nil
@@ -310,4 +312,104 @@ func manifestConsumer(d *Dir, name string) *load.Consumer {
 		}
 	}
 	return nil
+}
+
+// compareStreamMoves reports each consumer, on both sides under one name,
+// that reads another stream than before: one stream (or super stream)
+// for another, its queue for a stream, or a stream for its queue.
+//
+// A stream consumer's offset is kept in the stream it reads, under its
+// name (a super stream's, in each partition), so on a stream it did not
+// read it has none, and its "start" applies: "first" reads again what it
+// handled from where it read before, "next" and "last" skip what was
+// written before it first reads, among them what the old build had not
+// read yet. While both builds run, each reads its own source, and a fact
+// that reaches both is handled by both. None of that fails: facts are
+// handled twice or not at all, without an error. No deploy order or
+// version ships it, so it fails whatever the mode (Rule.Always), as a
+// stream that changed kind does, which moves its consumers the same way;
+// the message says how to move without losing or repeating facts.
+//
+// A stream renamed in place moves its consumers too. A stream that keeps
+// its name and changes kind is stream-kind-changed, and a consumer that
+// stays on its stream with another start is stream-start-changed.
+func compareStreamMoves(old, new *Dir) []Change {
+	if old.Schemas.Manifest == nil || new.Schemas.Manifest == nil {
+		return nil
+	}
+	var out []Change
+	for _, nc := range new.Schemas.Manifest.Consumers {
+		oc := manifestConsumer(old, nc.Name)
+		if oc == nil || oc.Stream == nc.Stream {
+			continue
+		}
+		at := new.pos(New, loc{load.ManifestFile, nc.Pointer})
+		if p := appendPtr(nc.Pointer, "stream"); nc.Stream != "" && new.Schemas.Manifest.Doc.Offset(p) >= 0 {
+			at = new.pos(New, loc{load.ManifestFile, p})
+		} else if p := appendPtr(oc.Pointer, "stream"); old.Schemas.Manifest.Doc.Offset(p) >= 0 {
+			at = old.pos(Old, loc{load.ManifestFile, p})
+		}
+		ch := change(StreamConsumerMoved, "", at, "%s", moveMessage(old, new, oc, nc))
+		ch.Consumer = nc.Name
+		out = append(out, ch)
+	}
+	return out
+}
+
+// guardAdvice is how a consumer handles once a fact that reaches it twice.
+const guardAdvice = "give the consumer a guard (runtime.WithGuard, which claims facts by consumer name and message id), so that a fact that reaches it both ways is handled once"
+
+// moveMessage says what moving consumer oc (old side) to nc (new side)
+// does to the facts it reads, and how to move it.
+func moveMessage(old, new *Dir, oc, nc *load.Consumer) string {
+	name := func(d *Dir, stream string) string {
+		if s := streamNamed(d, stream); s != nil {
+			return fmt.Sprintf("%s %q", streamWhat(s), stream)
+		}
+		return fmt.Sprintf("stream %q", stream)
+	}
+	switch {
+	case nc.Stream == "":
+		return fmt.Sprintf("moved from %s to its work queue %q, bound to the events exchange: the queue receives the facts its bindings match once the new build has declared those bindings, and what %q holds that the old build had not read when it stops stays behind there, with the consumer's offset. While both builds run, the old one reads %q as well as the work queue, which the new bindings now fill too, so a fact written meanwhile is handled from both. Deploy the new build before the old one stops, so that the queue is bound before %q is no longer read, and %s",
+			name(old, oc.Stream), topology.WorkQueue(nc.Name), oc.Stream, oc.Stream, oc.Stream, guardAdvice)
+	case oc.Stream == "":
+		return fmt.Sprintf("moved from its work queue %q to %s: the deploy starts it there from its start, %s. Its work queue keeps the bindings the old build declared until warren declare --prune removes them, and a stream consumer reads its work queue too (for its own retries), so until then each fact they match reaches it from the queue and from the stream, and is handled twice. Keep \"start\": \"next\" (the facts written before it first reads the stream reach it through the queue), %s, and run warren declare --prune once no instance of the old build runs",
+			topology.WorkQueue(oc.Name), name(new, nc.Stream), startEffect(nc.Start, nc.Stream, "its queue", true), guardAdvice)
+	}
+	msg := fmt.Sprintf("moved from %s to %s: a consumer's offset is kept in the stream it reads, under its name, so it has none in %q (unless it read it before under this name, and goes on from there) and the deploy starts it there from its start, %s. What %q holds that it had not read yet stays behind there, with its offset, and while both builds run, the old one reads %q and the new one %q, so a fact that both carry is handled by both. Before deploying, set \"start\" to the time of this change (RFC 3339, not in the future), before the old build stops reading %q, and %s",
+		name(old, oc.Stream), name(new, nc.Stream), nc.Stream, startEffect(nc.Start, nc.Stream, strconv.Quote(oc.Stream), false), oc.Stream, oc.Stream, nc.Stream, oc.Stream, guardAdvice)
+	if s := streamNamed(new, nc.Stream); s == nil || s.Partitions == 0 {
+		// warren replay reads no super stream.
+		msg += fmt.Sprintf("; or, after the deploy, read what it skipped under a fresh offset name: warren replay --consumer %s --from stream --offset-name NAME --since TIME", nc.Name)
+	}
+	return msg
+}
+
+// startEffect says what a consumer's start reads of stream, which it did
+// not read before: facts it handled from its old source (before) are read
+// again, or facts written before it first reads are skipped. Moved from
+// its queue (fromQueue), it still reads the queue, whose old bindings
+// bring it what was written before.
+func startEffect(s load.StreamStart, stream, before string, fromQueue bool) string {
+	kind := cmp.Or(s.Kind, "next")
+	if fromQueue {
+		switch kind {
+		case "first":
+			return fmt.Sprintf(`"first": it reads every fact %q keeps, those it already handled from %s among them, again`, stream, before)
+		case "last":
+			return fmt.Sprintf(`"last": it reads from the last fact %q holds when it first reads it, which it already handled from %s, again`, stream, before)
+		case "offset", "time":
+			return fmt.Sprintf("%s: it reads the facts after it that it already handled from %s again", startText(s), before)
+		}
+		return fmt.Sprintf(`"next": it reads what is written to %q from its first start on`, stream)
+	}
+	switch kind {
+	case "first":
+		return fmt.Sprintf(`"first": it reads every fact %q keeps, those it already handled from %s among them, again`, stream, before)
+	case "last":
+		return fmt.Sprintf(`"last": it reads from the last fact %q holds when it first reads it, and the facts written before that are skipped, those it had not handled from %s yet among them`, stream, before)
+	case "offset", "time":
+		return fmt.Sprintf("%s: the facts before it are skipped, those it had not handled from %s yet among them, and those after it that it already handled from %s are handled again", startText(s), before, before)
+	}
+	return fmt.Sprintf(`"next": the facts written to %q before it first reads it are skipped, those it had not handled from %s yet among them`, stream, before)
 }

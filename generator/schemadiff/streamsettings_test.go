@@ -228,3 +228,92 @@ func TestRemovedStreamConsumerMessage(t *testing.T) {
 		t.Errorf("a queue consumer removed: %+v", r.Changes)
 	}
 }
+
+// A consumer that reads another stream than before has no offset there
+// under its name, so its start applies: what it reads again or skips
+// depends on the start, and the message says so and how to move without
+// either. It fails whatever the mode, has no deploy order, and is no
+// importer's concern. A stream that changes kind under its name, or a
+// start changed on the same stream, is reported by its own rule.
+func TestStreamConsumerMoves(t *testing.T) {
+	dir := func(t *testing.T, streams, consumer string) *Dir {
+		t.Helper()
+		if consumer != "" {
+			consumer = ", " + consumer
+		}
+		d, err := LoadFS(context.Background(), fstest.MapFS{
+			"warren.json":       {Data: []byte(`{"package": "shop", "streams": {` + streams + `}, "consumers": {"reader": {"bindings": ["order.placed"]` + consumer + `}}}`)},
+			"order/placed.json": {Data: []byte(`{"x-routing-key": "order.placed", "x-ordering-key": "/id", "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}`)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	const (
+		plain = `"log": {"bindings": ["order.*"]}, "other": {"bindings": ["order.*"]}`
+		super = `"log": {"bindings": ["order.*"]}, "other": {"bindings": ["order.*"], "partitions": 2}, "third": {"bindings": ["order.*"], "partitions": 3}`
+		guard = `give the consumer a guard (runtime.WithGuard, which claims facts by consumer name and message id), so that a fact that reaches it both ways is handled once`
+	)
+	tests := []struct {
+		name                string
+		oldStreams, oldCons string
+		newStreams, newCons string
+		want                []string // side pointer: message
+	}{
+		{"to another stream", plain, `"stream": "log"`, plain, `"stream": "other"`,
+			[]string{`new /consumers/reader/stream: moved from stream "log" to stream "other": a consumer's offset is kept in the stream it reads, under its name, so it has none in "other" (unless it read it before under this name, and goes on from there) and the deploy starts it there from its start, "next": the facts written to "other" before it first reads it are skipped, those it had not handled from "log" yet among them. What "log" holds that it had not read yet stays behind there, with its offset, and while both builds run, the old one reads "log" and the new one "other", so a fact that both carry is handled by both. Before deploying, set "start" to the time of this change (RFC 3339, not in the future), before the old build stops reading "log", and ` + guard + `; or, after the deploy, read what it skipped under a fresh offset name: warren replay --consumer reader --from stream --offset-name NAME --since TIME`}},
+		{"from the first fact", plain, `"stream": "log", "start": "first"`, plain, `"stream": "other", "start": "first"`,
+			[]string{`new /consumers/reader/stream: moved from stream "log" to stream "other": ` + `a consumer's offset is kept in the stream it reads, under its name, so it has none in "other" (unless it read it before under this name, and goes on from there) and the deploy starts it there from its start, "first": it reads every fact "other" keeps, those it already handled from "log" among them, again. What "log" holds that it had not read yet stays behind there, with its offset, and while both builds run, the old one reads "log" and the new one "other", so a fact that both carry is handled by both. Before deploying, set "start" to the time of this change (RFC 3339, not in the future), before the old build stops reading "log", and ` + guard + `; or, after the deploy, read what it skipped under a fresh offset name: warren replay --consumer reader --from stream --offset-name NAME --since TIME`}},
+		// warren replay reads no super stream: no replay is advised.
+		{"between super streams, from a time", super, `"stream": "other"`, super, `"stream": "third", "start": "2026-01-01T00:00:00Z"`,
+			[]string{`new /consumers/reader/stream: moved from super stream "other" to super stream "third": a consumer's offset is kept in the stream it reads, under its name, so it has none in "third" (unless it read it before under this name, and goes on from there) and the deploy starts it there from its start, "2026-01-01T00:00:00Z": the facts before it are skipped, those it had not handled from "other" yet among them, and those after it that it already handled from "other" are handled again. What "other" holds that it had not read yet stays behind there, with its offset, and while both builds run, the old one reads "other" and the new one "third", so a fact that both carry is handled by both. Before deploying, set "start" to the time of this change (RFC 3339, not in the future), before the old build stops reading "other", and ` + guard}},
+		{"from its queue", plain, ``, plain, `"stream": "log"`,
+			[]string{`new /consumers/reader/stream: moved from its work queue "reader" to stream "log": the deploy starts it there from its start, "next": it reads what is written to "log" from its first start on. Its work queue keeps the bindings the old build declared until warren declare --prune removes them, and a stream consumer reads its work queue too (for its own retries), so until then each fact they match reaches it from the queue and from the stream, and is handled twice. Keep "start": "next" (the facts written before it first reads the stream reach it through the queue), ` + guard + `, and run warren declare --prune once no instance of the old build runs`}},
+		{"from its queue to the first fact", plain, ``, plain, `"stream": "log", "start": "first"`,
+			[]string{`new /consumers/reader/stream: moved from its work queue "reader" to stream "log": the deploy starts it there from its start, "first": it reads every fact "log" keeps, those it already handled from its queue among them, again. Its work queue keeps the bindings the old build declared until warren declare --prune removes them, and a stream consumer reads its work queue too (for its own retries), so until then each fact they match reaches it from the queue and from the stream, and is handled twice. Keep "start": "next" (the facts written before it first reads the stream reach it through the queue), ` + guard + `, and run warren declare --prune once no instance of the old build runs`}},
+		{"to its queue", super, `"stream": "other", "start": "first"`, super, ``,
+			[]string{`old /consumers/reader/stream: moved from super stream "other" to its work queue "reader", bound to the events exchange: the queue receives the facts its bindings match once the new build has declared those bindings, and what "other" holds that the old build had not read when it stops stays behind there, with the consumer's offset. While both builds run, the old one reads "other" as well as the work queue, which the new bindings now fill too, so a fact written meanwhile is handled from both. Deploy the new build before the old one stops, so that the queue is bound before "other" is no longer read, and ` + guard}},
+		// The stream's new kind is stream-kind-changed's to tell.
+		{"the stream changed kind", plain, `"stream": "log"`, `"log": {"bindings": ["order.*"], "partitions": 2}, "other": {"bindings": ["order.*"]}`, `"stream": "log"`, nil},
+		{"the same stream, another start", plain, `"stream": "log"`, plain, `"stream": "log", "start": "first"`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old, cur := dir(t, tt.oldStreams, tt.oldCons), dir(t, tt.newStreams, tt.newCons)
+			r := Compare(old, cur)
+			var got []string
+			for _, c := range r.Changes {
+				if c.Rule != StreamConsumerMoved {
+					continue
+				}
+				if c.Consumer != "reader" || c.Fact != "" || c.Verdict != Breaking || c.Breaks != Both {
+					t.Errorf("change %s: want a breaking change of consumer reader, both ways", brief(c))
+				}
+				got = append(got, string(c.Pos.Side)+" "+c.Pos.Pointer+": "+c.Message)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if len(tt.want) == 0 {
+				return
+			}
+			// Breaking whatever the mode, with no deploy order: no
+			// deploy order and no x-version ships it.
+			cur.Schemas.Manifest.Compatibility = string(ModeNone)
+			r = Compare(old, cur)
+			for _, c := range r.Changes {
+				if c.Rule == StreamConsumerMoved && c.Verdict != Breaking {
+					t.Errorf("in mode NONE: %s", brief(c))
+				}
+			}
+			if len(r.Deploys) != 0 || len(r.Migrations) != 0 {
+				t.Errorf("deploys %+v, migrations %+v; want none", r.Deploys, r.Migrations)
+			}
+			// Another directory's consumers do not move with this one's.
+			if imp := CompareImport(old, cur, []string{"#"}); len(imp.Changes) != 0 {
+				t.Errorf("changes for an importer: %+v", imp.Changes)
+			}
+		})
+	}
+}
