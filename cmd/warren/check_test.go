@@ -123,8 +123,8 @@ func TestCheckJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
 	}
-	if !got.Valid || len(got.Errors) != 0 || len(got.Findings) != 2 {
-		t.Fatalf("got %+v; want valid with 2 findings", got)
+	if !got.Valid || len(got.Errors) != 0 || len(got.Findings) != 3 {
+		t.Fatalf("got %+v; want valid with 3 findings", got)
 	}
 	f := got.Findings[0]
 	if f.Rule != "required-not-in-properties" || f.Severity != "error" || f.File != filepath.Join(lintCase("required-not-in-properties"), "order", "placed.json") || f.Line != 8 || f.Col != 5 || f.Pointer != "/required/1" {

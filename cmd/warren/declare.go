@@ -69,8 +69,8 @@ func runDeclare(c *cli.Context) error {
 	if names := c.StringSlice("consumer"); len(names) > 0 {
 		scope = names
 		for _, n := range names {
-			if _, err := consumerOf(m, n); err != nil {
-				return reportError(stderr, "declare", "", err)
+			if _, err := flagConsumer(c, m, n); err != nil {
+				return err
 			}
 		}
 		top = top.Part(names...)

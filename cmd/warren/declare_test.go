@@ -58,7 +58,7 @@ func TestDeclareConsumer(t *testing.T) {
 		t.Errorf("after declare --consumer %s: %s exists %v, %s exists %v", mailer, mailer, b.exists(mailer), audit, b.exists(audit))
 	}
 	code, _, stderr = b.run("declare", "--consumer", "nobody", b.dir)
-	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest`) {
+	if code != 2 || !strings.Contains(stderr, `consumer "nobody": not in the manifest`) {
 		t.Errorf("unknown consumer: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -84,9 +84,9 @@ func runDiscard(c *cli.Context) error {
 	if err != nil {
 		return reportError(stderr, "discard", dir, err)
 	}
-	consumer, err := consumerOf(p.Model, c.String("consumer"))
+	consumer, err := flagConsumer(c, p.Model, c.String("consumer"))
 	if err != nil {
-		return reportError(stderr, "discard", "", err)
+		return err
 	}
 	filter := byIDs(poison.Filter{Limit: c.Int("limit"), RoutingKey: c.String("routing-key")}, ids)
 	conn, err := dialBroker(c, brokerURLs(c))

@@ -15,6 +15,7 @@ import (
 	"github.com/warrenbus/warren/cmd/warren/internal/outdir"
 	"github.com/warrenbus/warren/generator"
 	"github.com/warrenbus/warren/generator/gogen"
+	"github.com/warrenbus/warren/generator/lint"
 )
 
 func init() { register(generateCommand) }
@@ -29,7 +30,9 @@ package: one type per fact, its embedded schema, one handler interface per
 consumer. Inside a Go module it also writes the package's test kit into
 DIR/<package>test, importing DIR by the path the enclosing go.mod gives it.
 Files are written only when everything succeeded; generated files that are no
-longer produced are removed. Hand-written files are never touched.
+longer produced are removed. Hand-written files are never touched. A directory
+with a lint finding of severity error (see warren check) is refused, as an
+invalid one is; warnings are warren check's to print.
 
 Examples:
    warren generate --out internal/catalogueevents ./events
@@ -70,6 +73,9 @@ func runGenerate(c *cli.Context) error {
 	p, err := generator.Open(c.Context, dir, opts)
 	if err != nil {
 		return reportError(stderr, "generate", dir, err)
+	}
+	if err := refuseLintErrors(stderr, p, dir); err != nil {
+		return err
 	}
 	if !c.Bool("check") {
 		// A new directory is written as the files are generated.
@@ -127,6 +133,27 @@ func writeFresh(stderr io.Writer, p *generator.Project, fresh *outdir.Fresh, dir
 		return reportError(stderr, "generate", "", err)
 	}
 	return nil
+}
+
+// refuseLintErrors prints, one per line on w as `warren check` prints
+// them, the error findings of the lint rules (lint.Errors): a directory
+// that builds a model but whose generated code cannot work as written (a
+// saga no fact starts, a fact of "startsWith" told not to start one, a
+// required name no property declares), and returns errReported when
+// there is one, before anything is written. Warnings and info are `warren
+// check`'s to print: generate, which go generate runs on every change,
+// says nothing when it succeeds.
+func refuseLintErrors(w io.Writer, p *generator.Project, dir string) error {
+	findings := lint.Errors(lint.NewInput(p.Schemas, p.Model))
+	if len(findings) == 0 {
+		return nil
+	}
+	for _, f := range findings {
+		f.File = shownFile(dir, f.File)
+		fmt.Fprintln(w, f)
+	}
+	fmt.Fprintf(w, "warren generate: %s: %s; nothing was written (warren check %s lists every finding)\n", dir, count(len(findings), "lint error"), dir)
+	return errReported
 }
 
 // collectLessOften lets the heap grow to five times what is live between

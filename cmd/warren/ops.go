@@ -20,6 +20,7 @@ import (
 
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/internal/suggest"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -27,7 +28,8 @@ import (
 // defaultAMQPURL is the broker of a development machine.
 const defaultAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
 
-// consumerOf finds a consumer of the model by name, or says which exist.
+// consumerOf finds a consumer of the model by name, or says which exist,
+// the one the name is a slip of first.
 func consumerOf(m *model.Model, name string) (topology.Consumer, error) {
 	if c, ok := m.Topology.Consumer(name); ok {
 		return c, nil
@@ -39,7 +41,23 @@ func consumerOf(m *model.Model, name string) (topology.Consumer, error) {
 	if len(names) == 0 {
 		return topology.Consumer{}, fmt.Errorf("consumer %q: the manifest declares no consumers", name)
 	}
-	return topology.Consumer{}, fmt.Errorf("consumer %q: not in the manifest; expected one of %s", name, strings.Join(names, ", "))
+	var meant string
+	if s, ok := suggest.Closest(name, names); ok {
+		meant = fmt.Sprintf(" did you mean %q?", s)
+	}
+	return topology.Consumer{}, fmt.Errorf("consumer %q: not in the manifest;%s expected one of %s", name, meant, strings.Join(names, ", "))
+}
+
+// flagConsumer finds the consumer a --consumer value names. The manifest
+// says which consumers there are before anything is dialled, so a name it
+// does not declare is a wrong command line: exit 2, with the manifest's
+// consumers and the usage line.
+func flagConsumer(c *cli.Context, m *model.Model, name string) (topology.Consumer, error) {
+	tc, err := consumerOf(m, name)
+	if err != nil {
+		return tc, usageError(c, "--consumer: %v", err)
+	}
+	return tc, nil
 }
 
 // brokerFlags are the flags of every command that connects to the broker.

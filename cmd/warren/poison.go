@@ -107,8 +107,8 @@ func openPoison(c *cli.Context) (*poisonRun, error) {
 		return nil, reportError(c.App.ErrWriter, commandName(c), dir, err)
 	}
 	r.model = p.Model
-	if r.consumer, err = consumerOf(r.model, c.String("consumer")); err != nil {
-		return nil, r.fail(err)
+	if r.consumer, err = flagConsumer(c, r.model, c.String("consumer")); err != nil {
+		return nil, err
 	}
 	if r.conn, err = dialBroker(c, brokerURLs(c)); err != nil {
 		return nil, r.fail(err)

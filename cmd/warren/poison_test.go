@@ -95,7 +95,7 @@ func TestPoisonGroupsBadInput(t *testing.T) {
 	b := newBrokerCaseAt(t, testenv.VHost(t, "poisonops"), opsSchemas, opsPlaceholders...)
 	mailer := b.name("mailer")
 	code, _, stderr := b.poison("groups", "--consumer", "nobody", b.dir)
-	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of`) {
+	if code != 2 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of`) {
 		t.Errorf("unknown consumer: exit %d, %q", code, stderr)
 	}
 	code, _, stderr = b.poison("groups", "--consumer", mailer, b.dir)

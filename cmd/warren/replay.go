@@ -188,8 +188,8 @@ func runReplay(c *cli.Context) error {
 		// The lane read as a poison queue: its facts carry the routing key
 		// and exchange they were published with.
 		consumer = topology.Consumer{Name: "the delay levels", PoisonQueue: m.Topology.Delay.Unroutable}
-	} else if consumer, err = consumerOf(m, c.String("consumer")); err != nil {
-		return reportError(stderr, "replay", "", err)
+	} else if consumer, err = flagConsumer(c, m, c.String("consumer")); err != nil {
+		return err
 	}
 	filter := byIDs(poison.Filter{Limit: c.Int("limit"), RoutingKey: c.String("routing-key")}, ids)
 	opts := poison.ReplayOptions{From: from}

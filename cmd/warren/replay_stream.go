@@ -87,6 +87,21 @@ func sinceOf(c *cli.Context) (t time.Time, ok bool, err error) {
 	return t, true, nil
 }
 
+// replayableConsumers names the consumers --from stream replays: those
+// that read a stream that is no super stream.
+func replayableConsumers(m *model.Model) string {
+	var names []string
+	for _, tc := range m.Topology.Consumers {
+		if tc.Stream != "" && len(tc.Partitions) == 0 {
+			names = append(names, tc.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "the manifest has no consumer that --from stream replays (one that reads a stream that is no super stream)"
+	}
+	return "expected a consumer that reads a stream that is no super stream: " + strings.Join(names, ", ")
+}
+
 // runStreamReplay is warren replay --from stream: it plans a replay of the
 // consumer's stream under a fresh offset name and, unless --dry-run,
 // stores it on the broker for the consumer's processes started with
@@ -94,21 +109,20 @@ func sinceOf(c *cli.Context) (t time.Time, ok bool, err error) {
 func runStreamReplay(c *cli.Context, m *model.Model) error {
 	stderr := c.App.ErrWriter
 	name := c.String("consumer")
-	tc, err := consumerOf(m, name)
+	tc, err := flagConsumer(c, m, name)
 	if err != nil {
-		// Known from the manifest, before anything is dialled: a bad
-		// --consumer, as one that reads a queue is.
-		return usageError(c, "--consumer: %v", err)
+		return err
 	}
+	// A consumer of a kind --from stream cannot replay is known from the
+	// manifest, before anything is dialled: a bad --consumer, as a bad
+	// --offset-name is.
 	if tc.Stream == "" {
-		// Known from the manifest, before anything is dialled: a bad
-		// --consumer for --from stream, as a bad --offset-name is.
-		return usageError(c, "--from stream: consumer %q reads a queue, not a stream (warren.json \"stream\")", name)
+		return usageError(c, "--from stream: consumer %q reads a queue, not a stream (warren.json \"stream\"); %s", name, replayableConsumers(m))
 	}
 	if len(tc.Partitions) > 0 {
-		// Refused before anything is dialled: see
-		// streamoffset.SuperStreamReplayError for why and what instead.
-		return reportError(stderr, "replay", "", fmt.Errorf("--from stream: %w", streamoffset.SuperStreamReplayError{Consumer: name, SuperStream: tc.Stream}))
+		// See streamoffset.SuperStreamReplayError for why, and what
+		// instead.
+		return usageError(c, "--from stream: %v; %s", streamoffset.SuperStreamReplayError{Consumer: name, SuperStream: tc.Stream}, replayableConsumers(m))
 	}
 	// The consumer's own name, or another consumer's (whose offset or
 	// guard claims the replay would take over), is refused before

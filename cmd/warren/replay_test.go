@@ -231,7 +231,7 @@ func TestReplayErrors(t *testing.T) {
 		t.Errorf("undeclared: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 	code, _, stderr = b.run("replay", "--consumer", "nobody", b.dir)
-	if code != 1 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of `+b.name("audit")+", "+mailer) {
+	if code != 2 || !strings.Contains(stderr, `consumer "nobody": not in the manifest; expected one of `+b.name("audit")+", "+mailer) {
 		t.Errorf("unknown consumer: exit %d, stderr %q", code, stderr)
 	}
 	if code, _, stderr := run(t, "replay", b.dir); code != 2 || !strings.HasPrefix(stderr, "warren replay: expected --consumer NAME\nusage: warren replay --consumer NAME") {

@@ -307,8 +307,8 @@ func TestReplayStreamRefusesASuperStream(t *testing.T) {
 			t.Errorf("stderr %q: want %q", errOut, want)
 		}
 	}
-	if code != 1 || out != "" || strings.Contains(errOut, closed) {
-		t.Errorf("exit %d, stdout %q, stderr %q: want exit 1, refused before dialling", code, out, errOut)
+	if code != 2 || out != "" || strings.Contains(errOut, closed) {
+		t.Errorf("exit %d, stdout %q, stderr %q: want exit 2 (a --consumer the command cannot replay), refused before dialling", code, out, errOut)
 	}
 }
 

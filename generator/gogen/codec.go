@@ -523,7 +523,9 @@ func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		jen.List(jen.Id("raw"), jen.Err()).Op(":=").Add(codecID("Raw")).Call(jen.Id("d")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Op("*").Id("v").Op("=").Id(t.GoName).Values(),
-		jen.Id("n").Op(":=").Lit(0),
+		// The branches tried, and why each that does not match does not:
+		// the error of a value that matches none says it of each.
+		jen.Var().Id("u").Qual(codecPath, "Union"),
 	}
 	enc = []jen.Code{jen.Var().Id("set").Index().Func().Params(jen.Op("*").Qual(jxPath, "Encoder"))}
 	for i, vr := range t.Variants {
@@ -549,9 +551,8 @@ func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
 		}
 		dec = append(dec,
 			jen.Var().Add(tmp).Add(typeExpr(r)),
-			jen.If(codecID("Matches").Call(jen.Id("raw"), try)).Block(
+			jen.If(jen.Id("u").Dot("Match").Call(jen.Id("raw"), jen.Lit(branchSchema(vr.Location)), try)).Block(
 				jen.Id("v").Dot(vr.GoName).Op("=").Add(set),
-				jen.Id("n").Op("++"),
 			))
 		x := jen.Id("v").Dot(vr.GoName)
 		enc = append(enc, jen.If(jen.Add(x).Op("!=").Nil()).Block(
@@ -560,9 +561,9 @@ func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	}
 	if c.lenient {
 		// The reference validator has counted the branches.
-		dec = append(dec, jen.Id("_").Op("=").Id("n"), jen.Return(jen.Nil()))
+		dec = append(dec, jen.Return(jen.Nil()))
 	} else {
-		dec = append(dec, jen.Return(codecID("UnionCount").Call(jen.Id("n"), jen.Lit(t.OneOf))))
+		dec = append(dec, jen.Return(jen.Id("u").Dot("Count").Call(jen.Lit(t.OneOf))))
 	}
 	enc = append(enc, codecID("WriteUnion").Call(jen.Id("e"), jen.Id("set")))
 	if !c.lenient { // the embedded schema counts the branches
@@ -579,4 +580,17 @@ func (c *valueCodec) unionCodec(t *model.Type) (dec, enc, val []jen.Code) {
 	}
 	val = append(val, jen.Return(codecID("Revalidate").Call(jen.Id("v"), jen.New(jen.Id(t.GoName)))))
 	return dec, enc, val
+}
+
+// branchSchema names a union's branch in errors by its place in the
+// union's schema, "oneOf/1", from its location
+// ("order.json#/properties/payment/oneOf/1"): what a schema's author
+// finds it by, where the Go field's name is the generator's choice. A
+// location with no such step is named whole.
+func branchSchema(location string) string {
+	_, ptr, _ := strings.Cut(location, "#")
+	if i := max(strings.LastIndex(ptr, "/oneOf/"), strings.LastIndex(ptr, "/anyOf/")); i >= 0 {
+		return ptr[i+1:]
+	}
+	return location
 }

@@ -7,8 +7,9 @@
 //	catalogue/rebuild-index.json:2:20: past-tense: routing key "rebuild.index" reads as a command ("rebuild" ...); a fact states what happened, e.g. "index.rebuilt" (warning)
 //
 // Every rule has a stable name and a severity ([Rules] lists them). Errors
-// fail `warren check`, warnings fail it only with --strict, and info
-// findings never do.
+// fail `warren check` and `warren generate` ([Errors] runs those rules
+// alone), warnings fail check only with --strict, and info findings never
+// fail.
 //
 // # Turning a rule off
 //
@@ -42,7 +43,7 @@ type Severity int
 const (
 	Info    Severity = iota // worth knowing; never fails a check
 	Warning                 // probably wrong; fails `warren check --strict`
-	Error                   // wrong; fails `warren check`
+	Error                   // wrong; fails `warren check` and `warren generate`
 )
 
 func (s Severity) String() string {
@@ -151,11 +152,20 @@ type Binding struct {
 
 // Run applies every rule and returns the findings that no x-warren-lint
 // keyword disabled, sorted by file, position and rule.
-func Run(in Input) []Finding {
+func Run(in Input) []Finding { return run(in, Info) }
+
+// Errors applies the rules of severity Error alone, as Run does: what
+// makes a directory whose generated code cannot work as written (a saga
+// that never starts), which `warren generate` refuses. A misspelt rule
+// name in x-warren-lint is one of them.
+func Errors(in Input) []Finding { return run(in, Error) }
+
+// run applies the rules of severity least and above.
+func run(in Input, least Severity) []Finding {
 	p := &pass{in: in}
 	disabled := p.readDisable()
 	for _, r := range Rules {
-		if r.check == nil {
+		if r.check == nil || r.Severity < least {
 			continue
 		}
 		p.rule = r

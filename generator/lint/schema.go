@@ -147,18 +147,46 @@ func collectProperties(s *load.Schema, declared map[string][]*load.Schema, seen 
 }
 
 // mergedProperties returns the properties of the object that schema s is
-// part of: its own, its allOf members', and, for an allOf member, its
-// parent's and its siblings'.
+// part of: its own, its allOf members', and, for a member of an allOf,
+// oneOf or anyOf or a not, if, then or else (each applies to the same
+// value as the schema around it), the parent's and its allOf members', up
+// through every such parent. A branch that requires a property the schema beside it
+// declares ({"oneOf": [{"required": ["email"]}, ...]}) names a declared
+// property.
 func (p *pass) mergedProperties(s *load.Schema) map[string][]*load.Schema {
 	declared := map[string][]*load.Schema{}
 	seen := map[*load.Schema]bool{}
 	collectProperties(s, declared, seen)
-	if parent, ok := allOfParent(s.Pointer); ok {
-		if ps := s.Doc.SchemaAt(parent); ps != nil {
-			collectProperties(ps, declared, seen)
+	for ptr := s.Pointer; ; {
+		parent, ok := memberParent(ptr)
+		if !ok {
+			break
 		}
+		ps := s.Doc.SchemaAt(parent)
+		if ps == nil {
+			break
+		}
+		collectProperties(ps, declared, seen)
+		ptr = parent
 	}
 	return declared
+}
+
+// memberParent returns the pointer of the schema whose allOf, oneOf or
+// anyOf holds the schema at ptr, or whose not, if, then or else is it:
+// each applies to the same value as the schema around it.
+func memberParent(ptr string) (string, bool) {
+	for _, kw := range []string{"allOf", "oneOf", "anyOf"} {
+		if parent, ok := applicatorParent(ptr, kw); ok {
+			return parent, true
+		}
+	}
+	for _, kw := range []string{"/not", "/if", "/then", "/else"} {
+		if parent, ok := strings.CutSuffix(ptr, kw); ok {
+			return parent, true
+		}
+	}
+	return "", false
 }
 
 func patternsOf(s *load.Schema) []*pattern.Regexp {
@@ -194,16 +222,21 @@ func isObjectSchema(s *load.Schema) bool {
 
 // allOfParent returns the pointer of the schema whose allOf holds the
 // schema at ptr.
-func allOfParent(ptr string) (string, bool) {
+func allOfParent(ptr string) (string, bool) { return applicatorParent(ptr, "allOf") }
+
+// applicatorParent returns the pointer of the schema whose array keyword
+// kw (allOf, oneOf, anyOf) holds the schema at ptr, if it is such a
+// member.
+func applicatorParent(ptr, kw string) (string, bool) {
 	i := strings.LastIndex(ptr, "/")
-	if i < 0 {
+	if i < 0 || ptr[i+1:] == "" {
 		return "", false
 	}
 	rest := ptr[:i]
-	if !strings.HasSuffix(rest, "/allOf") || strings.Trim(ptr[i+1:], "0123456789") != "" {
+	if !strings.HasSuffix(rest, "/"+kw) || strings.Trim(ptr[i+1:], "0123456789") != "" {
 		return "", false
 	}
-	return strings.TrimSuffix(rest, "/allOf"), true
+	return strings.TrimSuffix(rest, "/"+kw), true
 }
 
 func isAllOfMember(ptr string) bool {

@@ -51,16 +51,45 @@ type Error struct {
 	// tokenizer, or the error of a format check. It is already part of
 	// Expected; it is kept for errors.Is and errors.As.
 	Err error
+	// Branches, for a value that matches no branch of a oneOf or anyOf,
+	// say why each branch does not, in the schema's order.
+	Branches []BranchError
 }
 
 // Error returns "<pointer>: <expected>", with "(root)" for the whole
-// document, as the reference validator's errors read.
+// document, as the reference validator's errors read. A value that
+// matches no branch of a union adds each branch's reason, its pointer
+// from the document's root:
+//
+//	/payment: a value matching one of the branches (oneOf); oneOf/0 does not: /payment/type: the constant "card"; oneOf/1 does not: /payment: required property "iban"
 func (e *Error) Error() string {
-	p := e.Pointer
-	if p == "" {
-		p = "(root)"
+	if len(e.Branches) == 0 {
+		p := e.Pointer
+		if p == "" {
+			p = "(root)"
+		}
+		return p + ": " + e.Expected
 	}
-	return p + ": " + e.Expected
+	var b strings.Builder
+	e.write(&b, "")
+	return b.String()
+}
+
+// write writes e as Error does, its pointer after base, the pointer of
+// the union e is a branch's reason in ("" for the document).
+func (e *Error) write(b *strings.Builder, base string) {
+	p := base + e.Pointer
+	if p == "" {
+		b.WriteString("(root)")
+	} else {
+		b.WriteString(p)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Expected)
+	if len(e.Branches) > 0 {
+		b.WriteString(";")
+		e.writeBranches(b, p)
+	}
 }
 
 // Unwrap returns the underlying cause, if any.

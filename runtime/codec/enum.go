@@ -143,8 +143,8 @@ type Any struct {
 	Enum  *Enum
 }
 
-// Check checks raw, which must be valid UTF-8 (see [CheckRaw]); nil (an
-// absent value) is not checked.
+// Check checks raw, which must be one JSON value in valid UTF-8 (see
+// [CheckRaw]); nil (an absent value) is not checked.
 func (c *Any) Check(raw json.RawMessage) error {
 	if raw == nil {
 		return nil

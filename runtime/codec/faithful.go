@@ -1,7 +1,9 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -11,7 +13,8 @@ import (
 // name that is not UTF-8 (JSON text is Unicode, and a consumer refuses a
 // body that is not), a NaN or an infinity (JSON has no such numbers: the
 // writer would put null), a time.Time whose year has more or fewer than
-// four digits (RFC 3339 has no other). The checks of this file refuse
+// four digits (RFC 3339 has no other), a json.RawMessage whose bytes are
+// no JSON (the writer copies them). The checks of this file refuse
 // them, so that Validate, which Publish runs, refuses a value that would
 // not be written faithfully. They look at the Go value, not at the JSON
 // written: utf8.ValidString and a comparison or two, nothing encoded.
@@ -36,16 +39,41 @@ func CheckText(s string) error {
 
 func errText(s string) error { return Expect("a string of valid UTF-8, got " + invalidByte(s)) }
 
-// CheckRaw checks that raw, JSON built in Go, is valid UTF-8.
+// CheckRaw checks that raw, JSON built in Go, is one JSON value in valid
+// UTF-8. The encoder writes a json.RawMessage as it is, so bytes that are
+// no JSON (a string's text without its quotes, two values, nothing at
+// all) would make a body every consumer refuses. nil is written as null
+// and passes.
 func CheckRaw(raw json.RawMessage) error {
-	if utf8.Valid(raw) {
+	if raw == nil || utf8.Valid(raw) && json.Valid(raw) {
 		return nil
 	}
 	return errRaw(raw)
 }
 
 func errRaw(raw json.RawMessage) error {
-	return Expect("JSON text of valid UTF-8, got " + invalidByte(string(raw)))
+	if err := checkUTF8(raw); err != nil {
+		return err
+	}
+	if len(bytes.TrimLeft(raw, " \t\r\n")) == 0 {
+		return Expect("JSON text, got nothing; a json.RawMessage is written as it is, and nil as null")
+	}
+	// encoding/json says what is wrong and where; Valid said only that.
+	err := json.Unmarshal(raw, new(json.RawMessage))
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) {
+		return Expect("JSON text")
+	}
+	return &Error{Expected: "JSON text, got " + syntax.Error() + " (byte " + strconv.FormatInt(syntax.Offset, 10) + " of " + strconv.Itoa(len(raw)) + "); a json.RawMessage is written as it is", Err: err}
+}
+
+// checkUTF8 checks that b, JSON written from a value built in Go, is valid
+// UTF-8: the values it was written from were checked to be JSON.
+func checkUTF8(b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	return Expect("JSON text of valid UTF-8, got " + invalidByte(string(b)))
 }
 
 // CheckFloat checks that f is a number JSON can hold: neither NaN nor an

@@ -109,6 +109,13 @@ func TestValidateRefusesWhatJSONCannotHold(t *testing.T) {
 			r.AdditionalProperties = map[string]json.RawMessage{"x": json.RawMessage(`"` + bad + `"`)}
 		}, "/x: JSON text of valid UTF-8, got invalid byte 0xff at offset 2"},
 		{"bad UTF-8 in raw JSON", func(r *reading) { r.Raw = json.RawMessage(`"` + bad + `"`) }, "/raw: JSON text of valid UTF-8"},
+		{"raw bytes that are no JSON", func(r *reading) { r.Raw = json.RawMessage(`calibrated`) }, "/raw: JSON text, got invalid character 'c' looking for beginning of value (byte 1 of 10)"},
+		{"raw JSON cut short", func(r *reading) { r.Raw = json.RawMessage(`{"k":`) }, "/raw: JSON text, got unexpected end of JSON input"},
+		{"raw bytes of two values", func(r *reading) { r.Raw = json.RawMessage(`1 2`) }, "/raw: JSON text, got invalid character '2' after top-level value"},
+		{"an empty raw value", func(r *reading) { r.Raw = json.RawMessage{} }, "/raw: JSON text, got nothing"},
+		{"an additional property that is no JSON", func(r *reading) {
+			r.AdditionalProperties = map[string]json.RawMessage{"x-site": json.RawMessage(`NH`)}
+		}, "/x-site: JSON text, got invalid character 'N'"},
 		{"year 10000", func(r *reading) { r.At = y10000 }, "/at: a date-time in the years 0000 to 9999 (RFC 3339), got the year 10000"},
 		{"year -1", func(r *reading) { r.At = yMinus1 }, "/at: a date-time in the years 0000 to 9999 (RFC 3339), got the year -1"},
 		{"year 10000 behind a pointer", func(r *reading) { r.Due = &y10000 }, "/due: a date-time in the years 0000 to 9999"},
@@ -272,6 +279,10 @@ func TestRulesRefuseWhatJSONCannotHold(t *testing.T) {
 		{"CheckTime 10000", codec.CheckTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)), "(root): a date-time in the years 0000 to 9999 (RFC 3339), got the year 10000"},
 		{"CheckTime -1", codec.CheckTime(time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)), "(root): a date-time in the years 0000 to 9999 (RFC 3339), got the year -1"},
 		{"CheckRaw", codec.CheckRaw(json.RawMessage(`"` + bad + `"`)), "(root): JSON text of valid UTF-8, got invalid byte 0xff at offset 2"},
+		{"CheckRaw, no JSON", codec.CheckRaw(json.RawMessage(`{"a":}`)), "(root): JSON text, got invalid character '}' looking for beginning of value (byte 6 of 6)"},
+		{"Any.Check, no JSON", (&codec.Any{Types: []string{"string"}}).Check(json.RawMessage(`label`)), "(root): JSON text, got invalid character 'l'"},
+		{"Each, raw items", codec.Each([]json.RawMessage{json.RawMessage(`1`), json.RawMessage(`[1,]`)}, codec.CheckRaw), "/1: JSON text, got invalid character ']'"},
+		{"EachValue, raw values", codec.EachValue(map[string]json.RawMessage{"a": json.RawMessage(`{}`), "b": json.RawMessage(`{`)}, codec.CheckRaw), "/b: JSON text, got unexpected end of JSON input"},
 		{"Any.Check", (&codec.Any{Types: []string{"string"}}).Check(json.RawMessage(`"` + bad + `"`)), "(root): JSON text of valid UTF-8"},
 		{"CheckNames", codec.CheckNames(map[string]int64{"ok": 1, bad: 2}), `(root): property names of valid UTF-8, got "a\xffb" (invalid byte 0xff at offset 1)`},
 		{"CheckKeys", codec.CheckKeys(&codec.Keys{Patterns: []*codec.Pattern{codec.Regexp("^a")}}, map[string]bool{bad: true}), `(root): property names of valid UTF-8, got "a\xffb"`},
@@ -293,6 +304,7 @@ func TestRulesRefuseWhatJSONCannotHold(t *testing.T) {
 		{"CheckTime 9999", codec.CheckTime(time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC))},
 		{"CheckTime 9999, ahead of UTC", codec.CheckTime(time.Date(9999, 12, 31, 23, 30, 0, 0, time.FixedZone("", -3600)))},
 		{"CheckRaw nil", codec.CheckRaw(nil)},
+		{"CheckRaw with white space", codec.CheckRaw(json.RawMessage(" {\"a\": [1, null]}\n"))},
 		{"CheckNames nil", codec.CheckNames[int64](nil)},
 	} {
 		if tc.err != nil {

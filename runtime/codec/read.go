@@ -449,6 +449,8 @@ func End(d *jx.Decoder) error {
 
 // Matches reports whether raw, one JSON value, decodes with dec: whether
 // it satisfies a union branch whose generated code checks it exactly.
+// Code generated for contract version 4 and before calls it; later code
+// tries the branches with a [Union], which keeps why each did not match.
 func Matches(raw []byte, dec func(d *jx.Decoder) error) bool {
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)

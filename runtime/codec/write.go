@@ -154,7 +154,7 @@ func kind(oneOf bool) string {
 // UTF-8, which decoding does not check (the runtime checks a body before).
 func Revalidate(v Encoder, dec Decoder) error {
 	b := Marshal(v)
-	if err := CheckRaw(b); err != nil {
+	if err := checkUTF8(b); err != nil {
 		return err
 	}
 	return Unmarshal(b, dec)
@@ -193,7 +193,7 @@ func Checked(d **jx.Decoder, validate func([]byte) error) error {
 // text written must be UTF-8, which the reference does not check.
 func CheckedValue(v Encoder, validate func([]byte) error) error {
 	b := Marshal(v)
-	if err := CheckRaw(b); err != nil {
+	if err := checkUTF8(b); err != nil {
 		return err
 	}
 	return Reference(b, validate)

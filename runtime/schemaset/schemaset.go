@@ -45,9 +45,14 @@ import (
 // Version 4 code checks unions of required properties beside an object's
 // properties with runtime/codec's Branches; older code still
 // builds and behaves as it did.
+//
+// Version 5 code decodes a oneOf or anyOf with runtime/codec's Union,
+// whose error says why each branch does not match; older code, which
+// counts the branches with Matches and UnionCount, still builds and
+// behaves as it did.
 const (
 	MinVersion = 2
-	MaxVersion = 4
+	MaxVersion = 5
 )
 
 // EnforceVersion is used in the compile-time check above: a negative

@@ -131,18 +131,16 @@ func (v *OrderPlacedPayment) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = OrderPlacedPayment{}
-	n := 0
+	var u codec.Union
 	var v1 CardPayment
-	if codec.Matches(raw, v1.DecodeJSON) {
+	if u.Match(raw, "oneOf/0", v1.DecodeJSON) {
 		v.CardPayment = &v1
-		n++
 	}
 	var v2 InvoicePayment
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "oneOf/1", v2.DecodeJSON) {
 		v.InvoicePayment = &v2
-		n++
 	}
-	return codec.UnionCount(n, true)
+	return u.Count(true)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -14,10 +14,10 @@ package allof
 import "github.com/warrenbus/warren/runtime/schemaset"
 
 // These constants fail to compile when the warren runtime does not support
-// version 4 of the generated-code contract: upgrade the
+// version 5 of the generated-code contract: upgrade the
 // github.com/warrenbus/warren module, or regenerate with the warren version
 // your go.mod requires.
 const (
-	_ = schemaset.EnforceVersion(4 - schemaset.MinVersion)
-	_ = schemaset.EnforceVersion(schemaset.MaxVersion - 4)
+	_ = schemaset.EnforceVersion(5 - schemaset.MinVersion)
+	_ = schemaset.EnforceVersion(schemaset.MaxVersion - 5)
 )

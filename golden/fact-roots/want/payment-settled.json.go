@@ -35,18 +35,16 @@ func (v *PaymentSettled) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PaymentSettled{}
-	n := 0
+	var u codec.Union
 	var v1 CardSettlement
-	if codec.Matches(raw, v1.DecodeJSON) {
+	if u.Match(raw, "oneOf/0", v1.DecodeJSON) {
 		v.CardSettlement = &v1
-		n++
 	}
 	var v2 BankSettlement
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "oneOf/1", v2.DecodeJSON) {
 		v.BankSettlement = &v2
-		n++
 	}
-	return codec.UnionCount(n, true)
+	return u.Count(true)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -206,21 +206,19 @@ func (v *Expr) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = Expr{}
-	n := 0
+	var u codec.Union
 	var v1 float64
-	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+	if u.Match(raw, "oneOf/0", func(d *jx.Decoder) (err error) {
 		v1, err = codec.Float64(d)
 		return err
 	}) {
 		v.Number = &v1
-		n++
 	}
 	var v2 Binary
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "oneOf/1", v2.DecodeJSON) {
 		v.Binary = &v2
-		n++
 	}
-	return codec.UnionCount(n, true)
+	return u.Count(true)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -270,18 +270,16 @@ func (v *PaymentMadeMethod) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PaymentMadeMethod{}
-	n := 0
+	var u codec.Union
 	var v1 Card
-	if codec.Matches(raw, v1.DecodeJSON) {
+	if u.Match(raw, "oneOf/0", v1.DecodeJSON) {
 		v.Card = &v1
-		n++
 	}
 	var v2 Transfer
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "oneOf/1", v2.DecodeJSON) {
 		v.Transfer = &v2
-		n++
 	}
-	return codec.UnionCount(n, true)
+	return u.Count(true)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -334,24 +332,22 @@ func (v *PaymentMadeReference) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PaymentMadeReference{}
-	n := 0
+	var u codec.Union
 	var v1 string
-	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+	if u.Match(raw, "anyOf/0", func(d *jx.Decoder) (err error) {
 		v1, err = codec.Str(d)
 		return err
 	}) {
 		v.String = &v1
-		n++
 	}
 	var v2 int64
-	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+	if u.Match(raw, "anyOf/1", func(d *jx.Decoder) (err error) {
 		v2, err = codec.Int64(d)
 		return err
 	}) {
 		v.Integer = &v2
-		n++
 	}
-	return codec.UnionCount(n, false)
+	return u.Count(false)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -398,18 +394,16 @@ func (v *PaymentMadeContact) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PaymentMadeContact{}
-	n := 0
+	var u codec.Union
 	var v1 PaymentMadeContactOption1
-	if codec.Matches(raw, v1.DecodeJSON) {
+	if u.Match(raw, "anyOf/0", v1.DecodeJSON) {
 		v.Option1 = &v1
-		n++
 	}
 	var v2 PaymentMadeContactOption2
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "anyOf/1", v2.DecodeJSON) {
 		v.Option2 = &v2
-		n++
 	}
-	return codec.UnionCount(n, false)
+	return u.Count(false)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
@@ -512,21 +506,19 @@ func (v *PaymentMadeAmountOrFree) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = PaymentMadeAmountOrFree{}
-	n := 0
+	var u codec.Union
 	var v1 float64
-	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+	if u.Match(raw, "oneOf/0", func(d *jx.Decoder) (err error) {
 		v1, err = checkPaymentMadeAmountOrFree_Number.Float(d)
 		return err
 	}) {
 		v.Number = &v1
-		n++
 	}
 	var v2 PaymentMadeAmountOrFreeOption2
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "oneOf/1", v2.DecodeJSON) {
 		v.Option2 = &v2
-		n++
 	}
-	return codec.UnionCount(n, true)
+	return u.Count(true)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

@@ -323,24 +323,22 @@ func (v *InstanceChangedWhen) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = InstanceChangedWhen{}
-	n := 0
+	var u codec.Union
 	var v1 string
-	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+	if u.Match(raw, "anyOf/0", func(d *jx.Decoder) (err error) {
 		v1, err = checkInstanceChangedWhen_String.Str(d)
 		return err
 	}) {
 		v.String = &v1
-		n++
 	}
 	var v2 string
-	if codec.Matches(raw, func(d *jx.Decoder) (err error) {
+	if u.Match(raw, "anyOf/1", func(d *jx.Decoder) (err error) {
 		v2, err = codec.Str(d)
 		return err
 	}) {
 		v.String2 = &v2
-		n++
 	}
-	return codec.UnionCount(n, false)
+	return u.Count(false)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.

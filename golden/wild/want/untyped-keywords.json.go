@@ -179,18 +179,16 @@ func (v *UntypedKeywordsEvent) DecodeJSON(d *jx.Decoder) error {
 		return err
 	}
 	*v = UntypedKeywordsEvent{}
-	n := 0
+	var u codec.Union
 	var v1 UntypedKeywordsEventOption1
-	if codec.Matches(raw, v1.DecodeJSON) {
+	if u.Match(raw, "oneOf/0", v1.DecodeJSON) {
 		v.Option1 = &v1
-		n++
 	}
 	var v2 UntypedKeywordsEventOption2
-	if codec.Matches(raw, v2.DecodeJSON) {
+	if u.Match(raw, "oneOf/1", v2.DecodeJSON) {
 		v.Option2 = &v2
-		n++
 	}
-	return codec.UnionCount(n, true)
+	return u.Count(true)
 }
 
 // EncodeJSON writes v as JSON. It does not check v; Validate does.
