@@ -64,10 +64,13 @@ its queues announce it to the broker (LIVE: each announcement and how many
 processes made it); beside them the versions the publisher publishes
 (warren.json "versions"). Below it, for each fact, which published versions
 no consumer needs any more and can be retired: every live process (or, with
-none attached or no --management-url, the schema's build) reads another
-published version. Only the management API lists what consumers announce:
-it is the rabbitmq_management plugin (rabbitmq-plugins enable
-rabbitmq_management).
+none attached, the schema's build) reads another published version. Without
+--management-url only the schema's build is known, which reads an old version
+through upcasts as soon as a new one is added while older builds still
+deployed may read the old one alone: such a version is said to be unneeded by
+the directory's consumers, to be retired once LIVE shows no process reading it.
+Only the management API lists what consumers announce: it is the
+rabbitmq_management plugin (rabbitmq-plugins enable rabbitmq_management).
 With --outbox-dsn, a further table: the outbox table's rows (see warren outbox
 status), its facts scheduled for later among them, and when the next falls due.
 
@@ -509,14 +512,21 @@ func writeVersionsTable(w io.Writer, rows []consumerStatus, liveFailed bool) err
 			facts = append(facts, fr.Fact)
 		}
 	}
+	asked := all[0].Asked
 	for _, f := range facts {
-		if vs := retire[f]; len(vs) > 0 {
+		switch vs := retire[f]; {
+		case len(vs) > 0 && !asked:
+			// The schema's build alone: the processes of older builds
+			// still running (the deployed consumers, right after a new
+			// version is added) may read nothing else.
+			fmt.Fprintf(w, "%s: the consumers of this schema directory no longer need version %s; before retiring it from \"versions\", check that no process of an older build reads it (LIVE, with --management-url)\n", f, liveversions.Join(vs))
+		case len(vs) > 0:
 			fmt.Fprintf(w, "%s: no consumer needs version %s any more: it can be retired from \"versions\"\n", f, liveversions.Join(vs))
-		} else {
+		default:
 			fmt.Fprintf(w, "%s: every published version is still needed\n", f)
 		}
 	}
-	if !all[0].Asked {
+	if !asked {
 		fmt.Fprintln(w, "LIVE needs --management-url: only the management API lists the versions live consumers announce")
 	}
 	return nil

@@ -638,7 +638,8 @@ func (r *Relay) settle(ctx context.Context, tx sqldb.Tx, confirmed []string, fai
 }
 
 // pruneKept deletes published and discarded rows past their keeping time,
-// in batches. A failure is an outage of the database like any other.
+// in batches. A failure is an outage of the database like any other; a
+// prune cut short because ctx ended is Run stopping, not a failure.
 func (r *Relay) pruneKept(ctx context.Context) {
 	now := r.cfg.Now()
 	// With KeepPublished zero no row is marked published: any cutoff does.
@@ -647,6 +648,12 @@ func (r *Relay) pruneKept(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := r.pruneBatch(ctx, published, discarded)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The rows stay for the next prune; logging this as the
+				// database going down would raise an error at every
+				// shutdown that lands here.
+				return
+			}
 			r.observe(batchResult{}, r.storeError(ctx, "prune kept rows", err))
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,9 +44,10 @@ type goldenFact struct {
 
 // Golden compares the facts published on the bus so far with
 // testdata/<name>.golden.json: each fact's routing key, version and
-// payload as canonical JSON (sorted keys, two-space indent). Run the tests
-// with -warrentest.update (or the package's own -update) to write the file
-// instead.
+// payload as canonical JSON (sorted keys, two-space indent). A fact
+// published in several versions at once (a dual publish window) is one
+// entry per version, oldest first. Run the tests with -warrentest.update
+// (or the package's own -update) to write the file instead.
 //
 // The facts are listed in the order of the clock when the bus received
 // them, and those received at the same moment by routing key, then
@@ -94,15 +96,13 @@ func (b *Bus) goldenJSON() ([]byte, error) {
 	}
 	var all []atFact
 	for _, m := range b.Published() {
-		p, err := canonical(m.Payload())
-		if err != nil {
-			return nil, fmt.Errorf("message %s (%s): %w", m.MessageID, m.RoutingKey, err)
+		for _, c := range versionsOf(m) {
+			p, err := canonical(payloadOf(c.body))
+			if err != nil {
+				return nil, fmt.Errorf("message %s (%s): %w", m.MessageID, m.RoutingKey, err)
+			}
+			all = append(all, atFact{m.At, goldenFact{RoutingKey: m.RoutingKey, Version: c.version, Payload: p}})
 		}
-		g := goldenFact{RoutingKey: m.RoutingKey, Payload: p}
-		if v, ok := m.Headers[runtime.HeaderFactVersion]; ok {
-			g.Version = fmt.Sprint(v)
-		}
-		all = append(all, atFact{m.At, g})
 	}
 	// Stable: facts alike in all four keep the order they came in.
 	slices.SortStableFunc(all, func(x, y atFact) int {
@@ -119,6 +119,46 @@ func (b *Bus) goldenJSON() ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// versionCopy is one version of a published fact: its version as the
+// golden file writes it ("" when the message names none) and its envelope.
+type versionCopy struct {
+	version string
+	body    []byte
+}
+
+// versionsOf returns every version a message carries, oldest first. A fact
+// published in several versions at once is one message whose body is the
+// oldest version and whose newer versions travel in headers
+// (runtime.HeaderFactCopyPrefix): each of them is a fact the service
+// published, the newest the one its code wrote, so each is recorded. A
+// message published one per version (runtime.HeaderFactVersions without
+// the copies) carries its own version alone.
+func versionsOf(m Message) []versionCopy {
+	body := versionCopy{body: m.Body}
+	if v, ok := m.Headers[runtime.HeaderFactVersion]; ok {
+		body.version = fmt.Sprint(v)
+	}
+	list, ok := m.Headers[runtime.HeaderFactVersions].(string)
+	if !ok {
+		return []versionCopy{body}
+	}
+	var out []versionCopy
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			continue
+		}
+		if b, ok := runtime.BodyOfVersion(m.Headers, m.Body, v); ok {
+			out = append(out, versionCopy{version: strconv.Itoa(v), body: b})
+		}
+	}
+	if len(out) == 0 {
+		// A list naming no version of this message: record it as sent.
+		return []versionCopy{body}
+	}
+	return out
 }
 
 // canonical re-encodes JSON with sorted keys, numbers as written.

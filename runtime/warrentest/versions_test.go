@@ -113,3 +113,25 @@ func TestADualPublishIsHandledOnceByConsumersOfEitherVersion(t *testing.T) {
 		}
 	})
 }
+
+// A golden file records a fact published in several versions with every
+// version it carries, one entry each, oldest first: the newer versions
+// are what the service's code wrote (the older ones its downcasts), and a
+// change to either must show in the file's diff. The message's body is the
+// oldest version alone.
+func TestGoldenRecordsEveryVersionOfADualPublish(t *testing.T) {
+	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{
+		{Name: "old", Bindings: []string{"item.#"}, MaxAttempts: 1},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warrentest.Run(t, top, func(t *testing.T, b *warrentest.Bus) {
+		warrentest.PublishVersions(b,
+			runtime.Copy{Fact: factPricedV1, Payload: pricedV1{SKU: "BOOK-1", Cents: 1999}},
+			runtime.Copy{Fact: factPricedV2, Payload: pricedV2{SKU: "BOOK-1", Price: 1999}},
+		)
+		warrentest.Publish(b, factPricedV2, pricedV2{SKU: "BOOK-2", Price: 500})
+		b.Golden("dual-publish")
+	})
+}
