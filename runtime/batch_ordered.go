@@ -165,6 +165,11 @@ func (c *Consumer) processOrderedBatch(r *channelRun, j *batchJob) {
 				continue
 			}
 			c.checkSequence(in)
+			if err := c.lastDelivery(in); err != nil {
+				wait, again := c.settleInPlace(r, &in, false, err)
+				j.later[i] = inPlace{in: in, wait: wait, again: again}
+				continue
+			}
 		}
 		if c.otherCopy(in) {
 			// The fact in another version, which the consumer handles

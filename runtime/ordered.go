@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/warrenbus/warren/internal/amqpmsg"
 )
 
 // An ordered consumer (topology.Consumer.Shards) handles the facts of one
@@ -38,6 +41,11 @@ import (
 //     poison (a higher x-replay-count; a plain redelivery of it is acked,
 //     its poison copy being confirmed already); parking lasts as long as
 //     the consumer runs, or with a [ParkStore] guard until the replay.
+//   - A fact on the last delivery its quorum shard allows (x-delivery-count
+//     equal to DeliveryLimit) goes to poison before the handler sees it,
+//     like any poisoned fact, its key parked with Park: left to the broker,
+//     its next return would dead-letter it unseen, and its key's later
+//     facts would be handled before it (lastDelivery).
 //   - An unavailable dependency ([Unavailable]) is waited out in place
 //     without spending attempts.
 //   - A deferral ([Defer]) is waited out in place too, unacked, until it
@@ -96,23 +104,29 @@ func (orderedKind) traits() traits { return traits{stopsInPlace: true, queueNoun
 // busy (a worker has its oldest fact), waiting (kept in hand, ready again
 // after a wait) or held (its shard is being handed over). An entry of
 // ready whose key is no longer queued is stale and skipped: a hand-over
-// drops keys that may still be in ready.
+// drops keys that may still be in ready, and a key held while queued
+// keeps its entry. A key has at most one entry in ready, stale or not
+// (listed): a key queued again while it has one is taken through that
+// entry, so that hand-overs tried and given up round after round while
+// every worker is busy do not fill ready with copies of the same keys.
 type keyQueues struct {
-	shards  []string
-	mu      sync.Mutex
-	pending map[string][]amqp.Delivery // per key, arrival order; the head is in hand while its key is busy
-	state   map[string]keyState
-	shardOf map[string]int // the shard a key's facts came from
-	busy    []int          // per shard: its keys that workers hold
-	holding []bool         // per shard: being handed over; its keys are not handed out
-	seen    []time.Time    // per shard: when it last delivered
-	tags    []string       // per shard: the consumer tag of its deliveries
-	freed   chan struct{}  // a worker let go of a key
-	ready   chan string    // keys with work, not yet taken by a worker
-	ended   chan string    // a shard whose feed ended (its consumer cancelled, or the channel gone)
-	drained bool           // every feed ended and ready is closed: keys are no longer handed out
-	readers sync.WaitGroup
-	read    []chan struct{} // per shard: closed when the reader of its current feed ends
+	shards   []string
+	mu       sync.Mutex
+	pending  map[string][]amqp.Delivery // per key, arrival order; the head is in hand while its key is busy
+	state    map[string]keyState
+	shardOf  map[string]int  // the shard a key's facts came from
+	busy     []int           // per shard: its keys that workers hold
+	holding  []bool          // per shard: being handed over; its keys are not handed out
+	seen     []time.Time     // per shard: when it last delivered
+	tags     []string        // per shard: the consumer tag of its deliveries
+	freed    chan struct{}   // a worker let go of a key
+	ready    chan string     // keys with work, not yet taken by a worker
+	listed   map[string]bool // keys with an entry in ready, stale or not
+	ended    chan string     // a shard whose feed ended (its consumer cancelled, or the channel gone)
+	drained  bool            // every feed ended and ready is closed: keys are no longer handed out
+	prefetch int             // per shard: the most unacked deliveries its channel holds
+	readers  sync.WaitGroup
+	read     []chan struct{} // per shard: closed when the reader of its current feed ends
 }
 
 type keyState int
@@ -127,10 +141,11 @@ const (
 // newKeyQueues reads each shard's feed into per-key queues until the
 // feeds end; then ready closes.
 func newKeyQueues(shards []string, feeds []<-chan amqp.Delivery, prefetch int) *keyQueues {
-	// A key is queued at most once, and only while it has an unacked fact:
-	// the prefetch per consumer bounds how many there are. Stale entries
-	// left by hand-overs are at most as many again.
-	q := &keyQueues{shards: shards, pending: map[string][]amqp.Delivery{}, state: map[string]keyState{}, shardOf: map[string]int{},
+	// A key is in ready at most once (listed), live only while it has an
+	// unacked fact: the prefetch per consumer bounds how many there are.
+	// Stale entries, of keys a hand-over dropped, are at most as many
+	// again: a hand-over that would leave more waits (keepFor).
+	q := &keyQueues{shards: shards, pending: map[string][]amqp.Delivery{}, state: map[string]keyState{}, shardOf: map[string]int{}, listed: map[string]bool{}, prefetch: prefetch,
 		busy: make([]int, len(shards)), holding: make([]bool, len(shards)), seen: make([]time.Time, len(shards)), tags: make([]string, len(shards)),
 		freed: make(chan struct{}, 1), ready: make(chan string, 2*len(shards)*prefetch+1), ended: make(chan string, 1),
 		read: make([]chan struct{}, len(shards))}
@@ -196,9 +211,10 @@ func (q *keyQueues) queue(key string) {
 		return
 	}
 	q.state[key] = queued
-	if !q.drained {
-		// Never blocks: ready holds each key at most once, beside stale
-		// entries, and there are no more keys than unacked deliveries.
+	if !q.drained && !q.listed[key] {
+		// Never blocks: ready holds each key at most once, and there are
+		// no more keys than unacked deliveries and stale entries.
+		q.listed[key] = true
 		q.ready <- key
 	}
 }
@@ -228,7 +244,13 @@ func (q *keyQueues) take(stop <-chan struct{}, after <-chan time.Time) (amqp.Del
 		case <-after:
 			return amqp.Delivery{}, timeout
 		case key, ok := <-q.ready:
-			if !ok || closed(stop) {
+			if !ok {
+				return amqp.Delivery{}, stopped
+			}
+			if closed(stop) {
+				q.mu.Lock()
+				delete(q.listed, key)
+				q.mu.Unlock()
 				return amqp.Delivery{}, stopped
 			}
 			if d, ok := q.claim(key); ok {
@@ -239,10 +261,12 @@ func (q *keyQueues) take(stop <-chan struct{}, after <-chan time.Time) (amqp.Del
 }
 
 // claim makes a queued key busy and returns its oldest fact; false for a
-// stale entry of ready, or a key whose shard is being handed over.
+// stale entry of ready, or a key whose shard is being handed over. The
+// key's entry in ready was taken either way.
 func (q *keyQueues) claim(key string) (amqp.Delivery, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	delete(q.listed, key)
 	if q.state[key] != queued {
 		return amqp.Delivery{}, false
 	}
@@ -317,6 +341,10 @@ func (c *Consumer) processOrdered(r *channelRun, d amqp.Delivery) {
 		return
 	}
 	c.checkSequence(in)
+	if err := c.lastDelivery(in); err != nil {
+		c.settleInPlace(r, &in, false, err)
+		return
+	}
 	for {
 		dup, err := c.handle(r.hctx, in)
 		wait, again := c.settleInPlace(r, &in, dup, err)
@@ -367,6 +395,36 @@ func (c *Consumer) settleInPlace(r *channelRun, in *inbound, dup bool, err error
 	c.log.Warn("handler failed; retrying in place, the later facts of its key waiting", append(logAttrs(*in, err), "delay", wait)...)
 	in.attempt++
 	return wait, true
+}
+
+// headerDeliveryCount is the header in which a quorum queue counts a
+// message's returns: every return unacked (a nack with requeue, a closed
+// channel, a cancelled consumer, a lost connection) raises it by one, and
+// a return that takes it past the queue's x-delivery-limit dead-letters
+// the message instead (RabbitMQ 3.10 and 4.0 alike). Classic queues leave
+// it unset.
+const headerDeliveryCount = "x-delivery-count"
+
+// deliveryCount is how often d was returned to its queue before this
+// delivery.
+func deliveryCount(d amqp.Delivery) int { return amqpmsg.HeaderInt(d.Headers, headerDeliveryCount) }
+
+// lastDelivery returns the permanent error that poisons a fact of an
+// ordered consumer on the last delivery its shard queue allows, without a
+// call to the handler; nil for every other delivery. The broker would
+// dead-letter such a fact on its next return itself, behind the
+// consumer's back: its key would not be parked, and the key's later facts
+// would be handled while it waits in poison. Poisoned here, the fact
+// takes the way of every poisoned fact of an ordered consumer (with Park
+// its key's later facts follow it), a crash-looping fact included: the
+// process that takes its shard after the last crash poisons it. The
+// handler so sees a fact at most DeliveryLimit times.
+func (c *Consumer) lastDelivery(in inbound) error {
+	limit, n := c.spec.DeliveryLimit, deliveryCount(in.d)
+	if limit == 0 || n < limit {
+		return nil
+	}
+	return Permanent(fmt.Errorf("delivered %d times, returned unsettled to its shard each time before (the process stopped, crashed or lost its connection while the fact was in hand): this is the last delivery the shard queue allows (deliveryLimit %d), so the fact goes to poison now rather than be dead-lettered by the broker on its next return", n+1, limit))
 }
 
 // abandonChannel closes the channel after a fact went back to its shard

@@ -27,7 +27,10 @@ import (
 //     yet handled to the shard in order, and the next instance in line
 //     becomes active and reads them first. Per-key order holds across the
 //     hand-over as across a stop: nothing of the shard is in hand here
-//     when the other instance starts.
+//     when the other instance starts. Each fact returned counts one more
+//     delivery towards the shard's delivery limit, so the shard is kept,
+//     to be tried at a later round, while it holds a fact returned before
+//     ([Consumer.handsBack]).
 //  3. The shard is consumed again on a new channel, which puts this
 //     instance at the back of its line, as a standby.
 //
@@ -98,6 +101,9 @@ func (q *keyQueues) balance(r *channelRun, c *Consumer, every time.Duration) {
 			switch {
 			case errors.Is(err, errHandOverStopped):
 				return
+			case errors.Is(err, errShardKept):
+				c.log.Info("ordered consumer: shard kept for now", "shard", q.shards[i], "err", err)
+				continue
 			case err != nil:
 				c.log.Warn("ordered consumer: shard not handed over", "shard", q.shards[i], "err", err)
 				continue
@@ -171,6 +177,10 @@ func (q *keyQueues) active(window time.Duration, c *Consumer) []int {
 // handOver gives shard i to the next instance in its line (see above).
 func (q *keyQueues) handOver(r *channelRun, i int, patience time.Duration, c *Consumer) error {
 	q.mu.Lock()
+	if err := q.keepFor(i, c); err != nil {
+		q.mu.Unlock()
+		return err
+	}
 	q.holding[i] = true
 	for key, st := range q.state {
 		if q.shardOf[key] == i && st == queued {
@@ -196,6 +206,19 @@ func (q *keyQueues) handOver(r *channelRun, i int, patience time.Duration, c *Co
 			q.unhold(i)
 			return fmt.Errorf("%d of its facts still in hand after %s", n, patience)
 		}
+	}
+	// Facts that arrived while the shard's facts in hand settled. One the
+	// broker sends between this check and the close below goes back
+	// counted once more, as on a stop: a narrow window, and a fact that it
+	// brings to its last delivery is poisoned with its key parked as any
+	// other (only one already on its last delivery would be dead-lettered
+	// by the broker).
+	q.mu.Lock()
+	err := q.keepFor(i, c)
+	q.mu.Unlock()
+	if err != nil {
+		q.unhold(i)
+		return err
 	}
 	q.readers.Add(1) // the shard's next reader, so that ready stays open
 	old := q.read[i]
@@ -228,6 +251,62 @@ func (q *keyQueues) handOver(r *channelRun, i int, patience time.Duration, c *Co
 	}
 	q.startReader(i, feed)
 	return nil
+}
+
+// errShardKept is a hand-over put off to a later round: it would spend
+// what the shard queue's delivery limit leaves a fact in hand, or leave
+// more stale keys in ready than it has room for.
+var errShardKept = errors.New("kept")
+
+// keepFor returns an error wrapping errShardKept when closing shard i's
+// channel now would return a fact in hand that a hand-over must not
+// return (see [Consumer.handsBack]), or when the keys of the shard's facts
+// in hand, stale in ready once the shard is gone, would take the stale
+// entries past their bound (see [newKeyQueues]): the workers, all busy,
+// have yet to skip those that earlier hand-overs left. q.mu is held.
+func (q *keyQueues) keepFor(i int, c *Consumer) error {
+	for key, ds := range q.pending {
+		if q.shardOf[key] != i {
+			continue
+		}
+		for _, d := range ds {
+			if !c.handsBack(d) {
+				return fmt.Errorf("%w: fact %s of ordering key %q (x-delivery-count %d, deliveryLimit %d) is handled here first, so that the hand-over spends none of its last deliveries",
+					errShardKept, d.MessageId, key, deliveryCount(d), c.spec.DeliveryLimit)
+			}
+		}
+	}
+	stale, mine := 0, 0
+	for key := range q.listed {
+		switch _, ok := q.state[key]; {
+		case !ok:
+			stale++
+		case q.shardOf[key] == i:
+			mine++
+		}
+	}
+	if bound := len(q.shards) * q.prefetch; stale+mine > bound {
+		return fmt.Errorf("%w: the workers, all busy, have %d keys of shards handed over before still to skip, and %d more would pass the %d that fit", errShardKept, stale, mine, bound)
+	}
+	return nil
+}
+
+// handsBack reports whether a hand-over may return d to its shard. Each
+// return raises a quorum queue's x-delivery-count, and a return past the
+// shard's delivery limit has the broker dead-letter the fact, however it
+// came about (RabbitMQ 3.10 and 4.0 alike; nothing over AMQP 0-9-1
+// returns a message uncounted). So a hand-over returns only facts never
+// returned before, and none whose return would make this the last
+// delivery its shard allows: hand-overs, however many, spend at most one
+// of a fact's deliveries, the others staying for stops, crashes and lost
+// connections, as on a work queue. A shard holding another fact stays
+// until that one is handled (it came back first, so it is among the
+// shard's first), and is handed over at a later round. Classic shards
+// count nothing (x-delivery-count stays unset) and have no limit; a
+// consumer whose DeliveryLimit is not known (0, from code generated
+// before it was) still returns only facts never returned before.
+func (c *Consumer) handsBack(d amqp.Delivery) bool {
+	return deliveryCount(d) == 0 && c.spec.DeliveryLimit != 1
 }
 
 // unhold ends a hand-over that did not happen: the shard's held keys are

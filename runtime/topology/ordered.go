@@ -16,7 +16,9 @@ import (
 //   - Shards shard queues "<consumer>.shard.<i>", each bound to the hash
 //     exchange with weight 1 and declared x-single-active-consumer, so that
 //     one consumer at a time reads a shard, in queue order, however many
-//     instances run;
+//     instances run; a quorum shard has the consumer's delivery limit as a
+//     work queue does, which the runtime enforces before the broker
+//     (Consumer.DeliveryLimit);
 //   - the poison queue, as for every consumer. There are no delay queues: a
 //     retry through one would let the key's later facts overtake it, so an
 //     ordered consumer retries in place.
@@ -53,7 +55,7 @@ func buildOrdered(ex Exchanges, c ConsumerSpec) ([]Queue, []Binding, Consumer) {
 	consumer := Consumer{
 		Name: c.Name, PoisonQueue: poison, DeadExchange: ex.Dead, RetryExchange: ex.Retry,
 		MaxAttempts: c.MaxAttempts, MaxDeferrals: c.MaxDeferrals, Prefetch: c.Prefetch, Concurrency: c.Concurrency,
-		ShardExchange: hash, Delays: c.Backoff, Park: c.Park,
+		ShardExchange: hash, Delays: c.Backoff, Park: c.Park, DeliveryLimit: deliveryLimit(c),
 	}
 	if c.Batch != nil {
 		consumer.Batch = *c.Batch

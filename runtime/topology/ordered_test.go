@@ -46,6 +46,16 @@ func TestBuildOrdered(t *testing.T) {
 	if !c.Ordered() || c.Queue != "" || len(c.Tiers) != 0 || c.MaxAttempts != 3 {
 		t.Errorf("consumer: ordered %v, queue %q, %d tiers, %d attempts; want ordered, no work queue, no tiers, 3 attempts", c.Ordered(), c.Queue, len(c.Tiers), c.MaxAttempts)
 	}
+	if c.DeliveryLimit != DefaultDeliveryLimit || got.Queues[1].DeliveryLimit != DefaultDeliveryLimit {
+		t.Errorf("consumer's DeliveryLimit %d, shard's %d; want both the quorum default %d", c.DeliveryLimit, got.Queues[1].DeliveryLimit, DefaultDeliveryLimit)
+	}
+	classic, err := Build(Spec{Consumers: []ConsumerSpec{{Name: "f", Bindings: []string{"order.#"}, Ordered: true, Shards: 2, QueueType: Classic}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := classic.Consumers[0].DeliveryLimit; n != 0 {
+		t.Errorf("classic shards: consumer's DeliveryLimit %d, want 0 (classic queues have none)", n)
+	}
 	for attempt, want := range map[int]time.Duration{1: 20 * ms, 2: 40 * ms, 5: 40 * ms} {
 		if d := c.Delay(attempt); d != want {
 			t.Errorf("Delay(%d) = %s, want %s", attempt, d, want)

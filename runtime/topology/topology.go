@@ -190,11 +190,18 @@ type Consumer struct {
 	// queue (Queue is "") and no retry tiers: a failing fact is retried in
 	// place after each of Delays, so that the later facts of its key never
 	// overtake it. Park makes a poisoned fact's later facts of its key
-	// follow it to poison.
+	// follow it to poison. DeliveryLimit is the shard queues'
+	// x-delivery-limit (0 for classic shards, which have none): the
+	// runtime poisons a fact on the last delivery the broker allows
+	// itself, so that its key is parked behind it, and hands a shard to
+	// another instance only with facts in hand that were never returned
+	// to it before, so that hand-overs take at most one of a fact's
+	// deliveries (runtime/ordered_share.go).
 	ShardExchange string
 	Shards        []string
 	Delays        []time.Duration
 	Park          bool
+	DeliveryLimit int
 
 	// Batch is a batch consumer's batch (see [Batch]); its zero value
 	// means the handler takes one fact at a time.

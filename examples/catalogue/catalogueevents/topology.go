@@ -279,6 +279,7 @@ var Topology = topology.Topology{
 				32 * time.Second,
 				time.Minute,
 			},
+			DeliveryLimit: 10,
 		},
 		{
 			Name:          "sales-ledger",

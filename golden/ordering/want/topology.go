@@ -153,7 +153,8 @@ var Topology = topology.Topology{
 				20 * time.Millisecond,
 				40 * time.Millisecond,
 			},
-			Park: true,
+			Park:          true,
+			DeliveryLimit: 10,
 		},
 		{
 			Name:          "ledger",
@@ -173,7 +174,8 @@ var Topology = topology.Topology{
 				20 * time.Millisecond,
 				40 * time.Millisecond,
 			},
-			Batch: topology.Batch{Size: 50, Wait: 100 * time.Millisecond},
+			DeliveryLimit: 10,
+			Batch:         topology.Batch{Size: 50, Wait: 100 * time.Millisecond},
 		},
 	},
 }
