@@ -325,11 +325,37 @@ func badTagName(name string) string {
 // enum makes a named string or integer type with one constant per value.
 // Other enums (numbers, booleans, mixed) keep their plain type.
 func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
-	if len(v.enum) == 0 {
+	base, ok := EnumBase(v.enum, v.types, v.format)
+	if !ok {
 		return Ref{}, false
 	}
-	allStrings, allInts := true, true
+	t := named(Enum)
+	t.Base = Ref{Kind: base}
+	t.constant = v.at.IsConst && len(v.at.AllOf) == 0 && v.at.Ref == nil
+	t.Values = nil
 	for _, e := range v.enum {
+		val := e
+		if n, ok := e.(json.Number); ok {
+			val, _ = strconv.ParseInt(n.String(), 10, 64)
+		}
+		t.Values = append(t.Values, &EnumValue{Value: val})
+	}
+	return Ref{Kind: Named, Type: t, Nullable: v.nullable}, true
+}
+
+// EnumBase returns the kind of the Go type declared for an enum (or a
+// const) of values, in a schema whose "type" is types (without "null";
+// nil when it says none) and whose "format" is format: String for
+// strings, Int for integers. It returns false for the enums that keep
+// their plain type (numbers, booleans, mixed values, date-times, none).
+// Each version of a fact that declares an enum of its own kind thus has a
+// Go type of its own for it, which warren diff names in its advice.
+func EnumBase(values []any, types []string, format string) (Kind, bool) {
+	if len(values) == 0 {
+		return 0, false
+	}
+	allStrings, allInts := true, true
+	for _, e := range values {
 		switch x := e.(type) {
 		case string:
 			allInts = false
@@ -342,28 +368,14 @@ func (b *builder) enum(v *view, named func(TypeKind) *Type) (Ref, bool) {
 			allStrings, allInts = false, false
 		}
 	}
-	declared := func(want string) bool { return len(v.types) == 0 || len(v.types) == 1 && v.types[0] == want }
-	var base Ref
+	declared := func(want string) bool { return len(types) == 0 || len(types) == 1 && types[0] == want }
 	switch {
-	case allStrings && declared("string") && v.format != "date-time":
-		base = Ref{Kind: String}
+	case allStrings && declared("string") && format != "date-time":
+		return String, true
 	case allInts && declared("integer"):
-		base = Ref{Kind: Int}
-	default:
-		return Ref{}, false
+		return Int, true
 	}
-	t := named(Enum)
-	t.Base = base
-	t.constant = v.at.IsConst && len(v.at.AllOf) == 0 && v.at.Ref == nil
-	t.Values = nil
-	for _, e := range v.enum {
-		val := e
-		if n, ok := e.(json.Number); ok {
-			val, _ = strconv.ParseInt(n.String(), 10, 64)
-		}
-		t.Values = append(t.Values, &EnumValue{Value: val})
-	}
-	return Ref{Kind: Named, Type: t, Nullable: v.nullable}, true
+	return 0, false
 }
 
 // union makes a struct with one pointer field per oneOf/anyOf branch. A

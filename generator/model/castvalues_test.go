@@ -162,3 +162,106 @@ func TestACastIsJudgedWhereItsRefsLead(t *testing.T) {
 		})
 	}
 }
+
+// An enum declared in each version's file is a Go type of its own in each
+// (OrderPlacedV1Note, OrderPlacedNote), which generated casts do not
+// convert: both casts are written by hand, and their reason says so and
+// which values each version adds or removes, not that the property
+// "changes type", which no one changed. A cast must map the values its
+// result's version refuses, and says which. One definition that both
+// versions $ref is one Go type, and its casts are generated.
+func TestAnEnumOfEachVersionIsCastByHand(t *testing.T) {
+	own := `property "note" is an enum with a Go type of its own in each version (OrderPlacedV1Note in version 1, OrderPlacedNote in version 2), which generated casts do not convert`
+	tests := []struct {
+		name, v1, v2 string
+		up, down     string // "" when generated
+	}{
+		{"value added", `{"type": "string", "enum": ["dhl", "ups"]}`, `{"type": "string", "enum": ["dhl", "ups", "fedex"]}`,
+			own + `; version 2 adds "fedex"`,
+			own + `; version 2 adds "fedex"; the downcast must map "fedex", which version 1 refuses, to a value it accepts`},
+		{"value removed", `{"type": "string", "enum": ["dhl", "ups"]}`, `{"type": "string", "enum": ["dhl"]}`,
+			own + `; version 2 removes "ups"; the upcast must map "ups", which version 2 refuses, to a value it accepts`,
+			own + `; version 2 removes "ups"`},
+		{"integer values replaced", `{"type": "integer", "enum": [1, 2]}`, `{"type": "integer", "enum": [2, 3]}`,
+			own + `; version 2 adds 3 and removes 1; the upcast must map 1, which version 2 refuses, to a value it accepts`,
+			own + `; version 2 adds 3 and removes 1; the downcast must map 3, which version 1 refuses, to a value it accepts`},
+		{"const changed", `{"const": "dhl"}`, `{"const": "ups"}`,
+			strings.Replace(own, "an enum", "a const", 1) + `; version 2 changes it from "dhl" to "ups"; the upcast must map "dhl", which version 2 refuses, to a value it accepts`,
+			strings.Replace(own, "an enum", "a const", 1) + `; version 2 changes it from "dhl" to "ups"; the downcast must map "ups", which version 1 refuses, to a value it accepts`},
+		{"same values", `{"type": "string", "enum": ["dhl", "ups"]}`, `{"type": "string", "enum": ["dhl", "ups"], "description": "Who carries it."}`,
+			own + `; both versions accept the same values, and one definition that both $ref is one Go type, which generated casts copy`,
+			own + `; both versions accept the same values, and one definition that both $ref is one Go type, which generated casts copy`},
+		{"in a definition of each file", `{"$ref": "#/$defs/carrier"}`, `{"$ref": "#/$defs/carrier"}`,
+			`property "note" is an enum with a Go type of its own in each version (Carrier in version 1, PlacedV2Carrier in version 2), which generated casts do not convert; version 2 adds "fedex"`,
+			`; the downcast must map "fedex", which version 1 refuses, to a value it accepts`},
+		{"in one shared definition", `{"$ref": "carrier.json"}`, `{"$ref": "carrier.json"}`, "", ""},
+		// A number enum keeps float64 in both versions: only the values
+		// decide.
+		{"number value added", `{"type": "number", "enum": [1.5, 2]}`, `{"type": "number", "enum": [1.5, 2, 3]}`,
+			"", `property "note" accepts fewer values in version 1 (enum value 3 removed)`},
+	}
+	manifest := `{"package": "shop", "versions": {"order.placed": {"publish": [1, 2]}}, "consumers": {"ledger": {"bindings": ["order.placed"]}}}`
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := versioned(tt.v1, tt.v2, manifest)
+			if strings.Contains(tt.name, "definition of each file") {
+				for v, values := range map[string]string{"1": `["dhl", "ups"]`, "2": `["dhl", "ups", "fedex"]`} {
+					name := "order/placed.v" + v + ".json"
+					files[name] = strings.TrimSuffix(strings.TrimSpace(files[name]), "}") + `, "$defs": {"carrier": {"type": "string", "enum": ` + values + `}}}`
+				}
+			}
+			files["order/carrier.json"] = `{"type": "string", "enum": ["dhl", "ups"]}`
+			m, err := build(t, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Facts[0]
+			for _, c := range []struct {
+				name string
+				cast *Cast
+				want string
+			}{{"upcast", f.Upcast, tt.up}, {"downcast", f.Older[0].Downcast, tt.down}} {
+				switch {
+				case c.cast == nil:
+					t.Errorf("no %s", c.name)
+				case c.want == "" && !c.cast.Generated:
+					t.Errorf("%s written by hand (%s); want it generated", c.name, c.cast.Why)
+				case c.want != "" && (c.cast.Generated || !strings.Contains(c.cast.Why, c.want)):
+					t.Errorf("%s generated %v, why %q\nwant it written by hand, saying %q", c.name, c.cast.Generated, c.cast.Why, c.want)
+				case strings.Contains(c.cast.Why, "changes type"):
+					t.Errorf("%s says %q", c.name, c.cast.Why)
+				}
+			}
+		})
+	}
+}
+
+// Downcasts judges the casts of versions the manifest does not publish
+// as the publisher would once it does, and returns the publisher's own
+// where it publishes them: warren diff advises publishing an older
+// version with the Downcasters it will take.
+func TestDowncastsOfVersionsNotYetPublished(t *testing.T) {
+	v1, v2 := `{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 300}`
+	published, err := build(t, versioned(v1, v2, `{"package": "shop", "versions": {"order.placed": {"publish": [1, 2]}}, "consumers": {"ledger": {"bindings": ["order.placed"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, err := build(t, versioned(v1, v2, ledger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest.Facts[0].Older[0].Downcast != nil {
+		t.Fatal("a downcast built for a version not published")
+	}
+	own := published.Facts[0].Downcasts(1, AssertedFormats(nil))
+	if len(own) != 1 || own[0] != published.Facts[0].Older[0].Downcast {
+		t.Errorf("downcasts of a published version %v; want the publisher's own", own)
+	}
+	judged := newest.Facts[0].Downcasts(1, AssertedFormats(nil))
+	if len(judged) != 1 || judged[0].Generated || judged[0].Why != own[0].Why || judged[0].Method() != "DowncastOrderPlaced" {
+		t.Errorf("downcasts of a version not published %+v; want %q", judged, own[0].Why)
+	}
+	if got := newest.Facts[0].Downcasts(2, nil); len(got) != 0 {
+		t.Errorf("downcasts down to the newest version: %v", got)
+	}
+}

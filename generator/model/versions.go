@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -183,7 +184,7 @@ func castOf(from, to *Fact, assert []string) *Cast {
 		used[src] = true
 		step, ok := widen(src, tf)
 		if !ok {
-			why = append(why, fmt.Sprintf("property %s changes type", strconv.Quote(tf.JSONName)))
+			why = append(why, typeChange(src, tf, from, to))
 			continue
 		}
 		c.Steps = append(c.Steps, step)
@@ -218,6 +219,93 @@ func castOf(from, to *Fact, assert []string) *Cast {
 	}
 	c.Generated = true
 	return c
+}
+
+// typeChange says why the value of field src does not fit field dst of
+// a cast from version from to version to. A type declared inside each
+// version's file (an enum, an object, ...) is a Go type of its own in each
+// version, named after it (OrderPlacedV1Status, OrderPlacedStatus), which
+// a generated cast does not convert even where the two agree: saying that,
+// and for an enum which values each version has and which the cast must
+// map, tells the reader what the hand-written cast is about, where "changes
+// type" would point at a type nobody changed.
+func typeChange(src, dst *Field, from, to *Fact) string {
+	name := strconv.Quote(dst.JSONName)
+	ft, tt, ok := ownTypes(src, dst)
+	if !ok {
+		return fmt.Sprintf("property %s changes type", name)
+	}
+	// Said the same way whichever way the cast goes: older first.
+	older, newer, ov, nv := ft, tt, from.Version, to.Version
+	if ov > nv {
+		older, newer, ov, nv = tt, ft, nv, ov
+	}
+	own := fmt.Sprintf("a Go type of its own in each version (%s in version %d, %s in version %d), which generated casts do not convert", older.GoName, ov, newer.GoName, nv)
+	if ft.Kind != Enum {
+		return fmt.Sprintf("property %s has %s", name, own)
+	}
+	kind := "an enum"
+	if older.constant && newer.constant {
+		kind = "a const"
+	}
+	msg := fmt.Sprintf("property %s is %s with %s", name, kind, own)
+	added, removed := enumMinus(newer, older), enumMinus(older, newer)
+	switch {
+	case len(added) == 0 && len(removed) == 0:
+		return msg + "; both versions accept the same values, and one definition that both $ref is one Go type, which generated casts copy"
+	case kind == "a const":
+		msg += fmt.Sprintf("; version %d changes it from %s to %s", nv, strings.Join(removed, ", "), strings.Join(added, ", "))
+	case len(removed) == 0:
+		msg += fmt.Sprintf("; version %d adds %s", nv, strings.Join(added, ", "))
+	case len(added) == 0:
+		msg += fmt.Sprintf("; version %d removes %s", nv, strings.Join(removed, ", "))
+	default:
+		msg += fmt.Sprintf("; version %d adds %s and removes %s", nv, strings.Join(added, ", "), strings.Join(removed, ", "))
+	}
+	// The values of from that to refuses: those the cast must map.
+	if refused := enumMinus(ft, tt); len(refused) > 0 {
+		verb := "upcast"
+		if from.Version > to.Version {
+			verb = "downcast"
+		}
+		msg += fmt.Sprintf("; the %s must map %s, which version %d refuses, to a value it accepts", verb, strings.Join(refused, ", "), to.Version)
+	}
+	return msg
+}
+
+// ownTypes returns the declared types of src and dst when they differ in
+// those alone: two types of one kind (two enums of one base), in the same
+// slices or maps, and a value of src fits dst but for them (see widen).
+func ownTypes(src, dst *Field) (*Type, *Type, bool) {
+	if src.NullOrAbsent() != dst.NullOrAbsent() || src.Type.Nullable && !dst.Type.Nullable || src.IsPointer() && !dst.IsPointer() {
+		return nil, nil, false
+	}
+	a, b := src.Type, dst.Type
+	for a.Kind == b.Kind && (a.Kind == Slice || a.Kind == Map) {
+		a, b = *a.Elem, *b.Elem
+		if a.Nullable != b.Nullable {
+			return nil, nil, false
+		}
+	}
+	if a.Kind != Named || b.Kind != Named || a.Type == b.Type || a.Type.Kind != b.Type.Kind {
+		return nil, nil, false
+	}
+	if a.Type.Kind == Enum && a.Type.Base.Kind != b.Type.Base.Kind {
+		return nil, nil, false
+	}
+	return a.Type, b.Type, true
+}
+
+// enumMinus returns the values of enum a that enum b lacks, as JSON, in
+// a's order.
+func enumMinus(a, b *Type) []string {
+	var out []string
+	for _, v := range a.Values {
+		if !slices.ContainsFunc(b.Values, func(w *EnumValue) bool { return CanonicalJSON(w.Value) == CanonicalJSON(v.Value) }) {
+			out = append(out, CanonicalJSON(v.Value))
+		}
+	}
+	return out
 }
 
 func fieldNamed(t *Type, json string) *Field {
@@ -280,6 +368,31 @@ func (f *Fact) ManualDowncasts() []*Cast {
 		if c := vs[i].Downcast; c != nil && !c.Generated {
 			out = append(out, c)
 		}
+	}
+	return out
+}
+
+// Downcasts returns the casts that write f, the newest version of a
+// fact, as each older version down to version oldest, newest first: the
+// publisher's own where the manifest publishes those versions, and
+// otherwise those it would take once they are published, judged as
+// buildCasts judges them. assert are the formats validation checks
+// ([AssertedFormats] of the manifest). warren diff names them in the
+// advice to publish older versions, so that the advice and the generated
+// Downcasters cannot disagree.
+func (f *Fact) Downcasts(oldest int, assert []string) []*Cast {
+	vs := f.Versions()
+	var out []*Cast
+	for i := len(vs) - 1; i > 0 && vs[i-1].Version >= oldest; i-- {
+		from, to := vs[i], vs[i-1]
+		c := to.Downcast
+		if c == nil {
+			if from.Type == nil || to.Type == nil {
+				break
+			}
+			c = castOf(from, to, assert)
+		}
+		out = append(out, c)
 	}
 	return out
 }

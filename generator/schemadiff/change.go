@@ -88,6 +88,12 @@ type Change struct {
 	// stream is the stream a stream-publish-direct change's fact is now
 	// written into, for its deploy order.
 	stream string
+	// enumType is set on a change to the values of an enum or const
+	// that the generator declares as a Go type of its own (a string or
+	// integer enum, model.EnumBase): shipped as a new version, each
+	// version has its own type for it, which generated casts do not
+	// convert, so the migration says both casts are written by hand.
+	enumType bool
 }
 
 // FactVersions records the x-version of a fact on both sides.

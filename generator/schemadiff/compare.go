@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
+	"github.com/warrenbus/warren/generator/model"
 )
 
 // comparer walks the old and the new schema of one fact side by side and
@@ -400,6 +401,14 @@ func (c *comparer) enum(path string, ov, nv *view) {
 	}
 	o, n := ov.enum, nv.enum
 	pos := c.at(ov, nv, k)
+	from := len(c.out)
+	defer func() {
+		if ov.enumType() || nv.enumType() {
+			for i := range c.out[from:] {
+				c.out[from+i].enumType = true
+			}
+		}
+	}()
 	switch {
 	case !ov.hasEnum && !nv.hasEnum:
 	case !ov.hasEnum && nv.isConst:
@@ -427,6 +436,26 @@ func (c *comparer) enum(path string, ov, nv *view) {
 			}
 		}
 	}
+}
+
+// enumType reports whether the generator declares the view's enum as a
+// Go type of its own (model.EnumBase), judged by the same values, types
+// and format.
+func (v *view) enumType() bool {
+	if !v.hasEnum {
+		return false
+	}
+	values := slices.DeleteFunc(slices.Clone(v.enum), func(x any) bool { return x == nil })
+	var types []string
+	if !v.typesFromEnum {
+		for t := range v.types {
+			if t != "null" {
+				types = append(types, t)
+			}
+		}
+	}
+	_, ok := model.EnumBase(values, types, v.format)
+	return ok
 }
 
 // valueBranches compares the branches of a oneOf or anyOf (k) that both

@@ -126,6 +126,14 @@ func TestCompare(t *testing.T) {
 		"enum-value-added": {
 			`breaking enum-value-added order.placed "/properties/status" forward new:order/placed.json:26:15`,
 		},
+		// Shipped in a version window with both versions published; its
+		// upcast and downcast are hand-written (see
+		// TestTheMigrationNamesEachDowncast).
+		"enum-value-added-shipped-as-version": {
+			`intentional enum-value-added order.shipped "/properties/carrier" forward new:order/shipped.v2.json:16:15`,
+			`compatible fact-moved order.shipped "" none new:order/shipped.v1.json:1:1`,
+			`compatible version-raised order.shipped "" none new:order/shipped.v2.json:3:16`,
+		},
 		"enum-value-removed": {
 			`breaking enum-value-removed order.placed "/properties/status" backward new:order/placed.json:26:15`,
 		},

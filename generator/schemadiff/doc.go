@@ -120,8 +120,12 @@
 // elsewhere it is an annotation and breaks nobody. The keywords that
 // bound, divide, match or format a value are judged by the generator's
 // judgement (model.JudgeConstraint), the one that decides whether an
-// upcast between two versions is generated or hand-written, so diff and
-// the generator agree about what narrows.
+// upcast or a downcast between two versions is generated or hand-written,
+// so diff and the generator agree about what narrows and what widens; the
+// migration of a fact whose versions sit side by side reads each cast
+// from the generator's model, and an enum of strings or integers is
+// judged to be a Go type of its own in each version as the generator
+// declares it (model.EnumBase).
 //
 // Before they are compared, both sides are read for the values they
 // accept (normalize.go): a const or an enum admits the types of its

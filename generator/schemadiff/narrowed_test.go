@@ -125,6 +125,35 @@ func TestARaisedVersionDoesNotAnnounceARoutingKeyChange(t *testing.T) {
 	}
 }
 
+// constraintCases are a property's schema, old and new, that differ in
+// the keywords that bound, divide, match or format a value alone, so that
+// the Go type stays and only the values accepted decide a cast.
+var constraintCases = []struct{ old, new string }{
+	{`{"type": "integer", "minimum": 1}`, `{"type": "integer", "minimum": 2}`},
+	{`{"type": "integer", "minimum": 2}`, `{"type": "integer", "minimum": 1}`},
+	{`{"type": "integer", "maximum": 9}`, `{"type": "integer", "exclusiveMaximum": 9}`},
+	{`{"type": "integer", "exclusiveMaximum": 9}`, `{"type": "integer", "maximum": 9}`},
+	{`{"type": "integer", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 3}`},
+	{`{"type": "integer"}`, `{"type": "integer", "maximum": 1.50}`},
+	{`{"type": "string", "maxLength": 300}`, `{"type": "string", "maxLength": 10}`},
+	{`{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 300}`},
+	{`{"type": "string"}`, `{"type": "string", "minLength": 1}`},
+	{`{"type": "array", "items": {"type": "string"}, "maxItems": 5}`, `{"type": "array", "items": {"type": "string"}, "maxItems": 4}`},
+	{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "string"}, "uniqueItems": true}`},
+	{`{"type": "array", "items": {"type": "string"}, "uniqueItems": true}`, `{"type": "array", "items": {"type": "string"}}`},
+	{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 4}`},
+	{`{"type": "integer", "multipleOf": 4}`, `{"type": "integer", "multipleOf": 2}`},
+	{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 3}`},
+	{`{"type": "string"}`, `{"type": "string", "pattern": "^[a-z]*$"}`},
+	{`{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string", "pattern": "^[a-c]*$"}`},
+	{`{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string"}`},
+	{`{"type": "string"}`, `{"type": "string", "format": "email"}`},
+	{`{"type": "string", "format": "email"}`, `{"type": "string", "format": "uuid"}`},
+	{`{"type": "string", "format": "email"}`, `{"type": "string"}`},
+	{`{"type": "string"}`, `{"type": "string", "format": "hostname"}`},
+	{`{"type": "string", "maxLength": 10, "pattern": "^a"}`, `{"type": "string", "maxLength": 10.0, "pattern": "^a"}`},
+}
+
 // Diff and the generator read one judgement of the keywords that bound,
 // divide, match or format a value (model.JudgeConstraint): a change diff
 // calls narrowing in place is one whose upcast is hand-written when it
@@ -133,31 +162,6 @@ func TestARaisedVersionDoesNotAnnounceARoutingKeyChange(t *testing.T) {
 // change). Each case keeps the property's Go type, so that only the
 // values accepted decide.
 func TestDiffAndTheGeneratorJudgeConstraintsAlike(t *testing.T) {
-	tests := []struct{ old, new string }{
-		{`{"type": "integer", "minimum": 1}`, `{"type": "integer", "minimum": 2}`},
-		{`{"type": "integer", "minimum": 2}`, `{"type": "integer", "minimum": 1}`},
-		{`{"type": "integer", "maximum": 9}`, `{"type": "integer", "exclusiveMaximum": 9}`},
-		{`{"type": "integer", "exclusiveMaximum": 9}`, `{"type": "integer", "maximum": 9}`},
-		{`{"type": "integer", "exclusiveMinimum": 0}`, `{"type": "integer", "minimum": 3}`},
-		{`{"type": "integer"}`, `{"type": "integer", "maximum": 1.50}`},
-		{`{"type": "string", "maxLength": 300}`, `{"type": "string", "maxLength": 10}`},
-		{`{"type": "string", "maxLength": 10}`, `{"type": "string", "maxLength": 300}`},
-		{`{"type": "string"}`, `{"type": "string", "minLength": 1}`},
-		{`{"type": "array", "items": {"type": "string"}, "maxItems": 5}`, `{"type": "array", "items": {"type": "string"}, "maxItems": 4}`},
-		{`{"type": "array", "items": {"type": "string"}}`, `{"type": "array", "items": {"type": "string"}, "uniqueItems": true}`},
-		{`{"type": "array", "items": {"type": "string"}, "uniqueItems": true}`, `{"type": "array", "items": {"type": "string"}}`},
-		{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 4}`},
-		{`{"type": "integer", "multipleOf": 4}`, `{"type": "integer", "multipleOf": 2}`},
-		{`{"type": "integer", "multipleOf": 2}`, `{"type": "integer", "multipleOf": 3}`},
-		{`{"type": "string"}`, `{"type": "string", "pattern": "^[a-z]*$"}`},
-		{`{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string", "pattern": "^[a-c]*$"}`},
-		{`{"type": "string", "pattern": "^[a-z]*$"}`, `{"type": "string"}`},
-		{`{"type": "string"}`, `{"type": "string", "format": "email"}`},
-		{`{"type": "string", "format": "email"}`, `{"type": "string", "format": "uuid"}`},
-		{`{"type": "string", "format": "email"}`, `{"type": "string"}`},
-		{`{"type": "string"}`, `{"type": "string", "format": "hostname"}`},
-		{`{"type": "string", "maxLength": 10, "pattern": "^a"}`, `{"type": "string", "maxLength": 10.0, "pattern": "^a"}`},
-	}
 	const manifest = `{"package": "shop", "assertFormats": ["email", "uuid"], "consumers": {"ledger": {"bindings": ["thing.happened"]}}}`
 	fact := func(version int, p string) string {
 		return fmt.Sprintf(`{"x-routing-key": "thing.happened", "x-version": %d, "type": "object", "properties": {"p": %s}}`, version, p)
@@ -173,7 +177,7 @@ func TestDiffAndTheGeneratorJudgeConstraintsAlike(t *testing.T) {
 		}
 		return s
 	}
-	for _, tt := range tests {
+	for _, tt := range constraintCases {
 		t.Run(tt.old+" -> "+tt.new, func(t *testing.T) {
 			// diff, in place.
 			r := Compare(NewDir(dir(map[string]string{"thing.json": fact(1, tt.old)})), NewDir(dir(map[string]string{"thing.json": fact(1, tt.new)})))
