@@ -75,6 +75,9 @@ var errReported = cli.Exit("", 1)
 // schema directory are printed with the directory as the user gave it, so
 // that editors and terminals can open them. It returns errReported.
 func reportError(w io.Writer, command, schemaDir string, err error) error {
+	if ec := cli.ExitCoder(nil); errors.As(err, &ec) {
+		return err // a usage error, worded with its usage line and exit status
+	}
 	var list load.ErrorList
 	if !errors.As(err, &list) {
 		fmt.Fprintf(w, "warren %s: %v\n", command, err)

@@ -28,11 +28,13 @@ of an existing queue.
 Declare keeps a record of what it declared on the broker, in the queue
 warren.declared.<events exchange>, and reports the warren-owned queues and
 bindings SCHEMA_DIR no longer has: the delay queues of an old retry ladder, the
-queues of a removed consumer, a binding removed from the manifest (what it
-routes is poisoned as not handled). With --prune it deletes the orphaned queues
-that are empty and unused, unbinds a removed consumer's work queue that still
-holds facts (nobody reads it), removes the orphaned bindings, and lists the
-queues it kept; they are reported again until they are gone. A stream is never
+queues of a removed consumer, a binding removed from the manifest (a
+consumer's: what it routes is poisoned as not handled; a stream's: it still
+appends those facts to the stream). With --prune it deletes the orphaned queues
+that are empty and unused, each after the orphaned queues that feed it,
+unbinds a removed consumer's work queue that still holds facts (nobody reads
+it), removes the orphaned bindings, and lists the queues it kept; they are
+reported again until they are gone. A stream is never
 deleted (it holds facts that reading does not remove): --prune unbinds it and
 prints the command that deletes it deliberately.
 

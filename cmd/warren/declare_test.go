@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,5 +250,66 @@ func TestDeclareChecksTheStreamPortGiven(t *testing.T) {
 	}
 	if b.exists(b.name("history")) {
 		t.Errorf("queue %s declared though the stream protocol did not answer", b.name("history"))
+	}
+}
+
+// A removed consumer whose queues are all empty: declare says of each that
+// --prune deletes it, the work and poison queues too, since --prune
+// deletes the delay queues that feed them first, in the same run.
+func TestDeclareReportsAnEmptyRemovedConsumer(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	mailer := b.name("mailer")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	b.editManifest(`"`+mailer+`": {"bindings": ["order.placed"], "maxAttempts": 3, "backoff": ["20ms", "40ms"]},`, ``)
+	var reported, pruned string
+	for _, q := range []string{mailer + ".retry.20ms", mailer + ".retry.40ms", mailer, mailer + ".poison"} {
+		reported += fmt.Sprintf("orphaned queue %q (consumer %q) is empty: warren declare --prune deletes it\n", q, mailer)
+		pruned += fmt.Sprintf("deleted orphaned queue %q (consumer %q): it was empty\n", q, mailer)
+	}
+	declaredLine := fmt.Sprintf("declared 3 exchanges, 2 queues and 2 bindings on %s\n", secret.URL(b.url))
+	if code, stdout, stderr := b.run("declare", b.dir); code != 0 || stdout != declaredLine+reported || stderr != "" {
+		t.Fatalf("declare: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, declaredLine+reported)
+	}
+	if code, stdout, stderr := b.run("declare", "--prune", b.dir); code != 0 || stdout != declaredLine+pruned || stderr != "" {
+		t.Fatalf("declare --prune: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, declaredLine+pruned)
+	}
+}
+
+// A broker URL that is no AMQP URL, a --timeout that leaves no time to
+// connect and a malformed --management-url are wrong command lines: exit
+// 2 with the usage line, before anything is dialled (nothing listens at
+// port 1, so a dial would fail otherwise), naming where the URL came from,
+// its password redacted.
+func TestBrokerFlagsAreCheckedBeforeDialling(t *testing.T) {
+	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
+	const pw = "s3cret-pw-5120"
+	cases := []struct {
+		args []string
+		env  string // WARREN_AMQP_URL
+		want string // stderr's first line, after "warren COMMAND: "
+	}{
+		{args: []string{"--url", "http://svc:" + pw + "@127.0.0.1:1/"},
+			want: `--url http://svc:xxxxx@127.0.0.1:1/: scheme "http", expected amqp or amqps`},
+		{env: "amqp://svc:" + pw + " x@127.0.0.1:1/",
+			want: "WARREN_AMQP_URL amqp://svc:xxxxx@127.0.0.1:1/: white space in the URL: percent-encode it (%20)"},
+		{args: []string{"--url", "amqp://svc:" + pw + "@127.0.0.1:1/", "--timeout", "0s"},
+			want: "--timeout 0s: expected a positive duration such as 30s"},
+	}
+	for _, command := range [][]string{{"declare"}, {"status"}, {"replay", "--list", "--consumer", b.name("mailer")}} {
+		for _, tc := range cases {
+			t.Setenv("WARREN_AMQP_URL", tc.env)
+			code, stdout, stderr := run(t, append(append(slices.Clone(command), tc.args...), b.dir)...)
+			prefix := "warren " + command[0] + ": " + tc.want + "\nusage: warren " + command[0] + " "
+			if code != 2 || !strings.HasPrefix(stderr, prefix) || strings.Contains(stdout+stderr, pw) {
+				t.Errorf("%s %q (WARREN_AMQP_URL %q): exit %d, stdout %q, stderr %q; want exit 2 and stderr beginning %q", command[0], tc.args, tc.env, code, stdout, stderr, prefix)
+			}
+		}
+	}
+	t.Setenv("WARREN_AMQP_URL", "")
+	code, _, stderr := run(t, "status", "--url", "amqp://svc:"+pw+"@127.0.0.1:1/", "--management-url", "ftp://svc:"+pw+"@127.0.0.1:15672/", b.dir)
+	if want := "warren status: --management-url ftp://svc:xxxxx@127.0.0.1:15672/: expected http:// or https:// and a host, like http://127.0.0.1:15672/\nusage: warren status "; code != 2 || !strings.HasPrefix(stderr, want) || strings.Contains(stderr, pw) {
+		t.Errorf("status --management-url ftp://...: exit %d, stderr %q; want exit 2 and stderr beginning %q", code, stderr, want)
 	}
 }

@@ -15,11 +15,16 @@ func managementFlag(forWhat string) cli.Flag {
 }
 
 // managementOf returns the management API of --management-url, nil when it
-// is not given; credentials come from its URL, else from amqpURL's.
+// is not given; credentials come from its URL, else from amqpURL's. A
+// value that is no http(s) URL is a wrong command line (exit 2).
 func managementOf(c *cli.Context, amqpURL string) (*console.Management, error) {
 	raw := c.String("management-url")
 	if raw == "" {
 		return nil, nil
 	}
-	return console.NewManagement(raw, amqpURL)
+	m, err := console.NewManagement(raw, amqpURL)
+	if err != nil {
+		return nil, usageError(c, "%v", err)
+	}
+	return m, nil
 }

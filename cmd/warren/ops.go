@@ -91,6 +91,9 @@ func dialBroker(c *cli.Context, urls []string) (*runtime.Conn, error) {
 // dialBrokerWith dials cfg (its URLs, and what else the command sets) as
 // every command does: quiet, named after the command, within --timeout.
 func dialBrokerWith(c *cli.Context, cfg runtime.Config) (*runtime.Conn, error) {
+	if err := checkBrokerFlags(c, cfg.URLs); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -101,6 +104,39 @@ func dialBrokerWith(c *cli.Context, cfg runtime.Config) (*runtime.Conn, error) {
 		return nil, fmt.Errorf("connect to the broker: %w", err)
 	}
 	return conn, nil
+}
+
+// checkBrokerFlags refuses, as a wrong command line (exit 2), a --timeout
+// that leaves no time to connect and a broker URL that is no AMQP URL,
+// naming where the URL came from (--url or WARREN_AMQP_URL) with its
+// password redacted, before anything is dialled.
+func checkBrokerFlags(c *cli.Context, urls []string) error {
+	if d := c.Duration("timeout"); d <= 0 {
+		return usageError(c, "--timeout %s: expected a positive duration such as 30s", d)
+	}
+	from := "--url"
+	if len(c.StringSlice("url")) == 0 {
+		from = "WARREN_AMQP_URL"
+	}
+	for _, u := range urls {
+		if err := (&runtime.Config{URLs: []string{u}}).Validate(); err != nil {
+			return usageError(c, "%s %s: %v", from, secret.URL(u), urlProblem(err))
+		}
+	}
+	return nil
+}
+
+// urlProblem digs the reason out of the error runtime.Config.Validate
+// returns for a config of one URL ("runtime config: URLs[0] URL: reason"),
+// whose field names mean nothing on a command line.
+func urlProblem(err error) error {
+	inner := errors.Unwrap(err) // the joined problems
+	if j, ok := inner.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) == 1 {
+		if reason := errors.Unwrap(j.Unwrap()[0]); reason != nil {
+			return reason
+		}
+	}
+	return err
 }
 
 // shownURLs lists urls with their passwords redacted.

@@ -57,7 +57,7 @@ func reconcile(ctx context.Context, conn *runtime.Conn, w, warn io.Writer, t top
 	for _, name := range sortedKeys(queues, bindings) {
 		kept := next.Consumers[name]
 		recorded := ledger.Record.Consumers[name]
-		keptRole := map[string]bool{}
+		heldRole := map[string]bool{} // roles with a queue that stays, --prune or not
 		for _, q := range byRole(name, queues[name]) {
 			if s, ok := streamOf(events, name, q, bindingsOf(recorded, q)); ok {
 				keep, err := keepStream(ctx, conn, w, s, bindingsOf(recorded, q), prune, deleteHint)
@@ -73,20 +73,25 @@ func reconcile(ctx context.Context, conn *runtime.Conn, w, warn io.Writer, t top
 			role := roleOf(name, q)
 			// What waits in a delay queue expires into the work queue, and
 			// what the work queue gives up on goes to poison: keep the
-			// target while its source holds messages.
-			blocked := role == "work" && keptRole["retry"] || role == "poison" && keptRole["work"]
-			keep, err := pruneQueue(ctx, conn, w, name, q, bindingsOf(recorded, q), prune, blocked)
+			// target while its source holds messages. A source kept only
+			// because --prune was not given blocks nothing: --prune
+			// deletes it first, then the target.
+			blocked := role == "work" && heldRole["retry"] || role == "poison" && heldRole["work"]
+			keep, held, err := pruneQueue(ctx, conn, w, name, q, bindingsOf(recorded, q), prune, blocked)
 			if err != nil {
 				return err
 			}
+			if held {
+				heldRole[role] = true
+			}
 			if keep {
-				keptRole[role] = true
 				kept.Queues = append(kept.Queues, q)
 				kept.Bindings = append(kept.Bindings, bindingsOf(recorded, q)...)
 			}
 		}
 		for _, b := range bindings[name] {
-			if keep, err := pruneBinding(ctx, conn, w, name, b, prune); err != nil {
+			_, toStream := streamOf(events, name, b.Queue, []topology.Binding{b})
+			if keep, err := pruneBinding(ctx, conn, w, name, b, prune, toStream && b.ToExchange == ""); err != nil {
 				return err
 			} else if keep {
 				kept.Bindings = append(kept.Bindings, b)
@@ -102,23 +107,25 @@ func reconcile(ctx context.Context, conn *runtime.Conn, w, warn io.Writer, t top
 // pruneQueue reports one orphaned queue. With prune, and when it is empty,
 // unused and not blocked, it removes the queue's bindings, so that nothing
 // warren publishes reaches it any more, checks again, and deletes it; keep
-// says whether it is still there. Quorum queues support neither if-empty
+// says whether it is still there, held whether it would still be there
+// with prune (it holds messages, has consumers or is blocked), which is
+// what blocks the queue it feeds. Quorum queues support neither if-empty
 // nor if-unused on delete (NOT_IMPLEMENTED), so the checks are what
 // decide: only a message published to the queue by name between the last
 // check and the delete could be lost, and warren publishes through its
 // exchanges.
-func pruneQueue(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer, queue string, bindings []topology.Binding, prune, blocked bool) (keep bool, err error) {
+func pruneQueue(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer, queue string, bindings []topology.Binding, prune, blocked bool) (keep, held bool, err error) {
 	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
-		return true, err
+		return true, true, err
 	}
 	defer ch.Close()
 	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
 	if isNotFound(err) {
-		return false, nil // deleted by someone else: nothing left to track
+		return false, false, nil // deleted by someone else: nothing left to track
 	}
 	if err != nil {
-		return true, fmt.Errorf("inspect orphaned queue %q: %w", queue, err)
+		return true, true, fmt.Errorf("inspect orphaned queue %q: %w", queue, err)
 	}
 	busy := q.Messages > 0 || q.Consumers > 0
 	switch {
@@ -127,40 +134,40 @@ func pruneQueue(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer, 
 		// stop the inflow, keep what is there for whoever drains it.
 		for _, b := range bindings {
 			if err := ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil); err != nil {
-				return true, fmt.Errorf("unbind orphaned queue %q: %w", queue, err)
+				return true, true, fmt.Errorf("unbind orphaned queue %q: %w", queue, err)
 			}
 		}
 		fmt.Fprintf(w, "orphaned queue %q (consumer %q) holds %s and nobody reads it: kept, and unbound so that no more facts reach it; once it is drained, warren declare --prune deletes it\n",
 			queue, consumer, count(q.Messages, "message"))
-		return true, nil
+		return true, true, nil
 	case busy:
 		fmt.Fprintf(w, "orphaned queue %q (consumer %q) holds %s and has %s: kept; once it is drained and unused, warren declare --prune deletes it\n",
 			queue, consumer, count(q.Messages, "message"), count(q.Consumers, "consumer"))
-		return true, nil
+		return true, true, nil
 	case blocked:
 		fmt.Fprintf(w, "orphaned queue %q (consumer %q) is empty, but kept while the orphaned queues that feed it hold messages\n", queue, consumer)
-		return true, nil
+		return true, true, nil
 	case !prune:
 		fmt.Fprintf(w, "orphaned queue %q (consumer %q) is empty: warren declare --prune deletes it\n", queue, consumer)
-		return true, nil
+		return true, false, nil
 	}
 	for _, b := range bindings {
 		if err := ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil); err != nil {
-			return true, fmt.Errorf("unbind orphaned queue %q: %w", queue, err)
+			return true, true, fmt.Errorf("unbind orphaned queue %q: %w", queue, err)
 		}
 	}
 	if q, err = ch.QueueDeclarePassive(queue, true, false, false, false, nil); err != nil {
-		return true, fmt.Errorf("inspect orphaned queue %q: %w", queue, err)
+		return true, true, fmt.Errorf("inspect orphaned queue %q: %w", queue, err)
 	}
 	if q.Messages > 0 || q.Consumers > 0 {
 		fmt.Fprintf(w, "orphaned queue %q (consumer %q) is no longer empty or unused; kept, with its bindings removed\n", queue, consumer)
-		return true, nil
+		return true, true, nil
 	}
 	if _, err := ch.QueueDelete(queue, false, false, false); err != nil {
-		return true, fmt.Errorf("delete orphaned queue %q: %w", queue, err)
+		return true, true, fmt.Errorf("delete orphaned queue %q: %w", queue, err)
 	}
 	fmt.Fprintf(w, "deleted orphaned queue %q (consumer %q): it was empty\n", queue, consumer)
-	return false, nil
+	return false, false, nil
 }
 
 // orphanedStream is an orphaned queue the record shows to be a stream.
@@ -340,9 +347,20 @@ func bindingsOf(e declared.Entry, queue string) []topology.Binding {
 }
 
 // pruneBinding reports one orphaned binding, removing it with prune: the
-// facts it routes reach a consumer that no longer handles them.
-func pruneBinding(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer string, b topology.Binding, prune bool) (keep bool, err error) {
+// facts it routes reach a consumer that no longer handles them, or, for a
+// binding to a stream (toStream), are appended to a stream the manifest
+// no longer binds them to.
+func pruneBinding(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer string, b topology.Binding, prune, toStream bool) (keep bool, err error) {
 	dest, unbind := "queue "+strconv.Quote(b.Queue), func(ch *amqp.Channel) error { return ch.QueueUnbind(b.Queue, b.Key, b.Exchange, nil) }
+	// Whose binding it is, and what it does until removed. A binding no
+	// consumer owns is a stream's (streamOf), or one of the delay levels'.
+	owner, effect := fmt.Sprintf(" (consumer %q)", consumer), "what it routes is poisoned as not handled"
+	switch {
+	case toStream:
+		dest, owner, effect = "stream "+strconv.Quote(b.Queue), "", "it still appends facts to the stream"
+	case consumer == "":
+		owner, effect = "", "it still routes facts to the queue"
+	}
 	if b.ToExchange != "" && consumer == "" {
 		// No consumer's: a super stream's exchange (streamOf), bound to
 		// the events exchange. Nothing is poisoned for want of it; it
@@ -355,8 +373,12 @@ func pruneBinding(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer
 		dest, unbind = "exchange "+strconv.Quote(b.ToExchange), func(ch *amqp.Channel) error { return ch.ExchangeUnbind(b.ToExchange, b.Key, b.Exchange, false, nil) }
 	}
 	if !prune {
-		fmt.Fprintf(w, "orphaned binding %q from %q to %s (consumer %q): what it routes is poisoned as not handled; warren declare --prune removes it\n",
-			b.Key, b.Exchange, dest, consumer)
+		keeps := ""
+		if toStream {
+			keeps = ", and keeps the stream"
+		}
+		fmt.Fprintf(w, "orphaned binding %q from %q to %s%s: %s; warren declare --prune removes it%s\n",
+			b.Key, b.Exchange, dest, owner, effect, keeps)
 		return true, nil
 	}
 	ch, err := conn.OpenChannel(ctx)
@@ -367,7 +389,11 @@ func pruneBinding(ctx context.Context, conn *runtime.Conn, w io.Writer, consumer
 	if err := unbind(ch); err != nil && !isNotFound(err) {
 		return true, fmt.Errorf("remove orphaned binding %q from %q to %s: %w", b.Key, b.Exchange, dest, err)
 	}
-	fmt.Fprintf(w, "removed orphaned binding %q from %q to %s (consumer %q)\n", b.Key, b.Exchange, dest, consumer)
+	kept := ""
+	if toStream {
+		kept = "; the stream is kept"
+	}
+	fmt.Fprintf(w, "removed orphaned binding %q from %q to %s%s%s\n", b.Key, b.Exchange, dest, owner, kept)
 	return false, nil
 }
 

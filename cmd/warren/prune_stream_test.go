@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -250,4 +251,39 @@ var pruneSuperStreamSchemas = map[string]string{
   }
 }`,
 	"order/placed.json": `{"x-routing-key": "order.placed", "x-ordering-key": "/sku", "type": "object", "required": ["sku"], "properties": {"sku": {"type": "string"}}}`,
+}
+
+// A binding a stream loses while the stream stays is the stream's, not a
+// consumer's: declare names the stream, says that the binding still
+// appends facts to it (nothing is poisoned), and --prune removes it and
+// keeps the stream with the facts it holds.
+func TestDeclareReportsAStreamsOrphanedBinding(t *testing.T) {
+	schemas := maps.Clone(pruneStreamSchemas)
+	schemas["order/paid.json"] = `{"x-routing-key": "order.paid", "type": "object", "properties": {"sku": {"type": "string"}}}`
+	b := newBrokerCase(t, schemas, "events", "retry", "dead", "log", "mailer")
+	log, events := b.name("log"), b.name("events")
+	if code, _, stderr := b.run("declare", b.dir); code != 0 {
+		t.Fatalf("declare: exit %d, %s", code, stderr)
+	}
+	b.editManifest(`"bindings": ["order.#"], "maxAge": "1h"`, `"bindings": ["order.placed"], "maxAge": "1h"`)
+
+	declaredLine := fmt.Sprintf("declared 3 exchanges, 3 queues and 3 bindings on %s\n", secret.URL(b.url))
+	reported := declaredLine + fmt.Sprintf("orphaned binding %q from %q to stream %q: it still appends facts to the stream; warren declare --prune removes it, and keeps the stream\n", "order.#", events, log)
+	if code, stdout, stderr := b.run("declare", b.dir); code != 0 || stdout != reported || stderr != "" {
+		t.Fatalf("declare: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, reported)
+	}
+	removed := declaredLine + fmt.Sprintf("removed orphaned binding %q from %q to stream %q; the stream is kept\n", "order.#", events, log)
+	if code, stdout, stderr := b.run("declare", "--prune", b.dir); code != 0 || stdout != removed || stderr != "" {
+		t.Fatalf("declare --prune: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, removed)
+	}
+	// order.paid no longer reaches the stream; order.placed, bound by the
+	// manifest, does.
+	b.publish(events, "order.paid", amqp.Publishing{Body: []byte(`{"id":"p-1","payload":{"sku":"x"}}`)})
+	b.publish(events, "order.placed", amqp.Publishing{Body: []byte(`{"id":"o-1","payload":{"sku":"x"}}`)})
+	if n := streamFacts(t, b, log); n != 1 {
+		t.Errorf("after --prune the stream holds %d facts of one order.paid and one order.placed, want 1", n)
+	}
+	if code, stdout, stderr := b.run("declare", b.dir); code != 0 || stdout != declaredLine || stderr != "" {
+		t.Errorf("declare after --prune: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, declaredLine)
+	}
 }

@@ -13,6 +13,9 @@ var leakParts = []string{"Xy7", "Kq9z"}
 // URLs that net/url refuses (unescaped / ? # @ %), IPv6 hosts, several
 // URLs, a password the broker refuses and a host that does not answer;
 // and each one names the URL it could not use, with the password masked.
+// A URL that does not parse is a wrong command line (exit 2), found
+// before anything is dialled; one the broker refuses or that does not
+// answer, a failed operation (exit 1).
 func TestBrokerCommandsNeverPrintPasswords(t *testing.T) {
 	b := newBrokerCase(t, opsSchemas, opsPlaceholders...)
 	u, err := url.Parse(b.url)
@@ -24,14 +27,15 @@ func TestBrokerCommandsNeverPrintPasswords(t *testing.T) {
 		name string
 		urls []string
 		want string // in stderr
+		code int
 	}{
-		{"unescaped slash", []string{"amqp://probe:Xy7/Kq9z@" + host + "/"}, "amqp://probe:xxxxx@" + host + "/"},
-		{"unescaped ? and #", []string{"amqp://probe:Xy7?Kq9z#@" + host + "/"}, "amqp://probe:xxxxx@" + host + "/"},
-		{"bad percent escape", []string{"amqp://probe:Xy7%zzKq9z@" + host + "/"}, "amqp://probe:xxxxx@" + host + "/"},
-		{"unescaped @", []string{"amqp://probe:Xy7@Kq9z@" + host + "/"}, "amqp://probe:xxxxx@" + host + "/"},
-		{"refused password", []string{"amqp://guest:Xy7Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/"},
-		{"unreachable IPv6 host", []string{"amqp://probe:Xy7Kq9z@[::1]:1/"}, "amqp://probe:xxxxx@[::1]:1/"},
-		{"several URLs", []string{"amqp://probe:Xy7Kq9z@127.0.0.1:1/", "amqp://guest:Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/: "}, // the last error is the second URL's
+		{"unescaped slash", []string{"amqp://probe:Xy7/Kq9z@" + host + "/"}, "--url amqp://probe:xxxxx@" + host + "/: not a valid URL", 2},
+		{"unescaped ? and #", []string{"amqp://probe:Xy7?Kq9z#@" + host + "/"}, "--url amqp://probe:xxxxx@" + host + "/: not a valid URL", 2},
+		{"bad percent escape", []string{"amqp://probe:Xy7%zzKq9z@" + host + "/"}, "--url amqp://probe:xxxxx@" + host + "/: not a valid URL", 2},
+		{"unescaped @", []string{"amqp://probe:Xy7@Kq9z@" + host + "/"}, "amqp://probe:xxxxx@" + host + "/", 1},
+		{"refused password", []string{"amqp://guest:Xy7Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/", 1},
+		{"unreachable IPv6 host", []string{"amqp://probe:Xy7Kq9z@[::1]:1/"}, "amqp://probe:xxxxx@[::1]:1/", 1},
+		{"several URLs", []string{"amqp://probe:Xy7Kq9z@127.0.0.1:1/", "amqp://guest:Kq9z@" + host + "/"}, "amqp://guest:xxxxx@" + host + "/: ", 1}, // the last error is the second URL's
 	}
 	commands := [][]string{
 		{"status"},
@@ -54,8 +58,8 @@ func TestBrokerCommandsNeverPrintPasswords(t *testing.T) {
 						t.Fatalf("exit %d; the password leaked (%q):\nstdout %q\nstderr %q", code, p, stdout, stderr)
 					}
 				}
-				if code != 1 || !strings.Contains(stderr, uc.want) {
-					t.Errorf("exit %d, stderr %q; want exit 1 and %q named", code, stderr, uc.want)
+				if code != uc.code || !strings.Contains(stderr, uc.want) {
+					t.Errorf("exit %d, stderr %q; want exit %d and %q named", code, stderr, uc.code, uc.want)
 				}
 			})
 		}

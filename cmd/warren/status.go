@@ -289,6 +289,12 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A malformed --management-url is a wrong command line, told before
+	// the broker is dialled.
+	mgmt, err := managementOf(c, urls[0])
+	if err != nil {
+		return err
+	}
 	stderr := c.App.ErrWriter
 	p, err := generator.Open(c.Context, dir, genOptions(dir))
 	if err != nil {
@@ -317,10 +323,6 @@ func runStatus(c *cli.Context) error {
 	// that cannot be read is marked in the table and named on stderr, and
 	// the rest is printed; the command then exits 1.
 	var readErrs []string
-	mgmt, err := managementOf(c, urls[0])
-	if err != nil {
-		return reportError(stderr, "status", "", err) // the flag is malformed: nothing was asked yet
-	}
 	liveErr := ""
 	if mgmt != nil && !readsVersions(rows) {
 		// The management API only tells what the versions table's LIVE

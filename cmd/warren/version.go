@@ -1,6 +1,37 @@
 package main
 
-import "runtime/debug"
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(versionCommand) }
+
+// versionCommand is warren --version as a command, the spelling of go,
+// kubectl and docker, which scripts and people type as often.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "version",
+		Usage:     "print the version of warren, as warren --version",
+		UsageText: "warren version",
+		Description: `Prints "warren" and the version this binary was built from: the module
+version (go install ...@v1.2.3, or the one a service's go.mod requires for
+go tool warren), or "(devel)" with the commit for a build in a checkout.
+
+Examples:
+   warren version
+   go tool warren version   # the version the service's go.mod requires`,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError(c, "expected no arguments, got %q", c.Args().Slice())
+			}
+			_, err := fmt.Fprintf(c.App.Writer, "warren %s\n", c.App.Version)
+			return err
+		},
+	}
+}
 
 // version reports the version of warren this binary was built from.
 func version() string {

@@ -56,7 +56,7 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestVersionFlag(t *testing.T) {
-	for _, arg := range []string{"--version", "-v"} {
+	for _, arg := range []string{"--version", "-v", "version"} {
 		code, stdout, stderr := run(t, arg)
 		if code != 0 || stderr != "" || stdout != "warren "+version()+"\n" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
@@ -64,5 +64,12 @@ func TestVersionFlag(t *testing.T) {
 	}
 	if !strings.HasPrefix(version(), "(devel)") && !strings.HasPrefix(version(), "v") {
 		t.Errorf("version %q is neither a module version nor a development build", version())
+	}
+}
+
+func TestVersionCommandTakesNoArguments(t *testing.T) {
+	code, stdout, stderr := run(t, "version", "extra")
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "warren version: expected no arguments, got [\"extra\"]\nusage: warren version\n") {
+		t.Errorf("version extra: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
