@@ -59,6 +59,10 @@ Depths and consumer counts come over AMQP. The broker counts redeliveries
 only in its management API: give --management-url (credentials from the
 URL, else from the broker URL) to show the redelivery rate.
 
+While the broker cannot be reached, the console keeps reconnecting; a
+reading or an action of the page waits for it as long as --timeout, then
+says so.
+
 Safe by default: it listens on 127.0.0.1 unless --listen says otherwise;
 replay and discard need the token printed at start (or set in
 $WARREN_CONSOLE_TOKEN) and refuse requests from other sites; --read-only
@@ -113,7 +117,9 @@ func runConsole(c *cli.Context) error {
 	cfg := console.Config{
 		Topology: p.Model.Topology, Catalogue: catalogue, Schemas: factSchemas(p), Validate: versionValidator(p.Model), Versions: consoleVersions(p.Model),
 		ReadOnly: c.Bool("read-only"), Interval: c.Duration("interval"), History: c.Duration("history"),
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// A page waits for a lost broker as long as connecting does.
+		BrokerWait: c.Duration("timeout"),
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if cfg.Management, err = managementOf(c, urls[0]); err != nil {
 		return reportError(stderr, "console", "", err)

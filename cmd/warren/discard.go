@@ -65,7 +65,7 @@ func runDiscard(c *cli.Context) error {
 	if c.String("consumer") == "" {
 		return usageError(c, "expected --consumer NAME")
 	}
-	if c.String("reason") == "" {
+	if strings.TrimSpace(c.String("reason")) == "" {
 		return usageError(c, "expected --reason TEXT: it is what the next person to look will read")
 	}
 	if c.IsSet("limit") && c.Int("limit") <= 0 {

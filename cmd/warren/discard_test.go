@@ -107,7 +107,8 @@ func TestDiscardAndReplayFromDiscarded(t *testing.T) {
 		{"--consumer", mailer, "--reason", "x"},                        // no selection
 		{"--consumer", mailer, "--all", "--id", "m1", "--reason", "x"}, // both
 		{"--consumer", mailer, "--limit", "0", "--reason", "x"},
-		{"--consumer", mailer, "--id", "", "--reason", "x"}, // an empty id would select every message
+		{"--consumer", mailer, "--id", "", "--reason", "x"},     // an empty id would select every message
+		{"--consumer", mailer, "--id", "m1", "--reason", " \t"}, // blanks are no reason
 	} {
 		if code, _, stderr := b.run(append(append([]string{"discard"}, args...), b.dir)...); code != 2 || !strings.HasPrefix(stderr, "warren discard: ") {
 			t.Errorf("discard %v: exit %d, stderr %q; want a usage error", args, code, stderr)
@@ -116,6 +117,15 @@ func TestDiscardAndReplayFromDiscarded(t *testing.T) {
 	if p := b.depth(mailer + ".poison"); p != 3 {
 		t.Fatalf("after refused discards the poison queue holds %d, want 3", p)
 	}
+	// A refused command is no action: the history records none of them.
+	ch, cherr := b.conn.Channel()
+	if cherr != nil {
+		t.Fatal(cherr)
+	}
+	if _, err := ch.QueueDeclarePassive(mailer+".poison-history", true, false, false, false, nil); err == nil {
+		t.Errorf("after refused discards %s.poison-history exists: a refused discard was recorded", mailer)
+	}
+	_ = ch.Close()
 
 	code, stdout, stderr := b.run("discard", "--consumer", mailer, "--id", "m2", "--reason", "test order", "--by", "ana", b.dir)
 	if want := fmt.Sprintf("discarded m2 order.placed\n1 message moved from %s.poison to %s\n", mailer, archive); code != 0 || stdout != want {

@@ -56,7 +56,9 @@ one of the ids moves the others and exits 1, naming it.
 
 A dry run, like --list, changes nothing, not even the queue's order: a
 replay with the same selection moves the messages it listed. Both read the
-whole queue, also with --limit, and hand it back in order.
+whole queue, also with --limit, and hand it back in order. Readings of one
+queue take turns (another terminal's, warren console's): one that finds
+another under way waits for it to end, up to two minutes.
 
 A replay of a consumer's messages that moved something is recorded in its
 history (warren poison history): who (--by), the message's id when it

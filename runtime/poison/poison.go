@@ -32,7 +32,14 @@
 //     Messages that arrive later, including a replayed message that fails
 //     again, wait for the next run; a replay never loops on its own output.
 //   - While a scan runs, the messages it holds are invisible to other
-//     readers of the queue (another replay, say).
+//     readers of the queue, so scans of one queue take turns: a second
+//     one (another replay, a listing in another terminal, warren console)
+//     waits until the first has handed everything back, up to two
+//     minutes, and then fails with [ErrBusy] rather than read a queue
+//     that looks empty or short. Across processes the turn is the
+//     exclusive queue [ReadingQueue] on the broker, declared for the
+//     scan's time; a user the broker does not let declare it takes turns
+//     with its own process's scans alone.
 //   - Returned messages are marked redelivered, and quorum queues count the
 //     return in the x-delivery-count header. Poison queues have no delivery
 //     limit, so nothing is dead-lettered because of it.
@@ -245,6 +252,9 @@ type scan struct {
 	// silent counts the quiet periods in a row in which nothing came and
 	// the queue had nothing ready.
 	silent int
+	// turn is the scan's turn at the queue, released once close has
+	// handed every message back (see takeTurn).
+	turn *turn
 }
 
 // scanTag names the scan's subscription on its own channel.
@@ -263,6 +273,21 @@ const (
 // openScan starts a scan of queue. window bounds how many messages the
 // broker pushes to it: wholeQueue, noWindow, or at most that many.
 func openScan(ctx context.Context, conn Broker, queue string, window int) (*scan, error) {
+	t, err := takeTurn(ctx, conn, queue)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startScan(ctx, conn, queue, window)
+	if err != nil {
+		t.release(ctx)
+		return nil, err
+	}
+	s.turn = t
+	return s, nil
+}
+
+// startScan is openScan once the scan has its turn at the queue.
+func startScan(ctx context.Context, conn Broker, queue string, window int) (*scan, error) {
 	ch, err := conn.OpenChannel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
@@ -453,6 +478,7 @@ const returnStallAlone = 2 * time.Minute
 // subscription (one basic.get at a time, each message removed) reads no
 // further.
 func (s *scan) close(ctx context.Context) {
+	defer s.turn.release(ctx)
 	if s.held > 0 || s.deliveries != nil {
 		for {
 			if _, ok, err := s.next(ctx); err != nil || !ok {

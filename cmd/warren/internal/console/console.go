@@ -86,6 +86,11 @@ type Config struct {
 	// PoisonLimit bounds how many messages of one poison queue a page
 	// lists. Default 500.
 	PoisonLimit int
+	// BrokerWait bounds how long a page's reading or action waits for a
+	// channel while the connection to the broker is lost and being made
+	// again: then the page says the broker cannot be reached instead of
+	// reading on until it comes back. Default 30s.
+	BrokerWait time.Duration
 	// AllowedHosts, when not empty, are the only Host headers served:
 	// with a loopback listener, a page on another name that resolves to
 	// 127.0.0.1 (DNS rebinding) cannot read the console.
@@ -155,6 +160,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PoisonLimit <= 0 {
 		cfg.PoisonLimit = 500
 	}
+	if cfg.BrokerWait <= 0 {
+		cfg.BrokerWait = 30 * time.Second
+	}
+	cfg.Broker = waitingBroker{Broker: cfg.Broker, wait: cfg.BrokerWait}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -178,4 +187,22 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Sample reads the figures now and then every Interval until ctx ends.
 func (s *Server) Sample(ctx context.Context) {
 	s.figures.run(ctx)
+}
+
+// waitingBroker bounds how long opening a channel waits for the broker.
+// A lost connection makes OpenChannel wait for the reconnect as long as
+// its context allows, and a page's request has no deadline of its own.
+type waitingBroker struct {
+	Broker
+	wait time.Duration
+}
+
+func (b waitingBroker) OpenChannel(ctx context.Context) (*amqp.Channel, error) {
+	wctx, cancel := context.WithTimeout(ctx, b.wait)
+	defer cancel()
+	ch, err := b.Broker.OpenChannel(wctx)
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return nil, fmt.Errorf("the broker cannot be reached: no connection to it for %s (warren console keeps trying): %w", b.wait, err)
+	}
+	return ch, err
 }
