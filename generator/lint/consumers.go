@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/warrenbus/warren/generator/load"
@@ -84,26 +85,56 @@ func checkConsumers(p *pass) {
 	}
 }
 
+// checkUnconsumed reports each fact of the directory that no consumer
+// reads. A fact that a stream binds is routable all the same: the stream
+// keeps it, and a stream consumer added later reads what the stream still
+// holds; only a fact that nothing binds is unroutable when published.
 func checkUnconsumed(p *pass) {
 	if p.in.Consumers == nil {
 		return // without matched bindings nothing can be said
 	}
-	bound := map[string]bool{}
+	// Facts a consumer receives: in its work queue, or from the stream it
+	// reads (its bindings pick the stream's facts it handles).
+	read := map[string]bool{}
 	for _, c := range p.in.Consumers {
 		for _, b := range c.Bindings {
 			for _, k := range b.Facts {
-				bound[k] = true
+				read[k] = true
 			}
 		}
 	}
 	for _, sg := range p.in.Schemas.Manifest.Sagas { // a saga's queue binds its facts
 		for _, f := range sg.Facts {
-			bound[f.RoutingKey] = true
+			read[f.RoutingKey] = true
 		}
 	}
 	for _, f := range p.in.Schemas.Facts {
-		if !bound[f.RoutingKey] {
-			p.report(f.KeyDoc, f.KeyPointer, "no consumer binds %q; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable %s here)", f.RoutingKey, FactUnconsumed)
+		if read[f.RoutingKey] {
+			continue
+		}
+		if kept := p.streamsKeeping(f.RoutingKey); len(kept) > 0 {
+			p.report(f.KeyDoc, f.KeyPointer, "no consumer reads %q: %s it (warren.json \"streams\"), so it is routable, and a stream consumer added later reads what the stream still holds (fine for a fact kept for later or for an audit: disable %s here)", f.RoutingKey, kept, FactUnconsumed)
+			continue
+		}
+		p.report(f.KeyDoc, f.KeyPointer, "no consumer binds %q; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable %s here)", f.RoutingKey, FactUnconsumed)
+	}
+}
+
+// streamsKeeping names the streams of the manifest whose bindings match
+// routing key key, as the subject of "keep": `stream "a" keeps`, `streams
+// "a" and "b" keep`; "" when none does.
+func (p *pass) streamsKeeping(key string) string {
+	var names []string
+	for _, s := range p.in.Schemas.Manifest.Streams {
+		if slices.ContainsFunc(s.Bindings, func(b string) bool { return model.TopicMatch(b, key) }) {
+			names = append(names, strconv.Quote(s.Name))
 		}
 	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "stream " + names[0] + " keeps"
+	}
+	return "streams " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " keep"
 }

@@ -106,7 +106,7 @@ var Rules = []Rule{
 	{PastTense, Warning, "a fact's routing key should end in a verb in the past tense: it states what happened", checkPastTense},
 	{BindingMatchesNothing, Error, "a consumer binding that matches no fact is a typo", checkBindings},
 	{ConsumerHandlesNothing, Warning, "a consumer whose bindings match no fact has nothing to do", checkConsumers},
-	{FactUnconsumed, Info, "a fact that no consumer binds reaches nobody (yet)", checkUnconsumed},
+	{FactUnconsumed, Info, "a fact that no consumer reads reaches nobody (yet): published, it is unroutable, unless a stream keeps it", checkUnconsumed},
 	{PinnedVersionUnpublished, Warning, "a consumer pinned to a version of a fact (consumers.<name>.versions) when neither that version nor an older one is published judges each of those facts by the schema of its pin and poisons what that refuses", checkPinnedVersions},
 	{PropertyWithoutType, Warning, "a property without \"type\" (or $ref, enum, const, a combinator) accepts any JSON value", checkPropertyTypes},
 	{AdditionalPropertiesUndecided, Info, "an object schema that does not say whether other properties are allowed", checkAdditionalProperties},

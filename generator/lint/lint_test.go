@@ -47,6 +47,16 @@ func TestRules(t *testing.T) {
 		"fact-unconsumed": {
 			`info fact-unconsumed order/shipped.json:2:20: no consumer binds "order.shipped"; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable fact-unconsumed here)`,
 		},
+		// A fact that only streams bind is kept there, not unroutable:
+		// catalogue.import.completed (two streams) and
+		// catalogue.item.retired (one). catalogue.item.priced, which a
+		// stream consumer reads, and order.placed, which a queue
+		// consumer reads, are consumed; order.shipped reaches nothing.
+		"fact-unconsumed-stream": {
+			`info fact-unconsumed catalogue/import-completed.json:2:20: no consumer reads "catalogue.import.completed": streams "audit-log" and "catalogue-log" keep it (warren.json "streams"), so it is routable, and a stream consumer added later reads what the stream still holds (fine for a fact kept for later or for an audit: disable fact-unconsumed here)`,
+			`info fact-unconsumed catalogue/item-retired.json:2:20: no consumer reads "catalogue.item.retired": stream "catalogue-log" keeps it (warren.json "streams"), so it is routable, and a stream consumer added later reads what the stream still holds (fine for a fact kept for later or for an audit: disable fact-unconsumed here)`,
+			`info fact-unconsumed order/shipped.json:2:20: no consumer binds "order.shipped"; published now, it is unroutable (fine for a fact published ahead of its first consumer: disable fact-unconsumed here)`,
+		},
 		// A consumer pinned to a version of which no version it reads is
 		// published: legacy-mailer (1, while 2 and 3 are), tracker (1,
 		// while the newest alone, 2, is) and legacy-feed (1 of an
