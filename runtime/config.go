@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,26 +132,142 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// checkURL reports why raw is not an AMQP URL the client library can dial.
-// The library's and net/url's own errors quote parts of the URL (net/url's
-// "invalid port" error shows what follows the first colon, which is the
-// password when it holds an unescaped "/"), so none of their text is
-// passed on: the message says what to fix instead.
+// checkURL reports why raw is not an AMQP URL the client library can dial,
+// naming the part to fix: the user information, the host, the port, the
+// vhost or a query parameter. The library's and net/url's own errors quote
+// parts of the URL (net/url's "invalid port" error shows what follows the
+// first colon, which is the password when it holds an unescaped "/"), so
+// none of their text is passed on, nor any part of the URL but a port
+// that parsed as a number: the caller names the URL beside the error, its
+// password masked.
 func checkURL(raw string) error {
 	if _, inProcess := transport.Registered(raw); inProcess {
 		return nil // an in-process broker of runtime/warrentest
 	}
-	u, err := url.Parse(raw)
-	switch {
-	case strings.ContainsAny(raw, " \t\r\n"):
+	if strings.ContainsAny(raw, " \t\r\n") {
 		return errors.New("white space in the URL: percent-encode it (%20)")
-	case err != nil:
-		return errors.New("not a valid URL: percent-encode the characters / ? # @ % : in the user name and password (RFC 3986 section 3.2.1, url.UserPassword)")
-	case u.Scheme != "amqp" && u.Scheme != "amqps":
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return urlSyntaxError(raw)
+	}
+	if u.Scheme != "amqp" && u.Scheme != "amqps" {
 		return fmt.Errorf("scheme %q, expected amqp or amqps", u.Scheme)
 	}
+	// net/url has checked that a port is digits; the client library reads
+	// any number, and a port past 65535 would fail only when dialled.
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %s is out of range: expected 1 to 65535 (amqp 5672, amqps 5671), or no \":port\" for the scheme's own", p)
+		}
+	}
+	if err := checkURLQuery(u.Query()); err != nil {
+		return err
+	}
 	if _, err := amqp.ParseURI(raw); err != nil {
-		return errors.New("not a valid AMQP URL: the port must be a number, and heartbeat, connection_timeout and channel_max must be integers")
+		return fmt.Errorf("not a valid AMQP URL: expected %s", urlShape)
+	}
+	return nil
+}
+
+// urlShape is the shape an AMQP URL takes, for messages. It is told in
+// parts: an example URL with a password in it would be shown masked.
+const urlShape = "amqp:// or amqps://, then user:password@, the host, :port and /vhost"
+
+// urlSyntaxError says which part of raw, a URL net/url refused, is wrong.
+// It splits raw as package secret does when it masks the password: the
+// user information runs from after "scheme://" to the last "@", so the
+// error blames the part whose mask the user sees.
+func urlSyntaxError(raw string) error {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || scheme == "" {
+		return fmt.Errorf("not a valid URL: expected %s", urlShape)
+	}
+	hostAndRest, hasUser := rest, false
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		userinfo := rest[:at]
+		hostAndRest, hasUser = rest[at+1:], true
+		if !validUserinfo(userinfo) {
+			return errors.New("not a valid URL: the user name or password holds a character it must percent-encode, such as / ? # @ % : [ ] (RFC 3986 section 3.2.1; url.UserPassword encodes them)")
+		}
+	}
+	authority, tail := hostAndRest, ""
+	if i := strings.IndexAny(hostAndRest, "/?#"); i >= 0 {
+		authority, tail = hostAndRest[:i], hostAndRest[i:]
+	}
+	host, port, hostOK := splitAuthority(authority)
+	noHost := ""
+	if host == "" {
+		noHost = ", and no host before it"
+	}
+	switch {
+	case !hostOK:
+		return errors.New("not a valid URL: the host is not a host name, an IPv4 address or an IPv6 address in brackets ([::1])")
+	case port != "" && strings.Trim(port, "0123456789") != "":
+		advice := ""
+		if !hasUser {
+			// "amqp://user:secret" with the host left out reads as a
+			// host "user" and a port "secret".
+			advice = "; a user name and password come before the host, as user:password@"
+		}
+		return fmt.Errorf("not a valid URL: the port is not a number%s: expected a port from 1 to 65535 after the host's \":\" (amqp 5672, amqps 5671), or no \":port\" for the scheme's own%s", noHost, advice)
+	}
+	if _, err := url.Parse("amqp://h" + tail); err != nil {
+		return errors.New(`not a valid URL: the vhost after the host holds a "%" that is no percent-encoding, or a control character: write "%" as %25 and "/" as %2f in it (the default vhost "/" is %2f, or nothing after the host's "/")`)
+	}
+	return fmt.Errorf("not a valid URL: expected %s, with / ? # @ %% : in the user name and password percent-encoded (RFC 3986 section 3.2.1; url.UserPassword encodes them)", urlShape)
+}
+
+// validUserinfo reports whether net/url reads s as the user information
+// of a URL: no "/", "?" or "#" (which end it early) and nothing else it
+// refuses (a bad percent-encoding, "[", a space).
+func validUserinfo(s string) bool {
+	if strings.ContainsAny(s, "/?#") {
+		return false
+	}
+	_, err := url.Parse("amqp://" + s + "@h/")
+	return err == nil
+}
+
+// splitAuthority splits a URL's host[:port] (no user information) into
+// its host and port; ok is false when the host is malformed.
+func splitAuthority(a string) (host, port string, ok bool) {
+	if strings.HasPrefix(a, "[") {
+		end := strings.Index(a, "]")
+		if end < 0 {
+			return a, "", false
+		}
+		host, rest := a[:end+1], a[end+1:]
+		if rest != "" && !strings.HasPrefix(rest, ":") {
+			return host, "", false
+		}
+		port = strings.TrimPrefix(rest, ":")
+	} else if i := strings.LastIndex(a, ":"); i >= 0 {
+		host, port = a[:i], a[i+1:]
+	} else {
+		host = a
+	}
+	_, err := url.Parse("amqp://" + host + "/")
+	return host, port, err == nil
+}
+
+// checkURLQuery checks the query parameters the client library reads as
+// numbers, naming the one it would refuse.
+func checkURLQuery(q url.Values) error {
+	for _, p := range []struct {
+		name, want string
+		bits       int
+	}{
+		{"heartbeat", "whole seconds from 0 to 65535", 16},
+		{"connection_timeout", "whole milliseconds", strconv.IntSize - 1},
+		{"channel_max", "a number of channels from 0 to 65535", 16},
+	} {
+		if !q.Has(p.name) {
+			continue
+		}
+		if _, err := strconv.ParseUint(q.Get(p.name), 10, p.bits); err != nil {
+			return fmt.Errorf("query parameter %s: expected %s", p.name, p.want)
+		}
 	}
 	return nil
 }

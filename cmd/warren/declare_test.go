@@ -294,7 +294,11 @@ func TestBrokerFlagsAreCheckedBeforeDialling(t *testing.T) {
 			want: `--url http://svc:xxxxx@127.0.0.1:1/: scheme "http", expected amqp or amqps`},
 		{env: "amqp://svc:" + pw + " x@127.0.0.1:1/",
 			want: "WARREN_AMQP_URL amqp://svc:xxxxx@127.0.0.1:1/: white space in the URL: percent-encode it (%20)"},
-		{args: []string{"--url", "amqp://svc:" + pw + "@127.0.0.1:1/", "--timeout", "0s"},
+		// A port that is no number is named as such, not blamed on the
+		// user name and password.
+		{args: []string{"--url", "amqps://svc:" + pw + "@127.0.0.1:x/"},
+			want: `--url amqps://svc:xxxxx@127.0.0.1:x/: not a valid URL: the port is not a number: expected a port from 1 to 65535 after the host's ":" (amqp 5672, amqps 5671), or no ":port" for the scheme's own`},
+		{args: []string{"--url", "amqp://svc:" + pw + "@127.0.0.1:5672/", "--timeout", "0s"},
 			want: "--timeout 0s: expected a positive duration such as 30s"},
 	}
 	for _, command := range [][]string{{"declare"}, {"status"}, {"replay", "--list", "--consumer", b.name("mailer")}} {

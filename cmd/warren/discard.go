@@ -105,7 +105,7 @@ func runDiscard(c *cli.Context) error {
 		err = errors.Join(err, rerr) // the messages moved all the same; rerr names the history queue
 	}
 	if err != nil {
-		return reportError(stderr, "discard", "", err)
+		return reportError(stderr, "discard", "", whereMissing(c, conn, err))
 	}
 	if len(done) > 0 {
 		fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), consumer.PoisonQueue, archive)

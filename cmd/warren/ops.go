@@ -16,12 +16,14 @@ import (
 	"strings"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/generator/model"
 	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/internal/suggest"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
@@ -138,6 +140,48 @@ func urlProblem(err error) error {
 	}
 	return err
 }
+
+// whereMissing rewords, in err, the error of a queue that does not exist
+// (poison.NoQueueError) to name the broker and vhost the command asked,
+// the URL as given with its password masked: a queue missing on a broker
+// where the topology is declared is most often asked of another vhost,
+// or of the development default for want of --url. Any other error is
+// returned as it is.
+func whereMissing(c *cli.Context, conn *runtime.Conn, err error) error {
+	var nq *poison.NoQueueError
+	if err == nil || !errors.As(err, &nq) {
+		return err
+	}
+	urls := brokerURLs(c)
+	shown := shownURLs(urls)
+	at := urls[0]
+	if conn != nil && conn.URL() != "" {
+		shown, at = conn.URL(), conn.URL() // the node that answered
+	}
+	vhost := "?"
+	if u, perr := amqp.ParseURI(at); perr == nil {
+		vhost = u.Vhost
+	}
+	ask := "or give --url (or WARREN_AMQP_URL) the broker and vhost the services use: without either, warren asks the development default"
+	switch urlSource(c) {
+	case "--url":
+		ask = "or is --url the broker and vhost the services use?"
+	case "$WARREN_AMQP_URL":
+		ask = "or is WARREN_AMQP_URL the broker and vhost the services use?"
+	}
+	text := fmt.Sprintf("queue %q does not exist on %s (vhost %q): declare the topology first, %s", nq.Queue, shown, vhost, ask)
+	return &rewordedError{err: err, text: strings.Replace(err.Error(), nq.Error(), text, 1)}
+}
+
+// rewordedError is err with another text; errors.Is and errors.As still
+// see err.
+type rewordedError struct {
+	err  error
+	text string
+}
+
+func (e *rewordedError) Error() string { return e.text }
+func (e *rewordedError) Unwrap() error { return e.err }
 
 // shownURLs lists urls with their passwords redacted.
 func shownURLs(urls []string) string {

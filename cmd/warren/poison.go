@@ -77,8 +77,10 @@ type poisonRun struct {
 // commandName is how errors name the subcommand: "poison groups".
 func commandName(c *cli.Context) string { return strings.TrimPrefix(c.Command.HelpName, "warren ") }
 
+// fail reports err, a queue that does not exist named with the broker
+// and vhost asked.
 func (r *poisonRun) fail(err error) error {
-	return reportError(r.c.App.ErrWriter, commandName(r.c), "", err)
+	return reportError(r.c.App.ErrWriter, commandName(r.c), "", whereMissing(r.c, r.conn, err))
 }
 
 // openPoison checks the flags every subcommand has, reads the schema

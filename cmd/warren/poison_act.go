@@ -127,7 +127,11 @@ func runPoisonGroupAction(c *cli.Context, action string) error {
 	}
 	stderr := c.App.ErrWriter
 	if g.ID != "" {
-		fmt.Fprintf(stderr, "group %s (%s: %s): %s match in %s now\n", g.ID, g.Cause.Kind, cell(g.Cause.Text), count(g.Count, "message"), done.From)
+		match := "messages match"
+		if g.Count == 1 {
+			match = "message matches"
+		}
+		fmt.Fprintf(stderr, "group %s (%s: %s): %d %s in %s now\n", g.ID, g.Cause.Kind, cell(g.Cause.Text), g.Count, match, done.From)
 	}
 	if errors.Is(err, poison.ErrNoGroup) {
 		return r.fail(fmt.Errorf("%w; warren poison groups --consumer %s lists them", err, r.consumer.Name))

@@ -99,7 +99,7 @@ func TestPoisonGroupsBadInput(t *testing.T) {
 		t.Errorf("unknown consumer: exit %d, %q", code, stderr)
 	}
 	code, _, stderr = b.poison("groups", "--consumer", mailer, b.dir)
-	if want := fmt.Sprintf("warren poison groups: group %s.poison: queue does not exist: %q; declare the topology first\n", mailer, mailer+".poison"); code != 1 || stderr != want {
+	if want := fmt.Sprintf("warren poison groups: group %s.poison: %s\n", mailer, b.missing(mailer+".poison", "--url")); code != 1 || stderr != want {
 		t.Errorf("undeclared: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 	code, _, stderr = run(t, "poison", "groups", "--url", "amqp://ana:s3cret@127.0.0.1:1/", "--timeout", "1s", "--consumer", mailer, b.dir)

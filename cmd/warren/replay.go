@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/warrenbus/warren/generator"
-	"github.com/warrenbus/warren/internal/secret"
+	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/poison"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -39,6 +39,13 @@ the poison message is removed. Only the messages in the queue when the replay
 starts are moved: one that fails again waits for the next replay.
 
 --dry-run prints what a replay would move and changes nothing.
+--format json prints a listing as a JSON array of the messages (id,
+routing_key, exchange, attempts, replays, failed_at, failure, headers,
+body), and a dry run as one object: dry_run, from, to, messages (as the
+listing prints them) and ids_not_found (the --id values no message has).
+Headers leave out x-delivery-count, which counts the readings of the lane,
+and mask credentials. A replay that moves messages prints text: --format
+json without --list or --dry-run is refused.
 --from discarded reads the archive that warren discard fills
 (<consumer>.discarded) instead of the poison queue, within its retention.
 --to-exchange republishes through the events exchange with each message's
@@ -116,7 +123,7 @@ Examples:
 			&cli.IntFlag{Name: "limit", DefaultText: "all", Usage: "at most `N` messages (N > 0)"},
 			&cli.GenericFlag{Name: "id", Value: &idList{}, Usage: "only the message with `ID` (its message id, the envelope's id); repeat for several"},
 			&cli.StringFlag{Name: "routing-key", Usage: "only messages with routing `KEY` (exact)"},
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list, output `FORMAT`: text or json"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "with --list or --dry-run, output `FORMAT`: text or json"},
 			&cli.StringFlag{Name: "by", Usage: "who replays (`WHO`), recorded in the consumer's history (warren poison history)"},
 		), streamReplayFlags()...),
 		Action: runReplay,
@@ -144,6 +151,11 @@ func checkReplayFlags(c *cli.Context) error {
 	}
 	if c.Bool("list") && (c.Bool("dry-run") || c.Bool("to-exchange")) {
 		return usageError(c, "--list changes nothing: expected it without --dry-run and --to-exchange")
+	}
+	if c.String("format") == "json" && !c.Bool("list") && !c.Bool("dry-run") && c.String("from") != fromStream {
+		// A replay that moves messages says what it moved as it goes, in
+		// text; JSON is what a listing and a dry run print.
+		return usageError(c, "--format json: only with --list or --dry-run, which print the messages as JSON; a replay that moves them prints text")
 	}
 	return checkStreamReplayFlags(c)
 }
@@ -222,7 +234,7 @@ func runReplay(c *cli.Context) error {
 	if c.Bool("list") {
 		msgs, err := poison.ListFrom(c.Context, conn, consumer, from, filter)
 		if err != nil {
-			return reportError(stderr, "replay", "", err)
+			return reportError(stderr, "replay", "", whereMissing(c, conn, err))
 		}
 		if format == "json" {
 			return writePoisonJSON(c.App.Writer, msgs)
@@ -230,7 +242,7 @@ func runReplay(c *cli.Context) error {
 		return writePoisonTable(c.App.Writer, src, filter, msgs)
 	}
 	if c.Bool("dry-run") {
-		return dryRunReplay(c, conn, consumer, filter, opts, dst)
+		return dryRunReplay(c, conn, consumer, filter, opts, dst, format)
 	}
 
 	done, err := poison.ReplayWith(c.Context, conn, consumer, filter, opts)
@@ -245,7 +257,7 @@ func runReplay(c *cli.Context) error {
 		}
 	}
 	if err != nil {
-		return reportError(stderr, "replay", "", err)
+		return reportError(stderr, "replay", "", whereMissing(c, conn, err))
 	}
 	if len(done) > 0 {
 		fmt.Fprintf(c.App.Writer, "%s moved from %s to %s\n", count(len(done), "message"), src, dst)
@@ -320,13 +332,40 @@ func missingIDs(want []string, done []poison.Message) []string {
 	return out
 }
 
+// dryRunJSON is `warren replay --dry-run --format json`: what a replay
+// with the same selection would move, from where to where.
+type dryRunJSON struct {
+	DryRun   bool         `json:"dry_run"` // always true: nothing changed
+	From     string       `json:"from"`
+	To       string       `json:"to"`
+	Messages []poisonJSON `json:"messages"` // as --list --format json prints them
+	// IDsNotFound are the ids given with --id that no message has: the
+	// replay would move the others and exit 1.
+	IDsNotFound []string `json:"ids_not_found"`
+}
+
 // dryRunReplay prints what a replay with the same selection would move,
-// reading the source as --list does, so nothing changes.
-func dryRunReplay(c *cli.Context, conn poison.Broker, consumer topology.Consumer, f poison.Filter, o poison.ReplayOptions, dst string) error {
+// reading the source as --list does, so nothing changes; in format
+// "json", as one dryRunJSON.
+func dryRunReplay(c *cli.Context, conn *runtime.Conn, consumer topology.Consumer, f poison.Filter, o poison.ReplayOptions, dst, format string) error {
 	src := o.From.Queue(consumer)
 	msgs, err := poison.ListFrom(c.Context, conn, consumer, o.From, f)
 	if err != nil {
-		return reportError(c.App.ErrWriter, "replay", "", err)
+		return reportError(c.App.ErrWriter, "replay", "", whereMissing(c, conn, err))
+	}
+	if format == "json" {
+		out := dryRunJSON{DryRun: true, From: src, To: dst, Messages: poisonJSONOf(msgs), IDsNotFound: []string{}}
+		if len(f.IDs) > 0 {
+			out.IDsNotFound = append(out.IDsNotFound, missingIDs(f.IDs, msgs)...)
+		} else if f.ID != "" && len(msgs) == 0 {
+			out.IDsNotFound = append(out.IDsNotFound, f.ID)
+		}
+		data, err := encodeJSON(out)
+		if err != nil {
+			return err
+		}
+		_, err = c.App.Writer.Write(data)
+		return err
 	}
 	for _, msg := range msgs {
 		fmt.Fprintf(c.App.Writer, "would replay %s %s\n", msg.ID, msg.RoutingKey)
@@ -381,8 +420,10 @@ func writePoisonTable(w io.Writer, queue string, f poison.Filter, msgs []poison.
 	return tw.Flush()
 }
 
-// poisonJSON is one message in `warren replay --list --format json`. Its
-// headers are output: credentials masked (see secret.Headers).
+// poisonJSON is one message in `warren replay --list --format json` (and
+// --dry-run). Its headers are output, as poison.ShownHeaders gives them:
+// credentials masked, and no x-delivery-count, which counts the readings
+// of the lane.
 type poisonJSON struct {
 	ID         string          `json:"id"`
 	RoutingKey string          `json:"routing_key"`
@@ -396,11 +437,22 @@ type poisonJSON struct {
 }
 
 func writePoisonJSON(w io.Writer, msgs []poison.Message) error {
+	data, err := encodeJSON(poisonJSONOf(msgs))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// poisonJSONOf is msgs as --format json prints them; never nil, so that
+// no message prints as [].
+func poisonJSONOf(msgs []poison.Message) []poisonJSON {
 	out := []poisonJSON{}
 	for _, m := range msgs {
 		p := poisonJSON{
 			ID: m.ID, RoutingKey: m.RoutingKey, Exchange: m.Exchange, Attempts: m.Attempts,
-			Replays: m.Replays, Failure: m.Failure, Headers: secret.Headers(m.Headers), Body: m.Body,
+			Replays: m.Replays, Failure: m.Failure, Headers: poison.ShownHeaders(m.Headers), Body: m.Body,
 		}
 		if !m.FailedAt.IsZero() {
 			at := m.FailedAt
@@ -411,12 +463,7 @@ func writePoisonJSON(w io.Writer, msgs []poison.Message) error {
 		}
 		out = append(out, p)
 	}
-	data, err := encodeJSON(out)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
+	return out
 }
 
 // cell puts s on one line of printable text, "-" when empty: a failure

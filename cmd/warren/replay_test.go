@@ -227,7 +227,7 @@ func TestReplayErrors(t *testing.T) {
 	mailer := b.name("mailer")
 	// Not declared yet.
 	code, _, stderr := b.run("replay", "--consumer", mailer, "--list", b.dir)
-	if want := fmt.Sprintf("warren replay: list %s.poison: queue does not exist: %q; declare the topology first\n", mailer, mailer+".poison"); code != 1 || stderr != want {
+	if want := fmt.Sprintf("warren replay: list %s.poison: %s\n", mailer, b.missing(mailer+".poison", "--url")); code != 1 || stderr != want {
 		t.Errorf("undeclared: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 	code, _, stderr = b.run("replay", "--consumer", "nobody", b.dir)
@@ -243,7 +243,7 @@ func TestReplayErrors(t *testing.T) {
 	}
 	// Options after the directory are read as well.
 	code, _, stderr = b.run("replay", b.dir, "--consumer", mailer, "--list")
-	if want := fmt.Sprintf("warren replay: list %s.poison: queue does not exist: %q; declare the topology first\n", mailer, mailer+".poison"); code != 1 || stderr != want {
+	if want := fmt.Sprintf("warren replay: list %s.poison: %s\n", mailer, b.missing(mailer+".poison", "--url")); code != 1 || stderr != want {
 		t.Errorf("options after the directory: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 	code, stdout, _ := run(t, "replay", "--help")

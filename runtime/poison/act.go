@@ -133,13 +133,7 @@ type exportLine struct {
 // export cannot bring it back. Replaying or discarding moves the message
 // itself, its headers as they are.
 func ExportLine(m Message) ([]byte, error) {
-	// A quorum queue's x-delivery-count counts the poison copy's returns:
-	// each scan that read it (this export's too) added one, so it says how
-	// often the lane was read, not how often the fact failed (x-attempts),
-	// and it would differ between two exports.
-	h := secret.Headers(m.Headers)
-	delete(h, "x-delivery-count")
-	line, err := json.Marshal(exportLine{ID: m.ID, RoutingKey: m.RoutingKey, Headers: h, Payload: payloadOf(m.Body)})
+	line, err := json.Marshal(exportLine{ID: m.ID, RoutingKey: m.RoutingKey, Headers: ShownHeaders(m.Headers), Payload: payloadOf(m.Body)})
 	if err != nil {
 		return nil, fmt.Errorf("message %s: %w", m.ID, err)
 	}

@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/warrenbus/warren/internal/amqpmsg"
+	"github.com/warrenbus/warren/internal/secret"
 	"github.com/warrenbus/warren/runtime"
 	"github.com/warrenbus/warren/runtime/topology"
 )
@@ -47,10 +48,25 @@ type Message struct {
 	Body []byte // the JSON envelope, as published
 	// Headers are every header, as the poison queue holds them, producer
 	// credentials (an authorization header) included: print or export
-	// them through [secret.Headers], as [ExportLine] does.
+	// them through [ShownHeaders], as [ExportLine] does.
 	Headers amqp.Table
 
 	key string // the routing key the message has in the queue
+}
+
+// ShownHeaders returns a copy of a poison message's headers to print or
+// export, as every reading of a lane shows them (warren replay --list
+// --format json, warren poison export, warren console): the value of every
+// header that carries a credential masked, as [secret.Headers] does, and
+// without a quorum queue's x-delivery-count. That one counts the poison
+// copy's returns: each reading of the lane (this one too) adds one, so it
+// says how often the lane was read, not how often the fact failed
+// (x-attempts), and it would differ between two readings. h is not
+// changed.
+func ShownHeaders(h amqp.Table) map[string]any {
+	out := secret.Headers(h)
+	delete(out, "x-delivery-count")
+	return out
 }
 
 // read describes a delivery from consumer c's poison queue.

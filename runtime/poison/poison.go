@@ -596,10 +596,27 @@ func checkQueue(ctx context.Context, conn Broker, queue string) error {
 // ErrNoQueue is matched by the error for a queue that does not exist.
 var ErrNoQueue = errors.New("queue does not exist")
 
+// NoQueueError is the error for a queue that does not exist on the broker
+// the connection reached: the topology is not declared there, or the
+// connection is to another broker or vhost than the services'. It matches
+// [ErrNoQueue]. The functions of this package never see a URL, so the
+// error names none; a caller that knows where it connected can say so
+// (warren replay names the broker and vhost).
+type NoQueueError struct {
+	Queue string // the queue's name
+}
+
+func (e *NoQueueError) Error() string {
+	return fmt.Sprintf("%v: %q; declare the topology first", ErrNoQueue, e.Queue)
+}
+
+// Is reports whether target is [ErrNoQueue].
+func (e *NoQueueError) Is(target error) bool { return target == ErrNoQueue }
+
 func queueError(queue string, err error) error {
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-		return fmt.Errorf("%w: %q; declare the topology first", ErrNoQueue, queue)
+		return &NoQueueError{Queue: queue}
 	}
 	return fmt.Errorf("inspect queue %q: %w", queue, err)
 }

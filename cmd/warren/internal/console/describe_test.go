@@ -34,3 +34,15 @@ func TestDescribeMasksCredentialHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A quorum queue's x-delivery-count, which counts the readings of the
+// lane and grows with each, is not shown: the console shows a message's
+// headers as warren replay --list --format json and warren poison export
+// do.
+func TestDescribeLeavesOutTheReadingsCount(t *testing.T) {
+	m := poison.Message{ID: "m1", Body: []byte(`{}`), Headers: amqp.Table{"x-delivery-count": int64(4), "x-attempts": int64(3)}}
+	out := describe(m)
+	if len(out.Headers) != 1 || out.Headers[0] != (headerJSON{Name: "x-attempts", Value: "3"}) {
+		t.Errorf("headers shown: %+v; want x-attempts alone", out.Headers)
+	}
+}

@@ -197,13 +197,14 @@ func describe(m poison.Message) messageJSON {
 	} else {
 		out.Payload = strings.ToValidUTF8(string(m.Body), "\uFFFD")
 	}
-	names := make([]string, 0, len(m.Headers))
-	for k := range m.Headers {
+	// Credentials a producer put in a header are not shown, nor the count
+	// of the lane's readings (x-delivery-count), as no reading shows them.
+	shown := poison.ShownHeaders(m.Headers)
+	names := make([]string, 0, len(shown))
+	for k := range shown {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	// Credentials a producer put in a header are not shown.
-	shown := secret.Headers(m.Headers)
 	for _, k := range names {
 		out.Headers = append(out.Headers, headerJSON{Name: k, Value: headerText(shown[k])})
 	}
