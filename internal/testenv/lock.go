@@ -13,14 +13,15 @@ import (
 
 // The vhosts of a broker are created and deleted one command at a time,
 // machine-wide: go test runs the packages of a run as test binaries side
-// by side, and several runs may share the machine. With five binaries
-// importing and deleting vhosts at once, RabbitMQ 3.10 left imports
-// unfinished, the rabbitmqctl commands waiting on them used up the
-// distribution ports of the CLI tools, and the broker stopped answering
-// AMQP handshakes until its data was wiped. A lock file per broker
-// address, held with flock, serializes these commands and nothing else:
-// the broker's other rabbitmqctl commands, and other brokers' (the
-// RabbitMQ 4 node, the cluster), do not wait for it.
+// by side, and several runs may share the machine. Every rabbitmqctl
+// command starts an Erlang node that takes one of the CLI tools' few
+// distribution ports, and a vhost command the broker is slow to finish
+// holds it meanwhile: commands of many binaries at once ran out of them.
+// (When the broker stopped answering altogether, the cause was its file
+// handle cache, full with the vhosts alive: see scripts/rabbitmq-files.)
+// A lock file per broker address, held with flock, serializes these
+// commands and nothing else: the broker's other rabbitmqctl commands, and
+// other brokers' (the RabbitMQ 4 node, the cluster), do not wait for it.
 
 // vhostLockWait bounds how long a vhost command waits for the lock: each
 // command of its holder ends within ctlTimeout, so only a holder stopped
