@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +20,7 @@ func editCommand(flags func(...cli.Flag) []cli.Flag) *cli.Command {
 	return &cli.Command{
 		Name:      "edit",
 		Usage:     "replace one poison message's payload, checked against its fact's schema, and retry it",
-		UsageText: "warren poison edit --consumer NAME --id ID --payload FILE [--by WHO] [--url URL ...] SCHEMA_DIR",
+		UsageText: "warren poison edit --consumer NAME --id ID [--copy N] --payload FILE [--by WHO] [--url URL ...] SCHEMA_DIR",
 		Description: `Reads the new payload from FILE (- for standard input) and checks it against
 the schema of the message's fact in SCHEMA_DIR, in the version the message
 was written under (its x-fact-version header, which the retried copy keeps;
@@ -31,10 +32,17 @@ queue with x-edited-at and x-edited-by beside the replay headers, and the
 original leaves the poison queue once the broker confirmed both. The edit is
 recorded in the history.
 
+A lane can hold two messages with one id (a fact published twice, or
+poisoned again while an older copy stayed). Then the edit is refused,
+listing them (position, routing key, failed-at, x-failure), and nothing
+changes: --copy N edits the Nth of them in the lane, and leaves the others
+where they are.
+
 Example:
    warren poison edit --consumer order-mailer --id 0190b2c4-7d7e-7c1a-9f5e-2b8d1c0e4a11 --payload fixed.json --by ana ./events`,
 		Flags: flags(
 			&cli.GenericFlag{Name: "id", Value: &idList{}, Usage: "the message `ID` (required; one: an edit replaces one message's payload)"},
+			&cli.IntFlag{Name: "copy", Usage: "which of several messages with the id to edit: the `N`th in the lane, from 1 (required when the id has more than one)"},
 			&cli.StringFlag{Name: "payload", Usage: "the new payload's JSON `FILE`, - for standard input (required)"},
 			&cli.StringFlag{Name: "by", Usage: "who edits (`WHO`), recorded on the copy and in the history"},
 		),
@@ -98,6 +106,9 @@ func runPoisonEdit(c *cli.Context) error {
 	if len(ids) > 1 {
 		return usageError(c, "--id given %d times: an edit replaces one message's payload; expected one --id", len(ids))
 	}
+	if c.IsSet("copy") && c.Int("copy") < 1 {
+		return usageError(c, "--copy %d: expected 1 or more, the copy's number as the refused edit listed it", c.Int("copy"))
+	}
 	path := c.String("payload")
 	if path == "" {
 		return usageError(c, "expected --payload FILE with the new payload's JSON")
@@ -117,8 +128,11 @@ func runPoisonEdit(c *cli.Context) error {
 	}
 	defer r.conn.Close()
 	m, err := poison.EditMessage(c.Context, r.conn, r.consumer, poison.Edit{
-		ID: ids[0], Payload: payload, By: c.String("by"), ValidateVersion: versionValidator(r.model),
+		ID: ids[0], Copy: c.Int("copy"), Payload: payload, By: c.String("by"), ValidateVersion: versionValidator(r.model),
 	})
+	if errors.Is(err, poison.ErrSeveralCopies) {
+		err = fmt.Errorf("%w; say which to edit with --copy N, then edit or discard the others", err)
+	}
 	if err != nil {
 		return r.fail(err)
 	}
@@ -127,6 +141,10 @@ func runPoisonEdit(c *cli.Context) error {
 	if err := poison.RecordAction(c.Context, r.conn, r.consumer, a); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "warren %s: warning: %v\n", commandName(c), err)
 	}
-	fmt.Fprintf(c.App.Writer, "edited %s %s: retried to %s, the original kept in %s\n", m.ID, m.RoutingKey, dst, poison.DiscardQueue(r.consumer))
+	which := ""
+	if n := c.Int("copy"); n > 0 {
+		which = fmt.Sprintf(" (copy %d)", n)
+	}
+	fmt.Fprintf(c.App.Writer, "edited %s%s %s: retried to %s, the original kept in %s\n", m.ID, which, m.RoutingKey, dst, poison.DiscardQueue(r.consumer))
 	return nil
 }

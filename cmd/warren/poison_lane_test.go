@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenbus/warren/internal/testenv"
 	"github.com/warrenbus/warren/runtime"
+	"github.com/warrenbus/warren/runtime/poison"
 )
 
 // versionedSchemas is opsSchemas with order.placed in two versions whose
@@ -252,5 +253,59 @@ func TestReplayRepeatedID(t *testing.T) {
 	}
 	if got := messageIDs(b.take(mailer + ".poison")); got != "m2 m4" {
 		t.Errorf("the poison queue holds %s, want m2 m4", got)
+	}
+}
+
+// An id that two messages of the lane have (a fact poisoned again while an
+// older copy stayed) does not say which to edit: the edit is refused with
+// the copies listed, and the lane keeps its messages and their order.
+// --copy N edits the Nth alone; a copy past the last is not found.
+func TestPoisonEditRefusesAnIDWithSeveralCopies(t *testing.T) {
+	b, mailer := poisonCase(t)
+	archive := mailer + ".discarded"
+	t.Cleanup(func() { b.deleteQueue(archive) })
+	b.publish(b.name("dead"), mailer, amqpPoisonCopy("m1", "order.placed", b.name("events"), "stock gone", 3))
+	b.publish(b.name("dead"), mailer, amqpPoisonCopy("m2", "order.placed", b.name("events"), "boom", 3))
+	again := amqpPoisonCopy("m1", "order.placed", b.name("events"), "stock gone again", 3)
+	again.Headers[runtime.HeaderFailedAt] = "2024-05-01T11:00:00Z"
+	again.Headers["x-replay-count"] = int64(1)
+	b.publish(b.name("dead"), mailer, again)
+	payload := filepath.Join(t.TempDir(), "fixed.json")
+	if err := os.WriteFile(payload, []byte(`{"sku": "AB-1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(args ...string) (int, string, string) {
+		return b.poison("edit", append([]string{"--consumer", mailer, "--id", "m1", "--payload", payload}, append(args, b.dir)...)...)
+	}
+
+	code, stdout, stderr := edit()
+	want := "warren poison edit: edit m1 in " + mailer + `.poison: 2 messages have id "m1": ` +
+		"copy 1 at position 1 (order.placed, failed at 2024-05-01T10:00:05Z: stock gone); " +
+		"copy 2 at position 3 (order.placed, failed at 2024-05-01T11:00:00Z, replayed 1 time: stock gone again); " +
+		"nothing changed; say which to edit with --copy N, then edit or discard the others\n"
+	if code != 1 || stdout != "" || stderr != want {
+		t.Errorf("edit of a shared id: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", code, stdout, stderr, want)
+	}
+	if code, _, stderr := edit("--copy", "3"); code != 1 || !strings.Contains(stderr, `no such message: no copy 3 of id "m1": 2 messages have id "m1": copy 1 at position 1`) {
+		t.Errorf("edit --copy 3: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := edit("--copy", "0"); code != 2 || !strings.HasPrefix(stderr, "warren poison edit: --copy 0: expected 1 or more") {
+		t.Errorf("edit --copy 0: exit %d, stderr %q", code, stderr)
+	}
+	if p, w, a := b.depth(mailer+".poison"), b.depth(mailer), b.depth(archive); p != 3 || w != 0 || a != 0 {
+		t.Fatalf("after refused edits: poison %d, work %d, archive %d; want 3, 0, 0", p, w, a)
+	}
+
+	code, stdout, stderr = edit("--copy", "2")
+	if want := fmt.Sprintf("edited m1 (copy 2) order.placed: retried to %s, the original kept in %s\n", mailer, archive); code != 0 || stdout != want {
+		t.Fatalf("edit --copy 2: exit %d, stderr %q, stdout %q, want %q", code, stderr, stdout, want)
+	}
+	work := b.take(mailer)
+	if len(work) != 1 || string(work[0].Body) != `{"id":"m1","payload":{"sku":"AB-1"}}` || work[0].Headers[poison.HeaderLastFailure] != "stock gone again" {
+		t.Errorf("the work queue holds %d messages: %+v", len(work), work)
+	}
+	left := b.take(mailer + ".poison")
+	if len(left) != 2 || left[0].MessageId != "m1" || left[0].Headers[runtime.HeaderFailure] != "stock gone" || left[1].MessageId != "m2" {
+		t.Errorf("the lane holds %d messages, want the first m1 then m2: %+v", len(left), left)
 	}
 }

@@ -147,6 +147,10 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, req actionRequest)
 	case errors.Is(err, poison.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 		return
+	case errors.Is(err, poison.ErrSeveralCopies):
+		// The page edits a message by its id alone, so it cannot say which.
+		writeError(w, http.StatusConflict, err.Error()+"; edit one of them with warren poison edit --copy N")
+		return
 	case err != nil:
 		writeError(w, http.StatusBadGateway, err.Error())
 		return

@@ -199,3 +199,28 @@ func TestCausesReadOnly(t *testing.T) {
 		t.Errorf("poison queue holds %d, want 1", got)
 	}
 }
+
+// The page edits a message by its id: when two messages of the lane have
+// it, the edit is refused as warren poison edit refuses it, with the
+// copies listed, and the lane stays as it was.
+func TestEditRefusesAnIDWithSeveralCopies(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t, func(cfg *Config) { cfg.Validate = validSKU })
+	c.poisonCopy("mailer", "m1", "order.placed", "stock gone", `{"sku":"A-1"}`)
+	c.poisonCopy("mailer", "m2", "order.placed", "boom", `{"sku":"B-2"}`)
+	c.poisonCopy("mailer", "m1", "order.placed", "stock gone again", `{"sku":"A-1"}`)
+	status, out := c.post("/api/consumers/mailer/edit", `{"id":"m1","payload":"{\"sku\":\"C-3\"}"}`)
+	msg, _ := out["error"].(string)
+	if status != http.StatusConflict || !strings.Contains(msg, `2 messages have id "m1": copy 1 at position 1 (order.placed, failed at 2026-05-01T10:00:05Z: stock gone); copy 2 at position 3`) ||
+		!strings.HasSuffix(msg, "nothing changed; edit one of them with warren poison edit --copy N") {
+		t.Errorf("edit of a shared id: %d %v", status, out)
+	}
+	lane, err := poison.List(t.Context(), c.conn, c.consumer("mailer"), poison.Filter{})
+	var got []string
+	for _, m := range lane {
+		got = append(got, m.ID+" "+m.Failure)
+	}
+	if want := []string{"m1 stock gone", "m2 boom", "m1 stock gone again"}; err != nil || strings.Join(got, ", ") != strings.Join(want, ", ") || c.depth("mailer") != 0 {
+		t.Errorf("after the refused edit the lane is %q (%v), work %d; want %q", got, err, c.depth("mailer"), want)
+	}
+}
