@@ -318,8 +318,8 @@ func (s seeder) poison(c topology.Consumer, id, payload, failure string) {
 }
 
 // The console in a real browser shows a stream consumer's place in its
-// stream in its row: nothing stored before it ran, then its lag at the
-// tail.
+// stream in its row: nothing stored before it ran, with the stream's
+// every fact to read (it starts at the first), then its lag at the tail.
 func TestConsoleStreamLagInTheBrowser(t *testing.T) {
 	chromium, node := requireBrowser(t)
 	b, port, _ := streamCase(t)

@@ -266,7 +266,10 @@ func TestStatusStreamLag(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
 		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errOut)
 	}
-	if len(st.Streams) != 1 || st.Streams[0].Consumer != history || st.Streams[0].Stored != nil || st.Streams[0].Lag != nil || *st.Streams[0].Tail != 4 {
+	// It starts at the stream's first fact: every offset, 0 to 4, is
+	// its to read.
+	if r := st.Streams; len(r) != 1 || r[0].Consumer != history || r[0].Stored != nil || *r[0].Tail != 4 || r[0].Lag == nil || *r[0].Lag != 5 ||
+		r[0].Start != "first" || r[0].From == nil || *r[0].From != 0 {
 		t.Fatalf("before the consumer ran: %s", out)
 	}
 
@@ -290,7 +293,7 @@ func TestStatusStreamLag(t *testing.T) {
 	if i < 0 || len(lines) < i+4 {
 		t.Fatalf("no stream table:\n%s", out)
 	}
-	if f := strings.Fields(lines[i+1]); !slices.Equal(f, []string{log, history, "-", "4", "-", "(nothing", "stored", "yet)"}) {
+	if f := strings.Fields(lines[i+1]); !slices.Equal(f, []string{log, history, "-", "4", "5", "(nothing", "stored", "yet;", "from", "offset", "0)"}) {
 		t.Errorf("the consumer's row: %q\n%s", lines[i+1], out)
 	}
 	if f := strings.Fields(lines[i+2]); !slices.Equal(f, []string{log, history + ".try", "(replay", "of", history + ")", "3", "4", "1", "(replay", "done:", "at", "its", "bound", "3)"}) {
@@ -306,7 +309,8 @@ func TestStatusStreamLag(t *testing.T) {
 }
 
 // The console shows each stream consumer's place in its stream in its
-// row: nothing stored before it ran, then its stored offset at the tail.
+// row: nothing stored before it ran, every fact to read from its start,
+// the first, then its stored offset at the tail.
 func TestConsoleStreamLag(t *testing.T) {
 	b, port, _ := streamCase(t)
 	history := b.name("history")
@@ -335,7 +339,7 @@ func TestConsoleStreamLag(t *testing.T) {
 		return nil
 	}
 	testenv.Eventually(t, "a reading with the stream's tail", func() bool { return stream()["tail"] == 4.0 })
-	if s := stream(); s["stored"] != nil || s["lag"] != nil || s["stream"] != b.name("log") {
+	if s := stream(); s["stored"] != nil || s["lag"] != 5.0 || s["stream"] != b.name("log") {
 		t.Fatalf("before the consumer ran: %v", s)
 	}
 	// Under its own name: it reads from its start, the first fact.

@@ -32,7 +32,7 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show each consumer's queue depths and consumer count",
-		UsageText: "warren status [--url URL ...] [--format text|json] [--fail-on CONDITIONS] SCHEMA_DIR",
+		UsageText: "warren status [--url URL ...] [--format text|json] [--fail-on CONDITIONS [--max-lag OFFSETS]] SCHEMA_DIR",
 		Description: `Prints, per consumer of SCHEMA_DIR, the figures to watch:
    WORK       messages ready in the work queue; one that climbs and does not come down is the earliest honest signal
    CONSUMERS  consumers attached to the work queue, in every process; 0 with work waiting is a deploy that half-happened
@@ -45,6 +45,13 @@ With stream consumers, a table of how far each is behind its stream:
               protocol (attached at the last chunk); "-" when the stream holds none
    LAG        offsets after STORED up to TAIL: the facts not settled yet, and the
               stream's own offset-tracking records among them (one per store)
+A consumer that has stored nothing yet counts its lag from where it reads:
+"N (nothing stored yet; from offset F)", F the stream's first fact for
+"start": "first", the declared offset (or the first fact, when retention
+removed it), or the first fact written at or after the declared time. A
+"next" or "last" is fixed at the consumer's first start, to the tail of
+then: before it the lag is "- (nothing stored yet; "next" is fixed at its
+first start)". --format json has "start" and "from" on such a row.
 --offset-name NAME adds a replay's name (warren replay --from stream) on each
 stream where something is stored under it (its offset, its bound, or warren
 replay's mark of whose replay it is), with the consumer it reads for; a name
@@ -97,17 +104,22 @@ Exit status 1 when a condition of --fail-on holds, each named on stderr:
    poison     a poison queue holds a message
    idle       a work queue holds messages and no consumer is attached
    unroutable a delayed fact fell due and no consumer was bound to it
+   lag        a stream consumer is more than --max-lag offsets behind its
+              stream's tail (default 10000; a super stream's consumer: the
+              sum over its partitions); a lag not known does not count
 The default is --fail-on missing; --fail-on missing,poison,idle drives an alert.
 
 Examples:
    warren status ./events
    watch -n 5 warren status ./events
    warren status --fail-on missing,poison,idle ./events   # as a monitoring check
+   warren status --fail-on missing,lag --max-lag 50000 ./events   # stream consumers falling behind
    warren status --format json ./events | jq '.consumers[] | select(.poison > 0)'
    warren status --management-url http://127.0.0.1:15672/ ./events   # versions live consumers read`,
 		Flags: append(brokerFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 			failOnFlag(),
+			maxLagFlag(),
 			managementFlag("the versions live consumers read"),
 			&cli.StringFlag{Name: "outbox-dsn", EnvVars: []string{"WARREN_OUTBOX_DSN"},
 				Usage: "also show the outbox table of this database: `DSN` postgres://... or sqlite:PATH"},
@@ -284,6 +296,10 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	maxLag, err := parseMaxLag(c, failOn)
+	if err != nil {
+		return err
+	}
 	urls := brokerURLs(c)
 	ports, err := streamPortsOf(c, urls)
 	if err != nil {
@@ -362,6 +378,9 @@ func runStatus(c *cli.Context) error {
 		version = ep.BrokerVersion
 	}
 	failed := alerts(stderr, rows, missingStreams(streams), delayed, failOn, dir, declareHint(p.Model.Topology, version, dir), shown)
+	if failOn[failLag] && lagAlerts(stderr, streams, maxLag) {
+		failed = true
+	}
 	for _, n := range unstored {
 		// Not a failure: a replay from a stream's first fact stores
 		// nothing but its mark until its reader settles a fact.

@@ -18,9 +18,17 @@ const (
 	failIdle    = "idle"    // a work queue holds messages and no consumer is attached
 	// failUnroutable: a delayed fact fell due with no consumer bound to it.
 	failUnroutable = "unroutable"
+	// failLag: a stream consumer is more than --max-lag offsets behind
+	// its stream's tail.
+	failLag = "lag"
 )
 
-var failConditions = []string{failMissing, failPoison, failIdle, failUnroutable}
+var failConditions = []string{failMissing, failPoison, failIdle, failUnroutable, failLag}
+
+// defaultMaxLag is --max-lag's default: a consumer that keeps up stays far
+// below it between its offset stores, and one that stopped or fell behind
+// a busy stream passes it soon.
+const defaultMaxLag = 10000
 
 // defaultFailOn keeps warren status quiet about what a healthy system may
 // show for a moment (a poison message waiting for a human, a consumer
@@ -31,8 +39,28 @@ func failOnFlag() cli.Flag {
 	return &cli.StringFlag{
 		Name:  "fail-on",
 		Value: defaultFailOn,
-		Usage: "exit 1 when any of `CONDITIONS` holds: comma-separated missing, poison, idle, unroutable; none for never",
+		Usage: "exit 1 when any of `CONDITIONS` holds: comma-separated missing, poison, idle, unroutable, lag; none for never",
 	}
+}
+
+func maxLagFlag() cli.Flag {
+	return &cli.Int64Flag{
+		Name:  "max-lag",
+		Value: defaultMaxLag,
+		Usage: "with --fail-on lag, the `OFFSETS` a stream consumer may be behind its stream's tail (a super stream's consumer: the sum over its partitions)",
+	}
+}
+
+// parseMaxLag reads --max-lag, which only --fail-on lag uses.
+func parseMaxLag(c *cli.Context, failOn map[string]bool) (int64, error) {
+	n := c.Int64("max-lag")
+	switch {
+	case n < 0:
+		return 0, usageError(c, "--max-lag %d: expected 0 or more offsets", n)
+	case c.IsSet("max-lag") && !failOn[failLag]:
+		return 0, usageError(c, "--max-lag is the limit of --fail-on lag: add lag to --fail-on")
+	}
+	return n, nil
 }
 
 // parseFailOn reads --fail-on: a comma-separated subset of failConditions,
@@ -105,6 +133,52 @@ func alerts(w io.Writer, rows []consumerStatus, streams []string, delayed *delay
 	}
 	if missing {
 		fmt.Fprintf(w, "warren status: the topology is not declared; %s\n", hint)
+	}
+	return failed
+}
+
+// lagAlerts writes one line to w per stream consumer more than maxLag
+// offsets behind its stream's tail, and reports whether any was. A
+// consumer of a super stream is behind by the sum of its partitions'
+// lags, each partition behind named. Only consumers' own offset names
+// count (a replay's catches up and is done), and only lags that are
+// known: a missing stream fails as missing, one not read fails anyway, and
+// a "next" or "last" consumer never started has nothing to read yet.
+func lagAlerts(w io.Writer, rows []streamLag, maxLag int64) bool {
+	type behind struct {
+		stream, super string
+		lag           int64
+		parts         []string
+	}
+	var order []string
+	by := map[string]*behind{}
+	for _, r := range rows {
+		if r.Consumer == "" || r.Lag == nil {
+			continue
+		}
+		b := by[r.Consumer]
+		if b == nil {
+			b = &behind{stream: r.Stream, super: r.SuperStream}
+			by[r.Consumer] = b
+			order = append(order, r.Consumer)
+		}
+		b.lag += *r.Lag
+		if *r.Lag > 0 {
+			b.parts = append(b.parts, fmt.Sprintf("%s %d", r.Stream, *r.Lag))
+		}
+	}
+	failed := false
+	for _, name := range order {
+		b := by[name]
+		if b.lag <= maxLag {
+			continue
+		}
+		failed = true
+		where := "stream " + b.stream
+		if b.super != "" {
+			where = fmt.Sprintf("super stream %s (%s)", b.super, strings.Join(b.parts, ", "))
+		}
+		fmt.Fprintf(w, "warren status: consumer %s: %d offsets behind the tail of %s, more than --max-lag %d\n", name, b.lag, where, maxLag)
 	}
 	return failed
 }

@@ -40,6 +40,13 @@ type streamLag struct {
 	// settled and, among them, the stream's own offset-tracking records.
 	// null when not known (facts on the stream and nothing stored).
 	Lag *int64 `json:"lag"`
+	// Start is, on a consumer's own row with nothing stored under its
+	// name, where it starts ("first", "next", "last", "offset N" or a
+	// time), and From the offset it reads from: then Lag counts from
+	// From. From is absent when it is not known: a "next" or "last" is
+	// fixed at the consumer's first start, to the tail of then.
+	Start string `json:"start,omitempty"`
+	From  *int64 `json:"from,omitempty"`
 	// Until is a replay's bound, the last offset it reads (warren replay
 	// --limit); Remaining the offsets it has left to it. Absent without a
 	// bound; remaining absent with nothing stored yet.
@@ -133,6 +140,12 @@ func readStreamLags(ctx context.Context, b streamoffset.Broker, top topology.Top
 				streams = append(streams, l.Stream)
 			default:
 				fillLag(&row, l.Lag)
+				if !replay && !l.HasStored {
+					row.Start = c.Start.String()
+					if l.HasTail && l.HasStart {
+						row.From = &l.Start
+					}
+				}
 			}
 			rows = append(rows, row)
 		}
@@ -257,8 +270,15 @@ func lagText(r streamLag) string {
 		return fmt.Sprintf("%s (replay done: at its bound %d)", offsetOrDash(r.Lag), *r.Until)
 	case r.Until != nil && r.Remaining != nil:
 		return fmt.Sprintf("%s (%d to its bound %d)", offsetOrDash(r.Lag), *r.Remaining, *r.Until)
+	case r.Lag != nil && r.From != nil:
+		// Nothing settled yet: the lag counts from where it reads.
+		return fmt.Sprintf("%d (nothing stored yet; from offset %d)", *r.Lag, *r.From)
 	case r.Lag != nil:
 		return strconv.FormatInt(*r.Lag, 10)
+	case r.Start != "" && r.Tail != nil:
+		// "next" and "last" read from the tail of the consumer's first
+		// start, which is fixed then: before it no lag can be told.
+		return fmt.Sprintf("- (nothing stored yet; %q is fixed at its first start)", r.Start)
 	case r.Until != nil && r.Tail != nil && r.Stored == nil:
 		// Its reader has settled nothing yet: it reads from the stream's
 		// first fact, or from where the replay put it, up to the bound.

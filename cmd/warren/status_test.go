@@ -187,7 +187,7 @@ func TestStatusFailOn(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, `"consumer": "`+other+`"`) {
 		t.Errorf("--format json --fail-on idle: exit %d, stdout:\n%s", code, stdout)
 	}
-	if code, _, stderr := run(t, "status", "--fail-on", "poison,lag", b.dir); code != 2 || !strings.HasPrefix(stderr, `warren status: --fail-on "poison,lag": expected a comma-separated list of missing, poison, idle, unroutable, or none`) {
+	if code, _, stderr := run(t, "status", "--fail-on", "poison,slow", b.dir); code != 2 || !strings.HasPrefix(stderr, `warren status: --fail-on "poison,slow": expected a comma-separated list of missing, poison, idle, unroutable, lag, or none`) {
 		t.Errorf("unknown condition: exit %d, stderr %q", code, stderr)
 	}
 }

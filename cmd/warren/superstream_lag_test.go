@@ -239,8 +239,11 @@ func TestConsoleSuperStreamLag(t *testing.T) {
 	}
 	testenv.Eventually(t, "a reading with the partitions", func() bool { return len(stream().Partitions) == 3 })
 	s := stream()
-	if s.Stream != sup || s.Lag != nil || s.Error != "" {
-		t.Fatalf("before the group ran: %+v, want super stream %s, its lag not known", s, sup)
+	// The group starts from "first": before it stored anything, each
+	// partition's lag is every fact the partition holds, and the super
+	// stream's their sum.
+	if s.Stream != sup || s.Lag == nil || *s.Lag != superStreamFacts || s.Error != "" {
+		t.Fatalf("before the group ran: %+v, want super stream %s, a lag of its %d facts", s, sup, superStreamFacts)
 	}
 	facts := int64(0)
 	for i, p := range s.Partitions {
@@ -249,6 +252,9 @@ func TestConsoleSuperStreamLag(t *testing.T) {
 		}
 		if p.Tail != nil {
 			facts += *p.Tail + 1
+			if p.Lag == nil || *p.Lag != *p.Tail+1 {
+				t.Fatalf("partition %d before the group ran: lag %v, want its %d facts", i, p.Lag, *p.Tail+1)
+			}
 		}
 	}
 	if facts != superStreamFacts {

@@ -244,27 +244,64 @@ func (s *Store) TailWithin(ctx context.Context, streamName string, wait time.Dur
 		// On an error, attaching below fails too, and says why as it
 		// always has.
 	}
+	last, found, err = firstChunk(ctx, env, streamName, stream.OffsetSpecification{}.Last(), wait, func(cc stream.ConsumerContext) int64 {
+		return cc.Consumer.GetOffset() + int64(cc.GetEntriesCount()) - 1
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("attach to the tail of stream %q: %w", streamName, err)
+	}
+	return last, found, nil
+}
+
+// HeadWithin returns the offset of the first fact a reader of streamName
+// attached now receives: from the stream's first fact the broker still
+// holds, or, with since not zero, from the first chunk of facts written
+// at or after since, as a consumer with that start reads (the broker
+// starts a timestamp at a chunk's first fact, over AMQP 0-9-1 as here).
+// found is false when no fact came within wait: the stream holds none
+// (since zero), or none written at or after since.
+func (s *Store) HeadWithin(ctx context.Context, streamName string, since time.Time, wait time.Duration) (first int64, found bool, err error) {
+	env, err := s.environment(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	spec := stream.OffsetSpecification{}.First()
+	if !since.IsZero() {
+		spec = stream.OffsetSpecification{}.Timestamp(since.UnixMilli())
+	}
+	first, found, err = firstChunk(ctx, env, streamName, spec, wait, func(cc stream.ConsumerContext) int64 {
+		return cc.Consumer.GetOffset()
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("attach to stream %q at %s: %w", streamName, spec, err)
+	}
+	return first, found, nil
+}
+
+// firstChunk attaches to streamName at spec and returns what offset makes
+// of the first fact delivered; found is false when none came within wait.
+func firstChunk(ctx context.Context, env *stream.Environment, streamName string, spec stream.OffsetSpecification, wait time.Duration, offset func(stream.ConsumerContext) int64) (int64, bool, error) {
 	first := make(chan int64, 1)
 	handler := func(cc stream.ConsumerContext, _ *amqp.Message) {
 		select {
-		case first <- cc.Consumer.GetOffset() + int64(cc.GetEntriesCount()) - 1:
+		case first <- offset(cc):
 		default:
 		}
 	}
 	// One chunk and no more credit: the client then writes nothing after
 	// the first chunk, which a connection closed right after cannot take.
-	opts := stream.NewConsumerOptions().SetOffset(stream.OffsetSpecification{}.Last()).
+	opts := stream.NewConsumerOptions().SetOffset(spec).
 		SetInitialCredits(1).SetCreditStrategy(stream.ManualCreditStrategy)
 	c, err := call(ctx, func() (*stream.Consumer, error) { return env.NewConsumer(streamName, handler, opts) })
 	if err != nil {
-		return 0, false, fmt.Errorf("attach to the tail of stream %q: %w", streamName, err)
+		return 0, false, err
 	}
 	defer func() { _ = c.Close() }()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
-	case last = <-first:
-		return last, true, nil
+	case n := <-first:
+		return n, true, nil
 	case <-timer.C:
 		return 0, false, nil
 	case <-ctx.Done():

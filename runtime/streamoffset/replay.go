@@ -44,9 +44,13 @@ type Lag struct {
 	Stored    int64
 	HasStored bool
 	// Start is, for a consumer's own name with nothing stored under it,
-	// the offset its start ("next" or "last") was fixed at when that was
-	// the stream's first offset ([runtime.StartSuffix]): it reads from
-	// there. HasStart is false otherwise.
+	// the offset it reads from: where its start ("next" or "last") was
+	// fixed at its first start when that was the stream's first offset
+	// ([runtime.StartSuffix]), or where its declared start ("first", an
+	// offset, a time) points now (past Tail when at no fact yet).
+	// HasStart is false otherwise: a "next" or "last" not fixed yet (the
+	// consumer never started) reads from the tail of its first start,
+	// which is not known before it, and a stream that holds no fact.
 	Start    int64
 	HasStart bool
 	// Until is a replay's bound (the last offset it reads), stored by
@@ -266,12 +270,52 @@ func (r *LagReader) readStored(ctx context.Context, c topology.Consumer, l *Lag)
 		if l.Start, l.HasStart, err = r.s.QueryOffset(ctx, ref, l.Stream); err != nil {
 			return noStream(fmt.Errorf("query offset %q of stream %q: %w", ref, l.Stream, err))
 		}
-		return nil
+		if l.HasStart || !l.HasTail {
+			return nil
+		}
+		return r.readStart(ctx, c.Start, l)
 	}
 	ref := l.Name + runtime.ReplayUntilSuffix
 	if l.Until, l.HasUntil, err = r.s.QueryOffset(ctx, ref, l.Stream); err != nil {
 		return noStream(fmt.Errorf("query offset %q of stream %q: %w", ref, l.Stream, err))
 	}
+	return nil
+}
+
+// readStart sets l.Start to the offset a consumer with start, which has
+// stored nothing, reads from now, on a stream that holds facts: "first"
+// the stream's first fact; an offset that one, or the first fact when
+// retention has removed it; a time the first chunk of facts written at or
+// after it (the broker's start for a timestamp), or past the tail when
+// none was. "next" and "last" are fixed at the consumer's first start
+// (runtime's fixStart), to the tail of then: before it, which fact it
+// reads first is not known, and l.Start is left unset.
+func (r *LagReader) readStart(ctx context.Context, start topology.Start, l *Lag) error {
+	var since time.Time
+	switch start.Kind {
+	case topology.StartFirst:
+	case topology.StartOffset:
+		if start.Offset > l.Tail {
+			l.Start, l.HasStart = start.Offset, true
+			return nil
+		}
+	case topology.StartTime:
+		since = start.Time
+	default:
+		return nil
+	}
+	first, found, err := r.s.HeadWithin(ctx, l.Stream, since, DefaultTailWait)
+	switch {
+	case err != nil:
+		return noStream(fmt.Errorf("read where %s starts on stream %q: %w", start, l.Stream, err))
+	case !found:
+		// No fact at or after the time, or retention removed every
+		// fact since the tail was read: nothing is left to read.
+		first = l.Tail + 1
+	case start.Kind == topology.StartOffset:
+		first = max(first, start.Offset)
+	}
+	l.Start, l.HasStart = first, true
 	return nil
 }
 

@@ -1,6 +1,7 @@
 // Drives warren console in headless Chromium to a stream consumer's row
 // and reads its place in its stream off the page: first nothing stored,
-// then, once the consumer ran, its lag at the tail. Run by
+// with every fact of the stream to read (it starts at the first, offset
+// 0), then, once the consumer ran, its lag at the tail. Run by
 // console_browser_test.go (TestConsoleStreamLagInTheBrowser), which runs
 // the consumer when this script prints "waiting for the consumer". It
 // exits non-zero on the first failed expectation.
@@ -14,7 +15,7 @@ await onPage(async (page) => {
   const lag = page.locator(`#figures tr[data-consumer="${consumer}"] .stream-lag`);
   await lag.filter({ hasText: "tail " + tail }).waitFor();
   const before = await lag.textContent();
-  expect(before === `stream ${stream}: nothing stored yet, tail ${tail}`, `the row says nothing is stored yet: "${before}"`);
+  expect(before === `stream ${stream}: lag ${Number(tail) + 1} · nothing stored yet, tail ${tail}`, `the row says nothing is stored yet, every fact to read: "${before}"`);
 
   console.log("waiting for the consumer");
   const lines = createInterface({ input: process.stdin });
