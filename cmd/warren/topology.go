@@ -30,7 +30,10 @@ broker it connects to and declares the same arguments.
 
 Examples:
    warren topology ./events > definitions.json
-   warren topology --out definitions.json ./events && rabbitmqctl import_definitions definitions.json`,
+   warren topology --out definitions.json ./events && rabbitmqctl import_definitions "$PWD/definitions.json"
+
+rabbitmqctl reads the file in its own working directory, which Debian's and
+Ubuntu's wrappers set to /var/lib/rabbitmq: give it an absolute path.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of standard output"},
 			&cli.StringFlag{Name: "vhost", Value: "/", Usage: "the virtual host `NAME` every definition is for"},

@@ -195,7 +195,7 @@ func TestTopologyImportsIntoRabbitMQ(t *testing.T) {
 
 func TestTopologyUsage(t *testing.T) {
 	code, stdout, _ := run(t, "topology", "--help")
-	if code != 0 || !strings.Contains(stdout, "rabbitmqctl import_definitions definitions.json") {
+	if code != 0 || !strings.Contains(stdout, `rabbitmqctl import_definitions "$PWD/definitions.json"`) {
 		t.Errorf("topology --help: exit %d, no example in:\n%s", code, stdout)
 	}
 	if code, _, stderr := run(t, "topology"); code != 2 || !strings.HasPrefix(stderr, "warren topology: expected SCHEMA_DIR") {
