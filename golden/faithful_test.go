@@ -41,6 +41,18 @@ func sampled[T any](t *testing.T, dir, name string) *T {
 	return v
 }
 
+// edited is a golden case's sample changed by edit, for a test of its
+// generated Validate.
+func edited[T any, P interface {
+	*T
+	codec.Validator
+}](t *testing.T, dir, name string, edit func(P)) codec.Validator {
+	t.Helper()
+	v := P(sampled[T](t, dir, name))
+	edit(v)
+	return v
+}
+
 // A value built in Go that its JSON cannot hold (text that is not UTF-8,
 // NaN or an infinity, a year of more or fewer than four digits) is
 // refused by its generated Validate, which Publish runs, whichever way
@@ -54,29 +66,19 @@ func TestGeneratedValidateRefusesWhatJSONCannotHold(t *testing.T) {
 	yMinus1 := time.Date(-1, 6, 1, 0, 0, 0, 0, time.UTC)
 
 	checkout := func(edit func(*iglu.CheckoutStarted)) codec.Validator {
-		v := sampled[iglu.CheckoutStarted](t, "iglu", "acme.checkout.started/full.json")
-		edit(v)
-		return v
+		return edited(t, "iglu", "acme.checkout.started/full.json", edit)
 	}
 	payment := func(edit func(*formats.PaymentCaptured)) codec.Validator {
-		v := sampled[formats.PaymentCaptured](t, "formats", "payment.captured/full.json")
-		edit(v)
-		return v
+		return edited(t, "formats", "payment.captured/full.json", edit)
 	}
 	basket := func(edit func(*arrays.BasketUpdated)) codec.Validator {
-		v := sampled[arrays.BasketUpdated](t, "arrays", "basket.updated/full.json")
-		edit(v)
-		return v
+		return edited(t, "arrays", "basket.updated/full.json", edit)
 	}
 	profile := func(edit func(*nullable.ProfileChanged)) codec.Validator {
-		v := sampled[nullable.ProfileChanged](t, "nullable", "profile.changed/values.json")
-		edit(v)
-		return v
+		return edited(t, "nullable", "profile.changed/values.json", edit)
 	}
 	config := func(edit func(*additional.ConfigChanged)) codec.Validator {
-		v := sampled[additional.ConfigChanged](t, "additional", "config.changed/full.json")
-		edit(v)
-		return v
+		return edited(t, "additional", "config.changed/full.json", edit)
 	}
 	for _, tc := range []struct {
 		name string

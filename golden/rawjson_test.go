@@ -23,19 +23,13 @@ import (
 func TestGeneratedValidateRefusesRawBytesThatAreNoJSON(t *testing.T) {
 	notJSON := json.RawMessage(`{"k": nope}`)
 	basket := func(edit func(*arrays.BasketUpdated)) codec.Validator {
-		v := sampled[arrays.BasketUpdated](t, "arrays", "basket.updated/full.json")
-		edit(v)
-		return v
+		return edited(t, "arrays", "basket.updated/full.json", edit)
 	}
 	order := func(edit func(*objects.OrderPlaced)) codec.Validator {
-		v := sampled[objects.OrderPlaced](t, "objects", "order.placed/full.json")
-		edit(v)
-		return v
+		return edited(t, "objects", "order.placed/full.json", edit)
 	}
 	config := func(edit func(*additional.ConfigChanged)) codec.Validator {
-		v := sampled[additional.ConfigChanged](t, "additional", "config.changed/full.json")
-		edit(v)
-		return v
+		return edited(t, "additional", "config.changed/full.json", edit)
 	}
 	const got = ": JSON text, got invalid character 'o' in literal null (expecting 'u')"
 	for _, tc := range []struct {
