@@ -133,24 +133,29 @@ func TestStreamSettingsChanges(t *testing.T) {
 	}
 }
 
+// readerDir is a directory with the streams streams and a consumer
+// "reader" of order.placed whose manifest entry adds consumer (keys and
+// values, as "stream": "log"), for tests of what moves it between streams.
+func readerDir(t *testing.T, streams, consumer string) *Dir {
+	t.Helper()
+	if consumer != "" {
+		consumer = ", " + consumer
+	}
+	d, err := LoadFS(context.Background(), fstest.MapFS{
+		"warren.json":       {Data: []byte(`{"package": "shop", "streams": {` + streams + `}, "consumers": {"reader": {"bindings": ["order.placed"]` + consumer + `}}}`)},
+		"order/placed.json": {Data: []byte(`{"x-routing-key": "order.placed", "x-ordering-key": "/id", "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // A start applies where the consumer has no offset yet: on a stream it
 // did not read before, or one that changed kind. A super stream's
 // consumer is not told to replay, which warren replay refuses.
 func TestStreamStartChanges(t *testing.T) {
-	dir := func(t *testing.T, streams, consumer string) *Dir {
-		t.Helper()
-		if consumer != "" {
-			consumer = ", " + consumer
-		}
-		d, err := LoadFS(context.Background(), fstest.MapFS{
-			"warren.json":       {Data: []byte(`{"package": "shop", "streams": {` + streams + `}, "consumers": {"reader": {"bindings": ["order.placed"]` + consumer + `}}}`)},
-			"order/placed.json": {Data: []byte(`{"x-routing-key": "order.placed", "x-ordering-key": "/id", "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}`)},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	dir := readerDir
 	const (
 		plain = `"log": {"bindings": ["order.*"]}, "other": {"bindings": ["order.*"]}`
 		super = `"log": {"bindings": ["order.*"], "partitions": 2}, "other": {"bindings": ["order.*"]}`
@@ -236,20 +241,7 @@ func TestRemovedStreamConsumerMessage(t *testing.T) {
 // importer's concern. A stream that changes kind under its name, or a
 // start changed on the same stream, is reported by its own rule.
 func TestStreamConsumerMoves(t *testing.T) {
-	dir := func(t *testing.T, streams, consumer string) *Dir {
-		t.Helper()
-		if consumer != "" {
-			consumer = ", " + consumer
-		}
-		d, err := LoadFS(context.Background(), fstest.MapFS{
-			"warren.json":       {Data: []byte(`{"package": "shop", "streams": {` + streams + `}, "consumers": {"reader": {"bindings": ["order.placed"]` + consumer + `}}}`)},
-			"order/placed.json": {Data: []byte(`{"x-routing-key": "order.placed", "x-ordering-key": "/id", "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}`)},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	dir := readerDir
 	const (
 		plain = `"log": {"bindings": ["order.*"]}, "other": {"bindings": ["order.*"]}`
 		super = `"log": {"bindings": ["order.*"]}, "other": {"bindings": ["order.*"], "partitions": 2}, "third": {"bindings": ["order.*"], "partitions": 3}`
