@@ -113,7 +113,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("URLs: expected at least one amqp:// or amqps:// address"))
 	}
 	for i, raw := range c.URLs {
-		if err := checkURL(raw); err != nil {
+		if err := CheckURL(raw); err != nil {
 			errs = append(errs, fmt.Errorf("URLs[%d] %s: %w", i, redactURL(raw), err))
 		}
 	}
@@ -132,15 +132,16 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// checkURL reports why raw is not an AMQP URL the client library can dial,
-// naming the part to fix: the user information, the host, the port, the
-// vhost or a query parameter. The library's and net/url's own errors quote
+// CheckURL reports why raw is not an AMQP URL the runtime can dial, nil
+// when it is ([Config.Validate] checks each of URLs with it), naming the
+// part to fix: the user information, the host, the port, the vhost or a
+// query parameter. The library's and net/url's own errors quote
 // parts of the URL (net/url's "invalid port" error shows what follows the
 // first colon, which is the password when it holds an unescaped "/"), so
 // none of their text is passed on, nor any part of the URL but a port
 // that parsed as a number: the caller names the URL beside the error, its
 // password masked.
-func checkURL(raw string) error {
+func CheckURL(raw string) error {
 	if _, inProcess := transport.Registered(raw); inProcess {
 		return nil // an in-process broker of runtime/warrentest
 	}

@@ -41,21 +41,21 @@ func TestCheckURLNamesThePartToFix(t *testing.T) {
 		{"amqp://u:Kq9z@h/?channel_max=70000", "query parameter channel_max: expected a number of channels from 0 to 65535"},
 		{"amqp://u:Kq9z@h/?connection_timeout=1s", "query parameter connection_timeout: expected whole milliseconds"},
 	} {
-		err := checkURL(tc.raw)
+		err := CheckURL(tc.raw)
 		if err == nil {
-			t.Errorf("checkURL(%q) accepted it", tc.raw)
+			t.Errorf("CheckURL(%q) accepted it", tc.raw)
 			continue
 		}
 		if got := err.Error(); got != tc.want {
-			t.Errorf("checkURL(%q):\n got %s\nwant %s", tc.raw, got, tc.want)
+			t.Errorf("CheckURL(%q):\n got %s\nwant %s", tc.raw, got, tc.want)
 		}
 		if strings.Contains(err.Error(), "Kq9z") {
-			t.Errorf("checkURL(%q): the password leaked: %v", tc.raw, err)
+			t.Errorf("CheckURL(%q): the password leaked: %v", tc.raw, err)
 		}
 		// Commands print errors through secret.Text: nothing in the
 		// advice may read as a URL with a password to mask.
 		if masked := secret.Text(err.Error()); masked != err.Error() {
-			t.Errorf("checkURL(%q): printed, the advice is masked: %s", tc.raw, masked)
+			t.Errorf("CheckURL(%q): printed, the advice is masked: %s", tc.raw, masked)
 		}
 	}
 	for _, raw := range []string{
@@ -65,8 +65,8 @@ func TestCheckURLNamesThePartToFix(t *testing.T) {
 		"amqp://h",
 		"amqp://u:p@h:/",
 	} {
-		if err := checkURL(raw); err != nil {
-			t.Errorf("checkURL(%q): %v, want it accepted", raw, err)
+		if err := CheckURL(raw); err != nil {
+			t.Errorf("CheckURL(%q): %v, want it accepted", raw, err)
 		}
 	}
 }

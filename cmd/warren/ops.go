@@ -121,24 +121,11 @@ func checkBrokerFlags(c *cli.Context, urls []string) error {
 		from = "WARREN_AMQP_URL"
 	}
 	for _, u := range urls {
-		if err := (&runtime.Config{URLs: []string{u}}).Validate(); err != nil {
-			return usageError(c, "%s %s: %v", from, secret.URL(u), urlProblem(err))
+		if err := runtime.CheckURL(u); err != nil {
+			return usageError(c, "%s %s: %v", from, secret.URL(u), err)
 		}
 	}
 	return nil
-}
-
-// urlProblem digs the reason out of the error runtime.Config.Validate
-// returns for a config of one URL ("runtime config: URLs[0] URL: reason"),
-// whose field names mean nothing on a command line.
-func urlProblem(err error) error {
-	inner := errors.Unwrap(err) // the joined problems
-	if j, ok := inner.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) == 1 {
-		if reason := errors.Unwrap(j.Unwrap()[0]); reason != nil {
-			return reason
-		}
-	}
-	return err
 }
 
 // whereMissing rewords, in err, the error of a queue that does not exist
