@@ -17,14 +17,14 @@ import (
 // publisherThroughProxy returns a publisher on the events exchange over a
 // runtime connection of its own that reaches the broker through a proxy
 // the test can cut.
-func (b *broker) publisherThroughProxy() (*runtime.Publisher, *runtime.Conn, *tcpProxy) {
+func (b *broker) publisherThroughProxy() (*runtime.Publisher, *runtime.Conn, *testenv.TCPProxy) {
 	b.t.Helper()
 	u, err := url.Parse(b.url)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	proxy := newTCPProxy(b.t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := testenv.NewTCPProxy(b.t, u.Host)
+	u.Host = proxy.Addr()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{u.String()}, Logger: quietLogger(),
@@ -81,7 +81,7 @@ func TestDisruptiveBrokerOutageLeavesSQLiteToTheWriters(t *testing.T) {
 	got.wait(1)
 	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 
-	proxy.setDown(true)
+	proxy.SetDown(true)
 	testenv.Eventually(t, "the relay's connection lost", func() bool { return !conn.Health().Connected })
 	ids := []string{first}
 	failed := 0
@@ -100,7 +100,7 @@ func TestDisruptiveBrokerOutageLeavesSQLiteToTheWriters(t *testing.T) {
 		t.Errorf("%d of 8 business transactions failed while the broker was down; want none (the relay must not hold the write lock through the outage)", failed)
 	}
 
-	proxy.setDown(false)
+	proxy.SetDown(false)
 	wantEveryFact(t, s, r, got, ids)
 }
 
@@ -133,7 +133,7 @@ func TestDisruptiveRelayCutOffFromTheBrokerLeavesTheTableToTheOthers(t *testing.
 	got.wait(1)
 	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 
-	proxy.setDown(true)
+	proxy.SetDown(true)
 	testenv.Eventually(t, "the first relay's connection lost", func() bool { return !cutConn.Health().Connected })
 	before := cut.Stats().Published
 	for i := range 20 {
@@ -149,7 +149,7 @@ func TestDisruptiveRelayCutOffFromTheBrokerLeavesTheTableToTheOthers(t *testing.
 	if n := cut.Stats().Published - before; n != 0 {
 		t.Errorf("the relay without a broker published %d facts", n)
 	}
-	proxy.setDown(false)
+	proxy.SetDown(false)
 	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 	seen := map[string]int{}
 	for _, d := range all {
@@ -181,8 +181,8 @@ func TestDisruptiveBrokerLostMidRoundReleasesSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newTCPProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := testenv.NewTCPProxy(t, u.Host)
+	u.Host = proxy.Addr()
 	conn, err := runtime.Dial(context.Background(), runtime.Config{URLs: []string{u.String()}, Logger: quietLogger(),
 		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
 	if err != nil {
@@ -211,7 +211,7 @@ func TestDisruptiveBrokerLostMidRoundReleasesSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-inRound
-	proxy.setDown(true)
+	proxy.SetDown(true)
 	testenv.Eventually(t, "the relay's connection lost", func() bool { return !conn.Health().Connected })
 	close(cutDone)
 
@@ -230,7 +230,7 @@ func TestDisruptiveBrokerLostMidRoundReleasesSQLite(t *testing.T) {
 		t.Errorf("%d of 3 business transactions failed while the broker was down; want none (the round must not hold the write lock through the outage)", failed)
 	}
 
-	proxy.setDown(false)
+	proxy.SetDown(false)
 	wantEveryFact(t, s, r, got, ids)
 }
 

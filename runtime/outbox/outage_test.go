@@ -2,11 +2,8 @@ package outbox_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,73 +12,6 @@ import (
 	"github.com/warrenbus/warren/runtime/outbox"
 	"github.com/warrenbus/warren/runtime/sqldb/pgxdb"
 )
-
-// tcpProxy forwards connections to PostgreSQL, so that a test can cut the
-// relay's database off without touching the server everyone shares.
-type tcpProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	down   bool
-}
-
-func newTCPProxy(t testing.TB, target string) *tcpProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{ln: ln, target: target}
-	go p.serve()
-	t.Cleanup(func() { _ = ln.Close(); p.setDown(true) })
-	return p
-}
-
-func (p *tcpProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		p.conns = append(p.conns, c)
-		p.mu.Unlock()
-		go p.forward(c)
-	}
-}
-
-func (p *tcpProxy) forward(client net.Conn) {
-	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
-	if err != nil {
-		_ = client.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns = append(p.conns, server)
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(server, client); _ = server.Close() }()
-	_, _ = io.Copy(client, server)
-	_ = client.Close()
-}
-
-// setDown cuts every connection and refuses new ones while down.
-func (p *tcpProxy) setDown(down bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = down
-	if down {
-		for _, c := range p.conns {
-			_ = c.Close()
-		}
-		p.conns = nil
-	}
-}
 
 // TestDisruptiveDatabaseOutageIsLoggedOnce: the relay's connection to
 // PostgreSQL is cut for a few seconds while it runs and facts are written
@@ -97,8 +27,8 @@ func TestDisruptiveDatabaseOutageIsLoggedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newTCPProxy(t, dsn.Host)
-	dsn.Host = proxy.ln.Addr().String()
+	proxy := testenv.NewTCPProxy(t, dsn.Host)
+	dsn.Host = proxy.Addr()
 	q := dsn.Query()
 	q.Set("connect_timeout", "2")
 	dsn.RawQuery = q.Encode()
@@ -116,13 +46,13 @@ func TestDisruptiveDatabaseOutageIsLoggedOnce(t *testing.T) {
 	// its delete (which would publish them again, as it should).
 	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 
-	proxy.setDown(true)
+	proxy.SetDown(true)
 	testenv.Eventually(t, "the outage logged", func() bool { return logs.has("database unavailable") })
 	for i := range 5 {
 		ids = append(ids, s.write(factPlaced, order{ID: "during", Total: i})...)
 	}
 	time.Sleep(3 * time.Second) // the outage lasts: many polls fail meanwhile
-	proxy.setDown(false)
+	proxy.SetDown(false)
 	got.wait(len(ids))
 	testenv.Eventually(t, "the outage's end logged", func() bool { return logs.has("database available again") })
 	if err := stop(); err != nil {
@@ -168,8 +98,8 @@ func TestDisruptiveBrokerOutageIsLoggedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newTCPProxy(t, amqpURL.Host)
-	amqpURL.Host = proxy.ln.Addr().String()
+	proxy := testenv.NewTCPProxy(t, amqpURL.Host)
+	amqpURL.Host = proxy.Addr()
 	ctx := context.Background()
 	conn, err := runtime.Dial(ctx, runtime.Config{URLs: []string{amqpURL.String()}, Logger: quietLogger(),
 		ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
@@ -194,13 +124,13 @@ func TestDisruptiveBrokerOutageIsLoggedOnce(t *testing.T) {
 	got.wait(len(ids))
 	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 
-	proxy.setDown(true)
+	proxy.SetDown(true)
 	for i := range 5 {
 		ids = append(ids, s.write(factPlaced, order{ID: "during", Total: i})...)
 	}
 	testenv.Eventually(t, "the outage logged", func() bool { return logs.has("broker unavailable") })
 	time.Sleep(2 * time.Second) // the outage lasts: many rounds time out meanwhile
-	proxy.setDown(false)
+	proxy.SetDown(false)
 	testenv.Eventually(t, "an empty outbox", func() bool { return len(s.rows()) == 0 })
 	testenv.Eventually(t, "the outage's end logged", func() bool { return logs.has("broker available again") })
 	if err := stop(); err != nil {

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,76 +17,19 @@ import (
 	"github.com/warrenbus/warren/runtime/topology"
 )
 
-// cutter forwards TCP connections to the broker until cut, after which
-// it refuses them: to the console, a broker that went away.
-type cutter struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	down   bool
-}
-
-func newCutter(t *testing.T, brokerURL string) (*cutter, string) {
-	t.Helper()
-	u, err := url.Parse(brokerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cutter{ln: ln, target: u.Host}
-	go c.serve()
-	t.Cleanup(c.cut)
-	u.Host = ln.Addr().String()
-	return c, u.String()
-}
-
-func (c *cutter) serve() {
-	for {
-		in, err := c.ln.Accept()
-		if err != nil {
-			return
-		}
-		c.mu.Lock()
-		if c.down {
-			c.mu.Unlock()
-			_ = in.Close()
-			continue
-		}
-		out, err := net.Dial("tcp", c.target)
-		if err != nil {
-			c.mu.Unlock()
-			_ = in.Close()
-			continue
-		}
-		c.conns = append(c.conns, in, out)
-		c.mu.Unlock()
-		go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
-		go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
-	}
-}
-
-// cut closes every connection and refuses new ones.
-func (c *cutter) cut() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.down = true
-	for _, conn := range c.conns {
-		_ = conn.Close()
-	}
-	c.conns = nil
-}
-
 // With the broker gone, the poison lane and an action answer that the
 // broker cannot be reached once BrokerWait has passed, instead of
 // reading on until it comes back (the page would say "Reading…" for as
 // long as the broker is down).
 func TestALostBrokerIsSaidOnThePage(t *testing.T) {
 	direct := testenv.VHost(t, "console-lost")
-	proxy, viaProxy := newCutter(t, direct)
+	u, err := url.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewTCPProxy(t, u.Host)
+	u.Host = proxy.Addr()
+	viaProxy := u.String()
 	top, err := topology.Build(topology.Spec{Consumers: []topology.ConsumerSpec{{Name: "mailer", Bindings: []string{"order.*"}, MaxAttempts: 1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +50,7 @@ func TestALostBrokerIsSaidOnThePage(t *testing.T) {
 	cc := &consoleCase{t: t, conn: conn, top: top, srv: srv, http: hs}
 
 	cc.getJSON("/api/consumers/mailer/poison", &poisonJSON{})
-	proxy.cut()
+	proxy.SetDown(true)
 	testenv.Eventually(t, "the console's connection to see the broker gone", func() bool { return conn.URL() == "" })
 
 	// The answer comes after BrokerWait; the guard only keeps a console
