@@ -140,11 +140,7 @@ func (r Route) readable(v int) bool {
 // reads none of them, the oldest. A message that carries its versions
 // itself is never another copy.
 func (r Route) otherCopy(h map[string]any, version int) bool {
-	list, ok := h[HeaderFactVersions].(string)
-	if !ok {
-		return false
-	}
-	versions := parseVersions(list)
+	versions := FactVersions(h)
 	if len(versions) < 2 || !slices.Contains(versions, version) || carriesCopies(h, versions, version) {
 		return false
 	}
@@ -203,14 +199,12 @@ func BodyOfVersion(h map[string]any, body []byte, v int) ([]byte, bool) {
 // The message settles as it arrived: what is retried or poisoned carries
 // every version.
 func (r Route) readAs(in inbound) inbound {
-	list, ok := in.d.Headers[HeaderFactVersions].(string)
-	if !ok {
+	versions := FactVersions(in.d.Headers)
+	if len(versions) < 2 {
 		return in
 	}
-	versions := parseVersions(list)
-	body := versionOf(in.d.Headers)
 	v := r.chosen(versions)
-	if len(versions) < 2 || v == body {
+	if v == versionOf(in.d.Headers) {
 		return in
 	}
 	b, ok := BodyOfVersion(in.d.Headers, in.d.Body, v)
@@ -224,6 +218,18 @@ func (r Route) readAs(in inbound) inbound {
 	h[HeaderFactVersion] = int64(v)
 	in.d.Headers, in.d.Body = h, b
 	return in
+}
+
+// FactVersions returns the versions a message of a fact published in
+// several versions at once carries (its [HeaderFactVersions]), oldest
+// first; nil for any other message. [BodyOfVersion] gives the envelope of
+// each.
+func FactVersions(h map[string]any) []int {
+	list, ok := h[HeaderFactVersions].(string)
+	if !ok {
+		return nil
+	}
+	return parseVersions(list)
 }
 
 func parseVersions(list string) []int {

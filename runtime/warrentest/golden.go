@@ -140,16 +140,8 @@ func versionsOf(m Message) []versionCopy {
 	if v, ok := m.Headers[runtime.HeaderFactVersion]; ok {
 		body.version = fmt.Sprint(v)
 	}
-	list, ok := m.Headers[runtime.HeaderFactVersions].(string)
-	if !ok {
-		return []versionCopy{body}
-	}
 	var out []versionCopy
-	for _, s := range strings.Split(list, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			continue
-		}
+	for _, v := range runtime.FactVersions(m.Headers) {
 		if b, ok := runtime.BodyOfVersion(m.Headers, m.Body, v); ok {
 			out = append(out, versionCopy{version: strconv.Itoa(v), body: b})
 		}
