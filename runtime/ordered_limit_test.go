@@ -152,11 +152,18 @@ func (s *churn) finish(t *testing.T) {
 	t.Logf("a shard handed over at most %d times, shards kept %d times, %d hand-overs tried, %d handlers started", s.handedOver(), s.kept(), s.tried(), s.started.Load())
 	close(s.gate)
 	testenv.Eventually(t, "every fact handled or in poison", func() bool {
-		return s.h.count()+s.b.depth(s.cons.PoisonQueue) >= s.keys*s.perKey
+		return s.h.distinct()+s.b.depth(s.cons.PoisonQueue) >= s.keys*s.perKey
 	})
 	if n := s.b.depth(s.cons.PoisonQueue); n != 0 {
 		t.Errorf("poison holds %d facts that no handler failed on; want none", n)
 	}
+	// Consecutive repeats are redeliveries: RabbitMQ 4.0.5 at times
+	// crashes the channel of a basic.consume on a quorum queue declared
+	// an instant before (rabbit_quorum_queue:consume, {error,noproc}),
+	// which closes the connection with INTERNAL_ERROR; the facts whose
+	// acks it took are handled again, in their place, as at-least-once
+	// delivery allows. Order and completeness are checked as strictly.
+	s.h.compactRepeats()
 	s.h.checkInOrder(t, s.keys, s.perKey)
 }
 

@@ -59,6 +59,32 @@ func (h *handled) run(it item, body func() error) error {
 
 func (h *handled) count() int { h.mu.Lock(); defer h.mu.Unlock(); return h.total }
 
+// distinct counts the facts handled, each once however often it was.
+func (h *handled) distinct() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, got := range h.byKey {
+		seen := map[int]bool{}
+		for _, x := range got {
+			seen[x] = true
+		}
+		n += len(seen)
+	}
+	return n
+}
+
+// compactRepeats drops from each key's facts a fact handled again right
+// after itself (a redelivery after a lost connection), for tests whose
+// broker may drop connections of its own accord.
+func (h *handled) compactRepeats() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for key, got := range h.byKey {
+		h.byKey[key] = slices.Compact(got)
+	}
+}
+
 // checkInOrder fails t unless every key saw exactly 0..perKey-1 in order
 // and no key was ever handled twice at once.
 func (h *handled) checkInOrder(t *testing.T, keys, perKey int) {
